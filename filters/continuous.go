@@ -1,0 +1,234 @@
+package filters
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Discretization names a continuous-to-discrete method.
+type Discretization string
+
+// The discretisations of seed 002 eq. 3 (GBT(α): α = 0 forward Euler, 1/2 bilinear,
+// 1 backward Euler) and the zero-order hold.
+const (
+	Bilinear      Discretization = "bilinear"
+	ZOH           Discretization = "zoh"
+	Euler         Discretization = "euler"
+	BackwardEuler Discretization = "backward_euler"
+	GBT           Discretization = "gbt"
+)
+
+// Continuous is a continuous-time system x' = Ax + Bu, y = Cx + Du held as a Dense or a
+// Diagonal (poles and residues in the s-plane), with a step Dt and a discretisation.
+// Discretize maps (A, B) and keeps C and D as they are, as LSSL and S4 do (seed 002 eq. 3);
+// SciPy's cont2discrete additionally transforms C and D for the bilinear family.
+type Continuous struct {
+	System Filter // *Dense or *Diagonal
+	Dt     float64
+	Method Discretization
+	Alpha  float64 // used by GBT only
+}
+
+func (c *Continuous) alpha() (float64, error) {
+	switch c.Method {
+	case Euler:
+		return 0, nil
+	case Bilinear:
+		return 0.5, nil
+	case BackwardEuler:
+		return 1, nil
+	case GBT:
+		if math.IsNaN(c.Alpha) || c.Alpha < 0 || c.Alpha > 1 {
+			return 0, invalidf("GBT alpha %v is outside [0, 1]", c.Alpha)
+		}
+		return c.Alpha, nil
+	}
+	return 0, invalidf("unknown discretization %q (want bilinear, zoh, euler, backward_euler or gbt)", c.Method)
+}
+
+// Discretize returns the discrete-time filter.
+func (c *Continuous) Discretize() (Filter, error) {
+	if math.IsNaN(c.Dt) || math.IsInf(c.Dt, 0) || c.Dt <= 0 {
+		return nil, invalidf("step dt must be positive and finite, got %v", c.Dt)
+	}
+	if c.System == nil {
+		return nil, invalidf("continuous system is missing")
+	}
+	if err := c.System.Validate(); err != nil {
+		return nil, err
+	}
+	switch s := c.System.(type) {
+	case *Dense:
+		return c.discretizeDense(s)
+	case *Diagonal:
+		return c.discretizeDiagonal(s)
+	}
+	return nil, invalidf("continuous time is supported for the dense and diagonal forms, not %s", c.System.Form())
+}
+
+func (c *Continuous) discretizeDense(s *Dense) (Filter, error) {
+	n := s.Order()
+	if n == 0 {
+		return newDenseMat(nil, nil, nil, s.D), nil
+	}
+	dt := c.Dt
+	if c.Method == ZOH {
+		// exp([[A, B], [0, 0]]·Δt) = [[Ā, B̄], [0, 1]]: valid for singular A too.
+		aug := mat.NewDense(n+1, n+1, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				aug.Set(i, j, s.A.At(i, j)*dt)
+			}
+			aug.Set(i, n, s.B[i]*dt)
+		}
+		var e mat.Dense
+		e.Exp(aug)
+		ad := mat.DenseCopyOf(e.Slice(0, n, 0, n))
+		bd := make([]float64, n)
+		for i := range bd {
+			bd[i] = e.At(i, n)
+		}
+		out := newDenseMat(ad, bd, append([]float64(nil), s.C...), s.D)
+		if err := out.Validate(); err != nil {
+			return nil, fmt.Errorf("zoh: %w", err)
+		}
+		return out, nil
+	}
+	alpha, err := c.alpha()
+	if err != nil {
+		return nil, err
+	}
+	// Ā = (I - αΔA)⁻¹(I + (1-α)ΔA), B̄ = Δ(I - αΔA)⁻¹B  (seed 002 eq. 3).
+	left := mat.NewDense(n, n, nil)
+	right := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			a := s.A.At(i, j) * dt
+			left.Set(i, j, -alpha*a)
+			right.Set(i, j, (1-alpha)*a)
+		}
+		left.Set(i, i, left.At(i, i)+1)
+		right.Set(i, i, right.At(i, i)+1)
+	}
+	var lu mat.LU
+	lu.Factorize(left)
+	if cond := lu.Cond(); cond > 1/eps || math.IsInf(cond, 1) {
+		return nil, &ConditionError{What: "I - αΔtA", Condition: cond, Limit: 1 / eps, Kind: ErrIllConditioned}
+	}
+	var ad mat.Dense
+	if err := lu.SolveTo(&ad, false, right); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrIllConditioned, err)
+	}
+	bd := mat.NewVecDense(n, nil)
+	bs := make([]float64, n)
+	for i := range bs {
+		bs[i] = s.B[i] * dt
+	}
+	if err := lu.SolveVecTo(bd, false, mat.NewVecDense(n, bs)); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrIllConditioned, err)
+	}
+	out := newDenseMat(&ad, bd.RawVector().Data, append([]float64(nil), s.C...), s.D)
+	return out, out.Validate()
+}
+
+// discretizeDiagonal maps each s-plane pole λ to its z-plane image and scales the residue by
+// the factor that multiplies B: GBT λ̄ = (1+(1-α)Δλ)/(1-αΔλ), factor Δ/(1-αΔλ); ZOH λ̄ = e^{Δλ},
+// factor (e^{Δλ}-1)/λ = Δ·φ₁(Δλ).
+func (c *Continuous) discretizeDiagonal(s *Diagonal) (Filter, error) {
+	dt := c.Dt
+	poles := make([]complex128, len(s.Poles))
+	res := make([]complex128, len(s.Poles))
+	alpha := 0.0
+	if c.Method != ZOH {
+		var err error
+		if alpha, err = c.alpha(); err != nil {
+			return nil, err
+		}
+	}
+	for i, l := range s.Poles {
+		x := complex(dt, 0) * l
+		if c.Method == ZOH {
+			poles[i] = cmplx.Exp(x)
+			res[i] = s.Residues[i] * complex(dt, 0) * phi1(x)
+			continue
+		}
+		den := 1 - complex(alpha, 0)*x
+		if cmplx.Abs(den) < eps {
+			return nil, &ConditionError{What: fmt.Sprintf("1 - αΔtλ at pole %d", i), Condition: 1 / cmplx.Abs(den), Limit: 1 / eps, Kind: ErrIllConditioned}
+		}
+		poles[i] = (1 + complex(1-alpha, 0)*x) / den
+		res[i] = s.Residues[i] * complex(dt, 0) / den
+	}
+	return NewDiagonal(poles, res, s.H0)
+}
+
+// phi1 returns (e^x - 1)/x without cancellation for small |x|.
+func phi1(x complex128) complex128 {
+	if cmplx.Abs(x) < 1e-3 {
+		// 1 + x/2 + x²/6 + x³/24 + x⁴/120: truncation below 1e-17 for |x| < 1e-3.
+		return 1 + x*(0.5+x*(1.0/6+x*(1.0/24+x/120)))
+	}
+	return (cmplx.Exp(x) - 1) / x
+}
+
+// FromS4 maps a state-space filter written in the S4 convention (the state is updated before
+// the output, so its kernel is CB + D, CAB, CA²B, …) exactly to this package's convention:
+// (A, B, C, D) becomes (A, B, CA, CB + D). The transfer-function and ZPK forms have no state
+// and are rejected.
+func FromS4(f Filter) (Filter, error) {
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	switch s := f.(type) {
+	case *Dense:
+		n := s.Order()
+		if n == 0 {
+			return newDenseMat(nil, nil, nil, s.D), nil
+		}
+		c := make([]float64, n)
+		mat.NewVecDense(n, c).MulVec(s.A.T(), mat.NewVecDense(n, s.C))
+		d := s.D + dot(s.C, s.B)
+		return newDenseMat(mat.DenseCopyOf(s.A), append([]float64(nil), s.B...), c, d), nil
+	case *Diagonal:
+		res := make([]complex128, len(s.Residues))
+		h0 := s.H0
+		for i, r := range s.Residues {
+			res[i] = r * s.Poles[i]
+			h0 += real(r)
+		}
+		return NewDiagonal(s.Poles, res, h0)
+	case *Rotation:
+		d := s.Dense()
+		c := make([]float64, s.Order())
+		if len(c) > 0 {
+			mat.NewVecDense(len(c), c).MulVec(d.A.T(), mat.NewVecDense(len(c), s.C))
+		}
+		out := &Rotation{P: s.P, Blocks: s.Blocks, Real: s.Real, B: s.B, C: c, D: s.D + dot(s.C, s.B)}
+		return out, out.Validate()
+	case *Companion:
+		// C = b, B = e₁ (or the transpose): the new output row is bA, which keeps the form.
+		d := s.Dense()
+		n := s.Order()
+		c := make([]float64, n)
+		if n > 0 {
+			mat.NewVecDense(n, c).MulVec(d.A.T(), mat.NewVecDense(n, d.C))
+		}
+		if s.Observable {
+			out := newDenseMat(d.A, d.B, c, s.H0+dot(d.C, d.B))
+			return out, out.Validate()
+		}
+		return NewCompanion(s.Den, c, s.H0+dot(d.C, d.B), false)
+	}
+	return nil, invalidf("the S4 convention applies to state-space forms (dense, diagonal, companion, rotation), not %s", f.Form())
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}

@@ -1,0 +1,646 @@
+package filters
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/cmplx"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Report describes how exact a conversion was.
+type Report struct {
+	From Form `json:"from"`
+	To   Form `json:"to"`
+	// Condition estimates how strongly rounding errors can grow in this conversion;
+	// ConditionOf says of what it is the condition number.
+	Condition   float64 `json:"condition"`
+	ConditionOf string  `json:"condition_of"`
+	// RelError is the measured ‖h_in - h_out‖₂/‖h_in‖₂ over the first Length samples of the
+	// impulse responses (absolute when h_in is zero).
+	RelError float64  `json:"rel_error"`
+	Length   int      `json:"length"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Thresholds above which a Report carries a warning.
+const (
+	WarnRelError  = 1e-6
+	WarnCondition = 1e8
+)
+
+// ReportLength is the number of impulse samples compared for a filter of spectral radius
+// rho: enough for a stable response to decay to 1e-16 of its start, between 64 and 4096;
+// 512 for marginal and unstable filters, whose responses never decay.
+func ReportLength(rho float64) int {
+	switch {
+	case math.IsNaN(rho) || rho >= 1:
+		return 512
+	case rho < 1e-3:
+		return 64
+	}
+	l := math.Ceil(math.Log(1e-16)/math.Log(rho)) + 1
+	return int(math.Min(math.Max(l, 64), 4096))
+}
+
+// conditioned is what each conversion path knows about its own accuracy.
+type conditioned struct {
+	value    float64
+	of       string
+	warnings []string
+}
+
+var exact = conditioned{value: 1, of: "none (coefficients copied exactly)"}
+
+// Convert returns f in the form to, with a report of the conversion's accuracy.
+func Convert(f Filter, to Form) (Filter, Report, error) {
+	if err := f.Validate(); err != nil {
+		return nil, Report{}, err
+	}
+	var (
+		out Filter
+		c   conditioned
+		err error
+	)
+	switch to {
+	case FormDense:
+		out, c, err = toDense(f)
+	case FormDiagonal:
+		out, c, err = toDiagonal(f)
+	case FormCompanion:
+		var tf *TransferFunction
+		tf, c, err = toTF(f)
+		if err == nil {
+			out = &Companion{Den: tf.Den, Num: tf.Num, H0: tf.H0}
+		}
+	case FormRotation:
+		out, c, err = toRotation(f)
+	case FormTF:
+		out, c, err = toTF(f)
+	case FormZPK:
+		out, c, err = toZPK(f)
+	default:
+		_, err = ParseForm(string(to))
+	}
+	if err != nil {
+		return nil, Report{}, fmt.Errorf("%s → %s: %w", f.Form(), to, err)
+	}
+	if err := out.Validate(); err != nil {
+		return nil, Report{}, fmt.Errorf("%s → %s: %w: the result is not representable (condition of %s %.3g)", f.Form(), to, ErrIllConditioned, c.of, c.value)
+	}
+	return out, measure(f, out, c), nil
+}
+
+// ToDense converts f to the dense form.
+func ToDense(f Filter) (*Dense, Report, error) { return convertTo[*Dense](f, FormDense) }
+
+// ToDiagonal converts f to the modal form; it fails with ErrDefective for repeated poles or
+// a (nearly) defective A.
+func ToDiagonal(f Filter) (*Diagonal, Report, error) { return convertTo[*Diagonal](f, FormDiagonal) }
+
+// ToCompanion converts f to the controllable companion form of seed 004 eq. 16.
+func ToCompanion(f Filter) (*Companion, Report, error) {
+	return convertTo[*Companion](f, FormCompanion)
+}
+
+// ToRotation converts f to the rotation form (orthogonal P when A is normal).
+func ToRotation(f Filter) (*Rotation, Report, error) { return convertTo[*Rotation](f, FormRotation) }
+
+// ToTF converts f to the rational transfer function of seed 004 eq. 4.
+func ToTF(f Filter) (*TransferFunction, Report, error) {
+	return convertTo[*TransferFunction](f, FormTF)
+}
+
+// ToZPK converts f to the zero-pole-gain form (zeros of H, H0 = 0 unless D is negligible).
+func ToZPK(f Filter) (*ZPK, Report, error) { return convertTo[*ZPK](f, FormZPK) }
+
+func convertTo[T Filter](f Filter, to Form) (T, Report, error) {
+	var zero T
+	out, rep, err := Convert(f, to)
+	if err != nil {
+		return zero, rep, err
+	}
+	return out.(T), rep, nil
+}
+
+func measure(in, out Filter, c conditioned) Report {
+	rep := Report{From: in.Form(), To: out.Form(), Condition: c.value, ConditionOf: c.of, Warnings: c.warnings}
+	rho, err := cheapRadius(out)
+	if err != nil {
+		rho, err = SpectralRadius(in)
+	}
+	if err != nil {
+		rho = math.NaN()
+	}
+	rep.Length = ReportLength(rho)
+	rep.RelError = relDiff(in.Impulse(rep.Length), out.Impulse(rep.Length))
+	if rho >= 1 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("not stable (spectral radius %.6g): the error is measured over %d samples of a response that does not decay", rho, rep.Length))
+	}
+	if math.IsNaN(rep.RelError) || math.IsInf(rep.RelError, 0) {
+		rep.RelError = math.Inf(1)
+		rep.Warnings = append(rep.Warnings, "the impulse responses overflowed: no accurate digits can be claimed")
+	} else if rep.RelError > WarnRelError {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("impulse responses differ by %.3g relative over %d samples", rep.RelError, rep.Length))
+	}
+	if rep.Condition > WarnCondition {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("condition number of %s is %.3g", rep.ConditionOf, rep.Condition))
+	}
+	return rep
+}
+
+func relDiff(a, b []float64) float64 {
+	var num, den float64
+	for i := range a {
+		num = math.Hypot(num, a[i]-b[i])
+		den = math.Hypot(den, a[i])
+	}
+	if den == 0 {
+		return num
+	}
+	return num / den
+}
+
+// cheapRadius returns the spectral radius when the form holds its poles.
+func cheapRadius(f Filter) (float64, error) {
+	switch s := f.(type) {
+	case *Diagonal:
+		return maxAbs(s.Poles), nil
+	case *ZPK:
+		return maxAbs(s.Poles), nil
+	case *Rotation:
+		rho := 0.0
+		for _, b := range s.Blocks {
+			rho = math.Max(rho, b.Radius)
+		}
+		for _, r := range s.Real {
+			rho = math.Max(rho, math.Abs(r))
+		}
+		return rho, nil
+	}
+	return 0, errors.New("no stored poles")
+}
+
+func maxAbs(v []complex128) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = math.Max(m, cmplx.Abs(x))
+	}
+	return m
+}
+
+// Poles returns the poles of f in the package's order.
+func Poles(f Filter) ([]complex128, error) {
+	var p []complex128
+	switch s := f.(type) {
+	case *Dense:
+		var err error
+		if p, err = eigenvalues(s.A); err != nil {
+			return nil, err
+		}
+	case *Diagonal:
+		p = append(p, s.Poles...)
+	case *ZPK:
+		p = append(p, s.Poles...)
+	case *Companion:
+		return sortedRoots(s.Den)
+	case *TransferFunction:
+		return sortedRoots(s.Den)
+	case *Rotation:
+		for _, b := range s.Blocks {
+			l := cmplx.Rect(b.Radius, b.Angle)
+			p = append(p, l, cmplx.Conj(l))
+		}
+		for _, r := range s.Real {
+			p = append(p, complex(r, 0))
+		}
+	default:
+		return nil, invalidf("unsupported filter type %T", f)
+	}
+	return sortRoots(p), nil
+}
+
+func sortedRoots(a []float64) ([]complex128, error) {
+	r, err := rootsMonic(a)
+	return sortRoots(r), err
+}
+
+// Zeros returns the zeros of H(z), computed from the system's zero dynamics.
+func Zeros(f Filter) ([]complex128, error) {
+	z, _, err := toZPK(f)
+	if err != nil {
+		return nil, err
+	}
+	return z.Zeros, nil
+}
+
+// SpectralRadius returns max |pᵢ|; a filter is stable when it is below one.
+func SpectralRadius(f Filter) (float64, error) {
+	if rho, err := cheapRadius(f); err == nil {
+		return rho, nil
+	}
+	p, err := Poles(f)
+	if err != nil {
+		return 0, err
+	}
+	return maxAbs(p), nil
+}
+
+// ---- dense ----
+
+func toDense(f Filter) (*Dense, conditioned, error) {
+	switch s := f.(type) {
+	case *Dense:
+		return newDenseMat(cloneMat(s.A), clone(s.B), clone(s.C), s.D), exact, nil
+	case *Diagonal:
+		r, err := diagonalToRotation(s)
+		if err != nil {
+			return nil, conditioned{}, err
+		}
+		return r.Dense(), conditioned{value: 1, of: "none (real block-diagonal realisation)"}, nil
+	case *Companion:
+		return s.Dense(), exact, nil
+	case *TransferFunction:
+		return (&Companion{Den: s.Den, Num: s.Num, H0: s.H0}).Dense(), exact, nil
+	case *Rotation:
+		c := conditioned{value: s.Condition(), of: "the rotation basis P"}
+		return s.Dense(), c, nil
+	case *ZPK:
+		d, c, err := toDiagonal(s)
+		if err == nil {
+			out, _, err := toDense(d)
+			return out, c, err
+		}
+		if !errors.Is(err, ErrDefective) {
+			return nil, c, err
+		}
+		// Repeated poles: realise the transfer function instead.
+		tf, c, err := toTF(s)
+		if err != nil {
+			return nil, c, err
+		}
+		out, _, err := toDense(tf)
+		c.warnings = append(c.warnings, "repeated poles: realised in companion form, whose conditioning grows with the order")
+		return out, c, err
+	}
+	return nil, conditioned{}, invalidf("unsupported filter type %T", f)
+}
+
+// ---- diagonal ----
+
+func toDiagonal(f Filter) (*Diagonal, conditioned, error) {
+	switch s := f.(type) {
+	case *Dense:
+		if s.Order() == 0 {
+			return &Diagonal{H0: s.D}, exact, nil
+		}
+		mb, err := realModal(s.A)
+		if err != nil {
+			return nil, conditioned{}, err
+		}
+		bt, ct := modalVectors(mb.w, s.B, s.C)
+		return diagonalFromModes(modesFromBlocks(mb.pairs, mb.reals, bt, ct), s.D),
+			conditioned{value: mb.cond, of: "the eigenvector basis of A"}, nil
+	case *Diagonal:
+		return &Diagonal{Poles: cloneC(s.Poles), Residues: cloneC(s.Residues), H0: s.H0}, exact, nil
+	case *Companion:
+		return tfToDiagonal(s.Den, s.Num, s.H0, f)
+	case *TransferFunction:
+		return tfToDiagonal(s.Den, s.Num, s.H0, f)
+	case *Rotation:
+		bt, ct := s.modal()
+		pairs := make([]complex128, len(s.Blocks))
+		for i, b := range s.Blocks {
+			pairs[i] = cmplx.Rect(b.Radius, math.Abs(b.Angle))
+			if b.Angle < 0 {
+				// ρR(-θ) is ρR(θ) with the second coordinate negated.
+				bt[2*i+1], ct[2*i+1] = -bt[2*i+1], -ct[2*i+1]
+			}
+		}
+		modes := modesFromBlocks(pairs, s.Real, bt, ct)
+		return diagonalFromModes(modes, s.D), conditioned{value: s.Condition(), of: "the rotation basis P"}, nil
+	case *ZPK:
+		return zpkToDiagonal(s, f)
+	}
+	return nil, conditioned{}, invalidf("unsupported filter type %T", f)
+}
+
+// modalVectors returns W⁻¹B and CW.
+func modalVectors(w *mat.Dense, b, c []float64) (bt, ct []float64) {
+	n := len(b)
+	bt, ct = make([]float64, n), make([]float64, n)
+	var lu mat.LU
+	lu.Factorize(w)
+	_ = lu.SolveVecTo(mat.NewVecDense(n, bt), false, mat.NewVecDense(n, clone(b)))
+	mat.NewVecDense(n, ct).MulVec(w.T(), mat.NewVecDense(n, clone(c)))
+	return bt, ct
+}
+
+// modesFromBlocks turns block coordinates into residues. A block [[σ, -ω], [ω, σ]] has the
+// eigenvector (1, -i) for λ = σ + iω, and the matching row of the inverse basis is (1, i)/2,
+// so r = (c₁ - ic₂)·(b₁ + ib₂)/2.
+func modesFromBlocks(pairs []complex128, reals []float64, bt, ct []float64) []mode {
+	modes := make([]mode, 0, len(pairs)+len(reals))
+	for k, l := range pairs {
+		c := complex(ct[2*k], -ct[2*k+1])
+		b := complex(bt[2*k], bt[2*k+1])
+		modes = append(modes, mode{pole: l, residue: c * b / 2, pair: true})
+	}
+	off := 2 * len(pairs)
+	for k, r := range reals {
+		modes = append(modes, mode{pole: complex(r, 0), residue: complex(ct[off+k]*bt[off+k], 0)})
+	}
+	return modes
+}
+
+// diagonalToRotation realises the modes in real block-diagonal form (P = I), with the input
+// and output vectors of each block balanced in norm.
+func diagonalToRotation(d *Diagonal) (*Rotation, error) {
+	modes, err := pairModes(d.Poles, d.Residues)
+	if err != nil {
+		return nil, err
+	}
+	sortModes(modes)
+	r := &Rotation{D: d.H0}
+	var bs, cs, rb, rc []float64
+	for _, m := range modes {
+		if m.pair {
+			// (c₁ - ic₂)(b₁ + ib₂)/2 = r with b = (β, 0): c = 2(Re r, -Im r)/β, β = √(2|r|).
+			beta := math.Sqrt(2 * cmplx.Abs(m.residue))
+			if beta == 0 {
+				beta = 1
+			}
+			r.Blocks = append(r.Blocks, RotationBlock{Radius: cmplx.Abs(m.pole), Angle: cmplx.Phase(m.pole)})
+			bs = append(bs, beta, 0)
+			cs = append(cs, 2*real(m.residue)/beta, -2*imag(m.residue)/beta)
+			continue
+		}
+		v := real(m.residue)
+		s := math.Sqrt(math.Abs(v))
+		if s == 0 {
+			rb, rc = append(rb, 1), append(rc, 0)
+		} else {
+			rb, rc = append(rb, s), append(rc, math.Copysign(s, v))
+		}
+		r.Real = append(r.Real, real(m.pole))
+	}
+	r.B = append(bs, rb...)
+	r.C = append(cs, rc...)
+	if n := r.Order(); n > 0 {
+		r.P = mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			r.P.Set(i, i, 1)
+		}
+	}
+	return r, nil
+}
+
+// CancellationLimit is the largest residue cancellation Σ|rᵢ|·‖λᵢ^t‖ / ‖h‖ accepted by
+// the conversions to the modal form that start from a polynomial (repeated or nearly
+// repeated poles make the residues blow up and cancel).
+const CancellationLimit = 1e10
+
+func tfToDiagonal(a, b []float64, h0 float64, src Filter) (*Diagonal, conditioned, error) {
+	poles, err := rootsMonic(a)
+	if err != nil {
+		return nil, conditioned{}, err
+	}
+	res := make([]complex128, len(poles))
+	for i, p := range poles {
+		// b(p) = b₁pⁿ⁻¹ + … + bₙ over Π_{j≠i}(p - p_j): the residue of b/a at a simple root.
+		var bz complex128
+		for _, v := range b {
+			bz = bz*p + complex(v, 0)
+		}
+		den := scaledComplex{m: 1}
+		for j, q := range poles {
+			if j != i {
+				den.mul(p - q)
+			}
+		}
+		res[i] = bz / den.value()
+	}
+	return residuesChecked(poles, res, h0, src)
+}
+
+func zpkToDiagonal(s *ZPK, src Filter) (*Diagonal, conditioned, error) {
+	res := make([]complex128, len(s.Poles))
+	for i, p := range s.Poles {
+		num := scaledComplex{m: complex(s.Gain, 0)}
+		for _, z := range s.Zeros {
+			num.mul(p - z)
+		}
+		for j, q := range s.Poles {
+			if j != i {
+				num.mul(1 / (p - q))
+			}
+		}
+		res[i] = num.value()
+	}
+	h0 := s.H0
+	if len(s.Zeros) == len(s.Poles) {
+		h0 += s.Gain
+	}
+	return residuesChecked(s.Poles, res, h0, src)
+}
+
+// residuesChecked builds the modal form and measures how much its modes cancel.
+func residuesChecked(poles, res []complex128, h0 float64, src Filter) (*Diagonal, conditioned, error) {
+	total := 0.0
+	for i, r := range res {
+		l := cmplx.Abs(poles[i])
+		norm := 64.0 // ‖λ^t‖₂ over the first 64 samples for |λ| ≥ 1
+		if l < 1 {
+			norm = 1 / math.Sqrt(1-l*l)
+		}
+		total += cmplx.Abs(r) * math.Min(norm, 64)
+	}
+	h := src.Impulse(64)
+	h[0] = 0
+	hn := 0.0
+	for _, v := range h {
+		hn = math.Hypot(hn, v)
+	}
+	cancel := 1.0
+	if hn > 0 {
+		cancel = math.Max(total/hn, 1)
+	}
+	c := conditioned{value: cancel, of: "the modal sum (Σ|rᵢ|·‖λᵢᵗ‖ / ‖h‖: repeated or close poles cancel)"}
+	if math.IsNaN(cancel) || math.IsInf(cancel, 0) || cancel > CancellationLimit {
+		return nil, c, &ConditionError{What: c.of, Condition: cancel, Limit: CancellationLimit, Kind: ErrDefective}
+	}
+	d, err := NewDiagonal(poles, res, h0)
+	if err != nil {
+		return nil, c, err
+	}
+	modes, _ := pairModes(d.Poles, d.Residues)
+	return diagonalFromModes(modes, h0), c, nil
+}
+
+// ---- rotation ----
+
+func toRotation(f Filter) (*Rotation, conditioned, error) {
+	switch s := f.(type) {
+	case *Dense:
+		n := s.Order()
+		if n == 0 {
+			return &Rotation{D: s.D}, exact, nil
+		}
+		if p, blocks, reals, ok := schurRotation(s.A); ok {
+			return &Rotation{P: p, Blocks: blocks, Real: reals, B: clone(s.B), C: clone(s.C), D: s.D},
+				conditioned{value: 1, of: "the orthogonal Schur basis P (A is normal)"}, nil
+		}
+		mb, err := realModal(s.A)
+		if err != nil {
+			return nil, conditioned{}, err
+		}
+		c := conditioned{value: mb.cond, of: "the eigenvector basis P (A is not normal)"}
+		return &Rotation{P: mb.w, Blocks: mb.blocks(), Real: mb.reals, B: clone(s.B), C: clone(s.C), D: s.D}, c, nil
+	case *Rotation:
+		return &Rotation{P: cloneMat(s.P), Blocks: append([]RotationBlock(nil), s.Blocks...), Real: clone(s.Real),
+			B: clone(s.B), C: clone(s.C), D: s.D}, exact, nil
+	case *Diagonal:
+		r, err := diagonalToRotation(s)
+		return r, conditioned{value: 1, of: "none (orthogonal P = I)"}, err
+	}
+	d, c, err := toDiagonal(f)
+	if err != nil {
+		return nil, c, err
+	}
+	r, err := diagonalToRotation(d)
+	return r, c, err
+}
+
+// ---- transfer function ----
+
+func toTF(f Filter) (*TransferFunction, conditioned, error) {
+	n := f.Order()
+	var eval circleEval
+	h0 := 0.0
+	switch s := f.(type) {
+	case *Companion:
+		return &TransferFunction{Den: clone(s.Den), Num: clone(s.Num), H0: s.H0}, exact, nil
+	case *TransferFunction:
+		return &TransferFunction{Den: clone(s.Den), Num: clone(s.Num), H0: s.H0}, exact, nil
+	case *Dense:
+		h0 = s.D
+		r := newResolvent(s)
+		eval = r.eval
+	case *Diagonal:
+		h0 = s.H0
+		eval = func(z complex128) (complex128, scaledComplex) {
+			var g complex128
+			for i, p := range s.Poles {
+				g += s.Residues[i] / (z - p)
+			}
+			return g, denFromRoots(z, s.Poles)
+		}
+	case *Rotation:
+		h0 = s.D
+		bt, ct := s.modal()
+		nb := len(s.Blocks)
+		eval = func(z complex128) (complex128, scaledComplex) {
+			var g complex128
+			den := scaledComplex{m: 1}
+			for k, b := range s.Blocks {
+				sn, cs := math.Sincos(b.Angle)
+				a00, a01 := z-complex(b.Radius*cs, 0), complex(b.Radius*sn, 0)
+				a10, a11 := complex(-b.Radius*sn, 0), z-complex(b.Radius*cs, 0)
+				det := a00*a11 - a01*a10
+				den.mul(det)
+				b0, b1 := complex(bt[2*k], 0), complex(bt[2*k+1], 0)
+				x0 := (a11*b0 - a01*b1) / det
+				x1 := (-a10*b0 + a00*b1) / det
+				g += complex(ct[2*k], 0)*x0 + complex(ct[2*k+1], 0)*x1
+			}
+			for k, r := range s.Real {
+				den.mul(z - complex(r, 0))
+				g += complex(ct[2*nb+k]*bt[2*nb+k], 0) / (z - complex(r, 0))
+			}
+			return g, den
+		}
+	case *ZPK:
+		h0 = s.H0
+		direct := 0.0
+		if len(s.Zeros) == len(s.Poles) {
+			direct = s.Gain
+			h0 += s.Gain
+		}
+		eval = func(z complex128) (complex128, scaledComplex) {
+			g := complex(s.Gain, 0)
+			for i, p := range s.Poles {
+				if i < len(s.Zeros) {
+					g *= z - s.Zeros[i]
+				}
+				g /= z - p
+			}
+			return g - complex(direct, 0), denFromRoots(z, s.Poles)
+		}
+	default:
+		return nil, conditioned{}, invalidf("unsupported filter type %T", f)
+	}
+	a, b, cond := tfFromCircle(n, eval)
+	c := conditioned{value: cond, of: "the denominator on the unit circle (max|a(e^jω)| / min|a(e^jω)|)"}
+	return &TransferFunction{Den: a, Num: b, H0: h0}, c, nil
+}
+
+// ---- zero-pole-gain ----
+
+func toZPK(f Filter) (*ZPK, conditioned, error) {
+	if s, ok := f.(*ZPK); ok {
+		return &ZPK{Zeros: cloneC(s.Zeros), Poles: cloneC(s.Poles), Gain: s.Gain, H0: s.H0}, exact, nil
+	}
+	poles, err := Poles(f)
+	if err != nil {
+		return nil, conditioned{}, err
+	}
+	var d *Dense
+	c := conditioned{value: 1, of: "none (poles and zeros from eigenvalues)"}
+	switch s := f.(type) {
+	case *Dense:
+		d = s
+		if s.Order() > 0 {
+			if mb, err := realModal(s.A); err == nil {
+				c = conditioned{value: mb.cond, of: "the eigenvector basis of A (Bauer–Fike bound on the poles)"}
+			} else {
+				c = conditioned{value: math.Inf(1), of: "the eigenvector basis of A", warnings: []string{"A is defective or nearly so: its repeated poles are sensitive to rounding"}}
+			}
+		}
+	case *Rotation:
+		d = s.Dense()
+		c = conditioned{value: s.Condition(), of: "the rotation basis P"}
+	default:
+		d, _, err = toDense(f)
+		if err != nil {
+			return nil, conditioned{}, err
+		}
+	}
+	zeros, gain, h0, err := zeroDynamics(d)
+	if err != nil {
+		return nil, c, err
+	}
+	out := &ZPK{Zeros: sortRoots(zeros), Poles: poles, Gain: gain, H0: h0}
+	return out, c, nil
+}
+
+func clone(v []float64) []float64 {
+	if v == nil {
+		return nil
+	}
+	return append([]float64(nil), v...)
+}
+
+func cloneC(v []complex128) []complex128 {
+	if v == nil {
+		return nil
+	}
+	return append([]complex128(nil), v...)
+}
+
+func cloneMat(m *mat.Dense) *mat.Dense {
+	if m == nil {
+		return nil
+	}
+	return mat.DenseCopyOf(m)
+}

@@ -1,0 +1,142 @@
+package filters
+
+import (
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Dense is a state-space filter (A, B, C, D) with a full n×n matrix A.
+// A is nil for an order-0 filter (a pure gain D).
+type Dense struct {
+	A    *mat.Dense
+	B, C []float64
+	D    float64
+}
+
+// NewDense returns the dense filter with A given by rows; it validates the dimensions and values.
+func NewDense(a [][]float64, b, c []float64, d float64) (*Dense, error) {
+	n := len(a)
+	if err := checkOrder(n); err != nil {
+		return nil, err
+	}
+	f := &Dense{B: append([]float64(nil), b...), C: append([]float64(nil), c...), D: d}
+	if n > 0 {
+		f.A = mat.NewDense(n, n, nil)
+		for i, row := range a {
+			if len(row) != n {
+				return nil, invalidf("A row %d has %d entries, want %d (A must be square)", i, len(row), n)
+			}
+			f.A.SetRow(i, row)
+		}
+	}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// newDenseMat wraps already-validated parts without copying.
+func newDenseMat(a *mat.Dense, b, c []float64, d float64) *Dense {
+	if a != nil {
+		if r, _ := a.Dims(); r == 0 {
+			a = nil
+		}
+	}
+	return &Dense{A: a, B: b, C: c, D: d}
+}
+
+// Form returns FormDense.
+func (f *Dense) Form() Form { return FormDense }
+
+// Order returns n.
+func (f *Dense) Order() int {
+	if f.A == nil {
+		return 0
+	}
+	r, _ := f.A.Dims()
+	return r
+}
+
+// Validate checks that A is square, B and C have length n and every value is finite.
+func (f *Dense) Validate() error {
+	n := 0
+	if f.A != nil {
+		r, c := f.A.Dims()
+		if r != c {
+			return invalidf("A is %d×%d, want a square matrix", r, c)
+		}
+		n = r
+		if err := checkOrder(n); err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			if err := checkFinite("A row", f.A.RawRowView(i)...); err != nil {
+				return err
+			}
+		}
+	}
+	if err := checkLen("B", len(f.B), n); err != nil {
+		return err
+	}
+	if err := checkLen("C", len(f.C), n); err != nil {
+		return err
+	}
+	if err := checkFinite("B", f.B...); err != nil {
+		return err
+	}
+	if err := checkFinite("C", f.C...); err != nil {
+		return err
+	}
+	return checkFinite("D", f.D)
+}
+
+// Rows returns A as a slice of rows (empty for order 0).
+func (f *Dense) Rows() [][]float64 {
+	n := f.Order()
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = append([]float64(nil), f.A.RawRowView(i)...)
+	}
+	return rows
+}
+
+// Impulse runs the state recurrence x[t+1] = A x[t] from x[1] = B.
+func (f *Dense) Impulse(length int) []float64 {
+	h := make([]float64, length)
+	if length == 0 {
+		return h
+	}
+	h[0] = f.D
+	n := f.Order()
+	if n == 0 {
+		return h
+	}
+	x := append([]float64(nil), f.B...)
+	next := make([]float64, n)
+	for t := 1; t < length; t++ {
+		h[t] = floats.Dot(f.C, x)
+		for i := 0; i < n; i++ {
+			next[i] = floats.Dot(f.A.RawRowView(i), x)
+		}
+		x, next = next, x
+	}
+	return h
+}
+
+// FreqResponse evaluates D + C(zI - A)⁻¹B on the unit circle through a Hessenberg reduction,
+// O(n³) once and O(n²) per frequency.
+func (f *Dense) FreqResponse(omega []float64) []complex128 {
+	out := make([]complex128, len(omega))
+	if f.Order() == 0 {
+		for i := range out {
+			out[i] = complex(f.D, 0)
+		}
+		return out
+	}
+	r := newResolvent(f)
+	for i, w := range omega {
+		g, _ := r.eval(unitCircle(w))
+		out[i] = complex(f.D, 0) + g
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+package filters
+
+import (
+	"math"
+	"math/cmplx"
+	"sort"
+)
+
+// Diagonal is the modal form: h[0] = H0, h[t] = Σ Residues[i]·Poles[i]^(t-1).
+// Poles and residues of a real filter are conjugate-closed and both members of each pair are
+// stored. Repeated poles cannot be represented (their modes would need (t-1)·λ^(t-2) terms).
+type Diagonal struct {
+	Poles, Residues []complex128
+	H0              float64
+}
+
+// NewDiagonal validates and returns a modal filter. The slices are copied.
+func NewDiagonal(poles, residues []complex128, h0 float64) (*Diagonal, error) {
+	f := &Diagonal{Poles: append([]complex128(nil), poles...), Residues: append([]complex128(nil), residues...), H0: h0}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Form returns FormDiagonal.
+func (f *Diagonal) Form() Form { return FormDiagonal }
+
+// Order returns the number of poles.
+func (f *Diagonal) Order() int { return len(f.Poles) }
+
+// Validate checks lengths, finiteness and that poles and residues are conjugate-closed.
+func (f *Diagonal) Validate() error {
+	if err := checkOrder(len(f.Poles)); err != nil {
+		return err
+	}
+	if err := checkLen("residues", len(f.Residues), len(f.Poles)); err != nil {
+		return err
+	}
+	if err := checkFiniteC("poles", f.Poles...); err != nil {
+		return err
+	}
+	if err := checkFiniteC("residues", f.Residues...); err != nil {
+		return err
+	}
+	if err := checkFinite("h0", f.H0); err != nil {
+		return err
+	}
+	_, err := pairModes(f.Poles, f.Residues)
+	return err
+}
+
+// mode is one real mode or one conjugate pair (stored by its member with Im > 0).
+type mode struct {
+	pole, residue complex128
+	pair          bool
+}
+
+// conjTol is the relative mismatch accepted between the members of a conjugate pair; it
+// allows poles that went through a decimal text format or float32 storage once more.
+const conjTol = 1e-9
+
+// pairModes groups conjugate pairs; a real filter must be conjugate-closed.
+func pairModes(poles, residues []complex128) ([]mode, error) {
+	n := len(poles)
+	used := make([]bool, n)
+	modes := make([]mode, 0, n)
+	rscale := 0.0
+	for _, r := range residues {
+		rscale = math.Max(rscale, cmplx.Abs(r))
+	}
+	for i, p := range poles {
+		if used[i] {
+			continue
+		}
+		used[i] = true
+		ptol := conjTol * (1 + cmplx.Abs(p))
+		if math.Abs(imag(p)) <= ptol*1e-3 || imag(p) == 0 {
+			if math.Abs(imag(residues[i])) > conjTol*(1+rscale) {
+				return nil, invalidf("pole %d (%v) is real but its residue %v is not: a real filter's residues are conjugate-closed", i, p, residues[i])
+			}
+			modes = append(modes, mode{pole: complex(real(p), 0), residue: complex(real(residues[i]), 0)})
+			continue
+		}
+		best, bestDist := -1, math.Inf(1)
+		for j := i + 1; j < n; j++ {
+			if used[j] {
+				continue
+			}
+			if d := cmplx.Abs(poles[j] - cmplx.Conj(p)); d < bestDist {
+				best, bestDist = j, d
+			}
+		}
+		if best < 0 || bestDist > ptol {
+			return nil, invalidf("pole %d (%v) has no conjugate partner: store both members of every complex pair", i, p)
+		}
+		if d := cmplx.Abs(residues[best] - cmplx.Conj(residues[i])); d > conjTol*(1+rscale) {
+			return nil, invalidf("residues %d and %d of the conjugate poles %v are not conjugate (mismatch %.3g)", i, best, p, d)
+		}
+		used[best] = true
+		pp, rr := (p+cmplx.Conj(poles[best]))/2, (residues[i]+cmplx.Conj(residues[best]))/2
+		if imag(pp) < 0 {
+			pp, rr = cmplx.Conj(pp), cmplx.Conj(rr)
+		}
+		modes = append(modes, mode{pole: pp, residue: rr, pair: true})
+	}
+	return modes, nil
+}
+
+// diagonalFromModes expands modes into a Diagonal with the package's pole order.
+func diagonalFromModes(modes []mode, h0 float64) *Diagonal {
+	sortModes(modes)
+	f := &Diagonal{H0: h0}
+	for _, m := range modes {
+		f.Poles = append(f.Poles, m.pole)
+		f.Residues = append(f.Residues, m.residue)
+		if m.pair {
+			f.Poles = append(f.Poles, cmplx.Conj(m.pole))
+			f.Residues = append(f.Residues, cmplx.Conj(m.residue))
+		}
+	}
+	return f
+}
+
+// lessRoot orders by decreasing modulus, then increasing |angle|, positive imaginary part first.
+func lessRoot(a, b complex128) bool {
+	ma, mb := cmplx.Abs(a), cmplx.Abs(b)
+	if ma != mb {
+		return ma > mb
+	}
+	aa, ab := math.Abs(cmplx.Phase(a)), math.Abs(cmplx.Phase(b))
+	if aa != ab {
+		return aa < ab
+	}
+	return imag(a) > imag(b)
+}
+
+func sortModes(modes []mode) {
+	sort.SliceStable(modes, func(i, j int) bool { return lessRoot(modes[i].pole, modes[j].pole) })
+}
+
+// sortRoots sorts in place and returns its argument.
+func sortRoots(r []complex128) []complex128 {
+	sort.SliceStable(r, func(i, j int) bool { return lessRoot(r[i], r[j]) })
+	return r
+}
+
+// powerAnchor is how many steps a running product λ^t may take before it is recomputed from
+// the polar form; it keeps the rounding of long products near t·eps without a pow per sample.
+const powerAnchor = 64
+
+// Impulse sums the modes (a Vandermonde product), a conjugate pair as 2·Re(r·λ^(t-1)).
+func (f *Diagonal) Impulse(length int) []float64 {
+	h := make([]float64, length)
+	if length == 0 {
+		return h
+	}
+	h[0] = f.H0
+	modes, err := pairModes(f.Poles, f.Residues)
+	if err != nil {
+		panic("filters: Impulse of an invalid Diagonal: " + err.Error())
+	}
+	for _, m := range modes {
+		scale := 1.0
+		if m.pair {
+			scale = 2
+		}
+		p := m.residue
+		for t := 1; t < length; t++ {
+			h[t] += scale * real(p)
+			if t%powerAnchor == 0 {
+				p = m.residue * cpow(m.pole, t)
+			} else {
+				p *= m.pole
+			}
+		}
+	}
+	return h
+}
+
+// cpow returns λ^t from the polar form.
+func cpow(l complex128, t int) complex128 {
+	r, th := cmplx.Polar(l)
+	if r == 0 {
+		return 0
+	}
+	return cmplx.Rect(math.Pow(r, float64(t)), th*float64(t))
+}
+
+// FreqResponse returns h0 + Σ rᵢ/(e^{jω} - λᵢ).
+func (f *Diagonal) FreqResponse(omega []float64) []complex128 {
+	out := make([]complex128, len(omega))
+	for k, w := range omega {
+		z := unitCircle(w)
+		s := complex(f.H0, 0)
+		for i, p := range f.Poles {
+			s += f.Residues[i] / (z - p)
+		}
+		out[k] = s
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package filters
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/cmplx"
+)
+
+// Form names a representation.
+type Form string
+
+// The representations a filter can take.
+const (
+	FormDense     Form = "dense"
+	FormDiagonal  Form = "diagonal"
+	FormCompanion Form = "companion"
+	FormRotation  Form = "rotation"
+	FormTF        Form = "tf"
+	FormZPK       Form = "zpk"
+)
+
+// Forms lists every discrete-time form, in the order the CLI and the TUI show them.
+var Forms = []Form{FormDense, FormDiagonal, FormCompanion, FormRotation, FormTF, FormZPK}
+
+// ParseForm returns the Form named s.
+func ParseForm(s string) (Form, error) {
+	for _, f := range Forms {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%w: unknown form %q (want one of dense, diagonal, companion, rotation, tf, zpk)", ErrInvalid, s)
+}
+
+// MaxOrder is the largest state dimension accepted anywhere in the package. Dense conversions
+// cost O(n³) time and O(n²) memory; 4096 keeps both within a workstation's reach.
+const MaxOrder = 4096
+
+// Filter is a SISO discrete-time filter in one representation.
+type Filter interface {
+	// Form names the representation.
+	Form() Form
+	// Order is the state dimension n (the degree of the denominator).
+	Order() int
+	// Validate reports whether the filter is well formed (dimensions, finite values).
+	Validate() error
+	// Impulse returns h[0..length-1], computed in the representation's own algorithm.
+	Impulse(length int) []float64
+	// FreqResponse returns H(e^{jω}) at each ω (rad/sample).
+	FreqResponse(omega []float64) []complex128
+}
+
+// Errors wrapped by the package's failures.
+var (
+	// ErrInvalid marks malformed input: dimensions, NaN/Inf, unknown names, limits.
+	ErrInvalid = errors.New("invalid filter")
+	// ErrDefective marks a conversion that needs distinct poles or a diagonalisable A.
+	ErrDefective = errors.New("defective system")
+	// ErrIllConditioned marks a conversion whose result would carry no accurate digits.
+	ErrIllConditioned = errors.New("ill-conditioned")
+)
+
+// ConditionError is returned when a condition number exceeds what a conversion accepts.
+type ConditionError struct {
+	What      string  // the matrix or problem whose condition was measured
+	Condition float64 // the estimate
+	Limit     float64 // the largest accepted value
+	Kind      error   // ErrDefective or ErrIllConditioned
+}
+
+func (e *ConditionError) Error() string {
+	return fmt.Sprintf("%v: condition number of %s is %.3g (limit %.3g)", e.Kind, e.What, e.Condition, e.Limit)
+}
+
+func (e *ConditionError) Unwrap() error { return e.Kind }
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+func checkOrder(n int) error {
+	if n > MaxOrder {
+		return invalidf("order %d exceeds the limit %d", n, MaxOrder)
+	}
+	return nil
+}
+
+func checkFinite(name string, v ...float64) error {
+	for i, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return invalidf("%s[%d] is %v", name, i, x)
+		}
+	}
+	return nil
+}
+
+func checkFiniteC(name string, v ...complex128) error {
+	for i, x := range v {
+		if cmplx.IsNaN(x) || cmplx.IsInf(x) {
+			return invalidf("%s[%d] is %v", name, i, x)
+		}
+	}
+	return nil
+}
+
+func checkLen(name string, got, want int) error {
+	if got != want {
+		return invalidf("%s has length %d, want %d", name, got, want)
+	}
+	return nil
+}
+
+// unitCircle returns e^{jω}.
+func unitCircle(w float64) complex128 {
+	s, c := math.Sincos(w)
+	return complex(c, s)
+}
