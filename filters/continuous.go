@@ -60,6 +60,11 @@ func (c *Continuous) Discretize() (Filter, error) {
 	if err := c.System.Validate(); err != nil {
 		return nil, err
 	}
+	if c.Method != ZOH {
+		if _, err := c.alpha(); err != nil {
+			return nil, err
+		}
+	}
 	switch s := c.System.(type) {
 	case *Dense:
 		return c.discretizeDense(s)

@@ -9,7 +9,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Report describes how exact a conversion was.
+// Report describes how exact a conversion was. Its numbers are always finite: an infinite
+// condition number or an overflowing response saturates at math.MaxFloat64 with a warning.
 type Report struct {
 	From Form `json:"from"`
 	To   Form `json:"to"`
@@ -30,12 +31,19 @@ const (
 	WarnCondition = 1e8
 )
 
+// MarginalTol is how close to the unit circle a pole counts as on it: poles computed as
+// eigenvalues carry errors of a few eps·‖A‖, so |p| ≥ 1 - MarginalTol is not called stable.
+const MarginalTol = 1e-10
+
+// Stable reports whether a spectral radius is safely inside the unit circle.
+func Stable(rho float64) bool { return rho < 1-MarginalTol }
+
 // ReportLength is the number of impulse samples compared for a filter of spectral radius
 // rho: enough for a stable response to decay to 1e-16 of its start, between 64 and 4096;
 // 512 for marginal and unstable filters, whose responses never decay.
 func ReportLength(rho float64) int {
 	switch {
-	case math.IsNaN(rho) || rho >= 1:
+	case math.IsNaN(rho) || !Stable(rho):
 		return 512
 	case rho < 1e-3:
 		return 64
@@ -135,16 +143,21 @@ func measure(in, out Filter, c conditioned) Report {
 	}
 	rep.Length = ReportLength(rho)
 	rep.RelError = relDiff(in.Impulse(rep.Length), out.Impulse(rep.Length))
-	if rho >= 1 {
+	if !Stable(rho) {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("not stable (spectral radius %.6g): the error is measured over %d samples of a response that does not decay", rho, rep.Length))
 	}
 	if math.IsNaN(rep.RelError) || math.IsInf(rep.RelError, 0) {
-		rep.RelError = math.Inf(1)
+		rep.RelError = math.MaxFloat64
 		rep.Warnings = append(rep.Warnings, "the impulse responses overflowed: no accurate digits can be claimed")
 	} else if rep.RelError > WarnRelError {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("impulse responses differ by %.3g relative over %d samples", rep.RelError, rep.Length))
 	}
-	if rep.Condition > WarnCondition {
+	switch {
+	case math.IsNaN(rep.Condition) || math.IsInf(rep.Condition, 0):
+		// Reports are printed as JSON, which has no Inf: saturate and say so.
+		rep.Condition = math.MaxFloat64
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("condition number of %s is infinite (singular)", rep.ConditionOf))
+	case rep.Condition > WarnCondition:
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("condition number of %s is %.3g", rep.ConditionOf, rep.Condition))
 	}
 	return rep

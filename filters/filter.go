@@ -70,6 +70,9 @@ type ConditionError struct {
 }
 
 func (e *ConditionError) Error() string {
+	if math.IsInf(e.Condition, 0) || math.IsNaN(e.Condition) {
+		return fmt.Sprintf("%v: condition number of %s is infinite (singular; limit %.3g)", e.Kind, e.What, e.Limit)
+	}
 	return fmt.Sprintf("%v: condition number of %s is %.3g (limit %.3g)", e.Kind, e.What, e.Condition, e.Limit)
 }
 

@@ -1,0 +1,253 @@
+package filters
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+// checkHonest converts f into every form and checks that each result is either a clear error
+// (wrapping ErrDefective or ErrIllConditioned, with a number in its message) or a filter whose
+// impulse response is finite, matches f within what the report claims, and whose report
+// warns whenever its error is large.
+func checkHonest(t *testing.T, name string, f Filter) map[Form]Report {
+	t.Helper()
+	reports := map[Form]Report{}
+	want := f.Impulse(512)
+	for _, to := range Forms {
+		out, rep, err := Convert(f, to)
+		if err != nil {
+			if !errors.Is(err, ErrDefective) && !errors.Is(err, ErrIllConditioned) {
+				t.Errorf("%s → %s: unexpected error kind: %v", name, to, err)
+			}
+			if !strings.ContainsAny(err.Error(), "0123456789") {
+				t.Errorf("%s → %s: error carries no number: %v", name, to, err)
+			}
+			continue
+		}
+		reports[to] = rep
+		got := out.Impulse(512)
+		for i, v := range got {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Fatalf("%s → %s: impulse[%d] = %v", name, to, i, v)
+			}
+		}
+		for _, v := range []float64{rep.Condition, rep.RelError} {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				t.Errorf("%s → %s: report has a non-finite number: %+v", name, to, rep)
+			}
+		}
+		e := relErr(got, want)
+		if e > 1e-9 && e > 10*rep.RelError {
+			t.Errorf("%s → %s: error %.3g but the report claims %.3g", name, to, e, rep.RelError)
+		}
+		if rep.RelError > WarnRelError && len(rep.Warnings) == 0 {
+			t.Errorf("%s → %s: error %.3g without a warning", name, to, rep.RelError)
+		}
+	}
+	return reports
+}
+
+func mustDense(t *testing.T, a [][]float64, b, c []float64, d float64) *Dense {
+	t.Helper()
+	f, err := NewDense(a, b, c, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestDefectiveSystems(t *testing.T) {
+	jordan := mustDense(t, [][]float64{{0.5, 1}, {0, 0.5}}, []float64{0, 1}, []float64{1, 0}, 0.25)
+	reps := checkHonest(t, "jordan", jordan)
+	_, _, err := ToDiagonal(jordan)
+	var ce *ConditionError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrDefective) {
+		t.Fatalf("diagonalising a Jordan block: got %v, want a ConditionError wrapping ErrDefective", err)
+	}
+	if ce.Condition <= DiagonalizeCondLimit {
+		t.Errorf("condition %v should exceed the limit", ce.Condition)
+	}
+	// The forms that can hold a repeated pole must succeed exactly.
+	for _, to := range []Form{FormTF, FormCompanion, FormZPK, FormDense} {
+		if rep, ok := reps[to]; !ok || rep.RelError > 1e-12 {
+			t.Errorf("jordan → %s: %+v (ok=%v)", to, rep, ok)
+		}
+	}
+	z, _, _ := ToZPK(jordan)
+	if len(z.Poles) != 2 || cmplxDist(z.Poles[0], 0.5) > 1e-7 || cmplxDist(z.Poles[1], 0.5) > 1e-7 {
+		t.Errorf("jordan poles %v, want 0.5 twice", z.Poles)
+	}
+	checkHonest(t, "jordan zpk", z)
+
+	// A pure delay of 3 samples: A nilpotent, every pole at 0.
+	delay, _ := NewCompanion([]float64{0, 0, 0}, []float64{0, 0, 1}, 0, false)
+	checkHonest(t, "delay", delay)
+	dz, _, err := ToZPK(delay)
+	if err != nil || len(dz.Zeros) != 0 || dz.Gain != 1 {
+		t.Errorf("delay → zpk: %+v, %v; want no zeros and gain 1", dz, err)
+	}
+	if h := dz.Impulse(5); h[3] != 1 || h[2] != 0 || h[4] != 0 {
+		t.Errorf("delay impulse %v", h)
+	}
+}
+
+func cmplxDist(a complex128, b float64) float64 { return math.Hypot(real(a)-b, imag(a)) }
+
+func TestUnstableAndMarginal(t *testing.T) {
+	th := 0.3
+	osc := mustDense(t, [][]float64{{math.Cos(th), -math.Sin(th)}, {math.Sin(th), math.Cos(th)}}, []float64{1, 0}, []float64{0, 1}, 0)
+	for to, rep := range checkHonest(t, "marginal", osc) {
+		if !hasWarning(rep, "not stable") {
+			t.Errorf("marginal → %s: no stability warning in %v", to, rep.Warnings)
+		}
+	}
+	rho, _ := SpectralRadius(osc)
+	if math.Abs(rho-1) > 1e-15 {
+		t.Errorf("spectral radius %v, want 1", rho)
+	}
+	// A^k·e₁ = (cos kθ, sin kθ), so h[t] = sin((t-1)θ).
+	h := osc.Impulse(100)
+	for i := 1; i < 100; i++ {
+		if math.Abs(h[i]-math.Sin(float64(i-1)*th)) > 1e-13 {
+			t.Fatalf("h[%d] = %v, want sin(%dθ)", i, h[i], i-1)
+		}
+	}
+
+	unstable := mustDense(t, [][]float64{{1.05, 0.2, 0}, {0, 0.9, 0.1}, {0.1, 0, -0.5}}, []float64{1, 1, 1}, []float64{1, -1, 0.5}, 0.1)
+	for to, rep := range checkHonest(t, "unstable", unstable) {
+		if !hasWarning(rep, "not stable") {
+			t.Errorf("unstable → %s: no stability warning", to)
+		}
+	}
+
+	// An integrator: a pole exactly at z = 1, which the unit-circle sampling must not hit.
+	integ, _ := NewTransferFunction([]float64{-1}, []float64{1}, 0)
+	checkHonest(t, "integrator", integ)
+	d, _, err := ToDense(integ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, rep, err := ToTF(d)
+	if err != nil || tf.Den[0] != -1 && math.Abs(tf.Den[0]+1) > 1e-15 || rep.RelError > 1e-15 {
+		t.Errorf("integrator round trip: %+v %+v %v", tf, rep, err)
+	}
+}
+
+func hasWarning(r Report, s string) bool {
+	for _, w := range r.Warnings {
+		if strings.Contains(w, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestUncontrollableAndUnobservable(t *testing.T) {
+	// The mode 0.6 is not reached by B; the mode -0.4 is not seen by C.
+	f := mustDense(t, [][]float64{{0.6, 0, 0}, {0, -0.4, 0}, {0, 0, 0.8}}, []float64{0, 1, 1}, []float64{1, 0, 1}, 0)
+	checkHonest(t, "uncontrollable", f)
+	d, _, err := ToDiagonal(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range d.Poles {
+		if real(p) != 0.8 && d.Residues[i] != 0 {
+			t.Errorf("pole %v has residue %v, want 0 (uncontrollable or unobservable)", p, d.Residues[i])
+		}
+	}
+	// The hidden modes are zeros too (they cancel in H).
+	z, _ := Zeros(f)
+	if matchRoots(z, []complex128{0.6, -0.4}) > 1e-12 {
+		t.Errorf("zeros %v, want 0.6 and -0.4", z)
+	}
+}
+
+func TestOrderZero(t *testing.T) {
+	gain := 1.5
+	forms := []Filter{
+		&Dense{D: gain}, &Diagonal{H0: gain}, &Companion{H0: gain}, &TransferFunction{H0: gain},
+		&ZPK{H0: gain}, &Rotation{D: gain},
+	}
+	for _, f := range forms {
+		if err := f.Validate(); err != nil {
+			t.Fatalf("%s: %v", f.Form(), err)
+		}
+		for _, to := range Forms {
+			out, rep, err := Convert(f, to)
+			if err != nil {
+				t.Fatalf("%s → %s: %v", f.Form(), to, err)
+			}
+			h := out.Impulse(4)
+			if h[0] != gain || h[1] != 0 || h[3] != 0 || out.Order() != 0 || rep.RelError != 0 {
+				t.Errorf("%s → %s: h = %v, order %d, report %+v", f.Form(), to, h, out.Order(), rep)
+			}
+			if r := out.FreqResponse([]float64{0, 1}); r[0] != complex(gain, 0) || r[1] != complex(gain, 0) {
+				t.Errorf("%s → %s: H = %v", f.Form(), to, r)
+			}
+		}
+	}
+	// ZPK of a pure gain keeps it exactly.
+	z, _, _ := ToZPK(&Dense{D: gain})
+	if h := z.Impulse(1); h[0] != gain {
+		t.Errorf("zpk of a gain: %+v", z)
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	nan := math.NaN()
+	cases := []struct {
+		name string
+		make func() error
+	}{
+		{"NaN in A", func() error { _, err := NewDense([][]float64{{nan}}, []float64{1}, []float64{1}, 0); return err }},
+		{"Inf in D", func() error { _, err := NewDense(nil, nil, nil, math.Inf(1)); return err }},
+		{"ragged A", func() error {
+			_, err := NewDense([][]float64{{1, 2}, {3}}, []float64{1, 1}, []float64{1, 1}, 0)
+			return err
+		}},
+		{"short B", func() error { _, err := NewDense([][]float64{{1}}, nil, []float64{1}, 0); return err }},
+		{"residue count", func() error { _, err := NewDiagonal([]complex128{0.5}, nil, 0); return err }},
+		{"lonely complex pole", func() error {
+			_, err := NewDiagonal([]complex128{0.5i}, []complex128{1}, 0)
+			return err
+		}},
+		{"unpaired residues", func() error {
+			_, err := NewDiagonal([]complex128{0.5i, -0.5i}, []complex128{1, 2}, 0)
+			return err
+		}},
+		{"complex residue of a real pole", func() error {
+			_, err := NewDiagonal([]complex128{0.5}, []complex128{1i}, 0)
+			return err
+		}},
+		{"tf lengths", func() error { _, err := NewTransferFunction([]float64{1, 2}, []float64{1}, 0); return err }},
+		{"improper zpk", func() error { _, err := NewZPK([]complex128{1, 2}, []complex128{0.5}, 1, 0); return err }},
+		{"rotation size", func() error {
+			_, err := NewRotation([][]float64{{1}}, []RotationBlock{{1, 1}}, nil, []float64{1, 1}, []float64{1, 1}, 0)
+			return err
+		}},
+		{"singular P", func() error {
+			_, err := NewRotation([][]float64{{1, 1}, {1, 1}}, []RotationBlock{{0.5, 1}}, nil, []float64{1, 1}, []float64{1, 1}, 0)
+			return err
+		}},
+		{"order limit", func() error { _, err := NewTransferFunction(make([]float64, MaxOrder+1), make([]float64, MaxOrder+1), 0); return err }},
+		{"negative dt", func() error {
+			_, err := (&Continuous{System: &Dense{}, Dt: -1, Method: ZOH}).Discretize()
+			return err
+		}},
+		{"unknown method", func() error {
+			_, err := (&Continuous{System: &Dense{}, Dt: 1, Method: "rk4"}).Discretize()
+			return err
+		}},
+		{"unknown form", func() error { _, err := ParseForm("ss"); return err }},
+		{"mixed bank", func() error { _, err := NewBank([]Filter{&Dense{}, &Diagonal{}}); return err }},
+		{"s4 tf", func() error { _, err := FromS4(&TransferFunction{}); return err }},
+	}
+	for _, c := range cases {
+		err := c.make()
+		if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrIllConditioned) {
+			t.Errorf("%s: got %v, want an ErrInvalid", c.name, err)
+		}
+	}
+}
