@@ -231,7 +231,10 @@ func TestInvalidInput(t *testing.T) {
 			_, err := NewRotation([][]float64{{1, 1}, {1, 1}}, []RotationBlock{{0.5, 1}}, nil, []float64{1, 1}, []float64{1, 1}, 0)
 			return err
 		}},
-		{"order limit", func() error { _, err := NewTransferFunction(make([]float64, MaxOrder+1), make([]float64, MaxOrder+1), 0); return err }},
+		{"order limit", func() error {
+			_, err := NewTransferFunction(make([]float64, MaxOrder+1), make([]float64, MaxOrder+1), 0)
+			return err
+		}},
 		{"negative dt", func() error {
 			_, err := (&Continuous{System: &Dense{}, Dt: -1, Method: ZOH}).Discretize()
 			return err

@@ -12,20 +12,20 @@ import (
 // see testdata/golden/README.md.
 type goldenFile struct {
 	Systems []struct {
-		Name        string         `json:"name"`
-		N           int            `json:"n"`
-		A           [][]float64    `json:"A"`
-		B           []float64      `json:"B"`
-		C           []float64      `json:"C"`
-		D           float64        `json:"D"`
-		Impulse     []float64      `json:"impulse"`
-		Omega       []float64      `json:"omega"`
-		H           [][2]float64   `json:"H"`
-		Poles       [][2]float64   `json:"poles"`
-		ZerosPencil [][2]float64   `json:"zeros_pencil"`
-		TFB         []float64      `json:"tf_b"`
-		TFA         []float64      `json:"tf_a"`
-		Rho         float64        `json:"spectral_radius"`
+		Name        string       `json:"name"`
+		N           int          `json:"n"`
+		A           [][]float64  `json:"A"`
+		B           []float64    `json:"B"`
+		C           []float64    `json:"C"`
+		D           float64      `json:"D"`
+		Impulse     []float64    `json:"impulse"`
+		Omega       []float64    `json:"omega"`
+		H           [][2]float64 `json:"H"`
+		Poles       [][2]float64 `json:"poles"`
+		ZerosPencil [][2]float64 `json:"zeros_pencil"`
+		TFB         []float64    `json:"tf_b"`
+		TFA         []float64    `json:"tf_a"`
+		Rho         float64      `json:"spectral_radius"`
 	} `json:"systems"`
 	Accuracy     []accuracyCase `json:"ss2tf_accuracy"`
 	AccuracyRing []accuracyCase `json:"ss2tf_accuracy_ring"`
