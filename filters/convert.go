@@ -604,21 +604,34 @@ func toZPK(f Filter) (*ZPK, conditioned, error) {
 	if s, ok := f.(*ZPK); ok {
 		return &ZPK{Zeros: cloneC(s.Zeros), Poles: cloneC(s.Poles), Gain: s.Gain, H0: s.H0}, exact, nil
 	}
-	poles, err := Poles(f)
-	if err != nil {
-		return nil, conditioned{}, err
-	}
-	var d *Dense
+	var (
+		d     *Dense
+		poles []complex128
+		err   error
+	)
 	c := conditioned{value: 1, of: "none (poles and zeros from eigenvalues)"}
 	switch s := f.(type) {
 	case *Dense:
 		d = s
-		if s.Order() > 0 {
-			if mb, err := realModal(s.A); err == nil {
-				c = conditioned{value: mb.cond, of: "the eigenvector basis of A (Bauer–Fike bound on the poles)"}
-			} else {
-				c = conditioned{value: math.Inf(1), of: "the eigenvector basis of A", warnings: []string{"A is defective or nearly so: its repeated poles are sensitive to rounding"}}
+		if s.Order() == 0 {
+			break
+		}
+		// One eigen-decomposition gives the poles and their condition (Bauer–Fike).
+		if mb, err := realModal(s.A); err == nil {
+			c = conditioned{value: mb.cond, of: "the eigenvector basis of A (Bauer–Fike bound on the poles)"}
+			for _, p := range mb.pairs {
+				poles = append(poles, p, cmplx.Conj(p))
 			}
+			for _, r := range mb.reals {
+				poles = append(poles, complex(r, 0))
+			}
+			poles = sortRoots(poles)
+		} else {
+			var ce *ConditionError
+			if !errors.As(err, &ce) {
+				return nil, c, err
+			}
+			c = conditioned{value: ce.Condition, of: "the eigenvector basis of A", warnings: []string{"A is defective or nearly so: its repeated poles are sensitive to rounding"}}
 		}
 	case *Rotation:
 		d = s.Dense()
@@ -627,6 +640,11 @@ func toZPK(f Filter) (*ZPK, conditioned, error) {
 		d, _, err = toDense(f)
 		if err != nil {
 			return nil, conditioned{}, err
+		}
+	}
+	if poles == nil {
+		if poles, err = Poles(f); err != nil {
+			return nil, c, err
 		}
 	}
 	zeros, gain, h0, err := zeroDynamics(d)

@@ -118,6 +118,15 @@ func (m *modalBasis) blocks() []RotationBlock {
 // accuracy: its real Schur form T = ZᵀAZ is then block diagonal. ok is false otherwise.
 func schurRotation(a *mat.Dense) (p *mat.Dense, blocks []RotationBlock, reals []float64, ok bool) {
 	n, _ := a.Dims()
+	// Screen with ‖AᵀA - AAᵀ‖ first: one matrix product is far cheaper than a QR iteration.
+	var ata, aat mat.Dense
+	ata.Mul(a.T(), a)
+	aat.Mul(a, a.T())
+	ata.Sub(&ata, &aat)
+	fn := mat.Norm(a, 2)
+	if mat.Norm(&ata, 2) > 1e3*eps*float64(n)*fn*fn {
+		return nil, nil, nil, false
+	}
 	impl := gonum.Implementation{}
 	t := mat.DenseCopyOf(a)
 	traw := t.RawMatrix()
