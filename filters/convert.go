@@ -152,6 +152,14 @@ func measure(in, out Filter, c conditioned) Report {
 	} else if rep.RelError > WarnRelError {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("impulse responses differ by %.3g relative over %d samples", rep.RelError, rep.Length))
 	}
+	if rep.RelError > WarnRelError && Stable(rho) {
+		// Say why when the target form could not hold the poles: typically the coefficients
+		// of a high-order polynomial whose roots cluster, where even correctly rounded
+		// coefficients put roots outside the unit circle.
+		if out, err := SpectralRadius(out); err == nil && !Stable(out) {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the %s form of this stable filter is unstable (spectral radius %.6g → %.6g): it cannot hold these poles in float64; keep a modal form (diagonal, rotation, zpk)", rep.To, rho, out))
+		}
+	}
 	switch {
 	case math.IsNaN(rep.Condition) || math.IsInf(rep.Condition, 0):
 		// Reports are printed as JSON, which has no Inf: saturate and say so.

@@ -3,6 +3,7 @@ package filters
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -252,5 +253,23 @@ func TestInvalidInput(t *testing.T) {
 		if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrIllConditioned) {
 			t.Errorf("%s: got %v, want an ErrInvalid", c.name, err)
 		}
+	}
+}
+
+// TestUnrepresentableTF: poles of a ring system with clustered angles cannot be held by
+// float64 polynomial coefficients; the report must say so rather than pass silently.
+func TestUnrepresentableTF(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 1064))
+	d := ringSystem(rng, 64, 0.9)
+	_, rep, err := ToTF(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.RelError < 1 || !hasWarning(rep, "cannot hold these poles") {
+		t.Errorf("report %+v", rep)
+	}
+	// The modal forms hold the same filter exactly.
+	if _, rep, err := ToDiagonal(d); err != nil || rep.RelError > 1e-13 {
+		t.Errorf("diagonal: %+v %v", rep, err)
 	}
 }
