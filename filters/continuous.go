@@ -89,6 +89,10 @@ func (c *Continuous) discretizeDense(s *Dense) (Filter, error) {
 			}
 			aug.Set(i, n, s.B[i]*dt)
 		}
+		// mat.Exp scales by log2 of the norm; an infinite norm would never finish.
+		if norm := mat.Norm(aug, 1); math.IsInf(norm, 0) || math.IsNaN(norm) {
+			return nil, invalidf("zoh: the norm of [A B]·dt overflows float64")
+		}
 		var e mat.Dense
 		e.Exp(aug)
 		ad := mat.DenseCopyOf(e.Slice(0, n, 0, n))
@@ -182,8 +186,19 @@ func phi1(x complex128) complex128 {
 // FromS4 maps a state-space filter written in the S4 convention (the state is updated before
 // the output, so its kernel is CB + D, CAB, CA²B, …) exactly to this package's convention:
 // (A, B, C, D) becomes (A, B, CA, CB + D). The transfer-function and ZPK forms have no state
-// and are rejected.
+// and are rejected. The result is validated: CA and CB + D may overflow.
 func FromS4(f Filter) (Filter, error) {
+	out, err := fromS4(f)
+	if err != nil {
+		return nil, err
+	}
+	if err := out.Validate(); err != nil {
+		return nil, fmt.Errorf("s4 convention: %w", err)
+	}
+	return out, nil
+}
+
+func fromS4(f Filter) (Filter, error) {
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
@@ -196,7 +211,7 @@ func FromS4(f Filter) (Filter, error) {
 		c := make([]float64, n)
 		mat.NewVecDense(n, c).MulVec(s.A.T(), mat.NewVecDense(n, s.C))
 		d := s.D + dot(s.C, s.B)
-		return newDenseMat(mat.DenseCopyOf(s.A), append([]float64(nil), s.B...), c, d), nil
+		return newDenseMat(mat.DenseCopyOf(s.A), clone(s.B), c, d), nil
 	case *Diagonal:
 		res := make([]complex128, len(s.Residues))
 		h0 := s.H0
@@ -204,28 +219,30 @@ func FromS4(f Filter) (Filter, error) {
 			res[i] = r * s.Poles[i]
 			h0 += real(r)
 		}
-		return NewDiagonal(s.Poles, res, h0)
+		return &Diagonal{Poles: cloneC(s.Poles), Residues: res, H0: h0}, nil
 	case *Rotation:
 		d := s.Dense()
 		c := make([]float64, s.Order())
 		if len(c) > 0 {
 			mat.NewVecDense(len(c), c).MulVec(d.A.T(), mat.NewVecDense(len(c), s.C))
 		}
-		out := &Rotation{P: s.P, Blocks: s.Blocks, Real: s.Real, B: s.B, C: c, D: s.D + dot(s.C, s.B)}
-		return out, out.Validate()
+		return &Rotation{P: cloneMat(s.P), Blocks: append([]RotationBlock(nil), s.Blocks...), Real: clone(s.Real),
+			B: clone(s.B), C: c, D: s.D + dot(s.C, s.B)}, nil
 	case *Companion:
-		// C = b, B = e₁ (or the transpose): the new output row is bA, which keeps the form.
-		d := s.Dense()
+		// The S4 reading has H'(z) = D + z·G(z) where G = b/a is the control reading's strictly
+		// proper part, so both variants keep a and map b'ₖ = bₖ₊₁ - b₁aₖ, h0' = h0 + b₁.
 		n := s.Order()
-		c := make([]float64, n)
-		if n > 0 {
-			mat.NewVecDense(n, c).MulVec(d.A.T(), mat.NewVecDense(n, d.C))
+		if n == 0 {
+			return &Companion{H0: s.H0, Observable: s.Observable}, nil
 		}
-		if s.Observable {
-			out := newDenseMat(d.A, d.B, c, s.H0+dot(d.C, d.B))
-			return out, out.Validate()
+		b := make([]float64, n)
+		for k := range b {
+			if k+1 < n {
+				b[k] = s.Num[k+1]
+			}
+			b[k] -= s.Num[0] * s.Den[k]
 		}
-		return NewCompanion(s.Den, c, s.H0+dot(d.C, d.B), false)
+		return &Companion{Den: clone(s.Den), Num: b, H0: s.H0 + s.Num[0], Observable: s.Observable}, nil
 	}
 	return nil, invalidf("the S4 convention applies to state-space forms (dense, diagonal, companion, rotation), not %s", f.Form())
 }

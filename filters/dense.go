@@ -19,13 +19,13 @@ func NewDense(a [][]float64, b, c []float64, d float64) (*Dense, error) {
 	if err := checkOrder(n); err != nil {
 		return nil, err
 	}
-	f := &Dense{B: append([]float64(nil), b...), C: append([]float64(nil), c...), D: d}
+	if err := checkSquare("A", a); err != nil {
+		return nil, err
+	}
+	f := &Dense{B: clone(b), C: clone(c), D: d}
 	if n > 0 {
 		f.A = mat.NewDense(n, n, nil)
 		for i, row := range a {
-			if len(row) != n {
-				return nil, invalidf("A row %d has %d entries, want %d (A must be square)", i, len(row), n)
-			}
 			f.A.SetRow(i, row)
 		}
 	}

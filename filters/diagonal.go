@@ -50,6 +50,12 @@ func (f *Diagonal) Validate() error {
 	return err
 }
 
+// checkConjugateClosed checks that every complex root has its conjugate in v.
+func checkConjugateClosed(what string, v []complex128) error {
+	_, err := pairRoots(what, v, make([]complex128, len(v)))
+	return err
+}
+
 // mode is one real mode or one conjugate pair (stored by its member with Im > 0).
 type mode struct {
 	pole, residue complex128
@@ -62,6 +68,10 @@ const conjTol = 1e-9
 
 // pairModes groups conjugate pairs; a real filter must be conjugate-closed.
 func pairModes(poles, residues []complex128) ([]mode, error) {
+	return pairRoots("pole", poles, residues)
+}
+
+func pairRoots(what string, poles, residues []complex128) ([]mode, error) {
 	n := len(poles)
 	used := make([]bool, n)
 	modes := make([]mode, 0, n)
@@ -77,7 +87,7 @@ func pairModes(poles, residues []complex128) ([]mode, error) {
 		ptol := conjTol * (1 + cmplx.Abs(p))
 		if math.Abs(imag(p)) <= ptol*1e-3 || imag(p) == 0 {
 			if math.Abs(imag(residues[i])) > conjTol*(1+rscale) {
-				return nil, invalidf("pole %d (%v) is real but its residue %v is not: a real filter's residues are conjugate-closed", i, p, residues[i])
+				return nil, invalidf("%s %d %v is real but its residue %v is not: a real filter's residues are conjugate-closed", what, i, p, residues[i])
 			}
 			modes = append(modes, mode{pole: complex(real(p), 0), residue: complex(real(residues[i]), 0)})
 			continue
@@ -92,10 +102,10 @@ func pairModes(poles, residues []complex128) ([]mode, error) {
 			}
 		}
 		if best < 0 || bestDist > ptol {
-			return nil, invalidf("pole %d (%v) has no conjugate partner: store both members of every complex pair", i, p)
+			return nil, invalidf("%s %d %v has no conjugate partner: store both members of every complex pair", what, i, p)
 		}
 		if d := cmplx.Abs(residues[best] - cmplx.Conj(residues[i])); d > conjTol*(1+rscale) {
-			return nil, invalidf("residues %d and %d of the conjugate poles %v are not conjugate (mismatch %.3g)", i, best, p, d)
+			return nil, invalidf("residues %d and %d of the conjugate %ss %v are not conjugate (mismatch %.3g)", i, best, what, p, d)
 		}
 		used[best] = true
 		pp, rr := (p+cmplx.Conj(poles[best]))/2, (residues[i]+cmplx.Conj(residues[best]))/2

@@ -273,3 +273,18 @@ func TestUnrepresentableTF(t *testing.T) {
 		t.Errorf("diagonal: %+v %v", rep, err)
 	}
 }
+
+// TestDiscretizeOverflow: an infinite ‖[A B]·dt‖ made the matrix exponential square forever
+// (found by fuzzing the file reader); now it is a clear error.
+func TestDiscretizeOverflow(t *testing.T) {
+	sys := mustDense(t, [][]float64{{1e300, 1e300}, {1e300, 1e300}}, []float64{1, 0}, []float64{1, 1}, 0)
+	_, err := (&Continuous{System: sys, Dt: 1e300, Method: ZOH}).Discretize()
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "overflows") {
+		t.Errorf("got %v", err)
+	}
+	// FromS4 of a system whose CA overflows is rejected, not returned with Inf inside.
+	big := mustDense(t, [][]float64{{1e300}}, []float64{1}, []float64{1e300}, 0)
+	if _, err := FromS4(big); !errors.Is(err, ErrInvalid) {
+		t.Errorf("FromS4 overflow: got %v", err)
+	}
+}

@@ -70,10 +70,15 @@ type ConditionError struct {
 }
 
 func (e *ConditionError) Error() string {
-	if math.IsInf(e.Condition, 0) || math.IsNaN(e.Condition) {
-		return fmt.Sprintf("%v: condition number of %s is infinite (singular; limit %.3g)", e.Kind, e.What, e.Limit)
+	return fmt.Sprintf("%v: condition number of %s is %s (limit %.3g)", e.Kind, e.What, formatCond(e.Condition), e.Limit)
+}
+
+// formatCond prints a condition number; an infinite one means exactly singular.
+func formatCond(c float64) string {
+	if math.IsInf(c, 0) || math.IsNaN(c) {
+		return "infinite (singular)"
 	}
-	return fmt.Sprintf("%v: condition number of %s is %.3g (limit %.3g)", e.Kind, e.What, e.Condition, e.Limit)
+	return fmt.Sprintf("%.3g", c)
 }
 
 func (e *ConditionError) Unwrap() error { return e.Kind }
@@ -85,6 +90,16 @@ func invalidf(format string, args ...any) error {
 func checkOrder(n int) error {
 	if n > MaxOrder {
 		return invalidf("order %d exceeds the limit %d", n, MaxOrder)
+	}
+	return nil
+}
+
+// checkSquare checks that rows form a square matrix before anything n×n is allocated.
+func checkSquare(name string, rows [][]float64) error {
+	for i, row := range rows {
+		if len(row) != len(rows) {
+			return invalidf("%s row %d has %d entries, want %d (%s must be square)", name, i, len(row), len(rows), name)
+		}
 	}
 	return nil
 }

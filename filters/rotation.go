@@ -33,16 +33,19 @@ func NewRotation(p [][]float64, blocks []RotationBlock, real, b, c []float64, d 
 	if err := checkOrder(n); err != nil {
 		return nil, err
 	}
+	if err := checkSquare("P", p); err != nil {
+		return nil, err
+	}
 	if n > 0 {
 		f.P = mat.NewDense(n, n, nil)
 		for i, row := range p {
-			if len(row) != n {
-				return nil, invalidf("P row %d has %d entries, want %d (P must be square)", i, len(row), n)
-			}
 			f.P.SetRow(i, row)
 		}
 	}
-	return f, f.Validate()
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // RotRNNHead holds the parameters of one RotRNN head (seed 000 §3): P = expm(M - Mᵀ) of size
@@ -104,7 +107,10 @@ func NewRotationFromRotRNN(heads []RotRNNHead, b, c []float64, d float64) (*Rota
 		}
 		off += k
 	}
-	return f, f.Validate()
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // NewRotationFromHouseholder builds P as the product of Householder reflections of seed 003
@@ -218,8 +224,8 @@ func (f *Rotation) Validate() error {
 	if n > 0 {
 		var lu mat.LU
 		lu.Factorize(f.P)
-		if c := lu.Cond(); math.IsInf(c, 1) || c > 1/eps {
-			return &ConditionError{What: "the rotation basis P", Condition: c, Limit: 1 / eps, Kind: ErrIllConditioned}
+		if c := lu.Cond(); math.IsInf(c, 1) || math.IsNaN(c) || c > 1/eps {
+			return invalidf("the rotation basis P is singular to working precision (condition number %s)", formatCond(c))
 		}
 	}
 	return nil

@@ -199,4 +199,19 @@ func TestFromS4(t *testing.T) {
 	if e := relErr(s4.Impulse(64), want); e > 1e-13 {
 		t.Errorf("dense FromS4 differs from the S4 recurrence by %.3g", e)
 	}
+	// Both companion variants keep their form (a bank of them stays one form).
+	for _, observable := range []bool{false, true} {
+		c, _, _ := ToCompanion(orig)
+		c.Observable = observable
+		s4, err := FromS4(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := s4.(*Companion); !ok || got.Observable != observable {
+			t.Fatalf("observable=%v: FromS4 gave %T", observable, s4)
+		}
+		if e := relErr(s4.Impulse(64), s4Kernel(c.Dense(), 64)); e > 1e-12 {
+			t.Errorf("observable=%v: kernel differs by %.3g", observable, e)
+		}
+	}
 }

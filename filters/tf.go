@@ -21,14 +21,20 @@ type Companion struct {
 
 // NewTransferFunction validates and returns a transfer function; the slices are copied.
 func NewTransferFunction(a, b []float64, h0 float64) (*TransferFunction, error) {
-	f := &TransferFunction{Den: append([]float64(nil), a...), Num: append([]float64(nil), b...), H0: h0}
-	return f, f.Validate()
+	f := &TransferFunction{Den: clone(a), Num: clone(b), H0: h0}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // NewCompanion validates and returns a companion-form filter; the slices are copied.
 func NewCompanion(a, b []float64, h0 float64, observable bool) (*Companion, error) {
-	f := &Companion{Den: append([]float64(nil), a...), Num: append([]float64(nil), b...), H0: h0, Observable: observable}
-	return f, f.Validate()
+	f := &Companion{Den: clone(a), Num: clone(b), H0: h0, Observable: observable}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 func validateCoefficients(a, b []float64, h0 float64) error {

@@ -15,8 +15,11 @@ type ZPK struct {
 
 // NewZPK validates and returns a zero-pole-gain filter; the slices are copied.
 func NewZPK(zeros, poles []complex128, gain, h0 float64) (*ZPK, error) {
-	f := &ZPK{Zeros: append([]complex128(nil), zeros...), Poles: append([]complex128(nil), poles...), Gain: gain, H0: h0}
-	return f, f.Validate()
+	f := &ZPK{Zeros: cloneC(zeros), Poles: cloneC(poles), Gain: gain, H0: h0}
+	if err := f.Validate(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // Form returns FormZPK.
@@ -45,13 +48,10 @@ func (f *ZPK) Validate() error {
 	if err := checkFinite("h0", f.H0); err != nil {
 		return err
 	}
-	if _, err := pairModes(f.Zeros, make([]complex128, len(f.Zeros))); err != nil {
-		return invalidf("zeros: %v", err)
+	if err := checkConjugateClosed("zero", f.Zeros); err != nil {
+		return err
 	}
-	if _, err := pairModes(f.Poles, make([]complex128, len(f.Poles))); err != nil {
-		return invalidf("poles: %v", err)
-	}
-	return nil
+	return checkConjugateClosed("pole", f.Poles)
 }
 
 // Impulse filters a delayed impulse through a cascade of first-order sections
