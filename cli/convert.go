@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// maxWarningLines caps the warning lines a bank conversion prints; --report has them all.
+const maxWarningLines = 20
+
+type convertOptions struct {
+	to         string
+	out        string
+	observable bool
+	report     string
+}
+
+func newConvert(s *streams) *cobra.Command {
+	var o convertOptions
+	cmd := &cobra.Command{
+		Use:   "convert FILE --to FORM [-o OUT]",
+		Short: "Convert a filter or a bank to another form",
+		Long: `Convert reads the filter or bank in FILE ("-" reads stdin), converts it to FORM
+(dense, diagonal, companion, rotation, tf or zpk) and writes the result to stdout, or
+atomically to OUT with -o (stdout then stays empty). The name in FILE is kept.
+
+On stderr it prints how exact the conversion was: the relative L2 difference between the
+impulse responses of input and output, over enough samples for them to decay, and a
+condition number for the step that can lose accuracy. Each warning (unstable filter, error
+above 1e-6, condition above 1e8) is its own "warning: " line. --report FILE writes the full
+report as JSON (for a bank: {"channels": [report, ...]}); "--report -" writes it to
+stdout when -o names a file. An infinite condition number or error (an overflowing
+response) is written as 1.8e308, with a warning saying why.
+
+A conversion that cannot be done accurately fails (exit 1), e.g. diagonalising a defective
+matrix, with the condition number that decided it.`,
+		Example: `  ssmlab convert lru.json --to tf
+  ssmlab convert lru.json --to companion --observable -o lru-companion.json
+  cat bank.json | ssmlab convert - --to diagonal --report report.json > modal.json`,
+		Args: oneFile,
+		RunE: func(_ *cobra.Command, args []string) error { return runConvert(s, args[0], o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.to, "to", "", "the `FORM` to convert to: dense, diagonal, companion, rotation, tf or zpk (required)")
+	f.StringVarP(&o.out, "output", "o", "-", "write the converted filter to `OUT` instead of stdout")
+	f.BoolVar(&o.observable, "observable", false, "with --to companion: the observable (transposed) variant")
+	f.StringVar(&o.report, "report", "", "write the conversion report as JSON to `FILE`")
+	return cmd
+}
+
+func runConvert(s *streams, path string, o convertOptions) error {
+	if o.to == "" {
+		return fmt.Errorf("--to is required (one of %s)", formList())
+	}
+	to, err := filters.ParseForm(o.to)
+	if err != nil {
+		return fmt.Errorf("--to %q is not a form (want one of %s)", o.to, formList())
+	}
+	if o.observable && to != filters.FormCompanion {
+		return fmt.Errorf("--observable applies only to --to companion")
+	}
+	if o.report == "-" && o.out == "-" {
+		return fmt.Errorf("--report - needs -o OUT: stdout already carries the converted filter")
+	}
+	if o.report != "" && o.report == o.out {
+		return fmt.Errorf("--report and -o both name %s: the report would overwrite the filter", o.out)
+	}
+
+	doc, name, err := s.read(path)
+	if err != nil {
+		return err
+	}
+	out := filters.Document{Name: doc.Name}
+	var reports []filters.Report
+	if doc.Bank != nil {
+		out.Bank, reports, err = filters.ConvertBank(doc.Bank, to)
+		if err != nil {
+			return failf("%s: %w", name, err)
+		}
+		if o.observable {
+			for _, c := range out.Bank.Channels {
+				c.(*filters.Companion).Observable = true
+			}
+		}
+	} else {
+		var rep filters.Report
+		out.Filter, rep, err = filters.Convert(doc.Filter, to)
+		if err != nil {
+			return failf("%s: %w", name, err)
+		}
+		if o.observable {
+			out.Filter.(*filters.Companion).Observable = true
+		}
+		reports = []filters.Report{rep}
+	}
+
+	if err := s.write(o.out, out); err != nil {
+		return err
+	}
+	if o.report != "" {
+		if err := s.writeReport(o.report, reports, doc.Bank != nil); err != nil {
+			return err
+		}
+	}
+	// Last, so that a failure above leaves its error as the only line on stderr.
+	summarize(s.err, reports, doc.Bank != nil)
+	return nil
+}
+
+// summarize prints a one-line account of the conversion and one line per warning.
+func summarize(w io.Writer, reports []filters.Report, bank bool) {
+	if !bank {
+		r := reports[0]
+		fmt.Fprintf(w, "converted %s → %s: rel error %.2g over %d samples; condition %.3g: %s\n",
+			r.From, r.To, r.RelError, r.Length, r.Condition, r.ConditionOf)
+		for _, msg := range r.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", oneLine(msg))
+		}
+		return
+	}
+	worstErr, worstCond := 0, 0
+	for i, r := range reports {
+		if r.RelError > reports[worstErr].RelError {
+			worstErr = i
+		}
+		if r.Condition > reports[worstCond].Condition {
+			worstCond = i
+		}
+	}
+	e, c := reports[worstErr], reports[worstCond]
+	fmt.Fprintf(w, "converted %d channels %s → %s: worst rel error %.2g over %d samples (channel %d); worst condition %.3g (channel %d): %s\n",
+		len(reports), e.From, e.To, e.RelError, e.Length, worstErr, c.Condition, worstCond, c.ConditionOf)
+	printed, total := 0, 0
+	for i, r := range reports {
+		for _, msg := range r.Warnings {
+			total++
+			if printed < maxWarningLines {
+				fmt.Fprintf(w, "warning: channel %d: %s\n", i, oneLine(msg))
+				printed++
+			}
+		}
+	}
+	if total > printed {
+		fmt.Fprintf(w, "warning: %d more warnings (--report FILE writes them all)\n", total-printed)
+	}
+}
+
+func (s *streams) writeReport(path string, reports []filters.Report, bank bool) error {
+	// A Report's numbers are finite (filters saturates them), so it always encodes.
+	var v any = reports[0]
+	if bank {
+		v = struct {
+			Channels []filters.Report `json:"channels"`
+		}{reports}
+	}
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return failf("%s: %w", path, err)
+	}
+	data = append(data, '\n')
+	if path == "-" {
+		return s.writeOut(data)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return failf("%s: %w", path, pathProblem(err))
+	}
+	return nil
+}
+
+// pathProblem strips the operation and path from an *os.PathError, whose message the caller
+// prefixes with the path itself.
+func pathProblem(err error) error {
+	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
