@@ -1,0 +1,193 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// Backend runs the optimisation of a Problem. The CPU backend is the reference; a GPU
+// backend implements the same interface.
+type Backend interface {
+	// Name is "cpu" or "gpu".
+	Name() string
+	// Start prepares the problem (uploads it, compiles kernels, …).
+	Start(p *Problem) (Trainer, error)
+}
+
+// Problem is what a backend optimises: one parameter vector per channel, in the layout of
+// its model (see the package doc), against an objective.
+type Problem struct {
+	Spec   Spec
+	Params [][]float64 // initial parameters, one slice per channel; the trainer owns them
+	models []model
+	obj    objective
+}
+
+// Trainer runs optimisation steps.
+type Trainer interface {
+	// Step runs k steps on every channel and returns each channel's loss and relative L2
+	// error after the last of them. It returns early with ctx.Err() when cancelled.
+	Step(ctx context.Context, k int) (loss, relErr []float64, err error)
+	// Params returns a copy of the current parameters.
+	Params() [][]float64
+	Close() error
+}
+
+// CPU is the pure-Go backend: analytic gradients through the FFTs, channels in parallel.
+type CPU struct{}
+
+// Name returns "cpu".
+func (CPU) Name() string { return "cpu" }
+
+// stabilityCheckEvery is how often (in steps) an RTF channel under a radius constraint has its
+// poles checked; a violation rolls the channel back to its last good state and halves its
+// learning rate. Each check is one eigenvalue problem of order n.
+const stabilityCheckEvery = 25
+
+type cpuChannel struct {
+	m       model
+	p, g    []float64
+	k, e    []float64
+	ws      workspace
+	opt     *adam
+	lrScale float64
+	good    []float64 // last parameters that passed the stability check
+	goodOpt *adam
+	step    int
+	loss    float64
+	rel     float64
+	// best holds the parameters with the lowest relative error seen at a chunk boundary
+	// (and, under a radius constraint, inside it): a job never returns worse than its start.
+	best    []float64
+	bestRel float64
+}
+
+type cpuTrainer struct {
+	spec  Spec
+	obj   objective
+	chans []*cpuChannel
+	total int
+}
+
+// Start prepares the channels.
+func (CPU) Start(p *Problem) (Trainer, error) {
+	t := &cpuTrainer{spec: p.Spec, obj: p.obj, total: p.Spec.Steps}
+	for i, m := range p.models {
+		if len(p.Params[i]) != m.numParams() {
+			return nil, fmt.Errorf("train: channel %d has %d parameters, its model takes %d", i, len(p.Params[i]), m.numParams())
+		}
+		length := kernelLength(m)
+		c := &cpuChannel{
+			m: m, p: p.Params[i], g: make([]float64, m.numParams()),
+			k: make([]float64, length), e: make([]float64, length), ws: m.newWorkspace(),
+			opt: newAdam(m.numParams()), lrScale: 1,
+		}
+		c.good, c.goodOpt = append([]float64(nil), c.p...), c.opt.clone()
+		c.m.kernel(c.ws, c.p, c.k)
+		c.loss = t.obj.loss(i, c.k, c.e)
+		c.rel = t.obj.relError(i, c.k)
+		c.best, c.bestRel = append([]float64(nil), c.p...), c.rel
+		t.chans = append(t.chans, c)
+	}
+	return t, nil
+}
+
+func kernelLength(m model) int {
+	switch mm := m.(type) {
+	case *rtfModel:
+		return mm.length
+	case *modalModel:
+		return mm.length
+	}
+	panic("train: unknown model")
+}
+
+func (t *cpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, error) {
+	errs := make([]error, len(t.chans))
+	filters.ForEachChannel(len(t.chans), func(i int) {
+		c := t.chans[i]
+		for s := 0; s < k; s++ {
+			if s%8 == 0 && ctx.Err() != nil {
+				errs[i] = ctx.Err()
+				return
+			}
+			t.stepChannel(i, c)
+		}
+		// Loss and error of the parameters as they now stand.
+		c.m.kernel(c.ws, c.p, c.k)
+		c.loss = t.obj.loss(i, c.k, c.e)
+		c.rel = t.obj.relError(i, c.k)
+		if c.rel < c.bestRel && t.admissible(c) {
+			copy(c.best, c.p)
+			c.bestRel = c.rel
+		}
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	loss, rel := make([]float64, len(t.chans)), make([]float64, len(t.chans))
+	for i, c := range t.chans {
+		loss[i], rel[i] = c.loss, c.rel
+	}
+	return loss, rel, nil
+}
+
+func (t *cpuTrainer) stepChannel(i int, c *cpuChannel) {
+	c.m.kernel(c.ws, c.p, c.k)
+	t.obj.loss(i, c.k, c.e)
+	c.m.grad(c.ws, c.p, c.e, c.g)
+	for _, v := range c.g {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			// A pole on the unit circle at an FFT bin: restart from the last good state.
+			t.rollback(c)
+			return
+		}
+	}
+	lr := t.spec.Optimizer.learningRate(c.step, t.total) * c.lrScale
+	c.opt.step(c.p, c.g, lr, &t.spec.Optimizer)
+	c.step++
+	switch m := c.m.(type) {
+	case *modalModel:
+		m.project(c.p)
+	case *rtfModel:
+		if t.spec.Constraint == "radius" && c.step%stabilityCheckEvery == 0 {
+			if m.maxRadius(c.p) > t.spec.MaxRadius {
+				t.rollback(c)
+			} else {
+				copy(c.good, c.p)
+				c.goodOpt = c.opt.clone()
+			}
+		}
+	}
+}
+
+func (t *cpuTrainer) rollback(c *cpuChannel) {
+	copy(c.p, c.good)
+	c.opt = c.goodOpt.clone()
+	c.lrScale /= 2
+}
+
+// admissible reports whether the channel's current parameters satisfy the radius constraint
+// (modal models satisfy it by construction).
+func (t *cpuTrainer) admissible(c *cpuChannel) bool {
+	if _, ok := c.m.(*rtfModel); ok && t.spec.Constraint == "radius" {
+		return c.m.maxRadius(c.p) <= t.spec.MaxRadius
+	}
+	return true
+}
+
+// Params returns each channel's best parameters.
+func (t *cpuTrainer) Params() [][]float64 {
+	out := make([][]float64, len(t.chans))
+	for i, c := range t.chans {
+		out[i] = append([]float64(nil), c.best...)
+	}
+	return out
+}
+
+func (t *cpuTrainer) Close() error { return nil }

@@ -1,0 +1,37 @@
+// Package train fits filters to kernels and data: distillation of a long kernel (or a bank of
+// them) into a rational transfer function (RTF), a modal SSM or a rotation SSM, and the
+// system-identification and Delay tasks.
+//
+// # Models and their parameters
+//
+// Every model computes a kernel k[0..L-1] from a flat parameter vector per channel and the
+// gradient of a loss with respect to those parameters, analytically:
+//
+//   - rtf: [a₁…aₙ, b̃₁…b̃ₙ, h0]. The kernel is the state-free FFT kernel of seed 004 Alg. 1,
+//     k = IFFT_L(FFT_L(b̃)/FFT_L(a)) with k[0] += h0: the length-L circular kernel of the
+//     rational function. b̃ is the truncated-kernel numerator of eq. 13, b̃ = b(I - A^L) in
+//     companion coordinates; the fitted filter is deployed with b = b̃(I - A^L)⁻¹ and
+//     D = h0 + k_circ[0], so its true first L impulse samples are the trained kernel. The
+//     gradient goes back through the FFTs in closed form: with E = FFT(∂loss/∂k) and
+//     G = B/A, ∂loss/∂b̃ = IFFT(E/Ā)[1..n] and ∂loss/∂a = -IFFT(E·Ḡ/Ā)[1..n].
+//     With the l1_montel constraint the parameters are n+1 raw values w and
+//     a = w[:n]/Σ|wᵢ| (seed 004 §B.2, eq. 17), which keeps every pole inside the unit circle.
+//   - modal: conjugate pole pairs λ = exp(-exp(ν) + iθ) with complex residues r, and real
+//     poles λ = tanh(u) with real residues (Laughing Hyena's modal form, seed 004 §4.4):
+//     [ν, θ, Re r, Im r] per pair, [u, r] per real pole, then h0. |λ| < 1 by construction.
+//   - rotation: the same poles written as blocks ρR(θ) with input and output vectors
+//     (b₁, b₂) and (c₁, c₂) per block: [ν, θ, b₁, b₂, c₁, c₂] per block, [u, b, c] per real
+//     pole, then h0. Over-parametrised relative to modal, as a RotRNN layer is.
+//
+// # Determinism and cancellation
+//
+// A job is deterministic for its seed: channels are independent (each has its own optimiser
+// state) and are spread over goroutines without changing any arithmetic. Run checks its
+// context between steps and returns ctx.Err() with no result when cancelled; nothing is
+// written by this package.
+//
+// # Backends
+//
+// A Backend starts a Trainer for a Problem; the CPU backend here is the reference. The GPU
+// backend (CUDA through purego) implements the same interface and is checked against it.
+package train

@@ -1,0 +1,101 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// targetFamilies builds kernels of the kinds users bring (the quality bar of issue 5).
+func targetFamilies(length, channels int, seed uint64) map[string][][]float64 {
+	rng := rand.New(rand.NewPCG(seed, 77))
+	fam := map[string][][]float64{}
+	for c := 0; c < channels; c++ {
+		// Exponentially decaying noise.
+		k := make([]float64, length)
+		rate := 0.002 + 0.02*rng.Float64()
+		for t := range k {
+			k[t] = rng.NormFloat64() * math.Exp(-rate*float64(t))
+		}
+		fam["decaying-noise"] = append(fam["decaying-noise"], k)
+		// Windowed-sinc FIR low-pass.
+		k = make([]float64, length)
+		wc := 0.05 + 0.4*rng.Float64()
+		taps := 31 + 2*rng.IntN(50)
+		for t := 0; t < taps; t++ {
+			x := float64(t - taps/2)
+			s := wc / math.Pi
+			if x != 0 {
+				s = math.Sin(wc*x) / (math.Pi * x)
+			}
+			k[t] = s * (0.54 - 0.46*math.Cos(2*math.Pi*float64(t)/float64(taps-1)))
+		}
+		fam["windowed-sinc"] = append(fam["windowed-sinc"], k)
+		// Hyena-like: sin-MLP features times exponential modulation.
+		k = make([]float64, length)
+		decay := 0.003 + 0.01*rng.Float64()
+		var w [4][3]float64
+		for i := range w {
+			for j := range w[i] {
+				w[i][j] = rng.NormFloat64()
+			}
+		}
+		for t := range k {
+			x := float64(t) / float64(length)
+			s := 0.0
+			for i := range w {
+				s += w[i][2] * math.Sin(w[i][0]*10*x+w[i][1]+float64(i)*x*30)
+			}
+			k[t] = s * math.Exp(-decay*float64(t))
+		}
+		fam["hyena"] = append(fam["hyena"], k)
+		// A resonant IIR (Butterworth-like: a random stable order-6 system).
+		a := 0.7 + 0.25*rng.Float64()
+		var poles, res []complex128
+		for i := 0; i < 3; i++ {
+			p := complex(a*math.Cos(0.3*float64(i+1)), a*math.Sin(0.3*float64(i+1)))
+			r := complex(rng.NormFloat64(), rng.NormFloat64())
+			poles = append(poles, p, complex(real(p), -imag(p)))
+			res = append(res, r, complex(real(r), -imag(r)))
+		}
+		d, _ := filters.NewDiagonal(poles, res, rng.NormFloat64())
+		fam["iir"] = append(fam["iir"], d.Impulse(length))
+	}
+	return fam
+}
+
+func TestExperimentQuality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	fams := targetFamilies(1024, 4, 1)
+	for _, name := range []string{"decaying-noise", "windowed-sinc", "hyena", "iir"} {
+		targets := fams[name]
+		for _, n := range []int{4, 16, 64} {
+			t0 := time.Now()
+			paper, err := Run(context.Background(), Job{Spec: withOrder(PaperSpec(), n), Targets: targets}, CPU{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tp := time.Since(t0)
+			t0 = time.Now()
+			ours, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), n), Targets: targets}, CPU{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			to := time.Since(t0)
+			eraErr := 0.0
+			for _, y := range targets {
+				f, _, _ := eraFilter(y, n)
+				eraErr += relL2(f.Impulse(len(y)), y) / float64(len(targets))
+			}
+			t.Logf("%-15s n=%2d paper %.3g (%v, stable %v) era %.3g ours %.3g (%v, stable %v)", name, n, paper.Report.MeanRelError, tp.Round(time.Millisecond), paper.Report.Stable, eraErr, ours.Report.MeanRelError, to.Round(time.Millisecond), ours.Report.Stable)
+		}
+	}
+}
+
+func withOrder(s Spec, n int) Spec { s.Order = n; return s }

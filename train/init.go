@@ -1,0 +1,446 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// channelRNG gives each channel its own stream, so results do not depend on scheduling.
+func channelRNG(seed uint64, ch int) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, uint64(ch)+0x9e3779b97f4a7c15))
+}
+
+// eraFilter is the Eigensystem Realisation Algorithm on the Markov parameters h[1..]: an
+// SVD of the m×m Hankel matrix H[i][j] = h[1+i+j], truncated to order n, gives the balanced
+// realisation A = Σ^(-1/2)U₁ᵀH↑V₁Σ^(-1/2), B = Σ^(1/2)V₁ᵀe₁, C = e₁ᵀU₁Σ^(1/2), D = h[0]
+// (H↑ is H shifted by one sample). Singular values below 1e-13·σ₁ are dropped, so a target
+// of lower order than n gives a smaller realisation. This is also the plain-ERA baseline.
+func eraFilter(h []float64, n int) (*filters.Dense, []float64, error) {
+	// A Hankel matrix of 4n (at least 128) rows resolves an order-n realisation; larger ones
+	// cost O(m³) per channel for little gain.
+	m := min((len(h)-2)/2, max(4*n, 128), 512)
+	if m < 1 || n == 0 {
+		d, err := filters.NewDense(nil, nil, nil, h[0])
+		return d, nil, err
+	}
+	hk := mat.NewDense(m, m, nil)
+	hs := mat.NewDense(m, m, nil)
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			hk.Set(i, j, h[1+i+j])
+			hs.Set(i, j, h[2+i+j])
+		}
+	}
+	var svd mat.SVD
+	if !svd.Factorize(hk, mat.SVDThin) {
+		return nil, nil, fmt.Errorf("ERA: the SVD of the Hankel matrix did not converge")
+	}
+	sv := svd.Values(nil)
+	r := min(n, m)
+	for r > 0 && sv[r-1] <= 1e-13*sv[0] {
+		r--
+	}
+	if r == 0 {
+		d, err := filters.NewDense(nil, nil, nil, h[0])
+		return d, sv, err
+	}
+	var u, v mat.Dense
+	svd.UTo(&u)
+	svd.VTo(&v)
+	u1 := u.Slice(0, m, 0, r)
+	v1 := v.Slice(0, m, 0, r)
+	isq := make([]float64, r)
+	for i := range isq {
+		isq[i] = 1 / math.Sqrt(sv[i])
+	}
+	var tmp, a mat.Dense
+	tmp.Mul(hs, v1)
+	a.Mul(u1.T(), &tmp)
+	rows := make([][]float64, r)
+	b, c := make([]float64, r), make([]float64, r)
+	for i := 0; i < r; i++ {
+		rows[i] = make([]float64, r)
+		for j := 0; j < r; j++ {
+			rows[i][j] = a.At(i, j) * isq[i] * isq[j]
+		}
+		b[i] = v1.At(0, i) / isq[i]
+		c[i] = u1.At(0, i) / isq[i]
+	}
+	d, err := filters.NewDense(rows, b, c, h[0])
+	return d, sv, err
+}
+
+// hankelModes is the "hankel" init: the poles of the ERA realisation of order n, each
+// unstable one reflected inside the unit circle (λ → 1/λ̄, which keeps the shape of the
+// magnitude response) and then capped at rmax, with the residues that are optimal for those
+// poles in least squares over the whole target (a linear problem: the kernel is linear in the
+// residues). ERA's own residues are fitted to a truncated Hankel matrix; refitting them on
+// every sample is what makes this init better than plain ERA. ok is false when the ERA
+// realisation cannot be diagonalised.
+func hankelModes(era *filters.Dense, target []float64, rmax float64) (*filters.Diagonal, bool, error) {
+	d, _, err := filters.ToDiagonal(era)
+	if err != nil {
+		return nil, false, nil
+	}
+	var poles []complex128
+	for _, p := range d.Poles {
+		r := cmplx.Abs(p)
+		if r > 1 {
+			p = 1 / cmplx.Conj(p)
+			r = 1 / r
+		}
+		if r > rmax {
+			p *= complex(rmax/r, 0)
+		}
+		poles = append(poles, p)
+	}
+	res, err := lsResidues(poles, target)
+	if err != nil {
+		return nil, false, nil
+	}
+	out, err := filters.NewDiagonal(poles, res, target[0])
+	if err != nil {
+		return nil, false, nil
+	}
+	return out, true, nil
+}
+
+// lsResidues fits conjugate-closed residues for fixed poles to y[1..] in least squares (QR).
+func lsResidues(poles []complex128, y []float64) ([]complex128, error) {
+	type col struct {
+		idx  int
+		pair bool
+	}
+	var cols []col
+	for i, p := range poles {
+		switch {
+		case imag(p) > 0:
+			cols = append(cols, col{i, true})
+		case imag(p) == 0:
+			cols = append(cols, col{i, false})
+		}
+	}
+	width := 0
+	for _, c := range cols {
+		width++
+		if c.pair {
+			width++
+		}
+	}
+	rows := len(y) - 1
+	if width == 0 || rows < width {
+		return make([]complex128, len(poles)), nil
+	}
+	v := mat.NewDense(rows, width, nil)
+	j := 0
+	for _, c := range cols {
+		l := poles[c.idx]
+		pw := complex(1, 0)
+		for t := 0; t < rows; t++ {
+			if c.pair {
+				// 2·Re(r·λ^t) = 2Re r·Re λ^t - 2Im r·Im λ^t.
+				v.Set(t, j, 2*real(pw))
+				v.Set(t, j+1, -2*imag(pw))
+			} else {
+				v.Set(t, j, real(pw))
+			}
+			pw *= l
+		}
+		j++
+		if c.pair {
+			j++
+		}
+	}
+	var x mat.VecDense
+	if err := x.SolveVec(v, mat.NewVecDense(rows, append([]float64(nil), y[1:]...))); err != nil {
+		var ce mat.Condition
+		if !errors.As(err, &ce) {
+			return nil, err
+		}
+	}
+	res := make([]complex128, len(poles))
+	j = 0
+	for _, c := range cols {
+		if c.pair {
+			r := complex(x.AtVec(j), x.AtVec(j+1))
+			res[c.idx] = r
+			for k, p := range poles {
+				if k != c.idx && p == cmplx.Conj(poles[c.idx]) && res[k] == 0 {
+					res[k] = cmplx.Conj(r)
+					break
+				}
+			}
+			j += 2
+		} else {
+			res[c.idx] = complex(x.AtVec(j), 0)
+			j++
+		}
+	}
+	return res, nil
+}
+
+// tfInitTol is how closely the transfer function must reproduce the modal hankel init.
+const tfInitTol = 1e-6
+
+// hankelRadius bounds the poles of the hankel init even without a radius constraint.
+const hankelRadius = 0.9999
+
+// initParams returns the initial parameters of channel ch and the model they use.
+func initParams(s *Spec, target []float64, ch int) (model, []float64, error) {
+	rng := channelRNG(s.Seed, ch)
+	n, length := s.Order, len(target)
+	rmax := hankelRadius
+	if s.Constraint == "radius" {
+		rmax = math.Min(rmax, s.MaxRadius)
+	}
+	if s.Model == "rtf" {
+		m := &rtfModel{n: n, length: length, montel: s.Constraint == "l1_montel"}
+		p := make([]float64, m.numParams())
+		switch s.Init {
+		case "xavier":
+			// Glorot-uniform with fan-in = fan-out = n.
+			bound := math.Sqrt(3 / float64(max(n, 1)))
+			for i := range p[:len(p)-1] {
+				p[i] = bound * (2*rng.Float64() - 1)
+			}
+		case "montel":
+			// Uniform in [0, 1) then the Montel normalisation (seed 004 §C.5.2).
+			for i := 0; i < m.denLen(); i++ {
+				p[i] = rng.Float64()
+			}
+			if !m.montel {
+				s := 0.0
+				for _, v := range p[:n+1] {
+					s += v
+				}
+				for i := 0; i < n; i++ {
+					p[i] /= s
+				}
+			}
+		case "hankel":
+			if err := rtfFromHankel(m, p, target, rmax); err != nil {
+				return nil, nil, err
+			}
+		}
+		if m.montel && s.Init != "montel" && s.Init != "zeros" {
+			// Raw Montel parameters: a = w[:n]/Σ|w| with w[n] = 1 - Σ|a| ≥ 0 keeps a.
+			l1 := 0.0
+			for _, v := range p[:n] {
+				l1 += math.Abs(v)
+			}
+			if l1 >= 1 {
+				for i := 0; i < n; i++ {
+					p[i] /= l1 / 0.999
+				}
+				l1 = 0.999
+			}
+			copy(p[n+1:], p[n:])
+			p[n] = 1 - l1
+		}
+		if !m.montel && s.Init != "zeros" && m.maxRadius(p) > rmax {
+			// An unstable start (xavier often is): shrink a into the Montel region.
+			l1 := 0.0
+			for _, v := range p[:n] {
+				l1 += math.Abs(v)
+			}
+			for i := 0; i < n; i++ {
+				p[i] *= 0.99 / l1
+			}
+		}
+		return m, p, nil
+	}
+	// modal and rotation
+	pairs, reals := n/2, n%2
+	var modes []filters.Filter
+	if s.Init == "hankel" {
+		era, _, err := eraFilter(target, n)
+		if err != nil {
+			return nil, nil, err
+		}
+		d, ok, err := hankelModes(era, target, rmax)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			modes = append(modes, d)
+			pairs, reals = 0, 0
+			for _, p := range d.Poles {
+				switch {
+				case imag(p) > 0:
+					pairs++
+				case imag(p) == 0:
+					reals++
+				}
+			}
+			// Unused states (a target of lower order) become idle pairs.
+			for 2*pairs+reals+2 <= n {
+				pairs++
+			}
+			if 2*pairs+reals < n {
+				reals++
+			}
+		}
+	}
+	m := &modalModel{pairs: pairs, reals: reals, length: length, rotation: s.Model == "rotation"}
+	m.minNu = math.Log(-math.Log(rmax))
+	m.maxU = math.Atanh(rmax)
+	p := make([]float64, m.numParams())
+	scale := 1 / math.Sqrt(float64(max(n, 1)))
+	setPair := func(i int, l, r complex128) {
+		q := p[i*m.pairSize():]
+		q[0] = math.Log(-math.Log(math.Min(cmplx.Abs(l), rmax)))
+		q[1] = cmplx.Phase(l)
+		if m.rotation {
+			// (c₁ - ic₂)(b₁ + ib₂)/2 = r with b = (β, 0), β = √(2|r|).
+			beta := math.Max(math.Sqrt(2*cmplx.Abs(r)), 1e-3)
+			q[2], q[3], q[4], q[5] = beta, 0, 2*real(r)/beta, -2*imag(r)/beta
+		} else {
+			q[2], q[3] = real(r), imag(r)
+		}
+	}
+	setReal := func(i int, l, r float64) {
+		q := p[m.pairs*m.pairSize()+i*m.realSize():]
+		q[0] = math.Atanh(math.Max(-rmax, math.Min(rmax, l)))
+		if m.rotation {
+			b := math.Max(math.Sqrt(math.Abs(r)), 1e-3)
+			q[1], q[2] = b, r/b
+		} else {
+			q[1] = r
+		}
+	}
+	for i := 0; i < m.pairs; i++ {
+		// LRU-style ring: radius in [0.5, 0.99], phase in [0, π).
+		rad := 0.5 + 0.49*rng.Float64()
+		l := cmplx.Rect(rad, math.Pi*rng.Float64())
+		var r complex128
+		if s.Init == "xavier" {
+			r = complex(rng.NormFloat64(), rng.NormFloat64()) * complex(scale, 0)
+		}
+		setPair(i, l, r)
+	}
+	for i := 0; i < m.reals; i++ {
+		r := 0.0
+		if s.Init == "xavier" {
+			r = rng.NormFloat64() * scale
+		}
+		setReal(i, rng.Float64()*0.9, r)
+	}
+	if len(modes) > 0 {
+		d := modes[0].(*filters.Diagonal)
+		pi, ri := 0, 0
+		for k, l := range d.Poles {
+			switch {
+			case imag(l) > 0:
+				setPair(pi, l, d.Residues[k])
+				pi++
+			case imag(l) == 0:
+				setReal(ri, real(l), real(d.Residues[k]))
+				ri++
+			}
+		}
+		p[len(p)-1] = d.H0
+	}
+	m.project(p)
+	return m, p, nil
+}
+
+// rtfFromHankel sets p to the RTF of the stabilised ERA realisation: its a and b, with
+// b̃ = b(I - A^L) and h0 chosen so that the circular kernel starts at h[0].
+func rtfFromHankel(m *rtfModel, p, target []float64, rmax float64) error {
+	n := m.n
+	if n == 0 {
+		p[0] = target[0]
+		return nil
+	}
+	// Clustered poles (a low-pass FIR's ERA poles crowd near z = 1) cannot be held by
+	// float64 polynomial coefficients, so the order of the init is chosen by the error its
+	// transfer function actually reaches: ERA is balanced, so its truncation to order r is
+	// the leading r×r block, and a few candidate orders cost one SVD in all. Unused poles stay
+	// at z = 0.
+	era, _, err := eraFilter(target, n)
+	if err != nil {
+		return err
+	}
+	var (
+		tf      *filters.TransferFunction
+		src     *filters.Diagonal
+		bestErr = math.Inf(1)
+	)
+	for _, r := range initOrders(era.Order()) {
+		d, ok, err := hankelModes(leading(era, r), target, rmax)
+		if err != nil || !ok {
+			continue
+		}
+		t, rep, err := filters.ToTF(d)
+		if err != nil || rep.RelError > 1e-3 {
+			continue
+		}
+		if e := relL2(t.Impulse(len(target)), target); e < bestErr {
+			tf, src, bestErr = t, d, e
+		}
+	}
+	if tf == nil {
+		// Nothing representable: the paper's zero init.
+		p[2*n] = target[0]
+		return nil
+	}
+	// A lower-order realisation leaves the leading coefficients; pad with zeros. The circular
+	// kernel of (a, b̃) must be the truncated response g[0..L-1] of (a, b), so b̃ is the
+	// circular convolution a ⊛ g at lags 1…n (the wrap-around terms are the eq. 13
+	// correction); it needs no power of the companion matrix.
+	copy(p[:n], tf.Den)
+	// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of the
+	// telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
+	g := src.Impulse(m.length + 1)
+	g[0] = g[m.length]
+	g = g[:m.length]
+	for j := 1; j <= n; j++ {
+		s := g[j]
+		for i := 1; i <= n; i++ {
+			s += p[i-1] * g[((j-i)%m.length+m.length)%m.length]
+		}
+		p[n+j-1] = s
+	}
+	k := make([]float64, m.length)
+	p[2*n] = 0
+	m.kernel(m.newWorkspace(), p, k)
+	p[2*n] = target[0] - k[0]
+	return nil
+}
+
+// initOrders lists the orders tried for the rtf hankel init: n and its neighbours, then
+// fractions of n.
+func initOrders(n int) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, r := range []int{n, n - 1, n - 2, n - 3, n - 4, n - 6, n - 8, 3 * n / 4, n / 2, n / 4, 2, 1} {
+		if r >= 1 && r <= n && !seen[r] {
+			seen[r] = true
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// leading truncates a balanced realisation to its first r states.
+func leading(d *filters.Dense, r int) *filters.Dense {
+	if r == d.Order() {
+		return d
+	}
+	rows := make([][]float64, r)
+	for i := range rows {
+		rows[i] = append([]float64(nil), d.A.RawRowView(i)[:r]...)
+	}
+	out, err := filters.NewDense(rows, d.B[:r], d.C[:r], d.D)
+	if err != nil {
+		panic("train: truncating a valid realisation: " + err.Error())
+	}
+	return out
+}

@@ -1,0 +1,190 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// ErrInvalid marks a job that cannot run as specified.
+var ErrInvalid = errors.New("invalid job")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// Limits on what one job may ask for.
+const (
+	MaxOrder    = 1024
+	MaxLength   = 1 << 20
+	MaxChannels = 1 << 14
+	MaxSteps    = 10_000_000
+)
+
+// Spec describes a job; it is also the job file format (JSON), so runs are reproducible.
+type Spec struct {
+	// Target names the kernels to fit; the caller resolves it (see Target).
+	Target Target `json:"target"`
+	// Model is "rtf", "modal" or "rotation".
+	Model string `json:"model"`
+	// Order is the state size n.
+	Order int `json:"order"`
+	// Init is "zeros", "xavier", "montel" or "hankel" (a stabilised ERA realisation).
+	Init string `json:"init"`
+	// Constraint is "none", "l1_montel" (rtf only) or "radius" with MaxRadius.
+	Constraint string  `json:"constraint"`
+	MaxRadius  float64 `json:"max_radius,omitempty"`
+	Optimizer  Optim   `json:"optimizer"`
+	// Loss is "mse" (mean squared error), "relative" (‖k-y‖²/‖y‖²) or "freq" (squared
+	// spectral error weighted by 1/(|Y|² + ε), which balances the bands).
+	Loss  string `json:"loss"`
+	Steps int    `json:"steps"`
+	// Tol stops early once every channel's relative L2 error is at most Tol (0: never).
+	Tol     float64 `json:"tol,omitempty"`
+	Seed    uint64  `json:"seed"`
+	Backend string  `json:"backend"`
+}
+
+// Target is either inline kernels or a file that the caller loads (a filter file, whose
+// impulse responses of Length samples are the kernels, or a kernel file).
+type Target struct {
+	File    string      `json:"file,omitempty"`
+	Length  int         `json:"length,omitempty"`
+	Kernels [][]float64 `json:"kernels,omitempty"`
+}
+
+// Optim configures Adam or AdamW and the learning-rate schedule.
+type Optim struct {
+	Name        string  `json:"name"` // "adam" or "adamw"
+	LR          float64 `json:"lr"`
+	Beta1       float64 `json:"beta1"`
+	Beta2       float64 `json:"beta2"`
+	Eps         float64 `json:"eps"`
+	WeightDecay float64 `json:"weight_decay,omitempty"`
+	// Schedule is "constant" or "cosine" (decay to LR/100), with Warmup steps of linear ramp.
+	Schedule string `json:"schedule"`
+	Warmup   int    `json:"warmup,omitempty"`
+}
+
+// DefaultSpec returns a distillation job with the settings ssmlab recommends: an RTF from the
+// stabilised Hankel realisation, refined by Adam with a cosine schedule.
+func DefaultSpec() Spec {
+	return Spec{
+		Model: "rtf", Order: 16, Init: "hankel", Constraint: "radius", MaxRadius: 0.9999,
+		Optimizer: Optim{Name: "adam", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Schedule: "cosine", Warmup: 20},
+		Loss:      "mse", Steps: 1000, Backend: "cpu",
+	}
+}
+
+// PaperSpec is the RTF paper's recipe (seed 004 §3.4: zero init, Adam, lr 1e-3, 2000 steps),
+// the baseline the distillation quality is measured against.
+func PaperSpec() Spec {
+	s := DefaultSpec()
+	s.Init, s.Constraint, s.MaxRadius = "zeros", "none", 0
+	s.Optimizer.Schedule, s.Optimizer.Warmup = "constant", 0
+	s.Steps = 2000
+	return s
+}
+
+// Validate checks the spec against the target's shape.
+func (s *Spec) Validate(channels, length int) error {
+	switch s.Model {
+	case "rtf", "modal", "rotation":
+	default:
+		return invalidf("unknown model %q (want rtf, modal or rotation)", s.Model)
+	}
+	if s.Order < 0 || s.Order > MaxOrder {
+		return invalidf("order %d outside [0, %d]", s.Order, MaxOrder)
+	}
+	if channels == 0 {
+		return invalidf("the target has no kernels")
+	}
+	if channels > MaxChannels {
+		return invalidf("%d channels exceed the limit %d", channels, MaxChannels)
+	}
+	if length < 2 || length > MaxLength {
+		return invalidf("kernel length %d outside [2, %d]", length, MaxLength)
+	}
+	if s.Model == "rtf" && 2*s.Order+1 >= length {
+		return invalidf("order %d needs kernels longer than %d samples (an RTF of order n has 2n+1 parameters), got %d", s.Order, 2*s.Order+1, length)
+	}
+	if s.Model != "rtf" && s.Order >= length {
+		return invalidf("order %d must be below the kernel length %d", s.Order, length)
+	}
+	switch s.Init {
+	case "zeros", "xavier", "hankel":
+	case "montel":
+		if s.Model != "rtf" {
+			return invalidf("init montel applies to the rtf model only")
+		}
+	default:
+		return invalidf("unknown init %q (want zeros, xavier, montel or hankel)", s.Init)
+	}
+	switch s.Constraint {
+	case "", "none":
+	case "l1_montel":
+		if s.Model != "rtf" {
+			return invalidf("constraint l1_montel applies to the rtf model only")
+		}
+	case "radius":
+		if !(s.MaxRadius > 0 && s.MaxRadius < 1) {
+			return invalidf("constraint radius needs 0 < max_radius < 1, got %v", s.MaxRadius)
+		}
+	default:
+		return invalidf("unknown constraint %q (want none, l1_montel or radius)", s.Constraint)
+	}
+	o := s.Optimizer
+	switch o.Name {
+	case "adam", "adamw":
+	default:
+		return invalidf("unknown optimizer %q (want adam or adamw)", o.Name)
+	}
+	for _, v := range []struct {
+		name string
+		x    float64
+		ok   bool
+	}{
+		{"lr", o.LR, o.LR > 0}, {"beta1", o.Beta1, o.Beta1 >= 0 && o.Beta1 < 1},
+		{"beta2", o.Beta2, o.Beta2 >= 0 && o.Beta2 < 1}, {"eps", o.Eps, o.Eps > 0},
+		{"weight_decay", o.WeightDecay, o.WeightDecay >= 0}, {"tol", s.Tol, s.Tol >= 0},
+	} {
+		if !v.ok || math.IsNaN(v.x) || math.IsInf(v.x, 0) {
+			return invalidf("optimizer %s = %v is out of range", v.name, v.x)
+		}
+	}
+	switch o.Schedule {
+	case "constant", "cosine":
+	default:
+		return invalidf("unknown schedule %q (want constant or cosine)", o.Schedule)
+	}
+	if o.Warmup < 0 {
+		return invalidf("warmup %d is negative", o.Warmup)
+	}
+	switch s.Loss {
+	case "mse", "relative", "freq":
+	default:
+		return invalidf("unknown loss %q (want mse, relative or freq)", s.Loss)
+	}
+	if s.Steps < 0 || s.Steps > MaxSteps {
+		return invalidf("steps %d outside [0, %d]", s.Steps, MaxSteps)
+	}
+	switch s.Backend {
+	case "", "cpu", "gpu", "auto":
+	default:
+		return invalidf("unknown backend %q (want auto, cpu or gpu)", s.Backend)
+	}
+	return nil
+}
+
+// ParseSpec reads a job file, filling what it leaves out from DefaultSpec.
+func ParseSpec(data []byte) (Spec, error) {
+	s := DefaultSpec()
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, invalidf("job file: %v", err)
+	}
+	return s, nil
+}

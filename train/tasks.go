@@ -1,0 +1,171 @@
+package train
+
+import (
+	"math"
+	"sync"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// Task is a training task that is not a distillation: fit a kernel of Spec.Target.Length
+// samples so that y ≈ k * u (causal convolution), per channel.
+type Task struct {
+	Name string      // "sysid" or "delay"
+	U, Y [][]float64 // input and output sequences, one pair per channel
+}
+
+// DelayTask builds the Delay task of seed 004 §4.3: band-limited white noise u (white noise
+// with every frequency above cutoff·π removed) and y[t] = u[t-d], over length samples.
+func DelayTask(length, delay int, cutoff float64, seed uint64) (*Task, error) {
+	if delay < 0 || delay >= length {
+		return nil, invalidf("delay %d outside [0, %d)", delay, length)
+	}
+	if !(cutoff > 0 && cutoff <= 1) {
+		return nil, invalidf("cutoff %v outside (0, 1] (a fraction of the Nyquist frequency)", cutoff)
+	}
+	if length < 2 || length > MaxLength {
+		return nil, invalidf("length %d outside [2, %d]", length, MaxLength)
+	}
+	rng := channelRNG(seed, 0)
+	u := make([]float64, length)
+	for i := range u {
+		u[i] = rng.NormFloat64()
+	}
+	fft := fourier.NewFFT(length)
+	c := fft.Coefficients(nil, u)
+	keep := int(cutoff * float64(len(c)-1))
+	for i := keep + 1; i < len(c); i++ {
+		c[i] = 0
+	}
+	fft.Sequence(u, c)
+	scale := 0.0
+	for _, v := range u {
+		scale += v * v
+	}
+	scale = math.Sqrt(float64(length) / scale)
+	y := make([]float64, length)
+	for i := range u {
+		u[i] *= scale
+	}
+	copy(y[delay:], u[:length-delay])
+	return &Task{Name: "delay", U: [][]float64{u}, Y: [][]float64{y}}, nil
+}
+
+// sysid is the objective mean((k*u - y)²) per channel, with FFT convolutions.
+type sysid struct {
+	u, y    [][]float64
+	length  int // kernel length
+	size    int // FFT size ≥ T + L
+	uf      [][]complex128
+	ffts    sync.Pool
+	yNorms  []float64
+	samples int
+}
+
+func (t *Task) objective(s Spec) (objective, [][]float64, error) {
+	if len(t.U) == 0 || len(t.U) != len(t.Y) {
+		return nil, nil, invalidf("task %s needs one output sequence per input sequence (%d inputs, %d outputs)", t.Name, len(t.U), len(t.Y))
+	}
+	length := s.Target.Length
+	n := len(t.U[0])
+	if length < 2 || length > n {
+		return nil, nil, invalidf("kernel length %d must be in [2, %d] (the sequence length)", length, n)
+	}
+	o := &sysid{u: t.U, y: t.Y, length: length, samples: n}
+	o.size = 1
+	for o.size < n+length {
+		o.size <<= 1
+	}
+	o.ffts.New = func() any { return fourier.NewFFT(o.size) }
+	fft := fourier.NewFFT(o.size)
+	buf := make([]float64, o.size)
+	for i, u := range t.U {
+		if len(u) != n || len(t.Y[i]) != n {
+			return nil, nil, invalidf("sequence %d has %d/%d samples, sequence 0 has %d", i, len(u), len(t.Y[i]), n)
+		}
+		for j, v := range u {
+			if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(t.Y[i][j]) || math.IsInf(t.Y[i][j], 0) {
+				return nil, nil, invalidf("sequence %d sample %d is not finite", i, j)
+			}
+		}
+		clear(buf)
+		copy(buf, u)
+		o.uf = append(o.uf, fft.Coefficients(nil, buf))
+		s := 0.0
+		for _, v := range t.Y[i] {
+			s += v * v
+		}
+		o.yNorms = append(o.yNorms, s)
+	}
+	// The "targets" only give the runner the channel count and kernel length.
+	shapes := make([][]float64, len(t.U))
+	for i := range shapes {
+		shapes[i] = make([]float64, length)
+	}
+	return o, shapes, nil
+}
+
+// predict returns the residual r = (k*u)[0..T) - y.
+func (o *sysid) residual(ch int, k []float64, fft *fourier.FFT) []float64 {
+	buf := make([]float64, o.size)
+	copy(buf, k)
+	c := fft.Coefficients(nil, buf)
+	for i := range c {
+		c[i] *= o.uf[ch][i]
+	}
+	fft.Sequence(buf, c)
+	r := buf[:o.samples]
+	inv := 1 / float64(o.size)
+	for i := range r {
+		r[i] = r[i]*inv - o.y[ch][i]
+	}
+	return r
+}
+
+func (o *sysid) loss(ch int, k, e []float64) float64 {
+	fft := o.ffts.Get().(*fourier.FFT)
+	defer o.ffts.Put(fft)
+	r := o.residual(ch, k, fft)
+	s := 0.0
+	for _, v := range r {
+		s += v * v
+	}
+	// ∂/∂k[t] = 2/T Σ_s r[s]·u[s-t]: a correlation, FFT(r)·conj(FFT(u)).
+	buf := make([]float64, o.size)
+	copy(buf, r)
+	c := fft.Coefficients(nil, buf)
+	for i := range c {
+		c[i] *= complex(real(o.uf[ch][i]), -imag(o.uf[ch][i]))
+	}
+	fft.Sequence(buf, c)
+	scale := 2 / float64(o.samples) / float64(o.size)
+	for t := range e {
+		e[t] = buf[t] * scale
+	}
+	return s / float64(o.samples)
+}
+
+func (o *sysid) relError(ch int, k []float64) float64 {
+	fft := o.ffts.Get().(*fourier.FFT)
+	defer o.ffts.Put(fft)
+	r := o.residual(ch, k, fft)
+	s := 0.0
+	for _, v := range r {
+		s += v * v
+	}
+	if o.yNorms[ch] == 0 {
+		return math.Sqrt(s)
+	}
+	return math.Sqrt(s / o.yNorms[ch])
+}
+
+func (o *sysid) mse(ch int, k []float64) float64 {
+	fft := o.ffts.Get().(*fourier.FFT)
+	defer o.ffts.Put(fft)
+	r := o.residual(ch, k, fft)
+	s := 0.0
+	for _, v := range r {
+		s += v * v
+	}
+	return s / float64(o.samples)
+}
