@@ -44,7 +44,7 @@ func (CPU) Name() string { return "cpu" }
 
 // stabilityCheckEvery is how often (in steps) an RTF channel under a radius constraint has its
 // poles checked; a violation rolls the channel back to its last good state and halves its
-// learning rate. Each check is one eigenvalue problem of order n.
+// learning rate. Each check is a Schur–Cohn recursion, O(n²).
 const stabilityCheckEvery = 25
 
 type cpuChannel struct {
@@ -156,7 +156,7 @@ func (t *cpuTrainer) stepChannel(i int, c *cpuChannel) {
 		m.project(c.p)
 	case *rtfModel:
 		if t.spec.Constraint == "radius" && c.step%stabilityCheckEvery == 0 {
-			if m.maxRadius(c.p) > t.spec.MaxRadius {
+			if !m.within(c.p, t.spec.MaxRadius) {
 				t.rollback(c)
 			} else {
 				copy(c.good, c.p)
@@ -175,8 +175,8 @@ func (t *cpuTrainer) rollback(c *cpuChannel) {
 // admissible reports whether the channel's current parameters satisfy the radius constraint
 // (modal models satisfy it by construction).
 func (t *cpuTrainer) admissible(c *cpuChannel) bool {
-	if _, ok := c.m.(*rtfModel); ok && t.spec.Constraint == "radius" {
-		return c.m.maxRadius(c.p) <= t.spec.MaxRadius
+	if m, ok := c.m.(*rtfModel); ok && t.spec.Constraint == "radius" {
+		return m.within(c.p, t.spec.MaxRadius)
 	}
 	return true
 }

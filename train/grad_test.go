@@ -94,3 +94,32 @@ func ExampleDefaultSpec() {
 	fmt.Println(s.Model, s.Init, s.Optimizer.Name, s.Optimizer.Schedule)
 	// Output: rtf hankel adam cosine
 }
+
+// TestSchurCohnAgreesWithEigenvalues: the O(n²) stability test and the spectral radius from
+// eigenvalues agree on random denominators, on both sides of the radius.
+func TestSchurCohnAgreesWithEigenvalues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	agree, tried := 0, 0
+	for trial := 0; trial < 400; trial++ {
+		n := 1 + rng.IntN(24)
+		m := &rtfModel{n: n, length: 64}
+		p := make([]float64, m.numParams())
+		for i := 0; i < n; i++ {
+			p[i] = rng.NormFloat64() * 0.6 / float64(i+1)
+		}
+		rho := m.maxRadius(p)
+		r := 0.5 + rng.Float64()*0.6
+		if math.Abs(rho-r) < 1e-6 {
+			continue // too close to call in floating point
+		}
+		tried++
+		if m.within(p, r) == (rho < r) {
+			agree++
+		} else {
+			t.Errorf("n=%d r=%.4f: Schur–Cohn says %v, spectral radius %.6f", n, r, m.within(p, r), rho)
+		}
+	}
+	if tried < 300 {
+		t.Fatalf("only %d decisive trials", tried)
+	}
+}

@@ -415,12 +415,12 @@ func rtfFromHankel(m *rtfModel, p, target []float64, rmax float64) error {
 	return nil
 }
 
-// initOrders lists the orders tried for the rtf hankel init: n and its neighbours, then
-// fractions of n.
+// initOrders lists the orders tried for the rtf hankel init: n, its neighbours, then
+// fractions of n (each costs an eigen-decomposition, a least-squares fit and a conversion).
 func initOrders(n int) []int {
 	seen := map[int]bool{}
 	var out []int
-	for _, r := range []int{n, n - 1, n - 2, n - 3, n - 4, n - 6, n - 8, 3 * n / 4, n / 2, n / 4, 2, 1} {
+	for _, r := range []int{n, n - 1, n - 2, 3 * n / 4, n / 2, n / 4, 1} {
 		if r >= 1 && r <= n && !seen[r] {
 			seen[r] = true
 			out = append(out, r)

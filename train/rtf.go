@@ -164,6 +164,32 @@ func (m *rtfModel) filter(p []float64) (filters.Filter, float64, error) {
 	return tf, relL2(tf.Impulse(m.length), k), nil
 }
 
+// within reports whether every pole of the denominator lies strictly inside radius r, by the
+// Schur–Cohn step-down recursion on the coefficients of a(rz): the reflection coefficients
+// kₘ = aₘ⁽ᵐ⁾ must all satisfy |kₘ| < 1. It costs O(n²), against O(n³) for the eigenvalues.
+func (m *rtfModel) within(p []float64, r float64) bool {
+	n := m.n
+	a := m.denominator(p, make([]float64, n))
+	scale := 1.0
+	for i := range a {
+		scale /= r
+		a[i] *= scale
+	}
+	next := make([]float64, n)
+	for order := n; order >= 1; order-- {
+		k := a[order-1]
+		if !(math.Abs(k) < 1) {
+			return false
+		}
+		den := 1 - k*k
+		for i := 1; i < order; i++ {
+			next[i-1] = (a[i-1] - k*a[order-i-1]) / den
+		}
+		copy(a, next[:order-1])
+	}
+	return true
+}
+
 func (m *rtfModel) maxRadius(p []float64) float64 {
 	if m.n == 0 {
 		return 0

@@ -73,7 +73,7 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 	if err := spec.Validate(len(targets), len(targets[0])); err != nil {
 		return nil, err
 	}
-	prob := &Problem{Spec: spec}
+	prob := &Problem{Spec: spec, obj: obj}
 	for ch, y := range targets {
 		m, p, err := initParams(&spec, y, ch)
 		if err != nil {
@@ -82,7 +82,24 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 		prob.models = append(prob.models, m)
 		prob.Params = append(prob.Params, p)
 	}
-	prob.obj = obj
+	done := 0
+	if race := spec.Model == "rtf" && spec.Init == "hankel" && spec.Steps >= 8; race {
+		// The hankel init's poles may cluster where float64 coefficients cannot follow them,
+		// while the zero init finds spread, well-conditioned poles: train both for a quarter
+		// of the steps and keep, per channel, whichever is ahead.
+		head := spec.Steps / 4
+		report := func(step int, loss, rel []float64) {
+			if progress != nil {
+				el := time.Since(start)
+				eta := time.Duration(float64(el) / float64(step) * float64(spec.Steps-step))
+				progress(Progress{Step: step, Steps: spec.Steps, Loss: mean(loss), RelError: maxOf(rel), Elapsed: el, ETA: eta})
+			}
+		}
+		if prob, err = raceZeros(ctx, prob, targets, head, backend, report); err != nil {
+			return nil, err
+		}
+		done = head
+	}
 	tr, err := backend.Start(prob)
 	if err != nil {
 		return nil, err
@@ -91,7 +108,7 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 
 	chunk := max(1, min(spec.Steps/200, 20))
 	var last time.Time
-	done, early := 0, false
+	early := false
 	var loss, rel []float64
 	for done < spec.Steps {
 		k := min(chunk, spec.Steps-done)
@@ -118,6 +135,69 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 	}
 	return finish(job, backend.Name(), tr.Params(), prob.models, obj, targets, done, early, start)
 }
+
+// raceZeros trains prob and a zero-initialised copy for head steps and returns a problem
+// holding, per channel, the better of the two (by relative error), to train on from there.
+func raceZeros(ctx context.Context, prob *Problem, targets [][]float64, head int, backend Backend, report func(step int, loss, rel []float64)) (*Problem, error) {
+	spec := prob.Spec
+	zspec := spec
+	zspec.Init = "zeros"
+	both := &Problem{Spec: spec, obj: &doubled{prob.obj, len(targets)}}
+	both.models = append(append([]model(nil), prob.models...), prob.models...)
+	both.Params = append(both.Params, prob.Params...)
+	for ch, y := range targets {
+		_, p, err := initParams(&zspec, y, ch)
+		if err != nil {
+			return nil, err
+		}
+		both.Params = append(both.Params, p)
+	}
+	both.Spec.Steps = spec.Steps // the schedule runs over the whole job
+	tr, err := backend.Start(both)
+	if err != nil {
+		return nil, err
+	}
+	defer tr.Close()
+	chunk := max(1, min(spec.Steps/200, 20))
+	var last time.Time
+	var rel []float64
+	for done := 0; done < head; {
+		k := min(chunk, head-done)
+		var loss []float64
+		if loss, rel, err = tr.Step(ctx, k); err != nil {
+			return nil, err
+		}
+		done += k
+		if time.Since(last) >= ProgressInterval {
+			last = time.Now()
+			report(done, loss, rel)
+		}
+	}
+	params := tr.Params()
+	out := &Problem{Spec: spec, obj: prob.obj, models: prob.models}
+	d := len(targets)
+	for ch := 0; ch < d; ch++ {
+		if rel[d+ch] < rel[ch] {
+			out.Params = append(out.Params, params[d+ch])
+		} else {
+			out.Params = append(out.Params, params[ch])
+		}
+	}
+	out.Spec.Steps = spec.Steps - head
+	return out, nil
+}
+
+// doubled serves an objective to twice its channels (two starts per channel).
+type doubled struct {
+	objective
+	d int
+}
+
+func (o *doubled) loss(ch int, k, e []float64) float64 { return o.objective.loss(ch%o.d, k, e) }
+func (o *doubled) relError(ch int, k []float64) float64 {
+	return o.objective.relError(ch%o.d, k)
+}
+func (o *doubled) mse(ch int, k []float64) float64 { return o.objective.mse(ch%o.d, k) }
 
 func finish(job Job, backend string, params [][]float64, models []model, obj objective, targets [][]float64, steps int, early bool, start time.Time) (*Result, error) {
 	spec := job.Spec

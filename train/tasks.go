@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
+	"gonum.org/v1/gonum/mat"
 )
 
 // Task is a training task that is not a distillation: fit a kernel of Spec.Target.Length
@@ -97,12 +98,47 @@ func (t *Task) objective(s Spec) (objective, [][]float64, error) {
 		}
 		o.yNorms = append(o.yNorms, s)
 	}
-	// The "targets" only give the runner the channel count and kernel length.
-	shapes := make([][]float64, len(t.U))
-	for i := range shapes {
-		shapes[i] = make([]float64, length)
+	// The runner's "targets" are least-squares FIR estimates of the kernels: they set the
+	// channel count and length, and give the hankel init something to realise.
+	estimates := make([][]float64, len(t.U))
+	for i := range estimates {
+		k, err := firEstimate(t.U[i], t.Y[i], length)
+		if err != nil {
+			return nil, nil, err
+		}
+		estimates[i] = k
 	}
-	return o, shapes, nil
+	return o, estimates, nil
+}
+
+// firEstimate solves the normal equations of min‖u * k - y‖ for an FIR k of the given length,
+// with the Toeplitz autocorrelation of u (edge effects ignored, fine for an initial guess)
+// and a ridge of 1e-10 of its energy so that band-limited inputs stay solvable.
+func firEstimate(u, y []float64, length int) ([]float64, error) {
+	r := make([]float64, length)
+	c := make([]float64, length)
+	for lag := 0; lag < length; lag++ {
+		for t := lag; t < len(u); t++ {
+			r[lag] += u[t] * u[t-lag]
+			c[lag] += y[t] * u[t-lag]
+		}
+	}
+	sym := mat.NewSymDense(length, nil)
+	for i := 0; i < length; i++ {
+		for j := i; j < length; j++ {
+			sym.SetSym(i, j, r[j-i])
+		}
+		sym.SetSym(i, i, r[0]*(1+1e-10)+1e-300)
+	}
+	var chol mat.Cholesky
+	if !chol.Factorize(sym) {
+		return make([]float64, length), nil
+	}
+	var k mat.VecDense
+	if err := chol.SolveVecTo(&k, mat.NewVecDense(length, c)); err != nil {
+		return make([]float64, length), nil
+	}
+	return k.RawVector().Data, nil
 }
 
 // predict returns the residual r = (k*u)[0..T) - y.

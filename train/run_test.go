@@ -1,0 +1,213 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"math"
+	"reflect"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+func quickSpec(model string, n int) Spec {
+	s := DefaultSpec()
+	s.Model, s.Order, s.Steps = model, n, 60
+	return s
+}
+
+func iirTargets(length, channels int) [][]float64 { return targetFamilies(length, channels, 3)["iir"] }
+
+func TestDeterministic(t *testing.T) {
+	targets := targetFamilies(256, 3, 5)["hyena"]
+	for _, model := range []string{"rtf", "modal", "rotation"} {
+		s := quickSpec(model, 6)
+		s.Init = "xavier"
+		a, err := Run(context.Background(), Job{Spec: s, Targets: targets}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := Run(context.Background(), Job{Spec: s, Targets: targets}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ch := range targets {
+			if !reflect.DeepEqual(a.Filters[ch].Impulse(64), b.Filters[ch].Impulse(64)) {
+				t.Errorf("%s: channel %d differs between two runs with one seed", model, ch)
+			}
+		}
+		s.Seed++
+		c, _ := Run(context.Background(), Job{Spec: s, Targets: targets}, CPU{}, nil)
+		if reflect.DeepEqual(a.Filters[0].Impulse(64), c.Filters[0].Impulse(64)) {
+			t.Errorf("%s: another seed gave the same result", model)
+		}
+	}
+}
+
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := quickSpec("rtf", 8)
+	s.Steps = 100000
+	events := 0
+	res, err := Run(ctx, Job{Spec: s, Targets: iirTargets(512, 2)}, CPU{}, func(p Progress) {
+		events++
+		cancel() // the first event cancels the job
+	})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("got %v, %v; want context.Canceled and no result", res, err)
+	}
+	if events != 1 {
+		t.Errorf("%d progress events after cancelling", events)
+	}
+}
+
+func TestProgress(t *testing.T) {
+	s := quickSpec("modal", 4)
+	s.Steps = 40
+	var got []Progress
+	_, err := Run(context.Background(), Job{Spec: s, Targets: iirTargets(256, 1)}, CPU{}, func(p Progress) { got = append(got, p) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 || len(got) > s.Steps {
+		t.Fatalf("%d progress events for %d steps", len(got), s.Steps)
+	}
+	last := got[len(got)-1]
+	if last.Step != s.Steps || last.Steps != s.Steps || last.ETA != 0 || math.IsNaN(last.Loss) {
+		t.Errorf("last event %+v", last)
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i].Step <= got[i-1].Step {
+			t.Errorf("steps not increasing: %d then %d", got[i-1].Step, got[i].Step)
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	good := iirTargets(128, 1)
+	cases := map[string]Job{
+		"empty target":  {Spec: quickSpec("rtf", 4)},
+		"NaN":           {Spec: quickSpec("rtf", 4), Targets: [][]float64{{1, math.NaN(), 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}}},
+		"order ≥ L":     {Spec: quickSpec("modal", 200), Targets: good},
+		"rtf too long":  {Spec: quickSpec("rtf", 64), Targets: good},
+		"unknown model": {Spec: quickSpec("lstm", 4), Targets: good},
+		"ragged bank":   {Spec: quickSpec("rtf", 4), Targets: [][]float64{good[0], good[0][:100]}},
+		"bad lr": func() Job {
+			s := quickSpec("rtf", 4)
+			s.Optimizer.LR = -1
+			return Job{Spec: s, Targets: good}
+		}(),
+		"montel on modal": func() Job {
+			s := quickSpec("modal", 4)
+			s.Constraint = "l1_montel"
+			return Job{Spec: s, Targets: good}
+		}(),
+	}
+	for name, job := range cases {
+		if _, err := Run(context.Background(), job, CPU{}, nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: got %v, want ErrInvalid", name, err)
+		}
+	}
+}
+
+// TestDistillRecoversIIR: a target that is exactly an order-6 filter is recovered to high
+// accuracy by every model, and every result is stable.
+func TestDistillRecoversIIR(t *testing.T) {
+	targets := iirTargets(1024, 2)
+	for _, model := range []string{"rtf", "modal", "rotation"} {
+		s := DefaultSpec()
+		s.Model, s.Order, s.Steps = model, 6, 100
+		res, err := Run(context.Background(), Job{Spec: s, Targets: targets}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// ERA recovers an exact order-6 response to rounding; training must not lose it.
+		if res.Report.MaxRelError > 1e-8 || !res.Report.Stable {
+			t.Errorf("%s: %+v", model, res.Report)
+		}
+		for ch, f := range res.Filters {
+			want := map[string]filters.Form{"rtf": filters.FormTF, "modal": filters.FormDiagonal, "rotation": filters.FormRotation}[model]
+			if f.Form() != want {
+				t.Errorf("%s: channel %d is %s", model, ch, f.Form())
+			}
+		}
+	}
+}
+
+// TestMontelStaysInside: the l1 Montel parametrisation keeps Σ|aᵢ| ≤ 1, hence stability.
+func TestMontelStaysInside(t *testing.T) {
+	s := quickSpec("rtf", 8)
+	s.Init, s.Constraint, s.Steps = "montel", "l1_montel", 200
+	s.Optimizer.LR = 1e-2
+	res, err := Run(context.Background(), Job{Spec: s, Targets: targetFamilies(512, 2, 9)["windowed-sinc"]}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ch, f := range res.Filters {
+		l1 := 0.0
+		for _, a := range f.(*filters.TransferFunction).Den {
+			l1 += math.Abs(a)
+		}
+		if l1 > 1+1e-12 || !res.Report.Channels[ch].Stable {
+			t.Errorf("channel %d: Σ|a| = %v, report %+v", ch, l1, res.Report.Channels[ch])
+		}
+	}
+}
+
+func TestDelayTask(t *testing.T) {
+	task, err := DelayTask(2048, 16, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := DefaultSpec()
+	s.Model, s.Order, s.Steps = "rtf", 16, 300
+	s.Target.Length = 64
+	res, err := Run(context.Background(), Job{Spec: s, Task: task}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A delay of 16 is exact for an order-16 RTF (b = e₁₆): the fit must get most of the way.
+	if res.Report.MaxRelError > 0.3 {
+		t.Errorf("delay: relative prediction error %.3g", res.Report.MaxRelError)
+	}
+	if _, err := DelayTask(100, 100, 0.5, 1); !errors.Is(err, ErrInvalid) {
+		t.Errorf("delay ≥ length: %v", err)
+	}
+}
+
+func TestSysID(t *testing.T) {
+	truth, _ := filters.NewTransferFunction([]float64{-1.2, 0.5}, []float64{0.3, 0.1}, 0.2)
+	rng := channelRNG(3, 0)
+	u := make([]float64, 2000)
+	for i := range u {
+		u[i] = rng.NormFloat64()
+	}
+	h := truth.Impulse(len(u))
+	y := make([]float64, len(u))
+	for t := range y {
+		for s := 0; s <= t; s++ {
+			y[t] += h[s] * u[t-s]
+		}
+	}
+	s := DefaultSpec()
+	s.Model, s.Order, s.Steps = "modal", 2, 200
+	s.Target.Length = 128
+	res, err := Run(context.Background(), Job{Spec: s, Task: &Task{Name: "sysid", U: [][]float64{u}, Y: [][]float64{y}}}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.MaxRelError > 1e-3 {
+		t.Errorf("sysid: relative prediction error %.3g", res.Report.MaxRelError)
+	}
+}
+
+func TestSuggestOrder(t *testing.T) {
+	// The iir family is exactly order 6: its Hankel values vanish past the sixth.
+	n, ok := SuggestOrder(iirTargets(1024, 3), 1e-8, 64)
+	if !ok || n != 6 {
+		t.Errorf("suggested %d (ok %v), want 6", n, ok)
+	}
+	if _, ok := SuggestOrder(targetFamilies(1024, 1, 1)["decaying-noise"], 1e-8, 8); ok {
+		t.Errorf("white noise cannot be reduced to order 8 at 1e-8")
+	}
+}
