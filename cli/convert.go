@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
 )
 
 // maxWarningLines caps the warning lines a bank conversion prints; --report has them all.
@@ -168,7 +169,7 @@ func (s *streams) writeReport(path string, reports []filters.Report, bank bool) 
 	if path == "-" {
 		return s.writeOut(data)
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, data); err != nil {
 		return failf("%s: %w", path, pathProblem(err))
 	}
 	return nil

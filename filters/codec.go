@@ -8,12 +8,12 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -103,72 +103,8 @@ func WriteFile(path string, doc Document) error {
 		}
 		return nil
 	}
-	if err := writeAtomic(path, data); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
-func writeAtomic(path string, data []byte) error {
-	// Replace the file a symbolic link points to, not the link.
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		path = p
-	}
-	var perm fs.FileMode
-	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("not a regular file")
-		}
-		perm = fi.Mode().Perm()
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	var (
-		tmp *os.File
-		err error
-	)
-	for range 100 {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(uint64(rand.Uint32()), 36)+".tmp")
-		// O_EXCL with 0666 lets the umask decide a new file's mode, as os.WriteFile does.
-		tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			break
-		}
-	}
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if perm != 0 {
-		if err := tmp.Chmod(perm); err != nil {
-			return err
-		}
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	ok = true
-	// Make the rename durable; not every system can sync a directory, hence best effort.
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return fmt.Errorf("%s: %w", path, pathErr(err))
 	}
 	return nil
 }

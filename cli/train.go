@@ -1,0 +1,367 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+// jobFlags are the job options shared by distill and train.
+type jobFlags struct {
+	job        string
+	model      string
+	order      int
+	init       string
+	constraint string
+	maxRadius  float64
+	optimizer  string
+	lr         float64
+	schedule   string
+	loss       string
+	steps      int
+	tol        float64
+	seed       uint64
+	backend    string
+	out        string
+	report     string
+}
+
+func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
+	d := train.DefaultSpec()
+	f.StringVar(&j.job, "job", "", "read the job spec from `FILE` (JSON, the train.Spec format); flags given override it")
+	f.StringVar(&j.model, "model", d.Model, "the model: rtf, modal or rotation")
+	f.IntVar(&j.order, "order", d.Order, "the state size `n`")
+	f.StringVar(&j.init, "init", d.Init, "initialisation: zeros, xavier, montel (rtf) or hankel (stabilised ERA)")
+	f.StringVar(&j.constraint, "constraint", d.Constraint, "none, l1_montel (rtf) or radius")
+	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius")
+	f.StringVar(&j.optimizer, "optimizer", d.Optimizer.Name, "adam or adamw")
+	f.Float64Var(&j.lr, "lr", d.Optimizer.LR, "the learning rate")
+	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
+	f.StringVar(&j.loss, "loss", d.Loss, "mse, relative or freq")
+	f.IntVar(&j.steps, "steps", d.Steps, "optimisation steps")
+	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL` (0: run all steps)")
+	f.Uint64Var(&j.seed, "seed", 0, "the random seed (results are deterministic for a seed)")
+	f.StringVar(&j.backend, "backend", "cpu", "auto, cpu or gpu")
+	f.StringVarP(&j.out, "output", "o", "-", "write the fitted filter (a bank for several channels) to `OUT`")
+	f.StringVar(&j.report, "report", "", "write the job report as JSON to `FILE`")
+}
+
+// spec builds the job spec: the --job file, then every flag the user set.
+func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
+	s := train.DefaultSpec()
+	if j.job != "" {
+		data, err := os.ReadFile(j.job)
+		if err != nil {
+			return s, failf("%s: %w", j.job, errors.Unwrap(err))
+		}
+		if s, err = train.ParseSpec(data); err != nil {
+			return s, failf("%s: %w", j.job, err)
+		}
+	}
+	set := func(name string, apply func()) {
+		if j.job == "" || flags.Changed(name) {
+			apply()
+		}
+	}
+	set("model", func() { s.Model = j.model })
+	set("order", func() { s.Order = j.order })
+	set("init", func() { s.Init = j.init })
+	set("constraint", func() { s.Constraint = j.constraint })
+	set("max-radius", func() { s.MaxRadius = j.maxRadius })
+	set("optimizer", func() { s.Optimizer.Name = j.optimizer })
+	set("lr", func() { s.Optimizer.LR = j.lr })
+	set("schedule", func() { s.Optimizer.Schedule = j.schedule })
+	set("loss", func() { s.Loss = j.loss })
+	set("steps", func() { s.Steps = j.steps })
+	set("tol", func() { s.Tol = j.tol })
+	set("seed", func() { s.Seed = j.seed })
+	set("backend", func() { s.Backend = j.backend })
+	return s, nil
+}
+
+// backendFor resolves --backend; without a GPU backend in this build, auto means cpu.
+func backendFor(name string, stderr io.Writer) (train.Backend, error) {
+	switch name {
+	case "", "cpu":
+		return train.CPU{}, nil
+	case "auto":
+		fmt.Fprintln(stderr, "backend: cpu (this build has no GPU backend)")
+		return train.CPU{}, nil
+	case "gpu":
+		return nil, failf("--backend gpu: this build has no GPU backend; use --backend cpu or auto")
+	}
+	return nil, fmt.Errorf("--backend %q is not a backend (want auto, cpu or gpu)", name)
+}
+
+func newDistill(s *streams) *cobra.Command {
+	var j jobFlags
+	var length int
+	var suggestTol float64
+	cmd := &cobra.Command{
+		Use:   "distill TARGET [flags]",
+		Short: "Distil a filter or long kernels into an RTF (or a modal or rotation SSM)",
+		Long: `Distill fits a low-order filter to TARGET, in the background of nothing else: it prints
+progress on stderr (a bar on a terminal, plain lines otherwise) and writes the fitted filter
+(a bank when TARGET has several channels) to stdout or OUT. Ctrl-C cancels cleanly and
+writes nothing.
+
+TARGET is a filter file (its impulse responses of --length samples are the kernels) or a
+kernel file: JSON {"kernels": [[...], ...]} (one kernel per channel, one length).
+
+The default recipe starts an RTF from a stabilised Hankel (ERA) realisation with
+least-squares residues, races it against the zero init for the first quarter of the steps,
+and refines with Adam under a pole-radius bound; every result is stable. Before the job
+starts, the order a reduced model needs for --suggest-tol is printed (from the Hankel
+singular values of the targets). The report (--report) gives per channel the MSE and the
+relative L2 error of the deployed filter, its largest pole radius and whether it is stable.`,
+		Example: `  ssmlab distill hyena.json --order 16 -o rtf16.json --report rtf16-report.json
+  ssmlab distill butter.json --length 2048 --model modal --order 8
+  ssmlab distill kernels.json --job job.json --steps 2000`,
+		Args: oneFile,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			spec, err := j.spec(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			targets, name, err := s.readKernels(args[0], length)
+			if err != nil {
+				return err
+			}
+			spec.Target = train.Target{File: args[0], Length: len(targets[0])}
+			if n, ok := train.SuggestOrder(targets, suggestTol, train.MaxOrder); ok {
+				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (from the Hankel singular values)\n", suggestTol, n)
+			} else {
+				fmt.Fprintf(s.err, "suggested order for relative error %g: above %d (the targets do not reduce well)\n", suggestTol, train.MaxOrder)
+			}
+			return s.runJob(name, spec, train.Job{Spec: spec, Targets: targets}, &j)
+		},
+	}
+	addJobFlags(cmd.Flags(), &j)
+	cmd.Flags().IntVar(&length, "length", 1024, "kernel length `L` taken from a filter TARGET")
+	cmd.Flags().Float64Var(&suggestTol, "suggest-tol", 1e-3, "the relative error the suggested order is computed for")
+	return cmd
+}
+
+func newTrain(s *streams) *cobra.Command {
+	var j jobFlags
+	var (
+		task, data          string
+		length, delay, klen int
+		cutoff              float64
+	)
+	cmd := &cobra.Command{
+		Use:   "train --task delay|sysid [flags]",
+		Short: "Train a filter on a task: the Delay task or system identification from data",
+		Long: `Train fits a filter of --kernel-length samples so that y ≈ k * u:
+
+  --task delay   the Delay task of the RTF paper (seed 004 §4.3): band-limited white noise
+                 (--cutoff, a fraction of Nyquist) delayed by --delay samples, --length long;
+  --task sysid   input/output data from --data FILE, JSON {"u": [...], "y": [...]} or
+                 {"channels": [{"u": [...], "y": [...]}, ...]}.
+
+The job flags are those of distill; the report's errors are relative prediction errors.`,
+		Example: `  ssmlab train --task delay --delay 64 --order 64 --kernel-length 128
+  ssmlab train --task sysid --data io.json --model modal --order 4`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := j.spec(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("init") && j.job == "" {
+				spec.Init = "hankel"
+			}
+			var t *train.Task
+			name := "task " + task
+			switch task {
+			case "delay":
+				if t, err = train.DelayTask(length, delay, cutoff, spec.Seed); err != nil {
+					return fail(err)
+				}
+			case "sysid":
+				if data == "" {
+					return fmt.Errorf("--task sysid needs --data FILE")
+				}
+				if t, err = readIOData(data); err != nil {
+					return err
+				}
+				name = data
+			default:
+				return fmt.Errorf("--task %q is not a task (want delay or sysid)", task)
+			}
+			spec.Target = train.Target{Length: klen}
+			return s.runJob(name, spec, train.Job{Spec: spec, Task: t}, &j)
+		},
+	}
+	addJobFlags(cmd.Flags(), &j)
+	f := cmd.Flags()
+	f.StringVar(&task, "task", "", "delay or sysid (required)")
+	f.StringVar(&data, "data", "", "sysid: the input/output data `FILE`")
+	f.IntVar(&length, "length", 8192, "delay: the sequence length")
+	f.IntVar(&delay, "delay", 64, "delay: the delay in samples")
+	f.Float64Var(&cutoff, "cutoff", 0.5, "delay: the noise band as a fraction of the Nyquist frequency")
+	f.IntVar(&klen, "kernel-length", 256, "the length of the fitted kernel")
+	return cmd
+}
+
+func readIOData(path string) (*train.Task, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, failf("%s: %w", path, errors.Unwrap(err))
+	}
+	type pair struct {
+		U []float64 `json:"u"`
+		Y []float64 `json:"y"`
+	}
+	var doc struct {
+		pair
+		Channels []pair `json:"channels"`
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, failf("%s: %v", path, err)
+	}
+	if doc.U != nil {
+		doc.Channels = append(doc.Channels, doc.pair)
+	}
+	t := &train.Task{Name: "sysid"}
+	for _, c := range doc.Channels {
+		t.U, t.Y = append(t.U, c.U), append(t.Y, c.Y)
+	}
+	if len(t.U) == 0 {
+		return nil, failf(`%s: no data: want {"u": [...], "y": [...]} or {"channels": [...]}`, path)
+	}
+	return t, nil
+}
+
+// readKernels reads TARGET: a filter file (its impulse responses of length samples) or a
+// kernel file {"kernels": [...]}.
+func (s *streams) readKernels(path string, length int) ([][]float64, string, error) {
+	if length < 2 || length > train.MaxLength {
+		return nil, path, fmt.Errorf("--length %d outside [2, %d]", length, train.MaxLength)
+	}
+	var data []byte
+	var err error
+	name := path
+	if path == "-" {
+		name = stdinName
+		data, err = io.ReadAll(io.LimitReader(s.in, filters.MaxFileSize+1))
+	} else {
+		data, err = os.ReadFile(path)
+		if err != nil {
+			err = errors.Unwrap(err)
+		}
+	}
+	if err != nil {
+		return nil, name, failf("%s: %w", name, err)
+	}
+	var probe struct {
+		Kernels [][]float64 `json:"kernels"`
+	}
+	if json.Unmarshal(data, &probe) == nil && probe.Kernels != nil {
+		if len(probe.Kernels) == 0 {
+			return nil, name, failf(`%s: "kernels" is empty`, name)
+		}
+		return probe.Kernels, name, nil
+	}
+	doc, err := filters.Unmarshal(data)
+	if err != nil {
+		if inner := errors.Unwrap(err); inner != nil {
+			err = inner
+		}
+		return nil, name, failf("%s: %w", name, err)
+	}
+	var chans []filters.Filter
+	if doc.Bank != nil {
+		chans = doc.Bank.Channels
+	} else {
+		chans = []filters.Filter{doc.Filter}
+	}
+	kernels := make([][]float64, len(chans))
+	for i, f := range chans {
+		kernels[i] = f.Impulse(length)
+	}
+	return kernels, name, nil
+}
+
+// runJob runs a job with progress on stderr, cancelled by Ctrl-C, and writes the result.
+func (s *streams) runJob(name string, spec train.Spec, job train.Job, j *jobFlags) error {
+	backend, err := backendFor(spec.Backend, s.err)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	bar := isTerminal(s.err)
+	res, err := train.Run(ctx, job, backend, func(p train.Progress) {
+		if bar {
+			const width = 30
+			filled := width * p.Step / max(p.Steps, 1)
+			fmt.Fprintf(s.err, "\r[%s%s] %d/%d  loss %.3g  worst rel error %.3g  ETA %s ",
+				strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, p.Loss, p.RelError, p.ETA.Round(100*time.Millisecond))
+			return
+		}
+		fmt.Fprintf(s.err, "step %d/%d loss %.6g rel_error %.6g elapsed %s eta %s\n",
+			p.Step, p.Steps, p.Loss, p.RelError, p.Elapsed.Round(time.Millisecond), p.ETA.Round(time.Millisecond))
+	})
+	if bar {
+		fmt.Fprintln(s.err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return failf("%s: cancelled; nothing was written", name)
+	}
+	if err != nil {
+		if errors.Is(err, train.ErrInvalid) {
+			return failf("%s: %w", name, err)
+		}
+		return failf("%s: %w", name, err)
+	}
+	doc := filters.Document{Name: fmt.Sprintf("%s %d (%s)", spec.Model, spec.Order, strings.TrimSuffix(name, ".json"))}
+	if len(res.Filters) == 1 {
+		doc.Filter = res.Filters[0]
+	} else {
+		doc.Bank = &filters.Bank{Channels: res.Filters}
+	}
+	if j.report != "" {
+		data, err := json.MarshalIndent(res.Report, "", "  ")
+		if err != nil {
+			return failf("report: %w", err)
+		}
+		if err := atomicfile.WriteFile(j.report, append(data, '\n')); err != nil {
+			return failf("%s: %w", j.report, pathProblem(err))
+		}
+	}
+	if err := s.write(j.out, doc); err != nil {
+		return err
+	}
+	r := res.Report
+	fmt.Fprintf(s.err, "fitted %d channel(s), %s order %d: relative error mean %.3g, worst %.3g; stable: %v; %d steps in %.2fs on %s\n",
+		len(r.Channels), r.Model, r.Order, r.MeanRelError, r.MaxRelError, r.Stable, r.Steps, r.Seconds, r.Backend)
+	for _, w := range r.Warnings {
+		fmt.Fprintf(s.err, "warning: %s\n", w)
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

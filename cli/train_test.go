@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+func TestDistillFilterTarget(t *testing.T) {
+	dir := t.TempDir()
+	target := testFilter(t)
+	in := writeDoc(t, dir, "target.json", filters.Document{Name: "target", Filter: target})
+	out := filepath.Join(dir, "rtf.json")
+	rep := filepath.Join(dir, "report.json")
+	r := run(t, "", "distill", in, "--order", "3", "--steps", "40", "--length", "256", "-o", out, "--report", rep)
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("%v", r)
+	}
+	for _, want := range []string{"suggested order", "step ", "fitted 1 channel(s), rtf order 3"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	doc, err := filters.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Filter.Form() != filters.FormTF {
+		t.Errorf("result is %s", doc.Filter.Form())
+	}
+	// An exact order-3 target: the fitted RTF reproduces it.
+	if d := maxDiff(doc.Filter.Impulse(256), target.Impulse(256)); d > 1e-8 {
+		t.Errorf("fitted response differs by %.3g", d)
+	}
+	var report train.Report
+	data, _ := os.ReadFile(rep)
+	if err := json.Unmarshal(data, &report); err != nil || len(report.Channels) != 1 || !report.Stable {
+		t.Errorf("report %s: %v", data, err)
+	}
+}
+
+func TestDistillKernelsAndJobFile(t *testing.T) {
+	dir := t.TempDir()
+	k1, k2 := testFilter(t).Impulse(128), make([]float64, 128)
+	for i := range k2 {
+		k2[i] = 0.9 * k1[i]
+	}
+	data, _ := json.Marshal(map[string]any{"kernels": [][]float64{k1, k2}})
+	in := writeText(t, dir, "kernels.json", string(data))
+	job := writeText(t, dir, "job.json", `{"model": "modal", "order": 4, "steps": 30}`)
+	r := run(t, "", "distill", in, "--job", job, "--seed", "3")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	doc, err := filters.Unmarshal([]byte(r.stdout))
+	if err != nil || doc.Bank == nil || len(doc.Bank.Channels) != 2 || doc.Bank.Form() != filters.FormDiagonal {
+		t.Fatalf("output %q: %v", r.stdout, err)
+	}
+}
+
+func TestTrainDelay(t *testing.T) {
+	r := run(t, "", "train", "--task", "delay", "--length", "1024", "--delay", "8", "--kernel-length", "32", "--order", "8", "--steps", "60")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	if _, err := filters.Unmarshal([]byte(r.stdout)); err != nil {
+		t.Errorf("output: %v", err)
+	}
+}
+
+func TestJobBadInput(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "f.json", filters.Document{Filter: testFilter(t)})
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"distill", in, "--model", "lstm"}, ExitFailure, `unknown model "lstm"`},
+		{[]string{"distill", in, "--order", "600", "--length", "256"}, ExitFailure, "needs kernels longer"},
+		{[]string{"distill", in, "--backend", "gpu"}, ExitFailure, "no GPU backend"},
+		{[]string{"distill", in, "--backend", "tpu"}, ExitUsage, `--backend "tpu"`},
+		{[]string{"distill", filepath.Join(dir, "missing.json")}, ExitFailure, "missing.json"},
+		{[]string{"distill", writeText(t, dir, "nan.json", `{"kernels": [[1, 2, "x"]]}`)}, ExitFailure, "nan.json"},
+		{[]string{"distill", writeText(t, dir, "empty.json", `{"kernels": []}`)}, ExitFailure, "empty"},
+		{[]string{"train", "--task", "copy"}, ExitUsage, `--task "copy"`},
+		{[]string{"train", "--task", "sysid"}, ExitUsage, "--data"},
+		{[]string{"train", "--task", "delay", "--delay", "5000", "--length", "100"}, ExitFailure, "delay 5000"},
+	}
+	for _, c := range cases {
+		r := run(t, "", c.args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		last := lines[len(lines)-1]
+		if r.code != c.code || r.stdout != "" || !strings.Contains(last, c.want) || !strings.HasPrefix(last, "ssmlab: ") {
+			t.Errorf("%v:\n%v", c.args, r)
+		}
+	}
+}
