@@ -428,6 +428,10 @@ func tfToDiagonal(a, b []float64, h0 float64, src Filter) (*Diagonal, conditione
 		return nil, conditioned{}, err
 	}
 	res := make([]complex128, len(poles))
+	if allZero(b) {
+		// H = h0: every residue is zero, whatever the poles (repeated ones included).
+		return diagonalFromModes(mustModes(poles, res), h0), exact, nil
+	}
 	for i, p := range poles {
 		// b(p) = b₁pⁿ⁻¹ + … + bₙ over Π_{j≠i}(p - p_j): the residue of b/a at a simple root.
 		var bz complex128
@@ -466,8 +470,32 @@ func zpkToDiagonal(s *ZPK, src Filter) (*Diagonal, conditioned, error) {
 	return residuesChecked(s.Poles, res, h0, src)
 }
 
+func allZero(v []float64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func mustModes(poles, res []complex128) []mode {
+	modes, err := pairModes(poles, res)
+	if err != nil {
+		panic("filters: roots of a real polynomial are not conjugate-closed: " + err.Error())
+	}
+	return modes
+}
+
 // residuesChecked builds the modal form and measures how much its modes cancel.
 func residuesChecked(poles, res []complex128, h0 float64, src Filter) (*Diagonal, conditioned, error) {
+	for _, r := range res {
+		if cmplx.IsNaN(r) || cmplx.IsInf(r) {
+			// 0/0 or x/0 at a repeated pole.
+			c := conditioned{value: math.Inf(1), of: "the modal sum (repeated poles)"}
+			return nil, c, &ConditionError{What: "the modal sum (repeated poles)", Condition: math.Inf(1), Limit: CancellationLimit, Kind: ErrDefective}
+		}
+	}
 	total := 0.0
 	for i, r := range res {
 		l := cmplx.Abs(poles[i])

@@ -8,7 +8,8 @@ import (
 
 // Diagonal is the modal form: h[0] = H0, h[t] = Σ Residues[i]·Poles[i]^(t-1).
 // Poles and residues of a real filter are conjugate-closed and both members of each pair are
-// stored. Repeated poles cannot be represented (their modes would need (t-1)·λ^(t-2) terms).
+// stored. A pole may repeat, but every mode is a plain geometric sequence: a defective
+// system (a Jordan block, whose modes carry (t-1)·λ^(t-2) terms) has no diagonal form.
 type Diagonal struct {
 	Poles, Residues []complex128
 	H0              float64

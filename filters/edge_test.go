@@ -288,3 +288,23 @@ func TestDiscretizeOverflow(t *testing.T) {
 		t.Errorf("FromS4 overflow: got %v", err)
 	}
 }
+
+// TestZeroNumerator: the RTF zero init (a = b = 0, every pole at 0) is the constant h0 and
+// converts to every form; repeated poles with non-zero residues still fail cleanly.
+func TestZeroNumerator(t *testing.T) {
+	f, _ := NewTransferFunction(make([]float64, 4), make([]float64, 4), 0.5)
+	for _, to := range Forms {
+		out, rep, err := Convert(f, to)
+		if err != nil {
+			t.Errorf("zero tf → %s: %v", to, err)
+			continue
+		}
+		if h := out.Impulse(6); h[0] != 0.5 || h[1] != 0 || h[5] != 0 || rep.RelError != 0 {
+			t.Errorf("zero tf → %s: h = %v, report %+v", to, h, rep)
+		}
+	}
+	avg, _ := NewTransferFunction([]float64{0, 0, 0}, []float64{0.25, 0.25, 0.25}, 0.25)
+	if _, _, err := ToDiagonal(avg); !errors.Is(err, ErrDefective) {
+		t.Errorf("moving average → diagonal: %v", err)
+	}
+}

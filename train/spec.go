@@ -73,8 +73,8 @@ type Optim struct {
 func DefaultSpec() Spec {
 	return Spec{
 		Model: "rtf", Order: 16, Init: "hankel", Constraint: "radius", MaxRadius: 0.9999,
-		Optimizer: Optim{Name: "adam", LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Schedule: "cosine", Warmup: 20},
-		Loss:      "mse", Steps: 1000, Backend: "cpu",
+		Optimizer: Optim{Name: "adam", LR: 3e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Schedule: "cosine", Warmup: 20},
+		Loss:      "mse", Steps: 1500, Backend: "cpu",
 	}
 }
 
@@ -83,7 +83,7 @@ func DefaultSpec() Spec {
 func PaperSpec() Spec {
 	s := DefaultSpec()
 	s.Init, s.Constraint, s.MaxRadius = "zeros", "none", 0
-	s.Optimizer.Schedule, s.Optimizer.Warmup = "constant", 0
+	s.Optimizer.LR, s.Optimizer.Schedule, s.Optimizer.Warmup = 1e-3, "constant", 0
 	s.Steps = 2000
 	return s
 }

@@ -1,0 +1,67 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkRTFStep times one training step (forward kernel, loss, analytic backward, Adam)
+// of an RTF bank with D = 256 channels, n = 64, L = 4096, channels spread over GOMAXPROCS
+// goroutines; bench/rtf_step_torch.py times the same step in PyTorch (autograd) with the
+// same number of threads.
+func BenchmarkRTFStep(b *testing.B) {
+	const d, n, length = 256, 64, 4096
+	rng := rand.New(rand.NewPCG(1, 1))
+	s := DefaultSpec()
+	s.Order, s.Init, s.Constraint, s.Steps = n, "xavier", "none", 1<<30
+	prob := &Problem{Spec: s}
+	targets := make([][]float64, d)
+	for ch := range targets {
+		targets[ch] = make([]float64, length)
+		for t := range targets[ch] {
+			targets[ch][t] = rng.NormFloat64() / float64(1+t)
+		}
+		m, p, err := initParams(&s, targets[ch], ch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		prob.models, prob.Params = append(prob.models, m), append(prob.Params, p)
+	}
+	prob.obj = newDistill(targets, "mse")
+	tr, err := CPU{}.Start(prob)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(runtime.GOMAXPROCS(0)), "threads")
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := tr.Step(context.Background(), 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDistill times a whole 16-channel distillation job (L = 1024) per order, the unit
+// of the CPU-time comparison with the RTF paper's recipe.
+func BenchmarkDistill(b *testing.B) {
+	targets := targetFamilies(1024, 16, 1)["hyena"]
+	for _, n := range []int{4, 16, 64} {
+		for _, recipe := range []struct {
+			name string
+			spec Spec
+		}{{"paper", PaperSpec()}, {"ssmlab", DefaultSpec()}} {
+			b.Run(fmt.Sprintf("%s/n=%d", recipe.name, n), func(b *testing.B) {
+				s := recipe.spec
+				s.Order = n
+				for b.Loop() {
+					if _, err := Run(context.Background(), Job{Spec: s, Targets: targets}, CPU{}, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
