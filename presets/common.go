@@ -1,0 +1,155 @@
+package presets
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// Limits shared by the presets.
+const (
+	// MaxDenseOrder caps the order of presets written as dense or rotation matrices: a dense
+	// file of order 1024 holds about a million numbers (20 MB), well inside filters.MaxFileSize.
+	MaxDenseOrder = 1024
+	// MaxBankChannels caps the channels of a preset bank.
+	MaxBankChannels = 4096
+	// MaxBankValues caps channels × (numbers per channel) of a bank or a set of kernels, so
+	// that the file stays below filters.MaxFileSize at about 20 bytes per number.
+	MaxBankValues = 1 << 21
+)
+
+var (
+	inf    = math.Inf(1)
+	negInf = math.Inf(-1)
+)
+
+func orderParam(def string, lo, hi float64, help string) Param {
+	return Param{Name: "order", Kind: Int, Default: def, Min: lo, Max: hi, Help: help}
+}
+
+var seedParam = Param{Name: "seed", Kind: Int, Default: "0", Min: 0, Max: math.MaxUint32,
+	Help: "seed of the PCG random source: the same seed gives the same filter"}
+
+var channelsParam = Param{Name: "channels", Kind: Int, Default: "1", Min: 1, Max: MaxBankChannels,
+	Help: "number of channels: 1 gives one filter, more give a bank (independent draws)"}
+
+// maxStep bounds Δt: far beyond any timescale of interest, and below the ‖A·Δt‖ at which the
+// discretisations lose accuracy (the zero-order hold's matrix exponential, from about 1e10).
+const maxStep = 1e3
+
+// stepParams are the Δt parameters of the continuous-time presets (seed 002 B.3).
+func stepParams(method string) []Param {
+	return []Param{
+		{Name: "dt", Kind: Float, Min: 0, Max: maxStep, OpenMin: true,
+			Help: "step Δt of every channel (default: drawn per channel, log-uniform in [dt_min, dt_max], seed 002 B.3)"},
+		{Name: "dt_min", Kind: Float, Min: 0, Max: maxStep, OpenMin: true,
+			Help: "smallest Δt drawn when dt is not given (default 0.001)"},
+		{Name: "dt_max", Kind: Float, Min: 0, Max: maxStep, OpenMin: true,
+			Help: "largest Δt drawn when dt is not given (default 0.1)"},
+		{Name: "method", Kind: Choice, Default: method, Choices: []string{"bilinear", "zoh", "euler", "backward_euler"},
+			Help: "discretisation (seed 002 eq. 3; zoh: zero-order hold)"},
+	}
+}
+
+// stepper draws the per-channel steps Δt of a continuous-time preset.
+type stepper struct {
+	fixed    float64
+	lo, hi   float64
+	method   filters.Discretization
+	drawStep bool
+}
+
+func newStepper(a Args) (stepper, error) {
+	s := stepper{method: filters.Discretization(a.Choice("method"))}
+	if a.Has("dt") {
+		if a.Has("dt_min") || a.Has("dt_max") {
+			return s, paramErrorf(a.preset.Name, "dt fixes the step of every channel: give either dt or dt_min/dt_max, not both")
+		}
+		s.fixed = a.Float("dt")
+		return s, nil
+	}
+	a.fill("dt_min", "0.001")
+	a.fill("dt_max", "0.1")
+	s.lo, s.hi, s.drawStep = a.Float("dt_min"), a.Float("dt_max"), true
+	if s.lo > s.hi {
+		return s, paramErrorf(a.preset.Name, "dt_min=%g is above dt_max=%g", s.lo, s.hi)
+	}
+	return s, nil
+}
+
+// step returns the next channel's Δt: log Δt uniform in [log dt_min, log dt_max] (seed 002 B.3).
+func (s stepper) step(rng *rand.Rand) float64 {
+	if !s.drawStep {
+		return s.fixed
+	}
+	return logUniform(rng, s.lo, s.hi)
+}
+
+func logUniform(rng *rand.Rand, lo, hi float64) float64 {
+	if lo == hi {
+		return lo
+	}
+	l, h := math.Log(lo), math.Log(hi)
+	return math.Min(hi, math.Max(lo, math.Exp(l+rng.Float64()*(h-l))))
+}
+
+// discretize maps a continuous-time system written in the S4 convention to a discrete-time
+// filter in the control convention.
+func (s stepper) discretize(sys filters.Filter, dt float64) (filters.Filter, error) {
+	d, err := (&filters.Continuous{System: sys, Dt: dt, Method: s.method}).Discretize()
+	if err != nil {
+		return nil, err
+	}
+	return filters.FromS4(d)
+}
+
+// channels builds a.Int("channels") filters with one, in order, and returns a single filter
+// or a bank.
+func channels(a Args, valuesPerChannel int, one func(i int) (filters.Filter, error)) (Result, error) {
+	n := a.Int("channels")
+	if n*valuesPerChannel > MaxBankValues {
+		return Result{}, paramErrorf(a.preset.Name, "channels=%d × %d numbers per channel is above the limit of %d numbers: ask for fewer channels or a lower order",
+			n, valuesPerChannel, MaxBankValues)
+	}
+	out := make([]filters.Filter, n)
+	for i := range out {
+		f, err := one(i)
+		if err != nil {
+			return Result{}, err
+		}
+		out[i] = f
+	}
+	if n == 1 {
+		return Result{Filter: out[0]}, nil
+	}
+	b, err := filters.NewBank(out)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Bank: b}, nil
+}
+
+// complexNormal draws a complex number whose real and imaginary parts are N(0, v/2), so that
+// E|z|² = v (torch.randn with a complex dtype, for v = 1).
+func complexNormal(rng *rand.Rand, v float64) complex128 {
+	s := math.Sqrt(v / 2)
+	re := rng.NormFloat64() * s
+	return complex(re, rng.NormFloat64()*s)
+}
+
+func normals(rng *rand.Rand, n int, std float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = rng.NormFloat64() * std
+	}
+	return v
+}
+
+func uniforms(rng *rand.Rand, n int, lo, hi float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = lo + (hi-lo)*rng.Float64()
+	}
+	return v
+}

@@ -1,0 +1,344 @@
+package presets
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+	"sort"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// Band is the band type of a classic IIR design.
+type Band string
+
+// The band types of Butter and Cheby1, named as scipy.signal names them.
+const (
+	Lowpass  Band = "lowpass"
+	Highpass Band = "highpass"
+	Bandpass Band = "bandpass"
+	Bandstop Band = "bandstop"
+)
+
+// Butter designs the digital Butterworth filter of order n, as scipy.signal.butter(n, w/π,
+// band, output="zpk") does: the analog prototype's poles -e^{iπm/(2n)} (m = -n+1, -n+3, …,
+// n-1), the low-pass to low/high/band-pass/band-stop transform at the prewarped edges
+// 4·tan(ω/2), and the bilinear transform s = 4(z-1)/(z+1) (fs = 2). w holds one edge ωc in
+// (0, π) rad/sample for Lowpass and Highpass (where |H| = 1/√2), two edges ω₁ < ω₂ for Bandpass
+// and Bandstop (whose filters have 2n poles). The zeros, poles and gain are computed directly,
+// never through polynomial coefficients, so the design is exact to rounding at any order.
+func Butter(n int, band Band, w ...float64) (*filters.ZPK, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("presets: Butterworth order %d < 1", n)
+	}
+	p := make([]complex128, n)
+	for i := range p {
+		m := float64(-n + 1 + 2*i)
+		if m == 0 {
+			p[i] = -1 // exactly real, as SciPy makes it
+			continue
+		}
+		p[i] = -cmplx.Exp(complex(0, math.Pi*m/float64(2*n)))
+	}
+	return design(nil, p, 1, band, w)
+}
+
+// Cheby1 designs the digital Chebyshev type I filter of order n with rp dB of passband ripple,
+// as scipy.signal.cheby1(n, rp, w/π, band, output="zpk") does: the analog prototype's poles
+// -sinh(μ + iπm/(2n)) with μ = asinh(1/ε)/n and ε = √(10^(rp/10) - 1), gain Π(-p) (divided by
+// √(1+ε²) for even n, so the passband peaks at 1), then the same transforms as Butter. At
+// a low-pass or high-pass edge ωc the gain is -rp dB.
+func Cheby1(n int, rp float64, band Band, w ...float64) (*filters.ZPK, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("presets: Chebyshev order %d < 1", n)
+	}
+	if !(rp > 0) || math.IsInf(rp, 0) {
+		return nil, fmt.Errorf("presets: Chebyshev ripple %v dB, want > 0", rp)
+	}
+	eps := math.Sqrt(math.Pow(10, 0.1*rp) - 1)
+	mu := math.Asinh(1/eps) / float64(n)
+	p := make([]complex128, n)
+	k := complex(1, 0)
+	for i := range p {
+		th := math.Pi * float64(-n+1+2*i) / float64(2*n)
+		p[i] = -cmplx.Sinh(complex(mu, th))
+		k *= -p[i]
+	}
+	gain := real(k)
+	if n%2 == 0 {
+		gain /= math.Sqrt(1 + eps*eps)
+	}
+	return design(nil, p, gain, band, w)
+}
+
+// design transforms an analog low-pass prototype (cut-off 1 rad/s) to the band and edges w
+// (rad/sample) and maps it to discrete time, following scipy.signal.iirfilter (lp2lp_zpk,
+// lp2hp_zpk, lp2bp_zpk, lp2bs_zpk, bilinear_zpk with fs = 2).
+func design(z, p []complex128, k float64, band Band, w []float64) (*filters.ZPK, error) {
+	want := 1
+	if band == Bandpass || band == Bandstop {
+		want = 2
+	}
+	if len(w) != want {
+		return nil, fmt.Errorf("presets: a %s design takes %d edge frequencies, got %d", band, want, len(w))
+	}
+	warped := make([]float64, len(w))
+	for i, x := range w {
+		if !(x > 0 && x < math.Pi) {
+			return nil, fmt.Errorf("presets: edge frequency %v is outside (0, π)", x)
+		}
+		warped[i] = 4 * math.Tan(x/2) // 2·fs·tan(π·Wn/fs) with Wn = ω/π, fs = 2
+	}
+	degree := len(p) - len(z)
+	switch band {
+	case Lowpass:
+		wo := complex(warped[0], 0)
+		z, p = scale(z, wo), scale(p, wo)
+		k *= math.Pow(warped[0], float64(degree))
+	case Highpass:
+		wo := complex(warped[0], 0)
+		k *= real(prodNeg(z) / prodNeg(p))
+		z, p = invert(z, wo), invert(p, wo)
+		z = append(z, make([]complex128, degree)...)
+	case Bandpass, Bandstop:
+		if warped[0] >= warped[1] {
+			return nil, fmt.Errorf("presets: band edges %v, %v are not increasing", w[0], w[1])
+		}
+		bw := warped[1] - warped[0]
+		wo := math.Sqrt(warped[0] * warped[1])
+		if band == Bandpass {
+			z, p = scale(z, complex(bw/2, 0)), scale(p, complex(bw/2, 0))
+			z, p = shiftBand(z, wo), shiftBand(p, wo)
+			z = append(z, make([]complex128, degree)...)
+			k *= math.Pow(bw, float64(degree))
+		} else {
+			k *= real(prodNeg(z) / prodNeg(p))
+			z, p = invert(z, complex(bw/2, 0)), invert(p, complex(bw/2, 0))
+			z, p = shiftBand(z, wo), shiftBand(p, wo)
+			for range degree {
+				z = append(z, complex(0, wo))
+			}
+			for range degree {
+				z = append(z, complex(0, -wo))
+			}
+		}
+	default:
+		return nil, fmt.Errorf("presets: unknown band %q", band)
+	}
+	// Bilinear transform with fs = 2: s ↦ (4 + s)/(4 - s); zeros at infinity go to z = -1.
+	degree = len(p) - len(z)
+	num, den := complex(1, 0), complex(1, 0)
+	for _, x := range z {
+		num *= 4 - x
+	}
+	for _, x := range p {
+		den *= 4 - x
+	}
+	k *= real(num / den)
+	zz := make([]complex128, 0, len(p))
+	for _, x := range z {
+		zz = append(zz, (4+x)/(4-x))
+	}
+	for range degree {
+		zz = append(zz, -1)
+	}
+	pz := make([]complex128, len(p))
+	for i, x := range p {
+		pz[i] = (4 + x) / (4 - x)
+	}
+	return filters.NewZPK(tidyRoots(zz), tidyRoots(pz), k, 0)
+}
+
+func scale(v []complex128, s complex128) []complex128 {
+	out := make([]complex128, len(v))
+	for i, x := range v {
+		out[i] = x * s
+	}
+	return out
+}
+
+func invert(v []complex128, s complex128) []complex128 {
+	out := make([]complex128, len(v))
+	for i, x := range v {
+		out[i] = s / x
+	}
+	return out
+}
+
+// prodNeg returns Π(-vᵢ).
+func prodNeg(v []complex128) complex128 {
+	p := complex(1, 0)
+	for _, x := range v {
+		p *= -x
+	}
+	return p
+}
+
+// shiftBand maps each root x of the scaled prototype to the two roots x ± √(x² - wo²).
+func shiftBand(v []complex128, wo float64) []complex128 {
+	out := make([]complex128, 0, 2*len(v))
+	w2 := complex(wo*wo, 0)
+	for _, x := range v {
+		out = append(out, x+cmplx.Sqrt(x*x-w2))
+	}
+	for _, x := range v {
+		out = append(out, x-cmplx.Sqrt(x*x-w2))
+	}
+	return out
+}
+
+// tidyRoots makes the members of each conjugate pair exact conjugates of each other (their
+// computed values differ by rounding at most) and sorts the roots in the filters package's
+// order: decreasing modulus, then increasing |angle|, positive imaginary part first.
+func tidyRoots(r []complex128) []complex128 {
+	out := append([]complex128(nil), r...)
+	used := make([]bool, len(out))
+	for i, x := range out {
+		if used[i] || imag(x) == 0 {
+			continue
+		}
+		best, dist := -1, math.Inf(1)
+		for j := i + 1; j < len(out); j++ {
+			if used[j] || imag(out[j])*imag(x) >= 0 {
+				continue
+			}
+			if d := cmplx.Abs(out[j] - cmplx.Conj(x)); d < dist {
+				best, dist = j, d
+			}
+		}
+		if best < 0 || dist > 1e-9*(1+cmplx.Abs(x)) {
+			continue // no partner: leave it for the filter's validation to report
+		}
+		used[i], used[best] = true, true
+		m := (x + cmplx.Conj(out[best])) / 2
+		out[i], out[best] = m, cmplx.Conj(m)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return lessRoot(out[i], out[j]) })
+	return out
+}
+
+// lessRoot is the filters package's root order: decreasing modulus, then increasing |angle|,
+// positive imaginary part first.
+func lessRoot(a, b complex128) bool {
+	ma, mb := cmplx.Abs(a), cmplx.Abs(b)
+	if ma != mb {
+		return ma > mb
+	}
+	aa, ab := math.Abs(cmplx.Phase(a)), math.Abs(cmplx.Phase(b))
+	if aa != ab {
+		return aa < ab
+	}
+	return imag(a) > imag(b)
+}
+
+func buildIIR(a Args, cheby bool) (Result, error) {
+	band := Band(a.Choice("band"))
+	var w []float64
+	if band == Lowpass || band == Highpass {
+		if a.Has("wlo") || a.Has("whi") {
+			return Result{}, paramErrorf(a.preset.Name, "wlo and whi are the edges of band=bandpass or bandstop; band=%s takes wc", band)
+		}
+		a.fill("wc", "pi/4")
+		w = []float64{a.Float("wc")}
+	} else {
+		if a.Has("wc") {
+			return Result{}, paramErrorf(a.preset.Name, "wc is the cut-off of band=lowpass or highpass; band=%s takes wlo and whi", band)
+		}
+		a.fill("wlo", "pi/4")
+		a.fill("whi", "pi/2")
+		if a.Float("wlo") >= a.Float("whi") {
+			return Result{}, paramErrorf(a.preset.Name, "wlo=%g must be below whi=%g", a.Float("wlo"), a.Float("whi"))
+		}
+		w = []float64{a.Float("wlo"), a.Float("whi")}
+	}
+	var f *filters.ZPK
+	var err error
+	if cheby {
+		f, err = Cheby1(a.Int("order"), a.Float("ripple"), band, w...)
+	} else {
+		f, err = Butter(a.Int("order"), band, w...)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Filter: f}, nil
+}
+
+func iirParams(cheby bool) []Param {
+	ps := []Param{
+		orderParam("4", 1, 64, "filter order N (band-pass and band-stop filters have 2N poles)"),
+		{Name: "band", Kind: Choice, Default: "lowpass", Choices: []string{"lowpass", "highpass", "bandpass", "bandstop"},
+			Help: "band type"},
+		{Name: "wc", Kind: Float, Min: 0, Max: math.Pi, OpenMin: true, OpenMax: true,
+			Help: "cut-off ωc in rad/sample, lowpass and highpass only (default pi/4); SciPy's Wn = ωc/π"},
+		{Name: "wlo", Kind: Float, Min: 0, Max: math.Pi, OpenMin: true, OpenMax: true,
+			Help: "lower band edge in rad/sample, bandpass and bandstop only (default pi/4)"},
+		{Name: "whi", Kind: Float, Min: 0, Max: math.Pi, OpenMin: true, OpenMax: true,
+			Help: "upper band edge in rad/sample, bandpass and bandstop only (default pi/2)"},
+	}
+	if cheby {
+		ps = append(ps, Param{Name: "ripple", Kind: Float, Default: "1", Min: 0, Max: 100, OpenMin: true,
+			Help: "passband ripple rp in dB"})
+	}
+	return ps
+}
+
+// MovingAverage returns the m-tap moving average h[t] = 1/m for t = 0 … m-1, a
+// transfer function of order m-1 whose poles all sit at z = 0.
+func MovingAverage(m int) (*filters.TransferFunction, error) {
+	if m < 1 {
+		return nil, fmt.Errorf("presets: moving average of %d taps", m)
+	}
+	b := make([]float64, m-1)
+	for i := range b {
+		b[i] = 1 / float64(m)
+	}
+	return filters.NewTransferFunction(make([]float64, m-1), b, 1/float64(m))
+}
+
+// Delay returns the pure delay H(z) = z⁻ᵈ, h[d] = 1: a transfer function of order d (d poles
+// at z = 0); d = 0 is the identity.
+func Delay(d int) (*filters.TransferFunction, error) {
+	if d < 0 {
+		return nil, fmt.Errorf("presets: negative delay %d", d)
+	}
+	if d == 0 {
+		return filters.NewTransferFunction(nil, nil, 1)
+	}
+	b := make([]float64, d)
+	b[d-1] = 1
+	return filters.NewTransferFunction(make([]float64, d), b, 0)
+}
+
+// Resonator returns the two-pole resonator with poles r·e^{±iθ},
+//
+//	H(z) = g / (1 - 2r·cos θ·z⁻¹ + r²z⁻²),   g = (1 - r)·√(1 - 2r·cos 2θ + r²),
+//
+// normalised so that |H(e^{iθ})| = 1 (J. O. Smith, Introduction to Digital Filters, "Two-Pole
+// Resonator"; the peak of |H| lies near, not exactly at, θ).
+func Resonator(r, theta float64) (*filters.TransferFunction, error) {
+	g := (1 - r) * math.Sqrt(1-2*r*math.Cos(2*theta)+r*r)
+	a1, a2 := -2*r*math.Cos(theta), r*r
+	return filters.NewTransferFunction([]float64{a1, a2}, []float64{-g * a1, -g * a2}, g)
+}
+
+// Comb returns a comb filter of delay d and gain g: the feedback comb y[t] = u[t] + g·y[t-d],
+// H(z) = 1/(1 - g·z⁻ᵈ) (stable for |g| < 1, poles at the d-th roots of g), or the feedforward
+// comb y[t] = u[t] + g·u[t-d], H(z) = 1 + g·z⁻ᵈ.
+func Comb(d int, g float64, feedback bool) (*filters.TransferFunction, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("presets: comb delay %d < 1", d)
+	}
+	a, b := make([]float64, d), make([]float64, d)
+	b[d-1] = g
+	if feedback {
+		a[d-1] = -g
+	}
+	return filters.NewTransferFunction(a, b, 1)
+}
+
+// LeakyIntegrator returns the first-order leaky integrator y[t] = λ·y[t-1] + (1-λ)·u[t],
+// H(z) = (1-λ)/(1 - λz⁻¹), with unit gain at ω = 0 and h[t] = (1-λ)λᵗ.
+func LeakyIntegrator(lambda float64) (*filters.TransferFunction, error) {
+	return filters.NewTransferFunction([]float64{-lambda}, []float64{(1 - lambda) * lambda}, 1-lambda)
+}
