@@ -22,6 +22,9 @@ type Backend interface {
 type Problem struct {
 	Spec   Spec
 	Params [][]float64 // initial parameters, one slice per channel; the trainer owns them
+	// Offset is the number of steps already taken (the learning-rate schedule continues
+	// from there, over Spec.Steps in all).
+	Offset int
 	models []model
 	obj    objective
 }
@@ -48,6 +51,7 @@ func (CPU) Name() string { return "cpu" }
 const stabilityCheckEvery = 25
 
 type cpuChannel struct {
+	obj     int // the objective's channel
 	m       model
 	p, g    []float64
 	k, e    []float64
@@ -81,14 +85,14 @@ func (CPU) Start(p *Problem) (Trainer, error) {
 		}
 		length := kernelLength(m)
 		c := &cpuChannel{
-			m: m, p: p.Params[i], g: make([]float64, m.numParams()),
+			obj: i, m: m, p: p.Params[i], g: make([]float64, m.numParams()),
 			k: make([]float64, length), e: make([]float64, length), ws: m.newWorkspace(),
-			opt: newAdam(m.numParams()), lrScale: 1,
+			opt: newAdam(m.numParams()), lrScale: 1, step: p.Offset,
 		}
 		c.good, c.goodOpt = append([]float64(nil), c.p...), c.opt.clone()
 		c.m.kernel(c.ws, c.p, c.k)
-		c.loss = t.obj.loss(i, c.k, c.e)
-		c.rel = t.obj.relError(i, c.k)
+		c.loss = t.obj.loss(c.obj, c.k, c.e)
+		c.rel = t.obj.relError(c.obj, c.k)
 		c.best, c.bestRel = append([]float64(nil), c.p...), c.rel
 		t.chans = append(t.chans, c)
 	}
@@ -114,12 +118,12 @@ func (t *cpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, err
 				errs[i] = ctx.Err()
 				return
 			}
-			t.stepChannel(i, c)
+			t.stepChannel(c)
 		}
 		// Loss and error of the parameters as they now stand.
 		c.m.kernel(c.ws, c.p, c.k)
-		c.loss = t.obj.loss(i, c.k, c.e)
-		c.rel = t.obj.relError(i, c.k)
+		c.loss = t.obj.loss(c.obj, c.k, c.e)
+		c.rel = t.obj.relError(c.obj, c.k)
 		if c.rel < c.bestRel && t.admissible(c) {
 			copy(c.best, c.p)
 			c.bestRel = c.rel
@@ -137,9 +141,9 @@ func (t *cpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, err
 	return loss, rel, nil
 }
 
-func (t *cpuTrainer) stepChannel(i int, c *cpuChannel) {
+func (t *cpuTrainer) stepChannel(c *cpuChannel) {
 	c.m.kernel(c.ws, c.p, c.k)
-	t.obj.loss(i, c.k, c.e)
+	t.obj.loss(c.obj, c.k, c.e)
 	c.m.grad(c.ws, c.p, c.e, c.g)
 	for _, v := range c.g {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -191,3 +195,16 @@ func (t *cpuTrainer) Params() [][]float64 {
 }
 
 func (t *cpuTrainer) Close() error { return nil }
+
+// keep narrows the trainer to the given channels, in that order, with their optimiser state.
+func (t *cpuTrainer) keep(idx []int) {
+	chans := make([]*cpuChannel, len(idx))
+	for i, j := range idx {
+		chans[i] = t.chans[j]
+	}
+	t.chans = chans
+}
+
+// narrower is implemented by trainers that can drop channels in place (the CPU trainer); the
+// init race uses it so that the winning start keeps its optimiser state.
+type narrower interface{ keep(idx []int) }

@@ -83,28 +83,40 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 		prob.Params = append(prob.Params, p)
 	}
 	done := 0
-	if race := spec.Model == "rtf" && spec.Init == "hankel" && spec.Steps >= 8; race {
+	race := spec.Model == "rtf" && spec.Init == "hankel" && spec.Steps >= 8
+	d := len(targets)
+	if race {
 		// The hankel init's poles may cluster where float64 coefficients cannot follow them,
 		// while the zero init finds spread, well-conditioned poles: train both for a quarter
 		// of the steps and keep, per channel, whichever is ahead.
-		head := spec.Steps / 4
-		report := func(step int, loss, rel []float64) {
-			if progress != nil {
-				el := time.Since(start)
-				eta := time.Duration(float64(el) / float64(step) * float64(spec.Steps-step))
-				progress(Progress{Step: step, Steps: spec.Steps, Loss: mean(loss), RelError: maxOf(rel), Elapsed: el, ETA: eta})
-			}
-		}
-		if prob, err = raceZeros(ctx, prob, targets, head, backend, report); err != nil {
+		if err := addZeroStarts(prob, targets); err != nil {
 			return nil, err
 		}
-		done = head
 	}
 	tr, err := backend.Start(prob)
 	if err != nil {
 		return nil, err
 	}
-	defer tr.Close()
+	defer func() { tr.Close() }()
+	if race {
+		head := spec.Steps / 4
+		report := func(step int, loss, rel []float64) {
+			if progress != nil {
+				el := time.Since(start)
+				eta := time.Duration(float64(el) / float64(step) * float64(spec.Steps-step))
+				progress(Progress{Step: step, Steps: spec.Steps, Loss: mean(loss[:d]), RelError: maxOf(rel[:d]), Elapsed: el, ETA: eta})
+			}
+		}
+		next, err := raceStarts(ctx, tr, prob, head, d, backend, report)
+		if err != nil {
+			return nil, err
+		}
+		if next != tr {
+			tr.Close()
+			tr = next
+		}
+		done = head
+	}
 
 	chunk := max(1, min(spec.Steps/200, 20))
 	var last time.Time
@@ -136,34 +148,36 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 	return finish(job, backend.Name(), tr.Params(), prob.models, obj, targets, done, early, start)
 }
 
-// raceZeros trains prob and a zero-initialised copy for head steps and returns a problem
-// holding, per channel, the better of the two (by relative error), to train on from there.
-func raceZeros(ctx context.Context, prob *Problem, targets [][]float64, head int, backend Backend, report func(step int, loss, rel []float64)) (*Problem, error) {
-	spec := prob.Spec
-	zspec := spec
+// addZeroStarts appends a zero-initialised copy of every channel to prob (channel d+ch is
+// channel ch's second start), served by the same objective.
+func addZeroStarts(prob *Problem, targets [][]float64) error {
+	zspec := prob.Spec
 	zspec.Init = "zeros"
-	both := &Problem{Spec: spec, obj: &doubled{prob.obj, len(targets)}}
-	both.models = append(append([]model(nil), prob.models...), prob.models...)
-	both.Params = append(both.Params, prob.Params...)
+	d := len(targets)
 	for ch, y := range targets {
-		_, p, err := initParams(&zspec, y, ch)
+		m, p, err := initParams(&zspec, y, ch)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		both.Params = append(both.Params, p)
+		prob.models = append(prob.models, m)
+		prob.Params = append(prob.Params, p)
 	}
-	both.Spec.Steps = spec.Steps // the schedule runs over the whole job
-	tr, err := backend.Start(both)
-	if err != nil {
-		return nil, err
-	}
-	defer tr.Close()
-	chunk := max(1, min(spec.Steps/200, 20))
+	prob.obj = &doubled{prob.obj, d}
+	return nil
+}
+
+// raceStarts trains both starts of every channel for head steps, then keeps the better one
+// per channel (by relative error). A trainer that can drop channels keeps the winners with
+// their optimiser state; otherwise a new trainer starts from the winners' parameters and
+// continues the schedule (the caller closes the old one).
+func raceStarts(ctx context.Context, tr Trainer, prob *Problem, head, d int, backend Backend, report func(int, []float64, []float64)) (Trainer, error) {
+	chunk := max(1, min(prob.Spec.Steps/200, 20))
 	var last time.Time
 	var rel []float64
 	for done := 0; done < head; {
 		k := min(chunk, head-done)
 		var loss []float64
+		var err error
 		if loss, rel, err = tr.Step(ctx, k); err != nil {
 			return nil, err
 		}
@@ -173,18 +187,34 @@ func raceZeros(ctx context.Context, prob *Problem, targets [][]float64, head int
 			report(done, loss, rel)
 		}
 	}
-	params := tr.Params()
-	out := &Problem{Spec: spec, obj: prob.obj, models: prob.models}
-	d := len(targets)
-	for ch := 0; ch < d; ch++ {
+	winners := make([]int, d)
+	for ch := range winners {
+		winners[ch] = ch
 		if rel[d+ch] < rel[ch] {
-			out.Params = append(out.Params, params[d+ch])
-		} else {
-			out.Params = append(out.Params, params[ch])
+			winners[ch] = d + ch
 		}
 	}
-	out.Spec.Steps = spec.Steps - head
-	return out, nil
+	obj := prob.obj.(*doubled).objective
+	if n, ok := tr.(narrower); ok {
+		n.keep(winners)
+		prob.models, prob.obj = pick(prob.models, winners), obj
+		return tr, nil
+	}
+	params := tr.Params()
+	next := &Problem{Spec: prob.Spec, Offset: head, models: pick(prob.models, winners), obj: obj}
+	for _, w := range winners {
+		next.Params = append(next.Params, params[w])
+	}
+	*prob = *next
+	return backend.Start(prob)
+}
+
+func pick[T any](v []T, idx []int) []T {
+	out := make([]T, len(idx))
+	for i, j := range idx {
+		out[i] = v[j]
+	}
+	return out
 }
 
 // doubled serves an objective to twice its channels (two starts per channel).
