@@ -210,4 +210,27 @@ func TestSuggestOrder(t *testing.T) {
 	if _, ok := SuggestOrder(targetFamilies(1024, 1, 1)["decaying-noise"], 1e-8, 8); ok {
 		t.Errorf("white noise cannot be reduced to order 8 at 1e-8")
 	}
+	// On Hyena kernels the suggested order's reduced model meets the tolerance on every
+	// kernel, and one order less does not on at least one.
+	hy := targetFamilies(1024, 4, 2)["hyena"]
+	const tol = 1e-4
+	n, ok = SuggestOrder(hy, tol, 128)
+	if !ok || n < 1 {
+		t.Fatalf("hyena: suggested %d, ok %v", n, ok)
+	}
+	worst := func(r int) float64 {
+		w := 0.0
+		for _, h := range hy {
+			era, _, _ := eraFilter(h, 128)
+			w = math.Max(w, relL2(leading(era, min(r, era.Order())).Impulse(len(h)), h))
+		}
+		return w
+	}
+	if e := worst(n); e > tol {
+		t.Errorf("order %d: reduced error %.3g > %g", n, e, tol)
+	}
+	if e := worst(n - 1); e <= tol {
+		t.Errorf("order %d already meets %g (%.3g): the suggestion is not the smallest", n-1, tol, e)
+	}
+	t.Logf("hyena, tol %g: order %d", tol, n)
 }

@@ -2,48 +2,38 @@ package train
 
 import (
 	"math"
-
-	"gonum.org/v1/gonum/mat"
+	"sort"
 )
 
-// SuggestOrder returns the smallest order n ≤ maxOrder for which every kernel's Hankel
-// singular values beyond n carry at most tol of their energy, √(Σ_{i>n} σᵢ²/Σ σᵢ²): an
-// estimate, before a job starts, of the order a reduced model needs to reach a relative error
-// of about tol (balanced truncation drops exactly those σᵢ). ok is false when even maxOrder
-// does not reach tol.
+// SuggestOrder returns, before a job starts, the smallest order n ≤ maxOrder at which a
+// reduced model reaches relative L2 error tol on every kernel: the ERA realisation of each
+// kernel is balanced, so its truncation to order n is its leading n×n block (the states
+// with the smallest Hankel singular values dropped), and the error of each truncation is
+// measured on the kernel itself, by binary search over n (the error of truncated balanced
+// realisations falls with n up to rounding). ok is false when maxOrder does not reach tol.
 func SuggestOrder(kernels [][]float64, tol float64, maxOrder int) (n int, ok bool) {
 	for _, h := range kernels {
-		m := min((len(h)-1)/2, 256)
-		if m < 1 {
+		if len(h) < 4 {
 			continue
 		}
-		hk := mat.NewDense(m, m, nil)
-		for i := 0; i < m; i++ {
-			for j := 0; j < m; j++ {
-				hk.Set(i, j, h[1+i+j])
+		era, _, err := eraFilter(h, min(maxOrder, (len(h)-2)/2))
+		if err != nil {
+			return maxOrder, false
+		}
+		errAt := func(r int) float64 {
+			k := leading(era, r).Impulse(len(h))
+			e := relL2(k, h)
+			if math.IsNaN(e) {
+				return math.Inf(1)
 			}
+			return e
 		}
-		var svd mat.SVD
-		if !svd.Factorize(hk, mat.SVDNone) {
+		top := era.Order()
+		if errAt(top) > tol {
 			return maxOrder, false
 		}
-		sv := svd.Values(nil)
-		total := 0.0
-		for _, s := range sv {
-			total += s * s
-		}
-		if total == 0 {
-			continue
-		}
-		tail := total
-		k := 0
-		for ; k < len(sv) && math.Sqrt(tail/total) > tol; k++ {
-			tail -= sv[k] * sv[k]
-		}
-		if k > maxOrder {
-			return maxOrder, false
-		}
-		n = max(n, k)
+		r := sort.Search(top+1, func(r int) bool { return errAt(r) <= tol })
+		n = max(n, r)
 	}
 	return n, true
 }
