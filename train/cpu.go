@@ -31,8 +31,9 @@ type Problem struct {
 
 // Trainer runs optimisation steps.
 type Trainer interface {
-	// Step runs k steps on every channel and returns each channel's loss and relative L2
-	// error after the last of them. It returns early with ctx.Err() when cancelled.
+	// Step runs k steps on every channel and returns each channel's current loss and the
+	// relative L2 error of its best parameters so far (those Params returns). It returns
+	// early with ctx.Err() when cancelled.
 	Step(ctx context.Context, k int) (loss, relErr []float64, err error)
 	// Params returns a copy of the current parameters.
 	Params() [][]float64
@@ -136,7 +137,7 @@ func (t *cpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, err
 	}
 	loss, rel := make([]float64, len(t.chans)), make([]float64, len(t.chans))
 	for i, c := range t.chans {
-		loss[i], rel[i] = c.loss, c.rel
+		loss[i], rel[i] = c.loss, c.bestRel
 	}
 	return loss, rel, nil
 }
