@@ -2,18 +2,20 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
 
 	"github.com/spf13/cobra"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 )
 
 // Limits and defaults of analyze.
 const (
-	MaxSamples     = 1 << 20 // the largest --impulse and --freq
+	MaxSamples     = 1 << 20 // the largest --impulse, --step, --freq and --group-delay
 	DefaultImpulse = 64
 	DefaultFreq    = 64
 	// MaxBankValues caps the numbers an analysis of a bank prints (channels × (L + 3N)):
@@ -22,71 +24,147 @@ const (
 )
 
 type analyzeOptions struct {
-	impulse, freq int
-	poles         bool
+	impulse, freq, step, groupDelay, reduce int
+	poles, hsv, h2, autoLength              bool
+	method                                  string
+	out                                     string
 	// which sections to print
-	wantImpulse, wantFreq, wantPoles bool
+	wantImpulse, wantFreq, wantPoles, wantStep, wantGroupDelay, wantReduce bool
+	// the impulse algorithm
+	m analysis.Method
 }
 
 func newAnalyze(s *streams) *cobra.Command {
 	var o analyzeOptions
 	cmd := &cobra.Command{
-		Use:   "analyze FILE [--impulse L] [--freq N] [--poles]",
-		Short: "Print a filter's responses, poles and zeros as JSON",
+		Use:   "analyze FILE [--impulse L] [--step L] [--freq N] [--group-delay N] [--poles] [--h2] [--hsv] [--reduce R [-o OUT]]",
+		Short: "Print a filter's responses, poles, zeros and norms as JSON",
 		Long: `Analyze prints one JSON object on stdout for the filter in FILE ("-" reads stdin):
 
   form, order        always (and name, when FILE has one)
   impulse            --impulse L: h[0], ..., h[L-1]
+  step               --step L: the step response s[t] = h[0] + ... + h[t], t < L
   omega, H           --freq N: N frequencies from 0 to π inclusive (rad/sample) and
                      H(e^{jω}) at each, as [re, im] pairs (N = 1 gives ω = 0 alone)
+  group_delay        --group-delay N: {"omega": [...], "tau": [...]} on the same kind of
+                     grid, τ = -dφ/dω in samples, from the poles and zeros; "notes" lists
+                     the grid points on a zero or pole on the unit circle, where the phase
+                     jumps by π and tau holds the (finite) two-sided limit
   poles, zeros       --poles: as [re, im] pairs, largest modulus first, with
   spectral_radius    max |pole|
   stable             spectral_radius < 1 - 1e-10 (poles closer to the unit circle
                      than their rounding error are not called stable)
+  h2                 --h2: the H2 norm (Σ h[t]²)^½, from the discrete Lyapunov equation;
+                     a filter that is not stable has none, and analyze fails naming the
+                     poles on or outside the unit circle
+  hsv                --hsv: the Hankel singular values of the stable part, largest first
+                     (square-root method); "hsv_unstable" lists the poles on or outside the
+                     unit circle, which have none, when there are any
+  reduce             --reduce R: balanced truncation to order R: {"order", "error_bound",
+                     "filter"}; max over ω of |H - H_R| ≤ error_bound. Poles on or outside
+                     the unit circle are kept exactly, so R must be at least their number.
+                     With -o OUT the reduced filter (dense form) is written to OUT instead
+                     of "filter", and "output" names OUT.
 
-With none of --impulse, --freq and --poles, all three sections are printed with L = 64
-and N = 64; naming any of them prints only the sections named. L and N lie in
-[1, 1048576]. A bank prints {"channels": [{...}, ...]}, one object per channel.
+--method recurrence|fft|vandermonde|scan picks the algorithm of --impulse and --step (default
+recurrence, the form's own recurrence); all four agree to about 1e-12. fft is the state-free
+RTF kernel (FFTs of the transfer-function coefficients with the truncation correction),
+vandermonde sums the modes, scan runs the diagonal recurrence as a parallel prefix scan; the
+last three convert the filter to the form they need first, and fail on a defective one.
+
+--auto-length picks L from the pole radius (log(1e-12)/log ρ samples: until a stable
+response has decayed to 1e-12, an unstable one has grown by 1e12; 65536 for a marginal
+one), at most the L given to --impulse or --step; alone it prints the impulse response.
+
+With none of --impulse, --step, --freq, --group-delay, --poles, --h2, --hsv, --reduce and
+--auto-length, impulse, frequency response and poles are printed with L = 64 and N = 64;
+naming any of them prints only the sections named. L and N lie in [1, 1048576]. A bank
+prints {"channels": [{...}, ...]}, one object per channel, computed in parallel.
 
 JSON has no NaN or Inf: a value that is not finite (the overflowing impulse response of an
 unstable filter, H at a pole on the unit circle) is an error naming the value, and nothing
 is printed.`,
 		Example: `  ssmlab analyze lru.json
   ssmlab analyze lru.json --impulse 1000 | jq '.impulse[999]'
+  ssmlab analyze rtf.json --impulse 4096 --method fft
+  ssmlab analyze lru.json --auto-length --step 100000
+  ssmlab analyze lru.json --h2 --hsv --group-delay 512
+  ssmlab analyze s4.json --reduce 8 -o s4-order8.json
   ssmlab convert lru.json --to zpk | ssmlab analyze - --poles`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl := cmd.Flags()
 			o.wantImpulse, o.wantFreq, o.wantPoles = fl.Changed("impulse"), fl.Changed("freq"), fl.Changed("poles") && o.poles
-			if !fl.Changed("impulse") && !fl.Changed("freq") && !fl.Changed("poles") {
+			o.wantStep, o.wantGroupDelay, o.wantReduce = fl.Changed("step"), fl.Changed("group-delay"), fl.Changed("reduce")
+			o.hsv, o.h2 = fl.Changed("hsv") && o.hsv, fl.Changed("h2") && o.h2
+			if o.autoLength && !o.wantImpulse && !o.wantStep {
+				o.wantImpulse = true
+				o.impulse = analysis.MaxAutoLength
+			}
+			if !o.wantImpulse && !o.wantFreq && !fl.Changed("poles") && !o.wantStep && !o.wantGroupDelay &&
+				!fl.Changed("hsv") && !fl.Changed("h2") && !o.wantReduce {
 				o.wantImpulse, o.wantFreq, o.wantPoles = true, true, true
+			}
+			if fl.Changed("output") && !o.wantReduce {
+				return fmt.Errorf("-o applies only to --reduce R (the analysis itself goes to stdout)")
 			}
 			return runAnalyze(s, args[0], o)
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&o.impulse, "impulse", DefaultImpulse, "print the first `L` samples of the impulse response")
+	f.IntVar(&o.step, "step", DefaultImpulse, "print the first `L` samples of the step response")
 	f.IntVar(&o.freq, "freq", DefaultFreq, "print the frequency response at `N` points of [0, π]")
+	f.IntVar(&o.groupDelay, "group-delay", DefaultFreq, "print the group delay at `N` points of [0, π]")
 	f.BoolVar(&o.poles, "poles", false, "print poles, zeros, stability and spectral radius")
+	f.BoolVar(&o.h2, "h2", false, "print the H2 norm (stable filters only)")
+	f.BoolVar(&o.hsv, "hsv", false, "print the Hankel singular values")
+	f.IntVar(&o.reduce, "reduce", 0, "reduce to order `R` by balanced truncation")
+	f.StringVarP(&o.out, "output", "o", "", "with --reduce: write the reduced filter to `OUT`")
+	f.StringVar(&o.method, "method", string(analysis.Recurrence), "the impulse `algorithm`: recurrence, fft, vandermonde or scan")
+	f.BoolVar(&o.autoLength, "auto-length", false, "choose L from the pole radius (at most the L given)")
 	return cmd
 }
 
 // pair is a complex number as [re, im].
 type pair [2]float64
 
-// analysis is the JSON object printed for one filter. Sections not asked for are omitted;
+// groupDelayJSON is the "group_delay" section.
+type groupDelayJSON struct {
+	Omega []float64       `json:"omega"`
+	Tau   []float64       `json:"tau"`
+	Notes []analysis.Note `json:"notes,omitempty"`
+}
+
+// reduceJSON is the "reduce" section.
+type reduceJSON struct {
+	Order      int             `json:"order"`
+	ErrorBound float64         `json:"error_bound"`
+	Filter     json.RawMessage `json:"filter,omitempty"`
+	Output     string          `json:"output,omitempty"`
+}
+
+// analysisJSON is the JSON object printed for one filter. Sections not asked for are omitted;
 // those asked for are present even when empty (an order-0 filter has "poles": []).
-type analysis struct {
-	Name           string       `json:"name,omitempty"`
-	Form           filters.Form `json:"form"`
-	Order          int          `json:"order"`
-	Impulse        []float64    `json:"impulse,omitzero"`
-	Omega          []float64    `json:"omega,omitzero"`
-	H              []pair       `json:"H,omitzero"`
-	Poles          []pair       `json:"poles,omitzero"`
-	Zeros          []pair       `json:"zeros,omitzero"`
-	Stable         *bool        `json:"stable,omitempty"`
-	SpectralRadius *float64     `json:"spectral_radius,omitempty"`
+type analysisJSON struct {
+	Name           string          `json:"name,omitempty"`
+	Form           filters.Form    `json:"form"`
+	Order          int             `json:"order"`
+	Impulse        []float64       `json:"impulse,omitzero"`
+	Step           []float64       `json:"step,omitzero"`
+	Omega          []float64       `json:"omega,omitzero"`
+	H              []pair          `json:"H,omitzero"`
+	GroupDelay     *groupDelayJSON `json:"group_delay,omitempty"`
+	Poles          []pair          `json:"poles,omitzero"`
+	Zeros          []pair          `json:"zeros,omitzero"`
+	Stable         *bool           `json:"stable,omitempty"`
+	SpectralRadius *float64        `json:"spectral_radius,omitempty"`
+	H2             *float64        `json:"h2,omitempty"`
+	HSV            []float64       `json:"hsv,omitzero"`
+	HSVUnstable    []pair          `json:"hsv_unstable,omitempty"`
+	Reduce         *reduceJSON     `json:"reduce,omitempty"`
+
+	reduced *filters.Dense // the --reduce result, for -o
 }
 
 func runAnalyze(s *streams, path string, o analyzeOptions) error {
@@ -94,45 +172,82 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 		flag string
 		want bool
 		v    int
-	}{{"--impulse", o.wantImpulse, o.impulse}, {"--freq", o.wantFreq, o.freq}} {
+	}{{"--impulse", o.wantImpulse, o.impulse}, {"--step", o.wantStep, o.step}, {"--freq", o.wantFreq, o.freq}, {"--group-delay", o.wantGroupDelay, o.groupDelay}} {
 		if c.want && (c.v < 1 || c.v > MaxSamples) {
 			return fmt.Errorf("%s %d is out of range: it must lie between 1 and %d", c.flag, c.v, MaxSamples)
 		}
+	}
+	if o.wantReduce && o.reduce < 0 {
+		return fmt.Errorf("--reduce %d is out of range: the order must be at least 0", o.reduce)
+	}
+	m, err := analysis.ParseMethod(o.method)
+	if err != nil {
+		return fmt.Errorf("--method %q is not an algorithm (want one of recurrence, fft, vandermonde, scan)", o.method)
+	}
+	o.m = m
+	if o.wantReduce && o.out != "" && o.out == path && path != "-" {
+		return fmt.Errorf("-o names the input %s: the reduced filter would overwrite it", path)
 	}
 	doc, name, err := s.read(path)
 	if err != nil {
 		return err
 	}
-	var omega []float64
+	var omega, gdOmega []float64
 	if o.wantFreq {
-		omega = frequencies(o.freq)
+		omega = analysis.LinearGrid(o.freq)
+	}
+	if o.wantGroupDelay {
+		gdOmega = analysis.LinearGrid(o.groupDelay)
 	}
 
 	var v any
+	var reduced filters.Document
 	if doc.Bank == nil {
-		a, err := analyze(doc.Filter, o, omega)
+		a, err := analyze(doc.Filter, o, omega, gdOmega, 0)
 		if err != nil {
 			return failf("%s: %w", name, err)
 		}
 		a.Name = doc.Name
 		v = a
+		reduced = filters.Document{Name: doc.Name, Filter: a.reduced}
 	} else {
 		chans := doc.Bank.Channels
-		per := 0
-		if o.wantImpulse {
-			per += o.impulse
-		}
-		if o.wantFreq {
-			per += 3 * o.freq
-		}
-		if total := len(chans) * per; total > MaxBankValues {
-			return failf("%s: %d channels × %d values each is %d numbers, above the limit %d: ask for fewer with --impulse or --freq",
-				name, len(chans), per, total, MaxBankValues)
-		}
-		out := make([]*analysis, len(chans))
+		lengths := make([]int, len(chans))
 		errs := make([]error, len(chans))
+		if o.autoLength && (o.wantImpulse || o.wantStep) {
+			filters.ForEachChannel(len(chans), func(i int) {
+				lengths[i], errs[i] = analysis.AutoLength(chans[i], 0)
+			})
+			for i, err := range errs {
+				if err != nil {
+					return failf("%s: channel %d: %w", name, i, err)
+				}
+			}
+		}
+		total := 0
+		for i := range chans {
+			per := 0
+			if o.wantImpulse {
+				per += o.length(o.impulse, lengths[i])
+			}
+			if o.wantStep {
+				per += o.length(o.step, lengths[i])
+			}
+			if o.wantFreq {
+				per += 3 * o.freq
+			}
+			if o.wantGroupDelay {
+				per += 2 * o.groupDelay
+			}
+			total += per
+		}
+		if total > MaxBankValues {
+			return failf("%s: %d channels make %d numbers, above the limit %d: ask for fewer with --impulse, --step, --freq or --group-delay",
+				name, len(chans), total, MaxBankValues)
+		}
+		out := make([]*analysisJSON, len(chans))
 		filters.ForEachChannel(len(chans), func(i int) {
-			out[i], errs[i] = analyze(chans[i], o, omega)
+			out[i], errs[i] = analyze(chans[i], o, omega, gdOmega, lengths[i])
 		})
 		for i, err := range errs {
 			if err != nil {
@@ -140,9 +255,21 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 			}
 		}
 		v = struct {
-			Name     string      `json:"name,omitempty"`
-			Channels []*analysis `json:"channels"`
+			Name     string          `json:"name,omitempty"`
+			Channels []*analysisJSON `json:"channels"`
 		}{doc.Name, out}
+		if o.wantReduce {
+			red := make([]filters.Filter, len(out))
+			for i, a := range out {
+				red[i] = a.reduced
+			}
+			reduced = filters.Document{Name: doc.Name, Bank: &filters.Bank{Channels: red}}
+		}
+	}
+	if o.wantReduce && o.out != "" {
+		if err := s.write(o.out, reduced); err != nil {
+			return err
+		}
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -151,43 +278,65 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 	return s.writeOut(data)
 }
 
-// frequencies returns n points from 0 to π inclusive (just 0 when n is 1).
-func frequencies(n int) []float64 {
-	w := make([]float64, n)
-	for i := 1; i < n; i++ {
-		w[i] = math.Pi * float64(i) / float64(n-1)
+// length is the number of samples of --impulse or --step: L, or with --auto-length the
+// automatic length (auto, or computed when 0) capped at L.
+func (o analyzeOptions) length(l, auto int) int {
+	if !o.autoLength {
+		return l
 	}
-	if n > 1 {
-		w[n-1] = math.Pi
-	}
-	return w
+	return min(l, auto)
 }
 
-// analyze computes the sections o asks for; every value it returns is finite.
-func analyze(f filters.Filter, o analyzeOptions, omega []float64) (*analysis, error) {
-	a := &analysis{Form: f.Form(), Order: f.Order()}
-	if o.wantImpulse {
-		a.Impulse = f.Impulse(o.impulse)
-		if i := firstNonFinite(a.Impulse); i >= 0 {
-			return nil, fmt.Errorf("impulse[%d] is %v: %s", i, a.Impulse[i], overflowHint(f, i))
+// analyze computes the sections o asks for; every value it returns is finite. auto is the
+// automatic length of --auto-length (0: compute it here).
+func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto int) (*analysisJSON, error) {
+	a := &analysisJSON{Form: f.Form(), Order: f.Order()}
+	if o.autoLength && auto == 0 && (o.wantImpulse || o.wantStep) {
+		var err error
+		if auto, err = analysis.AutoLength(f, 0); err != nil {
+			return nil, fmt.Errorf("auto length: %w", err)
 		}
 	}
+	if o.wantImpulse {
+		l := o.length(o.impulse, auto)
+		h, err := analysis.Impulse(nil, f, l, o.m)
+		if err != nil {
+			return nil, responseError(err, f, "--impulse")
+		}
+		a.Impulse = h
+	}
+	if o.wantStep {
+		l := o.length(o.step, auto)
+		st, err := analysis.Step(nil, f, l, o.m)
+		if err != nil {
+			return nil, responseError(err, f, "--step")
+		}
+		a.Step = st
+	}
 	if o.wantFreq {
+		r := analysis.FreqResponse(f, omega)
 		a.Omega = omega
 		a.H = make([]pair, len(omega))
-		for i, h := range f.FreqResponse(omega) {
-			if cmplx.IsNaN(h) || cmplx.IsInf(h) {
-				return nil, fmt.Errorf("H at omega[%d] = %.6g is %v: a pole lies on the unit circle there", i, omega[i], h)
+		for i, h := range r.H {
+			if r.Masked[i] && isPole(r.Notes, i) {
+				return nil, fmt.Errorf("H at omega[%d] = %.6g is infinite: a pole lies on the unit circle there", i, omega[i])
 			}
 			a.H[i] = pair{real(h), imag(h)}
 		}
+	}
+	if o.wantGroupDelay {
+		g, err := analysis.GroupDelayOf(f, gdOmega)
+		if err != nil {
+			return nil, fmt.Errorf("group delay: %w", err)
+		}
+		a.GroupDelay = &groupDelayJSON{Omega: g.Omega, Tau: g.Tau, Notes: g.Notes}
 	}
 	if o.wantPoles {
 		poles, err := filters.Poles(f)
 		if err != nil {
 			return nil, fmt.Errorf("poles: %w", err)
 		}
-		zeros, err := filters.Zeros(f)
+		zeros, err := analysis.Zeros(f)
 		if err != nil {
 			return nil, fmt.Errorf("zeros: %w", err)
 		}
@@ -197,31 +346,72 @@ func analyze(f filters.Filter, o analyzeOptions, omega []float64) (*analysis, er
 		if a.Zeros, err = pairs("zeros", zeros); err != nil {
 			return nil, err
 		}
-		rho, err := filters.SpectralRadius(f)
-		if err != nil {
-			return nil, fmt.Errorf("spectral radius: %w", err)
-		}
-		if math.IsNaN(rho) || math.IsInf(rho, 0) {
-			return nil, fmt.Errorf("the spectral radius is %v", rho)
+		rho := 0.0
+		for _, p := range poles {
+			rho = math.Max(rho, cmplx.Abs(p))
 		}
 		stable := filters.Stable(rho)
 		a.Stable, a.SpectralRadius = &stable, &rho
 	}
+	if o.h2 {
+		h2, err := analysis.H2(f)
+		if err != nil {
+			return nil, err
+		}
+		a.H2 = &h2
+	}
+	if o.hsv {
+		hs, err := analysis.HankelSV(f)
+		if err != nil {
+			return nil, fmt.Errorf("Hankel singular values: %w", err)
+		}
+		a.HSV = hs.Values
+		if len(hs.Unstable) > 0 {
+			if a.HSVUnstable, err = pairs("hsv_unstable", hs.Unstable); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if o.wantReduce {
+		red, err := analysis.BalancedTruncation(f, o.reduce)
+		if err != nil {
+			return nil, fmt.Errorf("--reduce %d: %w", o.reduce, err)
+		}
+		a.reduced = red.Filter
+		a.Reduce = &reduceJSON{Order: red.Order, ErrorBound: red.Bound, Output: o.out}
+		if o.out == "" {
+			data, err := filters.Marshal(filters.Document{Filter: red.Filter})
+			if err != nil {
+				return nil, fmt.Errorf("--reduce %d: %w", o.reduce, err)
+			}
+			a.Reduce.Filter = data
+		}
+	}
 	return a, nil
 }
 
-func firstNonFinite(v []float64) int {
-	for i, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return i
+func isPole(notes []analysis.Note, i int) bool {
+	for _, n := range notes {
+		if n.Index == i && n.Root == "pole" {
+			return true
 		}
 	}
-	return -1
+	return false
 }
 
-// overflowHint explains a non-finite impulse sample i.
-func overflowHint(f filters.Filter, i int) string {
-	hint := fmt.Sprintf("the response overflows float64; --impulse %d stops before it", i)
+// responseError explains a failed impulse or step response; flag names the option whose
+// length stops before an overflow.
+func responseError(err error, f filters.Filter, flag string) error {
+	var nf *analysis.NonFiniteError
+	if !errors.As(err, &nf) {
+		return fmt.Errorf("%s: %w", flag[2:], err)
+	}
+	return fmt.Errorf("%s[%d] is %v: %s", nf.What, nf.Index, nf.Value, overflowHint(f, nf.Index, flag))
+}
+
+// overflowHint explains a non-finite response sample i.
+func overflowHint(f filters.Filter, i int, flag string) string {
+	hint := fmt.Sprintf("the response overflows float64; %s %d stops before it", flag, i)
 	if i == 0 {
 		hint = "the response overflows float64"
 	}

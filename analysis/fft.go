@@ -1,0 +1,198 @@
+package analysis
+
+import (
+	"math"
+	"math/bits"
+)
+
+// This file holds the complex FFT behind the RTF kernel (seed 004 Alg. 1): a radix-4 Stockham
+// autosort transform (natural order in and out, no bit reversal) with a final radix-2 stage
+// for odd powers of two, and twiddle factors computed once per size by direct sincos (not by
+// recurrence), so each factor is correctly rounded to within an ulp. It is tested against
+// gonum's dsp/fourier (FFTPACK).
+
+// twiddles is the table e^{-2πik/n}, k < n, shared by every transform of size dividing n:
+// W_l^p = W_n^{p·n/l}.
+type twiddles struct {
+	n int
+	w []complex128
+}
+
+func newTwiddles(n int) *twiddles {
+	if n <= 0 || bits.OnesCount(uint(n)) != 1 {
+		panic("analysis: FFT size must be a power of two")
+	}
+	t := &twiddles{n: n, w: make([]complex128, n)}
+	for k := range t.w {
+		// Reduce by symmetry so the argument stays in [0, π/4], where sincos is exact to
+		// within an ulp and the table is exactly conjugate-symmetric.
+		t.w[k] = unitRoot(k, n)
+	}
+	return t
+}
+
+// unitRoot returns e^{-2πik/n} computed from an argument reduced to [0, π/4].
+func unitRoot(k, n int) complex128 {
+	k %= n
+	if k < 0 {
+		k += n
+	}
+	// e^{-2πik/n} = conj(e^{2πik/n}); work with the octant of 8k/n.
+	oct := 8 * k / n
+	r := 8*k - oct*n // in [0, n)
+	var c, s float64
+	if oct%2 == 0 {
+		s, c = math.Sincos(math.Pi / 4 * float64(r) / float64(n))
+	} else {
+		s, c = math.Sincos(math.Pi / 4 * float64(n-r) / float64(n))
+		c, s = s, c
+	}
+	// (c, s) = (cos, sin) of the angle within the first quadrant's octant pair; map the
+	// quadrant.
+	switch oct / 2 {
+	case 0:
+	case 1:
+		c, s = -s, c
+	case 2:
+		c, s = -c, -s
+	case 3:
+		c, s = s, -c
+	}
+	return complex(c, -s)
+}
+
+// fft computes the unnormalised DFT of length len(x) (a power of two dividing tw.n) in
+// place: X[k] = Σ x[j]·e^{∓2πijk/N}, with the minus sign when inverse is false. work must
+// have the length of x; its contents are destroyed.
+func fft(x, work []complex128, tw *twiddles, inverse bool) {
+	n := len(x)
+	if n <= 1 {
+		return
+	}
+	if n&(n-1) != 0 || tw.n%n != 0 || len(work) < n {
+		panic("analysis: FFT length mismatch")
+	}
+	out := stockham(x, work[:n], n, 1, tw, inverse)
+	if &out[0] != &x[0] {
+		copy(x, out)
+	}
+}
+
+// stockham runs the radix-4 Stockham stages of a transform of length l·s, starting with s
+// interleaved sub-transforms of length l held in src (element j of sub-transform q at
+// src[q + s·j]), and returns the buffer (src or dst) that holds the result in natural order.
+func stockham(src, dst []complex128, l, s int, tw *twiddles, inverse bool) []complex128 {
+	for l >= 4 {
+		if inverse {
+			radix4Inverse(src, dst, l, s, tw)
+		} else {
+			radix4Forward(src, dst, l, s, tw)
+		}
+		src, dst = dst, src
+		l /= 4
+		s *= 4
+	}
+	if l == 2 {
+		a, b := src[:s], src[s:2*s]
+		d0, d1 := dst[:s], dst[s:2*s]
+		for q := range a {
+			x, y := a[q], b[q]
+			d0[q], d1[q] = x+y, x-y
+		}
+		src = dst
+	}
+	return src
+}
+
+// radix4Forward is one decimation-in-frequency stage (OTFFT's Stockham formulation):
+// sub-transforms of length l become 4s sub-transforms of length l/4.
+func radix4Forward(src, dst []complex128, l, s int, tw *twiddles) {
+	m := l / 4
+	step := tw.n / l
+	w := tw.w
+	for p := 0; p < m; p++ {
+		w1 := w[p*step]
+		w2 := w[2*p*step]
+		w3 := w[3*p*step]
+		a := src[s*p : s*p+s]
+		b := src[s*(p+m) : s*(p+m)+s]
+		c := src[s*(p+2*m) : s*(p+2*m)+s]
+		d := src[s*(p+3*m) : s*(p+3*m)+s]
+		y := dst[4*s*p : 4*s*p+4*s]
+		y0, y1, y2, y3 := y[:s], y[s:2*s], y[2*s:3*s], y[3*s:4*s]
+		b, c, d = b[:len(a)], c[:len(a)], d[:len(a)]
+		y0, y1, y2, y3 = y0[:len(a)], y1[:len(a)], y2[:len(a)], y3[:len(a)]
+		if p == 0 {
+			for q := range a {
+				apc, amc := a[q]+c[q], a[q]-c[q]
+				bpd, bmd := b[q]+d[q], b[q]-d[q]
+				jbmd := complex(-imag(bmd), real(bmd))
+				y0[q] = apc + bpd
+				y1[q] = amc - jbmd
+				y2[q] = apc - bpd
+				y3[q] = amc + jbmd
+			}
+			continue
+		}
+		for q := range a {
+			apc, amc := a[q]+c[q], a[q]-c[q]
+			bpd, bmd := b[q]+d[q], b[q]-d[q]
+			jbmd := complex(-imag(bmd), real(bmd))
+			y0[q] = apc + bpd
+			y1[q] = w1 * (amc - jbmd)
+			y2[q] = w2 * (apc - bpd)
+			y3[q] = w3 * (amc + jbmd)
+		}
+	}
+}
+
+// radix4Inverse is radix4Forward with e^{+2πi/l}.
+func radix4Inverse(src, dst []complex128, l, s int, tw *twiddles) {
+	m := l / 4
+	step := tw.n / l
+	w := tw.w
+	for p := 0; p < m; p++ {
+		w1 := conj(w[p*step])
+		w2 := conj(w[2*p*step])
+		w3 := conj(w[3*p*step])
+		a := src[s*p : s*p+s]
+		b := src[s*(p+m) : s*(p+m)+s]
+		c := src[s*(p+2*m) : s*(p+2*m)+s]
+		d := src[s*(p+3*m) : s*(p+3*m)+s]
+		y := dst[4*s*p : 4*s*p+4*s]
+		y0, y1, y2, y3 := y[:s], y[s:2*s], y[2*s:3*s], y[3*s:4*s]
+		b, c, d = b[:len(a)], c[:len(a)], d[:len(a)]
+		y0, y1, y2, y3 = y0[:len(a)], y1[:len(a)], y2[:len(a)], y3[:len(a)]
+		if p == 0 {
+			for q := range a {
+				apc, amc := a[q]+c[q], a[q]-c[q]
+				bpd, bmd := b[q]+d[q], b[q]-d[q]
+				jbmd := complex(-imag(bmd), real(bmd))
+				y0[q] = apc + bpd
+				y1[q] = amc + jbmd
+				y2[q] = apc - bpd
+				y3[q] = amc - jbmd
+			}
+			continue
+		}
+		for q := range a {
+			apc, amc := a[q]+c[q], a[q]-c[q]
+			bpd, bmd := b[q]+d[q], b[q]-d[q]
+			jbmd := complex(-imag(bmd), real(bmd))
+			y0[q] = apc + bpd
+			y1[q] = w1 * (amc + jbmd)
+			y2[q] = w2 * (apc - bpd)
+			y3[q] = w3 * (amc - jbmd)
+		}
+	}
+}
+
+func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
+
+// nextPow2 returns the smallest power of two ≥ n (1 for n ≤ 1).
+func nextPow2(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len(uint(n-1))
+}

@@ -1,0 +1,289 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"runtime"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// Method names an algorithm for the impulse response. All four compute the same h[t] for
+// t < L; they differ in the representation they need and in cost.
+type Method string
+
+// The impulse-response algorithms.
+const (
+	// Recurrence runs the filter's own recurrence: the state recurrence x[t+1] = Ax[t] of a
+	// dense or rotation filter, the difference equation of a transfer function, the cascade
+	// of first-order sections of a ZPK filter and the diagonal recurrence xᵢ ← λᵢxᵢ of a
+	// modal filter. O(nL) (O(n²L) dense).
+	Recurrence Method = "recurrence"
+	// FFT is the state-free kernel of seed 004 Alg. 1 on the transfer-function coefficients,
+	// with the truncation correction of eq. 13 so that the result is exact rather than
+	// aliased. O(n² log L + L log L) after a conversion to the tf form when f is not one.
+	FFT Method = "fft"
+	// Vandermonde sums the modes, h[t] = Σ rᵢλᵢ^(t-1), a Vandermonde matrix times the residues,
+	// with powers built in chunks from anchors computed in polar form. O(nL) after a
+	// conversion to the modal form when f is not one.
+	Vandermonde Method = "vandermonde"
+	// Scan runs the diagonal recurrence as a parallel prefix scan (seed 001 Prop. 2): each
+	// time chunk is reduced, the chunk carries are combined, and each chunk is scanned from
+	// its carry by a work-efficient tree. O(nL) work, O(n(L/p + log p)) depth on p cores.
+	Scan Method = "scan"
+)
+
+// Methods lists the algorithms in the order the CLI documents them.
+var Methods = []Method{Recurrence, FFT, Vandermonde, Scan}
+
+// ParseMethod returns the Method named s.
+func ParseMethod(s string) (Method, error) {
+	for _, m := range Methods {
+		if string(m) == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("%w: unknown method %q (want one of recurrence, fft, vandermonde, scan)", filters.ErrInvalid, s)
+}
+
+// Impulse writes h[0], …, h[length-1] of f, computed by method m, to dst and returns it. A
+// nil dst allocates; a non-nil dst must have the given length. f must be valid (as the
+// filters constructors and Unmarshal return it). Errors: a conversion the method needs
+// failed (filters.ErrDefective for repeated poles with the modal methods,
+// filters.ErrIllConditioned), or the response overflowed (*NonFiniteError).
+func Impulse(dst []float64, f filters.Filter, length int, m Method) ([]float64, error) {
+	return impulse(dst, f, length, m, runtime.GOMAXPROCS(0))
+}
+
+// impulse is Impulse with the number of time chunks the scan may use (1 inside a bank, whose
+// channels already run in parallel).
+func impulse(dst []float64, f filters.Filter, length int, m Method, procs int) ([]float64, error) {
+	dst = useDst(dst, length)
+	if length == 0 {
+		return dst, nil
+	}
+	switch m {
+	case Recurrence:
+		if d, ok := f.(*filters.Diagonal); ok {
+			modalRecurrence(dst, modal{h0: d.H0, modes: pairModes(d.Poles, d.Residues)})
+		} else {
+			copy(dst, f.Impulse(length))
+		}
+	case FFT:
+		if err := fftImpulse(dst, f); err != nil {
+			return nil, err
+		}
+	case Vandermonde, Scan:
+		md, err := modalOf(f)
+		if err != nil {
+			return nil, err
+		}
+		if m == Vandermonde {
+			vandermonde(dst, md)
+		} else {
+			scanImpulse(dst, md, procs)
+		}
+	default:
+		panic(fmt.Sprintf("analysis: unknown method %q", m))
+	}
+	return dst, checkFinite("impulse", dst)
+}
+
+func useDst(dst []float64, length int) []float64 {
+	if length < 0 {
+		panic("analysis: negative length")
+	}
+	if dst == nil {
+		return make([]float64, length)
+	}
+	if len(dst) != length {
+		panic("analysis: dst length mismatch")
+	}
+	return dst
+}
+
+// Step writes the step response s[t] = Σ_{k≤t} h[k], t < length, to dst and returns it; the
+// impulse response comes from method m and is summed with compensated (Neumaier) summation,
+// so the running sum carries no more than a few roundings. Errors as Impulse.
+func Step(dst []float64, f filters.Filter, length int, m Method) ([]float64, error) {
+	return step(dst, f, length, m, runtime.GOMAXPROCS(0))
+}
+
+func step(dst []float64, f filters.Filter, length int, m Method, procs int) ([]float64, error) {
+	dst, err := impulse(dst, f, length, m, procs)
+	if err != nil {
+		// The running sum is not finite from the first sample the impulse response is not.
+		var nf *NonFiniteError
+		if errors.As(err, &nf) && nf.What == "impulse" {
+			return nil, &NonFiniteError{What: "step", Index: nf.Index, Value: nf.Value}
+		}
+		return nil, err
+	}
+	var sum, comp float64
+	for i, h := range dst {
+		t := sum + h
+		if math.Abs(sum) >= math.Abs(h) {
+			comp += (sum - t) + h
+		} else {
+			comp += (h - t) + sum
+		}
+		sum = t
+		dst[i] = sum + comp
+	}
+	return dst, checkFinite("step", dst)
+}
+
+// modalRecurrence runs xᵢ[t+1] = λᵢxᵢ[t] from xᵢ[1] = rᵢ: one complex multiplication per mode
+// and sample, with a rounding error that grows like t·eps.
+func modalRecurrence(h []float64, md modal) {
+	clear(h)
+	h[0] = md.h0
+	for _, m := range md.modes {
+		x, l, w := m.residue, m.pole, m.weight
+		for t := 1; t < len(h); t++ {
+			h[t] += w * real(x)
+			x *= l
+		}
+	}
+}
+
+// vandermondeChunk is the number of consecutive powers built by multiplication from one
+// anchor: the rounding error of λ^t is at most about (vandermondeChunk + t·|log|λ||)·eps.
+const vandermondeChunk = 64
+
+// vandermonde computes h[t] = h0·δ[t] + Σᵢ wᵢ·Re(rᵢλᵢ^(t-1)). The powers λ^(jK+k) are the
+// product of an anchor λ^(jK), from the polar form |λ|^(jK)·e^{ijKθ} (exp and sincos, accurate
+// to a few ulps however large jK is, unlike a running product), and a table of λ^k, k < K,
+// built by K multiplications. For |λ| near 1 this keeps the error near eps·(K + t·|log|λ||)
+// instead of t·eps, and costs one exp and one sincos per K samples instead of per sample.
+func vandermonde(h []float64, md modal) {
+	clear(h)
+	h[0] = md.h0
+	const K = vandermondeChunk
+	var pw [K]complex128
+	out := h[1:]
+	for _, m := range md.modes {
+		l := m.pole
+		pw[0] = 1
+		for k := 1; k < K; k++ {
+			pw[k] = pw[k-1] * l
+		}
+		logr, theta := math.Log(cmplx.Abs(l)), cmplx.Phase(l)
+		for start := 0; start < len(out); start += K {
+			var anchor complex128
+			switch {
+			case start == 0:
+				anchor = m.residue
+			case l == 0:
+				anchor = 0
+			default:
+				s, c := math.Sincos(theta * float64(start))
+				anchor = m.residue * complex(math.Exp(logr*float64(start))*c, math.Exp(logr*float64(start))*s)
+			}
+			if anchor == 0 {
+				continue
+			}
+			seg := out[start:min(start+K, len(out))]
+			ar, ai := m.weight*real(anchor), m.weight*imag(anchor)
+			p := pw[:len(seg)]
+			for k := range seg {
+				seg[k] += ar*real(p[k]) - ai*imag(p[k])
+			}
+		}
+	}
+}
+
+// fftImpulse computes h by Algorithm 1 of seed 004 on the tf form of f, with the FFT length
+// N = len(h) and the numerator corrected for that N (eq. 13), so that the N-periodic kernel is
+// exactly h.
+func fftImpulse(h []float64, f filters.Filter) error {
+	var a, b []float64
+	var h0 float64
+	switch s := f.(type) {
+	case *filters.TransferFunction:
+		a, b, h0 = s.Den, s.Num, s.H0
+	case *filters.Companion:
+		a, b, h0 = s.Den, s.Num, s.H0
+	default:
+		tf, rep, err := filters.ToTF(f)
+		if err != nil {
+			return err
+		}
+		// A report that overflowed (an unstable filter's long response) measured nothing;
+		// the kernel below then reports the overflow itself.
+		if rep.RelError > filters.WarnRelError && rep.RelError < math.MaxFloat64 {
+			return fmt.Errorf("%w: the fft method needs the tf form, which holds this filter only to a relative error of %.3g (%s condition %.3g)",
+				filters.ErrIllConditioned, rep.RelError, rep.ConditionOf, rep.Condition)
+		}
+		a, b, h0 = tf.Den, tf.Num, tf.H0
+	}
+	// The FFT length is the response length itself: padding to a larger N would make the
+	// kernel of an unstable filter grow further (to ρ^N) and cost digits on the first L
+	// samples. Powers of two take the fast path of KernelPlan, other lengths gonum's FFT.
+	n, N := len(a), len(h)
+	bt, err := TruncateNumerator(a, b, N)
+	if err != nil {
+		return err
+	}
+	k, err := NewKernelPlan(n, N).Kernel(nil, a, bt, h0)
+	if err != nil {
+		return err
+	}
+	copy(h, k)
+	return nil
+}
+
+// ---- lengths ----
+
+// MaxAutoLength caps AutoLength.
+const MaxAutoLength = 1 << 16
+
+// DefaultTol is the decay tolerance AutoLength and Properties use when given 0: the response
+// has fallen to 1e-12 of its start.
+const DefaultTol = 1e-12
+
+// LengthForRadius returns the number of samples that shows the whole impulse response of a
+// filter of order n and spectral radius rho, to the tolerance tol (0 means DefaultTol):
+//
+//   - stable (rho < 1 - filters.MarginalTol): ⌈log(tol)/log(rho)⌉ + 1, the time a mode of
+//     radius rho takes to decay to tol of its start, and at least n + 1 (all poles at 0:
+//     a finite response of n + 1 samples);
+//   - unstable (rho > 1 + filters.MarginalTol): ⌈log(1/tol)/log(rho)⌉ + 1, the time it takes
+//     to grow by 1/tol;
+//   - marginal: MaxAutoLength, since the response neither decays nor grows.
+//
+// The result lies in [1, MaxAutoLength].
+func LengthForRadius(rho float64, n int, tol float64) int {
+	if tol <= 0 {
+		tol = DefaultTol
+	}
+	if tol >= 1 {
+		tol = 0.5
+	}
+	var l float64
+	switch {
+	case math.IsNaN(rho) || math.IsInf(rho, 0):
+		return MaxAutoLength
+	case rho < 1e-300:
+		l = 1
+	case filters.Stable(rho):
+		l = math.Ceil(math.Log(tol)/math.Log(rho)) + 1
+	case rho > 1+filters.MarginalTol:
+		l = math.Ceil(math.Log(1/tol)/math.Log(rho)) + 1
+	default:
+		return MaxAutoLength
+	}
+	l = math.Max(l, float64(n+1))
+	return int(math.Min(math.Max(l, 1), MaxAutoLength))
+}
+
+// AutoLength is LengthForRadius with f's order and spectral radius.
+func AutoLength(f filters.Filter, tol float64) (int, error) {
+	rho, err := filters.SpectralRadius(f)
+	if err != nil {
+		return 0, err
+	}
+	return LengthForRadius(rho, f.Order(), tol), nil
+}

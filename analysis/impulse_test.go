@@ -1,0 +1,294 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// TestImpulseAgreement is the acceptance test: the four algorithms agree to agreeTol
+// (1e-10 relative L2) on random stable systems up to n = 256 and L = 16384. The dense form is
+// the input, so each method runs a different computation: the state recurrence, the FFT
+// kernel of the tf form (a circle-sampled conversion), the modal sum and the scan (an
+// eigendecomposition). Radii 0.99 and 0.999 make the long responses matter.
+func TestImpulseAgreement(t *testing.T) {
+	orders := []int{1, 2, 3, 8, 16, 64, 256}
+	length := 16384
+	if testing.Short() {
+		orders, length = orders[:6], 4096
+	}
+	for _, n := range orders {
+		for k, rho := range []float64{0.9, 0.99, 0.999} {
+			if n == 256 && k > 0 && testing.Short() {
+				continue
+			}
+			rng := rand.New(rand.NewPCG(uint64(n), uint64(k)))
+			f := randomStable(rng, n, rho)
+			t.Run(fmt.Sprintf("n=%d/rho=%g", n, rho), func(t *testing.T) {
+				t.Logf("worst relative difference from the recurrence over %d samples: %.2g", length, checkAgreement(t, f, length))
+			})
+		}
+	}
+}
+
+// checkAgreement compares every method with the recurrence and returns the worst difference.
+func checkAgreement(t *testing.T, f filters.Filter, length int) float64 {
+	t.Helper()
+	ref, err := Impulse(nil, f, length, Recurrence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	for _, m := range Methods[1:] {
+		got, err := Impulse(nil, f, length, m)
+		if err != nil {
+			t.Errorf("%s: %v", m, err)
+			continue
+		}
+		e := relErr(got, ref)
+		worst = math.Max(worst, e)
+		if e > agreeTol {
+			t.Errorf("%s differs from the recurrence by %.3g (limit %g)", m, e, agreeTol)
+		}
+	}
+	return worst
+}
+
+// TestImpulseEveryForm runs every method on every form of one filter.
+func TestImpulseEveryForm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	base := randomStable(rng, 12, 0.97)
+	want := base.Impulse(3000)
+	for _, form := range filters.Forms {
+		f, _, err := filters.Convert(base, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range Methods {
+			got, err := Impulse(nil, f, len(want), m)
+			if err != nil {
+				t.Errorf("%s %s: %v", form, m, err)
+				continue
+			}
+			if e := relErr(got, want); e > agreeTol {
+				t.Errorf("%s %s: differs by %.3g", form, m, e)
+			}
+		}
+	}
+}
+
+// TestImpulseRTF checks the methods on transfer functions under Montel's constraint (the RTF
+// initialisation), whose poles lie near |z| = (Σ|a|)^{1/n}·… close to the circle: n = 256 has
+// its poles at |z| ≈ 0.98.
+func TestImpulseRTF(t *testing.T) {
+	for _, n := range []int{4, 64, 256} {
+		rng := rand.New(rand.NewPCG(11, uint64(n)))
+		f := montelTF(rng, n, 0.9)
+		t.Run(fmt.Sprint(n), func(t *testing.T) { checkAgreement(t, f, 8192) })
+	}
+}
+
+func TestImpulseUnstableAndMarginal(t *testing.T) {
+	// Unstable but finite over the length: 1.01^600 ≈ 390. Every method agrees, the FFT
+	// kernel included (eq. 13 holds for any A).
+	un, err := filters.NewDiagonal([]complex128{complex(1.01*math.Cos(0.3), 1.01*math.Sin(0.3)), complex(1.01*math.Cos(0.3), -1.01*math.Sin(0.3)), 0.5},
+		[]complex128{complex(1, 2), complex(1, -2), 3}, 0.25)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgreement(t, un, 600)
+	dense, _, err := filters.ToDense(un)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgreement(t, dense, 600)
+
+	// Marginal: a rotation on the circle at an angle that is no FFT root of unity.
+	marg, err := filters.NewDiagonal([]complex128{cmplx.Rect(1, 1), cmplx.Rect(1, -1), 0.9}, []complex128{1i, -1i, 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgreement(t, marg, 5000)
+
+	// Overflow is an error naming the first bad sample, for every method; the FFT method
+	// already overflows in the correction b̃ = b - b·A^L (10^400).
+	big, err := filters.NewDiagonal([]complex128{10}, []complex128{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Methods {
+		_, err := Impulse(nil, big, 400, m)
+		var nf *NonFiniteError
+		if m == FFT && errors.As(err, &nf) {
+			continue
+		}
+		if !errors.As(err, &nf) || nf.What != "impulse" || nf.Index < 300 || nf.Index > 320 {
+			t.Errorf("%s: err = %v, want a NonFiniteError near impulse[310]", m, err)
+		}
+	}
+
+	// An integrator (pole at z = 1) has a(1) = 0 at every FFT length: the FFT method fails
+	// with a NonFiniteError; the others give the step 0, 1, 1, 1, ….
+	integ, err := filters.NewTransferFunction([]float64{-1}, []float64{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range Methods {
+		h, err := Impulse(nil, integ, 50, m)
+		if m == FFT {
+			var nf *NonFiniteError
+			if !errors.As(err, &nf) {
+				t.Errorf("fft of an integrator: err = %v, want a NonFiniteError", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		for i, v := range h {
+			if want := math.Min(float64(i), 1); math.Abs(v-want) > 1e-15 {
+				t.Fatalf("%s: h[%d] = %v, want %v", m, i, v, want)
+			}
+		}
+	}
+}
+
+func TestImpulseOrderZero(t *testing.T) {
+	gains := []filters.Filter{}
+	for _, form := range filters.Forms {
+		f, _, err := filters.Convert(mustDense(t, nil, nil, nil, -1.5), form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gains = append(gains, f)
+	}
+	for _, f := range gains {
+		for _, m := range Methods {
+			h, err := Impulse(nil, f, 5, m)
+			if err != nil {
+				t.Fatalf("%s %s: %v", f.Form(), m, err)
+			}
+			if want := []float64{-1.5, 0, 0, 0, 0}; maxAbsDiff(h, want) != 0 {
+				t.Errorf("%s %s: %v, want %v", f.Form(), m, h, want)
+			}
+			s, err := Step(nil, f, 3, m)
+			if err != nil || maxAbsDiff(s, []float64{-1.5, -1.5, -1.5}) != 0 {
+				t.Errorf("%s %s: step %v, %v", f.Form(), m, s, err)
+			}
+		}
+		if h, err := Impulse(nil, f, 0, Recurrence); err != nil || len(h) != 0 {
+			t.Errorf("length 0: %v, %v", h, err)
+		}
+	}
+}
+
+func TestImpulseDst(t *testing.T) {
+	f := randomStable(rand.New(rand.NewPCG(1, 2)), 4, 0.5)
+	dst := make([]float64, 10)
+	for i := range dst {
+		dst[i] = 99 // stale contents must be overwritten
+	}
+	for _, m := range Methods {
+		got, err := Impulse(dst, f, 10, m)
+		if err != nil || &got[0] != &dst[0] {
+			t.Fatalf("%s: the result does not use dst (%v)", m, err)
+		}
+		if e := relErr(got, f.Impulse(10)); e > 1e-13 {
+			t.Errorf("%s into a used dst: differs by %.3g", m, e)
+		}
+	}
+	for _, bad := range []func(){
+		func() { _, _ = Impulse(make([]float64, 3), f, 4, Recurrence) },
+		func() { _, _ = Impulse(nil, f, -1, Recurrence) },
+		func() { _, _ = Impulse(nil, f, 4, Method("horner")) },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Error("no panic")
+				} else if s, ok := r.(string); !ok || s[:10] != "analysis: " {
+					t.Errorf("panic %v does not start with \"analysis: \"", r)
+				}
+			}()
+			bad()
+		}()
+	}
+}
+
+func TestParseMethod(t *testing.T) {
+	for _, m := range Methods {
+		if got, err := ParseMethod(string(m)); got != m || err != nil {
+			t.Errorf("ParseMethod(%q) = %q, %v", m, got, err)
+		}
+	}
+	if _, err := ParseMethod("horner"); !errors.Is(err, filters.ErrInvalid) {
+		t.Errorf("ParseMethod(horner): %v", err)
+	}
+}
+
+func TestStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1))
+	f := randomStable(rng, 6, 0.95)
+	h := f.Impulse(2000)
+	for _, m := range Methods {
+		s, err := Step(nil, f, 2000, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for i, v := range h {
+			sum += v
+			if math.Abs(s[i]-sum) > 1e-11*(1+math.Abs(sum)) {
+				t.Fatalf("%s: s[%d] = %v, running sum %v", m, i, s[i], sum)
+			}
+		}
+	}
+	// The step response settles at the DC gain H(1).
+	dc := real(f.FreqResponse([]float64{0})[0])
+	if s, _ := Step(nil, f, 2000, Vandermonde); math.Abs(s[1999]-dc) > 1e-10*math.Abs(dc) {
+		t.Errorf("step settles at %v, DC gain %v", s[1999], dc)
+	}
+}
+
+func TestLengthForRadius(t *testing.T) {
+	for _, c := range []struct {
+		rho  float64
+		n    int
+		tol  float64
+		want int
+	}{
+		{0.5, 2, 1e-12, 41},                  // ⌈log 1e-12 / log 0.5⌉ + 1 = 40 + 1
+		{0.9, 2, 0, 264},                     // DefaultTol: ⌈262.3⌉ + 1
+		{0.999, 8, 1e-6, 13810},              // ⌈13808.6⌉ + 1
+		{0, 5, 0, 6},                         // poles at 0: n + 1 samples
+		{0.1, 40, 0, 41},                     // at least n + 1
+		{1, 2, 0, MaxAutoLength},             // marginal
+		{1 - 1e-12, 2, 0, MaxAutoLength},     // on the circle within MarginalTol
+		{1.1, 2, 1e-12, 291},                 // grows by 1e12: ⌈289.9⌉ + 1
+		{0.9999999, 2, 0, MaxAutoLength},     // capped
+		{math.NaN(), 2, 0, MaxAutoLength},    // defined anyway
+		{0.5, 0, 2, 2},                       // tol ≥ 1 is read as 0.5
+		{1e-301, 3, 0, 4},                    // underflowing radius: n + 1
+		{math.Inf(1), 3, 0, MaxAutoLength},   //
+		{1 + 2e-10, 3, 1e-12, MaxAutoLength}, // barely unstable: capped
+		{0.99, 1, 1e-300, MaxAutoLength},     // tiny tolerance: capped
+		{0.25, 0, 0.25, 2},                   // one step to decay
+		{0.5, 0, 1e-3, 11},                   // ⌈9.97⌉ + 1
+		{0.5, 100000, 1e-3, MaxAutoLength},   // order beyond the cap
+		{2, 0, 1e-3, 11},                     // grows by 1e3
+		{0.5, 3, 1e-300, 998},                // ⌈996.6⌉ + 1
+	} {
+		if got := LengthForRadius(c.rho, c.n, c.tol); got != c.want {
+			t.Errorf("LengthForRadius(%v, %d, %v) = %d, want %d", c.rho, c.n, c.tol, got, c.want)
+		}
+	}
+	f := randomStable(rand.New(rand.NewPCG(2, 2)), 5, 0.9)
+	if l, err := AutoLength(f, 0); err != nil || l != 264 {
+		t.Errorf("AutoLength = %d, %v, want 264", l, err)
+	}
+}

@@ -1,0 +1,408 @@
+package analysis
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+	"sort"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack/gonum"
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// H2 returns the H2 norm ‖H‖₂ = (Σ_{t≥0} h[t]²)^{1/2} = (D² + C·P·Cᵀ)^{1/2}, with P the
+// controllability Gramian (A·P·Aᵀ - P + B·Bᵀ = 0). A modal filter uses the closed form
+// Σᵢⱼ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ)) (the Gramian of the modal coordinates), O(n²); the other
+// forms solve the Stein equation in Schur coordinates (Bartels–Stewart), O(n³). The norm
+// exists only for stable filters: otherwise the error is an *UnstableError naming the poles
+// on or outside the unit circle.
+func H2(f filters.Filter) (float64, error) {
+	if d, ok := f.(*filters.Diagonal); ok {
+		if _, off := Classify(d.Poles); len(off) > 0 {
+			return 0, &UnstableError{What: "H2 norm", Poles: sortedRoots(off)}
+		}
+		var s complex128
+		for i, li := range d.Poles {
+			for j, lj := range d.Poles {
+				s += d.Residues[i] * cmplx.Conj(d.Residues[j]) / (1 - li*cmplx.Conj(lj))
+			}
+		}
+		return math.Sqrt(math.Max(d.H0*d.H0+real(s), 0)), nil
+	}
+	sys, err := schurOf(f)
+	if err != nil {
+		return 0, err
+	}
+	if off := sys.unstablePoles(); len(off) > 0 {
+		return 0, &UnstableError{What: "H2 norm", Poles: off}
+	}
+	n := sys.order()
+	if n == 0 {
+		return math.Abs(sys.d), nil
+	}
+	w := mat.NewDense(n, n, nil)
+	w.Outer(1, mat.NewVecDense(n, sys.b), mat.NewVecDense(n, sys.b))
+	p, err := stein(sys.t, w, false, sys.blockDiag)
+	if err != nil {
+		return 0, err
+	}
+	cv := mat.NewVecDense(n, sys.c)
+	return math.Sqrt(math.Max(sys.d*sys.d+mat.Inner(cv, p, cv), 0)), nil
+}
+
+// unstablePoles returns the eigenvalues of T with |λ| ≥ 1 - filters.MarginalTol, in the
+// filters package's order.
+func (s *schurSys) unstablePoles() []complex128 {
+	var out []complex128
+	bl := blocksOf(s.t)
+	for k := 0; k+1 < len(bl); k++ {
+		l := blockEigen(s.t, bl[k], bl[k+1]-bl[k])
+		if !filters.Stable(cmplx.Abs(l)) {
+			out = append(out, l)
+			if imag(l) != 0 {
+				out = append(out, cmplx.Conj(l))
+			}
+		}
+	}
+	return sortedRoots(out)
+}
+
+// sortedRoots orders roots as the filters package does: decreasing modulus, then increasing
+// |angle|, the member with a positive imaginary part first.
+func sortedRoots(r []complex128) []complex128 {
+	sort.SliceStable(r, func(i, j int) bool {
+		a, b := r[i], r[j]
+		ma, mb := cmplx.Abs(a), cmplx.Abs(b)
+		if ma != mb {
+			return ma > mb
+		}
+		aa, ab := math.Abs(cmplx.Phase(a)), math.Abs(cmplx.Phase(b))
+		if aa != ab {
+			return aa < ab
+		}
+		return imag(a) > imag(b)
+	})
+	return r
+}
+
+// HSV holds the Hankel singular values of a filter.
+type HSV struct {
+	// Values are the Hankel singular values σ₁ ≥ σ₂ ≥ … ≥ 0 of the stable part of the
+	// filter, one per stable pole: the square roots of the eigenvalues of P·Q.
+	Values []float64
+	// Unstable lists the poles on or outside the unit circle (|p| ≥ 1 - filters.MarginalTol),
+	// largest modulus first. Their modes have no Hankel singular value (the Gramians diverge);
+	// they are separated from the stable part, not dropped: H = H_stable + H_unstable.
+	Unstable []complex128
+}
+
+// HankelSV returns the Hankel singular values by the square-root method: the Gramians of the
+// stable part are solved in Schur coordinates (closed form block by block for modal forms),
+// factored as P = S·Sᵀ and Q = R·Rᵀ, and σ are the singular values of Rᵀ·S, which avoids
+// forming P·Q. A filter with poles on or outside the unit circle is first split additively
+// into stable and unstable parts (an ordered Schur form and a Sylvester equation); the
+// unstable poles are returned in Unstable.
+func HankelSV(f filters.Filter) (*HSV, error) {
+	b, err := balance(f)
+	if err != nil {
+		return nil, err
+	}
+	return &HSV{Values: b.sigma, Unstable: b.unstable}, nil
+}
+
+// balanced is the square-root balancing of a filter's stable part.
+type balanced struct {
+	stable, rest *schurSys
+	unstable     []complex128
+	sigma        []float64
+	u, v         *mat.Dense // Rᵀ·S = U·Σ·Vᵀ
+	r, s         *mat.Dense // Q = R·Rᵀ, P = S·Sᵀ
+}
+
+func balance(f filters.Filter) (*balanced, error) {
+	sys, err := schurOf(f)
+	if err != nil {
+		return nil, err
+	}
+	st, rest, un, err := sys.split()
+	if err != nil {
+		return nil, err
+	}
+	out := &balanced{stable: st, rest: rest, unstable: sortedRoots(un), sigma: []float64{}}
+	if st.order() == 0 {
+		return out, nil
+	}
+	p, q, err := st.gramians()
+	if err != nil {
+		return nil, err
+	}
+	out.s, out.r = psdFactor(p), psdFactor(q)
+	var rs mat.Dense
+	rs.Mul(out.r.T(), out.s)
+	var svd mat.SVD
+	if !svd.Factorize(&rs, mat.SVDFull) {
+		return nil, fmt.Errorf("%w: the SVD of the Gramian factors did not converge", filters.ErrIllConditioned)
+	}
+	out.sigma = svd.Values(nil)
+	out.u, out.v = &mat.Dense{}, &mat.Dense{}
+	svd.UTo(out.u)
+	svd.VTo(out.v)
+	return out, nil
+}
+
+// psdFactor returns S with X = S·Sᵀ for a symmetric positive semi-definite X: S = V·Λ^{1/2}
+// from the symmetric eigendecomposition, eigenvalues below zero (rounding) set to zero.
+// Unlike a Cholesky factorisation it accepts the singular Gramians of non-minimal systems.
+func psdFactor(x *mat.Dense) *mat.Dense {
+	n, _ := x.Dims()
+	var es mat.EigenSym
+	if !es.Factorize(mat.NewSymDense(n, mat.DenseCopyOf(x).RawMatrix().Data), true) {
+		panic("analysis: symmetric eigendecomposition failed")
+	}
+	vals := es.Values(nil)
+	var v mat.Dense
+	es.VectorsTo(&v)
+	for j, l := range vals {
+		s := math.Sqrt(math.Max(l, 0))
+		for i := 0; i < n; i++ {
+			v.Set(i, j, v.At(i, j)*s)
+		}
+	}
+	return &v
+}
+
+// Reduced is the result of BalancedTruncation.
+type Reduced struct {
+	Filter *filters.Dense // the reduced filter, of order Order
+	Order  int
+	// HSV are the Hankel singular values of the input's stable part; the first
+	// Order - len(Unstable) were kept.
+	HSV []float64
+	// Unstable lists the input's poles on or outside the unit circle, kept exactly.
+	Unstable []complex128
+	// Bound = 2·Σ_{i > r} σᵢ bounds the error: max_ω |H(e^{jω}) - H_r(e^{jω})| ≤ Bound (the
+	// discrete-time balanced truncation bound, which holds as in continuous time).
+	Bound float64
+}
+
+// BalancedTruncation returns a realisation of order r (at most) of f by square-root balanced
+// truncation of its stable part: with Rᵀ·S = U·Σ·Vᵀ, T_l = Σᵣ^{-1/2}·Uᵣᵀ·Rᵀ and
+// T_r = S·Vᵣ·Σᵣ^{-1/2} give (T_l·A·T_r, T_l·B, C·T_r, D), which is stable and balanced.
+// The unstable part (poles on or outside the unit circle) is kept exactly, so r must be at
+// least its order; the stable part keeps r minus that many states, fewer when its Gramians
+// have lower numerical rank (σᵢ ≤ n·eps·σ₁: those states are neither controllable nor
+// observable). It panics if r < 0.
+func BalancedTruncation(f filters.Filter, r int) (*Reduced, error) {
+	if r < 0 {
+		panic("analysis: negative order")
+	}
+	b, err := balance(f)
+	if err != nil {
+		return nil, err
+	}
+	nu := b.rest.order()
+	if r < nu {
+		return nil, fmt.Errorf("%w: order %d is below the %d poles on or outside the unit circle, which balanced truncation keeps (%s)",
+			filters.ErrInvalid, r, nu, describePoles(b.unstable))
+	}
+	rs := min(r-nu, len(b.sigma))
+	for rs > 0 && b.sigma[rs-1] <= float64(len(b.sigma))*eps*b.sigma[0] {
+		rs--
+	}
+	out := &Reduced{Order: rs + nu, HSV: b.sigma, Unstable: b.unstable}
+	for _, s := range b.sigma[rs:] {
+		out.Bound += 2 * s
+	}
+	n := rs + nu
+	a := mat.NewDense(max(n, 1), max(n, 1), nil)
+	bv := make([]float64, n)
+	cv := make([]float64, n)
+	if rs > 0 {
+		ns := b.stable.order()
+		tl := mat.NewDense(rs, ns, nil) // Σ^{-1/2}·Uᵣᵀ·Rᵀ
+		tr := mat.NewDense(ns, rs, nil) // S·Vᵣ·Σ^{-1/2}
+		tl.Mul(b.u.Slice(0, ns, 0, rs).T(), b.r.T())
+		tr.Mul(b.s, b.v.Slice(0, ns, 0, rs))
+		for i := 0; i < rs; i++ {
+			w := 1 / math.Sqrt(b.sigma[i])
+			for j := 0; j < ns; j++ {
+				tl.Set(i, j, tl.At(i, j)*w)
+				tr.Set(j, i, tr.At(j, i)*w)
+			}
+		}
+		var at, ar mat.Dense
+		at.Mul(b.stable.t, tr)
+		ar.Mul(tl, &at)
+		a.Slice(0, rs, 0, rs).(*mat.Dense).Copy(&ar)
+		mat.NewVecDense(rs, bv[:rs]).MulVec(tl, mat.NewVecDense(ns, b.stable.b))
+		mat.NewVecDense(rs, cv[:rs]).MulVec(tr.T(), mat.NewVecDense(ns, b.stable.c))
+	}
+	if nu > 0 {
+		a.Slice(rs, n, rs, n).(*mat.Dense).Copy(b.rest.t)
+		copy(bv[rs:], b.rest.b)
+		copy(cv[rs:], b.rest.c)
+	}
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = mat.Row(nil, i, a)[:n]
+	}
+	d, err := filters.NewDense(rows, bv, cv, b.stable.d+b.rest.d)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the reduced realisation is not finite: %v", filters.ErrIllConditioned, err)
+	}
+	out.Filter = d
+	return out, nil
+}
+
+// DefaultMinimalTol is the tolerance Minimal uses when given 0: a direction counts as
+// uncontrollable (unobservable) when the staircase leaves it coupled by less than 1e-10·‖A‖_F.
+const DefaultMinimalTol = 1e-10
+
+// MinimalReport says what Minimal removed and with what tolerance.
+type MinimalReport struct {
+	Tol            float64 `json:"tol"` // relative to ‖A‖_F
+	Order          int     `json:"order"`
+	Uncontrollable int     `json:"uncontrollable"` // states removed as uncontrollable
+	Unobservable   int     `json:"unobservable"`   // then as unobservable
+	// RelError is the measured ‖h - h_min‖₂/‖h‖₂ over filters.ReportLength samples.
+	RelError float64 `json:"rel_error"`
+}
+
+// Minimal returns a minimal realisation of f: the uncontrollable states are removed, then the
+// unobservable ones, each by an orthogonal staircase (for one input, the controller
+// Hessenberg form: a Householder reflection maps B to β·e₁ and a Hessenberg reduction that
+// keeps e₁ follows, so that the controllable subspace is spanned by the leading states up to
+// the first subdiagonal entry with |h_{k+1,k}| ≤ tol·‖A‖_F). tol ≤ 0 means DefaultMinimalTol.
+// It works for unstable filters too (no Gramians are needed).
+func Minimal(f filters.Filter, tol float64) (*filters.Dense, MinimalReport, error) {
+	if tol <= 0 {
+		tol = DefaultMinimalTol
+	}
+	d, ok := f.(*filters.Dense)
+	if !ok {
+		var err error
+		if d, _, err = filters.ToDense(f); err != nil {
+			return nil, MinimalReport{}, err
+		}
+	}
+	rep := MinimalReport{Tol: tol}
+	n := d.Order()
+	if n == 0 {
+		return d, rep, nil
+	}
+	scale := mat.Norm(d.A, 2)
+	a1, b1, c1 := staircase(mat.DenseCopyOf(d.A), d.B, d.C, tol*scale)
+	rep.Uncontrollable = n - len(b1)
+	// Observability: the staircase of the dual (Aᵀ, Cᵀ, Bᵀ), transposed back.
+	var a2 *mat.Dense
+	var b2, c2 []float64
+	if len(b1) > 0 {
+		var at *mat.Dense
+		at, c2, b2 = staircase(mat.DenseCopyOf(a1.T()), c1, b1, tol*scale)
+		if len(c2) > 0 {
+			a2 = mat.DenseCopyOf(at.T())
+		}
+	}
+	rep.Unobservable = len(b1) - len(b2)
+	rep.Order = len(b2)
+	rows := make([][]float64, len(b2))
+	for i := range rows {
+		rows[i] = mat.Row(nil, i, a2)
+	}
+	out, err := filters.NewDense(rows, b2, c2, d.D)
+	if err != nil {
+		return nil, rep, err
+	}
+	rho, _ := filters.SpectralRadius(d)
+	l := filters.ReportLength(rho)
+	rep.RelError = relDiff(d.Impulse(l), out.Impulse(l))
+	return out, rep, nil
+}
+
+// staircase returns the controllable part (A₁, B₁, C₁) of (A, B, C) in controller Hessenberg
+// coordinates: QᵀAQ upper Hessenberg, QᵀB = β·e₁, cut at the first subdiagonal entry of
+// magnitude ≤ tol.
+func staircase(a *mat.Dense, b, c []float64, tol float64) (*mat.Dense, []float64, []float64) {
+	n := len(b)
+	beta := floats.Norm(b, 2)
+	if beta == 0 {
+		return nil, []float64{}, []float64{}
+	}
+	// Householder H = I - 2vvᵀ/vᵀv with H·b = -sign(b₀)·β·e₁.
+	v := append([]float64(nil), b...)
+	sgn := 1.0
+	if v[0] < 0 {
+		sgn = -1
+	}
+	v[0] += sgn * beta
+	vv := floats.Dot(v, v)
+	house := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			x := -2 * v[i] * v[j] / vv
+			if i == j {
+				x++
+			}
+			house.Set(i, j, x)
+		}
+	}
+	var ha, hah mat.Dense
+	ha.Mul(house, a)
+	hah.Mul(&ha, house)
+	ct := make([]float64, n)
+	mat.NewVecDense(n, ct).MulVec(house.T(), mat.NewVecDense(n, c))
+	// Hessenberg reduction; its reflectors act on rows 1…n-1 and keep e₁.
+	impl := gonum.Implementation{}
+	raw := hah.RawMatrix()
+	if n > 1 {
+		tau := make([]float64, n-1)
+		work := []float64{0}
+		impl.Dgehrd(n, 0, n-1, raw.Data, raw.Stride, tau, work, -1)
+		work = make([]float64, max(int(work[0]), n))
+		impl.Dgehrd(n, 0, n-1, raw.Data, raw.Stride, tau, work, len(work))
+		q := mat.DenseCopyOf(&hah)
+		qr := q.RawMatrix()
+		impl.Dorghr(n, 0, n-1, qr.Data, qr.Stride, tau, work, -1)
+		work = make([]float64, max(int(work[0]), n))
+		impl.Dorghr(n, 0, n-1, qr.Data, qr.Stride, tau, work, len(work))
+		for i := 2; i < n; i++ {
+			for j := 0; j < i-1; j++ {
+				raw.Data[i*raw.Stride+j] = 0
+			}
+		}
+		c2 := make([]float64, n)
+		mat.NewVecDense(n, c2).MulVec(q.T(), mat.NewVecDense(n, ct))
+		ct = c2
+	}
+	k := n
+	for j := 1; j < n; j++ {
+		if math.Abs(hah.At(j, j-1)) <= tol {
+			k = j
+			break
+		}
+	}
+	a1 := mat.DenseCopyOf(hah.Slice(0, k, 0, k))
+	b1 := make([]float64, k)
+	b1[0] = -sgn * beta
+	return a1, b1, ct[:k]
+}
+
+// relDiff returns ‖a - b‖₂/‖a‖₂ (absolute when a is zero), saturated at math.MaxFloat64.
+func relDiff(a, b []float64) float64 {
+	var num, den float64
+	for i := range a {
+		num = math.Hypot(num, a[i]-b[i])
+		den = math.Hypot(den, a[i])
+	}
+	r := num
+	if den > 0 {
+		r = num / den
+	}
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return math.MaxFloat64
+	}
+	return r
+}

@@ -1,0 +1,201 @@
+package analysis
+
+import (
+	"math"
+	"math/cmplx"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// Stability is the verdict on a filter's poles.
+type Stability int
+
+// The verdicts. Poles closer to the unit circle than filters.MarginalTol count as on it.
+const (
+	// Stable: every pole has |p| < 1 - filters.MarginalTol; the response decays.
+	Stable Stability = iota
+	// Marginal: no pole outside the circle, at least one on it; the response neither decays
+	// nor grows (it grows polynomially if a pole on the circle is repeated in a Jordan
+	// block, which the poles alone cannot tell).
+	Marginal
+	// Unstable: at least one pole has |p| > 1 + filters.MarginalTol; the response grows.
+	Unstable
+)
+
+func (s Stability) String() string {
+	switch s {
+	case Stable:
+		return "stable"
+	case Marginal:
+		return "marginal"
+	case Unstable:
+		return "unstable"
+	}
+	return "Stability(?)"
+}
+
+// MarshalText writes the verdict's name, so that JSON shows "stable", "marginal" or "unstable".
+func (s Stability) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Classify returns the verdict on poles and the offending ones (|p| ≥ 1 - filters.MarginalTol),
+// in the given order. No poles (order 0) is Stable.
+func Classify(poles []complex128) (Stability, []complex128) {
+	v := Stable
+	var off []complex128
+	for _, p := range poles {
+		a := cmplx.Abs(p)
+		if filters.Stable(a) {
+			continue
+		}
+		off = append(off, p)
+		if a > 1+filters.MarginalTol {
+			v = Unstable
+		} else if v == Stable {
+			v = Marginal
+		}
+	}
+	return v, off
+}
+
+// Properties are the pole–zero facts of a filter that the workbench reports.
+type Properties struct {
+	Order          int
+	Poles, Zeros   []complex128 // largest modulus first (the filters package's order)
+	SpectralRadius float64      // max |pᵢ|, 0 for order 0
+	Stability      Stability
+	Offending      []complex128 // the poles with |p| ≥ 1 - filters.MarginalTol
+	// Montel is Σᵢ|aᵢ| over the non-leading coefficients of the monic denominator
+	// zⁿ + a₁zⁿ⁻¹ + … + aₙ (seed 004 eq. 17): Montel ≤ 1 guarantees every pole inside the
+	// unit disc (it is sufficient, not necessary). For forms without coefficients the
+	// denominator is expanded from the poles.
+	Montel float64
+	// Memory is the number of samples after which |h[t]| stays at or below Tol·max|h|:
+	// the filter's effective memory. It is -1 when the filter is not stable (the response
+	// never decays), 0 when h is identically zero.
+	Memory int
+	Tol    float64 // the tolerance Memory used
+	// DCGain is H(1), which is Σ h[t] for a stable filter (the value the step response
+	// settles at). When a pole lies at z = 1 (an integrator) the DC gain is infinite:
+	// DCFinite is false and DCGain is 0.
+	DCGain   float64
+	DCFinite bool
+}
+
+// Analyze returns the Properties of f; tol is the decay tolerance of Memory (0 means
+// DefaultTol). The zeros come from filters.Zeros (the system's zero dynamics; the zeros of
+// the whole H, offset included). Every number is finite.
+func Analyze(f filters.Filter, tol float64) (*Properties, error) {
+	if tol <= 0 {
+		tol = DefaultTol
+	}
+	poles, err := filters.Poles(f)
+	if err != nil {
+		return nil, err
+	}
+	zeros, err := Zeros(f)
+	if err != nil {
+		return nil, err
+	}
+	p := &Properties{Order: f.Order(), Poles: poles, Zeros: zeros, Tol: tol}
+	for _, z := range poles {
+		p.SpectralRadius = math.Max(p.SpectralRadius, cmplx.Abs(z))
+	}
+	p.Stability, p.Offending = Classify(poles)
+	p.Montel = montel(f, poles)
+	if p.Memory, err = memory(f, p.SpectralRadius, tol); err != nil {
+		return nil, err
+	}
+	if h := f.FreqResponse([]float64{0})[0]; !cmplx.IsNaN(h) && !cmplx.IsInf(h) {
+		p.DCGain, p.DCFinite = real(h), true
+	}
+	return p, nil
+}
+
+// Zeros returns the zeros of all of H(z), offset included, from the system's zero dynamics
+// (filters.Zeros), largest modulus first; an empty, non-nil slice for none. filters.Zeros
+// returns a ZPK filter's stored zeros, which ignore its offset H0 (the zeros of
+// Gain·Π(z - zᵢ)/Π(z - pᵢ), not of H0 + that); such a filter goes through its dense
+// realisation here.
+func Zeros(f filters.Filter) ([]complex128, error) {
+	if z, ok := f.(*filters.ZPK); ok && z.H0 != 0 && len(z.Poles) > 0 {
+		d, _, err := filters.ToDense(f)
+		if err != nil {
+			return nil, err
+		}
+		return filters.Zeros(d)
+	}
+	zeros, err := filters.Zeros(f)
+	if zeros == nil && err == nil {
+		zeros = []complex128{}
+	}
+	return zeros, err
+}
+
+// montel returns Σ|aᵢ| of the monic denominator: the coefficients of a tf or companion
+// filter, or Π(z - pᵢ) expanded in real arithmetic (a conjugate pair as z² - 2Re(p)z + |p|²).
+func montel(f filters.Filter, poles []complex128) float64 {
+	var a []float64
+	switch s := f.(type) {
+	case *filters.TransferFunction:
+		a = s.Den
+	case *filters.Companion:
+		a = s.Den
+	default:
+		a = polyFromRoots(poles)
+	}
+	sum := 0.0
+	for _, v := range a {
+		sum += math.Abs(v)
+	}
+	return sum
+}
+
+// polyFromRoots returns a₁…aₙ of Π(z - pᵢ) = zⁿ + a₁zⁿ⁻¹ + … + aₙ for a conjugate-closed set.
+func polyFromRoots(roots []complex128) []float64 {
+	c := []float64{1} // descending powers
+	mul := func(f []float64) {
+		out := make([]float64, len(c)+len(f)-1)
+		for i, u := range c {
+			for j, v := range f {
+				out[i+j] += u * v
+			}
+		}
+		c = out
+	}
+	for _, m := range pairModes(roots, make([]complex128, len(roots))) {
+		if m.weight == 2 {
+			mul([]float64{1, -2 * real(m.pole), real(m.pole)*real(m.pole) + imag(m.pole)*imag(m.pole)})
+		} else {
+			mul([]float64{1, -real(m.pole)})
+		}
+	}
+	return c[1:]
+}
+
+// memory measures the effective memory over 2·LengthForRadius(ρ) samples (at most
+// MaxAutoLength): the envelope of every mode falls by tol within LengthForRadius, and the
+// factor two leaves room for the transients of non-normal or clustered poles.
+func memory(f filters.Filter, rho, tol float64) (int, error) {
+	if !filters.Stable(rho) {
+		return -1, nil
+	}
+	l := min(2*LengthForRadius(rho, f.Order(), tol), MaxAutoLength)
+	m := Recurrence
+	if _, ok := f.(*filters.Diagonal); ok {
+		m = Vandermonde
+	}
+	h, err := Impulse(nil, f, l, m)
+	if err != nil {
+		return 0, err
+	}
+	peak := 0.0
+	for _, v := range h {
+		peak = math.Max(peak, math.Abs(v))
+	}
+	for t := len(h) - 1; t >= 0; t-- {
+		if math.Abs(h[t]) > tol*peak {
+			return t + 1, nil
+		}
+	}
+	return 0, nil
+}

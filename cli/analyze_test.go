@@ -1,0 +1,269 @@
+package cli
+
+import (
+	"encoding/json"
+	"math"
+	"math/cmplx"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/analysis"
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// methodTol bounds the difference between the impulse algorithms on twoState (|h| ≤ 1,
+// 64 samples): they agree to a few eps (analysis checks 1e-10 up to n = 256).
+const methodTol = 1e-13
+
+// twoStateZeros are the zeros of twoState's H: z² + 3.2z - 1.43 = 0.
+var twoStateZeros = []complex128{complex(-1.6-math.Sqrt(3.99), 0), complex(-1.6+math.Sqrt(3.99), 0)}
+
+func TestAnalyzeStep(t *testing.T) {
+	path := twoState(t)
+	m := decodeAnalysis(t, run(t, "", "analyze", path, "--step", "20"))
+	if got := keys(m); !slices.Equal(got, []string{"form", "name", "order", "step"}) {
+		t.Errorf("keys = %v", got)
+	}
+	want := twoStateImpulse(20)
+	for i := 1; i < len(want); i++ {
+		want[i] += want[i-1]
+	}
+	if d := maxDiff(get[[]float64](t, m, "step"), want); d > exactTol {
+		t.Errorf("step differs from the running sum by %.3g", d)
+	}
+}
+
+func TestAnalyzeMethods(t *testing.T) {
+	path := twoState(t)
+	want := twoStateImpulse(64)
+	for _, method := range []string{"recurrence", "fft", "vandermonde", "scan"} {
+		m := decodeAnalysis(t, run(t, "", "analyze", path, "--impulse", "64", "--method", method))
+		if d := maxDiff(get[[]float64](t, m, "impulse"), want); d > methodTol {
+			t.Errorf("--method %s: impulse differs by %.3g", method, d)
+		}
+		m = decodeAnalysis(t, run(t, "", "analyze", path, "--step", "5", "--method", method))
+		if n := len(get[[]float64](t, m, "step")); n != 5 {
+			t.Errorf("--method %s: %d step samples", method, n)
+		}
+	}
+}
+
+func TestAnalyzeAutoLength(t *testing.T) {
+	path := twoState(t)
+	auto := analysis.LengthForRadius(math.Sqrt(0.17), 2, 0) // ⌈log 1e-12/log √0.17⌉ + 1
+	for _, c := range []struct {
+		args []string
+		key  string
+		n    int
+	}{
+		{[]string{"--auto-length"}, "impulse", auto},
+		{[]string{"--auto-length", "--impulse", "10"}, "impulse", 10},
+		{[]string{"--auto-length", "--impulse", "100000"}, "impulse", auto},
+		{[]string{"--auto-length", "--step", "100000"}, "step", auto},
+	} {
+		m := decodeAnalysis(t, run(t, "", append([]string{"analyze", path}, c.args...)...))
+		if n := len(get[[]float64](t, m, c.key)); n != c.n {
+			t.Errorf("%v: %d samples of %s, want %d", c.args, n, c.key, c.n)
+		}
+	}
+	if auto < 20 || auto > 40 {
+		t.Errorf("auto length %d is not ≈ 12/log₁₀(1/0.412) + 1 = 32", auto)
+	}
+	// In a bank each channel gets its own length.
+	fast := writeText(t, t.TempDir(), "bank.json", `{"channels": [
+		{"form": "diagonal", "poles": [[0.5, 0]], "residues": [[1, 0]], "h0": 0},
+		{"form": "diagonal", "poles": [[0.9, 0]], "residues": [[1, 0]], "h0": 0}]}`)
+	m := decodeAnalysis(t, run(t, "", "analyze", fast, "--auto-length"))
+	chans := get[[]map[string]json.RawMessage](t, m, "channels")
+	if len(get[[]float64](t, chans[0], "impulse")) != analysis.LengthForRadius(0.5, 1, 0) ||
+		len(get[[]float64](t, chans[1], "impulse")) != analysis.LengthForRadius(0.9, 1, 0) {
+		t.Errorf("bank lengths %d, %d", len(get[[]float64](t, chans[0], "impulse")), len(get[[]float64](t, chans[1], "impulse")))
+	}
+}
+
+func TestAnalyzeGroupDelay(t *testing.T) {
+	path := twoState(t)
+	m := decodeAnalysis(t, run(t, "", "analyze", path, "--group-delay", "9"))
+	if got := keys(m); !slices.Equal(got, []string{"form", "group_delay", "name", "order"}) {
+		t.Errorf("keys = %v", got)
+	}
+	var gd struct {
+		Omega []float64
+		Tau   []float64
+		Notes []analysis.Note
+	}
+	if err := json.Unmarshal(m["group_delay"], &gd); err != nil {
+		t.Fatal(err)
+	}
+	if len(gd.Omega) != 9 || gd.Omega[8] != math.Pi || len(gd.Tau) != 9 || gd.Notes != nil {
+		t.Fatalf("group_delay = %+v", gd)
+	}
+	for i, w := range gd.Omega {
+		z := cmplx.Rect(1, w)
+		want := real(z/(z-complex(0.4, 0.1))) + real(z/(z-complex(0.4, -0.1)))
+		for _, q := range twoStateZeros {
+			want -= real(z / (z - q))
+		}
+		if math.Abs(gd.Tau[i]-want) > 1e-12 {
+			t.Errorf("τ(%g) = %v, want %v", w, gd.Tau[i], want)
+		}
+	}
+	// A notch: zeros on the unit circle at ω = ±π/2 (grid point 2 of 5): finite, annotated.
+	notch := writeText(t, t.TempDir(), "notch.json", `{"form": "zpk", "zeros": [[0, 1], [0, -1]], "poles": [[0, 0.9], [0, -0.9]], "gain": 1, "h0": 0}`)
+	r := run(t, "", "analyze", notch, "--group-delay", "5", "--freq", "5")
+	m = decodeAnalysis(t, r)
+	if err := json.Unmarshal(m["group_delay"], &gd); err != nil {
+		t.Fatal(err)
+	}
+	if len(gd.Notes) != 1 || gd.Notes[0].Index != 2 || gd.Notes[0].Root != "zero" || math.Abs(gd.Tau[2]-9.526315789473683) > 1e-12 {
+		t.Errorf("notch: %s", m["group_delay"])
+	}
+}
+
+func TestAnalyzeNorms(t *testing.T) {
+	path := twoState(t)
+	doc, err := filters.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decodeAnalysis(t, run(t, "", "analyze", path, "--h2", "--hsv"))
+	if got := keys(m); !slices.Equal(got, []string{"form", "h2", "hsv", "name", "order"}) {
+		t.Errorf("keys = %v", got)
+	}
+	h := twoStateImpulse(200)
+	sum := 0.0
+	for _, v := range h {
+		sum += v * v
+	}
+	if h2 := get[float64](t, m, "h2"); math.Abs(h2-math.Sqrt(sum)) > exactTol {
+		t.Errorf("h2 = %v, (Σh²)^½ = %v", h2, math.Sqrt(sum))
+	}
+	want, err := analysis.HankelSV(doc.Filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := get[[]float64](t, m, "hsv"); len(got) != 2 || maxDiff(got, want.Values) != 0 {
+		t.Errorf("hsv = %v, want %v", got, want.Values)
+	}
+
+	// Unstable: --hsv separates the unstable pole, --h2 fails naming it.
+	dir := t.TempDir()
+	un := writeText(t, dir, "un.json", `{"form": "diagonal", "poles": [[1.5, 0], [0.5, 0]], "residues": [[1, 0], [2, 0]], "h0": 0}`)
+	m = decodeAnalysis(t, run(t, "", "analyze", un, "--hsv"))
+	if hsv, uns := get[[]float64](t, m, "hsv"), get[[][2]float64](t, m, "hsv_unstable"); len(hsv) != 1 || len(uns) != 1 || uns[0] != [2]float64{1.5, 0} {
+		t.Errorf("unstable --hsv: %s", run(t, "", "analyze", un, "--hsv").stdout)
+	}
+	r := run(t, "", "analyze", un, "--h2")
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "un.json: H2 norm: not stable: pole 1.5+0i (|p| = 1.5) lies on or outside the unit circle") {
+		t.Errorf("unstable --h2: %v", r)
+	}
+}
+
+func TestAnalyzeReduce(t *testing.T) {
+	path := twoState(t)
+	dir := t.TempDir()
+	m := decodeAnalysis(t, run(t, "", "analyze", path, "--reduce", "1"))
+	var red struct {
+		Order      int
+		ErrorBound float64 `json:"error_bound"`
+		Filter     json.RawMessage
+		Output     string
+	}
+	if err := json.Unmarshal(m["reduce"], &red); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := filters.Unmarshal(red.Filter)
+	if err != nil {
+		t.Fatalf("the reduced filter does not read back: %v\n%s", err, red.Filter)
+	}
+	if red.Order != 1 || doc.Filter.Order() != 1 || doc.Filter.Form() != filters.FormDense || red.ErrorBound <= 0 || red.Output != "" {
+		t.Errorf("reduce = %+v", red)
+	}
+	// The bound holds on the circle.
+	w := analysis.LinearGrid(513)
+	hr := doc.Filter.FreqResponse(w)
+	for i, x := range w {
+		if d := cmplx.Abs(twoStateH(cmplx.Rect(1, x)) - hr[i]); d > red.ErrorBound*(1+1e-9) {
+			t.Fatalf("|H - H_1| = %v at ω = %v above the bound %v", d, x, red.ErrorBound)
+		}
+	}
+
+	// -o writes the reduced filter (a bank for a bank) and names it.
+	out := filepath.Join(dir, "red.json")
+	m = decodeAnalysis(t, run(t, "", "analyze", path, "--reduce", "1", "-o", out))
+	red.Filter = nil
+	if err := json.Unmarshal(m["reduce"], &red); err != nil || red.Output != out || red.Filter != nil {
+		t.Errorf("reduce with -o = %s", m["reduce"])
+	}
+	if d, err := filters.ReadFile(out); err != nil || d.Filter.Order() != 1 || d.Name != "two" {
+		t.Errorf("-o file: %+v, %v", d, err)
+	}
+	src, _ := filters.ReadFile(path)
+	bank, _ := filters.NewBank([]filters.Filter{src.Filter, src.Filter, src.Filter})
+	bpath := writeDoc(t, dir, "bank.json", filters.Document{Bank: bank})
+	bout := filepath.Join(dir, "bank-red.json")
+	decodeAnalysis(t, run(t, "", "analyze", bpath, "--reduce", "0", "-o", bout, "--h2"))
+	if d, err := filters.ReadFile(bout); err != nil || d.Bank == nil || len(d.Bank.Channels) != 3 || d.Bank.Channels[2].Order() != 0 {
+		t.Errorf("bank -o file: %+v, %v", d, err)
+	}
+	// Order 2 of a 2-state filter: nothing to drop.
+	m = decodeAnalysis(t, run(t, "", "analyze", path, "--reduce", "5"))
+	if err := json.Unmarshal(m["reduce"], &red); err != nil || red.Order != 2 || red.ErrorBound != 0 {
+		t.Errorf("reduce 5: %s", m["reduce"])
+	}
+}
+
+func TestAnalyzeNewBadInput(t *testing.T) {
+	dir := t.TempDir()
+	good := twoState(t)
+	un := writeText(t, dir, "un.json", `{"form": "diagonal", "poles": [[1.5, 0], [0.5, 0]], "residues": [[1, 0], [2, 0]], "h0": 0}`)
+	big := writeText(t, dir, "big.json", `{"form": "dense", "A": [[10]], "B": [1], "C": [1], "D": 0}`)
+	integ := writeText(t, dir, "integ.json", `{"form": "tf", "a": [-1], "b": [1], "h0": 0}`)
+	defective := writeText(t, dir, "defective.json", `{"form": "dense", "A": [[0.5, 1], [0, 0.5]], "B": [1, 1], "C": [1, 0], "D": 0}`)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"step 0", []string{"analyze", good, "--step", "0"}, 2, []string{"--step 0", "1048576"}},
+		{"group delay too large", []string{"analyze", good, "--group-delay", "1048577"}, 2, []string{"--group-delay 1048577"}},
+		{"unknown method", []string{"analyze", good, "--method", "horner"}, 2, []string{"--method", `"horner"`, "recurrence, fft, vandermonde, scan"}},
+		{"negative order", []string{"analyze", good, "--reduce", "-1"}, 2, []string{"--reduce -1"}},
+		{"-o without --reduce", []string{"analyze", good, "-o", filepath.Join(dir, "x.json")}, 2, []string{"-o", "--reduce"}},
+		{"-o over the input", []string{"analyze", good, "--reduce", "1", "-o", good}, 2, []string{"-o", "overwrite"}},
+		{"overflowing step", []string{"analyze", big, "--step", "400"}, 1, []string{"big.json", "step[310] is +Inf", "unstable", "--step 310"}},
+		{"overflowing fft", []string{"analyze", big, "--impulse", "400", "--method", "fft"}, 1, []string{"big.json", "is -Inf", "unstable"}},
+		{"fft of an integrator", []string{"analyze", integ, "--impulse", "8", "--method", "fft"}, 1, []string{"integ.json", "kernel[", "NaN"}},
+		{"modal method on a defective filter", []string{"analyze", defective, "--impulse", "8", "--method", "vandermonde"}, 1, []string{"defective.json", "impulse", "defective"}},
+		{"reduce below the unstable part", []string{"analyze", un, "--reduce", "0"}, 1, []string{"un.json", "--reduce 0", "1.5"}},
+		{"unstable h2 in a bank", []string{"analyze", writeText(t, dir, "ubank.json", `{"channels": [{"form": "tf", "a": [-0.5], "b": [1], "h0": 0}, {"form": "tf", "a": [-2], "b": [1], "h0": 0}]}`), "--h2"}, 1, []string{"ubank.json: channel 1: H2 norm", "pole 2"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := run(t, "", c.args...)
+			if r.code != c.code || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.HasPrefix(r.stderr, "ssmlab: ") {
+				t.Errorf("want exit %d, one stderr line and no stdout: %v", c.code, r)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr = %q, want it to contain %q", r.stderr, w)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.json")); err == nil {
+		t.Error("a usage error wrote the -o file")
+	}
+}
+
+func TestAnalyzeHelpNewFlags(t *testing.T) {
+	r := run(t, "", "analyze", "--help")
+	for _, w := range []string{"--step L", "--group-delay N", "--hsv", "--h2", "--reduce R", "--method", "--auto-length", `"step"`, "group_delay", "error_bound"} {
+		if !strings.Contains(r.stdout, strings.Trim(w, `"`)) {
+			t.Errorf("analyze --help does not mention %s", w)
+		}
+	}
+}
