@@ -249,6 +249,14 @@ func sortedRoots(a []float64) ([]complex128, error) {
 
 // Zeros returns the zeros of H(z), computed from the system's zero dynamics.
 func Zeros(f Filter) ([]complex128, error) {
+	if s, ok := f.(*ZPK); ok && s.H0 != 0 {
+		// Its stored zeros are those of Gain·Π(z-zᵢ)/Π(z-pᵢ); the offset moves them.
+		d, _, err := toDense(s)
+		if err != nil {
+			return nil, err
+		}
+		f = d
+	}
 	z, _, err := toZPK(f)
 	if err != nil {
 		return nil, err

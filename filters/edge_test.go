@@ -308,3 +308,13 @@ func TestZeroNumerator(t *testing.T) {
 		t.Errorf("moving average → diagonal: %v", err)
 	}
 }
+
+// TestZerosOfOffsetZPK: H = 1 + 1/(z - 0.5) = (z + 0.5)/(z - 0.5) has its zero at -0.5, not
+// among the stored (empty) zeros.
+func TestZerosOfOffsetZPK(t *testing.T) {
+	f, _ := NewZPK(nil, []complex128{0.5}, 1, 1)
+	z, err := Zeros(f)
+	if err != nil || len(z) != 1 || cmplxDist(z[0], -0.5) > 1e-14 {
+		t.Errorf("zeros %v, %v; want [-0.5]", z, err)
+	}
+}
