@@ -124,9 +124,10 @@ kernel file: JSON {"kernels": [[...], ...]} (one kernel per channel, one length)
 The default recipe starts an RTF from a stabilised Hankel (ERA) realisation with
 least-squares residues, races it against the zero init for the first quarter of the steps,
 and refines with Adam under a pole-radius bound; every result is stable. Before the job
-starts, the order a reduced model needs for --suggest-tol is printed (from the Hankel
-singular values of the targets). The report (--report) gives per channel the MSE and the
-relative L2 error of the deployed filter, its largest pole radius and whether it is stable.`,
+starts, the smallest order whose reduced model reaches --suggest-tol is printed (measured
+on truncations of the targets' balanced ERA realisations). The report (--report) gives per
+channel the MSE and the relative L2 error of the deployed filter, its largest pole radius
+and whether it is stable.`,
 		Example: `  ssmlab distill hyena.json --order 16 -o rtf16.json --report rtf16-report.json
   ssmlab distill butter.json --length 2048 --model modal --order 8
   ssmlab distill kernels.json --job job.json --steps 2000`,
@@ -142,7 +143,7 @@ relative L2 error of the deployed filter, its largest pole radius and whether it
 			}
 			spec.Target = train.Target{File: args[0], Length: len(targets[0])}
 			if n, ok := train.SuggestOrder(targets, suggestTol, train.MaxOrder); ok {
-				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (from the Hankel singular values)\n", suggestTol, n)
+				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (measured on truncated ERA realisations)\n", suggestTol, n)
 			} else {
 				fmt.Fprintf(s.err, "suggested order for relative error %g: above %d (the targets do not reduce well)\n", suggestTol, train.MaxOrder)
 			}
