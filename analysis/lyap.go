@@ -96,32 +96,8 @@ const eps = 0x1p-52
 
 // realSchur returns T and U with A = U·T·Uᵀ, T in Schur canonical form.
 func realSchur(a *mat.Dense) (t, u *mat.Dense, err error) {
-	n, _ := a.Dims()
-	impl := gonum.Implementation{}
-	t = mat.DenseCopyOf(a)
-	if n == 1 {
-		return t, mat.NewDense(1, 1, []float64{1}), nil
-	}
-	tr := t.RawMatrix()
-	tau := make([]float64, n-1)
-	work := []float64{0}
-	impl.Dgehrd(n, 0, n-1, tr.Data, tr.Stride, tau, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	impl.Dgehrd(n, 0, n-1, tr.Data, tr.Stride, tau, work, len(work))
-	u = mat.DenseCopyOf(t)
-	ur := u.RawMatrix()
-	impl.Dorghr(n, 0, n-1, ur.Data, ur.Stride, tau, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	impl.Dorghr(n, 0, n-1, ur.Data, ur.Stride, tau, work, len(work))
-	for i := 2; i < n; i++ {
-		for j := 0; j < i-1; j++ {
-			tr.Data[i*tr.Stride+j] = 0
-		}
-	}
-	wr, wi := make([]float64, n), make([]float64, n)
-	impl.Dhseqr(lapack.EigenvaluesAndSchur, lapack.SchurOrig, n, 0, n-1, tr.Data, tr.Stride, wr, wi, ur.Data, ur.Stride, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	if impl.Dhseqr(lapack.EigenvaluesAndSchur, lapack.SchurOrig, n, 0, n-1, tr.Data, tr.Stride, wr, wi, ur.Data, ur.Stride, work, len(work)) != 0 {
+	t, u, ok := filters.RealSchur(a)
+	if !ok {
 		return nil, nil, errSchur
 	}
 	return t, u, nil

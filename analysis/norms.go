@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
-	"sort"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -22,7 +20,7 @@ import (
 func H2(f filters.Filter) (float64, error) {
 	if d, ok := f.(*filters.Diagonal); ok {
 		if _, off := Classify(d.Poles); len(off) > 0 {
-			return 0, &UnstableError{What: "H2 norm", Poles: sortedRoots(off)}
+			return 0, &UnstableError{What: "H2 norm", Poles: filters.SortRoots(off)}
 		}
 		var s complex128
 		for i, li := range d.Poles {
@@ -67,25 +65,7 @@ func (s *schurSys) unstablePoles() []complex128 {
 			}
 		}
 	}
-	return sortedRoots(out)
-}
-
-// sortedRoots orders roots as the filters package does: decreasing modulus, then increasing
-// |angle|, the member with a positive imaginary part first.
-func sortedRoots(r []complex128) []complex128 {
-	sort.SliceStable(r, func(i, j int) bool {
-		a, b := r[i], r[j]
-		ma, mb := cmplx.Abs(a), cmplx.Abs(b)
-		if ma != mb {
-			return ma > mb
-		}
-		aa, ab := math.Abs(cmplx.Phase(a)), math.Abs(cmplx.Phase(b))
-		if aa != ab {
-			return aa < ab
-		}
-		return imag(a) > imag(b)
-	})
-	return r
+	return filters.SortRoots(out)
 }
 
 // HSV holds the Hankel singular values of a filter.
@@ -131,7 +111,7 @@ func balance(f filters.Filter) (*balanced, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &balanced{stable: st, rest: rest, unstable: sortedRoots(un), sigma: []float64{}}
+	out := &balanced{stable: st, rest: rest, unstable: filters.SortRoots(un), sigma: []float64{}}
 	if st.order() == 0 {
 		return out, nil
 	}
@@ -355,28 +335,11 @@ func staircase(a *mat.Dense, b, c []float64, tol float64) (*mat.Dense, []float64
 	ct := make([]float64, n)
 	mat.NewVecDense(n, ct).MulVec(house.T(), mat.NewVecDense(n, c))
 	// Hessenberg reduction; its reflectors act on rows 1…n-1 and keep e₁.
-	impl := gonum.Implementation{}
-	raw := hah.RawMatrix()
-	if n > 1 {
-		tau := make([]float64, n-1)
-		work := []float64{0}
-		impl.Dgehrd(n, 0, n-1, raw.Data, raw.Stride, tau, work, -1)
-		work = make([]float64, max(int(work[0]), n))
-		impl.Dgehrd(n, 0, n-1, raw.Data, raw.Stride, tau, work, len(work))
-		q := mat.DenseCopyOf(&hah)
-		qr := q.RawMatrix()
-		impl.Dorghr(n, 0, n-1, qr.Data, qr.Stride, tau, work, -1)
-		work = make([]float64, max(int(work[0]), n))
-		impl.Dorghr(n, 0, n-1, qr.Data, qr.Stride, tau, work, len(work))
-		for i := 2; i < n; i++ {
-			for j := 0; j < i-1; j++ {
-				raw.Data[i*raw.Stride+j] = 0
-			}
-		}
-		c2 := make([]float64, n)
-		mat.NewVecDense(n, c2).MulVec(q.T(), mat.NewVecDense(n, ct))
-		ct = c2
-	}
+	h, q := filters.Hessenberg(&hah)
+	hah = *h
+	c2 := make([]float64, n)
+	mat.NewVecDense(n, c2).MulVec(q.T(), mat.NewVecDense(n, ct))
+	ct = c2
 	k := n
 	for j := 1; j < n; j++ {
 		if math.Abs(hah.At(j, j-1)) <= tol {

@@ -239,12 +239,12 @@ func Poles(f Filter) ([]complex128, error) {
 	default:
 		return nil, invalidf("unsupported filter type %T", f)
 	}
-	return sortRoots(p), nil
+	return SortRoots(p), nil
 }
 
 func sortedRoots(a []float64) ([]complex128, error) {
 	r, err := rootsMonic(a)
-	return sortRoots(r), err
+	return SortRoots(r), err
 }
 
 // Zeros returns the zeros of H(z), computed from the system's zero dynamics.
@@ -669,7 +669,7 @@ func toZPK(f Filter) (*ZPK, conditioned, error) {
 			for _, r := range mb.reals {
 				poles = append(poles, complex(r, 0))
 			}
-			poles = sortRoots(poles)
+			poles = SortRoots(poles)
 		} else {
 			var ce *ConditionError
 			if !errors.As(err, &ce) {
@@ -695,7 +695,7 @@ func toZPK(f Filter) (*ZPK, conditioned, error) {
 	if err != nil {
 		return nil, c, err
 	}
-	out := &ZPK{Zeros: sortRoots(zeros), Poles: poles, Gain: gain, H0: h0}
+	out := &ZPK{Zeros: SortRoots(zeros), Poles: poles, Gain: gain, H0: h0}
 	return out, c, nil
 }
 

@@ -150,8 +150,10 @@ func sortModes(modes []mode) {
 	sort.SliceStable(modes, func(i, j int) bool { return lessRoot(modes[i].pole, modes[j].pole) })
 }
 
-// sortRoots sorts in place and returns its argument.
-func sortRoots(r []complex128) []complex128 {
+// SortRoots sorts roots (poles or zeros) in place in the package's order — decreasing
+// modulus, then increasing |angle|, the member with a positive imaginary part first — and
+// returns its argument.
+func SortRoots(r []complex128) []complex128 {
 	sort.SliceStable(r, func(i, j int) bool { return lessRoot(r[i], r[j]) })
 	return r
 }

@@ -5,8 +5,6 @@ import (
 	"math/cmplx"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/lapack"
-	"gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -127,28 +125,8 @@ func schurRotation(a *mat.Dense) (p *mat.Dense, blocks []RotationBlock, reals []
 	if mat.Norm(&ata, 2) > 1e3*eps*float64(n)*fn*fn {
 		return nil, nil, nil, false
 	}
-	impl := gonum.Implementation{}
-	t := mat.DenseCopyOf(a)
-	traw := t.RawMatrix()
-	tau := make([]float64, n-1)
-	work := []float64{0}
-	impl.Dgehrd(n, 0, n-1, traw.Data, traw.Stride, tau, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	impl.Dgehrd(n, 0, n-1, traw.Data, traw.Stride, tau, work, len(work))
-	z := mat.DenseCopyOf(t)
-	zraw := z.RawMatrix()
-	impl.Dorghr(n, 0, n-1, zraw.Data, zraw.Stride, tau, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	impl.Dorghr(n, 0, n-1, zraw.Data, zraw.Stride, tau, work, len(work))
-	for i := 2; i < n; i++ {
-		for j := 0; j < i-1; j++ {
-			traw.Data[i*traw.Stride+j] = 0
-		}
-	}
-	wr, wi := make([]float64, n), make([]float64, n)
-	impl.Dhseqr(lapack.EigenvaluesAndSchur, lapack.SchurOrig, n, 0, n-1, traw.Data, traw.Stride, wr, wi, zraw.Data, zraw.Stride, work, -1)
-	work = make([]float64, max(int(work[0]), n))
-	if impl.Dhseqr(lapack.EigenvaluesAndSchur, lapack.SchurOrig, n, 0, n-1, traw.Data, traw.Stride, wr, wi, zraw.Data, zraw.Stride, work, len(work)) != 0 {
+	t, z, ok := RealSchur(a)
+	if !ok {
 		return nil, nil, nil, false
 	}
 	// Find the blocks and measure what lies outside them.

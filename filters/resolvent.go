@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/cmplx"
 
-	"gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -27,26 +26,8 @@ func newResolvent(f *Dense) *resolvent {
 	if n == 0 {
 		return r
 	}
-	h := mat.DenseCopyOf(f.A)
+	h, q := Hessenberg(f.A)
 	raw := h.RawMatrix()
-	impl := gonum.Implementation{}
-	tau := make([]float64, n-1)
-	work := []float64{0}
-	impl.Dgehrd(n, 0, n-1, raw.Data, raw.Stride, tau, work, -1)
-	work = make([]float64, int(work[0]))
-	impl.Dgehrd(n, 0, n-1, raw.Data, raw.Stride, tau, work, len(work))
-	q := mat.DenseCopyOf(h)
-	qraw := q.RawMatrix()
-	work = []float64{0}
-	impl.Dorghr(n, 0, n-1, qraw.Data, qraw.Stride, tau, work, -1)
-	work = make([]float64, int(work[0]))
-	impl.Dorghr(n, 0, n-1, qraw.Data, qraw.Stride, tau, work, len(work))
-	// Dgehrd leaves the reflectors below the subdiagonal; clear them.
-	for i := 2; i < n; i++ {
-		for j := 0; j < i-1; j++ {
-			raw.Data[i*raw.Stride+j] = 0
-		}
-	}
 	r.h = make([]float64, n*n)
 	for i := 0; i < n; i++ {
 		copy(r.h[i*n:(i+1)*n], raw.Data[i*raw.Stride:i*raw.Stride+n])

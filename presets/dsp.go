@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
-	"sort"
 
 	"github.com/ssmlab/ssmlab/filters"
 )
@@ -213,22 +212,7 @@ func tidyRoots(r []complex128) []complex128 {
 		m := (x + cmplx.Conj(out[best])) / 2
 		out[i], out[best] = m, cmplx.Conj(m)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return lessRoot(out[i], out[j]) })
-	return out
-}
-
-// lessRoot is the filters package's root order: decreasing modulus, then increasing |angle|,
-// positive imaginary part first.
-func lessRoot(a, b complex128) bool {
-	ma, mb := cmplx.Abs(a), cmplx.Abs(b)
-	if ma != mb {
-		return ma > mb
-	}
-	aa, ab := math.Abs(cmplx.Phase(a)), math.Abs(cmplx.Phase(b))
-	if aa != ab {
-		return aa < ab
-	}
-	return imag(a) > imag(b)
+	return filters.SortRoots(out)
 }
 
 func buildIIR(a Args, cheby bool) (Result, error) {
