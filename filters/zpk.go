@@ -94,7 +94,10 @@ func (f *ZPK) Impulse(length int) []float64 {
 			}
 			prevIn, prevOut = in, out
 			x[t] = out
-			peak = math.Max(peak, cabs1(out))
+			// A plain comparison: math.Max's NaN handling dominated this loop.
+			if a := cabs1(out); a > peak {
+				peak = a
+			}
 		}
 		if peak > 0x1p300 || (peak > 0 && peak < 0x1p-300) {
 			_, e := math.Frexp(peak)
