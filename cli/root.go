@@ -75,7 +75,8 @@ Forms: dense (A, B, C, D), diagonal (poles and residues), companion, rotation (R
 tf (rational transfer function, RTF) and zpk (zeros, poles, gain). A file holds one filter
 or a bank of channels of one form; docs/formats.md describes the JSON.
 
-Run with no arguments to open the workbench (for now, this help).
+Run with no arguments, or with a FILE, in a terminal to open the workbench (the
+terminal UI); without a terminal, no arguments print this help.
 
 Exit status: 0 on success, 1 when the work fails (bad input, a conversion that cannot
 be done, a non-finite result), 2 when the command line is wrong. Every failure prints
@@ -85,7 +86,8 @@ one line on stderr and nothing on stdout.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			// The terminal UI takes over this path once tui/ exists.
+			// main opens the terminal UI before reaching here when stdin and stdout are
+			// terminals; otherwise there is nothing to do but explain.
 			return cmd.Help()
 		},
 	}
@@ -97,6 +99,19 @@ one line on stderr and nothing on stdout.`,
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddCommand(newConvert(s), newAnalyze(s), newPresets(s), newPreset(s), newDistill(s), newTrain(s))
 	return root
+}
+
+// IsCommand reports whether name is one of ssmlab's subcommands, so that main can tell
+// "ssmlab FILE" (the workbench on a file) from "ssmlab COMMAND".
+func IsCommand(name string) bool {
+	root := newRoot(&streams{})
+	root.InitDefaultHelpCmd()
+	for _, c := range root.Commands() {
+		if c.Name() == name || c.HasAlias(name) {
+			return true
+		}
+	}
+	return false
 }
 
 func version() string {

@@ -1,0 +1,306 @@
+package tui
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/NimbleMarkets/ntcharts/canvas"
+	"github.com/NimbleMarkets/ntcharts/canvas/graph"
+	"github.com/NimbleMarkets/ntcharts/linechart"
+	"github.com/charmbracelet/lipgloss"
+)
+
+// Charts are drawn with ntcharts' linechart for the axes and labels, and braille grids filled
+// here: one grid per series, every segment between consecutive samples rasterised into it,
+// then drawn once. (linechart.DrawBrailleLine allocates a full grid per segment, which costs
+// O(L·W·H) for a response of L samples.) ntcharts has no scatter type, so pole–zero markers
+// are single runes placed on the canvas.
+
+// series is one curve: y[i] at x0 + i·dx, or at xs[i] when xs is set.
+type series struct {
+	y      []float64
+	xs     []float64
+	x0, dx float64
+	style  lipgloss.Style
+	jump   float64 // when > 0, steps larger than this are not joined (a wrapped phase)
+}
+
+func (s series) x(i int) float64 {
+	if s.xs != nil {
+		return s.xs[i]
+	}
+	return s.x0 + float64(i)*s.dx
+}
+
+// marker is one rune at a point.
+type marker struct {
+	x, y  float64
+	r     rune
+	style lipgloss.Style
+}
+
+// chartSpec is everything one chart shows.
+type chartSpec struct {
+	xmin, xmax, ymin, ymax float64
+	xfmt, yfmt             func(int, float64) string
+	series                 []series
+	markers                []marker
+	unitCircle             bool
+	xstep, ystep           int
+	niceX, niceY           bool // round tick values (the range grows to fit them)
+	square                 bool // after niceY, set the x range so that x and y have one scale
+	xfmtStep               bool // with niceX: label x with the tick step's decimals
+}
+
+// drawChart renders spec in a w×h block. Labels use formatters suited to the range (ntcharts'
+// default "%.0f" would print 0 for every tick of a small signal).
+func drawChart(spec chartSpec, w, h int, st *styles) string {
+	if w < 8 || h < 3 {
+		return blank(w, h)
+	}
+	if !(spec.xmax > spec.xmin) {
+		spec.xmax = spec.xmin + 1
+	}
+	if !(spec.ymax > spec.ymin) || math.IsInf(spec.ymax-spec.ymin, 0) {
+		c := spec.ymin
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			c = 0
+		}
+		spec.ymin, spec.ymax = c-1, c+1
+	}
+	if spec.xfmt == nil {
+		spec.xfmt = tick(spec.xmin, spec.xmax)
+	}
+	if spec.yfmt == nil {
+		spec.yfmt = tick(spec.ymin, spec.ymax)
+	}
+	xs := spec.xstep
+	switch xs {
+	case 0:
+		xs = 12
+	case -1:
+		xs = 0 // no x axis
+	}
+	ys := spec.ystep
+	if ys == 0 {
+		ys = max(2, h/4)
+	}
+	lc := linechart.New(w, h, spec.xmin, spec.xmax, spec.ymin, spec.ymax,
+		linechart.WithXYSteps(xs, ys),
+		linechart.WithStyles(st.axis, st.label, st.series),
+		linechart.WithXLabelFormatter(spec.xfmt),
+		linechart.WithYLabelFormatter(spec.yfmt),
+	)
+	if spec.niceX || spec.niceY {
+		// Widen the ranges so that ticks fall on round values (0.25, 0.5, …), then let the
+		// label formatters print exactly those. The graph size depends on the y labels'
+		// width, so the y axis goes first.
+		if spec.niceY && lc.GraphHeight() > 1 {
+			lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), min(3, max(2, lc.GraphHeight()/3)))
+			if every == 0 {
+				goto x
+			}
+			spec.ymin, spec.ymax = lo, hi
+			spec.yfmt = stepFormat(step)
+			lc.YLabelFormatter = spec.yfmt
+			lc.SetYRange(lo, hi)
+			lc.SetViewYRange(lo, hi)
+			lc.SetYStep(every)
+			if spec.square {
+				// cells are about twice as tall as wide
+				mid := (spec.xmin + spec.xmax) / 2
+				half := (hi - lo) / 2 * float64(lc.GraphWidth()) / float64(2*lc.GraphHeight())
+				spec.xmin, spec.xmax = mid-half, mid+half
+				lc.SetXRange(spec.xmin, spec.xmax)
+				lc.SetViewXRange(spec.xmin, spec.xmax)
+			}
+		}
+	x:
+		if spec.niceX && lc.GraphWidth() > 1 {
+			lo, hi, step, every := niceAxis(spec.xmin, spec.xmax, lc.GraphWidth(), 8)
+			if every == 0 {
+				goto draw
+			}
+			spec.xmin, spec.xmax = lo, hi
+			if spec.xfmtStep {
+				spec.xfmt = stepFormat(step)
+				lc.XLabelFormatter = spec.xfmt
+			}
+			lc.SetXRange(lo, hi)
+			lc.SetViewXRange(lo, hi)
+			lc.SetXStep(every)
+		}
+	}
+draw:
+	lc.DrawXYAxisAndLabel()
+	gw, gh := lc.GraphWidth(), lc.GraphHeight()
+	if gw < 2 || gh < 1 {
+		return lc.View()
+	}
+	start := canvas.Point{X: lc.Origin().X + 1, Y: 0}
+	if spec.unitCircle {
+		g := graph.NewBrailleGrid(gw, gh, spec.xmin, spec.xmax, spec.ymin, spec.ymax)
+		steps := 8 * (gw + gh)
+		for k := range steps {
+			t := 2 * math.Pi * float64(k) / float64(steps)
+			g.Set(g.GridPoint(canvas.Float64Point{X: math.Cos(t), Y: math.Sin(t)}))
+		}
+		// the axes through the origin, dotted
+		for k := 0; k <= 4*gw; k += 3 {
+			x := spec.xmin + (spec.xmax-spec.xmin)*float64(k)/float64(4*gw)
+			g.Set(g.GridPoint(canvas.Float64Point{X: x, Y: 0}))
+		}
+		for k := 0; k <= 8*gh; k += 3 {
+			y := spec.ymin + (spec.ymax-spec.ymin)*float64(k)/float64(8*gh)
+			g.Set(g.GridPoint(canvas.Float64Point{X: 0, Y: y}))
+		}
+		graph.DrawBraillePatterns(&lc.Canvas, start, g.BraillePatterns(), st.circle)
+	}
+	for _, s := range spec.series {
+		g := graph.NewBrailleGrid(gw, gh, spec.xmin, spec.xmax, spec.ymin, spec.ymax)
+		plotSeries(g, s, spec)
+		graph.DrawBraillePatterns(&lc.Canvas, start, g.BraillePatterns(), s.style)
+	}
+	for _, m := range spec.markers {
+		if m.x < spec.xmin || m.x > spec.xmax || m.y < spec.ymin || m.y > spec.ymax {
+			continue
+		}
+		lc.DrawRuneWithStyle(canvas.Float64Point{X: m.x, Y: m.y}, m.r, m.style)
+	}
+	return lc.View()
+}
+
+// plotSeries rasterises s, joining consecutive finite samples; values far outside the range
+// are clamped first so that a spike does not rasterise a million-dot segment.
+func plotSeries(g *graph.BrailleGrid, s series, spec chartSpec) {
+	span := spec.ymax - spec.ymin
+	lo, hi := spec.ymin-span, spec.ymax+span
+	xspan := spec.xmax - spec.xmin
+	var prev canvas.Point
+	havePrev := false
+	for i, y := range s.y {
+		x := s.x(i)
+		if math.IsNaN(y) || math.IsInf(y, 0) || x < spec.xmin-xspan || x > spec.xmax+xspan {
+			havePrev = false
+			continue
+		}
+		y = math.Min(math.Max(y, lo), hi)
+		p := g.GridPoint(canvas.Float64Point{X: x, Y: y})
+		if s.jump > 0 && i > 0 && math.Abs(y-s.y[i-1]) > s.jump {
+			havePrev = false
+		}
+		if havePrev && p != prev {
+			for _, q := range graph.GetLinePoints(prev, p) {
+				g.Set(q)
+			}
+		} else {
+			g.Set(p)
+		}
+		prev, havePrev = p, true
+	}
+}
+
+// blank is a w×h block of spaces.
+func blank(w, h int) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	line := strings.Repeat(" ", w)
+	lines := make([]string, h)
+	for i := range lines {
+		lines[i] = line
+	}
+	return strings.Join(lines, "\n")
+}
+
+// niceRange returns [lo, hi] covering the finite values of ys with a little margin; values
+// beyond the q and 1-q quantiles are ignored when robust is set (group delay spikes at zeros
+// on the unit circle would flatten everything else).
+func niceRange(robust bool, ys ...[]float64) (float64, float64) {
+	var v []float64
+	for _, y := range ys {
+		for _, x := range y {
+			if !math.IsNaN(x) && !math.IsInf(x, 0) {
+				v = append(v, x)
+			}
+		}
+	}
+	if len(v) == 0 {
+		return -1, 1
+	}
+	lo, hi := v[0], v[0]
+	if robust && len(v) > 20 {
+		s := append([]float64(nil), v...)
+		slices.Sort(s)
+		lo, hi = s[len(s)*2/100], s[len(s)-1-len(s)*2/100]
+	} else {
+		for _, x := range v {
+			lo, hi = math.Min(lo, x), math.Max(hi, x)
+		}
+	}
+	if hi-lo < 1e-12*math.Max(1, math.Abs(hi)) {
+		d := math.Max(math.Abs(hi)*0.1, 1e-9)
+		return lo - d, hi + d
+	}
+	m := 0.05 * (hi - lo)
+	return lo - m, hi + m
+}
+
+// niceAxis chooses a round tick step for [lo, hi] drawn over cells rows or columns, with at
+// least minGap cells between ticks, and returns the widened range whose ticks, every `every`
+// cells, land exactly on multiples of step. every is 0 when no round ticks fit.
+func niceAxis(lo, hi float64, cells, minGap int) (nlo, nhi, step float64, every int) {
+	if !(hi > lo) || cells < 2 {
+		return lo, hi, 0, 0
+	}
+	best := math.Inf(1)
+	s := niceStep((hi - lo) / float64(max(1, cells/minGap)))
+	for range 8 {
+		l := math.Floor(lo/s+1e-9) * s
+		e := int(math.Floor(float64(cells) * s / (hi - l)))
+		// at least two intervals when there is room for them, each at least minGap wide
+		if e >= minGap && (2*e <= cells || cells < 2*minGap) {
+			h := l + s*float64(cells)/float64(e)
+			// the least widening wins; at equal widening, more ticks
+			if score := (h - l) / (hi - lo); score < best-0.03 {
+				best, nlo, nhi, step, every = score, l, h, s, e
+			}
+		}
+		s = niceStep(s * 1.01)
+	}
+	return nlo, nhi, step, every // every == 0: no round ticks fit
+}
+
+// niceStep rounds x up to 1, 2, 2.5 or 5 times a power of ten.
+func niceStep(x float64) float64 {
+	if x <= 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 1
+	}
+	p := math.Pow(10, math.Floor(math.Log10(x)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*p >= x*(1-1e-12) {
+			return m * p
+		}
+	}
+	return 10 * p
+}
+
+// stepFormat labels multiples of step with just enough decimals.
+func stepFormat(step float64) func(int, float64) string {
+	dec := 0
+	for s := step; dec < 8 && math.Abs(s-math.Round(s)) > 1e-9*math.Max(1, math.Abs(s)); s *= 10 {
+		dec++
+	}
+	big := step >= 1e5 || (step < 1e-4 && step > 0)
+	return func(_ int, v float64) string {
+		if math.Abs(v) < step*1e-6 {
+			return "0"
+		}
+		if big {
+			return strconv.FormatFloat(v, 'g', 2, 64)
+		}
+		return trimZeros(strconv.FormatFloat(v, 'f', dec, 64))
+	}
+}

@@ -1,0 +1,424 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// Every computation and every file access runs in one of these commands. A command captures
+// copies of what it needs (filters are immutable once built) and never reads the model; its
+// message carries the key (entry id and edit generation) it was computed for, and Update drops
+// it when the entry has moved on.
+
+// respKey identifies the responses of one channel of one generation of an entry.
+type respKey struct {
+	rev           uint64
+	ch, length, n int
+}
+
+type respData struct {
+	key   respKey
+	omega []float64
+	r     Responses
+	err   error
+}
+
+type respMsg struct {
+	id    int
+	key   respKey
+	omega []float64
+	r     Responses
+	err   error
+}
+
+// pzKey identifies the poles and zeros of one channel of one generation of an entry.
+type pzKey struct {
+	rev uint64
+	ch  int
+}
+
+type pzData struct {
+	key                  pzKey
+	poles, zeros         []complex128
+	havePoles, haveZeros bool
+	err                  error
+}
+
+type pzMsg struct {
+	id           int
+	key          pzKey
+	poles, zeros []complex128
+	err          error
+}
+
+// viewKey identifies a conversion of one channel of one generation of an entry.
+type viewKey struct {
+	rev  uint64
+	ch   int
+	form filters.Form
+}
+
+type viewData struct {
+	f       filters.Filter
+	rep     filters.Report
+	err     error
+	pending bool
+}
+
+type viewMsg struct {
+	id  int
+	key viewKey
+	f   filters.Filter
+	rep filters.Report
+	err error
+}
+
+// bankConvertMsg is a whole bank converted, to be committed.
+type bankConvertMsg struct {
+	id   int
+	rev  uint64
+	form filters.Form
+	bank *filters.Bank
+	reps []filters.Report
+	err  error
+}
+
+type bankRhoMsg struct {
+	id  int
+	rev uint64
+	rho float64
+	err error
+}
+
+type presetMsg struct {
+	name  string
+	label string
+	built Built
+	err   error
+}
+
+type openMsg struct {
+	path  string
+	items []Item
+	err   error
+}
+
+type savedMsg struct {
+	id   int
+	rev  uint64
+	path string
+	err  error
+	quit bool // part of "save and quit"
+}
+
+type exportedMsg struct {
+	path string
+	rep  *filters.Report
+	err  error
+}
+
+type jobProgressMsg struct {
+	id int
+	p  JobProgress
+}
+
+type jobDoneMsg struct {
+	id  int
+	res *JobResult
+	err error
+}
+
+// statusMsg puts a message in the status bar.
+type statusMsg struct {
+	text  string
+	level level
+}
+
+type level int
+
+const (
+	levelInfo level = iota
+	levelOK
+	levelWarn
+	levelError
+)
+
+// safely runs fn, turning a panic (a bug in a producer) into an error for the status bar.
+func safely(what string, fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s: internal error (a bug, please report it): %v", what, r)
+		}
+	}()
+	return fn()
+}
+
+func computeResponses(an Analyzer, id int, key respKey, f filters.Filter, kernel []float64, omega []float64) tea.Cmd {
+	return func() tea.Msg {
+		var r Responses
+		err := safely("responses", func() error {
+			if f == nil {
+				h := make([]float64, key.length)
+				copy(h, kernel)
+				r = dftResponse(h, omega)
+				return nil
+			}
+			var err error
+			r, err = an.Responses(f, key.length, omega)
+			return err
+		})
+		if err == nil {
+			err = checkFinite(r.Impulse)
+		}
+		return respMsg{id: id, key: key, omega: omega, r: r, err: err}
+	}
+}
+
+// errNonFinite marks a response that overflowed (an unstable filter over a long L).
+var errNonFinite = errors.New("the impulse response overflows")
+
+func checkFinite(h []float64) error {
+	for t, v := range h {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("%w at sample %d (the filter is unstable; shorten L with <)", errNonFinite, t)
+		}
+	}
+	return nil
+}
+
+func computePZ(an Analyzer, id int, key pzKey, f filters.Filter) tea.Cmd {
+	return func() tea.Msg {
+		var poles, zeros []complex128
+		err := safely("poles and zeros", func() error {
+			var err error
+			poles, zeros, err = an.PolesZeros(f)
+			return err
+		})
+		return pzMsg{id: id, key: key, poles: poles, zeros: zeros, err: err}
+	}
+}
+
+func convertView(id int, key viewKey, f filters.Filter) tea.Cmd {
+	return func() tea.Msg {
+		var g filters.Filter
+		var rep filters.Report
+		err := safely("convert", func() error {
+			var err error
+			g, rep, err = filters.Convert(f, key.form)
+			return err
+		})
+		return viewMsg{id: id, key: key, f: g, rep: rep, err: err}
+	}
+}
+
+func convertBank(id int, rev uint64, b *filters.Bank, to filters.Form) tea.Cmd {
+	return func() tea.Msg {
+		var out *filters.Bank
+		var reps []filters.Report
+		err := safely("convert bank", func() error {
+			var err error
+			out, reps, err = filters.ConvertBank(b, to)
+			return err
+		})
+		return bankConvertMsg{id: id, rev: rev, form: to, bank: out, reps: reps, err: err}
+	}
+}
+
+func computeBankRho(id int, rev uint64, b *filters.Bank) tea.Cmd {
+	return func() tea.Msg {
+		rhos := make([]float64, len(b.Channels))
+		errs := make([]error, len(b.Channels))
+		err := safely("spectral radius", func() error {
+			filters.ForEachChannel(len(b.Channels), func(i int) {
+				rhos[i], errs[i] = filters.SpectralRadius(b.Channels[i])
+			})
+			return errors.Join(errs...)
+		})
+		worst := 0.0
+		for _, r := range rhos {
+			worst = math.Max(worst, r)
+		}
+		return bankRhoMsg{id: id, rev: rev, rho: worst, err: err}
+	}
+}
+
+func buildPreset(src PresetSource, name string, values map[string]string) tea.Cmd {
+	return func() tea.Msg {
+		var b Built
+		err := safely("preset "+name, func() error {
+			var err error
+			b, err = src.Build(name, values)
+			return err
+		})
+		label := b.Label
+		if label == "" {
+			label = presetLabel(name, values)
+		}
+		return presetMsg{name: name, label: label, built: b, err: err}
+	}
+}
+
+func openFile(st Store, path string) tea.Cmd {
+	return func() tea.Msg {
+		var items []Item
+		err := safely("open", func() error {
+			var err error
+			items, err = st.Open(path)
+			return err
+		})
+		return openMsg{path: path, items: items, err: err}
+	}
+}
+
+func saveItem(st Store, id int, rev uint64, path string, it Item, quit bool) tea.Cmd {
+	return func() tea.Msg {
+		err := safely("save", func() error { return st.Save(path, it) })
+		return savedMsg{id: id, rev: rev, path: path, err: err, quit: quit}
+	}
+}
+
+// saveReq is one entry to save on quit; an empty path means a new file in the directory.
+type saveReq struct {
+	id   int
+	rev  uint64
+	path string
+	item Item
+}
+
+// savedAllMsg reports each save of saveAll.
+type savedAllMsg []savedMsg
+
+// saveAll saves one after the other (so that two new files cannot pick the same name).
+func saveAll(st Store, dir string, reqs []saveReq) tea.Cmd {
+	return func() tea.Msg {
+		out := make(savedAllMsg, len(reqs))
+		for i, r := range reqs {
+			path := r.path
+			if path == "" {
+				path = freshPath(dir, r.item.Name)
+			}
+			err := safely("save", func() error { return st.Save(path, r.item) })
+			out[i] = savedMsg{id: r.id, rev: r.rev, path: path, err: err, quit: true}
+		}
+		return out
+	}
+}
+
+func exportItem(st Store, path string, it Item, to filters.Form) tea.Cmd {
+	return func() tea.Msg {
+		var rep *filters.Report
+		err := safely("export", func() error {
+			if to != "" && it.Filter != nil && it.Filter.Form() != to {
+				g, r, err := filters.Convert(it.Filter, to)
+				if err != nil {
+					return err
+				}
+				it.Filter, rep = g, &r
+			}
+			if to != "" && it.Bank != nil && it.Bank.Form() != to {
+				b, _, err := filters.ConvertBank(it.Bank, to)
+				if err != nil {
+					return err
+				}
+				it.Bank = b
+			}
+			return st.Save(path, it)
+		})
+		return exportedMsg{path: path, rep: rep, err: err}
+	}
+}
+
+// jobChans connect a running job to the event loop: progress keeps only the latest event
+// (the runner may report faster than the UI draws), done carries the end.
+type jobChans struct {
+	progress chan JobProgress
+	done     chan jobDoneMsg
+}
+
+func newJobChans() jobChans {
+	return jobChans{progress: make(chan JobProgress, 1), done: make(chan jobDoneMsg, 1)}
+}
+
+// report stores p as the latest progress, replacing an undelivered older one.
+func (c jobChans) report(p JobProgress) {
+	for {
+		select {
+		case c.progress <- p:
+			return
+		default:
+		}
+		select {
+		case <-c.progress:
+		default:
+		}
+	}
+}
+
+// runJob is the job itself: a long-running command that computes the target kernels, runs
+// the runner and posts the end on c.done. It returns no message; waitJob delivers them.
+func runJob(ctx context.Context, r JobRunner, id int, spec JobSpec, source func() ([][]float64, error), c jobChans) tea.Cmd {
+	return func() tea.Msg {
+		var res *JobResult
+		err := safely("job", func() error {
+			targets, err := source()
+			if err != nil {
+				return err
+			}
+			res, err = r.Run(ctx, spec, targets, c.report)
+			return err
+		})
+		c.done <- jobDoneMsg{id: id, res: res, err: err}
+		return nil
+	}
+}
+
+// waitJob waits for the next event of a job, no sooner than after delay (the throttle: at
+// most one progress message per delay), except that the end is delivered at once.
+func waitJob(id int, c jobChans, delay time.Duration) tea.Cmd {
+	return func() tea.Msg {
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			defer t.Stop()
+			select {
+			case d := <-c.done:
+				return d
+			case <-t.C:
+			}
+		}
+		// a pending progress event goes before the end, so the last one is never lost
+		select {
+		case p := <-c.progress:
+			return jobProgressMsg{id: id, p: p}
+		default:
+		}
+		select {
+		case p := <-c.progress:
+			return jobProgressMsg{id: id, p: p}
+		case d := <-c.done:
+			return d
+		}
+	}
+}
+
+// presetLabel is the entry name for a built preset when the source gave none.
+func presetLabel(name string, values map[string]string) string {
+	keys := make([]string, 0, len(values))
+	for k := range values {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := []string{name}
+	for _, k := range keys {
+		parts = append(parts, k+"="+values[k])
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,121 @@
+package tui
+
+import (
+	"context"
+	"time"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// The workbench reaches the rest of ssmlab only through the small interfaces below, so that
+// each producer (presets, sessions, train, analysis) can be swapped without touching the
+// models. wire.go builds the defaults; tests substitute fakes.
+
+// Deps are the services the workbench uses. A nil field takes its default from DefaultDeps.
+type Deps struct {
+	Presets  PresetSource
+	Store    Store
+	Runner   JobRunner
+	Analyzer Analyzer
+}
+
+// PresetSource lists and builds ready-made filters ("add from preset").
+type PresetSource interface {
+	// Presets lists what Build accepts, in the order the picker shows them.
+	Presets() []PresetInfo
+	// Build makes the named preset from parameter values written as text; parameters not
+	// given take their defaults. It may be slow (a dense eigen-decomposition): the workbench
+	// calls it from a command, never from Update.
+	Build(name string, values map[string]string) (Built, error)
+}
+
+// PresetInfo describes one preset for the picker.
+type PresetInfo struct {
+	Name, Description string
+	Params            []PresetParam
+}
+
+// PresetParam is one parameter of a preset, with its default written as a user would.
+type PresetParam struct {
+	Name, Default, Help string
+}
+
+// Built is what a preset makes: a filter, a bank, or time-domain kernels (one per channel)
+// for presets that are not state-space filters.
+type Built struct {
+	Name    string // a short name for the filters list ("butter4")
+	Label   string // the full description ("butter order=4 wc=0.25 …")
+	Filter  filters.Filter
+	Bank    *filters.Bank
+	Kernels [][]float64
+}
+
+// Store loads and saves work. Until the sessions package lands a "session" is in memory and
+// the store reads and writes filter files.
+type Store interface {
+	// Open reads a file and returns the items it holds.
+	Open(path string) ([]Item, error)
+	// Save writes one item to path.
+	Save(path string, it Item) error
+}
+
+// Item is one filter or bank as stored.
+type Item struct {
+	Name   string
+	Filter filters.Filter
+	Bank   *filters.Bank
+}
+
+// JobRunner runs a distillation. Run blocks until the job ends; it is called on its own
+// goroutine, reports progress through progress (from any goroutine, as often as it likes:
+// the workbench coalesces and throttles) and returns ctx.Err() promptly once ctx is done.
+type JobRunner interface {
+	Run(ctx context.Context, spec JobSpec, targets [][]float64, progress func(JobProgress)) (*JobResult, error)
+	// Backends lists the backend names the form offers, the default first.
+	Backends() []string
+	// Defaults is the form's starting point (the workbench adapts the order and length to
+	// the filter being distilled).
+	Defaults() JobSpec
+}
+
+// JobSpec is what the "distill" form asks for.
+type JobSpec struct {
+	Model   string // rtf, modal or rotation
+	Order   int
+	Init    string
+	Steps   int
+	Length  int // samples of the target kernel
+	Backend string
+}
+
+// JobProgress is one progress event of a running job.
+type JobProgress struct {
+	Step, Steps  int
+	Loss, RelErr float64 // mean loss over channels, worst relative error
+	Elapsed, ETA time.Duration
+}
+
+// JobResult is a finished job: one fitted filter per target channel and a summary.
+type JobResult struct {
+	Filters     []filters.Filter
+	MaxRelError float64
+	Stable      bool
+	Seconds     float64
+	Warnings    []string
+}
+
+// Analyzer computes what the plots show. Its methods may be slow; they run in commands.
+type Analyzer interface {
+	// Responses returns the impulse response h[0..length-1] and, at each ω of omega,
+	// H(e^{jω}) and the group delay in samples.
+	Responses(f filters.Filter, length int, omega []float64) (Responses, error)
+	// PolesZeros returns the poles and zeros of f.
+	PolesZeros(f filters.Filter) (poles, zeros []complex128, err error)
+}
+
+// Responses are the time and frequency responses of one filter.
+type Responses struct {
+	Impulse []float64
+	H       []complex128
+	Delay   []float64
+}

@@ -1,0 +1,117 @@
+package tui
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// These tests run the workbench in a real Bubble Tea program (teatest), with a fake job
+// backend, and wait on the rendered output instead of sleeping.
+
+// waitFor waits until the program has drawn text (the bytes drawn since the last wait).
+func waitFor(t *testing.T, tm *teatest.TestModel, text string) {
+	t.Helper()
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(text)) },
+		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+}
+
+func typeKeys(tm *teatest.TestModel, ks ...string) {
+	for _, k := range ks {
+		tm.Send(keyMsg(k))
+	}
+}
+
+func TestEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "start.json")
+	f, _ := pairZPK(0.8)
+	if err := filters.WriteFile(path, filters.Document{Name: "start", Filter: f}); err != nil {
+		t.Fatal(err)
+	}
+	runner := &fakeRunner{block: true}
+	m := New(Options{File: path, Deps: testDeps(runner), ProgressInterval: -1, Length: 128, Dir: dir})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
+
+	// open: the file given on the command line
+	waitFor(t, tm, "opened "+path)
+
+	// add a preset from the picker
+	typeKeys(tm, "a")
+	waitFor(t, tm, "add a preset")
+	typeKeys(tm, "enter")
+	waitFor(t, tm, "preset pair")
+	typeKeys(tm, "enter")
+	waitFor(t, tm, "added pair")
+
+	// convert to tf and commit
+	typeKeys(tm, "tab", "5")
+	waitFor(t, tm, "zpk → tf: rel error")
+	typeKeys(tm, "c")
+	waitFor(t, tm, "converted zpk → tf")
+
+	// move a pole: the tf filter is converted to zpk first, then the pole moves
+	typeKeys(tm, "tab", "right")
+	waitFor(t, tm, "converted tf → zpk")
+	typeKeys(tm, "right")
+	waitFor(t, tm, "pole →")
+
+	// start a job and cancel it while it runs
+	typeKeys(tm, "D")
+	waitFor(t, tm, "distil the impulse response of pair")
+	typeKeys(tm, "enter")
+	waitFor(t, tm, "running")
+	typeKeys(tm, "tab", "x")
+	waitFor(t, tm, "cancelled")
+
+	// quit: unsaved work, so it asks; d discards
+	typeKeys(tm, "q")
+	waitFor(t, tm, "quit ssmlab?")
+	typeKeys(tm, "d")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+
+	fm := tm.FinalModel(t).(*Model)
+	if len(fm.sess.entries) != 2 {
+		t.Errorf("%d entries, want 2", len(fm.sess.entries))
+	}
+	e := fm.sess.byID(2)
+	if e == nil || e.form() != "zpk" || len(e.undo) != 3 {
+		t.Errorf("pair: %+v", e)
+	}
+	if len(fm.jobs.jobs) != 1 || fm.jobs.jobs[0].state != jobCancelled {
+		t.Errorf("jobs: %+v", fm.jobs.jobs)
+	}
+}
+
+func TestEndToEndJobFinishesWhileEditing(t *testing.T) {
+	runner := &fakeRunner{}
+	m := New(Options{Deps: testDeps(runner), ProgressInterval: -1, Length: 64, Dir: t.TempDir()})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
+	tm.Send(statusMsg{text: "ready"})
+	waitFor(t, tm, "ready")
+	typeKeys(tm, ":")
+	for _, r := range "preset ring" {
+		tm.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	typeKeys(tm, "enter")
+	waitFor(t, tm, "added ring")
+	typeKeys(tm, "D", "enter")
+	// the UI stays live while the job runs: move a pole meanwhile
+	typeKeys(tm, "tab", "tab", "n", "up")
+	waitFor(t, tm, "done: added ring~rtf4")
+	typeKeys(tm, "tab", "enter")
+	waitFor(t, tm, "━ ring~rtf4")
+	typeKeys(tm, "q", "d")
+	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
+	fm := tm.FinalModel(t).(*Model)
+	res := fm.sess.selected()
+	if res == nil || res.target == 0 || fm.plotData().ovName != "ring" {
+		t.Errorf("the result is not shown over its target: %+v", res)
+	}
+}

@@ -1,0 +1,277 @@
+package tui
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"math"
+	"math/cmplx"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// updating reports whether -update was given: the flag is defined by x/exp/golden (which
+// teatest imports) and rewrites the golden files under testdata/.
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+func TestMain(m *testing.M) {
+	// Pin the colour profile: golden files hold plain text, and styles must not leak escape
+	// codes into assertions.
+	lipgloss.SetColorProfile(termenv.Ascii)
+	lipgloss.SetHasDarkBackground(true)
+	os.Exit(m.Run())
+}
+
+// fakePresets is a PresetSource of a few small filters built directly, so the tests do not
+// depend on the presets package's defaults.
+type fakePresets struct{}
+
+func (fakePresets) Presets() []PresetInfo {
+	return []PresetInfo{
+		{Name: "pair", Description: "two conjugate poles and two zeros, zpk", Params: []PresetParam{{Name: "r", Default: "0.9", Help: "pole radius"}}},
+		{Name: "dense2", Description: "a dense 2×2 resonator"},
+		{Name: "ring", Description: "order-n diagonal ring", Params: []PresetParam{{Name: "n", Default: "8", Help: "order"}}},
+		{Name: "bank", Description: "a bank of two zpk channels"},
+		{Name: "kernel", Description: "a decaying kernel"},
+	}
+}
+
+func (fakePresets) Build(name string, values map[string]string) (Built, error) {
+	switch name {
+	case "pair":
+		r := 0.9
+		if v, ok := values["r"]; ok {
+			var err error
+			if r, err = parseReal(v); err != nil {
+				return Built{}, err
+			}
+		}
+		f, err := pairZPK(r)
+		return Built{Name: "pair", Filter: f}, err
+	case "dense2":
+		f, err := filters.NewDense([][]float64{{0.5, -0.5}, {0.5, 0.5}}, []float64{1, 0}, []float64{0, 1}, 0)
+		return Built{Name: "dense2", Filter: f}, err
+	case "ring":
+		n := 8
+		if v, ok := values["n"]; ok {
+			x, err := parseReal(v)
+			if err != nil {
+				return Built{}, err
+			}
+			n = int(x)
+		}
+		f, err := ringDiagonal(n, 0.95)
+		return Built{Name: "ring", Filter: f}, err
+	case "bank":
+		a, _ := pairZPK(0.8)
+		b, _ := pairZPK(0.5)
+		bk, err := filters.NewBank([]filters.Filter{a, b})
+		return Built{Name: "bank", Bank: bk}, err
+	case "kernel":
+		h := make([]float64, 64)
+		for i := range h {
+			h[i] = math.Pow(0.9, float64(i)) * math.Cos(0.3*float64(i))
+		}
+		return Built{Name: "kernel", Kernels: [][]float64{h}}, nil
+	}
+	return Built{}, errors.New("no preset " + name)
+}
+
+func pairZPK(r float64) (*filters.ZPK, error) {
+	p := cmplx.Rect(r, math.Pi/4)
+	z := cmplx.Rect(0.5, math.Pi/2)
+	return filters.NewZPK([]complex128{z, cmplx.Conj(z)}, []complex128{p, cmplx.Conj(p)}, 0.5, 0)
+}
+
+// ringDiagonal is an order-n (even) modal filter with poles on |z| = r.
+func ringDiagonal(n int, r float64) (*filters.Diagonal, error) {
+	var poles, res []complex128
+	for k := range n / 2 {
+		p := cmplx.Rect(r, math.Pi*(float64(k)+0.5)/float64(n/2+1))
+		g := complex(1/float64(k+1), 0.1)
+		poles = append(poles, p, cmplx.Conj(p))
+		res = append(res, g, cmplx.Conj(g))
+	}
+	return filters.NewDiagonal(poles, res, 0.1)
+}
+
+// fakeRunner is a JobRunner that needs no optimiser. With block set it reports one progress
+// event and then waits for cancellation; otherwise it reports steps progress events and
+// returns the target's own filter as a "fit": a TF from the first two samples.
+type fakeRunner struct {
+	block   bool
+	mu      sync.Mutex
+	started int
+}
+
+func (r *fakeRunner) Backends() []string { return []string{"fake", "cpu"} }
+
+func (r *fakeRunner) Defaults() JobSpec {
+	return JobSpec{Model: "rtf", Order: 8, Init: "hankel", Steps: 20, Length: 256, Backend: "fake"}
+}
+
+func (r *fakeRunner) Run(ctx context.Context, spec JobSpec, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
+	r.mu.Lock()
+	r.started++
+	r.mu.Unlock()
+	if r.block {
+		progress(JobProgress{Step: 1, Steps: spec.Steps, Loss: 0.5})
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	for s := 1; s <= spec.Steps; s++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		progress(JobProgress{Step: s, Steps: spec.Steps, Loss: 1 / float64(s*s)})
+	}
+	var out []filters.Filter
+	for _, h := range targets {
+		// a first-order fit h[t] ≈ h1·a^(t-1)
+		a := 0.0
+		if h[1] != 0 {
+			a = math.Max(-0.99, math.Min(0.99, h[2]/h[1]))
+		}
+		f, err := filters.NewTransferFunction([]float64{-a}, []float64{h[1]}, h[0])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return &JobResult{Filters: out, MaxRelError: 0.125, Stable: true, Seconds: 0.01}, nil
+}
+
+// testDeps are fakes for everything but the store (files in t.TempDir()) and the analyzer.
+func testDeps(r *fakeRunner) Deps {
+	if r == nil {
+		r = &fakeRunner{}
+	}
+	return Deps{Presets: fakePresets{}, Runner: r, Store: fileStore{}, Analyzer: filterAnalyzer{}}
+}
+
+func newTestModel(t testing.TB, w, h int, r *fakeRunner) *Model {
+	t.Helper()
+	m := New(Options{Deps: testDeps(r), ProgressInterval: -1, Length: 64, Dir: t.TempDir()})
+	send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	return m
+}
+
+// send delivers msg and runs every command it returns, depth first, feeding their messages
+// back in: the event loop, synchronously. Commands that would block (a blocking job) must not
+// be driven this way.
+func send(t testing.TB, m *Model, msg tea.Msg) {
+	t.Helper()
+	_, cmd := m.Update(msg)
+	runCmd(t, m, cmd, 0)
+}
+
+func runCmd(t testing.TB, m *Model, cmd tea.Cmd, depth int) {
+	t.Helper()
+	if cmd == nil {
+		return
+	}
+	if depth > 200 {
+		t.Fatal("command chain too deep")
+	}
+	msg := cmd()
+	switch msg := msg.(type) {
+	case nil:
+	case tea.BatchMsg:
+		for _, c := range msg {
+			runCmd(t, m, c, depth+1)
+		}
+	case tea.QuitMsg:
+	default:
+		_, next := m.Update(msg)
+		runCmd(t, m, next, depth+1)
+	}
+}
+
+// keys sends each key: named keys ("enter", "tab", "up", …) or runes ("a", ":").
+func keys(t testing.TB, m *Model, ks ...string) {
+	t.Helper()
+	for _, k := range ks {
+		send(t, m, keyMsg(k))
+	}
+}
+
+// typeText sends each rune of s.
+func typeText(t testing.TB, m *Model, s string) {
+	t.Helper()
+	for _, r := range s {
+		send(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+}
+
+func keyMsg(k string) tea.KeyMsg {
+	named := map[string]tea.KeyType{
+		"enter": tea.KeyEnter, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "esc": tea.KeyEsc,
+		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
+		"ctrl+c": tea.KeyCtrlC, "backspace": tea.KeyBackspace, "delete": tea.KeyDelete,
+		"pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp, "home": tea.KeyHome, "end": tea.KeyEnd,
+		"ctrl+u": tea.KeyCtrlU,
+	}
+	if t, ok := named[k]; ok {
+		return tea.KeyMsg{Type: t}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
+// screen is the ANSI-stripped view with trailing spaces removed from each line.
+func screen(m *Model) string {
+	lines := strings.Split(ansi.Strip(m.View()), "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// golden compares got with testdata/NAME.golden (rewritten with -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if updating() {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tui -run %s -update to create it)", err, t.Name())
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (go test ./tui -run '%s' -update rewrites it)\n--- got\n%s\n--- want\n%s", path, t.Name(), got, want)
+	}
+}
+
+// addPreset adds a fake preset through the picker (a, choose, enter, enter).
+func addPreset(t testing.TB, m *Model, name string) {
+	t.Helper()
+	prev := m.focus
+	m.setFocus(paneList)
+	defer m.setFocus(prev)
+	keys(t, m, "a")
+	for i, p := range m.modal.presets {
+		if p.Name == name {
+			m.modal.presetSel = i
+		}
+	}
+	keys(t, m, "enter", "enter")
+}

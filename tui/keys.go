@@ -1,0 +1,132 @@
+package tui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// keyMap holds every binding. Pane keys are only live while that pane has the focus; the
+// global ones work everywhere outside a dialog.
+type keyMap struct {
+	// global
+	Quit, Help, Palette, NextPane, PrevPane, Distill, Undo key.Binding
+	// shared movement
+	Up, Down, Left, Right, PageUp, PageDown, Top, Bottom key.Binding
+	// filters list
+	Add, Open, Save, Duplicate, Rename, Delete, Pin, PrevChan, NextChan, Enter key.Binding
+	// representation
+	PrevTab, NextTab, Tabs, Edit, Commit key.Binding
+	// plots
+	TogglePlot, Scale, Overlay, Shorter, Longer, NextPole, PrevPole, Finer, Coarser, PoleMove, More key.Binding
+	// jobs
+	NewJob, Cancel, Show key.Binding
+}
+
+func newKeyMap() *keyMap {
+	b := key.NewBinding
+	k := &keyMap{
+		Quit:     b(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help:     b(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Palette:  b(key.WithKeys(":"), key.WithHelp(":", "commands")),
+		NextPane: b(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane: b(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
+		Distill:  b(key.WithKeys("D"), key.WithHelp("D", "distill")),
+		Undo:     b(key.WithKeys("u"), key.WithHelp("u", "undo")),
+
+		Up:       b(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     b(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Left:     b(key.WithKeys("left", "h"), key.WithHelp("←/h", "left")),
+		Right:    b(key.WithKeys("right", "l"), key.WithHelp("→/l", "right")),
+		PageUp:   b(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup", "page up")),
+		PageDown: b(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn", "page down")),
+		Top:      b(key.WithKeys("home", "g"), key.WithHelp("g", "top")),
+		Bottom:   b(key.WithKeys("end", "G"), key.WithHelp("G", "bottom")),
+
+		Add:       b(key.WithKeys("a"), key.WithHelp("a", "add preset")),
+		Open:      b(key.WithKeys("o"), key.WithHelp("o", "open file")),
+		Save:      b(key.WithKeys("w"), key.WithHelp("w", "save")),
+		Duplicate: b(key.WithKeys("y"), key.WithHelp("y", "duplicate")),
+		Rename:    b(key.WithKeys("r"), key.WithHelp("r", "rename")),
+		Delete:    b(key.WithKeys("x", "delete"), key.WithHelp("x", "delete")),
+		Pin:       b(key.WithKeys("v"), key.WithHelp("v", "pin as overlay")),
+		PrevChan:  b(key.WithKeys("["), key.WithHelp("[", "prev channel")),
+		NextChan:  b(key.WithKeys("]"), key.WithHelp("]", "next channel")),
+		Enter:     b(key.WithKeys("enter"), key.WithHelp("enter", "open")),
+
+		PrevTab: b(key.WithKeys("["), key.WithHelp("[", "prev form")),
+		NextTab: b(key.WithKeys("]"), key.WithHelp("]", "next form")),
+		Tabs:    b(key.WithKeys("1", "2", "3", "4", "5", "6"), key.WithHelp("1-6", "form tab")),
+		Edit:    b(key.WithKeys("enter", "e"), key.WithHelp("enter", "edit value")),
+		Commit:  b(key.WithKeys("c"), key.WithHelp("c", "convert to this form")),
+
+		TogglePlot: b(key.WithKeys("1", "2", "3", "4", "5"), key.WithHelp("1-5", "toggle plot")),
+		Scale:      b(key.WithKeys("s"), key.WithHelp("s", "lin/log impulse")),
+		Overlay:    b(key.WithKeys("o"), key.WithHelp("o", "overlay on/off")),
+		Shorter:    b(key.WithKeys("<"), key.WithHelp("<", "halve L")),
+		Longer:     b(key.WithKeys(">"), key.WithHelp(">", "double L")),
+		NextPole:   b(key.WithKeys("n"), key.WithHelp("n", "next pole")),
+		PrevPole:   b(key.WithKeys("N"), key.WithHelp("N", "prev pole")),
+		Finer:      b(key.WithKeys("-"), key.WithHelp("-", "finer step")),
+		Coarser:    b(key.WithKeys("+", "="), key.WithHelp("+", "coarser step")),
+		PoleMove:   b(key.WithKeys("up", "down", "left", "right", "h", "j", "k", "l"), key.WithHelp("←→↑↓", "move pole (angle, radius)")),
+		More:       b(key.WithKeys("p"), key.WithHelp("p", "more plots")),
+
+		NewJob: b(key.WithKeys("n"), key.WithHelp("n", "new job")),
+		Cancel: b(key.WithKeys("x"), key.WithHelp("x", "cancel job")),
+		Show:   b(key.WithKeys("enter"), key.WithHelp("enter", "show result")),
+	}
+	return k
+}
+
+// paneHelp adapts one pane's bindings to bubbles/help.
+type paneHelp struct {
+	short []key.Binding
+	full  [][]key.Binding
+}
+
+func (h paneHelp) ShortHelp() []key.Binding  { return h.short }
+func (h paneHelp) FullHelp() [][]key.Binding { return h.full }
+
+func (k *keyMap) global() []key.Binding {
+	return []key.Binding{k.NextPane, k.Palette, k.Help, k.Distill, k.Undo, k.Quit}
+}
+
+func (k *keyMap) listKeys() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.Add, k.Open, k.Save, k.Duplicate, k.Rename, k.Delete, k.Pin, k.PrevChan, k.NextChan}
+}
+
+func (k *keyMap) reprKeys() []key.Binding {
+	return []key.Binding{k.Tabs, k.PrevTab, k.NextTab, k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Edit, k.Commit}
+}
+
+func (k *keyMap) plotKeys() []key.Binding {
+	return []key.Binding{k.NextPole, k.PrevPole, k.PoleMove, k.Finer, k.Coarser, k.TogglePlot, k.More, k.Scale, k.Overlay, k.Shorter, k.Longer}
+}
+
+func (k *keyMap) jobKeys() []key.Binding {
+	return []key.Binding{k.Up, k.Down, k.NewJob, k.Cancel, k.Show}
+}
+
+// helpFor returns the short and full help of a pane.
+func (k *keyMap) helpFor(p pane) paneHelp {
+	var own []key.Binding
+	var short []key.Binding
+	switch p {
+	case paneList:
+		own = k.listKeys()
+		short = []key.Binding{k.Add, k.Open, k.Duplicate, k.Rename, k.Delete, k.Pin}
+	case paneRepr:
+		own = k.reprKeys()
+		short = []key.Binding{k.Tabs, k.Edit, k.Commit}
+	case panePlots:
+		own = k.plotKeys()
+		short = []key.Binding{k.NextPole, k.PoleMove, k.TogglePlot, k.Scale}
+	case paneJobs:
+		own = k.jobKeys()
+		short = []key.Binding{k.NewJob, k.Cancel, k.Show}
+	}
+	short = append(short, k.NextPane, k.Palette, k.Help, k.Quit)
+	return paneHelp{short: short, full: [][]key.Binding{own, k.global()}}
+}
+
+// allHelp is the full help: every pane's keys and the global ones, as columns.
+func (k *keyMap) allHelp() [][]key.Binding {
+	return [][]key.Binding{k.global(), k.listKeys(), k.reprKeys(), k.plotKeys(), k.jobKeys()}
+}

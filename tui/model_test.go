@@ -1,0 +1,567 @@
+package tui
+
+import (
+	"math"
+	"math/cmplx"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// impulseTol bounds the difference of impulse responses across a conversion round trip of an
+// order-2 filter (filters reports ~1e-16; the margin is for other platforms' FMA).
+const impulseTol = 1e-12
+
+func TestGoldenScreens(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		w, h int
+		keys []string
+	}{
+		{"empty-80x24", 80, 24, nil},
+		{"pair-80x24", 80, 24, []string{"preset:pair"}},
+		{"pair-repr-80x24", 80, 24, []string{"preset:pair", "tab"}},
+		{"pair-tf-80x24", 80, 24, []string{"preset:pair", "tab", "5"}},
+		{"help-80x24", 80, 24, []string{"?"}},
+		{"pair-160x48", 160, 48, []string{"preset:pair", "tab", "tab", "n"}},
+		{"dense-160x48", 160, 48, []string{"preset:dense2", "tab"}},
+		{"job-form-160x48", 160, 48, []string{"preset:pair", "D"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestModel(t, tc.w, tc.h, nil)
+			for _, k := range tc.keys {
+				if name, ok := strings.CutPrefix(k, "preset:"); ok {
+					addPreset(t, m, name)
+					continue
+				}
+				keys(t, m, k)
+			}
+			got := screen(m)
+			checkSize(t, m.View(), tc.w, tc.h)
+			golden(t, tc.name, got)
+		})
+	}
+}
+
+// checkSize asserts that a view fills exactly w×h cells.
+func checkSize(t *testing.T, view string, w, h int) {
+	t.Helper()
+	lines := strings.Split(view, "\n")
+	if len(lines) != h {
+		t.Errorf("view has %d lines, want %d", len(lines), h)
+	}
+	for i, l := range lines {
+		if lw := lipgloss.Width(l); lw > w {
+			t.Errorf("line %d is %d cells wide, want at most %d: %q", i, lw, w, l)
+		}
+	}
+}
+
+func TestEverySize(t *testing.T) {
+	// Every size from tiny to wide renders without panicking and within the window, in every
+	// focus, with a filter, a job and the help open.
+	m := newTestModel(t, 80, 24, nil)
+	addPreset(t, m, "pair")
+	addPreset(t, m, "ring")
+	keys(t, m, "D", "enter")
+	for _, w := range []int{1, 10, 30, 59, 60, 79, 80, 109, 110, 149, 150, 200} {
+		for _, h := range []int{1, 5, 13, 14, 24, 48} {
+			send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+			for p := range nPanes {
+				m.setFocus(p)
+				send(t, m, statusMsg{text: "x"})
+				v := m.View()
+				if h > statusLines {
+					checkSize(t, v, w, h)
+				}
+			}
+		}
+	}
+	keys(t, m, "?")
+	send(t, m, tea.WindowSizeMsg{Width: 40, Height: 10})
+	_ = m.View()
+}
+
+func TestAddPresetShowsResponses(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addPreset(t, m, "pair")
+	e := m.sess.selected()
+	if e == nil || e.name != "pair" || e.form() != "zpk" {
+		t.Fatalf("selected %+v, want the pair preset", e)
+	}
+	if e.resp == nil || len(e.resp.r.Impulse) != m.length {
+		t.Fatalf("responses not computed: %+v", e.resp)
+	}
+	want := e.filter.Impulse(m.length)
+	for i, v := range e.resp.r.Impulse {
+		if v != want[i] {
+			t.Fatalf("h[%d] = %g, want %g", i, v, want[i])
+		}
+	}
+	s := screen(m)
+	for _, part := range []string{"filters (1)", "pair", "zpk 2 ✓", "impulse", "magnitude", "pole-zero", "phase", "group delay", "×", "○"} {
+		if !strings.Contains(s, part) {
+			t.Errorf("screen lacks %q", part)
+		}
+	}
+}
+
+func TestConvertAndBack(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	e := m.sess.selected()
+	orig := e.filter.Impulse(256)
+	keys(t, m, "tab", "5") // representation, tf tab: a view with its report
+	s := screen(m)
+	if !strings.Contains(s, "zpk → tf: rel error") || !strings.Contains(s, "c makes pair tf") {
+		t.Fatalf("tf view without its report:\n%s", s)
+	}
+	if e.form() != "zpk" {
+		t.Fatalf("viewing converted the filter to %s", e.form())
+	}
+	keys(t, m, "c")
+	if e.form() != "tf" || e.lastReport == nil || e.lastReport.To != filters.FormTF {
+		t.Fatalf("after c: form %s, report %+v", e.form(), e.lastReport)
+	}
+	if !strings.Contains(m.status.text, "converted zpk → tf: rel error") {
+		t.Errorf("status %q", m.status.text)
+	}
+	// back through the palette
+	keys(t, m, ":")
+	typeText(t, m, "convert zpk")
+	keys(t, m, "enter")
+	if e.form() != "zpk" {
+		t.Fatalf("after :convert zpk the form is %s (status %q)", e.form(), m.status.text)
+	}
+	if !strings.Contains(screen(m), "tf → zpk: rel error") {
+		t.Errorf("the report of the last conversion is not shown:\n%s", screen(m))
+	}
+	got := e.filter.Impulse(256)
+	for i := range got {
+		if math.Abs(got[i]-orig[i]) > impulseTol {
+			t.Fatalf("round trip moved h[%d] by %g", i, got[i]-orig[i])
+		}
+	}
+	keys(t, m, "u", "u")
+	if e.form() != "zpk" || len(e.undo) != 0 {
+		t.Errorf("undo: form %s, %d left", e.form(), len(e.undo))
+	}
+}
+
+func TestMovePole(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	e := m.sess.selected()
+	m.setFocus(panePlots)
+	p0 := e.filter.(*filters.ZPK).Poles[0]
+	rev := e.rev
+	keys(t, m, "n") // wraps to the only pair
+	keys(t, m, "right", "up")
+	z := e.filter.(*filters.ZPK)
+	p1 := z.Poles[0]
+	s := stepLevels[m.plots.step]
+	if d := cmplx.Phase(p1) - cmplx.Phase(p0); math.Abs(d-s.th) > 1e-12 {
+		t.Errorf("angle moved by %g, want %g", d, s.th)
+	}
+	if d := cmplx.Abs(p1) - cmplx.Abs(p0); math.Abs(d-s.r) > 1e-12 {
+		t.Errorf("radius moved by %g, want %g", d, s.r)
+	}
+	if z.Poles[1] != cmplx.Conj(p1) {
+		t.Errorf("the conjugate did not follow: %v, %v", z.Poles[0], z.Poles[1])
+	}
+	if e.rev != rev+2 || e.resp.key.rev != e.rev || e.pz.key.rev != e.rev {
+		t.Errorf("rev %d (was %d), responses for %d, poles for %d", e.rev, rev, e.resp.key.rev, e.pz.key.rev)
+	}
+	// the plots show the new responses
+	want := z.Impulse(m.length)
+	if e.resp.r.Impulse[5] != want[5] {
+		t.Errorf("h[5] = %g, want %g", e.resp.r.Impulse[5], want[5])
+	}
+	// a coarser step, then moving out of the unit circle warns
+	keys(t, m, "+", "+")
+	for range 10 {
+		keys(t, m, "up")
+	}
+	if !strings.Contains(m.status.text, "unstable") {
+		t.Errorf("status %q does not warn of instability", m.status.text)
+	}
+	if !strings.Contains(screen(m), "✗") {
+		t.Errorf("the list does not mark the filter unstable")
+	}
+}
+
+func TestMovePoleDiagonalAndDense(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "ring")
+	e := m.sess.selected()
+	m.setFocus(panePlots)
+	keys(t, m, "n", "left")
+	d := e.filter.(*filters.Diagonal)
+	if d.Residues[2] != complex(0.5, 0.1) {
+		t.Errorf("residues changed: %v", d.Residues[2])
+	}
+	if e.pz == nil || !e.pz.haveZeros {
+		t.Errorf("zeros of the moved filter not computed: %+v", e.pz)
+	}
+	// dense: the first move converts to zpk, the next moves the pole
+	addPreset(t, m, "dense2")
+	e = m.sess.selected()
+	keys(t, m, "right")
+	if e.form() != "zpk" {
+		t.Fatalf("moving a pole of a dense filter left it %s (status %q)", e.form(), m.status.text)
+	}
+	before := e.filter.(*filters.ZPK).Poles[0]
+	keys(t, m, "right")
+	if e.filter.(*filters.ZPK).Poles[0] == before {
+		t.Error("the second key did not move the pole")
+	}
+}
+
+func TestStaleResultsAreDropped(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	e := m.sess.selected()
+	m.setFocus(panePlots)
+	// take the responses command of one edit without running it
+	_, cmd := m.Update(keyMsg("right"))
+	var old respMsg
+	for _, r := range runTimed(cmd) {
+		if msg, ok := r.msg.(respMsg); ok {
+			old = msg
+		}
+	}
+	if old.key.rev != e.rev {
+		t.Fatalf("no responses command for rev %d", e.rev)
+	}
+	// A newer generation while the old one is in flight: one computation per entry runs at a
+	// time, so the new one starts when the old result comes back.
+	keys(t, m, "right")
+	if e.resp.key.rev == e.rev {
+		t.Fatal("computed while another computation was in flight")
+	}
+	send(t, m, old) // the old result arrives late: dropped, and the current one computed
+	if e.resp.key.rev != e.rev || old.key.rev == e.rev {
+		t.Errorf("shown rev %d, current %d, stale %d", e.resp.key.rev, e.rev, old.key.rev)
+	}
+}
+
+func TestEditCell(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	e := m.sess.selected()
+	keys(t, m, "tab")
+	// rows: pole 1, pole 2, zero 1, zero 2, gain, h0; column 1 is the value
+	keys(t, m, "down", "down", "down", "down", "enter")
+	if !m.repr.editing || m.repr.editRef.field != "gain" {
+		t.Fatalf("editing %v %+v", m.repr.editing, m.repr.editRef)
+	}
+	keys(t, m, "ctrl+u")
+	typeText(t, m, "2")
+	keys(t, m, "enter")
+	if g := e.filter.(*filters.ZPK).Gain; g != 2 {
+		t.Fatalf("gain = %g, want 2 (status %q)", g, m.status.text)
+	}
+	// a pole by its modulus: the partner follows
+	keys(t, m, "up", "up", "up", "up", "right", "enter", "ctrl+u")
+	typeText(t, m, "0.5")
+	keys(t, m, "enter")
+	z := e.filter.(*filters.ZPK)
+	if math.Abs(cmplx.Abs(z.Poles[0])-0.5) > 1e-15 || z.Poles[1] != cmplx.Conj(z.Poles[0]) {
+		t.Fatalf("poles %v (status %q)", z.Poles, m.status.text)
+	}
+	// a bad value is an error in the status bar and changes nothing
+	keys(t, m, "enter", "ctrl+u")
+	typeText(t, m, "abc")
+	keys(t, m, "enter")
+	if m.status.level != levelError || e.filter.(*filters.ZPK) != z {
+		t.Errorf("bad input: status %q, filter changed %v", m.status.text, e.filter != z)
+	}
+	// esc cancels
+	keys(t, m, "enter", "esc")
+	if m.repr.editing {
+		t.Error("esc did not cancel the edit")
+	}
+}
+
+func TestListActions(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	keys(t, m, "y")
+	if len(m.sess.entries) != 2 || m.sess.selected().name != "pair-copy" {
+		t.Fatalf("duplicate: %d entries, selected %q", len(m.sess.entries), m.sess.selected().name)
+	}
+	keys(t, m, "r", "ctrl+u")
+	typeText(t, m, "mine")
+	keys(t, m, "enter")
+	if m.sess.selected().name != "mine" {
+		t.Fatalf("rename: %q", m.sess.selected().name)
+	}
+	keys(t, m, "x")
+	if m.modal.kind != modalConfirm {
+		t.Fatal("delete did not ask")
+	}
+	keys(t, m, "n")
+	if len(m.sess.entries) != 2 {
+		t.Fatal("n deleted")
+	}
+	keys(t, m, "x", "y")
+	if len(m.sess.entries) != 1 || m.sess.selected().name != "pair" {
+		t.Fatalf("after delete: %d entries", len(m.sess.entries))
+	}
+	keys(t, m, "up", "g", "G")
+	// pin as overlay: another filter is drawn under the selected one
+	addPreset(t, m, "ring")
+	keys(t, m, "up", "v", "down")
+	d := m.plotData()
+	if d.ovName != "pair" || d.ovResp == nil {
+		t.Errorf("overlay %q %v", d.ovName, d.ovResp != nil)
+	}
+}
+
+func TestBankAndKernel(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "bank")
+	e := m.sess.selected()
+	if e.kind != kindBank || e.channels() != 2 {
+		t.Fatalf("bank entry %+v", e)
+	}
+	if e.bankRho < 0 {
+		t.Error("bank stability not computed")
+	}
+	r0 := radius(e.pz.poles)
+	keys(t, m, "]")
+	if e.ch != 1 || radius(e.pz.poles) == r0 {
+		t.Errorf("channel %d, radius %g (was %g)", e.ch, radius(e.pz.poles), r0)
+	}
+	keys(t, m, ":")
+	typeText(t, m, "convert diagonal")
+	keys(t, m, "enter")
+	if e.form() != "diagonal" {
+		t.Errorf("bank form %s, status %q", e.form(), m.status.text)
+	}
+	addPreset(t, m, "kernel")
+	k := m.sess.selected()
+	if k.kind != kindKernel || k.resp == nil {
+		t.Fatalf("kernel entry %+v", k)
+	}
+	if !strings.Contains(screen(m), "kernel") {
+		t.Error("kernel not shown")
+	}
+}
+
+func TestDistillFinishes(t *testing.T) {
+	r := &fakeRunner{}
+	m := newTestModel(t, 160, 48, r)
+	addPreset(t, m, "ring")
+	src := m.sess.selected()
+	keys(t, m, "D")
+	if m.modal.kind != modalJobForm {
+		t.Fatal("D did not open the form")
+	}
+	// the form: model, order, init, steps, length, backend
+	keys(t, m, "down", "ctrl+u")
+	typeText(t, m, "2")
+	keys(t, m, "down", "down", "ctrl+u")
+	typeText(t, m, "7")
+	keys(t, m, "enter")
+	if len(m.jobs.jobs) != 1 {
+		t.Fatalf("%d jobs", len(m.jobs.jobs))
+	}
+	j := m.jobs.jobs[0]
+	if j.state != jobDone || j.spec.Order != 2 || j.spec.Steps != 7 || j.spec.Backend != "fake" {
+		t.Fatalf("job %+v err %v", j.spec, j.err)
+	}
+	if len(j.losses) == 0 {
+		t.Error("no progress recorded")
+	}
+	res := m.sess.byID(j.resultID)
+	if res == nil || res.target != src.id || res.name != "ring~rtf2" {
+		t.Fatalf("result entry %+v", res)
+	}
+	if m.sess.selected() != src {
+		t.Error("a finished job moved the selection")
+	}
+	m.setFocus(paneJobs)
+	keys(t, m, "enter")
+	if m.sess.selected() != res || m.focus != panePlots {
+		t.Fatal("enter did not show the result")
+	}
+	d := m.plotData()
+	if d.ovName != "ring" || d.ovResp == nil {
+		t.Errorf("the result is not overlaid on its target: %q", d.ovName)
+	}
+	s := screen(m)
+	for _, part := range []string{"━ ring~rtf2", "━ ring", "done", "rel error 0.125"} {
+		if !strings.Contains(s, part) {
+			t.Errorf("screen lacks %q", part)
+		}
+	}
+	// through the palette, with arguments
+	keys(t, m, ":")
+	typeText(t, m, "distill model=modal order=1 steps=3")
+	keys(t, m, "enter")
+	if len(m.jobs.jobs) != 2 || m.jobs.jobs[1].spec.Model != "modal" {
+		t.Fatalf("palette distill: %d jobs, status %q", len(m.jobs.jobs), m.status.text)
+	}
+}
+
+func TestJobFormRejectsBadNumbers(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	keys(t, m, "D", "down", "ctrl+u")
+	typeText(t, m, "x")
+	keys(t, m, "enter")
+	if m.modal.kind != modalJobForm || m.status.level != levelError {
+		t.Errorf("bad order accepted: modal %d, status %q", m.modal.kind, m.status.text)
+	}
+	keys(t, m, "esc")
+	if m.modal.kind != modalNone || len(m.jobs.jobs) != 0 {
+		t.Error("esc did not close the form")
+	}
+}
+
+func TestSaveOpenAndQuit(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 120, 40, nil)
+	m.dir = dir
+	addPreset(t, m, "pair")
+	path := filepath.Join(dir, "p.json")
+	keys(t, m, "w", "ctrl+u")
+	typeText(t, m, path)
+	keys(t, m, "enter")
+	if e := m.sess.selected(); e.dirty || e.path != path {
+		t.Fatalf("after save: dirty %v path %q status %q", e.dirty, e.path, m.status.text)
+	}
+	keys(t, m, "o")
+	typeText(t, m, path)
+	keys(t, m, "enter")
+	if len(m.sess.entries) != 2 || m.sess.selected().name != "pair-2" || m.sess.selected().form() != "zpk" {
+		t.Fatalf("open: %d entries, status %q", len(m.sess.entries), m.status.text)
+	}
+	// an unreadable file is an error in the status bar
+	send(t, m, openFile(fileStore{}, filepath.Join(dir, "missing.json"))())
+	if m.status.level != levelError || !strings.Contains(m.status.text, "missing.json") {
+		t.Errorf("status %q", m.status.text)
+	}
+	// quitting with unsaved work asks; esc stays; s saves and quits
+	addPreset(t, m, "ring")
+	keys(t, m, "q")
+	if m.modal.kind != modalConfirm || !strings.Contains(m.modal.body, "ring") {
+		t.Fatalf("q did not ask: %+v", m.modal)
+	}
+	keys(t, m, "esc")
+	if m.quitting {
+		t.Fatal("esc quit")
+	}
+	keys(t, m, "q", "s")
+	if !m.quitting {
+		t.Fatalf("s did not quit (status %q)", m.status.text)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ring.json")); err != nil {
+		t.Errorf("ring not saved: %v", err)
+	}
+	if len(m.ExitNotes()) != 1 || !strings.Contains(m.ExitNotes()[0], "ring.json") {
+		t.Errorf("exit notes %q", m.ExitNotes())
+	}
+}
+
+func TestQuitWithoutUnsavedWork(t *testing.T) {
+	m := newTestModel(t, 80, 24, nil)
+	_, cmd := m.Update(keyMsg("q"))
+	if cmd == nil {
+		t.Fatal("q returned no command")
+	}
+	if _, ok := cmd().(tea.QuitMsg); !ok || !m.quitting {
+		t.Error("q did not quit an empty session")
+	}
+	m = newTestModel(t, 80, 24, nil)
+	addPreset(t, m, "pair")
+	keys(t, m, "ctrl+c")
+	if m.modal.kind != modalConfirm {
+		t.Fatal("ctrl+c did not ask")
+	}
+	keys(t, m, "ctrl+c")
+	if !m.quitting {
+		t.Error("a second ctrl+c did not quit")
+	}
+}
+
+func TestPaletteErrorsAndCommands(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	keys(t, m, ":")
+	typeText(t, m, "frobnicate")
+	keys(t, m, "enter")
+	if m.status.level != levelError {
+		t.Errorf("unknown command: %q", m.status.text)
+	}
+	keys(t, m, ":")
+	typeText(t, m, "preset pair r=0.5")
+	keys(t, m, "enter")
+	e := m.sess.selected()
+	if e == nil || math.Abs(cmplx.Abs(e.filter.(*filters.ZPK).Poles[0])-0.5) > 1e-15 {
+		t.Fatalf("preset with parameters: status %q", m.status.text)
+	}
+	for _, line := range []string{"length 128", "plot phase", "log", "view tf", "overlay off", "theme dark"} {
+		keys(t, m, ":")
+		typeText(t, m, line)
+		keys(t, m, "enter")
+		if m.status.level == levelError {
+			t.Errorf("%s: %s", line, m.status.text)
+		}
+	}
+	if m.length != 128 || m.plots.enabled[plotPhase] || !m.plots.logImpulse || m.repr.tab != filters.FormTF || m.plots.overlayOn {
+		t.Errorf("palette state: L=%d phase=%v log=%v tab=%q overlay=%v", m.length, m.plots.enabled[plotPhase], m.plots.logImpulse, m.repr.tab, m.plots.overlayOn)
+	}
+	// tab completes, arrows choose
+	keys(t, m, ":")
+	typeText(t, m, "exp")
+	keys(t, m, "tab")
+	if got := m.modal.input.Value(); got != "export " {
+		t.Errorf("completion %q", got)
+	}
+	path := filepath.Join(t.TempDir(), "x.json")
+	typeText(t, m, path+" tf")
+	keys(t, m, "enter")
+	doc, err := filters.ReadFile(path)
+	if err != nil || doc.Filter.Form() != filters.FormTF {
+		t.Errorf("export: %v (status %q)", err, m.status.text)
+	}
+}
+
+func TestInitOpensFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "res.json")
+	f, _ := pairZPK(0.7)
+	if err := filters.WriteFile(path, filters.Document{Name: "res", Filter: f}); err != nil {
+		t.Fatal(err)
+	}
+	m := New(Options{File: path, Deps: testDeps(nil), ProgressInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
+	runCmd(t, m, m.Init(), 0)
+	if e := m.sess.selected(); e == nil || e.name != "res" || e.dirty {
+		t.Fatalf("opened %+v, status %q", e, m.status.text)
+	}
+}
+
+func TestJobsPaneGolden(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "ring")
+	running := &job{id: 1, spec: JobSpec{Model: "rtf", Order: 4, Steps: 500}, source: "ring", state: jobRunning,
+		last: JobProgress{Step: 200, Steps: 500, Loss: 3.2e-4, ETA: 3 * 1e9}}
+	for i := range 40 {
+		running.addLoss(math.Pow(10, -1-3*float64(i)/40) * (1 + 0.2*math.Sin(float64(i))))
+	}
+	failed := &job{id: 2, spec: JobSpec{Model: "modal", Order: 2, Steps: 10}, source: "ring", state: jobFailed, err: os.ErrInvalid}
+	m.jobs.jobs = []*job{running, failed}
+	m.setFocus(paneJobs)
+	send(t, m, statusMsg{text: "two jobs"})
+	golden(t, "jobs-120x40", screen(m))
+	if !strings.Contains(screen(m), "job #1 40%") {
+		t.Error("the status bar does not summarise the running job")
+	}
+}

@@ -1,0 +1,476 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+)
+
+type plotKind int
+
+const (
+	plotImpulse plotKind = iota
+	plotMagnitude
+	plotPhase
+	plotDelay
+	plotPZ
+	nPlotKinds
+)
+
+var plotNames = [nPlotKinds]string{"impulse", "magnitude", "phase", "group delay", "pole-zero"}
+
+// plotOrder is the order plots are laid out in when several fit.
+var plotOrder = []plotKind{plotImpulse, plotMagnitude, plotPZ, plotPhase, plotDelay}
+
+// stepLevels are the pole-move steps: radius and angle (radians) per key press.
+var stepLevels = []struct{ r, th float64 }{
+	{0.001, math.Pi / 2000}, {0.005, math.Pi / 400}, {0.02, math.Pi / 100}, {0.05, math.Pi / 40},
+}
+
+// plotsModel is the plots pane: which plots are on, their scales, the selected pole, and the
+// last rendered view (plots are redrawn only when their data, size or options change).
+type plotsModel struct {
+	c             *common
+	width, height int // inner size
+	enabled       [nPlotKinds]bool
+	offset        int // first plot shown when not all fit
+	logImpulse    bool
+	overlayOn     bool
+	poleSel       int // index into poleReps of the shown filter's poles
+	step          int // index into stepLevels
+
+	cacheKey  plotCacheKey
+	cacheView string
+}
+
+// plotData is what the plots show, gathered by the root from the session.
+type plotData struct {
+	name    string
+	resp    *respData
+	pz      *pzData
+	err     error // of the responses
+	stale   bool  // the responses shown are for an older generation (recomputing)
+	ovName  string
+	ovResp  *respData
+	ovPZ    *pzData
+	length  int
+	message string // shown instead of plots (no filter selected)
+	kernel  bool   // the entry is a kernel: no poles or zeros
+}
+
+type plotCacheKey struct {
+	w, h                 int
+	resp, ovResp         *respData
+	pz, ovPZ             *pzData
+	enabled              [nPlotKinds]bool
+	offset, poleSel      int
+	log, overlay, stale  bool
+	focused              bool
+	name, ovName, errTxt string
+	message              string
+	length               int
+	kernel               bool
+}
+
+func newPlots(c *common) plotsModel {
+	p := plotsModel{c: c, overlayOn: true, step: 1}
+	for k := range p.enabled {
+		p.enabled[k] = true
+	}
+	return p
+}
+
+func (p *plotsModel) setSize(w, h int) { p.width, p.height = w, h }
+
+// visible returns the plots shown at the current size, and the grid they are laid out in.
+func (p *plotsModel) visible() (kinds []plotKind, cols, rows int) {
+	var on []plotKind
+	for _, k := range plotOrder {
+		if p.enabled[k] {
+			on = append(on, k)
+		}
+	}
+	if len(on) == 0 || p.width < 10 || p.height < 4 {
+		return nil, 0, 0
+	}
+	cols = max(1, min(3, p.width/34))
+	rows = max(1, p.height/10)
+	capacity := cols * rows
+	if len(on) <= capacity {
+		kinds = on
+	} else {
+		off := p.offset % len(on)
+		for i := range capacity {
+			kinds = append(kinds, on[(off+i)%len(on)])
+		}
+	}
+	if len(kinds) < cols {
+		cols = len(kinds)
+	}
+	rows = (len(kinds) + cols - 1) / cols
+	return kinds, cols, rows
+}
+
+// showPZ makes the pole-zero plot visible (turning it on and paging to it).
+func (p *plotsModel) showPZ() {
+	p.enabled[plotPZ] = true
+	kinds, _, _ := p.visible()
+	for _, k := range kinds {
+		if k == plotPZ {
+			return
+		}
+	}
+	var on []plotKind
+	for _, k := range plotOrder {
+		if p.enabled[k] {
+			on = append(on, k)
+		}
+	}
+	for i, k := range on {
+		if k == plotPZ {
+			p.offset = i
+		}
+	}
+}
+
+func (p *plotsModel) pzVisible() bool {
+	kinds, _, _ := p.visible()
+	for _, k := range kinds {
+		if k == plotPZ {
+			return true
+		}
+	}
+	return false
+}
+
+// view renders the pane's inner block (width × height).
+func (p *plotsModel) view(d plotData, focused bool) string {
+	key := plotCacheKey{w: p.width, h: p.height, resp: d.resp, ovResp: d.ovResp, pz: d.pz, ovPZ: d.ovPZ,
+		enabled: p.enabled, offset: p.offset, poleSel: p.poleSel, log: p.logImpulse, overlay: p.overlayOn,
+		stale: d.stale, focused: focused, name: d.name, ovName: d.ovName, message: d.message, length: d.length, kernel: d.kernel}
+	if d.err != nil {
+		key.errTxt = d.err.Error()
+	}
+	if key == p.cacheKey && p.cacheView != "" {
+		return p.cacheView
+	}
+	out := p.render(d, focused)
+	p.cacheKey, p.cacheView = key, out
+	return out
+}
+
+func (p *plotsModel) render(d plotData, focused bool) string {
+	st := p.c.st
+	if d.message != "" {
+		return placeText(p.width, p.height, st.dim.Render(d.message))
+	}
+	kinds, cols, rows := p.visible()
+	if len(kinds) == 0 {
+		return placeText(p.width, p.height, st.dim.Render("no plots on: press 1-5"))
+	}
+	var gridRows []string
+	for r := range rows {
+		cellH := p.height / rows
+		if r == rows-1 {
+			cellH = p.height - cellH*(rows-1)
+		}
+		// a last row with fewer plots stretches them over the width
+		n := min(cols, len(kinds)-r*cols)
+		cellW := p.width / n
+		var cells []string
+		for c := range n {
+			w := cellW
+			if c == n-1 {
+				w = p.width - cellW*(n-1)
+			}
+			cells = append(cells, p.plot(kinds[r*cols+c], d, w, cellH, focused))
+		}
+		gridRows = append(gridRows, lipgloss.JoinHorizontal(lipgloss.Top, cells...))
+	}
+	return lipgloss.JoinVertical(lipgloss.Left, gridRows...)
+}
+
+// plot renders one plot with its title line in a w×h block.
+func (p *plotsModel) plot(k plotKind, d plotData, w, h int, focused bool) string {
+	st := p.c.st
+	title := st.bold.Render(plotNames[k])
+	var legend []string
+	overlay := p.overlayOn && d.ovResp != nil && d.ovResp.err == nil
+	chartW, chartH := w-1, h-1
+	body := ""
+	switch {
+	case k != plotPZ && (d.resp == nil || d.err != nil):
+		msg := "computing…"
+		if d.err != nil {
+			msg = d.err.Error()
+			body = placeText(chartW, chartH, st.err.Render(wrap(msg, chartW-2)))
+		} else {
+			body = placeText(chartW, chartH, st.dim.Render(msg))
+		}
+	case k == plotPZ:
+		var extra string
+		body, extra = p.pzChart(d, chartW, chartH, overlay)
+		legend = append(legend, st.pole.Render("×")+"pole "+st.zero.Render("○")+"zero")
+		if extra != "" {
+			legend = append(legend, extra)
+		}
+	default:
+		var spec chartSpec
+		var unit string
+		spec, unit = p.responseChart(k, d, overlay)
+		body = drawChart(spec, chartW, chartH, st)
+		if unit != "" {
+			legend = append(legend, st.dim.Render(unit))
+		}
+	}
+	if k != plotPZ {
+		legend = append(legend, st.series.Render("━")+" "+d.name)
+		if overlay {
+			legend = append(legend, st.overlay.Render("━")+" "+d.ovName)
+		}
+	} else if overlay && d.ovPZ != nil {
+		legend = append(legend, st.overlay.Render("+ o")+" "+d.ovName)
+	}
+	if d.stale {
+		legend = append(legend, st.dim.Render("…"))
+	}
+	head := title + "  " + strings.Join(legend, "  ")
+	head = ansi.Truncate(head, w-1, "…")
+	return lipgloss.NewStyle().Width(w).Height(h).MaxWidth(w).MaxHeight(h).Render(head + "\n" + body)
+}
+
+// responseChart builds the chart of a response plot and names its unit.
+func (p *plotsModel) responseChart(k plotKind, d plotData, overlay bool) (chartSpec, string) {
+	st := p.c.st
+	var main, ov []float64
+	var spec chartSpec
+	unit := ""
+	r := d.resp
+	pick := func(rd *respData) []float64 {
+		switch k {
+		case plotImpulse:
+			h := rd.r.Impulse
+			if !p.logImpulse {
+				return h
+			}
+			out := make([]float64, len(h))
+			for i, v := range h {
+				out[i] = math.Log10(math.Abs(v))
+			}
+			return out
+		case plotMagnitude:
+			out := make([]float64, len(rd.r.H))
+			for i, v := range rd.r.H {
+				out[i] = 20 * math.Log10(cmplx.Abs(v))
+			}
+			return out
+		case plotPhase:
+			out := make([]float64, len(rd.r.H))
+			for i, v := range rd.r.H {
+				out[i] = cmplx.Phase(v) / math.Pi
+			}
+			return out
+		}
+		return rd.r.Delay
+	}
+	main = pick(r)
+	if overlay {
+		ov = pick(d.ovResp)
+	}
+	mk := func(y []float64, rd *respData, style lipgloss.Style) series {
+		if k == plotImpulse {
+			return series{y: y, x0: 0, dx: 1, style: style}
+		}
+		s := series{y: y, xs: scaleOmega(rd.omega), style: style}
+		if k == plotPhase {
+			s.jump = 1 // a wrap from π to -π is not a step of the response
+		}
+		return s
+	}
+	if overlay {
+		spec.series = append(spec.series, mk(ov, d.ovResp, st.overlay))
+	}
+	spec.series = append(spec.series, mk(main, r, st.series))
+	spec.xmin, spec.xmax = 0, 1
+	spec.niceX, spec.xfmtStep = true, true
+	spec.niceY = !(k == plotImpulse && p.logImpulse)
+	switch k {
+	case plotImpulse:
+		spec.xmax = float64(max(1, len(main)-1))
+		if p.logImpulse {
+			unit = "log₁₀|h[t]|"
+			lo, hi := niceRange(false, main, ov)
+			lo = math.Max(lo, hi-16)
+			spec.ymin, spec.ymax = lo, hi
+			spec.yfmt = func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) }
+		} else {
+			unit = "h[t]"
+			spec.ymin, spec.ymax = niceRange(false, main, ov)
+		}
+	case plotMagnitude:
+		unit = "dB vs ω/π"
+		lo, hi := niceRange(false, main, ov)
+		spec.ymin, spec.ymax = math.Max(lo, hi-120), hi
+	case plotPhase:
+		unit = "∠H/π vs ω/π"
+	case plotDelay:
+		unit = "samples vs ω/π"
+		spec.ymin, spec.ymax = niceRange(true, main, ov)
+	}
+	if k == plotPhase {
+		spec.ymin, spec.ymax = -1, 1
+	}
+	return spec, unit
+}
+
+// scaleOmega returns ω/π.
+func scaleOmega(omega []float64) []float64 {
+	out := make([]float64, len(omega))
+	for i, w := range omega {
+		out[i] = w / math.Pi
+	}
+	return out
+}
+
+func trimZeros(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}
+
+// pzLimit is the largest radius the pole-zero plot extends to; farther zeros are counted.
+const pzLimit = 3.0
+
+// pzChart draws the unit circle, poles (×) and zeros (○), the selected pole as ⊗, and the
+// overlay's poles (+) and zeros (o). The x range is widened so that the circle is round in
+// cells twice as tall as they are wide.
+func (p *plotsModel) pzChart(d plotData, w, h int, overlay bool) (string, string) {
+	st := p.c.st
+	if d.kernel {
+		return placeText(w, h, st.dim.Render(wrap("a kernel has no poles or zeros: distil it into a filter (D)", w-2))), ""
+	}
+	if d.pz == nil {
+		return placeText(w, h, st.dim.Render("computing…")), ""
+	}
+	if d.pz.err != nil {
+		return placeText(w, h, st.err.Render(wrap(d.pz.err.Error(), w-2))), ""
+	}
+	R := 1.15
+	off := 0
+	grow := func(roots []complex128) {
+		for _, r := range roots {
+			a := cmplx.Abs(r)
+			if a > pzLimit || math.IsNaN(a) {
+				off++
+				continue
+			}
+			R = math.Max(R, 1.08*a)
+		}
+	}
+	grow(d.pz.poles)
+	grow(d.pz.zeros)
+	if overlay && d.ovPZ != nil {
+		grow(d.ovPZ.poles)
+		grow(d.ovPZ.zeros)
+	}
+	// Cells are about twice as tall as wide: a round circle needs a graph twice as many
+	// columns as rows. Shrink whichever side is too long and centre the chart. The y range
+	// is ±k·s with k ticks of a round step s on each side of 0, so 0 and ±1 get labels.
+	const labelW = 5
+	gw, gh := max(4, w-labelW-1), max(2, h-1)
+	k := 1
+	if gh >= 8 {
+		k = 2
+	}
+	s := 5.0
+	for _, c := range []float64{0.25, 0.5, 0.6, 0.75, 1, 1.5, 2, 2.5} {
+		if float64(k)*c >= R {
+			s = c
+			break
+		}
+	}
+	R = float64(k) * s
+	gh = max(2*k, gh/(2*k)*(2*k)) // a multiple of 2k rows, so the ticks land on rows
+	if gw > 2*gh+2 {
+		gw = 2*gh + 2
+	} else if g := max(2*k, gw/2/(2*k)*(2*k)); g < gh {
+		gh = g
+	}
+	cw, ch := gw+labelW+1, gh // no x axis (the circle is the scale), so the graph is ch rows
+	Rx := R * float64(gw) / float64(2*gh)
+	spec := chartSpec{xmin: -Rx, xmax: Rx, ymin: -R, ymax: R, unitCircle: true, ystep: gh / (2 * k), xstep: -1,
+		yfmt: func(_ int, v float64) string { return trimZeros(fmt.Sprintf("%.2f", v)) }}
+	if overlay && d.ovPZ != nil {
+		for _, z := range d.ovPZ.zeros {
+			spec.markers = append(spec.markers, marker{real(z), imag(z), 'o', st.overlay})
+		}
+		for _, q := range d.ovPZ.poles {
+			spec.markers = append(spec.markers, marker{real(q), imag(q), '+', st.overlay})
+		}
+	}
+	for _, z := range d.pz.zeros {
+		spec.markers = append(spec.markers, marker{real(z), imag(z), '○', st.zero})
+	}
+	for _, q := range d.pz.poles {
+		spec.markers = append(spec.markers, marker{real(q), imag(q), '×', st.pole})
+	}
+	extra := ""
+	if !d.pz.haveZeros {
+		extra = st.dim.Render("zeros…")
+	}
+	if sel, ok := p.selectedPole(d.pz); ok {
+		q := d.pz.poles[sel]
+		spec.markers = append(spec.markers, marker{real(q), imag(q), '⊗', st.poleSel})
+		if j := partner(d.pz.poles, sel); j >= 0 {
+			c := d.pz.poles[j]
+			spec.markers = append(spec.markers, marker{real(c), imag(c), '⊗', st.poleSel})
+		}
+		extra = strings.TrimSpace(extra + " " + st.accent.Render(fmt.Sprintf("⊗ %.4g∠%.3gπ", cmplx.Abs(q), cmplx.Phase(q)/math.Pi)))
+	}
+	if off > 0 {
+		extra = strings.TrimSpace(extra + " " + st.dim.Render(fmt.Sprintf("%d off-plot", off)))
+	}
+	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Top, drawChart(spec, cw, ch, st)), extra
+}
+
+// selectedPole returns the index in pz.poles of the selected pole.
+func (p *plotsModel) selectedPole(pz *pzData) (int, bool) {
+	if pz == nil || !pz.havePoles {
+		return 0, false
+	}
+	reps := poleReps(pz.poles)
+	if len(reps) == 0 {
+		return 0, false
+	}
+	if p.poleSel >= len(reps) {
+		p.poleSel = len(reps) - 1
+	}
+	if p.poleSel < 0 {
+		p.poleSel = 0
+	}
+	return reps[p.poleSel], true
+}
+
+// placeText centres text in a w×h block.
+func placeText(w, h int, text string) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, text)
+}
+
+// wrap breaks text into lines of at most width cells.
+func wrap(text string, width int) string {
+	if width < 8 {
+		return text
+	}
+	return lipgloss.NewStyle().Width(width).Render(text)
+}

@@ -1,0 +1,159 @@
+package tui
+
+import (
+	"math"
+	"math/cmplx"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+func TestParseComplex(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want complex128
+	}{
+		{"0.5", 0.5},
+		{"-2", -2},
+		{"0.5+0.25j", complex(0.5, 0.25)},
+		{"0.5-0.25j", complex(0.5, -0.25)},
+		{"1e-3-2e-4i", complex(1e-3, -2e-4)},
+		{"j", complex(0, 1)},
+		{"-j", complex(0, -1)},
+		{"2.5j", complex(0, 2.5)},
+		{"0.5 + 1j", complex(0.5, 1)},
+		{"1@0", 1},
+		{"2∠pi/2", cmplx.Rect(2, math.Pi/2)},
+		{"pi", math.Pi},
+		{"-pi/4", -math.Pi / 4},
+		{"0.5pi", math.Pi / 2},
+	} {
+		got, err := parseComplex(tc.in)
+		if err != nil || cmplx.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("parseComplex(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "abc", "1+", "NaN", "Inf", "1e999", "pi/0", "1@x"} {
+		if v, err := parseComplex(bad); err == nil {
+			t.Errorf("parseComplex(%q) = %v, want an error", bad, v)
+		}
+	}
+}
+
+func TestNiceAxis(t *testing.T) {
+	for _, tc := range []struct {
+		lo, hi      float64
+		cells, gap  int
+		wantStepMax float64
+	}{
+		{0, 1, 72, 8, 0.25},
+		{0, 63, 32, 8, 25},
+		{-0.47, 0.69, 8, 2, 0.5},
+		{-120, 13, 12, 3, 50},
+		{1e-6, 3e-6, 40, 8, 1e-6},
+	} {
+		lo, hi, step, every := niceAxis(tc.lo, tc.hi, tc.cells, tc.gap)
+		if every == 0 {
+			t.Errorf("niceAxis(%g, %g, %d): no ticks", tc.lo, tc.hi, tc.cells)
+			continue
+		}
+		if lo > tc.lo || hi < tc.hi || every < tc.gap || step > tc.wantStepMax {
+			t.Errorf("niceAxis(%g, %g, %d, %d) = [%g, %g] step %g every %d", tc.lo, tc.hi, tc.cells, tc.gap, lo, hi, step, every)
+		}
+		// ticks land on multiples of step
+		if r := lo / step; math.Abs(r-math.Round(r)) > 1e-9 {
+			t.Errorf("niceAxis(%g, %g): lo %g is not a multiple of %g", tc.lo, tc.hi, lo, step)
+		}
+		if got := (hi - lo) * float64(every) / float64(tc.cells); math.Abs(got-step) > 1e-9*step {
+			t.Errorf("niceAxis(%g, %g): %d cells per tick span %g, not the step %g", tc.lo, tc.hi, every, got, step)
+		}
+	}
+}
+
+// TestApplyEditEveryForm edits one value of each form and checks the filter's response
+// moved as the edit says.
+func TestApplyEditEveryForm(t *testing.T) {
+	z, _ := pairZPK(0.9)
+	for _, to := range filters.Forms {
+		f, _, err := filters.Convert(z, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables := tablesFor(f)
+		if len(tables) == 0 {
+			t.Fatalf("%s: no tables", to)
+		}
+		// every editable cell's text reads back as the value shown
+		for _, tb := range tables {
+			for r := range tb.rows {
+				for c := 1; c < len(tb.cols); c++ {
+					_, ref := tb.cell(r, c)
+					if ref == nil {
+						continue
+					}
+					text := editText(f, *ref)
+					g, err := applyEdit(f, *ref, text)
+					if err != nil {
+						t.Errorf("%s %+v: writing back %q: %v", to, *ref, text, err)
+						continue
+					}
+					a, b := f.Impulse(32), g.Impulse(32)
+					for i := range a {
+						if math.Abs(a[i]-b[i]) > 1e-12 {
+							t.Errorf("%s %+v: writing back %q moved h[%d] by %g", to, *ref, text, i, a[i]-b[i])
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	// the direct term of every form moves h[0] only
+	for _, to := range filters.Forms {
+		f, _, _ := filters.Convert(z, to)
+		field := "h0"
+		if to == filters.FormDense || to == filters.FormRotation {
+			field = "D"
+		}
+		old, _ := parseReal(editText(f, cellRef{field: field}))
+		g, err := applyEdit(f, cellRef{field: field}, "0.25")
+		if err != nil {
+			t.Fatalf("%s: %v", to, err)
+		}
+		h, h0 := g.Impulse(2), f.Impulse(2)
+		if math.Abs(h[0]-h0[0]-(0.25-old)) > 1e-15 || math.Abs(h[1]-h0[1]) > 1e-15 {
+			t.Errorf("%s: h = %v after setting %s (was %v)", to, h, field, h0)
+		}
+	}
+}
+
+func TestSetPoleKeepsConjugates(t *testing.T) {
+	z, _ := pairZPK(0.9)
+	d, _, _ := filters.ToDiagonal(z)
+	r, _, _ := filters.ToRotation(z)
+	for _, f := range []filters.Filter{z, d, r} {
+		poles, _, _, _ := heldPolesZeros(f)
+		i := poleReps(poles)[0]
+		p := nudge(poles[i], 0.01, 0.1)
+		g, err := setPole(f, i, p)
+		if err != nil {
+			t.Fatalf("%s: %v", f.Form(), err)
+		}
+		got, err := filters.Poles(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := 0
+		for _, q := range got {
+			if cmplx.Abs(q-p) < 1e-12 || cmplx.Abs(q-cmplx.Conj(p)) < 1e-12 {
+				found++
+			}
+		}
+		if found != 2 {
+			t.Errorf("%s: poles %v, want %v and its conjugate", f.Form(), got, p)
+		}
+	}
+	if _, err := setPole(&filters.TransferFunction{Den: []float64{0.5}, Num: []float64{1}}, 0, 0.4); err == nil {
+		t.Error("a tf pole moved in place")
+	}
+}

@@ -1,0 +1,140 @@
+package tui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/analysis"
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/presets"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+// This file is the only one that names the packages beside tui; wiring another is a change
+// here alone:
+//
+//   - sessions: replace fileStore{} in DefaultDeps by an adapter over the sessions package's
+//     load and save (Open returns every filter of a session file; Save writes one item).
+//   - analysis: wired (analysisAnalyzer below) for the group delay.
+
+// DefaultDeps returns the services the workbench uses outside tests.
+func DefaultDeps() Deps {
+	return Deps{
+		Presets:  registryPresets{},
+		Store:    fileStore{},
+		Runner:   trainRunner{},
+		Analyzer: analysisAnalyzer{},
+	}
+}
+
+func (d Deps) withDefaults() Deps {
+	def := DefaultDeps()
+	if d.Presets == nil {
+		d.Presets = def.Presets
+	}
+	if d.Store == nil {
+		d.Store = def.Store
+	}
+	if d.Runner == nil {
+		d.Runner = def.Runner
+	}
+	if d.Analyzer == nil {
+		d.Analyzer = def.Analyzer
+	}
+	return d
+}
+
+// registryPresets is the presets package's registry.
+type registryPresets struct{}
+
+func (registryPresets) Presets() []PresetInfo {
+	all := presets.All()
+	out := make([]PresetInfo, len(all))
+	for i, p := range all {
+		info := PresetInfo{Name: p.Name, Description: p.Description}
+		for _, q := range p.Params {
+			info.Params = append(info.Params, PresetParam{Name: q.Name, Default: q.Default, Help: q.Help + " — " + q.Range()})
+		}
+		out[i] = info
+	}
+	return out
+}
+
+func (registryPresets) Build(name string, values map[string]string) (Built, error) {
+	r, err := presets.New(name, values)
+	if err != nil {
+		return Built{}, err
+	}
+	b := Built{Label: r.Name, Filter: r.Filter, Bank: r.Bank, Kernels: r.Kernels}
+	// A short name for the list: the preset and its order ("butter4", "hippo-legs64").
+	b.Name = name
+	switch {
+	case r.Filter != nil:
+		b.Name += fmt.Sprint(r.Filter.Order())
+	case r.Bank != nil && len(r.Bank.Channels) > 0:
+		b.Name += fmt.Sprint(r.Bank.Channels[0].Order())
+	}
+	b.Name = strings.TrimSuffix(b.Name, "-")
+	return b, nil
+}
+
+// trainRunner runs jobs with train.Run on the CPU backend, starting from train.DefaultSpec.
+type trainRunner struct{}
+
+func (trainRunner) Backends() []string { return []string{"cpu"} }
+
+// Defaults are train's recommended settings.
+func (trainRunner) Defaults() JobSpec {
+	s := train.DefaultSpec()
+	return JobSpec{Model: s.Model, Order: s.Order, Init: s.Init, Steps: s.Steps, Length: 512, Backend: s.Backend}
+}
+
+func (trainRunner) Run(ctx context.Context, js JobSpec, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
+	spec := train.DefaultSpec()
+	spec.Model, spec.Order, spec.Init, spec.Steps = js.Model, js.Order, js.Init, js.Steps
+	if spec.Model != "rtf" && spec.Constraint == "l1_montel" {
+		spec.Constraint = "radius"
+	}
+	var backend train.Backend
+	switch js.Backend {
+	case "", "cpu":
+		backend = train.CPU{}
+	default:
+		return nil, fmt.Errorf("backend %q is not available (use cpu)", js.Backend)
+	}
+	spec.Backend = backend.Name()
+	res, err := train.Run(ctx, train.Job{Spec: spec, Targets: targets}, backend, func(p train.Progress) {
+		progress(JobProgress{Step: p.Step, Steps: p.Steps, Loss: p.Loss, RelErr: p.RelError, Elapsed: p.Elapsed, ETA: p.ETA})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &JobResult{Filters: res.Filters, MaxRelError: res.Report.MaxRelError, Stable: res.Report.Stable,
+		Seconds: res.Report.Seconds, Warnings: res.Report.Warnings}, nil
+}
+
+// analysisAnalyzer takes the group delay from package analysis — the sum over poles and
+// zeros, finite and annotated next to a root on the unit circle, where a difference of the
+// phase is noise — whenever the zeros are at hand: the zpk form holds them, and up to order
+// analysisDelayOrder they cost well under a millisecond. Larger filters in other forms keep
+// the central difference, since their zeros need an eigenvalue problem per keypress.
+type analysisAnalyzer struct{ filterAnalyzer }
+
+const analysisDelayOrder = 64
+
+func (a analysisAnalyzer) Responses(f filters.Filter, length int, omega []float64) (Responses, error) {
+	r, err := a.filterAnalyzer.Responses(f, length, omega)
+	if err != nil {
+		return r, err
+	}
+	if _, zpk := f.(*filters.ZPK); !zpk && f.Order() > analysisDelayOrder {
+		return r, nil
+	}
+	gd, err := analysis.GroupDelayOf(f, omega)
+	if err != nil {
+		return r, nil // keep the difference quotient
+	}
+	r.Delay = gd.Tau
+	return r, nil
+}
