@@ -313,8 +313,17 @@ func (p *plotsModel) responseChart(k plotKind, d plotData, overlay bool) (chartS
 		}
 	case plotMagnitude:
 		unit = "dB vs ω/π"
-		lo, hi := niceRange(false, main, ov)
-		spec.ymin, spec.ymax = math.Max(lo, hi-120), hi
+		// Show the top 120 dB: clip first, so that a stopband zero (-2000 dB at a zero on
+		// the unit circle) does not widen the margin niceRange adds.
+		top := math.Inf(-1)
+		for _, y := range [][]float64{main, ov} {
+			for _, v := range y {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					top = math.Max(top, v)
+				}
+			}
+		}
+		spec.ymin, spec.ymax = niceRange(false, clipBelow(main, top-120), clipBelow(ov, top-120))
 	case plotPhase:
 		unit = "∠H/π vs ω/π"
 	case plotDelay:
@@ -473,4 +482,13 @@ func wrap(text string, width int) string {
 		return text
 	}
 	return lipgloss.NewStyle().Width(width).Render(text)
+}
+
+// clipBelow returns v with every value below floor raised to floor.
+func clipBelow(v []float64, floor float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = math.Max(x, floor)
+	}
+	return out
 }

@@ -157,3 +157,15 @@ func TestSetPoleKeepsConjugates(t *testing.T) {
 		t.Error("a tf pole moved in place")
 	}
 }
+
+// TestMagnitudeRangeIgnoresStopbandZero: a zero on the unit circle gives -2000 dB at one
+// frequency; the magnitude axis must still end near the 0 dB passband, not 100 dB above it.
+func TestMagnitudeRangeIgnoresStopbandZero(t *testing.T) {
+	omega := []float64{0, 1, 2, 3.14159}
+	h := []complex128{1, 0.5, 1e-3, 1e-100}
+	p := newPlots(&common{st: newStyles()})
+	spec, _ := p.responseChart(plotMagnitude, plotData{resp: &respData{omega: omega, r: Responses{H: h}}}, false)
+	if spec.ymax > 10 || spec.ymin > -100 || spec.ymin < -130 {
+		t.Errorf("magnitude axis [%v, %v], want about [-120, 0]", spec.ymin, spec.ymax)
+	}
+}
