@@ -92,16 +92,25 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 	return s, nil
 }
 
-// backendFor resolves --backend; without a GPU backend in this build, auto means cpu.
+// backendFor resolves --backend. auto is the GPU backend when DetectGPU finds one (falling
+// back to the CPU for jobs the GPU does not run), else the CPU, with the reason on stderr;
+// gpu without a GPU fails with that reason.
 func backendFor(name string, stderr io.Writer) (train.Backend, error) {
 	switch name {
 	case "", "cpu":
 		return train.CPU{}, nil
 	case "auto":
-		fmt.Fprintln(stderr, "backend: cpu (this build has no GPU backend)")
-		return train.CPU{}, nil
+		info, err := train.DetectGPU()
+		if err != nil {
+			fmt.Fprintf(stderr, "backend: cpu (%s)\n", noGPUReason(err))
+			return train.CPU{}, nil
+		}
+		return &autoBackend{gpu: train.GPU{}, info: info, stderr: stderr}, nil
 	case "gpu":
-		return nil, failf("--backend gpu: this build has no GPU backend; use --backend cpu or auto")
+		if _, err := train.DetectGPU(); err != nil {
+			return nil, failf("--backend gpu: no GPU backend on this machine: %s; use --backend cpu or auto", noGPUReason(err))
+		}
+		return train.GPU{}, nil
 	}
 	return nil, fmt.Errorf("--backend %q is not a backend (want auto, cpu or gpu)", name)
 }

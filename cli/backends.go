@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ssmlab/ssmlab/train"
+)
+
+func newBackends(s *streams) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "backends",
+		Short: "List the training backends and what --backend auto picks",
+		Long: `Backends prints one line per training backend: cpu (always there) and gpu (the
+device and the driver, NVRTC and cuFFT versions it found, or in one line why there is no
+GPU), then the backend --backend auto picks.
+
+The GPU backend loads the CUDA driver (libcuda.so.1), NVRTC and cuFFT at run time from the
+usual places: LD_LIBRARY_PATH, /usr/local/cuda*/lib64, the system's library directories and
+the nvidia/*/lib folders of Python wheels. SSMLAB_CUDA_LIB_DIR names directories to search
+first; SSMLAB_LIBCUDA, SSMLAB_LIBNVRTC and SSMLAB_LIBCUFFT name one library's file.`,
+		Example: `  ssmlab backends
+  ssmlab backends --json | jq .gpu`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			return s.writeOut([]byte(describeBackends(asJSON)))
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one line of JSON")
+	return cmd
+}
+
+// backendsDoc is ssmlab backends --json.
+type backendsDoc struct {
+	CPU  cpuDoc `json:"cpu"`
+	GPU  gpuDoc `json:"gpu"`
+	Auto string `json:"auto"`
+}
+
+type cpuDoc struct {
+	Available bool `json:"available"`
+	Threads   int  `json:"threads"`
+}
+
+type gpuDoc struct {
+	Available bool        `json:"available"`
+	Reason    string      `json:"reason,omitempty"`
+	Info      *train.Info `json:"info,omitempty"`
+}
+
+func describeBackends(asJSON bool) string {
+	doc := backendsDoc{CPU: cpuDoc{Available: true, Threads: runtime.GOMAXPROCS(0)}, Auto: "cpu"}
+	info, err := train.DetectGPU()
+	if err != nil {
+		doc.GPU.Reason = noGPUReason(err)
+	} else {
+		doc.GPU.Available, doc.GPU.Info, doc.Auto = true, &info, "gpu"
+	}
+	if asJSON {
+		data, err := json.Marshal(doc)
+		if err != nil {
+			panic(err) // plain structs always marshal
+		}
+		return string(data)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "cpu: available (pure Go, %d threads)\n", doc.CPU.Threads)
+	if doc.GPU.Available {
+		fmt.Fprintf(&b, "gpu: available: %s\n", info)
+	} else {
+		fmt.Fprintf(&b, "gpu: unavailable: %s\n", doc.GPU.Reason)
+	}
+	fmt.Fprintf(&b, "auto: %s\n", doc.Auto)
+	return b.String()
+}
+
+// noGPUReason is DetectGPU's one-line reason without its "no GPU: " prefix.
+func noGPUReason(err error) string {
+	return oneLine(strings.TrimPrefix(err.Error(), train.ErrNoGPU.Error()+": "))
+}
+
+// autoBackend is --backend auto on a machine with a GPU: the GPU backend for the jobs it
+// runs, the CPU backend (saying why on stderr) for the others and when the GPU fails to
+// start. Its name, and so the report's backend, is the one that ran.
+type autoBackend struct {
+	gpu    train.Backend
+	info   train.Info
+	stderr io.Writer
+	chosen string
+}
+
+func (a *autoBackend) Name() string {
+	if a.chosen == "" {
+		return "gpu"
+	}
+	return a.chosen
+}
+
+func (a *autoBackend) Start(p *train.Problem) (train.Trainer, error) {
+	if a.chosen != "cpu" {
+		tr, err := a.gpu.Start(p)
+		if err == nil {
+			if a.chosen == "" {
+				fmt.Fprintf(a.stderr, "backend: gpu (%s)\n", a.info.Device)
+			}
+			a.chosen = "gpu"
+			return tr, nil
+		}
+		if a.chosen == "gpu" {
+			return nil, err // the job already runs on the GPU: a later failure is the job's
+		}
+		why := err.Error()
+		if errors.Is(err, train.ErrGPUUnsupported) {
+			why = strings.TrimSuffix(why, " (use --backend cpu)")
+		}
+		fmt.Fprintf(a.stderr, "backend: cpu (%s)\n", oneLine(why))
+		a.chosen = "cpu"
+	}
+	return train.CPU{}.Start(p)
+}

@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+// skipWithGPU skips the tests of the no-GPU behaviour on a machine that has one.
+func skipWithGPU(t *testing.T) string {
+	t.Helper()
+	info, err := train.DetectGPU()
+	if err == nil {
+		t.Skipf("this machine has a GPU (%s)", info)
+	}
+	return noGPUReason(err)
+}
+
+func TestBackendsWithoutGPU(t *testing.T) {
+	reason := skipWithGPU(t)
+	r := run(t, "", "backends")
+	if r.code != 0 || r.stderr != "" {
+		t.Fatalf("%v", r)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "cpu: available (pure Go, ") ||
+		lines[1] != "gpu: unavailable: "+reason || lines[2] != "auto: cpu" {
+		t.Errorf("ssmlab backends printed:\n%s", r.stdout)
+	}
+	if strings.HasPrefix(reason, "no GPU") || reason == "" {
+		t.Errorf("reason %q", reason)
+	}
+
+	r = run(t, "", "backends", "--json")
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		t.Fatalf("%v", r)
+	}
+	var doc backendsDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.CPU.Available || doc.CPU.Threads < 1 || doc.GPU.Available || doc.GPU.Reason != reason || doc.GPU.Info != nil || doc.Auto != "cpu" {
+		t.Errorf("%+v", doc)
+	}
+	if r := run(t, "", "backends", "extra"); r.code != ExitUsage {
+		t.Errorf("an argument: %v", r)
+	}
+}
+
+func TestBackendFlagWithoutGPU(t *testing.T) {
+	reason := skipWithGPU(t)
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "target.json", filters.Document{Filter: testFilter(t)})
+	rep := filepath.Join(dir, "report.json")
+
+	r := run(t, "", "distill", in, "--order", "3", "--steps", "20", "--length", "64", "--backend", "auto", "--report", rep, "-o", filepath.Join(dir, "out.json"))
+	if r.code != 0 || !strings.Contains(r.stderr, "backend: cpu ("+reason+")\n") || !strings.Contains(r.stderr, "on cpu\n") {
+		t.Errorf("auto: %v", r)
+	}
+
+	r = run(t, "", "distill", in, "--order", "3", "--steps", "20", "--length", "64", "--backend", "gpu")
+	want := "ssmlab: --backend gpu: no GPU backend on this machine: " + reason + "; use --backend cpu or auto\n"
+	if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
+		t.Errorf("gpu: %v\nwant stderr %q", r, want)
+	}
+}
+
+// fakeGPU is a GPU backend that either fails to start or trains on the CPU.
+type fakeGPU struct{ err error }
+
+func (fakeGPU) Name() string { return "gpu" }
+
+func (f fakeGPU) Start(p *train.Problem) (train.Trainer, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return train.CPU{}.Start(p)
+}
+
+// TestAutoBackend: auto runs a job on the GPU when it can, and on the CPU, saying why once,
+// when the GPU does not run the job or fails to start; the report names what ran.
+func TestAutoBackend(t *testing.T) {
+	targets := [][]float64{testFilter(t).Impulse(64)}
+	spec := train.DefaultSpec()
+	spec.Order, spec.Steps = 3, 40 // hankel init: the race, two Starts on a backend that cannot narrow
+	for _, c := range []struct {
+		name      string
+		gpu       fakeGPU
+		ran, said string
+	}{
+		{"gpu", fakeGPU{}, "gpu", "backend: gpu (Fake GPU)\n"},
+		{"unsupported", fakeGPU{fmt.Errorf("the modal model: %w (use --backend cpu)", train.ErrGPUUnsupported)}, "cpu",
+			"backend: cpu (the modal model: not supported by the GPU backend)\n"},
+		{"failed", fakeGPU{errors.New("compiling the GPU kernels: nvrtcCompileProgram: NVRTC_ERROR_COMPILATION")}, "cpu",
+			"backend: cpu (compiling the GPU kernels: nvrtcCompileProgram: NVRTC_ERROR_COMPILATION)\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			b := &autoBackend{gpu: c.gpu, info: train.Info{Device: "Fake GPU"}, stderr: &stderr}
+			res, err := train.Run(context.Background(), train.Job{Spec: spec, Targets: targets}, b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Report.Backend != c.ran || stderr.String() != c.said {
+				t.Errorf("ran on %s, said %q; want %s, %q", res.Report.Backend, stderr.String(), c.ran, c.said)
+			}
+		})
+	}
+}

@@ -1,0 +1,373 @@
+package cuda
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Library is a shared library to find: the file names it goes by, newest first, and the
+// environment variable that names its file outright.
+type Library struct {
+	Name    string   // "libcuda", "libnvrtc", "libcufft"
+	EnvFile string   // e.g. SSMLAB_LIBCUDA: the library's file; when set, nothing else is tried
+	Symbol  string   // a function every usable version exports, checked after loading
+	Sonames []Soname // newest first
+}
+
+// Soname is one file name of a library and the CUDA major version it belongs to (0 when the
+// name does not tell, as for the unversioned development symlink).
+type Soname struct {
+	File      string
+	CUDAMajor int
+}
+
+// The three libraries. cuFFT's soname follows its own numbering: cuFFT 10 shipped with CUDA
+// 11, cuFFT 11 with CUDA 12 and cuFFT 12 with CUDA 13. NVRTC's follows CUDA's (11.2 was the
+// first with a versioned soname).
+var (
+	LibCUDA = Library{Name: "libcuda", EnvFile: "SSMLAB_LIBCUDA", Symbol: "cuInit",
+		Sonames: []Soname{{"libcuda.so.1", 0}, {"libcuda.so", 0}}}
+	LibNVRTC = Library{Name: "libnvrtc", EnvFile: "SSMLAB_LIBNVRTC", Symbol: "nvrtcCompileProgram",
+		Sonames: []Soname{{"libnvrtc.so.13", 13}, {"libnvrtc.so.12", 12}, {"libnvrtc.so.11.2", 11}, {"libnvrtc.so", 0}}}
+	LibCUFFT = Library{Name: "libcufft", EnvFile: "SSMLAB_LIBCUFFT", Symbol: "cufftExecR2C",
+		Sonames: []Soname{{"libcufft.so.12", 13}, {"libcufft.so.11", 12}, {"libcufft.so.10", 11}, {"libcufft.so", 0}}}
+)
+
+// EnvLibDir names directories (a list like PATH) searched before all others.
+const EnvLibDir = "SSMLAB_CUDA_LIB_DIR"
+
+// Search says where to look for the libraries. Its zero value searches this machine: the
+// environment (SSMLAB_CUDA_LIB_DIR, then LD_LIBRARY_PATH), the CUDA toolkit's directories, the
+// system's library directories, the nvidia/*/lib folders of Python wheels (system, user,
+// virtualenv, conda and pyenv installs), and last the system loader (ld.so.cache), which
+// finds a library by its bare soname.
+type Search struct {
+	Getenv func(string) string            // nil: os.Getenv
+	Glob   func(string) ([]string, error) // nil: filepath.Glob
+	Dirs   []string                       // fixed directories after the environment's; nil: SystemDirs()
+	Wheels []string                       // glob patterns of wheel library folders; nil: WheelPatterns()
+	// NoSystemLoader skips the last resort of handing the bare soname to the dynamic loader.
+	NoSystemLoader bool
+}
+
+// SystemDirs returns the fixed directories searched after the environment's, in order. The
+// toolkit's stubs directory is deliberately absent: its libcuda.so is a link-time stub.
+func SystemDirs() []string {
+	arch := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]
+	dirs := []string{"/usr/local/cuda/lib64", "/usr/local/cuda-*/lib64"}
+	if arch != "" {
+		dirs = append(dirs, "/usr/lib/"+arch+"-linux-gnu")
+	}
+	return append(dirs, "/usr/lib64", "/usr/lib", "/usr/lib/wsl/lib")
+}
+
+// WheelPatterns returns the glob patterns of Python wheel folders that hold CUDA libraries
+// (nvidia-cuda-nvrtc-cu12 puts libnvrtc.so.12 in site-packages/nvidia/cuda_nvrtc/lib; the
+// CUDA 13 wheels share site-packages/nvidia/cu13/lib). "~" is the home directory and "$X" an
+// environment variable; patterns whose variable is unset are skipped.
+func WheelPatterns() []string {
+	var out []string
+	for _, root := range []string{
+		"/usr/lib/python3*/dist-packages", "/usr/lib/python3*/site-packages",
+		"/usr/local/lib/python3*/dist-packages", "/usr/local/lib/python3*/site-packages",
+		"~/.local/lib/python3*/site-packages", "$VIRTUAL_ENV/lib/python3*/site-packages",
+		"$CONDA_PREFIX/lib/python3*/site-packages", "~/.pyenv/versions/*/lib/python3*/site-packages",
+	} {
+		out = append(out, root+"/nvidia/*/lib")
+	}
+	// conda's cuda-nvrtc and libcufft packages install into the environment's lib.
+	return append(out, "$CONDA_PREFIX/lib")
+}
+
+// place is a directory to search and why it is searched.
+type place struct {
+	dir    string
+	origin string // "$SSMLAB_CUDA_LIB_DIR", "$LD_LIBRARY_PATH", "system", "python"
+}
+
+func (s Search) getenv(k string) string {
+	if s.Getenv != nil {
+		return s.Getenv(k)
+	}
+	return os.Getenv(k)
+}
+
+func (s Search) glob(p string) []string {
+	g := s.Glob
+	if g == nil {
+		g = filepath.Glob
+	}
+	m, err := g(p)
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+// expand resolves a leading "~" and "$VAR"; ok is false when the variable is unset.
+func (s Search) expand(p string) (string, bool) {
+	switch {
+	case strings.HasPrefix(p, "~/"):
+		home := s.getenv("HOME")
+		if home == "" {
+			return "", false
+		}
+		return filepath.Join(home, p[2:]), true
+	case strings.HasPrefix(p, "$"):
+		name, rest, _ := strings.Cut(p[1:], "/")
+		v := s.getenv(name)
+		if v == "" {
+			return "", false
+		}
+		return filepath.Join(v, rest), true
+	}
+	return p, true
+}
+
+// places returns the directories to search, in order, without repeats.
+func (s Search) places() []place {
+	var out []place
+	seen := map[string]bool{}
+	add := func(dir, origin string) {
+		if dir == "" {
+			return
+		}
+		dir = filepath.Clean(dir)
+		if !seen[dir] {
+			seen[dir] = true
+			out = append(out, place{dir, origin})
+		}
+	}
+	for _, d := range filepath.SplitList(s.getenv(EnvLibDir)) {
+		add(d, "$"+EnvLibDir)
+	}
+	for _, d := range filepath.SplitList(s.getenv("LD_LIBRARY_PATH")) {
+		add(d, "$LD_LIBRARY_PATH")
+	}
+	dirs := s.Dirs
+	if dirs == nil {
+		dirs = SystemDirs()
+	}
+	for _, d := range dirs {
+		if !strings.ContainsAny(d, "*?[") {
+			add(d, "system")
+			continue
+		}
+		for _, m := range newestFirst(s.glob(d)) {
+			add(m, "system")
+		}
+	}
+	wheels := s.Wheels
+	if wheels == nil {
+		wheels = WheelPatterns()
+	}
+	for _, pat := range wheels {
+		p, ok := s.expand(pat)
+		if !ok {
+			continue
+		}
+		if !strings.ContainsAny(p, "*?[") {
+			add(p, "python")
+			continue
+		}
+		for _, m := range newestFirst(s.glob(p)) {
+			add(m, "python")
+		}
+	}
+	return out
+}
+
+// newestFirst orders glob matches such as /usr/local/cuda-12.4/lib64 by the version numbers
+// in them (the last element, lib64, aside), highest first (cuda-12.10 before cuda-12.9),
+// then by name.
+func newestFirst(paths []string) []string {
+	key := func(p string) []int {
+		var v []int
+		for _, f := range strings.FieldsFunc(filepath.Dir(p), func(r rune) bool { return r < '0' || r > '9' }) {
+			n, _ := strconv.Atoi(f)
+			v = append(v, n)
+		}
+		return v
+	}
+	out := slices.Clone(paths)
+	slices.SortStableFunc(out, func(a, b string) int {
+		if c := slices.Compare(key(b), key(a)); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	return out
+}
+
+// Attempt is one file discovery looked at and why it was not used.
+type Attempt struct {
+	Path   string
+	Reason string
+}
+
+// LibraryError says that a library could not be loaded: which, where discovery looked, and
+// what was wrong with the files it found.
+type LibraryError struct {
+	Library  string
+	EnvFile  string
+	Searched []string  // directories, in order
+	Loader   bool      // whether the system loader was asked too
+	Rejected []Attempt // files that exist but could not be used
+}
+
+func (e *LibraryError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Library)
+	if len(e.Rejected) > 0 {
+		b.WriteString(": ")
+		for i, a := range e.Rejected {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%s: %s", a.Path, a.Reason)
+		}
+		b.WriteString(" (")
+	} else {
+		b.WriteString(" not found (")
+	}
+	const shown = 4
+	where := slices.Clone(e.Searched[:min(shown, len(e.Searched))])
+	switch n := len(e.Searched) - shown; {
+	case n == 1:
+		where = append(where, "1 more directory")
+	case n > 1:
+		where = append(where, fmt.Sprintf("%d more directories", n))
+	}
+	if e.Loader {
+		where = append(where, "the system loader")
+	}
+	switch len(where) {
+	case 0:
+		b.WriteString("nowhere to search")
+	case 1:
+		b.WriteString("searched " + where[0])
+	default:
+		b.WriteString("searched " + strings.Join(where[:len(where)-1], ", ") + " and " + where[len(where)-1])
+	}
+	fmt.Fprintf(&b, "; set %s to the file or %s to its directory)", e.EnvFile, EnvLibDir)
+	return b.String()
+}
+
+// Handle is a loaded library.
+type Handle struct {
+	Path   string // the file that was loaded (a bare soname when the system loader found it)
+	Soname Soname
+	h      uintptr
+}
+
+// Find loads lib from the first place that has a usable file. A file is usable when it is a
+// regular ELF file that the dynamic loader accepts and that exports lib.Symbol. maxCUDA > 0
+// skips sonames of a newer CUDA major version than the driver supports. Find never panics on a
+// missing, unreadable or fake file: it returns a *LibraryError that lists where it looked and
+// what it rejected.
+func (s Search) Find(lib Library, maxCUDA int) (*Handle, error) {
+	e := &LibraryError{Library: lib.Name, EnvFile: lib.EnvFile}
+	if file := s.getenv(lib.EnvFile); file != "" {
+		// An explicit file is the only candidate: falling back elsewhere would hide the mistake.
+		e.Searched = []string{"$" + lib.EnvFile}
+		h, reason := tryFile(file, lib, Soname{File: filepath.Base(file)})
+		if h != nil {
+			return h, nil
+		}
+		if reason == "" {
+			reason = "no such file"
+		}
+		e.Rejected = append(e.Rejected, Attempt{file, reason})
+		return nil, e
+	}
+	for _, p := range s.places() {
+		e.Searched = append(e.Searched, p.dir)
+		for _, so := range lib.Sonames {
+			path := filepath.Join(p.dir, so.File)
+			if maxCUDA > 0 && so.CUDAMajor > maxCUDA {
+				if _, err := os.Stat(path); err == nil {
+					e.Rejected = append(e.Rejected, Attempt{path, fmt.Sprintf("skipped: built for CUDA %d, the driver supports CUDA %d", so.CUDAMajor, maxCUDA)})
+				}
+				continue
+			}
+			h, reason := tryFile(path, lib, so)
+			if h != nil {
+				return h, nil
+			}
+			if reason != "" {
+				e.Rejected = append(e.Rejected, Attempt{path, reason})
+			}
+		}
+	}
+	if !s.NoSystemLoader {
+		e.Loader = true
+		for _, so := range lib.Sonames {
+			if maxCUDA > 0 && so.CUDAMajor > maxCUDA {
+				continue
+			}
+			// The loader's own search (ld.so.cache, default paths) finds nothing: not an error
+			// worth listing, every soname but one is expected to be absent.
+			if h, err := dlopen(so.File); err == nil {
+				if _, err := dlsym(h, lib.Symbol); err == nil {
+					return &Handle{Path: so.File, Soname: so, h: h}, nil
+				}
+				e.Rejected = append(e.Rejected, Attempt{so.File + " (system loader)", "does not export " + lib.Symbol})
+			}
+		}
+	}
+	return nil, e
+}
+
+// tryFile loads path if it is a usable copy of lib. It returns reason "" when the file does
+// not exist (nothing to report) and a short reason when it exists but cannot be used.
+func tryFile(path string, lib Library, so Soname) (*Handle, string) {
+	if reason, exists := checkFile(path); reason != "" || !exists {
+		return nil, reason
+	}
+	h, err := dlopen(path)
+	if err != nil {
+		return nil, strings.TrimPrefix(oneLine(err.Error()), path+": ") // dlerror repeats the path
+	}
+	if _, err := dlsym(h, lib.Symbol); err != nil {
+		dlclose(h)
+		return nil, "does not export " + lib.Symbol
+	}
+	return &Handle{Path: path, Soname: so, h: h}, ""
+}
+
+// checkFile looks at path before the dynamic loader does, so that a directory, a FIFO (which
+// would block the loader) or a file that is not ELF gives a clear reason and no surprise.
+func checkFile(path string) (reason string, exists bool) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", false
+	}
+	if err != nil {
+		return oneLine(err.Error()), true
+	}
+	if !fi.Mode().IsRegular() {
+		return "not a regular file", true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return oneLine(err.Error()), true
+	}
+	defer f.Close()
+	magic := make([]byte, 4)
+	if _, err := io.ReadFull(f, magic); err != nil || !bytes.Equal(magic, []byte("\x7fELF")) {
+		return "not an ELF shared library", true
+	}
+	return "", true
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
