@@ -35,8 +35,9 @@ type Trainer interface {
 	// relative L2 error of its best parameters so far (those Params returns). It returns
 	// early with ctx.Err() when cancelled.
 	Step(ctx context.Context, k int) (loss, relErr []float64, err error)
-	// Params returns a copy of the current parameters.
-	Params() [][]float64
+	// Params returns a copy of each channel's best parameters; a device that cannot give them
+	// back (lost after the last Step) is an error, never a silently wrong result.
+	Params() ([][]float64, error)
 	Close() error
 }
 
@@ -187,12 +188,12 @@ func (t *cpuTrainer) admissible(c *cpuChannel) bool {
 }
 
 // Params returns each channel's best parameters.
-func (t *cpuTrainer) Params() [][]float64 {
+func (t *cpuTrainer) Params() ([][]float64, error) {
 	out := make([][]float64, len(t.chans))
 	for i, c := range t.chans {
 		out[i] = append([]float64(nil), c.best...)
 	}
-	return out
+	return out, nil
 }
 
 func (t *cpuTrainer) Close() error { return nil }

@@ -639,15 +639,13 @@ func (t *gpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, err
 	return loss, rel, nil
 }
 
-// Params returns each channel's best parameters. Trainer.Params cannot return an error, and
-// a silently wrong result would be worse than none: a device that fails here (after Step
-// succeeded, so the device was lost in between) panics.
-func (t *gpuTrainer) Params() [][]float64 {
+// Params returns each channel's best parameters.
+func (t *gpuTrainer) Params() ([][]float64, error) {
 	out, err := t.download2(t.best, t.np)
 	if err != nil {
-		panic(fmt.Sprintf("train: gpu: reading the fitted parameters back: %v", err))
+		return nil, fmt.Errorf("train: gpu: reading the fitted parameters back: %w", err)
 	}
-	return out
+	return out, nil
 }
 
 // download2 reads a double [D][w] array.

@@ -400,7 +400,14 @@ func checkStepParity(t *testing.T, open deviceOpener, tol float64) {
 			if c.rollbacks && !rolled {
 				t.Errorf("no channel rolled back: the case does not test what it should")
 			}
-			pc, pg := cpu.Params(), gpu.Params()
+			pc, err := cpu.Params()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pg, err := gpu.Params()
+			if err != nil {
+				t.Fatal(err)
+			}
 			for ch := range pc {
 				if d := relDiff(pg[ch], pc[ch]); !(d <= tol) {
 					t.Errorf("channel %d: best parameters differ by %.3g\n gpu %v\n cpu %v", ch, d, pg[ch], pc[ch])

@@ -53,7 +53,7 @@ func targetFamilies(length, channels int, seed uint64) map[string][][]float64 {
 		// Windowed-sinc FIR low-pass (Hamming window).
 		k = make([]float64, length)
 		wc := 0.05 + 0.4*rng.Float64()
-		taps := 31 + 2*rng.IntN(50)
+		taps := min(31+2*rng.IntN(50), length-length%2-1)
 		for t := 0; t < taps; t++ {
 			x := float64(t - taps/2)
 			s := wc / math.Pi

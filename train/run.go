@@ -12,8 +12,8 @@ import (
 // Progress is one progress event of a running job.
 type Progress struct {
 	Step, Steps int
-	Loss        float64 // mean over channels
-	RelError    float64 // worst channel
+	Loss        float64 // mean over channels of the current loss
+	RelError    float64 // worst channel's relative L2 error of its best parameters so far
 	Elapsed     time.Duration
 	ETA         time.Duration
 }
@@ -145,7 +145,11 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return finish(job, backend.Name(), tr.Params(), prob.models, obj, targets, done, early, start)
+	params, err := tr.Params()
+	if err != nil {
+		return nil, err
+	}
+	return finish(job, backend.Name(), params, prob.models, obj, targets, done, early, start)
 }
 
 // addZeroStarts appends a zero-initialised copy of every channel to prob (channel d+ch is
@@ -200,7 +204,10 @@ func raceStarts(ctx context.Context, tr Trainer, prob *Problem, head, d int, bac
 		prob.models, prob.obj = pick(prob.models, winners), obj
 		return tr, nil
 	}
-	params := tr.Params()
+	params, err := tr.Params()
+	if err != nil {
+		return nil, err
+	}
 	next := &Problem{Spec: prob.Spec, Offset: head, models: pick(prob.models, winners), obj: obj}
 	for _, w := range winners {
 		next.Params = append(next.Params, params[w])
