@@ -523,64 +523,35 @@ func (d *fieldDecoder) boolean(key string) bool {
 	return v
 }
 
-func (d *fieldDecoder) string(key string) string {
-	raw, ok := d.raw(key)
-	if !ok {
-		return ""
-	}
-	s, err := decodeString(strconv.Quote(key), raw)
-	if err != nil {
-		d.err = err
-	}
-	return s
-}
+func (d *fieldDecoder) string(key string) string { return decodeField(d, key, decodeString) }
 
-func (d *fieldDecoder) vector(key string) []float64 {
+// decodeField decodes key with dec, recording the first error in d; a missing key gives the
+// zero value.
+func decodeField[T any](d *fieldDecoder, key string, dec func(what string, raw json.RawMessage) (T, error)) T {
+	var zero T
 	raw, ok := d.raw(key)
 	if !ok {
-		return nil
+		return zero
 	}
-	v, err := decodeVector(strconv.Quote(key), raw)
+	v, err := dec(strconv.Quote(key), raw)
 	if err != nil {
 		d.err = err
+		return zero
 	}
 	return v
 }
 
-func (d *fieldDecoder) matrix(key string) [][]float64 {
-	raw, ok := d.raw(key)
-	if !ok {
-		return nil
-	}
-	m, err := decodeMatrix(key, raw)
-	if err != nil {
-		d.err = err
-	}
-	return m
-}
+func (d *fieldDecoder) vector(key string) []float64 { return decodeField(d, key, decodeVector) }
 
 func (d *fieldDecoder) complexes(key string) []complex128 {
-	raw, ok := d.raw(key)
-	if !ok {
-		return nil
-	}
-	v, err := decodeComplexes(strconv.Quote(key), raw)
-	if err != nil {
-		d.err = err
-	}
-	return v
+	return decodeField(d, key, decodeComplexes)
 }
 
-func (d *fieldDecoder) blocks(key string) []RotationBlock {
-	raw, ok := d.raw(key)
-	if !ok {
-		return nil
-	}
-	v, err := decodeBlocks(strconv.Quote(key), raw)
-	if err != nil {
-		d.err = err
-	}
-	return v
+func (d *fieldDecoder) blocks(key string) []RotationBlock { return decodeField(d, key, decodeBlocks) }
+
+func (d *fieldDecoder) matrix(key string) [][]float64 {
+	// decodeMatrix names rows itself and takes the bare key.
+	return decodeField(d, key, func(_ string, raw json.RawMessage) ([][]float64, error) { return decodeMatrix(key, raw) })
 }
 
 // done returns the first error, or the first missing array key of a filter whose arrays hold

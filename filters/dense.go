@@ -75,19 +75,7 @@ func (f *Dense) Validate() error {
 			}
 		}
 	}
-	if err := checkLen("B", len(f.B), n); err != nil {
-		return err
-	}
-	if err := checkLen("C", len(f.C), n); err != nil {
-		return err
-	}
-	if err := checkFinite("B", f.B...); err != nil {
-		return err
-	}
-	if err := checkFinite("C", f.C...); err != nil {
-		return err
-	}
-	return checkFinite("D", f.D)
+	return checkIO(n, f.B, f.C, f.D)
 }
 
 // Rows returns A as a slice of rows (empty for order 0).

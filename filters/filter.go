@@ -122,6 +122,23 @@ func checkFiniteC(name string, v ...complex128) error {
 	return nil
 }
 
+// checkIO checks the input and output vectors and the feedthrough of an order-n state space.
+func checkIO(n int, b, c []float64, d float64) error {
+	if err := checkLen("B", len(b), n); err != nil {
+		return err
+	}
+	if err := checkLen("C", len(c), n); err != nil {
+		return err
+	}
+	if err := checkFinite("B", b...); err != nil {
+		return err
+	}
+	if err := checkFinite("C", c...); err != nil {
+		return err
+	}
+	return checkFinite("D", d)
+}
+
 func checkLen(name string, got, want int) error {
 	if got != want {
 		return invalidf("%s has length %d, want %d", name, got, want)

@@ -206,19 +206,7 @@ func (f *Rotation) Validate() error {
 	if err := checkFinite("real", f.Real...); err != nil {
 		return err
 	}
-	if err := checkLen("B", len(f.B), n); err != nil {
-		return err
-	}
-	if err := checkLen("C", len(f.C), n); err != nil {
-		return err
-	}
-	if err := checkFinite("B", f.B...); err != nil {
-		return err
-	}
-	if err := checkFinite("C", f.C...); err != nil {
-		return err
-	}
-	if err := checkFinite("D", f.D); err != nil {
+	if err := checkIO(n, f.B, f.C, f.D); err != nil {
 		return err
 	}
 	if n > 0 {

@@ -181,14 +181,19 @@ func (o *sysid) loss(ch int, k, e []float64) float64 {
 	return s / float64(o.samples)
 }
 
-func (o *sysid) relError(ch int, k []float64) float64 {
+// residualEnergy returns Σ r², r = (k*u)[0..T) - y.
+func (o *sysid) residualEnergy(ch int, k []float64) float64 {
 	fft := o.ffts.Get().(*fourier.FFT)
 	defer o.ffts.Put(fft)
-	r := o.residual(ch, k, fft)
 	s := 0.0
-	for _, v := range r {
+	for _, v := range o.residual(ch, k, fft) {
 		s += v * v
 	}
+	return s
+}
+
+func (o *sysid) relError(ch int, k []float64) float64 {
+	s := o.residualEnergy(ch, k)
 	if o.yNorms[ch] == 0 {
 		return math.Sqrt(s)
 	}
@@ -196,12 +201,5 @@ func (o *sysid) relError(ch int, k []float64) float64 {
 }
 
 func (o *sysid) mse(ch int, k []float64) float64 {
-	fft := o.ffts.Get().(*fourier.FFT)
-	defer o.ffts.Put(fft)
-	r := o.residual(ch, k, fft)
-	s := 0.0
-	for _, v := range r {
-		s += v * v
-	}
-	return s / float64(o.samples)
+	return o.residualEnergy(ch, k) / float64(o.samples)
 }
