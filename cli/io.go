@@ -1,0 +1,500 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// ssmlab import, ssmlab export and ssmlab session: moving filters and kernels between
+// ssmlab and the files of training code, and looking into session files. The work is done by
+// package sessions, which the workbench's load, save and export dialogs call too.
+
+type importOptions struct {
+	name, tensor, out, session string
+	columns, list              bool
+	truncLen                   int
+}
+
+func newImport(s *streams) *cobra.Command {
+	var o importOptions
+	cmd := &cobra.Command{
+		Use:   "import FILE [--tensor NAME] [--name NAME] [-o OUT | --session SESSION]",
+		Short: "Read a filter bank or kernels from NumPy, safetensors, CSV or JSON",
+		Long: `Import reads FILE ("-" reads stdin, but not CSV) and writes what it holds as an
+ssmlab JSON file to stdout, or atomically to OUT with -o, or adds it to the session file
+SESSION with --session (created if missing; its previous version is kept as SESSION.bak):
+
+  an RTF layer (tensors ab and h_0, as the RTF reference module names its parameters,
+  possibly behind a prefix such as "layers.0.filter.") in an .npz or .safetensors
+  file                              → a bank of tf filters (a filter file)
+  any other array: .npy, .npz, .safetensors, CSV (.csv, .tsv, .txt)
+                                    → kernels (a target file, {"name", "kernels"})
+  a filter or bank file (JSON)      → itself
+  a target file (JSON)              → itself
+
+A 1-D array is one kernel; a 2-D array holds one kernel per row (per column with
+--columns; a single column is one kernel). float16, bfloat16, float32 and float64 arrays
+are read, little- or big-endian, in C or Fortran order; NaN and infinities are refused.
+When the file holds several arrays or layers, --tensor picks one (a tensor name, or a
+layer's prefix); --list prints what the file holds as JSON.
+
+--trunc-len L undoes the truncation correction the RTF module trains its numerators with
+(b̃ = b(I − A^L)), giving the filter its recurrent form computes (get_C); give the
+module's trunc_len. docs/formats.md describes the formats and the layout.
+
+On stderr, one line says what was read.`,
+		Example: `  ssmlab import checkpoint.safetensors --tensor layers.3.filter -o layer3.json
+  ssmlab import hyena_filters.npy --name "hyena L3" --session work.ssmlab
+  ssmlab import weights.npz --list`,
+		Args: oneFile,
+		RunE: func(_ *cobra.Command, args []string) error { return runImport(s, args[0], o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.name, "name", "", "name the imported filter or kernels `NAME` (default: from the file and tensor)")
+	f.StringVar(&o.tensor, "tensor", "", "read the array, or the RTF layer (prefix), named `NAME`")
+	f.BoolVar(&o.columns, "columns", false, "kernels are the columns of a 2-D array, not its rows")
+	f.IntVar(&o.truncLen, "trunc-len", 0, "undo the RTF module's truncation correction for trunc_len `L`")
+	f.StringVarP(&o.out, "output", "o", "-", "write the JSON to `OUT` instead of stdout")
+	f.StringVar(&o.session, "session", "", "add to the session file `SESSION` instead of writing JSON")
+	f.BoolVar(&o.list, "list", false, "list the arrays and RTF layers in FILE as JSON, and import nothing")
+	return cmd
+}
+
+func runImport(s *streams, path string, o importOptions) error {
+	if o.session != "" && o.out != "-" {
+		return fmt.Errorf("-o and --session exclude each other: the item goes to one place")
+	}
+	if o.truncLen < 0 || o.truncLen > sessions.MaxTruncLen {
+		return fmt.Errorf("--trunc-len %d is outside [0, %d]", o.truncLen, sessions.MaxTruncLen)
+	}
+	if o.list {
+		return s.listArrays(path)
+	}
+	name := path
+	var (
+		it  sessions.Item
+		err error
+	)
+	opts := sessions.ImportOptions{Name: o.name, Tensor: o.tensor, Columns: o.columns, TruncLen: o.truncLen}
+	if path == "-" {
+		name = stdinName
+		var data []byte
+		if data, err = io.ReadAll(io.LimitReader(s.in, sessions.MaxFileSize+1)); err != nil {
+			return failf("%s: %w", stdinName, err)
+		}
+		it, err = sessions.ImportData(data, stdinName, opts)
+	} else {
+		it, err = sessions.Import(path, opts)
+	}
+	if err != nil {
+		return fail(withHint(err))
+	}
+	if o.session != "" {
+		return s.addToSession(o.session, name, it)
+	}
+	var data []byte
+	if it.Entry != nil {
+		data, err = filters.Marshal(it.Entry.Document())
+	} else {
+		data, err = sessions.MarshalTarget(it.Target)
+	}
+	if err != nil {
+		return failf("%s: %w", name, err)
+	}
+	if err := s.put(o.out, data); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.err, "imported %s: %s\n", name, oneLine(it.Note))
+	return nil
+}
+
+// withHint adds the flag that resolves a choice to a *sessions.ChoiceError.
+func withHint(err error) error {
+	if ce := (*sessions.ChoiceError)(nil); errors.As(err, &ce) {
+		return fmt.Errorf("%w (--tensor NAME picks one; --list shows them)", err)
+	}
+	return err
+}
+
+// addToSession adds an item to a session file, creating it if missing.
+func (s *streams) addToSession(path, from string, it sessions.Item) error {
+	sess := sessions.New()
+	if _, err := os.Stat(path); err == nil {
+		if sess, err = sessions.Load(path); err != nil {
+			return fail(err)
+		}
+	}
+	if it.Target != nil && it.Target.Source != nil {
+		src := it.Target.Source.Relative(filepath.Dir(path))
+		it.Target.Source = &src
+	}
+	id, err := sess.Add(it)
+	if err != nil {
+		return failf("%s: %w", from, err)
+	}
+	if err := sess.Save(path); err != nil {
+		return fail(err)
+	}
+	name := ""
+	if it.Entry != nil {
+		name = it.Entry.Name
+	} else {
+		name = it.Target.Name
+	}
+	fmt.Fprintf(s.err, "added %s (%q: %s) to %s, from %s: %s\n", id, name, it.Describe(), path, from, oneLine(it.Note))
+	return nil
+}
+
+// put writes data to path ("-" for stdout) atomically.
+func (s *streams) put(path string, data []byte) error {
+	if path == "-" {
+		if _, err := s.out.Write(data); err != nil {
+			return failf("stdout: %w", err)
+		}
+		return nil
+	}
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return failf("%s: %w", path, pathProblem(err))
+	}
+	return nil
+}
+
+// arrayListing is what import --list prints.
+type arrayListing struct {
+	Format    string      `json:"format"`
+	Arrays    []arrayInfo `json:"arrays"`
+	RTFLayers []string    `json:"rtf_layers"`
+}
+
+type arrayInfo struct {
+	Name      string `json:"name"`
+	DType     string `json:"dtype"`
+	Shape     []int  `json:"shape"`
+	Supported bool   `json:"supported"`
+}
+
+func (s *streams) listArrays(path string) error {
+	if path == "-" {
+		return fmt.Errorf("--list needs a FILE, not stdin")
+	}
+	af, err := arrays.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer af.Close()
+	l := arrayListing{Format: string(af.Format), Arrays: []arrayInfo{}, RTFLayers: []string{}}
+	var names []string
+	for _, in := range af.Arrays() {
+		shape := in.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		l.Arrays = append(l.Arrays, arrayInfo{in.Name, in.DType, shape, in.Supported})
+		names = append(names, in.Name)
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		have[n] = true
+	}
+	for _, n := range names {
+		if p, ok := strings.CutSuffix(n, sessions.RTFCoefficients); ok && (p == "" || strings.HasSuffix(p, ".")) && have[p+sessions.RTFDirect] {
+			l.RTFLayers = append(l.RTFLayers, p)
+		}
+	}
+	data, err := json.Marshal(l)
+	if err != nil {
+		return failf("%s: %w", path, err)
+	}
+	return s.writeOut(data)
+}
+
+type exportOptions struct {
+	format, out, prefix, dtype string
+	ids                        []string
+	truncLen, length           int
+	compress                   bool
+}
+
+func newExport(s *streams) *cobra.Command {
+	var o exportOptions
+	cmd := &cobra.Command{
+		Use:   "export SOURCE [--format npz|safetensors|json|csv|npy] -o OUT [--id ID]...",
+		Short: "Write filters and kernels as NumPy, safetensors, JSON or CSV",
+		Long: `Export writes the filters and kernels of SOURCE — a session file, or any file
+ssmlab import reads — to OUT ("-" for stdout), atomically. --format defaults to OUT's
+extension. From a session, --id ID (an ID or a name; repeatable) picks items; by default
+every filter and target is exported.
+
+  npz, safetensors   every item. A filter or bank is written in the layout of the RTF
+                     reference module, ready for its load_state_dict: ab, shape (2·D, N),
+                     the D denominators a₁…a_N then the D numerators b₁…b_N, and h_0,
+                     shape (D) (forms other than tf are converted first; the accuracy is
+                     printed as by convert). Kernels are written as "kernels". With several
+                     items, each item's names start with its ID ("f1.ab", "t2.kernels");
+                     --prefix P puts P before every name ("layers.0.filter.").
+  json               one item: a filter or bank file, or a target file.
+  csv, npy           one item: its kernels, or a filter's impulse response (--length
+                     samples; one row per channel of a bank).
+
+--dtype float32 writes float32 arrays (default float64, exact). --trunc-len L stores the
+RTF numerators as the module trains them for trunc_len L (b̃ = b(I − A^L)), so that its
+convolution reproduces the filter; see docs/formats.md.`,
+		Example: `  ssmlab export layer.json -o layer.safetensors --prefix layers.0.filter. --trunc-len 1024
+  ssmlab export work.ssmlab --id "hyena L3" -o targets.npz
+  ssmlab export bank.json --format csv --length 512 -o impulses.csv`,
+		Args: oneFile,
+		RunE: func(_ *cobra.Command, args []string) error { return runExport(s, args[0], o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", "", "the `FORMAT`: npz, safetensors, json, csv or npy (default: from OUT's extension)")
+	f.StringVarP(&o.out, "output", "o", "", "write to `OUT` (\"-\" for stdout; required)")
+	f.StringArrayVar(&o.ids, "id", nil, "export the session item `ID` (an ID or a name; repeatable)")
+	f.StringVar(&o.prefix, "prefix", "", "put `P` before every tensor name (npz, safetensors)")
+	f.StringVar(&o.dtype, "dtype", "float64", "the element type of npz, safetensors and npy: `float64` or float32")
+	f.IntVar(&o.truncLen, "trunc-len", 0, "store RTF numerators with the truncation correction for trunc_len `L`")
+	f.IntVar(&o.length, "length", sessions.DefaultLength, "samples of a filter's impulse response for csv and npy (`L`)")
+	f.BoolVar(&o.compress, "compress", false, "deflate an npz file (as numpy.savez_compressed)")
+	return cmd
+}
+
+func runExport(s *streams, src string, o exportOptions) error {
+	if o.out == "" {
+		return fmt.Errorf("-o OUT is required (\"-\" writes to stdout)")
+	}
+	if o.format == "" {
+		o.format = strings.TrimPrefix(strings.ToLower(filepath.Ext(o.out)), ".")
+		if o.format == "" || o.out == "-" {
+			return fmt.Errorf("--format is required when OUT has no extension (npz, safetensors, json, csv or npy)")
+		}
+	}
+	format, err := sessions.ParseExportFormat(o.format)
+	if err != nil {
+		return fmt.Errorf("--format: %v", err)
+	}
+	dt, err := arrays.ParseDType(o.dtype)
+	if err != nil || (dt != arrays.Float32 && dt != arrays.Float64) {
+		return fmt.Errorf("--dtype %q: want float64 or float32", o.dtype)
+	}
+	if o.truncLen < 0 || o.truncLen > sessions.MaxTruncLen {
+		return fmt.Errorf("--trunc-len %d is outside [0, %d]", o.truncLen, sessions.MaxTruncLen)
+	}
+	if o.length < 1 || o.length > sessions.MaxLength {
+		return fmt.Errorf("--length %d is outside [1, %d]", o.length, sessions.MaxLength)
+	}
+	items, err := s.exportItems(src, o.ids)
+	if err != nil {
+		return err
+	}
+	data, reports, err := sessions.Export(items, sessions.ExportOptions{
+		Format: format, DType: dt, Prefix: o.prefix, TruncLen: o.truncLen, Length: o.length, Compress: o.compress,
+	})
+	if err != nil {
+		if len(items) > 1 && (format == sessions.ExportJSON || format == sessions.ExportCSV || format == sessions.ExportNPY) {
+			return failf("%s: %s holds one item and %s has %d: pick one with --id", src, format, src, len(items))
+		}
+		return failf("%s: %w", src, err)
+	}
+	if err := s.put(o.out, data); err != nil {
+		return err
+	}
+	if len(reports) > 0 {
+		summarize(s.err, reports, true)
+	}
+	what := make([]string, len(items))
+	for i, it := range items {
+		what[i] = it.Describe()
+	}
+	count := "1 item"
+	if len(items) != 1 {
+		count = fmt.Sprintf("%d items", len(items))
+	}
+	fmt.Fprintf(s.err, "exported %s from %s to %s as %s: %s\n", count, src, o.out, format, strings.Join(what, "; "))
+	return nil
+}
+
+// exportItems reads the items to export from a session (those named by ids) or from any
+// importable file.
+func (s *streams) exportItems(src string, ids []string) ([]sessions.Item, error) {
+	if src == "-" {
+		return nil, fmt.Errorf("export reads a file, not stdin")
+	}
+	if !sessions.IsSession(src) {
+		if len(ids) > 0 {
+			return nil, fmt.Errorf("--id picks items of a session, and %s is not one", src)
+		}
+		it, err := sessions.Import(src, sessions.ImportOptions{})
+		if err != nil {
+			return nil, fail(withHint(err))
+		}
+		return []sessions.Item{it}, nil
+	}
+	sess, err := sessions.Load(src)
+	if err != nil {
+		return nil, fail(err)
+	}
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		if keys[i], err = sess.Find(id); err != nil {
+			return nil, failf("%s: %w", src, err)
+		}
+	}
+	items, err := sess.Items(keys...)
+	if err != nil {
+		return nil, failf("%s: %w", src, err)
+	}
+	if len(items) == 0 {
+		return nil, failf("%s: the session holds no filters or targets", src)
+	}
+	return items, nil
+}
+
+func newSession(s *streams) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "session",
+		Short: "Look into session files",
+		Long: `A session file (.ssmlab) holds the workbench's filters, banks, distillation targets, jobs
+and view; docs/formats.md describes it. ssmlab FILE.ssmlab opens it in the workbench.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	var asJSON bool
+	info := &cobra.Command{
+		Use:   "info FILE [--json]",
+		Short: "Summarise a session file",
+		Long: `Info prints what the session file FILE holds: one line per filter, bank, target and job
+with its ID, name and size, and the workbench's selection. --json prints it as JSON.`,
+		Example: `  ssmlab session info work.ssmlab
+  ssmlab session info work.ssmlab --json | jq '.filters[].id'`,
+		Args: oneFile,
+		RunE: func(_ *cobra.Command, args []string) error { return runSessionInfo(s, args[0], asJSON) },
+	}
+	info.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	cmd.AddCommand(info)
+	return cmd
+}
+
+// sessionInfo is what session info --json prints.
+type sessionInfo struct {
+	Path    string     `json:"path"`
+	Version int        `json:"version"`
+	Summary string     `json:"summary"`
+	Filters []itemInfo `json:"filters"`
+	Targets []itemInfo `json:"targets"`
+	Jobs    []itemInfo `json:"jobs"`
+	UI      struct {
+		Selected string   `json:"selected"`
+		FormTab  string   `json:"form_tab"`
+		Plots    []string `json:"plots"`
+	} `json:"ui"`
+}
+
+type itemInfo struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Source      string `json:"source,omitempty"`
+	Problem     string `json:"problem,omitempty"`
+}
+
+func runSessionInfo(s *streams, path string, asJSON bool) error {
+	if path == "-" {
+		return fmt.Errorf("session info reads a file, not stdin")
+	}
+	sess, err := sessions.Load(path)
+	if err != nil {
+		return fail(err)
+	}
+	in := sessionInfo{Path: path, Version: sessions.CurrentVersion, Summary: sess.Summary(),
+		Filters: []itemInfo{}, Targets: []itemInfo{}, Jobs: []itemInfo{}}
+	for _, e := range sess.Filters {
+		in.Filters = append(in.Filters, itemInfo{ID: e.ID, Name: e.Name, Description: e.Describe()})
+	}
+	for _, t := range sess.Targets {
+		ii := itemInfo{ID: t.ID, Name: t.Name, Description: t.Describe()}
+		if t.Source != nil {
+			ii.Source = t.Source.Path
+			if t.Source.Tensor != "" {
+				ii.Source += "#" + t.Source.Tensor
+			}
+			if t.Linked {
+				ii.Source += " (linked)"
+			}
+		}
+		if t.Err != nil {
+			ii.Problem = oneLine(t.Err.Error())
+		}
+		in.Targets = append(in.Targets, ii)
+	}
+	for _, j := range sess.Jobs {
+		desc := fmt.Sprintf("spec %s", size(len(j.Spec)))
+		if j.Report != nil {
+			desc += fmt.Sprintf(", report %s", size(len(j.Report)))
+		} else {
+			desc += ", no report"
+		}
+		in.Jobs = append(in.Jobs, itemInfo{ID: j.ID, Name: j.Kind, Description: desc})
+	}
+	in.UI.Selected, in.UI.FormTab, in.UI.Plots = sess.UI.Selected, sess.UI.FormTab, sess.UI.Plots
+	if in.UI.Plots == nil {
+		in.UI.Plots = []string{}
+	}
+	if asJSON {
+		data, err := json.Marshal(in)
+		if err != nil {
+			return failf("%s: %w", path, err)
+		}
+		return s.writeOut(data)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ssmlab session, version %d: %s\n", path, in.Version, in.Summary)
+	width := 0
+	for _, l := range [][]itemInfo{in.Filters, in.Targets, in.Jobs} {
+		for _, ii := range l {
+			width = max(width, len([]rune(ii.Name)))
+		}
+	}
+	width = min(width, 32)
+	for _, l := range [][]itemInfo{in.Filters, in.Targets, in.Jobs} {
+		for _, ii := range l {
+			name := ii.Name
+			if r := []rune(name); len(r) > 32 {
+				name = string(r[:31]) + "…"
+			}
+			fmt.Fprintf(&b, "  %-5s %-*s  %s", ii.ID, width, name, ii.Description)
+			if ii.Source != "" {
+				fmt.Fprintf(&b, " (from %s)", ii.Source)
+			}
+			if ii.Problem != "" {
+				fmt.Fprintf(&b, " [%s]", ii.Problem)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	if in.UI.Selected != "" || in.UI.FormTab != "" || len(in.UI.Plots) > 0 {
+		fmt.Fprintf(&b, "  view: selected %q, form tab %q, plots %s\n", in.UI.Selected, in.UI.FormTab, strings.Join(in.UI.Plots, ", "))
+	}
+	return s.writeOut([]byte(b.String()))
+}
+
+// size writes a byte count for people: "120 B", "2.1 KiB".
+func size(n int) string {
+	switch {
+	case n < 1<<10:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}

@@ -1,0 +1,242 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// numpyDir holds the files NumPy wrote (testdata/golden/numpy/gen_numpy.py).
+const numpyDir = "../testdata/golden/numpy"
+
+// oneErrorLine checks a failed run: the exit code, nothing on stdout, and one stderr line
+// containing want.
+func oneErrorLine(t *testing.T, r result, code int, want string) {
+	t.Helper()
+	if r.code != code || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, want) {
+		t.Errorf("want exit %d, empty stdout and one stderr line containing %q; got %v", code, want, r)
+	}
+}
+
+func TestImportRTFLayer(t *testing.T) {
+	r := run(t, "", "import", filepath.Join(numpyDir, "rtf.safetensors"))
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	doc, err := filters.Unmarshal([]byte(r.stdout))
+	if err != nil || doc.Bank == nil || len(doc.Bank.Channels) != 3 || doc.Bank.Form() != filters.FormTF || doc.Name != "rtf:layers.0.filter" {
+		t.Fatalf("stdout is not the bank: %v\n%s", err, r.stdout)
+	}
+	if !strings.HasPrefix(r.stderr, "imported ") || !strings.Contains(r.stderr, `RTF layer "layers.0.filter."`) || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+}
+
+func TestImportKernelsAndPassThrough(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "bank.json")
+	r := run(t, "", "import", filepath.Join(numpyDir, "multi.npz"), "--tensor", "bank", "--name", "three", "-o", out)
+	if r.code != 0 || r.stdout != "" {
+		t.Fatalf("%v", r)
+	}
+	tgt, err := sessions.UnmarshalTarget(ioMust(os.ReadFile(out)))
+	if err != nil || tgt.Name != "three" || !slices.Equal(tgt.Kernels.Shape, []int{3, 5}) {
+		t.Fatalf("target file: %v %+v", err, tgt)
+	}
+	// The target file reads back as itself, from a file or stdin.
+	again := run(t, "", "import", out)
+	if again.code != 0 || again.stdout != string(ioMust(os.ReadFile(out))) {
+		t.Errorf("re-import: %v", again)
+	}
+	stdin := run(t, string(ioMust(os.ReadFile(out))), "import", "-")
+	if stdin.code != 0 || stdin.stdout != again.stdout {
+		t.Errorf("stdin: %v", stdin)
+	}
+	// A filter file passes through.
+	fp := writeDoc(t, dir, "f.json", filters.Document{Name: "toy", Filter: testFilter(t)})
+	pass := run(t, "", "import", fp)
+	if pass.code != 0 || pass.stdout != string(ioMust(os.ReadFile(fp))) {
+		t.Errorf("filter pass-through: %v", pass)
+	}
+}
+
+func TestImportList(t *testing.T) {
+	r := run(t, "", "import", filepath.Join(numpyDir, "rtf.safetensors"), "--list")
+	var l struct {
+		Format string `json:"format"`
+		Arrays []struct {
+			Name      string `json:"name"`
+			DType     string `json:"dtype"`
+			Shape     []int  `json:"shape"`
+			Supported bool   `json:"supported"`
+		} `json:"arrays"`
+		RTFLayers []string `json:"rtf_layers"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &l) != nil {
+		t.Fatalf("%v", r)
+	}
+	if l.Format != "safetensors" || len(l.Arrays) != 4 || l.Arrays[3].Supported || !slices.Equal(l.RTFLayers, []string{"layers.0.filter."}) {
+		t.Errorf("listing %+v", l)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeText(t, dir, "bad.npy", "\x93NUMPY\x01\x00\x20\x00{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }")
+	oneErrorLine(t, run(t, "", "import", bad), ExitFailure, "bad.npy: invalid array file: npy: bad header")
+	i8 := filepath.Join(numpyDir, "int64.npy")
+	oneErrorLine(t, run(t, "", "import", i8), ExitFailure, `int64.npy: unsupported array: npy: dtype "<i8"`)
+	oneErrorLine(t, run(t, "", "import", filepath.Join(numpyDir, "multi.npz")), ExitFailure, "--tensor NAME picks one")
+	oneErrorLine(t, run(t, "", "import", filepath.Join(dir, "none.npz")), ExitFailure, "none.npz: no such file")
+	oneErrorLine(t, run(t, "", "import", i8, "-o", "x", "--session", "y"), ExitUsage, "-o and --session exclude each other")
+	oneErrorLine(t, run(t, "", "import", i8, "--trunc-len", "-2"), ExitUsage, "--trunc-len -2")
+	oneErrorLine(t, run(t, "", "import"), ExitUsage, "want one FILE")
+}
+
+// TestSessionWorkflow builds a session from files with import --session, inspects it with
+// session info and exports it in every format, checking each export against the source.
+func TestSessionWorkflow(t *testing.T) {
+	dir := t.TempDir()
+	sess := filepath.Join(dir, "work.ssmlab")
+	for _, args := range [][]string{
+		{"import", filepath.Join(numpyDir, "rtf.npz"), "--session", sess, "--name", "layer"},
+		{"import", filepath.Join(numpyDir, "bank_f4_be_f.npy"), "--session", sess, "--name", "kernels"},
+	} {
+		r := run(t, "", args...)
+		if r.code != 0 || r.stdout != "" || !strings.HasPrefix(r.stderr, "added ") {
+			t.Fatalf("%v", r)
+		}
+	}
+	s := ioMust(sessions.Load(sess))
+	if s.Summary() != "1 filter, 1 target, 0 jobs" {
+		t.Fatalf("session holds %s", s.Summary())
+	}
+	if _, err := os.Stat(sess + sessions.BackupSuffix); err != nil {
+		t.Errorf("the second import kept no backup: %v", err)
+	}
+
+	info := run(t, "", "session", "info", sess)
+	if info.code != 0 || !strings.Contains(info.stdout, "ssmlab session, version 1: 1 filter, 1 target, 0 jobs") ||
+		!strings.Contains(info.stdout, "f1    layer") || !strings.Contains(info.stdout, "3 kernels of length 5 (from ") {
+		t.Errorf("session info:\n%v", info)
+	}
+	infoJSON := run(t, "", "session", "info", sess, "--json")
+	var in struct {
+		Filters []struct{ ID, Name, Description string }
+	}
+	if infoJSON.code != 0 || json.Unmarshal([]byte(infoJSON.stdout), &in) != nil || len(in.Filters) != 1 || in.Filters[0].Description != "bank of 3 tf channels of order 4" {
+		t.Errorf("session info --json: %v", infoJSON)
+	}
+
+	layer, _ := s.Filter("f1")
+	target, _ := s.Target("t2")
+	// Everything to safetensors, with IDs in the names.
+	st := filepath.Join(dir, "all.safetensors")
+	if r := run(t, "", "export", sess, "-o", st); r.code != 0 || !strings.Contains(r.stderr, "exported 2 items") {
+		t.Fatalf("%v", r)
+	}
+	af := ioMust(arrays.Open(st))
+	if got := ioMust(af.Read("t2.kernels")); !got.Equal(target.Kernels) {
+		t.Error("t2.kernels differs")
+	}
+	af.Close()
+	// One item by name, to each single-item format.
+	for _, format := range []string{"npz", "json", "csv", "npy"} {
+		out := filepath.Join(dir, "k."+format)
+		if r := run(t, "", "export", sess, "--id", "kernels", "-o", out); r.code != 0 {
+			t.Fatalf("%s: %v", format, r)
+		}
+		it := ioMust(sessions.Import(out, sessions.ImportOptions{}))
+		if !slices.Equal(it.Target.Kernels.Data, target.Kernels.Data) {
+			t.Errorf("%s: the kernels changed", format)
+		}
+	}
+	// The layer to npz, loadable as an RTF module's state: exact.
+	npz := filepath.Join(dir, "layer.npz")
+	if r := run(t, "", "export", sess, "--id", "f1", "--format", "npz", "-o", npz); r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	back := ioMust(sessions.Import(npz, sessions.ImportOptions{}))
+	if !bytes.Equal(ioMust(filters.Marshal(back.Entry.Document())), ioMust(filters.Marshal(filters.Document{Name: back.Entry.Name, Bank: layer.Bank}))) {
+		t.Error("the layer changed through npz")
+	}
+	// Several items do not fit one JSON file.
+	oneErrorLine(t, run(t, "", "export", sess, "-o", filepath.Join(dir, "x.json")), ExitFailure, "pick one with --id")
+	oneErrorLine(t, run(t, "", "export", sess, "--id", "nothing", "-o", filepath.Join(dir, "x.npz")), ExitFailure, `no such item: "nothing"`)
+}
+
+func TestExportFilterFile(t *testing.T) {
+	dir := t.TempDir()
+	fp := writeDoc(t, dir, "toy.json", filters.Document{Name: "toy", Filter: testFilter(t)})
+	out := filepath.Join(dir, "toy.safetensors")
+	r := run(t, "", "export", fp, "-o", out, "--prefix", "layers.0.filter.", "--trunc-len", "64", "--dtype", "float32")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	// The dense filter was converted to tf: the accuracy line comes first.
+	if !strings.HasPrefix(r.stderr, "converted 1 channels dense → tf") || !strings.Contains(r.stderr, "exported 1 item from ") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	af := ioMust(arrays.Open(out))
+	defer af.Close()
+	var names []string
+	for _, in := range af.Arrays() {
+		names = append(names, in.Name+" "+in.DType)
+	}
+	if !slices.Equal(names, []string{"layers.0.filter.ab F32", "layers.0.filter.h_0 F32"}) {
+		t.Errorf("tensors %v", names)
+	}
+	// CSV of a filter is its impulse response.
+	csv := run(t, "", "export", fp, "--format", "csv", "--length", "8", "-o", "-")
+	a, err := arrays.ReadCSV(strings.NewReader(csv.stdout))
+	if csv.code != 0 || err != nil || !slices.Equal(a.Data, testFilter(t).Impulse(8)) {
+		t.Errorf("csv: %v %v", csv, err)
+	}
+}
+
+func TestExportUsage(t *testing.T) {
+	dir := t.TempDir()
+	fp := writeDoc(t, dir, "toy.json", filters.Document{Filter: testFilter(t)})
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", fp}, "-o OUT is required"},
+		{[]string{"export", fp, "-o", filepath.Join(dir, "out")}, "--format is required"},
+		{[]string{"export", fp, "-o", "x.npz", "--format", "hdf5"}, `unknown export format "hdf5"`},
+		{[]string{"export", fp, "-o", "x.npz", "--dtype", "float16"}, `--dtype "float16"`},
+		{[]string{"export", fp, "-o", "x.csv", "--length", "0"}, "--length 0"},
+		{[]string{"export", fp, "-o", "x.npz", "--id", "f1"}, "--id picks items of a session"},
+		{[]string{"export", "-", "-o", "x.npz"}, "not stdin"},
+	} {
+		oneErrorLine(t, run(t, "", tc.args...), ExitUsage, tc.want)
+	}
+}
+
+func TestSessionInfoErrors(t *testing.T) {
+	dir := t.TempDir()
+	newer := writeText(t, dir, "new.ssmlab", `{"format": "ssmlab-session", "version": 2}`)
+	oneErrorLine(t, run(t, "", "session", "info", newer), ExitFailure, "session version 2 is newer than this ssmlab supports (1)")
+	broken := writeText(t, dir, "broken.ssmlab", `{"format": "ssmlab-session", "version": 1, "filters": [`)
+	oneErrorLine(t, run(t, "", "session", "info", broken), ExitFailure, "broken.ssmlab: invalid session: bad JSON")
+	oneErrorLine(t, run(t, "", "session", "info"), ExitUsage, "want one FILE")
+	if r := run(t, "", "session"); r.code != 0 || !strings.Contains(r.stdout, "info") {
+		t.Errorf("session alone prints its help: %v", r)
+	}
+}
+
+// ioMust returns v, panicking on err.
+func ioMust[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

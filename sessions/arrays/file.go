@@ -1,0 +1,171 @@
+package arrays
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Format names an array file format.
+type Format string
+
+// The formats Open reads.
+const (
+	FormatNPY         Format = "npy"
+	FormatNPZ         Format = "npz"
+	FormatSafetensors Format = "safetensors"
+	FormatCSV         Format = "csv"
+)
+
+// Sniff names the format of a file from its first bytes (at least 9 of them, when the file
+// has that many) and, for CSV, which has no magic, its name: .npy and .npz files start with
+// their magic strings, a .safetensors file with a header length and '{'. It reports false
+// for anything else, such as JSON.
+func Sniff(head []byte, name string) (Format, bool) {
+	switch {
+	case bytes.HasPrefix(head, []byte(npyMagic)):
+		return FormatNPY, true
+	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
+		return FormatNPZ, true
+	case len(head) >= 9 && head[8] == '{' && binary.LittleEndian.Uint64(head) <= MaxSafetensorsHeader:
+		return FormatSafetensors, true
+	}
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".csv", ".tsv", ".txt":
+		return FormatCSV, true
+	}
+	return "", false
+}
+
+// File is an open array file of any format Open reads. An .npy or CSV file holds one array,
+// named "".
+type File struct {
+	Format Format
+	r      io.ReaderAt
+	c      io.Closer // nil when opened by OpenReader
+	size   int64
+	npy    *npyHeader
+	npz    *NPZ
+	st     *Safetensors
+	csv    *Array
+}
+
+// Open opens the array file at path, recognised by Sniff, and reads its headers (a CSV file
+// is read whole). Errors are prefixed with the path.
+func Open(path string) (*File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, pathErr(err))
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("not a regular file")
+	}
+	var af *File
+	if err == nil {
+		af, err = OpenReader(f, fi.Size(), path)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, pathErr(err))
+	}
+	af.c = f
+	return af, nil
+}
+
+// OpenReader is Open for a file of the given size read through r; name is used only to
+// recognise a CSV file by its extension.
+func OpenReader(r io.ReaderAt, size int64, name string) (*File, error) {
+	head := make([]byte, 9)
+	n, err := r.ReadAt(head, 0)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	format, ok := Sniff(head[:n], name)
+	if !ok {
+		return nil, unsupportedf("not an array file ssmlab knows: .npy, .npz and .safetensors files are recognised by their first bytes, CSV by a .csv, .tsv or .txt name")
+	}
+	af := &File{Format: format, r: r, size: size}
+	switch format {
+	case FormatNPY:
+		if af.npy, err = readNPYHeader(io.NewSectionReader(r, 0, size)); err != nil {
+			return nil, err
+		}
+		if got := size - af.npy.offset; got != af.npy.dataBytes() {
+			return nil, sizeMismatch(af.npy, got)
+		}
+	case FormatNPZ:
+		af.npz, err = OpenNPZ(r, size)
+	case FormatSafetensors:
+		af.st, err = OpenSafetensors(r, size)
+	case FormatCSV:
+		af.csv, err = ReadCSV(io.NewSectionReader(r, 0, size))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return af, nil
+}
+
+func pathErr(err error) error {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// Arrays lists the arrays of the file.
+func (af *File) Arrays() []Info {
+	switch af.Format {
+	case FormatNPY:
+		return []Info{{DType: af.npy.descr, Shape: append([]int(nil), af.npy.shape...), Supported: true}}
+	case FormatNPZ:
+		return af.npz.Arrays()
+	case FormatSafetensors:
+		return af.st.Arrays()
+	}
+	return []Info{{DType: "csv", Shape: append([]int(nil), af.csv.Shape...), Supported: true}}
+}
+
+// Metadata returns a safetensors file's "__metadata__" map (nil for other formats).
+func (af *File) Metadata() map[string]string {
+	if af.st == nil {
+		return nil
+	}
+	return af.st.Metadata
+}
+
+// Read reads the named array ("" for the only array of an .npy or CSV file).
+func (af *File) Read(name string) (*Array, error) {
+	switch af.Format {
+	case FormatNPZ:
+		return af.npz.Read(name)
+	case FormatSafetensors:
+		return af.st.Read(name)
+	}
+	if name != "" {
+		return nil, fmt.Errorf("%w %q: a %s file holds one array, named \"\"", ErrNotFound, name, af.Format)
+	}
+	if af.Format == FormatCSV {
+		return af.csv.Clone(), nil
+	}
+	raw := make([]byte, af.npy.dataBytes()) // checked against the file's size by Open
+	if _, err := af.r.ReadAt(raw, af.npy.offset); err != nil && !(err == io.EOF && len(raw) == 0) {
+		return nil, pathErr(err)
+	}
+	return decodeNPYData(af.npy, raw)
+}
+
+// Close closes the file (a no-op for OpenReader's).
+func (af *File) Close() error {
+	if af.c == nil {
+		return nil
+	}
+	return af.c.Close()
+}

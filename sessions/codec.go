@@ -1,0 +1,484 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// The session file format is described in docs/formats.md ("Session files").
+
+// FormatName is the value of a session file's "format" key.
+const FormatName = "ssmlab-session"
+
+// CurrentVersion is the version of the session format this package writes. It reads every
+// version up to it, migrating older ones forward.
+const CurrentVersion = 1
+
+// MaxFileSize is the largest session file Load and Unmarshal accept, and Marshal writes
+// (256 MiB). Link large targets (Target.Linked) rather than embed them.
+const MaxFileSize = 256 << 20
+
+// VersionError is the error for a session file written by a newer ssmlab.
+type VersionError struct {
+	Version, Supported int
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("session version %d is newer than this ssmlab supports (%d)", e.Version, e.Supported)
+}
+
+// migrations[v] rewrites the tree of a version-v file into version v+1. Version 1 is the
+// first, so there are none yet; see docs/formats.md for how one is added.
+var migrations = map[int]func(root *jnode) error{}
+
+// maxIDNumber bounds the numbers of IDs: larger ones in a file are not counted when the
+// next ID is chosen.
+const maxIDNumber = 1 << 50
+
+// idPattern is what an item's ID may look like.
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// autosaveInfo is the "autosave" member of an autosave file.
+type autosaveInfo struct {
+	Origin string    // the session's file, absolute; "" for an untitled session
+	Saved  time.Time // when the autosave was written
+}
+
+// Marshal encodes the session as a version-CurrentVersion session file. Arrays of more than
+// arrays.InlineMax numbers, in filters and kernels, are written packed (base64 of
+// little-endian float64); the rest is plain JSON in the layout of filter files.
+func Marshal(s *Session) ([]byte, error) {
+	return marshal(s, nil)
+}
+
+func marshal(s *Session, auto *autosaveInfo) ([]byte, error) {
+	root := objNode()
+	root.set("format", strNode(FormatName))
+	root.set("version", intNode(CurrentVersion))
+	if auto != nil {
+		a := objNode()
+		a.set("origin", strNode(auto.Origin))
+		a.set("saved", strNode(auto.Saved.UTC().Format(time.RFC3339Nano)))
+		root.set("autosave", a)
+	}
+	root.set("next_id", intNode(max(s.nextID, 1)))
+
+	fl := arrNode()
+	for _, e := range s.Filters {
+		if err := checkID(e.ID); err != nil {
+			return nil, err
+		}
+		if err := e.validate(); err != nil {
+			return nil, within("entry "+strconv.Quote(e.ID), err)
+		}
+		text, err := filters.Marshal(e.Document())
+		if err != nil {
+			return nil, fmt.Errorf("entry %q: %w", e.ID, err)
+		}
+		doc, err := parseTree(text)
+		if err != nil {
+			return nil, fmt.Errorf("entry %q: %w", e.ID, err) // a bug in filters.Marshal
+		}
+		doc.pack()
+		o := objNode()
+		o.set("id", strNode(e.ID))
+		o.set("filter", doc)
+		fl.kids = append(fl.kids, o)
+	}
+	root.set("filters", fl)
+
+	tl := arrNode()
+	for _, t := range s.Targets {
+		if err := checkID(t.ID); err != nil {
+			return nil, err
+		}
+		if err := t.validate(); err != nil {
+			return nil, within("target "+strconv.Quote(t.ID), err)
+		}
+		o := objNode()
+		o.set("id", strNode(t.ID))
+		o.set("name", strNode(t.Name))
+		if !t.Linked {
+			o.set("kernels", arrayNode(t.Kernels))
+		}
+		if t.Source != nil {
+			src := objNode()
+			src.set("path", strNode(t.Source.Path))
+			src.set("tensor", strNode(t.Source.Tensor))
+			o.set("source", src)
+		}
+		if t.Linked {
+			o.set("linked", boolNode(true))
+		}
+		tl.kids = append(tl.kids, o)
+	}
+	root.set("targets", tl)
+
+	jl := arrNode()
+	for _, j := range s.Jobs {
+		if err := checkID(j.ID); err != nil {
+			return nil, err
+		}
+		if err := j.validate(); err != nil {
+			return nil, within("job "+strconv.Quote(j.ID), err)
+		}
+		o := objNode()
+		o.set("id", strNode(j.ID))
+		o.set("kind", strNode(j.Kind))
+		for _, part := range []struct {
+			key string
+			raw json.RawMessage
+		}{{"spec", j.Spec}, {"report", j.Report}} {
+			n, err := rawNode(part.raw)
+			if err != nil {
+				return nil, fmt.Errorf("job %q %s: %w", j.ID, part.key, err)
+			}
+			o.set(part.key, n)
+		}
+		jl.kids = append(jl.kids, o)
+	}
+	root.set("jobs", jl)
+
+	ui := objNode()
+	ui.set("selected", strNode(s.UI.Selected))
+	ui.set("form_tab", strNode(s.UI.FormTab))
+	plots := arrNode()
+	for _, p := range s.UI.Plots {
+		plots.kids = append(plots.kids, strNode(p))
+	}
+	ui.set("plots", plots)
+	for _, k := range sortedKeys(s.UI.Extra) {
+		if k == "selected" || k == "form_tab" || k == "plots" {
+			return nil, invalidf("UI extra key %q shadows a UI field", k)
+		}
+		n, err := rawNode(s.UI.Extra[k])
+		if err != nil {
+			return nil, fmt.Errorf("UI key %q: %w", k, err)
+		}
+		ui.set(k, n)
+	}
+	root.set("ui", ui)
+
+	b := append(root.indent(nil, ""), '\n')
+	if len(b) > MaxFileSize {
+		return nil, invalidf("the session takes %d MiB, more than the %d MiB limit of a session file; link large targets instead of embedding them", len(b)>>20, MaxFileSize>>20)
+	}
+	return b, nil
+}
+
+// rawNode parses raw JSON into a node; nil is null.
+func rawNode(raw json.RawMessage) (*jnode, error) {
+	if raw == nil {
+		return &jnode{kind: jNull}, nil
+	}
+	return parseTree(raw)
+}
+
+// arrayNode returns an array as a tree node: packed when large, nested numbers otherwise.
+func arrayNode(a *arrays.Array) *jnode {
+	if a.Len() > arrays.InlineMax || (a.Len() == 0 && len(a.Shape) != 1) {
+		return packedNode(a)
+	}
+	b, _ := a.MarshalJSON() // validated by the caller
+	n, _ := parseTree(b)
+	return n
+}
+
+func checkID(id string) error {
+	if !idPattern.MatchString(id) {
+		return invalidf("ID %q: an ID is 1 to 64 letters, digits, '_', '-' or '.'", id)
+	}
+	return nil
+}
+
+// Unmarshal decodes a session file. Older versions are migrated; a newer version gives a
+// *VersionError. Linked targets are left unloaded (Kernels nil); Load reads them. The
+// session is clean, with no Path.
+func Unmarshal(data []byte) (*Session, error) {
+	s, _, err := unmarshal(data)
+	return s, err
+}
+
+func unmarshal(data []byte) (*Session, *autosaveInfo, error) {
+	if len(data) > MaxFileSize {
+		return nil, nil, invalidf("the file is larger than the %d MiB limit of a session file", MaxFileSize>>20)
+	}
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	root, err := parseTree(data)
+	if err != nil {
+		return nil, nil, err
+	}
+	if root.kind != jObject {
+		return nil, nil, invalidf("a session file holds one JSON object, not %s", root.describe())
+	}
+	format := root.get("format")
+	if format == nil || format.kind != jString || format.text != FormatName {
+		if root.get("form") != nil || root.get("channels") != nil {
+			return nil, nil, invalidf("this is a filter file, not a session (a session starts with \"format\": %q)", FormatName)
+		}
+		return nil, nil, invalidf("not an ssmlab session: no \"format\": %q", FormatName)
+	}
+	vn := root.get("version")
+	if vn == nil {
+		return nil, nil, invalidf("missing key \"version\"")
+	}
+	version, err := vn.integer(`"version"`)
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case version > CurrentVersion:
+		return nil, nil, &VersionError{Version: version, Supported: CurrentVersion}
+	case version < 1:
+		return nil, nil, invalidf("session version %d does not exist (versions start at 1)", version)
+	}
+	for v := version; v < CurrentVersion; v++ {
+		if err := migrations[v](root); err != nil {
+			return nil, nil, fmt.Errorf("%w: migrating version %d to %d: %w", ErrInvalid, v, v+1, err)
+		}
+	}
+	return decodeV1(root)
+}
+
+// decodeV1 reads the tree of a version-1 file.
+func decodeV1(root *jnode) (*Session, *autosaveInfo, error) {
+	if err := root.objectKeys("the session", "format", "version", "autosave", "next_id", "filters", "targets", "jobs", "ui"); err != nil {
+		return nil, nil, err
+	}
+	s := New()
+	ids := map[string]bool{}
+	maxNum := 0
+	useID := func(n *jnode, what string) (string, error) {
+		idn := n.get("id")
+		if idn == nil || idn.kind != jString {
+			return "", invalidf("%s has no string \"id\"", what)
+		}
+		id := idn.text
+		if err := checkID(id); err != nil {
+			return "", within(what, err)
+		}
+		if ids[id] {
+			return "", invalidf("two items have the ID %q", id)
+		}
+		ids[id] = true
+		if k, err := strconv.Atoi(id[1:]); err == nil && k > maxNum && k < maxIDNumber {
+			maxNum = k
+		}
+		return id, nil
+	}
+
+	if n := root.get("next_id"); n != nil {
+		v, err := n.integer(`"next_id"`)
+		if err != nil {
+			return nil, nil, err
+		}
+		if v < 1 || v >= maxIDNumber {
+			return nil, nil, invalidf("\"next_id\" %d is outside [1, %d)", v, maxIDNumber)
+		}
+		s.nextID = v
+	}
+
+	for i, n := range list(root, "filters") {
+		what := fmt.Sprintf("filters[%d]", i)
+		if err := n.objectKeys(what, "id", "filter"); err != nil {
+			return nil, nil, err
+		}
+		id, err := useID(n, what)
+		if err != nil {
+			return nil, nil, err
+		}
+		fn := n.get("filter")
+		if fn == nil {
+			return nil, nil, invalidf("entry %q has no \"filter\"", id)
+		}
+		text, err := fn.expand(nil, filters.MaxFileSize)
+		if err != nil {
+			return nil, nil, within("entry "+strconv.Quote(id), err)
+		}
+		doc, err := filters.Unmarshal(text)
+		if err != nil {
+			return nil, nil, within("entry "+strconv.Quote(id), unprefix(err))
+		}
+		s.Filters = append(s.Filters, Entry{ID: id, Name: doc.Name, Filter: doc.Filter, Bank: doc.Bank})
+	}
+	if err := checkList(root, "filters"); err != nil {
+		return nil, nil, err
+	}
+
+	for i, n := range list(root, "targets") {
+		what := fmt.Sprintf("targets[%d]", i)
+		if err := n.objectKeys(what, "id", "name", "kernels", "source", "linked"); err != nil {
+			return nil, nil, err
+		}
+		id, err := useID(n, what)
+		if err != nil {
+			return nil, nil, err
+		}
+		t := Target{ID: id}
+		if t.Name, err = n.str("target "+strconv.Quote(id), "name"); err != nil {
+			return nil, nil, err
+		}
+		if ln := n.get("linked"); ln != nil {
+			if ln.kind != jBool {
+				return nil, nil, invalidf("\"linked\" of target %q is %s, want true or false", id, ln.describe())
+			}
+			t.Linked = ln.b
+		}
+		if src := n.get("source"); src != nil {
+			what := "the source of target " + strconv.Quote(id)
+			if err := src.objectKeys(what, "path", "tensor"); err != nil {
+				return nil, nil, err
+			}
+			t.Source = &Source{}
+			if t.Source.Path, err = src.str(what, "path"); err != nil {
+				return nil, nil, err
+			}
+			if t.Source.Tensor, err = src.str(what, "tensor"); err != nil {
+				return nil, nil, err
+			}
+		}
+		kn := n.get("kernels")
+		switch {
+		case t.Linked && kn != nil:
+			return nil, nil, invalidf("target %q is linked and also has \"kernels\"", id)
+		case !t.Linked && kn == nil:
+			return nil, nil, invalidf("target %q has no \"kernels\"", id)
+		case kn != nil:
+			if t.Kernels, err = kn.toArray(); err != nil {
+				return nil, nil, within("target "+strconv.Quote(id), err)
+			}
+		}
+		if err := t.validate(); err != nil {
+			return nil, nil, within("target "+strconv.Quote(id), err)
+		}
+		s.Targets = append(s.Targets, t)
+	}
+	if err := checkList(root, "targets"); err != nil {
+		return nil, nil, err
+	}
+
+	for i, n := range list(root, "jobs") {
+		what := fmt.Sprintf("jobs[%d]", i)
+		if err := n.objectKeys(what, "id", "kind", "spec", "report"); err != nil {
+			return nil, nil, err
+		}
+		id, err := useID(n, what)
+		if err != nil {
+			return nil, nil, err
+		}
+		j := Job{ID: id}
+		if j.Kind, err = n.str("job "+strconv.Quote(id), "kind"); err != nil {
+			return nil, nil, err
+		}
+		if sp := n.get("spec"); sp != nil && sp.kind != jNull {
+			j.Spec = sp.compact(nil)
+		}
+		if rp := n.get("report"); rp != nil && rp.kind != jNull {
+			j.Report = rp.compact(nil)
+		}
+		s.Jobs = append(s.Jobs, j)
+	}
+	if err := checkList(root, "jobs"); err != nil {
+		return nil, nil, err
+	}
+
+	if ui := root.get("ui"); ui != nil {
+		if ui.kind != jObject {
+			return nil, nil, invalidf("\"ui\" is %s, want an object", ui.describe())
+		}
+		var err error
+		if s.UI.Selected, err = ui.str(`"ui"`, "selected"); err != nil {
+			return nil, nil, err
+		}
+		if s.UI.FormTab, err = ui.str(`"ui"`, "form_tab"); err != nil {
+			return nil, nil, err
+		}
+		if p := ui.get("plots"); p != nil {
+			if p.kind != jArray {
+				return nil, nil, invalidf("\"plots\" of \"ui\" is %s, want an array of strings", p.describe())
+			}
+			for _, k := range p.kids {
+				if k.kind != jString {
+					return nil, nil, invalidf("\"plots\" of \"ui\" holds %s, want strings", k.describe())
+				}
+				s.UI.Plots = append(s.UI.Plots, k.text)
+			}
+		}
+		for i, k := range ui.keys {
+			if k == "selected" || k == "form_tab" || k == "plots" {
+				continue
+			}
+			if s.UI.Extra == nil {
+				s.UI.Extra = map[string]json.RawMessage{}
+			}
+			s.UI.Extra[k] = ui.kids[i].compact(nil)
+		}
+		// A selection of an item that is gone (a hand-edited file) is dropped.
+		if k, _ := s.Lookup(s.UI.Selected); k == KindNone {
+			s.UI.Selected = ""
+		}
+	}
+
+	var auto *autosaveInfo
+	if an := root.get("autosave"); an != nil {
+		if err := an.objectKeys(`"autosave"`, "origin", "saved"); err != nil {
+			return nil, nil, err
+		}
+		auto = &autosaveInfo{}
+		var err error
+		if auto.Origin, err = an.str(`"autosave"`, "origin"); err != nil {
+			return nil, nil, err
+		}
+		saved, err := an.str(`"autosave"`, "saved")
+		if err != nil {
+			return nil, nil, err
+		}
+		if auto.Saved, err = time.Parse(time.RFC3339Nano, saved); err != nil {
+			return nil, nil, invalidf("\"saved\" of \"autosave\" is not an RFC 3339 time: %q", saved)
+		}
+	}
+	s.nextID = max(s.nextID, maxNum+1)
+	return s, auto, nil
+}
+
+// list returns the elements of the array under key (nil when absent or not an array;
+// checkList reports the latter).
+func list(root *jnode, key string) []*jnode {
+	if n := root.get(key); n != nil && n.kind == jArray {
+		return n.kids
+	}
+	return nil
+}
+
+func checkList(root *jnode, key string) error {
+	if n := root.get(key); n != nil && n.kind != jArray {
+		return invalidf("%q is %s, want an array", key, n.describe())
+	}
+	return nil
+}
+
+// unprefix drops the "filters: " prefix of filters.Unmarshal's errors.
+func unprefix(err error) error {
+	if inner := errors.Unwrap(err); inner != nil && errors.Is(err, filters.ErrInvalid) {
+		return inner
+	}
+	return err
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,236 @@
+package sessions_test
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// The crash tests run this test binary again as a helper process that saves a large session
+// over and over, and kill it with SIGKILL at chosen moments: the helper reports each stage
+// of each save on a pipe, and the parent kills it as soon as it reads the stage it wants.
+// After every kill, the session file and its backup must each load as a complete session of
+// one of the generations saved.
+
+const (
+	helperEnv     = "SSMLAB_SAVE_HELPER" // "stages" or "race"
+	helperPathEnv = "SSMLAB_SAVE_PATH"
+)
+
+// helperKernels is the size of the helper's target: about 5 MiB of session file, so that
+// writing it takes long enough to be interrupted (700 KiB under the race detector, which
+// slows the helper down about tenfold).
+var helperKernels = map[bool]int{false: 1 << 19, true: 1 << 16}[raceEnabled]
+
+// generationSession is the session a helper saves as generation gen: its target is named
+// "gen N" and its first kernel sample is N.
+func generationSession(t testing.TB, gen int, k *arrays.Array) *sessions.Session {
+	s := sessions.New()
+	must(s.AddFilter(filters.Document{Name: "dense", Filter: denseFilter(t)}))
+	k = k.Clone()
+	k.Data[0] = float64(gen)
+	must(s.AddTarget(sessions.Target{Name: "gen " + strconv.Itoa(gen), Kernels: k}))
+	return s
+}
+
+// TestSaveHelperProcess is the helper; it does nothing in a normal test run.
+func TestSaveHelperProcess(t *testing.T) {
+	mode := os.Getenv(helperEnv)
+	if mode == "" {
+		return
+	}
+	path := os.Getenv(helperPathEnv)
+	k := kernels(t, 1, helperKernels)
+	out := bufio.NewWriter(os.Stdout)
+	gen := 0
+	sessions.SetSaveHook(func(stage string) {
+		fmt.Fprintf(out, "%s %d\n", stage, gen)
+		out.Flush()
+		if mode == "stages" {
+			var b [1]byte
+			if _, err := os.Stdin.Read(b[:]); err != nil {
+				os.Exit(3)
+			}
+		}
+	})
+	for gen = 1; gen <= 1000; gen++ {
+		if err := generationSession(t, gen, k).Save(path); err != nil {
+			fmt.Fprintf(out, "error %v\n", err)
+			out.Flush()
+			os.Exit(2)
+		}
+	}
+	os.Exit(0)
+}
+
+// helper starts the helper process in mode, saving to path.
+func helper(t *testing.T, mode, path string) (*exec.Cmd, *bufio.Reader, io.WriteCloser) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSaveHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperPathEnv+"="+path)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, bufio.NewReader(stdout), stdin
+}
+
+// next reads the helper's next "stage gen" line.
+func next(t *testing.T, r *bufio.Reader) (string, int) {
+	t.Helper()
+	line, err := r.ReadString('\n')
+	if err != nil {
+		t.Fatalf("helper stopped: %v", err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 2 || f[0] == "error" {
+		t.Fatalf("helper says %q", line)
+	}
+	gen, _ := strconv.Atoi(f[1])
+	return f[0], gen
+}
+
+// kill ends the helper with SIGKILL and reaps it.
+func kill(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+}
+
+// generationOf loads a session file and returns the generation it holds.
+func generationOf(t *testing.T, path string) int {
+	t.Helper()
+	s, err := sessions.Load(path)
+	if err != nil {
+		t.Fatalf("after a kill, %s does not load: %v", filepath.Base(path), err)
+	}
+	if len(s.Targets) != 1 || len(s.Filters) != 1 {
+		t.Fatalf("after a kill, %s holds %s", filepath.Base(path), s.Summary())
+	}
+	gen, err := strconv.Atoi(strings.TrimPrefix(s.Targets[0].Name, "gen "))
+	if err != nil || s.Targets[0].Kernels.Data[0] != float64(gen) || s.Targets[0].Kernels.Len() != helperKernels {
+		t.Fatalf("after a kill, %s holds a mixed session (%q)", filepath.Base(path), s.Targets[0].Name)
+	}
+	return gen
+}
+
+// TestKillAtEachStage kills the helper at each stage of a save (after encoding, after the
+// backup, after the new file replaced the old) and checks which version survives.
+func TestKillAtEachStage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	for _, tc := range []struct {
+		stage   string
+		saves   int // which save to kill (the first, or a later one)
+		wantNew bool
+	}{
+		{"encoded", 1, false}, {"backed-up", 1, false}, {"written", 1, true},
+		{"encoded", 3, false}, {"backed-up", 3, false}, {"written", 3, true},
+	} {
+		t.Run(fmt.Sprintf("%s of save %d", tc.stage, tc.saves), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "work.ssmlab")
+			if err := generationSession(t, 0, kernels(t, 1, helperKernels)).Save(path); err != nil {
+				t.Fatal(err)
+			}
+			cmd, out, in := helper(t, "stages", path)
+			for {
+				stage, gen := next(t, out)
+				if stage == tc.stage && gen == tc.saves {
+					kill(t, cmd)
+					break
+				}
+				in.Write([]byte{'c'})
+			}
+			want := tc.saves - 1
+			if tc.wantNew {
+				want = tc.saves
+			}
+			if got := generationOf(t, path); got != want {
+				t.Errorf("the file holds generation %d, want %d", got, want)
+			}
+			// The backup is the version before the one in the file, when there is one.
+			bak := path + sessions.BackupSuffix
+			if _, err := os.Stat(bak); err == nil {
+				if got := generationOf(t, bak); got != tc.saves-1 && got != tc.saves-2 {
+					t.Errorf("the backup holds generation %d", got)
+				}
+			}
+		})
+	}
+}
+
+// TestKillDuringWrite kills the helper as soon as it has encoded a save, or kept its backup,
+// so that the kill lands while the backup is made or the 5 MiB file is written, synced or
+// renamed, at moments that vary from run to run; whichever it hits, the file must be a
+// complete old or new version.
+func TestKillDuringWrite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	const kills = 8
+	path := filepath.Join(t.TempDir(), "work.ssmlab")
+	if err := generationSession(t, 0, kernels(t, 1, helperKernels)).Save(path); err != nil {
+		t.Fatal(err)
+	}
+	survived := map[string]int{}
+	for i := range kills {
+		before := generationOf(t, path)
+		cmd, out, _ := helper(t, "race", path)
+		target := 1 + i%3 // kill during the first, second or third save
+		trigger := []string{"encoded", "backed-up"}[i%2]
+		for {
+			stage, gen := next(t, out)
+			if stage == trigger && gen == target {
+				kill(t, cmd)
+				break
+			}
+		}
+		old := target - 1
+		if target == 1 {
+			old = before // the helper's first save replaces what the last run left
+		}
+		switch got := generationOf(t, path); got {
+		case old:
+			survived["old"]++
+		case target:
+			survived["new"]++
+		default:
+			t.Errorf("kill %d: the file holds generation %d, want %d or %d", i, got, old, target)
+		}
+		if _, err := os.Stat(path + sessions.BackupSuffix); err == nil {
+			generationOf(t, path+sessions.BackupSuffix)
+		}
+		// A temporary file shorter than the session shows that the kill hit the write.
+		full := must(os.Stat(path)).Size()
+		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".work.ssmlab.*.tmp"))
+		for _, p := range tmps {
+			if fi, err := os.Stat(p); err == nil && fi.Size() < full {
+				survived["partial temporary file"]++
+			}
+			os.Remove(p)
+		}
+	}
+	t.Logf("after %d kills during a save: the old version survived %d times, the new one %d times; %d kills left a partial temporary file",
+		kills, survived["old"], survived["new"], survived["partial temporary file"])
+}

@@ -1,0 +1,52 @@
+// Package sessions saves and loads ssmlab's work, and moves filters and kernels between
+// ssmlab and the files of training code: NumPy .npy/.npz, safetensors, CSV and JSON.
+//
+// # Overview
+//
+// A Session holds filter entries (single filters and banks, in any form of package filters),
+// distillation targets (kernels: a (channels, length) array), job records (their
+// specification and report as JSON, defined by the package that runs them) and the UI state
+// worth restoring. Items have IDs ("f1", "t2", "j3") that stay the same across saves and
+// loads and are never reused; Add*, Rename, Duplicate, Remove and ReplaceFilter change the
+// session and advance its Generation, and Dirty says whether it changed since it was loaded
+// or saved.
+//
+//   - Files: Load reads a session file, Save writes one atomically and keeps the previous
+//     version as FILE.bak. Marshal and Unmarshal work in memory.
+//   - Autosave: Session.Autosave writes unsaved work to the user's state directory
+//     ($XDG_STATE_HOME/ssmlab/autosave, or ~/.local/state/ssmlab/autosave);
+//     ListAutosaves, RecoverAutosave and DiscardAutosave offer it back at the next start.
+//   - Import reads a filter, a bank or kernels from any supported file; Export writes items
+//     as JSON, .npz, .safetensors, CSV or .npy. ExportRTF and ImportRTF map banks to and
+//     from the parameter layout of the RTF reference implementation (tensors ab and h_0).
+//
+// The array file formats themselves are in the sub-package arrays. The session file format,
+// its versions and the RTF layout are described in docs/formats.md ("Session files" and
+// "NumPy, safetensors and CSV").
+//
+// # Invariants
+//
+//   - Round trips are exact: Unmarshal(Marshal(s)) holds bit-identical filters and
+//     kernels, and so do Export then Import in every format but CSV of a filter (its
+//     impulse response) and float32 files.
+//   - A crash or a kill at any moment of Save leaves either the old or the new file
+//     (temporary file in the same directory, fsync, rename, fsync of the directory); the
+//     backup is replaced the same way.
+//   - Readers check every size a file declares before allocating, and refuse NaN and
+//     infinities.
+//   - Session files of a newer version are refused with a *VersionError
+//     ("session version 2 is newer than this ssmlab supports (1)"); older ones are migrated.
+//
+// # Concurrency
+//
+// A Session is not safe for concurrent use. Filters, banks, kernel arrays and job JSON are
+// treated as values (replaced, never changed in place), so Clone is cheap: a UI copies the
+// session on its event loop, saves or autosaves the copy in the background, and reports
+// back with MarkSaved or MarkAutosaved.
+//
+// # Errors
+//
+// Bad session files and bad arguments give errors wrapping ErrInvalid (with, for a filter,
+// the filters.ErrInvalid message that names the key); array files give the errors of
+// package arrays; a missing ID wraps ErrNotFound; several candidates give a *ChoiceError.
+package sessions

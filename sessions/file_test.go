@@ -1,0 +1,261 @@
+package sessions_test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+func TestSaveLoadAndBackup(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "work"+sessions.Extension)
+	s := richSession(t)
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if s.Dirty() || s.Path != path {
+		t.Errorf("after Save: dirty %v, path %q", s.Dirty(), s.Path)
+	}
+	if _, err := os.Stat(path + sessions.BackupSuffix); !os.IsNotExist(err) {
+		t.Errorf("a first save made a backup: %v", err)
+	}
+	first := must(os.ReadFile(path))
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	must(s.AddFilter(filters.Document{Name: "new", Filter: denseFilter(t)}))
+	if !s.Dirty() {
+		t.Error("not dirty after a change")
+	}
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if bak := must(os.ReadFile(path + sessions.BackupSuffix)); !bytes.Equal(bak, first) {
+		t.Error("the backup is not the previous version")
+	}
+	if fi := must(os.Stat(path)); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the file's mode became %v", fi.Mode().Perm())
+	}
+	loaded := must(sessions.Load(path))
+	if len(loaded.Filters) != len(s.Filters) || loaded.Path != path || loaded.Dirty() {
+		t.Errorf("Load: %d filters, path %q, dirty %v", len(loaded.Filters), loaded.Path, loaded.Dirty())
+	}
+	if !bytes.Equal(must(sessions.Marshal(loaded)), must(os.ReadFile(path))) {
+		t.Error("a loaded session does not marshal to its file")
+	}
+	// No temporary files are left behind.
+	ents := must(os.ReadDir(dir))
+	if len(ents) != 2 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("directory holds %v", names)
+	}
+}
+
+func TestSaveThroughSymlink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real.ssmlab")
+	link := filepath.Join(dir, "link.ssmlab")
+	s := richSession(t)
+	if err := s.Save(real); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(real, link); err != nil {
+		t.Skip("no symbolic links:", err)
+	}
+	must(s.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	if err := s.Save(link); err != nil {
+		t.Fatal(err)
+	}
+	if fi := must(os.Lstat(link)); fi.Mode()&os.ModeSymlink == 0 {
+		t.Error("the link was replaced by a file")
+	}
+	if _, err := os.Stat(real + sessions.BackupSuffix); err != nil {
+		t.Errorf("no backup next to the link's target: %v", err)
+	}
+	if got := must(sessions.Load(real)); len(got.Filters) != len(s.Filters) {
+		t.Error("the link's target was not updated")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sessions.Load(filepath.Join(dir, "none.ssmlab")); err == nil || !strings.Contains(err.Error(), "none.ssmlab: no such file") {
+		t.Errorf("missing file: %v", err)
+	}
+	p := filepath.Join(dir, "v2.ssmlab")
+	os.WriteFile(p, []byte(`{"format": "ssmlab-session", "version": 2}`), 0o644)
+	_, err := sessions.Load(p)
+	var ve *sessions.VersionError
+	if !errors.As(err, &ve) || err.Error() != p+": session version 2 is newer than this ssmlab supports (1)" {
+		t.Errorf("newer version: %v", err)
+	}
+}
+
+func TestLinkedTargets(t *testing.T) {
+	dir := t.TempDir()
+	k := kernels(t, 5, 3, 100)
+	npz := must(arrays.EncodeNPZ([]arrays.Named{{Name: "k", Array: k}}, arrays.NPZOptions{}))
+	if err := os.WriteFile(filepath.Join(dir, "targets.npz"), npz, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := sessions.New()
+	id := must(s.AddTarget(sessions.Target{Name: "linked", Kernels: k, Linked: true, Source: &sessions.Source{Path: "targets.npz", Tensor: "k"}}))
+	path := filepath.Join(dir, "s.ssmlab")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if data := must(os.ReadFile(path)); bytes.Contains(data, []byte(`"kernels"`)) {
+		t.Error("a linked target's kernels were embedded")
+	}
+	got := must(sessions.Load(path))
+	tg, _ := got.Target(id)
+	if tg.Err != nil || !tg.Kernels.Equal(k) {
+		t.Errorf("linked kernels: %v", tg.Err)
+	}
+	os.Remove(filepath.Join(dir, "targets.npz"))
+	got = must(sessions.Load(path))
+	tg, _ = got.Target(id)
+	if tg.Kernels != nil || tg.Err == nil || !strings.Contains(tg.Err.Error(), "targets.npz: no such file") {
+		t.Errorf("missing source: kernels %v, err %v", tg.Kernels, tg.Err)
+	}
+	// Saving keeps the link even though the kernels are missing.
+	if err := got.Save(path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAutosaveAndRecover(t *testing.T) {
+	dir := t.TempDir()
+	auto := filepath.Join(dir, "autosave")
+	path := filepath.Join(dir, "work.ssmlab")
+
+	s := richSession(t)
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if p := must(s.Autosave(auto)); p != "" {
+		t.Errorf("a clean session autosaved to %s", p)
+	}
+	id := must(s.AddFilter(filters.Document{Name: "unsaved", Filter: denseFilter(t)}))
+	p := must(s.Autosave(auto))
+	if p == "" || filepath.Dir(p) != auto {
+		t.Fatalf("autosave path %q", p)
+	}
+	if again := must(s.Autosave(auto)); again != "" {
+		t.Error("an unchanged session autosaved twice")
+	}
+	list := must(sessions.ListAutosaves(auto))
+	if len(list) != 1 || list[0].Path != p || list[0].Origin != path || list[0].Err != nil || list[0].OriginNewer {
+		t.Fatalf("ListAutosaves = %+v", list)
+	}
+	if !strings.HasPrefix(list[0].Summary, "9 filters, 2 targets, 2 jobs") {
+		t.Errorf("summary %q", list[0].Summary)
+	}
+
+	// The process dies; the next start recovers the unsaved filter.
+	r := must(sessions.RecoverAutosave(p))
+	if r.Path != path || !r.Dirty() {
+		t.Errorf("recovered: path %q, dirty %v", r.Path, r.Dirty())
+	}
+	if e, ok := r.Filter(id); !ok || e.Name != "unsaved" {
+		t.Error("the unsaved filter was not recovered")
+	}
+	// Later autosaves go to the same file; saving removes it.
+	must(r.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	if p2 := must(r.Autosave(auto)); p2 != p {
+		t.Errorf("the recovered session autosaved to %s, not %s", p2, p)
+	}
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); !os.IsNotExist(err) {
+		t.Errorf("Save left the autosave file: %v", err)
+	}
+	if list := must(sessions.ListAutosaves(auto)); len(list) != 0 {
+		t.Errorf("autosaves left: %+v", list)
+	}
+}
+
+func TestAutosaveUntitledAndStale(t *testing.T) {
+	dir := t.TempDir()
+	s := sessions.New()
+	must(s.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	p := must(s.Autosave(dir))
+	if !strings.HasPrefix(filepath.Base(p), "untitled-") {
+		t.Errorf("untitled autosave named %s", p)
+	}
+	// An autosave whose origin was saved afterwards is flagged.
+	origin := filepath.Join(t.TempDir(), "o.ssmlab")
+	o := sessions.New()
+	must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	if err := o.Save(origin); err != nil {
+		t.Fatal(err)
+	}
+	must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	ap := must(o.Autosave(dir))
+	later := time.Now().Add(time.Hour)
+	os.Chtimes(origin, later, later)
+	os.WriteFile(filepath.Join(dir, "junk.ssmlab"), []byte("not json"), 0o644)
+	list := must(sessions.ListAutosaves(dir))
+	if len(list) != 3 {
+		t.Fatalf("%d autosaves, want 3", len(list))
+	}
+	var stale, broken bool
+	for _, a := range list {
+		stale = stale || (a.Path == ap && a.OriginNewer)
+		broken = broken || (filepath.Base(a.Path) == "junk.ssmlab" && a.Err != nil)
+	}
+	if !stale || !broken {
+		t.Errorf("stale %v, broken %v: %+v", stale, broken, list)
+	}
+	if err := sessions.DiscardAutosave(ap); err != nil {
+		t.Fatal(err)
+	}
+	if err := sessions.DiscardAutosave(filepath.Join(dir, "x.txt")); err == nil {
+		t.Error("DiscardAutosave removed a non-session file")
+	}
+}
+
+func TestStateDir(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", "/tmp/state")
+	if d := must(sessions.AutosaveDir()); d != "/tmp/state/ssmlab/autosave" {
+		t.Errorf("with XDG_STATE_HOME: %s", d)
+	}
+	t.Setenv("XDG_STATE_HOME", "relative")
+	t.Setenv("HOME", "/home/u")
+	if d := must(sessions.StateDir()); d != "/home/u/.local/state/ssmlab" {
+		t.Errorf("without an absolute XDG_STATE_HOME: %s", d)
+	}
+}
+
+func TestIsSession(t *testing.T) {
+	dir := t.TempDir()
+	s := richSession(t)
+	p := filepath.Join(dir, "a.json")
+	must(0, s.Save(p))
+	f := filepath.Join(dir, "f.json")
+	os.WriteFile(f, must(filters.Marshal(filters.Document{Filter: denseFilter(t)})), 0o644)
+	if !sessions.IsSession(p) || sessions.IsSession(f) || !sessions.IsSession("x.ssmlab") {
+		t.Error("IsSession misjudges")
+	}
+}
+
+func TestSourceRelative(t *testing.T) {
+	dir := t.TempDir()
+	src := sessions.Source{Path: filepath.Join(dir, "data", "k.npy"), Tensor: "x"}
+	if got := src.Relative(filepath.Join(dir, "sessions")); got.Path != filepath.Join("..", "data", "k.npy") || got.Tensor != "x" {
+		t.Errorf("Relative = %+v", got)
+	}
+}

@@ -1,0 +1,155 @@
+package sessions_test
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// The fuzzers check that no input makes a reader panic, that every rejection is one line of
+// a known kind, and that what is accepted survives a round trip. Their seed corpora are
+// committed under testdata/fuzz (regenerate with -write-corpus), where inputs found by
+// fuzzing are kept as regression cases.
+
+var writeCorpus = flag.Bool("write-corpus", false, "write the fuzzers' seed corpora to testdata/fuzz")
+
+func sessionSeeds(t testing.TB) [][]byte {
+	small := sessions.New()
+	must(small.AddFilter(filters.Document{Name: "d", Filter: denseFilter(t)}))
+	must(small.AddTarget(sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 40)}))
+	seeds := [][]byte{must(sessions.Marshal(small))}
+	for _, tc := range badSessions(t) {
+		seeds = append(seeds, []byte(tc.text))
+	}
+	return seeds
+}
+
+func FuzzUnmarshal(f *testing.F) {
+	for _, s := range sessionSeeds(f) {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := sessions.Unmarshal(data)
+		if err != nil {
+			var ve *sessions.VersionError
+			if !errors.Is(err, sessions.ErrInvalid) && !errors.As(err, &ve) {
+				t.Fatalf("error of an unknown kind: %v", err)
+			}
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		b1, err := sessions.Marshal(s)
+		if err != nil {
+			t.Fatalf("an accepted session does not marshal: %v", err)
+		}
+		s2, err := sessions.Unmarshal(b1)
+		if err != nil {
+			t.Fatalf("a marshalled session does not unmarshal: %v\n%s", err, b1)
+		}
+		if b2 := must(sessions.Marshal(s2)); !bytes.Equal(b1, b2) {
+			t.Fatalf("Marshal∘Unmarshal is not stable:\n%s\nthen\n%s", b1, b2)
+		}
+	})
+}
+
+// importNames are the file names FuzzImportData pretends its input has: the name decides
+// only whether a file without magic bytes is CSV.
+var importNames = []string{"x.json", "x.csv", "x.npy"}
+
+func importSeeds(t testing.TB) [][]byte {
+	var seeds [][]byte
+	for _, pat := range []string{"*.npy", "*.npz", "*.safetensors", "*.csv"} {
+		paths, _ := filepath.Glob(filepath.Join(goldenDir, pat))
+		for _, p := range paths {
+			seeds = append(seeds, must(os.ReadFile(p)))
+		}
+	}
+	tgt := &sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 40)}
+	seeds = append(seeds,
+		must(filters.Marshal(filters.Document{Filter: denseFilter(t)})),
+		must(sessions.MarshalTarget(tgt)),
+		[]byte(`{"kernels": [[1, 2], [3]]}`),
+		[]byte(`{"form": "tf", "a": [1], "b": []}`))
+	return seeds
+}
+
+func FuzzImportData(f *testing.F) {
+	for i, s := range importSeeds(f) {
+		f.Add(s, uint8(i))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		name := importNames[int(which)%len(importNames)]
+		it, err := sessions.ImportData(data, name, sessions.ImportOptions{})
+		if err != nil {
+			var ce *sessions.ChoiceError
+			known := errors.Is(err, sessions.ErrInvalid) || errors.Is(err, filters.ErrInvalid) ||
+				errors.Is(err, arrays.ErrInvalid) || errors.Is(err, arrays.ErrUnsupported) || errors.As(err, &ce)
+			if !known {
+				t.Fatalf("error of an unknown kind: %v", err)
+			}
+			if strings.ContainsAny(err.Error(), "\n\r") {
+				t.Fatalf("error spans lines: %q", err)
+			}
+			return
+		}
+		s := sessions.New()
+		if _, err := s.Add(it); err != nil {
+			t.Fatalf("an imported item is not valid: %v", err)
+		}
+		out, _, err := sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportJSON})
+		if err != nil {
+			t.Fatalf("an imported item does not export: %v", err)
+		}
+		back, err := sessions.ImportData(out, "x.json", sessions.ImportOptions{})
+		if err != nil {
+			t.Fatalf("an exported item does not import: %v\n%s", err, out)
+		}
+		again, _, _ := sessions.Export([]sessions.Item{back}, sessions.ExportOptions{Format: sessions.ExportJSON})
+		if !bytes.Equal(out, again) {
+			t.Fatalf("JSON export is not stable:\n%s\nthen\n%s", out, again)
+		}
+	})
+}
+
+// TestSeedCorpus writes the seed corpora with -write-corpus; otherwise it checks that the
+// committed corpora exist.
+func TestSeedCorpus(t *testing.T) {
+	corpora := map[string][]string{}
+	for _, s := range sessionSeeds(t) {
+		corpora["FuzzUnmarshal"] = append(corpora["FuzzUnmarshal"], "[]byte("+strconv.Quote(string(s))+")")
+	}
+	for i, s := range importSeeds(t) {
+		corpora["FuzzImportData"] = append(corpora["FuzzImportData"], fmt.Sprintf("[]byte(%s)\nbyte(%q)", strconv.Quote(string(s)), byte(i)))
+	}
+	for name, seeds := range corpora {
+		dir := filepath.Join("testdata", "fuzz", name)
+		if !*writeCorpus {
+			entries, err := os.ReadDir(dir)
+			if err != nil || len(entries) < len(seeds) {
+				t.Errorf("%s: %d committed corpus files for %d seeds (%v): run go test -run TestSeedCorpus -write-corpus", dir, len(entries), len(seeds), err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i, s := range seeds {
+			text := "go test fuzz v1\n" + s + "\n"
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%02d", i)), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package sessions_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// goldenDir holds the files NumPy wrote (testdata/golden/numpy/gen_numpy.py).
+const goldenDir = "../testdata/golden/numpy"
+
+type goldenArray struct {
+	Shape []int     `json:"shape"`
+	Data  []float64 `json:"data"`
+}
+
+func loadGolden(t testing.TB) map[string]map[string]goldenArray {
+	t.Helper()
+	var exp struct {
+		Files map[string]map[string]goldenArray `json:"files"`
+	}
+	if err := json.Unmarshal(must(os.ReadFile(filepath.Join(goldenDir, "expected.json"))), &exp); err != nil {
+		t.Fatal(err)
+	}
+	return exp.Files
+}
+
+func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
+
+// TestImportGoldenKernels imports every single-array file NumPy wrote as a target.
+func TestImportGoldenKernels(t *testing.T) {
+	for file, arrs := range loadGolden(t) {
+		want, ok := arrs[""]
+		if !ok || len(want.Shape) == 0 || len(want.Shape) > 2 || slices.Contains(want.Shape, 0) {
+			continue // multi-array files, scalars, 3-D and empty arrays are not kernels
+		}
+		it, err := sessions.Import(filepath.Join(goldenDir, file), sessions.ImportOptions{})
+		if err != nil {
+			t.Errorf("%s: %v", file, err)
+			continue
+		}
+		if it.Target == nil || !slices.Equal(it.Target.Kernels.Data, want.Data) || !slices.Equal(it.Target.Kernels.Shape, want.Shape) {
+			t.Errorf("%s: imported %+v", file, it)
+			continue
+		}
+		if it.Target.Source == nil || it.Target.Source.Path != filepath.Join(goldenDir, file) {
+			t.Errorf("%s: source %+v", file, it.Target.Source)
+		}
+	}
+}
+
+func TestImportChoosing(t *testing.T) {
+	multi := filepath.Join(goldenDir, "multi.npz")
+	_, err := sessions.Import(multi, sessions.ImportOptions{})
+	var ce *sessions.ChoiceError
+	if !errors.As(err, &ce) || len(ce.Names) != 4 || !strings.Contains(err.Error(), `"bank"`) {
+		t.Fatalf("no tensor chosen: %v", err)
+	}
+	it := must(sessions.Import(multi, sessions.ImportOptions{Tensor: "bank"}))
+	if it.Target.Name != "multi:bank" || !slices.Equal(it.Target.Kernels.Shape, []int{3, 5}) {
+		t.Errorf("bank: %q %v", it.Target.Name, it.Target.Kernels.Shape)
+	}
+	cols := must(sessions.Import(multi, sessions.ImportOptions{Tensor: "bank", Columns: true, Name: "cols"}))
+	if cols.Target.Name != "cols" || !slices.Equal(cols.Target.Kernels.Shape, []int{5, 3}) || cols.Target.Kernels.Data[1] != it.Target.Kernels.Data[5] {
+		t.Errorf("columns: %v", cols.Target.Kernels)
+	}
+	if _, err := sessions.Import(multi, sessions.ImportOptions{Tensor: "cube"}); !errors.Is(err, sessions.ErrInvalid) {
+		t.Errorf("a 3-D tensor as kernels: %v", err)
+	}
+	if _, err := sessions.Import(multi, sessions.ImportOptions{Tensor: "nope"}); !errors.Is(err, arrays.ErrNotFound) {
+		t.Errorf("a missing tensor: %v", err)
+	}
+	// Only one tensor of a checkpoint is a float array besides the layer: the layer wins.
+	st := must(sessions.Import(filepath.Join(goldenDir, "rtf.safetensors"), sessions.ImportOptions{}))
+	if st.Entry == nil || st.Entry.Name != "rtf:layers.0.filter" {
+		t.Errorf("checkpoint: %+v", st)
+	}
+	norm := must(sessions.Import(filepath.Join(goldenDir, "rtf.safetensors"), sessions.ImportOptions{Tensor: "layers.0.norm.weight"}))
+	if norm.Target == nil || norm.Target.Kernels.Len() != 3 {
+		t.Errorf("a named tensor of a checkpoint: %+v", norm)
+	}
+}
+
+func TestImportCSVColumn(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "k.csv")
+	os.WriteFile(p, []byte("0.5\n0.25\n0.125\n"), 0o644)
+	it := must(sessions.Import(p, sessions.ImportOptions{}))
+	if !slices.Equal(it.Target.Kernels.Shape, []int{3}) {
+		t.Errorf("a single column is %v, want one kernel of length 3", it.Target.Kernels.Shape)
+	}
+}
+
+func TestImportJSON(t *testing.T) {
+	dir := t.TempDir()
+	f := denseFilter(t)
+	fp := filepath.Join(dir, "toy.json")
+	os.WriteFile(fp, must(filters.Marshal(filters.Document{Filter: f})), 0o644)
+	it := must(sessions.Import(fp, sessions.ImportOptions{}))
+	if it.Entry == nil || it.Entry.Name != "toy" || !slices.Equal(it.Entry.Filter.Impulse(16), f.Impulse(16)) {
+		t.Errorf("filter file: %+v", it)
+	}
+	tgt := &sessions.Target{Name: "k", Kernels: kernels(t, 4, 2, 50)}
+	tp := filepath.Join(dir, "target.json")
+	os.WriteFile(tp, must(sessions.MarshalTarget(tgt)), 0o644)
+	it = must(sessions.Import(tp, sessions.ImportOptions{}))
+	if it.Target == nil || it.Target.Name != "k" || !it.Target.Kernels.Equal(tgt.Kernels) {
+		t.Errorf("target file: %+v", it)
+	}
+	sp := filepath.Join(dir, "s.json")
+	if err := richSession(t).Save(sp); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sessions.Import(sp, sessions.ImportOptions{}); err == nil || !strings.Contains(err.Error(), "this is a session file") {
+		t.Errorf("a session: %v", err)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"form": "tf", "a": [1], "b": []}`), 0o644)
+	if _, err := sessions.Import(bad, sessions.ImportOptions{}); !errors.Is(err, filters.ErrInvalid) || !strings.HasPrefix(err.Error(), bad+": invalid filter:") {
+		t.Errorf("a bad filter: %v", err)
+	}
+	other := filepath.Join(dir, "x.bin")
+	os.WriteFile(other, []byte("\x00\x01binary"), 0o644)
+	if _, err := sessions.Import(other, sessions.ImportOptions{}); !errors.Is(err, arrays.ErrUnsupported) {
+		t.Errorf("an unknown file: %v", err)
+	}
+}
+
+// TestExportImportRoundTrip exports a bank and a target in every format and imports them
+// back: exact in float64, and to float32 rounding in float32.
+func TestExportImportRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	bank := &sessions.Entry{ID: "f1", Name: "layer", Bank: tfBank(t, 21, 4, 8)}
+	target := &sessions.Target{ID: "t2", Name: "hyena", Kernels: kernels(t, 22, 3, 40)}
+	for _, format := range sessions.ExportFormats {
+		for _, it := range []sessions.Item{{Entry: bank}, {Target: target}} {
+			if it.Entry != nil && (format == sessions.ExportCSV || format == sessions.ExportNPY) {
+				continue // a filter exports its impulse response there; see TestExportImpulse
+			}
+			p := filepath.Join(dir, string(format)+"."+string(format))
+			if format == sessions.ExportJSON {
+				p = filepath.Join(dir, "x.json")
+			}
+			if _, err := sessions.ExportFile(p, []sessions.Item{it}, sessions.ExportOptions{Format: format}); err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+			back, err := sessions.Import(p, sessions.ImportOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", format, err)
+			}
+			if it.Entry != nil {
+				want, got := must(filters.Marshal(filters.Document{Bank: bank.Bank})), must(filters.Marshal(filters.Document{Bank: back.Entry.Bank}))
+				if !bytes.Equal(want, got) {
+					t.Errorf("%s: the bank changed", format)
+				}
+				continue
+			}
+			if !back.Target.Kernels.Equal(target.Kernels) {
+				t.Errorf("%s: the kernels changed", format)
+			}
+		}
+	}
+}
+
+func TestExportImpulse(t *testing.T) {
+	bank := &sessions.Entry{Name: "layer", Bank: tfBank(t, 23, 3, 4)}
+	b, _ := must2(sessions.Export([]sessions.Item{{Entry: bank}}, sessions.ExportOptions{Format: sessions.ExportCSV, Length: 50}))
+	a := must(arrays.ReadCSV(bytes.NewReader(b)))
+	if !slices.Equal(a.Shape, []int{3, 50}) {
+		t.Fatalf("shape %v", a.Shape)
+	}
+	for c, f := range bank.Bank.Channels {
+		if !slices.Equal(a.Rows()[c], f.Impulse(50)) {
+			t.Errorf("channel %d: CSV row is not the impulse response", c)
+		}
+	}
+	unstable := must(filters.NewTransferFunction([]float64{-1e200}, []float64{1e200}, 0))
+	_, _, err := sessions.Export([]sessions.Item{{Entry: &sessions.Entry{Name: "u", Filter: unstable}}}, sessions.ExportOptions{Format: sessions.ExportNPY})
+	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "not finite") {
+		t.Errorf("unstable: %v", err)
+	}
+}
+
+func TestExportSessionItems(t *testing.T) {
+	s := richSession(t)
+	items := must(s.Items())
+	if len(items) != len(s.Filters)+len(s.Targets) {
+		t.Fatalf("%d items", len(items))
+	}
+	b, reports := must2(sessions.Export(items, sessions.ExportOptions{Format: sessions.ExportSafetensors, Prefix: "m."}))
+	if len(reports) == 0 {
+		t.Error("no conversion reports for the non-tf filters")
+	}
+	st := must(arrays.OpenSafetensors(bytes.NewReader(b), int64(len(b))))
+	var names []string
+	for _, in := range st.Arrays() {
+		names = append(names, in.Name)
+	}
+	for _, want := range []string{"m.f1.ab", "m.f1.h_0", "m.f7.ab", "m.t10.kernels"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("no tensor %s in %v", want, names)
+		}
+	}
+	if st.Metadata["producer"] != "ssmlab" {
+		t.Errorf("metadata %v", st.Metadata)
+	}
+	if _, _, err := sessions.Export(items, sessions.ExportOptions{Format: sessions.ExportJSON}); err == nil {
+		t.Error("json of several items should fail")
+	}
+	id := must(s.Find("hyena"))
+	if id != "t9" {
+		t.Errorf("Find(hyena) = %s", id)
+	}
+	if _, err := s.Items("j11"); !errors.Is(err, sessions.ErrInvalid) {
+		t.Errorf("exporting a job: %v", err)
+	}
+	if _, err := s.Find("nothing"); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("Find of nothing: %v", err)
+	}
+}
+
+// TestSessionImportAdd imports files into a session, saves and reloads it.
+func TestSessionImportAdd(t *testing.T) {
+	s := sessions.New()
+	for _, f := range []string{"rtf.npz", "bank_f8_f.npy", "k_f2_be.npy", "bank.csv"} {
+		it := must(sessions.Import(filepath.Join(goldenDir, f), sessions.ImportOptions{}))
+		must(s.Add(it))
+	}
+	s2 := must(sessions.Unmarshal(must(sessions.Marshal(s))))
+	if s2.Summary() != "1 filter, 3 targets, 0 jobs" {
+		t.Errorf("summary %q", s2.Summary())
+	}
+	for i := range s.Targets {
+		if !s2.Targets[i].Kernels.Equal(s.Targets[i].Kernels) || *s2.Targets[i].Source != *s.Targets[i].Source {
+			t.Errorf("target %d changed", i)
+		}
+	}
+}

@@ -1,0 +1,541 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// A small ordered JSON tree: session files are read and written through it so that key
+// order is kept, duplicate keys are refused, numbers keep their exact text, and the arrays
+// inside filter documents can be packed and unpacked.
+
+type jkind uint8
+
+const (
+	jObject jkind = iota
+	jArray
+	jString
+	jNumber
+	jBool
+	jNull
+)
+
+type jnode struct {
+	kind jkind
+	keys []string // object keys, in order
+	kids []*jnode // object values or array elements
+	text string   // a string's value or a number's text
+	b    bool
+}
+
+// maxDepth bounds the nesting of a session file.
+const maxDepth = 64
+
+func parseTree(data []byte) (*jnode, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	n, err := parseValue(dec, data, 0)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return nil, syntaxErr(err, data)
+		}
+		return nil, invalidf("unexpected data after the JSON value")
+	}
+	return n, nil
+}
+
+func syntaxErr(err error, data []byte) error {
+	if errors.Is(err, ErrInvalid) {
+		return err
+	}
+	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+		return invalidf("bad JSON: unexpected end of input")
+	}
+	if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
+		return invalidf("bad JSON on line %d: %v", lineAt(data, se.Offset), err)
+	}
+	return invalidf("bad JSON: %v", err)
+}
+
+// parseValue reads one value; data is the whole text, for the line numbers of errors.
+func parseValue(dec *json.Decoder, data []byte, depth int) (*jnode, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, syntaxErr(err, data)
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if depth == maxDepth {
+			return nil, invalidf("JSON nested more than %d deep on line %d", maxDepth, lineAt(data, dec.InputOffset()))
+		}
+		if t == '{' {
+			n := &jnode{kind: jObject}
+			seen := map[string]bool{}
+			for dec.More() {
+				k, err := dec.Token()
+				if err != nil {
+					return nil, syntaxErr(err, data)
+				}
+				key := k.(string)
+				if seen[key] {
+					return nil, invalidf("duplicate key %q on line %d", key, lineAt(data, dec.InputOffset()))
+				}
+				seen[key] = true
+				v, err := parseValue(dec, data, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				n.keys = append(n.keys, key)
+				n.kids = append(n.kids, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, syntaxErr(err, data)
+			}
+			return n, nil
+		}
+		n := &jnode{kind: jArray}
+		for dec.More() {
+			v, err := parseValue(dec, data, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			n.kids = append(n.kids, v)
+		}
+		if _, err := dec.Token(); err != nil {
+			return nil, syntaxErr(err, data)
+		}
+		return n, nil
+	case string:
+		return &jnode{kind: jString, text: t}, nil
+	case json.Number:
+		return &jnode{kind: jNumber, text: string(t)}, nil
+	case bool:
+		return &jnode{kind: jBool, b: t}, nil
+	}
+	return &jnode{kind: jNull}, nil
+}
+
+// lineAt returns the 1-based line of byte offset off in data.
+func lineAt(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return 1 + bytes.Count(data[:off], []byte("\n"))
+}
+
+// get returns the value of key in an object, or nil.
+func (n *jnode) get(key string) *jnode {
+	for i, k := range n.keys {
+		if k == key {
+			return n.kids[i]
+		}
+	}
+	return nil
+}
+
+// set adds or replaces a member of an object.
+func (n *jnode) set(key string, v *jnode) {
+	for i, k := range n.keys {
+		if k == key {
+			n.kids[i] = v
+			return
+		}
+	}
+	n.keys = append(n.keys, key)
+	n.kids = append(n.kids, v)
+}
+
+func strNode(s string) *jnode       { return &jnode{kind: jString, text: s} }
+func intNode(i int) *jnode          { return &jnode{kind: jNumber, text: strconv.Itoa(i)} }
+func boolNode(b bool) *jnode        { return &jnode{kind: jBool, b: b} }
+func objNode() *jnode               { return &jnode{kind: jObject} }
+func arrNode(kids ...*jnode) *jnode { return &jnode{kind: jArray, kids: kids} }
+
+func (n *jnode) describe() string {
+	switch n.kind {
+	case jObject:
+		return "an object"
+	case jArray:
+		return "an array"
+	case jString:
+		s := n.text
+		if len(s) > 40 {
+			s = s[:40] + "…"
+		}
+		return "the string " + strconv.Quote(s)
+	case jNumber:
+		return "the number " + n.text
+	case jBool:
+		return strconv.FormatBool(n.b)
+	}
+	return "null"
+}
+
+// isScalar reports whether n is not an object or array.
+func (n *jnode) isScalar() bool { return n.kind != jObject && n.kind != jArray }
+
+// numbers returns the values of an array of numbers, or false.
+func (n *jnode) numbers() ([]float64, bool) {
+	if n.kind != jArray {
+		return nil, false
+	}
+	v := make([]float64, len(n.kids))
+	for i, k := range n.kids {
+		if k.kind != jNumber {
+			return nil, false
+		}
+		x, err := strconv.ParseFloat(k.text, 64)
+		if err != nil {
+			return nil, false
+		}
+		v[i] = x
+	}
+	return v, true
+}
+
+// pack replaces, anywhere under n, every array of more than arrays.InlineMax numbers (a
+// vector, or a matrix given as equal-length rows, such as a list of [re, im] pairs) by its
+// Packed object.
+func (n *jnode) pack() {
+	for i, k := range n.kids {
+		if k.kind == jArray {
+			if p := packArray(k); p != nil {
+				n.kids[i] = p
+				continue
+			}
+		}
+		k.pack()
+	}
+}
+
+func packArray(n *jnode) *jnode {
+	if v, ok := n.numbers(); ok {
+		if len(v) <= arrays.InlineMax {
+			return nil
+		}
+		return packedNode(arrays.Vector(v))
+	}
+	if len(n.kids) == 0 {
+		return nil
+	}
+	var data []float64
+	cols := -1
+	for _, row := range n.kids {
+		v, ok := row.numbers()
+		if !ok || (cols != -1 && len(v) != cols) {
+			return nil
+		}
+		cols = len(v)
+		data = append(data, v...)
+	}
+	if len(data) <= arrays.InlineMax || cols == 0 {
+		return nil
+	}
+	return packedNode(&arrays.Array{Shape: []int{len(n.kids), cols}, Data: data})
+}
+
+// packedNode returns the Packed object of a as a node.
+func packedNode(a *arrays.Array) *jnode {
+	p := arrays.Pack(a)
+	shape := arrNode()
+	for _, d := range p.Shape {
+		shape.kids = append(shape.kids, intNode(d))
+	}
+	o := objNode()
+	o.set("dtype", strNode(p.DType))
+	o.set("shape", shape)
+	o.set("data", strNode(p.Data))
+	return o
+}
+
+// isPacked reports whether n is an object with exactly the keys of a Packed array.
+func (n *jnode) isPacked() bool {
+	if n.kind != jObject || len(n.keys) != 3 {
+		return false
+	}
+	return n.get("dtype") != nil && n.get("shape") != nil && n.get("data") != nil
+}
+
+// toArray reads an array from its node: a Packed object or nested arrays of numbers.
+func (n *jnode) toArray() (*arrays.Array, error) {
+	if !n.isPacked() {
+		var a arrays.Array
+		if err := a.UnmarshalJSON(n.compact(nil)); err != nil {
+			return nil, err
+		}
+		return &a, nil
+	}
+	dt, data, shape := n.get("dtype"), n.get("data"), n.get("shape")
+	if dt.kind != jString || data.kind != jString || shape.kind != jArray {
+		return nil, invalidf("a packed array needs a string dtype, an array shape and a string data")
+	}
+	p := arrays.Packed{DType: dt.text, Data: data.text, Shape: make([]int, len(shape.kids))}
+	if len(shape.kids) > arrays.MaxDims {
+		return nil, invalidf("a packed array has more than %d dimensions", arrays.MaxDims)
+	}
+	for i, d := range shape.kids {
+		x, err := strconv.Atoi(d.text)
+		if d.kind != jNumber || err != nil {
+			return nil, invalidf("a packed array's shape holds %s, want integers", d.describe())
+		}
+		p.Shape[i] = x
+	}
+	return p.Unpack()
+}
+
+// expand appends n without insignificant space, with every Packed object written as nested
+// arrays of numbers. It fails once the text would exceed limit bytes, so that a small
+// packed array cannot expand into more text than a filter document may hold.
+func (n *jnode) expand(b []byte, limit int) ([]byte, error) {
+	var err error
+	switch {
+	case n.isPacked():
+		a, err := n.toArray()
+		if err != nil {
+			return nil, err
+		}
+		b = appendNested(b, a, limit)
+	case n.kind == jObject:
+		b = append(b, '{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			if b, err = n.kids[i].expand(b, limit); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, '}')
+	case n.kind == jArray:
+		b = append(b, '[')
+		for i, k := range n.kids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = k.expand(b, limit); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	default:
+		b = n.scalar(b)
+	}
+	if len(b) > limit {
+		return nil, invalidf("a filter expands to more than the %d MiB a filter document may hold", limit>>20)
+	}
+	return b, nil
+}
+
+// appendNested appends a as nested arrays of numbers (a scalar as a number), stopping soon
+// after the text passes limit bytes.
+func appendNested(b []byte, a *arrays.Array, limit int) []byte {
+	var nest func(dim, off int) int
+	nest = func(dim, off int) int {
+		if dim == len(a.Shape) {
+			b = arrays.AppendNumber(b, a.Data[off])
+			return off + 1
+		}
+		b = append(b, '[')
+		for i := range a.Shape[dim] {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			off = nest(dim+1, off)
+			if len(b) > limit {
+				return off
+			}
+		}
+		b = append(b, ']')
+		return off
+	}
+	nest(0, 0)
+	return b
+}
+
+// compact appends n without insignificant space.
+func (n *jnode) compact(b []byte) []byte {
+	switch n.kind {
+	case jObject:
+		b = append(b, '{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, k)
+			b = append(b, ':')
+			b = n.kids[i].compact(b)
+		}
+		return append(b, '}')
+	case jArray:
+		b = append(b, '[')
+		for i, k := range n.kids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = k.compact(b)
+		}
+		return append(b, ']')
+	}
+	return n.scalar(b)
+}
+
+func (n *jnode) scalar(b []byte) []byte {
+	switch n.kind {
+	case jString:
+		return appendString(b, n.text)
+	case jNumber:
+		return append(b, n.text...)
+	case jBool:
+		return strconv.AppendBool(b, n.b)
+	}
+	return append(b, "null"...)
+}
+
+// appendString appends s as a JSON string, without escaping HTML characters.
+func appendString(b []byte, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// indent appends n in the layout of ssmlab's files: two-space indentation, one object member
+// per line, arrays of scalars, Packed objects and small objects of scalars on one line, and
+// arrays of arrays or objects with one element per line.
+func (n *jnode) indent(b []byte, prefix string) []byte {
+	switch {
+	case n.kind == jObject && len(n.keys) == 0:
+		return append(b, "{}"...)
+	case n.isPacked() || n.isSmallFlat():
+		return n.compactSpaced(b)
+	case n.kind == jObject:
+		b = append(b, '{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+			b = append(b, prefix...)
+			b = append(b, "  "...)
+			b = appendString(b, k)
+			b = append(b, ": "...)
+			b = n.kids[i].indent(b, prefix+"  ")
+		}
+		b = append(b, '\n')
+		b = append(b, prefix...)
+		return append(b, '}')
+	case n.kind == jArray:
+		flat := true
+		for _, k := range n.kids {
+			flat = flat && k.isScalar()
+		}
+		if flat || len(n.kids) == 0 {
+			return n.compactSpaced(b)
+		}
+		b = append(b, '[')
+		for i, k := range n.kids {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+			b = append(b, prefix...)
+			b = append(b, "  "...)
+			b = k.indent(b, prefix+"  ")
+		}
+		b = append(b, '\n')
+		b = append(b, prefix...)
+		return append(b, ']')
+	}
+	return n.scalar(b)
+}
+
+// isSmallFlat reports whether n is an object of at most four scalar members, such as a
+// rotation block or a target's source, which reads best on one line.
+func (n *jnode) isSmallFlat() bool {
+	if n.kind != jObject || len(n.keys) > 4 {
+		return false
+	}
+	for _, k := range n.kids {
+		if !k.isScalar() {
+			return false
+		}
+	}
+	return true
+}
+
+// compactSpaced appends n on one line with a space after each comma and colon.
+func (n *jnode) compactSpaced(b []byte) []byte {
+	switch n.kind {
+	case jObject:
+		b = append(b, '{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = appendString(b, k)
+			b = append(b, ": "...)
+			b = n.kids[i].compactSpaced(b)
+		}
+		return append(b, '}')
+	case jArray:
+		b = append(b, '[')
+		for i, k := range n.kids {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = k.compactSpaced(b)
+		}
+		return append(b, ']')
+	}
+	return n.scalar(b)
+}
+
+// objectKeys checks that an object has only the given keys, naming the first other one.
+func (n *jnode) objectKeys(what string, allowed ...string) error {
+	if n.kind != jObject {
+		return invalidf("%s is %s, want an object", what, n.describe())
+	}
+	for _, k := range n.keys {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return invalidf("unknown key %q in %s", k, what)
+		}
+	}
+	return nil
+}
+
+// str returns the string value of key, "" when absent.
+func (n *jnode) str(what, key string) (string, error) {
+	v := n.get(key)
+	if v == nil {
+		return "", nil
+	}
+	if v.kind != jString {
+		return "", invalidf("%q of %s is %s, want a string", key, what, v.describe())
+	}
+	return v.text, nil
+}
+
+// integer returns the value of a number node holding an integer.
+func (n *jnode) integer(what string) (int, error) {
+	if n.kind != jNumber {
+		return 0, invalidf("%s is %s, want an integer", what, n.describe())
+	}
+	x, err := strconv.Atoi(n.text)
+	if err != nil {
+		return 0, invalidf("%s is %s, want an integer", what, n.describe())
+	}
+	return x, nil
+}

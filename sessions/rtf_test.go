@@ -1,0 +1,270 @@
+package sessions_test
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// moduleTol bounds max|k_module − h| / max|h| when the RTF module's FFT kernel is emulated in
+// float64: FFT round-off (a few eps·log M) times the condition of the denominator on the
+// unit circle, max|A(e^{jω})|/min|A(e^{jω})|, which is below 1e3 for the test filters
+// (poles of modulus ≤ 0.9). Measured: about 1e-14.
+const moduleTol = 1e-10
+
+// neumannTol bounds the relative error of numerators after the truncation correction is
+// applied and undone: the series' rounding grows with the condition of I − A^M, close to 1
+// here. Measured: about 1e-15.
+const neumannTol = 1e-12
+
+// moduleKernel computes what the RTF reference module's get_k returns for a bank exported
+// in its layout: for each channel, the zero-padded coefficients [1, a₁…a_N, 0…] and
+// [0, b₁…b_N, 0…] of length M = L + L mod 2 are transformed with a real FFT, the kernel
+// spectrum is B/A + h_0, and its inverse FFT is cut to L samples.
+func moduleKernel(t *testing.T, ab, h0 *arrays.Array, L int) [][]float64 {
+	t.Helper()
+	m := L + L%2
+	d, n := h0.Shape[0], ab.Shape[1]
+	fft := fourier.NewFFT(m)
+	rows := ab.Rows()
+	out := make([][]float64, d)
+	for c := range d {
+		a, b := make([]float64, m), make([]float64, m)
+		a[0] = 1
+		copy(a[1:], rows[c][:n])
+		copy(b[1:], rows[d+c][:n])
+		A := fft.Coefficients(nil, a)
+		B := fft.Coefficients(nil, b)
+		K := make([]complex128, len(A))
+		for i := range K {
+			K[i] = B[i]/A[i] + complex(h0.Data[c], 0)
+		}
+		k := fft.Sequence(nil, K)
+		for i := range k {
+			k[i] /= float64(m)
+		}
+		out[c] = k[:L]
+	}
+	return out
+}
+
+func relMaxDiff(got, want []float64) float64 {
+	d, s := 0.0, 0.0
+	for i := range want {
+		d = math.Max(d, math.Abs(got[i]-want[i]))
+		s = math.Max(s, math.Abs(want[i]))
+	}
+	return d / s
+}
+
+// TestRTFTruncationMatchesModule exports banks with and without the truncation correction
+// and runs the reference module's kernel algorithm on the tensors. With the correction the
+// module reproduces the filters' impulse responses exactly for 1 ≤ t < L, for even and odd
+// trunc_len, and h[0] + h[M] at t = 0 (the algorithm folds the sample at M onto 0); without
+// it, every sample carries the aliased tail.
+func TestRTFTruncationMatchesModule(t *testing.T) {
+	bank := tfBank(t, 11, 4, 6)
+	for _, L := range []int{32, 33, 64, 200} {
+		named, _ := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{TruncLen: L}))
+		k := moduleKernel(t, named[0].Array, named[1].Array, L)
+		raw, _ := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{}))
+		kRaw := moduleKernel(t, raw[0].Array, raw[1].Array, L)
+		m := L + L%2
+		for c, f := range bank.Channels {
+			h := f.Impulse(m + 1)
+			want := slices.Clone(h[:L])
+			want[0] += h[m]
+			if e := relMaxDiff(k[c], want); e > moduleTol {
+				t.Errorf("L=%d channel %d: module kernel with the correction differs from h by %.3g", L, c, e)
+			}
+			h = h[:L]
+			if L == 32 {
+				if e := relMaxDiff(kRaw[c], h); e < 1e-6 {
+					t.Errorf("L=%d channel %d: without the correction the kernel should show the tail, differs by only %.3g", L, c, e)
+				}
+			}
+		}
+	}
+}
+
+func must2[A, B any](a A, b B, err error) (A, B) {
+	if err != nil {
+		panic(err)
+	}
+	return a, b
+}
+
+func TestRTFRoundTrip(t *testing.T) {
+	bank := tfBank(t, 12, 8, 16)
+	for _, L := range []int{0, 128, 1001} {
+		named, reports := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{Prefix: "layers.3.", TruncLen: L}))
+		if reports != nil {
+			t.Error("a tf bank was converted")
+		}
+		if named[0].Name != "layers.3.ab" || named[1].Name != "layers.3.h_0" || !slices.Equal(named[0].Array.Shape, []int{16, 16}) || !slices.Equal(named[1].Array.Shape, []int{8}) {
+			t.Fatalf("tensors %s %v, %s %v", named[0].Name, named[0].Array.Shape, named[1].Name, named[1].Array.Shape)
+		}
+		back := must(sessions.ImportRTF(named[0].Array, named[1].Array, nil, sessions.RTFOptions{TruncLen: L}))
+		for c := range bank.Channels {
+			want, got := bank.Channels[c].(*filters.TransferFunction), back.Channels[c].(*filters.TransferFunction)
+			if L == 0 {
+				// Without the correction the coefficients are stored as they are: exact.
+				if !slices.Equal(got.Den, want.Den) || !slices.Equal(got.Num, want.Num) || got.H0 != want.H0 {
+					t.Errorf("channel %d changed", c)
+				}
+				continue
+			}
+			if !slices.Equal(got.Den, want.Den) || got.H0 != want.H0 {
+				t.Errorf("L=%d channel %d: a or h0 changed", L, c)
+			}
+			if e := relMaxDiff(got.Num, want.Num); e > neumannTol {
+				t.Errorf("L=%d channel %d: numerator differs by %.3g after the correction and its inverse", L, c, e)
+			}
+		}
+	}
+}
+
+func TestRTFExportConvertsAndPads(t *testing.T) {
+	// A bank of dense filters is converted to tf; a lower-order channel is padded.
+	d3 := denseFilter(t)
+	d1 := must(filters.NewDense([][]float64{{0.5}}, []float64{1}, []float64{2}, 0.25))
+	bank := must(filters.NewBank([]filters.Filter{d3, d1}))
+	named, reports := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{}))
+	if len(reports) != 2 {
+		t.Errorf("%d reports, want 2", len(reports))
+	}
+	ab := named[0].Array
+	if !slices.Equal(ab.Shape, []int{4, 3}) {
+		t.Fatalf("ab shape %v", ab.Shape)
+	}
+	if row := ab.Rows()[1]; row[1] != 0 || row[2] != 0 || row[0] != -0.5 {
+		t.Errorf("the order-1 denominator is %v, want [-0.5 0 0]", row)
+	}
+	back := must(sessions.ImportRTF(ab, named[1].Array, nil, sessions.RTFOptions{}))
+	for c, f := range bank.Channels {
+		if e := relMaxDiff(back.Channels[c].Impulse(64), f.Impulse(64)); e > 1e-12 {
+			t.Errorf("channel %d: impulse differs by %.3g", c, e)
+		}
+	}
+	// A single filter is a bank of one channel.
+	named, _ = must2(sessions.ExportRTF(filters.Document{Filter: d1}, sessions.RTFOptions{}))
+	if !slices.Equal(named[0].Array.Shape, []int{2, 1}) || named[1].Array.Data[0] != 0.25 {
+		t.Errorf("single filter: %v %v", named[0].Array.Shape, named[1].Array.Data)
+	}
+}
+
+func TestRTFSharedDenominatorsAndMontel(t *testing.T) {
+	// num_a = 2 denominators for D = 4 channels: channels 0 and 1 share row 0.
+	ab := must(arrays.FromRows([][]float64{
+		{-0.5, 0.1}, {0.2, 0.3}, // denominators
+		{1, 0}, {0, 1}, {1, 1}, {2, 0}, // numerators
+	}))
+	h0 := arrays.Vector([]float64{0, 0.1, 0.2, 0.3})
+	bank := must(sessions.ImportRTF(ab, h0, nil, sessions.RTFOptions{}))
+	want := [][]float64{{-0.5, 0.1}, {-0.5, 0.1}, {0.2, 0.3}, {0.2, 0.3}}
+	for c, f := range bank.Channels {
+		tf := f.(*filters.TransferFunction)
+		if !slices.Equal(tf.Den, want[c]) || tf.H0 != h0.Data[c] || !slices.Equal(tf.Num, ab.Rows()[2+c]) {
+			t.Errorf("channel %d = %+v", c, tf)
+		}
+	}
+	// The l1_montel constraint divides each denominator by Σ|a| + |scalar| + 1e-6.
+	scalar := arrays.Vector([]float64{0.4, -1})
+	bank = must(sessions.ImportRTF(ab, h0, scalar, sessions.RTFOptions{}))
+	if got, want := bank.Channels[2].(*filters.TransferFunction).Den[1], 0.3/(0.5+1+1e-6); got != want {
+		t.Errorf("constrained a₂ = %v, want %v", got, want)
+	}
+}
+
+func TestRTFImportErrors(t *testing.T) {
+	ab := must(arrays.FromRows([][]float64{{0.1}, {0.2}, {1}, {2}, {3}}))
+	for _, tc := range []struct {
+		name       string
+		ab, h0, sc *arrays.Array
+		o          sessions.RTFOptions
+		want       string
+	}{
+		{"rows not D + num_a", ab, arrays.Vector([]float64{1, 2}), nil, sessions.RTFOptions{}, "num_a dividing D"},
+		{"num_a not dividing", ab, arrays.Vector([]float64{1, 2, 3}), nil, sessions.RTFOptions{}, "num_a dividing D"},
+		{"1-D ab", arrays.Vector([]float64{1, 2}), arrays.Vector([]float64{1}), nil, sessions.RTFOptions{}, "want (num_a + D, N)"},
+		{"2-D h_0", ab, ab, nil, sessions.RTFOptions{}, "want (D)"},
+		{"scalar shape", ab, arrays.Vector([]float64{1, 2, 3, 4}), arrays.Vector([]float64{1, 2}), sessions.RTFOptions{}, "want (1)"},
+		{"trunc_len", ab, arrays.Vector([]float64{1, 2, 3, 4}), nil, sessions.RTFOptions{TruncLen: -1}, "trunc_len -1"},
+	} {
+		_, err := sessions.ImportRTF(tc.ab, tc.h0, tc.sc, tc.o)
+		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	// A pole on the unit circle: the correction cannot be undone.
+	marginal := must(arrays.FromRows([][]float64{{-1}, {1}}))
+	if _, err := sessions.ImportRTF(marginal, arrays.Vector([]float64{0}), nil, sessions.RTFOptions{TruncLen: 16}); !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "does not converge") {
+		t.Errorf("marginal pole: %v", err)
+	}
+	// An unstable filter's correction overflows.
+	unstable := must(filters.NewTransferFunction([]float64{-1e10}, []float64{1}, 0))
+	if _, _, err := sessions.ExportRTF(filters.Document{Filter: unstable}, sessions.RTFOptions{TruncLen: 1000}); err == nil || !strings.Contains(err.Error(), "overflows") {
+		t.Errorf("unstable export: %v", err)
+	}
+}
+
+func TestFindRTF(t *testing.T) {
+	names := []string{"step", "layers.0.filter.ab", "layers.0.filter.h_0", "layers.1.filter.ab", "layers.1.filter.h_0", "layers.1.norm.weight", "lonely.ab"}
+	if _, _, err := sessions.FindRTF(names, ""); err == nil {
+		t.Error("two layers without a choice should be ambiguous")
+	} else if ce := (*sessions.ChoiceError)(nil); !errors.As(err, &ce) || len(ce.Names) != 2 {
+		t.Errorf("ChoiceError: %v", err)
+	}
+	for _, want := range []string{"layers.1.filter.", "layers.1.filter", "layers.1.filter.ab", "layers.1.filter.h_0"} {
+		if p, ok, err := sessions.FindRTF(names, want); p != "layers.1.filter." || !ok || err != nil {
+			t.Errorf("FindRTF(%q) = %q %v %v", want, p, ok, err)
+		}
+	}
+	if _, ok, _ := sessions.FindRTF(names, "layers.1.norm.weight"); ok {
+		t.Error("a plain tensor was taken for a layer")
+	}
+	if p, ok, _ := sessions.FindRTF([]string{"ab", "h_0"}, ""); p != "" || !ok {
+		t.Error("the bare layout was not found")
+	}
+	if _, ok, _ := sessions.FindRTF([]string{"xab", "xh_0"}, ""); ok {
+		t.Error(`"xab" is not a layer's "ab"`)
+	}
+}
+
+// TestGoldenRTF imports the RTF layer NumPy saved (rtf.npz) and the one in a safetensors
+// checkpoint built to the published format, and checks the bank against the values NumPy
+// recorded; exporting it again as float32 reproduces the file's tensors bit for bit.
+func TestGoldenRTF(t *testing.T) {
+	exp := loadGolden(t)
+	for _, tc := range []struct{ file, prefix string }{{"rtf.npz", ""}, {"rtf.safetensors", "layers.0.filter."}} {
+		it := must(sessions.Import(filepath.Join(goldenDir, tc.file), sessions.ImportOptions{}))
+		if it.Entry == nil || it.Entry.Bank == nil {
+			t.Fatalf("%s: imported %+v", tc.file, it)
+		}
+		ab, h0 := exp[tc.file][tc.prefix+"ab"], exp[tc.file][tc.prefix+"h_0"]
+		d, n := len(h0.Data), ab.Shape[1]
+		for c, f := range it.Entry.Bank.Channels {
+			tf := f.(*filters.TransferFunction)
+			if !slices.Equal(tf.Den, ab.Data[c*n:(c+1)*n]) || !slices.Equal(tf.Num, ab.Data[(d+c)*n:(d+c+1)*n]) || tf.H0 != h0.Data[c] {
+				t.Errorf("%s channel %d differs from NumPy's values", tc.file, c)
+			}
+		}
+		if !strings.Contains(it.Note, "RTF layer") {
+			t.Errorf("note %q", it.Note)
+		}
+		b, _ := must2(sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportNPZ, DType: arrays.Float32}))
+		z := must(arrays.OpenNPZ(bytesReader(b), int64(len(b))))
+		if got := must(z.Read("ab")); !slices.Equal(got.Data, ab.Data) {
+			t.Errorf("%s: re-exported ab differs", tc.file)
+		}
+	}
+}

@@ -1,0 +1,547 @@
+package sessions
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// Errors wrapped by the package's failures.
+var (
+	// ErrInvalid marks a malformed session file or a bad argument to a Session method.
+	ErrInvalid = errors.New("invalid session")
+	// ErrNotFound marks an ID the session does not hold.
+	ErrNotFound = errors.New("no such item")
+)
+
+// invalidError is a failure of kind ErrInvalid: "invalid session: msg".
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string { return ErrInvalid.Error() + ": " + e.msg }
+func (e *invalidError) Unwrap() error { return ErrInvalid }
+
+func invalidf(format string, args ...any) error {
+	return &invalidError{fmt.Sprintf(format, args...)}
+}
+
+// within places an error in an item ("target "t1""), as a failure of kind ErrInvalid:
+// "invalid session: target "t1": problem".
+func within(where string, err error) error {
+	var ie *invalidError
+	if errors.As(err, &ie) && err == error(ie) {
+		return &invalidError{where + ": " + ie.msg}
+	}
+	return fmt.Errorf("%w: %s: %w", ErrInvalid, where, err)
+}
+
+// Entry is a filter or a bank of the session. Exactly one of Filter and Bank is set.
+// Filters and banks are treated as values: replace them (ReplaceFilter) rather than change
+// them in place, so that snapshots (Clone) and background saves stay consistent.
+type Entry struct {
+	ID     string
+	Name   string
+	Filter filters.Filter
+	Bank   *filters.Bank
+}
+
+// Document returns the entry as a filter document.
+func (e Entry) Document() filters.Document {
+	return filters.Document{Name: e.Name, Filter: e.Filter, Bank: e.Bank}
+}
+
+// Describe returns a short description: "tf filter of order 4", "bank of 8 tf channels of
+// order 64" (the largest order, for a bank whose channels differ).
+func (e Entry) Describe() string {
+	if e.Bank != nil {
+		order := 0
+		for _, c := range e.Bank.Channels {
+			order = max(order, c.Order())
+		}
+		return fmt.Sprintf("bank of %d %s channels of order %d", len(e.Bank.Channels), e.Bank.Form(), order)
+	}
+	if e.Filter == nil {
+		return "empty entry"
+	}
+	return fmt.Sprintf("%s filter of order %d", e.Filter.Form(), e.Filter.Order())
+}
+
+func (e Entry) validate() error {
+	if !utf8.ValidString(e.Name) {
+		return invalidf("the name is not valid UTF-8")
+	}
+	switch {
+	case (e.Filter == nil) == (e.Bank == nil):
+		return invalidf("an entry holds a Filter or a Bank, not both or neither")
+	case e.Filter != nil:
+		if err := e.Filter.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	default:
+		if err := e.Bank.Validate(); err != nil {
+			return fmt.Errorf("%w: %w", ErrInvalid, err)
+		}
+	}
+	return nil
+}
+
+// Source says where a target's kernels came from.
+type Source struct {
+	// Path is the file; a relative path is relative to the session file's directory.
+	Path string
+	// Tensor names the array in the file ("" for the only array of an .npy or CSV file).
+	Tensor string
+}
+
+// Relative returns the source with its path made relative to dir, the directory of the
+// session file it will be saved in (absolute when no relative path leads there), so that
+// it names the same file when the session is loaded. src.Path is taken as the current
+// directory sees it.
+func (src Source) Relative(dir string) Source {
+	abs, err := filepath.Abs(src.Path)
+	if err != nil {
+		return src
+	}
+	src.Path = abs
+	if d, err := filepath.Abs(dir); err == nil {
+		if rel, err := filepath.Rel(d, abs); err == nil {
+			src.Path = rel
+		}
+	}
+	return src
+}
+
+// Target is a set of kernels to distil filters from: a (channels, length) array, or a
+// (length) array for one kernel.
+type Target struct {
+	ID      string
+	Name    string
+	Kernels *arrays.Array
+	Source  *Source // where the kernels came from, when known
+	// Linked targets keep only Source in the session file; Load reads the kernels from it.
+	Linked bool
+	// Err is set by Load when a linked target's source could not be read; Kernels is then
+	// nil. It is not saved.
+	Err error
+}
+
+// Describe returns a short description: "4 kernels of length 2048", "1 kernel of length 100".
+func (t Target) Describe() string {
+	if t.Kernels == nil {
+		return "kernels not loaded"
+	}
+	c, l := kernelShape(t.Kernels)
+	if c == 1 {
+		return fmt.Sprintf("1 kernel of length %d", l)
+	}
+	return fmt.Sprintf("%d kernels of length %d", c, l)
+}
+
+// kernelShape returns the channels and length of a 1-D or 2-D kernel array.
+func kernelShape(a *arrays.Array) (channels, length int) {
+	if len(a.Shape) == 1 {
+		return 1, a.Shape[0]
+	}
+	return a.Shape[0], a.Shape[1]
+}
+
+func (t Target) validate() error {
+	if !utf8.ValidString(t.Name) {
+		return invalidf("the name is not valid UTF-8")
+	}
+	if t.Source != nil && (!utf8.ValidString(t.Source.Path) || !utf8.ValidString(t.Source.Tensor)) {
+		return invalidf("the source is not valid UTF-8")
+	}
+	if t.Linked && (t.Source == nil || t.Source.Path == "") {
+		return invalidf("a linked target needs a source path")
+	}
+	if t.Kernels == nil {
+		if t.Linked {
+			return nil // its source may be missing; Err says why
+		}
+		return invalidf("a target needs kernels")
+	}
+	return checkKernels(t.Kernels)
+}
+
+// checkKernels checks that a is a 1-D or 2-D array of finite values with samples.
+func checkKernels(a *arrays.Array) error {
+	if err := a.Validate(); err != nil {
+		return fmt.Errorf("%w: kernels: %w", ErrInvalid, err)
+	}
+	if len(a.Shape) != 1 && len(a.Shape) != 2 {
+		return invalidf("kernels of shape %s: want (length) or (channels, length)", arrays.ShapeString(a.Shape))
+	}
+	if c, l := kernelShape(a); c == 0 || l == 0 {
+		return invalidf("kernels of shape %s hold no samples", arrays.ShapeString(a.Shape))
+	}
+	return nil
+}
+
+// Job is a training or distillation job: its specification and, once it has run, its
+// report, both JSON defined by the package that runs jobs. The session stores them as they
+// are (compacted).
+type Job struct {
+	ID     string
+	Kind   string          // what the job does, e.g. "distill"
+	Spec   json.RawMessage // the job's input
+	Report json.RawMessage // its result; nil until it has run
+}
+
+func (j Job) validate() error {
+	if !utf8.ValidString(j.Kind) {
+		return invalidf("the kind is not valid UTF-8")
+	}
+	if j.Spec != nil && !json.Valid(j.Spec) {
+		return invalidf("the spec is not valid JSON")
+	}
+	if j.Report != nil && !json.Valid(j.Report) {
+		return invalidf("the report is not valid JSON")
+	}
+	return nil
+}
+
+// UIState is the part of the terminal UI's state worth restoring.
+type UIState struct {
+	Selected string   // the ID of the selected item; "" for none
+	FormTab  string   // the form shown for the selected filter ("dense", "tf", …)
+	Plots    []string // the plots shown, in order; the names are the UI's
+	// Extra holds other keys the UI stores, kept as they are.
+	Extra map[string]json.RawMessage
+}
+
+// Session is the work of one ssmlab session: filters and banks, distillation targets, jobs
+// and the UI's state. Items have IDs that stay the same for their lifetime in the session,
+// across saves and loads, and are never reused.
+//
+// Change the session through its methods; each change advances Generation, and the session
+// is Dirty until it is saved. The fields may be read freely; after changing them directly,
+// call Touch. UI changes do not make the session dirty: they are saved with the next save.
+// Filters, banks, kernel arrays and job JSON are values: replace them, never change them in
+// place. A Session is not safe for concurrent use; to save in the background, Clone it
+// first (cheap: it shares those values) and report back with MarkSaved.
+type Session struct {
+	Filters []Entry
+	Targets []Target
+	Jobs    []Job
+	UI      UIState
+
+	// Path is the file the session was loaded from or last saved to; "" for a new session.
+	Path string
+
+	nextID      int    // the next ID's number
+	gen         uint64 // advances on every change
+	savedGen    uint64 // gen when last saved or loaded
+	autosave    string // this session's autosave file, once written
+	autosaveGen uint64 // gen when last autosaved
+}
+
+// New returns an empty session.
+func New() *Session {
+	return &Session{nextID: 1}
+}
+
+// Generation returns a counter that advances on every change.
+func (s *Session) Generation() uint64 { return s.gen }
+
+// Dirty reports whether the session changed since it was loaded or saved.
+func (s *Session) Dirty() bool { return s.gen != s.savedGen }
+
+// Touch records a change made directly to the fields.
+func (s *Session) Touch() { s.gen++ }
+
+// MarkSaved records that a snapshot of generation gen was saved to path (by a Clone, in the
+// background): the session is clean unless it changed since, and its autosave file, which
+// the save removed, is forgotten.
+func (s *Session) MarkSaved(path string, gen uint64) {
+	s.Path = path
+	s.savedGen = gen
+	s.autosave, s.autosaveGen = "", 0
+}
+
+// Kind is the kind of an item.
+type Kind int
+
+// The kinds of items.
+const (
+	KindNone Kind = iota
+	KindFilter
+	KindTarget
+	KindJob
+)
+
+func (k Kind) String() string {
+	return [...]string{"none", "filter", "target", "job"}[k]
+}
+
+// Lookup returns the kind of the item with the given ID and its index in Filters, Targets
+// or Jobs; KindNone and -1 if there is none.
+func (s *Session) Lookup(id string) (Kind, int) {
+	for i := range s.Filters {
+		if s.Filters[i].ID == id {
+			return KindFilter, i
+		}
+	}
+	for i := range s.Targets {
+		if s.Targets[i].ID == id {
+			return KindTarget, i
+		}
+	}
+	for i := range s.Jobs {
+		if s.Jobs[i].ID == id {
+			return KindJob, i
+		}
+	}
+	return KindNone, -1
+}
+
+// Filter returns the filter entry with the given ID.
+func (s *Session) Filter(id string) (Entry, bool) {
+	if k, i := s.Lookup(id); k == KindFilter {
+		return s.Filters[i], true
+	}
+	return Entry{}, false
+}
+
+// Target returns the target with the given ID.
+func (s *Session) Target(id string) (Target, bool) {
+	if k, i := s.Lookup(id); k == KindTarget {
+		return s.Targets[i], true
+	}
+	return Target{}, false
+}
+
+// Job returns the job with the given ID.
+func (s *Session) Job(id string) (Job, bool) {
+	if k, i := s.Lookup(id); k == KindJob {
+		return s.Jobs[i], true
+	}
+	return Job{}, false
+}
+
+// newID returns an unused ID: the prefix ('f', 't' or 'j') and the next number.
+func (s *Session) newID(prefix byte) string {
+	for {
+		if s.nextID < 1 {
+			s.nextID = 1
+		}
+		id := string(prefix) + strconv.Itoa(s.nextID)
+		s.nextID++
+		if k, _ := s.Lookup(id); k == KindNone {
+			return id
+		}
+	}
+}
+
+func notFound(id string) error { return fmt.Errorf("%w: %q", ErrNotFound, id) }
+
+// AddFilter adds a filter or bank under the document's name and returns its new ID.
+func (s *Session) AddFilter(doc filters.Document) (string, error) {
+	e := Entry{Name: doc.Name, Filter: doc.Filter, Bank: doc.Bank}
+	if err := e.validate(); err != nil {
+		return "", err
+	}
+	e.ID = s.newID('f')
+	s.Filters = append(s.Filters, e)
+	s.gen++
+	return e.ID, nil
+}
+
+// ReplaceFilter replaces the filter or bank of an entry (after a conversion, say), keeping
+// its ID; the entry takes the document's name unless the document has none.
+func (s *Session) ReplaceFilter(id string, doc filters.Document) error {
+	k, i := s.Lookup(id)
+	if k != KindFilter {
+		return notFound(id)
+	}
+	e := Entry{ID: id, Name: s.Filters[i].Name, Filter: doc.Filter, Bank: doc.Bank}
+	if doc.Name != "" {
+		e.Name = doc.Name
+	}
+	if err := e.validate(); err != nil {
+		return err
+	}
+	s.Filters[i] = e
+	s.gen++
+	return nil
+}
+
+// AddTarget adds a target and returns its new ID (t.ID is ignored). The kernels are shared,
+// not copied.
+func (s *Session) AddTarget(t Target) (string, error) {
+	t.ID, t.Err = "", nil
+	if err := t.validate(); err != nil {
+		return "", err
+	}
+	if t.Source != nil {
+		src := *t.Source
+		t.Source = &src
+	}
+	t.ID = s.newID('t')
+	s.Targets = append(s.Targets, t)
+	s.gen++
+	return t.ID, nil
+}
+
+// AddJob adds a job and returns its new ID (j.ID is ignored).
+func (s *Session) AddJob(j Job) (string, error) {
+	j.ID = ""
+	if err := j.validate(); err != nil {
+		return "", err
+	}
+	j.Spec, j.Report = compactJSON(j.Spec), compactJSON(j.Report)
+	j.ID = s.newID('j')
+	s.Jobs = append(s.Jobs, j)
+	s.gen++
+	return j.ID, nil
+}
+
+// SetJobReport stores the report of a job.
+func (s *Session) SetJobReport(id string, report json.RawMessage) error {
+	k, i := s.Lookup(id)
+	if k != KindJob {
+		return notFound(id)
+	}
+	j := s.Jobs[i]
+	j.Report = report
+	if err := j.validate(); err != nil {
+		return err
+	}
+	s.Jobs[i].Report = compactJSON(report)
+	s.gen++
+	return nil
+}
+
+// Rename gives an item a new name (a job's name is its Kind).
+func (s *Session) Rename(id, name string) error {
+	if !utf8.ValidString(name) {
+		return invalidf("the new name of %q is not valid UTF-8", id)
+	}
+	switch k, i := s.Lookup(id); k {
+	case KindFilter:
+		s.Filters[i].Name = name
+	case KindTarget:
+		s.Targets[i].Name = name
+	case KindJob:
+		s.Jobs[i].Kind = name
+	default:
+		return notFound(id)
+	}
+	s.gen++
+	return nil
+}
+
+// Remove deletes an item; the UI's selection is cleared if it pointed to it.
+func (s *Session) Remove(id string) error {
+	switch k, i := s.Lookup(id); k {
+	case KindFilter:
+		s.Filters = slices.Delete(s.Filters, i, i+1)
+	case KindTarget:
+		s.Targets = slices.Delete(s.Targets, i, i+1)
+	case KindJob:
+		s.Jobs = slices.Delete(s.Jobs, i, i+1)
+	default:
+		return notFound(id)
+	}
+	if s.UI.Selected == id {
+		s.UI.Selected = ""
+	}
+	s.gen++
+	return nil
+}
+
+// Duplicate inserts a deep copy of an item after it, named "NAME (copy)", and returns the
+// copy's ID.
+func (s *Session) Duplicate(id string) (string, error) {
+	switch k, i := s.Lookup(id); k {
+	case KindFilter:
+		e, err := copyEntry(s.Filters[i])
+		if err != nil {
+			return "", err
+		}
+		e.ID, e.Name = s.newID('f'), s.Filters[i].Name+" (copy)"
+		s.Filters = slices.Insert(s.Filters, i+1, e)
+		id = e.ID
+	case KindTarget:
+		t := copyTarget(s.Targets[i])
+		t.ID, t.Name = s.newID('t'), t.Name+" (copy)"
+		s.Targets = slices.Insert(s.Targets, i+1, t)
+		id = t.ID
+	case KindJob:
+		j := copyJob(s.Jobs[i])
+		j.ID = s.newID('j')
+		s.Jobs = slices.Insert(s.Jobs, i+1, j)
+		id = j.ID
+	default:
+		return "", notFound(id)
+	}
+	s.gen++
+	return id, nil
+}
+
+// copyEntry deep-copies a filter through its file format, which reads back bit-identical
+// numbers.
+func copyEntry(e Entry) (Entry, error) {
+	b, err := filters.Marshal(e.Document())
+	if err != nil {
+		return Entry{}, err
+	}
+	doc, err := filters.Unmarshal(b)
+	if err != nil {
+		return Entry{}, err
+	}
+	return Entry{ID: e.ID, Name: e.Name, Filter: doc.Filter, Bank: doc.Bank}, nil
+}
+
+func copyTarget(t Target) Target {
+	if t.Kernels != nil {
+		t.Kernels = t.Kernels.Clone()
+	}
+	if t.Source != nil {
+		src := *t.Source
+		t.Source = &src
+	}
+	return t
+}
+
+func copyJob(j Job) Job {
+	j.Spec = slices.Clone(j.Spec)
+	j.Report = slices.Clone(j.Report)
+	return j
+}
+
+// Clone returns a copy of the session, with the same IDs, generation and path, for saving
+// or autosaving in the background. The item lists are copied; filters, banks, kernels and
+// job JSON are shared, as the values they are treated as (see Entry).
+func (s *Session) Clone() *Session {
+	c := *s
+	c.Filters = slices.Clone(s.Filters)
+	c.Targets = slices.Clone(s.Targets)
+	c.Jobs = slices.Clone(s.Jobs)
+	c.UI.Plots = slices.Clone(s.UI.Plots)
+	if s.UI.Extra != nil {
+		c.UI.Extra = make(map[string]json.RawMessage, len(s.UI.Extra))
+		for k, v := range s.UI.Extra {
+			c.UI.Extra[k] = v
+		}
+	}
+	return &c
+}
+
+// compactJSON returns raw without insignificant space (nil stays nil).
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	n, err := parseTree(raw)
+	if err != nil {
+		return slices.Clone(raw)
+	}
+	return n.compact(nil)
+}

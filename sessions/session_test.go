@@ -1,0 +1,377 @@
+package sessions_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// must returns v, panicking on err (a test setup or a step that cannot fail).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// randomTF returns a stable transfer function of order n: poles of modulus ≤ 0.9 in
+// conjugate pairs (and one real pole for odd n), a random numerator and direct term.
+func randomTF(t testing.TB, rng *rand.Rand, n int) *filters.TransferFunction {
+	t.Helper()
+	poly := []complex128{1}
+	mul := func(r complex128) {
+		next := make([]complex128, len(poly)+1)
+		for i, c := range poly {
+			next[i] += c
+			next[i+1] -= c * r
+		}
+		poly = next
+	}
+	for len(poly)-1 < n {
+		rho, th := 0.3+0.6*rng.Float64(), math.Pi*rng.Float64()
+		if n-(len(poly)-1) == 1 {
+			mul(complex(rho*math.Cos(th), 0))
+			continue
+		}
+		p := complex(rho*math.Cos(th), rho*math.Sin(th))
+		mul(p)
+		mul(complex(real(p), -imag(p)))
+	}
+	a := make([]float64, n)
+	b := make([]float64, n)
+	for i := range a {
+		a[i] = real(poly[i+1])
+		b[i] = rng.NormFloat64()
+	}
+	return must(filters.NewTransferFunction(a, b, rng.NormFloat64()))
+}
+
+// tfBank returns a bank of d stable transfer functions of order n, from a fixed seed.
+func tfBank(t testing.TB, seed uint64, d, n int) *filters.Bank {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	chans := make([]filters.Filter, d)
+	for i := range chans {
+		chans[i] = randomTF(t, rng, n)
+	}
+	return must(filters.NewBank(chans))
+}
+
+// denseFilter is an order-3 dense filter with distinct poles, so every form can hold it.
+func denseFilter(t testing.TB) *filters.Dense {
+	return must(filters.NewDense([][]float64{
+		{0.5, -0.3, 0.1},
+		{0.3, 0.5, 0.2},
+		{0, 0.1, -0.4},
+	}, []float64{1, 0.5, 1}, []float64{0.2, 1, -0.7}, 0.1))
+}
+
+func kernels(t testing.TB, seed uint64, shape ...int) *arrays.Array {
+	rng := rand.New(rand.NewPCG(seed, 3))
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	data := make([]float64, n)
+	for i := range data {
+		data[i] = rng.NormFloat64() * math.Exp(-float64(i%64)/16)
+	}
+	return must(arrays.New(shape, data))
+}
+
+// richSession holds a filter of every form, a large bank, targets of every kind and jobs.
+func richSession(t testing.TB) *sessions.Session {
+	t.Helper()
+	s := sessions.New()
+	base := denseFilter(t)
+	for _, form := range filters.Forms {
+		f, _, err := filters.Convert(base, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		must(s.AddFilter(filters.Document{Name: "toy " + string(form), Filter: f}))
+	}
+	must(s.AddFilter(filters.Document{Name: "layer 0", Bank: tfBank(t, 1, 16, 64)}))
+	big := must(filters.NewDense(randomMatrix(t, 12), make([]float64, 12), make([]float64, 12), 0))
+	must(s.AddFilter(filters.Document{Name: "dense 12", Filter: big}))
+	must(s.AddTarget(sessions.Target{Name: "hyena", Kernels: kernels(t, 1, 4, 256), Source: &sessions.Source{Path: "hyena.npz", Tensor: "l3"}}))
+	must(s.AddTarget(sessions.Target{Name: "tiny", Kernels: kernels(t, 2, 5)}))
+	must(s.AddJob(sessions.Job{Kind: "distill", Spec: json.RawMessage(`{"target": "t8", "order": 16, "seed": 18446744073709551615}`)}))
+	must(s.AddJob(sessions.Job{Kind: "fit", Spec: json.RawMessage(`{"x": [1, 2.50, 3e2]}`), Report: json.RawMessage(`{"loss": 1.5e-9, "ok": true, "note": "<&>"}`)}))
+	s.UI = sessions.UIState{Selected: "f7", FormTab: "tf", Plots: []string{"impulse", "bode"},
+		Extra: map[string]json.RawMessage{"zoom": json.RawMessage(`{"x": [0, 100]}`)}}
+	return s
+}
+
+func randomMatrix(t testing.TB, n int) [][]float64 {
+	rng := rand.New(rand.NewPCG(uint64(n), 9))
+	rows := make([][]float64, n)
+	for i := range rows {
+		rows[i] = make([]float64, n)
+		for j := range rows[i] {
+			rows[i][j] = rng.NormFloat64() / (2 * math.Sqrt(float64(n)))
+		}
+	}
+	return rows
+}
+
+func TestIDsAreStableAndNeverReused(t *testing.T) {
+	s := sessions.New()
+	f := denseFilter(t)
+	a := must(s.AddFilter(filters.Document{Name: "a", Filter: f}))
+	b := must(s.AddFilter(filters.Document{Name: "b", Filter: f}))
+	tg := must(s.AddTarget(sessions.Target{Name: "k", Kernels: kernels(t, 1, 8)}))
+	if a != "f1" || b != "f2" || tg != "t3" {
+		t.Fatalf("IDs %s %s %s, want f1 f2 t3", a, b, tg)
+	}
+	if err := s.Remove(b); err != nil {
+		t.Fatal(err)
+	}
+	c := must(s.AddFilter(filters.Document{Name: "c", Filter: f}))
+	if c != "f4" {
+		t.Errorf("after removing f2 the next ID is %s, want f4", c)
+	}
+	// The counter survives a save and load, so removed IDs stay retired.
+	s2 := must(sessions.Unmarshal(must(sessions.Marshal(s))))
+	if d := must(s2.AddFilter(filters.Document{Filter: f})); d != "f5" {
+		t.Errorf("after a reload the next ID is %s, want f5", d)
+	}
+	if err := s.Remove("f2"); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("removing a removed ID: %v", err)
+	}
+}
+
+func TestEditing(t *testing.T) {
+	s := sessions.New()
+	f := denseFilter(t)
+	id := must(s.AddFilter(filters.Document{Name: "orig", Filter: f}))
+	s.UI.Selected = id
+	gen := s.Generation()
+	if !s.Dirty() {
+		t.Error("a new session with a filter is not dirty")
+	}
+	if err := s.Rename(id, "renamed"); err != nil || s.Filters[0].Name != "renamed" || s.Generation() == gen {
+		t.Errorf("Rename: %v %q", err, s.Filters[0].Name)
+	}
+	dup := must(s.Duplicate(id))
+	if len(s.Filters) != 2 || s.Filters[1].ID != dup || s.Filters[1].Name != "renamed (copy)" {
+		t.Fatalf("Duplicate: %+v", s.Filters)
+	}
+	if s.Filters[1].Filter == s.Filters[0].Filter {
+		t.Error("Duplicate shares the filter")
+	}
+	if !slices.Equal(s.Filters[1].Filter.Impulse(32), f.Impulse(32)) {
+		t.Error("Duplicate changed the filter")
+	}
+	tf, _, _ := filters.Convert(f, filters.FormTF)
+	if err := s.ReplaceFilter(dup, filters.Document{Filter: tf}); err != nil || s.Filters[1].Filter.Form() != filters.FormTF || s.Filters[1].Name != "renamed (copy)" {
+		t.Errorf("ReplaceFilter: %v", err)
+	}
+	if err := s.Remove(id); err != nil || s.UI.Selected != "" {
+		t.Errorf("Remove of the selected item: %v, selected %q", err, s.UI.Selected)
+	}
+	if k, i := s.Lookup(dup); k != sessions.KindFilter || i != 0 {
+		t.Errorf("Lookup(%s) = %v %d", dup, k, i)
+	}
+	if err := s.Rename("x9", "n"); !errors.Is(err, sessions.ErrNotFound) {
+		t.Errorf("Rename of a missing ID: %v", err)
+	}
+}
+
+func TestAddValidates(t *testing.T) {
+	s := sessions.New()
+	bad := &filters.TransferFunction{Den: []float64{math.NaN()}, Num: []float64{1}}
+	if _, err := s.AddFilter(filters.Document{Filter: bad}); !errors.Is(err, sessions.ErrInvalid) || !errors.Is(err, filters.ErrInvalid) {
+		t.Errorf("a NaN filter: %v", err)
+	}
+	if _, err := s.AddFilter(filters.Document{}); !errors.Is(err, sessions.ErrInvalid) {
+		t.Errorf("an empty document: %v", err)
+	}
+	for _, k := range []*arrays.Array{
+		{Shape: []int{2, 2, 2}, Data: make([]float64, 8)},
+		{Shape: []int{0}, Data: []float64{}},
+		{Shape: []int{3, 0}, Data: []float64{}},
+		{Shape: []int{2}, Data: []float64{1, math.Inf(1)}},
+	} {
+		if _, err := s.AddTarget(sessions.Target{Kernels: k}); !errors.Is(err, sessions.ErrInvalid) {
+			t.Errorf("kernels of shape %v: %v", k.Shape, err)
+		}
+	}
+	if _, err := s.AddJob(sessions.Job{Kind: "x", Spec: json.RawMessage(`{"a":`)}); !errors.Is(err, sessions.ErrInvalid) {
+		t.Errorf("a job with bad JSON: %v", err)
+	}
+	if s.Generation() != 0 || len(s.Filters)+len(s.Targets)+len(s.Jobs) != 0 {
+		t.Error("failed adds changed the session")
+	}
+}
+
+func TestCloneIsIndependent(t *testing.T) {
+	s := richSession(t)
+	c := s.Clone()
+	must(c.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	c.UI.Plots[0] = "changed"
+	if err := c.Rename("f1", "other"); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Filters) == len(c.Filters) || s.UI.Plots[0] != "impulse" || s.Filters[0].Name == "other" {
+		t.Error("changing the clone changed the session")
+	}
+	if c.Generation() <= s.Generation() {
+		t.Error("the clone's generation did not advance")
+	}
+}
+
+// TestMarshalRoundTrip saves and reloads a session with every kind of item and checks that
+// everything comes back bit for bit, and that a second save writes the same bytes.
+func TestMarshalRoundTrip(t *testing.T) {
+	s := richSession(t)
+	b1 := must(sessions.Marshal(s))
+	s2 := must(sessions.Unmarshal(b1))
+	b2 := must(sessions.Marshal(s2))
+	if !bytes.Equal(b1, b2) {
+		t.Fatalf("Marshal∘Unmarshal is not a fixed point")
+	}
+	if len(s2.Filters) != len(s.Filters) || len(s2.Targets) != len(s.Targets) || len(s2.Jobs) != len(s.Jobs) {
+		t.Fatal("items lost")
+	}
+	for i, e := range s.Filters {
+		g := s2.Filters[i]
+		if g.ID != e.ID || g.Name != e.Name {
+			t.Errorf("entry %d: %s %q, want %s %q", i, g.ID, g.Name, e.ID, e.Name)
+		}
+		want, _ := filters.Marshal(e.Document())
+		got, _ := filters.Marshal(g.Document())
+		if !bytes.Equal(want, got) {
+			t.Errorf("entry %s changed:\n%s\nthen\n%s", e.ID, want, got)
+		}
+	}
+	for i, tg := range s.Targets {
+		g := s2.Targets[i]
+		if g.ID != tg.ID || g.Name != tg.Name || !g.Kernels.Equal(tg.Kernels) || (g.Source == nil) != (tg.Source == nil) {
+			t.Errorf("target %s changed", tg.ID)
+		}
+	}
+	if got := string(s2.Jobs[0].Spec); got != `{"target":"t8","order":16,"seed":18446744073709551615}` {
+		t.Errorf("job spec = %s", got)
+	}
+	if got := string(s2.Jobs[1].Report); got != `{"loss":1.5e-9,"ok":true,"note":"<&>"}` {
+		t.Errorf("job report = %s", got)
+	}
+	if s2.Jobs[0].Report != nil {
+		t.Errorf("a job without report reads back %s", s2.Jobs[0].Report)
+	}
+	if s2.UI.Selected != "f7" || s2.UI.FormTab != "tf" || !slices.Equal(s2.UI.Plots, s.UI.Plots) || string(s2.UI.Extra["zoom"]) != `{"x":[0,100]}` {
+		t.Errorf("UI = %+v", s2.UI)
+	}
+	if s2.Dirty() {
+		t.Error("a loaded session is dirty")
+	}
+}
+
+// TestPacking checks the size rule: arrays of more than InlineMax numbers are base64, the
+// rest plain numbers; a large bank takes about 11 bytes per number.
+func TestPacking(t *testing.T) {
+	s := sessions.New()
+	small := must(filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0))
+	must(s.AddFilter(filters.Document{Name: "small", Filter: small}))
+	bank := tfBank(t, 3, 256, 64)
+	must(s.AddFilter(filters.Document{Name: "big", Bank: bank}))
+	b := must(sessions.Marshal(s))
+	if !bytes.Contains(b, []byte(`"a": [-0.5],`)) {
+		t.Error("a small filter is not written as plain numbers")
+	}
+	numbers := 256 * (2*64 + 1)
+	if perNumber := float64(len(b)) / float64(numbers); perNumber > 12.5 {
+		t.Errorf("a bank of 256 order-64 channels takes %.1f bytes per number", perNumber)
+	}
+	text, _ := filters.Marshal(filters.Document{Bank: bank})
+	t.Logf("bank: %d numbers, session %d bytes, filter JSON %d bytes", numbers, len(b), len(text))
+}
+
+func TestUnmarshalVersions(t *testing.T) {
+	good := string(must(sessions.Marshal(richSession(t))))
+	v2 := strings.Replace(good, `"version": 1`, `"version": 2`, 1)
+	_, err := sessions.Unmarshal([]byte(v2))
+	var ve *sessions.VersionError
+	if !errors.As(err, &ve) || err.Error() != "session version 2 is newer than this ssmlab supports (1)" {
+		t.Errorf("version 2: %v", err)
+	}
+	for _, v := range []string{`0`, `-3`, `"1"`, `1.5`} {
+		_, err := sessions.Unmarshal([]byte(strings.Replace(good, `"version": 1`, `"version": `+v, 1)))
+		if !errors.Is(err, sessions.ErrInvalid) {
+			t.Errorf("version %s: %v", v, err)
+		}
+	}
+}
+
+// badSessions are broken or hostile session files and what their error must say; they also
+// seed FuzzUnmarshal.
+func badSessions(t testing.TB) []struct{ name, text, want string } {
+	head := `{"format": "ssmlab-session", "version": 1, `
+	okFilter := `{"id": "f1", "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}}`
+	return []struct{ name, text, want string }{
+		{"empty", ``, "unexpected end"},
+		{"array", `[]`, "one JSON object, not an array"},
+		{"filter file", `{"form": "tf", "a": [], "b": []}`, "this is a filter file, not a session"},
+		{"no format", `{"version": 1}`, `no "format": "ssmlab-session"`},
+		{"no version", `{"format": "ssmlab-session"}`, `missing key "version"`},
+		{"unknown key", head + `"filterz": []}`, `unknown key "filterz" in the session`},
+		{"duplicate key", head + `"filters": [], "filters": []}`, `duplicate key "filters"`},
+		{"duplicate id", head + `"filters": [` + okFilter + `, ` + okFilter + `]}`, `two items have the ID "f1"`},
+		{"bad id", head + `"filters": [{"id": "a b", "filter": {"form": "tf"}}]}`, `ID "a b"`},
+		{"bad filter", head + `"filters": [{"id": "f1", "filter": {"form": "tf", "a": [1], "b": []}}]}`, `entry "f1": invalid filter:`},
+		{"nan in packed filter", head + `"filters": [{"id": "f1", "filter": {"form": "tf", "a": {"dtype": "<f8", "shape": [1], "data": "AAAAAAAA+H8="}, "b": [1]}}]}`, "NaN"},
+		{"lying packed shape", head + `"targets": [{"id": "t1", "kernels": {"dtype": "<f8", "shape": [100000000], "data": "AAAAAAAA8D8="}}]}`, "exceeds the limit"},
+		{"short packed data", head + `"targets": [{"id": "t1", "kernels": {"dtype": "<f8", "shape": [2], "data": "AAAAAAAA8D8="}}]}`, "needs 16 bytes"},
+		{"target without kernels", head + `"targets": [{"id": "t1", "name": "x"}]}`, `target "t1" has no "kernels"`},
+		{"linked with kernels", head + `"targets": [{"id": "t1", "kernels": [1], "source": {"path": "a.npy", "tensor": ""}, "linked": true}]}`, "is linked and also has"},
+		{"linked without source", head + `"targets": [{"id": "t1", "linked": true}]}`, `target "t1": a linked target needs a source path`},
+		{"3-D kernels", head + `"targets": [{"id": "t1", "kernels": [[[1]]]}]}`, "want (length) or (channels, length)"},
+		{"filters not array", head + `"filters": {}}`, `"filters" is an object, want an array`},
+		{"job spec", head + `"jobs": [{"id": "j1", "kind": "x", "spec": {"a": 1, "a": 2}}]}`, `duplicate key "a"`},
+		{"ui plots", head + `"ui": {"plots": [1]}}`, `"plots" of "ui" holds the number 1`},
+		{"deep", head + `"ui": {"x": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`, "nested more than 64 deep"},
+		{"autosave time", head + `"autosave": {"origin": "", "saved": "yesterday"}}`, "not an RFC 3339 time"},
+		{"trailing", head + `"filters": []} {}`, "unexpected data after"},
+	}
+}
+
+func TestUnmarshalBadInput(t *testing.T) {
+	for _, tc := range badSessions(t) {
+		_, err := sessions.Unmarshal([]byte(tc.text))
+		switch {
+		case err == nil:
+			t.Errorf("%s: no error", tc.name)
+		case !errors.Is(err, sessions.ErrInvalid):
+			t.Errorf("%s: %v does not wrap ErrInvalid", tc.name, err)
+		case strings.Contains(err.Error(), "\n"):
+			t.Errorf("%s: error spans lines: %q", tc.name, err)
+		case !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%s: %q does not contain %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestUnmarshalLenient(t *testing.T) {
+	// A selection of a missing item is dropped; next_id below the IDs in use is raised; a
+	// byte order mark is ignored.
+	text := "\ufeff" + `{"format": "ssmlab-session", "version": 1, "next_id": 1,
+	  "filters": [{"id": "f7", "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}}],
+	  "ui": {"selected": "f99"}}`
+	s := must(sessions.Unmarshal([]byte(text)))
+	if s.UI.Selected != "" {
+		t.Errorf("selected = %q", s.UI.Selected)
+	}
+	if id := must(s.AddFilter(filters.Document{Filter: denseFilter(t)})); id != "f8" {
+		t.Errorf("next ID %s, want f8", id)
+	}
+}
