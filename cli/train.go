@@ -16,6 +16,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -119,6 +120,7 @@ func newDistill(s *streams) *cobra.Command {
 	var j jobFlags
 	var length int
 	var suggestTol float64
+	var tensor string
 	cmd := &cobra.Command{
 		Use:   "distill TARGET [flags]",
 		Short: "Distil a filter or long kernels into an RTF (or a modal or rotation SSM)",
@@ -127,8 +129,9 @@ progress on stderr (a bar on a terminal, plain lines otherwise) and writes the f
 (a bank when TARGET has several channels) to stdout or OUT. Ctrl-C cancels cleanly and
 writes nothing.
 
-TARGET is a filter file (its impulse responses of --length samples are the kernels) or a
-kernel file: JSON {"kernels": [[...], ...]} (one kernel per channel, one length).
+TARGET is a filter or bank file (its impulse responses of --length samples are the
+kernels), a target file written by ssmlab import, or kernels in .npy, .npz, .safetensors or
+CSV (one kernel per row; --tensor picks the array of a file holding several).
 
 The default recipe starts an RTF from a stabilised Hankel (ERA) realisation with
 least-squares residues, races it against the zero init for the first quarter of the steps,
@@ -146,7 +149,7 @@ and whether it is stable.`,
 			if err != nil {
 				return err
 			}
-			targets, name, err := s.readKernels(args[0], length)
+			targets, name, err := s.readKernels(args[0], length, tensor)
 			if err != nil {
 				return err
 			}
@@ -162,6 +165,7 @@ and whether it is stable.`,
 	addJobFlags(cmd.Flags(), &j)
 	cmd.Flags().IntVar(&length, "length", 1024, "kernel length `L` taken from a filter TARGET")
 	cmd.Flags().Float64Var(&suggestTol, "suggest-tol", 1e-3, "the relative error the suggested order is computed for")
+	cmd.Flags().StringVar(&tensor, "tensor", "", "the array to read from a TARGET file holding several (.npz, .safetensors)")
 	return cmd
 }
 
@@ -258,48 +262,52 @@ func readIOData(path string) (*train.Task, error) {
 	return t, nil
 }
 
-// readKernels reads TARGET: a filter file (its impulse responses of length samples) or a
-// kernel file {"kernels": [...]}.
-func (s *streams) readKernels(path string, length int) ([][]float64, string, error) {
+// readKernels reads TARGET through sessions.Import: a filter or bank file (its impulse
+// responses of length samples), a target file, or kernels in .npy, .npz, .safetensors or CSV
+// (tensor picks one array of a file holding several).
+func (s *streams) readKernels(path string, length int, tensor string) ([][]float64, string, error) {
 	if length < 2 || length > train.MaxLength {
 		return nil, path, fmt.Errorf("--length %d outside [2, %d]", length, train.MaxLength)
 	}
-	var data []byte
-	var err error
+	opts := sessions.ImportOptions{Tensor: tensor}
+	var (
+		item sessions.Item
+		err  error
+	)
 	name := path
 	if path == "-" {
 		name = stdinName
-		data, err = io.ReadAll(io.LimitReader(s.in, filters.MaxFileSize+1))
-	} else {
-		data, err = os.ReadFile(path)
-		if err != nil {
-			err = errors.Unwrap(err)
+		data, rerr := io.ReadAll(io.LimitReader(s.in, filters.MaxFileSize+1))
+		if rerr != nil {
+			return nil, name, failf("%s: %w", name, rerr)
 		}
+		item, err = sessions.ImportData(data, name, opts)
+	} else {
+		item, err = sessions.Import(path, opts)
 	}
 	if err != nil {
-		return nil, name, failf("%s: %w", name, err)
+		return nil, name, fail(err)
 	}
-	var probe struct {
-		Kernels [][]float64 `json:"kernels"`
-	}
-	if json.Unmarshal(data, &probe) == nil && probe.Kernels != nil {
-		if len(probe.Kernels) == 0 {
-			return nil, name, failf(`%s: "kernels" is empty`, name)
+	if t := item.Target; t != nil {
+		k := t.Kernels
+		if k == nil || k.Len() == 0 {
+			return nil, name, failf("%s: the target holds no kernels", name)
 		}
-		return probe.Kernels, name, nil
-	}
-	doc, err := filters.Unmarshal(data)
-	if err != nil {
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner
+		switch len(k.Shape) {
+		case 1:
+			return [][]float64{k.Data}, name, nil
+		case 2:
+			rows := make([][]float64, k.Shape[0])
+			for i := range rows {
+				rows[i] = k.Data[i*k.Shape[1] : (i+1)*k.Shape[1]]
+			}
+			return rows, name, nil
 		}
-		return nil, name, failf("%s: %w", name, err)
+		return nil, name, failf("%s: kernels of shape %v: want (length) or (channels, length)", name, k.Shape)
 	}
-	var chans []filters.Filter
-	if doc.Bank != nil {
-		chans = doc.Bank.Channels
-	} else {
-		chans = []filters.Filter{doc.Filter}
+	chans := []filters.Filter{item.Entry.Filter}
+	if item.Entry.Bank != nil {
+		chans = item.Entry.Bank.Channels
 	}
 	kernels := make([][]float64, len(chans))
 	for i, f := range chans {

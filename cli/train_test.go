@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -99,5 +100,33 @@ func TestJobBadInput(t *testing.T) {
 		if r.code != c.code || r.stdout != "" || !strings.Contains(last, c.want) || !strings.HasPrefix(last, "ssmlab: ") {
 			t.Errorf("%v:\n%v", c.args, r)
 		}
+	}
+}
+
+// TestDistillNPY: kernels saved by NumPy (here by the arrays package in the same format)
+// distil directly.
+func TestDistillNPY(t *testing.T) {
+	dir := t.TempDir()
+	k := testFilter(t).Impulse(128)
+	a, err := arrays.FromRows([][]float64{k, k})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := arrays.EncodeNPY(a, arrays.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := writeText(t, dir, "k.npy", string(data))
+	r := run(t, "", "distill", in, "--order", "3", "--steps", "30")
+	if r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	doc, err := filters.Unmarshal([]byte(r.stdout))
+	if err != nil || doc.Bank == nil || len(doc.Bank.Channels) != 2 {
+		t.Fatalf("output: %v", err)
+	}
+	// float32 kernels of an exact order-3 filter: the fit reaches float32 rounding.
+	if d := maxDiff(doc.Bank.Channels[0].Impulse(128), k); d > 1e-5 {
+		t.Errorf("fitted response differs by %.3g", d)
 	}
 }
