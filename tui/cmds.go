@@ -422,3 +422,18 @@ func presetLabel(name string, values map[string]string) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// sessionSavedMsg reports a save-session: the entries (at their revisions) it holds.
+type sessionSavedMsg struct {
+	path string
+	ids  []int
+	revs []uint64
+	err  error
+}
+
+func saveSession(st Store, path string, items []Item, ids []int, revs []uint64) tea.Cmd {
+	return func() tea.Msg {
+		err := safely("save-session", func() error { return st.SaveSession(path, items) })
+		return sessionSavedMsg{path: path, ids: ids, revs: revs, err: err}
+	}
+}

@@ -50,20 +50,23 @@ type Built struct {
 	Kernels [][]float64
 }
 
-// Store loads and saves work. Until the sessions package lands a "session" is in memory and
-// the store reads and writes filter files.
+// Store loads and saves work.
 type Store interface {
-	// Open reads a file and returns the items it holds.
+	// Open reads a file (a session, a filter or bank file, or kernels) and returns the items
+	// it holds.
 	Open(path string) ([]Item, error)
-	// Save writes one item to path.
+	// Save writes one filter or bank to path.
 	Save(path string, it Item) error
+	// SaveSession writes every item to a session file at path.
+	SaveSession(path string, items []Item) error
 }
 
-// Item is one filter or bank as stored.
+// Item is one filter, bank or set of kernels as stored.
 type Item struct {
-	Name   string
-	Filter filters.Filter
-	Bank   *filters.Bank
+	Name    string
+	Filter  filters.Filter
+	Bank    *filters.Bank
+	Kernels [][]float64
 }
 
 // JobRunner runs a distillation. Run blocks until the job ends; it is called on its own

@@ -175,6 +175,18 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.onPreset(msg)
 	case openMsg:
 		m.onOpen(msg)
+	case sessionSavedMsg:
+		if msg.err != nil {
+			m.setError(msg.err)
+			break
+		}
+		for i, id := range msg.ids {
+			// Entries edited since the snapshot stay unsaved.
+			if e := m.sess.byID(id); e != nil && e.rev == msg.revs[i] {
+				e.dirty = false
+			}
+		}
+		m.setStatus(levelOK, fmt.Sprintf("saved the session (%d item(s)) to %s", len(msg.ids), msg.path))
 	case savedMsg:
 		cmds = append(cmds, m.onSaved(msg))
 	case savedAllMsg:
@@ -1120,16 +1132,20 @@ func (m *Model) onOpen(msg openMsg) {
 	}
 	for _, it := range msg.items {
 		e := &entry{name: it.Name, path: msg.path, origin: "file " + msg.path}
-		if it.Bank != nil {
+		switch {
+		case it.Bank != nil:
 			e.kind, e.bank = kindBank, it.Bank
-		} else {
+		case it.Kernels != nil:
+			// Kernels are not a filter file: saving them goes through a session.
+			e.kind, e.kernels, e.path = kindKernel, it.Kernels, ""
+		default:
 			e.kind, e.filter = kindFilter, it.Filter
 		}
 		m.sess.add(e)
 	}
 	m.repr.reset()
 	m.repr.tab = ""
-	m.setStatus(levelOK, fmt.Sprintf("opened %s (%d filter(s))", msg.path, len(msg.items)))
+	m.setStatus(levelOK, fmt.Sprintf("opened %s (%d item(s))", msg.path, len(msg.items)))
 }
 
 func (m *Model) onSaved(msg savedMsg) tea.Cmd {

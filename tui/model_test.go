@@ -565,3 +565,40 @@ func TestJobsPaneGolden(t *testing.T) {
 		t.Error("the status bar does not summarise the running job")
 	}
 }
+
+// TestSaveSessionRoundTrip: the palette's save-session writes every filter and kernel to a
+// session file, marks them saved, and opening that file brings them all back.
+func TestSaveSessionRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 120, 40, &fakeRunner{})
+	addPreset(t, m, "ring")
+	send(t, m, openMsg{path: "k.npy", items: []Item{{Name: "kernels", Kernels: [][]float64{{1, 0.5, 0.25}, {0, 1, 0}}}}})
+	path := filepath.Join(dir, "work.ssmlab")
+	keys(t, m, ":")
+	typeText(t, m, "save-session "+path)
+	keys(t, m, "enter")
+	if !strings.Contains(m.status.text, "saved the session (2 item(s))") {
+		t.Fatalf("status %q", m.status.text)
+	}
+	for _, e := range m.sess.entries {
+		if e.dirty {
+			t.Errorf("%s still unsaved", e.name)
+		}
+	}
+	msg := openFile(fileStore{}, path)().(openMsg)
+	if msg.err != nil || len(msg.items) != 2 {
+		t.Fatalf("reopen: %v, %d items", msg.err, len(msg.items))
+	}
+	var gotFilter, gotKernels bool
+	for _, it := range msg.items {
+		switch {
+		case it.Kernels != nil:
+			gotKernels = len(it.Kernels) == 2 && it.Kernels[0][1] == 0.5
+		case it.Filter != nil:
+			gotFilter = it.Filter.Order() == m.sess.entries[0].filter.Order()
+		}
+	}
+	if !gotFilter || !gotKernels {
+		t.Errorf("reopened items %+v", msg.items)
+	}
+}

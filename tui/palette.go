@@ -26,6 +26,7 @@ func commands() []command {
 		{"open", "PATH", "open a filter file", cmdOpen},
 		{"load", "PATH", "open a filter file (the same as open)", cmdOpen},
 		{"save", "[PATH]", "save the selected filter (to its file, or PATH)", cmdSave},
+		{"save-session", "PATH", "save every filter and kernel as a session file (.ssmlab)", cmdSaveSession},
 		{"export", "PATH [FORM]", "write the selected filter to PATH, converted to FORM", cmdExport},
 		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
 		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
@@ -407,4 +408,22 @@ func cmdTheme(m *Model, args []string) (tea.Cmd, error) {
 	lipgloss.SetHasDarkBackground(args[0] == "dark")
 	m.plots.cacheView = ""
 	return nil, nil
+}
+
+func cmdSaveSession(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("save-session needs PATH")
+	}
+	var items []Item
+	var ids []int
+	var revs []uint64
+	for _, e := range m.sess.entries {
+		items = append(items, e.item())
+		ids, revs = append(ids, e.id), append(revs, e.rev)
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("nothing to save: the session is empty")
+	}
+	m.setStatus(levelInfo, "saving the session to "+args[0]+"…")
+	return saveSession(m.deps.Store, args[0], items, ids, revs), nil
 }

@@ -177,7 +177,7 @@ func (e *entry) touch() {
 
 // item is the entry as stored.
 func (e *entry) item() Item {
-	return Item{Name: e.name, Filter: e.filter, Bank: e.bank}
+	return Item{Name: e.name, Filter: e.filter, Bank: e.bank, Kernels: e.kernels}
 }
 
 func slicesClone[T any](s []T) []T { return append([]T(nil), s...) }

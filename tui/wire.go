@@ -14,8 +14,7 @@ import (
 // This file is the only one that names the packages beside tui; wiring another is a change
 // here alone:
 //
-//   - sessions: replace fileStore{} in DefaultDeps by an adapter over the sessions package's
-//     load and save (Open returns every filter of a session file; Save writes one item).
+//   - sessions: wired (fileStore in store.go).
 //   - analysis: wired (analysisAnalyzer below) for the group delay.
 
 // DefaultDeps returns the services the workbench uses outside tests.
