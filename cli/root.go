@@ -97,7 +97,7 @@ one line on stderr and nothing on stdout.`,
 	root.SetVersionTemplate("ssmlab {{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(newConvert(s), newAnalyze(s), newPresets(s), newPreset(s), newDistill(s), newTrain(s), newImport(s), newExport(s), newSession(s), newBackends(s))
+	root.AddCommand(newConvert(s), newAnalyze(s), newPresets(s), newPreset(s), newDistill(s), newTrain(s), newImport(s), newExport(s), newSession(s), newPlot(s), newBackends(s))
 	return root
 }
 

@@ -126,6 +126,12 @@ type exportedMsg struct {
 	err  error
 }
 
+// plotExportedMsg reports an export-plot.
+type plotExportedMsg struct {
+	path string
+	err  error
+}
+
 type jobProgressMsg struct {
 	id int
 	p  JobProgress
@@ -334,6 +340,14 @@ func exportItem(st Store, path string, it Item, to filters.Form) tea.Cmd {
 			return st.Save(path, it)
 		})
 		return exportedMsg{path: path, rep: rep, err: err}
+	}
+}
+
+// exportPlot draws the plots of r into a figure file at path.
+func exportPlot(w FigureWriter, path string, r FigureRequest) tea.Cmd {
+	return func() tea.Msg {
+		err := safely("export-plot", func() error { return w.WriteFigure(path, r) })
+		return plotExportedMsg{path: path, err: err}
 	}
 }
 

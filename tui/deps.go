@@ -17,6 +17,7 @@ type Deps struct {
 	Store    Store
 	Runner   JobRunner
 	Analyzer Analyzer
+	Figures  FigureWriter
 }
 
 // PresetSource lists and builds ready-made filters ("add from preset").
@@ -121,4 +122,29 @@ type Responses struct {
 	Impulse []float64
 	H       []complex128
 	Delay   []float64
+}
+
+// FigureWriter exports plots as figures for papers and reports (the export-plot command).
+type FigureWriter interface {
+	// WriteFigure draws r and writes it to path atomically, in the format of path's
+	// extension (.svg, .pdf or .png). It may be slow: the workbench calls it from a command.
+	WriteFigure(path string, r FigureRequest) error
+}
+
+// FigureRequest is what export-plot draws: the panels shown, for the filter shown and its
+// overlay, with the plots' settings.
+type FigureRequest struct {
+	// Kinds are the panels, in order: "impulse", "magnitude", "phase", "group-delay",
+	// "pole-zero".
+	Kinds  []string
+	Series []FigureSeries
+	Length int  // impulse samples
+	Log    bool // log |h[t]|
+}
+
+// FigureSeries is one filter of a figure: a filter, or kernel samples (exactly one is set).
+type FigureSeries struct {
+	Name   string
+	Filter filters.Filter
+	Kernel []float64
 }

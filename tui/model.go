@@ -201,6 +201,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		} else {
 			m.setStatus(levelOK, "exported "+msg.path)
 		}
+	case plotExportedMsg:
+		if msg.err != nil {
+			m.setError(msg.err)
+		} else {
+			m.setStatus(levelOK, "exported the plots to "+msg.path)
+		}
 	case jobProgressMsg:
 		cmds = append(cmds, m.onJobProgress(msg))
 	case jobDoneMsg:

@@ -28,6 +28,7 @@ func commands() []command {
 		{"save", "[PATH]", "save the selected filter (to its file, or PATH)", cmdSave},
 		{"save-session", "PATH", "save every filter and kernel as a session file (.ssmlab)", cmdSaveSession},
 		{"export", "PATH [FORM]", "write the selected filter to PATH, converted to FORM", cmdExport},
+		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND) as a figure: .svg, .pdf or .png", cmdExportPlot},
 		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
 		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
 		{"distill", "[model=rtf order=N steps=N init=I length=L backend=B]", "distil the selected filter (no arguments: the form)", cmdDistill},
@@ -256,6 +257,55 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	return exportItem(m.deps.Store, args[0], e.item(), to), nil
 }
 
+// figureKinds are the export-plot names of the plots.
+var figureKinds = [nPlotKinds]string{plotImpulse: "impulse", plotMagnitude: "magnitude", plotPhase: "phase",
+	plotDelay: "group-delay", plotPZ: "pole-zero"}
+
+func cmdExportPlot(m *Model, args []string) (tea.Cmd, error) {
+	e := m.sess.selected()
+	if e == nil {
+		return nil, errNoSelection
+	}
+	if len(args) < 1 || len(args) > 2 {
+		return nil, fmt.Errorf("export-plot needs PATH [KIND] (KIND: impulse, magnitude, phase, delay, polezero)")
+	}
+	var kinds []plotKind
+	if len(args) == 2 {
+		k, ok := plotNamed(args[1])
+		if !ok {
+			return nil, fmt.Errorf("no plot %q (impulse, magnitude, phase, delay, polezero)", args[1])
+		}
+		kinds = []plotKind{k}
+	} else {
+		kinds, _, _ = m.plots.visible()
+	}
+	var names []string
+	for _, k := range kinds {
+		if k == plotPZ && e.kind == kindKernel {
+			continue // kernels have no poles or zeros
+		}
+		names = append(names, figureKinds[k])
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no plot to export: turn one on (plot KIND) or name a KIND")
+	}
+	series := []FigureSeries{figureSeries(e)}
+	if ov := m.overlayEntry(); ov != nil && m.plots.overlayOn {
+		series = append(series, figureSeries(ov))
+	}
+	m.setStatus(levelInfo, "exporting the plots to "+args[0]+"…")
+	return exportPlot(m.deps.Figures, args[0], FigureRequest{Kinds: names, Series: series, Length: m.length, Log: m.plots.logImpulse}), nil
+}
+
+// figureSeries is the channel an entry shows, for a figure.
+func figureSeries(e *entry) FigureSeries {
+	s := FigureSeries{Name: e.name, Filter: e.current(), Kernel: e.kernel()}
+	if e.channels() > 1 {
+		s.Name = fmt.Sprintf("%s, ch %d", e.name, e.ch)
+	}
+	return s
+}
+
 func cmdConvert(m *Model, args []string) (tea.Cmd, error) {
 	if len(args) != 1 {
 		return nil, fmt.Errorf("convert needs a FORM: %s", formNames())
@@ -391,14 +441,21 @@ func cmdPlot(m *Model, args []string) (tea.Cmd, error) {
 	if len(args) != 1 {
 		return nil, fmt.Errorf("plot needs one of impulse, magnitude, phase, delay, polezero")
 	}
-	names := map[string]plotKind{"impulse": plotImpulse, "magnitude": plotMagnitude, "phase": plotPhase,
-		"delay": plotDelay, "groupdelay": plotDelay, "polezero": plotPZ, "pz": plotPZ, "poles": plotPZ}
-	k, ok := names[strings.ToLower(args[0])]
+	k, ok := plotNamed(args[0])
 	if !ok {
 		return nil, fmt.Errorf("no plot %q (impulse, magnitude, phase, delay, polezero)", args[0])
 	}
 	m.plots.enabled[k] = !m.plots.enabled[k]
 	return nil, nil
+}
+
+// plotNamed returns the plot a command names.
+func plotNamed(name string) (plotKind, bool) {
+	names := map[string]plotKind{"impulse": plotImpulse, "magnitude": plotMagnitude, "phase": plotPhase,
+		"delay": plotDelay, "groupdelay": plotDelay, "group-delay": plotDelay, "polezero": plotPZ, "pole-zero": plotPZ,
+		"pz": plotPZ, "poles": plotPZ}
+	k, ok := names[strings.ToLower(name)]
+	return k, ok
 }
 
 func cmdTheme(m *Model, args []string) (tea.Cmd, error) {

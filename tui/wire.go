@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/analysis"
+	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -24,6 +26,7 @@ func DefaultDeps() Deps {
 		Store:    fileStore{},
 		Runner:   trainRunner{},
 		Analyzer: analysisAnalyzer{},
+		Figures:  plotFigures{},
 	}
 }
 
@@ -40,6 +43,9 @@ func (d Deps) withDefaults() Deps {
 	}
 	if d.Analyzer == nil {
 		d.Analyzer = def.Analyzer
+	}
+	if d.Figures == nil {
+		d.Figures = def.Figures
 	}
 	return d
 }
@@ -136,4 +142,36 @@ func (a analysisAnalyzer) Responses(f filters.Filter, length int, omega []float6
 	}
 	r.Delay = gd.Tau
 	return r, nil
+}
+
+// plotFigures draws figures with analysis/figures and writes them with the atomic writer.
+type plotFigures struct{}
+
+func (plotFigures) WriteFigure(path string, r FigureRequest) error {
+	format, err := figures.FormatOf(path)
+	if err != nil {
+		return err
+	}
+	kinds := make([]figures.Kind, len(r.Kinds))
+	for i, k := range r.Kinds {
+		if kinds[i], err = figures.ParseKind(k); err != nil {
+			return err
+		}
+	}
+	series := make([]figures.Series, len(r.Series))
+	for i, s := range r.Series {
+		series[i] = figures.Series{Name: s.Name, Filter: s.Filter, Kernel: s.Kernel}
+	}
+	fig, err := figures.New(kinds, series, figures.Options{Length: r.Length, Log: r.Log})
+	if err != nil {
+		return err
+	}
+	data, err := fig.Render(format)
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
 }

@@ -1,0 +1,748 @@
+package figures
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"math/cmplx"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/ssmlab/ssmlab/analysis"
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// Kind names a panel.
+type Kind string
+
+// The panels New draws.
+const (
+	Impulse    Kind = "impulse"     // h[t] against t (|h[t]| on a log axis with Options.Log)
+	Magnitude  Kind = "magnitude"   // 20·log₁₀|H(e^{jω})| in dB against ω/π
+	Phase      Kind = "phase"       // the unwrapped phase of H in units of π against ω/π
+	GroupDelay Kind = "group-delay" // τ(ω) = -dφ/dω in samples against ω/π
+	PoleZero   Kind = "pole-zero"   // poles (×) and zeros (○) with the unit circle
+)
+
+// Kinds lists the panels in the order figures lay them out by default.
+var Kinds = []Kind{Impulse, Magnitude, Phase, GroupDelay, PoleZero}
+
+// ParseKind returns the Kind named s; "delay", "pz" and "polezero" are accepted too.
+func ParseKind(s string) (Kind, error) {
+	switch k := Kind(strings.ToLower(s)); k {
+	case Impulse, Magnitude, Phase, GroupDelay, PoleZero:
+		return k, nil
+	case "delay", "groupdelay", "group_delay":
+		return GroupDelay, nil
+	case "pz", "polezero", "poles":
+		return PoleZero, nil
+	}
+	return "", fmt.Errorf("%w: no panel %q (want impulse, magnitude, phase, group-delay or pole-zero)", ErrInvalid, s)
+}
+
+// Series is one filter of a figure: a filter, or a raw kernel (an impulse response given as
+// samples, such as a distillation target). Exactly one of Filter and Kernel is set.
+type Series struct {
+	Name   string // the legend's text; "series i" when empty
+	Filter filters.Filter
+	Kernel []float64
+}
+
+// Options choose what a figure shows and its size. The zero value is a good default.
+type Options struct {
+	// Length is the number of impulse-response samples. 0 chooses: the longest kernel when
+	// there is one, otherwise enough samples for the slowest filter's response to decay to
+	// DisplayTol of its start (1e-12 with Log; analysis.AutoLength), within
+	// [MinAutoLength, DefaultMaxLength].
+	Length int
+	// Points is the number of frequencies of the frequency panels (DefaultPoints when 0).
+	Points int
+	// Log draws |h[t]| on a logarithmic axis and the frequency panels against a logarithmic
+	// frequency axis.
+	Log bool
+	// Title is the figure's title. When empty, a figure of one series is titled with its
+	// name.
+	Title string
+	// Columns is the number of panel columns (0 chooses: one column for up to three panels,
+	// two for four, three beyond).
+	Columns int
+	// Width and Height are the figure's size, legend and title included (0: from the
+	// number of panels). Each must lie in [MinSide, MaxSide].
+	Width, Height vg.Length
+	// DPI is the resolution of PNG files (DefaultDPI when 0).
+	DPI int
+}
+
+// Limits and defaults of New.
+const (
+	DefaultPoints    = 512
+	MaxPoints        = 1 << 16
+	MaxLength        = 1 << 20
+	MinAutoLength    = 32
+	DefaultMaxLength = 4096
+	MaxSeries        = 64
+	// DisplayTol is the decay a default impulse length shows: the response has fallen to
+	// 1e-6 of its start, invisible on a linear axis.
+	DisplayTol = 1e-6
+	// DynamicRangeDB is the most the magnitude axis spans below its largest value.
+	DynamicRangeDB = 120
+	// LogFloor is where a log-magnitude impulse response stops: values below LogFloor times
+	// the figure's largest |h| are drawn at that level.
+	LogFloor = 1e-16
+	// zoomLimit: roots with a larger modulus are left out of the pole–zero panel (and counted
+	// in its title), so that one far zero does not shrink the unit circle to a dot.
+	zoomLimit = 3.0
+	// markerLength: impulse responses up to this length get a marker per sample.
+	markerLength = 64
+)
+
+// New returns a figure of the given panels for the series, overlaid in every panel.
+func New(kinds []Kind, series []Series, o Options) (*Figure, error) {
+	if len(kinds) == 0 {
+		return nil, fmt.Errorf("%w: no panels asked for", ErrInvalid)
+	}
+	for i, k := range kinds {
+		if _, err := ParseKind(string(k)); err != nil || Kind(strings.ToLower(string(k))) != k {
+			return nil, fmt.Errorf("%w: no panel %q", ErrInvalid, k)
+		}
+		if slices.Contains(kinds[:i], k) {
+			return nil, fmt.Errorf("%w: panel %q asked for twice", ErrInvalid, k)
+		}
+	}
+	if err := checkOptions(o); err != nil {
+		return nil, err
+	}
+	series, err := checkSeries(series)
+	if err != nil {
+		return nil, err
+	}
+	data := &seriesData{series: series, o: o}
+	fig := &Figure{title: o.Title}
+	if fig.title == "" && len(series) == 1 {
+		fig.title = series[0].Name
+	}
+	var panels []cell
+	allSquare := true
+	for _, k := range kinds {
+		var c cell
+		var err error
+		switch k {
+		case Impulse:
+			c.p, err = data.impulsePanel()
+		case Magnitude, Phase, GroupDelay:
+			c.p, err = data.frequencyPanel(k)
+		case PoleZero:
+			c.p, err = data.poleZeroPanel()
+			c.square = true
+		}
+		if err != nil {
+			return nil, err
+		}
+		allSquare = allSquare && c.square
+		panels = append(panels, c)
+	}
+	if len(series) > 1 {
+		for i, s := range series {
+			fig.legend = append(fig.legend, legendEntry{s.Name, lineThumb(seriesStyle(i))})
+		}
+	}
+	if slices.Contains(kinds, PoleZero) {
+		fig.legend = append(fig.legend, glyphLegend()...)
+	}
+	cols := o.Columns
+	if cols == 0 {
+		switch n := len(panels); {
+		case n <= 3:
+			cols = 1
+		case n <= 4:
+			cols = 2
+		default:
+			cols = 3
+		}
+	}
+	fig.cells = grid(panels, cols)
+	fig.panelCount = len(panels)
+	if err := fig.layout(o, allSquare); err != nil {
+		return nil, err
+	}
+	return fig, nil
+}
+
+func checkOptions(o Options) error {
+	if o.Length < 0 || o.Points < 0 || o.Columns < 0 || o.DPI < 0 || o.Width < 0 || o.Height < 0 {
+		panic("figures: negative option")
+	}
+	if o.Length > MaxLength {
+		return fmt.Errorf("%w: length %d above %d", ErrInvalid, o.Length, MaxLength)
+	}
+	if o.Points > MaxPoints || o.Points == 1 {
+		return fmt.Errorf("%w: %d frequency points outside [2, %d]", ErrInvalid, o.Points, MaxPoints)
+	}
+	return nil
+}
+
+// checkSeries validates the series and names the unnamed ones.
+func checkSeries(series []Series) ([]Series, error) {
+	if len(series) == 0 {
+		return nil, fmt.Errorf("%w: no series to draw", ErrInvalid)
+	}
+	if len(series) > MaxSeries {
+		return nil, fmt.Errorf("%w: %d series, above the limit %d", ErrInvalid, len(series), MaxSeries)
+	}
+	out := slices.Clone(series)
+	for i := range out {
+		s := &out[i]
+		if s.Name == "" {
+			s.Name = fmt.Sprintf("series %d", i)
+		}
+		var err error
+		switch {
+		case s.Filter != nil && s.Kernel != nil:
+			err = fmt.Errorf("both a filter and a kernel")
+		case s.Filter != nil:
+			err = s.Filter.Validate()
+		default:
+			err = checkKernel(s.Kernel)
+		}
+		if err != nil {
+			return nil, &SeriesError{i, s.Name, fmt.Errorf("%w: %v", ErrInvalid, err)}
+		}
+	}
+	return out, nil
+}
+
+// checkFIR checks that a kernel is short enough for the frequency panels, which treat it as
+// an FIR transfer function.
+func checkFIR(k []float64) error {
+	if len(k)-1 > filters.MaxOrder {
+		return fmt.Errorf("%w: a kernel of %d samples is too long for a frequency panel (at most %d)",
+			ErrInvalid, len(k), filters.MaxOrder+1)
+	}
+	return nil
+}
+
+// SeriesError is an error of one series (one channel, in a distillation figure).
+type SeriesError struct {
+	Index int    // the series' (channel's) index
+	Name  string // its name
+	Err   error
+}
+
+func (e *SeriesError) Error() string { return e.Name + ": " + e.Err.Error() }
+func (e *SeriesError) Unwrap() error { return e.Err }
+
+func checkKernel(k []float64) error {
+	if len(k) == 0 {
+		return fmt.Errorf("empty kernel")
+	}
+	for t, v := range k {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("kernel sample %d is %v", t, v)
+		}
+	}
+	return nil
+}
+
+// grid lays panels out row by row in cols columns, padding the last row with empty cells.
+func grid(panels []cell, cols int) [][]cell {
+	cols = min(cols, len(panels))
+	rows := (len(panels) + cols - 1) / cols
+	out := make([][]cell, rows)
+	for i := range out {
+		out[i] = make([]cell, cols)
+	}
+	for i, c := range panels {
+		out[i/cols][i%cols] = c
+	}
+	return out
+}
+
+// seriesData computes what the panels need, once per series.
+type seriesData struct {
+	series []Series
+	o      Options
+	omega  []float64
+	resp   []*analysis.Response
+}
+
+// length is the number of impulse samples to draw.
+func (d *seriesData) length() (int, error) {
+	if d.o.Length > 0 {
+		return d.o.Length, nil
+	}
+	l, kernels := 0, false
+	for _, s := range d.series {
+		if s.Kernel != nil {
+			l, kernels = max(l, len(s.Kernel)), true
+		}
+	}
+	if kernels {
+		return min(l, MaxLength), nil
+	}
+	tol := DisplayTol
+	if d.o.Log {
+		tol = LogFloor * 1e4 // the log axis shows the decay down to 1e-12
+	}
+	for i, s := range d.series {
+		n, err := analysis.AutoLength(s.Filter, tol)
+		if err != nil {
+			return 0, &SeriesError{i, s.Name, fmt.Errorf("impulse length: %w", err)}
+		}
+		l = max(l, n)
+	}
+	return min(max(l, MinAutoLength), DefaultMaxLength), nil
+}
+
+func (d *seriesData) impulse(i, length int) ([]float64, error) {
+	s := d.series[i]
+	if s.Kernel != nil {
+		return s.Kernel[:min(length, len(s.Kernel))], nil
+	}
+	h, err := analysis.Impulse(nil, s.Filter, length, analysis.Recurrence)
+	if err != nil {
+		return nil, &SeriesError{i, s.Name, fmt.Errorf("impulse response: %w", err)}
+	}
+	return h, nil
+}
+
+func (d *seriesData) impulsePanel() (*plot.Plot, error) {
+	length, err := d.length()
+	if err != nil {
+		return nil, err
+	}
+	hs := make([][]float64, len(d.series))
+	for i := range d.series {
+		if hs[i], err = d.impulse(i, length); err != nil {
+			return nil, err
+		}
+	}
+	p := newPanel("impulse response", "t (samples)", "h[t]")
+	if d.o.Log {
+		p.Y.Label.Text = "|h[t]|"
+	}
+	if err := addImpulses(p, hs, d.o.Log, func(i int) draw.LineStyle { return seriesStyle(i) }); err != nil {
+		return nil, err
+	}
+	p.X.Min, p.X.Max = 0, float64(max(length-1, 1))
+	return p, nil
+}
+
+// addImpulses draws the responses hs on p in the given styles; with log, |h| on a log axis
+// floored at LogFloor times the largest |h|.
+func addImpulses(p *plot.Plot, hs [][]float64, log bool, style func(i int) draw.LineStyle) error {
+	peak, low := 0.0, math.Inf(1)
+	for _, h := range hs {
+		for _, v := range h {
+			peak = math.Max(peak, math.Abs(v))
+			if v != 0 {
+				low = math.Min(low, math.Abs(v))
+			}
+		}
+	}
+	floor := LogFloor * peak
+	if floor == 0 {
+		floor = LogFloor
+	}
+	for i, h := range hs {
+		y := h
+		if log {
+			y = make([]float64, len(h))
+			for t, v := range h {
+				y[t] = math.Max(math.Abs(v), floor)
+			}
+		}
+		if err := addLine(p, ramp(len(y)), y, style(i), len(y) <= markerLength); err != nil {
+			return err
+		}
+	}
+	if log {
+		p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+		// The axis starts at the smallest nonzero value; exact zeros dive below it.
+		p.Y.Min = math.Max(floor, math.Min(low, peak/10))
+		p.Y.Max = math.Max(peak, 10*p.Y.Min)
+	}
+	return nil
+}
+
+// grid returns the frequencies of the frequency panels.
+func (d *seriesData) grid() []float64 {
+	if d.omega == nil {
+		n := d.o.Points
+		if n == 0 {
+			n = DefaultPoints
+		}
+		if d.o.Log {
+			d.omega = analysis.LogGrid(n, math.Pi/1000)
+		} else {
+			d.omega = analysis.LinearGrid(n)
+		}
+	}
+	return d.omega
+}
+
+// response returns series i's frequency response on the grid, computed once.
+func (d *seriesData) response(i int) (*analysis.Response, error) {
+	if d.resp == nil {
+		d.resp = make([]*analysis.Response, len(d.series))
+	}
+	if d.resp[i] != nil {
+		return d.resp[i], nil
+	}
+	f, err := d.filterOf(d.series[i])
+	if err != nil {
+		return nil, &SeriesError{i, d.series[i].Name, err}
+	}
+	d.resp[i] = analysis.FreqResponse(f, d.grid())
+	return d.resp[i], nil
+}
+
+// filterOf returns the series' filter; a kernel becomes its FIR transfer function.
+func (d *seriesData) filterOf(s Series) (filters.Filter, error) {
+	if s.Filter != nil {
+		return s.Filter, nil
+	}
+	k := s.Kernel
+	if err := checkFIR(k); err != nil {
+		return nil, err
+	}
+	f, err := filters.NewTransferFunction(make([]float64, len(k)-1), k[1:], k[0])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return f, nil
+}
+
+func (d *seriesData) delay(i int) ([]float64, error) {
+	s := d.series[i]
+	if s.Kernel != nil {
+		if err := checkFIR(s.Kernel); err != nil {
+			return nil, &SeriesError{i, s.Name, err}
+		}
+		return firDelay(s.Kernel, d.grid()), nil
+	}
+	g, err := analysis.GroupDelayOf(s.Filter, d.grid())
+	if err != nil {
+		return nil, &SeriesError{i, s.Name, fmt.Errorf("group delay: %w", err)}
+	}
+	return g.Tau, nil
+}
+
+// firDelay is the group delay of the FIR filter h: with H(z) = Σ h[t]z⁻ᵗ, the derivative of
+// its phase is -Re(Σ t·h[t]z⁻ᵗ / H(z)) at z = e^{jω}, so τ = Re(Σ t·h[t]z⁻ᵗ / H). Where H is
+// exactly 0 the phase has no derivative; the previous value is repeated.
+func firDelay(h, omega []float64) []float64 {
+	tau := make([]float64, len(omega))
+	prev := 0.0
+	for i, w := range omega {
+		z := cmplx.Rect(1, -w)
+		var s, ds complex128
+		for t := len(h) - 1; t >= 0; t-- {
+			s = s*z + complex(h[t], 0)
+			ds = ds*z + complex(float64(t)*h[t], 0)
+		}
+		if s != 0 {
+			if v := real(ds / s); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				prev = v
+			}
+		}
+		tau[i] = prev
+	}
+	return tau
+}
+
+func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
+	omega := d.grid()
+	x := make([]float64, len(omega))
+	for i, w := range omega {
+		x[i] = w / math.Pi
+	}
+	var p *plot.Plot
+	switch k {
+	case Magnitude:
+		p = newPanel("magnitude", "ω/π", "|H| (dB)")
+	case Phase:
+		p = newPanel("phase", "ω/π", "phase / π (unwrapped)")
+	default:
+		p = newPanel("group delay", "ω/π", "τ (samples)")
+	}
+	top, bottom := math.Inf(-1), math.Inf(1)
+	for i := range d.series {
+		var y []float64
+		switch k {
+		case Magnitude, Phase:
+			r, err := d.response(i)
+			if err != nil {
+				return nil, err
+			}
+			if k == Magnitude {
+				y = r.MagDB
+				for _, v := range y {
+					top, bottom = math.Max(top, v), math.Min(bottom, v)
+				}
+			} else {
+				y = make([]float64, len(r.Phase))
+				for j, v := range r.Phase {
+					y[j] = v / math.Pi
+				}
+			}
+		default:
+			var err error
+			if y, err = d.delay(i); err != nil {
+				return nil, err
+			}
+		}
+		if err := addLine(p, x, y, seriesStyle(i), false); err != nil {
+			return nil, &SeriesError{i, d.series[i].Name, err}
+		}
+	}
+	if k == Magnitude {
+		p.Y.Min, p.Y.Max = math.Max(bottom, top-DynamicRangeDB), top
+	}
+	if d.o.Log {
+		p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, logTicks{}
+		p.X.Min, p.X.Max = x[0], 1
+	} else {
+		p.X.Min, p.X.Max = 0, 1
+	}
+	return p, nil
+}
+
+func (d *seriesData) poleZeroPanel() (*plot.Plot, error) {
+	type roots struct{ poles, zeros []complex128 }
+	all := make([]*roots, len(d.series))
+	have := false
+	for i, s := range d.series {
+		if s.Filter == nil {
+			continue // a kernel has no poles or zeros
+		}
+		poles, err := filters.Poles(s.Filter)
+		if err != nil {
+			return nil, &SeriesError{i, s.Name, fmt.Errorf("poles: %w", err)}
+		}
+		zeros, err := analysis.Zeros(s.Filter)
+		if err != nil {
+			return nil, &SeriesError{i, s.Name, fmt.Errorf("zeros: %w", err)}
+		}
+		all[i], have = &roots{poles, zeros}, true
+	}
+	if !have {
+		return nil, fmt.Errorf("%w: a pole-zero panel needs a filter; kernels have no poles or zeros", ErrInvalid)
+	}
+	var every []complex128
+	for _, r := range all {
+		if r != nil {
+			every = append(every, r.poles...)
+			every = append(every, r.zeros...)
+		}
+	}
+	p, hidden := newPoleZeroPanel("poles and zeros", every)
+	for i, r := range all {
+		if r == nil {
+			continue
+		}
+		c := seriesStyle(i).Color
+		if err := addRoots(p, r.poles, poleGlyph(c)); err != nil {
+			return nil, &SeriesError{i, d.series[i].Name, err}
+		}
+		if err := addRoots(p, r.zeros, zeroGlyph(c)); err != nil {
+			return nil, &SeriesError{i, d.series[i].Name, err}
+		}
+	}
+	if hidden > 0 {
+		p.Title.Text += fmt.Sprintf(" (%d beyond |z| = %g not shown)", hidden, zoomLimit)
+	}
+	return p, nil
+}
+
+// newPoleZeroPanel returns an empty pole–zero panel, with the unit circle and the axes, that
+// shows roots up to zoomLimit, and the number of roots beyond.
+func newPoleZeroPanel(title string, roots []complex128) (*plot.Plot, int) {
+	m, hidden := 0.0, 0
+	for _, r := range roots {
+		if a := cmplx.Abs(r); a > zoomLimit {
+			hidden++
+		} else {
+			m = math.Max(m, a)
+		}
+	}
+	lim := math.Max(1.15, 1.08*m)
+	p := newPanel(title, "Re z", "Im z")
+	light := draw.LineStyle{Color: color.Gray{Y: 170}, Width: vg.Points(0.5)}
+	axes := []*plotter.Line{mustLine(xy{[]float64{-lim, lim}, []float64{0, 0}}, light), mustLine(xy{[]float64{0, 0}, []float64{-lim, lim}}, light)}
+	const n = 256
+	cx, cy := make([]float64, n+1), make([]float64, n+1)
+	for i := range cx {
+		s, c := math.Sincos(2 * math.Pi * float64(i%n) / n)
+		cx[i], cy[i] = c, s
+	}
+	circle := mustLine(xy{cx, cy}, draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(0.75), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}})
+	p.Add(axes[0], axes[1], circle)
+	p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = -lim, lim, -lim, lim
+	return p, hidden
+}
+
+func addRoots(p *plot.Plot, roots []complex128, g draw.GlyphStyle) error {
+	var x, y []float64
+	for _, r := range roots {
+		if cmplx.Abs(r) <= zoomLimit {
+			x, y = append(x, real(r)), append(y, imag(r))
+		}
+	}
+	if len(x) == 0 {
+		return nil
+	}
+	s, err := plotter.NewScatter(xy{x, y})
+	if err != nil {
+		return err
+	}
+	s.GlyphStyle = g
+	p.Add(s)
+	return nil
+}
+
+// newPanel returns an empty panel with a light grid.
+func newPanel(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.X.Tick.Marker, p.Y.Tick.Marker = linTicks{}, linTicks{}
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Title.TextStyle.Font.Size = 12
+	g := plotter.NewGrid()
+	g.Vertical.Color = color.Gray{Y: 225}
+	g.Horizontal.Color = color.Gray{Y: 225}
+	p.Add(g)
+	return p
+}
+
+// addLine adds the line (x, y) to p; plotter.NewLine rejects NaN and infinities.
+func addLine(p *plot.Plot, x, y []float64, st draw.LineStyle, markers bool) error {
+	l, err := plotter.NewLine(xy{x, y})
+	if err != nil {
+		return err
+	}
+	l.LineStyle = st
+	p.Add(l)
+	if markers {
+		s, err := plotter.NewScatter(xy{x, y})
+		if err != nil {
+			return err
+		}
+		s.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(1.6), Shape: draw.CircleGlyph{}}
+		p.Add(s)
+	}
+	return nil
+}
+
+// mustLine is addLine's constructor for the figure's own finite lines.
+func mustLine(d xy, st draw.LineStyle) *plotter.Line {
+	l, err := plotter.NewLine(d)
+	if err != nil {
+		panic("figures: " + err.Error())
+	}
+	l.LineStyle = st
+	return l
+}
+
+// xy is the plotter.XYer of two slices of the same length.
+type xy struct{ x, y []float64 }
+
+func (d xy) Len() int                    { return len(d.x) }
+func (d xy) XY(i int) (float64, float64) { return d.x[i], d.y[i] }
+
+// ramp returns 0, 1, …, n-1.
+func ramp(n int) []float64 {
+	t := make([]float64, n)
+	for i := range t {
+		t[i] = float64(i)
+	}
+	return t
+}
+
+// logTicks mark the decades of a log axis, labelling at most about eight of them (every one,
+// or every 2nd, 3rd, 5th, …), with minor ticks at 2…9 when every decade is labelled. Powers
+// of ten come from math.Pow10, so labels are exact ("0.001", "1e-12").
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	a, b := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
+	step := 1
+	for _, s := range []int{1, 2, 3, 4, 5, 10, 20, 25, 50, 100} {
+		step = s
+		if (b-a)/s <= 8 {
+			break
+		}
+	}
+	var out []plot.Tick
+	for k := a; k <= b; k++ {
+		v := math.Pow10(k)
+		if k%step == 0 {
+			out = append(out, plot.Tick{Value: v, Label: decade(k)})
+		} else {
+			out = append(out, plot.Tick{Value: v})
+		}
+		if step == 1 && k < b {
+			for m := 2; m <= 9; m++ {
+				out = append(out, plot.Tick{Value: float64(m) * v})
+			}
+		}
+	}
+	return out
+}
+
+// decade writes 10^k: as a decimal for |k| ≤ 3, else as 1e±k.
+func decade(k int) string {
+	if k >= -3 && k <= 3 {
+		return strconv.FormatFloat(math.Pow10(k), 'f', -1, 64)
+	}
+	return "1e" + strconv.Itoa(k)
+}
+
+// linTicks label about five round values (1, 2, 2.5 or 5 times a power of ten) with as many
+// decimals as the step needs ("0.25", not gonum's "0.250"), and put four minor ticks between.
+type linTicks struct{}
+
+func (linTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
+	}
+	raw := (hi - lo) / 5
+	p := math.Pow10(int(math.Floor(math.Log10(raw))))
+	step, digits := 10*p, -int(math.Floor(math.Log10(p)))-1
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*p >= raw {
+			step, digits = m*p, -int(math.Floor(math.Log10(p)))
+			if m == 2.5 {
+				digits++
+			}
+			break
+		}
+	}
+	digits = max(digits, 0)
+	minor := step / 5
+	var out []plot.Tick
+	first := math.Ceil(lo/minor) * minor
+	for i := 0; ; i++ {
+		v := first + float64(i)*minor
+		if v > hi+minor*1e-9 {
+			break
+		}
+		k := math.Round(v / step)
+		if math.Abs(v-k*step) <= minor*1e-6 {
+			v = k * step
+			if v == 0 {
+				v = 0 // not -0
+			}
+			out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', digits, 64)})
+		} else {
+			out = append(out, plot.Tick{Value: v})
+		}
+	}
+	return out
+}

@@ -1,0 +1,449 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/ssmlab/ssmlab/analysis"
+	"github.com/ssmlab/ssmlab/analysis/figures"
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+type plotOptions struct {
+	impulse, spectrum, magnitude, phase, groupDelay, pz bool
+
+	length, freq, dpi, columns int
+	log                        bool
+	channel                    string
+	labels                     []string
+	title, width, height       string
+	out                        string
+
+	target, result, report string
+}
+
+// DefaultDistillLength is the kernel length plot takes from a filter TARGET, as distill does.
+const DefaultDistillLength = 1024
+
+func newPlot(s *streams) *cobra.Command {
+	var o plotOptions
+	cmd := &cobra.Command{
+		Use:   "plot FILE... (--impulse | --spectrum | --group-delay | --pz) -o OUT.(svg|pdf|png)",
+		Short: "Draw responses, poles and zeros, or a distillation, as an SVG, PDF or PNG figure",
+		Long: `Plot draws the filters in FILE... overlaid, one panel per flag, and writes the figure to OUT,
+atomically; OUT's extension picks the format: .svg, .pdf or .png. FILE is anything ssmlab
+import reads: a filter or bank file, kernels (a target file, .npy, .npz, .safetensors, CSV),
+an RTF layer; "-" reads one of them from stdin.
+
+  --impulse       the impulse response h[t] (with --log: |h[t]| on a log axis)
+  --spectrum      the magnitude in dB and the unwrapped phase in units of π, against ω/π
+  --magnitude     the magnitude alone; --phase the phase alone
+  --group-delay   the group delay τ(ω) in samples
+  --pz            poles (×) and zeros (○) with the unit circle, on equal scales
+
+Several flags make a figure of several panels. --log also puts the frequency panels on a
+logarithmic frequency axis. A bank contributes its --channel (default 0; "all", or a list
+such as 0,2); kernels are drawn as FIR filters and have no poles or zeros. Each series is
+named in the legend by its file's name (--label overrides it, once per FILE); one series
+titles the figure. --length L sets the impulse samples (default: the longest kernel, or
+enough for the slowest filter's response to fall to 1e-6, at most 4096); --freq N the
+frequencies (default 512).
+
+The distillation figure — the target against the fit for each channel (up to 12), every
+channel's relative error, the poles of every fit — comes from
+
+  ssmlab plot --target TARGET --result RESULT [--report REPORT] -o OUT
+
+with TARGET and RESULT as given to and written by ssmlab distill (a filter TARGET gives
+kernels of --length samples, default 1024, as for distill; a kernel TARGET is shown over
+its first --length samples) and REPORT its --report file, whose errors and summary the
+figure shows (without it, the errors are measured here).
+
+Figures are deterministic: the same input gives the same file, byte for byte. The fonts are
+the Liberation fonts (named in SVG, embedded in PDF); PDF text is ASCII (ω/π becomes
+omega/pi). --width and --height take lengths such as 16cm, 6in or 300pt; --dpi sets the
+resolution of PNG files (default 150).`,
+		Example: `  ssmlab plot butter.json --impulse -o butter-impulse.svg
+  ssmlab plot b6.json b6-zpk.json --spectrum --label before --label after -o bode.pdf
+  ssmlab plot hyena.json rtf4.json rtf8.json --impulse --log -o compare.png
+  ssmlab plot s4.json --channel all --pz --impulse -o s4.svg
+  ssmlab plot --target hyena.json --result rtf8.json --report r8.json -o distill.svg`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runPlot(s, cmd, args, o) },
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.impulse, "impulse", false, "draw the impulse response")
+	f.BoolVar(&o.spectrum, "spectrum", false, "draw the magnitude (dB) and the phase")
+	f.BoolVar(&o.magnitude, "magnitude", false, "draw the magnitude (dB)")
+	f.BoolVar(&o.phase, "phase", false, "draw the unwrapped phase")
+	f.BoolVar(&o.groupDelay, "group-delay", false, "draw the group delay")
+	f.BoolVar(&o.pz, "pz", false, "draw the poles and zeros with the unit circle")
+	f.IntVar(&o.length, "length", 0, "impulse-response samples `L` (default: automatic)")
+	f.IntVar(&o.freq, "freq", figures.DefaultPoints, "frequencies `N` of the frequency panels")
+	f.BoolVar(&o.log, "log", false, "log |h[t]| and a logarithmic frequency axis")
+	f.StringVar(&o.channel, "channel", "0", "the channels of a bank: `I`, a list I,J,… or all")
+	f.StringArrayVar(&o.labels, "label", nil, "the legend's `NAME` of each FILE, in order (repeat once per FILE)")
+	f.StringVar(&o.title, "title", "", "the figure's `TITLE`")
+	f.StringVar(&o.width, "width", "", "the figure's width (`LENGTH`: 16cm, 6in, 300pt; default from the panels)")
+	f.StringVar(&o.height, "height", "", "the figure's height (`LENGTH`)")
+	f.IntVar(&o.dpi, "dpi", figures.DefaultDPI, "the resolution of a PNG file")
+	f.IntVar(&o.columns, "columns", 0, "panel columns (default: automatic)")
+	f.StringVarP(&o.out, "output", "o", "", "write the figure to `OUT` (.svg, .pdf or .png; required)")
+	f.StringVar(&o.target, "target", "", "distillation figure: the target `FILE` (kernels or a filter)")
+	f.StringVar(&o.result, "result", "", "distillation figure: the fitted `FILE` written by distill")
+	f.StringVar(&o.report, "report", "", "distillation figure: the `REPORT` written by distill --report")
+	return cmd
+}
+
+func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error {
+	fl := cmd.Flags()
+	if o.out == "" {
+		return fmt.Errorf("-o OUT is required (.svg, .pdf or .png)")
+	}
+	format, err := figures.FormatOf(o.out)
+	if err != nil {
+		return fmt.Errorf("-o %s: %v", o.out, err)
+	}
+	fo := figures.Options{Log: o.log, Title: o.title, Columns: o.columns, DPI: o.dpi}
+	if fl.Changed("length") && (o.length < 1 || o.length > figures.MaxLength) {
+		return fmt.Errorf("--length %d is outside [1, %d]", o.length, figures.MaxLength)
+	}
+	if o.freq < 2 || o.freq > figures.MaxPoints {
+		return fmt.Errorf("--freq %d is outside [2, %d]", o.freq, figures.MaxPoints)
+	}
+	if o.dpi < 36 || o.dpi > 1200 {
+		return fmt.Errorf("--dpi %d is outside [36, 1200]", o.dpi)
+	}
+	if o.columns < 0 || o.columns > 8 {
+		return fmt.Errorf("--columns %d is outside [0, 8]", o.columns)
+	}
+	fo.Points = o.freq
+	for _, l := range []struct {
+		flag, v string
+		dst     *vg.Length
+	}{{"--width", o.width, &fo.Width}, {"--height", o.height, &fo.Height}} {
+		if l.v == "" {
+			continue
+		}
+		v, err := vg.ParseLength(l.v)
+		if err != nil || v < figures.MinSide || v > figures.MaxSide {
+			return fmt.Errorf("%s %q: want a length between 1in and 20in, such as 16cm, 6in or 300pt", l.flag, l.v)
+		}
+		*l.dst = v
+	}
+	kinds := o.kinds()
+	var fig *figures.Figure
+	var what string
+	if o.target != "" || o.result != "" || o.report != "" {
+		switch {
+		case len(args) > 0:
+			return fmt.Errorf("FILE arguments and --target/--result exclude each other: the distillation figure reads its files from the flags")
+		case o.target == "" || o.result == "":
+			return fmt.Errorf("the distillation figure needs both --target FILE and --result FILE")
+		case len(kinds) > 0:
+			return fmt.Errorf("--impulse, --spectrum, --group-delay and --pz do not apply to the distillation figure (--target/--result)")
+		case fl.Changed("channel") || len(o.labels) > 0:
+			return fmt.Errorf("--channel and --label do not apply to the distillation figure (--target/--result)")
+		}
+		length := o.length
+		if !fl.Changed("length") {
+			length = 0
+		}
+		if fig, what, err = s.distillFigure(o, length, fo); err != nil {
+			return err
+		}
+	} else {
+		if len(args) == 0 {
+			return fmt.Errorf("want at least one FILE (or --target and --result for the distillation figure)")
+		}
+		if len(kinds) == 0 {
+			return fmt.Errorf("say what to draw: --impulse, --spectrum, --magnitude, --phase, --group-delay or --pz")
+		}
+		if len(o.labels) > 0 && len(o.labels) != len(args) {
+			return fmt.Errorf("--label given %d times for %d FILEs: give it once per FILE, or not at all", len(o.labels), len(args))
+		}
+		chans, err := parseChannels(o.channel)
+		if err != nil {
+			return err
+		}
+		stdin := 0
+		for _, a := range args {
+			if a == "-" {
+				stdin++
+			}
+		}
+		if stdin > 1 {
+			return fmt.Errorf(`"-" (stdin) may be given once`)
+		}
+		fo.Length = o.length
+		var series []figures.Series
+		var files []string // the file of each series
+		for i, path := range args {
+			it, name, err := s.importItem(path)
+			if err != nil {
+				return err
+			}
+			label := ""
+			if len(o.labels) > 0 {
+				label = o.labels[i]
+			}
+			ss, err := seriesOf(it, name, label, chans)
+			if err != nil {
+				return err
+			}
+			series = append(series, ss...)
+			for range ss {
+				files = append(files, name)
+			}
+		}
+		if len(series) > figures.MaxSeries {
+			return failf("%d series to draw, above the limit %d: pick fewer channels with --channel", len(series), figures.MaxSeries)
+		}
+		if o.pz && !slices.ContainsFunc(series, func(s figures.Series) bool { return s.Filter != nil }) {
+			return failf("%s: kernels have no poles or zeros: --pz needs a filter", strings.Join(args, ", "))
+		}
+		if fig, err = figures.New(kinds, series, fo); err != nil {
+			if se := (*figures.SeriesError)(nil); errors.As(err, &se) {
+				if file := files[se.Index]; file != se.Name {
+					return failf("%s: %s: %w", file, se.Name, se.Err)
+				}
+				return failf("%s: %w", se.Name, se.Err)
+			}
+			return fail(err)
+		}
+		what = fmt.Sprintf("%d panel(s), %d series", fig.Panels(), len(series))
+	}
+	data, err := fig.Render(format)
+	if err != nil {
+		return fail(err)
+	}
+	if err := atomicfile.WriteFile(o.out, data); err != nil {
+		return failf("%s: %w", o.out, pathProblem(err))
+	}
+	w, h := fig.Size()
+	fmt.Fprintf(s.err, "wrote %s: %s figure, %s, %.3g × %.3g in\n", o.out, format, what, w/vg.Inch, h/vg.Inch)
+	return nil
+}
+
+// kinds lists the panels asked for, in the order figures lays them out.
+func (o plotOptions) kinds() []figures.Kind {
+	var k []figures.Kind
+	if o.impulse {
+		k = append(k, figures.Impulse)
+	}
+	if o.spectrum || o.magnitude {
+		k = append(k, figures.Magnitude)
+	}
+	if o.spectrum || o.phase {
+		k = append(k, figures.Phase)
+	}
+	if o.groupDelay {
+		k = append(k, figures.GroupDelay)
+	}
+	if o.pz {
+		k = append(k, figures.PoleZero)
+	}
+	return k
+}
+
+// parseChannels reads --channel: nil means every channel.
+func parseChannels(v string) ([]int, error) {
+	if strings.EqualFold(v, "all") {
+		return nil, nil
+	}
+	var out []int
+	for _, f := range strings.Split(v, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || c < 0 {
+			return nil, fmt.Errorf("--channel %q: want all, a channel number or a list such as 0,2", v)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// importItem reads FILE ("-" for stdin) as ssmlab import does.
+func (s *streams) importItem(path string) (sessions.Item, string, error) {
+	if path != "-" {
+		it, err := sessions.Import(path, sessions.ImportOptions{})
+		if err != nil {
+			return it, path, fail(withHint(err))
+		}
+		return it, path, nil
+	}
+	data, err := io.ReadAll(io.LimitReader(s.in, sessions.MaxFileSize+1))
+	if err != nil {
+		return sessions.Item{}, stdinName, failf("%s: %w", stdinName, err)
+	}
+	it, err := sessions.ImportData(data, stdinName, sessions.ImportOptions{})
+	if err != nil {
+		return it, stdinName, fail(withHint(err))
+	}
+	return it, stdinName, nil
+}
+
+// channelsOf returns an item's channels: filters, or kernels (exactly one of the two).
+func channelsOf(it sessions.Item, name string) (fs []filters.Filter, ks [][]float64, label string, err error) {
+	if it.Entry != nil {
+		doc := it.Entry.Document()
+		if doc.Bank != nil {
+			fs = doc.Bank.Channels
+		} else {
+			fs = []filters.Filter{doc.Filter}
+		}
+		return fs, nil, it.Entry.Name, nil
+	}
+	t := it.Target
+	if t == nil || t.Kernels == nil {
+		return nil, nil, "", failf("%s: holds no filter or kernels", name)
+	}
+	switch len(t.Kernels.Shape) {
+	case 1:
+		ks = [][]float64{t.Kernels.Data}
+	case 2:
+		ks = t.Kernels.Rows()
+	default:
+		return nil, nil, "", failf("%s: kernels of %d dimensions: want (channels, length) or (length)", name, len(t.Kernels.Shape))
+	}
+	if len(ks) == 0 || len(ks[0]) == 0 {
+		return nil, nil, "", failf("%s: holds no kernels", name)
+	}
+	return nil, ks, t.Name, nil
+}
+
+// seriesOf turns an item into the series of the channels asked for (nil: all).
+func seriesOf(it sessions.Item, name, label string, chans []int) ([]figures.Series, error) {
+	fs, ks, itemName, err := channelsOf(it, name)
+	if err != nil {
+		return nil, err
+	}
+	if label == "" {
+		label = itemName
+	}
+	if label == "" {
+		label = name
+	}
+	n := max(len(fs), len(ks))
+	if chans == nil {
+		chans = make([]int, n)
+		for i := range chans {
+			chans[i] = i
+		}
+	}
+	var out []figures.Series
+	for _, c := range chans {
+		if c >= n {
+			if n == 1 {
+				return nil, failf("%s: --channel %d: it holds one channel (0)", name, c)
+			}
+			return nil, failf("%s: --channel %d: it has %d channels (0 to %d)", name, c, n, n-1)
+		}
+		sr := figures.Series{Name: label}
+		if n > 1 {
+			sr.Name = fmt.Sprintf("%s, ch %d", label, c)
+		}
+		if fs != nil {
+			sr.Filter = fs[c]
+		} else {
+			sr.Kernel = ks[c]
+		}
+		out = append(out, sr)
+	}
+	return out, nil
+}
+
+// distillFigure builds the distillation figure from --target, --result and --report.
+func (s *streams) distillFigure(o plotOptions, length int, fo figures.Options) (*figures.Figure, string, error) {
+	if o.target == "-" || o.result == "-" || o.report == "-" {
+		return nil, "", fmt.Errorf("the distillation figure reads files, not stdin")
+	}
+	tIt, _, err := s.importItem(o.target)
+	if err != nil {
+		return nil, "", err
+	}
+	tf, kernels, tName, err := channelsOf(tIt, o.target)
+	if err != nil {
+		return nil, "", err
+	}
+	if tf != nil {
+		l := length
+		if l == 0 {
+			l = DefaultDistillLength
+		}
+		kernels = make([][]float64, len(tf))
+		for i, f := range tf {
+			if kernels[i], err = analysis.Impulse(nil, f, l, analysis.Recurrence); err != nil {
+				return nil, "", failf("%s: channel %d: %w", o.target, i, err)
+			}
+		}
+	} else {
+		fo.Length = length
+	}
+	rIt, _, err := s.importItem(o.result)
+	if err != nil {
+		return nil, "", err
+	}
+	fitted, _, rName, err := channelsOf(rIt, o.result)
+	if err != nil {
+		return nil, "", err
+	}
+	if fitted == nil {
+		return nil, "", failf("%s: holds kernels, not the fitted filters (give the -o file of ssmlab distill)", o.result)
+	}
+	if len(fitted) != len(kernels) {
+		return nil, "", failf("%s has %d channel(s) and %s has %d: they are not a target and its fit", o.target, len(kernels), o.result, len(fitted))
+	}
+	d := figures.Distillation{Targets: kernels, Fitted: fitted}
+	title := fmt.Sprintf("%s fitted to %s", rName, tName)
+	if o.report != "" {
+		rep, err := readReport(o.report)
+		if err != nil {
+			return nil, "", err
+		}
+		if len(rep.Channels) != len(fitted) {
+			return nil, "", failf("%s reports %d channel(s) and %s has %d: not the report of this result", o.report, len(rep.Channels), o.result, len(fitted))
+		}
+		d.RelErrors = make([]float64, len(rep.Channels))
+		for i, c := range rep.Channels {
+			d.RelErrors[i] = c.RelError
+		}
+		title = fmt.Sprintf("%s order %d fitted to %s: relative error mean %.2g, worst %.2g (%d steps)",
+			rep.Model, rep.Order, tName, rep.MeanRelError, rep.MaxRelError, rep.Steps)
+	}
+	if fo.Title == "" {
+		fo.Title = title
+	}
+	fig, err := figures.NewDistillation(d, fo)
+	if err != nil {
+		return nil, "", failf("%s: %w", o.result, err)
+	}
+	return fig, fmt.Sprintf("%d channel(s)", len(fitted)), nil
+}
+
+// readReport reads a distill --report file.
+func readReport(path string) (*train.Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, failf("%s: %w", path, pathProblem(err))
+	}
+	var r train.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, failf("%s: not a distill report: %v", path, err)
+	}
+	if len(r.Channels) == 0 {
+		return nil, failf("%s: not a distill report: no channels", path)
+	}
+	return &r, nil
+}
