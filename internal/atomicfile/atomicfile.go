@@ -23,7 +23,13 @@ func WriteFile(path string, data []byte) error {
 	}
 	var perm fs.FileMode
 	if fi, err := os.Stat(path); err == nil {
-		if !fi.Mode().IsRegular() {
+		switch {
+		case fi.IsDir():
+			return fmt.Errorf("is a directory")
+		case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
+			// /dev/null, a terminal or a pipe: nothing to replace atomically.
+			return os.WriteFile(path, data, 0)
+		case !fi.Mode().IsRegular():
 			return fmt.Errorf("not a regular file")
 		}
 		perm = fi.Mode().Perm()

@@ -48,6 +48,12 @@ func TestWriteFileFollowsSymlink(t *testing.T) {
 	}
 }
 
+func TestWriteFileDevNull(t *testing.T) {
+	if err := WriteFile(os.DevNull, []byte("discarded")); err != nil {
+		t.Errorf("writing to %s: %v", os.DevNull, err)
+	}
+}
+
 func TestWriteFileFailureKeepsOld(t *testing.T) {
 	dir := t.TempDir()
 	// A directory in the way: the rename must fail and leave nothing behind.
