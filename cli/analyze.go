@@ -25,7 +25,7 @@ const (
 
 type analyzeOptions struct {
 	impulse, freq, step, groupDelay, reduce int
-	poles, hsv, h2, autoLength              bool
+	poles, hsv, h2, autoLength, properties  bool
 	method                                  string
 	out                                     string
 	// which sections to print
@@ -60,6 +60,11 @@ func newAnalyze(s *streams) *cobra.Command {
   hsv                --hsv: the Hankel singular values of the stable part, largest first
                      (square-root method); "hsv_unstable" lists the poles on or outside the
                      unit circle, which have none, when there are any
+  properties         --properties: {"stability": stable|marginal|unstable, "offending_poles",
+                     "montel_sum" (Σ|aᵢ| of the monic denominator, seed 004 eq. 17; ≤ 1
+                     guarantees stability), "memory" (samples until |h| stays below
+                     memory_tol·max|h|, -1 when not stable), "memory_tol", "dc_gain" (H(1),
+                     null for a pole at z = 1)}
   reduce             --reduce R: balanced truncation to order R: {"order", "error_bound",
                      "filter"}; max over ω of |H - H_R| ≤ error_bound. Poles on or outside
                      the unit circle are kept exactly, so R must be at least their number.
@@ -97,12 +102,13 @@ is printed.`,
 			o.wantImpulse, o.wantFreq, o.wantPoles = fl.Changed("impulse"), fl.Changed("freq"), fl.Changed("poles") && o.poles
 			o.wantStep, o.wantGroupDelay, o.wantReduce = fl.Changed("step"), fl.Changed("group-delay"), fl.Changed("reduce")
 			o.hsv, o.h2 = fl.Changed("hsv") && o.hsv, fl.Changed("h2") && o.h2
+			o.properties = fl.Changed("properties") && o.properties
 			if o.autoLength && !o.wantImpulse && !o.wantStep {
 				o.wantImpulse = true
 				o.impulse = analysis.MaxAutoLength
 			}
 			if !o.wantImpulse && !o.wantFreq && !fl.Changed("poles") && !o.wantStep && !o.wantGroupDelay &&
-				!fl.Changed("hsv") && !fl.Changed("h2") && !o.wantReduce {
+				!fl.Changed("hsv") && !fl.Changed("h2") && !o.wantReduce && !fl.Changed("properties") {
 				o.wantImpulse, o.wantFreq, o.wantPoles = true, true, true
 			}
 			if fl.Changed("output") && !o.wantReduce {
@@ -118,6 +124,7 @@ is printed.`,
 	f.IntVar(&o.groupDelay, "group-delay", DefaultFreq, "print the group delay at `N` points of [0, π]")
 	f.BoolVar(&o.poles, "poles", false, "print poles, zeros, stability and spectral radius")
 	f.BoolVar(&o.h2, "h2", false, "print the H2 norm (stable filters only)")
+	f.BoolVar(&o.properties, "properties", false, "print the stability verdict, offending poles, Montel sum, effective memory and DC gain")
 	f.BoolVar(&o.hsv, "hsv", false, "print the Hankel singular values")
 	f.IntVar(&o.reduce, "reduce", 0, "reduce to order `R` by balanced truncation")
 	f.StringVarP(&o.out, "output", "o", "", "with --reduce: write the reduced filter to `OUT`")
@@ -162,6 +169,7 @@ type analysisJSON struct {
 	H2             *float64        `json:"h2,omitempty"`
 	HSV            []float64       `json:"hsv,omitzero"`
 	HSVUnstable    []pair          `json:"hsv_unstable,omitempty"`
+	Properties     *propertiesJSON `json:"properties,omitempty"`
 	Reduce         *reduceJSON     `json:"reduce,omitempty"`
 
 	reduced *filters.Dense // the --reduce result, for -o
@@ -353,6 +361,20 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		stable := filters.Stable(rho)
 		a.Stable, a.SpectralRadius = &stable, &rho
 	}
+	if o.properties {
+		pr, err := analysis.Analyze(f, 0)
+		if err != nil {
+			return nil, fmt.Errorf("properties: %w", err)
+		}
+		pj := &propertiesJSON{Stability: pr.Stability.String(), Montel: pr.Montel, Memory: pr.Memory, MemoryTol: pr.Tol}
+		if pr.DCFinite {
+			pj.DCGain = &pr.DCGain
+		}
+		if pj.Offending, err = pairs("offending_poles", pr.Offending); err != nil {
+			return nil, err
+		}
+		a.Properties = pj
+	}
 	if o.h2 {
 		h2, err := analysis.H2(f)
 		if err != nil {
@@ -432,4 +454,14 @@ func pairs(name string, v []complex128) ([]pair, error) {
 		out[i] = pair{real(z), imag(z)}
 	}
 	return out, nil
+}
+
+// propertiesJSON is the --properties section.
+type propertiesJSON struct {
+	Stability string   `json:"stability"` // stable, marginal or unstable
+	Offending []pair   `json:"offending_poles,omitempty"`
+	Montel    float64  `json:"montel_sum"` // Σ|aᵢ| of the monic denominator (seed 004 eq. 17)
+	Memory    int      `json:"memory"`     // samples until |h| stays below memory_tol·max|h|; -1 if not stable
+	MemoryTol float64  `json:"memory_tol"`
+	DCGain    *float64 `json:"dc_gain"` // H(1); null for a pole at z = 1
 }

@@ -267,3 +267,35 @@ func TestAnalyzeHelpNewFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeProperties: the leaky integrator h[t] = 0.1·0.9^t has Montel sum 0.9, DC gain
+// 1 and decays below 1e-12 of its peak from t = ⌈log(1e-12)/log(0.9)⌉; an integrator is
+// marginal, with no memory and no finite DC gain.
+func TestAnalyzeProperties(t *testing.T) {
+	dir := t.TempDir()
+	type props struct {
+		Stability string       `json:"stability"`
+		Offending [][2]float64 `json:"offending_poles"`
+		Montel    float64      `json:"montel_sum"`
+		Memory    int          `json:"memory"`
+		DCGain    *float64     `json:"dc_gain"`
+	}
+	read := func(r result) props {
+		var out struct{ Properties props }
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil {
+			t.Fatalf("%v", r)
+		}
+		return out.Properties
+	}
+	leaky := writeText(t, dir, "leaky.json", `{"form": "tf", "a": [-0.9], "b": [0.09], "h0": 0.1}`)
+	p := read(run(t, "", "analyze", leaky, "--properties"))
+	wantMemory := int(math.Ceil(math.Log(1e-12) / math.Log(0.9)))
+	if p.Stability != "stable" || math.Abs(p.Montel-0.9) > 1e-15 || p.DCGain == nil || math.Abs(*p.DCGain-1) > 1e-12 || p.Memory != wantMemory {
+		t.Errorf("leaky integrator: %+v (memory want %d)", p, wantMemory)
+	}
+	integ := writeText(t, dir, "integ.json", `{"form": "tf", "a": [-1], "b": [1], "h0": 0}`)
+	p = read(run(t, "", "analyze", integ, "--properties"))
+	if p.Stability != "marginal" || len(p.Offending) != 1 || p.Offending[0] != [2]float64{1, 0} || p.Memory != -1 || p.DCGain != nil {
+		t.Errorf("integrator: %+v", p)
+	}
+}
