@@ -33,6 +33,7 @@ type jobFlags struct {
 	schedule   string
 	loss       string
 	steps      int
+	refine     int
 	tol        float64
 	seed       uint64
 	backend    string
@@ -53,6 +54,7 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
 	f.StringVar(&j.loss, "loss", d.Loss, "mse, relative or freq")
 	f.IntVar(&j.steps, "steps", d.Steps, "optimisation steps")
+	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations per start after the optimiser (rtf, mse/relative loss; 0: none)")
 	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL` (0: run all steps)")
 	f.Uint64Var(&j.seed, "seed", 0, "the random seed (results are deterministic for a seed)")
 	f.StringVar(&j.backend, "backend", "cpu", "auto, cpu or gpu")
@@ -87,6 +89,7 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 	set("schedule", func() { s.Optimizer.Schedule = j.schedule })
 	set("loss", func() { s.Loss = j.loss })
 	set("steps", func() { s.Steps = j.steps })
+	set("refine", func() { s.Refine = j.refine })
 	set("tol", func() { s.Tol = j.tol })
 	set("seed", func() { s.Seed = j.seed })
 	set("backend", func() { s.Backend = j.backend })

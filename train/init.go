@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"sort"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -25,24 +26,45 @@ func channelRNG(seed uint64, ch int) *rand.Rand {
 func eraFilter(h []float64, n int) (*filters.Dense, []float64, error) {
 	// A Hankel matrix of 4n (at least 128) rows resolves an order-n realisation; larger ones
 	// cost O(m³) per channel for little gain.
-	m := min((len(h)-2)/2, max(4*n, 128), 512)
+	return eraRows(h, n, max(4*n, 128))
+}
+
+// eraRows is eraFilter on an m×m Hankel matrix (m is capped by the length of h and at 512).
+func eraRows(h []float64, n, m int) (*filters.Dense, []float64, error) {
+	m = min((len(h)-2)/2, m, 512)
 	if m < 1 || n == 0 {
 		d, err := filters.NewDense(nil, nil, nil, h[0])
 		return d, nil, err
 	}
-	hk := mat.NewDense(m, m, nil)
+	// The Hankel matrix of a scalar sequence is symmetric, so its SVD is an eigen-
+	// decomposition H = Σ λᵢqᵢqᵢᵀ: σᵢ = |λᵢ|, uᵢ = qᵢ, vᵢ = sign(λᵢ)·qᵢ. The symmetric solver
+	// costs a fraction of a general SVD (one set of vectors, a tridiagonal QR).
+	hk := mat.NewSymDense(m, nil)
 	hs := mat.NewDense(m, m, nil)
 	for i := 0; i < m; i++ {
 		for j := 0; j < m; j++ {
-			hk.Set(i, j, h[1+i+j])
+			if j >= i {
+				hk.SetSym(i, j, h[1+i+j])
+			}
 			hs.Set(i, j, h[2+i+j])
 		}
 	}
-	var svd mat.SVD
-	if !svd.Factorize(hk, mat.SVDThin) {
-		return nil, nil, fmt.Errorf("ERA: the SVD of the Hankel matrix did not converge")
+	var eig mat.EigenSym
+	if !eig.Factorize(hk, true) {
+		return nil, nil, fmt.Errorf("ERA: the eigendecomposition of the Hankel matrix did not converge")
 	}
-	sv := svd.Values(nil)
+	lambda := eig.Values(nil)
+	var q mat.Dense
+	eig.VectorsTo(&q)
+	order := make([]int, m)
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return math.Abs(lambda[order[a]]) > math.Abs(lambda[order[b]]) })
+	sv := make([]float64, m)
+	for i, k := range order {
+		sv[i] = math.Abs(lambda[k])
+	}
 	r := min(n, m)
 	for r > 0 && sv[r-1] <= 1e-13*sv[0] {
 		r--
@@ -51,11 +73,18 @@ func eraFilter(h []float64, n int) (*filters.Dense, []float64, error) {
 		d, err := filters.NewDense(nil, nil, nil, h[0])
 		return d, sv, err
 	}
-	var u, v mat.Dense
-	svd.UTo(&u)
-	svd.VTo(&v)
-	u1 := u.Slice(0, m, 0, r)
-	v1 := v.Slice(0, m, 0, r)
+	u1, v1 := mat.NewDense(m, r, nil), mat.NewDense(m, r, nil)
+	for j := 0; j < r; j++ {
+		k := order[j]
+		sign := 1.0
+		if lambda[k] < 0 {
+			sign = -1
+		}
+		for i := 0; i < m; i++ {
+			u1.Set(i, j, q.At(i, k))
+			v1.Set(i, j, sign*q.At(i, k))
+		}
+	}
 	isq := make([]float64, r)
 	for i := range isq {
 		isq[i] = 1 / math.Sqrt(sv[i])
@@ -225,8 +254,17 @@ func initParams(s *Spec, target []float64, ch int) (model, []float64, error) {
 				}
 			}
 		case "hankel":
-			if err := rtfFromHankel(m, p, target, rmax); err != nil {
+			starts, err := rtfHankelStarts(m, target, rmax)
+			if err != nil {
 				return nil, nil, err
+			}
+			if len(starts) == 0 {
+				// Nothing representable: the paper's zero init.
+				p[2*n] = target[0]
+			} else {
+				copy(p, starts[0])
+				// Two lower orders at most: each costs the refinement one more run.
+				m.starts = starts[1:min(len(starts), 3)]
 			}
 		}
 		if m.montel && s.Init != "montel" && s.Init != "zeros" {
@@ -351,68 +389,73 @@ func initParams(s *Spec, target []float64, ch int) (model, []float64, error) {
 	return m, p, nil
 }
 
-// rtfFromHankel sets p to the RTF of the stabilised ERA realisation: its a and b, with
-// b̃ = b(I - A^L) and h0 chosen so that the circular kernel starts at h[0].
-func rtfFromHankel(m *rtfModel, p, target []float64, rmax float64) error {
+// rtfHankelStarts returns the RTFs of the stabilised ERA realisation truncated to each
+// candidate order whose transfer function float64 can hold, best first: their a and b̃, with
+// b̃ = b(I - A^L) and h0 chosen so that the circular kernel starts at h[0]. Unused poles stay
+// at z = 0. The lower orders are kept as further starts for the refinement, which from
+// them reaches basins the full order misses, so a higher order never does worse.
+func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, error) {
 	n := m.n
 	if n == 0 {
-		p[0] = target[0]
-		return nil
+		return [][]float64{{target[0]}}, nil
 	}
 	// Clustered poles (a low-pass FIR's ERA poles crowd near z = 1) cannot be held by
-	// float64 polynomial coefficients, so the order of the init is chosen by the error its
-	// transfer function actually reaches: ERA is balanced, so its truncation to order r is
-	// the leading r×r block, and a few candidate orders cost one SVD in all. Unused poles stay
-	// at z = 0.
-	era, _, err := eraFilter(target, n)
+	// float64 polynomial coefficients, so each order is judged by the error its transfer
+	// function actually reaches: ERA is balanced, so its truncation to order r is the leading
+	// r×r block, and a few candidate orders cost one decomposition in all.
+	// The init runs Levenberg–Marquardt afterwards, so a Hankel matrix of 2n + 32 rows, an
+	// eighth of the cost of ERA's usual 4n at n = 64, is enough to seed it.
+	era, _, err := eraRows(target, n, max(2*n+32, 128))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var (
-		tf      *filters.TransferFunction
-		src     *filters.Diagonal
-		bestErr = math.Inf(1)
-	)
+	type start struct {
+		p   []float64
+		err float64
+	}
+	var starts []start
 	for _, r := range initOrders(era.Order()) {
 		d, ok, err := hankelModes(leading(era, r), target, rmax)
 		if err != nil || !ok {
 			continue
 		}
-		t, rep, err := filters.ToTF(d)
+		tf, rep, err := filters.ToTF(d)
 		if err != nil || rep.RelError > 1e-3 {
 			continue
 		}
-		if e := relL2(t.Impulse(len(target)), target); e < bestErr {
-			tf, src, bestErr = t, d, e
+		e := relL2(tf.Impulse(len(target)), target)
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			continue
 		}
-	}
-	if tf == nil {
-		// Nothing representable: the paper's zero init.
-		p[2*n] = target[0]
-		return nil
-	}
-	// A lower-order realisation leaves the leading coefficients; pad with zeros. The circular
-	// kernel of (a, b̃) must be the truncated response g[0..L-1] of (a, b), so b̃ is the
-	// circular convolution a ⊛ g at lags 1…n (the wrap-around terms are the eq. 13
-	// correction); it needs no power of the companion matrix.
-	copy(p[:n], tf.Den)
-	// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of the
-	// telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
-	g := src.Impulse(m.length + 1)
-	g[0] = g[m.length]
-	g = g[:m.length]
-	for j := 1; j <= n; j++ {
-		s := g[j]
-		for i := 1; i <= n; i++ {
-			s += p[i-1] * g[((j-i)%m.length+m.length)%m.length]
+		p := make([]float64, m.numParams())
+		// A lower-order realisation leaves the leading coefficients; pad with zeros. The
+		// circular kernel of (a, b̃) must be the truncated response g[0..L-1] of (a, b), so
+		// b̃ is the circular convolution a ⊛ g at lags 1…n (the wrap-around terms are the
+		// eq. 13 correction); it needs no power of the companion matrix.
+		copy(p[:n], tf.Den)
+		// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of
+		// the telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
+		g := d.Impulse(m.length + 1)
+		g[0] = g[m.length]
+		g = g[:m.length]
+		for j := 1; j <= n; j++ {
+			s := g[j]
+			for i := 1; i <= n; i++ {
+				s += p[i-1] * g[((j-i)%m.length+m.length)%m.length]
+			}
+			p[n+j-1] = s
 		}
-		p[n+j-1] = s
+		k := make([]float64, m.length)
+		m.kernel(m.newWorkspace(), p, k)
+		p[2*n] = target[0] - k[0]
+		starts = append(starts, start{p, e})
 	}
-	k := make([]float64, m.length)
-	p[2*n] = 0
-	m.kernel(m.newWorkspace(), p, k)
-	p[2*n] = target[0] - k[0]
-	return nil
+	sort.SliceStable(starts, func(i, j int) bool { return starts[i].err < starts[j].err })
+	out := make([][]float64, len(starts))
+	for i, s := range starts {
+		out[i] = s.p
+	}
+	return out, nil
 }
 
 // initOrders lists the orders tried for the rtf hankel init: n, its neighbours, then

@@ -13,6 +13,9 @@ import (
 type rtfModel struct {
 	n, length int
 	montel    bool // a = w[:n]/Σ|w| over n+1 raw values (seed 004 §B.2)
+	// starts are further initial parameters the hankel init found (lower ERA orders), which
+	// the refinement also tries.
+	starts [][]float64
 }
 
 func (m *rtfModel) denLen() int {

@@ -74,13 +74,29 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 		return nil, err
 	}
 	prob := &Problem{Spec: spec, obj: obj}
-	for ch, y := range targets {
-		m, p, err := initParams(&spec, y, ch)
+	refine := spec.refinable(job.Task != nil)
+	// Inits are independent per channel (a hankel init is an eigendecomposition each).
+	prob.models, prob.Params = make([]model, len(targets)), make([][]float64, len(targets))
+	initErrs := make([]error, len(targets))
+	filters.ForEachChannel(len(targets), func(ch int) {
+		prob.models[ch], prob.Params[ch], initErrs[ch] = initParams(&spec, targets[ch], ch)
+	})
+	for ch, err := range initErrs {
 		if err != nil {
 			return nil, fmt.Errorf("channel %d: init %s: %w", ch, spec.Init, err)
 		}
-		prob.models = append(prob.models, m)
-		prob.Params = append(prob.Params, p)
+	}
+	// The init and its alternatives, further starts for the refinement (the trainer owns
+	// prob.Params and the race may replace the models).
+	var starts [][][]float64
+	if refine {
+		for ch, p := range prob.Params {
+			s := [][]float64{append([]float64(nil), p...)}
+			if m, ok := prob.models[ch].(*rtfModel); ok {
+				s = append(s, m.starts...)
+			}
+			starts = append(starts, s)
+		}
 	}
 	done := 0
 	race := spec.Model == "rtf" && spec.Init == "hankel" && spec.Steps >= 8
@@ -148,6 +164,11 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 	params, err := tr.Params()
 	if err != nil {
 		return nil, err
+	}
+	if refine {
+		if params, err = refineChannels(ctx, spec, prob.models, obj, params, starts, targets); err != nil {
+			return nil, err
+		}
 	}
 	return finish(job, backend.Name(), params, prob.models, obj, targets, done, early, start)
 }

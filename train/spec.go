@@ -41,6 +41,9 @@ type Spec struct {
 	// spectral error weighted by 1/(|Y|² + ε), which balances the bands).
 	Loss  string `json:"loss"`
 	Steps int    `json:"steps"`
+	// Refine is the number of Levenberg–Marquardt iterations that polish each channel after
+	// the optimiser (rtf model, mse or relative loss, order ≤ MaxRefineOrder; 0: none).
+	Refine int `json:"refine,omitempty"`
 	// Tol stops early once every channel's relative L2 error is at most Tol (0: never).
 	Tol     float64 `json:"tol,omitempty"`
 	Seed    uint64  `json:"seed"`
@@ -69,12 +72,13 @@ type Optim struct {
 }
 
 // DefaultSpec returns a distillation job with the settings ssmlab recommends: an RTF from the
-// stabilised Hankel realisation, refined by Adam with a cosine schedule.
+// stabilised Hankel realisation, 100 Adam steps with a cosine schedule, then the
+// Levenberg–Marquardt refinement from several starts.
 func DefaultSpec() Spec {
 	return Spec{
 		Model: "rtf", Order: 16, Init: "hankel", Constraint: "radius", MaxRadius: 0.9999,
 		Optimizer: Optim{Name: "adam", LR: 3e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Schedule: "cosine", Warmup: 20},
-		Loss:      "mse", Steps: 1500, Backend: "cpu",
+		Loss:      "mse", Steps: 100, Refine: 50, Backend: "cpu",
 	}
 }
 
@@ -84,7 +88,7 @@ func PaperSpec() Spec {
 	s := DefaultSpec()
 	s.Init, s.Constraint, s.MaxRadius = "zeros", "none", 0
 	s.Optimizer.LR, s.Optimizer.Schedule, s.Optimizer.Warmup = 1e-3, "constant", 0
-	s.Steps = 2000
+	s.Steps, s.Refine = 2000, 0
 	return s
 }
 
@@ -169,6 +173,9 @@ func (s *Spec) Validate(channels, length int) error {
 	}
 	if s.Steps < 0 || s.Steps > MaxSteps {
 		return invalidf("steps %d outside [0, %d]", s.Steps, MaxSteps)
+	}
+	if s.Refine < 0 || s.Refine > MaxSteps {
+		return invalidf("refine %d outside [0, %d]", s.Refine, MaxSteps)
 	}
 	switch s.Backend {
 	case "", "cpu", "gpu", "auto":

@@ -1,0 +1,167 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// TestRefineNormalEquations checks the FFT-built Gauss–Newton system against JᵀJ and Jᵀe from
+// a central-difference Jacobian of the circular kernel.
+func TestRefineNormalEquations(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	n, l := 5, 64
+	m := &rtfModel{n: n, length: l}
+	p := make([]float64, m.numParams())
+	// A stable denominator: a product of (1 - 0.6 z⁻¹)-like factors via random small a.
+	for i := range p {
+		p[i] = 0.15 * rng.NormFloat64()
+	}
+	if !m.within(p, 0.95) {
+		t.Fatal("test denominator not stable")
+	}
+	y := make([]float64, l)
+	for i := range y {
+		y[i] = rng.NormFloat64() * math.Exp(-0.1*float64(i))
+	}
+	w := newRefineWork(m)
+	w.sse(p, y)
+	e := append([]float64(nil), w.e...)
+	h := mat.NewSymDense(len(p), nil)
+	g := make([]float64, len(p))
+	w.normal(h, g)
+
+	jac := mat.NewDense(l, len(p), nil)
+	kp, km := make([]float64, l), make([]float64, l)
+	ws := m.newWorkspace()
+	for j := range p {
+		q := append([]float64(nil), p...)
+		const step = 1e-6
+		q[j] = p[j] + step
+		m.kernel(ws, q, kp)
+		q[j] = p[j] - step
+		m.kernel(ws, q, km)
+		for i := range kp {
+			jac.Set(i, j, (kp[i]-km[i])/(2*step))
+		}
+	}
+	var jtj mat.Dense
+	jtj.Mul(jac.T(), jac)
+	var jte mat.VecDense
+	jte.MulVec(jac.T(), mat.NewVecDense(l, e))
+	scale := mat.Norm(&jtj, math.Inf(1))
+	for i := range p {
+		for j := range p {
+			if d := math.Abs(h.At(i, j) - jtj.At(i, j)); d > 1e-7*scale {
+				t.Errorf("JᵀJ[%d][%d] = %.10g, finite differences %.10g", i, j, h.At(i, j), jtj.At(i, j))
+			}
+		}
+		if d := math.Abs(g[i] - jte.AtVec(i)); d > 1e-7*math.Max(1, mat.Norm(&jte, math.Inf(1))) {
+			t.Errorf("Jᵀe[%d] = %.10g, finite differences %.10g", i, g[i], jte.AtVec(i))
+		}
+	}
+}
+
+// TestRefineReachesExactFit starts the refinement near an exactly representable target and
+// expects it to recover the target to near machine precision, which Adam does not.
+func TestRefineReachesExactFit(t *testing.T) {
+	n, l := 6, 256
+	m := &rtfModel{n: n, length: l}
+	truth := []float64{-1.2, 0.9, -0.5, 0.3, -0.1, 0.02, 0.5, -0.3, 0.2, 0.1, -0.05, 0.01, 0.7}
+	if !m.within(truth, 0.99) {
+		t.Fatal("truth not stable")
+	}
+	y := make([]float64, l)
+	m.kernel(m.newWorkspace(), truth, y)
+	p := append([]float64(nil), truth...)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range p {
+		p[i] += 0.02 * rng.NormFloat64()
+	}
+	w := newRefineWork(m)
+	f0 := w.sse(p, y)
+	f, err := refineRTF(context.Background(), w, p, y, 0.9999, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.kernel(w.ws, p, w.k)
+	if rel := relL2(w.k, y); rel > 1e-10 {
+		t.Errorf("refined relative error %.3g (start ½‖e‖² %.3g, end %.3g), want ≤ 1e-10", rel, f0, f)
+	}
+	if !m.within(p, 0.9999) {
+		t.Error("the refinement left the radius bound")
+	}
+}
+
+func TestRefineCancels(t *testing.T) {
+	m := &rtfModel{n: 4, length: 128}
+	y := make([]float64, 128)
+	for i := range y {
+		y[i] = math.Exp(-0.05 * float64(i))
+	}
+	p := make([]float64, m.numParams())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := refineRTF(ctx, newRefineWork(m), p, y, 0.99, 50); err != context.Canceled {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+// TestRunRefinement checks the refinement inside a job: it never does worse than the
+// optimiser alone, an exactly representable order-6 IIR stays exact to near machine
+// precision, every result keeps inside the radius bound, and the job stays deterministic.
+func TestRunRefinement(t *testing.T) {
+	fams := targetFamilies(512, 3, 5)
+	for _, name := range []string{"iir", "decaying-noise", "windowed-sinc"} {
+		spec := withOrder(DefaultSpec(), 6)
+		plain := spec
+		plain.Refine = 0
+		job := Job{Spec: spec, Targets: fams[name]}
+		refined, err := Run(context.Background(), job, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Run(context.Background(), job, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		base, err := Run(context.Background(), Job{Spec: plain, Targets: fams[name]}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ch, c := range refined.Report.Channels {
+			if c.RelError > base.Report.Channels[ch].RelError*(1+1e-9) {
+				t.Errorf("%s channel %d: refined %.3g, optimiser alone %.3g", name, ch, c.RelError, base.Report.Channels[ch].RelError)
+			}
+			if !c.Stable || c.MaxPoleRadius >= spec.MaxRadius {
+				t.Errorf("%s channel %d: pole radius %.6g outside the bound %.6g", name, ch, c.MaxPoleRadius, spec.MaxRadius)
+			}
+			if c.RelError != again.Report.Channels[ch].RelError {
+				t.Errorf("%s channel %d: two runs gave %.17g and %.17g", name, ch, c.RelError, again.Report.Channels[ch].RelError)
+			}
+			if name == "iir" && c.RelError > 1e-9 {
+				t.Errorf("iir channel %d: refined relative error %.3g, want ≤ 1e-9 for an exact order-6 target (optimiser alone %.3g)", ch, c.RelError, base.Report.Channels[ch].RelError)
+			}
+		}
+	}
+}
+
+// BenchmarkRefineIteration times Levenberg–Marquardt iterations on one RTF channel
+// (n = 64, L = 1024, decaying noise): per op, one refineRTF run of 20 iterations.
+func BenchmarkRefineIteration(b *testing.B) {
+	y := targetFamilies(1024, 1, 1)["decaying-noise"][0]
+	m := &rtfModel{n: 64, length: 1024}
+	w := newRefineWork(m)
+	start := ringStart(m, y, channelRNG(1, 0))
+	p := make([]float64, len(start))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		copy(p, start)
+		if _, err := refineRTF(context.Background(), w, p, y, 0.9999, 20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
