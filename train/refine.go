@@ -27,15 +27,17 @@ func (s *Spec) refinable(task bool) bool {
 
 // refineWork holds one channel's buffers for refineRTF.
 type refineWork struct {
-	m         *rtfModel
-	fft       *fourier.FFT
-	ws        workspace
-	k, e, x   []float64
-	gA, q     []float64 // circular impulse responses of 1/A and B̃/A²
-	rgg, rqq  []float64 // their circular autocorrelations
-	rqg       []float64 // and cross-correlation
-	spec, tmp []complex128
-	trial     []float64
+	m        *rtfModel
+	fft      *fourier.FFT
+	ws       workspace
+	k, e, x  []float64
+	gA, q    []float64    // circular impulse responses of 1/A and B̃/A²
+	rgg, rqq []float64    // their circular autocorrelations
+	rqg      []float64    // and cross-correlation
+	spec     []complex128 // scratch spectrum for inverse
+	ga, qs   []complex128 // 1/A and B̃/A² on the FFT grid
+	ef       []complex128 // the residual's spectrum
+	trial    []float64
 }
 
 func newRefineWork(m *rtfModel) *refineWork {
@@ -44,7 +46,9 @@ func newRefineWork(m *rtfModel) *refineWork {
 	for _, b := range []*[]float64{&w.k, &w.e, &w.x, &w.gA, &w.q, &w.rgg, &w.rqq, &w.rqg} {
 		*b = make([]float64, l)
 	}
-	w.spec, w.tmp = make([]complex128, l/2+1), make([]complex128, l/2+1)
+	for _, b := range []*[]complex128{&w.spec, &w.ga, &w.qs, &w.ef} {
+		*b = make([]complex128, l/2+1)
+	}
 	return w
 }
 
@@ -71,15 +75,16 @@ func (w *refineWork) inverse(dst []float64) {
 // normal fills the Gauss–Newton system H = JᵀJ and g = Jᵀe of the circular kernel at p (after
 // sse(p) has left the residual in w.e). The Jacobian's columns are circular shifts:
 // ∂k/∂b̃ⱼ = Sʲ·IFFT(1/A) and ∂k/∂aⱼ = -Sʲ·IFFT(B̃/A²) (seed 004 eq. 10 differentiated), so
-// every entry of JᵀJ is a circular correlation at lag j-i. Three FFTs give all of them: the
-// system costs O(L log L + n²), not the O(L·n²) of forming J.
+// every entry of JᵀJ is a circular correlation at lag j-i. Eight FFTs of length L give all of
+// them and Jᵀe: the system costs O(L log L + n²), not the O(L·n²) of forming J.
 func (w *refineWork) normal(h *mat.SymDense, g []float64) {
 	ws := w.ws.(*rtfWork) // kernel left FFT(1, a) in fa and FFT(0, b̃) in fb
 	n, l := w.m.n, w.m.length
 	at := func(v []float64, lag int) float64 { return v[((lag%l)+l)%l] }
-	ga := w.tmp
+	ga, qs := w.ga, w.qs
 	for i := range ga {
 		ga[i] = 1 / ws.fa[i]
+		qs[i] = ws.fb[i] * ga[i] * ga[i]
 	}
 	// Spectra: 1/A → gA, B̃/A² → q, and their (cross) power spectra → correlations.
 	corr := func(dst []float64, f func(i int) complex128) {
@@ -88,17 +93,13 @@ func (w *refineWork) normal(h *mat.SymDense, g []float64) {
 		}
 		w.inverse(dst)
 	}
-	qs := make([]complex128, len(ga))
-	for i := range qs {
-		qs[i] = ws.fb[i] * ga[i] * ga[i]
-	}
 	corr(w.gA, func(i int) complex128 { return ga[i] })
 	corr(w.q, func(i int) complex128 { return qs[i] })
 	corr(w.rgg, func(i int) complex128 { return complex(sq(ga[i]), 0) })
 	corr(w.rqq, func(i int) complex128 { return complex(sq(qs[i]), 0) })
 	corr(w.rqg, func(i int) complex128 { return cmplx.Conj(qs[i]) * ga[i] })
 	// Jᵀe: correlations of the residual with gA and q.
-	ef := w.fft.Coefficients(nil, w.e)
+	ef := w.fft.Coefficients(w.ef, w.e)
 	corr(w.x, func(i int) complex128 { return cmplx.Conj(ga[i]) * ef[i] })
 	for j := 1; j <= n; j++ {
 		g[n+j-1] = w.x[j]
@@ -245,9 +246,7 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 		w := newRefineWork(m)
 		cands := [][]float64{append([]float64(nil), params[ch]...)}
 		if ch < len(starts) {
-			for _, p := range starts[ch] {
-				cands = append(cands, append([]float64(nil), p...))
-			}
+			cands = append(cands, starts[ch]...)
 		}
 		rng := channelRNG(spec.Seed^0x5ee0, ch)
 		for range refineStarts {

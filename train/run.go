@@ -86,14 +86,16 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 			return nil, fmt.Errorf("channel %d: init %s: %w", ch, spec.Init, err)
 		}
 	}
-	// The init and its alternatives, further starts for the refinement (the trainer owns
-	// prob.Params and the race may replace the models).
+	// Copies of the init and its alternatives, further starts for the refinement, which
+	// overwrites them (the trainer owns prob.Params and the race may replace the models).
 	var starts [][][]float64
 	if refine {
 		for ch, p := range prob.Params {
 			s := [][]float64{append([]float64(nil), p...)}
 			if m, ok := prob.models[ch].(*rtfModel); ok {
-				s = append(s, m.starts...)
+				for _, q := range m.starts {
+					s = append(s, append([]float64(nil), q...))
+				}
 			}
 			starts = append(starts, s)
 		}
