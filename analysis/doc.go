@@ -20,8 +20,8 @@
 //   - FFT: the state-free kernel of seed 004 Algorithm 1, iFFT(FFT(b̃)/FFT(a)), with the
 //     truncation correction b̃ = C(I - A^L) of eq. 13 (TruncateNumerator), which makes the
 //     L-point kernel exact instead of aliased; DeployNumerator inverts it and reports the
-//     condition of I - A^L. KernelPlan generates kernels for a bank of RTF channels with a
-//     pruned radix-4 FFT of its own (tested against gonum's dsp/fourier).
+//     condition of I - A^L. KernelPlan generates kernels for a bank of RTF channels with the
+//     pruned radix-4 FFT of internal/fft (tested against gonum's dsp/fourier).
 //   - Vandermonde: the modal sum Σ rᵢλᵢ^(t-1) with powers built in chunks from anchors in polar
 //     form, accurate for |λ| near 1 (no λ^t by repeated pow, no t·eps drift).
 //   - Scan: the diagonal recurrence as a parallel prefix scan (seed 001 Prop. 2).

@@ -3,13 +3,13 @@ package analysis
 import (
 	"fmt"
 	"math"
-	"math/bits"
 	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
 // KernelPlan generates length-L convolution kernels of rational transfer functions of order n
@@ -25,21 +25,20 @@ import (
 // long as no pole lies on an L-th root of unity. Only t = 0 still receives h[L]; the plan
 // writes h0 there, which is what the causal kernel of eq. 7 holds.
 //
-// For a power-of-two L the plan uses its own radix-4 FFT: a and b̃ travel as one complex
-// sequence a + i·b̃ (separated afterwards by conjugate symmetry), the forward transform skips
-// the zero padding (it folds the n + 1 coefficients into L/P interleaved transforms of
-// length P ≈ n), and the inverse is a real transform of half length. Other lengths use
-// gonum's dsp/fourier. A plan is safe for concurrent use; its workspaces are pooled.
+// For a power-of-two L the plan uses internal/fft's radix-4 FFT: a and b̃ travel as one
+// complex sequence a + i·b̃ (separated afterwards by conjugate symmetry), the forward
+// transform skips the zero padding (it folds the n + 1 coefficients into L/P interleaved
+// transforms of length P ≈ n), and the inverse is a real transform of half length. Other
+// lengths use gonum's dsp/fourier. A plan is safe for concurrent use; its workspaces are pooled.
 type KernelPlan struct {
 	order, length int
 	pow2          bool
-	p             int // fold length of the pruned forward transform
-	tw            *twiddles
+	tw            *fft.Table
 	pool          sync.Pool // *kernelWork
 }
 
 type kernelWork struct {
-	buf, work []complex128
+	buf, work, x, g []complex128
 	// gonum path
 	rfft   *fourier.FFT
 	ra, rb []float64
@@ -56,12 +55,9 @@ func NewKernelPlan(order, length int) *KernelPlan {
 		panic("analysis: kernel length must be positive")
 	}
 	p := &KernelPlan{order: order, length: length}
-	p.pow2 = length >= 8 && bits.OnesCount(uint(length)) == 1
+	p.pow2 = length >= 8 && fft.IsPow2(length)
 	if p.pow2 {
-		p.tw = newTwiddles(length)
-		// P is the largest power of two ≤ n+1 (at least 4, at most L): about one fold term per
-		// element and log₂P radix stages instead of log₂L.
-		p.p = min(max(1<<(bits.Len(uint(order+1))-1), 4), length)
+		p.tw = fft.Shared(length)
 	}
 	p.pool.New = func() any { return p.newWork() }
 	return p
@@ -76,8 +72,8 @@ func (p *KernelPlan) Len() int { return p.length }
 func (p *KernelPlan) newWork() *kernelWork {
 	w := &kernelWork{}
 	if p.pow2 {
-		w.buf = make([]complex128, p.length)
-		w.work = make([]complex128, p.length)
+		w.buf, w.work = make([]complex128, p.length), make([]complex128, p.length)
+		w.x, w.g = make([]complex128, p.order+1), make([]complex128, p.length/2+1)
 		return w
 	}
 	w.rfft = fourier.NewFFT(p.length)
@@ -154,96 +150,11 @@ func (p *KernelPlan) kernel(w *kernelWork, dst, a, bt []float64, h0 float64) {
 	dst[0] = h0
 }
 
-// kernelPow2 is Algorithm 1 for L = N a power of two.
+// kernelPow2 is Algorithm 1 for L = N a power of two: H = B̃/A at the N-th roots of unity
+// (fft.RTFSpectra), then a real inverse transform of half length.
 func (p *KernelPlan) kernelPow2(w *kernelWork, dst, a, bt []float64) {
-	n, N, P := p.order, p.length, p.p
-	M := N / P
-	mask := N - 1
-	tw := p.tw.w
-	z := w.buf
-
-	// a and b̃ share one complex transform, whose rounding is relative to the larger of the
-	// two: scale b̃ by a power of two (exact) to the size of a, and undo it after the division.
-	amax, bmax := 1.0, 0.0
-	for j := range a {
-		amax, bmax = math.Max(amax, math.Abs(a[j])), math.Max(bmax, math.Abs(bt[j]))
-	}
-	shift := 0
-	if bmax > 0 {
-		_, eb := math.Frexp(bmax)
-		_, ea := math.Frexp(amax)
-		shift = eb - ea
-	}
-
-	// Forward: Z = FFT_N(a + i·b̃·2^-shift). With the input zero beyond index n, the first log₂(N/P)
-	// decimation-in-frequency stages reduce to a fold: the sub-transform of residue r < M is
-	// u_r[j] = Σ_s x[j+sP]·W_N^{(j+sP)r}, and Z[r + Mq] = FFT_P(u_r)[q]. Store u_r[j] at
-	// z[r + M·j], the layout the Stockham stages continue from.
-	clear(z)
-	for jj := 0; jj <= n; jj++ {
-		x := complex(1, 0)
-		if jj > 0 {
-			x = complex(a[jj-1], math.Ldexp(bt[jj-1], -shift))
-		}
-		j := jj % P
-		row := z[M*j : M*j+M]
-		if jj%N == 0 {
-			for r := range row {
-				row[r] += x
-			}
-			continue
-		}
-		for r := range row {
-			row[r] += x * tw[(jj*r)&mask]
-		}
-	}
-	spec := stockham(z, w.work, P, M, p.tw, false)
-
-	// Split A and B from Z by conjugate symmetry, divide, and pack the Hermitian spectrum H
-	// for a real inverse transform of length N/2: with E_k = (H_k + H_{k+N/2})/2 and
-	// O_k = (H_k - H_{k+N/2})/(2W_N^k), the sequence y = iFFT_{N/2}(E + iO) interleaves
-	// h[2m] + i·h[2m+1]. H_{k+N/2} = conj(H_{N/2-k}). Each group {k, N-k, N/2-k, N/2+k} of
-	// indices is read and written by one iteration only, so the packing is in place.
-	half, quarter := N/2, N/4
-	scale := math.Ldexp(1/float64(N), shift) // 1/(N/2) of the inverse transform, times the 1/2 of E and O, times 2^shift
-	hAt := func(k int) complex128 {
-		zk, zm := spec[k&mask], spec[(N-k)&mask]
-		// A = (Z_k + conj Z_{N-k})/2, B = (Z_k - conj Z_{N-k})/(2i); the halves cancel in B/A.
-		ar, ai := real(zk)+real(zm), imag(zk)-imag(zm)
-		br, bi := imag(zk)+imag(zm), real(zm)-real(zk)
-		d := 1 / (ar*ar + ai*ai)
-		return complex((br*ar+bi*ai)*d, (bi*ar-br*ai)*d)
-	}
-	for k := 0; k <= quarter; k++ {
-		k2 := half - k
-		hk, hk2 := hAt(k), hAt(k2)
-		// Y_k from H_k and conj(H_{k2}); Y_{k2} from H_{k2} and conj(H_k).
-		wk := tw[k] // W_N^k
-		yk := packY(hk, conj(hk2), wk, scale)
-		if k2 != k && k2 < half {
-			spec[k2] = packY(hk2, conj(hk), tw[k2], scale)
-		}
-		spec[k] = yk
-	}
-	other := w.work
-	if &spec[0] == &w.work[0] {
-		other = w.buf
-	}
-	y := stockham(spec[:half], other[:half], half, 1, p.tw, true)
-	for m, v := range y {
-		dst[2*m] = real(v)
-		dst[2*m+1] = imag(v)
-	}
-}
-
-// packY returns scale·(e + i·o) with e = h + hc = 2E and o = (h - hc)/w = 2O: the halves of
-// E and O are folded into scale.
-func packY(h, hc, w complex128, scale float64) complex128 {
-	e := h + hc
-	d := h - hc
-	// d / w with |w| = 1 is d·conj(w).
-	o := d * conj(w)
-	return complex((real(e)-imag(o))*scale, (imag(e)+real(o))*scale)
+	p.tw.RTFSpectra(w.g, nil, a, bt, 1/float64(p.length), w.x, w.buf, w.work)
+	p.tw.RealInverse(dst, w.g, w.work)
 }
 
 // kernelGonum is Algorithm 1 with gonum's real FFT, for lengths that are not powers of two.

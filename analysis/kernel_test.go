@@ -198,15 +198,13 @@ func TestKernelBank(t *testing.T) {
 func TestKernelPanics(t *testing.T) {
 	p := NewKernelPlan(2, 16)
 	for name, f := range map[string]func(){
-		"order":     func() { NewKernelPlan(-1, 8) },
-		"length":    func() { NewKernelPlan(2, 0) },
-		"coeffs":    func() { _, _ = p.Kernel(nil, []float64{1}, []float64{1, 2}, 0) },
-		"dst":       func() { _, _ = p.Kernel(make([]float64, 15), []float64{1, 2}, []float64{1, 2}, 0) },
-		"bank":      func() { _, _ = p.Bank(nil, [][]float64{{1, 2}}, nil, nil) },
-		"truncate":  func() { _, _ = TruncateNumerator([]float64{1}, nil, 4) },
-		"deploy":    func() { _, _, _ = DeployNumerator([]float64{1}, []float64{1}, -1) },
-		"fft size":  func() { newTwiddles(12) },
-		"fft match": func() { fft(make([]complex128, 8), make([]complex128, 8), newTwiddles(4), false) },
+		"order":    func() { NewKernelPlan(-1, 8) },
+		"length":   func() { NewKernelPlan(2, 0) },
+		"coeffs":   func() { _, _ = p.Kernel(nil, []float64{1}, []float64{1, 2}, 0) },
+		"dst":      func() { _, _ = p.Kernel(make([]float64, 15), []float64{1, 2}, []float64{1, 2}, 0) },
+		"bank":     func() { _, _ = p.Bank(nil, [][]float64{{1, 2}}, nil, nil) },
+		"truncate": func() { _, _ = TruncateNumerator([]float64{1}, nil, 4) },
+		"deploy":   func() { _, _, _ = DeployNumerator([]float64{1}, []float64{1}, -1) },
 	} {
 		func() {
 			defer func() {

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"math/bits"
 	"sync"
 )
 
@@ -153,4 +154,12 @@ func downSweep(buf []complex128, pw []complex128) {
 			buf[i] = a*buf[i] + left
 		}
 	}
+}
+
+// nextPow2 returns the smallest power of two ≥ n (1 for n ≤ 1).
+func nextPow2(n int) int {
+	if n <= 1 {
+		return 1
+	}
+	return 1 << bits.Len(uint(n-1))
 }

@@ -1,28 +1,34 @@
-package analysis
+// Package fft holds the power-of-two FFTs behind the RTF kernel of seed 004 (Algorithm 1)
+// and its gradient: a radix-4 Stockham autosort transform (natural order in and out, no bit
+// reversal) with a final radix-2 stage for odd powers of two; real transforms through a
+// complex transform of half the length; and pruned transforms for the RTF's short
+// coefficient vectors (a forward transform of an input that is zero beyond its first few
+// entries, an inverse transform of which only the first few outputs are wanted). Twiddle
+// factors are computed once per size by direct sincos (not by recurrence), so each factor is
+// correctly rounded to within an ulp. Real is the one real-FFT type of the module: it uses
+// these transforms for powers of two and gonum's dsp/fourier (FFTPACK), against which
+// everything here is tested, for other lengths.
+package fft
 
 import (
 	"math"
 	"math/bits"
 )
 
-// This file holds the complex FFT behind the RTF kernel (seed 004 Alg. 1): a radix-4 Stockham
-// autosort transform (natural order in and out, no bit reversal) with a final radix-2 stage
-// for odd powers of two, and twiddle factors computed once per size by direct sincos (not by
-// recurrence), so each factor is correctly rounded to within an ulp. It is tested against
-// gonum's dsp/fourier (FFTPACK).
-
-// twiddles is the table e^{-2πik/n}, k < n, shared by every transform of size dividing n:
-// W_l^p = W_n^{p·n/l}.
-type twiddles struct {
+// Table is the table of twiddle factors e^{-2πik/n}, k < n, shared by every transform of a
+// size dividing n: W_l^p = W_n^{p·n/l}. It is read-only, so one table serves any number of
+// goroutines.
+type Table struct {
 	n int
 	w []complex128
 }
 
-func newTwiddles(n int) *twiddles {
+// NewTable returns the table for transforms of size n, a power of two; it panics otherwise.
+func NewTable(n int) *Table {
 	if n <= 0 || bits.OnesCount(uint(n)) != 1 {
-		panic("analysis: FFT size must be a power of two")
+		panic("fft: size must be a power of two")
 	}
-	t := &twiddles{n: n, w: make([]complex128, n)}
+	t := &Table{n: n, w: make([]complex128, n)}
 	for k := range t.w {
 		// Reduce by symmetry so the argument stays in [0, π/4], where sincos is exact to
 		// within an ulp and the table is exactly conjugate-symmetric.
@@ -61,27 +67,30 @@ func unitRoot(k, n int) complex128 {
 	return complex(c, -s)
 }
 
-// fft computes the unnormalised DFT of length len(x) (a power of two dividing tw.n) in
-// place: X[k] = Σ x[j]·e^{∓2πijk/N}, with the minus sign when inverse is false. work must
-// have the length of x; its contents are destroyed.
-func fft(x, work []complex128, tw *twiddles, inverse bool) {
+// Len returns the table's size.
+func (t *Table) Len() int { return t.n }
+
+// Transform computes the unnormalised DFT of length len(x) (a power of two dividing the
+// table's size) in place: X[k] = Σ x[j]·e^{∓2πijk/N}, with the minus sign when inverse is
+// false. work must be at least as long as x; its contents are destroyed.
+func (tw *Table) Transform(x, work []complex128, inverse bool) {
 	n := len(x)
 	if n <= 1 {
 		return
 	}
 	if n&(n-1) != 0 || tw.n%n != 0 || len(work) < n {
-		panic("analysis: FFT length mismatch")
+		panic("fft: length mismatch")
 	}
-	out := stockham(x, work[:n], n, 1, tw, inverse)
+	out := tw.stages(x, work[:n], n, 1, inverse)
 	if &out[0] != &x[0] {
 		copy(x, out)
 	}
 }
 
-// stockham runs the radix-4 Stockham stages of a transform of length l·s, starting with s
+// stages runs the radix-4 Stockham stages of a transform of length l·s, starting with s
 // interleaved sub-transforms of length l held in src (element j of sub-transform q at
 // src[q + s·j]), and returns the buffer (src or dst) that holds the result in natural order.
-func stockham(src, dst []complex128, l, s int, tw *twiddles, inverse bool) []complex128 {
+func (tw *Table) stages(src, dst []complex128, l, s int, inverse bool) []complex128 {
 	for l >= 4 {
 		if inverse {
 			radix4Inverse(src, dst, l, s, tw)
@@ -106,7 +115,7 @@ func stockham(src, dst []complex128, l, s int, tw *twiddles, inverse bool) []com
 
 // radix4Forward is one decimation-in-frequency stage (OTFFT's Stockham formulation):
 // sub-transforms of length l become 4s sub-transforms of length l/4.
-func radix4Forward(src, dst []complex128, l, s int, tw *twiddles) {
+func radix4Forward(src, dst []complex128, l, s int, tw *Table) {
 	m := l / 4
 	step := tw.n / l
 	w := tw.w
@@ -147,7 +156,7 @@ func radix4Forward(src, dst []complex128, l, s int, tw *twiddles) {
 }
 
 // radix4Inverse is radix4Forward with e^{+2πi/l}.
-func radix4Inverse(src, dst []complex128, l, s int, tw *twiddles) {
+func radix4Inverse(src, dst []complex128, l, s int, tw *Table) {
 	m := l / 4
 	step := tw.n / l
 	w := tw.w
@@ -188,11 +197,3 @@ func radix4Inverse(src, dst []complex128, l, s int, tw *twiddles) {
 }
 
 func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
-
-// nextPow2 returns the smallest power of two ≥ n (1 for n ≤ 1).
-func nextPow2(n int) int {
-	if n <= 1 {
-		return 1
-	}
-	return 1 << bits.Len(uint(n-1))
-}

@@ -1,0 +1,47 @@
+package fft
+
+import "math"
+
+// RTFSpectra evaluates the rational transfer function b̃(z⁻¹)/a(z⁻¹) of seed 004 (a = (1, a₁,
+// …, aₙ), b̃ = (0, b̃₁, …, b̃ₙ)) at the N-th roots of unity z_k = e^{2πik/N}, k = 0…N/2 (N the
+// table's size, at least 4): g[k] = scale·B̃_k/A_k and, when den is not nil, den[k] = A_k, with
+// A = FFT_N(a) and B̃ = FFT_N(b̃) zero-padded (coefficients beyond N fold onto j mod N). a and
+// b̃ travel as one complex sequence a + i·b̃ through ForwardShort and are separated by
+// conjugate symmetry. buf and work must hold N values each, x n+1; all three are scratch.
+func (tw *Table) RTFSpectra(g, den []complex128, a, bt []float64, scale float64, x, buf, work []complex128) {
+	n, size := len(a), tw.n
+	if len(bt) != n || len(x) < n+1 || len(g) != size/2+1 || (den != nil && len(den) != size/2+1) {
+		panic("fft: RTF length mismatch")
+	}
+	// The shared transform's rounding is relative to the larger of a and b̃: scale b̃ by a power
+	// of two (exact) to the size of a, and undo it after the division.
+	amax, bmax := 1.0, 0.0
+	for j := range a {
+		amax, bmax = math.Max(amax, math.Abs(a[j])), math.Max(bmax, math.Abs(bt[j]))
+	}
+	shift := 0
+	if bmax > 0 {
+		_, eb := math.Frexp(bmax)
+		_, ea := math.Frexp(amax)
+		shift = eb - ea
+	}
+	x = x[:n+1]
+	x[0] = 1
+	for j := range a {
+		x[j+1] = complex(a[j], math.Ldexp(bt[j], -shift))
+	}
+	z := tw.ForwardShort(x, buf, work)
+	mask := size - 1
+	up := math.Ldexp(scale, shift)
+	for k := range g {
+		zk, zm := z[k], z[(size-k)&mask]
+		// A = (Z_k + conj Z_{N-k})/2, B = (Z_k - conj Z_{N-k})/(2i); the halves cancel in B/A.
+		ar, ai := real(zk)+real(zm), imag(zk)-imag(zm)
+		br, bi := imag(zk)+imag(zm), real(zm)-real(zk)
+		d := up / (ar*ar + ai*ai)
+		g[k] = complex((br*ar+bi*ai)*d, (bi*ar-br*ai)*d)
+		if den != nil {
+			den[k] = complex(ar/2, ai/2)
+		}
+	}
+}
