@@ -120,15 +120,7 @@ func (t *cpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, err
 				errs[i] = ctx.Err()
 				return
 			}
-			t.stepChannel(c)
-		}
-		// Loss and error of the parameters as they now stand.
-		c.m.kernel(c.ws, c.p, c.k)
-		c.loss = t.obj.loss(c.obj, c.k, c.e)
-		c.rel = t.obj.relError(c.obj, c.k)
-		if c.rel < c.bestRel && t.admissible(c) {
-			copy(c.best, c.p)
-			c.bestRel = c.rel
+			t.stepChannel(c, s == k-1)
 		}
 	})
 	for _, err := range errs {
@@ -143,9 +135,16 @@ func (t *cpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, err
 	return loss, rel, nil
 }
 
-func (t *cpuTrainer) stepChannel(c *cpuChannel) {
+// stepChannel takes one Adam step. The forward pass that the gradient needs also gives the
+// loss of the parameters before the step; when track is set (the last step of a chunk) their
+// relative error is compared with the best so far, so that no extra forward pass is spent on
+// bookkeeping. Params evaluates the parameters after the last step.
+func (t *cpuTrainer) stepChannel(c *cpuChannel, track bool) {
 	c.m.kernel(c.ws, c.p, c.k)
-	t.obj.loss(c.obj, c.k, c.e)
+	c.loss = t.obj.loss(c.obj, c.k, c.e)
+	if track {
+		t.consider(c)
+	}
 	c.m.grad(c.ws, c.p, c.e, c.g)
 	for _, v := range c.g {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -172,6 +171,16 @@ func (t *cpuTrainer) stepChannel(c *cpuChannel) {
 	}
 }
 
+// consider records the channel's current parameters as its best if their relative error (of
+// the kernel in c.k) is the lowest so far and they are admissible.
+func (t *cpuTrainer) consider(c *cpuChannel) {
+	c.rel = t.obj.relError(c.obj, c.k)
+	if c.rel < c.bestRel && t.admissible(c) {
+		copy(c.best, c.p)
+		c.bestRel = c.rel
+	}
+}
+
 func (t *cpuTrainer) rollback(c *cpuChannel) {
 	copy(c.p, c.good)
 	c.opt = c.goodOpt.clone()
@@ -187,8 +196,14 @@ func (t *cpuTrainer) admissible(c *cpuChannel) bool {
 	return true
 }
 
-// Params returns each channel's best parameters.
+// Params returns each channel's best parameters, after evaluating the current ones (the result
+// of the last step, which no forward pass has seen yet).
 func (t *cpuTrainer) Params() ([][]float64, error) {
+	filters.ForEachChannel(len(t.chans), func(i int) {
+		c := t.chans[i]
+		c.m.kernel(c.ws, c.p, c.k)
+		t.consider(c)
+	})
 	out := make([][]float64, len(t.chans))
 	for i, c := range t.chans {
 		out[i] = append([]float64(nil), c.best...)

@@ -591,9 +591,9 @@ func (t *gpuTrainer) radius() int {
 	return 0
 }
 
-// Step runs k optimisation steps on every channel, then measures the parameters as they
-// stand and keeps each channel's best admissible ones, as the CPU backend does. It returns
-// the current losses and the best relative errors so far.
+// Step runs k optimisation steps on every channel. As on the CPU, the last step's forward
+// pass also measures the parameters it sees (before their update) and keeps each channel's
+// best admissible ones. It returns those losses and the best relative errors so far.
 func (t *gpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, error) {
 	if t.closed {
 		return nil, nil, errors.New("train: gpu: Step after Close")
@@ -613,21 +613,17 @@ func (t *gpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, err
 		if err := t.forward(); err != nil {
 			return nil, nil, err
 		}
+		if s == k-1 {
+			if err := t.trackBest(); err != nil {
+				return nil, nil, err
+			}
+		}
 		if err := t.backward(); err != nil {
 			return nil, nil, err
 		}
 		if err := t.update(); err != nil {
 			return nil, nil, err
 		}
-	}
-	if err := t.forward(); err != nil {
-		return nil, nil, err
-	}
-	if err := t.measure(); err != nil {
-		return nil, nil, err
-	}
-	if err := t.launch(kTrackBest, t.d, 1, t.p, t.rel, t.best, t.bestRel, t.np, t.n, t.montel, t.radius(), t.spec.MaxRadius); err != nil {
-		return nil, nil, err
 	}
 	loss, rel := make([]float64, t.d), make([]float64, t.d)
 	if err := t.dev.download(f64Bytes(loss), t.loss); err != nil {
@@ -639,8 +635,32 @@ func (t *gpuTrainer) Step(ctx context.Context, k int) ([]float64, []float64, err
 	return loss, rel, nil
 }
 
-// Params returns each channel's best parameters.
+// trackBest queues, after a forward pass, the measurement of the parameters it saw and the
+// update of each channel's best admissible parameters.
+func (t *gpuTrainer) trackBest() error {
+	if err := t.measure(); err != nil {
+		return err
+	}
+	return t.launch(kTrackBest, t.d, 1, t.p, t.rel, t.best, t.bestRel, t.np, t.n, t.montel, t.radius(), t.spec.MaxRadius)
+}
+
+// Params returns each channel's best parameters, after evaluating the current ones (the
+// result of the last step, which no forward pass has seen yet).
 func (t *gpuTrainer) Params() ([][]float64, error) {
+	if t.closed {
+		return nil, errors.New("train: gpu: used after Close")
+	}
+	release, err := t.dev.bind()
+	if err != nil {
+		return nil, err
+	}
+	if err = t.forward(); err == nil {
+		err = t.trackBest()
+	}
+	release()
+	if err != nil {
+		return nil, fmt.Errorf("train: gpu: evaluating the fitted parameters: %w", err)
+	}
 	out, err := t.download2(t.best, t.np)
 	if err != nil {
 		return nil, fmt.Errorf("train: gpu: reading the fitted parameters back: %w", err)

@@ -22,10 +22,17 @@ func testModels(length int) map[string]model {
 	}
 }
 
-// TestGradientsFiniteDifference checks ∂(v·k)/∂p against central differences for every model.
+// TestGradientsFiniteDifference checks ∂(v·k)/∂p against central differences for every model,
+// at a power-of-two length (the RTF's pruned transforms) and another (full real transforms).
 func TestGradientsFiniteDifference(t *testing.T) {
-	const length = 64
+	for _, length := range []int{64, 60} {
+		testGradients(t, length)
+	}
+}
+
+func testGradients(t *testing.T, length int) {
 	for name, m := range testModels(length) {
+		name = fmt.Sprintf("%s/L=%d", name, length)
 		rng := rand.New(rand.NewPCG(1, 2))
 		p := make([]float64, m.numParams())
 		for i := range p {

@@ -4,7 +4,7 @@ import (
 	"math"
 	"sync"
 
-	"gonum.org/v1/gonum/dsp/fourier"
+	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
 // objective turns a channel's kernel into a loss and its gradient ∂loss/∂k. Methods are
@@ -39,8 +39,8 @@ func newDistill(targets [][]float64, kind string) *distill {
 	}
 	if kind == "freq" {
 		length := len(targets[0])
-		d.ffts.New = func() any { return fourier.NewFFT(length) }
-		fft := fourier.NewFFT(length)
+		d.ffts.New = func() any { return fft.NewReal(length) }
+		fft := fft.NewReal(length)
 		for _, y := range targets {
 			c := fft.Coefficients(nil, y)
 			mean := 0.0
@@ -75,7 +75,7 @@ func (d *distill) loss(ch int, k, e []float64) float64 {
 	case "freq":
 		// loss = Σ_bins w|R|²/L over the full spectrum, R = FFT(k - y); the gradient is the
 		// real sequence 2/L · IFFT(w·R) (the half spectrum counts twice except DC/Nyquist).
-		fft := d.ffts.Get().(*fourier.FFT)
+		fft := d.ffts.Get().(*fft.Real)
 		defer d.ffts.Put(fft)
 		length := len(k)
 		for i := range k {

@@ -6,11 +6,11 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 
-	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
 // MaxRefineOrder bounds the orders the Levenberg–Marquardt refinement runs on: each iteration
@@ -28,7 +28,7 @@ func (s *Spec) refinable(task bool) bool {
 // refineWork holds one channel's buffers for refineRTF.
 type refineWork struct {
 	m        *rtfModel
-	fft      *fourier.FFT
+	fft      *fft.Real
 	ws       workspace
 	k, e, x  []float64
 	gA, q    []float64    // circular impulse responses of 1/A and B̃/A²
@@ -42,7 +42,7 @@ type refineWork struct {
 
 func newRefineWork(m *rtfModel) *refineWork {
 	l := m.length
-	w := &refineWork{m: m, fft: fourier.NewFFT(l), ws: m.newWorkspace(), trial: make([]float64, m.numParams())}
+	w := &refineWork{m: m, fft: fft.NewReal(l), ws: m.newWorkspace(), trial: make([]float64, m.numParams())}
 	for _, b := range []*[]float64{&w.k, &w.e, &w.x, &w.gA, &w.q, &w.rgg, &w.rqq, &w.rqg} {
 		*b = make([]float64, l)
 	}
@@ -78,13 +78,13 @@ func (w *refineWork) inverse(dst []float64) {
 // every entry of JᵀJ is a circular correlation at lag j-i. Eight FFTs of length L give all of
 // them and Jᵀe: the system costs O(L log L + n²), not the O(L·n²) of forming J.
 func (w *refineWork) normal(h *mat.SymDense, g []float64) {
-	ws := w.ws.(*rtfWork) // kernel left FFT(1, a) in fa and FFT(0, b̃) in fb
+	ws := w.ws.(*rtfWork) // kernel left A = FFT(1, a) in fa and B̃/A in g
 	n, l := w.m.n, w.m.length
 	at := func(v []float64, lag int) float64 { return v[((lag%l)+l)%l] }
 	ga, qs := w.ga, w.qs
 	for i := range ga {
 		ga[i] = 1 / ws.fa[i]
-		qs[i] = ws.fb[i] * ga[i] * ga[i]
+		qs[i] = ws.g[i] * ga[i]
 	}
 	// Spectra: 1/A → gA, B̃/A² → q, and their (cross) power spectra → correlations.
 	corr := func(dst []float64, f func(i int) complex128) {

@@ -2,11 +2,9 @@ package train
 
 import (
 	"math"
-	"math/cmplx"
-
-	"gonum.org/v1/gonum/dsp/fourier"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
 // rtfModel is the state-free RTF of seed 004: parameters [a (n, or n+1 raw with Montel), b̃ (n), h0].
@@ -28,21 +26,34 @@ func (m *rtfModel) denLen() int {
 func (m *rtfModel) numParams() int { return m.denLen() + m.n + 1 }
 
 type rtfWork struct {
-	fft       *fourier.FFT
-	pa, pb, x []float64
-	a         []float64 // the effective denominator
-	fa, fb, g []complex128
-	fe        []complex128
+	a  []float64    // the effective denominator
+	fa []complex128 // A = FFT_L(1, a), half spectrum
+	g  []complex128 // B̃/A, half spectrum
+	fe []complex128 // the loss gradient's spectrum
+	// Power-of-two L: internal/fft's pruned transforms.
+	tab          *fft.Table
+	x, buf, work []complex128
+	hs, head     []complex128
+	// Other L: real transforms of full length.
+	rfft      *fft.Real
+	pa, pb, y []float64
+	fb        []complex128
 }
 
 func (m *rtfModel) newWorkspace() workspace {
 	l := m.length
 	h := l/2 + 1
-	return &rtfWork{
-		fft: fourier.NewFFT(l), pa: make([]float64, l), pb: make([]float64, l), x: make([]float64, l),
-		a: make([]float64, m.n), fa: make([]complex128, h), fb: make([]complex128, h), g: make([]complex128, h),
-		fe: make([]complex128, h),
+	w := &rtfWork{a: make([]float64, m.n), fa: make([]complex128, h), g: make([]complex128, h), fe: make([]complex128, h)}
+	if l >= 4 && fft.IsPow2(l) {
+		w.tab = fft.Shared(l)
+		w.x, w.buf, w.work = make([]complex128, m.n+1), make([]complex128, l), make([]complex128, l)
+		w.hs, w.head = make([]complex128, h), make([]complex128, m.n+1)
+		return w
 	}
+	w.rfft = fft.NewReal(l)
+	w.pa, w.pb, w.y = make([]float64, l), make([]float64, l), make([]float64, l)
+	w.fb = make([]complex128, h)
+	return w
 }
 
 // denominator returns the effective a from the parameters (applying the Montel map).
@@ -65,51 +76,89 @@ func (m *rtfModel) denominator(p, dst []float64) []float64 {
 	return dst
 }
 
+// kernel writes the circular kernel k = IFFT_L(B̃/A) + h0·δ (seed 004 Alg. 1) and leaves A and
+// B̃/A in the workspace for grad.
 func (m *rtfModel) kernel(wsAny workspace, p, k []float64) {
 	ws := wsAny.(*rtfWork)
 	n := m.n
 	a := m.denominator(p, ws.a)
 	b := p[m.denLen() : m.denLen()+n]
 	h0 := p[m.denLen()+n]
-	clear(ws.pa)
-	clear(ws.pb)
-	ws.pa[0] = 1
-	copy(ws.pa[1:], a)
-	copy(ws.pb[1:], b)
-	ws.fft.Coefficients(ws.fa, ws.pa)
-	ws.fft.Coefficients(ws.fb, ws.pb)
-	for i := range ws.g {
-		ws.g[i] = ws.fb[i] / ws.fa[i]
-	}
-	ws.fft.Sequence(k, ws.g)
 	inv := 1 / float64(m.length)
-	for i := range k {
-		k[i] *= inv
+	if ws.tab != nil {
+		ws.tab.RTFSpectra(ws.g, ws.fa, a, b, 1, ws.x, ws.buf, ws.work)
+		for i, v := range ws.g {
+			ws.hs[i] = complex(real(v)*inv, imag(v)*inv)
+		}
+		ws.tab.RealInverse(k, ws.hs, ws.work)
+	} else {
+		clear(ws.pa)
+		clear(ws.pb)
+		ws.pa[0] = 1
+		copy(ws.pa[1:], a)
+		copy(ws.pb[1:], b)
+		ws.rfft.Coefficients(ws.fa, ws.pa)
+		ws.rfft.Coefficients(ws.fb, ws.pb)
+		for i := range ws.g {
+			ws.g[i] = cdiv(ws.fb[i], ws.fa[i])
+		}
+		ws.rfft.Sequence(k, ws.g)
+		for i := range k {
+			k[i] *= inv
+		}
 	}
 	k[0] += h0
 }
 
+// grad writes the gradient of the loss with respect to p, given the loss's gradient e with
+// respect to the kernel (after kernel(p)). ∂/∂b̃ⱼ = IFFT(E/Ā)ⱼ/L and ∂/∂aⱼ = -IFFT(E·Ḡ/Ā)ⱼ/L with
+// E = FFT(e), G = B̃/A (derivation in doc.go); only entries 1…n of the two inverse transforms
+// are needed.
 func (m *rtfModel) grad(wsAny workspace, p, e, g []float64) {
 	ws := wsAny.(*rtfWork)
 	n := m.n
-	ws.fft.Coefficients(ws.fe, e)
 	inv := 1 / float64(m.length)
-	// ∂/∂b̃ⱼ = IFFT(E/Ā)ⱼ/L, ∂/∂aⱼ = -IFFT(E·Ḡ/Ā)ⱼ/L (derivation in doc.go).
-	for i := range ws.fe {
-		ws.fe[i] /= cmplx.Conj(ws.fa[i])
-	}
-	ws.fft.Sequence(ws.x, ws.fe)
 	gb := g[m.denLen() : m.denLen()+n]
-	for j := range gb {
-		gb[j] = ws.x[j+1] * inv
-	}
-	for i := range ws.fe {
-		ws.fe[i] *= cmplx.Conj(ws.g[i])
-	}
-	ws.fft.Sequence(ws.x, ws.fe)
 	ga := g[:m.denLen()]
-	for j := 0; j < n; j++ {
-		ga[j] = -ws.x[j+1] * inv
+	if ws.tab != nil {
+		// The two real inverse transforms travel as one complex one, IFFT(X₁ + i·X₂), of which
+		// InverseHead computes only the first n+1 outputs.
+		ws.tab.RealForward(ws.fe, e, ws.work)
+		l, half := m.length, m.length/2
+		y := ws.buf
+		for i, ev := range ws.fe {
+			x1 := cdiv(ev, conj(ws.fa[i]))
+			x2 := x1 * conj(ws.g[i])
+			if i == 0 || i == half {
+				x1, x2 = complex(real(x1), 0), complex(real(x2), 0)
+			}
+			y[i] = complex(real(x1)-imag(x2), imag(x1)+real(x2))
+			if i != 0 && i != half {
+				// Hermitian halves: X(L-i) = conj X(i).
+				y[l-i] = complex(real(x1)+imag(x2), real(x2)-imag(x1))
+			}
+		}
+		ws.tab.InverseHead(ws.head, y, ws.work)
+		for j := range gb {
+			gb[j] = real(ws.head[j+1]) * inv
+			ga[j] = -imag(ws.head[j+1]) * inv
+		}
+	} else {
+		ws.rfft.Coefficients(ws.fe, e)
+		for i := range ws.fe {
+			ws.fe[i] = cdiv(ws.fe[i], conj(ws.fa[i]))
+		}
+		ws.rfft.Sequence(ws.y, ws.fe)
+		for j := range gb {
+			gb[j] = ws.y[j+1] * inv
+		}
+		for i := range ws.fe {
+			ws.fe[i] *= conj(ws.g[i])
+		}
+		ws.rfft.Sequence(ws.y, ws.fe)
+		for j := 0; j < n; j++ {
+			ga[j] = -ws.y[j+1] * inv
+		}
 	}
 	if m.montel {
 		// a_j = w_j/s, s = Σ|w|: ∂a_j/∂w_i = δ_ij/s - w_j·sign(w_i)/s².
@@ -207,4 +256,13 @@ func (m *rtfModel) maxRadius(p []float64) float64 {
 		return math.Inf(1)
 	}
 	return rho
+}
+
+func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
+
+// cdiv returns x/y without the runtime's overflow scaling (|y| is far from the limits of
+// float64 here); y = 0 gives a non-finite result, which the caller detects.
+func cdiv(x, y complex128) complex128 {
+	d := 1 / (real(y)*real(y) + imag(y)*imag(y))
+	return complex((real(x)*real(y)+imag(x)*imag(y))*d, (imag(x)*real(y)-real(x)*imag(y))*d)
 }

@@ -4,8 +4,9 @@ import (
 	"math"
 	"sync"
 
-	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
 // Task is a training task that is not a distillation: fit a kernel of Spec.Target.Length
@@ -32,7 +33,7 @@ func DelayTask(length, delay int, cutoff float64, seed uint64) (*Task, error) {
 	for i := range u {
 		u[i] = rng.NormFloat64()
 	}
-	fft := fourier.NewFFT(length)
+	fft := fft.NewReal(length)
 	c := fft.Coefficients(nil, u)
 	keep := int(cutoff * float64(len(c)-1))
 	for i := keep + 1; i < len(c); i++ {
@@ -77,8 +78,8 @@ func (t *Task) objective(s Spec) (objective, [][]float64, error) {
 	for o.size < n+length {
 		o.size <<= 1
 	}
-	o.ffts.New = func() any { return fourier.NewFFT(o.size) }
-	fft := fourier.NewFFT(o.size)
+	o.ffts.New = func() any { return fft.NewReal(o.size) }
+	fft := fft.NewReal(o.size)
 	buf := make([]float64, o.size)
 	for i, u := range t.U {
 		if len(u) != n || len(t.Y[i]) != n {
@@ -142,7 +143,7 @@ func firEstimate(u, y []float64, length int) ([]float64, error) {
 }
 
 // predict returns the residual r = (k*u)[0..T) - y.
-func (o *sysid) residual(ch int, k []float64, fft *fourier.FFT) []float64 {
+func (o *sysid) residual(ch int, k []float64, fft *fft.Real) []float64 {
 	buf := make([]float64, o.size)
 	copy(buf, k)
 	c := fft.Coefficients(nil, buf)
@@ -159,7 +160,7 @@ func (o *sysid) residual(ch int, k []float64, fft *fourier.FFT) []float64 {
 }
 
 func (o *sysid) loss(ch int, k, e []float64) float64 {
-	fft := o.ffts.Get().(*fourier.FFT)
+	fft := o.ffts.Get().(*fft.Real)
 	defer o.ffts.Put(fft)
 	r := o.residual(ch, k, fft)
 	s := 0.0
@@ -183,7 +184,7 @@ func (o *sysid) loss(ch int, k, e []float64) float64 {
 
 // residualEnergy returns Σ r², r = (k*u)[0..T) - y.
 func (o *sysid) residualEnergy(ch int, k []float64) float64 {
-	fft := o.ffts.Get().(*fourier.FFT)
+	fft := o.ffts.Get().(*fft.Real)
 	defer o.ffts.Put(fft)
 	s := 0.0
 	for _, v := range o.residual(ch, k, fft) {
