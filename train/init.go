@@ -111,15 +111,16 @@ func eraRows(h []float64, n, m int) (*filters.Dense, []float64, error) {
 // magnitude response) and then capped at rmax, with the residues that are optimal for those
 // poles in least squares over the whole target (a linear problem: the kernel is linear in the
 // residues). ERA's own residues are fitted to a truncated Hankel matrix; refitting them on
-// every sample is what makes this init better than plain ERA. ok is false when the ERA
-// realisation cannot be diagonalised.
+// every sample is what makes this init better than plain ERA. Only ERA's eigenvalues are
+// needed (no eigenvectors, no conversion report). ok is false when they cannot be computed or
+// the residues cannot be fitted (repeated poles).
 func hankelModes(era *filters.Dense, target []float64, rmax float64) (*filters.Diagonal, bool, error) {
-	d, _, err := filters.ToDiagonal(era)
+	eig, err := filters.Poles(era)
 	if err != nil {
 		return nil, false, nil
 	}
 	var poles []complex128
-	for _, p := range d.Poles {
+	for _, p := range eig {
 		r := cmplx.Abs(p)
 		if r > 1 {
 			p = 1 / cmplx.Conj(p)
@@ -403,9 +404,9 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 	// float64 polynomial coefficients, so each order is judged by the error its transfer
 	// function actually reaches: ERA is balanced, so its truncation to order r is the leading
 	// r×r block, and a few candidate orders cost one decomposition in all.
-	// The init runs Levenberg–Marquardt afterwards, so a Hankel matrix of 2n + 32 rows, an
-	// eighth of the cost of ERA's usual 4n at n = 64, is enough to seed it.
-	era, _, err := eraRows(target, n, max(2*n+32, 128))
+	// The init runs Levenberg–Marquardt afterwards, so a Hankel matrix of n + 64 rows (at
+	// least 128), an eighth of the cost of ERA's usual 4n at n = 64, is enough to seed it.
+	era, _, err := eraRows(target, n, max(n+64, 128))
 	if err != nil {
 		return nil, err
 	}
@@ -419,20 +420,12 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 		if err != nil || !ok {
 			continue
 		}
-		tf, rep, err := filters.ToTF(d)
-		if err != nil || rep.RelError > 1e-3 {
-			continue
-		}
-		e := relL2(tf.Impulse(len(target)), target)
-		if math.IsNaN(e) || math.IsInf(e, 0) {
-			continue
-		}
 		p := make([]float64, m.numParams())
 		// A lower-order realisation leaves the leading coefficients; pad with zeros. The
 		// circular kernel of (a, b̃) must be the truncated response g[0..L-1] of (a, b), so
 		// b̃ is the circular convolution a ⊛ g at lags 1…n (the wrap-around terms are the
 		// eq. 13 correction); it needs no power of the companion matrix.
-		copy(p[:n], tf.Den)
+		copy(p[:n], polyFromPoles(d.Poles))
 		// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of
 		// the telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
 		g := d.Impulse(m.length + 1)
@@ -447,7 +440,17 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 		}
 		k := make([]float64, m.length)
 		m.kernel(m.newWorkspace(), p, k)
+		// Where float64 coefficients cannot hold the poles, the RTF's kernel departs from
+		// the modal fit it was built from: skip that order.
+		if e := relL2(k, g); !(e <= 1e-3) {
+			continue
+		}
 		p[2*n] = target[0] - k[0]
+		k[0] = target[0]
+		e := relL2(k, target)
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			continue
+		}
 		starts = append(starts, start{p, e})
 	}
 	sort.SliceStable(starts, func(i, j int) bool { return starts[i].err < starts[j].err })
@@ -486,4 +489,29 @@ func leading(d *filters.Dense, r int) *filters.Dense {
 		panic("train: truncating a valid realisation: " + err.Error())
 	}
 	return out
+}
+
+// polyFromPoles returns a₁…a_r of a(z⁻¹) = Π(1 - pᵢz⁻¹) for a conjugate-closed set of poles,
+// multiplying out real quadratic factors (one per pair, taken at the pole with imag > 0) and
+// real linear ones.
+func polyFromPoles(poles []complex128) []float64 {
+	den := []float64{1}
+	mul := func(f ...float64) {
+		next := make([]float64, len(den)+len(f)-1)
+		for i, u := range den {
+			for j, v := range f {
+				next[i+j] += u * v
+			}
+		}
+		den = next
+	}
+	for _, p := range poles {
+		switch {
+		case imag(p) > 0:
+			mul(1, -2*real(p), real(p)*real(p)+imag(p)*imag(p))
+		case imag(p) == 0:
+			mul(1, -real(p))
+		}
+	}
+	return den[1:]
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"sort"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -130,17 +131,25 @@ func sq(z complex128) float64 { return real(z)*real(z) + imag(z)*imag(z) }
 // error and keep every pole strictly inside bound (bound ≤ 0: no check). Adam's first-order
 // steps stall orders of magnitude above the least-squares optimum on the ill-conditioned
 // coefficient landscape; Gauss–Newton steps with Marquardt's diagonal scaling reach it in
-// tens of iterations. It returns the final ½‖k - y‖², or ctx.Err().
-func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64, iters int) (float64, error) {
+// tens of iterations. st carries the damping and convergence state from an earlier call on
+// the same p (nil starts afresh). It returns the final ½‖k - y‖², or ctx.Err().
+func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64, iters int, st *lmState) (float64, error) {
+	if st == nil {
+		st = &lmState{}
+	}
 	np := len(p)
 	h := mat.NewSymDense(np, nil)
 	damped := mat.NewSymDense(np, nil)
 	g := make([]float64, np)
 	step := make([]float64, np)
+	stepVec, hs := mat.NewVecDense(np, step), mat.NewVecDense(np, nil)
 	f := w.sse(p, y)
-	mu, nu := -1.0, 2.0
-	stalls := 0
-	for it := 0; it < iters && f > 0; it++ {
+	if st.nu == 0 {
+		st.mu, st.nu = 1e-6, 2
+	}
+	mu, nu, stalls := st.mu, st.nu, st.stalls
+	defer func() { st.mu, st.nu, st.stalls = mu, nu, stalls }()
+	for it := 0; it < iters && f > 0 && !st.done; it++ {
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
@@ -148,9 +157,6 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 		maxDiag := 0.0
 		for i := 0; i < np; i++ {
 			maxDiag = math.Max(maxDiag, h.At(i, i))
-		}
-		if mu < 0 {
-			mu = 1e-6
 		}
 		accepted := false
 		for !accepted && mu < 1e16 {
@@ -189,14 +195,8 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 			}
 			ft := w.sse(w.trial, y)
 			// Predicted decrease of the Gauss–Newton model: -(gᵀs + ½sᵀHs).
-			pred := 0.0
-			for i := 0; i < np; i++ {
-				hs := 0.0
-				for j := 0; j < np; j++ {
-					hs += h.At(i, j) * step[j]
-				}
-				pred -= step[i] * (g[i] + hs/2)
-			}
+			hs.MulVec(h, stepVec)
+			pred := -floats.Dot(step, g) - floats.Dot(step, hs.RawVector().Data)/2
 			if ft < f && pred > 0 {
 				rho := (f - ft) / pred
 				mu *= math.Max(1.0/3, 1-math.Pow(2*rho-1, 3))
@@ -219,10 +219,18 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 		// The accepted trial was the last kernel evaluated: w.e and the workspace's spectra
 		// belong to p for the next system.
 		if !accepted || stalls >= 3 {
-			break
+			st.done = true
 		}
 	}
 	return f, nil
+}
+
+// lmState is a Levenberg–Marquardt run's damping (μ, ν), its count of stalled steps, and
+// whether it has finished (converged, or no damping gives a decrease).
+type lmState struct {
+	mu, nu float64
+	stalls int
+	done   bool
 }
 
 // refineStarts is the number of random starts the refinement adds per channel: poles on a
@@ -231,12 +239,20 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 // from the trained parameters, at a few milliseconds each.
 const refineStarts = 4
 
+// refineScreen and refineKeep shape the multi-start: every start gets refineScreen
+// iterations, then only the refineKeep best go on to the full count. Most starts' fates are
+// clear after a few Gauss–Newton steps, and the LM iterations dominate a job's time at n = 64.
+const (
+	refineScreen = 6
+	refineKeep   = 1
+)
+
 // refineChannels polishes every channel's trained parameters, its initial ones and their
 // alternatives (a hankel init that Adam left behind can still be the better basin, and so
-// can a lower ERA order) and refineStarts random starts,
-// and keeps per channel whichever ends with the lower relative error. Channels run in
-// parallel; the random starts are drawn from the channel's own stream, so the result does
-// not depend on scheduling.
+// can a lower ERA order) and refineStarts random starts, screening them (refineScreen), and
+// keeps per channel whichever ends with the lower relative error. Channels run in parallel;
+// the random starts are drawn from the channel's own stream, so the result does not depend
+// on scheduling.
 func refineChannels(ctx context.Context, spec Spec, models []model, obj objective, params [][]float64, starts [][][]float64, targets [][]float64) ([][]float64, error) {
 	out := make([][]float64, len(params))
 	errs := make([]error, len(params))
@@ -244,16 +260,22 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 		m := models[ch].(*rtfModel)
 		y := targets[ch]
 		w := newRefineWork(m)
-		cands := [][]float64{append([]float64(nil), params[ch]...)}
+		inits := [][]float64{append([]float64(nil), params[ch]...)}
 		if ch < len(starts) {
-			cands = append(cands, starts[ch]...)
+			inits = append(inits, starts[ch]...)
 		}
 		rng := channelRNG(spec.Seed^0x5ee0, ch)
 		for range refineStarts {
-			cands = append(cands, ringStart(m, y, rng))
+			inits = append(inits, ringStart(m, y, rng))
 		}
-		best, bestRel := params[ch], math.Inf(1)
-		for _, p := range cands {
+		type candidate struct {
+			p     []float64
+			bound float64
+			st    lmState
+			rel   float64
+		}
+		var cands []*candidate
+		for _, p := range inits {
 			bound := 0.0
 			switch {
 			case spec.Constraint == "radius":
@@ -264,16 +286,39 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 			if bound > 0 && !m.within(p, bound) {
 				continue
 			}
-			if _, err := refineRTF(ctx, w, p, y, bound, spec.Refine); err != nil {
-				errs[ch] = err
+			cands = append(cands, &candidate{p: p, bound: bound})
+		}
+		run := func(c *candidate, iters int) error {
+			if _, err := refineRTF(ctx, w, c.p, y, c.bound, iters, &c.st); err != nil {
+				return err
+			}
+			m.kernel(w.ws, c.p, w.k)
+			c.rel = obj.relError(ch, w.k)
+			if math.IsNaN(c.rel) {
+				c.rel = math.Inf(1)
+			}
+			return nil
+		}
+		screen := min(spec.Refine, refineScreen)
+		for _, c := range cands {
+			if errs[ch] = run(c, screen); errs[ch] != nil {
 				return
 			}
-			m.kernel(w.ws, p, w.k)
-			if rel := obj.relError(ch, w.k); rel < bestRel {
-				best, bestRel = p, rel
+		}
+		// The stable sort keeps the candidates' order among equals: deterministic.
+		sort.SliceStable(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
+		for _, c := range cands[:min(refineKeep, len(cands))] {
+			if errs[ch] = run(c, spec.Refine-screen); errs[ch] != nil {
+				return
 			}
 		}
-		out[ch] = best
+		out[ch] = params[ch]
+		bestRel := math.Inf(1)
+		for _, c := range cands {
+			if c.rel < bestRel {
+				out[ch], bestRel = c.p, c.rel
+			}
+		}
 	})
 	for _, err := range errs {
 		if err != nil {
@@ -284,68 +329,56 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 }
 
 // ringStart returns RTF parameters with conjugate poles on a random ring (radius 0.5–0.99,
-// angles in [0, π)), a real pole for odd n, b̃ = 0 and h0 = y[0]. The denominator is built
-// by multiplying out real quadratic factors, exact enough at these radii.
+// angles in [0, π)), a real pole for odd n, b̃ = 0 and h0 = y[0]. Multiplying out the real
+// quadratic factors is exact enough at these radii.
 func ringStart(m *rtfModel, y []float64, rng *rand.Rand) []float64 {
-	den := []float64{1}
-	mul := func(f []float64) {
-		next := make([]float64, len(den)+len(f)-1)
-		for i, u := range den {
-			for j, v := range f {
-				next[i+j] += u * v
-			}
-		}
-		den = next
-	}
+	var poles []complex128
 	for range m.n / 2 {
 		z := cmplx.Rect(0.5+0.49*rng.Float64(), math.Pi*rng.Float64())
-		mul([]float64{1, -2 * real(z), sq(z)})
+		poles = append(poles, z, cmplx.Conj(z))
 	}
 	if m.n%2 == 1 {
-		mul([]float64{1, -0.9 * rng.Float64()})
+		poles = append(poles, complex(0.9*rng.Float64(), 0))
 	}
 	p := make([]float64, m.numParams())
-	copy(p, den[1:])
+	copy(p, polyFromPoles(poles))
 	p[2*m.n] = y[0]
 	return p
 }
 
-// choleskySolve overwrites the n×n symmetric positive definite matrix a (row-major, upper
-// triangle read) with its Cholesky factor and x with a⁻¹x; false when a is not positive
-// definite. At the sizes of the refinement (n ≤ 513) the unblocked Crout form, whose inner
-// loops are dot products of contiguous rows, beats LAPACK's blocked routines, and unlike
-// mat.Cholesky it does not estimate the condition number, which costs as much again.
+// choleskySolve overwrites the upper triangle of the n×n symmetric positive definite matrix a
+// (row-major, upper triangle read, as mat.SymDense stores it) with the factor U of a = UᵀU,
+// and x with a⁻¹x; false when a is not positive definite. The right-looking form touches
+// only contiguous row segments (an axpy per trailing row), so it needs no mirroring of the
+// triangle and no strided column access; at the refinement's sizes (n ≤ 513) it beats LAPACK's
+// blocked routines, and unlike mat.Cholesky it does not estimate the condition number, which
+// costs as much again.
 func choleskySolve(a []float64, n int, x []float64) bool {
-	// Lower factor L stored row-major in the lower triangle: L[i][j] = a[i*n+j], j ≤ i. The
-	// upper triangle holds the input, mirrored from there.
 	for i := 0; i < n; i++ {
-		ri := a[i*n : i*n+n]
-		for j := 0; j < i; j++ {
-			ri[j] = a[j*n+i] // mirror the upper triangle into row i
+		ri := a[i*n+i : i*n+n]
+		d := ri[0]
+		if !(d > 0) {
+			return false
 		}
-		for j := 0; j <= i; j++ {
-			rj := a[j*n : j*n+j]
-			v := ri[j] - floats.Dot(ri[:j], rj)
-			if j < i {
-				ri[j] = v / a[j*n+j]
-				continue
+		d = math.Sqrt(d)
+		ri[0] = d
+		floats.Scale(1/d, ri[1:])
+		// Trailing update: row j of the remaining triangle loses U[i][j]·U[i][j:].
+		for j := i + 1; j < n; j++ {
+			if u := ri[j-i]; u != 0 {
+				floats.AddScaled(a[j*n+j:j*n+n], -u, ri[j-i:])
 			}
-			if !(v > 0) {
-				return false
-			}
-			ri[i] = math.Sqrt(v)
 		}
 	}
-	// L y = x, then Lᵀ x = y.
+	// Uᵀy = x (column-oriented: an axpy per row of U), then Ux = y (a dot per row).
 	for i := 0; i < n; i++ {
-		x[i] = (x[i] - floats.Dot(a[i*n:i*n+i], x[:i])) / a[i*n+i]
+		ri := a[i*n+i : i*n+n]
+		x[i] /= ri[0]
+		floats.AddScaled(x[i+1:n], -x[i], ri[1:])
 	}
 	for i := n - 1; i >= 0; i-- {
-		v := x[i]
-		for k := i + 1; k < n; k++ {
-			v -= a[k*n+i] * x[k]
-		}
-		x[i] = v / a[i*n+i]
+		ri := a[i*n+i : i*n+n]
+		x[i] = (x[i] - floats.Dot(ri[1:], x[i+1:n])) / ri[0]
 	}
 	return true
 }

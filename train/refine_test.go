@@ -83,7 +83,7 @@ func TestRefineReachesExactFit(t *testing.T) {
 	}
 	w := newRefineWork(m)
 	f0 := w.sse(p, y)
-	f, err := refineRTF(context.Background(), w, p, y, 0.9999, 100)
+	f, err := refineRTF(context.Background(), w, p, y, 0.9999, 100, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRefineCancels(t *testing.T) {
 	p := make([]float64, m.numParams())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := refineRTF(ctx, newRefineWork(m), p, y, 0.99, 50); err != context.Canceled {
+	if _, err := refineRTF(ctx, newRefineWork(m), p, y, 0.99, 50, nil); err != context.Canceled {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
@@ -133,7 +133,9 @@ func TestRunRefinement(t *testing.T) {
 			t.Fatal(err)
 		}
 		for ch, c := range refined.Report.Channels {
-			if c.RelError > base.Report.Channels[ch].RelError*(1+1e-9) {
+			// Below 1e-12 both are rounding: the refinement ranks kernels, the report measures
+			// the deployed filters, and they differ in the last digits.
+			if c.RelError > base.Report.Channels[ch].RelError*(1+1e-9)+1e-12 {
 				t.Errorf("%s channel %d: refined %.3g, optimiser alone %.3g", name, ch, c.RelError, base.Report.Channels[ch].RelError)
 			}
 			if !c.Stable || c.MaxPoleRadius >= spec.MaxRadius {
@@ -160,8 +162,57 @@ func BenchmarkRefineIteration(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		copy(p, start)
-		if _, err := refineRTF(context.Background(), w, p, y, 0.9999, 20); err != nil {
+		if _, err := refineRTF(context.Background(), w, p, y, 0.9999, 20, nil); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCholeskySolve checks the hand-written factorisation against gonum's on random SPD
+// matrices (only the upper triangle is passed, as mat.SymDense holds it) and its refusal of
+// an indefinite one.
+func TestCholeskySolve(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	for _, n := range []int{1, 2, 5, 33, 129} {
+		g := mat.NewDense(n, n, nil)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				g.Set(i, j, rng.NormFloat64())
+			}
+		}
+		a := mat.NewSymDense(n, nil)
+		a.SymOuterK(1, g)
+		for i := 0; i < n; i++ {
+			a.SetSym(i, i, a.At(i, i)+float64(n))
+		}
+		b := make([]float64, n)
+		for i := range b {
+			b[i] = rng.NormFloat64()
+		}
+		var chol mat.Cholesky
+		if !chol.Factorize(a) {
+			t.Fatal("gonum: not positive definite")
+		}
+		var want mat.VecDense
+		if err := chol.SolveVecTo(&want, mat.NewVecDense(n, append([]float64(nil), b...))); err != nil {
+			t.Fatal(err)
+		}
+		raw := append([]float64(nil), a.RawSymmetric().Data...)
+		for i := 0; i < n; i++ {
+			for j := 0; j < i; j++ {
+				raw[i*n+j] = math.NaN() // the lower triangle must not be read
+			}
+		}
+		x := append([]float64(nil), b...)
+		if !choleskySolve(raw, n, x) {
+			t.Fatalf("n=%d: refused a positive definite matrix", n)
+		}
+		if e := relL2(x, want.RawVector().Data); e > 1e-12 {
+			t.Errorf("n=%d: relative difference from gonum %.3g", n, e)
+		}
+	}
+	indefinite := []float64{1, 2, 2, 1} // eigenvalues 3 and -1
+	if choleskySolve(indefinite, 2, []float64{1, 1}) {
+		t.Error("accepted an indefinite matrix")
 	}
 }
