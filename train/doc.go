@@ -14,6 +14,9 @@
 //     D = h0 + k_circ[0], so its true first L impulse samples are the trained kernel. The
 //     gradient goes back through the FFTs in closed form: with E = FFT(∂loss/∂k) and
 //     G = B/A, ∂loss/∂b̃ = IFFT(E/Ā)[1..n] and ∂loss/∂a = -IFFT(E·Ḡ/Ā)[1..n].
+//     For a power-of-two L the transforms are internal/fft's: a and b̃ share one pruned
+//     forward transform, the kernel's inverse and E are real transforms of half length, and
+//     the two gradient inverses travel as one complex transform pruned to outputs 0…n.
 //     With the l1_montel constraint the parameters are n+1 raw values w and
 //     a = w[:n]/Σ|wᵢ| (seed 004 §B.2, eq. 17), which keeps every pole inside the unit circle.
 //   - modal: conjugate pole pairs λ = exp(-exp(ν) + iθ) with complex residues r, and real
