@@ -233,26 +233,31 @@ type lmState struct {
 	done   bool
 }
 
-// refineStarts is the number of random starts the refinement adds per channel: poles on a
-// ring of radius 0.5–0.99 at random angles, zero numerator. On targets no realisation fits
-// well (S4 kernels, noise), Gauss–Newton from such starts finds basins 10–25 % lower than
-// from the trained parameters, at a few milliseconds each.
+// refineStarts is the number of random starts the refinement adds per channel up to
+// refineSmallOrder: poles on a ring of radius 0.5–0.99 at random angles, zero numerator. They
+// rarely win now that the ERA orders are starts too (S4 kernels and decaying noise at n = 4:
+// 0.752 against 0.758, 0.849 against 0.855 without them), and at n = 64 they cost a fifth of
+// the job for a difference in the third digit, so larger orders go without.
 const refineStarts = 4
 
 // refineScreen and refineKeep shape the multi-start: every start gets refineScreen
-// iterations, then only the refineKeep best go on to the full count. Most starts' fates are
-// clear after a few Gauss–Newton steps, and the LM iterations dominate a job's time at n = 64.
+// iterations, then only the best go on to the full count. Most starts' fates are clear after
+// a few Gauss–Newton steps, and the (2n+1)³/3 Cholesky factorisations dominate a job's time
+// at n = 64, where only the best start goes on. Up to refineSmallOrder an iteration costs
+// little more than its FFTs, and the best refineKeep go on: the start that ends best is not
+// always ahead after a few steps (Butterworth at n = 16: 1e-10 with one, 3e-11 with three).
 const (
-	refineScreen = 6
-	refineKeep   = 1
+	refineScreen     = 6
+	refineKeep       = 3
+	refineSmallOrder = 16
 )
 
 // refineChannels polishes every channel's trained parameters, its initial ones and their
 // alternatives (a hankel init that Adam left behind can still be the better basin, and so
-// can a lower ERA order) and refineStarts random starts, screening them (refineScreen), and
-// keeps per channel whichever ends with the lower relative error. Channels run in parallel;
-// the random starts are drawn from the channel's own stream, so the result does not depend
-// on scheduling.
+// can a lower ERA order) and, at small orders, refineStarts random starts, screening them
+// (refineScreen), and keeps per channel whichever ends with the lower relative error.
+// Channels run in parallel; the random starts are drawn from the channel's own stream, so
+// the result does not depend on scheduling.
 func refineChannels(ctx context.Context, spec Spec, models []model, obj objective, params [][]float64, starts [][][]float64, targets [][]float64) ([][]float64, error) {
 	out := make([][]float64, len(params))
 	errs := make([]error, len(params))
@@ -265,7 +270,11 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 			inits = append(inits, starts[ch]...)
 		}
 		rng := channelRNG(spec.Seed^0x5ee0, ch)
-		for range refineStarts {
+		rings := refineStarts
+		if m.n > refineSmallOrder {
+			rings = 0
+		}
+		for range rings {
 			inits = append(inits, ringStart(m, y, rng))
 		}
 		type candidate struct {
@@ -307,7 +316,11 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 		}
 		// The stable sort keeps the candidates' order among equals: deterministic.
 		sort.SliceStable(cands, func(i, j int) bool { return cands[i].rel < cands[j].rel })
-		for _, c := range cands[:min(refineKeep, len(cands))] {
+		keep := 1
+		if m.n <= refineSmallOrder {
+			keep = refineKeep
+		}
+		for _, c := range cands[:min(keep, len(cands))] {
 			if errs[ch] = run(c, spec.Refine-screen); errs[ch] != nil {
 				return
 			}

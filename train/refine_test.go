@@ -216,3 +216,30 @@ func TestCholeskySolve(t *testing.T) {
 		t.Error("accepted an indefinite matrix")
 	}
 }
+
+// BenchmarkCholesky times one factorisation and solve at the size of an n = 64 refinement.
+func BenchmarkCholesky(b *testing.B) {
+	const n = 129
+	rng := rand.New(rand.NewPCG(1, 1))
+	g := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		for j := 0; j < n; j++ {
+			g.Set(i, j, rng.NormFloat64())
+		}
+	}
+	a := mat.NewSymDense(n, nil)
+	a.SymOuterK(1, g)
+	for i := 0; i < n; i++ {
+		a.SetSym(i, i, a.At(i, i)+n)
+	}
+	work, x := make([]float64, n*n), make([]float64, n)
+	for b.Loop() {
+		copy(work, a.RawSymmetric().Data)
+		for i := range x {
+			x[i] = 1
+		}
+		if !choleskySolve(work, n, x) {
+			b.Fatal("not positive definite")
+		}
+	}
+}
