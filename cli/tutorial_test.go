@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -36,6 +37,7 @@ const (
 type tutorialStep struct {
 	line int
 	args []string // without "ssmlab"
+	want []string // the output lines the block shows under it
 }
 
 // tutorialSteps returns the commands of the console blocks of a Markdown document, in order.
@@ -55,6 +57,8 @@ func tutorialSteps(t *testing.T, doc string) []tutorialStep {
 				t.Fatalf("%s:%d: %v", tutorialPath, n, err)
 			}
 			steps = append(steps, tutorialStep{line: n, args: words})
+		case inConsole && len(steps) > 0:
+			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
 		}
 	}
 	return steps
@@ -180,8 +184,9 @@ func checkOutput(t *testing.T, where, path string) {
 }
 
 // TestTutorial runs every command of docs/tutorial.md in order, in one empty directory,
-// checks that each succeeds and that every file it writes is valid, and that the figures in
-// docs/img are the ones the tutorial makes now (-update-docs rewrites them).
+// checks that each succeeds, prints what the tutorial shows under it (times and progress
+// aside) and writes valid files, and that the figures in docs/img are the ones the tutorial
+// makes now (-update-docs rewrites them; the printed lines are edited by hand).
 func TestTutorial(t *testing.T) {
 	doc, err := os.ReadFile(tutorialPath)
 	if err != nil {
@@ -213,11 +218,36 @@ func TestTutorial(t *testing.T) {
 		for _, out := range outputsOf(s.args) {
 			checkOutput(t, where, out)
 		}
+		got := consoleLines(strings.Split(r.stderr+r.stdout, "\n"))
+		if want := consoleLines(s.want); !slices.Equal(got, want) {
+			t.Errorf("%s: the tutorial shows (sorted, progress and times left out)\n  %s\nbut the command prints\n  %s",
+				where, strings.Join(want, "\n  "), strings.Join(got, "\n  "))
+		}
 	}
 	checkDocImages(t, imgDir, work)
 	if len(skipped) > 0 {
 		t.Skipf("%d tutorial step(s) need commands this build lacks:\n%s", len(skipped), strings.Join(skipped, "\n"))
 	}
+}
+
+// durationRE matches a printed duration (0.19s, 22ms): times depend on the machine.
+var durationRE = regexp.MustCompile(`\b\d+(?:\.\d+)?(?:ns|µs|us|ms|s|m|h)\b`)
+
+// consoleLines normalises a command's console output for comparison with the tutorial's:
+// progress lines ("step k/N …", whose number depends on the machine's speed) and the "…"
+// that stands for them are dropped, durations are masked, and the lines are sorted (stdout
+// and stderr interleave on a terminal but are captured apart here).
+func consoleLines(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		l = strings.TrimRight(l, " ")
+		if l == "" || l == "…" || strings.HasPrefix(l, "step ") {
+			continue
+		}
+		out = append(out, durationRE.ReplaceAllString(l, "<time>"))
+	}
+	slices.Sort(out)
+	return out
 }
 
 // checkDocImages compares every figure in docs/img with the tutorial's file of the same name,
