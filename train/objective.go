@@ -40,9 +40,9 @@ func newDistill(targets [][]float64, kind string) *distill {
 	if kind == "freq" {
 		length := len(targets[0])
 		d.ffts.New = func() any { return fft.NewReal(length) }
-		fft := fft.NewReal(length)
+		rfft := fft.NewReal(length)
 		for _, y := range targets {
-			c := fft.Coefficients(nil, y)
+			c := rfft.Coefficients(nil, y)
 			mean := 0.0
 			for _, v := range c {
 				mean += real(v)*real(v) + imag(v)*imag(v)
@@ -75,13 +75,13 @@ func (d *distill) loss(ch int, k, e []float64) float64 {
 	case "freq":
 		// loss = Σ_bins w|R|²/L over the full spectrum, R = FFT(k - y); the gradient is the
 		// real sequence 2/L · IFFT(w·R) (the half spectrum counts twice except DC/Nyquist).
-		fft := d.ffts.Get().(*fft.Real)
-		defer d.ffts.Put(fft)
+		rfft := d.ffts.Get().(*fft.Real)
+		defer d.ffts.Put(rfft)
 		length := len(k)
 		for i := range k {
 			e[i] = k[i] - y[i]
 		}
-		c := fft.Coefficients(nil, e)
+		c := rfft.Coefficients(nil, e)
 		w := d.weights[ch]
 		s := 0.0
 		for i, v := range c {
@@ -92,7 +92,7 @@ func (d *distill) loss(ch int, k, e []float64) float64 {
 			s += p
 			c[i] = v * complex(w[i], 0)
 		}
-		fft.Sequence(e, c)
+		rfft.Sequence(e, c)
 		for i := range e {
 			e[i] *= 2 / float64(length)
 		}

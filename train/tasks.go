@@ -33,13 +33,13 @@ func DelayTask(length, delay int, cutoff float64, seed uint64) (*Task, error) {
 	for i := range u {
 		u[i] = rng.NormFloat64()
 	}
-	fft := fft.NewReal(length)
-	c := fft.Coefficients(nil, u)
+	rfft := fft.NewReal(length)
+	c := rfft.Coefficients(nil, u)
 	keep := int(cutoff * float64(len(c)-1))
 	for i := keep + 1; i < len(c); i++ {
 		c[i] = 0
 	}
-	fft.Sequence(u, c)
+	rfft.Sequence(u, c)
 	scale := 0.0
 	for _, v := range u {
 		scale += v * v
@@ -79,7 +79,7 @@ func (t *Task) objective(s Spec) (objective, [][]float64, error) {
 		o.size <<= 1
 	}
 	o.ffts.New = func() any { return fft.NewReal(o.size) }
-	fft := fft.NewReal(o.size)
+	rfft := fft.NewReal(o.size)
 	buf := make([]float64, o.size)
 	for i, u := range t.U {
 		if len(u) != n || len(t.Y[i]) != n {
@@ -92,7 +92,7 @@ func (t *Task) objective(s Spec) (objective, [][]float64, error) {
 		}
 		clear(buf)
 		copy(buf, u)
-		o.uf = append(o.uf, fft.Coefficients(nil, buf))
+		o.uf = append(o.uf, rfft.Coefficients(nil, buf))
 		s := 0.0
 		for _, v := range t.Y[i] {
 			s += v * v
@@ -143,14 +143,14 @@ func firEstimate(u, y []float64, length int) ([]float64, error) {
 }
 
 // predict returns the residual r = (k*u)[0..T) - y.
-func (o *sysid) residual(ch int, k []float64, fft *fft.Real) []float64 {
+func (o *sysid) residual(ch int, k []float64, rfft *fft.Real) []float64 {
 	buf := make([]float64, o.size)
 	copy(buf, k)
-	c := fft.Coefficients(nil, buf)
+	c := rfft.Coefficients(nil, buf)
 	for i := range c {
 		c[i] *= o.uf[ch][i]
 	}
-	fft.Sequence(buf, c)
+	rfft.Sequence(buf, c)
 	r := buf[:o.samples]
 	inv := 1 / float64(o.size)
 	for i := range r {
@@ -160,9 +160,9 @@ func (o *sysid) residual(ch int, k []float64, fft *fft.Real) []float64 {
 }
 
 func (o *sysid) loss(ch int, k, e []float64) float64 {
-	fft := o.ffts.Get().(*fft.Real)
-	defer o.ffts.Put(fft)
-	r := o.residual(ch, k, fft)
+	rfft := o.ffts.Get().(*fft.Real)
+	defer o.ffts.Put(rfft)
+	r := o.residual(ch, k, rfft)
 	s := 0.0
 	for _, v := range r {
 		s += v * v
@@ -170,11 +170,11 @@ func (o *sysid) loss(ch int, k, e []float64) float64 {
 	// ∂/∂k[t] = 2/T Σ_s r[s]·u[s-t]: a correlation, FFT(r)·conj(FFT(u)).
 	buf := make([]float64, o.size)
 	copy(buf, r)
-	c := fft.Coefficients(nil, buf)
+	c := rfft.Coefficients(nil, buf)
 	for i := range c {
 		c[i] *= complex(real(o.uf[ch][i]), -imag(o.uf[ch][i]))
 	}
-	fft.Sequence(buf, c)
+	rfft.Sequence(buf, c)
 	scale := 2 / float64(o.samples) / float64(o.size)
 	for t := range e {
 		e[t] = buf[t] * scale
@@ -184,10 +184,10 @@ func (o *sysid) loss(ch int, k, e []float64) float64 {
 
 // residualEnergy returns Σ r², r = (k*u)[0..T) - y.
 func (o *sysid) residualEnergy(ch int, k []float64) float64 {
-	fft := o.ffts.Get().(*fft.Real)
-	defer o.ffts.Put(fft)
+	rfft := o.ffts.Get().(*fft.Real)
+	defer o.ffts.Put(rfft)
 	s := 0.0
-	for _, v := range o.residual(ch, k, fft) {
+	for _, v := range o.residual(ch, k, rfft) {
 		s += v * v
 	}
 	return s
