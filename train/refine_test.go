@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // TestRefineNormalEquations checks the FFT-built Gauss–Newton system against JᵀJ and Jᵀe from
@@ -241,5 +243,53 @@ func BenchmarkCholesky(b *testing.B) {
 		if !choleskySolve(work, n, x) {
 			b.Fatal("not positive definite")
 		}
+	}
+}
+
+// TestRefitNumerator: for the true denominator of a representable target, the refit recovers
+// the numerator; with a perturbed denominator it still returns the least-squares optimum,
+// which no perturbation of it beats.
+func TestRefitNumerator(t *testing.T) {
+	a, b := []float64{-1.2, 0.72, -0.1}, []float64{0.5, -0.3, 0.2}
+	tf, err := filters.NewTransferFunction(a, b, 0.4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := tf.Impulse(256)
+	got, err := refitNumerator(a, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := relL2(got, b); e > 1e-12 {
+		t.Errorf("exact denominator: b = %v, want %v (relative error %.3g)", got, b, e)
+	}
+	off := []float64{-1.19, 0.715, -0.1}
+	ls, err := refitNumerator(off, y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sse := func(bb []float64) float64 {
+		g, err := filters.NewTransferFunction(off, bb, y[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := 0.0
+		for i, v := range g.Impulse(len(y)) {
+			s += (v - y[i]) * (v - y[i])
+		}
+		return s
+	}
+	best := sse(ls)
+	for j := range ls {
+		for _, d := range []float64{-1e-4, 1e-4} {
+			q := append([]float64(nil), ls...)
+			q[j] += d
+			if s := sse(q); s < best {
+				t.Errorf("perturbing b[%d] by %g lowers the error: %.6g < %.6g", j, d, s, best)
+			}
+		}
+	}
+	if _, err := refitNumerator(a, y[:3]); err == nil {
+		t.Error("3 samples for order 3: no error")
 	}
 }

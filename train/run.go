@@ -36,7 +36,11 @@ type ChannelReport struct {
 	Stable        bool    `json:"stable"`
 	// DeployError is the relative difference between a deployed RTF's true response and its
 	// trained state-free kernel (seed 004 eq. 13); large only for poles near the unit circle.
+	// It is not reported for a refitted numerator, which is not meant to reproduce the kernel.
 	DeployError float64 `json:"deploy_error,omitempty"`
+	// Refitted says that the deployed numerator was refitted to the target by least squares
+	// for the trained denominator, which measured better than the one read off the kernel.
+	Refitted bool `json:"refitted,omitempty"`
 }
 
 // Report summarises a finished job.
@@ -263,6 +267,10 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	spec := job.Spec
 	res := &Result{Report: Report{Model: spec.Model, Order: spec.Order, Init: spec.Init, Backend: backend,
 		Steps: steps, StoppedEarly: early, Stable: true}}
+	// With the refinement on, a distilled RTF's numerator is refitted to the target for its
+	// trained denominator (refitNumerator); tasks have other objectives, and the
+	// frequency-weighted loss another norm. refine 0 deploys what the optimiser trained.
+	refitting := spec.Refine > 0 && job.Task == nil && spec.Model == "rtf" && (spec.Loss == "mse" || spec.Loss == "relative")
 	for ch, p := range params {
 		m := models[ch]
 		f, deployErr, err := m.filter(p)
@@ -270,12 +278,26 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 			return nil, fmt.Errorf("channel %d: %w", ch, err)
 		}
 		k := f.Impulse(len(targets[ch]))
+		refitted := false
+		if tf, ok := f.(*filters.TransferFunction); ok && refitting {
+			// Keep the refitted numerator only where it measures better.
+			y := targets[ch]
+			if b, err := refitNumerator(tf.Den, y); err == nil {
+				if g, err := filters.NewTransferFunction(tf.Den, b, y[0]); err == nil {
+					if kg := g.Impulse(len(y)); obj.relError(ch, kg) < obj.relError(ch, k) {
+						f, k, refitted = g, kg, true
+					}
+				}
+			}
+		}
 		rho, err := filters.SpectralRadius(f)
 		if err != nil {
 			rho = math.Inf(1)
 		}
 		cr := ChannelReport{MSE: obj.mse(ch, k), RelError: obj.relError(ch, k), MaxPoleRadius: rho, Stable: filters.Stable(rho)}
-		if _, ok := m.(*rtfModel); ok {
+		if _, ok := m.(*rtfModel); ok && refitted {
+			cr.Refitted = true
+		} else if ok {
 			cr.DeployError = deployErr
 			if deployErr > 1e-6 {
 				res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d: the deployed RTF's true response differs from its trained state-free kernel by %.3g (a pole near the unit circle)", ch, deployErr))
