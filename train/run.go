@@ -267,10 +267,10 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	spec := job.Spec
 	res := &Result{Report: Report{Model: spec.Model, Order: spec.Order, Init: spec.Init, Backend: backend,
 		Steps: steps, StoppedEarly: early, Stable: true}}
-	// With the refinement on, a distilled RTF's numerator is refitted to the target for its
-	// trained denominator (refitNumerator); tasks have other objectives, and the
-	// frequency-weighted loss another norm. refine 0 deploys what the optimiser trained.
-	refitting := spec.Refine > 0 && job.Task == nil && spec.Model == "rtf" && (spec.Loss == "mse" || spec.Loss == "relative")
+	// Where the refinement runs, a distilled RTF's numerator is then refitted to the target for
+	// its trained denominator (refitNumerator, an (L-1)×n QR, hence the same order limit).
+	// refine 0 deploys what the optimiser trained.
+	refitting := spec.refinable(job.Task != nil)
 	for ch, p := range params {
 		m := models[ch]
 		f, deployErr, err := m.filter(p)
