@@ -39,6 +39,11 @@ type refineWork struct {
 	ga, qs   []complex128 // 1/A and B̃/A² on the FFT grid
 	ef       []complex128 // the residual's spectrum
 	trial    []float64
+	// The Levenberg–Marquardt system, its damped copy, gradient, step and H·step.
+	h, damped *mat.SymDense
+	g, step   []float64
+	stepVec   *mat.VecDense
+	hs        *mat.VecDense
 }
 
 func newRefineWork(m *rtfModel) *refineWork {
@@ -50,6 +55,10 @@ func newRefineWork(m *rtfModel) *refineWork {
 	for _, b := range []*[]complex128{&w.spec, &w.ga, &w.qs, &w.ef} {
 		*b = make([]complex128, l/2+1)
 	}
+	np := m.numParams()
+	w.h, w.damped = mat.NewSymDense(np, nil), mat.NewSymDense(np, nil)
+	w.g, w.step = make([]float64, np), make([]float64, np)
+	w.stepVec, w.hs = mat.NewVecDense(np, w.step), mat.NewVecDense(np, nil)
 	return w
 }
 
@@ -138,11 +147,7 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 		st = &lmState{}
 	}
 	np := len(p)
-	h := mat.NewSymDense(np, nil)
-	damped := mat.NewSymDense(np, nil)
-	g := make([]float64, np)
-	step := make([]float64, np)
-	stepVec, hs := mat.NewVecDense(np, step), mat.NewVecDense(np, nil)
+	h, damped, g, step, stepVec, hs := w.h, w.damped, w.g, w.step, w.stepVec, w.hs
 	f := w.sse(p, y)
 	if st.nu == 0 {
 		st.mu, st.nu = 1e-6, 2
