@@ -5,8 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"sort"
 	"strconv"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/presets"
@@ -90,10 +93,18 @@ func TestDistillQuality(t *testing.T) {
 		channels = v
 	}
 	fams := targetFamilies(1024, channels, 1)
-	t.Logf("%d channels per family, L = 1024; mean relative L2 error (CPU seconds)", channels)
+	t.Logf("%d channels per family, L = 1024; mean relative L2 error (CPU seconds); the last column bounds any order-n filter's from below", channels)
+	orders := []int{4, 16, 64}
 	for _, name := range []string{"hyena", "s4-hippo", "butterworth", "windowed-sinc", "decaying-noise"} {
 		targets := fams[name]
-		for _, n := range []int{4, 16, 64} {
+		// The mean over channels of each channel's lower bound bounds the mean error.
+		bounds := make([]float64, len(orders))
+		for _, y := range targets {
+			for k, b := range hankelLowerBounds(y, orders) {
+				bounds[k] += b / float64(len(targets))
+			}
+		}
+		for k, n := range orders {
 			t0 := cpuTime()
 			paper, err := Run(context.Background(), Job{Spec: withOrder(PaperSpec(), n), Targets: targets}, CPU{}, nil)
 			if err != nil {
@@ -121,7 +132,10 @@ func TestDistillQuality(t *testing.T) {
 				}
 				eraTFErr += e / float64(len(targets))
 			}
-			t.Logf("| %s | %d | %.3g (%.2fs) | %.3g | %.3g | %.3g (%.2fs) |", name, n, paper.Report.MeanRelError, tp.Seconds(), eraErr, eraTFErr, ours.Report.MeanRelError, to.Seconds())
+			t.Logf("| %s | %d | %.3g (%.2fs) | %.3g | %.3g | %.3g (%.2fs) | %.3g |", name, n, paper.Report.MeanRelError, tp.Seconds(), eraErr, eraTFErr, ours.Report.MeanRelError, to.Seconds(), bounds[k])
+			if ours.Report.MeanRelError < bounds[k]*(1-1e-9) {
+				t.Errorf("%s n=%d: ssmlab's error %.6g is below the lower bound %.6g for any order-%d filter", name, n, ours.Report.MeanRelError, bounds[k], n)
+			}
 			if !ours.Report.Stable {
 				t.Errorf("%s n=%d: unstable result %+v", name, n, ours.Report.Warnings)
 			}
@@ -134,3 +148,70 @@ func TestDistillQuality(t *testing.T) {
 }
 
 func withOrder(s Spec, n int) Spec { s.Order = n; return s }
+
+// hankelLowerBounds returns, for each order in orders, a lower bound on the relative L2 error
+// ‖ĥ - y‖₂/‖y‖₂ of every filter of that order, whatever its form or fitting method. For the
+// m×m Hankel matrix H of y[1..2m-1], H(ĥ) has rank ≤ n, so (Eckart–Young–Mirsky)
+// ‖H(ĥ - y)‖_F ≥ (Σ_{i>n} σᵢ²)^½; each sample appears at most m times in H, so
+// ‖ĥ - y‖₂ ≥ ‖H(ĥ - y)‖_F/√m. H is symmetric: σᵢ = |λᵢ|. The best of a few m is kept.
+func hankelLowerBounds(y []float64, orders []int) []float64 {
+	norm := 0.0
+	for _, v := range y {
+		norm += v * v
+	}
+	norm = math.Sqrt(norm)
+	out := make([]float64, len(orders))
+	for _, m := range []int{64, 128, 256, 512} {
+		m = min(m, (len(y)-1)/2)
+		h := mat.NewSymDense(m, nil)
+		for i := 0; i < m; i++ {
+			for j := i; j < m; j++ {
+				h.SetSym(i, j, y[1+i+j])
+			}
+		}
+		var eig mat.EigenSym
+		if !eig.Factorize(h, false) {
+			continue
+		}
+		sq := eig.Values(nil)
+		for i, v := range sq {
+			sq[i] = v * v
+		}
+		sort.Float64s(sq) // ascending: the tail beyond the n largest is the first m - n
+		for k, n := range orders {
+			tail := 0.0
+			for _, v := range sq[:max(m-n, 0)] {
+				tail += v
+			}
+			out[k] = math.Max(out[k], math.Sqrt(tail/float64(m))/norm)
+		}
+	}
+	return out
+}
+
+// TestHankelLowerBound checks the bound against fits it must not exceed: ERA realisations of
+// every order on each family, and an exactly representable target, where it must vanish.
+func TestHankelLowerBound(t *testing.T) {
+	fams := targetFamilies(512, 2, 3)
+	orders := []int{2, 4, 8}
+	for _, name := range []string{"s4-hippo", "windowed-sinc", "decaying-noise", "iir"} {
+		for ch, y := range fams[name] {
+			lb := hankelLowerBounds(y, orders)
+			for k, n := range orders {
+				f, _, err := eraFilter(y, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e := relL2(f.Impulse(len(y)), y); lb[k] > e*(1+1e-9) {
+					t.Errorf("%s channel %d n=%d: lower bound %.6g above ERA's error %.6g", name, ch, n, lb[k], e)
+				}
+			}
+			if name == "iir" && lb[2] > 1e-7 {
+				t.Errorf("iir channel %d: bound %.3g at n = 8 for an order-6 target", ch, lb[2])
+			}
+			if name == "decaying-noise" && !(lb[0] > 0.1) {
+				t.Errorf("decaying noise channel %d: bound %.3g at n = 2, want a real bound", ch, lb[0])
+			}
+		}
+	}
+}
