@@ -31,12 +31,13 @@ type Problem struct {
 
 // Trainer runs optimisation steps.
 type Trainer interface {
-	// Step runs k steps on every channel and returns each channel's current loss and the
-	// relative L2 error of its best parameters so far (those Params returns). It returns
-	// early with ctx.Err() when cancelled.
+	// Step runs k steps on every channel and returns each channel's loss at its last step
+	// (measured by that step's forward pass, before the update) and the relative L2 error of
+	// its best parameters so far. It returns early with ctx.Err() when cancelled.
 	Step(ctx context.Context, k int) (loss, relErr []float64, err error)
-	// Params returns a copy of each channel's best parameters; a device that cannot give them
-	// back (lost after the last Step) is an error, never a silently wrong result.
+	// Params evaluates the parameters the last Step left (no forward pass has seen them) and
+	// returns a copy of each channel's best parameters; a device that cannot give them back
+	// (lost after the last Step) is an error, never a silently wrong result.
 	Params() ([][]float64, error)
 	Close() error
 }
@@ -65,8 +66,9 @@ type cpuChannel struct {
 	step    int
 	loss    float64
 	rel     float64
-	// best holds the parameters with the lowest relative error seen at a chunk boundary
-	// (and, under a radius constraint, inside it): a job never returns worse than its start.
+	// best holds the parameters with the lowest relative error seen at the last step of a
+	// chunk or by Params (and, under a radius constraint, inside it): a job never returns
+	// worse than its start.
 	best    []float64
 	bestRel float64
 }
