@@ -93,8 +93,15 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 	// Copies of the init and its alternatives, further starts for the refinement, which
 	// overwrites them (the trainer owns prob.Params and the race may replace the models).
 	var starts [][][]float64
+	// The initial denominators (ERA's poles, for the hankel init) stay candidates for the
+	// numerator refit at deployment: ERA's poles with the best numerator for them can beat
+	// what the optimisers made of them.
+	var initDens [][]float64
 	if refine {
 		for ch, p := range prob.Params {
+			if m, ok := prob.models[ch].(*rtfModel); ok {
+				initDens = append(initDens, m.denominator(p, make([]float64, m.n)))
+			}
 			s := [][]float64{append([]float64(nil), p...)}
 			if m, ok := prob.models[ch].(*rtfModel); ok {
 				for _, q := range m.starts {
@@ -176,7 +183,7 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 			return nil, err
 		}
 	}
-	return finish(job, backend.Name(), params, prob.models, obj, targets, done, early, start)
+	return finish(job, backend.Name(), params, prob.models, obj, targets, initDens, done, early, start)
 }
 
 // addZeroStarts appends a zero-initialised copy of every channel to prob (channel d+ch is
@@ -263,7 +270,9 @@ func (o *doubled) relError(ch int, k []float64) float64 {
 }
 func (o *doubled) mse(ch int, k []float64) float64 { return o.objective.mse(ch%o.d, k) }
 
-func finish(job Job, backend string, params [][]float64, models []model, obj objective, targets [][]float64, steps int, early bool, start time.Time) (*Result, error) {
+// finish deploys and measures every channel. initDens, when not nil, holds each channel's
+// initial denominator, a further candidate for the numerator refit.
+func finish(job Job, backend string, params [][]float64, models []model, obj objective, targets [][]float64, initDens [][]float64, steps int, early bool, start time.Time) (*Result, error) {
 	spec := job.Spec
 	res := &Result{Report: Report{Model: spec.Model, Order: spec.Order, Init: spec.Init, Backend: backend,
 		Steps: steps, StoppedEarly: early, Stable: true}}
@@ -280,13 +289,30 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 		k := f.Impulse(len(targets[ch]))
 		refitted := false
 		if tf, ok := f.(*filters.TransferFunction); ok && refitting {
-			// Keep the refitted numerator only where it measures better.
+			// Keep a refitted numerator only where it measures better.
 			y := targets[ch]
-			if b, err := refitNumerator(tf.Den, y); err == nil {
-				if g, err := filters.NewTransferFunction(tf.Den, b, y[0]); err == nil {
-					if kg := g.Impulse(len(y)); obj.relError(ch, kg) < obj.relError(ch, k) {
-						f, k, refitted = g, kg, true
-					}
+			dens := [][]float64{tf.Den}
+			bound := 1.0
+			if spec.Constraint == "radius" {
+				bound = spec.MaxRadius
+			}
+			// The initial denominator must hold its poles inside the bound as float64
+			// coefficients (Schur–Cohn), as the trained one does.
+			if rm, ok := m.(*rtfModel); ok && ch < len(initDens) && rm.within(initDens[ch], bound) {
+				dens = append(dens, initDens[ch])
+			}
+			best := obj.relError(ch, k)
+			for _, a := range dens {
+				b, err := refitNumerator(a, y)
+				if err != nil {
+					continue
+				}
+				g, err := filters.NewTransferFunction(a, b, y[0])
+				if err != nil {
+					continue
+				}
+				if kg := g.Impulse(len(y)); obj.relError(ch, kg) < best {
+					f, k, refitted, best = g, kg, true, obj.relError(ch, kg)
 				}
 			}
 		}
