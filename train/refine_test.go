@@ -293,3 +293,15 @@ func TestRefitNumerator(t *testing.T) {
 		t.Error("3 samples for order 3: no error")
 	}
 }
+
+// BenchmarkRefitNumerator times the deployment refit at n = 64, L = 1024.
+func BenchmarkRefitNumerator(b *testing.B) {
+	y := targetFamilies(1024, 1, 1)["decaying-noise"][0]
+	m := &rtfModel{n: 64, length: 1024}
+	a := ringStart(m, y, channelRNG(1, 0))[:64]
+	for b.Loop() {
+		if _, err := refitNumerator(a, y); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
