@@ -78,3 +78,13 @@ func denFromRoots(z complex128, roots []complex128) scaledComplex {
 	}
 	return d
 }
+
+// PolyFromRoots returns a₁…aₙ of a(z⁻¹) = Π(1 - rᵢz⁻¹) for a conjugate-closed set of roots,
+// by the unit-circle interpolation of the tf conversions (tfFromCircle), without their
+// report: accurate to about eps·max|a(e^{jω})| in each coefficient.
+func PolyFromRoots(roots []complex128) []float64 {
+	a, _, _ := tfFromCircle(len(roots), func(z complex128) (complex128, scaledComplex) {
+		return 0, denFromRoots(z, roots)
+	})
+	return a
+}

@@ -95,4 +95,8 @@ func TestToTFClusteredPoles(t *testing.T) {
 	}
 	check("denominator", tf.Den, den[1:], 1e-10)
 	check("numerator", tf.Num, num, 1e-10)
+	check("PolyFromRoots", PolyFromRoots(poles), den[1:], 1e-10)
+	if got := PolyFromRoots(nil); len(got) != 0 {
+		t.Errorf("PolyFromRoots(nil) = %v", got)
+	}
 }

@@ -420,38 +420,23 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 		if err != nil || !ok {
 			continue
 		}
-		p := make([]float64, m.numParams())
-		// A lower-order realisation leaves the leading coefficients; pad with zeros. The
-		// circular kernel of (a, b̃) must be the truncated response g[0..L-1] of (a, b), so
-		// b̃ is the circular convolution a ⊛ g at lags 1…n (the wrap-around terms are the
-		// eq. 13 correction); it needs no power of the companion matrix.
-		copy(p[:n], polyFromPoles(d.Poles))
 		// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of
 		// the telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
 		g := d.Impulse(m.length + 1)
 		g[0] = g[m.length]
 		g = g[:m.length]
-		for j := 1; j <= n; j++ {
-			s := g[j]
-			for i := 1; i <= n; i++ {
-				s += p[i-1] * g[((j-i)%m.length+m.length)%m.length]
+		// Two ways to write the poles as coefficients, each the better on some targets
+		// (multiplying out factors: S4 kernels, windowed-sinc; interpolation on the unit
+		// circle: Hyena, Butterworth); the one whose kernel fits better is kept.
+		var best *start
+		for _, den := range [][]float64{polyFromPoles(d.Poles), filters.PolyFromRoots(d.Poles)} {
+			if p, e, ok := hankelStart(m, den, g, target); ok && (best == nil || e < best.err) {
+				best = &start{p, e}
 			}
-			p[n+j-1] = s
 		}
-		k := make([]float64, m.length)
-		m.kernel(m.newWorkspace(), p, k)
-		// Where float64 coefficients cannot hold the poles, the RTF's kernel departs from
-		// the modal fit it was built from: skip that order.
-		if e := relL2(k, g); !(e <= 1e-3) {
-			continue
+		if best != nil {
+			starts = append(starts, *best)
 		}
-		p[2*n] = target[0] - k[0]
-		k[0] = target[0]
-		e := relL2(k, target)
-		if math.IsNaN(e) || math.IsInf(e, 0) {
-			continue
-		}
-		starts = append(starts, start{p, e})
 	}
 	sort.SliceStable(starts, func(i, j int) bool { return starts[i].err < starts[j].err })
 	out := make([][]float64, len(starts))
@@ -514,4 +499,36 @@ func polyFromPoles(poles []complex128) []float64 {
 		}
 	}
 	return den[1:]
+}
+
+// hankelStart returns the RTF parameters whose circular kernel is g (the modal fit's truncated
+// response, g[0] its wrap-around) for the denominator den (a lower order leaves the leading
+// coefficients; the rest stay zero), with h0 set to match target[0], and their kernel's error
+// against the target. ok is false when float64 coefficients cannot hold the poles: the
+// kernel then departs from g.
+func hankelStart(m *rtfModel, den, g, target []float64) ([]float64, float64, bool) {
+	n := m.n
+	p := make([]float64, m.numParams())
+	copy(p[:n], den)
+	// b̃ is the circular convolution a ⊛ g at lags 1…n (the wrap-around terms are the eq. 13
+	// correction); it needs no power of the companion matrix.
+	for j := 1; j <= n; j++ {
+		s := g[j]
+		for i := 1; i <= n; i++ {
+			s += p[i-1] * g[((j-i)%m.length+m.length)%m.length]
+		}
+		p[n+j-1] = s
+	}
+	k := make([]float64, m.length)
+	m.kernel(m.newWorkspace(), p, k)
+	if e := relL2(k, g); !(e <= 1e-3) {
+		return nil, 0, false
+	}
+	p[2*n] = target[0] - k[0]
+	k[0] = target[0]
+	e := relL2(k, target)
+	if math.IsNaN(e) || math.IsInf(e, 0) {
+		return nil, 0, false
+	}
+	return p, e, true
 }
