@@ -289,31 +289,12 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 		k := f.Impulse(len(targets[ch]))
 		refitted := false
 		if tf, ok := f.(*filters.TransferFunction); ok && refitting {
-			// Keep a refitted numerator only where it measures better.
-			y := targets[ch]
-			dens := [][]float64{tf.Den}
-			bound := 1.0
-			if spec.Constraint == "radius" {
-				bound = spec.MaxRadius
+			var initDen []float64
+			if ch < len(initDens) {
+				initDen = initDens[ch]
 			}
-			// The initial denominator must hold its poles inside the bound as float64
-			// coefficients (Schur–Cohn), as the trained one does.
-			if rm, ok := m.(*rtfModel); ok && ch < len(initDens) && rm.within(initDens[ch], bound) {
-				dens = append(dens, initDens[ch])
-			}
-			best := obj.relError(ch, k)
-			for _, a := range dens {
-				b, err := refitNumerator(a, y)
-				if err != nil {
-					continue
-				}
-				g, err := filters.NewTransferFunction(a, b, y[0])
-				if err != nil {
-					continue
-				}
-				if kg := g.Impulse(len(y)); obj.relError(ch, kg) < best {
-					f, k, refitted, best = g, kg, true, obj.relError(ch, kg)
-				}
+			if g, kg, ok := refitDeployed(m.(*rtfModel), spec, obj, ch, tf, initDen, k, targets[ch]); ok {
+				f, k, refitted = g, kg, true
 			}
 		}
 		rho, err := filters.SpectralRadius(f)
@@ -346,6 +327,39 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
 	res.Report.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// refitDeployed refits the numerator of the deployed RTF tf (response k) to the target y by
+// least squares, for its denominator and for the channel's initial one (initDen, nil if
+// none), and returns the best refit if it measures better than tf. The initial denominator
+// must hold its poles inside the job's bound, or safely inside the unit circle without one,
+// as float64 coefficients (Schur–Cohn), as the trained one does.
+func refitDeployed(m *rtfModel, spec Spec, obj objective, ch int, tf *filters.TransferFunction, initDen, k, y []float64) (*filters.TransferFunction, []float64, bool) {
+	dens := [][]float64{tf.Den}
+	bound := 1 - filters.MarginalTol
+	if spec.Constraint == "radius" {
+		bound = spec.MaxRadius
+	}
+	if initDen != nil && m.within(initDen, bound) {
+		dens = append(dens, initDen)
+	}
+	var out *filters.TransferFunction
+	var response []float64
+	best := obj.relError(ch, k)
+	for _, a := range dens {
+		b, err := refitNumerator(a, y)
+		if err != nil {
+			continue
+		}
+		g, err := filters.NewTransferFunction(a, b, y[0])
+		if err != nil {
+			continue
+		}
+		if kg := g.Impulse(len(y)); obj.relError(ch, kg) < best {
+			out, response, best = g, kg, obj.relError(ch, kg)
+		}
+	}
+	return out, response, out != nil
 }
 
 func (j Job) objective() (objective, [][]float64, error) {
