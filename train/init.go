@@ -415,6 +415,7 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 		err float64
 	}
 	var starts []start
+	ws := m.newWorkspace()
 	for _, r := range initOrders(era.Order()) {
 		d, ok, err := hankelModes(leading(era, r), target, rmax)
 		if err != nil || !ok {
@@ -430,7 +431,7 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 		// circle: Hyena, Butterworth); the one whose kernel fits better is kept.
 		var best *start
 		for _, den := range [][]float64{polyFromPoles(d.Poles), filters.PolyFromRoots(d.Poles)} {
-			if p, e, ok := hankelStart(m, den, g, target); ok && (best == nil || e < best.err) {
+			if p, e, ok := hankelStart(m, ws, den, g, target); ok && (best == nil || e < best.err) {
 				best = &start{p, e}
 			}
 		}
@@ -506,7 +507,7 @@ func polyFromPoles(poles []complex128) []float64 {
 // coefficients; the rest stay zero), with h0 set to match target[0], and their kernel's error
 // against the target. ok is false when float64 coefficients cannot hold the poles: the
 // kernel then departs from g.
-func hankelStart(m *rtfModel, den, g, target []float64) ([]float64, float64, bool) {
+func hankelStart(m *rtfModel, ws workspace, den, g, target []float64) ([]float64, float64, bool) {
 	n := m.n
 	p := make([]float64, m.numParams())
 	copy(p[:n], den)
@@ -520,7 +521,7 @@ func hankelStart(m *rtfModel, den, g, target []float64) ([]float64, float64, boo
 		p[n+j-1] = s
 	}
 	k := make([]float64, m.length)
-	m.kernel(m.newWorkspace(), p, k)
+	m.kernel(ws, p, k)
 	if e := relL2(k, g); !(e <= 1e-3) {
 		return nil, 0, false
 	}
