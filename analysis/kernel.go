@@ -171,15 +171,9 @@ func (p *KernelPlan) kernelGonum(w *kernelWork, dst, a, bt []float64) {
 	w.rfft.Coefficients(w.ca, w.ra)
 	w.rfft.Coefficients(w.cb, w.rb)
 	for k := range w.ca {
-		w.ca[k] = cdiv(w.cb[k], w.ca[k]) / complex(float64(L), 0)
+		w.ca[k] = fft.Div(w.cb[k], w.ca[k]) / complex(float64(L), 0)
 	}
 	w.rfft.Sequence(dst, w.ca)
-}
-
-// cdiv returns x/y without the runtime's scaling (|y| far from the limits of float64 here).
-func cdiv(x, y complex128) complex128 {
-	d := 1 / (real(y)*real(y) + imag(y)*imag(y))
-	return complex((real(x)*real(y)+imag(x)*imag(y))*d, (imag(x)*real(y)-real(x)*imag(y))*d)
 }
 
 // ---- the truncation correction of eq. 13 ----

@@ -102,7 +102,7 @@ func (m *rtfModel) kernel(wsAny workspace, p, k []float64) {
 		ws.rfft.Coefficients(ws.fa, ws.pa)
 		ws.rfft.Coefficients(ws.fb, ws.pb)
 		for i := range ws.g {
-			ws.g[i] = cdiv(ws.fb[i], ws.fa[i])
+			ws.g[i] = fft.Div(ws.fb[i], ws.fa[i])
 		}
 		ws.rfft.Sequence(k, ws.g)
 		for i := range k {
@@ -129,8 +129,8 @@ func (m *rtfModel) grad(wsAny workspace, p, e, g []float64) {
 		l, half := m.length, m.length/2
 		y := ws.buf
 		for i, ev := range ws.fe {
-			x1 := cdiv(ev, conj(ws.fa[i]))
-			x2 := x1 * conj(ws.g[i])
+			x1 := fft.Div(ev, fft.Conj(ws.fa[i]))
+			x2 := x1 * fft.Conj(ws.g[i])
 			if i == 0 || i == half {
 				x1, x2 = complex(real(x1), 0), complex(real(x2), 0)
 			}
@@ -148,14 +148,14 @@ func (m *rtfModel) grad(wsAny workspace, p, e, g []float64) {
 	} else {
 		ws.rfft.Coefficients(ws.fe, e)
 		for i := range ws.fe {
-			ws.fe[i] = cdiv(ws.fe[i], conj(ws.fa[i]))
+			ws.fe[i] = fft.Div(ws.fe[i], fft.Conj(ws.fa[i]))
 		}
 		ws.rfft.Sequence(ws.y, ws.fe)
 		for j := range gb {
 			gb[j] = ws.y[j+1] * inv
 		}
 		for i := range ws.fe {
-			ws.fe[i] *= conj(ws.g[i])
+			ws.fe[i] *= fft.Conj(ws.g[i])
 		}
 		ws.rfft.Sequence(ws.y, ws.fe)
 		for j := 0; j < n; j++ {
@@ -294,13 +294,4 @@ func (m *rtfModel) maxRadius(p []float64) float64 {
 		return math.Inf(1)
 	}
 	return rho
-}
-
-func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
-
-// cdiv returns x/y without the runtime's overflow scaling (|y| is far from the limits of
-// float64 here); y = 0 gives a non-finite result, which the caller detects.
-func cdiv(x, y complex128) complex128 {
-	d := 1 / (real(y)*real(y) + imag(y)*imag(y))
-	return complex((real(x)*real(y)+imag(x)*imag(y))*d, (imag(x)*real(y)-real(x)*imag(y))*d)
 }

@@ -43,7 +43,7 @@ func unitRoot(k, n int) complex128 {
 	if k < 0 {
 		k += n
 	}
-	// e^{-2πik/n} = conj(e^{2πik/n}); work with the octant of 8k/n.
+	// e^{-2πik/n} = Conj(e^{2πik/n}); work with the octant of 8k/n.
 	oct := 8 * k / n
 	r := 8*k - oct*n // in [0, n)
 	var c, s float64
@@ -161,9 +161,9 @@ func radix4Inverse(src, dst []complex128, l, s int, tw *Table) {
 	step := tw.n / l
 	w := tw.w
 	for p := 0; p < m; p++ {
-		w1 := conj(w[p*step])
-		w2 := conj(w[2*p*step])
-		w3 := conj(w[3*p*step])
+		w1 := Conj(w[p*step])
+		w2 := Conj(w[2*p*step])
+		w3 := Conj(w[3*p*step])
 		a := src[s*p : s*p+s]
 		b := src[s*(p+m) : s*(p+m)+s]
 		c := src[s*(p+2*m) : s*(p+2*m)+s]
@@ -196,4 +196,13 @@ func radix4Inverse(src, dst []complex128, l, s int, tw *Table) {
 	}
 }
 
-func conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
+// Conj returns the complex conjugate.
+func Conj(z complex128) complex128 { return complex(real(z), -imag(z)) }
+
+// Div returns x/y without the runtime's overflow scaling, for |y| far from the limits of
+// float64 (spectra of normalised coefficients); y = 0 gives a non-finite result for the
+// caller to detect.
+func Div(x, y complex128) complex128 {
+	d := 1 / (real(y)*real(y) + imag(y)*imag(y))
+	return complex((real(x)*real(y)+imag(x)*imag(y))*d, (imag(x)*real(y)-real(x)*imag(y))*d)
+}

@@ -40,7 +40,7 @@ func (tw *Table) RealForward(dst []complex128, x []float64, work []complex128) {
 	w := tw.w
 	for k := 0; k <= h; k++ {
 		zk := z[k&(h-1)]
-		zc := conj(z[(h-k)&(h-1)])
+		zc := Conj(z[(h-k)&(h-1)])
 		e, o := (zk+zc)*0.5, (zk-zc)*0.5
 		p := w[k] * o
 		dst[k] = e + complex(imag(p), -real(p))
@@ -62,12 +62,12 @@ func (tw *Table) RealInverse(dst []float64, c []complex128, work []complex128) {
 	y := work[:h]
 	w := tw.w
 	for k := range y {
-		xk, xc := c[k], conj(c[h-k])
+		xk, xc := c[k], Conj(c[h-k])
 		if k == 0 {
 			xk, xc = complex(real(c[0]), 0), complex(real(c[h]), 0)
 		}
 		e := xk + xc
-		o := (xk - xc) * conj(w[k])
+		o := (xk - xc) * Conj(w[k])
 		y[k] = e + complex(-imag(o), real(o))
 	}
 	y = tw.stages(y, work[h:n], h, 1, true)
@@ -136,7 +136,7 @@ func (tw *Table) InverseHead(dst, spec, work []complex128) {
 		row := v[m*(t%p) : m*(t%p)+m]
 		var s complex128
 		for r, x := range row {
-			s += x * conj(w[(t*r)&mask])
+			s += x * Conj(w[(t*r)&mask])
 		}
 		dst[t] = s
 	}
