@@ -2,12 +2,12 @@ package train
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
 	"sort"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -18,92 +18,63 @@ func channelRNG(seed uint64, ch int) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, uint64(ch)+0x9e3779b97f4a7c15))
 }
 
-// eraFilter is the Eigensystem Realisation Algorithm on the Markov parameters h[1..]: an
-// SVD of the m×m Hankel matrix H[i][j] = h[1+i+j], truncated to order n, gives the balanced
-// realisation A = Σ^(-1/2)U₁ᵀH↑V₁Σ^(-1/2), B = Σ^(1/2)V₁ᵀe₁, C = e₁ᵀU₁Σ^(1/2), D = h[0]
-// (H↑ is H shifted by one sample). Singular values below 1e-13·σ₁ are dropped, so a target
-// of lower order than n gives a smaller realisation. This is also the plain-ERA baseline.
-func eraFilter(h []float64, n int) (*filters.Dense, []float64, error) {
-	// A Hankel matrix of 4n (at least 128) rows resolves an order-n realisation; larger ones
-	// cost O(m³) per channel for little gain.
-	return eraRows(h, n, max(4*n, 128))
+// eraFilter is the Eigensystem Realisation Algorithm on the Markov parameters h[1..]: the
+// leading singular triplets of the m×m Hankel matrix H[i][j] = h[1+i+j], truncated to order n,
+// give the balanced realisation A = Σ^(-1/2)U₁ᵀH↑V₁Σ^(-1/2), B = Σ^(1/2)V₁ᵀe₁, C = e₁ᵀU₁Σ^(1/2),
+// D = h[0] (H↑ is H shifted by one sample). H is the largest square Hankel matrix the kernel
+// gives (at most 512 rows): fewer rows understate ERA on near-exact targets (Hyena kernels at
+// n = 4: 6e-8 with 128 rows, 1e-10 with 511). Singular values below 1e-13·σ₁ are dropped, so
+// a target of lower order than n gives a smaller realisation. This is also the plain-ERA
+// baseline.
+func eraFilter(h []float64, n int) (*filters.Dense, error) {
+	return eraRows(h, n, 512)
 }
 
 // eraRows is eraFilter on an m×m Hankel matrix (m is capped by the length of h and at 512).
-func eraRows(h []float64, n, m int) (*filters.Dense, []float64, error) {
+func eraRows(h []float64, n, m int) (*filters.Dense, error) {
 	m = min((len(h)-2)/2, m, 512)
 	if m < 1 || n == 0 {
-		d, err := filters.NewDense(nil, nil, nil, h[0])
-		return d, nil, err
+		return filters.NewDense(nil, nil, nil, h[0])
 	}
 	// The Hankel matrix of a scalar sequence is symmetric, so its SVD is an eigen-
-	// decomposition H = Σ λᵢqᵢqᵢᵀ: σᵢ = |λᵢ|, uᵢ = qᵢ, vᵢ = sign(λᵢ)·qᵢ. The symmetric solver
-	// costs a fraction of a general SVD (one set of vectors, a tridiagonal QR).
-	hk := mat.NewSymDense(m, nil)
-	hs := mat.NewDense(m, m, nil)
-	for i := 0; i < m; i++ {
-		for j := 0; j < m; j++ {
-			if j >= i {
-				hk.SetSym(i, j, h[1+i+j])
-			}
-			hs.Set(i, j, h[2+i+j])
-		}
+	// decomposition H = Σ λᵢqᵢqᵢᵀ: σᵢ = |λᵢ|, uᵢ = qᵢ, vᵢ = sign(λᵢ)·qᵢ; only the leading n
+	// pairs are computed (hankelTop).
+	lambda, q, err := hankelTop(h[1:], m, n)
+	if err != nil {
+		return nil, err
 	}
-	var eig mat.EigenSym
-	if !eig.Factorize(hk, true) {
-		return nil, nil, fmt.Errorf("ERA: the eigendecomposition of the Hankel matrix did not converge")
-	}
-	lambda := eig.Values(nil)
-	var q mat.Dense
-	eig.VectorsTo(&q)
-	order := make([]int, m)
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool { return math.Abs(lambda[order[a]]) > math.Abs(lambda[order[b]]) })
-	sv := make([]float64, m)
-	for i, k := range order {
-		sv[i] = math.Abs(lambda[k])
-	}
-	r := min(n, m)
-	for r > 0 && sv[r-1] <= 1e-13*sv[0] {
+	r := len(lambda)
+	for r > 0 && math.Abs(lambda[r-1]) <= 1e-13*math.Abs(lambda[0]) {
 		r--
 	}
 	if r == 0 {
-		d, err := filters.NewDense(nil, nil, nil, h[0])
-		return d, sv, err
+		return filters.NewDense(nil, nil, nil, h[0])
 	}
-	u1, v1 := mat.NewDense(m, r, nil), mat.NewDense(m, r, nil)
-	for j := 0; j < r; j++ {
-		k := order[j]
-		sign := 1.0
-		if lambda[k] < 0 {
-			sign = -1
-		}
-		for i := 0; i < m; i++ {
-			u1.Set(i, j, q.At(i, k))
-			v1.Set(i, j, sign*q.At(i, k))
-		}
-	}
+	shifted := newHankelOp(h[2:], m)
+	hv := make([]float64, m)
 	isq := make([]float64, r)
 	for i := range isq {
-		isq[i] = 1 / math.Sqrt(sv[i])
+		isq[i] = 1 / math.Sqrt(math.Abs(lambda[i]))
 	}
-	var tmp, a mat.Dense
-	tmp.Mul(hs, v1)
-	a.Mul(u1.T(), &tmp)
 	rows := make([][]float64, r)
-	b, c := make([]float64, r), make([]float64, r)
-	for i := 0; i < r; i++ {
+	for i := range rows {
 		rows[i] = make([]float64, r)
-		for j := 0; j < r; j++ {
-			rows[i][j] = a.At(i, j) * isq[i] * isq[j]
-		}
-		b[i] = v1.At(0, i) / isq[i]
-		c[i] = u1.At(0, i) / isq[i]
 	}
-	d, err := filters.NewDense(rows, b, c, h[0])
-	return d, sv, err
+	b, c := make([]float64, r), make([]float64, r)
+	for j := 0; j < r; j++ {
+		sign := 1.0
+		if lambda[j] < 0 {
+			sign = -1
+		}
+		// Column j of U₁ᵀH↑V₁.
+		shifted.apply(hv, q[j])
+		for i := 0; i < r; i++ {
+			rows[i][j] = sign * floats.Dot(q[i], hv) * isq[i] * isq[j]
+		}
+		b[j] = sign * q[j][0] / isq[j]
+		c[j] = q[j][0] / isq[j]
+	}
+	return filters.NewDense(rows, b, c, h[0])
 }
 
 // hankelModes is the "hankel" init: the poles of the ERA realisation of order n, each
@@ -299,7 +270,7 @@ func initParams(s *Spec, target []float64, ch int) (model, []float64, error) {
 	pairs, reals := n/2, n%2
 	var modes []filters.Filter
 	if s.Init == "hankel" {
-		era, _, err := eraFilter(target, n)
+		era, err := eraFilter(target, n)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -404,39 +375,49 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 	// float64 polynomial coefficients, so each order is judged by the error its transfer
 	// function actually reaches: ERA is balanced, so its truncation to order r is the leading
 	// r×r block, and a few candidate orders cost one decomposition in all.
-	// The init runs Levenberg–Marquardt afterwards, so a Hankel matrix of n + 64 rows (at
-	// least 128), an eighth of the cost of ERA's usual 4n at n = 64, is enough to seed it.
-	era, _, err := eraRows(target, n, max(n+64, 128))
-	if err != nil {
-		return nil, err
-	}
 	type start struct {
 		p   []float64
 		err float64
 	}
 	var starts []start
 	ws := m.newWorkspace()
-	for _, r := range initOrders(era.Order()) {
-		d, ok, err := hankelModes(leading(era, r), target, rmax)
-		if err != nil || !ok {
-			continue
+	// The init runs Levenberg–Marquardt afterwards, so a Hankel matrix of n + 64 rows (at
+	// least 128) is enough to seed it, and its poles often land in better basins than those
+	// of the full Hankel matrix (S4 kernels). Up to refineSmallOrder the full matrix's orders
+	// are starts too: on near-exact targets its poles are the more accurate (Hyena kernels at
+	// n = 4 and 16: 1.9e-8 and 3.0e-8 against 4.5e-8 and 6.2e-8), and at these orders the
+	// extra starts cost little; at n = 64 they would cost half the job again.
+	rowCounts := []int{max(n+64, 128)}
+	if n <= refineSmallOrder {
+		rowCounts = append(rowCounts, 512)
+	}
+	for _, rows := range rowCounts {
+		era, err := eraRows(target, n, rows)
+		if err != nil {
+			return nil, err
 		}
-		// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of
-		// the telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
-		g := d.Impulse(m.length + 1)
-		g[0] = g[m.length]
-		g = g[:m.length]
-		// Two ways to write the poles as coefficients, each the better on some targets
-		// (multiplying out factors: S4 kernels, windowed-sinc; interpolation on the unit
-		// circle: Hyena, Butterworth); the one whose kernel fits better is kept.
-		var best *start
-		for _, den := range [][]float64{polyFromPoles(d.Poles), filters.PolyFromRoots(d.Poles)} {
-			if p, e, ok := hankelStart(m, ws, den, g, target); ok && (best == nil || e < best.err) {
-				best = &start{p, e}
+		for _, r := range initOrders(era.Order()) {
+			d, ok, err := hankelModes(leading(era, r), target, rmax)
+			if err != nil || !ok {
+				continue
 			}
-		}
-		if best != nil {
-			starts = append(starts, *best)
+			// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of
+			// the telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
+			g := d.Impulse(m.length + 1)
+			g[0] = g[m.length]
+			g = g[:m.length]
+			// Two ways to write the poles as coefficients, each the better on some targets
+			// (multiplying out factors: S4 kernels, windowed-sinc; interpolation on the unit
+			// circle: Hyena, Butterworth); the one whose kernel fits better is kept.
+			var best *start
+			for _, den := range [][]float64{polyFromPoles(d.Poles), filters.PolyFromRoots(d.Poles)} {
+				if p, e, ok := hankelStart(m, ws, den, g, target); ok && (best == nil || e < best.err) {
+					best = &start{p, e}
+				}
+			}
+			if best != nil {
+				starts = append(starts, *best)
+			}
 		}
 	}
 	sort.SliceStable(starts, func(i, j int) bool { return starts[i].err < starts[j].err })

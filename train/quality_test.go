@@ -122,7 +122,7 @@ func TestDistillQuality(t *testing.T) {
 			// the least-squares numerator (refitNumerator), which holds clustered poles better.
 			eraErr, eraTFErr := 0.0, 0.0
 			for _, y := range targets {
-				f, _, _ := eraFilter(y, n)
+				f, _ := eraFilter(y, n)
 				eraErr += relL2(f.Impulse(len(y)), y) / float64(len(targets))
 				e := math.Inf(1)
 				if tf, _, err := filters.ToTF(f); err == nil {
@@ -212,7 +212,7 @@ func TestHankelLowerBound(t *testing.T) {
 		for ch, y := range fams[name] {
 			lb := hankelLowerBounds(y, orders)
 			for k, n := range orders {
-				f, _, err := eraFilter(y, n)
+				f, err := eraFilter(y, n)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -221,7 +221,7 @@ func TestSuggestOrder(t *testing.T) {
 	worst := func(r int) float64 {
 		w := 0.0
 		for _, h := range hy {
-			era, _, _ := eraFilter(h, 128)
+			era, _ := eraFilter(h, 128)
 			w = math.Max(w, relL2(leading(era, min(r, era.Order())).Impulse(len(h)), h))
 		}
 		return w

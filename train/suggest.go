@@ -16,7 +16,7 @@ func SuggestOrder(kernels [][]float64, tol float64, maxOrder int) (n int, ok boo
 		if len(h) < 4 {
 			continue
 		}
-		era, _, err := eraFilter(h, min(maxOrder, (len(h)-2)/2))
+		era, err := eraFilter(h, min(maxOrder, (len(h)-2)/2))
 		if err != nil {
 			return maxOrder, false
 		}
