@@ -98,3 +98,14 @@ func BenchmarkERA(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSuggestOrder is distill's suggested order (tolerance 1e-3, the CLI's default) for
+// 16 Hyena kernels of 1024 samples.
+func BenchmarkSuggestOrder(b *testing.B) {
+	hy := targetFamilies(1024, 16, 1)["hyena"]
+	for b.Loop() {
+		if _, ok := SuggestOrder(hy, 1e-3, MaxOrder); !ok {
+			b.Fatal("no order")
+		}
+	}
+}
