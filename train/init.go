@@ -404,6 +404,9 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 			// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of
 			// the telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
 			g := d.Impulse(m.length + 1)
+			if e := relL2(g[:m.length], target); e < m.modalErr || m.modalErr == 0 {
+				m.modalErr = e
+			}
 			g[0] = g[m.length]
 			g = g[:m.length]
 			// Two ways to write the poles as coefficients, each the better on some targets

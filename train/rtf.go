@@ -16,6 +16,10 @@ type rtfModel struct {
 	// starts are further initial parameters the hankel init found (lower ERA orders), which
 	// the refinement also tries.
 	starts [][]float64
+	// modalErr is the relative error of the hankel init's best stabilised ERA realisation in
+	// modal form (0: not computed): what a model that keeps poles, not coefficients, starts
+	// from, reported when the RTF ends far above it.
+	modalErr float64
 }
 
 func (m *rtfModel) denLen() int {

@@ -41,6 +41,10 @@ type ChannelReport struct {
 	// Refitted says that the deployed numerator was refitted to the target by least squares
 	// for the trained denominator, which measured better than the one read off the kernel.
 	Refitted bool `json:"refitted,omitempty"`
+	// ModalRelError is, for an RTF from the hankel init, the relative error of the init's
+	// stabilised ERA realisation in modal form (poles kept as poles, order ≤ n): where it is
+	// far below RelError, the RTF's coefficients are what limits the fit.
+	ModalRelError float64 `json:"modal_rel_error,omitempty"`
 }
 
 // Report summarises a finished job.
@@ -270,6 +274,13 @@ func (o *doubled) relError(ch int, k []float64) float64 {
 }
 func (o *doubled) mse(ch int, k []float64) float64 { return o.objective.mse(ch%o.d, k) }
 
+// modalHintRatio is how far below the deployed RTF's error the init's modal realisation must
+// be for the report to point the user to the modal model: well beyond the noise of fitting.
+const modalHintRatio = 10
+
+// modalHintFloor is the RTF error below which the hint is not worth a warning.
+const modalHintFloor = 1e-6
+
 // finish deploys and measures every channel. initDens, when not nil, holds each channel's
 // initial denominator, a further candidate for the numerator refit.
 func finish(job Job, backend string, params [][]float64, models []model, obj objective, targets [][]float64, initDens [][]float64, steps int, early bool, start time.Time) (*Result, error) {
@@ -280,6 +291,7 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	// its trained denominator (refitNumerator, an (L-1)×n QR, hence the same order limit).
 	// refine 0 deploys what the optimiser trained.
 	refitting := spec.refinable(job.Task != nil)
+	modalHints, worstHint := 0, -1
 	for ch, p := range params {
 		m := models[ch]
 		f, deployErr, err := m.filter(p)
@@ -310,6 +322,15 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 				res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d: the deployed RTF's true response differs from its trained state-free kernel by %.3g (a pole near the unit circle)", ch, deployErr))
 			}
 		}
+		if rm, ok := m.(*rtfModel); ok && rm.modalErr > 0 {
+			cr.ModalRelError = rm.modalErr
+			if modalHintRatio*rm.modalErr < cr.RelError && cr.RelError > modalHintFloor {
+				modalHints++
+				if worstHint < 0 || cr.RelError > res.Report.Channels[worstHint].RelError {
+					worstHint = ch
+				}
+			}
+		}
 		if !cr.Stable {
 			res.Report.Stable = false
 			res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d is not stable (spectral radius %.6g)", ch, rho))
@@ -319,6 +340,10 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 		}
 		res.Filters = append(res.Filters, f)
 		res.Report.Channels = append(res.Report.Channels, cr)
+	}
+	if modalHints > 0 {
+		c := res.Report.Channels[worstHint]
+		res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("%d of %d channels: a modal realisation of order ≤ %d fits at least %d× better than the RTF (channel %d: %.3g against %.3g); float64 coefficients cannot hold their clustered poles; distil with --model modal to keep them", modalHints, len(params), spec.Order, modalHintRatio, worstHint, c.ModalRelError, c.RelError))
 	}
 	rels := make([]float64, len(res.Report.Channels))
 	for i, c := range res.Report.Channels {

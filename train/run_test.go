@@ -3,11 +3,14 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/presets"
 )
 
 func quickSpec(model string, n int) Spec {
@@ -233,4 +236,53 @@ func TestSuggestOrder(t *testing.T) {
 		t.Errorf("order %d already meets %g (%.3g): the suggestion is not the smallest", n-1, tol, e)
 	}
 	t.Logf("hyena, tol %g: order %d", tol, n)
+}
+
+// TestModalHint checks the report's pointer to the modal model: Hyena kernels whose slow
+// poles cluster near z = 1 (the tutorial's, w = 4) fit far better with poles kept as poles
+// than an order-8 RTF's coefficients allow, and the report says so once, with the numbers; an
+// exactly representable order-6 target gets no warning.
+func TestModalHint(t *testing.T) {
+	spec := presets.DefaultHyena(1024, 4)
+	spec.W = 4
+	hy, err := spec.Kernels(presets.NewRand(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 8), Targets: hy}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hints := 0
+	for _, w := range res.Report.Warnings {
+		if strings.Contains(w, "--model modal") {
+			hints++
+			t.Log(w)
+		}
+	}
+	if hints != 1 {
+		t.Errorf("%d modal hints, want one: %q", hints, res.Report.Warnings)
+	}
+	flagged := 0
+	for ch, c := range res.Report.Channels {
+		if !(c.ModalRelError > 0) {
+			t.Errorf("channel %d: no modal error reported", ch)
+		}
+		if c.ModalRelError*modalHintRatio < c.RelError && c.RelError > modalHintFloor {
+			flagged++
+		}
+	}
+	if flagged == 0 || !strings.Contains(res.Report.Warnings[len(res.Report.Warnings)-1], fmt.Sprintf("%d of 4 channels", flagged)) {
+		t.Errorf("%d channels qualify; warnings %q", flagged, res.Report.Warnings)
+	}
+
+	res, err = Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 8), Targets: iirTargets(512, 2)}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range res.Report.Warnings {
+		if strings.Contains(w, "--model modal") {
+			t.Errorf("exact target: %s", w)
+		}
+	}
 }
