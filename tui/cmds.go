@@ -132,6 +132,30 @@ type plotExportedMsg struct {
 	err  error
 }
 
+// suggestMsg is the suggested order for the distillation form opened on entry source.
+type suggestMsg struct {
+	source, length int
+	order          int
+	ok             bool
+	err            error
+}
+
+// suggestOrder computes the order suggestion for the form (targets of length samples).
+func suggestOrder(r JobRunner, source, length int, targets func() ([][]float64, error)) tea.Cmd {
+	return func() tea.Msg {
+		msg := suggestMsg{source: source, length: length}
+		msg.err = safely("order suggestion", func() error {
+			t, err := targets()
+			if err != nil {
+				return err
+			}
+			msg.order, msg.ok = r.SuggestOrder(t, suggestTol)
+			return nil
+		})
+		return msg
+	}
+}
+
 type jobProgressMsg struct {
 	id int
 	p  JobProgress

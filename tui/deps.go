@@ -80,6 +80,10 @@ type JobRunner interface {
 	// Defaults is the form's starting point (the workbench adapts the order and length to
 	// the filter being distilled).
 	Defaults() JobSpec
+	// SuggestOrder returns the smallest order whose reduced model reaches relative error tol
+	// on every target (ok false: none up to the largest order); the form shows it before a
+	// job starts. It may be slow: the workbench calls it from a command.
+	SuggestOrder(targets [][]float64, tol float64) (n int, ok bool)
 }
 
 // JobSpec is what the "distill" form asks for.

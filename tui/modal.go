@@ -93,10 +93,11 @@ func (f *formField) value() string {
 }
 
 type jobForm struct {
-	sourceID int
-	source   string
-	fields   []formField
-	focus    int
+	sourceID   int
+	source     string
+	fields     []formField
+	focus      int
+	suggestion string // the suggested order, once computed
 }
 
 func choiceField(name, help string, choices []string, val string) formField {
@@ -201,7 +202,13 @@ func (f *jobForm) update(msg tea.KeyMsg) tea.Cmd {
 
 func (f *jobForm) view(st *styles, w int) string {
 	var lines []string
-	lines = append(lines, st.dim.Render("distil the impulse response of ")+st.bold.Render(f.source), "")
+	lines = append(lines, st.dim.Render("distil the impulse response of ")+st.bold.Render(f.source))
+	if f.suggestion == "" {
+		lines = append(lines, st.dim.Render("suggested order: computing…"))
+	} else {
+		lines = append(lines, st.dim.Render(f.suggestion))
+	}
+	lines = append(lines, "")
 	for i, fl := range f.fields {
 		mark := "  "
 		if i == f.focus {

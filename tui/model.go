@@ -211,6 +211,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmds = append(cmds, m.onJobProgress(msg))
 	case jobDoneMsg:
 		m.onJobDone(msg)
+	case suggestMsg:
+		m.onSuggest(msg)
 	case statusMsg:
 		m.status = msg
 	}
@@ -248,8 +250,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		m.setFocus((m.focus + nPanes - 1) % nPanes)
 		return nil
 	case key.Matches(msg, k.Distill):
-		m.setError(m.openJobForm())
-		return nil
+		cmd, err := m.openJobForm()
+		m.setError(err)
+		return cmd
 	case key.Matches(msg, k.Undo):
 		cmd, err := m.undo()
 		m.setError(err)
@@ -640,7 +643,9 @@ func (m *Model) jobsKey(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Down):
 		m.jobs.sel = min(len(m.jobs.jobs)-1, m.jobs.sel+1)
 	case key.Matches(msg, k.NewJob):
-		m.setError(m.openJobForm())
+		cmd, err := m.openJobForm()
+		m.setError(err)
+		return cmd
 	case key.Matches(msg, k.Cancel):
 		m.setError(m.cancelJob(m.jobs.selected()))
 	case key.Matches(msg, k.Show):
@@ -1205,19 +1210,42 @@ func (m *Model) defaultSpecFor(e *entry) JobSpec {
 	return s
 }
 
-func (m *Model) openJobForm() error {
+// suggestTol is the relative error the distillation form's suggested order is for (the
+// CLI's default --suggest-tol).
+const suggestTol = 1e-3
+
+// openJobForm opens the distillation form on the selected entry and starts computing the
+// suggested order for its default length.
+func (m *Model) openJobForm() (tea.Cmd, error) {
 	e := m.sess.selected()
 	if e == nil {
-		return errNoSelection
+		return nil, errNoSelection
 	}
-	m.modal = modalState{kind: modalJobForm, form: newJobForm(e.id, e.name, m.defaultSpecFor(e), m.deps.Runner.Backends())}
-	return nil
+	def := m.defaultSpecFor(e)
+	m.modal = modalState{kind: modalJobForm, form: newJobForm(e.id, e.name, def, m.deps.Runner.Backends())}
+	return suggestOrder(m.deps.Runner, e.id, def.Length, targetSource(e, def.Length)), nil
 }
 
-// startJob starts distilling e's impulse response (every channel of a bank).
-func (m *Model) startJob(e *entry, spec JobSpec) (tea.Cmd, error) {
+// onSuggest shows a suggested order in the form it was computed for, if still open.
+func (m *Model) onSuggest(msg suggestMsg) {
+	f := &m.modal.form
+	if m.modal.kind != modalJobForm || f.sourceID != msg.source {
+		return
+	}
+	switch {
+	case msg.err != nil:
+		f.suggestion = "suggested order: none, " + oneLine(msg.err)
+	case msg.ok:
+		f.suggestion = fmt.Sprintf("suggested order: %d (relative error %g at length %d, truncated ERA)", msg.order, suggestTol, msg.length)
+	default:
+		f.suggestion = fmt.Sprintf("suggested order: none reaches relative error %g at length %d", suggestTol, msg.length)
+	}
+}
+
+// targetSource returns what distilling e at length L fits: its impulse response (every
+// channel of a bank), or its kernels cut or zero-padded to L.
+func targetSource(e *entry, L int) func() ([][]float64, error) {
 	var source func() ([][]float64, error)
-	L := spec.Length
 	switch e.kind {
 	case kindFilter:
 		f := e.filter
@@ -1248,6 +1276,12 @@ func (m *Model) startJob(e *entry, spec JobSpec) (tea.Cmd, error) {
 			return out, nil
 		}
 	}
+	return source
+}
+
+// startJob starts distilling e's impulse response (every channel of a bank).
+func (m *Model) startJob(e *entry, spec JobSpec) (tea.Cmd, error) {
+	source := targetSource(e, spec.Length)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.jobs.nextID++
 	j := &job{id: m.jobs.nextID, spec: spec, sourceID: e.id, source: e.name, state: jobRunning,

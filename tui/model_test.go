@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"math"
 	"math/cmplx"
 	"os"
@@ -408,6 +409,31 @@ func TestDistillFinishes(t *testing.T) {
 	keys(t, m, "enter")
 	if len(m.jobs.jobs) != 2 || m.jobs.jobs[1].spec.Model != "modal" {
 		t.Fatalf("palette distill: %d jobs, status %q", len(m.jobs.jobs), m.status.text)
+	}
+}
+
+// TestJobFormSuggestsOrder checks that the form shows the runner's suggested order for the
+// targets it would fit (the fake runner's answer depends on their count and length), and that
+// an answer for another entry's form is dropped.
+func TestJobFormSuggestsOrder(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addPreset(t, m, "pair")
+	keys(t, m, "D")
+	spec, err := m.modal.form.spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("suggested order: %d (relative error 0.001 at length %d", 1+spec.Length%10, spec.Length)
+	if s := screen(m); !strings.Contains(s, want) {
+		t.Errorf("the form lacks %q:\n%s", want, s)
+	}
+	send(t, m, suggestMsg{source: m.modal.form.sourceID + 1, length: 99, order: 42, ok: true})
+	if s := screen(m); strings.Contains(s, "42") || !strings.Contains(s, want) {
+		t.Errorf("another entry's suggestion replaced this form's:\n%s", s)
+	}
+	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length})
+	if s := screen(m); !strings.Contains(s, "suggested order: none reaches relative error 0.001") {
+		t.Errorf("no 'none' line:\n%s", s)
 	}
 }
 

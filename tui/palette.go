@@ -331,7 +331,7 @@ func cmdView(m *Model, args []string) (tea.Cmd, error) {
 
 func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 	if len(args) == 0 {
-		return nil, m.openJobForm()
+		return m.openJobForm()
 	}
 	e := m.sess.selected()
 	if e == nil {

@@ -95,6 +95,11 @@ func (trainRunner) Defaults() JobSpec {
 	return JobSpec{Model: s.Model, Order: s.Order, Init: s.Init, Steps: s.Steps, Length: 512, Backend: s.Backend}
 }
 
+// SuggestOrder measures truncated ERA realisations of the targets (train.SuggestOrder).
+func (trainRunner) SuggestOrder(targets [][]float64, tol float64) (int, bool) {
+	return train.SuggestOrder(targets, tol, train.MaxOrder)
+}
+
 func (trainRunner) Run(ctx context.Context, js JobSpec, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
 	spec := train.DefaultSpec()
 	spec.Model, spec.Order, spec.Init, spec.Steps = js.Model, js.Order, js.Init, js.Steps
