@@ -438,6 +438,11 @@ func readReport(path string) (*train.Report, error) {
 	if err != nil {
 		return nil, failf("%s: %w", path, pathProblem(err))
 	}
+	return parseReport(data, path)
+}
+
+// parseReport reads the JSON of a distill report.
+func parseReport(data []byte, path string) (*train.Report, error) {
 	var r train.Report
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, failf("%s: not a distill report: %v", path, err)

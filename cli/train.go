@@ -239,6 +239,12 @@ func readIOData(path string) (*train.Task, error) {
 	if err != nil {
 		return nil, failf("%s: %w", path, errors.Unwrap(err))
 	}
+	return parseIOData(data, path)
+}
+
+// parseIOData reads system-identification data: {"u": [...], "y": [...]} for one channel or
+// {"channels": [{"u": [...], "y": [...]}, ...]}. The job checks lengths and values.
+func parseIOData(data []byte, path string) (*train.Task, error) {
 	type pair struct {
 		U []float64 `json:"u"`
 		Y []float64 `json:"y"`
@@ -251,6 +257,9 @@ func readIOData(path string) (*train.Task, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&doc); err != nil {
 		return nil, failf("%s: %v", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, failf("%s: more after the JSON object", path)
 	}
 	if doc.U != nil {
 		doc.Channels = append(doc.Channels, doc.pair)

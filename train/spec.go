@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"strings"
 )
@@ -192,6 +193,9 @@ func ParseSpec(data []byte) (Spec, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return Spec{}, invalidf("job file: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return Spec{}, invalidf("job file: more after the JSON object (one job per file)")
 	}
 	return s, nil
 }
