@@ -54,7 +54,7 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
 	f.StringVar(&j.loss, "loss", d.Loss, "mse, relative or freq")
 	f.IntVar(&j.steps, "steps", d.Steps, "optimisation steps")
-	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations after the optimiser, then a least-squares refit of the numerator (rtf, mse/relative loss; 0: neither)")
+	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations after the optimiser (mse/relative loss; rtf: then a least-squares refit of the numerator; modal, rotation: up to n = 64 at L = 1024; 0: none)")
 	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL` (0: run all steps)")
 	f.Uint64Var(&j.seed, "seed", 0, "the random seed (results are deterministic for a seed)")
 	f.StringVar(&j.backend, "backend", "cpu", "auto, cpu or gpu")

@@ -128,11 +128,16 @@ func (m *modalModel) grad(_ workspace, p, e, g []float64) {
 	g[len(g)-1] = e[0]
 }
 
-// project applies the radius constraint.
+// modalMaxNu keeps a pole pair's radius exp(-exp(ν)) above 1.9e-9: a smaller pole only
+// shapes k[1] and k[2], and the optimisers would otherwise drive unused pairs towards zero,
+// where the pair can no longer be told from a real pole.
+const modalMaxNu = 3
+
+// project applies the radius constraint (and modalMaxNu).
 func (m *modalModel) project(p []float64) {
 	for i := 0; i < m.pairs; i++ {
 		q := p[i*m.pairSize():]
-		q[0] = math.Max(q[0], m.minNu)
+		q[0] = math.Min(math.Max(q[0], m.minNu), modalMaxNu)
 	}
 	off := m.pairs * m.pairSize()
 	for i := 0; i < m.reals; i++ {
@@ -141,12 +146,23 @@ func (m *modalModel) project(p []float64) {
 	}
 }
 
+// modalRealTol is the imaginary part, relative to 1 + |λ|, below which filter writes a pole
+// pair as a double real pole (filters.NewDiagonal reads 1e-12 as real).
+const modalRealTol = 1e-10
+
 func (m *modalModel) filter(p []float64) (filters.Filter, float64, error) {
 	h0 := p[len(p)-1]
 	if !m.rotation {
 		var poles, res []complex128
 		for i := 0; i < m.pairs; i++ {
 			l, r, _ := m.pairAt(p, i)
+			if math.Abs(imag(l)) <= modalRealTol*(1+cmplx.Abs(l)) {
+				// θ at 0 or π: the pair is a double real pole, 2Re(r λ^(t-1)) = 2Re(r)·λ^(t-1)
+				// up to rounding, which a real filter stores as two real modes.
+				poles = append(poles, complex(real(l), 0), complex(real(l), 0))
+				res = append(res, complex(real(r), 0), complex(real(r), 0))
+				continue
+			}
 			poles = append(poles, l, cmplx.Conj(l))
 			res = append(res, r, cmplx.Conj(r))
 		}

@@ -18,12 +18,18 @@ import (
 // factors a (2n+1)² system, 45 MFlop at n = 256 but 3 GFlop at the largest order.
 const MaxRefineOrder = 256
 
-// refinable reports whether the job's channels get the Levenberg–Marquardt refinement: RTF
-// distillation under a squared-error loss, where the Gauss–Newton system has the circulant
-// structure below.
-func (s *Spec) refinable(task bool) bool {
-	return s.Refine > 0 && !task && s.Model == "rtf" && s.Constraint != "l1_montel" &&
-		s.Order >= 1 && s.Order <= MaxRefineOrder && (s.Loss == "mse" || s.Loss == "relative")
+// refinable reports whether the job's channels (kernels of length samples) get the
+// Levenberg–Marquardt refinement: distillation under a squared-error loss, for an RTF (whose
+// Gauss–Newton system has the circulant structure below) up to MaxRefineOrder, and for modal
+// and rotation models while their dense system stays small (modalRefinable).
+func (s *Spec) refinable(task bool, length int) bool {
+	if s.Refine <= 0 || task || s.Order < 1 || (s.Loss != "mse" && s.Loss != "relative") {
+		return false
+	}
+	if s.Model == "rtf" {
+		return s.Constraint != "l1_montel" && s.Order <= MaxRefineOrder
+	}
+	return modalRefinable(s.Order, length)
 }
 
 // refineWork holds one channel's buffers for refineRTF.
@@ -267,6 +273,14 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 	out := make([][]float64, len(params))
 	errs := make([]error, len(params))
 	filters.ForEachChannel(len(params), func(ch int) {
+		if mm, ok := models[ch].(*modalModel); ok {
+			var init []float64
+			if ch < len(starts) && len(starts[ch]) > 0 {
+				init = starts[ch][0]
+			}
+			out[ch], errs[ch] = refineModalChannel(ctx, spec, mm, obj, ch, params[ch], init, targets[ch])
+			return
+		}
 		m := models[ch].(*rtfModel)
 		y := targets[ch]
 		w := newRefineWork(m)
@@ -344,6 +358,54 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 		}
 	}
 	return out, nil
+}
+
+// refineModalChannel refines a modal or rotation channel from its trained parameters and
+// from its initial ones (when the optimiser moved them): both get refineScreen iterations,
+// the better goes on to the full count, and the best parameters seen are returned.
+func refineModalChannel(ctx context.Context, spec Spec, m *modalModel, obj objective, ch int, trained, init, y []float64) ([]float64, error) {
+	w := newModalRefineWork(m, y)
+	type candidate struct {
+		p   []float64
+		st  lmState
+		rel float64
+	}
+	cands := []*candidate{{p: append([]float64(nil), trained...)}}
+	if init != nil && !floats.Equal(init, trained) {
+		cands = append(cands, &candidate{p: append([]float64(nil), init...)})
+	}
+	k := make([]float64, m.length)
+	relError := func(p []float64) float64 {
+		m.kernel(nil, p, k)
+		if e := obj.relError(ch, k); !math.IsNaN(e) {
+			return e
+		}
+		return math.Inf(1)
+	}
+	measure := func(c *candidate) { c.rel = relError(c.p) }
+	trainedRel := relError(trained)
+	screen := min(spec.Refine, refineScreen)
+	for _, c := range cands {
+		if _, err := refineModal(ctx, w, c.p, screen, &c.st); err != nil {
+			return nil, err
+		}
+		measure(c)
+	}
+	best := cands[0]
+	for _, c := range cands[1:] {
+		if c.rel < best.rel {
+			best = c
+		}
+	}
+	if _, err := refineModal(ctx, w, best.p, spec.Refine-screen, &best.st); err != nil {
+		return nil, err
+	}
+	// Accepted steps only lower the error, but the init may start above the trained
+	// parameters and stay there.
+	if measure(best); trainedRel <= best.rel {
+		return trained, nil
+	}
+	return best.p, nil
 }
 
 // ringStart returns RTF parameters with conjugate poles on a random ring (radius 0.5–0.99,

@@ -82,7 +82,7 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 		return nil, err
 	}
 	prob := &Problem{Spec: spec, obj: obj}
-	refine := spec.refinable(job.Task != nil)
+	refine := spec.refinable(job.Task != nil, len(targets[0]))
 	// Inits are independent per channel (a hankel init is an eigendecomposition each).
 	prob.models, prob.Params = make([]model, len(targets)), make([][]float64, len(targets))
 	initErrs := make([]error, len(targets))
@@ -290,7 +290,7 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	// Where the refinement runs, a distilled RTF's numerator is then refitted to the target for
 	// its trained denominator (refitNumerator, an (L-1)×n QR, hence the same order limit).
 	// refine 0 deploys what the optimiser trained.
-	refitting := spec.refinable(job.Task != nil)
+	refitting := spec.refinable(job.Task != nil, len(targets[0]))
 	modalHints, worstHint := 0, -1
 	for ch, p := range params {
 		m := models[ch]

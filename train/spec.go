@@ -43,7 +43,8 @@ type Spec struct {
 	Loss  string `json:"loss"`
 	Steps int    `json:"steps"`
 	// Refine is the number of Levenberg–Marquardt iterations that polish each channel after
-	// the optimiser (rtf model, mse or relative loss, order ≤ MaxRefineOrder; 0: none).
+	// the optimiser (mse or relative loss; rtf up to MaxRefineOrder, modal and rotation
+	// while modalRefinable; 0: none).
 	Refine int `json:"refine,omitempty"`
 	// Tol stops early once every channel's relative L2 error is at most Tol (0: never).
 	Tol     float64 `json:"tol,omitempty"`
