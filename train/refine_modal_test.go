@@ -137,3 +137,21 @@ func BenchmarkRefineModalIteration(b *testing.B) {
 		}
 	}
 }
+
+// TestModalFilterRealPair checks that a pole pair whose angle sits at 0 or π (which the
+// optimisers can reach) deploys as a valid real filter with the model's kernel.
+func TestModalFilterRealPair(t *testing.T) {
+	for _, theta := range []float64{0, math.Pi, 1e-14} {
+		m := &modalModel{pairs: 2, length: 64, minNu: math.Log(-math.Log(0.9999)), maxU: math.Atanh(0.9999)}
+		p := []float64{math.Log(-math.Log(0.8)), theta, 0.3, -0.7, math.Log(-math.Log(0.5)), 1, 0.2, 0.1, 0.05}
+		f, _, err := m.filter(p)
+		if err != nil {
+			t.Fatalf("θ = %g: %v", theta, err)
+		}
+		k := make([]float64, m.length)
+		m.kernel(nil, p, k)
+		if e := relL2(f.Impulse(m.length), k); e > 1e-12 {
+			t.Errorf("θ = %g: deployed response differs from the kernel by %.3g", theta, e)
+		}
+	}
+}
