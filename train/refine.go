@@ -44,27 +44,18 @@ type refineWork struct {
 	spec     []complex128 // scratch spectrum for inverse
 	ga, qs   []complex128 // 1/A and B̃/A² on the FFT grid
 	ef       []complex128 // the residual's spectrum
-	trial    []float64
-	// The Levenberg–Marquardt system, its damped copy, gradient, step and H·step.
-	h, damped *mat.SymDense
-	g, step   []float64
-	stepVec   *mat.VecDense
-	hs        *mat.VecDense
+	lm       lmBuffers
 }
 
 func newRefineWork(m *rtfModel) *refineWork {
 	l := m.length
-	w := &refineWork{m: m, fft: fft.NewReal(l), ws: m.newWorkspace(), trial: make([]float64, m.numParams())}
+	w := &refineWork{m: m, fft: fft.NewReal(l), ws: m.newWorkspace(), lm: newLMBuffers(m.numParams())}
 	for _, b := range []*[]float64{&w.k, &w.e, &w.x, &w.gA, &w.q, &w.rgg, &w.rqq, &w.rqg} {
 		*b = make([]float64, l)
 	}
 	for _, b := range []*[]complex128{&w.spec, &w.ga, &w.qs, &w.ef} {
 		*b = make([]complex128, l/2+1)
 	}
-	np := m.numParams()
-	w.h, w.damped = mat.NewSymDense(np, nil), mat.NewSymDense(np, nil)
-	w.g, w.step = make([]float64, np), make([]float64, np)
-	w.stepVec, w.hs = mat.NewVecDense(np, w.step), mat.NewVecDense(np, nil)
 	return w
 }
 
@@ -149,12 +140,72 @@ func sq(z complex128) float64 { return real(z)*real(z) + imag(z)*imag(z) }
 // tens of iterations. st carries the damping and convergence state from an earlier call on
 // the same p (nil starts afresh). It returns the final ½‖k - y‖², or ctx.Err().
 func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64, iters int, st *lmState) (float64, error) {
+	return levenbergMarquardt(ctx, rtfLM{w, y, bound}, &w.lm, p, iters, st)
+}
+
+// rtfLM is the RTF refinement's problem for levenbergMarquardt.
+type rtfLM struct {
+	w     *refineWork
+	y     []float64
+	bound float64
+}
+
+func (r rtfLM) sse(p []float64) float64                          { return r.w.sse(p, r.y) }
+func (r rtfLM) normal(_ []float64, h *mat.SymDense, g []float64) { r.w.normal(h, g) }
+
+// admit shortens a step that leaves the radius bound before the damping is raised: the
+// optimum of a decaying target often lies near the bound, and raising μ alone would leave
+// only ever smaller gradient steps along it.
+func (r rtfLM) admit(p, trial, step []float64) bool {
+	if r.bound <= 0 {
+		return true
+	}
+	for cut := 0; cut < 6 && !r.w.m.within(trial, r.bound); cut++ {
+		for i := range p {
+			step[i] /= 2
+			trial[i] = p[i] + step[i]
+		}
+	}
+	return r.w.m.within(trial, r.bound)
+}
+
+// lmProblem is what levenbergMarquardt needs from a model fitted to a target.
+type lmProblem interface {
+	// sse returns ½‖k(p) - y‖² and keeps what normal needs.
+	sse(p []float64) float64
+	// normal fills the Gauss–Newton system H = JᵀJ and g = Jᵀe at p, after sse(p).
+	normal(p []float64, h *mat.SymDense, g []float64)
+	// admit makes trial = p + step admissible (shortening the step, or projecting trial and
+	// updating step to match), or reports that it cannot.
+	admit(p, trial, step []float64) bool
+}
+
+// lmBuffers are a Levenberg–Marquardt run's system, its damped copy, gradient, step, trial
+// point and H·step.
+type lmBuffers struct {
+	h, damped   *mat.SymDense
+	g, step     []float64
+	trial       []float64
+	stepVec, hs *mat.VecDense
+}
+
+func newLMBuffers(np int) lmBuffers {
+	b := lmBuffers{h: mat.NewSymDense(np, nil), damped: mat.NewSymDense(np, nil),
+		g: make([]float64, np), step: make([]float64, np), trial: make([]float64, np), hs: mat.NewVecDense(np, nil)}
+	b.stepVec = mat.NewVecDense(np, b.step)
+	return b
+}
+
+// levenbergMarquardt runs up to iters iterations on p, in place, with Marquardt's diagonal
+// scaling and Nielsen's damping update, accepting only steps that lower the squared error.
+// st carries the damping and convergence state between calls on the same p (nil: afresh).
+func levenbergMarquardt(ctx context.Context, prob lmProblem, b *lmBuffers, p []float64, iters int, st *lmState) (float64, error) {
 	if st == nil {
 		st = &lmState{}
 	}
 	np := len(p)
-	h, damped, g, step, stepVec, hs := w.h, w.damped, w.g, w.step, w.stepVec, w.hs
-	f := w.sse(p, y)
+	h, damped, g, step, trial := b.h, b.damped, b.g, b.step, b.trial
+	f := prob.sse(p)
 	if st.nu == 0 {
 		st.mu, st.nu = 1e-6, 2
 	}
@@ -164,7 +215,7 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 		if err := ctx.Err(); err != nil {
 			return f, err
 		}
-		w.normal(h, g)
+		prob.normal(p, h, g)
 		maxDiag := 0.0
 		for i := 0; i < np; i++ {
 			maxDiag = math.Max(maxDiag, h.At(i, i))
@@ -173,8 +224,8 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 		for !accepted && mu < 1e16 {
 			damped.CopySym(h)
 			for i := 0; i < np; i++ {
-				// Marquardt's scaling makes the step invariant to the scale of a against b̃; the
-				// floor keeps columns that barely move the kernel from blowing up.
+				// Marquardt's scaling makes the step invariant to the scale of each parameter;
+				// the floor keeps columns that barely move the kernel from blowing up.
 				d := h.At(i, i) + 1e-12*maxDiag
 				damped.SetSym(i, i, h.At(i, i)+mu*d)
 				step[i] = -g[i]
@@ -185,29 +236,17 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 				continue
 			}
 			for i := range p {
-				w.trial[i] = p[i] + step[i]
+				trial[i] = p[i] + step[i]
 			}
-			// A step that leaves the radius bound is shortened before the damping is raised:
-			// the optimum of a decaying target often lies near the bound, and raising μ alone
-			// would leave only ever smaller gradient steps along it.
-			for cut := 0; bound > 0 && !w.m.within(w.trial, bound); cut++ {
-				if cut == 6 {
-					break
-				}
-				for i := range p {
-					step[i] /= 2
-					w.trial[i] = p[i] + step[i]
-				}
-			}
-			if bound > 0 && !w.m.within(w.trial, bound) {
+			if !prob.admit(p, trial, step) {
 				mu *= nu
 				nu *= 2
 				continue
 			}
-			ft := w.sse(w.trial, y)
+			ft := prob.sse(trial)
 			// Predicted decrease of the Gauss–Newton model: -(gᵀs + ½sᵀHs).
-			hs.MulVec(h, stepVec)
-			pred := -floats.Dot(step, g) - floats.Dot(step, hs.RawVector().Data)/2
+			b.hs.MulVec(h, b.stepVec)
+			pred := -floats.Dot(step, g) - floats.Dot(step, b.hs.RawVector().Data)/2
 			if ft < f && pred > 0 {
 				rho := (f - ft) / pred
 				mu *= math.Max(1.0/3, 1-math.Pow(2*rho-1, 3))
@@ -219,7 +258,7 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 				} else {
 					stalls = 0
 				}
-				copy(p, w.trial)
+				copy(p, trial)
 				f = ft
 				accepted = true
 			} else {
@@ -227,8 +266,8 @@ func refineRTF(ctx context.Context, w *refineWork, p, y []float64, bound float64
 				nu *= 2
 			}
 		}
-		// The accepted trial was the last kernel evaluated: w.e and the workspace's spectra
-		// belong to p for the next system.
+		// The accepted trial was the last point evaluated: what sse kept belongs to p for the
+		// next system.
 		if !accepted || stalls >= 3 {
 			st.done = true
 		}

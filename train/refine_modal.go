@@ -26,26 +26,19 @@ func modalRefinable(n, length int) bool {
 // only through their product r.
 type modalRefineWork struct {
 	m        *modalModel // the modal form (rotation false) of the channel's model
+	original *modalModel
 	y        []float64
 	k, e     []float64
 	jt       *mat.Dense // the Jacobian, transposed: one row per parameter
-	h, damp  *mat.SymDense
-	g, step  []float64
-	trial    []float64
-	stepVec  *mat.VecDense
-	hs       *mat.VecDense
-	original *modalModel
+	lm       lmBuffers
 }
 
 func newModalRefineWork(m *modalModel, y []float64) *modalRefineWork {
 	mm := *m
 	mm.rotation = false
 	np := mm.numParams()
-	w := &modalRefineWork{m: &mm, original: m, y: y, k: make([]float64, m.length), e: make([]float64, m.length),
-		jt: mat.NewDense(np, m.length, nil), h: mat.NewSymDense(np, nil), damp: mat.NewSymDense(np, nil),
-		g: make([]float64, np), step: make([]float64, np), trial: make([]float64, np)}
-	w.stepVec, w.hs = mat.NewVecDense(np, w.step), mat.NewVecDense(np, nil)
-	return w
+	return &modalRefineWork{m: &mm, original: m, y: y, k: make([]float64, m.length), e: make([]float64, m.length),
+		jt: mat.NewDense(np, m.length, nil), lm: newLMBuffers(np)}
 }
 
 // toModal returns p (in the original model's parametrisation) as modal parameters.
@@ -142,82 +135,32 @@ func (w *modalRefineWork) jacobian(q []float64) {
 	h0[0] = 1
 }
 
-// refineModal runs up to iters Levenberg–Marquardt iterations on a modal or rotation model's
-// parameters p against w.y, in place: the same damping, acceptance and stall rules as
-// refineRTF, on a dense Jacobian (the modal kernel has no circulant structure). The radius
-// constraint is a clamp of ν and u (project), so every trial stays stable. Adam rarely moves a
-// good hankel init of these models (S4 kernels at n = 64: 0.057 before and after 1000 steps);
-// Gauss–Newton steps halve that error. It returns the final ½‖k - y‖², or ctx.Err().
-func refineModal(ctx context.Context, w *modalRefineWork, p []float64, iters int, st *lmState) (float64, error) {
-	if st == nil {
-		st = &lmState{}
+// normal forms JᵀJ and Jᵀe from the dense Jacobian at q (after sse(q) left e).
+func (w *modalRefineWork) normal(q []float64, h *mat.SymDense, g []float64) {
+	w.jacobian(q)
+	h.SymOuterK(1, w.jt)
+	for i := range g {
+		g[i] = floats.Dot(w.jt.RawRowView(i), w.e)
 	}
+}
+
+// admit clamps the trial point into the radius constraint (project), so every trial is
+// stable, and makes the step match.
+func (w *modalRefineWork) admit(q, trial, step []float64) bool {
+	w.m.project(trial)
+	for i := range q {
+		step[i] = trial[i] - q[i]
+	}
+	return true
+}
+
+// refineModal runs up to iters Levenberg–Marquardt iterations (levenbergMarquardt) on a modal
+// or rotation model's parameters p against w.y, in place, on a dense Jacobian: the modal
+// kernel has no circulant structure. Adam rarely moves a good hankel init of these models
+// (S4 kernels at n = 64: 0.057 before and after 1000 steps); Gauss–Newton steps halve that
+// error. It returns the final ½‖k - y‖², or ctx.Err().
+func refineModal(ctx context.Context, w *modalRefineWork, p []float64, iters int, st *lmState) (float64, error) {
 	q := w.toModal(p)
 	defer w.fromModal(q, p)
-	np := len(q)
-	h, damp, g, step := w.h, w.damp, w.g, w.step
-	f := w.sse(q)
-	if st.nu == 0 {
-		st.mu, st.nu = 1e-6, 2
-	}
-	mu, nu, stalls := st.mu, st.nu, st.stalls
-	defer func() { st.mu, st.nu, st.stalls = mu, nu, stalls }()
-	for it := 0; it < iters && f > 0 && !st.done; it++ {
-		if err := ctx.Err(); err != nil {
-			return f, err
-		}
-		w.jacobian(q)
-		h.SymOuterK(1, w.jt)
-		for i := 0; i < np; i++ {
-			g[i] = floats.Dot(w.jt.RawRowView(i), w.e)
-		}
-		maxDiag := 0.0
-		for i := 0; i < np; i++ {
-			maxDiag = math.Max(maxDiag, h.At(i, i))
-		}
-		accepted := false
-		for !accepted && mu < 1e16 {
-			damp.CopySym(h)
-			for i := 0; i < np; i++ {
-				damp.SetSym(i, i, h.At(i, i)+mu*(h.At(i, i)+1e-12*maxDiag))
-				step[i] = -g[i]
-			}
-			if !choleskySolve(damp.RawSymmetric().Data, np, step) {
-				mu *= nu
-				nu *= 2
-				continue
-			}
-			for i := range q {
-				w.trial[i] = q[i] + step[i]
-			}
-			w.m.project(w.trial)
-			for i := range q {
-				step[i] = w.trial[i] - q[i]
-			}
-			ft := w.sse(w.trial)
-			w.hs.MulVec(h, w.stepVec)
-			pred := -floats.Dot(step, g) - floats.Dot(step, w.hs.RawVector().Data)/2
-			if ft < f && pred > 0 {
-				rho := (f - ft) / pred
-				mu *= math.Max(1.0/3, 1-math.Pow(2*rho-1, 3))
-				nu = 2
-				if f-ft < 1e-6*f && mu < 1e-2 {
-					stalls++
-				} else {
-					stalls = 0
-				}
-				copy(q, w.trial)
-				f = ft
-				accepted = true
-			} else {
-				mu *= nu
-				nu *= 2
-			}
-		}
-		// The accepted trial was the last kernel evaluated: w.e is q's residual.
-		if !accepted || stalls >= 3 {
-			st.done = true
-		}
-	}
-	return f, nil
+	return levenbergMarquardt(ctx, w, &w.lm, q, iters, st)
 }
