@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -84,6 +85,8 @@ func targetFamilies(length, channels int, seed uint64) map[string][][]float64 {
 // lr 1e-3, 2000 steps), plain ERA and ssmlab's default recipe, logs the table quoted in the
 // README (go test ./train -run DistillQuality -v; SSMLAB_QUALITY_CHANNELS=16 for the full
 // measurement) and checks that every ssmlab result is stable and no worse than the paper's.
+// A second table fits the same targets with a modal model and writes its poles as an RTF:
+// where the modal fit is far better, it shows what float64 coefficients lose.
 func TestDistillQuality(t *testing.T) {
 	if testing.Short() {
 		t.Skip("distils 12 banks")
@@ -95,6 +98,7 @@ func TestDistillQuality(t *testing.T) {
 	fams := targetFamilies(1024, channels, 1)
 	t.Logf("%d channels per family, L = 1024; mean relative L2 error (CPU seconds); the last column bounds any order-n filter's from below", channels)
 	orders := []int{4, 16, 64}
+	var modalRows []string
 	for _, name := range []string{"hyena", "s4-hippo", "butterworth", "windowed-sinc", "decaying-noise"} {
 		targets := fams[name]
 		// The mean over channels of each channel's lower bound bounds the mean error.
@@ -118,8 +122,8 @@ func TestDistillQuality(t *testing.T) {
 			}
 			to := cpuTime() - t0
 			// Plain ERA as a state-space realisation, and the same realisation as an RTF: the
-			// better of its transfer function by filters.ToTF and its poles multiplied out with
-			// the least-squares numerator (refitNumerator), which holds clustered poles better.
+			// better of its transfer function by filters.ToTF and its poles written as
+			// coefficients with the least-squares numerator (rtfForPoles).
 			eraErr, eraTFErr := 0.0, 0.0
 			for _, y := range targets {
 				f, _ := eraFilter(y, n)
@@ -128,13 +132,8 @@ func TestDistillQuality(t *testing.T) {
 				if tf, _, err := filters.ToTF(f); err == nil {
 					e = finiteOr(relL2(tf.Impulse(len(y)), y), e)
 				}
-				if poles, err := filters.Poles(f); err == nil && len(poles) > 0 {
-					a := polyFromPoles(poles)
-					if b, err := refitNumerator(a, y); err == nil {
-						if tf, err := filters.NewTransferFunction(a, b, y[0]); err == nil {
-							e = math.Min(e, finiteOr(relL2(tf.Impulse(len(y)), y), e))
-						}
-					}
+				if poles, err := filters.Poles(f); err == nil {
+					e = math.Min(e, rtfForPoles(poles, y))
 				}
 				eraTFErr += e / float64(len(targets))
 			}
@@ -149,8 +148,54 @@ func TestDistillQuality(t *testing.T) {
 			if ours.Report.MeanRelError > 1.02*paper.Report.MeanRelError {
 				t.Errorf("%s n=%d: ssmlab %.3g, paper recipe %.3g", name, n, ours.Report.MeanRelError, paper.Report.MeanRelError)
 			}
+			// The same recipe with a modal model, and its poles written as an RTF: where the
+			// modal model is far better, its poles are ones float64 coefficients cannot hold.
+			modalSpec := withOrder(DefaultSpec(), n)
+			modalSpec.Model = "modal"
+			modal, err := Run(context.Background(), Job{Spec: modalSpec, Targets: targets}, CPU{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			modalTFErr, held := 0.0, 0
+			for ch, y := range targets {
+				e := math.Inf(1)
+				if poles, err := filters.Poles(modal.Filters[ch]); err == nil {
+					e = rtfForPoles(poles, y)
+				}
+				if e <= 2*modal.Report.Channels[ch].RelError {
+					held++
+				}
+				modalTFErr += e / float64(len(targets))
+			}
+			modalRows = append(modalRows, fmt.Sprintf("| %s | %d | %.3g | %.3g | %.3g (%d of %d within 2x) |", name, n, ours.Report.MeanRelError, modal.Report.MeanRelError, modalTFErr, held, len(targets)))
 		}
 	}
+	t.Log("family | n | ssmlab RTF | modal, same recipe | modal's poles as an RTF")
+	for _, r := range modalRows {
+		t.Log(r)
+	}
+}
+
+// rtfForPoles returns the relative error of the best RTF with the given poles: written as
+// coefficients both by multiplying out real factors and by interpolation on the unit circle,
+// each with the least-squares numerator (refitNumerator), measured by the deployed
+// recurrence. It is +Inf when float64 coefficients cannot hold the poles (the recurrence
+// diverges).
+func rtfForPoles(poles []complex128, y []float64) float64 {
+	best := math.Inf(1)
+	if len(poles) == 0 {
+		return best
+	}
+	for _, a := range [][]float64{polyFromPoles(poles), filters.PolyFromRoots(poles)} {
+		b, err := refitNumerator(a, y)
+		if err != nil {
+			continue
+		}
+		if tf, err := filters.NewTransferFunction(a, b, y[0]); err == nil {
+			best = math.Min(best, finiteOr(relL2(tf.Impulse(len(y)), y), best))
+		}
+	}
+	return best
 }
 
 func withOrder(s Spec, n int) Spec { s.Order = n; return s }
