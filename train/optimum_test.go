@@ -4,8 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"sync"
 	"testing"
 
@@ -122,10 +120,7 @@ func TestOrderFourNearOptimal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("searches pole placements per channel")
 	}
-	channels := 2
-	if v, err := strconv.Atoi(os.Getenv("SSMLAB_QUALITY_CHANNELS")); err == nil && v > 0 {
-		channels = v
-	}
+	channels := qualityChannels(2)
 	fams := targetFamilies(1024, channels, 1)
 	for _, name := range []string{"s4-hippo", "butterworth", "windowed-sinc", "decaying-noise"} {
 		targets := fams[name]
