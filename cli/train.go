@@ -160,7 +160,7 @@ and whether it is stable.`,
 			if n, ok := train.SuggestOrder(targets, suggestTol, train.MaxOrder); ok {
 				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (measured on truncated ERA realisations)\n", suggestTol, n)
 			} else {
-				fmt.Fprintf(s.err, "suggested order for relative error %g: above %d (the targets do not reduce well)\n", suggestTol, train.MaxOrder)
+				fmt.Fprintf(s.err, "suggested order for relative error %g: above %d (the targets do not reduce well)\n", suggestTol, n)
 			}
 			return s.runJob(name, spec, train.Job{Spec: spec, Targets: targets}, &j)
 		},

@@ -109,3 +109,14 @@ func BenchmarkSuggestOrder(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSuggestOrderNoReduction is the same for 16 kernels of decaying noise, which no
+// order up to 511 reduces to 1e-3: the case where every realisation size is tried.
+func BenchmarkSuggestOrderNoReduction(b *testing.B) {
+	noise := targetFamilies(1024, 16, 1)["decaying-noise"]
+	for b.Loop() {
+		if _, ok := SuggestOrder(noise, 1e-3, MaxOrder); ok {
+			b.Fatal("decaying noise reduced")
+		}
+	}
+}

@@ -210,8 +210,14 @@ func TestSuggestOrder(t *testing.T) {
 	if !ok || n != 6 {
 		t.Errorf("suggested %d (ok %v), want 6", n, ok)
 	}
-	if _, ok := SuggestOrder(targetFamilies(1024, 1, 1)["decaying-noise"], 1e-8, 8); ok {
-		t.Errorf("white noise cannot be reduced to order 8 at 1e-8")
+	if n, ok := SuggestOrder(targetFamilies(1024, 1, 1)["decaying-noise"], 1e-8, 8); ok || n != 8 {
+		t.Errorf("decaying noise reduced to order 8 at 1e-8 (suggested %d, ok %v); want not ok, tried up to 8", n, ok)
+	}
+	// Past what 100 samples can realise (order 49), the answer says how far it looked; one
+	// kernel that does not reduce settles it for a bank of kernels that do.
+	bank := append(iirTargets(100, 3), targetFamilies(100, 1, 1)["decaying-noise"]...)
+	if n, ok := SuggestOrder(bank, 1e-8, MaxOrder); ok || n != 49 {
+		t.Errorf("iir and noise kernels of 100 samples: suggested %d, ok %v; want not ok, tried up to 49", n, ok)
 	}
 	// On Hyena kernels the suggested order's reduced model meets the tolerance on every
 	// kernel, and one order less does not on at least one.

@@ -1238,7 +1238,7 @@ func (m *Model) onSuggest(msg suggestMsg) {
 	case msg.ok:
 		f.suggestion = fmt.Sprintf("suggested order: %d (relative error %g at length %d, truncated ERA)", msg.order, suggestTol, msg.length)
 	default:
-		f.suggestion = fmt.Sprintf("suggested order: none reaches relative error %g at length %d", suggestTol, msg.length)
+		f.suggestion = fmt.Sprintf("suggested order: none up to %d reaches relative error %g at length %d", msg.order, suggestTol, msg.length)
 	}
 }
 

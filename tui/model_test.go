@@ -431,8 +431,8 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	if s := screen(m); strings.Contains(s, "42") || !strings.Contains(s, want) {
 		t.Errorf("another entry's suggestion replaced this form's:\n%s", s)
 	}
-	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length})
-	if s := screen(m); !strings.Contains(s, "suggested order: none reaches relative error 0.001") {
+	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length, order: 127})
+	if s := screen(m); !strings.Contains(s, "suggested order: none up to 127 reaches relative error 0.001") {
 		t.Errorf("no 'none' line:\n%s", s)
 	}
 }
