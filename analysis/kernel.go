@@ -5,7 +5,6 @@ import (
 	"math"
 	"sync"
 
-	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -29,7 +28,8 @@ import (
 // complex sequence a + i·b̃ (separated afterwards by conjugate symmetry), the forward
 // transform skips the zero padding (it folds the n + 1 coefficients into L/P interleaved
 // transforms of length P ≈ n), and the inverse is a real transform of half length. Other
-// lengths use gonum's dsp/fourier. A plan is safe for concurrent use; its workspaces are pooled.
+// lengths use fft.Real (Bluestein's algorithm or FFTPACK). A plan is safe for concurrent use;
+// its workspaces are pooled.
 type KernelPlan struct {
 	order, length int
 	pow2          bool
@@ -40,7 +40,7 @@ type KernelPlan struct {
 type kernelWork struct {
 	buf, work, x, g []complex128
 	// gonum path
-	rfft   *fourier.FFT
+	rfft   *fft.Real
 	ra, rb []float64
 	ca, cb []complex128
 }
@@ -76,7 +76,7 @@ func (p *KernelPlan) newWork() *kernelWork {
 		w.x, w.g = make([]complex128, p.order+1), make([]complex128, p.length/2+1)
 		return w
 	}
-	w.rfft = fourier.NewFFT(p.length)
+	w.rfft = fft.NewReal(p.length)
 	w.ra, w.rb = make([]float64, p.length), make([]float64, p.length)
 	w.ca, w.cb = make([]complex128, p.length/2+1), make([]complex128, p.length/2+1)
 	return w

@@ -18,12 +18,13 @@ import (
 const kernelTol = 1e-12
 
 // TestKernelPlan checks Algorithm 1 with the eq. 13 correction against the difference
-// equation, on both FFT paths (powers of two, ≥ 8: our radix-4 FFT; others: gonum), for
-// lengths below the order too (the coefficients fold onto the L-th roots of unity).
+// equation, on every FFT path (powers of two, ≥ 8: our radix-4 FFT; 1021, prime: Bluestein's
+// algorithm; others: FFTPACK), for lengths below the order too (the coefficients fold onto
+// the L-th roots of unity).
 func TestKernelPlan(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	for _, n := range []int{0, 1, 2, 5, 16, 64, 100, 300} {
-		for _, L := range []int{1, 2, 3, 4, 8, 16, 64, 100, 1000, 1024, 4096} {
+		for _, L := range []int{1, 2, 3, 4, 8, 16, 64, 100, 1000, 1021, 1024, 4096} {
 			f := montelTF(rng, n, 0.9)
 			want := f.Impulse(L)
 			bt, err := TruncateNumerator(f.Den, f.Num, L)

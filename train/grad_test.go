@@ -23,9 +23,10 @@ func testModels(length int) map[string]model {
 }
 
 // TestGradientsFiniteDifference checks ∂(v·k)/∂p against central differences for every model,
-// at a power-of-two length (the RTF's pruned transforms) and another (full real transforms).
+// at a power-of-two length (the RTF's pruned transforms) and others (full real transforms:
+// FFTPACK at 60, Bluestein's algorithm at 131, a prime).
 func TestGradientsFiniteDifference(t *testing.T) {
-	for _, length := range []int{64, 60} {
+	for _, length := range []int{64, 60, 131} {
 		testGradients(t, length)
 	}
 }
@@ -78,7 +79,7 @@ func testGradients(t *testing.T, length int) {
 // TestRTFKernelIsTruncatedResponse: the deployed filter's true first L samples equal the
 // trained circular kernel (seed 004 eq. 13 and its inverse).
 func TestRTFKernelIsTruncatedResponse(t *testing.T) {
-	for _, length := range []int{16, 64, 100} {
+	for _, length := range []int{16, 64, 100, 131} {
 		m := &rtfModel{n: 4, length: length}
 		p := []float64{-0.9, 0.5, -0.1, 0.02, 0.3, -0.2, 0.1, 0.05, 0.7}
 		k := make([]float64, length)

@@ -6,8 +6,9 @@
 // entries, an inverse transform of which only the first few outputs are wanted). Twiddle
 // factors are computed once per size by direct sincos (not by recurrence), so each factor is
 // correctly rounded to within an ulp. Real is the one real-FFT type of the module: it uses
-// these transforms for powers of two and gonum's dsp/fourier (FFTPACK), against which
-// everything here is tested, for other lengths.
+// these transforms for powers of two, Bluestein's algorithm on top of them for lengths with
+// large prime factors (checked against the DFT by its definition), and gonum's dsp/fourier
+// (FFTPACK), against which everything else here is tested, for other lengths.
 package fft
 
 import (

@@ -90,7 +90,8 @@ func TestTransformAgainstGonum(t *testing.T) {
 
 func TestRealAgainstGonum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(2, 2))
-	// Powers of two take this package's path, the others gonum's; both must agree with gonum.
+	// Powers of two take this package's path, the others (without a large prime factor)
+	// gonum's; both must agree with gonum.
 	for _, n := range append([]int{3, 5, 6, 12, 100, 1000}, sizes...) {
 		x := randReal(rng, n)
 		g := fourier.NewFFT(n)
@@ -105,6 +106,79 @@ func TestRealAgainstGonum(t *testing.T) {
 		wantSeq := g.Sequence(nil, c)
 		if e := relErr(r.Sequence(nil, c), wantSeq); e > tol {
 			t.Errorf("n=%d sequence: rel error %.3g", n, e)
+		}
+	}
+}
+
+// compensatedDFT is the DFT by its definition, X[k] = Σ x[j]·e^{∓2πijk/n} (the minus sign
+// when inverse is false), with correctly rounded twiddles and Kahan-compensated sums: a
+// reference accurate to a few ulps, where an FFT's error grows with log n and FFTPACK's
+// generic radix for a prime factor p with p.
+func compensatedDFT(x []complex128, inverse bool) []complex128 {
+	n := len(x)
+	out := make([]complex128, n)
+	for k := range out {
+		var sum, carry complex128
+		for j, v := range x {
+			w := unitRoot(int(uint64(j)*uint64(k)%uint64(n)), n)
+			if inverse {
+				w = Conj(w)
+			}
+			y := v*w - carry
+			s := sum + y
+			carry = (s - sum) - y
+			sum = s
+		}
+		out[k] = sum
+	}
+	return out
+}
+
+func TestRealBluestein(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	// 131 and 1021 are prime, 122 = 2·61, 1022 = 2·7·73, 4094 = 2·23·89. FFTPACK's generic
+	// radix is 3e-12 off on 1021 (compared with 4e-16 here), so the reference is the DFT itself.
+	for _, n := range []int{122, 131, 1021, 1022, 4094} {
+		r := NewReal(n)
+		if r.blue == nil {
+			t.Fatalf("n=%d does not take Bluestein's path", n)
+		}
+		x := randReal(rng, n)
+		xc := make([]complex128, n)
+		for j, v := range x {
+			xc[j] = complex(v, 0)
+		}
+		if e := relErrC(r.Coefficients(nil, x), compensatedDFT(xc, false)[:n/2+1]); e > 2e-15 {
+			t.Errorf("n=%d coefficients: rel error %.3g", n, e)
+		}
+		// The inverse of a Hermitian spectrum whose half is c, with junk in the imaginary
+		// parts of DC and Nyquist that must be ignored.
+		c := randComplex(rng, n/2+1)
+		full := make([]complex128, n)
+		copy(full, c)
+		full[0] = complex(real(c[0]), 0)
+		if n%2 == 0 {
+			full[n/2] = complex(real(c[n/2]), 0)
+		}
+		for k := n/2 + 1; k < n; k++ {
+			full[k] = Conj(c[n-k])
+		}
+		ref := compensatedDFT(full, true)
+		want := make([]float64, n)
+		for j, v := range ref {
+			want[j] = real(v)
+		}
+		if e := relErr(r.Sequence(nil, c), want); e > 2e-15 {
+			t.Errorf("n=%d sequence: rel error %.3g", n, e)
+		}
+	}
+}
+
+func TestRealPath(t *testing.T) {
+	// Bluestein where the cost model says so; the neighbours of each case fall the other way.
+	for n, want := range map[int]bool{1021: true, 1022: true, 122: true, 131: true, 146: false, 976: false, 1000: false, 1024: false, 1: false, 3: false} {
+		if got := NewReal(n).blue != nil; got != want {
+			t.Errorf("n=%d: Bluestein %v, want %v", n, got, want)
 		}
 	}
 }
@@ -210,4 +284,27 @@ func BenchmarkReal(b *testing.B) {
 			g.Coefficients(c, x)
 		}
 	})
+}
+
+// BenchmarkRealLengths times a real transform by Bluestein's algorithm and by FFTPACK, whose
+// generic radix costs O(n·p) for a prime factor p: bluesteinCheaper's cost model is fitted
+// to these lengths.
+func BenchmarkRealLengths(b *testing.B) {
+	for _, n := range []int{122, 146, 488, 584, 976, 1000, 1022, 1021} {
+		x := randReal(rand.New(rand.NewPCG(1, 1)), n)
+		c := make([]complex128, n/2+1)
+		r := &Real{n: n}
+		r.useBluestein()
+		b.Run(fmt.Sprintf("n=%d/bluestein", n), func(b *testing.B) {
+			for b.Loop() {
+				r.Coefficients(c, x)
+			}
+		})
+		g := fourier.NewFFT(n)
+		b.Run(fmt.Sprintf("n=%d/fftpack", n), func(b *testing.B) {
+			for b.Loop() {
+				g.Coefficients(c, x)
+			}
+		})
+	}
 }

@@ -142,14 +142,19 @@ func (tw *Table) InverseHead(dst, spec, work []complex128) {
 	}
 }
 
-// Real is a real FFT of one length: this package's transforms for powers of two (≥ 4), gonum's
-// FFTPACK otherwise. Its methods match gonum's fourier.FFT (unnormalised). A Real holds
-// scratch space, so it serves one goroutine at a time.
+// Real is a real FFT of one length: this package's transforms for powers of two (≥ 4),
+// Bluestein's algorithm on top of them for lengths with large prime factors (where
+// bluesteinCheaper), and gonum's FFTPACK for the other lengths. Its methods match gonum's
+// fourier.FFT (unnormalised). A Real holds scratch space, so it serves one goroutine at a
+// time.
 type Real struct {
 	n     int
 	tab   *Table
 	work  []complex128
 	gonum *fourier.FFT
+	blue  *bluestein
+	z     []complex128 // Bluestein's length-n vector; work and buf then hold its m points
+	buf   []complex128
 }
 
 // NewReal returns a real FFT of length n ≥ 1.
@@ -158,12 +163,20 @@ func NewReal(n int) *Real {
 		panic("fft: length must be positive")
 	}
 	r := &Real{n: n}
-	if n >= 4 && IsPow2(n) {
+	switch {
+	case n >= 4 && IsPow2(n):
 		r.tab, r.work = Shared(n), make([]complex128, n)
-	} else {
+	case bluesteinCheaper(n):
+		r.useBluestein()
+	default:
 		r.gonum = fourier.NewFFT(n)
 	}
 	return r
+}
+
+func (r *Real) useBluestein() {
+	r.blue = sharedBluestein(r.n)
+	r.z, r.buf, r.work = make([]complex128, r.n), make([]complex128, r.blue.m), make([]complex128, r.blue.m)
 }
 
 // Len returns the transform length.
@@ -174,20 +187,50 @@ func (r *Real) Coefficients(dst []complex128, x []float64) []complex128 {
 	if r.gonum != nil {
 		return r.gonum.Coefficients(dst, x)
 	}
+	if len(x) != r.n || dst != nil && len(dst) != r.n/2+1 {
+		panic("fft: real transform length mismatch")
+	}
 	if dst == nil {
 		dst = make([]complex128, r.n/2+1)
+	}
+	if r.blue != nil {
+		for j, v := range x {
+			r.z[j] = complex(v, 0)
+		}
+		r.blue.dft(r.z, r.buf, r.work)
+		copy(dst, r.z)
+		return dst
 	}
 	r.tab.RealForward(dst, x, r.work)
 	return dst
 }
 
 // Sequence returns the unnormalised inverse of the half spectrum c, in dst when it is not nil.
+// Like gonum's, it ignores the imaginary parts of c[0] and, for even n, c[n/2].
 func (r *Real) Sequence(dst []float64, c []complex128) []float64 {
 	if r.gonum != nil {
 		return r.gonum.Sequence(dst, c)
 	}
+	if len(c) != r.n/2+1 || dst != nil && len(dst) != r.n {
+		panic("fft: real transform length mismatch")
+	}
 	if dst == nil {
 		dst = make([]float64, r.n)
+	}
+	if r.blue != nil {
+		// x[j] = Re Σ X[k]·e^{2πijk/n} = Re DFT(conj X)[j], X Hermitian; the real part drops
+		// the imaginary parts of X[0] and X[n/2].
+		for k, v := range c {
+			r.z[k] = Conj(v)
+		}
+		for k := len(c); k < r.n; k++ {
+			r.z[k] = c[r.n-k]
+		}
+		r.blue.dft(r.z, r.buf, r.work)
+		for j, v := range r.z {
+			dst[j] = real(v)
+		}
+		return dst
 	}
 	r.tab.RealInverse(dst, c, r.work)
 	return dst
