@@ -49,13 +49,7 @@ type bluestein struct {
 var bluesteins sync.Map // int → *bluestein
 
 // sharedBluestein returns the process-wide plan for length n, built on first use.
-func sharedBluestein(n int) *bluestein {
-	if b, ok := bluesteins.Load(n); ok {
-		return b.(*bluestein)
-	}
-	b, _ := bluesteins.LoadOrStore(n, newBluestein(n))
-	return b.(*bluestein)
-}
+func sharedBluestein(n int) *bluestein { return cached(&bluesteins, n, newBluestein) }
 
 func newBluestein(n int) *bluestein {
 	m := 4

@@ -10,12 +10,15 @@ import (
 var tables sync.Map // int → *Table
 
 // Shared returns the process-wide table for size n (a power of two), built on first use.
-func Shared(n int) *Table {
-	if t, ok := tables.Load(n); ok {
-		return t.(*Table)
+func Shared(n int) *Table { return cached(&tables, n, NewTable) }
+
+// cached returns the read-only value for size n held in m, built by build on first use.
+func cached[T any](m *sync.Map, n int, build func(int) T) T {
+	if v, ok := m.Load(n); ok {
+		return v.(T)
 	}
-	t, _ := tables.LoadOrStore(n, NewTable(n))
-	return t.(*Table)
+	v, _ := m.LoadOrStore(n, build(n))
+	return v.(T)
 }
 
 // IsPow2 reports whether n is a power of two (n ≥ 1).
