@@ -25,11 +25,18 @@ func bluesteinCheaper(n int) bool {
 			f++
 		}
 	}
-	m, logm := 4, 2
+	m, logm := convolutionSize(n)
+	return n*sum > 3*m*logm
+}
+
+// convolutionSize returns m, the power of two (≥ 4) Bluestein's algorithm transforms for
+// length n (m ≥ 2n − 1, so the circular convolution does not wrap), and log₂m.
+func convolutionSize(n int) (m, logm int) {
+	m, logm = 4, 2
 	for m < 2*n-1 {
 		m, logm = 2*m, logm+1
 	}
-	return n*sum > 3*m*logm
+	return m, logm
 }
 
 // bluestein is the shared, read-only part of Bluestein's algorithm for length n: the DFT
@@ -52,10 +59,7 @@ var bluesteins sync.Map // int → *bluestein
 func sharedBluestein(n int) *bluestein { return cached(&bluesteins, n, newBluestein) }
 
 func newBluestein(n int) *bluestein {
-	m := 4
-	for m < 2*n-1 {
-		m *= 2
-	}
+	m, _ := convolutionSize(n)
 	b := &bluestein{n: n, m: m, tab: Shared(m), chirp: make([]complex128, n), spec: make([]complex128, m)}
 	for j := range b.chirp {
 		// j² mod 2n keeps the argument exact for any j; unitRoot rounds it correctly.
