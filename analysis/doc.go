@@ -21,7 +21,8 @@
 //     truncation correction b̃ = C(I - A^L) of eq. 13 (TruncateNumerator), which makes the
 //     L-point kernel exact instead of aliased; DeployNumerator inverts it and reports the
 //     condition of I - A^L. KernelPlan generates kernels for a bank of RTF channels with the
-//     pruned radix-4 FFT of internal/fft (tested against gonum's dsp/fourier).
+//     pruned radix-4 FFT of internal/fft at power-of-two L (tested against gonum's
+//     dsp/fourier), and with its real FFT (Bluestein's algorithm or FFTPACK) otherwise.
 //   - Vandermonde: the modal sum Σ rᵢλᵢ^(t-1) with powers built in chunks from anchors in polar
 //     form, accurate for |λ| near 1 (no λ^t by repeated pow, no t·eps drift).
 //   - Scan: the diagonal recurrence as a parallel prefix scan (seed 001 Prop. 2).
