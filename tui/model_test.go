@@ -628,3 +628,23 @@ func TestSaveSessionRoundTrip(t *testing.T) {
 		t.Errorf("reopened items %+v", msg.items)
 	}
 }
+
+func TestPresetPickerAlignsDescriptions(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	keys(t, m, "a")
+	m.modal.presets = []PresetInfo{
+		{Name: "ab", Description: "first description"},
+		{Name: "a-much-longer-preset-name", Description: "second description"},
+		{Name: "mid-length", Description: "third description"},
+	}
+	cols := map[int]bool{}
+	for _, l := range strings.Split(screen(m), "\n") {
+		if i := strings.Index(l, " description"); i >= 0 {
+			start := strings.LastIndex(l[:i], " ") + 1
+			cols[lipgloss.Width(l[:start])] = true
+		}
+	}
+	if len(cols) != 1 {
+		t.Errorf("the descriptions start at columns %v, want one column:\n%s", cols, screen(m))
+	}
+}

@@ -314,10 +314,14 @@ func (m *Model) modalView(W, B int) string {
 		var lines []string
 		rows := max(3, B-8)
 		first := max(0, md.presetSel-rows+1)
+		nameW := 0
+		for _, p := range md.presets {
+			nameW = max(nameW, len(p.Name))
+		}
 		for i := first; i < len(md.presets) && i < first+rows; i++ {
 			p := md.presets[i]
 			mark := "  "
-			name := fmt.Sprintf("%-12s", p.Name)
+			name := fmt.Sprintf("%-*s", nameW, p.Name)
 			if i == md.presetSel {
 				mark = st.accent.Render("▸ ")
 				name = st.bold.Render(name)
