@@ -98,6 +98,8 @@ type jobForm struct {
 	fields     []formField
 	focus      int
 	suggestion string // the suggested order, once computed
+	orderSet   string // the order the form filled in itself; a different value is the user's
+	suggested  bool   // orderSet is the suggestion
 }
 
 func choiceField(name, help string, choices []string, val string) formField {
@@ -126,8 +128,31 @@ func newJobForm(sourceID int, source string, def JobSpec, backends []string) job
 		numberField("length", "samples of the impulse response to fit", def.Length),
 		choiceField("backend", "where the optimiser runs", backends, def.Backend),
 	}}
+	f.orderSet = strconv.Itoa(def.Order)
 	f.setFocus(0)
 	return f
+}
+
+// suggest fills in a suggested order unless the user has typed one or it needs more
+// samples than the form's length.
+func (f *jobForm) suggest(order int) {
+	length := 0
+	for _, fl := range f.fields {
+		if fl.name == "length" {
+			length, _ = strconv.Atoi(fl.value())
+		}
+	}
+	if 2*order+1 >= length {
+		return
+	}
+	for i := range f.fields {
+		fl := &f.fields[i]
+		if fl.name != "order" || fl.value() != f.orderSet {
+			continue
+		}
+		f.orderSet, f.suggested = strconv.Itoa(order), true
+		fl.input.SetValue(f.orderSet)
+	}
 }
 
 func (f *jobForm) setFocus(i int) {
@@ -227,6 +252,9 @@ func (f *jobForm) view(st *styles, w int) string {
 			val = strings.Join(opts, "")
 		} else {
 			val = fl.input.View()
+		}
+		if fl.name == "order" && f.suggested && fl.value() == f.orderSet {
+			val += st.dim.Render("(suggested)")
 		}
 		lines = append(lines, mark+fmt.Sprintf("%-8s ", fl.name)+val)
 	}

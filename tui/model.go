@@ -1237,6 +1237,7 @@ func (m *Model) onSuggest(msg suggestMsg) {
 		f.suggestion = "suggested order: none, " + oneLine(msg.err)
 	case msg.ok:
 		f.suggestion = fmt.Sprintf("suggested order: %d (relative error %g at length %d, truncated ERA)", msg.order, suggestTol, msg.length)
+		f.suggest(msg.order)
 	default:
 		f.suggestion = fmt.Sprintf("suggested order: none up to %d reaches relative error %g at length %d", msg.order, suggestTol, msg.length)
 	}

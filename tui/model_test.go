@@ -423,9 +423,13 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := fmt.Sprintf("suggested order: %d (relative error 0.001 at length %d", 1+spec.Length%10, spec.Length)
-	if s := screen(m); !strings.Contains(s, want) {
-		t.Errorf("the form lacks %q:\n%s", want, s)
+	suggested := 1 + spec.Length%10
+	want := fmt.Sprintf("suggested order: %d (relative error 0.001 at length %d, truncated ERA)", suggested, spec.Length)
+	if s := screen(m); !strings.Contains(s, want) || !strings.Contains(s, fmt.Sprintf("order    %d", suggested)) || !strings.Contains(s, "(suggested)") {
+		t.Errorf("the form lacks %q or the filled-in order:\n%s", want, s)
+	}
+	if spec.Order != suggested || spec.Order == m.defaultSpecFor(m.sess.selected()).Order {
+		t.Errorf("order field %d, want the suggestion %d in place of the default", spec.Order, suggested)
 	}
 	send(t, m, suggestMsg{source: m.modal.form.sourceID + 1, length: 99, order: 42, ok: true})
 	if s := screen(m); strings.Contains(s, "42") || !strings.Contains(s, want) {
@@ -434,6 +438,20 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length, order: 127})
 	if s := screen(m); !strings.Contains(s, "suggested order: none up to 127 reaches relative error 0.001") {
 		t.Errorf("no 'none' line:\n%s", s)
+	}
+
+	// An order the user typed stays; so does the default when the suggestion needs more
+	// samples than the form's length.
+	keys(t, m, "down", "ctrl+u")
+	typeText(t, m, "3")
+	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length, order: 5, ok: true})
+	if got, _ := m.modal.form.spec(); got.Order != 3 || strings.Contains(screen(m), "(suggested)") {
+		t.Errorf("a suggestion replaced the typed order 3 with %d", got.Order)
+	}
+	keys(t, m, "esc", "D")
+	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length, order: spec.Length / 2, ok: true})
+	if got, _ := m.modal.form.spec(); got.Order == spec.Length/2 {
+		t.Errorf("filled in order %d, which length %d cannot fit", got.Order, got.Length)
 	}
 }
 
