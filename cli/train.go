@@ -128,9 +128,10 @@ func newDistill(s *streams) *cobra.Command {
 		Use:   "distill TARGET [flags]",
 		Short: "Distil a filter or long kernels into an RTF (or a modal or rotation SSM)",
 		Long: `Distill fits a low-order filter to TARGET, in the background of nothing else: it prints
-progress on stderr (a bar on a terminal, plain lines otherwise) and writes the fitted filter
-(a bank when TARGET has several channels) to stdout or OUT. Ctrl-C cancels cleanly and
-writes nothing.
+progress on stderr (a bar on a terminal, plain lines otherwise: the step, the current loss,
+the worst channel's best relative error so far, the time taken and left) and writes the
+fitted filter (a bank when TARGET has several channels) to stdout or OUT. Ctrl-C cancels
+cleanly and writes nothing.
 
 TARGET is a filter or bank file (its impulse responses of --length samples are the
 kernels), a target file written by ssmlab import, or kernels in .npy, .npz, .safetensors or
@@ -341,11 +342,11 @@ func (s *streams) runJob(name string, spec train.Spec, job train.Job, j *jobFlag
 		if bar {
 			const width = 30
 			filled := width * p.Step / max(p.Steps, 1)
-			fmt.Fprintf(s.err, "\r[%s%s] %d/%d  loss %.3g  worst rel error %.3g  ETA %s ",
+			fmt.Fprintf(s.err, "\r[%s%s] %d/%d  loss %.3g  best rel error %.3g  ETA %s ",
 				strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, p.Loss, p.RelError, p.ETA.Round(100*time.Millisecond))
 			return
 		}
-		fmt.Fprintf(s.err, "step %d/%d loss %.6g rel_error %.6g elapsed %s eta %s\n",
+		fmt.Fprintf(s.err, "step %d/%d loss %.6g best_rel_error %.6g elapsed %s eta %s\n",
 			p.Step, p.Steps, p.Loss, p.RelError, p.Elapsed.Round(time.Millisecond), p.ETA.Round(time.Millisecond))
 	})
 	if bar {

@@ -22,7 +22,7 @@ func TestDistillFilterTarget(t *testing.T) {
 	if r.code != 0 || r.stdout != "" {
 		t.Fatalf("%v", r)
 	}
-	for _, want := range []string{"suggested order", "step ", "fitted 1 channel(s), rtf order 3"} {
+	for _, want := range []string{"suggested order", "step ", " best_rel_error ", "fitted 1 channel(s), rtf order 3"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
