@@ -36,7 +36,7 @@ type Spec struct {
 	Init string `json:"init"`
 	// Constraint is "none", "l1_montel" (rtf only) or "radius" with MaxRadius.
 	Constraint string  `json:"constraint"`
-	MaxRadius  float64 `json:"max_radius,omitempty"`
+	MaxRadius  float64 `json:"max_radius"`
 	Optimizer  Optim   `json:"optimizer"`
 	// Loss is "mse" (mean squared error), "relative" (‖k-y‖²/‖y‖²) or "freq" (squared
 	// spectral error weighted by 1/(|Y|² + ε), which balances the bands).
@@ -45,7 +45,7 @@ type Spec struct {
 	// Refine is the number of Levenberg–Marquardt iterations that polish each channel after
 	// the optimiser (mse or relative loss; rtf up to MaxRefineOrder, modal and rotation
 	// while modalRefinable; 0: none).
-	Refine int `json:"refine,omitempty"`
+	Refine int `json:"refine"`
 	// Tol stops early once every channel's relative L2 error is at most Tol (0: never).
 	Tol     float64 `json:"tol,omitempty"`
 	Seed    uint64  `json:"seed"`
@@ -70,7 +70,7 @@ type Optim struct {
 	WeightDecay float64 `json:"weight_decay,omitempty"`
 	// Schedule is "constant" or "cosine" (decay to LR/100), with Warmup steps of linear ramp.
 	Schedule string `json:"schedule"`
-	Warmup   int    `json:"warmup,omitempty"`
+	Warmup   int    `json:"warmup"`
 }
 
 // DefaultSpec returns a distillation job with the settings ssmlab recommends: an RTF from the
