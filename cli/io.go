@@ -96,6 +96,9 @@ func runImport(s *streams, path string, o importOptions) error {
 		}
 		it, err = sessions.ImportData(data, stdinName, opts)
 	} else {
+		if err := sessionFileError(path); err != nil {
+			return err
+		}
 		it, err = sessions.Import(path, opts)
 	}
 	if err != nil {
@@ -118,6 +121,18 @@ func runImport(s *streams, path string, o importOptions) error {
 	}
 	fmt.Fprintf(s.err, "imported %s: %s\n", name, oneLine(it.Note))
 	return nil
+}
+
+// sessionFileError refuses a session file where a command reads one filter or target, and
+// says how to get one out of it; it is nil for anything else, missing files included.
+func sessionFileError(path string) error {
+	if path == "-" || !sessions.IsSession(path) {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil
+	}
+	return failf("%[1]s is a session file, not a filter or target file: `ssmlab session info %[1]s` lists its items, `ssmlab export %[1]s --id ID -o ITEM.json` writes one out, and `ssmlab %[1]s` opens it in the workbench", path)
 }
 
 // withHint adds the flag that resolves a choice to a *sessions.ChoiceError.

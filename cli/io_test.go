@@ -240,3 +240,29 @@ func ioMust[T any](v T, err error) T {
 	}
 	return v
 }
+
+// Commands that read one filter or target refuse a session file and say how to get an
+// item out of it; a missing session file is reported as missing.
+func TestSessionFileWhereAFilterIsRead(t *testing.T) {
+	dir := t.TempDir()
+	sess := filepath.Join(dir, "work.ssmlab")
+	if r := run(t, "", "import", filepath.Join(numpyDir, "rtf.npz"), "--session", sess); r.code != 0 {
+		t.Fatalf("%v", r)
+	}
+	for _, args := range [][]string{
+		{"analyze", sess},
+		{"convert", sess, "--to", "tf"},
+		{"plot", sess, "--impulse", "-o", filepath.Join(dir, "x.svg")},
+		{"distill", sess, "--order", "2"},
+		{"import", sess},
+	} {
+		oneErrorLine(t, run(t, "", args...), 1, "is a session file, not a filter or target file: `ssmlab session info "+sess+"` lists its items, `ssmlab export "+sess+" --id ID")
+	}
+	missing := filepath.Join(dir, "missing.ssmlab")
+	if r := run(t, "", "analyze", missing); r.code != 1 || strings.Contains(r.stderr, "is a session file") {
+		t.Errorf("a missing file is reported as a session: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.svg")); err == nil {
+		t.Error("plot wrote a figure of a session file")
+	}
+}

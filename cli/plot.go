@@ -277,6 +277,9 @@ func parseChannels(v string) ([]int, error) {
 // importItem reads FILE ("-" for stdin) as ssmlab import does.
 func (s *streams) importItem(path string) (sessions.Item, string, error) {
 	if path != "-" {
+		if err := sessionFileError(path); err != nil {
+			return sessions.Item{}, path, err
+		}
 		it, err := sessions.Import(path, sessions.ImportOptions{})
 		if err != nil {
 			return it, path, fail(withHint(err))

@@ -156,6 +156,9 @@ const stdinName = "stdin"
 // Its errors start with that name.
 func (s *streams) read(path string) (filters.Document, string, error) {
 	if path != "-" {
+		if err := sessionFileError(path); err != nil {
+			return filters.Document{}, path, err
+		}
 		doc, err := filters.ReadFile(path)
 		return doc, path, fail(err)
 	}

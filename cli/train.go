@@ -296,6 +296,9 @@ func (s *streams) readKernels(path string, length int, tensor string) ([][]float
 		}
 		item, err = sessions.ImportData(data, name, opts)
 	} else {
+		if err := sessionFileError(path); err != nil {
+			return nil, name, err
+		}
 		item, err = sessions.Import(path, opts)
 	}
 	if err != nil {
