@@ -101,14 +101,18 @@ func TestEndToEndJobFinishesWhileEditing(t *testing.T) {
 	}
 	typeKeys(tm, "enter")
 	waitFor(t, tm, "added ring")
-	typeKeys(tm, "D", "enter")
+	// the suggested order (the fake runner's 1 + 256 mod 10, at its default length 256)
+	// replaces the default 4
+	typeKeys(tm, "D")
+	waitFor(t, tm, "(suggested)")
+	typeKeys(tm, "enter")
 	// the UI stays live while the job runs: move a pole meanwhile
 	typeKeys(tm, "tab", "tab", "n", "up")
 	// The result's entry, which stays in the filters pane; the status line that announces it
 	// can be replaced within one frame by the pole move's and never reach the output.
-	waitFor(t, tm, "ring~rtf4")
+	waitFor(t, tm, "ring~rtf7")
 	typeKeys(tm, "tab", "enter")
-	waitFor(t, tm, "━ ring~rtf4")
+	waitFor(t, tm, "━ ring~rtf7")
 	typeKeys(tm, "q", "d")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	fm := tm.FinalModel(t).(*Model)
