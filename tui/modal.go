@@ -54,14 +54,31 @@ type modalState struct {
 	targetID int
 	preset   string // for promptPresetParams
 
-	presets   []PresetInfo
-	presetSel int
+	presets      []PresetInfo
+	presetFilter string // typed in the picker: only presets whose name or description holds it
+	presetSel    int    // index into shownPresets
 
 	form jobForm
 
 	pal palette
 
 	page int // of the help
+}
+
+// shownPresets is the picker's list: the presets whose name or description contains the
+// filter, ignoring case, in the registry's order.
+func (md *modalState) shownPresets() []PresetInfo {
+	if md.presetFilter == "" {
+		return md.presets
+	}
+	f := strings.ToLower(md.presetFilter)
+	var shown []PresetInfo
+	for _, p := range md.presets {
+		if strings.Contains(strings.ToLower(p.Name), f) || strings.Contains(strings.ToLower(p.Description), f) {
+			shown = append(shown, p)
+		}
+	}
+	return shown
 }
 
 // newInput returns a text input with a steady cursor (no blink timer, so tests and golden

@@ -706,21 +706,38 @@ func (m *Model) modalKey(msg tea.KeyMsg) tea.Cmd {
 	case modalConfirm:
 		return m.confirmKey(msg)
 	case modalPresets:
+		shown := md.shownPresets()
 		switch msg.String() {
-		case "esc", "q":
+		case "esc":
+			if md.presetFilter != "" {
+				md.presetFilter, md.presetSel = "", 0
+				return nil
+			}
 			m.modal = modalState{}
 		case "ctrl+c":
 			m.modal = modalState{}
 			return m.askQuit()
-		case "up", "k":
+		case "up", "ctrl+p":
 			md.presetSel = max(0, md.presetSel-1)
-		case "down", "j":
-			md.presetSel = min(len(md.presets)-1, md.presetSel+1)
+		case "down", "ctrl+n":
+			md.presetSel = max(0, min(len(shown)-1, md.presetSel+1))
+		case "pgup":
+			md.presetSel = max(0, md.presetSel-10)
+		case "pgdown":
+			md.presetSel = max(0, min(len(shown)-1, md.presetSel+10))
+		case "home":
+			md.presetSel = 0
+		case "end":
+			md.presetSel = max(0, len(shown)-1)
+		case "backspace":
+			if r := []rune(md.presetFilter); len(r) > 0 {
+				md.presetFilter, md.presetSel = string(r[:len(r)-1]), 0
+			}
 		case "enter":
-			if len(md.presets) == 0 {
+			if len(shown) == 0 {
 				return nil
 			}
-			p := md.presets[md.presetSel]
+			p := shown[md.presetSel]
 			var parts []string
 			for _, q := range p.Params {
 				if q.Default != "" {
@@ -733,6 +750,10 @@ func (m *Model) modalKey(msg tea.KeyMsg) tea.Cmd {
 			}
 			m.modal = modalState{kind: modalPrompt, prompt: promptPresetParams, preset: p.Name,
 				title: "preset " + p.Name, body: strings.Join(helps, "\n"), input: newInput(strings.Join(parts, " "))}
+		default:
+			if msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace {
+				md.presetFilter, md.presetSel = md.presetFilter+string(msg.Runes), 0
+			}
 		}
 		return nil
 	case modalJobForm:

@@ -666,3 +666,37 @@ func TestPresetPickerAlignsDescriptions(t *testing.T) {
 		t.Errorf("the descriptions start at columns %v, want one column:\n%s", cols, screen(m))
 	}
 }
+
+func TestPresetPickerFilters(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	keys(t, m, "a")
+	typeText(t, m, "DENSE")
+	s := screen(m)
+	if !strings.Contains(s, "/ DENSE") || !strings.Contains(s, "dense2") || strings.Contains(s, "ring") || strings.Contains(s, "kernel ") {
+		t.Errorf("filter DENSE shows:\n%s", s)
+	}
+	keys(t, m, "backspace", "backspace", "backspace", "backspace", "backspace")
+	typeText(t, m, "order-n") // a description
+	keys(t, m, "enter")
+	if m.modal.kind != modalPrompt || m.modal.preset != "ring" {
+		t.Fatalf("enter on the filtered list opened %q", m.modal.preset)
+	}
+	keys(t, m, "esc", "a")
+	typeText(t, m, "zzz")
+	if s := screen(m); !strings.Contains(s, `no preset matches "zzz"`) {
+		t.Errorf("no message for an empty list:\n%s", s)
+	}
+	keys(t, m, "enter") // nothing to pick: stays
+	keys(t, m, "esc")   // clears the filter
+	if m.modal.kind != modalPresets || m.modal.presetFilter != "" {
+		t.Fatalf("esc with a filter: modal %d, filter %q", m.modal.kind, m.modal.presetFilter)
+	}
+	keys(t, m, "end", "enter")
+	if last := m.modal.preset; last != "kernel" {
+		t.Errorf("end picked %q, want the last preset", last)
+	}
+	keys(t, m, "esc", "a", "esc")
+	if m.modal.kind != modalNone {
+		t.Error("esc without a filter did not close the picker")
+	}
+}

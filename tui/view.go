@@ -272,7 +272,7 @@ func (m *Model) statusView() string {
 	case modalConfirm:
 		line2 = st.keyHint.Render("answer with the key shown · esc cancels")
 	case modalPresets:
-		line2 = st.keyHint.Render("↑↓ choose · enter set parameters · esc cancels")
+		line2 = st.keyHint.Render("type to filter · ↑↓ choose · enter set parameters · esc cancels")
 	case modalJobForm:
 		line2 = st.keyHint.Render("↑↓/tab field · ←→ choice · enter starts · esc cancels")
 	}
@@ -311,15 +311,23 @@ func (m *Model) modalView(W, B int) string {
 	case modalConfirm:
 		return modalBox(st, md.title, wrap(md.body, w-4), w)
 	case modalPresets:
-		var lines []string
-		rows := max(3, B-8)
+		lines := []string{st.dim.Render("type to filter")}
+		if md.presetFilter != "" {
+			lines[0] = st.accent.Render("/ ") + md.presetFilter
+		}
+		lines = append(lines, "")
+		shown := md.shownPresets()
+		if len(shown) == 0 {
+			lines = append(lines, st.dim.Render(fmt.Sprintf("no preset matches %q (backspace or esc clears the filter)", md.presetFilter)))
+		}
+		rows := max(3, B-10)
 		first := max(0, md.presetSel-rows+1)
 		nameW := 0
 		for _, p := range md.presets {
 			nameW = max(nameW, len(p.Name))
 		}
-		for i := first; i < len(md.presets) && i < first+rows; i++ {
-			p := md.presets[i]
+		for i := first; i < len(shown) && i < first+rows; i++ {
+			p := shown[i]
 			mark := "  "
 			name := fmt.Sprintf("%-*s", nameW, p.Name)
 			if i == md.presetSel {
