@@ -3,8 +3,6 @@ package tui
 import (
 	"strings"
 	"testing"
-
-	tea "github.com/charmbracelet/bubbletea"
 )
 
 // fuzzKeys is the vocabulary FuzzKeys types from: every pane's keys, the dialogs' keys and a
@@ -35,7 +33,7 @@ func FuzzKeys(f *testing.F) {
 		for _, b := range data {
 			k := fuzzKeys[int(b)%len(fuzzKeys)]
 			_, cmd := m.Update(keyMsg(k))
-			if q := m.modal.kind; q == modalConfirm && strings.Contains(m.modal.title, "quit") {
+			if m.modal.kind == modalConfirm && strings.Contains(m.modal.title, "quit") {
 				return
 			}
 			runCmd(t, m, cmd, 0)
@@ -50,5 +48,3 @@ func FuzzKeys(f *testing.F) {
 		}
 	})
 }
-
-var _ tea.Model = (*Model)(nil)
