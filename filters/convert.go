@@ -142,7 +142,7 @@ func measure(in, out Filter, c conditioned) Report {
 		rho = math.NaN()
 	}
 	rep.Length = ReportLength(rho)
-	rep.RelError = relDiff(in.Impulse(rep.Length), out.Impulse(rep.Length))
+	rep.RelError = RelDiff(in.Impulse(rep.Length), out.Impulse(rep.Length))
 	if !Stable(rho) {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("not stable (spectral radius %.6g): the error is measured over %d samples of a response that does not decay", rho, rep.Length))
 	}
@@ -171,7 +171,8 @@ func measure(in, out Filter, c conditioned) Report {
 	return rep
 }
 
-func relDiff(a, b []float64) float64 {
+// RelDiff is ‖a − b‖₂/‖a‖₂ (absolute when a is zero), computed without overflow.
+func RelDiff(a, b []float64) float64 {
 	var num, den float64
 	for i := range a {
 		num = math.Hypot(num, a[i]-b[i])

@@ -32,7 +32,7 @@ func randomStable(rng *rand.Rand, n int, rho float64) *Dense {
 	return newDenseMat(a, b, c, rng.NormFloat64())
 }
 
-func relErr(got, want []float64) float64 { return relDiff(want, got) }
+func relErr(got, want []float64) float64 { return RelDiff(want, got) }
 
 func relErrC(got, want []complex128) float64 {
 	var num, den float64
