@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -265,7 +266,10 @@ every filter and target is exported.
 
 --dtype float32 writes float32 arrays (default float64, exact). --trunc-len L stores the
 RTF numerators as the module trains them for trunc_len L (b̃ = b(I − A^L)), so that its
-convolution reproduces the filter; see docs/formats.md.`,
+convolution reproduces the filter; see docs/formats.md. Export then reads the RTF tensors
+back as the module's recurrent inference (get_C) would, rounded to --dtype with the
+correction undone, and prints how closely they give each filter's impulse response: a
+warning above 1e-6, as when float32 moves crowded poles out of the unit circle.`,
 		Example: `  ssmlab export layer.json -o layer.safetensors --prefix layers.0.filter. --trunc-len 1024
   ssmlab export work.ssmlab --id "hyena L3" -o targets.npz
   ssmlab export bank.json --format csv --length 512 -o impulses.csv`,
@@ -312,7 +316,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if err != nil {
 		return err
 	}
-	data, reports, err := sessions.Export(items, sessions.ExportOptions{
+	out, err := sessions.Export(items, sessions.ExportOptions{
 		Format: format, DType: dt, Prefix: o.prefix, TruncLen: o.truncLen, Length: o.length, Compress: o.compress,
 	})
 	if err != nil {
@@ -321,11 +325,14 @@ func runExport(s *streams, src string, o exportOptions) error {
 		}
 		return failf("%s: %w", src, err)
 	}
-	if err := s.put(o.out, data); err != nil {
+	if err := s.put(o.out, out.Data); err != nil {
 		return err
 	}
-	if len(reports) > 0 {
-		summarize(s.err, reports, true)
+	if len(out.Reports) > 0 {
+		summarize(s.err, out.Reports, true)
+	}
+	for _, c := range out.ReadBack {
+		readBackLine(s.err, c, dt, o.truncLen)
 	}
 	what := make([]string, len(items))
 	for i, it := range items {
@@ -337,6 +344,36 @@ func runExport(s *streams, src string, o exportOptions) error {
 	}
 	fmt.Fprintf(s.err, "exported %s from %s to %s as %s: %s\n", count, src, o.out, format, strings.Join(what, "; "))
 	return nil
+}
+
+// readBackLine says how closely an exported RTF layer gives its filter's impulse responses,
+// as a warning when it loses more than filters.WarnRelError.
+func readBackLine(w io.Writer, c sessions.ReadBackCheck, dt arrays.DType, truncLen int) {
+	how := "read back as " + dt.String()
+	if truncLen > 0 {
+		how += fmt.Sprintf(" with trunc_len %d", truncLen)
+	}
+	advice := ""
+	if dt == arrays.Float32 {
+		advice = "; --dtype float64 may hold it"
+	}
+	switch {
+	case c.Err != nil:
+		msg := strings.TrimPrefix(c.Err.Error(), sessions.ErrInvalid.Error()+": ")
+		fmt.Fprintf(w, "warning: checked %s: the tensors cannot be %s: %s%s\n", c.Item, how, oneLine(msg), advice)
+	case c.RelError > filters.WarnRelError:
+		fmt.Fprintf(w, "warning: checked %s: %s, the tensors give its impulse response to a relative error of %s over %d samples (channel %d)%s\n", c.Item, how, relError(c.RelError), c.Length, c.Channel, advice)
+	default:
+		fmt.Fprintf(w, "checked %s: %s, the tensors give its impulse response to a relative error of %s over %d samples\n", c.Item, how, relError(c.RelError), c.Length)
+	}
+}
+
+// relError prints a relative error, saying "overflow" for one saturated at math.MaxFloat64.
+func relError(e float64) string {
+	if e >= math.MaxFloat64 {
+		return "overflow"
+	}
+	return fmt.Sprintf("%.2g", e)
 }
 
 // exportItems reads the items to export from a session (those named by ids) or from any

@@ -266,3 +266,36 @@ func TestSessionFileWhereAFilterIsRead(t *testing.T) {
 		t.Error("plot wrote a figure of a session file")
 	}
 }
+
+// export reads RTF tensors back and says how closely they give the filter: a line for a
+// filter float32 holds, a warning for poles float32 moves out of the unit circle.
+func TestExportReadBack(t *testing.T) {
+	dir := t.TempDir()
+	// (1 − p₁z⁻¹)…(1 − p₄z⁻¹) for poles 0.9990…0.9996: float32 keeps ~6e-8 of each
+	// coefficient, and a fourfold cluster turns that into a root shift of ~(6e-8)^¼ ≈ 0.016
+	den := []float64{1}
+	for _, p := range []float64{0.9990, 0.9992, 0.9994, 0.9996} {
+		next := make([]float64, len(den)+1)
+		for i, v := range den {
+			next[i] += v
+			next[i+1] -= p * v
+		}
+		den = next
+	}
+	crowded := ioMust(filters.NewTransferFunction(den[1:], []float64{1, 0, 0, 0}, 0))
+	for _, tc := range []struct {
+		filter filters.Filter
+		dtype  string
+		want   string
+	}{
+		{testFilter(t), "float64", "checked \"x\": read back as float64 with trunc_len 512, the tensors give its impulse response to a relative error of "},
+		{crowded, "float32", "warning: checked \"x\": "},
+		{crowded, "float32", "--dtype float64 may hold it"},
+	} {
+		in := writeDoc(t, dir, "f.json", filters.Document{Name: "x", Filter: tc.filter})
+		r := run(t, "", "export", in, "-o", filepath.Join(dir, "f.npz"), "--dtype", tc.dtype, "--trunc-len", "512")
+		if r.code != 0 || !strings.Contains(r.stderr, tc.want) || (tc.dtype == "float64") == strings.Contains(r.stderr, "warning") {
+			t.Errorf("%s: want %q and a warning only for float32:\n%v", tc.dtype, tc.want, r)
+		}
+	}
+}

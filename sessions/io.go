@@ -472,6 +472,27 @@ type ExportOptions struct {
 	Compress bool
 }
 
+// Exported is what Export wrote and what it measured.
+type Exported struct {
+	Data []byte
+	// Reports are those of the conversions to the tf form that the RTF layout needed.
+	Reports []filters.Report
+	// ReadBack has, for each filter or bank written in the RTF layout, how closely the
+	// tensors as written (rounded to the dtype, the truncation correction undone) give its
+	// impulse responses (see ReadBack).
+	ReadBack []ReadBackCheck
+}
+
+// ReadBackCheck is ReadBack's measure for one item: the worst channel's relative L2 error
+// over Length samples, or Err when the tensors cannot be read back.
+type ReadBackCheck struct {
+	Item     string
+	RelError float64
+	Channel  int
+	Length   int
+	Err      error
+}
+
 // Export encodes items in a format:
 //
 //   - json: one item, as a filter file (docs/formats.md) or a target file;
@@ -481,21 +502,27 @@ type ExportOptions struct {
 //   - csv, npy: one item: a target's kernels, or a filter's impulse response (Length
 //     samples, one row per channel of a bank).
 //
-// It returns the reports of the conversions to the tf form that the RTF layout needed.
-func Export(items []Item, o ExportOptions) ([]byte, []filters.Report, error) {
+// For filters in the RTF layout it also reads the tensors back (ReadBack) and reports how
+// closely they give the filters' impulse responses.
+func Export(items []Item, o ExportOptions) (Exported, error) {
+	data, reports, checks, err := export(items, o)
+	return Exported{Data: data, Reports: reports, ReadBack: checks}, err
+}
+
+func export(items []Item, o ExportOptions) ([]byte, []filters.Report, []ReadBackCheck, error) {
 	if len(items) == 0 {
-		return nil, nil, invalidf("nothing to export")
+		return nil, nil, nil, invalidf("nothing to export")
 	}
 	for _, it := range items {
 		if (it.Entry == nil) == (it.Target == nil) {
-			return nil, nil, invalidf("an Item holds an Entry or a Target")
+			return nil, nil, nil, invalidf("an Item holds an Entry or a Target")
 		}
 	}
 	if o.Length == 0 {
 		o.Length = DefaultLength
 	}
 	if o.Length < 1 || o.Length > MaxLength {
-		return nil, nil, invalidf("length %d is outside [1, %d]", o.Length, MaxLength)
+		return nil, nil, nil, invalidf("length %d is outside [1, %d]", o.Length, MaxLength)
 	}
 	one := func() error {
 		if len(items) != 1 {
@@ -506,32 +533,33 @@ func Export(items []Item, o ExportOptions) ([]byte, []filters.Report, error) {
 	switch o.Format {
 	case ExportJSON:
 		if err := one(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if e := items[0].Entry; e != nil {
 			b, err := filters.Marshal(e.Document())
-			return b, nil, err
+			return b, nil, nil, err
 		}
 		b, err := MarshalTarget(items[0].Target)
-		return b, nil, err
+		return b, nil, nil, err
 	case ExportCSV, ExportNPY:
 		if err := one(); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		a, err := itemArray(items[0], o.Length)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if o.Format == ExportCSV {
 			b, err := arrays.EncodeCSV(a)
-			return b, nil, err
+			return b, nil, nil, err
 		}
 		b, err := arrays.EncodeNPY(a, o.DType)
-		return b, nil, err
+		return b, nil, nil, err
 	case ExportNPZ, ExportSafetensors:
 		var (
 			named   []arrays.Named
 			reports []filters.Report
+			checks  []ReadBackCheck
 		)
 		for i, it := range items {
 			prefix := o.Prefix
@@ -545,34 +573,43 @@ func Export(items []Item, o ExportOptions) ([]byte, []filters.Report, error) {
 				prefix += key + "."
 			}
 			if it.Entry != nil {
-				tensors, reps, err := ExportRTF(it.Entry.Document(), RTFOptions{Prefix: prefix, TruncLen: o.TruncLen})
+				ro := RTFOptions{Prefix: prefix, TruncLen: o.TruncLen}
+				tensors, reps, err := ExportRTF(it.Entry.Document(), ro)
 				if err != nil {
-					return nil, nil, itemErr(it, err)
+					return nil, nil, nil, itemErr(it, err)
 				}
+				c := ReadBackCheck{Item: itemName(it)}
+				c.RelError, c.Channel, c.Length, c.Err = ReadBack(it.Entry.Document(), tensors, o.DType, ro)
+				checks = append(checks, c)
 				named = append(named, tensors...)
 				reports = append(reports, reps...)
 				continue
 			}
 			if it.Target.Kernels == nil {
-				return nil, nil, itemErr(it, invalidf("its kernels are not loaded: %v", it.Target.Err))
+				return nil, nil, nil, itemErr(it, invalidf("its kernels are not loaded: %v", it.Target.Err))
 			}
 			named = append(named, arrays.Named{Name: prefix + KernelsTensor, Array: it.Target.Kernels})
 		}
 		if o.Format == ExportNPZ {
 			b, err := arrays.EncodeNPZ(named, arrays.NPZOptions{DType: o.DType, Compress: o.Compress})
-			return b, reports, err
+			return b, reports, checks, err
 		}
 		meta := map[string]string{"producer": "ssmlab"}
 		if o.TruncLen > 0 {
 			meta["trunc_len"] = strconv.Itoa(o.TruncLen)
 		}
 		b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: o.DType, Metadata: meta})
-		return b, reports, err
+		return b, reports, checks, err
 	}
-	return nil, nil, invalidf("unknown export format %q (want npz, safetensors, json, csv or npy)", o.Format)
+	return nil, nil, nil, invalidf("unknown export format %q (want npz, safetensors, json, csv or npy)", o.Format)
 }
 
 func itemErr(it Item, err error) error {
+	return fmt.Errorf("%s: %w", itemName(it), err)
+}
+
+// itemName names an item in messages: its ID and quoted name, or its quoted name.
+func itemName(it Item) string {
 	name, id := "", ""
 	if it.Entry != nil {
 		name, id = it.Entry.Name, it.Entry.ID
@@ -580,9 +617,9 @@ func itemErr(it Item, err error) error {
 		name, id = it.Target.Name, it.Target.ID
 	}
 	if id != "" {
-		return fmt.Errorf("%s (%q): %w", id, name, err)
+		return fmt.Sprintf("%s (%q)", id, name)
 	}
-	return fmt.Errorf("%q: %w", name, err)
+	return strconv.Quote(name)
 }
 
 // itemArray returns a target's kernels, or a filter's impulse response of length samples:
@@ -619,15 +656,15 @@ func itemArray(it Item, length int) (*arrays.Array, error) {
 
 // ExportFile writes Export's output to path atomically (a temporary file in the same
 // directory, synced and renamed over path).
-func ExportFile(path string, items []Item, o ExportOptions) ([]filters.Report, error) {
-	b, reports, err := Export(items, o)
+func ExportFile(path string, items []Item, o ExportOptions) (Exported, error) {
+	out, err := Export(items, o)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
-	if err := atomicfile.WriteFile(path, b); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, pathErr(err))
+	if err := atomicfile.WriteFile(path, out.Data); err != nil {
+		return out, fmt.Errorf("%s: %w", path, pathErr(err))
 	}
-	return reports, nil
+	return out, nil
 }
 
 // ParseExportFormat returns the format named s.

@@ -172,7 +172,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 
 func TestExportImpulse(t *testing.T) {
 	bank := &sessions.Entry{Name: "layer", Bank: tfBank(t, 23, 3, 4)}
-	b, _ := must2(sessions.Export([]sessions.Item{{Entry: bank}}, sessions.ExportOptions{Format: sessions.ExportCSV, Length: 50}))
+	b := must(sessions.Export([]sessions.Item{{Entry: bank}}, sessions.ExportOptions{Format: sessions.ExportCSV, Length: 50})).Data
 	a := must(arrays.ReadCSV(bytes.NewReader(b)))
 	if !slices.Equal(a.Shape, []int{3, 50}) {
 		t.Fatalf("shape %v", a.Shape)
@@ -183,7 +183,7 @@ func TestExportImpulse(t *testing.T) {
 		}
 	}
 	unstable := must(filters.NewTransferFunction([]float64{-1e200}, []float64{1e200}, 0))
-	_, _, err := sessions.Export([]sessions.Item{{Entry: &sessions.Entry{Name: "u", Filter: unstable}}}, sessions.ExportOptions{Format: sessions.ExportNPY})
+	_, err := sessions.Export([]sessions.Item{{Entry: &sessions.Entry{Name: "u", Filter: unstable}}}, sessions.ExportOptions{Format: sessions.ExportNPY})
 	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "not finite") {
 		t.Errorf("unstable: %v", err)
 	}
@@ -195,9 +195,13 @@ func TestExportSessionItems(t *testing.T) {
 	if len(items) != len(s.Filters)+len(s.Targets) {
 		t.Fatalf("%d items", len(items))
 	}
-	b, reports := must2(sessions.Export(items, sessions.ExportOptions{Format: sessions.ExportSafetensors, Prefix: "m."}))
-	if len(reports) == 0 {
+	exp := must(sessions.Export(items, sessions.ExportOptions{Format: sessions.ExportSafetensors, Prefix: "m."}))
+	b := exp.Data
+	if len(exp.Reports) == 0 {
 		t.Error("no conversion reports for the non-tf filters")
+	}
+	if len(exp.ReadBack) != len(s.Filters) {
+		t.Errorf("%d read-back checks for %d filters", len(exp.ReadBack), len(s.Filters))
 	}
 	st := must(arrays.OpenSafetensors(bytes.NewReader(b), int64(len(b))))
 	var names []string
@@ -212,7 +216,7 @@ func TestExportSessionItems(t *testing.T) {
 	if st.Metadata["producer"] != "ssmlab" {
 		t.Errorf("metadata %v", st.Metadata)
 	}
-	if _, _, err := sessions.Export(items, sessions.ExportOptions{Format: sessions.ExportJSON}); err == nil {
+	if _, err := sessions.Export(items, sessions.ExportOptions{Format: sessions.ExportJSON}); err == nil {
 		t.Error("json of several items should fail")
 	}
 	id := must(s.Find("hyena"))

@@ -217,7 +217,7 @@ func ImportRTF(ab, h0, scalar *arrays.Array, o RTFOptions) (*filters.Bank, error
 	})
 	for c, err := range errs {
 		if err != nil {
-			return nil, fmt.Errorf("%w: channel %d: %w", ErrInvalid, c, err)
+			return nil, within(fmt.Sprintf("channel %d", c), err)
 		}
 	}
 	return filters.NewBank(chans)
@@ -347,4 +347,67 @@ func (e *ChoiceError) Error() string {
 		more = fmt.Sprintf(" and %d more", len(e.Names)-shown)
 	}
 	return fmt.Sprintf("the file holds %d %s; choose one: %s%s", len(e.Names), e.What, strings.Join(quoted, ", "), more)
+}
+
+// ReadBack measures what a training module gets from RTF tensors written by ExportRTF: the
+// tensors are rounded to dt, read back as ImportRTF reads them (the truncation correction
+// undone, as the module's get_C does), and every channel's impulse response is compared with
+// doc's over n samples: trunc_len, or filters.ReportLength of doc's spectral radius when it
+// is 0. It returns the worst channel's relative L2 error, that channel and n; an error when
+// the tensors cannot be read back.
+func ReadBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, o RTFOptions) (worst float64, channel, n int, err error) {
+	chans := []filters.Filter{doc.Filter}
+	if doc.Bank != nil {
+		chans = doc.Bank.Channels
+	}
+	var ab, h0 *arrays.Array
+	for _, t := range tensors {
+		switch t.Name {
+		case o.Prefix + RTFCoefficients:
+			ab = rounded(t.Array, dt)
+		case o.Prefix + RTFDirect:
+			h0 = rounded(t.Array, dt)
+		}
+	}
+	if ab == nil || h0 == nil {
+		return 0, 0, 0, invalidf("the tensors lack %q or %q", o.Prefix+RTFCoefficients, o.Prefix+RTFDirect)
+	}
+	back, err := ImportRTF(ab, h0, nil, o)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	n = o.TruncLen
+	if n == 0 {
+		rho := 0.0
+		for _, f := range chans {
+			r, err := filters.SpectralRadius(f)
+			if err != nil {
+				r = math.NaN()
+			}
+			rho = max(rho, r)
+		}
+		n = filters.ReportLength(rho)
+	}
+	for c, f := range chans {
+		e := filters.RelDiff(f.Impulse(n), back.Channels[c].Impulse(n))
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			e = math.MaxFloat64
+		}
+		if e > worst {
+			worst, channel = e, c
+		}
+	}
+	return worst, channel, n, nil
+}
+
+// rounded returns a with its values rounded to dt (a itself for float64).
+func rounded(a *arrays.Array, dt arrays.DType) *arrays.Array {
+	if dt != arrays.Float32 {
+		return a
+	}
+	r := a.Clone()
+	for i, v := range r.Data {
+		r.Data[i] = float64(float32(v))
+	}
+	return r
 }

@@ -261,10 +261,60 @@ func TestGoldenRTF(t *testing.T) {
 		if !strings.Contains(it.Note, "RTF layer") {
 			t.Errorf("note %q", it.Note)
 		}
-		b, _ := must2(sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportNPZ, DType: arrays.Float32}))
+		b := must(sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportNPZ, DType: arrays.Float32})).Data
 		z := must(arrays.OpenNPZ(bytesReader(b), int64(len(b))))
 		if got := must(z.Read("ab")); !slices.Equal(got.Data, ab.Data) {
 			t.Errorf("%s: re-exported ab differs", tc.file)
+		}
+	}
+}
+
+// ReadBack measures the tensors as written: exact for a well-conditioned bank in float64,
+// float32's rounding when asked for float32, and a failure or a large error for a stable
+// filter whose transfer function float64 cannot hold.
+func TestReadBack(t *testing.T) {
+	const L = 256
+	doc := filters.Document{Bank: tfBank(t, 31, 4, 6)}
+	for _, tc := range []struct {
+		dt       arrays.DType
+		trunc    int
+		min, max float64
+	}{
+		{arrays.Float64, L, 0, neumannTol},
+		{arrays.Float64, 0, 0, neumannTol},
+		// float32 keeps 2^-24 ≈ 6e-8 of each coefficient; the denominators' condition on
+		// the unit circle amplifies it (measured: 4e-6)
+		{arrays.Float32, L, 1e-9, 1e-4},
+	} {
+		o := sessions.RTFOptions{TruncLen: tc.trunc}
+		tensors, _ := must2(sessions.ExportRTF(doc, o))
+		worst, _, n, err := sessions.ReadBack(doc, tensors, tc.dt, o)
+		if err != nil || worst < tc.min || worst > tc.max {
+			t.Errorf("%v, trunc_len %d: read back to %.3g (err %v), want it in [%g, %g]", tc.dt, tc.trunc, worst, err, tc.min, tc.max)
+		}
+		if tc.trunc > 0 && n != tc.trunc {
+			t.Errorf("measured over %d samples, want trunc_len %d", n, tc.trunc)
+		}
+	}
+
+	// 16 real poles crowded in [0.95, 0.99]: stable, but their polynomial's float64
+	// coefficients put roots outside the unit circle.
+	poles := make([]complex128, 16)
+	res := make([]complex128, 16)
+	for i := range poles {
+		poles[i] = complex(0.95+0.04*float64(i)/15, 0)
+		res[i] = complex(1/float64(i+1), 0)
+	}
+	crowded := filters.Document{Filter: must(filters.NewDiagonal(poles, res, 0))}
+	for _, trunc := range []int{0, 1024} {
+		o := sessions.RTFOptions{TruncLen: trunc}
+		tensors, reports, err := sessions.ExportRTF(crowded, o)
+		if err != nil {
+			continue // refusing is as good as saying so
+		}
+		worst, _, _, err := sessions.ReadBack(crowded, tensors, arrays.Float64, o)
+		if err == nil && worst < 1e-3 {
+			t.Errorf("trunc_len %d: crowded poles read back to %.3g; the conversion reported %.3g", trunc, worst, reports[0].RelError)
 		}
 	}
 }
