@@ -505,24 +505,19 @@ type ReadBackCheck struct {
 // For filters in the RTF layout it also reads the tensors back (ReadBack) and reports how
 // closely they give the filters' impulse responses.
 func Export(items []Item, o ExportOptions) (Exported, error) {
-	data, reports, checks, err := export(items, o)
-	return Exported{Data: data, Reports: reports, ReadBack: checks}, err
-}
-
-func export(items []Item, o ExportOptions) ([]byte, []filters.Report, []ReadBackCheck, error) {
 	if len(items) == 0 {
-		return nil, nil, nil, invalidf("nothing to export")
+		return Exported{}, invalidf("nothing to export")
 	}
 	for _, it := range items {
 		if (it.Entry == nil) == (it.Target == nil) {
-			return nil, nil, nil, invalidf("an Item holds an Entry or a Target")
+			return Exported{}, invalidf("an Item holds an Entry or a Target")
 		}
 	}
 	if o.Length == 0 {
 		o.Length = DefaultLength
 	}
 	if o.Length < 1 || o.Length > MaxLength {
-		return nil, nil, nil, invalidf("length %d is outside [1, %d]", o.Length, MaxLength)
+		return Exported{}, invalidf("length %d is outside [1, %d]", o.Length, MaxLength)
 	}
 	one := func() error {
 		if len(items) != 1 {
@@ -533,28 +528,28 @@ func export(items []Item, o ExportOptions) ([]byte, []filters.Report, []ReadBack
 	switch o.Format {
 	case ExportJSON:
 		if err := one(); err != nil {
-			return nil, nil, nil, err
+			return Exported{}, err
 		}
 		if e := items[0].Entry; e != nil {
 			b, err := filters.Marshal(e.Document())
-			return b, nil, nil, err
+			return Exported{Data: b}, err
 		}
 		b, err := MarshalTarget(items[0].Target)
-		return b, nil, nil, err
+		return Exported{Data: b}, err
 	case ExportCSV, ExportNPY:
 		if err := one(); err != nil {
-			return nil, nil, nil, err
+			return Exported{}, err
 		}
 		a, err := itemArray(items[0], o.Length)
 		if err != nil {
-			return nil, nil, nil, err
+			return Exported{}, err
 		}
 		if o.Format == ExportCSV {
 			b, err := arrays.EncodeCSV(a)
-			return b, nil, nil, err
+			return Exported{Data: b}, err
 		}
 		b, err := arrays.EncodeNPY(a, o.DType)
-		return b, nil, nil, err
+		return Exported{Data: b}, err
 	case ExportNPZ, ExportSafetensors:
 		var (
 			named   []arrays.Named
@@ -576,7 +571,7 @@ func export(items []Item, o ExportOptions) ([]byte, []filters.Report, []ReadBack
 				ro := RTFOptions{Prefix: prefix, TruncLen: o.TruncLen}
 				tensors, reps, err := ExportRTF(it.Entry.Document(), ro)
 				if err != nil {
-					return nil, nil, nil, itemErr(it, err)
+					return Exported{}, itemErr(it, err)
 				}
 				c := ReadBackCheck{Item: itemName(it)}
 				c.RelError, c.Channel, c.Length, c.Err = ReadBack(it.Entry.Document(), tensors, o.DType, ro)
@@ -586,22 +581,22 @@ func export(items []Item, o ExportOptions) ([]byte, []filters.Report, []ReadBack
 				continue
 			}
 			if it.Target.Kernels == nil {
-				return nil, nil, nil, itemErr(it, invalidf("its kernels are not loaded: %v", it.Target.Err))
+				return Exported{}, itemErr(it, invalidf("its kernels are not loaded: %v", it.Target.Err))
 			}
 			named = append(named, arrays.Named{Name: prefix + KernelsTensor, Array: it.Target.Kernels})
 		}
 		if o.Format == ExportNPZ {
 			b, err := arrays.EncodeNPZ(named, arrays.NPZOptions{DType: o.DType, Compress: o.Compress})
-			return b, reports, checks, err
+			return Exported{Data: b, Reports: reports, ReadBack: checks}, err
 		}
 		meta := map[string]string{"producer": "ssmlab"}
 		if o.TruncLen > 0 {
 			meta["trunc_len"] = strconv.Itoa(o.TruncLen)
 		}
 		b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: o.DType, Metadata: meta})
-		return b, reports, checks, err
+		return Exported{Data: b, Reports: reports, ReadBack: checks}, err
 	}
-	return nil, nil, nil, invalidf("unknown export format %q (want npz, safetensors, json, csv or npy)", o.Format)
+	return Exported{}, invalidf("unknown export format %q (want npz, safetensors, json, csv or npy)", o.Format)
 }
 
 func itemErr(it Item, err error) error {
