@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -30,7 +32,7 @@ import (
 // seed 004 eq. 13 (C = b in the companion form of eq. 16), and its get_C undoes it for
 // recurrent inference. RTFOptions.TruncLen makes the export store b̃ and the import undo it
 // (C·A^M by M steps of the companion recurrence, O(M·N); its inverse by the Neumann series
-// Σₖ b̃·A^{kM}, which converges for stable filters).
+// Σₖ b̃·A^{kM} where that converges quickly, else by solving with I − A^M).
 
 // Tensor names of the RTF layout.
 const (
@@ -206,10 +208,11 @@ func ImportRTF(ab, h0, scalar *arrays.Array, o RTFOptions) (*filters.Bank, error
 	chans := make([]filters.Filter, d)
 	errs := make([]error, d)
 	share := d / numA
+	work := maxCorrectionWork / d // each channel's share of the limit
 	filters.ForEachChannel(d, func(c int) {
 		a, b := dens[c/share], rowsOf[numA+c]
 		if o.TruncLen > 0 {
-			if b, errs[c] = untruncateNum(a, b, o.fftLen()); errs[c] != nil {
+			if b, errs[c] = untruncateNum(a, b, o.fftLen(), work); errs[c] != nil {
 				return
 			}
 		}
@@ -266,33 +269,171 @@ func truncateNum(a, b []float64, m int) ([]float64, error) {
 	return out, nil
 }
 
-// maxNeumann bounds the terms of the series untruncateNum sums.
+// maxNeumann bounds the terms of the Neumann series untruncateNum sums first. The series
+// costs O(m·n) a term and needs about 37/(m·ln(1/ρ)) terms: a handful when the response
+// decays within trunc_len (14 for an order-8 Hyena RTF at trunc_len 1024), hundreds when ρ^m
+// is near 1 (900 for LRU poles at 0.99999 with trunc_len 4096), where the direct solve is
+// cheaper. The series comes first because it needs no basis: the direct solve works in the
+// companion basis, which clustered poles can make singular to working precision (LRU poles
+// at 0.9994 within 0.03 rad of each other: condition number 1.6e19, where the series
+// converges in 53 terms).
 const maxNeumann = 400
 
-// untruncateNum solves b(I − A^m) = b̃ for b by the Neumann series b = Σₖ b̃·A^{km}, which
-// converges when every pole lies inside the unit circle (its terms shrink like ρ^{km}). It
-// stops once a term is below the rounding of the sum.
-func untruncateNum(a, bt []float64, m int) ([]float64, error) {
-	if len(a) == 0 {
+// maxUntruncateCond bounds the condition number of I − A^m that solveUntruncated accepts.
+// Iterative refinement takes the solution to the accuracy the recurrence allows while
+// cond·2⁻⁵³ is well below 1 (0.1 at the limit), and not beyond.
+const maxUntruncateCond = 1e15
+
+// maxRefinements bounds the steps of iterative refinement in solveUntruncated.
+const maxRefinements = 10
+
+// untruncateNum solves b(I − A^m) = b̃ for b: by the Neumann series b = Σₖ b̃·A^{km} while its
+// terms shrink fast enough to converge within maxNeumann terms (every pole well inside the
+// unit circle for m), otherwise by solving directly, and where that is too ill-conditioned,
+// by the series again. work bounds the multiply-adds: O(m·n) a term of the series, O(n³)
+// for the direct solve.
+func untruncateNum(a, bt []float64, m, work int) ([]float64, error) {
+	n := len(a)
+	if n == 0 {
 		return []float64{}, nil
 	}
-	sum, term := slices.Clone(bt), slices.Clone(bt)
-	for range maxNeumann {
+	maxTerms := work / (m * n)
+	s := neumann{a: a, m: m, sum: slices.Clone(bt), term: slices.Clone(bt)}
+	done, err := s.run(min(maxNeumann, maxTerms), true)
+	if err != nil {
+		return nil, err
+	} else if done {
+		return s.sum, nil
+	}
+	var b []float64
+	if cube := float64(n) * float64(n) * float64(n); cube <= float64(work) {
+		b, err = solveUntruncated(a, bt, m)
+	} else {
+		err = invalidf("undoing the truncation correction of order %d needs a direct solve of %.2g operations, over the limit of %.2g: the filter decays too slowly for trunc_len", n, cube, float64(work))
+	}
+	if err == nil || !(s.rate < 1) {
+		return b, err
+	}
+	if done, serr := s.run(maxTerms, false); serr != nil {
+		return nil, serr
+	} else if done {
+		return s.sum, nil
+	}
+	return nil, invalidf("%v; the Neumann series does not converge within %d terms either (its terms shrink by %.6f a term)", err, len(s.norms), s.rate)
+}
+
+// neumann sums the series Σₖ b̃·A^{km}.
+type neumann struct {
+	a         []float64
+	m         int
+	sum, term []float64
+	norms     []float64 // of the terms so far
+	rate      float64   // by which the terms shrink, once measured
+}
+
+// run adds terms until the series has converged (true) or has maxTerms terms, and fails once
+// it diverges; with predict it stops early once the rate of the terms says that it would
+// need more than 2·maxNeumann terms, or that they do not shrink.
+func (s *neumann) run(maxTerms int, predict bool) (bool, error) {
+	for len(s.norms) < maxTerms {
 		var err error
-		if term, err = powerTimes(term, a, m); err != nil {
-			return nil, err
+		if s.term, err = powerTimes(s.term, s.a, s.m); err != nil {
+			return false, err
 		}
 		tn, sn := 0.0, 0.0
-		for i := range sum {
-			sum[i] += term[i]
-			tn = max(tn, math.Abs(term[i]))
-			sn = max(sn, math.Abs(sum[i]))
+		for i := range s.sum {
+			s.sum[i] += s.term[i]
+			tn = max(tn, math.Abs(s.term[i]))
+			sn = max(sn, math.Abs(s.sum[i]))
+		}
+		// Close poles make the terms beat, so a window of growth does not mean divergence;
+		// growth by 1e8 over the first term does (a pole rounded out of the unit circle).
+		if math.IsInf(sn, 0) || math.IsNaN(sn) || len(s.norms) > 0 && tn > 1e8*s.norms[0] {
+			return false, invalidf("undoing the truncation correction fails: the Neumann series diverges (a pole of the coefficients lies outside the unit circle)")
 		}
 		if tn <= 0x1p-53*sn {
-			return sum, nil
+			return true, nil
+		}
+		s.norms = append(s.norms, tn)
+		// The terms fall like ρ^{km} once the transient has passed, but not monotonically:
+		// close poles make them beat. The largest of the last eight against the largest of
+		// the eight before gives the rate.
+		if k := len(s.norms); k >= 24 {
+			s.rate = math.Pow(slices.Max(s.norms[k-8:])/slices.Max(s.norms[k-16:k-8]), 1.0/8)
+			if predict && (!(s.rate < 1) || float64(k)+math.Log(0x1p-53*sn/tn)/math.Log(s.rate) > 2*maxNeumann) {
+				return false, nil
+			}
 		}
 	}
-	return nil, invalidf("undoing the truncation correction does not converge in %d terms: a pole lies on or too near the unit circle for trunc_len", maxNeumann)
+	return false, nil
+}
+
+// solveUntruncated solves (I − A^m)ᵀ bᵀ = b̃ᵀ by LU. The rows of A^m cost O(m·n + n²) in all,
+// not a matrix power: e_{i+1}·A = e_i in the companion form, so e_i·A^m = e_{n-1}·A^{m+n-1-i}.
+func solveUntruncated(a, bt []float64, m int) ([]float64, error) {
+	n := len(a)
+	last := make([]float64, n)
+	last[n-1] = 1
+	row, err := powerTimes(last, a, m)
+	if err != nil {
+		return nil, err
+	}
+	iMinusP := mat.NewDense(n, n, nil) // I − A^m
+	next := make([]float64, n)
+	for i := n - 1; i >= 0; i-- {
+		for j, v := range row {
+			iMinusP.Set(i, j, -v)
+		}
+		iMinusP.Set(i, i, 1+iMinusP.At(i, i))
+		companionStep(next, row, a)
+		row, next = next, row
+	}
+	var lu mat.LU
+	lu.Factorize(iMinusP)
+	if c := lu.Cond(); !(c <= maxUntruncateCond) {
+		return nil, invalidf("undoing the truncation correction is ill-conditioned (condition number %.2g of I − A^%d): a pole lies on or within rounding of the unit circle for trunc_len, or the poles are too clustered for the coefficient basis", c, m)
+	}
+	// The companion basis is ill-conditioned for clustered poles, so the LU solution alone
+	// can lose digits the Neumann series keeps (an order-8 Hyena RTF: 1e-5 against 9e-9).
+	// Iterative refinement with the residual b̃ − b(I − A^m), formed by the recurrence that
+	// made b̃, recovers them. The residual is at rounding level after the first step and
+	// says little, so it stops on the size of the corrections: once one is below rounding
+	// or fails to halve (Higham, Accuracy and Stability of Numerical Algorithms, §12.1).
+	b := make([]float64, n)
+	r := slices.Clone(bt)
+	delta := mat.NewVecDense(n, nil)
+	prevStep := math.Inf(1)
+	for range maxRefinements {
+		if err := lu.SolveVecTo(delta, true, mat.NewVecDense(n, slices.Clone(r))); err != nil {
+			return nil, invalidf("undoing the truncation correction: %v", err)
+		}
+		step := mat.Norm(delta, math.Inf(1))
+		if !(step < prevStep) {
+			break
+		}
+		bn := 0.0
+		for i := range b {
+			b[i] += delta.AtVec(i)
+			bn = max(bn, math.Abs(b[i]))
+		}
+		if step <= 0x1p-53*bn || step > prevStep/2 {
+			break
+		}
+		prevStep = step
+		tail, err := powerTimes(b, a, m)
+		if err != nil {
+			return nil, err
+		}
+		for i := range r {
+			r[i] = bt[i] - (b[i] - tail[i])
+		}
+	}
+	for _, x := range b {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, invalidf("undoing the truncation correction overflows")
+		}
+	}
+	return b, nil
 }
 
 // FindRTF returns the prefix of the RTF layer among the array names: the P such that P+"ab"

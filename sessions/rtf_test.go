@@ -3,6 +3,7 @@ package sessions_test
 import (
 	"errors"
 	"math"
+	"math/cmplx"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -133,6 +134,38 @@ func TestRTFRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRTFRoundTripSlowDecay undoes the correction where ρ^M is near 1, as for LRU poles
+// initialised at |λ| up to 0.99999 with trunc_len 4096 (ρ^M = 0.96): the Neumann series would
+// need about 900 terms, so the numerator comes from solving with I − A^M.
+func TestRTFRoundTripSlowDecay(t *testing.T) {
+	const L = 4096
+	var chans []filters.Filter
+	for c, rho := range []float64{0.999, 0.9999, 0.99999} {
+		var poles, residues []complex128
+		for k := range 3 {
+			p := cmplx.Rect(rho*(1-1e-4*float64(k)), 0.7*float64(k+1))
+			poles = append(poles, p, cmplx.Conj(p))
+			r := complex(1, float64(k+c))
+			residues = append(residues, r, cmplx.Conj(r))
+		}
+		tf, _ := must2(filters.ToTF(must(filters.NewDiagonal(poles, residues, 0.5))))
+		chans = append(chans, tf)
+	}
+	bank := must(filters.NewBank(chans))
+	named, _ := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{TruncLen: L}))
+	back, err := sessions.ImportRTF(named[0].Array, named[1].Array, nil, sessions.RTFOptions{TruncLen: L})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, f := range bank.Channels {
+		// The condition number of I − A^M is about 1/(1 − ρ^M) times that of the companion
+		// basis. Measured differences: 5e-15 to 1e-14.
+		if e := filters.RelDiff(f.Impulse(2*L), back.Channels[c].Impulse(2*L)); !(e < 1e-9) {
+			t.Errorf("channel %d: impulse response differs by %.3g after the correction and its inverse", c, e)
+		}
+	}
+}
+
 func TestRTFExportConvertsAndPads(t *testing.T) {
 	// A bank of dense filters is converted to tf; a lower-order channel is padded.
 	d3 := denseFilter(t)
@@ -207,7 +240,7 @@ func TestRTFImportErrors(t *testing.T) {
 	}
 	// A pole on the unit circle: the correction cannot be undone.
 	marginal := must(arrays.FromRows([][]float64{{-1}, {1}}))
-	if _, err := sessions.ImportRTF(marginal, arrays.Vector([]float64{0}), nil, sessions.RTFOptions{TruncLen: 16}); !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "does not converge") {
+	if _, err := sessions.ImportRTF(marginal, arrays.Vector([]float64{0}), nil, sessions.RTFOptions{TruncLen: 16}); !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "condition number") {
 		t.Errorf("marginal pole: %v", err)
 	}
 	// An unstable filter's correction overflows.
