@@ -490,11 +490,15 @@ func (e *ChoiceError) Error() string {
 	return fmt.Sprintf("the file holds %d %s; choose one: %s%s", len(e.Names), e.What, strings.Join(quoted, ", "), more)
 }
 
+// maxReadBackWork bounds the multiply-adds of ReadBack's impulse responses (2^30: about a
+// second), so that the check never costs much more than the export.
+var maxReadBackWork = 1 << 30
+
 // ReadBack measures what a training module gets from RTF tensors written by ExportRTF: the
 // tensors are rounded to dt, read back as ImportRTF reads them (the truncation correction
 // undone, as the module's get_C does), and every channel's impulse response is compared with
 // doc's over n samples: trunc_len, or filters.ReportLength of doc's spectral radius when it
-// is 0. It returns the worst channel's relative L2 error, that channel and n; an error when
+// is 0, and fewer where that many would exceed maxReadBackWork. It returns the worst channel's relative L2 error, that channel and n; an error when
 // the tensors cannot be read back.
 func ReadBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, o RTFOptions) (worst float64, channel, n int, err error) {
 	chans := []filters.Filter{doc.Filter}
@@ -529,6 +533,17 @@ func ReadBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, o R
 		}
 		n = filters.ReportLength(rho)
 	}
+	// Both impulse responses of every channel cost Σ (N_c² for dense, N_c otherwise + N) a
+	// sample; a long trunc_len on a large dense bank is compared over fewer samples.
+	perSample := 0.0
+	for c, f := range chans {
+		k := float64(f.Order())
+		if _, dense := f.(*filters.Dense); dense {
+			k *= k
+		}
+		perSample += k + float64(back.Channels[c].Order()) + 1
+	}
+	n = max(1, min(n, int(float64(maxReadBackWork)/perSample)))
 	for c, f := range chans {
 		e := filters.RelDiff(f.Impulse(n), back.Channels[c].Impulse(n))
 		if math.IsNaN(e) || math.IsInf(e, 0) {
