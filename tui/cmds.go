@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
 )
 
 // Every computation and every file access runs in one of these commands. A command captures
@@ -121,9 +122,10 @@ type savedMsg struct {
 }
 
 type exportedMsg struct {
-	path string
-	rep  *filters.Report
-	err  error
+	req exportReq
+	rep *filters.Report // of the conversion to req.to
+	out sessions.Exported
+	err error
 }
 
 // plotExportedMsg reports an export-plot.
@@ -343,27 +345,37 @@ func saveAll(st Store, dir string, reqs []saveReq) tea.Cmd {
 	}
 }
 
-func exportItem(st Store, path string, it Item, to filters.Form) tea.Cmd {
+// exportReq is one export: where, in which format, the form a .json export converts to.
+type exportReq struct {
+	path   string
+	format sessions.ExportFormat
+	to     filters.Form
+	opts   sessions.ExportOptions
+}
+
+func exportItem(st Store, it Item, req exportReq) tea.Cmd {
 	return func() tea.Msg {
-		var rep *filters.Report
-		err := safely("export", func() error {
-			if to != "" && it.Filter != nil && it.Filter.Form() != to {
-				g, r, err := filters.Convert(it.Filter, to)
+		msg := exportedMsg{req: req}
+		msg.err = safely("export", func() error {
+			if req.to != "" && it.Filter != nil && it.Filter.Form() != req.to {
+				g, r, err := filters.Convert(it.Filter, req.to)
 				if err != nil {
 					return err
 				}
-				it.Filter, rep = g, &r
+				it.Filter, msg.rep = g, &r
 			}
-			if to != "" && it.Bank != nil && it.Bank.Form() != to {
-				b, _, err := filters.ConvertBank(it.Bank, to)
+			if req.to != "" && it.Bank != nil && it.Bank.Form() != req.to {
+				b, _, err := filters.ConvertBank(it.Bank, req.to)
 				if err != nil {
 					return err
 				}
 				it.Bank = b
 			}
-			return st.Save(path, it)
+			var err error
+			msg.out, err = st.Export(req.path, it, req.opts)
+			return err
 		})
-		return exportedMsg{path: path, rep: rep, err: err}
+		return msg
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
 )
 
 // The workbench reaches the rest of ssmlab only through the small interfaces below, so that
@@ -58,6 +59,10 @@ type Store interface {
 	Open(path string) ([]Item, error)
 	// Save writes one filter or bank to path.
 	Save(path string, it Item) error
+	// Export writes a filter, a bank or kernels to path in o.Format (sessions.Export: a
+	// filter file, the RTF layout in .npz or .safetensors, impulse responses in CSV or
+	// .npy) and reports what it measured.
+	Export(path string, it Item, o sessions.ExportOptions) (sessions.Exported, error)
 	// SaveSession writes every item to a session file at path.
 	SaveSession(path string, items []Item) error
 }

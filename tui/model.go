@@ -13,6 +13,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
 // pane names a pane of the workbench.
@@ -194,13 +196,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, m.onSaved(s))
 		}
 	case exportedMsg:
-		if msg.err != nil {
-			m.setError(msg.err)
-		} else if msg.rep != nil {
-			m.setStatus(levelOK, fmt.Sprintf("exported %s (%s → %s, rel error %s)", msg.path, msg.rep.From, msg.rep.To, sci(msg.rep.RelError)))
-		} else {
-			m.setStatus(levelOK, "exported "+msg.path)
-		}
+		m.onExported(msg)
 	case plotExportedMsg:
 		if msg.err != nil {
 			m.setError(msg.err)
@@ -1178,6 +1174,42 @@ func (m *Model) onOpen(msg openMsg) {
 	m.repr.reset()
 	m.repr.tab = ""
 	m.setStatus(levelOK, fmt.Sprintf("opened %s (%d item(s))", msg.path, len(msg.items)))
+}
+
+// onExported reports an export on the status line: the conversion a .json export made, or
+// how closely RTF tensors read back (as `ssmlab export` prints it), as a warning when they
+// lose more than filters.WarnRelError or cannot be read back.
+func (m *Model) onExported(msg exportedMsg) {
+	if msg.err != nil {
+		m.setError(msg.err)
+		return
+	}
+	done := fmt.Sprintf("exported %s as %s", msg.req.path, msg.req.format)
+	if msg.rep != nil {
+		m.setStatus(levelOK, fmt.Sprintf("%s (%s → %s, rel error %s)", done, msg.rep.From, msg.rep.To, sci(msg.rep.RelError)))
+		return
+	}
+	if len(msg.out.ReadBack) == 0 {
+		m.setStatus(levelOK, done)
+		return
+	}
+	c := msg.out.ReadBack[0]
+	how := msg.req.opts.DType.String()
+	if msg.req.opts.TruncLen > 0 {
+		how += fmt.Sprintf(", trunc_len %d", msg.req.opts.TruncLen)
+	}
+	advice := ""
+	if msg.req.opts.DType == arrays.Float32 {
+		advice = "; dtype=float64 may hold it"
+	}
+	switch {
+	case c.Err != nil:
+		m.setStatus(levelWarn, fmt.Sprintf("%s, but it cannot be read back (%s): %s%s", done, how, strings.TrimPrefix(oneLine(c.Err), sessions.ErrInvalid.Error()+": "), advice))
+	case c.RelError > filters.WarnRelError:
+		m.setStatus(levelWarn, fmt.Sprintf("%s, but it reads back (%s) to rel error %s (channel %d, %d samples)%s", done, how, sci(c.RelError), c.Channel, c.Length, advice))
+	default:
+		m.setStatus(levelOK, fmt.Sprintf("%s; it reads back (%s) to rel error %s over %d samples", done, how, sci(c.RelError), c.Length))
+	}
 }
 
 func (m *Model) onSaved(msg savedMsg) tea.Cmd {

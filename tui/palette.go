@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -10,6 +12,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
 // command is one action of the palette. run executes on the event loop, inside Update; the
@@ -27,7 +31,7 @@ func commands() []command {
 		{"load", "PATH", "open a filter file (the same as open)", cmdOpen},
 		{"save", "[PATH]", "save the selected filter (to its file, or PATH)", cmdSave},
 		{"save-session", "PATH", "save every filter and kernel as a session file (.ssmlab)", cmdSaveSession},
-		{"export", "PATH [FORM]", "write the selected filter to PATH, converted to FORM", cmdExport},
+		{"export", "PATH [FORM] [k=v …]", "write the selection as .json, .npz/.safetensors (RTF) or .csv/.npy", cmdExport},
 		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND) as a figure: .svg, .pdf or .png", cmdExportPlot},
 		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
 		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
@@ -234,27 +238,68 @@ func cmdSave(m *Model, args []string) (tea.Cmd, error) {
 	return m.save(e, path), nil
 }
 
+// exportUsage is export's argument list, for its errors.
+const exportUsage = "export needs PATH [FORM] [dtype=float32] [trunc_len=L] [prefix=P] [length=L]"
+
 func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	e := m.sess.selected()
 	if e == nil {
 		return nil, errNoSelection
 	}
-	if len(args) < 1 || len(args) > 2 {
-		return nil, fmt.Errorf("export needs PATH [FORM]")
+	if len(args) < 1 {
+		return nil, errors.New(exportUsage)
 	}
-	var to filters.Form
-	if len(args) == 2 {
-		f, err := filters.ParseForm(args[1])
-		if err != nil {
-			return nil, err
+	path := args[0]
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if ext == "" {
+		ext = string(sessions.ExportJSON)
+	}
+	format, err := sessions.ParseExportFormat(ext)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the extension chooses the format: .json, .npz, .safetensors, .csv or .npy", path)
+	}
+	req := exportReq{path: path, format: format, opts: sessions.ExportOptions{Format: format}}
+	for _, a := range args[1:] {
+		key, val, ok := strings.Cut(a, "=")
+		if !ok {
+			f, err := filters.ParseForm(a)
+			if err != nil {
+				return nil, err
+			}
+			if format != sessions.ExportJSON {
+				return nil, fmt.Errorf("FORM applies to .json exports; %s writes the RTF layout (.npz, .safetensors) or impulse responses (.csv, .npy)", format)
+			}
+			req.to = f
+			continue
 		}
-		to = f
+		switch key {
+		case "dtype":
+			dt, err := arrays.ParseDType(val)
+			if err != nil || (dt != arrays.Float32 && dt != arrays.Float64) {
+				return nil, fmt.Errorf("dtype %q: want float64 or float32", val)
+			}
+			req.opts.DType = dt
+		case "trunc_len", "length":
+			v, err := strconv.Atoi(val)
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("%s %q: want a whole number ≥ 0", key, val)
+			}
+			if key == "length" {
+				req.opts.Length = v
+			} else {
+				req.opts.TruncLen = v
+			}
+		case "prefix":
+			req.opts.Prefix = val
+		default:
+			return nil, fmt.Errorf("no export option %q; %s", key, exportUsage)
+		}
 	}
-	if e.kind == kindKernel {
-		return nil, fmt.Errorf("kernels cannot be exported as filter files")
+	if e.kind == kindKernel && format == sessions.ExportJSON && req.to != "" {
+		return nil, fmt.Errorf("kernels have no form to convert to")
 	}
-	m.setStatus(levelInfo, "exporting to "+args[0]+"…")
-	return exportItem(m.deps.Store, args[0], e.item(), to), nil
+	m.setStatus(levelInfo, "exporting to "+path+"…")
+	return exportItem(m.deps.Store, e.item(), req), nil
 }
 
 // figureKinds are the export-plot names of the plots.

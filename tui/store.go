@@ -66,6 +66,20 @@ func (fileStore) Save(path string, it Item) error {
 	return filters.WriteFile(path, filters.Document{Name: it.Name, Filter: it.Filter, Bank: it.Bank})
 }
 
+func (fileStore) Export(path string, it Item, o sessions.ExportOptions) (sessions.Exported, error) {
+	var item sessions.Item
+	if it.Kernels != nil {
+		k, err := arrays.FromRows(it.Kernels)
+		if err != nil {
+			return sessions.Exported{}, err
+		}
+		item.Target = &sessions.Target{Name: it.Name, Kernels: k}
+	} else {
+		item.Entry = &sessions.Entry{Name: it.Name, Filter: it.Filter, Bank: it.Bank}
+	}
+	return sessions.ExportFile(path, []sessions.Item{item}, o)
+}
+
 func (fileStore) SaveSession(path string, items []Item) error {
 	s := sessions.New()
 	for _, it := range items {

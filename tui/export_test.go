@@ -1,0 +1,107 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+)
+
+// exportCmd runs ":export ARGS" and returns the status line it leaves.
+func exportCmd(t *testing.T, m *Model, args string) statusMsg {
+	t.Helper()
+	keys(t, m, ":")
+	typeText(t, m, "export "+args)
+	keys(t, m, "enter")
+	return m.status
+}
+
+// TestExportFormats: the palette's export writes what `ssmlab export` writes, chosen by the
+// extension, and reports the RTF read-back check on the status line.
+func TestExportFormats(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "ring")
+	ring := m.sess.selected().current()
+
+	// The RTF layout, read back with the module's truncation correction.
+	path := filepath.Join(dir, "ring.safetensors")
+	st := exportCmd(t, m, path+" trunc_len=256 prefix=layers.0.")
+	if st.level != levelOK || !strings.Contains(st.text, "exported "+path+" as safetensors; it reads back (float64, trunc_len 256) to rel error") {
+		t.Fatalf("status %v %q", st.level, st.text)
+	}
+	it, err := sessions.Import(path, sessions.ImportOptions{TruncLen: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := filters.RelDiff(ring.Impulse(256), it.Entry.Bank.Channels[0].Impulse(256)); !(e < 1e-9) {
+		t.Errorf("the exported layer's impulse response differs by %.3g", e)
+	}
+
+	// A filter file in another form, with the conversion's report.
+	path = filepath.Join(dir, "ring.json")
+	if st := exportCmd(t, m, path+" tf"); st.level != levelOK || !strings.Contains(st.text, "(diagonal → tf, rel error") {
+		t.Fatalf("status %v %q", st.level, st.text)
+	}
+	if doc, err := filters.ReadFile(path); err != nil || doc.Filter == nil || doc.Filter.Form() != filters.FormTF {
+		t.Fatalf("ring.json: %+v, %v", doc, err)
+	}
+
+	// Impulse responses.
+	path = filepath.Join(dir, "ring.csv")
+	if st := exportCmd(t, m, path+" length=64"); st.level != levelOK {
+		t.Fatalf("status %v %q", st.level, st.text)
+	}
+	// One row per channel.
+	if data, err := os.ReadFile(path); err != nil || len(strings.Split(strings.TrimSpace(string(data)), ",")) != 64 {
+		t.Fatalf("ring.csv: %d bytes, %v", len(data), err)
+	}
+
+	// Kernels as a tensor.
+	addPreset(t, m, "kernel")
+	path = filepath.Join(dir, "kernel.npz")
+	if st := exportCmd(t, m, path); st.level != levelOK || st.text != "exported "+path+" as npz" {
+		t.Fatalf("kernels: status %v %q", st.level, st.text)
+	}
+	if it, err := sessions.Import(path, sessions.ImportOptions{}); err != nil || it.Target == nil || it.Target.Kernels.Len() != 64 {
+		t.Fatalf("kernel.npz: %+v, %v", it, err)
+	}
+
+	// Poles float64 coefficients cannot hold: the check warns.
+	poles := make([]complex128, 16)
+	res := make([]complex128, 16)
+	for i := range poles {
+		poles[i] = complex(0.95+0.04*float64(i)/15, 0)
+		res[i] = complex(1/float64(i+1), 0)
+	}
+	crowded, err := filters.NewDiagonal(poles, res, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, openMsg{path: "crowded.json", items: []Item{{Name: "crowded", Filter: crowded}}})
+	if st := exportCmd(t, m, filepath.Join(dir, "crowded.npz")+" dtype=float32"); st.level != levelWarn || !strings.Contains(st.text, "dtype=float64 may hold it") {
+		t.Errorf("crowded poles in float32: status %v %q", st.level, st.text)
+	}
+
+	// Mistakes are errors on the status line, and write nothing.
+	for _, tc := range []struct{ args, want string }{
+		{"x.npz tf", "FORM applies to .json exports"},
+		{"x.xyz", "the extension chooses the format"},
+		{"x.npz dtype=float16", `dtype "float16"`},
+		{"x.npz trunc_len=-3", `trunc_len "-3"`},
+		{"x.npz scale=2", `no export option "scale"`},
+	} {
+		if st := exportCmd(t, m, filepath.Join(dir, tc.args)); st.level != levelError || !strings.Contains(st.text, tc.want) {
+			t.Errorf("export %s: status %v %q, want an error containing %q", tc.args, st.level, st.text, tc.want)
+		}
+	}
+	if st := exportCmd(t, m, ""); st.level != levelError || !strings.Contains(st.text, "export needs PATH") {
+		t.Errorf("export with no PATH: status %v %q", st.level, st.text)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.npz")); !os.IsNotExist(err) {
+		t.Errorf("a failed export wrote x.npz: %v", err)
+	}
+}
