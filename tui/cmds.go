@@ -345,12 +345,12 @@ func saveAll(st Store, dir string, reqs []saveReq) tea.Cmd {
 	}
 }
 
-// exportReq is one export: where, in which format, the form a .json export converts to.
+// exportReq is one export: where, the form a .json export converts to, and the options
+// (opts.Format the format).
 type exportReq struct {
-	path   string
-	format sessions.ExportFormat
-	to     filters.Form
-	opts   sessions.ExportOptions
+	path string
+	to   filters.Form
+	opts sessions.ExportOptions
 }
 
 func exportItem(st Store, it Item, req exportReq) tea.Cmd {

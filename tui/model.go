@@ -1184,7 +1184,7 @@ func (m *Model) onExported(msg exportedMsg) {
 		m.setError(msg.err)
 		return
 	}
-	done := fmt.Sprintf("exported %s as %s", msg.req.path, msg.req.format)
+	done := fmt.Sprintf("exported %s as %s", msg.req.path, msg.req.opts.Format)
 	if msg.rep != nil {
 		m.setStatus(levelOK, fmt.Sprintf("%s (%s → %s, rel error %s)", done, msg.rep.From, msg.rep.To, sci(msg.rep.RelError)))
 		return

@@ -258,7 +258,7 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the extension chooses the format: .json, .npz, .safetensors, .csv or .npy", path)
 	}
-	req := exportReq{path: path, format: format, opts: sessions.ExportOptions{Format: format}}
+	req := exportReq{path: path, opts: sessions.ExportOptions{Format: format}}
 	for _, a := range args[1:] {
 		key, val, ok := strings.Cut(a, "=")
 		if !ok {
