@@ -332,7 +332,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 		summarize(s.err, out.Reports, true)
 	}
 	for _, c := range out.ReadBack {
-		readBackLine(s.err, c, dt, o.truncLen)
+		readBackLine(s.err, c)
 	}
 	what := make([]string, len(items))
 	for i, it := range items {
@@ -348,24 +348,14 @@ func runExport(s *streams, src string, o exportOptions) error {
 
 // readBackLine says how closely an exported RTF layer gives its filter's impulse responses,
 // as a warning when it loses more than filters.WarnRelError.
-func readBackLine(w io.Writer, c sessions.ReadBackCheck, dt arrays.DType, truncLen int) {
-	how := "read back as " + dt.String()
-	if truncLen > 0 {
-		how += fmt.Sprintf(" with trunc_len %d", truncLen)
+func readBackLine(w io.Writer, c sessions.ReadBackCheck) {
+	text, warn := c.Summary("--dtype float64")
+	if warn {
+		text = "warning: checked " + c.Item + ": " + text
+	} else {
+		text = "checked " + c.Item + ": " + text
 	}
-	advice := ""
-	if dt == arrays.Float32 {
-		advice = "; --dtype float64 may hold it"
-	}
-	switch {
-	case c.Err != nil:
-		msg := strings.TrimPrefix(c.Err.Error(), sessions.ErrInvalid.Error()+": ")
-		fmt.Fprintf(w, "warning: checked %s: the tensors cannot be %s: %s%s\n", c.Item, how, oneLine(msg), advice)
-	case c.RelError > filters.WarnRelError:
-		fmt.Fprintf(w, "warning: checked %s: %s, the tensors give its impulse response to a relative error of %s over %d samples (channel %d)%s\n", c.Item, how, relError(c.RelError), c.Length, c.Channel, advice)
-	default:
-		fmt.Fprintf(w, "checked %s: %s, the tensors give its impulse response to a relative error of %s over %d samples\n", c.Item, how, relError(c.RelError), c.Length)
-	}
+	fmt.Fprintln(w, text)
 }
 
 // relError prints a relative error, saying "overflow" for one saturated at math.MaxFloat64.

@@ -288,7 +288,7 @@ func TestExportReadBack(t *testing.T) {
 		dtype  string
 		want   string
 	}{
-		{testFilter(t), "float64", "checked \"x\": read back as float64 with trunc_len 512, the tensors give its impulse response to a relative error of "},
+		{testFilter(t), "float64", "checked \"x\": reads back as float64 (trunc_len 512) to relative error "},
 		{crowded, "float32", "warning: checked \"x\": "},
 		{crowded, "float32", "--dtype float64 may hold it"},
 	} {

@@ -484,13 +484,44 @@ type Exported struct {
 }
 
 // ReadBackCheck is ReadBack's measure for one item: the worst channel's relative L2 error
-// over Length samples, or Err when the tensors cannot be read back.
+// over Length samples, or Err when the tensors cannot be read back, for tensors of DType
+// written with TruncLen.
 type ReadBackCheck struct {
 	Item     string
 	RelError float64
 	Channel  int
 	Length   int
 	Err      error
+	DType    arrays.DType
+	TruncLen int
+}
+
+// Summary says how closely the tensors read back, in the words the CLI and the workbench
+// both print; warn is true when they lose more than filters.WarnRelError or cannot be read
+// back. float64Option is how the caller's user asks for float64 tensors ("--dtype float64"),
+// offered when float32 is what lost the digits.
+func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
+	how := "as " + c.DType.String()
+	if c.TruncLen > 0 {
+		how += fmt.Sprintf(" (trunc_len %d)", c.TruncLen)
+	}
+	advice := ""
+	if c.DType == arrays.Float32 {
+		advice = "; " + float64Option + " may hold it"
+	}
+	rel := fmt.Sprintf("%.2g", c.RelError)
+	if c.RelError >= math.MaxFloat64 {
+		rel = "overflow"
+	}
+	switch {
+	case c.Err != nil:
+		msg := strings.TrimPrefix(c.Err.Error(), ErrInvalid.Error()+": ")
+		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+		return fmt.Sprintf("cannot be read back %s: %s%s", how, msg, advice), true
+	case c.RelError > filters.WarnRelError:
+		return fmt.Sprintf("reads back %s to relative error %s over %d samples (channel %d)%s", how, rel, c.Length, c.Channel, advice), true
+	}
+	return fmt.Sprintf("reads back %s to relative error %s over %d samples", how, rel, c.Length), false
 }
 
 // Export encodes items in a format:
@@ -573,7 +604,7 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 				if err != nil {
 					return Exported{}, itemErr(it, err)
 				}
-				c := ReadBackCheck{Item: itemName(it)}
+				c := ReadBackCheck{Item: itemName(it), DType: o.DType, TruncLen: o.TruncLen}
 				c.RelError, c.Channel, c.Length, c.Err = ReadBack(it.Entry.Document(), tensors, o.DType, ro)
 				checks = append(checks, c)
 				named = append(named, tensors...)

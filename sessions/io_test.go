@@ -248,3 +248,27 @@ func TestSessionImportAdd(t *testing.T) {
 		}
 	}
 }
+
+func TestReadBackCheckSummary(t *testing.T) {
+	for _, tc := range []struct {
+		c          sessions.ReadBackCheck
+		warn       bool
+		want, lack string
+	}{
+		{sessions.ReadBackCheck{RelError: 3e-9, Length: 1024, Channel: 2, DType: arrays.Float64, TruncLen: 512},
+			false, "reads back as float64 (trunc_len 512) to relative error 3e-09 over 1024 samples", "channel"},
+		{sessions.ReadBackCheck{RelError: 2e-6, Length: 64, Channel: 2, DType: arrays.Float64},
+			true, "reads back as float64 to relative error 2e-06 over 64 samples (channel 2)", "may hold it"},
+		{sessions.ReadBackCheck{RelError: 4e-3, Length: 64, Channel: 1, DType: arrays.Float32},
+			true, "(channel 1); --dtype float64 may hold it", "trunc_len"},
+		{sessions.ReadBackCheck{RelError: 1.7976931348623157e308, Length: 64, DType: arrays.Float64},
+			true, "relative error overflow", "e+308"},
+		{sessions.ReadBackCheck{Err: errors.New("first\nsecond"), DType: arrays.Float32, TruncLen: 8},
+			true, "cannot be read back as float32 (trunc_len 8): first; second; --dtype float64 may hold it", "relative error"},
+	} {
+		got, warn := tc.c.Summary("--dtype float64")
+		if warn != tc.warn || !strings.Contains(got, tc.want) || strings.Contains(got, tc.lack) {
+			t.Errorf("%+v: got %q (warn %v), want %q (warn %v) without %q", tc.c, got, warn, tc.want, tc.warn, tc.lack)
+		}
+	}
+}

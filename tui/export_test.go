@@ -30,7 +30,7 @@ func TestExportFormats(t *testing.T) {
 	// The RTF layout, read back with the module's truncation correction.
 	path := filepath.Join(dir, "ring.safetensors")
 	st := exportCmd(t, m, path+" trunc_len=256 prefix=layers.0.")
-	if st.level != levelOK || !strings.Contains(st.text, "exported "+path+" as safetensors; it reads back (float64, trunc_len 256) to rel error") {
+	if st.level != levelOK || !strings.Contains(st.text, "exported "+path+" as safetensors; it reads back as float64 (trunc_len 256) to relative error") {
 		t.Fatalf("status %v %q", st.level, st.text)
 	}
 	it, err := sessions.Import(path, sessions.ImportOptions{TruncLen: 256})

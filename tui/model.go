@@ -13,8 +13,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/filters"
-	"github.com/ssmlab/ssmlab/sessions"
-	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
 // pane names a pane of the workbench.
@@ -1193,22 +1191,11 @@ func (m *Model) onExported(msg exportedMsg) {
 		m.setStatus(levelOK, done)
 		return
 	}
-	c := msg.out.ReadBack[0]
-	how := msg.req.opts.DType.String()
-	if msg.req.opts.TruncLen > 0 {
-		how += fmt.Sprintf(", trunc_len %d", msg.req.opts.TruncLen)
-	}
-	advice := ""
-	if msg.req.opts.DType == arrays.Float32 {
-		advice = "; dtype=float64 may hold it"
-	}
-	switch {
-	case c.Err != nil:
-		m.setStatus(levelWarn, fmt.Sprintf("%s, but it cannot be read back (%s): %s%s", done, how, strings.TrimPrefix(oneLine(c.Err), sessions.ErrInvalid.Error()+": "), advice))
-	case c.RelError > filters.WarnRelError:
-		m.setStatus(levelWarn, fmt.Sprintf("%s, but it reads back (%s) to rel error %s (channel %d, %d samples)%s", done, how, sci(c.RelError), c.Channel, c.Length, advice))
-	default:
-		m.setStatus(levelOK, fmt.Sprintf("%s; it reads back (%s) to rel error %s over %d samples", done, how, sci(c.RelError), c.Length))
+	text, warn := msg.out.ReadBack[0].Summary("dtype=float64")
+	if warn {
+		m.setStatus(levelWarn, done+", but it "+text)
+	} else {
+		m.setStatus(levelOK, done+"; it "+text)
 	}
 }
 
