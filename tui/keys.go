@@ -6,7 +6,7 @@ import "github.com/charmbracelet/bubbles/key"
 // global ones work everywhere outside a dialog.
 type keyMap struct {
 	// global
-	Quit, Help, Palette, NextPane, PrevPane, Distill, Undo key.Binding
+	Quit, Help, Palette, Messages, NextPane, PrevPane, Distill, Undo key.Binding
 	// shared movement
 	Up, Down, Left, Right, PageUp, PageDown, Top, Bottom key.Binding
 	// filters list
@@ -25,6 +25,7 @@ func newKeyMap() *keyMap {
 		Quit:     b(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
 		Help:     b(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Palette:  b(key.WithKeys(":"), key.WithHelp(":", "commands")),
+		Messages: b(key.WithKeys("M"), key.WithHelp("M", "messages")),
 		NextPane: b(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
 		PrevPane: b(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
 		Distill:  b(key.WithKeys("D"), key.WithHelp("D", "distill")),
@@ -85,7 +86,7 @@ func (h paneHelp) ShortHelp() []key.Binding  { return h.short }
 func (h paneHelp) FullHelp() [][]key.Binding { return h.full }
 
 func (k *keyMap) global() []key.Binding {
-	return []key.Binding{k.NextPane, k.Palette, k.Help, k.Distill, k.Undo, k.Quit}
+	return []key.Binding{k.NextPane, k.Palette, k.Help, k.Messages, k.Distill, k.Undo, k.Quit}
 }
 
 func (k *keyMap) listKeys() []key.Binding {

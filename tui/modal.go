@@ -25,6 +25,7 @@ const (
 	modalConfirm
 	modalPresets
 	modalJobForm
+	modalMessages
 )
 
 type promptPurpose int
@@ -62,7 +63,7 @@ type modalState struct {
 
 	pal palette
 
-	page int // of the help
+	page int // of the help; for the messages, how many lines they are scrolled up
 }
 
 // shownPresets is the picker's list: the presets whose name or description contains the

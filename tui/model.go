@@ -76,6 +76,7 @@ type Model struct {
 	lay           layout
 
 	status    statusMsg
+	messages  []statusMsg // the last maxMessages results, warnings and errors, oldest first
 	length    int
 	overlayID int
 
@@ -139,7 +140,22 @@ func (m *Model) ExitNotes() []string { return m.exitNotes }
 
 var errNoSelection = errors.New("no filter selected: add one with a")
 
-func (m *Model) setStatus(l level, text string) { m.status = statusMsg{text: text, level: l} }
+// maxMessages bounds the message log (M): it keeps what the status line reported.
+const maxMessages = 100
+
+// setStatus shows text on the status line. Results, warnings and errors also go to the
+// message log, where a line cut to the terminal's width can be read whole; the info lines
+// (L, the selected pole) are transient and are not kept.
+func (m *Model) setStatus(l level, text string) {
+	m.status = statusMsg{text: text, level: l}
+	if l == levelInfo {
+		return
+	}
+	if len(m.messages) == maxMessages {
+		m.messages = append(m.messages[:0], m.messages[1:]...)
+	}
+	m.messages = append(m.messages, m.status)
+}
 
 func (m *Model) setError(err error) {
 	if err != nil {
@@ -208,7 +224,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case suggestMsg:
 		m.onSuggest(msg)
 	case statusMsg:
-		m.status = msg
+		m.setStatus(msg.level, msg.text)
 	}
 	if m.quitting {
 		return m, tea.Batch(cmds...)
@@ -236,6 +252,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		return nil
 	case key.Matches(msg, k.Palette):
 		m.modal = modalState{kind: modalPalette, input: newInput("")}
+		return nil
+	case key.Matches(msg, k.Messages):
+		m.modal = modalState{kind: modalMessages}
 		return nil
 	case key.Matches(msg, k.NextPane):
 		m.setFocus((m.focus + 1) % nPanes)
@@ -748,6 +767,28 @@ func (m *Model) modalKey(msg tea.KeyMsg) tea.Cmd {
 			if msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace {
 				md.presetFilter, md.presetSel = md.presetFilter+string(msg.Runes), 0
 			}
+		}
+		return nil
+	case modalMessages:
+		// page counts the lines scrolled up from the newest; the view clamps it.
+		switch msg.String() {
+		case "esc", "M", "q", "enter":
+			m.modal = modalState{}
+		case "ctrl+c":
+			m.modal = modalState{}
+			return m.askQuit()
+		case "up", "k":
+			md.page++
+		case "down", "j":
+			md.page = max(0, md.page-1)
+		case "pgup", "ctrl+u":
+			md.page += 10
+		case "pgdown", "ctrl+d":
+			md.page = max(0, md.page-10)
+		case "home", "g":
+			md.page = math.MaxInt32
+		case "end", "G":
+			md.page = 0
 		}
 		return nil
 	case modalJobForm:

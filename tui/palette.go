@@ -49,6 +49,10 @@ func commands() []command {
 		}},
 		{"undo", "", "undo the last change of the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return m.undo() }},
 		{"theme", "light|dark", "colours for a light or dark background", cmdTheme},
+		{"messages", "", "the results, warnings and errors so far, whole", func(m *Model, _ []string) (tea.Cmd, error) {
+			m.modal = modalState{kind: modalMessages}
+			return nil, nil
+		}},
 		{"help", "", "show every key", func(m *Model, _ []string) (tea.Cmd, error) { m.modal = modalState{kind: modalHelp}; return nil, nil }},
 		{"quit", "", "quit (asks to save unsaved work)", func(m *Model, _ []string) (tea.Cmd, error) { return m.askQuit(), nil }},
 	}

@@ -68,3 +68,16 @@ func newStyles() *styles {
 	s.modal = lipgloss.NewStyle().Border(lipgloss.DoubleBorder()).BorderForeground(accent).Padding(0, 1)
 	return s
 }
+
+// level returns the style and the mark of a status message of level l.
+func (s *styles) level(l level) (lipgloss.Style, string) {
+	switch l {
+	case levelOK:
+		return s.ok, "✓ "
+	case levelWarn:
+		return s.warn, "⚠ "
+	case levelError:
+		return s.err, "✗ "
+	}
+	return s.dim, ""
+}

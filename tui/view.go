@@ -241,18 +241,14 @@ func (m *Model) statusView() string {
 		right = append(right, st.warn.Render(fmt.Sprintf("%d unsaved", n)))
 	}
 	rightText := strings.Join(right, "  ")
-	msgStyle := st.dim
-	prefix := ""
-	switch m.status.level {
-	case levelOK:
-		msgStyle, prefix = st.ok, "✓ "
-	case levelWarn:
-		msgStyle, prefix = st.warn, "⚠ "
-	case levelError:
-		msgStyle, prefix = st.err, "✗ "
-	}
+	msgStyle, prefix := st.level(m.status.level)
 	avail := max(0, W-lipgloss.Width(rightText)-1)
-	msg := ansi.Truncate(msgStyle.Render(prefix+m.status.text), avail, "…")
+	// A cut line that the message log keeps says where to read it whole.
+	tail := "… (M)"
+	if m.status.level == levelInfo {
+		tail = "…"
+	}
+	msg := ansi.Truncate(msgStyle.Render(prefix+m.status.text), avail, tail)
 	pad := max(1, W-lipgloss.Width(msg)-lipgloss.Width(rightText))
 	line1 := msg + strings.Repeat(" ", pad) + rightText
 	var line2 string
@@ -275,6 +271,8 @@ func (m *Model) statusView() string {
 		line2 = st.keyHint.Render("type to filter · ↑↓ choose · enter set parameters · esc cancels")
 	case modalJobForm:
 		line2 = st.keyHint.Render("↑↓/tab field · ←→ choice · enter starts · esc cancels")
+	case modalMessages:
+		line2 = st.keyHint.Render("↑↓/pgup/pgdn scroll · g oldest · G newest · esc closes")
 	}
 	return ansi.Truncate(line1, W, "") + "\n" + ansi.Truncate(line2, W, "…")
 }
@@ -339,6 +337,8 @@ func (m *Model) modalView(W, B int) string {
 		return modalBox(st, "add a preset", strings.Join(lines, "\n"), w)
 	case modalJobForm:
 		return modalBox(st, "distill", md.form.view(st, w-4), w)
+	case modalMessages:
+		return m.messagesView(W, B)
 	}
 	return ""
 }
@@ -402,4 +402,34 @@ func (m *Model) helpPages(w, h int) []string {
 		pages = []string{""}
 	}
 	return pages
+}
+
+// messagesView is the message log: every kept status line whole, wrapped to the dialog's
+// width, newest at the bottom, scrolled up by modal.page lines.
+func (m *Model) messagesView(W, B int) string {
+	st := m.c.st
+	w := min(W-2, 100)
+	contentW := max(16, w-4)
+	var lines []string
+	for _, s := range m.messages {
+		style, prefix := st.level(s.level)
+		for i, l := range strings.Split(wrap(s.text, contentW-2), "\n") {
+			if i > 0 {
+				prefix = "  "
+			}
+			lines = append(lines, style.Render(prefix+strings.TrimRight(l, " ")))
+		}
+	}
+	if len(lines) == 0 {
+		lines = []string{st.dim.Render("no messages yet: results, warnings and errors are kept here")}
+	}
+	rows := max(3, B-6)
+	m.modal.page = min(m.modal.page, max(0, len(lines)-rows))
+	end := len(lines) - m.modal.page
+	shown := lines[max(0, end-rows):end]
+	title := fmt.Sprintf("messages (%d)", len(m.messages))
+	if m.modal.page > 0 {
+		title += fmt.Sprintf(" · %d lines below", m.modal.page)
+	}
+	return modalBox(st, title, strings.Join(shown, "\n"), w)
 }

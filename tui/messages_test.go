@@ -1,0 +1,94 @@
+package tui
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// TestMessageLog: a warning cut to the terminal's width says so, and M shows it whole.
+func TestMessageLog(t *testing.T) {
+	m := newTestModel(t, 80, 24, nil)
+	keys(t, m, "M")
+	if got := screen(m); !strings.Contains(got, "no messages yet") {
+		t.Fatalf("empty log:\n%s", got)
+	}
+	keys(t, m, "esc")
+
+	poles := make([]complex128, 16)
+	res := make([]complex128, 16)
+	for i := range poles {
+		poles[i] = complex(0.95+0.04*float64(i)/15, 0)
+		res[i] = complex(1/float64(i+1), 0)
+	}
+	crowded, err := filters.NewDiagonal(poles, res, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, openMsg{path: "crowded.json", items: []Item{{Name: "crowded", Filter: crowded}}})
+	st := exportCmd(t, m, filepath.Join(t.TempDir(), "crowded.npz")+" dtype=float32")
+	if st.level != levelWarn || !strings.HasSuffix(st.text, "dtype=float64 may hold it") {
+		t.Fatalf("status %v %q", st.level, st.text)
+	}
+	if got := screen(m); strings.Contains(got, "may hold it") || !strings.Contains(got, "… (M)") {
+		t.Fatalf("the status line at 80 columns should be cut and point to the log:\n%s", got)
+	}
+	keys(t, m, "M")
+	got := screen(m)
+	if !strings.Contains(got, "messages (2)") || !strings.Contains(got, "opened crowded.json") {
+		t.Fatalf("log:\n%s", got)
+	}
+	// The warning, wrapped, is all there: its words in order.
+	words := strings.Fields(strings.ReplaceAll(got, "║", " "))
+	if !containsRun(words, strings.Fields(st.text)) {
+		t.Errorf("the log lacks the whole warning %q:\n%s", st.text, got)
+	}
+	keys(t, m, "esc")
+	if m.modal.kind != modalNone {
+		t.Fatal("esc does not close the log")
+	}
+
+	// Info lines are not kept; the log keeps the newest maxMessages.
+	send(t, m, statusMsg{text: "L = 128 samples"})
+	if m.status.level != levelInfo || len(m.messages) != 2 {
+		t.Fatalf("an info line was kept: %d messages", len(m.messages))
+	}
+	for i := range maxMessages + 5 {
+		send(t, m, statusMsg{text: fmt.Sprintf("result %d", i), level: levelOK})
+	}
+	if len(m.messages) != maxMessages || m.messages[0].text != "result 5" || m.messages[maxMessages-1].text != fmt.Sprintf("result %d", maxMessages+4) {
+		t.Fatalf("log holds %d, from %q", len(m.messages), m.messages[0].text)
+	}
+	keys(t, m, "M")
+	if got := screen(m); !strings.Contains(got, fmt.Sprintf("result %d", maxMessages+4)) || strings.Contains(got, "result 5\n") {
+		t.Fatalf("the log opens on the newest:\n%s", got)
+	}
+	keys(t, m, "g")
+	if got := screen(m); !strings.Contains(got, "result 5") || !strings.Contains(got, "lines below") {
+		t.Fatalf("g scrolls to the oldest:\n%s", got)
+	}
+	keys(t, m, "G", ":")
+	if m.modal.kind != modalMessages || m.modal.page != 0 {
+		t.Fatalf("G scrolls back to the newest; other keys do nothing: modal %v page %d", m.modal.kind, m.modal.page)
+	}
+}
+
+// containsRun reports whether want occurs in words as a contiguous run.
+func containsRun(words, want []string) bool {
+	for i := 0; i+len(want) <= len(words); i++ {
+		ok := true
+		for j, w := range want {
+			if words[i+j] != w {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
