@@ -2,9 +2,7 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"strings"
 
@@ -59,7 +57,7 @@ func describeBackends(asJSON bool) string {
 	doc := backendsDoc{CPU: cpuDoc{Available: true, Threads: runtime.GOMAXPROCS(0)}, Auto: "cpu"}
 	info, err := train.DetectGPU()
 	if err != nil {
-		doc.GPU.Reason = noGPUReason(err)
+		doc.GPU.Reason = train.NoGPUReason(err)
 	} else {
 		doc.GPU.Available, doc.GPU.Info, doc.Auto = true, &info, "gpu"
 	}
@@ -79,49 +77,4 @@ func describeBackends(asJSON bool) string {
 	}
 	fmt.Fprintf(&b, "auto: %s\n", doc.Auto)
 	return b.String()
-}
-
-// noGPUReason is DetectGPU's one-line reason without its "no GPU: " prefix.
-func noGPUReason(err error) string {
-	return oneLine(strings.TrimPrefix(err.Error(), train.ErrNoGPU.Error()+": "))
-}
-
-// autoBackend is --backend auto on a machine with a GPU: the GPU backend for the jobs it
-// runs, the CPU backend (saying why on stderr) for the others and when the GPU fails to
-// start. Its name, and so the report's backend, is the one that ran.
-type autoBackend struct {
-	gpu    train.Backend
-	info   train.Info
-	stderr io.Writer
-	chosen string
-}
-
-func (a *autoBackend) Name() string {
-	if a.chosen == "" {
-		return "gpu"
-	}
-	return a.chosen
-}
-
-func (a *autoBackend) Start(p *train.Problem) (train.Trainer, error) {
-	if a.chosen != "cpu" {
-		tr, err := a.gpu.Start(p)
-		if err == nil {
-			if a.chosen == "" {
-				fmt.Fprintf(a.stderr, "backend: gpu (%s)\n", a.info.Device)
-			}
-			a.chosen = "gpu"
-			return tr, nil
-		}
-		if a.chosen == "gpu" {
-			return nil, err // the job already runs on the GPU: a later failure is the job's
-		}
-		why := err.Error()
-		if errors.Is(err, train.ErrGPUUnsupported) {
-			why = strings.TrimSuffix(why, " (use --backend cpu)")
-		}
-		fmt.Fprintf(a.stderr, "backend: cpu (%s)\n", oneLine(why))
-		a.chosen = "cpu"
-	}
-	return train.CPU{}.Start(p)
 }

@@ -1,11 +1,7 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,7 +17,7 @@ func skipWithGPU(t *testing.T) string {
 	if err == nil {
 		t.Skipf("this machine has a GPU (%s)", info)
 	}
-	return noGPUReason(err)
+	return train.NoGPUReason(err)
 }
 
 func TestBackendsWithoutGPU(t *testing.T) {
@@ -70,48 +66,5 @@ func TestBackendFlagWithoutGPU(t *testing.T) {
 	want := "ssmlab: --backend gpu: no GPU backend on this machine: " + reason + "; use --backend cpu or auto\n"
 	if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
 		t.Errorf("gpu: %v\nwant stderr %q", r, want)
-	}
-}
-
-// fakeGPU is a GPU backend that either fails to start or trains on the CPU.
-type fakeGPU struct{ err error }
-
-func (fakeGPU) Name() string { return "gpu" }
-
-func (f fakeGPU) Start(p *train.Problem) (train.Trainer, error) {
-	if f.err != nil {
-		return nil, f.err
-	}
-	return train.CPU{}.Start(p)
-}
-
-// TestAutoBackend: auto runs a job on the GPU when it can, and on the CPU, saying why once,
-// when the GPU does not run the job or fails to start; the report names what ran.
-func TestAutoBackend(t *testing.T) {
-	targets := [][]float64{testFilter(t).Impulse(64)}
-	spec := train.DefaultSpec()
-	spec.Order, spec.Steps = 3, 40 // hankel init: the race, two Starts on a backend that cannot narrow
-	for _, c := range []struct {
-		name      string
-		gpu       fakeGPU
-		ran, said string
-	}{
-		{"gpu", fakeGPU{}, "gpu", "backend: gpu (Fake GPU)\n"},
-		{"unsupported", fakeGPU{fmt.Errorf("the modal model: %w (use --backend cpu)", train.ErrGPUUnsupported)}, "cpu",
-			"backend: cpu (the modal model: not supported by the GPU backend)\n"},
-		{"failed", fakeGPU{errors.New("compiling the GPU kernels: nvrtcCompileProgram: NVRTC_ERROR_COMPILATION")}, "cpu",
-			"backend: cpu (compiling the GPU kernels: nvrtcCompileProgram: NVRTC_ERROR_COMPILATION)\n"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var stderr bytes.Buffer
-			b := &autoBackend{gpu: c.gpu, info: train.Info{Device: "Fake GPU"}, stderr: &stderr}
-			res, err := train.Run(context.Background(), train.Job{Spec: spec, Targets: targets}, b, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Report.Backend != c.ran || stderr.String() != c.said {
-				t.Errorf("ran on %s, said %q; want %s, %q", res.Report.Backend, stderr.String(), c.ran, c.said)
-			}
-		})
 	}
 }

@@ -96,27 +96,17 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 	return s, nil
 }
 
-// backendFor resolves --backend. auto is the GPU backend when DetectGPU finds one (falling
-// back to the CPU for jobs the GPU does not run), else the CPU, with the reason on stderr;
-// gpu without a GPU fails with that reason.
+// backendFor resolves --backend with train.SelectBackend, saying on stderr which backend
+// auto chose and why; gpu without a GPU fails with the reason.
 func backendFor(name string, stderr io.Writer) (train.Backend, error) {
-	switch name {
-	case "", "cpu":
-		return train.CPU{}, nil
-	case "auto":
-		info, err := train.DetectGPU()
-		if err != nil {
-			fmt.Fprintf(stderr, "backend: cpu (%s)\n", noGPUReason(err))
-			return train.CPU{}, nil
-		}
-		return &autoBackend{gpu: train.GPU{}, info: info, stderr: stderr}, nil
-	case "gpu":
-		if _, err := train.DetectGPU(); err != nil {
-			return nil, failf("--backend gpu: no GPU backend on this machine: %s; use --backend cpu or auto", noGPUReason(err))
-		}
-		return train.GPU{}, nil
+	b, err := train.SelectBackend(name, func(line string) { fmt.Fprintf(stderr, "backend: %s\n", line) })
+	if errors.Is(err, train.ErrNoGPU) {
+		return nil, failf("--backend gpu: no GPU backend on this machine: %s; use --backend cpu or auto", train.NoGPUReason(err))
 	}
-	return nil, fmt.Errorf("--backend %q is not a backend (want auto, cpu or gpu)", name)
+	if err != nil {
+		return nil, fmt.Errorf("--backend %q is not a backend (want auto, cpu or gpu)", name)
+	}
+	return b, nil
 }
 
 func newDistill(s *streams) *cobra.Command {

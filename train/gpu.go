@@ -101,7 +101,7 @@ type gpuJob struct {
 }
 
 func gpuUnsupported(what string) error {
-	return fmt.Errorf("%s: %w (use --backend cpu)", what, ErrGPUUnsupported)
+	return fmt.Errorf("%s: %w (use the cpu backend)", what, ErrGPUUnsupported)
 }
 
 func gpuJobOf(p *Problem) (*gpuJob, error) {

@@ -1,0 +1,84 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// TestSelectBackend: the names, and auto and gpu on a machine without a GPU.
+func TestSelectBackend(t *testing.T) {
+	for _, name := range []string{"", "cpu"} {
+		if b, err := SelectBackend(name, nil); err != nil || b.Name() != "cpu" {
+			t.Errorf("%q: %v, %v", name, b, err)
+		}
+	}
+	if _, err := SelectBackend("tpu", nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "want auto, cpu, gpu") {
+		t.Errorf("tpu: %v", err)
+	}
+	info, gpuErr := DetectGPU()
+	if gpuErr == nil {
+		t.Skipf("this machine has a GPU (%s)", info)
+	}
+	reason := NoGPUReason(gpuErr)
+	if reason == "" || strings.HasPrefix(reason, "no GPU") || strings.Contains(reason, "\n") {
+		t.Errorf("reason %q", reason)
+	}
+	var said []string
+	if b, err := SelectBackend("auto", func(l string) { said = append(said, l) }); err != nil || b.Name() != "cpu" || len(said) != 1 || said[0] != "cpu ("+reason+")" {
+		t.Errorf("auto: %v, %v, said %q", b, err, said)
+	}
+	if _, err := SelectBackend("gpu", nil); !errors.Is(err, ErrNoGPU) {
+		t.Errorf("gpu: %v", err)
+	}
+}
+
+// fakeGPU is a GPU backend that either fails to start or trains on the CPU.
+type fakeGPU struct{ err error }
+
+func (fakeGPU) Name() string { return "gpu" }
+
+func (f fakeGPU) Start(p *Problem) (Trainer, error) {
+	if f.err != nil {
+		return nil, f.err
+	}
+	return CPU{}.Start(p)
+}
+
+// TestAutoBackend: auto runs a job on the GPU when it can, and on the CPU, saying why once,
+// when the GPU does not run the job or fails to start; the report names what ran.
+func TestAutoBackend(t *testing.T) {
+	d, err := filters.NewDiagonal([]complex128{0.9, 0.5 + 0.3i, 0.5 - 0.3i}, []complex128{1, 0.2 - 0.1i, 0.2 + 0.1i}, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := [][]float64{d.Impulse(64)}
+	spec := DefaultSpec()
+	spec.Order, spec.Steps = 3, 40 // hankel init: the race, two Starts on a backend that cannot narrow
+	for _, c := range []struct {
+		name      string
+		gpu       fakeGPU
+		ran, said string
+	}{
+		{"gpu", fakeGPU{}, "gpu", "gpu (Fake GPU)\n"},
+		{"unsupported", fakeGPU{gpuUnsupported("the modal model")}, "cpu",
+			"cpu (the modal model: not supported by the GPU backend)\n"},
+		{"failed", fakeGPU{errors.New("compiling the GPU kernels: nvrtcCompileProgram: NVRTC_ERROR_COMPILATION")}, "cpu",
+			"cpu (compiling the GPU kernels: nvrtcCompileProgram: NVRTC_ERROR_COMPILATION)\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			said := ""
+			b := &autoBackend{gpu: c.gpu, device: "Fake GPU", note: func(l string) { said += l + "\n" }}
+			res, err := Run(context.Background(), Job{Spec: spec, Targets: targets}, b, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Report.Backend != c.ran || said != c.said {
+				t.Errorf("ran on %s, said %q; want %s, %q", res.Report.Backend, said, c.ran, c.said)
+			}
+		})
+	}
+}
