@@ -115,6 +115,9 @@ type JobResult struct {
 	Stable      bool
 	Seconds     float64
 	Warnings    []string
+	// Backend is the backend that ran the job ("cpu", "gpu"), with the reason when auto
+	// chose it ("cpu (no GPU: …)").
+	Backend string
 }
 
 // Analyzer computes what the plots show. Its methods may be slow; they run in commands.

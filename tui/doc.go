@@ -35,7 +35,8 @@
 //
 // The workbench reaches the rest of ssmlab through small interfaces (deps.go): PresetSource,
 // Store, JobRunner and Analyzer. wire.go, the only file naming the producer packages,
-// adapts presets (the registry) and train (train.Run on the CPU backend); the store reads
+// adapts presets (the registry) and train (train.Run on the backend train.SelectBackend
+// picks: the CPU, and the GPU where there is one); the store reads
 // and writes filter files with the filters codec until the sessions package lands, and the
 // analyzer uses the filters package until analysis is stable. Tests substitute fakes.
 //

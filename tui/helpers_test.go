@@ -157,7 +157,7 @@ func (r *fakeRunner) Run(ctx context.Context, spec JobSpec, targets [][]float64,
 		}
 		out = append(out, f)
 	}
-	return &JobResult{Filters: out, MaxRelError: 0.125, Stable: true, Seconds: 0.01}, nil
+	return &JobResult{Filters: out, MaxRelError: 0.125, Stable: true, Seconds: 0.01, Backend: spec.Backend}, nil
 }
 
 // testDeps are fakes for everything but the store (files in t.TempDir()) and the analyzer.

@@ -1441,7 +1441,11 @@ func (m *Model) onJobDone(msg jobDoneMsg) {
 	if !msg.res.Stable || len(msg.res.Warnings) > 0 {
 		lvl = levelWarn
 	}
-	m.setStatus(lvl, fmt.Sprintf("job #%d done: added %s (rel error %s) · enter in the jobs pane shows it over %s", j.id, e.name, sci(msg.res.MaxRelError), j.source))
+	done := "done"
+	if b := msg.res.Backend; b != "" && b != "cpu" {
+		done += " on " + b
+	}
+	m.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s (rel error %s) · enter in the jobs pane shows it over %s", j.id, done, e.name, sci(msg.res.MaxRelError), j.source))
 }
 
 // ---- refresh: start the computations the view is missing

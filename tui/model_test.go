@@ -388,6 +388,10 @@ func TestDistillFinishes(t *testing.T) {
 	if m.sess.selected() != src {
 		t.Error("a finished job moved the selection")
 	}
+	// A backend other than the CPU is named.
+	if want := "job #1 done on fake: added ring~rtf2"; !strings.HasPrefix(m.status.text, want) {
+		t.Errorf("status %q, want %q…", m.status.text, want)
+	}
 	m.setFocus(paneJobs)
 	keys(t, m, "enter")
 	if m.sess.selected() != res || m.focus != panePlots {
@@ -405,10 +409,13 @@ func TestDistillFinishes(t *testing.T) {
 	}
 	// through the palette, with arguments
 	keys(t, m, ":")
-	typeText(t, m, "distill model=modal order=1 steps=3")
+	typeText(t, m, "distill model=modal order=1 steps=3 backend=cpu")
 	keys(t, m, "enter")
 	if len(m.jobs.jobs) != 2 || m.jobs.jobs[1].spec.Model != "modal" {
 		t.Fatalf("palette distill: %d jobs, status %q", len(m.jobs.jobs), m.status.text)
+	}
+	if want := "job #2 done: added"; !strings.HasPrefix(m.status.text, want) {
+		t.Errorf("status %q, want %q…", m.status.text, want)
 	}
 }
 

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -84,10 +85,17 @@ func (registryPresets) Build(name string, values map[string]string) (Built, erro
 	return b, nil
 }
 
-// trainRunner runs jobs with train.Run on the CPU backend, starting from train.DefaultSpec.
+// trainRunner runs jobs with train.Run, starting from train.DefaultSpec, on the backend
+// train.SelectBackend picks for the form's choice.
 type trainRunner struct{}
 
-func (trainRunner) Backends() []string { return []string{"cpu"} }
+// Backends offers the CPU and, on a machine with a GPU, auto and the GPU.
+func (trainRunner) Backends() []string {
+	if _, err := train.DetectGPU(); err != nil {
+		return []string{"cpu"}
+	}
+	return []string{"cpu", "auto", "gpu"}
+}
 
 // Defaults are train's recommended settings.
 func (trainRunner) Defaults() JobSpec {
@@ -106,22 +114,29 @@ func (trainRunner) Run(ctx context.Context, js JobSpec, targets [][]float64, pro
 	if spec.Model != "rtf" && spec.Constraint == "l1_montel" {
 		spec.Constraint = "radius"
 	}
-	var backend train.Backend
-	switch js.Backend {
-	case "", "cpu":
-		backend = train.CPU{}
-	default:
-		return nil, fmt.Errorf("backend %q is not available (use cpu)", js.Backend)
+	chose := ""
+	backend, err := train.SelectBackend(js.Backend, func(line string) { chose = line })
+	if errors.Is(err, train.ErrNoGPU) {
+		return nil, fmt.Errorf("no GPU backend on this machine: %s; use the cpu backend", train.NoGPUReason(err))
 	}
-	spec.Backend = backend.Name()
+	if err != nil {
+		return nil, err
+	}
+	if js.Backend != "" {
+		spec.Backend = js.Backend
+	}
 	res, err := train.Run(ctx, train.Job{Spec: spec, Targets: targets}, backend, func(p train.Progress) {
 		progress(JobProgress{Step: p.Step, Steps: p.Steps, Loss: p.Loss, RelErr: p.RelError, Elapsed: p.Elapsed, ETA: p.ETA})
 	})
 	if err != nil {
 		return nil, err
 	}
+	ran := res.Report.Backend
+	if chose != "" {
+		ran = chose // auto's choice, with its reason
+	}
 	return &JobResult{Filters: res.Filters, MaxRelError: res.Report.MaxRelError, Stable: res.Report.Stable,
-		Seconds: res.Report.Seconds, Warnings: res.Report.Warnings}, nil
+		Seconds: res.Report.Seconds, Warnings: res.Report.Warnings, Backend: ran}, nil
 }
 
 // analysisAnalyzer takes the group delay from package analysis — the sum over poles and
