@@ -71,16 +71,7 @@ func TestExportFormats(t *testing.T) {
 	}
 
 	// Poles float64 coefficients cannot hold: the check warns.
-	poles := make([]complex128, 16)
-	res := make([]complex128, 16)
-	for i := range poles {
-		poles[i] = complex(0.95+0.04*float64(i)/15, 0)
-		res[i] = complex(1/float64(i+1), 0)
-	}
-	crowded, err := filters.NewDiagonal(poles, res, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	crowded := crowdedDiagonal(t)
 	send(t, m, openMsg{path: "crowded.json", items: []Item{{Name: "crowded", Filter: crowded}}})
 	if st := exportCmd(t, m, filepath.Join(dir, "crowded.npz")+" dtype=float32"); st.level != levelWarn || !strings.Contains(st.text, "dtype=float64 may hold it") {
 		t.Errorf("crowded poles in float32: status %v %q", st.level, st.text)

@@ -281,3 +281,19 @@ func addPreset(t testing.TB, m *Model, name string) {
 	}
 	keys(t, m, "enter", "enter")
 }
+
+// crowdedDiagonal has 16 real poles in [0.95, 0.99]: float32 RTF coefficients cannot hold them.
+func crowdedDiagonal(t *testing.T) *filters.Diagonal {
+	t.Helper()
+	poles := make([]complex128, 16)
+	res := make([]complex128, 16)
+	for i := range poles {
+		poles[i] = complex(0.95+0.04*float64(i)/15, 0)
+		res[i] = complex(1/float64(i+1), 0)
+	}
+	d, err := filters.NewDiagonal(poles, res, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}

@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/ssmlab/ssmlab/filters"
 )
 
 // TestMessageLog: a warning cut to the terminal's width says so, and M shows it whole.
@@ -18,16 +16,7 @@ func TestMessageLog(t *testing.T) {
 	}
 	keys(t, m, "esc")
 
-	poles := make([]complex128, 16)
-	res := make([]complex128, 16)
-	for i := range poles {
-		poles[i] = complex(0.95+0.04*float64(i)/15, 0)
-		res[i] = complex(1/float64(i+1), 0)
-	}
-	crowded, err := filters.NewDiagonal(poles, res, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	crowded := crowdedDiagonal(t)
 	send(t, m, openMsg{path: "crowded.json", items: []Item{{Name: "crowded", Filter: crowded}}})
 	st := exportCmd(t, m, filepath.Join(t.TempDir(), "crowded.npz")+" dtype=float32")
 	if st.level != levelWarn || !strings.HasSuffix(st.text, "dtype=float64 may hold it") {
