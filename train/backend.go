@@ -5,9 +5,6 @@ import (
 	"strings"
 )
 
-// Backends lists the names SelectBackend takes.
-var Backends = []string{"auto", "cpu", "gpu"}
-
 // SelectBackend returns the backend a job names:
 //
 //   - "cpu" (or ""): the CPU backend;
@@ -38,7 +35,7 @@ func SelectBackend(name string, note func(string)) (Backend, error) {
 		}
 		return GPU{}, nil
 	}
-	return nil, invalidf("backend %q is not a backend (want %s)", name, strings.Join(Backends, ", "))
+	return nil, invalidf("unknown backend %q (want auto, cpu or gpu)", name)
 }
 
 // NoGPUReason is DetectGPU's error as one line, without the ErrNoGPU prefix.

@@ -16,7 +16,7 @@ func TestSelectBackend(t *testing.T) {
 			t.Errorf("%q: %v, %v", name, b, err)
 		}
 	}
-	if _, err := SelectBackend("tpu", nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "want auto, cpu, gpu") {
+	if _, err := SelectBackend("tpu", nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "want auto, cpu or gpu") {
 		t.Errorf("tpu: %v", err)
 	}
 	info, gpuErr := DetectGPU()
