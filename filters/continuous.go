@@ -145,23 +145,32 @@ func (c *Continuous) discretizeDense(s *Dense) (Filter, error) {
 
 // discretizeDiagonal maps each s-plane pole λ to its z-plane image and scales the residue by
 // the factor that multiplies B: GBT λ̄ = (1+(1-α)Δλ)/(1-αΔλ), factor Δ/(1-αΔλ); ZOH λ̄ = e^{Δλ},
-// factor (e^{Δλ}-1)/λ = Δ·φ₁(Δλ).
+// factor (e^{Δλ}-1)/λ = Δ·φ₁(Δλ). It maps one member of each conjugate pair and builds the
+// result with NewDiagonalRealPart, so that a pair whose images fall on one real pole (ZOH at
+// Δt·Im λ = kπ) becomes one real mode.
 func (c *Continuous) discretizeDiagonal(s *Diagonal) (Filter, error) {
 	dt := c.Dt
-	poles := make([]complex128, len(s.Poles))
-	res := make([]complex128, len(s.Poles))
+	modes, err := pairModes(s.Poles, s.Residues)
+	if err != nil {
+		return nil, err
+	}
+	poles := make([]complex128, len(modes))
+	res := make([]complex128, len(modes))
 	alpha := 0.0
 	if c.Method != ZOH {
-		var err error
 		if alpha, err = c.alpha(); err != nil {
 			return nil, err
 		}
 	}
-	for i, l := range s.Poles {
-		x := complex(dt, 0) * l
+	for i, m := range modes {
+		x := complex(dt, 0) * m.pole
+		scale := complex(dt, 0) // both members of a pair: Re of twice one of them
+		if m.pair {
+			scale *= 2
+		}
 		if c.Method == ZOH {
 			poles[i] = cmplx.Exp(x)
-			res[i] = s.Residues[i] * complex(dt, 0) * phi1(x)
+			res[i] = m.residue * scale * phi1(x)
 			continue
 		}
 		den := 1 - complex(alpha, 0)*x
@@ -169,9 +178,9 @@ func (c *Continuous) discretizeDiagonal(s *Diagonal) (Filter, error) {
 			return nil, &ConditionError{What: fmt.Sprintf("1 - αΔtλ at pole %d", i), Condition: 1 / cmplx.Abs(den), Limit: 1 / eps, Kind: ErrIllConditioned}
 		}
 		poles[i] = (1 + complex(1-alpha, 0)*x) / den
-		res[i] = s.Residues[i] * complex(dt, 0) / den
+		res[i] = m.residue * scale / den
 	}
-	return NewDiagonal(poles, res, s.H0)
+	return NewDiagonalRealPart(poles, res, s.H0)
 }
 
 // phi1 returns (e^x - 1)/x without cancellation for small |x|.

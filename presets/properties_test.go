@@ -257,6 +257,29 @@ func TestS4D(t *testing.T) {
 	}
 }
 
+// TestS4DLinRealPoles: S4D-Lin's modes λₖ = -1/2 + iπk land on real discrete poles where
+// Δt·k is an integer; each such pair becomes one real mode (these builds failed with "pole …
+// is real but its residue … is not").
+func TestS4DLinRealPoles(t *testing.T) {
+	for _, c := range []struct {
+		order, dt string
+		real      int // modes with Δt·k an integer, k ≥ 1
+	}{{"64", "0.1", 3}, {"16", "1", 7}, {"16", "0.25", 1}, {"256", "0.01", 1}} {
+		r := build(t, "s4d-lin", "order="+c.order, "dt="+c.dt)
+		d := r.Filter.(*filters.Diagonal)
+		reals := 0
+		for _, p := range d.Poles {
+			if imag(p) == 0 {
+				reals++
+			}
+		}
+		// The mode k = 0 is real in continuous time already.
+		if reals != c.real+1 {
+			t.Errorf("order %s dt %s: %d real poles, want %d", c.order, c.dt, reals, c.real+1)
+		}
+	}
+}
+
 func TestLRU(t *testing.T) {
 	const rMin, rMax, phase = 0.5, 0.95, math.Pi / 3
 	l := NewLRU(NewRand(7), 40, rMin, rMax, phase)

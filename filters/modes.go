@@ -1,0 +1,45 @@
+package filters
+
+import (
+	"math"
+	"math/cmplx"
+)
+
+// NewDiagonalRealPart returns the real modal filter whose impulse response is the real part
+// of a sum of complex modes,
+//
+//	h[0] = h0,  h[t] = Re Σₙ rₙ·pₙ^(t-1)  (t ≥ 1),
+//
+// the form in which S4D, StripedHyena, LRU and S5 store a layer: one member of each conjugate
+// pair, the other implied. A complex pole gives the pair (p, r/2), (p̄, r̄/2); a pole real to
+// within rounding (|Im p| ≤ 1e-12·(1+|p|)) gives one real pole with the residue Re r, so that
+// the modes of a pair whose members land on one real pole — a continuous pole λ with
+// Δt·Im λ a multiple of π under the zero-order hold, or an S4D mode with A_imag = 0 — merge
+// into one mode instead of a real pole with a complex residue. A pole listed more than once
+// (StripedHyena repeats its poles across groups) stays listed; poles already conjugate-closed
+// give the same response. The slices are not modified.
+func NewDiagonalRealPart(poles, residues []complex128, h0 float64) (*Diagonal, error) {
+	if len(poles) != len(residues) {
+		return nil, invalidf("%d poles and %d residues: want one residue per pole", len(poles), len(residues))
+	}
+	if err := checkOrder(len(poles)); err != nil {
+		return nil, err
+	}
+	var ps, rs []complex128
+	for i, p := range poles {
+		r := residues[i]
+		if math.Abs(imag(p)) <= realPoleTol*(1+cmplx.Abs(p)) {
+			ps = append(ps, complex(real(p), 0))
+			rs = append(rs, complex(real(r), 0))
+			continue
+		}
+		ps = append(ps, p, cmplx.Conj(p))
+		rs = append(rs, r/2, cmplx.Conj(r)/2)
+	}
+	return NewDiagonal(ps, rs, h0)
+}
+
+// realPoleTol is the imaginary part, relative to 1+|p|, below which NewDiagonalRealPart takes
+// a pole as real: the tolerance Validate applies to a real pole (conjTol·1e-3), well above the
+// rounding of e^{Δtλ} at Δt·Im λ = kπ (1.2e-16 for S4D-Lin at Δt = 0.1).
+const realPoleTol = conjTol * 1e-3
