@@ -2,15 +2,14 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
 // maxWarningLines caps the warning lines a bank conversion prints; --report has them all.
@@ -170,16 +169,7 @@ func (s *streams) writeReport(path string, reports []filters.Report, bank bool) 
 		return s.writeOut(data)
 	}
 	if err := atomicfile.WriteFile(path, data); err != nil {
-		return failf("%s: %w", path, pathProblem(err))
+		return failf("%s: %w", path, userfile.PathErr(err))
 	}
 	return nil
-}
-
-// pathProblem strips the operation and path from an *os.PathError, whose message the caller
-// prefixes with the path itself.
-func pathProblem(err error) error {
-	if pe := (*os.PathError)(nil); errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

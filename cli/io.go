@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -92,8 +93,8 @@ func runImport(s *streams, path string, o importOptions) error {
 	if path == "-" {
 		name = stdinName
 		var data []byte
-		if data, err = io.ReadAll(io.LimitReader(s.in, sessions.MaxFileSize+1)); err != nil {
-			return failf("%s: %w", stdinName, err)
+		if data, err = s.readStdin(); err != nil {
+			return err
 		}
 		it, err = sessions.ImportData(data, stdinName, opts)
 	} else {
@@ -182,7 +183,7 @@ func (s *streams) put(path string, data []byte) error {
 		return nil
 	}
 	if err := atomicfile.WriteFile(path, data); err != nil {
-		return failf("%s: %w", path, pathProblem(err))
+		return failf("%s: %w", path, userfile.PathErr(err))
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -230,7 +229,7 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 		return fail(err)
 	}
 	if err := atomicfile.WriteFile(o.out, data); err != nil {
-		return failf("%s: %w", o.out, pathProblem(err))
+		return failf("%s: %w", o.out, userfile.PathErr(err))
 	}
 	w, h := fig.Size()
 	fmt.Fprintf(s.err, "wrote %s: %s figure, %s, %.3g × %.3g in\n", o.out, format, what, w/vg.Inch, h/vg.Inch)
@@ -286,9 +285,9 @@ func (s *streams) importItem(path string) (sessions.Item, string, error) {
 		}
 		return it, path, nil
 	}
-	data, err := io.ReadAll(io.LimitReader(s.in, sessions.MaxFileSize+1))
+	data, err := s.readStdin()
 	if err != nil {
-		return sessions.Item{}, stdinName, failf("%s: %w", stdinName, err)
+		return sessions.Item{}, stdinName, err
 	}
 	it, err := sessions.ImportData(data, stdinName, sessions.ImportOptions{})
 	if err != nil {
@@ -437,9 +436,9 @@ func (s *streams) distillFigure(o plotOptions, length int, fo figures.Options) (
 
 // readReport reads a distill --report file.
 func readReport(path string) (*train.Report, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadFile(path)
 	if err != nil {
-		return nil, failf("%s: %w", path, pathProblem(err))
+		return nil, fail(err)
 	}
 	return parseReport(data, path)
 }

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/presets"
 )
 
@@ -213,7 +213,7 @@ func runPreset(s *streams, name string, values map[string]string, out string) er
 		return s.writeOut(data)
 	}
 	if err := atomicfile.WriteFile(out, data); err != nil {
-		return failf("%s: %w", out, pathProblem(err))
+		return failf("%s: %w", out, userfile.PathErr(err))
 	}
 	return nil
 }
@@ -240,8 +240,8 @@ func encodePresetKernels(kernels [][]float64) ([]byte, error) {
 		b.Write(row)
 	}
 	b.WriteString("\n]}\n")
-	if b.Len() > filters.MaxFileSize {
-		return nil, fmt.Errorf("the kernels take %d bytes, above the file limit of %d", b.Len(), filters.MaxFileSize)
+	if b.Len() > userfile.MaxSize {
+		return nil, fmt.Errorf("the kernels take %d bytes, above the file limit of %d", b.Len(), userfile.MaxSize)
 	}
 	return []byte(b.String()), nil
 }

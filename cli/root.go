@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
 // Exit statuses returned by Main.
@@ -162,11 +163,10 @@ func (s *streams) read(path string) (filters.Document, string, error) {
 		doc, err := filters.ReadFile(path)
 		return doc, path, fail(err)
 	}
-	// filters.ReadFile("-") would read os.Stdin, not the injected stream. Unmarshal checks
-	// the size limit; reading one byte past it is enough for it to tell.
-	data, err := io.ReadAll(io.LimitReader(s.in, filters.MaxFileSize+1))
+	// filters.ReadFile("-") would read os.Stdin, not the injected stream.
+	data, err := s.readStdin()
 	if err != nil {
-		return filters.Document{}, stdinName, failf("%s: %w", stdinName, err)
+		return filters.Document{}, stdinName, err
 	}
 	doc, err := filters.Unmarshal(data)
 	if err != nil {
@@ -177,6 +177,16 @@ func (s *streams) read(path string) (filters.Document, string, error) {
 		return filters.Document{}, stdinName, failf("%s: %w", stdinName, err)
 	}
 	return doc, stdinName, nil
+}
+
+// readStdin reads standard input whole (at most userfile.MaxSize bytes); its errors start
+// with stdinName.
+func (s *streams) readStdin() ([]byte, error) {
+	data, err := userfile.ReadAll(s.in)
+	if err != nil {
+		return nil, failf("%s: %w", stdinName, err)
+	}
+	return data, nil
 }
 
 // write puts doc in path ("-" for stdout), atomically for a file.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -66,9 +67,9 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 	s := train.DefaultSpec()
 	if j.job != "" {
-		data, err := os.ReadFile(j.job)
+		data, err := userfile.ReadFile(j.job)
 		if err != nil {
-			return s, failf("%s: %w", j.job, errors.Unwrap(err))
+			return s, fail(err)
 		}
 		if s, err = train.ParseSpec(data); err != nil {
 			return s, failf("%s: %w", j.job, err)
@@ -226,9 +227,9 @@ The job flags are those of distill; the report's errors are relative prediction 
 }
 
 func readIOData(path string) (*train.Task, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.ReadFile(path)
 	if err != nil {
-		return nil, failf("%s: %w", path, errors.Unwrap(err))
+		return nil, fail(err)
 	}
 	return parseIOData(data, path)
 }
@@ -280,9 +281,9 @@ func (s *streams) readKernels(path string, length int, tensor string) ([][]float
 	name := path
 	if path == "-" {
 		name = stdinName
-		data, rerr := io.ReadAll(io.LimitReader(s.in, filters.MaxFileSize+1))
+		data, rerr := s.readStdin()
 		if rerr != nil {
-			return nil, name, failf("%s: %w", name, rerr)
+			return nil, name, rerr
 		}
 		item, err = sessions.ImportData(data, name, opts)
 	} else {
@@ -366,7 +367,7 @@ func (s *streams) runJob(name string, spec train.Spec, job train.Job, j *jobFlag
 			return failf("report: %w", err)
 		}
 		if err := atomicfile.WriteFile(j.report, append(data, '\n')); err != nil {
-			return failf("%s: %w", j.report, pathProblem(err))
+			return failf("%s: %w", j.report, userfile.PathErr(err))
 		}
 	}
 	if err := s.write(j.out, doc); err != nil {

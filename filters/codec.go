@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -30,9 +30,6 @@ type Document struct {
 	Bank   *Bank  // set for a bank (Filter nil)
 }
 
-// MaxFileSize is the largest filter file Unmarshal/ReadFile accept (64 MiB).
-const MaxFileSize = 64 << 20
-
 // Unmarshal decodes a filter file. A continuous-time filter is discretised and an S4-convention
 // filter is mapped to the control convention, so the Document always holds discrete-time
 // filters in the control convention. Errors wrap ErrInvalid and name the offending key.
@@ -46,7 +43,7 @@ func Unmarshal(data []byte) (Document, error) {
 
 // Marshal encodes doc as two-space indented JSON with a trailing newline, in the discrete-time
 // control-convention form (which Unmarshal reads back to identical numbers). Vectors and matrix
-// rows are written on one line each. A document whose text would exceed MaxFileSize is an
+// rows are written on one line each. A document whose text would exceed userfile.MaxSize is an
 // error, since it could not be read back.
 func Marshal(doc Document) ([]byte, error) {
 	b, err := marshal(doc)
@@ -59,27 +56,21 @@ func Marshal(doc Document) ([]byte, error) {
 // ReadFile reads and decodes the filter file at path; "-" reads standard input. Errors are
 // prefixed with the path ("stdin" for "-").
 func ReadFile(path string) (Document, error) {
+	var (
+		data []byte
+		err  error
+	)
 	name := path
-	var r io.Reader = os.Stdin
 	if path == "-" {
 		name = "stdin"
+		if data, err = userfile.ReadAll(os.Stdin); err != nil {
+			err = fmt.Errorf("%s: %w", name, err)
+		}
 	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			return Document{}, fmt.Errorf("%s: %w", path, pathErr(err))
-		}
-		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxFileSize {
-			return Document{}, fmt.Errorf("%s: %w", path, tooLarge())
-		}
-		r = f
+		data, err = userfile.ReadFile(path)
 	}
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
-		return Document{}, fmt.Errorf("%s: %w", name, pathErr(err))
-	}
-	if len(data) > MaxFileSize {
-		return Document{}, fmt.Errorf("%s: %w", name, tooLarge())
+		return Document{}, err
 	}
 	doc, err := unmarshal(data)
 	if err != nil {
@@ -99,28 +90,18 @@ func WriteFile(path string, doc Document) error {
 	}
 	if path == "-" {
 		if _, err := os.Stdout.Write(data); err != nil {
-			return fmt.Errorf("stdout: %w", pathErr(err))
+			return fmt.Errorf("stdout: %w", userfile.PathErr(err))
 		}
 		return nil
 	}
 	if err := atomicfile.WriteFile(path, data); err != nil {
-		return fmt.Errorf("%s: %w", path, pathErr(err))
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	return nil
 }
 
-// pathErr drops the operation and path of an fs.PathError, which the caller's prefix repeats.
-func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-func tooLarge() error {
-	return invalidf("file is larger than the limit of %d MiB", MaxFileSize>>20)
-}
+// maxSize is userfile.MaxSize, lowered by tests of the writer's limit.
+var maxSize = userfile.MaxSize
 
 // Keys of the format.
 var (
@@ -156,8 +137,8 @@ func (o *object) has(key string) bool {
 }
 
 func unmarshal(data []byte) (Document, error) {
-	if len(data) > MaxFileSize {
-		return Document{}, tooLarge()
+	if len(data) > userfile.MaxSize {
+		return Document{}, asInvalid(&userfile.TooLargeError{Limit: userfile.MaxSize})
 	}
 	// RFC 8259 lets a parser ignore a byte order mark; some Windows editors write one.
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
@@ -856,8 +837,8 @@ func marshal(doc Document) ([]byte, error) {
 		return nil, invalidf("empty Document: set its Filter or its Bank")
 	}
 	// Refuse to write what Unmarshal would refuse to read.
-	if len(w.b)+1 > MaxFileSize {
-		return nil, invalidf("the encoded document has %d bytes, more than the %d MiB limit of a filter file", len(w.b)+1, MaxFileSize>>20)
+	if len(w.b)+1 > maxSize {
+		return nil, invalidf("the encoded document has %d bytes, more than the %d MiB limit of a file", len(w.b)+1, maxSize>>20)
 	}
 	return append(w.b, '\n'), nil
 }

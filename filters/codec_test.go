@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
 func must[T any](v T, err error) T {
@@ -472,9 +473,9 @@ func TestUnmarshalAllocation(t *testing.T) {
 }
 
 func TestUnmarshalTooLarge(t *testing.T) {
-	data := make([]byte, filters.MaxFileSize+1)
+	data := make([]byte, userfile.MaxSize+1)
 	_, err := filters.Unmarshal(data)
-	if !errors.Is(err, filters.ErrInvalid) || !strings.Contains(err.Error(), "larger than the limit") {
+	if !errors.Is(err, filters.ErrInvalid) || !strings.Contains(err.Error(), "larger than the 256 MiB limit") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -504,10 +505,8 @@ func TestMarshalErrors(t *testing.T) {
 
 // TestMarshalTooLarge checks that Marshal refuses a document Unmarshal could not read.
 func TestMarshalTooLarge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a 70 MB document")
-	}
-	const n = 1900 // 1900² entries of 20 bytes exceed 64 MiB
+	defer filters.SetMaxSize(1 << 20)()
+	const n = 240 // 240² entries of 20 bytes exceed 1 MiB
 	rows := make([][]float64, n)
 	for i := range rows {
 		rows[i] = make([]float64, n)
@@ -517,7 +516,7 @@ func TestMarshalTooLarge(t *testing.T) {
 	}
 	d := must(filters.NewDense(rows, make([]float64, n), make([]float64, n), 0))
 	_, err := filters.Marshal(filters.Document{Filter: d})
-	if !errors.Is(err, filters.ErrInvalid) || !strings.Contains(err.Error(), "limit of a filter file") {
+	if !errors.Is(err, filters.ErrInvalid) || !strings.Contains(err.Error(), "more than the 1 MiB limit") {
 		t.Errorf("got %v", err)
 	}
 }
@@ -580,10 +579,11 @@ func TestCodecFiles(t *testing.T) {
 	if err := os.WriteFile(big, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Truncate(big, filters.MaxFileSize+1); err != nil {
+	if err := os.Truncate(big, userfile.MaxSize+1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := filters.ReadFile(big); !errors.Is(err, filters.ErrInvalid) || !strings.HasPrefix(err.Error(), big+": ") {
+	var tooLarge *userfile.TooLargeError
+	if _, err := filters.ReadFile(big); !errors.As(err, &tooLarge) || !strings.HasPrefix(err.Error(), big+": ") {
 		t.Errorf("big file: %v", err)
 	}
 }

@@ -10,12 +10,12 @@ import (
 // Limits shared by the presets.
 const (
 	// MaxDenseOrder caps the order of presets written as dense or rotation matrices: a dense
-	// file of order 1024 holds about a million numbers (20 MB), well inside filters.MaxFileSize.
+	// file of order 1024 holds about a million numbers (20 MB), well inside userfile.MaxSize.
 	MaxDenseOrder = 1024
 	// MaxBankChannels caps the channels of a preset bank.
 	MaxBankChannels = 4096
 	// MaxBankValues caps channels × (numbers per channel) of a bank or a set of kernels, so
-	// that the file stays below filters.MaxFileSize at about 20 bytes per number.
+	// that the file stays below userfile.MaxSize at about 20 bytes per number.
 	MaxBankValues = 1 << 21
 )
 

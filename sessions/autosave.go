@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
 // StateDir returns ssmlab's directory for state worth keeping between runs:
@@ -72,7 +73,7 @@ func (s *Session) Autosave(dir string) (string, error) {
 		return "", fmt.Errorf("autosave: %w", err)
 	}
 	if err := atomicfile.WriteFile(path, data); err != nil {
-		return "", fmt.Errorf("autosave: %s: %w", path, pathErr(err))
+		return "", fmt.Errorf("autosave: %s: %w", path, userfile.PathErr(err))
 	}
 	s.MarkAutosaved(path, s.gen)
 	return path, nil
@@ -131,7 +132,7 @@ func ListAutosaves(dir string) ([]AutosaveInfo, error) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, pathErr(err))
+		return nil, fmt.Errorf("%s: %w", dir, userfile.PathErr(err))
 	}
 	var out []AutosaveInfo
 	for _, e := range ents {
@@ -159,7 +160,7 @@ func ListAutosaves(dir string) ([]AutosaveInfo, error) {
 }
 
 func readAutosave(path string) (*Session, *autosaveInfo, error) {
-	data, err := readFile(path, MaxFileSize)
+	data, err := userfile.ReadFile(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -198,7 +199,7 @@ func DiscardAutosave(path string) error {
 		return fmt.Errorf("%s: not an autosave file", path)
 	}
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("%s: %w", path, pathErr(err))
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -22,10 +23,6 @@ const FormatName = "ssmlab-session"
 // CurrentVersion is the version of the session format this package writes. It reads every
 // version up to it, migrating older ones forward.
 const CurrentVersion = 1
-
-// MaxFileSize is the largest session file Load and Unmarshal accept, and Marshal writes
-// (256 MiB). Link large targets (Target.Linked) rather than embed them.
-const MaxFileSize = 256 << 20
 
 // VersionError is the error for a session file written by a newer ssmlab.
 type VersionError struct {
@@ -169,10 +166,15 @@ func marshal(s *Session, auto *autosaveInfo) ([]byte, error) {
 	root.set("ui", ui)
 
 	b := append(root.indent(nil, ""), '\n')
-	if len(b) > MaxFileSize {
-		return nil, invalidf("the session takes %d MiB, more than the %d MiB limit of a session file; link large targets instead of embedding them", len(b)>>20, MaxFileSize>>20)
+	if len(b) > userfile.MaxSize {
+		return nil, invalidf("the session takes %d MiB, more than the %d MiB limit of a file; link large targets instead of embedding them", len(b)>>20, userfile.MaxSize>>20)
 	}
 	return b, nil
+}
+
+// tooLarge is the error for input above userfile.MaxSize, as ErrInvalid.
+func tooLarge() error {
+	return fmt.Errorf("%w: %w", ErrInvalid, &userfile.TooLargeError{Limit: userfile.MaxSize})
 }
 
 // rawNode parses raw JSON into a node; nil is null.
@@ -209,8 +211,8 @@ func Unmarshal(data []byte) (*Session, error) {
 }
 
 func unmarshal(data []byte) (*Session, *autosaveInfo, error) {
-	if len(data) > MaxFileSize {
-		return nil, nil, invalidf("the file is larger than the %d MiB limit of a session file", MaxFileSize>>20)
+	if len(data) > userfile.MaxSize {
+		return nil, nil, tooLarge()
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	root, err := parseTree(data)
@@ -300,7 +302,7 @@ func decodeV1(root *jnode) (*Session, *autosaveInfo, error) {
 		if fn == nil {
 			return nil, nil, invalidf("entry %q has no \"filter\"", id)
 		}
-		text, err := fn.expand(nil, filters.MaxFileSize)
+		text, err := fn.expand(nil, userfile.MaxSize)
 		if err != nil {
 			return nil, nil, within("entry "+strconv.Quote(id), err)
 		}

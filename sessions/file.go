@@ -2,16 +2,15 @@ package sessions
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -36,7 +35,7 @@ func hook(stage string) {
 // target whose source cannot be read keeps nil Kernels and says why in Err). Errors are
 // prefixed with the path.
 func Load(path string) (*Session, error) {
-	data, err := readFile(path, MaxFileSize)
+	data, err := userfile.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -47,34 +46,6 @@ func Load(path string) (*Session, error) {
 	s.Path = path
 	s.loadLinked(filepath.Dir(path))
 	return s, nil
-}
-
-// readFile reads at most limit bytes of path, failing for a larger file.
-func readFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, pathErr(err))
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %w", path, invalidf("the file is larger than the %d MiB limit", limit>>20))
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, pathErr(err))
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s: %w", path, invalidf("the file is larger than the %d MiB limit", limit>>20))
-	}
-	return data, nil
-}
-
-func pathErr(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // loadLinked reads the kernels of linked targets, relative paths from dir.
@@ -126,7 +97,7 @@ func (s *Session) Save(path string) error {
 	}
 	hook("encoded")
 	if err := writeWithBackup(path, data); err != nil {
-		return fmt.Errorf("%s: %w", path, pathErr(err))
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	hook("written")
 	if s.autosave != "" {
@@ -148,7 +119,7 @@ func writeWithBackup(path string, data []byte) error {
 			return fmt.Errorf("not a regular file")
 		}
 		if err := keepBackup(real); err != nil {
-			return fmt.Errorf("keeping the previous version as %s: %w", real+BackupSuffix, pathErr(err))
+			return fmt.Errorf("keeping the previous version as %s: %w", real+BackupSuffix, userfile.PathErr(err))
 		}
 		hook("backed-up")
 	}

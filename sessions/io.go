@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -66,19 +66,12 @@ type ImportOptions struct {
 // meant; otherwise the error is a *ChoiceError listing them. Errors are prefixed with the
 // path.
 func Import(path string, o ImportOptions) (Item, error) {
-	f, err := os.Open(path)
+	f, size, err := userfile.Open(path)
 	if err != nil {
-		return Item{}, fmt.Errorf("%s: %w", path, pathErr(err))
+		return Item{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Item{}, fmt.Errorf("%s: %w", path, pathErr(err))
-	}
-	if !fi.Mode().IsRegular() {
-		return Item{}, fmt.Errorf("%s: not a regular file", path)
-	}
-	it, err := importFrom(f, fi.Size(), path, o)
+	it, err := importFrom(f, size, path, o)
 	if err != nil {
 		return Item{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -105,7 +98,7 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 	head := make([]byte, 512)
 	n, err := r.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
-		return Item{}, pathErr(err)
+		return Item{}, userfile.PathErr(err)
 	}
 	head = head[:n]
 	stem := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
@@ -117,12 +110,12 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 		return importArrays(af, stem, o)
 	}
 	if t := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n"); len(t) > 0 && t[0] == '{' {
-		if size > MaxFileSize {
-			return Item{}, invalidf("the file is larger than the %d MiB limit", MaxFileSize>>20)
+		if size > userfile.MaxSize {
+			return Item{}, tooLarge()
 		}
 		data := make([]byte, size)
 		if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
-			return Item{}, pathErr(err)
+			return Item{}, userfile.PathErr(err)
 		}
 		return importJSON(data, stem, o)
 	}
@@ -333,8 +326,8 @@ func MarshalTarget(t *Target) ([]byte, error) {
 // UnmarshalTarget decodes a target file. Its kernels may be nested arrays of numbers, 1-D
 // (one kernel) or 2-D (one kernel per row), or a packed array as in session files.
 func UnmarshalTarget(data []byte) (*Target, error) {
-	if len(data) > MaxFileSize {
-		return nil, invalidf("the file is larger than the %d MiB limit", MaxFileSize>>20)
+	if len(data) > userfile.MaxSize {
+		return nil, tooLarge()
 	}
 	n, err := parseTree(bytes.TrimPrefix(data, []byte("\ufeff")))
 	if err != nil {
@@ -688,7 +681,7 @@ func ExportFile(path string, items []Item, o ExportOptions) (Exported, error) {
 		return out, err
 	}
 	if err := atomicfile.WriteFile(path, out.Data); err != nil {
-		return out, fmt.Errorf("%s: %w", path, pathErr(err))
+		return out, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	return out, nil
 }

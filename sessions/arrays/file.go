@@ -3,13 +3,12 @@ package arrays
 import (
 	"bytes"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
 // Format names an array file format.
@@ -59,21 +58,14 @@ type File struct {
 // Open opens the array file at path, recognised by Sniff, and reads its headers (a CSV file
 // is read whole). Errors are prefixed with the path.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, size, err := userfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, pathErr(err))
+		return nil, err
 	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("not a regular file")
-	}
-	var af *File
-	if err == nil {
-		af, err = OpenReader(f, fi.Size(), path)
-	}
+	af, err := OpenReader(f, size, path)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, pathErr(err))
+		return nil, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	af.c = f
 	return af, nil
@@ -113,13 +105,6 @@ func OpenReader(r io.ReaderAt, size int64, name string) (*File, error) {
 	return af, nil
 }
 
-func pathErr(err error) error {
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 // Arrays lists the arrays of the file.
 func (af *File) Arrays() []Info {
 	switch af.Format {
@@ -157,7 +142,7 @@ func (af *File) Read(name string) (*Array, error) {
 	}
 	raw := make([]byte, af.npy.dataBytes()) // checked against the file's size by Open
 	if _, err := af.r.ReadAt(raw, af.npy.offset); err != nil && !(err == io.EOF && len(raw) == 0) {
-		return nil, pathErr(err)
+		return nil, userfile.PathErr(err)
 	}
 	return decodeNPYData(af.npy, raw)
 }

@@ -1,0 +1,87 @@
+package userfile
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestReadAllLimit(t *testing.T) {
+	const limit = 1 << 10
+	for _, n := range []int{0, 1, limit} {
+		data, err := readAll(bytes.NewReader(make([]byte, n)), limit)
+		if err != nil || len(data) != n {
+			t.Errorf("%d bytes: got %d bytes, %v", n, len(data), err)
+		}
+	}
+	_, err := readAll(bytes.NewReader(make([]byte, limit+1)), limit)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Limit != limit || err.Error() != "the file is larger than the 0 MiB limit" {
+		t.Errorf("one byte over: %v", err)
+	}
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.json")
+	if err := os.WriteFile(path, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := ReadFile(path); err != nil || string(data) != "{}" {
+		t.Errorf("got %q, %v", data, err)
+	}
+
+	missing := filepath.Join(dir, "missing.json")
+	_, err := ReadFile(missing)
+	if !errors.Is(err, fs.ErrNotExist) || err.Error() != missing+": no such file or directory" {
+		t.Errorf("missing file: %v", err)
+	}
+
+	// A regular file over the limit is refused from its size, before it is read.
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, MaxSize+1); err != nil {
+		t.Fatal(err)
+	}
+	var tl *TooLargeError
+	if _, err := ReadFile(big); !errors.As(err, &tl) || !strings.HasPrefix(err.Error(), big+": ") {
+		t.Errorf("big file: %v", err)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.npy")
+	if err := os.WriteFile(path, []byte("12345"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, size, err := Open(path)
+	if err != nil || size != 5 {
+		t.Fatalf("got size %d, %v", size, err)
+	}
+	f.Close()
+
+	if _, _, err := Open(dir); err == nil || err.Error() != dir+": not a regular file" {
+		t.Errorf("directory: %v", err)
+	}
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	// Opening a FIFO for reading blocks until it has a writer: hold it open for writing.
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, _, err := Open(fifo); err == nil || err.Error() != fifo+": not a regular file" {
+		t.Errorf("FIFO: %v", err)
+	}
+}
