@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
@@ -221,15 +222,7 @@ func (s *streams) listArrays(path string) error {
 		l.Arrays = append(l.Arrays, arrayInfo{in.Name, in.DType, shape, in.Supported})
 		names = append(names, in.Name)
 	}
-	have := map[string]bool{}
-	for _, n := range names {
-		have[n] = true
-	}
-	for _, n := range names {
-		if p, ok := strings.CutSuffix(n, sessions.RTFCoefficients); ok && (p == "" || strings.HasSuffix(p, ".")) && have[p+sessions.RTFDirect] {
-			l.RTFLayers = append(l.RTFLayers, p)
-		}
-	}
+	l.RTFLayers = append(l.RTFLayers, rtf.Prefixes(names)...)
 	data, err := json.Marshal(l)
 	if err != nil {
 		return failf("%s: %w", path, err)

@@ -14,9 +14,10 @@
 //
 // The builders behind the presets are exported for use from Go: the continuous-time HiPPO
 // matrices LegS, LegT, LagT and FouT; the S4D poles S4DLin, S4DInv and S4DReal; NewLRU and
-// NewRotRNN with their parameters; RTFZeros, RTFXavier, RTFMontel and L1Montel;
-// LDStackCompanion and LDStackUnit; HouseholderProduct and NewHouseholder; Butter, Cheby1,
-// MovingAverage, Delay, Resonator, Comb and LeakyIntegrator; and Hyena.Kernels.
+// NewRotRNN with their parameters; RTFZeros (the random RTF initialisations are package rtf's
+// Xavier and Montel); LDStackCompanion and LDStackUnit; HouseholderProduct and
+// NewHouseholder; Butter, Cheby1, MovingAverage, Delay, Resonator, Comb and LeakyIntegrator;
+// and Hyena.Kernels.
 //
 // # Conventions
 //

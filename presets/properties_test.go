@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 )
 
 // Tolerances of the property tests, each for numbers of size about one.
@@ -438,15 +439,15 @@ func TestRTF(t *testing.T) {
 	for _, n := range []int{1, 2, 4, 16, 64} {
 		for seed := range 5 {
 			rng := NewRand(uint64(seed))
-			a, b := RTFMontel(rng, n)
+			a, b := rtf.Montel(rng, n)
 			checkMontel(t, "montel", a, 1/float64(n), b)
-			xa, xb := RTFXavier(rng, n)
+			xa, xb := rtf.Xavier(rng, n)
 			for i := range xa {
 				if s := 1 / math.Sqrt(float64(n)); math.Abs(xa[i]) > s || math.Abs(xb[i]) > s {
 					t.Fatalf("xavier coefficient beyond 1/√n")
 				}
 			}
-			checkMontel(t, "xavier + l1_montel", L1Montel(xa, rng.Float64()), inf, xb)
+			checkMontel(t, "xavier + l1_montel", rtf.L1Montel(nil, xa, rng.Float64()), inf, xb)
 		}
 	}
 	z := build(t, "rtf-zeros", "order=5").Filter.(*filters.TransferFunction)

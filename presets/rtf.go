@@ -6,47 +6,18 @@ import (
 	"math/rand/v2"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 )
 
-// RTF initialisations (seed 004 §3.4, App. B.2 and the reference implementation
-// ruke1ire/RTF rtf.py). The filter is H(z) = h0 + (b₁z⁻¹+…+bₙz⁻ⁿ)/(1 + a₁z⁻¹+…+aₙz⁻ⁿ)
-// (seed 004 eq. 4), filters.TransferFunction's form.
+// RTF initialisations (RTF paper §3.4 and App. B.2, drawn as the reference implementation
+// ruke1ire/RTF rtf.py draws them: package rtf). The filter is
+// H(z) = h0 + (b₁z⁻¹+…+bₙz⁻ⁿ)/(1 + a₁z⁻¹+…+aₙz⁻ⁿ) (RTF paper, eq. 4), filters.TransferFunction's
+// form.
 
-// RTFZeros returns the zero initialisation of seed 004 eq. 18 and B.2.7: a = b = 0, so
+// RTFZeros returns the zero initialisation of the RTF paper's eq. 18 and B.2.7: a = b = 0, so
 // H(z) = h0 (the paper uses h0 = 1). All n poles sit at z = 0.
 func RTFZeros(n int, h0 float64) (*filters.TransferFunction, error) {
 	return filters.NewTransferFunction(make([]float64, n), make([]float64, n), h0)
-}
-
-// RTFXavier draws the reference implementation's xavier_init: every aᵢ and bᵢ uniform in
-// [-1/√n, 1/√n] (a first, then b). As the reference notes, it can give an unstable filter.
-func RTFXavier(rng *rand.Rand, n int) (a, b []float64) {
-	s := 1 / math.Sqrt(float64(n))
-	return uniforms(rng, n, -s, s), uniforms(rng, n, -s, s)
-}
-
-// RTFMontel draws the reference implementation's montel_init: every aᵢ and bᵢ uniform in
-// [-1/n, 1/n], so Σ|aᵢ| ≤ 1, Montel's condition (seed 004 eq. 17), holds and every pole lies
-// strictly inside the unit circle.
-func RTFMontel(rng *rand.Rand, n int) (a, b []float64) {
-	s := 1 / float64(n)
-	return uniforms(rng, n, -s, s), uniforms(rng, n, -s, s)
-}
-
-// L1Montel applies the reference implementation's l1_montel_constraint,
-// a ← a/(Σ|aᵢ| + |scalar| + 10⁻⁶), with its learnable scalar (initialised uniform in [0, 1)):
-// afterwards Σ|aᵢ| < 1, so the filter is stable (seed 004 eq. 17, App. B.2.2).
-func L1Montel(a []float64, scalar float64) []float64 {
-	var s float64
-	for _, x := range a {
-		s += math.Abs(x)
-	}
-	s += math.Abs(scalar) + 1e-6
-	out := make([]float64, len(a))
-	for i, x := range a {
-		out[i] = x / s
-	}
-	return out
 }
 
 // rtfParams are the parameters of the random RTF initialisations; the zero initialisation has
@@ -74,9 +45,9 @@ func buildRTF(a Args, init string) (Result, error) {
 		var den, num []float64
 		switch init {
 		case "xavier":
-			den, num = RTFXavier(rng, n)
+			den, num = rtf.Xavier(rng, n)
 		default:
-			den, num = RTFMontel(rng, n)
+			den, num = rtf.Montel(rng, n)
 		}
 		var h0 float64
 		if a.Has("h0") {
@@ -85,7 +56,7 @@ func buildRTF(a Args, init string) (Result, error) {
 			h0 = rng.NormFloat64() // the reference's h_0 = randn
 		}
 		if a.Choice("constraint") == "l1_montel" {
-			den = L1Montel(den, rng.Float64())
+			den = rtf.L1Montel(den, den, rng.Float64())
 		}
 		return filters.NewTransferFunction(den, num, h0)
 	})

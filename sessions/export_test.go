@@ -3,10 +3,3 @@ package sessions
 // SetSaveHook installs a function Save calls at each of its stages ("encoded", "backed-up",
 // "written"), for the crash tests; nil removes it.
 func SetSaveHook(f func(stage string)) { saveHook = f }
-
-// SetReadBackWork sets the work limit of ReadBack and returns the one it replaces.
-func SetReadBackWork(w int) int {
-	old := maxReadBackWork
-	maxReadBackWork = w
-	return old
-}

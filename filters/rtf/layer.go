@@ -1,0 +1,262 @@
+package rtf
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// Tensor names of the layout, as in the reference module's state_dict (after a module
+// prefix such as "layers.0.filter.").
+const (
+	NameAB = "ab"  // (num_a + D, N): denominators, then numerators
+	NameH0 = "h_0" // (D): direct terms
+	// NameScalar is the extra parameter of the "l1_montel" constraint, (num_a).
+	NameScalar = "scalar"
+)
+
+// MaxTruncLen is the largest trunc_len accepted (the correction costs O(trunc_len · N) per
+// channel).
+const MaxTruncLen = 1 << 22
+
+// maxCorrectionWork caps trunc_len · N · D, the multiply-adds of one truncation correction
+// of a layer (2^34: about a minute), so that a mistyped trunc_len fails at once.
+const maxCorrectionWork = 1 << 34
+
+// Layer is one RTF layer's parameters in the reference module's layout (see the package
+// documentation): AB holds (NumA + D) rows of Order values, row-major, H0 the D direct
+// terms, Scalar the NumA values of the l1_montel constraint or nil.
+type Layer struct {
+	AB          []float64
+	H0          []float64
+	Scalar      []float64
+	NumA, Order int
+}
+
+// Channels returns D, the number of channels.
+func (l *Layer) Channels() int { return len(l.H0) }
+
+func checkTruncLen(truncLen int) error {
+	if truncLen < 0 || truncLen > MaxTruncLen {
+		return invalidf("trunc_len %d is outside [0, %d]", truncLen, MaxTruncLen)
+	}
+	return nil
+}
+
+func checkWork(truncLen, channels, order int) error {
+	if work := float64(truncLen) * float64(order) * float64(channels); work > maxCorrectionWork {
+		return invalidf("the truncation correction for trunc_len %d of %d channels of order %d would take %.2g operations, more than the limit of %.2g", truncLen, channels, order, work, float64(maxCorrectionWork))
+	}
+	return nil
+}
+
+// FromBank returns the layer of a bank (num_a = D, no scalar). Channels not in the tf form
+// are converted to it first (companion coefficients are taken as they are); the conversion
+// reports are returned, nil when nothing was converted. Channels of lower order are padded
+// with zero coefficients, which leaves their transfer functions unchanged. With truncLen > 0
+// the numerators are stored as the module trains them, b̃ = b(I − Aᴹ) with M = FFTLen(truncLen):
+// the module's kernel is then the impulse response h[t] for 1 ≤ t < truncLen, and
+// h[0] + h[M] at t = 0 (its algorithm folds the sample at M onto 0). With truncLen 0, b is
+// stored as it is and every sample of the module's kernel carries the aliased tail
+// Σⱼ≥₁ h[t + jM]. Both differences vanish once the response has decayed within truncLen.
+func FromBank(bank *filters.Bank, truncLen int) (*Layer, []filters.Report, error) {
+	if err := checkTruncLen(truncLen); err != nil {
+		return nil, nil, err
+	}
+	if bank == nil || len(bank.Channels) == 0 {
+		return nil, nil, invalidf("nothing to export: no filter")
+	}
+	var reports []filters.Report
+	switch bank.Form() {
+	case filters.FormTF, filters.FormCompanion:
+	default:
+		var err error
+		if bank, reports, err = filters.ConvertBank(bank, filters.FormTF); err != nil {
+			return nil, nil, err
+		}
+	}
+	d := len(bank.Channels)
+	den, num := make([][]float64, d), make([][]float64, d)
+	l := &Layer{H0: make([]float64, d), NumA: d}
+	for c, f := range bank.Channels {
+		switch f := f.(type) {
+		case *filters.TransferFunction:
+			den[c], num[c], l.H0[c] = f.Den, f.Num, f.H0
+		case *filters.Companion:
+			den[c], num[c], l.H0[c] = f.Den, f.Num, f.H0
+		default:
+			return nil, nil, invalidf("channel %d is %s after conversion to tf", c, f.Form())
+		}
+		l.Order = max(l.Order, len(den[c]))
+	}
+	n := l.Order
+	if err := checkWork(truncLen, d, n); err != nil {
+		return nil, nil, err
+	}
+	l.AB = make([]float64, 2*d*n)
+	errs := make([]error, d)
+	filters.ForEachChannel(d, func(c int) {
+		b := num[c]
+		if truncLen > 0 {
+			b, errs[c] = Truncate(den[c], b, FFTLen(truncLen))
+		}
+		copy(l.AB[c*n:], den[c])
+		copy(l.AB[(d+c)*n:], b)
+	})
+	for c, err := range errs {
+		if err != nil {
+			return nil, nil, fmt.Errorf("channel %d: %w", c, err)
+		}
+	}
+	return l, reports, nil
+}
+
+// Bank returns the bank of transfer functions the layer describes, with the l1_montel
+// constraint applied when the layer has a scalar and, with truncLen > 0, the truncation
+// correction undone (Untruncate). Errors name the channel.
+func (l *Layer) Bank(truncLen int) (*filters.Bank, error) {
+	if err := checkTruncLen(truncLen); err != nil {
+		return nil, err
+	}
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	d, n, numA := l.Channels(), l.Order, l.NumA
+	if err := checkWork(truncLen, d, n); err != nil {
+		return nil, err
+	}
+	row := func(i int) []float64 { return l.AB[i*n : (i+1)*n : (i+1)*n] }
+	dens := make([][]float64, numA)
+	for i := range dens {
+		dens[i] = row(i)
+		if l.Scalar != nil {
+			dens[i] = L1Montel(nil, dens[i], l.Scalar[i])
+		}
+	}
+	chans := make([]filters.Filter, d)
+	errs := make([]error, d)
+	share := d / numA
+	work := maxCorrectionWork / d // each channel's share of the limit
+	filters.ForEachChannel(d, func(c int) {
+		a, b := dens[c/share], row(numA+c)
+		if truncLen > 0 {
+			if b, errs[c] = Untruncate(a, b, FFTLen(truncLen), work); errs[c] != nil {
+				return
+			}
+		}
+		chans[c], errs[c] = filters.NewTransferFunction(a, b, l.H0[c])
+	})
+	for c, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("channel %d: %w", c, err)
+		}
+	}
+	return filters.NewBank(chans)
+}
+
+// check reports a layer whose sizes do not fit together.
+func (l *Layer) check() error {
+	d, n, numA := l.Channels(), l.Order, l.NumA
+	switch {
+	case d == 0:
+		return invalidf("%q is empty: a layer has at least one channel", NameH0)
+	case d > filters.MaxChannels:
+		return invalidf("%d channels exceed the limit of %d", d, filters.MaxChannels)
+	case n < 0 || n > filters.MaxOrder:
+		return invalidf("state size %d is outside [0, %d]", n, filters.MaxOrder)
+	case numA < 1 || numA > d || d%numA != 0:
+		return invalidf("%q has %d rows and %q %d entries: want %s of shape (num_a + D, N) with num_a dividing D (2·D rows without shared denominators)", NameAB, numA+d, NameH0, d, NameAB)
+	case len(l.AB) != (numA+d)*n:
+		return invalidf("%q holds %d values, want (%d + %d)·%d", NameAB, len(l.AB), numA, d, n)
+	case l.Scalar != nil && len(l.Scalar) != numA:
+		return invalidf("%q has %d values, want (%d): one per denominator", NameScalar, len(l.Scalar), numA)
+	}
+	return nil
+}
+
+// Prefixes returns, sorted, the prefixes of the RTF layers among a checkpoint's tensor
+// names: every P, empty or ending in "." (as in a state_dict), such that P+NameAB and
+// P+NameH0 are both present.
+func Prefixes(names []string) []string {
+	have := make(map[string]bool, len(names))
+	for _, n := range names {
+		have[n] = true
+	}
+	var prefixes []string
+	for _, n := range names {
+		p, ok := strings.CutSuffix(n, NameAB)
+		if ok && (p == "" || strings.HasSuffix(p, ".")) && have[p+NameH0] {
+			prefixes = append(prefixes, p)
+		}
+	}
+	sort.Strings(prefixes)
+	return slices.Compact(prefixes)
+}
+
+// Names reports whether want names the layer at prefix: the prefix itself, with or without
+// its final ".", or one of the layer's tensor names.
+func Names(prefix, want string) bool {
+	switch want {
+	case prefix, prefix + NameAB, prefix + NameH0, prefix + NameScalar:
+		return true
+	}
+	return want+"." == prefix
+}
+
+// maxReadBackWork bounds the multiply-adds of ReadBack's impulse responses (2^30: about a
+// second), so that the check never costs much more than the export.
+var maxReadBackWork = 1 << 30
+
+// ReadBack measures what a training module gets from a layer built for chans: the layer is
+// read back as Bank reads it (the truncation correction undone, as the module's get_C does),
+// and every channel's impulse response is compared with that of chans over n samples:
+// truncLen, or filters.ReportLength of the channels' spectral radius when it is 0, and fewer
+// where that many would exceed 2^30 multiply-adds. It returns the worst channel's relative
+// L2 error (math.MaxFloat64 for an overflow), that channel and n; an error when the layer
+// cannot be read back. Round the layer to the dtype it will be stored in first.
+func ReadBack(chans []filters.Filter, l *Layer, truncLen int) (worst float64, channel, n int, err error) {
+	back, err := l.Bank(truncLen)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if len(back.Channels) != len(chans) {
+		panic("rtf: layer and filters differ in channels")
+	}
+	n = truncLen
+	if n == 0 {
+		rho := 0.0
+		for _, f := range chans {
+			r, err := filters.SpectralRadius(f)
+			if err != nil {
+				r = math.NaN()
+			}
+			rho = max(rho, r)
+		}
+		n = filters.ReportLength(rho)
+	}
+	// Both impulse responses of every channel cost Σ (N_c² for dense, N_c otherwise + N) a
+	// sample; a long trunc_len on a large dense bank is compared over fewer samples.
+	perSample := 0.0
+	for c, f := range chans {
+		k := float64(f.Order())
+		if _, dense := f.(*filters.Dense); dense {
+			k *= k
+		}
+		perSample += k + float64(back.Channels[c].Order()) + 1
+	}
+	n = max(1, min(n, int(float64(maxReadBackWork)/perSample)))
+	for c, f := range chans {
+		e := filters.RelDiff(f.Impulse(n), back.Channels[c].Impulse(n))
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			e = math.MaxFloat64
+		}
+		if e > worst {
+			worst, channel = e, c
+		}
+	}
+	return worst, channel, n, nil
+}
