@@ -42,13 +42,15 @@ SESSION with --session (created if missing; its previous version is kept as SESS
   an RTF layer (tensors ab and h_0, as the RTF reference module names its parameters,
   possibly behind a prefix such as "layers.0.filter.") in an .npz or .safetensors
   file                              → a bank of tf filters (a filter file)
-  any other array: .npy, .npz, .safetensors, CSV (.csv, .tsv, .txt)
-                                    → kernels (a target file, {"name", "kernels"})
+  any other array: .npy, .npz, .safetensors, PyTorch (torch.save: .pt, .bin, .ckpt),
+  CSV (.csv, .tsv, .txt)            → kernels (a target file, {"name", "kernels"})
   a filter or bank file (JSON)      → itself
   a target file (JSON)              → itself
 
 A 1-D array is one kernel; a 2-D array holds one kernel per row (per column with
---columns; a single column is one kernel). float16, bfloat16, float32 and float64 arrays
+--columns; a single column is one kernel); leading dimensions of size 1 are dropped.
+A PyTorch file's pickle is read by a restricted reader that builds tensors and plain
+containers only and never runs code. float16, bfloat16, float32 and float64 arrays
 are read, little- or big-endian, in C or Fortran order; NaN and infinities are refused.
 When the file holds several arrays or layers, --tensor picks one (a tensor name, or a
 layer's prefix); --list prints what the file holds as JSON.

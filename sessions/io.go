@@ -185,7 +185,7 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 	} else {
 		var supported []string
 		for _, in := range infos {
-			if in.Supported {
+			if in.Supported && !in.Complex {
 				supported = append(supported, in.Name)
 			}
 		}
@@ -197,6 +197,9 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 				pick = &infos[i]
 			}
 		}
+	}
+	if pick.Complex {
+		return Item{}, invalidf("%q is a complex array of shape %s: kernels are real (a layout reads complex parameters; --layout names one)", pick.Name, arrays.ShapeString(pick.Shape))
 	}
 	a, err := af.Read(pick.Name)
 	if err != nil {
@@ -221,8 +224,12 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 	return Item{Target: t, Note: note}, nil
 }
 
-// toKernels arranges an array as kernels: (length) or (channels, length).
+// toKernels arranges an array as kernels: (length) or (channels, length). Leading
+// dimensions of size 1 are dropped first, so that a (1, H, L) batch of one is H kernels.
 func toKernels(a *arrays.Array, columns bool) (*arrays.Array, error) {
+	if lead := leadingOnes(a.Shape); lead > 0 {
+		a = &arrays.Array{Shape: a.Shape[lead:], Data: a.Data}
+	}
 	switch {
 	case len(a.Shape) == 2 && columns:
 		r, c := a.Shape[0], a.Shape[1]
@@ -242,6 +249,16 @@ func toKernels(a *arrays.Array, columns bool) (*arrays.Array, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// leadingOnes counts the leading dimensions of size 1 of shape, keeping at least one
+// dimension.
+func leadingOnes(shape []int) int {
+	n := 0
+	for n < len(shape)-1 && shape[n] == 1 {
+		n++
+	}
+	return n
 }
 
 func importRTFLayer(af *arrays.File, infos []arrays.Info, prefix, stem string, o ImportOptions) (Item, error) {

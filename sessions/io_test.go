@@ -272,3 +272,25 @@ func TestReadBackCheckSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestImportKernelShapes: a (1, H, L) batch of one imports as H kernels (it was "invalid
+// session"), a complex array is refused as kernels, and a torch.save file is read as such
+// (it was "npz: the archive holds no .npy entries").
+func TestImportKernelShapes(t *testing.T) {
+	a, _ := arrays.New([]int{1, 2, 3}, []float64{1, 2, 3, 4, 5, 6})
+	b, _ := arrays.EncodeNPY(a, arrays.Float64)
+	it, err := sessions.ImportData(b, "k.npy", sessions.ImportOptions{})
+	if err != nil || it.Target == nil || !slices.Equal(it.Target.Kernels.Shape, []int{2, 3}) {
+		t.Errorf("(1, 2, 3) kernels: %+v, %v; want 2 kernels of length 3", it, err)
+	}
+	if _, err := sessions.Import(filepath.Join(goldenDir, "complex.npy"), sessions.ImportOptions{}); err == nil || !strings.Contains(err.Error(), "complex") {
+		t.Errorf("complex array as kernels: %v", err)
+	}
+	it, err = sessions.Import("../testdata/golden/torch/module.pt", sessions.ImportOptions{Tensor: "kernel"})
+	if err != nil || it.Target == nil || !slices.Equal(it.Target.Kernels.Shape, []int{2, 5}) {
+		t.Errorf("module.pt kernel: %+v, %v", it, err)
+	}
+	if _, err := sessions.Import("../testdata/golden/torch/module.pt", sessions.ImportOptions{}); err == nil || strings.Contains(err.Error(), "npz") {
+		t.Errorf("module.pt without --tensor: %v, want a choice of its tensors", err)
+	}
+}

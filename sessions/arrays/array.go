@@ -226,6 +226,10 @@ const (
 	Float32
 	Float16  // IEEE 754 half precision
 	BFloat16 // bfloat16: the top 16 bits of a float32
+	// Complex64 and Complex128 are pairs of Float32 and Float64 (real, imaginary). A reader
+	// returns a complex array as a real one with a trailing dimension 2.
+	Complex64
+	Complex128
 )
 
 // String returns the NumPy name: "float64", "float32", "float16" or "bfloat16".
@@ -239,6 +243,10 @@ func (d DType) String() string {
 		return "float16"
 	case BFloat16:
 		return "bfloat16"
+	case Complex64:
+		return "complex64"
+	case Complex128:
+		return "complex128"
 	}
 	return "DType(" + strconv.Itoa(int(d)) + ")"
 }
@@ -252,8 +260,20 @@ func (d DType) Size() int {
 		return 4
 	case Float16, BFloat16:
 		return 2
+	case Complex64:
+		return 8
+	case Complex128:
+		return 16
 	}
 	panic(fmt.Sprintf("arrays: unknown DType %d", d))
+}
+
+// components returns 2 for a complex type, 1 otherwise: the float64 values of one element.
+func (d DType) components() int {
+	if d == Complex64 || d == Complex128 {
+		return 2
+	}
+	return 1
 }
 
 // ParseDType returns the DType named s: "float64" ("f8"), "float32" ("f4"), "float16"
@@ -268,30 +288,36 @@ func ParseDType(s string) (DType, error) {
 		return Float16, nil
 	case "bfloat16", "bf16":
 		return BFloat16, nil
+	case "complex64", "c8":
+		return Complex64, nil
+	case "complex128", "c16":
+		return Complex128, nil
 	}
 	return 0, fmt.Errorf("arrays: unknown dtype %q (want float64, float32, float16 or bfloat16)", s)
 }
 
-// checkWritable reports whether a writer can write dtype d.
+// checkWritable reports whether a writer of NumPy files can write dtype d (NumPy has no
+// bfloat16).
 func checkWritable(d DType) error {
 	if d != Float64 && d != Float32 {
-		return fmt.Errorf("arrays: cannot write %s: writers write float32 or float64", d)
+		return fmt.Errorf("arrays: cannot write %s to a NumPy file: NumPy has float32 and float64, not bfloat16 (safetensors and torch files hold it)", d)
 	}
 	return nil
 }
 
-// decodeFloats converts len(dst) elements of type d from src, big- or little-endian.
+// decodeFloats converts len(dst) values of type d from src, big- or little-endian: a complex
+// element gives two values.
 func decodeFloats(dst []float64, src []byte, d DType, big bool) {
 	var order binary.ByteOrder = binary.LittleEndian
 	if big {
 		order = binary.BigEndian
 	}
 	switch d {
-	case Float64:
+	case Float64, Complex128:
 		for i := range dst {
 			dst[i] = math.Float64frombits(order.Uint64(src[8*i:]))
 		}
-	case Float32:
+	case Float32, Complex64:
 		for i := range dst {
 			dst[i] = float64(math.Float32frombits(order.Uint32(src[4*i:])))
 		}
@@ -326,8 +352,9 @@ func halfToFloat(h uint16) float64 {
 	return sign * math.Ldexp(1024+mant, exp-25)
 }
 
-// appendFloats appends the little-endian encoding of data as d (Float32 or Float64). A value
-// beyond the float32 range is an error, since it would become infinite.
+// appendFloats appends the little-endian encoding of data as d (Float32, Float64 or BFloat16,
+// rounded to nearest even). A value beyond the range of d is an error, since it would become
+// infinite.
 func appendFloats(dst []byte, data []float64, d DType) ([]byte, error) {
 	switch d {
 	case Float64:
@@ -342,10 +369,40 @@ func appendFloats(dst []byte, data []float64, d DType) ([]byte, error) {
 			}
 			dst = binary.LittleEndian.AppendUint32(dst, math.Float32bits(f))
 		}
+	case BFloat16:
+		for i, x := range data {
+			b := ToBFloat16(x)
+			if math.IsInf(float64(math.Float32frombits(uint32(b)<<16)), 0) && !math.IsInf(x, 0) {
+				return nil, fmt.Errorf("arrays: entry %d (%g) overflows bfloat16", i, x)
+			}
+			dst = binary.LittleEndian.AppendUint16(dst, b)
+		}
 	default:
-		return nil, checkWritable(d)
+		return nil, fmt.Errorf("arrays: cannot write %s: writers write float64, float32 or bfloat16", d)
 	}
 	return dst, nil
+}
+
+// ToBFloat16 rounds x to bfloat16 (to nearest, ties to even, through float32) and returns its
+// bits.
+func ToBFloat16(x float64) uint16 {
+	u := math.Float32bits(float32(x))
+	if u&0x7fffffff > 0x7f800000 { // NaN: keep it a NaN
+		return uint16(u>>16) | 0x40
+	}
+	u += 0x7fff + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+// Round returns x rounded to d as a writer stores it (x itself for Float64).
+func (d DType) Round(x float64) float64 {
+	switch d {
+	case Float32:
+		return float64(float32(x))
+	case BFloat16:
+		return float64(math.Float32frombits(uint32(ToBFloat16(x)) << 16))
+	}
+	return x
 }
 
 // Packed is the compact JSON form of an array: its float64 values, little-endian, in C

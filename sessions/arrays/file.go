@@ -1,6 +1,7 @@
 package arrays
 
 import (
+	"archive/zip"
 	"bytes"
 	"encoding/binary"
 	"fmt"
@@ -20,18 +21,24 @@ const (
 	FormatNPZ         Format = "npz"
 	FormatSafetensors Format = "safetensors"
 	FormatCSV         Format = "csv"
+	// FormatTorch is a torch.save file (.pt, .pth, .bin, .ckpt) of the zip format.
+	FormatTorch Format = "torch"
 )
 
 // Sniff names the format of a file from its first bytes (at least 9 of them, when the file
-// has that many) and, for CSV, which has no magic, its name: .npy and .npz files start with
-// their magic strings, a .safetensors file with a header length and '{'. It reports false
-// for anything else, such as JSON.
+// has that many) and, for CSV, which has no magic, its name: .npy files start with their
+// magic string, .npz and torch.save files are zip archives (FormatNPZ here; OpenReader tells
+// them apart by their entries), a legacy torch.save file starts with its pickled magic
+// number, a .safetensors file with a header length and '{'. It reports false for anything
+// else, such as JSON.
 func Sniff(head []byte, name string) (Format, bool) {
 	switch {
 	case bytes.HasPrefix(head, []byte(npyMagic)):
 		return FormatNPY, true
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
 		return FormatNPZ, true
+	case bytes.HasPrefix(head, []byte(legacyTorchMagic[:9])):
+		return FormatTorch, true
 	case len(head) >= 9 && head[8] == '{' && binary.LittleEndian.Uint64(head) <= MaxSafetensorsHeader:
 		return FormatSafetensors, true
 	}
@@ -52,6 +59,7 @@ type File struct {
 	npy    *npyHeader
 	npz    *NPZ
 	st     *Safetensors
+	torch  *Torch
 	csv    *Array
 }
 
@@ -74,14 +82,22 @@ func Open(path string) (*File, error) {
 // OpenReader is Open for a file of the given size read through r; name is used only to
 // recognise a CSV file by its extension.
 func OpenReader(r io.ReaderAt, size int64, name string) (*File, error) {
-	head := make([]byte, 9)
+	head := make([]byte, len(legacyTorchMagic))
 	n, err := r.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
 		return nil, err
 	}
 	format, ok := Sniff(head[:n], name)
 	if !ok {
-		return nil, unsupportedf("not an array file ssmlab knows: .npy, .npz and .safetensors files are recognised by their first bytes, CSV by a .csv, .tsv or .txt name")
+		return nil, unsupportedf("not an array file ssmlab knows: .npy, .npz, .safetensors and torch.save (.pt) files are recognised by their first bytes, CSV by a .csv, .tsv or .txt name")
+	}
+	if format == FormatTorch && IsLegacyTorch(head[:n]) {
+		return nil, errLegacyTorch
+	}
+	if format == FormatNPZ {
+		if zr, err := zip.NewReader(r, size); err == nil && isTorchZip(zr) {
+			format = FormatTorch
+		}
 	}
 	af := &File{Format: format, r: r, size: size}
 	switch format {
@@ -96,6 +112,8 @@ func OpenReader(r io.ReaderAt, size int64, name string) (*File, error) {
 		af.npz, err = OpenNPZ(r, size)
 	case FormatSafetensors:
 		af.st, err = OpenSafetensors(r, size)
+	case FormatTorch:
+		af.torch, err = OpenTorch(r, size)
 	case FormatCSV:
 		af.csv, err = ReadCSV(io.NewSectionReader(r, 0, size))
 	}
@@ -109,11 +127,13 @@ func OpenReader(r io.ReaderAt, size int64, name string) (*File, error) {
 func (af *File) Arrays() []Info {
 	switch af.Format {
 	case FormatNPY:
-		return []Info{{DType: af.npy.descr, Shape: append([]int(nil), af.npy.shape...), Supported: true}}
+		return []Info{af.npy.info("")}
 	case FormatNPZ:
 		return af.npz.Arrays()
 	case FormatSafetensors:
 		return af.st.Arrays()
+	case FormatTorch:
+		return af.torch.Arrays()
 	}
 	return []Info{{DType: "csv", Shape: append([]int(nil), af.csv.Shape...), Supported: true}}
 }
@@ -126,6 +146,15 @@ func (af *File) Metadata() map[string]string {
 	return af.st.Metadata
 }
 
+// Root returns the key of a torch checkpoint's dict whose tensors the file lists
+// ("state_dict" for a Lightning checkpoint), or "".
+func (af *File) Root() string {
+	if af.torch == nil {
+		return ""
+	}
+	return af.torch.Root
+}
+
 // Read reads the named array ("" for the only array of an .npy or CSV file).
 func (af *File) Read(name string) (*Array, error) {
 	switch af.Format {
@@ -133,6 +162,8 @@ func (af *File) Read(name string) (*Array, error) {
 		return af.npz.Read(name)
 	case FormatSafetensors:
 		return af.st.Read(name)
+	case FormatTorch:
+		return af.torch.Read(name)
 	}
 	if name != "" {
 		return nil, fmt.Errorf("%w %q: a %s file holds one array, named \"\"", ErrNotFound, name, af.Format)

@@ -119,7 +119,6 @@ func TestGoldenFormats(t *testing.T) {
 func TestGoldenUnsupported(t *testing.T) {
 	for _, tc := range []struct{ file, name, want string }{
 		{"int64.npy", "", `dtype "<i8" (signed integer)`},
-		{"complex.npy", "", `dtype "<c16" (complex)`},
 		{"rtf.safetensors", "step", `tensor "step" has dtype I64`},
 	} {
 		af, err := arrays.Open(filepath.Join(goldenDir, tc.file))
@@ -130,6 +129,26 @@ func TestGoldenUnsupported(t *testing.T) {
 		if !errors.Is(err, arrays.ErrUnsupported) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want ErrUnsupported naming %s", tc.file, err, tc.want)
 		}
+	}
+}
+
+// TestGoldenComplex: a complex array reads as real and imaginary parts in a trailing
+// dimension 2, and is listed so.
+func TestGoldenComplex(t *testing.T) {
+	af, err := arrays.Open(filepath.Join(goldenDir, "complex.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	if in := af.Arrays()[0]; !in.Complex || !slices.Equal(in.Shape, []int{2, 2}) {
+		t.Errorf("listing %+v, want complex of shape (2, 2)", in)
+	}
+	a, err := af.Read("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(a.Shape, []int{2, 2}) || !slices.Equal(a.Data, []float64{1, 2, 3, -1}) {
+		t.Errorf("read %v %v, want (2, 2) [1 2 3 -1] (NumPy: [1+2j, 3-1j])", a.Shape, a.Data)
 	}
 }
 

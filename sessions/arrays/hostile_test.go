@@ -75,7 +75,7 @@ func badNPY() []struct {
 		{"too many dims", npyFile(1, dict("<f8", "False", "("+strings.Repeat("1,", 33)+")"), nil), arrays.ErrInvalid, "more than 32 dimensions"},
 		{"int64", npyFile(1, dict("<i8", "False", "(2,)"), f8(1, 2)), arrays.ErrUnsupported, `dtype "<i8" (signed integer)`},
 		{"native order", npyFile(1, dict("=f8", "False", "(2,)"), f8(1, 2)), arrays.ErrUnsupported, "native byte order"},
-		{"complex", npyFile(1, dict("<c16", "False", "(1,)"), f8(1, 2)), arrays.ErrUnsupported, "complex"},
+		{"complex256", npyFile(1, dict("<c32", "False", "(1,)"), f8(1, 2, 3, 4)), arrays.ErrUnsupported, "complex"},
 		{"structured", npyFile(1, "{'descr': [('x', '<f8')], 'fortran_order': False, 'shape': (1,), }", f8(1)), arrays.ErrUnsupported, "structured dtype"},
 		{"unknown key", npyFile(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), 'x': True}", f8(1, 2)), arrays.ErrInvalid, `unknown key "x"`},
 		{"missing key", npyFile(1, "{'descr': '<f8', 'shape': (2,)}", f8(1, 2)), arrays.ErrInvalid, `no "fortran_order" key`},

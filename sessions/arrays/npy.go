@@ -38,6 +38,18 @@ type npyHeader struct {
 
 func (h *npyHeader) dataBytes() int64 { return int64(h.n) * int64(h.dtype.Size()) }
 
+// info describes the array as Read returns it: a complex array with a trailing dimension 2.
+func (h *npyHeader) info(name string) Info {
+	in := Info{Name: name, DType: h.descr, Shape: slices.Clone(h.shape), Supported: true}
+	if h.dtype.components() == 2 {
+		in.Shape, in.Complex = append(in.Shape, 2), true
+	}
+	if in.Shape == nil {
+		in.Shape = []int{}
+	}
+	return in
+}
+
 // readNPYHeader reads and checks a header; for a supported dtype it returns the layout of
 // the data that follows.
 func readNPYHeader(r io.Reader) (*npyHeader, error) {
@@ -142,7 +154,13 @@ func parseDescr(descr string) (DType, bool, error) {
 			return Float16, big, nil
 		}
 	}
-	const want = "ssmlab reads float16, float32 and float64 ('<f2', '<f4', '<f8', or '>' for big-endian)"
+	switch descr[min(1, len(descr)):] {
+	case "c8":
+		return Complex64, descr[0] == '>', nil
+	case "c16":
+		return Complex128, descr[0] == '>', nil
+	}
+	const want = "ssmlab reads float16, float32, float64, complex64 and complex128 ('<f2', '<f4', '<f8', '<c8', '<c16', or '>' for big-endian)"
 	if len(descr) >= 2 && strings.IndexByte("<>|=", descr[0]) >= 0 {
 		if descr[0] == '=' {
 			return 0, false, unsupportedf("npy: dtype %q has the native byte order, which a file cannot state; %s", descr, want)
@@ -350,7 +368,7 @@ func decodeNPYData(h *npyHeader, raw []byte) (*Array, error) {
 	if int64(len(raw)) != h.dataBytes() {
 		return nil, sizeMismatch(h, int64(len(raw)))
 	}
-	out := make([]float64, h.n)
+	out := make([]float64, h.n*h.dtype.components())
 	decodeFloats(out, raw, h.dtype, h.big)
 	return h.finish(out)
 }
@@ -360,12 +378,26 @@ func sizeMismatch(h *npyHeader, got int64) error {
 		ShapeString(h.shape), h.descr, h.dataBytes(), got)
 }
 
-// finish reorders Fortran-order data to C order and checks the values.
+// finish reorders Fortran-order data to C order and checks the values. A complex array gets
+// a trailing dimension 2.
 func (h *npyHeader) finish(data []float64) (*Array, error) {
-	if h.fortran && len(h.shape) > 1 {
+	shape := h.shape
+	if h.dtype.components() == 2 {
+		if h.fortran && len(h.shape) > 1 {
+			re, im := make([]float64, h.n), make([]float64, h.n)
+			for i := range h.n {
+				re[i], im[i] = data[2*i], data[2*i+1]
+			}
+			re, im = fortranToC(re, h.shape), fortranToC(im, h.shape)
+			for i := range h.n {
+				data[2*i], data[2*i+1] = re[i], im[i]
+			}
+		}
+		shape = append(slices.Clone(h.shape), 2)
+	} else if h.fortran && len(h.shape) > 1 {
 		data = fortranToC(data, h.shape)
 	}
-	a, err := New(h.shape, data)
+	a, err := New(shape, data)
 	if err != nil {
 		return nil, within(err, "npy")
 	}
@@ -421,8 +453,8 @@ func ReadNPY(r io.Reader) (*Array, error) {
 
 func readNPYData(h *npyHeader, r io.Reader) (*Array, error) {
 	need := h.dataBytes()
-	size := h.dtype.Size()
-	out := make([]float64, 0, min(int64(h.n), chunk/8))
+	size := h.dtype.Size() / h.dtype.components() // bytes a value
+	out := make([]float64, 0, min(int64(h.n*h.dtype.components()), chunk/8))
 	buf := make([]byte, min(need, chunk))
 	var got int64
 	for got < need {

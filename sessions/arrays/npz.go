@@ -20,6 +20,9 @@ type Info struct {
 	Shape []int
 	// Supported says whether Read can convert the dtype to float64.
 	Supported bool
+	// Complex marks a complex array: Shape ends in a dimension 2, its real and imaginary
+	// parts, as Read returns it.
+	Complex bool
 }
 
 // NPZ is an open NumPy .npz archive (a zip file of .npy files, as numpy.savez and
@@ -57,7 +60,7 @@ func OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 		info := Info{Name: name}
 		switch {
 		case err == nil:
-			info.DType, info.Shape, info.Supported = h.descr, h.shape, true
+			info = h.info(name)
 		case errors.Is(err, ErrUnsupported) && h != nil:
 			info.DType, info.Shape, h = h.descr, h.shape, nil
 		case errors.Is(err, ErrUnsupported):
@@ -69,7 +72,7 @@ func OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 		z.infos = append(z.infos, info)
 	}
 	if len(z.infos) == 0 {
-		return nil, invalidf("npz: the archive holds no .npy entries")
+		return nil, invalidf("npz: the zip archive holds no .npy entries, and no data.pkl as a torch.save file would: not an array file")
 	}
 	return z, nil
 }

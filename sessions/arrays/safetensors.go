@@ -363,7 +363,7 @@ func (s *Safetensors) Read(name string) (*Array, error) {
 
 // SafetensorsOptions control WriteSafetensors.
 type SafetensorsOptions struct {
-	DType    DType             // Float64 (the zero value, "F64") or Float32 ("F32")
+	DType    DType             // Float64 (the zero value, "F64"), Float32 ("F32") or BFloat16 ("BF16")
 	Metadata map[string]string // written as "__metadata__" when not empty
 }
 
@@ -374,12 +374,9 @@ func EncodeSafetensors(arrays []Named, o SafetensorsOptions) ([]byte, error) {
 	if err := checkNames(arrays); err != nil {
 		return nil, err
 	}
-	if err := checkWritable(o.DType); err != nil {
-		return nil, err
-	}
-	dt := "F64"
-	if o.DType == Float32 {
-		dt = "F32"
+	dt := map[DType]string{Float64: "F64", Float32: "F32", BFloat16: "BF16"}[o.DType]
+	if dt == "" {
+		return nil, fmt.Errorf("arrays: cannot write %s to safetensors: writers write float64, float32 or bfloat16", o.DType)
 	}
 	var hdr strings.Builder
 	hdr.WriteByte('{')

@@ -1,0 +1,741 @@
+package arrays
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+)
+
+// The zip format of torch.save (PyTorch ≥ 1.6; torch/serialization.py, _save): a zip archive
+// whose entries sit under one top directory (ARCHIVE/, named after the file):
+//
+//	ARCHIVE/data.pkl    the pickled object: a state_dict is an OrderedDict of name → tensor
+//	ARCHIVE/data/KEY    the raw bytes of storage KEY, in the byte order of ARCHIVE/byteorder
+//	                    ("little" when absent)
+//	ARCHIVE/version     the format version
+//
+// A tensor pickles as torch._utils._rebuild_tensor_v2(storage, offset, size, stride,
+// requires_grad, backward_hooks[, metadata]), its storage as the persistent ID
+// ('storage', torch.FloatStorage, KEY, location, numel).
+
+// legacyTorchMagic starts a torch.save file of the legacy (pre-1.6, non-zip) format: the
+// pickled magic number 0x1950a86a20f9469cfc6c.
+const legacyTorchMagic = "\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
+
+// torchRoots are the keys under which checkpoints keep a model's state_dict: Lightning's
+// "state_dict" and the usual names of hand-written checkpoints. The first that holds a dict
+// with tensors is read instead of the whole checkpoint, so that optimiser states stay out.
+var torchRoots = []string{"state_dict", "model_state_dict", "model", "module"}
+
+// torchDTypes maps torch's storage classes and dtypes to element types; ok is false for those
+// Read does not convert (integers, booleans), which are listed as unsupported.
+var torchDTypes = map[string]struct {
+	name string
+	d    DType
+	size int
+	ok   bool
+}{
+	"DoubleStorage": {"float64", Float64, 8, true}, "float64": {"float64", Float64, 8, true}, "double": {"float64", Float64, 8, true},
+	"FloatStorage": {"float32", Float32, 4, true}, "float32": {"float32", Float32, 4, true}, "float": {"float32", Float32, 4, true},
+	"HalfStorage": {"float16", Float16, 2, true}, "float16": {"float16", Float16, 2, true}, "half": {"float16", Float16, 2, true},
+	"BFloat16Storage": {"bfloat16", BFloat16, 2, true}, "bfloat16": {"bfloat16", BFloat16, 2, true},
+	"ComplexFloatStorage": {"complex64", Complex64, 8, true}, "complex64": {"complex64", Complex64, 8, true}, "cfloat": {"complex64", Complex64, 8, true},
+	"ComplexDoubleStorage": {"complex128", Complex128, 16, true}, "complex128": {"complex128", Complex128, 16, true}, "cdouble": {"complex128", Complex128, 16, true},
+	"LongStorage": {"int64", 0, 8, false}, "int64": {"int64", 0, 8, false}, "long": {"int64", 0, 8, false},
+	"IntStorage": {"int32", 0, 4, false}, "int32": {"int32", 0, 4, false}, "int": {"int32", 0, 4, false},
+	"ShortStorage": {"int16", 0, 2, false}, "int16": {"int16", 0, 2, false},
+	"CharStorage": {"int8", 0, 1, false}, "int8": {"int8", 0, 1, false},
+	"ByteStorage": {"uint8", 0, 1, false}, "uint8": {"uint8", 0, 1, false},
+	"BoolStorage": {"bool", 0, 1, false}, "bool": {"bool", 0, 1, false},
+}
+
+// torchDType is a storage class or dtype an allowlisted global named.
+type torchDType string
+
+// torchStorage is a storage a persistent ID names.
+type torchStorage struct {
+	key   string
+	dtype string // a torchDTypes key
+	numel int64
+}
+
+// torchTensor is a view of a storage.
+type torchTensor struct {
+	storage *torchStorage
+	offset  int64
+	size    []int
+	stride  []int64
+}
+
+// torchCallable is an allowlisted function a pickle may call.
+type torchCallable string
+
+// Torch is an open torch.save zip file.
+type Torch struct {
+	r       io.ReaderAt
+	size    int64
+	files   map[string]*zip.File // storage key → entry
+	big     bool
+	infos   []Info
+	tensors map[string]*torchTensor
+	// Root is the key of the checkpoint's dict whose tensors are listed ("state_dict" for a
+	// Lightning checkpoint), or "" when the tensors are named from the top.
+	Root string
+}
+
+// IsLegacyTorch reports whether a file starts as a legacy (non-zip) torch.save file does.
+func IsLegacyTorch(head []byte) bool { return bytes.HasPrefix(head, []byte(legacyTorchMagic)) }
+
+// errLegacyTorch refuses the legacy format.
+var errLegacyTorch = unsupportedf("torch: a torch.save file of the legacy format (PyTorch before 1.6, or _use_new_zipfile_serialization=False); ssmlab reads the zip format: load it in PyTorch and save it again with torch.save(obj, PATH), or with safetensors")
+
+// isTorchZip reports whether a zip archive is a torch.save file: it has an entry DIR/data.pkl.
+func isTorchZip(zr *zip.Reader) bool {
+	for _, f := range zr.File {
+		if dir, base := path.Split(f.Name); base == "data.pkl" && strings.Count(dir, "/") == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// OpenTorch reads the pickle of the torch.save zip archive in r (of the given size) and the
+// names, dtypes and shapes of its tensors; the tensor data is read by Read. The pickle may
+// hold tensors, storages and plain containers only; anything else is refused by name.
+func OpenTorch(r io.ReaderAt, size int64) (*Torch, error) {
+	zr, err := zip.NewReader(r, size)
+	if err != nil && !errors.Is(err, zip.ErrInsecurePath) {
+		return nil, invalidf("torch: not a valid zip archive: %v", trimZip(err))
+	}
+	var pkl *zip.File
+	dir := ""
+	for _, f := range zr.File {
+		if d, base := path.Split(f.Name); base == "data.pkl" && strings.Count(d, "/") == 1 {
+			if pkl != nil {
+				return nil, invalidf("torch: two data.pkl entries (%q and %q)", pkl.Name, f.Name)
+			}
+			pkl, dir = f, d
+		}
+	}
+	if pkl == nil {
+		return nil, invalidf("torch: the zip archive has no ARCHIVE/data.pkl entry: not a torch.save file")
+	}
+	for _, f := range zr.File {
+		if f.Name == dir+"constants.pkl" {
+			return nil, unsupportedf("torch: a TorchScript archive (torch.jit.save); save the model's state_dict with torch.save instead")
+		}
+	}
+	t := &Torch{r: r, size: size, files: map[string]*zip.File{}, tensors: map[string]*torchTensor{}}
+	for _, f := range zr.File {
+		if key, ok := strings.CutPrefix(f.Name, dir+"data/"); ok && key != "" && !strings.Contains(key, "/") {
+			t.files[key] = f
+		}
+		if f.Name == dir+"byteorder" {
+			b, err := readEntry(f, 16)
+			if err != nil {
+				return nil, err
+			}
+			switch string(b) {
+			case "little":
+			case "big":
+				t.big = true
+			default:
+				return nil, invalidf("torch: byteorder %q, want little or big", truncate(string(b), 16))
+			}
+		}
+	}
+	if pkl.UncompressedSize64 > maxPickle {
+		return nil, invalidf("torch: data.pkl declares %d bytes, more than the limit of %d", pkl.UncompressedSize64, maxPickle)
+	}
+	data, err := readEntry(pkl, maxPickle)
+	if err != nil {
+		return nil, err
+	}
+	root, err := unpickle(data, t.hooks())
+	if err != nil {
+		return nil, within(err, "torch")
+	}
+	if d, ok := root.(*pyDict); ok {
+		for _, k := range torchRoots {
+			if v, ok := d.get(k); ok && holdsTensor(v, 0) {
+				root, t.Root = v, k
+				break
+			}
+		}
+	}
+	w := walker{t: t, seen: map[any]bool{}}
+	if err := w.walk(root, "", 0); err != nil {
+		return nil, within(err, "torch")
+	}
+	if len(t.infos) == 0 {
+		return nil, invalidf("torch: the file holds no tensors")
+	}
+	return t, nil
+}
+
+// readEntry reads a whole zip entry of at most limit bytes.
+func readEntry(f *zip.File, limit int64) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, invalidf("torch: entry %q: %s", f.Name, trimZip(err))
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(io.LimitReader(rc, limit+1))
+	if err != nil {
+		return nil, invalidf("torch: entry %q: %s", f.Name, trimZip(err))
+	}
+	if int64(len(b)) > limit {
+		return nil, invalidf("torch: entry %q is longer than %d bytes", f.Name, limit)
+	}
+	return b, nil
+}
+
+// maxPickleDepth bounds the nesting of containers walked for tensors.
+const maxPickleDepth = 64
+
+// holdsTensor reports whether v is a dict holding a tensor, at any depth.
+func holdsTensor(v any, depth int) bool {
+	d, ok := v.(*pyDict)
+	if !ok || depth > maxPickleDepth {
+		return false
+	}
+	for _, x := range d.vals {
+		if _, ok := x.(*torchTensor); ok || holdsTensor(x, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// walker names the tensors of the unpickled object by their paths: dict keys and list
+// indices joined by dots, as in a state_dict ("layers.0.kernel.C").
+type walker struct {
+	t    *Torch
+	seen map[any]bool
+}
+
+func (w *walker) walk(v any, name string, depth int) error {
+	if depth > maxPickleDepth {
+		return invalidf("containers nested deeper than %d levels", maxPickleDepth)
+	}
+	join := func(k string) string {
+		if name == "" {
+			return k
+		}
+		return name + "." + k
+	}
+	switch v := v.(type) {
+	case *torchTensor:
+		if _, dup := w.t.tensors[name]; dup {
+			return invalidf("two tensors are named %q", name)
+		}
+		if len(w.t.infos) == MaxEntries {
+			return invalidf("more than %d tensors", MaxEntries)
+		}
+		w.t.tensors[name] = v
+		dt := torchDTypes[v.storage.dtype]
+		info := Info{Name: name, DType: dt.name, Shape: append([]int{}, v.size...), Supported: dt.ok}
+		if dt.d == Complex64 || dt.d == Complex128 {
+			info.Shape = append(info.Shape, 2)
+			info.Complex = true
+		}
+		w.t.infos = append(w.t.infos, info)
+		return nil
+	case *pyDict, *pyList, *pyTuple:
+		if w.seen[v] {
+			return nil
+		}
+		w.seen[v] = true
+	}
+	switch v := v.(type) {
+	case *pyDict:
+		for i, k := range v.keys {
+			var ks string
+			switch k := k.(type) {
+			case string:
+				ks = k
+			case int64:
+				ks = strconv.FormatInt(k, 10)
+			default:
+				continue // only str and int keys name tensors
+			}
+			if err := w.walk(v.vals[i], join(ks), depth+1); err != nil {
+				return err
+			}
+		}
+	case *pyList:
+		for i, x := range v.items {
+			if err := w.walk(x, join(strconv.Itoa(i)), depth+1); err != nil {
+				return err
+			}
+		}
+	case *pyTuple:
+		for i, x := range v.items {
+			if err := w.walk(x, join(strconv.Itoa(i)), depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// refusal is the error for a global outside the allowlist.
+func refusal(what string) error {
+	return unsupportedf("refused: the pickle names the Python global %s; ssmlab reads tensors, storages and plain containers (dict, list, tuple, str, int, float, bool, None) only and never runs a file's code: save the model's state_dict (torch.save(model.state_dict(), PATH)) or use safetensors", what)
+}
+
+func (t *Torch) hooks() pickleHooks {
+	return pickleHooks{global: torchGlobal, call: torchCall, persistent: t.persistent}
+}
+
+// torchGlobal is the allowlist: the functions that rebuild tensors and parameters, the
+// OrderedDict class, the storage classes and dtypes, and the tensor classes as type markers.
+func torchGlobal(module, name string) (any, error) {
+	switch module + "." + name {
+	case "collections.OrderedDict",
+		"torch._utils._rebuild_tensor", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3",
+		"torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state",
+		"torch._tensor._rebuild_from_type_v2", "_codecs.encode":
+		return torchCallable(module + "." + name), nil
+	case "torch.Tensor", "torch.nn.parameter.Parameter":
+		return pyGlobal{module, name}, nil
+	}
+	if module == "torch" {
+		if _, ok := torchDTypes[name]; ok {
+			return torchDType(name), nil
+		}
+	}
+	return nil, refusal(strconv.Quote(module + "." + name))
+}
+
+// torchCall applies an allowlisted function.
+func torchCall(fn any, args []any) (any, error) {
+	c, ok := fn.(torchCallable)
+	if !ok {
+		return nil, refusal(fmt.Sprintf("call of %s", typeName(fn)))
+	}
+	switch c {
+	case "collections.OrderedDict":
+		if len(args) != 0 {
+			return nil, invalidf("OrderedDict with %d arguments", len(args))
+		}
+		return &pyDict{}, nil
+	case "torch._utils._rebuild_tensor", "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_tensor_v3":
+		return rebuildTensor(string(c), args)
+	case "torch._utils._rebuild_parameter", "torch._utils._rebuild_parameter_with_state":
+		if len(args) < 1 {
+			return nil, invalidf("%s without arguments", c)
+		}
+		if _, ok := args[0].(*torchTensor); !ok {
+			return nil, invalidf("%s of %s, not a tensor", c, typeName(args[0]))
+		}
+		return args[0], nil
+	case "torch._tensor._rebuild_from_type_v2":
+		// (func, new_type, args, state): a tensor subclass; only Tensor and Parameter.
+		if len(args) != 4 {
+			return nil, invalidf("%s with %d arguments", c, len(args))
+		}
+		if g, ok := args[1].(pyGlobal); !ok || g.module != "torch" && g.module != "torch.nn.parameter" {
+			return nil, refusal(fmt.Sprintf("%s (a tensor subclass)", typeName(args[1])))
+		}
+		inner, ok := args[2].(*pyTuple)
+		if !ok {
+			return nil, invalidf("%s with %s for arguments", c, typeName(args[2]))
+		}
+		return torchCall(args[0], inner.items)
+	case "_codecs.encode": // how protocol 2 pickles bytes: encode(str, "latin1")
+		if len(args) != 2 {
+			return nil, invalidf("_codecs.encode with %d arguments", len(args))
+		}
+		s, ok1 := args[0].(string)
+		enc, ok2 := args[1].(string)
+		if !ok1 || !ok2 || enc != "latin1" && enc != "latin-1" {
+			return nil, unsupportedf("_codecs.encode of %s as %v", typeName(args[0]), args[1])
+		}
+		b := make([]byte, 0, len(s))
+		for _, r := range s {
+			if r > 0xff {
+				return nil, invalidf("latin1 text holds U+%04X", r)
+			}
+			b = append(b, byte(r))
+		}
+		return b, nil
+	}
+	return nil, refusal(string(c))
+}
+
+func asInt(v any, what string) (int64, error) {
+	switch v := v.(type) {
+	case int64:
+		return v, nil
+	case bool:
+		if v {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, invalidf("%s is %s, not an int", what, typeName(v))
+}
+
+func asInts(v any, what string) ([]int64, error) {
+	t, ok := v.(*pyTuple)
+	if !ok {
+		if l, isList := v.(*pyList); isList {
+			t = &pyTuple{items: l.items}
+		} else {
+			return nil, invalidf("%s is %s, not a tuple", what, typeName(v))
+		}
+	}
+	if len(t.items) > MaxDims {
+		return nil, invalidf("%s has %d dimensions, more than the limit of %d", what, len(t.items), MaxDims)
+	}
+	out := make([]int64, len(t.items))
+	for i, x := range t.items {
+		var err error
+		if out[i], err = asInt(x, what); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// rebuildTensor checks a tensor's view against its storage: (storage, offset, size, stride,
+// …), with the dtype as the seventh argument of _rebuild_tensor_v3.
+func rebuildTensor(fn string, args []any) (any, error) {
+	if len(args) < 4 {
+		return nil, invalidf("%s with %d arguments", fn, len(args))
+	}
+	st, ok := args[0].(*torchStorage)
+	if !ok {
+		return nil, invalidf("%s of %s, not a storage", fn, typeName(args[0]))
+	}
+	if strings.HasSuffix(fn, "_v3") {
+		if len(args) < 7 {
+			return nil, invalidf("%s with %d arguments", fn, len(args))
+		}
+		d, ok := args[6].(torchDType)
+		if !ok {
+			return nil, invalidf("%s with dtype %s", fn, typeName(args[6]))
+		}
+		if torchDTypes[string(d)].size != torchDTypes[st.dtype].size {
+			return nil, unsupportedf("a %s view of a %s storage", d, torchDTypes[st.dtype].name)
+		}
+		st = &torchStorage{key: st.key, dtype: string(d), numel: st.numel}
+	}
+	off, err := asInt(args[1], "the storage offset")
+	if err != nil {
+		return nil, err
+	}
+	size, err := asInts(args[2], "the size")
+	if err != nil {
+		return nil, err
+	}
+	stride, err := asInts(args[3], "the stride")
+	if err != nil {
+		return nil, err
+	}
+	if len(size) != len(stride) {
+		return nil, invalidf("size %v and stride %v differ in length", size, stride)
+	}
+	shape := make([]int, len(size))
+	for i, s := range size {
+		if s < 0 || s > MaxElements {
+			return nil, invalidf("size %v is beyond the limit of %d elements", size, MaxElements)
+		}
+		shape[i] = int(s)
+	}
+	n, err := checkShape(shape)
+	if err != nil {
+		return nil, err
+	}
+	// The last element's index must lie in the storage: offset + Σ (size-1)·stride < numel.
+	if off < 0 || off > st.numel {
+		return nil, invalidf("storage offset %d outside a storage of %d elements", off, st.numel)
+	}
+	if n > 0 {
+		last := off
+		for i, s := range stride {
+			if s < 0 || s > st.numel {
+				return nil, invalidf("stride %v for a storage of %d elements", stride, st.numel)
+			}
+			last += (size[i] - 1) * s // ≤ 2^26 · numel ≤ 2^26 · 2^36: no overflow
+			if last >= st.numel {
+				return nil, invalidf("a view of size %v, stride %v at offset %d reaches past a storage of %d elements", size, stride, off, st.numel)
+			}
+		}
+	}
+	return &torchTensor{storage: st, offset: off, size: shape, stride: stride}, nil
+}
+
+// maxStorage bounds a storage's declared elements, so that views never overflow int64.
+const maxStorage = 1 << 36
+
+// persistent loads ('storage', storage_type, key, location, numel).
+func (t *Torch) persistent(pid any) (any, error) {
+	tup, ok := pid.(*pyTuple)
+	if !ok || len(tup.items) != 5 {
+		return nil, invalidf("persistent ID %s, want ('storage', type, key, location, numel)", typeName(pid))
+	}
+	if s, _ := tup.items[0].(string); s != "storage" {
+		return nil, unsupportedf("persistent ID of kind %v", tup.items[0])
+	}
+	d, ok := tup.items[1].(torchDType)
+	if !ok {
+		return nil, invalidf("storage type %s", typeName(tup.items[1]))
+	}
+	key, ok := tup.items[2].(string)
+	if !ok {
+		return nil, invalidf("storage key %s", typeName(tup.items[2]))
+	}
+	numel, err := asInt(tup.items[4], "the storage size")
+	if err != nil {
+		return nil, err
+	}
+	if numel < 0 || numel > maxStorage {
+		return nil, invalidf("storage %q declares %d elements, beyond the limit of %d", key, numel, int64(maxStorage))
+	}
+	f, ok := t.files[key]
+	if !ok {
+		return nil, invalidf("storage %q has no entry data/%s", key, key)
+	}
+	if need := uint64(numel) * uint64(torchDTypes[string(d)].size); f.UncompressedSize64 < need {
+		return nil, invalidf("storage %q declares %d elements of %s (%d bytes), its entry holds %d bytes",
+			key, numel, torchDTypes[string(d)].name, need, f.UncompressedSize64)
+	}
+	return &torchStorage{key: key, dtype: string(d), numel: numel}, nil
+}
+
+// Arrays lists the tensors in the order of the pickle. A complex tensor is listed with a
+// trailing dimension 2 (real and imaginary parts), as Read returns it.
+func (t *Torch) Arrays() []Info { return cloneInfos(t.infos) }
+
+// Read reads and converts the named tensor to C order.
+func (t *Torch) Read(name string) (*Array, error) {
+	tt, ok := t.tensors[name]
+	if !ok {
+		return nil, notFound(name, t.infos)
+	}
+	dt := torchDTypes[tt.storage.dtype]
+	if !dt.ok {
+		return nil, unsupportedf("torch: tensor %q has dtype %s; ssmlab reads float64, float32, float16, bfloat16, complex64 and complex128", name, dt.name)
+	}
+	n, _ := checkShape(tt.size) // checked by rebuildTensor
+	comps := dt.d.components()
+	if n == 0 {
+		return New(t.shapeOf(tt, dt.d), []float64{})
+	}
+	// The span of storage the view covers.
+	last := tt.offset
+	for i, s := range tt.stride {
+		last += int64(tt.size[i]-1) * s
+	}
+	span := last - tt.offset + 1
+	if int64(n) > span {
+		return nil, unsupportedf("torch: tensor %q repeats elements of its storage (a stride of 0, as expand makes); save a contiguous copy (tensor.contiguous())", name)
+	}
+	if span > MaxElements {
+		return nil, invalidf("torch: tensor %q spans %d elements of its storage, more than the limit of %d", name, span, MaxElements)
+	}
+	raw, err := t.readStorage(tt.storage.key, tt.offset*int64(dt.size), span*int64(dt.size))
+	if err != nil {
+		return nil, within(err, fmt.Sprintf("torch: tensor %q", name))
+	}
+	flat := make([]float64, int(span)*comps)
+	decodeFloats(flat, raw, dt.d, t.big)
+	out := make([]float64, 0, n*comps)
+	idx := make([]int, len(tt.size))
+	for range n {
+		var off int64
+		for k, i := range idx {
+			off += int64(i) * tt.stride[k]
+		}
+		out = append(out, flat[int(off)*comps:int(off+1)*comps]...)
+		for k := len(idx) - 1; k >= 0; k-- {
+			if idx[k]++; idx[k] < tt.size[k] {
+				break
+			}
+			idx[k] = 0
+		}
+	}
+	a, err := New(t.shapeOf(tt, dt.d), out)
+	if err != nil {
+		return nil, within(err, fmt.Sprintf("torch: tensor %q", name))
+	}
+	return a, nil
+}
+
+func (t *Torch) shapeOf(tt *torchTensor, d DType) []int {
+	shape := append([]int{}, tt.size...)
+	if d.components() == 2 {
+		shape = append(shape, 2)
+	}
+	return shape
+}
+
+// readStorage reads n bytes at off of a storage's entry.
+func (t *Torch) readStorage(key string, off, n int64) ([]byte, error) {
+	f := t.files[key]
+	if uint64(off+n) > f.UncompressedSize64 {
+		return nil, invalidf("storage %q holds %d bytes, the view needs %d", key, f.UncompressedSize64, off+n)
+	}
+	if f.Method == zip.Store {
+		start, err := f.DataOffset()
+		if err != nil {
+			return nil, invalidf("storage %q: %s", key, trimZip(err))
+		}
+		if start+off+n > t.size {
+			return nil, invalidf("storage %q: truncated: the view needs bytes up to %d, the file has %d", key, start+off+n, t.size)
+		}
+		buf := make([]byte, n)
+		if _, err := t.r.ReadAt(buf, start+off); err != nil {
+			return nil, invalidf("storage %q: truncated: %v", key, err)
+		}
+		return buf, nil
+	}
+	// A compressed entry (torch.save stores them plain) is read as a stream, so storage
+	// grows with the data actually present, whatever the directory declares.
+	rc, err := f.Open()
+	if err != nil {
+		return nil, invalidf("storage %q: %s", key, trimZip(err))
+	}
+	defer rc.Close()
+	if _, err := io.CopyN(io.Discard, rc, off); err != nil {
+		return nil, invalidf("storage %q: %s", key, trimZip(err))
+	}
+	buf, err := io.ReadAll(io.LimitReader(rc, n))
+	if err != nil {
+		return nil, invalidf("storage %q: %s", key, trimZip(err))
+	}
+	if int64(len(buf)) != n {
+		return nil, invalidf("storage %q: truncated: %d bytes of %d", key, len(buf), n)
+	}
+	return buf, nil
+}
+
+// TorchOptions control EncodeTorch.
+type TorchOptions struct {
+	DType DType // Float64 (the zero value), Float32 or BFloat16
+}
+
+// torchAlign is the alignment of storage data in the archive, as torch.save writes it.
+const torchAlign = 64
+
+// EncodeTorch returns the arrays as a torch.save zip file holding an OrderedDict of name →
+// tensor (contiguous, on the CPU), which torch.load(PATH, weights_only=True) and a module's
+// load_state_dict read. The pickle uses protocol 2 and names only collections.OrderedDict,
+// torch._utils._rebuild_tensor_v2 and the storage class.
+func EncodeTorch(arrays []Named, o TorchOptions) ([]byte, error) {
+	if err := checkNames(arrays); err != nil {
+		return nil, err
+	}
+	storage := map[DType]string{Float64: "DoubleStorage", Float32: "FloatStorage", BFloat16: "BFloat16Storage"}[o.DType]
+	if storage == "" {
+		return nil, fmt.Errorf("arrays: cannot write %s to a torch file: writers write float64, float32 or bfloat16", o.DType)
+	}
+	var p bytes.Buffer
+	p.WriteString("\x80\x02ccollections\nOrderedDict\n)R(")
+	pickleStr := func(s string) {
+		p.WriteByte('X')
+		p.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(s))))
+		p.WriteString(s)
+	}
+	pickleInts := func(v []int) {
+		p.WriteByte('(')
+		for _, x := range v {
+			p.WriteByte('J')
+			p.Write(binary.LittleEndian.AppendUint32(nil, uint32(int32(x))))
+		}
+		p.WriteByte('t')
+	}
+	datas := make([][]byte, len(arrays))
+	for i, a := range arrays {
+		if err := a.Array.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.Name, err)
+		}
+		var err error
+		if datas[i], err = appendFloats(nil, a.Array.Data, o.DType); err != nil {
+			return nil, fmt.Errorf("%s: %w", a.Name, err)
+		}
+		stride := make([]int, len(a.Array.Shape))
+		s := 1
+		for k := len(stride) - 1; k >= 0; k-- {
+			stride[k] = s
+			s *= a.Array.Shape[k]
+		}
+		pickleStr(a.Name)
+		p.WriteString("ctorch._utils\n_rebuild_tensor_v2\n((")
+		pickleStr("storage")
+		p.WriteString("ctorch\n" + storage + "\n")
+		pickleStr(strconv.Itoa(i))
+		pickleStr("cpu")
+		p.WriteByte('J')
+		p.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(a.Array.Data))))
+		p.WriteString("tQK\x00")
+		pickleInts(a.Array.Shape)
+		pickleInts(stride)
+		p.WriteString("\x89ccollections\nOrderedDict\n)RtR")
+	}
+	p.WriteString("u.")
+
+	var out bytes.Buffer
+	cw := &countWriter{w: &out}
+	zw := zip.NewWriter(cw)
+	add := func(name string, data []byte) error {
+		// Pad the local header's extra field so that the data starts at a multiple of
+		// torchAlign, as torch's writer does (it memory-maps storages).
+		hdr := &zip.FileHeader{Name: name, Method: zip.Store, ModifiedDate: zipDate,
+			CRC32: crc32.ChecksumIEEE(data), CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(len(data))}
+		if err := zw.Flush(); err != nil {
+			return err
+		}
+		start := cw.n + 30 + int64(len(name)) + 4
+		pad := (torchAlign - start%torchAlign) % torchAlign
+		hdr.Extra = append([]byte{'F', 'B', byte(pad), byte(pad >> 8)}, make([]byte, pad)...)
+		w, err := zw.CreateRaw(hdr)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}
+	if err := add("archive/data.pkl", p.Bytes()); err != nil {
+		return nil, err
+	}
+	if err := add("archive/byteorder", []byte("little")); err != nil {
+		return nil, err
+	}
+	for i, d := range datas {
+		if err := add("archive/data/"+strconv.Itoa(i), d); err != nil {
+			return nil, err
+		}
+	}
+	if err := add("archive/version", []byte("3\n")); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// zipDate is 1980-01-01 in MS-DOS form. EncodeTorch sets it rather than a Modified time,
+// for which archive/zip adds an extra field that would move the aligned data.
+const zipDate = 1<<5 | 1

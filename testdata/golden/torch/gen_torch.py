@@ -1,0 +1,74 @@
+"""Writes the torch.save files the Go tests of sessions/arrays read (Debian's python3-torch).
+
+Run from the repository root:  /usr/bin/python3 testdata/golden/torch/gen_torch.py
+It writes, next to this script:
+  state.pt        an OrderedDict of tensors of every float dtype, a complex tensor, views that
+                  are not contiguous or share a storage, and an int64 tensor (unsupported)
+  module.pt       an nn.Module's state_dict (an OrderedDict with a _metadata attribute)
+  lightning.ckpt  a checkpoint as PyTorch Lightning saves one: the model under "state_dict",
+                  with optimiser states and hyperparameters beside it
+  legacy.pt       the legacy (pre-1.6, non-zip) format, which ssmlab refuses
+  expected.json   the values of every float tensor, C order, complex as (..., 2) pairs
+"""
+import collections
+import json
+import os
+
+import torch
+
+here = os.path.dirname(os.path.abspath(__file__))
+torch.manual_seed(0)
+
+
+def values(t):
+    if t.is_complex():
+        t = torch.view_as_real(t.resolve_conj())
+    return {"shape": list(t.shape), "data": t.to(torch.float64).reshape(-1).tolist()}
+
+
+state = collections.OrderedDict()
+state["f32"] = torch.randn(2, 3)
+state["f64"] = torch.randn(4, dtype=torch.float64)
+state["bf16"] = torch.randn(3).to(torch.bfloat16)
+state["f16"] = torch.randn(2).to(torch.float16)
+state["c64"] = torch.randn(2, 2, dtype=torch.cfloat)
+base = torch.randn(3, 4)
+state["transposed"] = base.t()              # stride (1, 4)
+state["sliced"] = base[1:, ::2]             # offset 4, stride (4, 2), shares base's storage
+state["scalar"] = torch.tensor(2.5)
+state["step"] = torch.tensor(7)             # int64: listed, not read
+torch.save(state, os.path.join(here, "state.pt"))
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 3)
+        self.kernel = torch.nn.Parameter(torch.randn(1, 2, 5))
+
+
+net = Net()
+torch.save(net.state_dict(), os.path.join(here, "module.pt"))
+
+ckpt = {
+    "epoch": 3,
+    "global_step": 120,
+    "pytorch-lightning_version": "1.9.0",
+    "state_dict": collections.OrderedDict((f"model.{k}", v) for k, v in net.state_dict().items()),
+    "optimizer_states": [{"state": {0: {"exp_avg": torch.zeros(3, 2)}}, "param_groups": [{"lr": 0.01, "params": [0]}]}],
+    "lr_schedulers": [],
+    "hyper_parameters": {"d_model": 2, "dropout": 0.1, "name": "s4d", "flags": (True, None)},
+}
+torch.save(ckpt, os.path.join(here, "lightning.ckpt"))
+
+torch.save({"w": torch.ones(2)}, os.path.join(here, "legacy.pt"), _use_new_zipfile_serialization=False)
+
+expected = {
+    "torch": torch.__version__,
+    "state.pt": {k: values(v) for k, v in state.items() if v.is_floating_point() or v.is_complex()},
+    "module.pt": {k: values(v) for k, v in net.state_dict().items()},
+    "lightning.ckpt": {k: values(v) for k, v in ckpt["state_dict"].items()},
+}
+with open(os.path.join(here, "expected.json"), "w") as f:
+    json.dump(expected, f, indent=1)
+    f.write("\n")
