@@ -136,13 +136,9 @@ func (l *cudaLibs) kernels(f64 bool) (map[string]cuda.Function, error) {
 	if err != nil {
 		return nil, err
 	}
-	real := "float"
-	if f64 {
-		real = "double"
-	}
-	opts := []string{l.rtc.ArchOption(l.cc, archs), "-DREAL=" + real}
+	opts := gpuOptions(l.rtc.ArchOption(l.cc, archs), f64)
 	cache := cuda.DefaultPTXCache()
-	ptx, key, cached, err := cache.CompileCached(l.rtc, gpuSource, "ssmlab_gpu.cu", opts)
+	ptx, key, cached, err := cache.CompileCached(l.rtc, gpuSource, gpuSourceName, opts)
 	if err != nil {
 		return nil, fmt.Errorf("compiling the GPU kernels: %w", err)
 	}
@@ -150,7 +146,7 @@ func (l *cudaLibs) kernels(f64 bool) (map[string]cuda.Function, error) {
 	if err != nil && cached {
 		// A damaged or stale cache entry: compile afresh.
 		cache.Remove(key)
-		if ptx, _, _, err = cache.CompileCached(l.rtc, gpuSource, "ssmlab_gpu.cu", opts); err == nil {
+		if ptx, _, _, err = cache.CompileCached(l.rtc, gpuSource, gpuSourceName, opts); err == nil {
 			mod, err = l.drv.ModuleLoadData(ptx)
 		}
 	}

@@ -3,17 +3,29 @@
 package train
 
 import (
+	"fmt"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/train/cuda"
 )
 
-// TestNVRTCCompilesKernels compiles the kernel source with the NVRTC found on this machine,
-// which needs no GPU (pip's nvidia-cuda-nvrtc-cu12 is enough); it skips where there is none.
+// TestNVRTCCompilesKernels compiles the kernel source with the backend's own options
+// (gpuOptions) and the NVRTC found on this machine, which needs no GPU: Debian's
+// libnvrtc11.2 (CUDA 11.8, the oldest NVRTC the backend supports, which `.ci/run` installs)
+// or pip's nvidia-cuda-nvrtc-cu12 is enough. Both precisions are compiled to PTX for the
+// oldest and the newest architecture that NVRTC offers, every kernel must be an entry of the
+// PTX, and machine code for the newest architecture must be a CUBIN. NVRTC 11 rejected the
+// source (alignas) until the options named the C++ dialect. It skips where there is no
+// NVRTC, unless SSMLAB_CI_CUDA says that the CI script installed one.
 func TestNVRTCCompilesKernels(t *testing.T) {
 	rtc, err := cuda.OpenNVRTC(cuda.Search{}, 0)
 	if err != nil {
+		if os.Getenv("SSMLAB_CI_CUDA") != "" {
+			t.Fatalf("SSMLAB_CI_CUDA is set, but there is no NVRTC: %v", err)
+		}
 		t.Skipf("no NVRTC to compile with: %v", err)
 	}
 	major, minor, err := rtc.Version()
@@ -24,27 +36,51 @@ func TestNVRTCCompilesKernels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if len(archs) == 0 {
+		t.Fatalf("NVRTC %d.%d cannot list its architectures (nvrtcGetSupportedArchs is CUDA 11.2's)", major, minor)
+	}
+	oldest, newest := slices.Min(archs), slices.Max(archs)
 	t.Logf("NVRTC %d.%d from %s, architectures %v", major, minor, rtc.Lib.Path, archs)
-	for _, real := range []string{"float", "double"} {
-		// compute_70 (Volta, the oldest CUDA 12 and 13 support alike) as PTX, and machine code
-		// for an H100 when this NVRTC can emit it.
-		for _, arch := range []string{"--gpu-architecture=compute_70", rtc.ArchOption(90, archs)} {
-			code, log, err := rtc.Compile(gpuSource, "ssmlab_gpu.cu", []string{arch, "-DREAL=" + real})
+	for _, f64 := range []bool{false, true} {
+		for _, arch := range []string{
+			fmt.Sprintf("--gpu-architecture=compute_%d", oldest),
+			fmt.Sprintf("--gpu-architecture=compute_%d", newest),
+			fmt.Sprintf("--gpu-architecture=sm_%d", newest),
+		} {
+			opts := gpuOptions(arch, f64)
+			code, log, err := rtc.Compile(gpuSource, gpuSourceName, opts)
 			if err != nil {
-				t.Fatalf("REAL=%s %s: %v\n%s", real, arch, err, log)
+				t.Fatalf("%v: %v\n%s", opts, err, log)
 			}
 			if log != "" {
-				t.Errorf("REAL=%s %s: warnings:\n%s", real, arch, log)
+				t.Errorf("%v: warnings:\n%s", opts, log)
 			}
-			if strings.Contains(arch, "compute_") {
-				for _, name := range gpuKernelNames {
-					if !strings.Contains(string(code), ".entry "+name) {
-						t.Errorf("REAL=%s: the PTX has no entry %s", real, name)
-					}
+			if strings.Contains(arch, "=sm_") {
+				if len(code) < 4 || string(code[:4]) != "\x7fELF" {
+					t.Errorf("%v: not a CUBIN", opts)
 				}
-			} else if len(code) < 4 || string(code[:4]) != "\x7fELF" {
-				t.Errorf("REAL=%s %s: not a CUBIN", real, arch)
+				continue
 			}
+			ptx := string(code)
+			for _, name := range gpuKernelNames {
+				if !strings.Contains(ptx, ".entry "+name+"(") {
+					t.Errorf("%v: the PTX has no entry %s", opts, name)
+				}
+			}
+			t.Logf("%v: %d kernels, %d bytes of PTX", opts, len(gpuKernelNames), len(ptx))
+		}
+	}
+}
+
+// TestGPUOptionsNameTheDialect: the options of every compilation name the C++ standard the
+// source is written in, and the precision (NVRTC 11.8 without them: "expected an
+// identifier" at alignas).
+func TestGPUOptionsNameTheDialect(t *testing.T) {
+	for _, f64 := range []bool{false, true} {
+		opts := gpuOptions("--gpu-architecture=compute_70", f64)
+		want := []string{"--gpu-architecture=compute_70", "--std=c++17", "-DREAL=" + gpuReal(f64)}
+		if !slices.Equal(opts, want) {
+			t.Errorf("f64 %v: options %q, want %q", f64, opts, want)
 		}
 	}
 }

@@ -177,9 +177,9 @@ func TestMain(m *testing.M) {
 
 // loadEmu compiles (once per precision) and loads the emulator library.
 func loadEmu(f64 bool) (*emuLib, error) {
-	i, real := 0, "float"
+	i, real := 0, gpuReal(f64)
 	if f64 {
-		i, real = 1, "double"
+		i = 1
 	}
 	emuOnce[i].Do(func() {
 		lib := &emuLibs[i]
@@ -200,7 +200,7 @@ func loadEmu(f64 bool) (*emuLib, error) {
 			return
 		}
 		so := filepath.Join(emuDir, "emu_"+real+".so")
-		cmd := exec.Command(cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
+		cmd := exec.Command(cxx, "-std="+gpuDialect, "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
 			"-Wall", "-Wno-unused-function", "-DREAL="+real, "-o", so, src)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			lib.err = fmt.Errorf("compiling the kernels as C++: %v\n%s", err, out)

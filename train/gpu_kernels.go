@@ -1,7 +1,7 @@
 package train
 
-// The kernels of the GPU backend, in CUDA C++ compiled by NVRTC at first use (with
-// -DREAL=float or -DREAL=double) and cached as PTX. The same text compiles as plain C++ for
+// The kernels of the GPU backend, in CUDA C++17 compiled by NVRTC at first use (with
+// -DREAL=float or -DREAL=double, gpuOptions) and cached as PTX. The same text compiles as plain C++ for
 // the tests' CPU emulation of a device (gpu_emu_test.go), so it sticks to what both accept:
 // no headers, no warp intrinsics, no atomics, no early exit before a __syncthreads, and
 // reductions over blockDim.x a power of two no larger than MAX_BLOCK.
@@ -323,3 +323,25 @@ const (
 )
 
 var gpuKernelNames = []string{kDenominator, kPad, kDivide, kResidual, kLossFinish, kAdjoint, kGather, kAdam, kTrackBest}
+
+// gpuSourceName is the kernel source's file name in compiler messages.
+const gpuSourceName = "ssmlab_gpu.cu"
+
+// gpuDialect is the C++ standard the kernel source is written in, named to every compiler
+// of it: NVRTC before CUDA 12 defaults to an older dialect and rejects alignas.
+// CUDA 11.0's NVRTC was the first to accept C++17.
+const gpuDialect = "c++17"
+
+// gpuOptions are NVRTC's options to compile gpuSource for arch (an --gpu-architecture
+// option) in one precision.
+func gpuOptions(arch string, f64 bool) []string {
+	return []string{arch, "--std=" + gpuDialect, "-DREAL=" + gpuReal(f64)}
+}
+
+// gpuReal is the C type of the kernels' REAL in one precision.
+func gpuReal(f64 bool) string {
+	if f64 {
+		return "double"
+	}
+	return "float"
+}
