@@ -8,10 +8,10 @@ type FFTType int32
 // The real transforms. R2C and D2Z are forward (exponent −1), C2R and Z2D inverse (+1), all
 // unnormalised, like gonum's fourier.FFT.
 const (
-	R2C FFTType = 0x2a // float → complex float
-	C2R FFTType = 0x2c // complex float → float
-	D2Z FFTType = 0x6a // double → complex double
-	Z2D FFTType = 0x6c // complex double → double
+	R2C FFTType = 0x2a // CUFFT_R2C: float → complex float
+	C2R FFTType = 0x2c // CUFFT_C2R: complex float → float
+	D2Z FFTType = 0x6a // CUFFT_D2Z: double → complex double
+	Z2D FFTType = 0x6c // CUFFT_Z2D: complex double → double
 )
 
 func (t FFTType) String() string {

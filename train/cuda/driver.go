@@ -19,9 +19,9 @@ type (
 
 // Device attributes (CUdevice_attribute) this package reads.
 const (
-	AttrMultiprocessorCount    = 16
-	AttrComputeCapabilityMajor = 75
-	AttrComputeCapabilityMinor = 76
+	AttrMultiprocessorCount    = 16 // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+	AttrComputeCapabilityMajor = 75 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+	AttrComputeCapabilityMinor = 76 // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
 )
 
 // Driver is libcuda, the CUDA driver API. Its methods return *Error for a failed call. A

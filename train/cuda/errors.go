@@ -34,7 +34,12 @@ const (
 	CUFFTAllocFailed       = 2   // CUFFT_ALLOC_FAILED
 )
 
-const cudaSuccess, nvrtcSuccess = 0, 0
+const (
+	cudaSuccess               = 0   // CUDA_SUCCESS
+	nvrtcSuccess              = 0   // NVRTC_SUCCESS
+	cufftSuccess              = 0   // CUFFT_SUCCESS
+	errorSystemDriverMismatch = 803 // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+)
 
 // driverNames are the CUresult values of cuda.h (CUDA 11.0 to 13.0).
 var driverNames = map[int]string{
@@ -129,11 +134,11 @@ func CUFFTErrorName(code int) string {
 
 // driverHints explain the statuses a user can act on.
 var driverHints = map[int]string{
-	ErrorStubLibrary:       "this libcuda is the toolkit's link stub, not the driver; point SSMLAB_LIBCUDA at the driver's libcuda.so.1",
-	ErrorNoDevice:          "no CUDA-capable device is visible (check nvidia-smi and CUDA_VISIBLE_DEVICES)",
-	ErrorUnsupportedPTXVer: "the NVRTC library is newer than the driver; use an NVRTC no newer than the driver's CUDA version (SSMLAB_LIBNVRTC)",
-	ErrorOutOfMemory:       "the device is out of memory",
-	803:                    "the driver library does not match the loaded kernel module",
+	ErrorStubLibrary:          "this libcuda is the toolkit's link stub, not the driver; point SSMLAB_LIBCUDA at the driver's libcuda.so.1",
+	ErrorNoDevice:             "no CUDA-capable device is visible (check nvidia-smi and CUDA_VISIBLE_DEVICES)",
+	ErrorUnsupportedPTXVer:    "the NVRTC library is newer than the driver; use an NVRTC no newer than the driver's CUDA version (SSMLAB_LIBNVRTC)",
+	ErrorOutOfMemory:          "the device is out of memory",
+	errorSystemDriverMismatch: "the driver library does not match the loaded kernel module",
 }
 
 func driverError(call string, code int32) error {
@@ -152,7 +157,7 @@ func nvrtcError(call string, code int32) error {
 }
 
 func cufftError(call string, code int32) error {
-	if code == 0 {
+	if code == cufftSuccess {
 		return nil
 	}
 	return &Error{Call: call, Code: int(code), Name: CUFFTErrorName(int(code))}
