@@ -14,7 +14,9 @@ import (
 // PTXCache keeps NVRTC's output on disk so that NVRTC runs once per kernel source, option
 // set (architecture, macros) and NVRTC version: PTX in KEY.ptx, or CUBIN in KEY.cubin when the
 // options ask for an sm_XY architecture. Entries are written atomically; a reader never sees
-// half a file.
+// half a file. The directory is the user's alone (0700, tightened when found looser): what
+// it holds is loaded onto the GPU, and its names tell what the user ran. A directory that
+// cannot be made private is not used.
 type PTXCache struct {
 	Dir string // "" disables the cache
 }
@@ -55,9 +57,13 @@ func (c PTXCache) Path(key string) string {
 	return filepath.Join(c.Dir, key+".ptx")
 }
 
-// Load returns the PTX stored under key, if any. An empty or unreadable entry is a miss.
+// Load returns the PTX stored under key, if any. An empty or unreadable entry is a miss, and
+// so is every entry of a directory that cannot be made private.
 func (c PTXCache) Load(key string) ([]byte, bool) {
 	if c.Dir == "" {
+		return nil, false
+	}
+	if _, err := os.Stat(c.Dir); err != nil || atomicfile.MkdirPrivate(c.Dir) != nil {
 		return nil, false
 	}
 	data, err := os.ReadFile(c.Path(key))
@@ -72,7 +78,7 @@ func (c PTXCache) Store(key string, ptx []byte) error {
 	if c.Dir == "" {
 		return nil
 	}
-	if err := os.MkdirAll(c.Dir, 0o755); err != nil {
+	if err := atomicfile.MkdirPrivate(c.Dir); err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(c.Path(key), ptx)
