@@ -12,7 +12,10 @@
 // SSMLAB_CUDA_LIB_DIR, of LD_LIBRARY_PATH, the toolkit's (/usr/local/cuda/lib64, then
 // /usr/local/cuda-*/lib64 newest first), the system's (/usr/lib/<arch>-linux-gnu, /usr/lib64,
 // /usr/lib, WSL's /usr/lib/wsl/lib), the nvidia/*/lib folders of Python wheels, and last the
-// dynamic loader with the bare soname. In each directory the sonames are tried newest first:
+// directories of the dynamic loader's configuration (/etc/ld.so.conf). Only absolute
+// directories are searched and only absolute paths loaded: a relative or empty entry of
+// LD_LIBRARY_PATH, which the dynamic loader would read as the working directory, is ignored,
+// and no bare soname is handed to the loader. In each directory the sonames are tried newest first:
 // libcuda.so.1; libnvrtc.so.13, .12, .11.2; libcufft.so.12 (CUDA 13), .11 (CUDA 12), .10
 // (CUDA 11); then the unversioned development links. Sonames of a newer CUDA than the driver
 // supports are skipped, since their PTX or runtime would not load. Before the dynamic loader

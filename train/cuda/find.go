@@ -47,16 +47,24 @@ const EnvLibDir = "SSMLAB_CUDA_LIB_DIR"
 // Search says where to look for the libraries. Its zero value searches this machine: the
 // environment (SSMLAB_CUDA_LIB_DIR, then LD_LIBRARY_PATH), the CUDA toolkit's directories, the
 // system's library directories, the nvidia/*/lib folders of Python wheels (system, user,
-// virtualenv, conda and pyenv installs), and last the system loader (ld.so.cache), which
-// finds a library by its bare soname.
+// virtualenv, conda and pyenv installs), and last the directories the dynamic loader's
+// configuration names (/etc/ld.so.conf and its includes).
+//
+// Only absolute directories are searched and only absolute paths are loaded: a relative or
+// empty entry of a list such as LD_LIBRARY_PATH is ignored (the dynamic loader reads an empty
+// one as the working directory, where anyone may have put a libcuda.so.1), and no bare
+// soname is handed to the dynamic loader's own search, which would honour such entries.
 type Search struct {
 	Getenv func(string) string            // nil: os.Getenv
 	Glob   func(string) ([]string, error) // nil: filepath.Glob
 	Dirs   []string                       // fixed directories after the environment's; nil: SystemDirs()
 	Wheels []string                       // glob patterns of wheel library folders; nil: WheelPatterns()
-	// NoSystemLoader skips the last resort of handing the bare soname to the dynamic loader.
-	NoSystemLoader bool
+	// LoaderDirs are searched last; nil: LoaderConfDirs(LoaderConf).
+	LoaderDirs []string
 }
+
+// LoaderConf is the dynamic loader's configuration on Linux.
+const LoaderConf = "/etc/ld.so.conf"
 
 // SystemDirs returns the fixed directories searched after the environment's, in order. The
 // toolkit's stubs directory is deliberately absent: its libcuda.so is a link-time stub.
@@ -87,10 +95,58 @@ func WheelPatterns() []string {
 	return append(out, "$CONDA_PREFIX/lib")
 }
 
+// LoaderConfDirs returns the absolute directories named by the dynamic loader's
+// configuration file conf and the files it includes (glob patterns, relative to the including
+// file's directory), in order; nil when conf cannot be read. Relative entries are dropped.
+func LoaderConfDirs(conf string) []string {
+	var dirs []string
+	seen := map[string]bool{}
+	var read func(file string, depth int)
+	read = func(file string, depth int) {
+		if depth > 8 || seen[file] {
+			return
+		}
+		seen[file] = true
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			line, _, _ = strings.Cut(line, "#")
+			f := strings.Fields(line)
+			switch {
+			case len(f) == 0:
+			case f[0] == "include":
+				for _, pat := range f[1:] {
+					if !filepath.IsAbs(pat) {
+						pat = filepath.Join(filepath.Dir(file), pat)
+					}
+					matches, _ := filepath.Glob(pat)
+					for _, m := range matches {
+						read(m, depth+1)
+					}
+				}
+			case f[0] == "hwcap":
+			default:
+				// ldconfig separates directories by blanks, colons or commas; "dir=type" is
+				// the old libc5 syntax.
+				for _, d := range strings.FieldsFunc(line, func(r rune) bool { return r == ':' || r == ',' || r == ' ' || r == '\t' }) {
+					d, _, _ = strings.Cut(d, "=")
+					if filepath.IsAbs(d) {
+						dirs = append(dirs, filepath.Clean(d))
+					}
+				}
+			}
+		}
+	}
+	read(conf, 0)
+	return dirs
+}
+
 // place is a directory to search and why it is searched.
 type place struct {
 	dir    string
-	origin string // "$SSMLAB_CUDA_LIB_DIR", "$LD_LIBRARY_PATH", "system", "python"
+	origin string // "$SSMLAB_CUDA_LIB_DIR", "$LD_LIBRARY_PATH", "system", "python", "ld.so.conf"
 }
 
 func (s Search) getenv(k string) string {
@@ -132,12 +188,13 @@ func (s Search) expand(p string) (string, bool) {
 	return p, true
 }
 
-// places returns the directories to search, in order, without repeats.
-func (s Search) places() []place {
-	var out []place
+// places returns the directories to search, in order, without repeats, and the entries
+// ignored for not being absolute.
+func (s Search) places() (out []place, ignored []Attempt) {
 	seen := map[string]bool{}
 	add := func(dir, origin string) {
-		if dir == "" {
+		if !filepath.IsAbs(dir) {
+			ignored = append(ignored, Attempt{fmt.Sprintf("%q in %s", dir, origin), "not an absolute directory: ignored"})
 			return
 		}
 		dir = filepath.Clean(dir)
@@ -182,7 +239,14 @@ func (s Search) places() []place {
 			add(m, "python")
 		}
 	}
-	return out
+	loader := s.LoaderDirs
+	if loader == nil {
+		loader = LoaderConfDirs(LoaderConf)
+	}
+	for _, d := range loader {
+		add(d, "ld.so.conf")
+	}
+	return out, ignored
 }
 
 // newestFirst orders glob matches such as /usr/local/cuda-12.4/lib64 by the version numbers
@@ -219,8 +283,7 @@ type LibraryError struct {
 	Library  string
 	EnvFile  string
 	Searched []string  // directories, in order
-	Loader   bool      // whether the system loader was asked too
-	Rejected []Attempt // files that exist but could not be used
+	Rejected []Attempt // files that exist but could not be used, and entries not searched
 }
 
 func (e *LibraryError) Error() string {
@@ -246,9 +309,6 @@ func (e *LibraryError) Error() string {
 	case n > 1:
 		where = append(where, fmt.Sprintf("%d more directories", n))
 	}
-	if e.Loader {
-		where = append(where, "the system loader")
-	}
 	switch len(where) {
 	case 0:
 		b.WriteString("nowhere to search")
@@ -263,7 +323,7 @@ func (e *LibraryError) Error() string {
 
 // Handle is a loaded library.
 type Handle struct {
-	Path   string // the file that was loaded (a bare soname when the system loader found it)
+	Path   string // the file that was loaded, an absolute path
 	Soname Soname
 	h      uintptr
 }
@@ -272,12 +332,16 @@ type Handle struct {
 // regular ELF file that the dynamic loader accepts and that exports lib.Symbol. maxCUDA > 0
 // skips sonames of a newer CUDA major version than the driver supports. Find never panics on a
 // missing, unreadable or fake file: it returns a *LibraryError that lists where it looked and
-// what it rejected.
+// what it rejected. It loads absolute paths only (see Search).
 func (s Search) Find(lib Library, maxCUDA int) (*Handle, error) {
 	e := &LibraryError{Library: lib.Name, EnvFile: lib.EnvFile}
 	if file := s.getenv(lib.EnvFile); file != "" {
 		// An explicit file is the only candidate: falling back elsewhere would hide the mistake.
 		e.Searched = []string{"$" + lib.EnvFile}
+		if !filepath.IsAbs(file) {
+			e.Rejected = append(e.Rejected, Attempt{file, "not an absolute path"})
+			return nil, e
+		}
 		h, reason := tryFile(file, lib, Soname{File: filepath.Base(file)})
 		if h != nil {
 			return h, nil
@@ -288,7 +352,8 @@ func (s Search) Find(lib Library, maxCUDA int) (*Handle, error) {
 		e.Rejected = append(e.Rejected, Attempt{file, reason})
 		return nil, e
 	}
-	for _, p := range s.places() {
+	places, ignored := s.places()
+	for _, p := range places {
 		e.Searched = append(e.Searched, p.dir)
 		for _, so := range lib.Sonames {
 			path := filepath.Join(p.dir, so.File)
@@ -307,28 +372,18 @@ func (s Search) Find(lib Library, maxCUDA int) (*Handle, error) {
 			}
 		}
 	}
-	if !s.NoSystemLoader {
-		e.Loader = true
-		for _, so := range lib.Sonames {
-			if maxCUDA > 0 && so.CUDAMajor > maxCUDA {
-				continue
-			}
-			// The loader's own search (ld.so.cache, default paths) finds nothing: not an error
-			// worth listing, every soname but one is expected to be absent.
-			if h, err := dlopen(so.File); err == nil {
-				if _, err := dlsym(h, lib.Symbol); err == nil {
-					return &Handle{Path: so.File, Soname: so, h: h}, nil
-				}
-				e.Rejected = append(e.Rejected, Attempt{so.File + " (system loader)", "does not export " + lib.Symbol})
-			}
-		}
-	}
+	e.Rejected = append(e.Rejected, ignored...)
 	return nil, e
 }
 
 // tryFile loads path if it is a usable copy of lib. It returns reason "" when the file does
 // not exist (nothing to report) and a short reason when it exists but cannot be used.
 func tryFile(path string, lib Library, so Soname) (*Handle, string) {
+	if !filepath.IsAbs(path) {
+		// dlopen would look a name without a slash up in LD_LIBRARY_PATH, whose empty entries
+		// mean the working directory.
+		return nil, "not an absolute path"
+	}
 	if reason, exists := checkFile(path); reason != "" || !exists {
 		return nil, reason
 	}
