@@ -18,9 +18,8 @@
 //
 //   - Recurrence: the form's own recurrence (state, difference equation, cascade, modal).
 //   - FFT: the state-free kernel of seed 004 Algorithm 1, iFFT(FFT(b̃)/FFT(a)), with the
-//     truncation correction b̃ = C(I - A^L) of eq. 13 (TruncateNumerator), which makes the
-//     L-point kernel exact instead of aliased; DeployNumerator inverts it and reports the
-//     condition of I - A^L. KernelPlan generates kernels for a bank of RTF channels with the
+//     truncation correction b̃ = C(I - A^L) of eq. 13 (rtf.Truncate), which makes the
+//     L-point kernel exact instead of aliased. KernelPlan generates kernels for a bank of RTF channels with the
 //     pruned radix-4 FFT of internal/fft at power-of-two L (tested against gonum's
 //     dsp/fourier), and with its real FFT (Bluestein's algorithm or FFTPACK) otherwise.
 //   - Vandermonde: the modal sum Σ rᵢλᵢ^(t-1) with powers built in chunks from anchors in polar
@@ -62,7 +61,7 @@
 //     DC gain is infinite (DCFinite false) when a pole lies at z = 1.
 //   - Impulse: every method works (the response neither decays nor grows) except FFT when a
 //     pole lies on an FFT-length root of unity, such as z = 1 (an integrator), where
-//     a(z) = 0: a *NonFiniteError. DeployNumerator then reports I - A^L as singular.
+//     a(z) = 0: a *NonFiniteError (rtf.Untruncate then reports I - A^L as singular).
 //   - H2, HankelSV, BalancedTruncation: the modes on the circle belong to the unstable part
 //     (below).
 //

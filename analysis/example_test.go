@@ -5,6 +5,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 )
 
 func ExampleImpulse() {
@@ -23,19 +24,15 @@ func ExampleImpulse() {
 
 func ExampleKernelPlan() {
 	// The kernel of an RTF layer from its trained, truncation-corrected numerator b̃
-	// (seed 004 eq. 13): exact, not aliased, although the response is far from decayed at
+	// (RTF paper, eq. 13): exact, not aliased, although the response is far from decayed at
 	// L = 8.
 	a, b := []float64{-0.99}, []float64{1}
-	bt, _ := analysis.TruncateNumerator(a, b, 8)
+	bt, _ := rtf.Truncate(a, b, 8)
 	k, _ := analysis.NewKernelPlan(1, 8).Kernel(nil, a, bt, 0)
 	fmt.Printf("b̃ = %.4f\nh = %.4f\n", bt, k)
-	// Back to the numerator of the recurrence, with the condition of I - A^L.
-	b2, cond, _ := analysis.DeployNumerator(a, bt, 8)
-	fmt.Printf("b = %.4f (condition %.1f)\n", b2, cond)
 	// Output:
 	// b̃ = [0.0773]
 	// h = [0.0000 1.0000 0.9900 0.9801 0.9703 0.9606 0.9510 0.9415]
-	// b = [1.0000] (condition 24.9)
 }
 
 func ExampleGroupDelayOf() {

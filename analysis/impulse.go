@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 )
 
 // Method names an algorithm for the impulse response. All four compute the same h[t] for
@@ -223,8 +224,10 @@ func fftImpulse(h []float64, f filters.Filter) error {
 	// kernel of an unstable filter grow further (to ρ^N) and cost digits on the first L
 	// samples. Powers of two take the fast path of KernelPlan, other lengths gonum's FFT.
 	n, N := len(a), len(h)
-	bt, err := TruncateNumerator(a, b, N)
-	if err != nil {
+	bt, err := rtf.Truncate(a, b, N)
+	if oe := (*rtf.OverflowError)(nil); errors.As(err, &oe) {
+		return &NonFiniteError{What: "b̃", Index: oe.Index, Value: b[oe.Index] - oe.Value} // b̃ = b − b·A^L
+	} else if err != nil {
 		return err
 	}
 	k, err := NewKernelPlan(n, N).Kernel(nil, a, bt, h0)

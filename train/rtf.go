@@ -6,6 +6,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
@@ -195,25 +196,20 @@ func (m *rtfModel) grad(wsAny workspace, p, e, g []float64) {
 	g[m.denLen()+n] = e[0]
 }
 
-// filter deploys the trained parameters. The circular kernel k is the truncated response of
-// the RTF with numerator b = b̃(I - A^L)⁻¹ (seed 004 eq. 13), and that b also follows from
-// the kernel directly: b/a has impulse response k[1..], so bⱼ = Σᵢ aᵢ·k[j-i] for j = 1…n
-// (a₀ = 1), an O(n²) convolution that needs no power of the (very non-normal) companion
-// matrix. D = k[0]. The returned number is the relative difference between the deployed
-// filter's true first L samples and the trained kernel, which is large only when I - A^L is
-// nearly singular (a pole near the unit circle).
+// filter deploys the trained parameters: the circular kernel k is the truncated response of
+// the RTF with numerator b = b̃(I - A^L)⁻¹ (RTF paper, eq. 13; rtf.Untruncate), and D = k[0]
+// (h0 plus the sample h[L] that the circular kernel folds onto t = 0), so that the deployed
+// filter's first L samples are the trained kernel. The returned number is the relative
+// difference between them, which is large only when I - A^L is nearly singular (a pole near
+// the unit circle).
 func (m *rtfModel) filter(p []float64) (filters.Filter, float64, error) {
 	n := m.n
 	a := m.denominator(p, make([]float64, n))
 	k := make([]float64, m.length)
 	m.kernel(m.newWorkspace(), p, k)
-	b := make([]float64, n)
-	for j := 1; j <= n; j++ {
-		s := k[j]
-		for i := 1; i < j; i++ {
-			s += a[i-1] * k[j-i]
-		}
-		b[j-1] = s
+	b, err := rtf.Untruncate(a, p[m.denLen():m.denLen()+n], m.length)
+	if err != nil {
+		return nil, 0, err
 	}
 	tf, err := filters.NewTransferFunction(a, b, k[0])
 	if err != nil {

@@ -44,13 +44,28 @@ func powerTimes(v, a []float64, m int) ([]float64, error) {
 		companionStep(next, cur, a)
 		cur, next = next, cur
 	}
-	for _, x := range cur {
+	for i, x := range cur {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, invalidf("the truncation correction overflows: C·A^%d is not finite (the filter is unstable)", m)
+			return nil, &OverflowError{Power: m, Index: i, Value: x}
 		}
 	}
 	return cur, nil
 }
+
+// OverflowError reports a truncation correction whose b·Aᵐ is not finite: the filter is
+// unstable and its response overflows float64 within m samples. It matches
+// filters.ErrInvalid under errors.Is.
+type OverflowError struct {
+	Power int     // m
+	Index int     // the first non-finite entry of b·Aᵐ
+	Value float64 // its value (±Inf or NaN)
+}
+
+func (e *OverflowError) Error() string {
+	return fmt.Sprintf("the truncation correction overflows: (b·A^%d)[%d] is %v (the filter is unstable)", e.Power, e.Index, e.Value)
+}
+
+func (e *OverflowError) Unwrap() error { return filters.ErrInvalid }
 
 func checkCoefficients(a, b []float64, m int) {
 	if len(a) != len(b) {
@@ -64,8 +79,8 @@ func checkCoefficients(a, b []float64, m int) {
 // Truncate returns the truncation-corrected numerator b̃ = b(I − Aᵐ) of the RTF paper's
 // eq. 13 for denominator a and numerator b (a₁…aₙ and b₁…bₙ): the numerator whose m-point
 // kernel (Algorithm 1) is exactly the first m samples of the impulse response. It costs
-// O(m·n) (m steps of the companion recurrence, no matrix power) and fails with an error
-// wrapping filters.ErrInvalid when b·Aᵐ overflows (an unstable filter). It panics if a and
+// O(m·n) (m steps of the companion recurrence, no matrix power) and fails with an
+// *OverflowError when b·Aᵐ overflows (an unstable filter). It panics if a and
 // b differ in length or m is negative.
 func Truncate(a, b []float64, m int) ([]float64, error) {
 	checkCoefficients(a, b, m)
@@ -101,15 +116,22 @@ const MaxUntruncateCond = 1e15
 // maxRefinements bounds the steps of iterative refinement in solveUntruncated.
 const maxRefinements = 10
 
-// Untruncate solves b(I − Aᵐ) = b̃ for b, undoing Truncate as the reference module's get_C
-// does: by the Neumann series b = Σₖ b̃·A^{km} while its terms shrink fast enough to converge
-// within maxNeumann terms (every pole well inside the unit circle for m), otherwise by
-// solving directly with LU and iterative refinement, and where that is too ill-conditioned,
-// by the series again. work bounds the multiply-adds: O(m·n) a term of the series, O(n³) for
-// the direct solve. When nothing converges the error holds the *filters.ConditionError of
-// the direct solve, or wraps filters.ErrInvalid (a diverging series, an overflow, a solve
-// over work). It panics if a and b̃ differ in length or m is not positive.
-func Untruncate(a, bt []float64, m, work int) ([]float64, error) {
+// Untruncate solves b(I − Aᵐ) = b̃ for b, undoing Truncate (what the reference module's get_C
+// computes with one direct solve): by the Neumann series b = Σₖ b̃·A^{km} while its terms shrink fast enough to converge
+// within maxNeumann terms (every pole well inside the unit circle for m), otherwise (slow
+// decay, or a pole outside the circle) by solving directly with LU and iterative
+// refinement, and where that is too ill-conditioned, by the series again. Its work is
+// bounded by 2^34 multiply-adds (about a minute): O(m·n) a term of the series, O(n³) for the
+// direct solve. When nothing succeeds the error holds the *filters.ConditionError of the
+// direct solve (the condition number of I − Aᵐ against MaxUntruncateCond), or wraps
+// filters.ErrInvalid (an overflow, a solve over the work limit). It panics if a and b̃
+// differ in length or m is not positive.
+func Untruncate(a, bt []float64, m int) ([]float64, error) {
+	return untruncate(a, bt, m, maxCorrectionWork)
+}
+
+// untruncate is Untruncate within work multiply-adds.
+func untruncate(a, bt []float64, m, work int) ([]float64, error) {
 	checkCoefficients(a, bt, m)
 	if m == 0 {
 		panic("rtf: zero length")
@@ -120,20 +142,27 @@ func Untruncate(a, bt []float64, m, work int) ([]float64, error) {
 	}
 	maxTerms := work / (m * n)
 	s := neumann{a: a, m: m, sum: slices.Clone(bt), term: slices.Clone(bt)}
-	done, err := s.run(min(maxNeumann, maxTerms), true)
-	if err != nil {
-		return nil, err
-	} else if done {
+	done, serr := s.run(min(maxNeumann, maxTerms), true)
+	if done {
 		return s.sum, nil
 	}
+	// The series is slow, or diverges (a pole outside the unit circle, where I − Aᵐ is
+	// as invertible as inside it): solve directly.
 	var b []float64
+	var err error
 	if cube := float64(n) * float64(n) * float64(n); cube <= float64(work) {
 		b, err = solveUntruncated(a, bt, m)
 	} else {
 		err = invalidf("undoing the truncation correction of order %d needs a direct solve of %.2g operations, over the limit of %.2g: the filter decays too slowly for trunc_len", n, cube, float64(work))
 	}
-	if err == nil || !(s.rate < 1) {
-		return b, err
+	if err == nil {
+		return b, nil
+	}
+	if serr != nil {
+		return nil, fmt.Errorf("%w; %v", err, serr)
+	}
+	if !(s.rate < 1) {
+		return nil, err
 	}
 	if done, serr := s.run(maxTerms, false); serr != nil {
 		return nil, serr
@@ -170,7 +199,7 @@ func (s *neumann) run(maxTerms int, predict bool) (bool, error) {
 		// Close poles make the terms beat, so a window of growth does not mean divergence;
 		// growth by 1e8 over the first term does (a pole rounded out of the unit circle).
 		if math.IsInf(sn, 0) || math.IsNaN(sn) || len(s.norms) > 0 && tn > 1e8*s.norms[0] {
-			return false, invalidf("undoing the truncation correction fails: the Neumann series diverges (a pole of the coefficients lies outside the unit circle)")
+			return false, invalidf("the Neumann series diverges (a pole of the coefficients lies outside the unit circle)")
 		}
 		if tn <= 0x1p-53*sn {
 			return true, nil

@@ -22,7 +22,7 @@
 // h[t]. It therefore trains the corrected numerator b̃ = b(I − Aᴹ) of eq. 13, whose periodic
 // sum is exactly h[t] for 1 ≤ t < M. Truncate computes b̃ (M steps of the companion
 // recurrence); Untruncate recovers b for recurrent inference, as the module's get_C does
-// (the Neumann series Σₖ b̃·A^{kM} where it converges quickly, else LU on I − Aᴹ with
+// (here by the Neumann series Σₖ b̃·A^{kM} where it converges quickly, else LU on I − Aᴹ with
 // iterative refinement, else the series on). FFTLen gives M for a layer's trunc_len.
 //
 // # Layout

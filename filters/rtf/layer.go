@@ -144,7 +144,7 @@ func (l *Layer) Bank(truncLen int) (*filters.Bank, error) {
 	filters.ForEachChannel(d, func(c int) {
 		a, b := dens[c/share], row(numA+c)
 		if truncLen > 0 {
-			if b, errs[c] = Untruncate(a, b, FFTLen(truncLen), work); errs[c] != nil {
+			if b, errs[c] = untruncate(a, b, FFTLen(truncLen), work); errs[c] != nil {
 				return
 			}
 		}
