@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 )
 
 // Limits and defaults of analyze.
@@ -402,7 +403,7 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		a.reduced = red.Filter
 		a.Reduce = &reduceJSON{Order: red.Order, ErrorBound: red.Bound, Output: o.out}
 		if o.out == "" {
-			data, err := filters.Marshal(filters.Document{Filter: red.Filter})
+			data, err := filterfile.Marshal(filters.Document{Filter: red.Filter})
 			if err != nil {
 				return nil, fmt.Errorf("--reduce %d: %w", o.reduce, err)
 			}

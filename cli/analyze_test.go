@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 )
 
 // methodTol bounds the difference between the impulse algorithms on twoState (|h| ≤ 1,
@@ -125,7 +126,7 @@ func TestAnalyzeGroupDelay(t *testing.T) {
 
 func TestAnalyzeNorms(t *testing.T) {
 	path := twoState(t)
-	doc, err := filters.ReadFile(path)
+	doc, err := readDoc(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +176,7 @@ func TestAnalyzeReduce(t *testing.T) {
 	if err := json.Unmarshal(m["reduce"], &red); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := filters.Unmarshal(red.Filter)
+	doc, err := filterfile.Unmarshal(red.Filter)
 	if err != nil {
 		t.Fatalf("the reduced filter does not read back: %v\n%s", err, red.Filter)
 	}
@@ -198,15 +199,15 @@ func TestAnalyzeReduce(t *testing.T) {
 	if err := json.Unmarshal(m["reduce"], &red); err != nil || red.Output != out || red.Filter != nil {
 		t.Errorf("reduce with -o = %s", m["reduce"])
 	}
-	if d, err := filters.ReadFile(out); err != nil || d.Filter.Order() != 1 || d.Name != "two" {
+	if d, err := readDoc(out); err != nil || d.Filter.Order() != 1 || d.Name != "two" {
 		t.Errorf("-o file: %+v, %v", d, err)
 	}
-	src, _ := filters.ReadFile(path)
+	src, _ := readDoc(path)
 	bank, _ := filters.NewBank([]filters.Filter{src.Filter, src.Filter, src.Filter})
 	bpath := writeDoc(t, dir, "bank.json", filters.Document{Bank: bank})
 	bout := filepath.Join(dir, "bank-red.json")
 	decodeAnalysis(t, run(t, "", "analyze", bpath, "--reduce", "0", "-o", bout, "--h2"))
-	if d, err := filters.ReadFile(bout); err != nil || d.Bank == nil || len(d.Bank.Channels) != 3 || d.Bank.Channels[2].Order() != 0 {
+	if d, err := readDoc(bout); err != nil || d.Bank == nil || len(d.Bank.Channels) != 3 || d.Bank.Channels[2].Order() != 0 {
 		t.Errorf("bank -o file: %+v, %v", d, err)
 	}
 	// Order 2 of a 2-state filter: nothing to drop.

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
 // impulseTol bounds the max |h_out - h_in| after a CLI conversion of testFilter (|h| ≤ 1).
@@ -60,7 +62,7 @@ func testFilter(t *testing.T) *filters.Dense {
 // writeDoc writes doc to a file in dir and returns its path.
 func writeDoc(t *testing.T, dir, name string, doc filters.Document) string {
 	t.Helper()
-	data, err := filters.Marshal(doc)
+	data, err := filterfile.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +112,7 @@ func TestConvertEveryFormToEveryForm(t *testing.T) {
 					if r.code != 0 {
 						t.Fatalf("%v", r)
 					}
-					doc, err := filters.Unmarshal([]byte(r.stdout))
+					doc, err := filterfile.Unmarshal([]byte(r.stdout))
 					if err != nil {
 						t.Fatalf("output does not re-read: %v\n%s", err, r.stdout)
 					}
@@ -157,7 +159,7 @@ func TestConvertBank(t *testing.T) {
 	if !strings.HasPrefix(r.stderr, "converted 2 channels tf → diagonal: worst rel error ") {
 		t.Errorf("stderr = %q", r.stderr)
 	}
-	doc, err := filters.ReadFile(out)
+	doc, err := readDoc(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func TestConvertBank(t *testing.T) {
 
 func TestConvertStdin(t *testing.T) {
 	base := testFilter(t)
-	data, err := filters.Marshal(filters.Document{Filter: base})
+	data, err := filterfile.Marshal(filters.Document{Filter: base})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +187,7 @@ func TestConvertStdin(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("%v", r)
 	}
-	doc, err := filters.Unmarshal([]byte(r.stdout))
+	doc, err := filterfile.Unmarshal([]byte(r.stdout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +415,7 @@ func TestAnalyzeStdinAndBank(t *testing.T) {
 		t.Errorf("impulse from stdin differs by %.3g", d)
 	}
 
-	doc, err := filters.Unmarshal(data)
+	doc, err := filterfile.Unmarshal(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -537,4 +539,13 @@ func TestMainNilArgs(t *testing.T) {
 	if code := Main(nil, strings.NewReader(""), &out, &errb); code != 0 || !strings.Contains(out.String(), "Usage:") {
 		t.Errorf("Main(nil) = %d\nstdout: %s\nstderr: %s", code, out.String(), errb.String())
 	}
+}
+
+// readDoc reads the filter file at path.
+func readDoc(path string) (filters.Document, error) {
+	data, err := userfile.ReadFile(path)
+	if err != nil {
+		return filters.Document{}, err
+	}
+	return filterfile.Unmarshal(data)
 }

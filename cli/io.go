@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/filters/rtf"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
@@ -114,7 +114,7 @@ func runImport(s *streams, path string, o importOptions) error {
 	}
 	var data []byte
 	if it.Entry != nil {
-		data, err = filters.Marshal(it.Entry.Document())
+		data, err = filterfile.Marshal(it.Entry.Document())
 	} else {
 		data, err = sessions.MarshalTarget(it.Target)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -31,7 +32,7 @@ func TestImportRTFLayer(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("%v", r)
 	}
-	doc, err := filters.Unmarshal([]byte(r.stdout))
+	doc, err := filterfile.Unmarshal([]byte(r.stdout))
 	if err != nil || doc.Bank == nil || len(doc.Bank.Channels) != 3 || doc.Bank.Form() != filters.FormTF || doc.Name != "rtf:layers.0.filter" {
 		t.Fatalf("stdout is not the bank: %v\n%s", err, r.stdout)
 	}
@@ -165,7 +166,7 @@ func TestSessionWorkflow(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	back := ioMust(sessions.Import(npz, sessions.ImportOptions{}))
-	if !bytes.Equal(ioMust(filters.Marshal(back.Entry.Document())), ioMust(filters.Marshal(filters.Document{Name: back.Entry.Name, Bank: layer.Bank}))) {
+	if !bytes.Equal(ioMust(filterfile.Marshal(back.Entry.Document())), ioMust(filterfile.Marshal(filters.Document{Name: back.Entry.Name, Bank: layer.Bank}))) {
 		t.Error("the layer changed through npz")
 	}
 	// Several items do not fit one JSON file.

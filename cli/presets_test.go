@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/presets"
 )
 
@@ -66,7 +67,7 @@ func TestPresetConvertAndAnalyze(t *testing.T) {
 				if r.code != 0 || r.stdout != "" || r.stderr != "" {
 					t.Fatalf("preset: %v", r)
 				}
-				doc, err := filters.ReadFile(path)
+				doc, err := readDoc(path)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -81,7 +82,7 @@ func TestPresetConvertAndAnalyze(t *testing.T) {
 					want, mayFail := presetConvertFailures[p.Name][to]
 					switch {
 					case c.code == 0:
-						if _, err := filters.Unmarshal([]byte(c.stdout)); err != nil {
+						if _, err := filterfile.Unmarshal([]byte(c.stdout)); err != nil {
 							t.Errorf("--to %s: output does not re-read: %v", to, err)
 						}
 						if mayFail {

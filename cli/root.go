@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
@@ -156,27 +158,29 @@ const stdinName = "stdin"
 // read returns the document in path ("-" for stdin) and the name messages should use for it.
 // Its errors start with that name.
 func (s *streams) read(path string) (filters.Document, string, error) {
-	if path != "-" {
+	name := path
+	var (
+		data []byte
+		err  error
+	)
+	if path == "-" {
+		name = stdinName
+		data, err = s.readStdin()
+	} else {
 		if err := sessionFileError(path); err != nil {
 			return filters.Document{}, path, err
 		}
-		doc, err := filters.ReadFile(path)
-		return doc, path, fail(err)
+		data, err = userfile.ReadFile(path)
+		err = fail(err)
 	}
-	// filters.ReadFile("-") would read os.Stdin, not the injected stream.
-	data, err := s.readStdin()
 	if err != nil {
-		return filters.Document{}, stdinName, err
+		return filters.Document{}, name, err
 	}
-	doc, err := filters.Unmarshal(data)
+	doc, err := filterfile.Unmarshal(data)
 	if err != nil {
-		// Unmarshal prefixes "filters: "; ReadFile's errors carry the file name instead.
-		if inner := errors.Unwrap(err); inner != nil {
-			err = inner
-		}
-		return filters.Document{}, stdinName, failf("%s: %w", stdinName, err)
+		return filters.Document{}, name, failf("%s: %w", name, err)
 	}
-	return doc, stdinName, nil
+	return doc, name, nil
 }
 
 // readStdin reads standard input whole (at most userfile.MaxSize bytes); its errors start
@@ -191,14 +195,21 @@ func (s *streams) readStdin() ([]byte, error) {
 
 // write puts doc in path ("-" for stdout), atomically for a file.
 func (s *streams) write(path string, doc filters.Document) error {
-	if path != "-" {
-		return fail(filters.WriteFile(path, doc))
+	name := path
+	if path == "-" {
+		name = "stdout"
 	}
-	data, err := filters.Marshal(doc)
+	data, err := filterfile.Marshal(doc)
 	if err != nil {
-		return failf("stdout: %w", err)
+		return failf("%s: %w", name, err)
 	}
-	return s.writeOut(data)
+	if path == "-" {
+		return s.writeOut(data)
+	}
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return failf("%s: %w", path, userfile.PathErr(err))
+	}
+	return nil
 }
 
 // writeOut writes data to stdout, ending it with a newline.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -27,7 +28,7 @@ func TestDistillFilterTarget(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	doc, err := filters.ReadFile(out)
+	doc, err := readDoc(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +59,7 @@ func TestDistillKernelsAndJobFile(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("%v", r)
 	}
-	doc, err := filters.Unmarshal([]byte(r.stdout))
+	doc, err := filterfile.Unmarshal([]byte(r.stdout))
 	if err != nil || doc.Bank == nil || len(doc.Bank.Channels) != 2 || doc.Bank.Form() != filters.FormDiagonal {
 		t.Fatalf("output %q: %v", r.stdout, err)
 	}
@@ -69,7 +70,7 @@ func TestTrainDelay(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("%v", r)
 	}
-	if _, err := filters.Unmarshal([]byte(r.stdout)); err != nil {
+	if _, err := filterfile.Unmarshal([]byte(r.stdout)); err != nil {
 		t.Errorf("output: %v", err)
 	}
 }
@@ -121,7 +122,7 @@ func TestDistillNPY(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("%v", r)
 	}
-	doc, err := filters.Unmarshal([]byte(r.stdout))
+	doc, err := filterfile.Unmarshal([]byte(r.stdout))
 	if err != nil || doc.Bank == nil || len(doc.Bank.Channels) != 2 {
 		t.Fatalf("output: %v", err)
 	}

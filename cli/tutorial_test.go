@@ -14,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -149,7 +148,7 @@ func checkOutput(t *testing.T, where, path string) {
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
-		if _, err := filters.ReadFile(path); err == nil {
+		if _, err := readDoc(path); err == nil {
 			return
 		}
 		if _, err := sessions.UnmarshalTarget(data); err == nil {

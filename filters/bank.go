@@ -86,3 +86,11 @@ func ForEachChannel(n int, fn func(i int)) {
 	close(next)
 	wg.Wait()
 }
+
+// Document is a named filter or bank: the content of one filter file, which package
+// filters/filterfile reads and writes.
+type Document struct {
+	Name   string // optional "name"
+	Filter Filter // set for a single filter (Bank nil)
+	Bank   *Bank  // set for a bank (Filter nil)
+}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 )
 
 func TestRegistryWellFormed(t *testing.T) {
@@ -82,7 +82,7 @@ func TestEveryPresetBuilds(t *testing.T) {
 					t.Fatalf("h[%d] = %v", i, h)
 				}
 			}
-			data, err := filters.Marshal(doc)
+			data, err := filterfile.Marshal(doc)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +98,7 @@ func TestEveryPresetBuilds(t *testing.T) {
 				t.Fatalf("rebuilding from the name %q: %v", r.Name, err)
 			}
 			doc2, _ := again.Document()
-			data2, _ := filters.Marshal(doc2)
+			data2, _ := filterfile.Marshal(doc2)
 			if !bytes.Equal(data, data2) {
 				t.Errorf("rebuilding from the name %q gives a different filter", r.Name)
 			}
@@ -108,7 +108,7 @@ func TestEveryPresetBuilds(t *testing.T) {
 					t.Fatal(err)
 				}
 				doc3, _ := other.Document()
-				data3, _ := filters.Marshal(doc3)
+				data3, _ := filterfile.Marshal(doc3)
 				if bytes.Equal(data, bytes.Replace(data3, []byte("seed=1"), []byte("seed=0"), 1)) {
 					t.Error("seeds 0 and 1 give the same filter")
 				}

@@ -3,14 +3,13 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -77,13 +76,13 @@ func marshal(s *Session, auto *autosaveInfo) ([]byte, error) {
 		if err := e.validate(); err != nil {
 			return nil, within("entry "+strconv.Quote(e.ID), err)
 		}
-		text, err := filters.Marshal(e.Document())
+		text, err := filterfile.Marshal(e.Document())
 		if err != nil {
 			return nil, fmt.Errorf("entry %q: %w", e.ID, err)
 		}
 		doc, err := parseTree(text)
 		if err != nil {
-			return nil, fmt.Errorf("entry %q: %w", e.ID, err) // a bug in filters.Marshal
+			return nil, fmt.Errorf("entry %q: %w", e.ID, err) // a bug in filterfile.Marshal
 		}
 		doc.pack()
 		o := objNode()
@@ -306,9 +305,9 @@ func decodeV1(root *jnode) (*Session, *autosaveInfo, error) {
 		if err != nil {
 			return nil, nil, within("entry "+strconv.Quote(id), err)
 		}
-		doc, err := filters.Unmarshal(text)
+		doc, err := filterfile.Unmarshal(text)
 		if err != nil {
-			return nil, nil, within("entry "+strconv.Quote(id), unprefix(err))
+			return nil, nil, within("entry "+strconv.Quote(id), err)
 		}
 		s.Filters = append(s.Filters, Entry{ID: id, Name: doc.Name, Filter: doc.Filter, Bank: doc.Bank})
 	}
@@ -466,14 +465,6 @@ func checkList(root *jnode, key string) error {
 		return invalidf("%q is %s, want an array", key, n.describe())
 	}
 	return nil
-}
-
-// unprefix drops the "filters: " prefix of filters.Unmarshal's errors.
-func unprefix(err error) error {
-	if inner := errors.Unwrap(err); inner != nil && errors.Is(err, filters.ErrInvalid) {
-		return inner
-	}
-	return err
 }
 
 func sortedKeys(m map[string]json.RawMessage) []string {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -246,7 +247,7 @@ func TestIsSession(t *testing.T) {
 	p := filepath.Join(dir, "a.json")
 	must(0, s.Save(p))
 	f := filepath.Join(dir, "f.json")
-	os.WriteFile(f, must(filters.Marshal(filters.Document{Filter: denseFilter(t)})), 0o644)
+	os.WriteFile(f, must(filterfile.Marshal(filters.Document{Filter: denseFilter(t)})), 0o644)
 	if !sessions.IsSession(p) || sessions.IsSession(f) || !sessions.IsSession("x.ssmlab") {
 		t.Error("IsSession misjudges")
 	}

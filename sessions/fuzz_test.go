@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -78,7 +79,7 @@ func importSeeds(t testing.TB) [][]byte {
 	}
 	tgt := &sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 40)}
 	seeds = append(seeds,
-		must(filters.Marshal(filters.Document{Filter: denseFilter(t)})),
+		must(filterfile.Marshal(filters.Document{Filter: denseFilter(t)})),
 		must(sessions.MarshalTarget(tgt)),
 		[]byte(`{"kernels": [[1, 2], [3]]}`),
 		[]byte(`{"form": "tf", "a": [1], "b": []}`))

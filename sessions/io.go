@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -144,9 +145,9 @@ func importJSON(data []byte, stem string, o ImportOptions) (Item, error) {
 			return Item{Target: t, Note: "target file: " + t.Describe()}, nil
 		}
 	}
-	doc, err := filters.Unmarshal(data)
+	doc, err := filterfile.Unmarshal(data)
 	if err != nil {
-		return Item{}, unprefix(err)
+		return Item{}, err
 	}
 	e := &Entry{Name: doc.Name, Filter: doc.Filter, Bank: doc.Bank}
 	if o.Name != "" {
@@ -572,7 +573,7 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 			return Exported{}, err
 		}
 		if e := items[0].Entry; e != nil {
-			b, err := filters.Marshal(e.Document())
+			b, err := filterfile.Marshal(e.Document())
 			return Exported{Data: b}, err
 		}
 		b, err := MarshalTarget(items[0].Target)

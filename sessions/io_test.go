@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -103,7 +104,7 @@ func TestImportJSON(t *testing.T) {
 	dir := t.TempDir()
 	f := denseFilter(t)
 	fp := filepath.Join(dir, "toy.json")
-	os.WriteFile(fp, must(filters.Marshal(filters.Document{Filter: f})), 0o644)
+	os.WriteFile(fp, must(filterfile.Marshal(filters.Document{Filter: f})), 0o644)
 	it := must(sessions.Import(fp, sessions.ImportOptions{}))
 	if it.Entry == nil || it.Entry.Name != "toy" || !slices.Equal(it.Entry.Filter.Impulse(16), f.Impulse(16)) {
 		t.Errorf("filter file: %+v", it)
@@ -157,7 +158,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 				t.Fatalf("%s: %v", format, err)
 			}
 			if it.Entry != nil {
-				want, got := must(filters.Marshal(filters.Document{Bank: bank.Bank})), must(filters.Marshal(filters.Document{Bank: back.Entry.Bank}))
+				want, got := must(filterfile.Marshal(filters.Document{Bank: bank.Bank})), must(filterfile.Marshal(filters.Document{Bank: back.Entry.Bank}))
 				if !bytes.Equal(want, got) {
 					t.Errorf("%s: the bank changed", format)
 				}

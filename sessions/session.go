@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -488,11 +489,11 @@ func (s *Session) Duplicate(id string) (string, error) {
 // copyEntry deep-copies a filter through its file format, which reads back bit-identical
 // numbers.
 func copyEntry(e Entry) (Entry, error) {
-	b, err := filters.Marshal(e.Document())
+	b, err := filterfile.Marshal(e.Document())
 	if err != nil {
 		return Entry{}, err
 	}
-	doc, err := filters.Unmarshal(b)
+	doc, err := filterfile.Unmarshal(b)
 	if err != nil {
 		return Entry{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -248,8 +249,8 @@ func TestMarshalRoundTrip(t *testing.T) {
 		if g.ID != e.ID || g.Name != e.Name {
 			t.Errorf("entry %d: %s %q, want %s %q", i, g.ID, g.Name, e.ID, e.Name)
 		}
-		want, _ := filters.Marshal(e.Document())
-		got, _ := filters.Marshal(g.Document())
+		want, _ := filterfile.Marshal(e.Document())
+		got, _ := filterfile.Marshal(g.Document())
 		if !bytes.Equal(want, got) {
 			t.Errorf("entry %s changed:\n%s\nthen\n%s", e.ID, want, got)
 		}
@@ -293,7 +294,7 @@ func TestPacking(t *testing.T) {
 	if perNumber := float64(len(b)) / float64(numbers); perNumber > 12.5 {
 		t.Errorf("a bank of 256 order-64 channels takes %.1f bytes per number", perNumber)
 	}
-	text, _ := filters.Marshal(filters.Document{Bank: bank})
+	text, _ := filterfile.Marshal(filters.Document{Bank: bank})
 	t.Logf("bank: %d numbers, session %d bytes, filter JSON %d bytes", numbers, len(b), len(text))
 }
 

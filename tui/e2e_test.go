@@ -32,7 +32,7 @@ func TestEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "start.json")
 	f, _ := pairZPK(0.8)
-	if err := filters.WriteFile(path, filters.Document{Name: "start", Filter: f}); err != nil {
+	if err := writeDoc(path, filters.Document{Name: "start", Filter: f}); err != nil {
 		t.Fatal(err)
 	}
 	runner := &fakeRunner{block: true}

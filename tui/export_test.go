@@ -46,7 +46,7 @@ func TestExportFormats(t *testing.T) {
 	if st := exportCmd(t, m, path+" tf"); st.level != levelOK || !strings.Contains(st.text, "(diagonal → tf, rel error") {
 		t.Fatalf("status %v %q", st.level, st.text)
 	}
-	if doc, err := filters.ReadFile(path); err != nil || doc.Filter == nil || doc.Filter.Form() != filters.FormTF {
+	if doc, err := readDoc(path); err != nil || doc.Filter == nil || doc.Filter.Form() != filters.FormTF {
 		t.Fatalf("ring.json: %+v, %v", doc, err)
 	}
 

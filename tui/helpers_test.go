@@ -18,6 +18,8 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
 // updating reports whether -update was given: the flag is defined by x/exp/golden (which
@@ -296,4 +298,22 @@ func crowdedDiagonal(t *testing.T) *filters.Diagonal {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// readDoc reads the filter file at path.
+func readDoc(path string) (filters.Document, error) {
+	data, err := userfile.ReadFile(path)
+	if err != nil {
+		return filters.Document{}, err
+	}
+	return filterfile.Unmarshal(data)
+}
+
+// writeDoc writes doc as a filter file at path.
+func writeDoc(path string, doc filters.Document) error {
+	data, err := filterfile.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
 }

@@ -579,7 +579,7 @@ func TestPaletteErrorsAndCommands(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "x.json")
 	typeText(t, m, path+" tf")
 	keys(t, m, "enter")
-	doc, err := filters.ReadFile(path)
+	doc, err := readDoc(path)
 	if err != nil || doc.Filter.Form() != filters.FormTF {
 		t.Errorf("export: %v (status %q)", err, m.status.text)
 	}
@@ -588,7 +588,7 @@ func TestPaletteErrorsAndCommands(t *testing.T) {
 func TestInitOpensFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "res.json")
 	f, _ := pairZPK(0.7)
-	if err := filters.WriteFile(path, filters.Document{Name: "res", Filter: f}); err != nil {
+	if err := writeDoc(path, filters.Document{Name: "res", Filter: f}); err != nil {
 		t.Fatal(err)
 	}
 	m := New(Options{File: path, Deps: testDeps(nil), ProgressInterval: -1})

@@ -6,6 +6,9 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -63,7 +66,14 @@ func (fileStore) Save(path string, it Item) error {
 	if it.Kernels != nil {
 		return fmt.Errorf("kernels are saved with the session (save-session PATH), not as a filter file")
 	}
-	return filters.WriteFile(path, filters.Document{Name: it.Name, Filter: it.Filter, Bank: it.Bank})
+	data, err := filterfile.Marshal(filters.Document{Name: it.Name, Filter: it.Filter, Bank: it.Bank})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := atomicfile.WriteFile(path, data); err != nil {
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
+	return nil
 }
 
 func (fileStore) Export(path string, it Item, o sessions.ExportOptions) (sessions.Exported, error) {

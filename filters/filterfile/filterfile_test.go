@@ -1,19 +1,19 @@
-package filters_test
+package filterfile_test
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io/fs"
+	"io"
 	"log"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
@@ -69,11 +69,11 @@ func codecDocs() map[string]filters.Document {
 func TestCodecRoundTrip(t *testing.T) {
 	for name, doc := range codecDocs() {
 		t.Run(name, func(t *testing.T) {
-			b, err := filters.Marshal(doc)
+			b, err := filterfile.Marshal(doc)
 			if err != nil {
 				t.Fatalf("Marshal: %v", err)
 			}
-			got, err := filters.Unmarshal(b)
+			got, err := filterfile.Unmarshal(b)
 			if err != nil {
 				t.Fatalf("Unmarshal: %v\n%s", err, b)
 			}
@@ -83,7 +83,7 @@ func TestCodecRoundTrip(t *testing.T) {
 			if err := sameDoc(got, doc); err != nil {
 				t.Errorf("%v\n%s", err, b)
 			}
-			b2, err := filters.Marshal(got)
+			b2, err := filterfile.Marshal(got)
 			if err != nil {
 				t.Fatalf("second Marshal: %v", err)
 			}
@@ -207,7 +207,7 @@ func TestMarshalLayout(t *testing.T) {
   "D": 1e-7
 }
 `
-	b, err := filters.Marshal(doc)
+	b, err := filterfile.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestMarshalLayout(t *testing.T) {
   ]
 }
 `
-	if b, err = filters.Marshal(bank); err != nil {
+	if b, err = filterfile.Marshal(bank); err != nil {
 		t.Fatal(err)
 	}
 	if string(b) != want {
@@ -292,7 +292,7 @@ func TestUnmarshalTransforms(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			doc, err := filters.Unmarshal([]byte(tc.text))
+			doc, err := filterfile.Unmarshal([]byte(tc.text))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,7 +323,7 @@ func TestUnmarshalAccepts(t *testing.T) {
 		`{"form": "dense", "D": -0}`,
 		"\ufeff{\"form\": \"dense\"}", // a byte order mark
 	} {
-		if _, err := filters.Unmarshal([]byte(text)); err != nil {
+		if _, err := filterfile.Unmarshal([]byte(text)); err != nil {
 			t.Errorf("%s: %v", text, err)
 		}
 	}
@@ -346,7 +346,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"json/truncated", `{"form": "dense", "A": [[1`, "unexpected end of input", nil},
 		{"json/empty", "  ", "empty input", nil},
 		{"json/array", `[{"form": "dense"}]`, "one JSON object, not an array", nil},
-		{"json/trailing", `{"form": "dense"} {}`, "after the JSON object", nil},
+		{"json/trailing", `{"form": "dense"} {}`, "after the JSON value", nil},
 		{"json/duplicate", `{"form": "dense", "D": 1, "D": 2}`, `duplicate key "D"`, nil},
 		{"form/unknown", `{"form": "state-space"}`, `unknown form "state-space"`, nil},
 		{"form/number", `{"form": 3}`, `"form" is the number 3, want a string`, nil},
@@ -435,7 +435,7 @@ func TestUnmarshalErrors(t *testing.T) {
 			`"observable" is the string "true", want true or false`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			doc, err := filters.Unmarshal([]byte(tc.text))
+			doc, err := filterfile.Unmarshal([]byte(tc.text))
 			if err == nil {
 				t.Fatalf("no error; got %+v", doc)
 			}
@@ -446,8 +446,8 @@ func TestUnmarshalErrors(t *testing.T) {
 			if tc.is != nil && !errors.Is(err, tc.is) {
 				t.Errorf("error does not wrap %v: %v", tc.is, err)
 			}
-			if !strings.HasPrefix(msg, "filters: ") || strings.Contains(msg, "\n") {
-				t.Errorf("want one line starting with \"filters: \", got %q", msg)
+			if strings.Contains(msg, "\n") {
+				t.Errorf("want one line, got %q", msg)
 			}
 			if !strings.Contains(msg, tc.want) {
 				t.Errorf("got %q, want it to contain %q", msg, tc.want)
@@ -463,7 +463,7 @@ func TestUnmarshalAllocation(t *testing.T) {
 	data := []byte(`{"form": "rotation", "P": ` + rows + `}`)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	if _, err := filters.Unmarshal(data); err == nil {
+	if _, err := filterfile.Unmarshal(data); err == nil {
 		t.Fatal("no error")
 	}
 	runtime.ReadMemStats(&after)
@@ -474,7 +474,7 @@ func TestUnmarshalAllocation(t *testing.T) {
 
 func TestUnmarshalTooLarge(t *testing.T) {
 	data := make([]byte, userfile.MaxSize+1)
-	_, err := filters.Unmarshal(data)
+	_, err := filterfile.Unmarshal(data)
 	if !errors.Is(err, filters.ErrInvalid) || !strings.Contains(err.Error(), "larger than the 256 MiB limit") {
 		t.Errorf("got %v", err)
 	}
@@ -492,10 +492,10 @@ func TestMarshalErrors(t *testing.T) {
 		{"both", filters.Document{Filter: tf, Bank: must(filters.NewBank([]filters.Filter{tf}))}, "not both"},
 		{"invalid", filters.Document{Filter: bad}, "D[0] is NaN"},
 		{"bank", filters.Document{Bank: &filters.Bank{Channels: []filters.Filter{tf, bad}}}, "channel 1"},
-		{"unknown", filters.Document{Filter: otherFilter{tf}}, "no file format"},
+		{"unknown", filters.Document{Filter: otherFilter{tf: tf}}, "no file format"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := filters.Marshal(tc.doc)
+			_, err := filterfile.Marshal(tc.doc)
 			if err == nil || !errors.Is(err, filters.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("got %v, want an ErrInvalid containing %q", err, tc.want)
 			}
@@ -505,7 +505,7 @@ func TestMarshalErrors(t *testing.T) {
 
 // TestMarshalTooLarge checks that Marshal refuses a document Unmarshal could not read.
 func TestMarshalTooLarge(t *testing.T) {
-	defer filters.SetMaxSize(1 << 20)()
+	defer filterfile.SetMaxSize(1 << 20)()
 	const n = 240 // 240² entries of 20 bytes exceed 1 MiB
 	rows := make([][]float64, n)
 	for i := range rows {
@@ -515,81 +515,71 @@ func TestMarshalTooLarge(t *testing.T) {
 		}
 	}
 	d := must(filters.NewDense(rows, make([]float64, n), make([]float64, n), 0))
-	_, err := filters.Marshal(filters.Document{Filter: d})
+	_, err := filterfile.Marshal(filters.Document{Filter: d})
 	if !errors.Is(err, filters.ErrInvalid) || !strings.Contains(err.Error(), "more than the 1 MiB limit") {
 		t.Errorf("got %v", err)
 	}
 }
 
-// otherFilter is a Filter the file format does not know.
-type otherFilter struct{ *filters.TransferFunction }
+// otherFilter is a Filter without Fields, which the file format does not know.
+type otherFilter struct{ tf *filters.TransferFunction }
 
-func TestCodecFiles(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "f.json")
+func (f otherFilter) Form() filters.Form                        { return f.tf.Form() }
+func (f otherFilter) Order() int                                { return f.tf.Order() }
+func (f otherFilter) Validate() error                           { return f.tf.Validate() }
+func (f otherFilter) Impulse(n int) []float64                   { return f.tf.Impulse(n) }
+func (f otherFilter) FreqResponse(omega []float64) []complex128 { return f.tf.FreqResponse(omega) }
+
+// TestReadWrite checks the stream functions: Write then Read gives the document back, a
+// writer's error is returned, and a stream over the size limit is refused as it is read.
+func TestReadWrite(t *testing.T) {
 	doc := codecDocs()["rotation"]
-	if err := filters.WriteFile(path, doc); err != nil {
+	var buf bytes.Buffer
+	if err := filterfile.Write(&buf, doc); err != nil {
 		t.Fatal(err)
 	}
-	got, err := filters.ReadFile(path)
+	got, err := filterfile.Read(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := sameDoc(got, doc); err != nil {
 		t.Error(err)
 	}
-
-	// Overwriting keeps the mode and leaves no temporary file behind.
-	if err := os.Chmod(path, 0o640); err != nil {
-		t.Fatal(err)
+	if err := filterfile.Write(failingWriter{}, doc); !errors.Is(err, errWrite) {
+		t.Errorf("a failing writer: %v", err)
 	}
-	if err := filters.WriteFile(path, codecDocs()["bank"]); err != nil {
-		t.Fatal(err)
+	if err := filterfile.Write(&buf, filters.Document{}); !errors.Is(err, filters.ErrInvalid) {
+		t.Errorf("an empty document: %v", err)
 	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o640 {
-		t.Errorf("mode after overwrite: %v, %v", fi.Mode(), err)
-	}
-	if got, err = filters.ReadFile(path); err != nil || got.Bank == nil || got.Name != "layer 0" {
-		t.Errorf("ReadFile after overwrite: %+v, %v", got, err)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("directory holds %d entries, want 1", len(entries))
-	}
-
-	// Errors name the path.
-	_, err = filters.ReadFile(filepath.Join(dir, "missing.json"))
-	if !errors.Is(err, fs.ErrNotExist) || !strings.HasPrefix(err.Error(), filepath.Join(dir, "missing.json")+": ") {
-		t.Errorf("missing file: %v", err)
-	}
-	badPath := filepath.Join(dir, "bad.json")
-	if err := os.WriteFile(badPath, []byte(`{"form": "dense", "A": [[1, 2]], "B": [1], "C": [1]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err = filters.ReadFile(badPath)
-	if want := badPath + `: invalid filter: "A" row 0 has 2 entries, want 1`; err == nil || !strings.HasPrefix(err.Error(), want) || !errors.Is(err, filters.ErrInvalid) {
-		t.Errorf("got %v, want %s…", err, want)
-	}
-	if err := filters.WriteFile(filepath.Join(dir, "no", "such", "dir.json"), doc); err == nil {
-		t.Error("WriteFile into a missing directory succeeded")
-	}
-
-	// A file over the limit is refused before it is read.
-	big := filepath.Join(dir, "big.json")
-	if err := os.WriteFile(big, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(big, userfile.MaxSize+1); err != nil {
-		t.Fatal(err)
+	_, err = filterfile.Read(iotest.ErrReader(errWrite))
+	if !errors.Is(err, errWrite) {
+		t.Errorf("a failing reader: %v", err)
 	}
 	var tooLarge *userfile.TooLargeError
-	if _, err := filters.ReadFile(big); !errors.As(err, &tooLarge) || !strings.HasPrefix(err.Error(), big+": ") {
-		t.Errorf("big file: %v", err)
+	_, err = filterfile.Read(io.LimitReader(zeros{}, userfile.MaxSize+1))
+	if !errors.As(err, &tooLarge) || !errors.Is(err, filters.ErrInvalid) {
+		t.Errorf("a stream over the limit: %v", err)
 	}
 }
 
+var errWrite = errors.New("disk full")
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errWrite }
+
+// zeros reads as endless spaces.
+type zeros struct{}
+
+func (zeros) Read(b []byte) (int, error) {
+	for i := range b {
+		b[i] = ' '
+	}
+	return len(b), nil
+}
+
 func ExampleUnmarshal() {
-	doc, err := filters.Unmarshal([]byte(`{
+	doc, err := filterfile.Unmarshal([]byte(`{
   "name": "one-pole smoother",
   "form": "tf",
   "a": [-0.5],
@@ -602,13 +592,13 @@ func ExampleUnmarshal() {
 	fmt.Println(doc.Name, doc.Filter.Form(), doc.Filter.Order())
 	fmt.Println(doc.Filter.Impulse(5))
 
-	_, err = filters.Unmarshal([]byte(`{"form": "dense", "A": [[0.5, 0], [0.5]], "B": [1, 0], "C": [0, 1]}`))
+	_, err = filterfile.Unmarshal([]byte(`{"form": "dense", "A": [[0.5, 0], [0.5]], "B": [1, 0], "C": [0, 1]}`))
 	fmt.Println(err)
 	fmt.Println(errors.Is(err, filters.ErrInvalid))
 	// Output:
 	// one-pole smoother tf 1
 	// [0 0.5 0.25 0.125 0.0625]
-	// filters: invalid filter: "A" row 1 has 1 entry, want 2 (A is 2×2: it must be square)
+	// invalid filter: "A" row 1 has 1 entry, want 2 (A is 2×2: it must be square)
 	// true
 }
 
@@ -617,7 +607,7 @@ func ExampleMarshal() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	b, err := filters.Marshal(filters.Document{Name: "resonator", Filter: zpk})
+	b, err := filterfile.Marshal(filters.Document{Name: "resonator", Filter: zpk})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package filters_test
+package filterfile_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 )
 
 // FuzzUnmarshal checks that decoding never panics, that every rejection is one line wrapping
@@ -15,14 +16,14 @@ import (
 // The seed corpus is in testdata/fuzz/FuzzUnmarshal.
 func FuzzUnmarshal(f *testing.F) {
 	for _, doc := range codecDocs() {
-		b, err := filters.Marshal(doc)
+		b, err := filterfile.Marshal(doc)
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		doc, err := filters.Unmarshal(data)
+		doc, err := filterfile.Unmarshal(data)
 		if err != nil {
 			if !errors.Is(err, filters.ErrInvalid) {
 				t.Fatalf("error does not wrap ErrInvalid: %v", err)
@@ -35,15 +36,15 @@ func FuzzUnmarshal(f *testing.F) {
 		if (doc.Filter == nil) == (doc.Bank == nil) {
 			t.Fatalf("accepted document holds Filter %v and Bank %v", doc.Filter, doc.Bank)
 		}
-		b1, err := filters.Marshal(doc)
+		b1, err := filterfile.Marshal(doc)
 		if err != nil {
 			t.Fatalf("accepted document does not marshal: %v", err)
 		}
-		doc2, err := filters.Unmarshal(b1)
+		doc2, err := filterfile.Unmarshal(b1)
 		if err != nil {
 			t.Fatalf("marshalled document does not unmarshal: %v\n%s", err, b1)
 		}
-		b2, err := filters.Marshal(doc2)
+		b2, err := filterfile.Marshal(doc2)
 		if err != nil {
 			t.Fatalf("second Marshal: %v", err)
 		}
