@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
@@ -148,9 +149,9 @@ func (p *KernelPlan) kernel(w *kernelWork, dst, a, bt []float64, h0 float64) {
 }
 
 // kernelPow2 is Algorithm 1 for L = N a power of two: H = B̃/A at the N-th roots of unity
-// (fft.RTFSpectra), then a real inverse transform of half length.
+// (rtf.Spectra), then a real inverse transform of half length.
 func (p *KernelPlan) kernelPow2(w *kernelWork, dst, a, bt []float64) {
-	p.tw.RTFSpectra(w.g, nil, a, bt, 1/float64(p.length), w.x, w.buf, w.work)
+	rtf.Spectra(p.tw, w.g, nil, a, bt, 1/float64(p.length), w.x, w.buf, w.work)
 	p.tw.RealInverse(dst, w.g, w.work)
 }
 

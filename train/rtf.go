@@ -93,7 +93,7 @@ func (m *rtfModel) kernel(wsAny workspace, p, k []float64) {
 	h0 := p[m.denLen()+n]
 	inv := 1 / float64(m.length)
 	if ws.tab != nil {
-		ws.tab.RTFSpectra(ws.g, ws.fa, a, b, 1, ws.x, ws.buf, ws.work)
+		rtf.Spectra(ws.tab, ws.g, ws.fa, a, b, 1, ws.x, ws.buf, ws.work)
 		for i, v := range ws.g {
 			ws.hs[i] = complex(real(v)*inv, imag(v)*inv)
 		}

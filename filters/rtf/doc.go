@@ -25,6 +25,12 @@
 // (here by the Neumann series Σₖ b̃·A^{kM} where it converges quickly, else LU on I − Aᴹ with
 // iterative refinement, else the series on). FFTLen gives M for a layer's trunc_len.
 //
+// # Spectra
+//
+// Spectra evaluates B̃/A at the roots of unity with the pruned power-of-two FFTs of
+// internal/fft, the step of Algorithm 1 that analysis.KernelPlan and the distillation's RTF
+// model (package train) share.
+//
 // # Layout
 //
 // A Layer holds one RTF layer's parameters as the reference module stores them, for D

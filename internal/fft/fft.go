@@ -1,7 +1,6 @@
-// Package fft holds the power-of-two FFTs behind the RTF kernel of seed 004 (Algorithm 1)
-// and its gradient: a radix-4 Stockham autosort transform (natural order in and out, no bit
-// reversal) with a final radix-2 stage for odd powers of two; real transforms through a
-// complex transform of half the length; and pruned transforms for the RTF's short
+// Package fft holds power-of-two FFTs: a radix-4 Stockham autosort transform (natural order
+// in and out, no bit reversal) with a final radix-2 stage for odd powers of two; real
+// transforms through a complex transform of half the length; and pruned transforms for short
 // coefficient vectors (a forward transform of an input that is zero beyond its first few
 // entries, an inverse transform of which only the first few outputs are wanted). Twiddle
 // factors are computed once per size by direct sincos (not by recurrence), so each factor is

@@ -1,17 +1,23 @@
-package fft
+package rtf
 
-import "math"
+import (
+	"math"
 
-// RTFSpectra evaluates the rational transfer function b̃(z⁻¹)/a(z⁻¹) of seed 004 (a = (1, a₁,
-// …, aₙ), b̃ = (0, b̃₁, …, b̃ₙ)) at the N-th roots of unity z_k = e^{2πik/N}, k = 0…N/2 (N the
-// table's size, at least 4): g[k] = scale·B̃_k/A_k and, when den is not nil, den[k] = A_k, with
-// A = FFT_N(a) and B̃ = FFT_N(b̃) zero-padded (coefficients beyond N fold onto j mod N). a and
-// b̃ travel as one complex sequence a + i·b̃ through ForwardShort and are separated by
-// conjugate symmetry. buf and work must hold N values each, x n+1; all three are scratch.
-func (tw *Table) RTFSpectra(g, den []complex128, a, bt []float64, scale float64, x, buf, work []complex128) {
-	n, size := len(a), tw.n
+	"github.com/ssmlab/ssmlab/internal/fft"
+)
+
+// Spectra evaluates the rational transfer function b̃(z⁻¹)/a(z⁻¹) (RTF paper, eq. 4 and
+// Algorithm 1; a = (1, a₁, …, aₙ), b̃ = (0, b̃₁, …, b̃ₙ)) at the N-th roots of unity
+// z_k = e^{2πik/N}, k = 0…N/2 (N the table's size, at least 4): g[k] = scale·B̃_k/A_k and,
+// when den is not nil, den[k] = A_k, with A = FFT_N(a) and B̃ = FFT_N(b̃) zero-padded
+// (coefficients beyond N fold onto j mod N). a and b̃ travel as one complex sequence a + i·b̃
+// through the pruned forward transform (fft.Table.ForwardShort) and are separated by
+// conjugate symmetry. buf and work must hold N values each, x n+1; all three are scratch. It
+// panics if the lengths do not fit.
+func Spectra(tw *fft.Table, g, den []complex128, a, bt []float64, scale float64, x, buf, work []complex128) {
+	n, size := len(a), tw.Len()
 	if len(bt) != n || len(x) < n+1 || len(g) != size/2+1 || (den != nil && len(den) != size/2+1) {
-		panic("fft: RTF length mismatch")
+		panic("rtf: spectra length mismatch")
 	}
 	// The shared transform's rounding is relative to the larger of a and b̃: scale b̃ by a power
 	// of two (exact) to the size of a, and undo it after the division.
