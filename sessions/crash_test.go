@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,25 +181,46 @@ func TestKillAtEachStage(t *testing.T) {
 	}
 }
 
-// TestKillDuringWrite kills the helper as soon as it has encoded a save, or kept its backup,
-// so that the kill lands while the backup is made or the 5 MiB file is written, synced or
-// renamed, at moments that vary from run to run; whichever it hits, the file must be a
-// complete old or new version.
+// killLoopEnv sets how many kills TestKillDuringWrite makes (default 12; the figure
+// is 200: SSMLAB_KILL_LOOP=200 go test -run TestKillDuringWrite ./sessions, about a minute).
+const killLoopEnv = "SSMLAB_KILL_LOOP"
+
+// TestKillDuringWrite kills the helper with SIGKILL at random moments of its saves: once it
+// has encoded, kept its backup or written a random one of its first three saves, while it goes
+// on (the helper does not wait for the test), so that the kill lands anywhere in making the
+// backup or writing, syncing and renaming the 5 MiB file. After every kill the file and its
+// backup must each be a complete old or new version, no file in the directory may be
+// readable by others than the session's 0600 allows, and temporary files may not pile up: the
+// next save removes those a kill left. After the last kill, one more save leaves nothing but
+// the session and its backup.
 func TestKillDuringWrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	const kills = 8
-	path := filepath.Join(t.TempDir(), "work.ssmlab")
+	kills := 12
+	if v := os.Getenv(killLoopEnv); v != "" {
+		var err error
+		if kills, err = strconv.Atoi(v); err != nil || kills < 1 {
+			t.Fatalf("%s=%q: want a number of kills", killLoopEnv, v)
+		}
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "work.ssmlab")
 	if err := generationSession(t, 0, kernels(t, 1, helperKernels)).Save(path); err != nil {
 		t.Fatal(err)
 	}
+	const mode = 0o600
+	if err := os.Chmod(path, mode); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(kills), 21))
 	survived := map[string]int{}
+	maxLeft := 0
 	for i := range kills {
 		before := generationOf(t, path)
 		cmd, out, _ := helper(t, "race", path)
-		target := 1 + i%3 // kill during the first, second or third save
-		trigger := []string{"encoded", "backed-up"}[i%2]
+		target := 1 + rng.IntN(3)
+		trigger := []string{"encoded", "backed-up", "written"}[rng.IntN(3)]
 		for {
 			stage, gen := next(t, out)
 			if stage == trigger && gen == target {
@@ -221,16 +243,36 @@ func TestKillDuringWrite(t *testing.T) {
 		if _, err := os.Stat(path + sessions.BackupSuffix); err == nil {
 			generationOf(t, path+sessions.BackupSuffix)
 		}
-		// A temporary file shorter than the session shows that the kill hit the write.
-		full := must(os.Stat(path)).Size()
-		tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), ".work.ssmlab.*.tmp"))
-		for _, p := range tmps {
-			if fi, err := os.Stat(p); err == nil && fi.Size() < full {
-				survived["partial temporary file"]++
+		left := 0
+		for _, e := range must(os.ReadDir(dir)) {
+			fi := must(e.Info())
+			if fi.Mode().Perm()&0o077&^mode != 0 {
+				t.Errorf("kill %d: %s has mode %v; the session allows %v", i, e.Name(), fi.Mode().Perm(), os.FileMode(mode))
 			}
-			os.Remove(p)
+			if strings.HasSuffix(e.Name(), ".tmp") {
+				left++
+			}
+		}
+		// One kill leaves at most the temporary file and the backup's temporary link of
+		// the save it interrupted.
+		if left > 2 {
+			t.Errorf("kill %d: %d temporary files in the directory: leftovers pile up", i, left)
+		}
+		maxLeft = max(maxLeft, left)
+		if left > 0 {
+			survived["left a temporary file"]++
 		}
 	}
-	t.Logf("after %d kills during a save: the old version survived %d times, the new one %d times; %d kills left a partial temporary file",
-		kills, survived["old"], survived["new"], survived["partial temporary file"])
+	if err := generationSession(t, kills+1, kernels(t, 1, helperKernels)).Save(path); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range must(os.ReadDir(dir)) {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 {
+		t.Errorf("after a save following the kills, the directory holds %q, want the session and its backup", names)
+	}
+	t.Logf("after %d kills during a save: the old version survived %d times, the new one %d times; %d kills left temporary files (at most %d), each removed by the next save",
+		kills, survived["old"], survived["new"], survived["left a temporary file"], maxLeft)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,6 +34,12 @@ func hook(stage string) {
 // target whose source cannot be read keeps nil Kernels and says why in Err). Errors are
 // prefixed with the path.
 func Load(path string) (*Session, error) {
+	// Stat before reading: should the file change in between, the stamp is older than the
+	// content, and a save finds a change where there is none rather than the other way.
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
 	data, err := userfile.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -44,6 +49,7 @@ func Load(path string) (*Session, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	s.Path = path
+	s.disk.set(path, info, data)
 	s.loadLinked(filepath.Dir(path))
 	return s, nil
 }
@@ -90,16 +96,45 @@ func readKernels(path, tensor string) (*arrays.Array, error) {
 // directory, synced and renamed over path. The previous version, if any, is kept as
 // path+BackupSuffix (replaced atomically too). On success the session is clean, its Path is
 // path, and its autosave file, no longer needed, is removed.
-func (s *Session) Save(path string) error {
+//
+// Writers of one session file are serialised: Save holds the file's lock (atomicfile.Lock)
+// as Update does. When path is the session's own file (the one it was loaded from or last
+// saved to) and that file changed on disk since, Save writes nothing and returns a
+// *ChangedError; SaveOver, for when the user chose to overwrite, saves without that check.
+func (s *Session) Save(path string) error { return s.lockedSave(path, true) }
+
+// SaveOver is Save without the check that the session's file is unchanged on disk.
+func (s *Session) SaveOver(path string) error { return s.lockedSave(path, false) }
+
+func (s *Session) lockedSave(path string, check bool) error {
+	l, err := atomicfile.Lock(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
+	defer l.Unlock()
+	if check {
+		if err := s.CheckDisk(path); err != nil {
+			return err
+		}
+	}
+	return s.save(path)
+}
+
+// save writes the session to path; the caller holds path's lock.
+func (s *Session) save(path string) error {
 	data, err := Marshal(s)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	hook("encoded")
-	if err := writeWithBackup(path, data); err != nil {
+	real, err := writeWithBackup(path, data)
+	if err != nil {
 		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	hook("written")
+	if info, err := os.Stat(real); err == nil {
+		s.disk.set(path, info, data)
+	}
 	if s.autosave != "" {
 		_ = os.Remove(s.autosave) // best effort: a leftover is offered for recovery, no harm
 	}
@@ -108,68 +143,22 @@ func (s *Session) Save(path string) error {
 }
 
 // writeWithBackup keeps the current file at path, if any, as its backup, then replaces it
-// with data.
-func writeWithBackup(path string, data []byte) error {
-	real := path
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		real = p
+// with data. It returns the file it wrote: path, or the file a link at path names.
+func writeWithBackup(path string, data []byte) (string, error) {
+	real, err := atomicfile.Target(path)
+	if err != nil {
+		return "", err
 	}
 	if fi, err := os.Stat(real); err == nil {
 		if !fi.Mode().IsRegular() {
-			return fmt.Errorf("not a regular file")
+			return "", fmt.Errorf("not a regular file")
 		}
-		if err := keepBackup(real); err != nil {
-			return fmt.Errorf("keeping the previous version as %s: %w", real+BackupSuffix, userfile.PathErr(err))
+		if err := atomicfile.Backup(real, real+BackupSuffix); err != nil {
+			return "", fmt.Errorf("keeping the previous version as %s: %w", real+BackupSuffix, userfile.PathErr(err))
 		}
 		hook("backed-up")
 	}
-	return atomicfile.WriteFile(path, data)
-}
-
-// keepBackup makes path+BackupSuffix a copy of path, atomically: a hard link (or, where the
-// file system has none, a synced copy) under a temporary name is renamed over the backup.
-func keepBackup(path string) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp := filepath.Join(dir, "."+base+BackupSuffix+"."+strconv.FormatUint(uint64(rand.Uint32()), 36)+".tmp")
-	if err := os.Link(path, tmp); err != nil {
-		if err := copyFile(path, tmp); err != nil {
-			os.Remove(tmp)
-			return err
-		}
-	}
-	if err := os.Rename(tmp, path+BackupSuffix); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
+	return real, atomicfile.WriteFile(real, data)
 }
 
 // IsSession reports whether the file at path looks like a session file: a JSON object whose

@@ -241,11 +241,14 @@ type Session struct {
 	savedGen    uint64 // gen when last saved or loaded
 	autosave    string // this session's autosave file, once written
 	autosaveGen uint64 // gen when last autosaved
+	// disk is the version of the session's file it was loaded from or saved as; Clone
+	// shares it, so that a save of a clone is known to the session it was cloned from.
+	disk *diskVersion
 }
 
 // New returns an empty session.
 func New() *Session {
-	return &Session{nextID: 1}
+	return &Session{nextID: 1, disk: &diskVersion{}}
 }
 
 // Generation returns a counter that advances on every change.

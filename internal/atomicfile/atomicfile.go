@@ -1,69 +1,192 @@
-// Package atomicfile writes files that are never seen half-written.
+// Package atomicfile replaces files so that they are never seen half-written, never readable
+// by more people than the file they replace, and leave no temporary file behind.
+//
+// # Invariants
+//
+//   - A crash or a kill at any moment of WriteFile or Backup leaves the old or the new file:
+//     the new content goes to a temporary file in the same directory, which is synced and
+//     renamed over the target, and the directory is synced.
+//   - A temporary file is created with the mode the result will have, or 0600 when the
+//     target exists (its mode, and group where the system allows, are set once the content
+//     is complete), never 0666 less the umask and chmod-ed afterwards.
+//   - Temporary files are named ".NAME.RANDOM.tmp" and locked (flock) while written. Every
+//     failure removes its own; a kill leaves one that nobody holds, which the next write of
+//     NAME removes.
+//   - The target is replaced, not written through, except for devices and pipes (/dev/null,
+//     a terminal, /dev/stdout), which have nothing to replace and are written directly.
+//   - A symbolic link is followed only to a file in its own directory, so that the rename
+//     stays in the directory the user named; a link into another directory, or to nothing,
+//     is refused with ErrLinkElsewhere (a planted link cannot redirect a write).
+//
+// Lock serialises the writers of one file that read, modify and write it.
 package atomicfile
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
-// WriteFile replaces path with data so that a crash or a kill at any moment leaves either the
-// old or the new content: it writes a temporary file in the same directory, syncs it, renames
-// it over path and syncs the directory. An existing file keeps its permissions; a new one
-// gets 0666 less the umask, as os.WriteFile gives. A symbolic link is followed, so the file
-// it points to is replaced rather than the link.
+// ErrLinkElsewhere is the error for a target that is a symbolic link into another directory,
+// or to a missing file.
+var ErrLinkElsewhere = errors.New("a symbolic link out of its directory")
+
+// testHook, when set (by tests), is called with the temporary file's name once it is
+// created and locked, and again once its content is written.
+var testHook func(stage, tmp string)
+
+// WriteFile replaces path with data (see the package's invariants). An existing file keeps
+// its permissions; a new one gets 0666 less the umask, as os.WriteFile gives.
 func WriteFile(path string, data []byte) error {
-	// Replace the file a symbolic link points to, not the link.
-	if p, err := filepath.EvalSymlinks(path); err == nil {
-		path = p
+	return replace(path, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// Backup makes backup an exact copy of the regular file path, atomically: a hard link under a
+// temporary name renamed over backup (a synced copy where the file system has no hard links).
+// Both names must be in one directory. Nothing changes when backup already is path.
+func Backup(path, backup string) error {
+	src, err := os.Stat(path)
+	if err != nil {
+		return err
 	}
-	var perm fs.FileMode
-	if fi, err := os.Stat(path); err == nil {
-		switch {
-		case fi.IsDir():
-			return fmt.Errorf("is a directory")
-		case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
-			// /dev/null, a terminal or a pipe: nothing to replace atomically.
-			return os.WriteFile(path, data, 0)
-		case !fi.Mode().IsRegular():
-			return fmt.Errorf("not a regular file")
+	if dst, err := os.Stat(backup); err == nil && os.SameFile(src, dst) {
+		// rename(2) between two links to one file does nothing and would leave the
+		// temporary link behind: the backup is already what it should be.
+		return nil
+	}
+	dir, base := split(backup)
+	removeStale(dir, base)
+	tmp, err := linkTemp(path, dir, base)
+	if errors.Is(err, errNoLinks) {
+		return copyOver(path, backup, src.Mode().Perm())
+	}
+	if err != nil {
+		return err
+	}
+	defer tmp.Close()
+	if err := os.Rename(tmp.Name(), backup); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	// Should backup have become another link to path meanwhile, the rename did nothing.
+	os.Remove(tmp.Name())
+	syncDir(dir)
+	return nil
+}
+
+// copyOver replaces backup with a copy of path.
+func copyOver(path, backup string, perm fs.FileMode) error {
+	in, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return replaceRegular(backup, perm, true, func(f *os.File) error {
+		_, err := io.Copy(f, in)
+		return err
+	})
+}
+
+// Target returns the file WriteFile(path) replaces: path itself, or the file a symbolic link
+// at path names when it is in the link's directory. A link into another directory, or to a
+// missing file, is an error wrapping ErrLinkElsewhere.
+func Target(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return path, nil // a missing file is created; other errors come up when writing
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		dest, _ := os.Readlink(path)
+		return "", fmt.Errorf("%w: it points to %s, which does not exist", ErrLinkElsewhere, dest)
+	}
+	rfi, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	if !rfi.Mode().IsRegular() {
+		return real, nil // /dev/stdout and the like: written directly
+	}
+	here, err1 := os.Stat(filepath.Dir(path))
+	there, err2 := os.Stat(filepath.Dir(real))
+	if err1 != nil || err2 != nil || !os.SameFile(here, there) {
+		return "", fmt.Errorf("%w: it points into another directory, to %s; name that file itself to write it", ErrLinkElsewhere, real)
+	}
+	return real, nil
+}
+
+// replace writes path through fill, as WriteFile describes.
+func replace(path string, fill func(*os.File) error) error {
+	path, err := Target(path)
+	if err != nil {
+		return err
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return replaceRegular(path, 0o666, false, fill)
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return errors.New("is a directory")
+	case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
+		// /dev/null, a terminal or a pipe: nothing to replace atomically.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return err
 		}
-		perm = fi.Mode().Perm()
-	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	var (
-		tmp *os.File
-		err error
-	)
-	for range 100 {
-		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(uint64(rand.Uint32()), 36)+".tmp")
-		// O_EXCL with 0666 lets the umask decide a new file's mode, as os.WriteFile does.
-		tmp, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-		if !errors.Is(err, fs.ErrExist) {
-			break
+		if err := fill(f); err != nil {
+			f.Close()
+			return err
 		}
+		return f.Close()
+	case !fi.Mode().IsRegular():
+		return errors.New("not a regular file")
 	}
+	return replaceRegular(path, fi.Mode().Perm(), true, fill)
+}
+
+// replaceRegular writes a temporary file through fill and renames it over path. When exists,
+// the temporary file is private until complete and then gets perm (and path's group);
+// otherwise it is created with perm less the umask, the mode the new file keeps.
+func replaceRegular(path string, perm fs.FileMode, exists bool, fill func(*os.File) error) error {
+	dir, base := split(path)
+	removeStale(dir, base)
+	createPerm := perm
+	if exists {
+		createPerm = 0o600
+	}
+	tmp, err := createTemp(dir, base, createPerm)
 	if err != nil {
 		return err
 	}
 	ok := false
 	defer func() {
 		if !ok {
-			tmp.Close()
 			os.Remove(tmp.Name())
 		}
+		tmp.Close() // after the rename or removal: the lock marks a live temporary file
 	}()
-	if _, err := tmp.Write(data); err != nil {
+	if testHook != nil {
+		testHook("created", tmp.Name())
+	}
+	if err := fill(tmp); err != nil {
 		return err
 	}
-	if perm != 0 {
+	if testHook != nil {
+		testHook("written", tmp.Name())
+	}
+	if exists {
+		matchGroup(tmp, path)
 		if err := tmp.Chmod(perm); err != nil {
 			return err
 		}
@@ -71,17 +194,138 @@ func WriteFile(path string, data []byte) error {
 	if err := tmp.Sync(); err != nil {
 		return err
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
 	ok = true
-	// Make the rename durable; not every system can sync a directory, hence best effort.
+	syncDir(dir)
+	return nil
+}
+
+func split(path string) (dir, base string) {
+	dir, base = filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	return dir, base
+}
+
+// syncDir makes a rename durable; not every system can sync a directory, hence best effort.
+func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		d.Close()
 	}
-	return nil
+}
+
+// tempName returns a fresh temporary name for base in dir.
+func tempName(dir, base string) string {
+	return filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+}
+
+// isTempOf reports whether name is a temporary name tempName gives for base.
+func isTempOf(name, base string) bool {
+	mid, ok := strings.CutPrefix(name, "."+base+".")
+	if !ok {
+		return false
+	}
+	mid, ok = strings.CutSuffix(mid, ".tmp")
+	if !ok || mid == "" || len(mid) > 13 {
+		return false
+	}
+	for _, c := range mid {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// createTemp creates and locks a new temporary file for base in dir.
+func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
+	for range 100 {
+		f, err := os.OpenFile(tempName(dir, base), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if claim(f) {
+			return f, nil
+		}
+	}
+	return nil, errors.New("cannot create a temporary file")
+}
+
+// errNoLinks says that the file system has no hard links.
+var errNoLinks = errors.New("no hard links")
+
+// linkTemp links path to a new temporary name for base in dir, locked, and returns it open.
+func linkTemp(path, dir, base string) (*os.File, error) {
+	for range 100 {
+		name := tempName(dir, base)
+		err := os.Link(path, name)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		if err != nil {
+			return nil, errNoLinks // EPERM, ENOTSUP, ...: a file system without hard links
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			os.Remove(name)
+			return nil, err
+		}
+		if claim(f) {
+			return f, nil
+		}
+	}
+	return nil, errors.New("cannot create a temporary link")
+}
+
+// claim locks a temporary file just created and reports whether it is still in place: a
+// concurrent removeStale may have taken the unlocked file for a dead writer's and removed it.
+func claim(f *os.File) bool {
+	if err := lockFile(f, true); err != nil && !errors.Is(err, errNoLocks) {
+		f.Close()
+		return false
+	}
+	fi, err1 := f.Stat()
+	li, err2 := os.Lstat(f.Name())
+	if err1 != nil || err2 != nil || !os.SameFile(fi, li) {
+		f.Close()
+		return false
+	}
+	return true
+}
+
+// removeStale removes the temporary files for base in dir that no live writer holds: those
+// left by writers that were killed. Best effort.
+func removeStale(dir, base string) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !isTempOf(e.Name(), base) {
+			continue
+		}
+		name := filepath.Join(dir, e.Name())
+		f, err := openNoFollow(name)
+		if err != nil {
+			continue
+		}
+		if lockFile(f, false) == nil {
+			fi, err1 := f.Stat()
+			li, err2 := os.Lstat(name)
+			if err1 == nil && err2 == nil && os.SameFile(fi, li) {
+				os.Remove(name)
+			}
+		}
+		f.Close()
+	}
 }

@@ -1,21 +1,43 @@
-package atomicfile
+package atomicfile_test
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
 )
+
+// entries lists the names in dir.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
 
 func TestWriteFileReplacesAndKeepsMode(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "f.json")
-	if err := WriteFile(path, []byte("one")); err != nil {
+	if err := atomicfile.WriteFile(path, []byte("one")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(path, []byte("two")); err != nil {
+	if err := atomicfile.WriteFile(path, []byte("two")); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(path)
@@ -23,52 +45,260 @@ func TestWriteFileReplacesAndKeepsMode(t *testing.T) {
 	if string(got) != "two" || fi.Mode().Perm() != 0o600 {
 		t.Errorf("content %q, mode %v", got, fi.Mode().Perm())
 	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("%d files left in the directory, want 1 (no temporary files)", len(entries))
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("files left in the directory: %q, want only f.json", names)
 	}
 }
 
-func TestWriteFileFollowsSymlink(t *testing.T) {
+// TestTemporaryFileMode checks the temporary file's mode while it is written: never more
+// open than the file it replaces (it was 0666 less the umask, then chmod-ed: a 0600 session's
+// copy was world-readable while written), and for a new file the mode the file gets.
+func TestTemporaryFileMode(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	for _, tc := range []struct {
+		name     string
+		existing fs.FileMode // 0: no file yet
+		want     fs.FileMode // the final mode
+	}{
+		{"private file", 0o600, 0o600},
+		{"read-only file", 0o400, 0o400},
+		{"group file", 0o640, 0o640},
+		{"new file", 0, 0o644},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.ssmlab")
+			if tc.existing != 0 {
+				if err := os.WriteFile(path, []byte("old"), tc.existing); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var seen []fs.FileMode
+			atomicfile.SetTestHook(func(_, tmp string) {
+				fi, err := os.Stat(tmp)
+				if err != nil {
+					t.Errorf("temporary file: %v", err)
+					return
+				}
+				seen = append(seen, fi.Mode().Perm())
+			})
+			defer atomicfile.SetTestHook(nil)
+			if err := atomicfile.WriteFile(path, []byte("new")); err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) != 2 {
+				t.Fatalf("the hook saw %d stages, want 2", len(seen))
+			}
+			for _, m := range seen {
+				if m&0o077&^tc.want != 0 { // others than the owner
+					t.Errorf("the temporary file had mode %v while written; the file allows %v", m, tc.want)
+				}
+			}
+			if fi, _ := os.Stat(path); fi.Mode().Perm() != tc.want {
+				t.Errorf("the file has mode %v, want %v", fi.Mode().Perm(), tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteFileFollowsSymlinkInItsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "target")
 	link := filepath.Join(dir, "link")
-	if err := os.WriteFile(target, []byte("old"), 0o644); err != nil {
+	if err := os.WriteFile(target, []byte("old"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(target, link); err != nil {
+	if err := os.Symlink("target", link); err != nil {
 		t.Skip("no symlinks here:", err)
 	}
-	if err := WriteFile(link, []byte("new")); err != nil {
+	if err := atomicfile.WriteFile(link, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := os.ReadFile(target)
-	if fi, _ := os.Lstat(link); string(got) != "new" || fi.Mode()&os.ModeSymlink == 0 {
+	fi, _ := os.Lstat(link)
+	if string(got) != "new" || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("target %q; link still a link: %v", got, fi.Mode()&os.ModeSymlink != 0)
 	}
 }
 
-func TestWriteFileDevNull(t *testing.T) {
-	if err := WriteFile(os.DevNull, []byte("discarded")); err != nil {
+// TestWriteFileRefusesLinkElsewhere: a link into another directory (planted, say, in a shared
+// directory and pointing at the user's files) is not followed, and neither is a dangling one.
+func TestWriteFileRefusesLinkElsewhere(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	secret := filepath.Join(elsewhere, "secret")
+	if err := os.WriteFile(secret, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link, dangling := filepath.Join(dir, "out.json"), filepath.Join(dir, "dangling.json")
+	if err := os.Symlink(secret, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if err := os.Symlink(filepath.Join(elsewhere, "missing"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{link, dangling} {
+		err := atomicfile.WriteFile(p, []byte("overwritten"))
+		if !errors.Is(err, atomicfile.ErrLinkElsewhere) {
+			t.Errorf("%s: err = %v, want ErrLinkElsewhere", filepath.Base(p), err)
+		}
+	}
+	if got, _ := os.ReadFile(secret); string(got) != "keep me" {
+		t.Errorf("the link's target now holds %q", got)
+	}
+	if names := entries(t, elsewhere); len(names) != 1 {
+		t.Errorf("files in the other directory: %q", names)
+	}
+	if names := entries(t, dir); len(names) != 2 {
+		t.Errorf("files in the link's directory: %q, want the two links", names)
+	}
+}
+
+// TestWriteFileDevices: a link to a device (/dev/stdout is one, into /proc) is written
+// through, as is the device itself.
+func TestWriteFileDevices(t *testing.T) {
+	if err := atomicfile.WriteFile(os.DevNull, []byte("discarded")); err != nil {
 		t.Errorf("writing to %s: %v", os.DevNull, err)
+	}
+	link := filepath.Join(t.TempDir(), "null")
+	if err := os.Symlink(os.DevNull, link); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	if err := atomicfile.WriteFile(link, []byte("discarded")); err != nil {
+		t.Errorf("writing through a link to %s: %v", os.DevNull, err)
 	}
 }
 
 func TestWriteFileFailureKeepsOld(t *testing.T) {
 	dir := t.TempDir()
-	// A directory in the way: the rename must fail and leave nothing behind.
+	// A directory in the way: the write must fail and leave nothing behind.
 	path := filepath.Join(dir, "d")
 	if err := os.Mkdir(path, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(path, []byte("x")); err == nil {
+	if err := atomicfile.WriteFile(path, []byte("x")); err == nil {
 		t.Fatal("writing over a directory succeeded")
 	}
-	if err := WriteFile(filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
 		t.Fatal("writing into a missing directory succeeded")
 	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Errorf("%d entries left, want only the directory", len(entries))
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("entries left: %q, want only the directory", names)
+	}
+}
+
+// TestStaleTemporaryFilesRemoved: a temporary file that no writer holds (left by a kill) is
+// removed by the next write of its file; one a live writer holds, and other files, stay.
+func TestStaleTemporaryFilesRemoved(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.ssmlab")
+	stale := filepath.Join(dir, ".s.ssmlab.3kq9z1.tmp")
+	live := filepath.Join(dir, ".s.ssmlab.x7.tmp")
+	others := []string{".s.ssmlab.bak.3kq9z1.tmp", ".t.ssmlab.3kq9z1.tmp", ".s.ssmlab.NOT.tmp", "s.ssmlab.3kq9z1.tmp"}
+	for _, n := range append([]string{stale, live}, others...) {
+		if !filepath.IsAbs(n) {
+			n = filepath.Join(dir, n)
+		}
+		if err := os.WriteFile(n, []byte("leftover"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Skip("no flock here:", err)
+	}
+	if err := atomicfile.WriteFile(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the stale temporary file is still there (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the live writer's temporary file was removed: %v", err)
+	}
+	for _, n := range others {
+		if _, err := os.Stat(filepath.Join(dir, n)); err != nil {
+			t.Errorf("%s, not a temporary file of s.ssmlab, was removed", n)
+		}
+	}
+}
+
+// TestBackupOfALink: when the backup already is a hard link to the file (a save killed after
+// keeping its backup leaves them so), rename(2) between them does nothing; the temporary link
+// must not stay behind.
+func TestBackupOfALink(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.ssmlab")
+	if err := os.WriteFile(path, []byte("v1"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, path+".bak"); err != nil {
+		t.Skip("no hard links here:", err)
+	}
+	if err := atomicfile.Backup(path, path+".bak"); err != nil {
+		t.Fatal(err)
+	}
+	if names := entries(t, dir); len(names) != 2 {
+		t.Errorf("files left: %q, want the file and its backup", names)
+	}
+	// And an ordinary backup replaces the old one.
+	if err := atomicfile.WriteFile(path, []byte("v2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.Backup(path, path+".bak"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path + ".bak"); string(got) != "v2" {
+		t.Errorf("backup holds %q, want v2", got)
+	}
+	if names := entries(t, dir); len(names) != 2 {
+		t.Errorf("files left: %q, want the file and its backup", names)
+	}
+}
+
+// TestLockSerialises: read-modify-write cycles under Lock lose no update; the lock file goes
+// with the last Unlock.
+func TestLockSerialises(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "count")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const writers, rounds = 6, 20
+	var wg sync.WaitGroup
+	for range writers {
+		wg.Go(func() {
+			for range rounds {
+				l, err := atomicfile.Lock(path)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				data, _ := os.ReadFile(path)
+				if err := atomicfile.WriteFile(path, append(data, 'x')); err != nil {
+					t.Error(err)
+				}
+				if err := l.Unlock(); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	data, _ := os.ReadFile(path)
+	if len(data) != writers*rounds {
+		t.Errorf("%d updates survived of %d", len(data), writers*rounds)
+	}
+	if names := entries(t, dir); len(names) != 1 || strings.HasSuffix(names[0], ".lock") {
+		t.Errorf("files left: %q", names)
 	}
 }

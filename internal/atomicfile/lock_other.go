@@ -1,0 +1,18 @@
+//go:build !unix
+
+package atomicfile
+
+import (
+	"errors"
+	"os"
+)
+
+// errNoLocks says that the system has no flock: temporary files left by a kill stay, and
+// Lock serialises nothing.
+var errNoLocks = errors.New("no file locks")
+
+func lockFile(*os.File, bool) error { return errNoLocks }
+
+func openNoFollow(name string) (*os.File, error) { return os.Open(name) }
+
+func matchGroup(*os.File, string) {}
