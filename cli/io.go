@@ -148,23 +148,22 @@ func withHint(err error) error {
 	return err
 }
 
-// addToSession adds an item to a session file, creating it if missing.
+// addToSession adds an item to a session file, creating it if missing. Concurrent writers of
+// one session file are serialised (sessions.Update), so that none loses another's item.
 func (s *streams) addToSession(path, from string, it sessions.Item) error {
-	sess := sessions.New()
-	if _, err := os.Stat(path); err == nil {
-		if sess, err = sessions.Load(path); err != nil {
-			return fail(err)
-		}
-	}
 	if it.Target != nil && it.Target.Source != nil {
 		src := it.Target.Source.Relative(filepath.Dir(path))
 		it.Target.Source = &src
 	}
-	id, err := sess.Add(it)
+	var id string
+	err := sessions.Update(path, func(sess *sessions.Session) error {
+		var err error
+		if id, err = sess.Add(it); err != nil {
+			return fmt.Errorf("%s: %w", from, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return failf("%s: %w", from, err)
-	}
-	if err := sess.Save(path); err != nil {
 		return fail(err)
 	}
 	name := ""

@@ -32,7 +32,11 @@
 //     impulse response) and float32 files.
 //   - A crash or a kill at any moment of Save leaves either the old or the new file
 //     (temporary file in the same directory, fsync, rename, fsync of the directory); the
-//     backup is replaced the same way.
+//     backup is replaced the same way. Temporary files are private until complete, and a
+//     later save removes those a kill left (package internal/atomicfile).
+//   - Writers of one session file are serialised: Save and Update hold its lock while they
+//     read, change and write it. Save refuses, with a *ChangedError, to overwrite the
+//     session's own file when it changed on disk since it was loaded or saved.
 //   - Readers check every size a file declares before allocating, and refuse NaN and
 //     infinities.
 //   - Session files of a newer version are refused with a *VersionError
