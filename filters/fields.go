@@ -145,7 +145,7 @@ func WithEntry(f Fielder, name string, k int, v complex128) (Filter, error) {
 		}
 	default:
 		roots := fields[FieldIndex(fields, fd.Pairs)].Complex
-		j := partner(roots, k)
+		j := Partner(roots, k)
 		if j < 0 && imag(v) != 0 {
 			return nil, invalidf("%s %d belongs to a real pole: it must stay real", name, k+1)
 		}

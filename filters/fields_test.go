@@ -173,7 +173,7 @@ func TestMovePole(t *testing.T) {
 			}
 			want := slices.Clone(poles)
 			want[i] = to
-			if j := partner(poles, i); j >= 0 {
+			if j := Partner(poles, i); j >= 0 {
 				want[j] = cmplx.Conj(to)
 			}
 			if !sameRoots(got, want, 1e-12) {

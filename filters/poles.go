@@ -45,9 +45,9 @@ func HeldZeros(f Filter) ([]complex128, bool) {
 	return nil, f.Order() == 0
 }
 
-// partner returns the index of the conjugate partner of roots[i] (-1 for a real root): the
+// Partner returns the index of the conjugate partner of roots[i] (-1 for a real root): the
 // nearest other root to conj(roots[i]).
-func partner(roots []complex128, i int) int {
+func Partner(roots []complex128, i int) int {
 	if imag(roots[i]) == 0 {
 		return -1
 	}
@@ -67,7 +67,7 @@ func partner(roots []complex128, i int) int {
 // setRoot sets roots[i] = p and its partner to conj(p), refusing to turn a pair into two
 // real roots or a real root into half a pair. roots[i] keeps the sign of its imaginary part.
 func setRoot(roots []complex128, i int, p complex128) error {
-	j := partner(roots, i)
+	j := Partner(roots, i)
 	switch {
 	case j < 0 && imag(p) != 0:
 		return invalidf("%s is real and has no conjugate partner: it must stay real", formatC(roots[i]))

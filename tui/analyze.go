@@ -46,7 +46,8 @@ func (filterAnalyzer) Responses(f filters.Filter, length int, omega []float64) (
 }
 
 func (filterAnalyzer) PolesZeros(f filters.Filter) (poles, zeros []complex128, err error) {
-	if p, z, hp, hz := heldPolesZeros(f); hp && hz {
+	p, hp := filters.HeldPoles(f)
+	if z, hz := filters.HeldZeros(f); hp && hz {
 		return p, z, nil
 	}
 	if poles, err = filters.Poles(f); err != nil {
@@ -56,30 +57,6 @@ func (filterAnalyzer) PolesZeros(f filters.Filter) (poles, zeros []complex128, e
 		return nil, nil, err
 	}
 	return poles, zeros, nil
-}
-
-// heldPolesZeros returns the poles and zeros that f's form stores, without computing
-// anything: both for zpk, the poles for the diagonal and rotation forms.
-func heldPolesZeros(f filters.Filter) (poles, zeros []complex128, havePoles, haveZeros bool) {
-	switch g := f.(type) {
-	case *filters.ZPK:
-		return slices.Clone(g.Poles), slices.Clone(g.Zeros), true, true
-	case *filters.Diagonal:
-		return slices.Clone(g.Poles), nil, true, false
-	case *filters.Rotation:
-		for _, b := range g.Blocks {
-			p := cmplx.Rect(b.Radius, b.Angle)
-			poles = append(poles, p, cmplx.Conj(p))
-		}
-		for _, r := range g.Real {
-			poles = append(poles, complex(r, 0))
-		}
-		return poles, nil, true, false
-	}
-	if f.Order() == 0 {
-		return nil, nil, true, true
-	}
-	return nil, nil, false, false
 }
 
 // radius returns max |p| (0 for none).

@@ -468,7 +468,7 @@ func (m *Model) startEdit(e *entry, d reprData) {
 	hint := "enter sets the value, esc cancels"
 	if ref.part == "arg" {
 		hint += "; angles are in units of π"
-	} else if strings.Contains("pole zero res", ref.field) && ref.part == "" {
+	} else if isComplexCell(d.shown, *ref) {
 		hint += "; complex values as 0.9+0.1j or 0.95@0.3 (polar, radians)"
 	}
 	m.setStatus(levelInfo, hint)
@@ -533,20 +533,19 @@ func (m *Model) plotsKey(msg tea.KeyMsg) tea.Cmd {
 		p.poleSel = (p.poleSel + d) % n
 		m.describePole(e)
 	case key.Matches(msg, k.PoleMove):
-		s := stepLevels[p.step]
-		var dr, dth float64
+		var radial, angular int
 		switch msg.String() {
 		case "up", "k":
-			dr = s.r
+			radial = 1
 		case "down", "j":
-			dr = -s.r
+			radial = -1
 		case "right", "l":
-			dth = s.th
+			angular = 1
 		case "left", "h":
-			dth = -s.th
+			angular = -1
 		}
 		p.showPZ()
-		return m.movePole(dr, dth)
+		return m.movePole(stepLevels[p.step], radial, angular)
 	case key.Matches(msg, k.Finer):
 		p.step = max(0, p.step-1)
 		m.describeStep()
@@ -599,9 +598,9 @@ func (m *Model) describePole(e *entry) {
 	m.setStatus(levelInfo, fmt.Sprintf("%s %d of %d: %s = %s∠%sπ · arrows move it", what, m.plots.poleSel+1, len(poleReps(e.pz.poles)), cnum(p), num(absC(p)), num(argC(p)/math.Pi)))
 }
 
-// movePole nudges the selected pole (and its conjugate) of the shown filter. The edit itself
-// is O(n); the responses follow in a command.
-func (m *Model) movePole(dr, dth float64) tea.Cmd {
+// movePole nudges the selected pole (and its conjugate) of the shown filter by radial and
+// angular steps of s. The edit itself is O(n); the responses follow in a command.
+func (m *Model) movePole(s stepLevel, radial, angular int) tea.Cmd {
 	e := m.sess.selected()
 	if e == nil {
 		return nil
@@ -611,7 +610,8 @@ func (m *Model) movePole(dr, dth float64) tea.Cmd {
 		m.setStatus(levelWarn, "kernels have no poles to move")
 		return nil
 	}
-	if _, _, held, _ := heldPolesZeros(f); !held {
+	pm, held := f.(filters.PoleMover)
+	if !held && f.Order() > 0 {
 		// convert once to a form that holds its poles, then edit there
 		m.setStatus(levelInfo, fmt.Sprintf("moving poles needs a form that holds them: converting %s → zpk (press again once done)", f.Form()))
 		cmd, err := m.convert(filters.FormZPK)
@@ -626,8 +626,8 @@ func (m *Model) movePole(dr, dth float64) tea.Cmd {
 		m.setStatus(levelInfo, "this filter has no poles")
 		return nil
 	}
-	np := nudge(e.pz.poles[i], dr, dth)
-	g, err := setPole(f, i, np)
+	np := nudge(e.pz.poles[i], s, radial, angular)
+	g, err := pm.MovePole(i, np)
 	if err != nil {
 		m.setError(err)
 		return nil
@@ -1512,7 +1512,8 @@ func (m *Model) ensurePZ(e *entry) tea.Cmd {
 	}
 	want := pzKey{rev: e.rev, ch: e.ch}
 	if e.pz == nil || e.pz.key != want {
-		poles, zeros, hp, hz := heldPolesZeros(f)
+		poles, hp := filters.HeldPoles(f)
+		zeros, hz := filters.HeldZeros(f)
 		e.pz = &pzData{key: want, poles: poles, zeros: zeros, havePoles: hp, haveZeros: hz}
 	}
 	if (e.pz.havePoles && e.pz.haveZeros) || e.pz.err != nil {

@@ -197,6 +197,49 @@ func TestMovePole(t *testing.T) {
 	}
 }
 
+// TestMoveRealPole: every arrow moves a real pole along the real axis by the radius step
+// (issue 21 item 6: ←/→ moved it by the angle step in radians, 0.9 → 0.978 and on to
+// "unstable"), and the pole stays real.
+func TestMoveRealPole(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	z, err := filters.NewZPK(nil, []complex128{-0.9, 0.5 + 0.3i, 0.5 - 0.3i}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.sess.add(&entry{name: "real", kind: kindFilter, filter: z})
+	e := m.sess.selected()
+	m.setFocus(panePlots)
+	s := stepLevels[m.plots.step]
+	pole := func() complex128 { return e.filter.(*filters.ZPK).Poles[0] }
+	for range 3 { // n selects the next pole once the poles are known
+		if keys(t, m, "n"); strings.Contains(m.status.text, "pole 1 of 2: -0.9") {
+			break
+		}
+	}
+	if !strings.Contains(m.status.text, "pole 1 of 2: -0.9") {
+		t.Fatalf("selected: %q", m.status.text)
+	}
+	for _, tc := range []struct {
+		key  string
+		want float64
+	}{
+		{"right", -0.9 + s.r}, // towards +∞ along the axis
+		{"right", -0.9 + 2*s.r},
+		{"left", -0.9 + s.r},
+		{"up", -0.9},         // away from the origin
+		{"down", -0.9 + s.r}, // towards it
+		{"left", -0.9},
+	} {
+		keys(t, m, tc.key)
+		if p := pole(); imag(p) != 0 || math.Abs(real(p)-tc.want) > 1e-12 {
+			t.Fatalf("after %s the pole is %v, want %v (status %q)", tc.key, p, tc.want, m.status.text)
+		}
+	}
+	if p := e.filter.(*filters.ZPK).Poles; p[1] != 0.5+0.3i || p[2] != 0.5-0.3i {
+		t.Errorf("the pair moved too: %v", p)
+	}
+}
+
 func TestMovePoleDiagonalAndDense(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "ring")

@@ -8,6 +8,8 @@ import (
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 type plotKind int
@@ -27,7 +29,7 @@ var plotNames = [nPlotKinds]string{"impulse", "magnitude", "phase", "group delay
 var plotOrder = []plotKind{plotImpulse, plotMagnitude, plotPZ, plotPhase, plotDelay}
 
 // stepLevels are the pole-move steps: radius and angle (radians) per key press.
-var stepLevels = []struct{ r, th float64 }{
+var stepLevels = []stepLevel{
 	{0.001, math.Pi / 2000}, {0.005, math.Pi / 400}, {0.02, math.Pi / 100}, {0.05, math.Pi / 40},
 }
 
@@ -438,7 +440,7 @@ func (p *plotsModel) pzChart(d plotData, w, h int, overlay bool) (string, string
 	if sel, ok := p.selectedPole(d.pz); ok {
 		q := d.pz.poles[sel]
 		spec.markers = append(spec.markers, marker{real(q), imag(q), '⊗', st.poleSel})
-		if j := partner(d.pz.poles, sel); j >= 0 {
+		if j := filters.Partner(d.pz.poles, sel); j >= 0 {
 			c := d.pz.poles[j]
 			spec.markers = append(spec.markers, marker{real(c), imag(c), '⊗', st.poleSel})
 		}

@@ -127,34 +127,27 @@ func TestApplyEditEveryForm(t *testing.T) {
 	}
 }
 
-func TestSetPoleKeepsConjugates(t *testing.T) {
-	z, _ := pairZPK(0.9)
-	d, _, _ := filters.ToDiagonal(z)
-	r, _, _ := filters.ToRotation(z)
-	for _, f := range []filters.Filter{z, d, r} {
-		poles, _, _, _ := heldPolesZeros(f)
-		i := poleReps(poles)[0]
-		p := nudge(poles[i], 0.01, 0.1)
-		g, err := setPole(f, i, p)
-		if err != nil {
-			t.Fatalf("%s: %v", f.Form(), err)
-		}
-		got, err := filters.Poles(g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		found := 0
-		for _, q := range got {
-			if cmplx.Abs(q-p) < 1e-12 || cmplx.Abs(q-cmplx.Conj(p)) < 1e-12 {
-				found++
-			}
-		}
-		if found != 2 {
-			t.Errorf("%s: poles %v, want %v and its conjugate", f.Form(), got, p)
-		}
+// TestNudge checks a move of each kind of pole: a pair by radius and angle, kept off the real
+// axis; a real pole along the axis by the radius step, whichever the key.
+func TestNudge(t *testing.T) {
+	s := stepLevel{r: 0.01, th: 0.1}
+	p := cmplx.Rect(0.9, 0.5)
+	if q := nudge(p, s, 1, -1); math.Abs(cmplx.Abs(q)-0.91) > 1e-15 || math.Abs(cmplx.Phase(q)-0.4) > 1e-15 {
+		t.Errorf("pair: %v, want 0.91∠0.4", q)
 	}
-	if _, err := setPole(&filters.TransferFunction{Den: []float64{0.5}, Num: []float64{1}}, 0, 0.4); err == nil {
-		t.Error("a tf pole moved in place")
+	if q := nudge(cmplx.Rect(0.9, 0.05), s, 0, -1); cmplx.Phase(q) != minAngle {
+		t.Errorf("a pair moved onto the real axis: %v", q)
+	}
+	for _, tc := range []struct {
+		p               float64
+		radial, angular int
+		want            float64
+	}{
+		{0.9, 0, 1, 0.91}, {0.9, 0, -1, 0.89}, {0.9, 1, 0, 0.91}, {-0.9, 1, 0, -0.91}, {-0.9, 0, 1, -0.89}, {0.005, -1, 0, 0},
+	} {
+		if q := nudge(complex(tc.p, 0), s, tc.radial, tc.angular); imag(q) != 0 || math.Abs(real(q)-tc.want) > 1e-15 {
+			t.Errorf("nudge(%v, %d, %d) = %v, want %v", tc.p, tc.radial, tc.angular, q, tc.want)
+		}
 	}
 }
 

@@ -153,7 +153,7 @@ func (a analysisAnalyzer) Responses(f filters.Filter, length int, omega []float6
 	if err != nil {
 		return r, err
 	}
-	if _, zpk := f.(*filters.ZPK); !zpk && f.Order() > analysisDelayOrder {
+	if _, held := filters.HeldZeros(f); !held && f.Order() > analysisDelayOrder {
 		return r, nil
 	}
 	gd, err := analysis.GroupDelayOf(f, omega)
