@@ -214,7 +214,7 @@ func fftImpulse(h []float64, f filters.Filter) error {
 		}
 		// A report that overflowed (an unstable filter's long response) measured nothing;
 		// the kernel below then reports the overflow itself.
-		if rep.RelError > filters.WarnRelError && rep.RelError < math.MaxFloat64 {
+		if rep.RelError > filters.MaxRelError && rep.RelError < math.MaxFloat64 {
 			return fmt.Errorf("%w: the fft method needs the tf form, which holds this filter only to a relative error of %.3g (%s condition %.3g)",
 				filters.ErrIllConditioned, rep.RelError, rep.ConditionOf, rep.Condition)
 		}

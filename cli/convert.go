@@ -20,6 +20,7 @@ type convertOptions struct {
 	out        string
 	observable bool
 	report     string
+	force      bool
 }
 
 func newConvert(s *streams) *cobra.Command {
@@ -39,8 +40,12 @@ report as JSON (for a bank: {"channels": [report, ...]}); "--report -" writes it
 stdout when -o names a file. An infinite condition number or error (an overflowing
 response) is written as 1.8e308, with a warning saying why.
 
-A conversion that cannot be done accurately fails (exit 1), e.g. diagonalising a defective
-matrix, with the condition number that decided it.`,
+A conversion that cannot be done accurately fails (exit 1) and writes nothing: one that
+cannot be done at all (diagonalising a defective matrix, with the condition number that
+decided it), one whose measured relative error is above the documented 1e-6 (in any channel
+of a bank), and one that makes a stable filter unstable (a tf of order 512 cannot hold
+poles clustered near the unit circle). --force writes such a result anyway, with its
+warnings, and exits 0.`,
 		Example: `  ssmlab convert lru.json --to tf
   ssmlab convert lru.json --to companion --observable -o lru-companion.json
   cat bank.json | ssmlab convert - --to diagonal --report report.json > modal.json`,
@@ -52,6 +57,7 @@ matrix, with the condition number that decided it.`,
 	f.StringVarP(&o.out, "output", "o", "-", "write the converted filter to `OUT` instead of stdout")
 	f.BoolVar(&o.observable, "observable", false, "with --to companion: the observable (transposed) variant")
 	f.StringVar(&o.report, "report", "", "write the conversion report as JSON to `FILE`")
+	f.BoolVar(&o.force, "force", false, "write a result outside the documented accuracy (relative error above 1e-6, or unstable) instead of failing")
 	return cmd
 }
 
@@ -101,6 +107,9 @@ func runConvert(s *streams, path string, o convertOptions) error {
 		reports = []filters.Report{rep}
 	}
 
+	if err := filters.CheckAccuracy(reports); err != nil && !o.force {
+		return failf("%s: %w; nothing was written (--force writes it anyway)", name, err)
+	}
 	if err := s.write(o.out, out); err != nil {
 		return err
 	}

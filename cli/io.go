@@ -342,7 +342,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 }
 
 // readBackLine says how closely an exported RTF layer gives its filter's impulse responses,
-// as a warning when it loses more than filters.WarnRelError.
+// as a warning when it loses more than filters.MaxRelError.
 func readBackLine(w io.Writer, c sessions.ReadBackCheck) {
 	text, warn := c.Summary("--dtype float64")
 	if warn {

@@ -39,11 +39,22 @@ func TestPresetsList(t *testing.T) {
 // with a word the one-line error must contain (docs/presets.md, "Forms that cannot hold a
 // preset"). Every other conversion must succeed.
 var presetConvertFailures = map[string]map[filters.Form]string{
-	"hippo-lagt":     {filters.FormDiagonal: "defective", filters.FormRotation: "defective"},
+	"hippo-lagt":     {filters.FormDiagonal: "defective", filters.FormRotation: "defective", filters.FormTF: inaccurate, filters.FormCompanion: inaccurate},
 	"moving-average": {filters.FormDiagonal: "defective", filters.FormRotation: "defective"},
 	// All poles at 0 and a zero numerator: filters reports NaN residues (see the report).
 	"rtf-zeros": {filters.FormDiagonal: "invalid filter", filters.FormRotation: "invalid filter"},
+	// Poles clustered near z = 1: polynomial coefficients in float64 cannot hold them.
+	"hippo-legs": {filters.FormTF: inaccurate, filters.FormCompanion: inaccurate},
+	"hippo-legt": {filters.FormTF: inaccurate, filters.FormCompanion: inaccurate},
+	"hippo-fout": {filters.FormTF: inaccurate, filters.FormCompanion: inaccurate},
+	"s4d-lin":    {filters.FormTF: inaccurate, filters.FormCompanion: inaccurate},
+	"s4d-inv":    {filters.FormTF: inaccurate, filters.FormCompanion: inaccurate},
+	"s4d-real":   {filters.FormTF: inaccurate, filters.FormCompanion: inaccurate},
+	"rotrnn":     {filters.FormTF: inaccurate, filters.FormCompanion: inaccurate},
 }
+
+// inaccurate is in the error of a conversion outside the documented accuracy.
+const inaccurate = "--force writes it anyway"
 
 // TestPresetConvertAndAnalyze writes every preset's default filter, and a bank of two channels
 // where the preset has channels, and runs analyze and convert to every form on it.

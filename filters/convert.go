@@ -20,16 +20,21 @@ type Report struct {
 	ConditionOf string  `json:"condition_of"`
 	// RelError is the measured ‖h_in - h_out‖₂/‖h_in‖₂ over the first Length samples of the
 	// impulse responses (absolute when h_in is zero).
-	RelError float64  `json:"rel_error"`
-	Length   int      `json:"length"`
-	Warnings []string `json:"warnings,omitempty"`
+	RelError float64 `json:"rel_error"`
+	Length   int     `json:"length"`
+	// BecameUnstable is set when the filter was stable and its new form is not (a
+	// high-order polynomial cannot hold clustered poles in float64).
+	BecameUnstable bool     `json:"became_unstable,omitempty"`
+	Warnings       []string `json:"warnings,omitempty"`
 }
 
-// Thresholds above which a Report carries a warning.
-const (
-	WarnRelError  = 1e-6
-	WarnCondition = 1e8
-)
+// MaxRelError is the documented accuracy of conversions and exports: a result whose
+// measured relative error is above it carries a warning and, where a front end writes it
+// (ssmlab convert and export, the workbench), fails unless the user forces it (CheckAccuracy).
+const MaxRelError = 1e-6
+
+// WarnCondition is the condition number above which a Report carries a warning.
+const WarnCondition = 1e8
 
 // MarginalTol is how close to the unit circle a pole counts as on it: poles computed as
 // eigenvalues carry errors of a few eps·‖A‖, so |p| ≥ 1 - MarginalTol is not called stable.
@@ -149,14 +154,15 @@ func measure(in, out Filter, c conditioned) Report {
 	if math.IsNaN(rep.RelError) || math.IsInf(rep.RelError, 0) {
 		rep.RelError = math.MaxFloat64
 		rep.Warnings = append(rep.Warnings, "the impulse responses overflowed: no accurate digits can be claimed")
-	} else if rep.RelError > WarnRelError {
+	} else if rep.RelError > MaxRelError {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("impulse responses differ by %.3g relative over %d samples", rep.RelError, rep.Length))
 	}
-	if rep.RelError > WarnRelError && Stable(rho) {
+	if rep.RelError > MaxRelError && Stable(rho) {
 		// Say why when the target form could not hold the poles: typically the coefficients
 		// of a high-order polynomial whose roots cluster, where even correctly rounded
 		// coefficients put roots outside the unit circle.
 		if out, err := SpectralRadius(out); err == nil && !Stable(out) {
+			rep.BecameUnstable = true
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the %s form of this stable filter is unstable (spectral radius %.6g → %.6g): it cannot hold these poles in float64; keep a modal form (diagonal, rotation, zpk)", rep.To, rho, out))
 		}
 	}

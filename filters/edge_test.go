@@ -43,7 +43,7 @@ func checkHonest(t *testing.T, name string, f Filter) map[Form]Report {
 		if e > 1e-9 && e > 10*rep.RelError {
 			t.Errorf("%s → %s: error %.3g but the report claims %.3g", name, to, e, rep.RelError)
 		}
-		if rep.RelError > WarnRelError && len(rep.Warnings) == 0 {
+		if rep.RelError > MaxRelError && len(rep.Warnings) == 0 {
 			t.Errorf("%s → %s: error %.3g without a warning", name, to, rep.RelError)
 		}
 	}

@@ -508,7 +508,7 @@ type ReadBackCheck struct {
 }
 
 // Summary says how closely the tensors read back, in the words the CLI and the workbench
-// both print; warn is true when they lose more than filters.WarnRelError or cannot be read
+// both print; warn is true when they lose more than filters.MaxRelError or cannot be read
 // back. float64Option is how the caller's user asks for float64 tensors ("--dtype float64"),
 // offered when float32 is what lost the digits.
 func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
@@ -529,7 +529,7 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		msg := strings.TrimPrefix(c.Err.Error(), ErrInvalid.Error()+": ")
 		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 		return fmt.Sprintf("cannot be read back %s: %s%s", how, msg, advice), true
-	case c.RelError > filters.WarnRelError:
+	case c.RelError > filters.MaxRelError:
 		return fmt.Sprintf("reads back %s to relative error %s over %d samples (channel %d)%s", how, rel, c.Length, c.Channel, advice), true
 	}
 	return fmt.Sprintf("reads back %s to relative error %s over %d samples", how, rel, c.Length), false

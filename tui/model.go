@@ -1217,7 +1217,7 @@ func (m *Model) onOpen(msg openMsg) {
 
 // onExported reports an export on the status line: the conversion a .json export made, or
 // how closely RTF tensors read back (as `ssmlab export` prints it), as a warning when they
-// lose more than filters.WarnRelError or cannot be read back.
+// lose more than filters.MaxRelError or cannot be read back.
 func (m *Model) onExported(msg exportedMsg) {
 	if msg.err != nil {
 		m.setError(msg.err)

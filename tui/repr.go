@@ -193,7 +193,7 @@ func (r *reprModel) view(d reprData, focused bool) string {
 // reportLines describes a conversion report: the error and condition, then each warning.
 func reportLines(st *styles, rep filters.Report, w int) []string {
 	errStyle := st.ok
-	if rep.RelError > filters.WarnRelError {
+	if rep.RelError > filters.MaxRelError {
 		errStyle = st.warn
 	}
 	condStyle := st.ok
