@@ -19,6 +19,8 @@
 //     the two gradient inverses travel as one complex transform pruned to outputs 0…n.
 //     With the l1_montel constraint the parameters are n+1 raw values w and
 //     a = w[:n]/Σ|wᵢ| (seed 004 §B.2, eq. 17), which keeps every pole inside the unit circle.
+//     The xavier and montel inits draw a and b̃ as the reference implementation does
+//     (rtf.Xavier, rtf.Montel), with w[n] drawn as its constraint's scalar.
 //   - modal: conjugate pole pairs λ = exp(-exp(ν) + iθ) with complex residues r, and real
 //     poles λ = tanh(u) with real residues (Laughing Hyena's modal form, seed 004 §4.4):
 //     [ν, θ, Re r, Im r] per pair, [u, r] per real pole, then h0. |λ| < 1 by construction.

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 )
 
 // channelRNG gives each channel its own stream, so results do not depend on scheduling.
@@ -205,25 +206,23 @@ func initParams(s *Spec, target []float64, ch int) (model, []float64, error) {
 		m := &rtfModel{n: n, length: length, montel: s.Constraint == "l1_montel"}
 		p := make([]float64, m.numParams())
 		switch s.Init {
-		case "xavier":
-			// Glorot-uniform with fan-in = fan-out = n.
-			bound := math.Sqrt(3 / float64(max(n, 1)))
-			for i := range p[:len(p)-1] {
-				p[i] = bound * (2*rng.Float64() - 1)
+		case "xavier", "montel":
+			// The reference implementation's inits of a and b̃ (rtf.Xavier, rtf.Montel), laid
+			// out as without the Montel map (a, b̃, h0); the map's raw parameters follow below.
+			if n == 0 {
+				break
 			}
-		case "montel":
-			// Uniform in [0, 1) then the Montel normalisation (seed 004 §C.5.2).
-			for i := 0; i < m.denLen(); i++ {
-				p[i] = rng.Float64()
+			a, b := rtf.Xavier(rng, n)
+			if s.Init == "montel" {
+				a, b = rtf.Montel(rng, n)
 			}
-			if !m.montel {
-				s := 0.0
-				for _, v := range p[:n+1] {
-					s += v
-				}
-				for i := 0; i < n; i++ {
-					p[i] /= s
-				}
+			copy(p, a)
+			copy(p[n:], b)
+			if m.montel && s.Init == "montel" {
+				// With the l1_montel constraint the reference draws its scalar uniform in
+				// [0, 1); the map's extra raw parameter w[n] plays its part.
+				copy(p[n+1:], p[n:2*n+1])
+				p[n] = rng.Float64()
 			}
 		case "hankel":
 			starts, err := rtfHankelStarts(m, target, rmax)
