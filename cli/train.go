@@ -149,7 +149,7 @@ and whether it is stable.`,
 				return err
 			}
 			spec.Target = train.Target{File: args[0], Length: len(targets[0])}
-			if n, ok := train.SuggestOrder(targets, suggestTol, train.MaxOrder); ok {
+			if n, ok := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder); ok {
 				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (measured on truncated ERA realisations)\n", suggestTol, n)
 			} else {
 				fmt.Fprintf(s.err, "suggested order for relative error %g: above %d (the targets do not reduce well)\n", suggestTol, n)

@@ -104,6 +104,10 @@ func gpuUnsupported(what string) error {
 	return fmt.Errorf("%s: %w (use the cpu backend)", what, ErrGPUUnsupported)
 }
 
+// gpuMaxOrder is the largest order the GPU kernels take: they keep a channel's a and b̃ in
+// shared memory arrays of MAX_ORDER doubles (gpuSource).
+const gpuMaxOrder = 1024
+
 func gpuJobOf(p *Problem) (*gpuJob, error) {
 	if len(p.models) == 0 {
 		return nil, invalidf("the problem has no channels")
@@ -111,6 +115,9 @@ func gpuJobOf(p *Problem) (*gpuJob, error) {
 	m, ok := p.models[0].(*rtfModel)
 	if !ok {
 		return nil, gpuUnsupported("the " + p.Spec.Model + " model")
+	}
+	if m.n > gpuMaxOrder {
+		return nil, gpuUnsupported(fmt.Sprintf("order %d (its kernels take orders up to %d)", m.n, gpuMaxOrder))
 	}
 	for i, mi := range p.models {
 		r, ok := mi.(*rtfModel)

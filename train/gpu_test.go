@@ -151,6 +151,13 @@ func TestGPUUnsupportedJobs(t *testing.T) {
 	if _, err := gpuJobOf(gpuProblem(t, s, targets)); !errors.Is(err, ErrGPUUnsupported) || !strings.Contains(err.Error(), "freq") {
 		t.Errorf("freq: %v", err)
 	}
+	// Orders beyond the kernels' shared arrays (MAX_ORDER in gpuSource) run on the CPU.
+	if !strings.Contains(gpuSource, fmt.Sprintf("#define MAX_ORDER %d\n", gpuMaxOrder)) {
+		t.Errorf("gpuMaxOrder %d is not the kernels' MAX_ORDER", gpuMaxOrder)
+	}
+	if _, err := gpuJobOf(gpuProblem(t, quickSpec("rtf", gpuMaxOrder+1), gpuTargets(4*gpuMaxOrder, 1, 1))); !errors.Is(err, ErrGPUUnsupported) || !strings.Contains(err.Error(), "order") {
+		t.Errorf("order %d: %v", gpuMaxOrder+1, err)
+	}
 	task, err := DelayTask(256, 4, 0.5, 1)
 	if err != nil {
 		t.Fatal(err)

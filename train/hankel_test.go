@@ -104,7 +104,7 @@ func BenchmarkERA(b *testing.B) {
 func BenchmarkSuggestOrder(b *testing.B) {
 	hy := targetFamilies(1024, 16, 1)["hyena"]
 	for b.Loop() {
-		if _, ok := SuggestOrder(hy, 1e-3, MaxOrder); !ok {
+		if _, ok := SuggestOrder(hy, 1e-3, MaxSuggestOrder); !ok {
 			b.Fatal("no order")
 		}
 	}
@@ -115,7 +115,7 @@ func BenchmarkSuggestOrder(b *testing.B) {
 func BenchmarkSuggestOrderNoReduction(b *testing.B) {
 	noise := targetFamilies(1024, 16, 1)["decaying-noise"]
 	for b.Loop() {
-		if _, ok := SuggestOrder(noise, 1e-3, MaxOrder); ok {
+		if _, ok := SuggestOrder(noise, 1e-3, MaxSuggestOrder); ok {
 			b.Fatal("decaying noise reduced")
 		}
 	}

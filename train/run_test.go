@@ -216,7 +216,7 @@ func TestSuggestOrder(t *testing.T) {
 	// Past what 100 samples can realise (order 49), the answer says how far it looked; one
 	// kernel that does not reduce settles it for a bank of kernels that do.
 	bank := append(iirTargets(100, 3), targetFamilies(100, 1, 1)["decaying-noise"]...)
-	if n, ok := SuggestOrder(bank, 1e-8, MaxOrder); ok || n != 49 {
+	if n, ok := SuggestOrder(bank, 1e-8, MaxSuggestOrder); ok || n != 49 {
 		t.Errorf("iir and noise kernels of 100 samples: suggested %d, ok %v; want not ok, tried up to 49", n, ok)
 	}
 	// On Hyena kernels the suggested order's reduced model meets the tolerance on every

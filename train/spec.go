@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // ErrInvalid marks a job that cannot run as specified.
@@ -16,9 +18,8 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
 }
 
-// Limits on what one job may ask for.
+// Limits on what one job may ask for (its order is at most filters.MaxOrder).
 const (
-	MaxOrder    = 1024
 	MaxLength   = 1 << 20
 	MaxChannels = 1 << 14
 	MaxSteps    = 10_000_000
@@ -101,8 +102,8 @@ func (s *Spec) Validate(channels, length int) error {
 	default:
 		return invalidf("unknown model %q (want rtf, modal or rotation)", s.Model)
 	}
-	if s.Order < 0 || s.Order > MaxOrder {
-		return invalidf("order %d outside [0, %d]", s.Order, MaxOrder)
+	if s.Order < 0 || s.Order > filters.MaxOrder {
+		return invalidf("order %d outside [0, %d]", s.Order, filters.MaxOrder)
 	}
 	if channels == 0 {
 		return invalidf("the target has no kernels")

@@ -8,6 +8,11 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 )
 
+// MaxSuggestOrder is the largest order the front ends let SuggestOrder search, below
+// filters.MaxOrder for its cost: the full realisation of a kernel that does not reduce (noise
+// of 2050 samples) takes 18 s at order 1024, and grows with the cube of the order.
+const MaxSuggestOrder = 1024
+
 // SuggestOrder returns, before a job starts, the smallest order n ≤ maxOrder at which a
 // reduced model reaches relative L2 error tol on every kernel: the ERA realisation of each
 // kernel is balanced, so its truncation to order n is its leading n×n block (the states

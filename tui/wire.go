@@ -105,7 +105,7 @@ func (trainRunner) Defaults() JobSpec {
 
 // SuggestOrder measures truncated ERA realisations of the targets (train.SuggestOrder).
 func (trainRunner) SuggestOrder(targets [][]float64, tol float64) (int, bool) {
-	return train.SuggestOrder(targets, tol, train.MaxOrder)
+	return train.SuggestOrder(targets, tol, train.MaxSuggestOrder)
 }
 
 func (trainRunner) Run(ctx context.Context, js JobSpec, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
