@@ -84,3 +84,22 @@ func TestGPUOptionsNameTheDialect(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectGPUSaysWhatTheDriverSays: where the driver library loads but sees no device
+// (Debian's libcuda1 without a GPU), DetectGPU's reason, which `ssmlab backends` prints, is
+// the driver's error whole: "cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is
+// visible (…)".
+func TestDetectGPUSaysWhatTheDriverSays(t *testing.T) {
+	drv, err := cuda.OpenDriver(cuda.Search{})
+	if err != nil {
+		t.Skipf("no driver library: %v", err)
+	}
+	initErr := drv.Init()
+	if initErr == nil {
+		t.Skip("the driver sees a device")
+	}
+	_, err = DetectGPU()
+	if err == nil || NoGPUReason(err) != initErr.Error() {
+		t.Errorf("DetectGPU: %v, want the reason %q", err, initErr)
+	}
+}
