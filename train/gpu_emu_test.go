@@ -459,3 +459,12 @@ func TestGPUEmulatedDistill(t *testing.T) {
 	open := emuOpener(t)
 	checkDistillParity(t, open, false, 128, 80)
 }
+
+// BenchmarkGPUEmulatedStep runs BenchmarkGPUStep's code on the emulated device, on a small
+// bank (the emulator is slow), so that the benchmark is known to work before a GPU runs it.
+func BenchmarkGPUEmulatedStep(b *testing.B) {
+	if _, err := loadEmu(false); err != nil {
+		b.Skipf("no emulated GPU: %v", err)
+	}
+	benchGPUStep(b, openEmu, []struct{ d, l, n int }{{4, 256, 8}})
+}

@@ -493,31 +493,44 @@ func TestGPUParityDistill(t *testing.T) {
 	t.Run("float64", func(t *testing.T) { checkDistillParity(t, openCUDA, true, 1024, 400) })
 }
 
-// BenchmarkGPUStep times training steps of a bank on the device (channels × length × order
-// in the name).
+// gpuBenchShapes are the banks BenchmarkGPUStep times (channels D, length L, order n): the
+// bank of BenchmarkRTFStep, to compare with the CPU backend and with
+// bench/rtf_step_torch.py --device cuda on the same machine, a wide bank and a long one.
+var gpuBenchShapes = []struct{ d, l, n int }{{256, 4096, 64}, {1024, 4096, 16}, {256, 65536, 64}}
+
+// BenchmarkGPUStep times training steps of a bank on the device, in both precisions, with
+// BenchmarkRTFStep's recipe (xavier init, no constraint, mse): float64/256x4096x64 is the
+// CPU benchmark's step.
 func BenchmarkGPUStep(b *testing.B) {
 	requireGPU(b)
-	for _, c := range []struct{ d, l, n int }{{64, 4096, 16}, {1024, 4096, 16}, {256, 65536, 64}} {
-		b.Run(fmt.Sprintf("%dx%dx%d", c.d, c.l, c.n), func(b *testing.B) {
-			s := DefaultSpec()
-			s.Order, s.Init, s.Steps = c.n, "zeros", 1<<20
-			p := gpuProblem(b, s, gpuTargets(c.l, c.d, 1))
-			tr, err := GPU{}.Start(p)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer tr.Close()
-			if _, _, err := tr.Step(context.Background(), 5); err != nil { // warm up
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			start := time.Now()
-			for i := 0; i < b.N; i++ {
-				if _, _, err := tr.Step(context.Background(), 20); err != nil {
+	benchGPUStep(b, nil, gpuBenchShapes)
+}
+
+func benchGPUStep(b *testing.B, open deviceOpener, shapes []struct{ d, l, n int }) {
+	for _, f64 := range []bool{false, true} {
+		for _, c := range shapes {
+			b.Run(fmt.Sprintf("%s/%dx%dx%d", gpuReal(f64), c.d, c.l, c.n), func(b *testing.B) {
+				s := DefaultSpec()
+				s.Order, s.Init, s.Constraint, s.Steps = c.n, "xavier", "none", 1<<20
+				p := gpuProblem(b, s, gpuTargets(c.l, c.d, 1))
+				tr, err := GPU{Float64: f64, open: open}.Start(p)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-			b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N*20), "µs/step")
-		})
+				defer tr.Close()
+				if _, _, err := tr.Step(context.Background(), 5); err != nil { // warm up
+					b.Fatal(err)
+				}
+				const steps = 20
+				b.ResetTimer()
+				start := time.Now()
+				for i := 0; i < b.N; i++ {
+					if _, _, err := tr.Step(context.Background(), steps); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(time.Since(start).Microseconds())/float64(b.N*steps), "µs/step")
+			})
+		}
 	}
 }
