@@ -20,10 +20,12 @@ func newBackends(s *streams) *cobra.Command {
 device and the driver, NVRTC and cuFFT versions it found, or in one line why there is no
 GPU), then the backend --backend auto picks.
 
-The GPU backend loads the CUDA driver (libcuda.so.1), NVRTC and cuFFT at run time from the
-usual places: LD_LIBRARY_PATH, /usr/local/cuda*/lib64, the system's library directories and
-the nvidia/*/lib folders of Python wheels. SSMLAB_CUDA_LIB_DIR names directories to search
-first; SSMLAB_LIBCUDA, SSMLAB_LIBNVRTC and SSMLAB_LIBCUFFT name one library's file.`,
+The GPU backend needs CUDA 11.2 or newer. It loads the CUDA driver (libcuda.so.1), NVRTC and
+cuFFT at run time from the usual places: LD_LIBRARY_PATH, /usr/local/cuda*/lib64, the
+system's library directories, the nvidia/*/lib folders of Python wheels and the directories
+of /etc/ld.so.conf, absolute directories only (an empty or relative entry of LD_LIBRARY_PATH
+is ignored). SSMLAB_CUDA_LIB_DIR names directories to search first; SSMLAB_LIBCUDA,
+SSMLAB_LIBNVRTC and SSMLAB_LIBCUFFT name one library's file, as an absolute path.`,
 		Example: `  ssmlab backends
   ssmlab backends --json | jq .gpu`,
 		Args: cobra.NoArgs,

@@ -23,6 +23,12 @@
 // library without the expected symbol gives a *LibraryError that names the library, the
 // directories searched and every file rejected, never a panic or a hang.
 //
+// # Versions
+//
+// CUDA 11.2 or newer: NVRTC 11.2 was the first with a versioned soname and
+// nvrtcGetSupportedArchs. The bindings' prototypes and the constants are checked against
+// CUDA 11.8's headers (testdata/cuda_headers.txt, headers_test.go).
+//
 // # Errors
 //
 // Every call's status is checked. A failure is an *Error with the C function, the status and

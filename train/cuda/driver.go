@@ -95,7 +95,8 @@ func OpenDriver(s Search) (*Driver, error) {
 			return nil, err
 		}
 	}
-	// CUDA 12.8 added cuEventElapsedTime_v2; later releases may drop the first version.
+	// CUDA 12.8 added cuEventElapsedTime_v2 (the same prototype); CUDA 13's header drops
+	// the first version.
 	if bind(h, &d.cuEventElapsedTime, "cuEventElapsedTime_v2") != nil && bind(h, &d.cuEventElapsedTime, "cuEventElapsedTime") != nil {
 		d.cuEventElapsedTime = nil
 	}
