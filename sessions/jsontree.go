@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
 	"strconv"
 
+	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -33,86 +34,53 @@ type jnode struct {
 	b    bool
 }
 
-// maxDepth bounds the nesting of a session file.
-const maxDepth = 64
-
+// parseTree reads a JSON value strictly (internal/strictjson: no key twice, nesting bounded,
+// errors with a line and column).
 func parseTree(data []byte) (*jnode, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	n, err := parseValue(dec, data, 0)
-	if err != nil {
-		return nil, err
+	d := strictjson.NewDecoder(data)
+	n, err := parseValue(d)
+	if err == nil {
+		err = d.End()
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		if err != nil {
-			return nil, syntaxErr(err, data)
-		}
-		return nil, invalidf("unexpected data after the JSON value")
+	if err != nil {
+		return nil, treeInvalid(err)
 	}
 	return n, nil
 }
 
-func syntaxErr(err error, data []byte) error {
+// treeInvalid wraps an error of the JSON reader as ErrInvalid.
+func treeInvalid(err error) error {
 	if errors.Is(err, ErrInvalid) {
 		return err
 	}
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return invalidf("bad JSON: unexpected end of input")
-	}
-	if se := (*json.SyntaxError)(nil); errors.As(err, &se) {
-		return invalidf("bad JSON on line %d: %v", lineAt(data, se.Offset), err)
-	}
-	return invalidf("bad JSON: %v", err)
+	return fmt.Errorf("%w: %w", ErrInvalid, err)
 }
 
-// parseValue reads one value; data is the whole text, for the line numbers of errors.
-func parseValue(dec *json.Decoder, data []byte, depth int) (*jnode, error) {
-	tok, err := dec.Token()
+// parseValue reads one value.
+func parseValue(d *strictjson.Decoder) (*jnode, error) {
+	tok, err := d.Token()
 	if err != nil {
-		return nil, syntaxErr(err, data)
+		return nil, err
 	}
 	switch t := tok.(type) {
 	case json.Delim:
-		if depth == maxDepth {
-			return nil, invalidf("JSON nested more than %d deep on line %d", maxDepth, lineAt(data, dec.InputOffset()))
-		}
 		if t == '{' {
 			n := &jnode{kind: jObject}
-			seen := map[string]bool{}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return nil, syntaxErr(err, data)
-				}
-				key := k.(string)
-				if seen[key] {
-					return nil, invalidf("duplicate key %q on line %d", key, lineAt(data, dec.InputOffset()))
-				}
-				seen[key] = true
-				v, err := parseValue(dec, data, depth+1)
-				if err != nil {
-					return nil, err
-				}
+			err := d.Members(func(key string) error {
+				v, err := parseValue(d)
 				n.keys = append(n.keys, key)
 				n.kids = append(n.kids, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, syntaxErr(err, data)
-			}
-			return n, nil
+				return err
+			})
+			return n, err
 		}
 		n := &jnode{kind: jArray}
-		for dec.More() {
-			v, err := parseValue(dec, data, depth+1)
-			if err != nil {
-				return nil, err
-			}
+		err := d.Elements(func(int) error {
+			v, err := parseValue(d)
 			n.kids = append(n.kids, v)
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, syntaxErr(err, data)
-		}
-		return n, nil
+			return err
+		})
+		return n, err
 	case string:
 		return &jnode{kind: jString, text: t}, nil
 	case json.Number:
@@ -121,12 +89,6 @@ func parseValue(dec *json.Decoder, data []byte, depth int) (*jnode, error) {
 		return &jnode{kind: jBool, b: t}, nil
 	}
 	return &jnode{kind: jNull}, nil
-}
-
-// lineAt returns the 1-based line of byte offset off in data.
-func lineAt(data []byte, off int64) int {
-	off = min(max(off, 0), int64(len(data)))
-	return 1 + bytes.Count(data[:off], []byte("\n"))
 }
 
 // get returns the value of key in an object, or nil.
@@ -157,24 +119,22 @@ func boolNode(b bool) *jnode        { return &jnode{kind: jBool, b: b} }
 func objNode() *jnode               { return &jnode{kind: jObject} }
 func arrNode(kids ...*jnode) *jnode { return &jnode{kind: jArray, kids: kids} }
 
+// describe names the node for a message, as strictjson.Describe names a token.
 func (n *jnode) describe() string {
+	var tok json.Token
 	switch n.kind {
 	case jObject:
-		return "an object"
+		tok = json.Delim('{')
 	case jArray:
-		return "an array"
+		tok = json.Delim('[')
 	case jString:
-		s := n.text
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		return "the string " + strconv.Quote(s)
+		tok = n.text
 	case jNumber:
-		return "the number " + n.text
+		tok = json.Number(n.text)
 	case jBool:
-		return strconv.FormatBool(n.b)
+		tok = n.b
 	}
-	return "null"
+	return strictjson.Describe(tok)
 }
 
 // isScalar reports whether n is not an object or array.

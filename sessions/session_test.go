@@ -342,7 +342,7 @@ func badSessions(t testing.TB) []struct{ name, text, want string } {
 		{"ui plots", head + `"ui": {"plots": [1]}}`, `"plots" of "ui" holds the number 1`},
 		{"deep", head + `"ui": {"x": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`, "nested more than 64 deep"},
 		{"autosave time", head + `"autosave": {"origin": "", "saved": "yesterday"}}`, "not an RFC 3339 time"},
-		{"trailing", head + `"filters": []} {}`, "unexpected data after"},
+		{"trailing", head + `"filters": []} {}`, "unexpected data (an object) after"},
 	}
 }
 

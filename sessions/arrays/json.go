@@ -1,80 +1,85 @@
 package arrays
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"io"
 	"strconv"
+
+	"github.com/ssmlab/ssmlab/internal/strictjson"
 )
 
 // decodeJSONArray reads a Packed object, nested arrays of numbers or a bare number.
 func decodeJSONArray(data []byte) (*Array, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
+	d := strictjson.NewDecoder(data)
+	tok, err := d.Token()
 	if err != nil {
-		return nil, jsonSyntax(err)
+		return nil, jsonInvalid(err)
 	}
 	var a *Array
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			a, err = decodePackedObject(dec)
-		case '[':
-			a, err = decodeNested(dec)
-		default:
-			err = invalidf("an array is %q, want nested arrays of numbers or a packed object", string(t))
-		}
-	case json.Number:
-		var x float64
-		if x, err = parseNumber(t); err == nil {
-			a, err = New(nil, []float64{x})
-		}
+	switch tok {
+	case json.Delim('{'):
+		a, err = decodePackedObject(d)
+	case json.Delim('['):
+		a, err = decodeNested(d)
 	default:
-		err = invalidf("an array is %s, want nested arrays of numbers or a packed object", describeToken(tok))
+		if _, ok := tok.(json.Number); !ok {
+			return nil, invalidf("an array is %s, want nested arrays of numbers or a packed object", strictjson.Describe(tok))
+		}
+		var x float64
+		if x, err = strictjson.Float(tok); err != nil {
+			return nil, invalidf("the array %v", err)
+		}
+		a, err = New(nil, []float64{x})
 	}
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, invalidf("unexpected data after the array")
+	if err := d.End(); err != nil {
+		return nil, jsonInvalid(err)
 	}
 	return a, nil
 }
 
+// jsonInvalid turns an error of the JSON reader (internal/strictjson) into an ErrInvalid;
+// this package's own errors pass unchanged.
+func jsonInvalid(err error) error {
+	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnsupported) {
+		return err
+	}
+	return invalidf("%v", err)
+}
+
 // decodePackedObject reads the members of a Packed object after its '{'.
-func decodePackedObject(dec *json.Decoder) (*Array, error) {
+func decodePackedObject(d *strictjson.Decoder) (*Array, error) {
 	var p Packed
 	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, jsonSyntax(err)
-		}
-		key, _ := tok.(string)
-		if seen[key] {
-			return nil, invalidf("packed array has the key %q twice", key)
-		}
+	err := d.Members(func(key string) error {
 		seen[key] = true
-		var dst any
 		switch key {
-		case "dtype":
-			dst = &p.DType
+		case "dtype", "data":
+			tok, err := d.Token()
+			if err != nil {
+				return jsonInvalid(err)
+			}
+			s, ok := tok.(string)
+			if !ok {
+				return invalidf("packed array %q is %s, want a string", key, strictjson.Describe(tok))
+			}
+			if key == "dtype" {
+				p.DType = s
+			} else {
+				p.Data = s
+			}
+			return nil
 		case "shape":
-			dst = &p.Shape
-		case "data":
-			dst = &p.Data
-		default:
-			return nil, invalidf("packed array has the unknown key %q (want dtype, shape and data)", key)
+			var err error
+			p.Shape, err = decodeShape(d)
+			return err
 		}
-		if err := dec.Decode(dst); err != nil {
-			return nil, invalidf("packed array %q: %v", key, err)
-		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, jsonSyntax(err)
+		return invalidf("packed array has the unknown key %q (want dtype, shape and data)", key)
+	})
+	if err != nil {
+		return nil, jsonInvalid(err)
 	}
 	for _, k := range []string{"dtype", "shape", "data"} {
 		if !seen[k] {
@@ -84,9 +89,39 @@ func decodePackedObject(dec *json.Decoder) (*Array, error) {
 	return p.Unpack()
 }
 
+// decodeShape reads a packed array's shape: at most MaxDims integers (Unpack checks their
+// signs and product).
+func decodeShape(d *strictjson.Decoder) ([]int, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, jsonInvalid(err)
+	}
+	if tok != json.Delim('[') {
+		return nil, invalidf("packed array \"shape\" is %s, want an array of integers", strictjson.Describe(tok))
+	}
+	shape := []int{}
+	err = d.Elements(func(i int) error {
+		if i == MaxDims {
+			return invalidf("packed array \"shape\" has more than %d dimensions", MaxDims)
+		}
+		tok, err := d.Token()
+		if err != nil {
+			return jsonInvalid(err)
+		}
+		n, ok := tok.(json.Number)
+		x, err := strconv.Atoi(string(n))
+		if !ok || err != nil {
+			return invalidf("packed array \"shape\" holds %s, want integers", strictjson.Describe(tok))
+		}
+		shape = append(shape, x)
+		return nil
+	})
+	return shape, jsonInvalid(err)
+}
+
 // decodeNested reads nested arrays of numbers after the first '[': all arrays at one depth
 // must have the same length, and numbers appear only at the deepest level.
-func decodeNested(dec *json.Decoder) (*Array, error) {
+func decodeNested(d *strictjson.Decoder) (*Array, error) {
 	var (
 		shape = []int{-1} // -1: length not yet known
 		depth = 1         // number of open arrays
@@ -95,15 +130,15 @@ func decodeNested(dec *json.Decoder) (*Array, error) {
 		data  []float64
 	)
 	for depth > 0 {
-		if !dec.More() {
-			if _, err := dec.Token(); err != nil { // ']'
-				return nil, jsonSyntax(err)
+		if !d.More() {
+			if _, err := d.Token(); err != nil { // ']'
+				return nil, jsonInvalid(err)
 			}
-			d := depth - 1
-			if shape[d] == -1 {
-				shape[d] = count[d]
-			} else if shape[d] != count[d] {
-				return nil, invalidf("nested arrays are ragged: an array at depth %d has %d entries, an earlier one %d", d+1, count[d], shape[d])
+			i := depth - 1
+			if shape[i] == -1 {
+				shape[i] = count[i]
+			} else if shape[i] != count[i] {
+				return nil, invalidf("nested arrays are ragged: an array at depth %d has %d entries, an earlier one %d", i+1, count[i], shape[i])
 			}
 			depth--
 			count = count[:depth]
@@ -112,14 +147,14 @@ func decodeNested(dec *json.Decoder) (*Array, error) {
 			}
 			continue
 		}
-		tok, err := dec.Token()
+		tok, err := d.Token()
 		if err != nil {
-			return nil, jsonSyntax(err)
+			return nil, jsonInvalid(err)
 		}
 		switch t := tok.(type) {
 		case json.Delim:
 			if t != '[' {
-				return nil, invalidf("nested arrays hold %s, want numbers or arrays", describeToken(tok))
+				return nil, invalidf("nested arrays hold %s, want numbers or arrays", strictjson.Describe(tok))
 			}
 			if leaf != -1 && depth >= leaf {
 				return nil, invalidf("nested arrays mix numbers and arrays")
@@ -141,9 +176,9 @@ func decodeNested(dec *json.Decoder) (*Array, error) {
 			} else if depth != leaf {
 				return nil, invalidf("nested arrays mix numbers and arrays")
 			}
-			x, err := parseNumber(t)
+			x, err := strictjson.Float(t)
 			if err != nil {
-				return nil, err
+				return nil, invalidf("nested arrays: number %d %v", len(data), err)
 			}
 			if len(data) == MaxElements {
 				return nil, invalidf("nested arrays hold more than %d numbers", MaxElements)
@@ -151,13 +186,13 @@ func decodeNested(dec *json.Decoder) (*Array, error) {
 			data = append(data, x)
 			count[depth-1]++
 		default:
-			return nil, invalidf("nested arrays hold %s, want numbers", describeToken(tok))
+			return nil, invalidf("nested arrays hold %s, want numbers", strictjson.Describe(tok))
 		}
 	}
 	// An empty array nested in arrays leaves the deeper lengths unknown: [] is (0,), [[]] is
 	// (1, 0).
-	for i, d := range shape {
-		if d == -1 {
+	for i, n := range shape {
+		if n == -1 {
 			shape = shape[:i]
 			break
 		}
@@ -166,42 +201,4 @@ func decodeNested(dec *json.Decoder) (*Array, error) {
 		data = []float64{}
 	}
 	return New(shape, data)
-}
-
-func parseNumber(n json.Number) (float64, error) {
-	x, err := strconv.ParseFloat(string(n), 64)
-	if err != nil {
-		return 0, invalidf("the number %.40s is outside the range of float64", n)
-	}
-	return x, nil
-}
-
-func jsonSyntax(err error) error {
-	if errors.Is(err, ErrInvalid) {
-		return err
-	}
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return invalidf("bad JSON: unexpected end of input")
-	}
-	return invalidf("bad JSON: %v", err)
-}
-
-func describeToken(tok json.Token) string {
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			return "an object"
-		}
-		return "an array"
-	case string:
-		if len(t) > 40 {
-			t = t[:40] + "…"
-		}
-		return strconv.Quote(t)
-	case bool:
-		return strconv.FormatBool(t)
-	case nil:
-		return "null"
-	}
-	return "a value"
 }

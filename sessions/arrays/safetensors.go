@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/ssmlab/ssmlab/internal/strictjson"
 )
 
 // The safetensors format (huggingface/safetensors): an 8-byte little-endian header length N,
@@ -87,158 +89,126 @@ func (s *Safetensors) parseHeader(text []byte) error {
 	if !utf8.Valid(text) {
 		return invalidf("safetensors: the header is not UTF-8")
 	}
-	dec := json.NewDecoder(bytes.NewReader(text))
-	dec.UseNumber()
-	if _, err := dec.Token(); err != nil { // '{', checked above
-		return stSyntax(err)
+	d := strictjson.NewDecoder(text)
+	if _, err := d.Token(); err != nil { // '{', checked above
+		return stInvalid(err)
 	}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return stSyntax(err)
-		}
-		name := tok.(string) // an object key
-		if _, dup := s.offsets[name]; dup || (name == "__metadata__" && s.Metadata != nil) {
-			return invalidf("safetensors: the header names %q twice", truncate(name, 80))
-		}
+	err := d.Members(func(name string) error {
 		if name == "__metadata__" {
-			if err := s.parseMetadata(dec); err != nil {
-				return err
-			}
-			continue
+			return s.parseMetadata(d)
 		}
 		if len(s.infos) == MaxEntries {
 			return invalidf("safetensors: more than %d tensors", MaxEntries)
 		}
-		info, off, err := parseTensorInfo(dec)
+		info, off, err := parseTensorInfo(d)
 		if err != nil {
 			return within(err, fmt.Sprintf("safetensors: tensor %q", truncate(name, 80)))
 		}
 		info.Name = name
 		s.infos = append(s.infos, info)
 		s.offsets[name] = off
+		return nil
+	})
+	if err == nil {
+		err = d.End()
 	}
-	if _, err := dec.Token(); err != nil {
-		return stSyntax(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return invalidf("safetensors: unexpected data after the header's JSON object")
-	}
-	return nil
+	return stInvalid(err)
 }
 
-func stSyntax(err error) error {
-	if errors.Is(err, ErrInvalid) {
+// stInvalid wraps an error of the JSON reader as ErrInvalid, naming the header; this package's
+// own errors pass unchanged.
+func stInvalid(err error) error {
+	if err == nil || errors.Is(err, ErrInvalid) || errors.Is(err, ErrUnsupported) {
 		return err
 	}
-	if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-		return invalidf("safetensors: bad header JSON: unexpected end")
-	}
-	return invalidf("safetensors: bad header JSON: %v", err)
+	return invalidf("safetensors: header: %v", err)
 }
 
-func (s *Safetensors) parseMetadata(dec *json.Decoder) error {
-	tok, err := dec.Token()
+func (s *Safetensors) parseMetadata(d *strictjson.Decoder) error {
+	tok, err := d.Token()
 	if err != nil {
-		return stSyntax(err)
+		return stInvalid(err)
 	}
 	s.Metadata = map[string]string{}
 	if tok == nil { // null
 		return nil
 	}
 	if tok != json.Delim('{') {
-		return invalidf("safetensors: \"__metadata__\" is %s, want an object of strings", describeToken(tok))
+		return invalidf("safetensors: \"__metadata__\" is %s, want an object of strings", strictjson.Describe(tok))
 	}
-	for dec.More() {
-		k, err := dec.Token()
+	return d.Members(func(k string) error {
+		v, err := d.Token()
 		if err != nil {
-			return stSyntax(err)
-		}
-		v, err := dec.Token()
-		if err != nil {
-			return stSyntax(err)
+			return stInvalid(err)
 		}
 		vs, ok := v.(string)
 		if !ok {
-			return invalidf("safetensors: \"__metadata__\" value of %q is %s, want a string", truncate(k.(string), 80), describeToken(v))
+			return invalidf("safetensors: \"__metadata__\" value of %q is %s, want a string", truncate(k, 80), strictjson.Describe(v))
 		}
-		if _, dup := s.Metadata[k.(string)]; dup {
-			return invalidf("safetensors: \"__metadata__\" names %q twice", truncate(k.(string), 80))
-		}
-		s.Metadata[k.(string)] = vs
-	}
-	if _, err := dec.Token(); err != nil {
-		return stSyntax(err)
-	}
-	return nil
+		s.Metadata[k] = vs
+		return nil
+	})
 }
 
 // parseTensorInfo reads {"dtype": …, "shape": […], "data_offsets": [begin, end]}.
-func parseTensorInfo(dec *json.Decoder) (Info, [2]int64, error) {
+func parseTensorInfo(d *strictjson.Decoder) (Info, [2]int64, error) {
 	var (
-		info    Info
-		off     [2]int64
-		seen    = map[string]bool{}
-		tok, te = dec.Token()
+		info Info
+		off  [2]int64
+		seen = map[string]bool{}
 	)
-	if te != nil {
-		return info, off, stSyntax(te)
+	tok, err := d.Token()
+	if err != nil {
+		return info, off, jsonInvalid(err)
 	}
 	if tok != json.Delim('{') {
-		return info, off, invalidf("is %s, want an object with dtype, shape and data_offsets", describeToken(tok))
+		return info, off, invalidf("is %s, want an object with dtype, shape and data_offsets", strictjson.Describe(tok))
 	}
-	for dec.More() {
-		k, err := dec.Token()
-		if err != nil {
-			return info, off, stSyntax(err)
-		}
-		key := k.(string)
-		if seen[key] {
-			return info, off, invalidf("the key %q appears twice", key)
-		}
+	err = d.Members(func(key string) error {
 		seen[key] = true
 		switch key {
 		case "dtype":
-			v, err := dec.Token()
+			v, err := d.Token()
 			if err != nil {
-				return info, off, stSyntax(err)
+				return jsonInvalid(err)
 			}
-			d, ok := v.(string)
+			dt, ok := v.(string)
 			if !ok {
-				return info, off, invalidf("dtype is %s, want a string", describeToken(v))
+				return invalidf("dtype is %s, want a string", strictjson.Describe(v))
 			}
-			if _, known := safetensorsSizes[d]; !known {
-				return info, off, unsupportedf("unknown dtype %q", truncate(d, 20))
+			if _, known := safetensorsSizes[dt]; !known {
+				return unsupportedf("unknown dtype %q", truncate(dt, 20))
 			}
-			info.DType = d
-			_, info.Supported = safetensorsFloats[d]
+			info.DType = dt
+			_, info.Supported = safetensorsFloats[dt]
 		case "shape":
-			ints, err := readInts(dec, MaxDims, "shape")
+			ints, err := readInts(d, MaxDims, "shape")
 			if err != nil {
-				return info, off, err
+				return err
 			}
 			info.Shape = make([]int, len(ints))
 			for i, x := range ints {
 				if x > MaxElements {
-					return info, off, invalidf("shape dimension %d exceeds the limit of %d elements", x, MaxElements)
+					return invalidf("shape dimension %d exceeds the limit of %d elements", x, MaxElements)
 				}
 				info.Shape[i] = int(x)
 			}
 		case "data_offsets":
-			ints, err := readInts(dec, 2, "data_offsets")
+			ints, err := readInts(d, 2, "data_offsets")
 			if err != nil {
-				return info, off, err
+				return err
 			}
 			if len(ints) != 2 {
-				return info, off, invalidf("data_offsets has %d entries, want [begin, end]", len(ints))
+				return invalidf("data_offsets has %d entries, want [begin, end]", len(ints))
 			}
 			off = [2]int64{ints[0], ints[1]}
 		default:
-			return info, off, invalidf("unknown key %q (want dtype, shape and data_offsets)", truncate(key, 40))
+			return invalidf("unknown key %q (want dtype, shape and data_offsets)", truncate(key, 40))
 		}
-	}
-	if _, err := dec.Token(); err != nil {
-		return info, off, stSyntax(err)
+		return nil
+	})
+	if err != nil {
+		return info, off, jsonInvalid(err)
 	}
 	for _, k := range []string{"dtype", "shape", "data_offsets"} {
 		if !seen[k] {
@@ -260,37 +230,35 @@ func parseTensorInfo(dec *json.Decoder) (Info, [2]int64, error) {
 }
 
 // readInts reads an array of at most limit non-negative integers (below 2^62).
-func readInts(dec *json.Decoder, limit int, what string) ([]int64, error) {
-	tok, err := dec.Token()
+func readInts(d *strictjson.Decoder, limit int, what string) ([]int64, error) {
+	tok, err := d.Token()
 	if err != nil {
-		return nil, stSyntax(err)
+		return nil, jsonInvalid(err)
 	}
 	if tok != json.Delim('[') {
-		return nil, invalidf("%s is %s, want an array of integers", what, describeToken(tok))
+		return nil, invalidf("%s is %s, want an array of integers", what, strictjson.Describe(tok))
 	}
 	var out []int64
-	for dec.More() {
+	err = d.Elements(func(int) error {
 		if len(out) == limit {
-			return nil, invalidf("%s has more than %d entries", what, limit)
+			return invalidf("%s has more than %d entries", what, limit)
 		}
-		v, err := dec.Token()
+		v, err := d.Token()
 		if err != nil {
-			return nil, stSyntax(err)
+			return jsonInvalid(err)
 		}
 		num, ok := v.(json.Number)
 		if !ok {
-			return nil, invalidf("%s holds %s, want integers", what, describeToken(v))
+			return invalidf("%s holds %s, want integers", what, strictjson.Describe(v))
 		}
 		x, err := strconv.ParseUint(string(num), 10, 62)
 		if err != nil {
-			return nil, invalidf("%s holds %.30s, want a non-negative integer below 2^62", what, num)
+			return invalidf("%s holds %.30s, want a non-negative integer below 2^62", what, num)
 		}
 		out = append(out, int64(x))
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, stSyntax(err)
-	}
-	return out, nil
+		return nil
+	})
+	return out, jsonInvalid(err)
 }
 
 // checkLayout checks that the tensors' byte ranges tile the buffer [0, size) exactly.
