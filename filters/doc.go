@@ -35,6 +35,16 @@
 //
 // Order-0 filters (a pure gain h0) are valid in every form.
 //
+// # Fields, poles and files
+//
+// Each form is a Fielder: its Fields name and shape its numbers (the keys of its filter file,
+// the tables of the workbench), WithFields builds it from them and WithEntry changes one
+// entry, keeping conjugate pairs. The forms that hold their poles (zpk, diagonal, rotation)
+// are PoleMovers, whose poles move in O(n); zpk is also a ZeroHolder. Front ends find these
+// by type assertion, gonum/plot style, and need no switch over forms. Document is the content
+// of a filter file, which package filters/filterfile reads and writes on streams: this
+// package touches no file and nothing of the process.
+//
 // # Conversions and their accuracy
 //
 // Convert (and the To* functions) move a filter between forms and return a Report with a

@@ -137,7 +137,7 @@ func (f *Diagonal) MovePole(i int, p complex128) (Filter, error) {
 // HeldPoles returns the poles of the blocks, ρe^{jθ} then ρe^{-jθ} for each, then the real
 // eigenvalues.
 func (f *Rotation) HeldPoles() []complex128 {
-	poles := make([]complex128, 0, f.Order())
+	var poles []complex128
 	for _, b := range f.Blocks {
 		p := cmplx.Rect(b.Radius, b.Angle)
 		poles = append(poles, p, conj(p))
