@@ -8,8 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters"
-	"github.com/ssmlab/ssmlab/internal/atomicfile"
-	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
 // maxWarningLines caps the warning lines a bank conversion prints; --report has them all.
@@ -177,8 +175,5 @@ func (s *streams) writeReport(path string, reports []filters.Report, bank bool) 
 	if path == "-" {
 		return s.writeOut(data)
 	}
-	if err := atomicfile.WriteFile(path, data); err != nil {
-		return failf("%s: %w", path, userfile.PathErr(err))
-	}
-	return nil
+	return s.put(path, data)
 }

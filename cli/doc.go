@@ -23,6 +23,9 @@
 //	1  the work failed: unreadable or invalid input, a conversion that cannot be done,
 //	   a result that is not finite, an output that cannot be written
 //	2  the command line is wrong: unknown command or flag, bad flag value, missing FILE
+//	128+N  cancelled by signal N before writing anything: 130 for SIGINT (Ctrl-C), 143
+//	   for SIGTERM, 129 for SIGHUP; stderr's last line is "ssmlab: cancelled; nothing
+//	   was written"
 //
 // A failure prints exactly one line on stderr, "ssmlab: FILE: problem" (or
 // "ssmlab: COMMAND: problem; see 'ssmlab COMMAND --help'" for the command line), and leaves

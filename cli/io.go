@@ -161,6 +161,9 @@ func (s *streams) addToSession(path, from string, it sessions.Item) error {
 		if id, err = sess.Add(it); err != nil {
 			return fmt.Errorf("%s: %w", from, err)
 		}
+		if !s.gate.open() {
+			return errCancelled
+		}
 		return nil
 	})
 	if err != nil {
@@ -176,13 +179,17 @@ func (s *streams) addToSession(path, from string, it sessions.Item) error {
 	return nil
 }
 
-// put writes data to path ("-" for stdout) atomically.
+// put writes a result, data, to path ("-" for stdout) atomically: the one place results go
+// to files, behind the gate a cancelling signal closes.
 func (s *streams) put(path string, data []byte) error {
 	if path == "-" {
 		if _, err := s.out.Write(data); err != nil {
 			return failf("stdout: %w", err)
 		}
 		return nil
+	}
+	if !s.gate.open() {
+		return failf("%s: %w", path, errCancelled)
 	}
 	if err := atomicfile.WriteFile(path, data); err != nil {
 		return failf("%s: %w", path, userfile.PathErr(err))

@@ -14,7 +14,6 @@ import (
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/filters"
-	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
@@ -228,8 +227,8 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 	if err != nil {
 		return fail(err)
 	}
-	if err := atomicfile.WriteFile(o.out, data); err != nil {
-		return failf("%s: %w", o.out, userfile.PathErr(err))
+	if err := s.put(o.out, data); err != nil {
+		return err
 	}
 	w, h := fig.Size()
 	fmt.Fprintf(s.err, "wrote %s: %s figure, %s, %.3g × %.3g in\n", o.out, format, what, w/vg.Inch, h/vg.Inch)

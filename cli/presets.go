@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/presets"
 )
@@ -212,10 +211,7 @@ func runPreset(s *streams, name string, values map[string]string, out string) er
 	if out == "-" {
 		return s.writeOut(data)
 	}
-	if err := atomicfile.WriteFile(out, data); err != nil {
-		return failf("%s: %w", out, userfile.PathErr(err))
-	}
-	return nil
+	return s.put(out, data)
 }
 
 // encodePresetKernels writes kernels as {"kernels": [[...], ...]}, one kernel per line, with

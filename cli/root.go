@@ -1,17 +1,21 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"runtime/debug"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
-	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
@@ -20,7 +24,14 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // the work failed (input, numerics, output)
 	ExitUsage   = 2 // the command line is wrong
+	// ExitSignal plus a signal's number is the status of a command that signal cancelled
+	// (SIGINT, SIGTERM, SIGHUP): 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP, the
+	// status shells give a process the signal ended.
+	ExitSignal = 128
 )
+
+// cancelSignals cancel a command: Ctrl-C, kill's default, a closed terminal.
+var cancelSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // Version is the version --version prints. Release builds set it with
 // -ldflags "-X github.com/ssmlab/ssmlab/cli.Version=v1.2.3"; otherwise the module version
@@ -29,17 +40,60 @@ var Version = ""
 
 // Main runs ssmlab with args (without the program name) and returns the exit status.
 // It reads stdin only for a FILE of "-" and writes results to stdout, messages to stderr.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+//
+// SIGINT, SIGTERM and SIGHUP cancel the command at any moment before it starts writing its
+// results: Main prints "ssmlab: cancelled; nothing was written" and returns ExitSignal plus
+// the signal's number at once, and the abandoned work writes nothing (the process is
+// expected to exit). A signal that comes while results are written lets the writing finish
+// (files are replaced atomically), unless a second one follows.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if args == nil {
 		args = []string{} // cobra reads os.Args when given nil
 	}
-	s := &streams{in: stdin, out: stdout, err: stderr}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, cancelSignals...)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := new(outputGate)
+	s := &streams{in: stdin, out: gatedWriter{stdout, g}, err: mutedWriter{stderr, g}, ctx: ctx, gate: g}
+	done := make(chan int, 1)
+	go func() { done <- execute(s, args) }()
+	select {
+	case code := <-done:
+		return code
+	case sig := <-sigs:
+		cancel()
+		if g.close() {
+			fmt.Fprintln(stderr, "ssmlab: cancelled; nothing was written")
+			return signalStatus(sig)
+		}
+		// The results are being written: let that finish, unless asked again.
+		select {
+		case code := <-done:
+			return code
+		case sig := <-sigs:
+			fmt.Fprintln(stderr, "ssmlab: cancelled while writing the results: a file is the old or the new version, stdout may be cut short")
+			return signalStatus(sig)
+		}
+	}
+}
+
+func signalStatus(sig os.Signal) int {
+	if n, ok := sig.(syscall.Signal); ok {
+		return ExitSignal + int(n)
+	}
+	return ExitSignal + 2
+}
+
+// execute runs the command line and returns the exit status.
+func execute(s *streams, args []string) (code int) {
 	root := newRoot(s)
 	root.SetArgs(args)
 	defer func() {
 		// filters panics only on programmer errors; still, the user gets one line, not a trace.
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "ssmlab: internal error (a bug, please report it with the input): %s\n", oneLine(fmt.Sprint(r)))
+			fmt.Fprintf(s.err, "ssmlab: internal error (a bug, please report it with the input): %s\n", oneLine(fmt.Sprint(r)))
 			code = ExitFailure
 		}
 	}()
@@ -48,7 +102,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return ExitOK
 	}
 	if f := (*failure)(nil); errors.As(err, &f) {
-		fmt.Fprintf(stderr, "ssmlab: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(s.err, "ssmlab: %s\n", oneLine(err.Error()))
 		return ExitFailure
 	}
 	prefix := ""
@@ -57,14 +111,89 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	} else {
 		cmd = root
 	}
-	fmt.Fprintf(stderr, "ssmlab: %s%s; see '%s --help'\n", prefix, oneLine(err.Error()), cmd.CommandPath())
+	fmt.Fprintf(s.err, "ssmlab: %s%s; see '%s --help'\n", prefix, oneLine(err.Error()), cmd.CommandPath())
 	return ExitUsage
 }
 
-// streams are the process's standard streams, injected so that tests run Main in process.
+// streams are the process's standard streams, injected so that tests run Main in process,
+// with the command's context (cancelled by a signal) and the gate its results pass.
 type streams struct {
 	in       io.Reader
 	out, err io.Writer
+	ctx      context.Context
+	gate     *outputGate
+}
+
+// errCancelled is the error of a write after a signal cancelled the command.
+var errCancelled = errors.New("cancelled")
+
+// outputGate decides between a signal and the command's first result: once a signal closed
+// it, nothing more is written; once a result went out, a signal waits for the command.
+type outputGate struct {
+	mu             sync.Mutex
+	closed, opened bool
+}
+
+// open reports whether results may be written, and if so marks the writing begun.
+func (g *outputGate) open() bool {
+	if g == nil {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.opened = true
+	return true
+}
+
+// close shuts the gate unless results went out already, and reports whether it did.
+func (g *outputGate) close() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.opened {
+		return false
+	}
+	g.closed = true
+	return true
+}
+
+// gatedWriter is stdout behind the gate.
+type gatedWriter struct {
+	w io.Writer
+	g *outputGate
+}
+
+func (w gatedWriter) Write(p []byte) (int, error) {
+	if !w.g.open() {
+		return 0, errCancelled
+	}
+	return w.w.Write(p)
+}
+
+// mutedWriter is stderr, silent once a signal closed the gate: the abandoned command has
+// nothing more to say after Main's last word.
+type mutedWriter struct {
+	w io.Writer
+	g *outputGate
+}
+
+func (w mutedWriter) Write(p []byte) (int, error) {
+	w.g.mu.Lock()
+	defer w.g.mu.Unlock()
+	if w.g.closed {
+		return len(p), nil
+	}
+	return w.w.Write(p)
+}
+
+// context returns the command's context: cancelled by SIGINT, SIGTERM and SIGHUP.
+func (s *streams) context() context.Context {
+	if s.ctx == nil {
+		return context.Background()
+	}
+	return s.ctx
 }
 
 func newRoot(s *streams) *cobra.Command {
@@ -82,8 +211,10 @@ Run with no arguments, or with a FILE, in a terminal to open the workbench (the
 terminal UI); without a terminal, no arguments print this help.
 
 Exit status: 0 on success, 1 when the work fails (bad input, a conversion that cannot
-be done, a non-finite result), 2 when the command line is wrong. Every failure prints
-one line on stderr and nothing on stdout.`,
+be done accurately, a non-finite result), 2 when the command line is wrong. Every failure
+prints one line on stderr and nothing on stdout. SIGINT (Ctrl-C), SIGTERM and SIGHUP cancel
+any command at any moment before it writes its results: it prints "ssmlab: cancelled;
+nothing was written" and exits 128 + the signal's number (130 for Ctrl-C).`,
 		Version:       version(),
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
@@ -203,13 +334,7 @@ func (s *streams) write(path string, doc filters.Document) error {
 	if err != nil {
 		return failf("%s: %w", name, err)
 	}
-	if path == "-" {
-		return s.writeOut(data)
-	}
-	if err := atomicfile.WriteFile(path, data); err != nil {
-		return failf("%s: %w", path, userfile.PathErr(err))
-	}
-	return nil
+	return s.put(path, data)
 }
 
 // writeOut writes data to stdout, ending it with a newline.

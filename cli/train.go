@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -15,7 +14,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ssmlab/ssmlab/filters"
-	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
@@ -121,8 +119,8 @@ func newDistill(s *streams) *cobra.Command {
 		Long: `Distill fits a low-order filter to TARGET, in the background of nothing else: it prints
 progress on stderr (a bar on a terminal, plain lines otherwise: the step, the current loss,
 the worst channel's best relative error so far, the time taken and left) and writes the
-fitted filter (a bank when TARGET has several channels) to stdout or OUT. Ctrl-C cancels
-cleanly and writes nothing.
+fitted filter (a bank when TARGET has several channels) to stdout or OUT. Ctrl-C (or
+SIGTERM, SIGHUP) cancels at any moment, writes nothing and exits 130 (143, 129).
 
 TARGET is a filter or bank file (its impulse responses of --length samples are the
 kernels), a target file written by ssmlab import, or kernels in .npy, .npz, .safetensors or
@@ -323,16 +321,15 @@ func (s *streams) readKernels(path string, length int, tensor string) ([][]float
 	return kernels, name, nil
 }
 
-// runJob runs a job with progress on stderr, cancelled by Ctrl-C, and writes the result.
+// runJob runs a job with progress on stderr, cancelled by a signal (see Main), and writes
+// the result.
 func (s *streams) runJob(name string, spec train.Spec, job train.Job, j *jobFlags) error {
 	backend, err := backendFor(spec.Backend, s.err)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	bar := isTerminal(s.err)
-	res, err := train.Run(ctx, job, backend, func(p train.Progress) {
+	res, err := train.Run(s.context(), job, backend, func(p train.Progress) {
 		if bar {
 			const width = 30
 			filled := width * p.Step / max(p.Steps, 1)
@@ -366,8 +363,8 @@ func (s *streams) runJob(name string, spec train.Spec, job train.Job, j *jobFlag
 		if err != nil {
 			return failf("report: %w", err)
 		}
-		if err := atomicfile.WriteFile(j.report, append(data, '\n')); err != nil {
-			return failf("%s: %w", j.report, userfile.PathErr(err))
+		if err := s.put(j.report, append(data, '\n')); err != nil {
+			return err
 		}
 	}
 	if err := s.write(j.out, doc); err != nil {
