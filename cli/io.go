@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters/filterfile"
-	"github.com/ssmlab/ssmlab/filters/rtf"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
 // ssmlab import, ssmlab export and ssmlab session: moving filters and kernels between
@@ -28,52 +28,74 @@ type importOptions struct {
 	name, tensor, out, session string
 	columns, list              bool
 	truncLen                   int
+	layout                     *layoutFlags
 }
 
 func newImport(s *streams) *cobra.Command {
 	var o importOptions
 	cmd := &cobra.Command{
-		Use:   "import FILE [--tensor NAME] [--name NAME] [-o OUT | --session SESSION]",
-		Short: "Read a filter bank or kernels from NumPy, safetensors, CSV or JSON",
+		Use:   "import FILE [--layout L] [--tensor PREFIX] [--name NAME] [-o OUT | --session SESSION]",
+		Short: "Read a model's layer, a filter bank or kernels from PyTorch, safetensors, NumPy, CSV or JSON",
 		Long: `Import reads FILE ("-" reads stdin, but not CSV) and writes what it holds as an
 ssmlab JSON file to stdout, or atomically to OUT with -o, or adds it to the session file
 SESSION with --session (created if missing; its previous version is kept as SESSION.bak):
 
-  an RTF layer (tensors ab and h_0, as the RTF reference module names its parameters,
-  possibly behind a prefix such as "layers.0.filter.") in an .npz or .safetensors
-  file                              → a bank of tf filters (a filter file)
+  a model's layer, recognised by its tensor names (or named by --layout) in a PyTorch,
+  safetensors, .npz or .npy file:
+    rtf           ab, h_0 (ruke1ire/RTF)                → a bank of tf filters
+    s4d           kernel.A_real, kernel.A_imag, kernel.B, kernel.C, kernel.inv_dt, D, or
+                  kernel.log_A_real, kernel.log_dt, … (state-spaces/s4) → a diagonal bank
+    s4            kernel.P, … (S4 DPLR; C̃ undone)        → a dense bank
+    stripedhyena  poles, residues, D                     → a diagonal bank
+    hyena         pos_emb.z, implicit_filter.*, modulation.deltas, bias (safari)
+                                                         → kernels, evaluated at every position
+    lru           nu_log, theta_log, gamma_log, B_re, B_im, C_re, C_im, D
+    s5            Lambda_re, Lambda_im, B, C (or C1, C2), D, log_step
+    rotrnn        thetas, gamma_log, M, B, C, D          → banks of the SISO slices --pair
+                                                           names (default: the diagonal)
   any other array: .npy, .npz, .safetensors, PyTorch (torch.save: .pt, .bin, .ckpt),
   CSV (.csv, .tsv, .txt)            → kernels (a target file, {"name", "kernels"})
   a filter or bank file (JSON)      → itself
   a target file (JSON)              → itself
 
+A layer's tensor names may sit behind a module prefix ("layers.0.layer."); --tensor picks
+a layer by its prefix (or an array by its name) when the file holds several, and --list
+prints, as JSON, every layer detected (prefix, layout, channels, order or length, dtype and
+the options assumed) and every array. Settings a checkpoint does not record are flags whose
+defaults are the reference code's (--disc, --dt-transform, --h0, …); docs/formats.md gives
+each layout's names, shapes, formula and source. --layout kernels reads an array as
+kernels even where it belongs to a layer (with a warning).
+
 A 1-D array is one kernel; a 2-D array holds one kernel per row (per column with
 --columns; a single column is one kernel); leading dimensions of size 1 are dropped.
 A PyTorch file's pickle is read by a restricted reader that builds tensors and plain
-containers only and never runs code. float16, bfloat16, float32 and float64 arrays
-are read, little- or big-endian, in C or Fortran order; NaN and infinities are refused.
-When the file holds several arrays or layers, --tensor picks one (a tensor name, or a
-layer's prefix); --list prints what the file holds as JSON.
+containers only and never runs code. float16, bfloat16, float32, float64 and complex
+arrays are read, little- or big-endian, in C or Fortran order; NaN and infinities are
+refused.
 
 --trunc-len L undoes the truncation correction the RTF module trains its numerators with
 (b̃ = b(I − A^L)), giving the filter its recurrent form computes (get_C); give the
-module's trunc_len. docs/formats.md describes the formats and the layout.
+module's trunc_len. A safetensors file written by ssmlab export --trunc-len records it,
+and import reads it from there; a different --trunc-len is an error.
 
-On stderr, one line says what was read.`,
-		Example: `  ssmlab import checkpoint.safetensors --tensor layers.3.filter -o layer3.json
+On stderr, one line says what was read, and warnings what was left out or assumed.`,
+		Example: `  ssmlab import s4d.pt -o s4d.json
+  ssmlab import checkpoint.safetensors --tensor layers.3.filter -o layer3.json
+  ssmlab import lru.npz --pair 0,0 --pair 1,0 -o lru.json
   ssmlab import hyena_filters.npy --name "hyena L3" --session work.ssmlab
-  ssmlab import weights.npz --list`,
+  ssmlab import model.ckpt --list`,
 		Args: oneFile,
 		RunE: func(_ *cobra.Command, args []string) error { return runImport(s, args[0], o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.name, "name", "", "name the imported filter or kernels `NAME` (default: from the file and tensor)")
-	f.StringVar(&o.tensor, "tensor", "", "read the array, or the RTF layer (prefix), named `NAME`")
+	f.StringVar(&o.tensor, "tensor", "", "read the layer (its prefix) or the array named `NAME`")
 	f.BoolVar(&o.columns, "columns", false, "kernels are the columns of a 2-D array, not its rows")
 	f.IntVar(&o.truncLen, "trunc-len", 0, "undo the RTF module's truncation correction for trunc_len `L`")
 	f.StringVarP(&o.out, "output", "o", "-", "write the JSON to `OUT` instead of stdout")
 	f.StringVar(&o.session, "session", "", "add to the session file `SESSION` instead of writing JSON")
-	f.BoolVar(&o.list, "list", false, "list the arrays and RTF layers in FILE as JSON, and import nothing")
+	f.BoolVar(&o.list, "list", false, "list the layers and arrays in FILE as JSON, and import nothing")
+	o.layout = addLayoutFlags(f, false)
 	return cmd
 }
 
@@ -85,14 +107,16 @@ func runImport(s *streams, path string, o importOptions) error {
 		return fmt.Errorf("--trunc-len %d is outside [0, %d]", o.truncLen, sessions.MaxTruncLen)
 	}
 	if o.list {
-		return s.listArrays(path)
+		return s.listFile(path)
+	}
+	pairs, err := o.layout.parsePairs()
+	if err != nil {
+		return err
 	}
 	name := path
-	var (
-		it  sessions.Item
-		err error
-	)
-	opts := sessions.ImportOptions{Name: o.name, Tensor: o.tensor, Columns: o.columns, TruncLen: o.truncLen}
+	var it sessions.Item
+	opts := sessions.ImportOptions{Name: o.name, Tensor: o.tensor, Columns: o.columns, TruncLen: o.truncLen,
+		Layout: o.layout.layout, Options: o.layout.options(), Pairs: pairs}
 	if path == "-" {
 		name = stdinName
 		var data []byte
@@ -108,6 +132,9 @@ func runImport(s *streams, path string, o importOptions) error {
 	}
 	if err != nil {
 		return fail(withHint(err))
+	}
+	for _, w := range it.Warnings {
+		fmt.Fprintf(s.err, "warning: %s: %s\n", name, oneLine(w))
 	}
 	if o.session != "" {
 		return s.addToSession(o.session, name, it)
@@ -197,96 +224,73 @@ func (s *streams) put(path string, data []byte) error {
 	return nil
 }
 
-// arrayListing is what import --list prints.
-type arrayListing struct {
-	Format    string      `json:"format"`
-	Arrays    []arrayInfo `json:"arrays"`
-	RTFLayers []string    `json:"rtf_layers"`
-}
-
-type arrayInfo struct {
-	Name      string `json:"name"`
-	DType     string `json:"dtype"`
-	Shape     []int  `json:"shape"`
-	Supported bool   `json:"supported"`
-}
-
-func (s *streams) listArrays(path string) error {
-	if path == "-" {
-		return fmt.Errorf("--list needs a FILE, not stdin")
-	}
-	af, err := arrays.Open(path)
-	if err != nil {
-		return fail(err)
-	}
-	defer af.Close()
-	l := arrayListing{Format: string(af.Format), Arrays: []arrayInfo{}, RTFLayers: []string{}}
-	var names []string
-	for _, in := range af.Arrays() {
-		shape := in.Shape
-		if shape == nil {
-			shape = []int{}
-		}
-		l.Arrays = append(l.Arrays, arrayInfo{in.Name, in.DType, shape, in.Supported})
-		names = append(names, in.Name)
-	}
-	l.RTFLayers = append(l.RTFLayers, rtf.Prefixes(names)...)
-	data, err := json.Marshal(l)
-	if err != nil {
-		return failf("%s: %w", path, err)
-	}
-	return s.writeOut(data)
-}
-
 type exportOptions struct {
 	format, out, prefix, dtype string
 	ids                        []string
 	truncLen, length           int
-	compress                   bool
+	compress, force            bool
+	layout                     *layoutFlags
 }
 
 func newExport(s *streams) *cobra.Command {
 	var o exportOptions
 	cmd := &cobra.Command{
-		Use:   "export SOURCE [--format npz|safetensors|json|csv|npy] -o OUT [--id ID]...",
-		Short: "Write filters and kernels as NumPy, safetensors, JSON or CSV",
+		Use:   "export SOURCE [--layout rtf|s4d|stripedhyena] -o OUT [--id ID]...",
+		Short: "Write filters in a model's layout (PyTorch, safetensors, NumPy), or as JSON or CSV",
 		Long: `Export writes the filters and kernels of SOURCE — a session file, or any file
 ssmlab import reads — to OUT ("-" for stdout), atomically. --format defaults to OUT's
-extension. From a session, --id ID (an ID or a name; repeatable) picks items; by default
-every filter and target is exported.
+extension (.pt, .pth and .bin are PyTorch files). From a session, --id ID (an ID or a name;
+repeatable) picks items; by default every filter and target is exported.
 
-  npz, safetensors   every item. A filter or bank is written in the layout of the RTF
-                     reference module, ready for its load_state_dict: ab, shape (2·D, N),
-                     the D denominators a₁…a_N then the D numerators b₁…b_N, and h_0,
-                     shape (D) (forms other than tf are converted first; the accuracy is
-                     printed as by convert). Kernels are written as "kernels". With several
-                     items, each item's names start with its ID ("f1.ab", "t2.kernels");
-                     --prefix P puts P before every name ("layers.0.filter.").
+  pt, safetensors,   every item. A filter or bank is written in the layout --layout names,
+  npz                with exactly the tensor names, shapes and dtypes the model's code
+                     loads with load_state_dict(strict=True) (--prefix P puts the module's
+                     prefix before them, "layers.0.filter."):
+                       rtf (default)  ab (2·D, N): the D denominators a₁…a_N, then the D
+                                      numerators b₁…b_N; h_0 (D) (ruke1ire/RTF)
+                       s4d            kernel.inv_dt, kernel.A_real, kernel.A_imag,
+                                      kernel.B, kernel.C, D (SSMKernelDiag in FFTConv;
+                                      --variant minimal: models/s4/s4d.py's names)
+                       stripedhyena   poles, residues (D, state_size, 1, 2), D
+                     Forms are converted first (tf for rtf, diagonal for the modal layouts;
+                     the accuracy is printed as by convert): a modal bank goes to s4d or
+                     stripedhyena as poles and residues, never through polynomial
+                     coefficients, so a modal fit keeps its accuracy in float32. Kernels
+                     are written as "kernels". With several items, each item's names
+                     start with its ID ("f1.ab", "t2.kernels").
   json               one item: a filter or bank file, or a target file.
   csv, npy           one item: its kernels, or a filter's impulse response (--length
                      samples; one row per channel of a bank).
 
---dtype float32 writes float32 arrays (default float64, exact). --trunc-len L stores the
-RTF numerators as the module trains them for trunc_len L (b̃ = b(I − A^L)), so that its
-convolution reproduces the filter; see docs/formats.md. Export then reads the RTF tensors
-back as the module's recurrent inference (get_C) would, rounded to --dtype with the
-correction undone, and prints how closely they give each filter's impulse response: a
-warning above 1e-6, as when float32 moves crowded poles out of the unit circle.`,
-		Example: `  ssmlab export layer.json -o layer.safetensors --prefix layers.0.filter. --trunc-len 1024
+--dtype writes float64 (the default, exact), float32 or, to pt and safetensors, bfloat16.
+--trunc-len L stores the RTF numerators as the module trains them for trunc_len L
+(b̃ = b(I − A^L)), so that its convolution reproduces the filter; a safetensors file
+records it for import. See docs/formats.md.
+
+The read-back check: export reads the tensors back as the model's code would — rounded
+to --dtype, the RTF correction undone as its get_C does — and prints how closely they give
+each filter's impulse response. Beyond the documented limit (relative error 1e-6), or when
+a stable filter reads back unstable, it exits 1 and writes nothing; --force writes anyway,
+with the warnings, and exits 0.`,
+		Example: `  ssmlab export fit.json --layout stripedhyena --dtype float32 -o filter.pt --prefix blocks.3.filter.
+  ssmlab export layer.json -o layer.safetensors --prefix layers.0.filter. --trunc-len 1024
   ssmlab export work.ssmlab --id "hyena L3" -o targets.npz
   ssmlab export bank.json --format csv --length 512 -o impulses.csv`,
 		Args: oneFile,
 		RunE: func(_ *cobra.Command, args []string) error { return runExport(s, args[0], o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "", "the `FORMAT`: npz, safetensors, json, csv or npy (default: from OUT's extension)")
+	f.StringVar(&o.format, "format", "", "the `FORMAT`: pt, safetensors, npz, json, csv or npy (default: from OUT's extension)")
 	f.StringVarP(&o.out, "output", "o", "", "write to `OUT` (\"-\" for stdout; required)")
 	f.StringArrayVar(&o.ids, "id", nil, "export the session item `ID` (an ID or a name; repeatable)")
-	f.StringVar(&o.prefix, "prefix", "", "put `P` before every tensor name (npz, safetensors)")
-	f.StringVar(&o.dtype, "dtype", "float64", "the element type of npz, safetensors and npy: `float64` or float32")
+	f.StringVar(&o.prefix, "prefix", "", "put `P` before every tensor name (pt, safetensors, npz)")
+	f.StringVar(&o.prefix, "tensor-prefix", "", "the same as --prefix")
+	f.StringVar(&o.dtype, "dtype", "float64", "the element type of pt, safetensors, npz and npy: `float64`, float32, or bfloat16 (pt, safetensors)")
+	f.BoolVar(&o.force, "force", false, "write the file even when the read-back check fails (with the warnings)")
 	f.IntVar(&o.truncLen, "trunc-len", 0, "store RTF numerators with the truncation correction for trunc_len `L`")
 	f.IntVar(&o.length, "length", sessions.DefaultLength, "samples of a filter's impulse response for csv and npy (`L`)")
 	f.BoolVar(&o.compress, "compress", false, "deflate an npz file (as numpy.savez_compressed)")
+	o.layout = addLayoutFlags(f, true)
 	return cmd
 }
 
@@ -297,7 +301,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if o.format == "" {
 		o.format = strings.TrimPrefix(strings.ToLower(filepath.Ext(o.out)), ".")
 		if o.format == "" || o.out == "-" {
-			return fmt.Errorf("--format is required when OUT has no extension (npz, safetensors, json, csv or npy)")
+			return fmt.Errorf("--format is required when OUT has no extension (pt, safetensors, npz, json, csv or npy)")
 		}
 	}
 	format, err := sessions.ParseExportFormat(o.format)
@@ -305,8 +309,17 @@ func runExport(s *streams, src string, o exportOptions) error {
 		return fmt.Errorf("--format: %v", err)
 	}
 	dt, err := arrays.ParseDType(o.dtype)
-	if err != nil || (dt != arrays.Float32 && dt != arrays.Float64) {
-		return fmt.Errorf("--dtype %q: want float64 or float32", o.dtype)
+	if err != nil || (dt != arrays.Float32 && dt != arrays.Float64 && dt != arrays.BFloat16) {
+		return fmt.Errorf("--dtype %q: want float64, float32 or bfloat16", o.dtype)
+	}
+	if dt == arrays.BFloat16 && format != sessions.ExportTorch && format != sessions.ExportSafetensors {
+		return fmt.Errorf("--dtype bfloat16: %s has no bfloat16 (pt and safetensors have)", format)
+	}
+	var lay layouts.Layout
+	if o.layout.layout != "" {
+		if lay, err = layouts.ParseLayout(o.layout.layout); err != nil || !isExportLayout(lay) {
+			return fmt.Errorf("--layout %q: want %s", o.layout.layout, layoutNames(layouts.ExportLayouts))
+		}
 	}
 	if o.truncLen < 0 || o.truncLen > sessions.MaxTruncLen {
 		return fmt.Errorf("--trunc-len %d is outside [0, %d]", o.truncLen, sessions.MaxTruncLen)
@@ -320,6 +333,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 	}
 	out, err := sessions.Export(items, sessions.ExportOptions{
 		Format: format, DType: dt, Prefix: o.prefix, TruncLen: o.truncLen, Length: o.length, Compress: o.compress,
+		Layout: lay, Options: o.layout.options(),
 	})
 	if err != nil {
 		if len(items) > 1 && (format == sessions.ExportJSON || format == sessions.ExportCSV || format == sessions.ExportNPY) {
@@ -327,14 +341,17 @@ func runExport(s *streams, src string, o exportOptions) error {
 		}
 		return failf("%s: %w", src, err)
 	}
-	if err := s.put(o.out, out.Data); err != nil {
-		return err
-	}
 	if len(out.Reports) > 0 {
 		summarize(s.err, out.Reports, true)
 	}
 	for _, c := range out.ReadBack {
 		readBackLine(s.err, c)
+	}
+	if out.Failed() && !o.force {
+		return exportFailed()
+	}
+	if err := s.put(o.out, out.Data); err != nil {
+		return err
 	}
 	what := make([]string, len(items))
 	for i, it := range items {
@@ -348,8 +365,8 @@ func runExport(s *streams, src string, o exportOptions) error {
 	return nil
 }
 
-// readBackLine says how closely an exported RTF layer gives its filter's impulse responses,
-// as a warning when it loses more than filters.MaxRelError.
+// readBackLine says how closely an exported layer gives its filter's impulse responses, as
+// a warning when it fails the check (sessions.ReadBackCheck.Failed).
 func readBackLine(w io.Writer, c sessions.ReadBackCheck) {
 	text, warn := c.Summary("--dtype float64")
 	if warn {

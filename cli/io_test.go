@@ -36,7 +36,7 @@ func TestImportRTFLayer(t *testing.T) {
 	if err != nil || doc.Bank == nil || len(doc.Bank.Channels) != 3 || doc.Bank.Form() != filters.FormTF || doc.Name != "rtf:layers.0.filter" {
 		t.Fatalf("stdout is not the bank: %v\n%s", err, r.stdout)
 	}
-	if !strings.HasPrefix(r.stderr, "imported ") || !strings.Contains(r.stderr, `RTF layer "layers.0.filter."`) || strings.Count(r.stderr, "\n") != 1 {
+	if !strings.HasPrefix(r.stderr, "imported ") || !strings.Contains(r.stderr, `rtf layer layers.0.filter: ab (6, 4) F32`) || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 }
@@ -73,19 +73,29 @@ func TestImportList(t *testing.T) {
 	r := run(t, "", "import", filepath.Join(numpyDir, "rtf.safetensors"), "--list")
 	var l struct {
 		Format string `json:"format"`
+		Layers []struct {
+			Prefix   string            `json:"prefix"`
+			Layout   string            `json:"layout"`
+			Channels int               `json:"channels"`
+			Order    int               `json:"order"`
+			DType    string            `json:"dtype"`
+			Options  map[string]string `json:"options"`
+		} `json:"layers"`
 		Arrays []struct {
 			Name      string `json:"name"`
 			DType     string `json:"dtype"`
 			Shape     []int  `json:"shape"`
 			Supported bool   `json:"supported"`
 		} `json:"arrays"`
-		RTFLayers []string `json:"rtf_layers"`
 	}
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &l) != nil {
 		t.Fatalf("%v", r)
 	}
-	if l.Format != "safetensors" || len(l.Arrays) != 4 || l.Arrays[3].Supported || !slices.Equal(l.RTFLayers, []string{"layers.0.filter."}) {
-		t.Errorf("listing %+v", l)
+	if l.Format != "safetensors" || len(l.Arrays) != 4 || l.Arrays[3].Supported || len(l.Layers) != 1 {
+		t.Fatalf("listing %+v", l)
+	}
+	if y := l.Layers[0]; y.Prefix != "layers.0.filter." || y.Layout != "rtf" || y.Channels != 3 || y.Order != 4 || y.DType != "F32" || y.Options["h0"] != "once" {
+		t.Errorf("layer %+v", y)
 	}
 }
 
@@ -294,9 +304,19 @@ func TestExportReadBack(t *testing.T) {
 		{crowded, "float32", "--dtype float64 may hold it"},
 	} {
 		in := writeDoc(t, dir, "f.json", filters.Document{Name: "x", Filter: tc.filter})
-		r := run(t, "", "export", in, "-o", filepath.Join(dir, "f.npz"), "--dtype", tc.dtype, "--trunc-len", "512")
-		if r.code != 0 || !strings.Contains(r.stderr, tc.want) || (tc.dtype == "float64") == strings.Contains(r.stderr, "warning") {
-			t.Errorf("%s: want %q and a warning only for float32:\n%v", tc.dtype, tc.want, r)
+		out := filepath.Join(t.TempDir(), "f.npz")
+		r := run(t, "", "export", in, "-o", out, "--dtype", tc.dtype, "--trunc-len", "512")
+		_, statErr := os.Stat(out)
+		ok := tc.dtype == "float64"
+		if (r.code == 0) != ok || (statErr == nil) != ok || !strings.Contains(r.stderr, tc.want) || ok == strings.Contains(r.stderr, "warning") {
+			t.Errorf("%s: want %q, and for float32 a warning, exit 1 and no file:\n%v", tc.dtype, tc.want, r)
+		}
+		if !ok {
+			// --force writes it anyway, with the warning, and exits 0.
+			r = run(t, "", "export", in, "-o", out, "--dtype", tc.dtype, "--trunc-len", "512", "--force")
+			if _, err := os.Stat(out); r.code != 0 || err != nil || !strings.Contains(r.stderr, tc.want) {
+				t.Errorf("%s --force: %v (file: %v)", tc.dtype, r, err)
+			}
 		}
 	}
 }

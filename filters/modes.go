@@ -43,3 +43,23 @@ func NewDiagonalRealPart(poles, residues []complex128, h0 float64) (*Diagonal, e
 // a pole as real: the tolerance Validate applies to a real pole (conjTol·1e-3), well above the
 // rounding of e^{Δtλ} at Δt·Im λ = kπ (1.2e-16 for S4D-Lin at Δt = 0.1).
 const realPoleTol = conjTol * 1e-3
+
+// HalfModes is the inverse of NewDiagonalRealPart: it returns one pole of each conjugate
+// pair of f (the one with a positive imaginary part) with twice its residue, and each real
+// pole with its residue, so that f's impulse response is h[t] = Re Σₙ rₙ·pₙ^(t-1) for t ≥ 1.
+// A pole whose imaginary part is within rounding of 0 (as Validate judges) counts as real.
+func HalfModes(f *Diagonal) (poles, residues []complex128) {
+	modes, err := pairModes(f.Poles, f.Residues)
+	if err != nil {
+		panic("filters: HalfModes of an invalid Diagonal: " + err.Error())
+	}
+	for _, m := range modes {
+		r := m.residue
+		if m.pair {
+			r *= 2
+		}
+		poles = append(poles, m.pole)
+		residues = append(residues, r)
+	}
+	return poles, residues
+}

@@ -87,3 +87,30 @@ func TestZOHRealPoleMerge(t *testing.T) {
 		}
 	}
 }
+
+// TestHalfModes: HalfModes inverts NewDiagonalRealPart.
+func TestHalfModes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 10 {
+		n := 1 + rng.IntN(6)
+		poles := make([]complex128, n)
+		res := make([]complex128, n)
+		for i := range poles {
+			poles[i] = cmplx.Rect(0.2+0.7*rng.Float64(), math.Pi*rng.Float64())
+			res[i] = complex(rng.NormFloat64(), rng.NormFloat64())
+		}
+		poles[0], res[0] = -0.5, 0.25
+		f, err := NewDiagonalRealPart(poles, res, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, r := HalfModes(f)
+		g, err := NewDiagonalRealPart(p, r, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := relErr(g.Impulse(40), f.Impulse(40)); e > 1e-14 || len(p) != n {
+			t.Errorf("%d half modes (want %d); round trip off by %.3g", len(p), n, e)
+		}
+	}
+}

@@ -33,18 +33,3 @@ func ExampleSession() {
 	// f1 1 filter, 1 target, 0 jobs dirty: true
 	// leaky: tf filter of order 1 dirty: false
 }
-
-func ExampleExportRTF() {
-	// Two channels of order 2, in the layout of the RTF reference module: ab holds the
-	// denominators, then the numerators; h_0 the direct terms.
-	c0, _ := filters.NewTransferFunction([]float64{-1, 0.5}, []float64{0, 0.5}, 0)
-	c1, _ := filters.NewTransferFunction([]float64{-0.5, 0}, []float64{1, 0}, 0.25)
-	bank, _ := filters.NewBank([]filters.Filter{c0, c1})
-	tensors, _, _ := sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{Prefix: "layers.0."})
-	for _, t := range tensors {
-		fmt.Println(t.Name, arrays.ShapeString(t.Array.Shape), t.Array.Data)
-	}
-	// Output:
-	// layers.0.ab (4, 2) [-1 0.5 -0.5 0 0 0.5 1 0]
-	// layers.0.h_0 (2,) [0 0.25]
-}

@@ -2,7 +2,6 @@ package rtf
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -226,37 +225,6 @@ func ReadBack(chans []filters.Filter, l *Layer, truncLen int) (worst float64, ch
 	if len(back.Channels) != len(chans) {
 		panic("rtf: layer and filters differ in channels")
 	}
-	n = truncLen
-	if n == 0 {
-		rho := 0.0
-		for _, f := range chans {
-			r, err := filters.SpectralRadius(f)
-			if err != nil {
-				r = math.NaN()
-			}
-			rho = max(rho, r)
-		}
-		n = filters.ReportLength(rho)
-	}
-	// Both impulse responses of every channel cost Σ (N_c² for dense, N_c otherwise + N) a
-	// sample; a long trunc_len on a large dense bank is compared over fewer samples.
-	perSample := 0.0
-	for c, f := range chans {
-		k := float64(f.Order())
-		if _, dense := f.(*filters.Dense); dense {
-			k *= k
-		}
-		perSample += k + float64(back.Channels[c].Order()) + 1
-	}
-	n = max(1, min(n, int(float64(maxReadBackWork)/perSample)))
-	for c, f := range chans {
-		e := filters.RelDiff(f.Impulse(n), back.Channels[c].Impulse(n))
-		if math.IsNaN(e) || math.IsInf(e, 0) {
-			e = math.MaxFloat64
-		}
-		if e > worst {
-			worst, channel = e, c
-		}
-	}
+	worst, channel, n = filters.CompareBanks(chans, back.Channels, truncLen, maxReadBackWork)
 	return worst, channel, n, nil
 }

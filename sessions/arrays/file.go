@@ -178,6 +178,15 @@ func (af *File) Read(name string) (*Array, error) {
 	return decodeNPYData(af.npy, raw)
 }
 
+// ReadInt reads an integer scalar of a torch.save file (a buffer such as S4's l_kernel);
+// other formats do not hold one ssmlab reads.
+func (af *File) ReadInt(name string) (int64, error) {
+	if af.torch == nil {
+		return 0, unsupportedf("%s: integer tensors are read from torch.save files only", af.Format)
+	}
+	return af.torch.ReadInt(name)
+}
+
 // Close closes the file (a no-op for OpenReader's).
 func (af *File) Close() error {
 	if af.c == nil {

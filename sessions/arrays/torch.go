@@ -571,6 +571,31 @@ func (t *Torch) Read(name string) (*Array, error) {
 	return a, nil
 }
 
+// ReadInt reads an integer tensor of one element (a buffer such as S4's l_kernel).
+func (t *Torch) ReadInt(name string) (int64, error) {
+	tt, ok := t.tensors[name]
+	if !ok {
+		return 0, notFound(name, t.infos)
+	}
+	n, _ := checkShape(tt.size)
+	dt := torchDTypes[tt.storage.dtype]
+	if n != 1 || (dt.name != "int64" && dt.name != "int32") {
+		return 0, unsupportedf("torch: tensor %q is not one int64 or int32", name)
+	}
+	raw, err := t.readStorage(tt.storage.key, tt.offset*int64(dt.size), int64(dt.size))
+	if err != nil {
+		return 0, within(err, fmt.Sprintf("torch: tensor %q", name))
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if t.big {
+		order = binary.BigEndian
+	}
+	if dt.size == 4 {
+		return int64(int32(order.Uint32(raw))), nil
+	}
+	return int64(order.Uint64(raw)), nil
+}
+
 func (t *Torch) shapeOf(tt *torchTensor, d DType) []int {
 	shape := append([]int{}, tt.size...)
 	if d.components() == 2 {

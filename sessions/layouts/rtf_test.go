@@ -1,19 +1,20 @@
-package sessions_test
+package layouts_test
 
 import (
 	"errors"
 	"math"
 	"math/cmplx"
-	"path/filepath"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 
 	"github.com/ssmlab/ssmlab/filters"
-	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
 // moduleTol bounds max|k_module − h| / max|h| when the RTF module's FFT kernel is emulated in
@@ -75,9 +76,9 @@ func relMaxDiff(got, want []float64) float64 {
 func TestRTFTruncationMatchesModule(t *testing.T) {
 	bank := tfBank(t, 11, 4, 6)
 	for _, L := range []int{32, 33, 64, 200} {
-		named, _ := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{TruncLen: L}))
+		named, _ := must2(exportRTF(filters.Document{Bank: bank}, "", L))
 		k := moduleKernel(t, named[0].Array, named[1].Array, L)
-		raw, _ := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{}))
+		raw, _ := must2(exportRTF(filters.Document{Bank: bank}, "", 0))
 		kRaw := moduleKernel(t, raw[0].Array, raw[1].Array, L)
 		m := L + L%2
 		for c, f := range bank.Channels {
@@ -97,6 +98,82 @@ func TestRTFTruncationMatchesModule(t *testing.T) {
 	}
 }
 
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// randomTF returns a stable transfer function of order n: poles of modulus ≤ 0.9 in
+// conjugate pairs (and one real pole for odd n), a random numerator and direct term.
+func randomTF(t testing.TB, rng *rand.Rand, n int) *filters.TransferFunction {
+	t.Helper()
+	poly := []complex128{1}
+	mul := func(r complex128) {
+		next := make([]complex128, len(poly)+1)
+		for i, c := range poly {
+			next[i] += c
+			next[i+1] -= c * r
+		}
+		poly = next
+	}
+	for len(poly)-1 < n {
+		rho, th := 0.3+0.6*rng.Float64(), math.Pi*rng.Float64()
+		if n-(len(poly)-1) == 1 {
+			mul(complex(rho*math.Cos(th), 0))
+			continue
+		}
+		p := complex(rho*math.Cos(th), rho*math.Sin(th))
+		mul(p)
+		mul(complex(real(p), -imag(p)))
+	}
+	a := make([]float64, n)
+	b := make([]float64, n)
+	for i := range a {
+		a[i] = real(poly[i+1])
+		b[i] = rng.NormFloat64()
+	}
+	return must(filters.NewTransferFunction(a, b, rng.NormFloat64()))
+}
+
+// tfBank returns a bank of d stable transfer functions of order n, from a fixed seed.
+func tfBank(t testing.TB, seed uint64, d, n int) *filters.Bank {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	chans := make([]filters.Filter, d)
+	for i := range chans {
+		chans[i] = randomTF(t, rng, n)
+	}
+	return must(filters.NewBank(chans))
+}
+
+// denseFilter is an order-3 dense filter with distinct poles, so every form can hold it.
+func denseFilter(t testing.TB) *filters.Dense {
+	return must(filters.NewDense([][]float64{
+		{0.5, -0.3, 0.1},
+		{0.3, 0.5, 0.2},
+		{0, 0.1, -0.4},
+	}, []float64{1, 0.5, 1}, []float64{0.2, 1, -0.7}, 0.1))
+}
+
+func truncOpt(l int) layouts.Options {
+	return layouts.Options{Values: map[string]string{"trunc-len": strconv.Itoa(l)}}
+}
+
+func exportRTF(doc filters.Document, prefix string, l int) ([]arrays.Named, []filters.Report, error) {
+	return layouts.Export(doc, layouts.RTF, truncOpt(l), prefix)
+}
+
+func importRTF(ab, h0, scalar *arrays.Array, l int) (*filters.Bank, error) {
+	src := layouts.NamedSource{{Name: "ab", Array: ab}, {Name: "h_0", Array: h0}}
+	if scalar != nil {
+		src = append(src, arrays.Named{Name: "scalar", Array: scalar})
+	}
+	r, err := layouts.Import(src, layouts.Layer{Layout: layouts.RTF}, truncOpt(l))
+	return r.Bank, err
+}
+
 func must2[A, B any](a A, b B, err error) (A, B) {
 	if err != nil {
 		panic(err)
@@ -107,14 +184,14 @@ func must2[A, B any](a A, b B, err error) (A, B) {
 func TestRTFRoundTrip(t *testing.T) {
 	bank := tfBank(t, 12, 8, 16)
 	for _, L := range []int{0, 128, 1001} {
-		named, reports := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{Prefix: "layers.3.", TruncLen: L}))
+		named, reports := must2(exportRTF(filters.Document{Bank: bank}, "layers.3.", L))
 		if reports != nil {
 			t.Error("a tf bank was converted")
 		}
 		if named[0].Name != "layers.3.ab" || named[1].Name != "layers.3.h_0" || !slices.Equal(named[0].Array.Shape, []int{16, 16}) || !slices.Equal(named[1].Array.Shape, []int{8}) {
 			t.Fatalf("tensors %s %v, %s %v", named[0].Name, named[0].Array.Shape, named[1].Name, named[1].Array.Shape)
 		}
-		back := must(sessions.ImportRTF(named[0].Array, named[1].Array, nil, sessions.RTFOptions{TruncLen: L}))
+		back := must(importRTF(named[0].Array, named[1].Array, nil, L))
 		for c := range bank.Channels {
 			want, got := bank.Channels[c].(*filters.TransferFunction), back.Channels[c].(*filters.TransferFunction)
 			if L == 0 {
@@ -152,8 +229,8 @@ func TestRTFRoundTripSlowDecay(t *testing.T) {
 		chans = append(chans, tf)
 	}
 	bank := must(filters.NewBank(chans))
-	named, _ := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{TruncLen: L}))
-	back, err := sessions.ImportRTF(named[0].Array, named[1].Array, nil, sessions.RTFOptions{TruncLen: L})
+	named, _ := must2(exportRTF(filters.Document{Bank: bank}, "", L))
+	back, err := importRTF(named[0].Array, named[1].Array, nil, L)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +248,7 @@ func TestRTFExportConvertsAndPads(t *testing.T) {
 	d3 := denseFilter(t)
 	d1 := must(filters.NewDense([][]float64{{0.5}}, []float64{1}, []float64{2}, 0.25))
 	bank := must(filters.NewBank([]filters.Filter{d3, d1}))
-	named, reports := must2(sessions.ExportRTF(filters.Document{Bank: bank}, sessions.RTFOptions{}))
+	named, reports := must2(exportRTF(filters.Document{Bank: bank}, "", 0))
 	if len(reports) != 2 {
 		t.Errorf("%d reports, want 2", len(reports))
 	}
@@ -182,14 +259,14 @@ func TestRTFExportConvertsAndPads(t *testing.T) {
 	if row := ab.Rows()[1]; row[1] != 0 || row[2] != 0 || row[0] != -0.5 {
 		t.Errorf("the order-1 denominator is %v, want [-0.5 0 0]", row)
 	}
-	back := must(sessions.ImportRTF(ab, named[1].Array, nil, sessions.RTFOptions{}))
+	back := must(importRTF(ab, named[1].Array, nil, 0))
 	for c, f := range bank.Channels {
 		if e := relMaxDiff(back.Channels[c].Impulse(64), f.Impulse(64)); e > 1e-12 {
 			t.Errorf("channel %d: impulse differs by %.3g", c, e)
 		}
 	}
 	// A single filter is a bank of one channel.
-	named, _ = must2(sessions.ExportRTF(filters.Document{Filter: d1}, sessions.RTFOptions{}))
+	named, _ = must2(exportRTF(filters.Document{Filter: d1}, "", 0))
 	if !slices.Equal(named[0].Array.Shape, []int{2, 1}) || named[1].Array.Data[0] != 0.25 {
 		t.Errorf("single filter: %v %v", named[0].Array.Shape, named[1].Array.Data)
 	}
@@ -202,7 +279,7 @@ func TestRTFSharedDenominatorsAndMontel(t *testing.T) {
 		{1, 0}, {0, 1}, {1, 1}, {2, 0}, // numerators
 	}))
 	h0 := arrays.Vector([]float64{0, 0.1, 0.2, 0.3})
-	bank := must(sessions.ImportRTF(ab, h0, nil, sessions.RTFOptions{}))
+	bank := must(importRTF(ab, h0, nil, 0))
 	want := [][]float64{{-0.5, 0.1}, {-0.5, 0.1}, {0.2, 0.3}, {0.2, 0.3}}
 	for c, f := range bank.Channels {
 		tf := f.(*filters.TransferFunction)
@@ -212,7 +289,7 @@ func TestRTFSharedDenominatorsAndMontel(t *testing.T) {
 	}
 	// The l1_montel constraint divides each denominator by Σ|a| + |scalar| + 1e-6.
 	scalar := arrays.Vector([]float64{0.4, -1})
-	bank = must(sessions.ImportRTF(ab, h0, scalar, sessions.RTFOptions{}))
+	bank = must(importRTF(ab, h0, scalar, 0))
 	if got, want := bank.Channels[2].(*filters.TransferFunction).Den[1], 0.3/(0.5+1+1e-6); got != want {
 		t.Errorf("constrained a₂ = %v, want %v", got, want)
 	}
@@ -223,82 +300,63 @@ func TestRTFImportErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		ab, h0, sc *arrays.Array
-		o          sessions.RTFOptions
+		o          int
 		want       string
 	}{
-		{"rows not D + num_a", ab, arrays.Vector([]float64{1, 2}), nil, sessions.RTFOptions{}, "num_a dividing D"},
-		{"num_a not dividing", ab, arrays.Vector([]float64{1, 2, 3}), nil, sessions.RTFOptions{}, "num_a dividing D"},
-		{"1-D ab", arrays.Vector([]float64{1, 2}), arrays.Vector([]float64{1}), nil, sessions.RTFOptions{}, "want (num_a + D, N)"},
-		{"2-D h_0", ab, ab, nil, sessions.RTFOptions{}, "want (D)"},
-		{"scalar shape", ab, arrays.Vector([]float64{1, 2, 3, 4}), arrays.Vector([]float64{1, 2}), sessions.RTFOptions{}, "want (1)"},
-		{"trunc_len", ab, arrays.Vector([]float64{1, 2, 3, 4}), nil, sessions.RTFOptions{TruncLen: -1}, "trunc_len -1"},
+		{"rows not D + num_a", ab, arrays.Vector([]float64{1, 2}), nil, 0, "num_a dividing D"},
+		{"num_a not dividing", ab, arrays.Vector([]float64{1, 2, 3}), nil, 0, "num_a dividing D"},
+		{"1-D ab", arrays.Vector([]float64{1, 2}), arrays.Vector([]float64{1}), nil, 0, "want ab of shape (num_a + D, N)"},
+		{"2-D h_0", ab, ab, nil, 0, "want (D)"},
+		{"scalar shape", ab, arrays.Vector([]float64{1, 2, 3, 4}), arrays.Vector([]float64{1, 2}), 0, "want (num_a) = (1)"},
 	} {
-		_, err := sessions.ImportRTF(tc.ab, tc.h0, tc.sc, tc.o)
-		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+		_, err := importRTF(tc.ab, tc.h0, tc.sc, tc.o)
+		if !errors.Is(err, layouts.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
 	}
 	// A pole on the unit circle: the correction cannot be undone.
 	marginal := must(arrays.FromRows([][]float64{{-1}, {1}}))
-	if _, err := sessions.ImportRTF(marginal, arrays.Vector([]float64{0}), nil, sessions.RTFOptions{TruncLen: 16}); !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "condition number") {
+	if _, err := importRTF(marginal, arrays.Vector([]float64{0}), nil, 16); !errors.Is(err, layouts.ErrInvalid) || !strings.Contains(err.Error(), "condition number") {
 		t.Errorf("marginal pole: %v", err)
 	}
 	// An unstable filter's correction overflows.
 	unstable := must(filters.NewTransferFunction([]float64{-1e10}, []float64{1}, 0))
-	if _, _, err := sessions.ExportRTF(filters.Document{Filter: unstable}, sessions.RTFOptions{TruncLen: 1000}); err == nil || !strings.Contains(err.Error(), "overflows") {
+	if _, _, err := exportRTF(filters.Document{Filter: unstable}, "", 1000); err == nil || !strings.Contains(err.Error(), "overflows") {
 		t.Errorf("unstable export: %v", err)
 	}
 }
 
 func TestFindRTF(t *testing.T) {
-	names := []string{"step", "layers.0.filter.ab", "layers.0.filter.h_0", "layers.1.filter.ab", "layers.1.filter.h_0", "layers.1.norm.weight", "lonely.ab"}
-	if _, _, err := sessions.FindRTF(names, ""); err == nil {
+	infos := func(names ...string) []arrays.Info {
+		var out []arrays.Info
+		for _, n := range names {
+			shape := []int{2}
+			if strings.HasSuffix(n, "ab") {
+				shape = []int{4, 3}
+			}
+			out = append(out, arrays.Info{Name: n, DType: "<f8", Shape: shape, Supported: true})
+		}
+		return out
+	}
+	names := infos("step", "layers.0.filter.ab", "layers.0.filter.h_0", "layers.1.filter.ab", "layers.1.filter.h_0", "layers.1.norm.weight", "lonely.ab")
+	if _, err := layouts.Find(names, "", ""); err == nil {
 		t.Error("two layers without a choice should be ambiguous")
-	} else if ce := (*sessions.ChoiceError)(nil); !errors.As(err, &ce) || len(ce.Names) != 2 {
+	} else if ce := (*layouts.ChoiceError)(nil); !errors.As(err, &ce) || len(ce.Layers) != 2 {
 		t.Errorf("ChoiceError: %v", err)
 	}
 	for _, want := range []string{"layers.1.filter.", "layers.1.filter", "layers.1.filter.ab", "layers.1.filter.h_0"} {
-		if p, ok, err := sessions.FindRTF(names, want); p != "layers.1.filter." || !ok || err != nil {
-			t.Errorf("FindRTF(%q) = %q %v %v", want, p, ok, err)
+		if l, err := layouts.Find(names, "", want); l.Prefix != "layers.1.filter." || l.Layout != layouts.RTF || err != nil {
+			t.Errorf("Find(%q) = %+v %v", want, l, err)
 		}
 	}
-	if _, ok, _ := sessions.FindRTF(names, "layers.1.norm.weight"); ok {
+	if _, err := layouts.Find(names, "", "layers.1.norm.weight"); err == nil {
 		t.Error("a plain tensor was taken for a layer")
 	}
-	if p, ok, _ := sessions.FindRTF([]string{"ab", "h_0"}, ""); p != "" || !ok {
+	if l, err := layouts.Find(infos("ab", "h_0"), "", ""); l.Prefix != "" || err != nil {
 		t.Error("the bare layout was not found")
 	}
-	if _, ok, _ := sessions.FindRTF([]string{"xab", "xh_0"}, ""); ok {
+	if _, err := layouts.Find(infos("xab", "xh_0"), "", ""); err == nil {
 		t.Error(`"xab" is not a layer's "ab"`)
-	}
-}
-
-// TestGoldenRTF imports the RTF layer NumPy saved (rtf.npz) and the one in a safetensors
-// checkpoint built to the published format, and checks the bank against the values NumPy
-// recorded; exporting it again as float32 reproduces the file's tensors bit for bit.
-func TestGoldenRTF(t *testing.T) {
-	exp := loadGolden(t)
-	for _, tc := range []struct{ file, prefix string }{{"rtf.npz", ""}, {"rtf.safetensors", "layers.0.filter."}} {
-		it := must(sessions.Import(filepath.Join(goldenDir, tc.file), sessions.ImportOptions{}))
-		if it.Entry == nil || it.Entry.Bank == nil {
-			t.Fatalf("%s: imported %+v", tc.file, it)
-		}
-		ab, h0 := exp[tc.file][tc.prefix+"ab"], exp[tc.file][tc.prefix+"h_0"]
-		d, n := len(h0.Data), ab.Shape[1]
-		for c, f := range it.Entry.Bank.Channels {
-			tf := f.(*filters.TransferFunction)
-			if !slices.Equal(tf.Den, ab.Data[c*n:(c+1)*n]) || !slices.Equal(tf.Num, ab.Data[(d+c)*n:(d+c+1)*n]) || tf.H0 != h0.Data[c] {
-				t.Errorf("%s channel %d differs from NumPy's values", tc.file, c)
-			}
-		}
-		if !strings.Contains(it.Note, "RTF layer") {
-			t.Errorf("note %q", it.Note)
-		}
-		b := must(sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportNPZ, DType: arrays.Float32})).Data
-		z := must(arrays.OpenNPZ(bytesReader(b), int64(len(b))))
-		if got := must(z.Read("ab")); !slices.Equal(got.Data, ab.Data) {
-			t.Errorf("%s: re-exported ab differs", tc.file)
-		}
 	}
 }
 
@@ -319,9 +377,9 @@ func TestReadBack(t *testing.T) {
 		// the unit circle amplifies it (measured: 4e-6)
 		{arrays.Float32, L, 1e-9, 1e-4},
 	} {
-		o := sessions.RTFOptions{TruncLen: tc.trunc}
-		tensors, _ := must2(sessions.ExportRTF(doc, o))
-		worst, _, n, err := sessions.ReadBack(doc, tensors, tc.dt, o)
+		tensors, _ := must2(exportRTF(doc, "", tc.trunc))
+		c, err := layouts.ReadBack(doc, tensors, tc.dt, layouts.RTF, truncOpt(tc.trunc), "")
+		worst, n := c.RelError, c.Length
 		if err != nil || worst < tc.min || worst > tc.max {
 			t.Errorf("%v, trunc_len %d: read back to %.3g (err %v), want it in [%g, %g]", tc.dt, tc.trunc, worst, err, tc.min, tc.max)
 		}
@@ -340,12 +398,12 @@ func TestReadBack(t *testing.T) {
 	}
 	crowded := filters.Document{Filter: must(filters.NewDiagonal(poles, res, 0))}
 	for _, trunc := range []int{0, 1024} {
-		o := sessions.RTFOptions{TruncLen: trunc}
-		tensors, reports, err := sessions.ExportRTF(crowded, o)
+		tensors, reports, err := exportRTF(crowded, "", trunc)
 		if err != nil {
 			continue // refusing is as good as saying so
 		}
-		worst, _, _, err := sessions.ReadBack(crowded, tensors, arrays.Float64, o)
+		c, err := layouts.ReadBack(crowded, tensors, arrays.Float64, layouts.RTF, truncOpt(trunc), "")
+		worst := c.RelError
 		if err == nil && worst < 1e-3 {
 			t.Errorf("trunc_len %d: crowded poles read back to %.3g; the conversion reported %.3g", trunc, worst, reports[0].RelError)
 		}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+)
+
+// layoutFlags are the flags of a layer's layout and its options (layouts.OptionList), one
+// --NAME each, shared by import and export.
+type layoutFlags struct {
+	layout string
+	values map[string]*string
+	pairs  []string
+	flags  *pflag.FlagSet
+}
+
+// addLayoutFlags registers --layout and the layout options (--pair for import).
+func addLayoutFlags(f *pflag.FlagSet, export bool) *layoutFlags {
+	lf := &layoutFlags{values: map[string]*string{}, flags: f}
+	if export {
+		f.StringVar(&lf.layout, "layout", "", "write filters in the layout `L`: "+layoutNames(layouts.ExportLayouts)+" (default rtf)")
+	} else {
+		f.StringVar(&lf.layout, "layout", "", "read a layer of layout `L` ("+layoutNames(layouts.Layouts)+"), or kernels to read an array as kernels (default: the layer detected)")
+		f.StringArrayVar(&lf.pairs, "pair", nil, "read the slice from input IN to output OUT of a MIMO layer (lru, s5, rotrnn; 0-based; repeatable; default: the diagonal)")
+	}
+	for _, o := range layouts.OptionList {
+		// The command's own --trunc-len; export's --length is the samples of csv and npy
+		// (the s4d option --length is for dss, which export does not write).
+		if o.Name == "trunc-len" || export && o.Name == "length" {
+			continue
+		}
+		var applies []string
+		for _, l := range layouts.Layouts {
+			if _, ok := o.Defaults[l]; ok && (!export || isExportLayout(l)) {
+				applies = append(applies, string(l))
+			}
+		}
+		if len(applies) == 0 {
+			continue
+		}
+		v := new(string)
+		lf.values[o.Name] = v
+		f.StringVar(v, o.Name, "", fmt.Sprintf("(%s) %s", strings.Join(applies, ", "), o.Help))
+	}
+	return lf
+}
+
+func isExportLayout(l layouts.Layout) bool {
+	for _, e := range layouts.ExportLayouts {
+		if e == l {
+			return true
+		}
+	}
+	return false
+}
+
+func layoutNames(ls []layouts.Layout) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = string(l)
+	}
+	return strings.Join(s, ", ")
+}
+
+// options returns the option values given on the command line.
+func (lf *layoutFlags) options() map[string]string {
+	m := map[string]string{}
+	for name, v := range lf.values {
+		if lf.flags.Changed(name) {
+			m[name] = *v
+		}
+	}
+	return m
+}
+
+// parsePairs reads --pair OUT,IN values.
+func (lf *layoutFlags) parsePairs() ([][2]int, error) {
+	var out [][2]int
+	for _, p := range lf.pairs {
+		a, b, ok := strings.Cut(p, ",")
+		o, err1 := strconv.Atoi(strings.TrimSpace(a))
+		i, err2 := strconv.Atoi(strings.TrimSpace(b))
+		if !ok || err1 != nil || err2 != nil || o < 0 || i < 0 {
+			return nil, fmt.Errorf("--pair %q: want OUT,IN, two 0-based indices such as 0,3", p)
+		}
+		out = append(out, [2]int{o, i})
+	}
+	return out, nil
+}
+
+// listing is what import --list prints: the layers detected, then every array.
+type listing struct {
+	Format string           `json:"format"`
+	Root   string           `json:"root,omitempty"`
+	Layers []layouts.Layer  `json:"layers"`
+	Arrays []arrayListEntry `json:"arrays"`
+}
+
+type arrayListEntry struct {
+	Name      string `json:"name"`
+	DType     string `json:"dtype"`
+	Shape     []int  `json:"shape"`
+	Supported bool   `json:"supported"`
+}
+
+func (s *streams) listFile(path string) error {
+	if path == "-" {
+		return fmt.Errorf("--list needs a FILE, not stdin")
+	}
+	if err := sessionFileError(path); err != nil {
+		return err
+	}
+	af, err := arrays.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer af.Close()
+	infos := af.Arrays()
+	l := listing{Format: string(af.Format), Root: af.Root(), Layers: layouts.Detect(infos), Arrays: []arrayListEntry{}}
+	if l.Layers == nil {
+		l.Layers = []layouts.Layer{}
+	}
+	for _, in := range infos {
+		shape := in.Shape
+		if shape == nil {
+			shape = []int{}
+		}
+		l.Arrays = append(l.Arrays, arrayListEntry{in.Name, in.DType, shape, in.Supported})
+	}
+	data, err := json.Marshal(l)
+	if err != nil {
+		return failf("%s: %w", path, err)
+	}
+	return s.writeOut(data)
+}
+
+// exportFailed says why an export wrote nothing: a read-back check beyond the limit.
+func exportFailed() error {
+	return failf("nothing was written: the tensors do not hold the filters to the documented accuracy (relative error 1e-6, stable filters staying stable); --force writes them anyway")
+}

@@ -1,0 +1,50 @@
+package filters
+
+import "math"
+
+// CompareBanks measures how closely the filters got give the impulse responses of want,
+// channel by channel: the worst relative L2 difference (RelDiff; math.MaxFloat64 for an
+// overflow), its channel, and the samples compared. It compares n samples, or
+// ReportLength(ρ) for the largest spectral radius ρ of want when n is 0, and fewer where
+// that many would cost more than maxWork multiply-adds (a sample costs N² for a dense
+// channel of order N, N for the other forms). It panics if the banks differ in length.
+func CompareBanks(want, got []Filter, n, maxWork int) (worst float64, channel, samples int) {
+	if len(want) != len(got) {
+		panic("filters: CompareBanks of banks of different lengths")
+	}
+	if n == 0 {
+		rho := 0.0
+		for _, f := range want {
+			r, err := SpectralRadius(f)
+			if err != nil {
+				r = math.NaN()
+			}
+			rho = max(rho, r)
+		}
+		n = ReportLength(rho)
+	}
+	perSample := 0.0
+	for c, f := range want {
+		perSample += sampleCost(f) + sampleCost(got[c]) + 1
+	}
+	n = max(1, min(n, int(float64(maxWork)/perSample)))
+	for c, f := range want {
+		e := RelDiff(f.Impulse(n), got[c].Impulse(n))
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			e = math.MaxFloat64
+		}
+		if e > worst {
+			worst, channel = e, c
+		}
+	}
+	return worst, channel, n
+}
+
+// sampleCost is the multiply-adds of one sample of f's impulse response.
+func sampleCost(f Filter) float64 {
+	k := float64(f.Order())
+	if _, dense := f.(*Dense); dense {
+		k *= k
+	}
+	return k
+}

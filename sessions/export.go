@@ -1,0 +1,353 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+)
+
+// ExportFormat names a format Export writes.
+type ExportFormat string
+
+// The export formats.
+const (
+	ExportJSON        ExportFormat = "json"
+	ExportNPZ         ExportFormat = "npz"
+	ExportSafetensors ExportFormat = "safetensors"
+	ExportNPY         ExportFormat = "npy"
+	ExportCSV         ExportFormat = "csv"
+	// ExportTorch is a torch.save file (.pt): an OrderedDict of tensors, a state_dict.
+	ExportTorch ExportFormat = "pt"
+)
+
+// ExportFormats lists the export formats.
+var ExportFormats = []ExportFormat{ExportNPZ, ExportSafetensors, ExportTorch, ExportJSON, ExportCSV, ExportNPY}
+
+// DefaultLength is the number of impulse-response samples a filter exports to CSV or .npy.
+const DefaultLength = 1024
+
+// MaxLength is the largest ExportOptions.Length.
+const MaxLength = 1 << 20
+
+// ExportOptions choose how Export writes.
+type ExportOptions struct {
+	Format ExportFormat
+	// DType is the element type of .npy, .npz, .safetensors and .pt files: arrays.Float64
+	// (the zero value), arrays.Float32, or arrays.BFloat16 (safetensors and .pt).
+	DType arrays.DType
+	// Layout is the layout filters are written in to .npz, .safetensors and .pt files
+	// (layouts.ExportLayouts; layouts.RTF when empty), and Options its settings by name
+	// (layouts.OptionList: h0, variant, disc, …).
+	Layout  layouts.Layout
+	Options map[string]string
+	// Prefix is put before every tensor name in .npz and .safetensors files.
+	Prefix string
+	// TruncLen stores RTF numerators with the truncation correction for the layer's
+	// trunc_len (the RTF paper, eq. 13).
+	TruncLen int
+	// Length is the number of impulse-response samples of a filter exported to CSV or
+	// .npy (DefaultLength when 0).
+	Length int
+	// Compress deflates an .npz file.
+	Compress bool
+}
+
+// Exported is what Export wrote and what it measured.
+type Exported struct {
+	Data []byte
+	// Reports are those of the conversions to the tf form that the RTF layout needed.
+	Reports []filters.Report
+	// ReadBack has, for each filter or bank written in a layout, how closely the tensors as
+	// written (rounded to the dtype, read back as the model's code reads them) give its
+	// impulse responses (layouts.ReadBack).
+	ReadBack []ReadBackCheck
+}
+
+// Failed reports whether any read-back check failed (ReadBackCheck.Failed).
+func (e Exported) Failed() bool {
+	for _, c := range e.ReadBack {
+		if c.Failed() {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadBackCheck is layouts.ReadBack's measure for one item: the worst channel's relative L2
+// error over Length samples, the channels that were stable and read back unstable, or Err
+// when the tensors cannot be read back, for tensors of Layout and DType written with
+// TruncLen.
+type ReadBackCheck struct {
+	Item     string
+	RelError float64
+	Channel  int
+	Length   int
+	Unstable []int
+	Err      error
+	Layout   layouts.Layout
+	DType    arrays.DType
+	TruncLen int
+}
+
+// Failed reports whether the tensors cannot be read back, or read back outside the
+// documented accuracy of a conversion (filters.Report.Inaccurate: a relative error above
+// filters.MaxRelError, or a stable channel made unstable).
+func (c ReadBackCheck) Failed() bool {
+	return c.Err != nil || filters.Report{RelError: c.RelError, BecameUnstable: len(c.Unstable) > 0}.Inaccurate()
+}
+
+// Summary says how closely the tensors read back, in the words the CLI and the workbench
+// both print; warn is true when they lose more than filters.MaxRelError or cannot be read
+// back. float64Option is how the caller's user asks for float64 tensors ("--dtype float64"),
+// offered when float32 is what lost the digits.
+func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
+	how := "as " + c.DType.String()
+	if c.Layout != "" && c.Layout != layouts.RTF {
+		how = fmt.Sprintf("in the %s layout as %s", c.Layout, c.DType)
+	}
+	if c.TruncLen > 0 {
+		how += fmt.Sprintf(" (trunc_len %d)", c.TruncLen)
+	}
+	advice := ""
+	if c.DType != arrays.Float64 {
+		advice = "; " + float64Option + " may hold it"
+		if c.Layout == layouts.RTF || c.Layout == "" {
+			advice = "; the s4d or stripedhyena layout keeps the poles out of polynomial coefficients, or " + float64Option + " may hold it"
+		}
+	}
+	rel := fmt.Sprintf("%.2g", c.RelError)
+	if c.RelError >= math.MaxFloat64 {
+		rel = "overflow"
+	}
+	switch {
+	case c.Err != nil:
+		msg := strings.TrimPrefix(c.Err.Error(), ErrInvalid.Error()+": ")
+		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+		return fmt.Sprintf("cannot be read back %s: %s%s", how, msg, advice), true
+	case len(c.Unstable) > 0:
+		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s over %d samples)%s", how, c.Unstable[0], len(c.Unstable), rel, c.Length, advice), true
+	case c.RelError > filters.MaxRelError:
+		return fmt.Sprintf("reads back %s to relative error %s over %d samples (channel %d)%s", how, rel, c.Length, c.Channel, advice), true
+	}
+	return fmt.Sprintf("reads back %s to relative error %s over %d samples", how, rel, c.Length), false
+}
+
+// Export encodes items in a format:
+//
+//   - json: one item, as a filter file (docs/formats.md) or a target file;
+//   - npz, safetensors, pt: every item; a filter or bank in o.Layout (layouts.Export: the
+//     RTF layout's ab and h_0 by default), a target as its kernels (tensor "kernels").
+//     With several items, each item's tensor names start with its ID and a dot ("f1.ab",
+//     "t2.kernels");
+//   - csv, npy: one item: a target's kernels, or a filter's impulse response (Length
+//     samples, one row per channel of a bank).
+//
+// For filters written in a layout it also reads the tensors back (layouts.ReadBack) and
+// reports how closely they give the filters' impulse responses; Exported.Failed says whether
+// that is beyond the documented limit, which the caller decides what to do about.
+func Export(items []Item, o ExportOptions) (Exported, error) {
+	if len(items) == 0 {
+		return Exported{}, invalidf("nothing to export")
+	}
+	for _, it := range items {
+		if (it.Entry == nil) == (it.Target == nil) {
+			return Exported{}, invalidf("an Item holds an Entry or a Target")
+		}
+	}
+	if o.Length == 0 {
+		o.Length = DefaultLength
+	}
+	if o.Length < 1 || o.Length > MaxLength {
+		return Exported{}, invalidf("length %d is outside [1, %d]", o.Length, MaxLength)
+	}
+	one := func() error {
+		if len(items) != 1 {
+			return invalidf("%s holds one item, not %d: choose one", o.Format, len(items))
+		}
+		return nil
+	}
+	switch o.Format {
+	case ExportJSON:
+		if err := one(); err != nil {
+			return Exported{}, err
+		}
+		if e := items[0].Entry; e != nil {
+			b, err := filterfile.Marshal(e.Document())
+			return Exported{Data: b}, err
+		}
+		b, err := MarshalTarget(items[0].Target)
+		return Exported{Data: b}, err
+	case ExportCSV, ExportNPY:
+		if err := one(); err != nil {
+			return Exported{}, err
+		}
+		a, err := itemArray(items[0], o.Length)
+		if err != nil {
+			return Exported{}, err
+		}
+		if o.Format == ExportCSV {
+			b, err := arrays.EncodeCSV(a)
+			return Exported{Data: b}, err
+		}
+		b, err := arrays.EncodeNPY(a, o.DType)
+		return Exported{Data: b}, err
+	case ExportNPZ, ExportSafetensors, ExportTorch:
+		lay := o.Layout
+		if lay == "" {
+			lay = layouts.RTF
+		}
+		lo := layouts.Options{Values: maps.Clone(o.Options)}
+		if lo.Values == nil {
+			lo.Values = map[string]string{}
+		}
+		if o.TruncLen > 0 {
+			if lay != layouts.RTF {
+				return Exported{}, invalidf("trunc_len applies to the rtf layout, not to %s", lay)
+			}
+			lo.Values["trunc-len"] = strconv.Itoa(o.TruncLen)
+		}
+		var (
+			named   []arrays.Named
+			reports []filters.Report
+			checks  []ReadBackCheck
+		)
+		for i, it := range items {
+			prefix := o.Prefix
+			if len(items) > 1 {
+				key := strconv.Itoa(i)
+				if it.Entry != nil && it.Entry.ID != "" {
+					key = it.Entry.ID
+				} else if it.Target != nil && it.Target.ID != "" {
+					key = it.Target.ID
+				}
+				prefix += key + "."
+			}
+			if it.Entry != nil {
+				doc := it.Entry.Document()
+				tensors, reps, err := layouts.Export(doc, lay, lo, prefix)
+				if err != nil {
+					if errors.Is(err, layouts.ErrInvalid) || errors.Is(err, filters.ErrInvalid) {
+						err = inputError{err}
+					}
+					return Exported{}, itemErr(it, err)
+				}
+				c := ReadBackCheck{Item: itemName(it), Layout: lay, DType: o.DType, TruncLen: o.TruncLen}
+				rb, err := layouts.ReadBack(doc, tensors, o.DType, lay, lo, prefix)
+				c.RelError, c.Channel, c.Length, c.Unstable, c.Err = rb.RelError, rb.Channel, rb.Length, rb.Unstable, err
+				checks = append(checks, c)
+				named = append(named, tensors...)
+				reports = append(reports, reps...)
+				continue
+			}
+			if it.Target.Kernels == nil {
+				return Exported{}, itemErr(it, invalidf("its kernels are not loaded: %v", it.Target.Err))
+			}
+			named = append(named, arrays.Named{Name: prefix + KernelsTensor, Array: it.Target.Kernels})
+		}
+		switch o.Format {
+		case ExportNPZ:
+			b, err := arrays.EncodeNPZ(named, arrays.NPZOptions{DType: o.DType, Compress: o.Compress})
+			return Exported{Data: b, Reports: reports, ReadBack: checks}, err
+		case ExportTorch:
+			b, err := arrays.EncodeTorch(named, arrays.TorchOptions{DType: o.DType})
+			return Exported{Data: b, Reports: reports, ReadBack: checks}, err
+		}
+		meta := map[string]string{"producer": "ssmlab"}
+		if o.TruncLen > 0 {
+			meta["trunc_len"] = strconv.Itoa(o.TruncLen)
+		}
+		if len(checks) > 0 {
+			meta["layout"] = string(lay)
+		}
+		b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: o.DType, Metadata: meta})
+		return Exported{Data: b, Reports: reports, ReadBack: checks}, err
+	}
+	return Exported{}, invalidf("unknown export format %q (want npz, safetensors, pt, json, csv or npy)", o.Format)
+}
+
+func itemErr(it Item, err error) error {
+	return fmt.Errorf("%s: %w", itemName(it), err)
+}
+
+// itemName names an item in messages: its ID and quoted name, or its quoted name.
+func itemName(it Item) string {
+	name, id := "", ""
+	if it.Entry != nil {
+		name, id = it.Entry.Name, it.Entry.ID
+	} else {
+		name, id = it.Target.Name, it.Target.ID
+	}
+	if id != "" {
+		return fmt.Sprintf("%s (%q)", id, name)
+	}
+	return strconv.Quote(name)
+}
+
+// itemArray returns a target's kernels, or a filter's impulse response of length samples:
+// (length) for a filter, (channels, length) for a bank.
+func itemArray(it Item, length int) (*arrays.Array, error) {
+	if it.Target != nil {
+		if it.Target.Kernels == nil {
+			return nil, itemErr(it, invalidf("its kernels are not loaded: %v", it.Target.Err))
+		}
+		return it.Target.Kernels, nil
+	}
+	e := it.Entry
+	chans := []filters.Filter{e.Filter}
+	shape := []int{length}
+	if e.Bank != nil {
+		chans = e.Bank.Channels
+		shape = []int{len(chans), length}
+	}
+	if len(chans)*length > arrays.MaxElements {
+		return nil, itemErr(it, invalidf("%d channels of %d samples exceed the limit of %d values", len(chans), length, arrays.MaxElements))
+	}
+	data := make([]float64, 0, len(chans)*length)
+	for c, f := range chans {
+		h := f.Impulse(length)
+		for t, x := range h {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return nil, itemErr(it, fmt.Errorf("%w: channel %d: the impulse response is not finite at sample %d (the filter is unstable)", ErrInvalid, c, t))
+			}
+		}
+		data = append(data, h...)
+	}
+	return arrays.New(shape, data)
+}
+
+// ExportFile writes Export's output to path atomically (a temporary file in the same
+// directory, synced and renamed over path).
+func ExportFile(path string, items []Item, o ExportOptions) (Exported, error) {
+	out, err := Export(items, o)
+	if err != nil {
+		return out, err
+	}
+	if err := atomicfile.WriteFile(path, out.Data); err != nil {
+		return out, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
+	return out, nil
+}
+
+// ParseExportFormat returns the format named s.
+func ParseExportFormat(s string) (ExportFormat, error) {
+	for _, f := range ExportFormats {
+		if string(f) == s {
+			return f, nil
+		}
+	}
+	switch s {
+	case "pth", "bin", "ckpt":
+		return ExportTorch, nil
+	}
+	return "", errors.New("unknown export format " + strconv.Quote(s) + " (want npz, safetensors, pt, json, csv or npy)")
+}

@@ -1,0 +1,123 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+)
+
+// Kernels, as ImportOptions.Layout, reads an array as kernels even where it belongs to a
+// layer.
+const Kernels = "kernels"
+
+// findLayer returns the layer to import from a file's arrays, or false when the arrays are
+// to be read as kernels: no layout asked for and either no layer detected, or a tensor asked
+// for that is no layer's.
+func findLayer(infos []arrays.Info, o ImportOptions) (layouts.Layer, bool, error) {
+	if o.Layout == Kernels {
+		return layouts.Layer{}, false, nil
+	}
+	var lay layouts.Layout
+	if o.Layout != "" {
+		var err error
+		if lay, err = layouts.ParseLayout(o.Layout); err != nil {
+			detected := "no layer of a known layout"
+			if ls := layouts.Detect(infos); len(ls) > 0 {
+				detected = (&layouts.ChoiceError{Layers: ls}).List()
+			}
+			return layouts.Layer{}, false, inputf("%v (or kernels); the file holds %s", err, detected)
+		}
+	}
+	l, err := layouts.Find(infos, lay, o.Tensor)
+	switch nf := (*layouts.NotFoundError)(nil); {
+	case err == nil:
+		return l, true, nil
+	case errors.As(err, &nf) && lay == "" && (o.Tensor != "" || len(nf.Detected) == 0):
+		return layouts.Layer{}, false, nil
+	}
+	return layouts.Layer{}, false, inputError{err}
+}
+
+// inputError marks an error of package layouts as one of ErrInvalid without adding to its
+// message, which names the tensor or option at fault.
+type inputError struct{ err error }
+
+func (e inputError) Error() string   { return e.err.Error() }
+func (e inputError) Unwrap() []error { return []error{ErrInvalid, e.err} }
+
+func inputf(format string, args ...any) error { return inputError{fmt.Errorf(format, args...)} }
+
+// importLayer reads a model's layer (package layouts) as a bank, or as kernels (hyena,
+// StripedHyena's short filters). An RTF layer's trunc_len comes from the file's metadata
+// when export wrote it there; a different ImportOptions.TruncLen is an error.
+func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions) (Item, error) {
+	lo := layouts.Options{Values: maps.Clone(o.Options), Pairs: o.Pairs}
+	if lo.Values == nil {
+		lo.Values = map[string]string{}
+	}
+	var notes []string
+	if o.TruncLen > 0 {
+		if l.Layout != layouts.RTF {
+			return Item{}, inputf("--trunc-len applies to the rtf layout, not to %s", l.Layout)
+		}
+		lo.Values["trunc-len"] = strconv.Itoa(o.TruncLen)
+	}
+	if meta, ok := af.Metadata()["trunc_len"]; ok && l.Layout == layouts.RTF {
+		m, err := strconv.Atoi(meta)
+		if err != nil || m < 0 || m > MaxTruncLen {
+			return Item{}, inputf("the file's metadata says trunc_len %q: want an integer in [0, %d]", meta, MaxTruncLen)
+		}
+		switch {
+		case o.TruncLen == 0:
+			lo.Values["trunc-len"] = meta
+			notes = append(notes, fmt.Sprintf("trunc_len %d from the file's metadata", m))
+		case o.TruncLen != m:
+			return Item{}, inputf("--trunc-len %d conflicts with trunc_len %d in the file's metadata (written by export with its numerators corrected for %d): drop --trunc-len", o.TruncLen, m, m)
+		}
+	}
+	r, err := layouts.Import(af, l, lo)
+	if err != nil {
+		return Item{}, inputError{err}
+	}
+	name := o.Name
+	if name == "" {
+		name = stem
+		if p := strings.TrimRight(l.Prefix, "./"); p != "" {
+			name += ":" + p
+		}
+	}
+	note := fmt.Sprintf("%s layer: %s", l.Layout, r.Note)
+	if p := strings.TrimRight(l.Prefix, "./"); p != "" {
+		note = fmt.Sprintf("%s layer %s: %s", l.Layout, p, r.Note)
+	}
+	if len(notes) > 0 {
+		note += "; " + strings.Join(notes, "; ")
+	}
+	if root := af.Root(); root != "" {
+		note += fmt.Sprintf(" (from the checkpoint's %q)", root)
+	}
+	it := Item{Note: note, Warnings: r.Warnings}
+	if r.Bank != nil {
+		it.Entry = &Entry{Name: name, Bank: r.Bank}
+		return it, nil
+	}
+	if err := checkKernels(r.Kernels); err != nil {
+		return Item{}, err
+	}
+	it.Target = &Target{Name: name, Kernels: r.Kernels}
+	return it, nil
+}
+
+// parameterWarning says that an array read as kernels is a layout's parameter.
+func parameterWarning(name string) string {
+	lay, param, ok := layouts.ParameterOf(name)
+	if !ok || len(param) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%q is named as the %s parameter of a %s layer, not kernels; it was read as kernels because it was asked for by name (--layout %s reads the layer)", name, param, lay, lay)
+}

@@ -1,0 +1,180 @@
+package layouts
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// Export returns the tensors of a filter or bank (a single filter is a bank of one channel)
+// in a layout of ExportLayouts, named prefix + the names the module's load_state_dict
+// expects. For rtf, channels are converted to the tf form (rtf.FromBank); for the modal
+// layouts, s4d and stripedhyena, to the diagonal form, and the modes go to the layout as
+// poles and residues, never through polynomial coefficients. The conversions' reports are
+// returned. Channels of lower order are padded with coefficients or modes that change
+// nothing.
+func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]arrays.Named, []filters.Report, error) {
+	switch lay {
+	case RTF, S4D, StripedHyena:
+	default:
+		return nil, nil, fmt.Errorf("%w: export writes the layouts %s, not %s", ErrNotFound, joinLayouts(ExportLayouts), lay)
+	}
+	if err := o.check(lay); err != nil {
+		return nil, nil, err
+	}
+	bank := doc.Bank
+	if doc.Filter != nil {
+		bank = &filters.Bank{Channels: []filters.Filter{doc.Filter}}
+	}
+	if bank == nil || len(bank.Channels) == 0 {
+		return nil, nil, invalidf("nothing to export: the document holds no filter")
+	}
+	if lay == RTF {
+		return exportRTF(bank, o, prefix)
+	}
+	var reports []filters.Report
+	if bank.Form() != filters.FormDiagonal {
+		var err error
+		if bank, reports, err = filters.ConvertBank(bank, filters.FormDiagonal); err != nil {
+			return nil, nil, fmt.Errorf("the %s layout holds modes: %w", lay, err)
+		}
+	}
+	half := make([][2][]complex128, len(bank.Channels))
+	width := 0
+	for c, f := range bank.Channels {
+		d, ok := f.(*filters.Diagonal)
+		if !ok {
+			return nil, nil, invalidf("channel %d is %s after conversion to diagonal", c, f.Form())
+		}
+		p, r := filters.HalfModes(d)
+		for i, pole := range p {
+			if cmplx.Abs(pole) < 1e-300 {
+				return nil, nil, invalidf("channel %d: pole %d is 0, which the %s layout cannot hold (it takes the poles' logarithms)", c, i, lay)
+			}
+		}
+		half[c] = [2][]complex128{p, r}
+		width = max(width, len(p))
+	}
+	if lay == StripedHyena {
+		out, err := exportStripedHyena(bank, half, width, prefix)
+		return out, reports, err
+	}
+	out, err := exportS4D(bank, half, width, o, prefix)
+	return out, reports, err
+}
+
+// exportStripedHyena writes poles and residues (hidden, state_size, 1, 2) and D (hidden),
+// for a ParallelHyenaFilter with hyena_filter_groups = 1: its kernel is Re Σ r·pᵗ from t = 0,
+// so r = r½/p for each half mode, and D takes the rest of h[0].
+func exportStripedHyena(bank *filters.Bank, half [][2][]complex128, width int, prefix string) ([]arrays.Named, error) {
+	h := len(bank.Channels)
+	poles := make([]float64, h*width*2)
+	res := make([]float64, h*width*2)
+	d := make([]float64, h)
+	for c, hm := range half {
+		d[c] = bank.Channels[c].(*filters.Diagonal).H0
+		for k := range width {
+			p, r := complex(0.5, 0), complex(0, 0) // padding: a mode with no residue
+			if k < len(hm[0]) {
+				p = hm[0][k]
+				r = hm[1][k] / p
+				d[c] -= real(r)
+			}
+			i := (c*width + k) * 2
+			poles[i], poles[i+1] = real(p), imag(p)
+			res[i], res[i+1] = real(r), imag(r)
+		}
+	}
+	return named(prefix, []string{"poles", "residues", "D"},
+		[][]int{{h, width, 1, 2}, {h, width, 1, 2}, {h}}, poles, res, d)
+}
+
+// exportS4D writes an S4D layer with Δt = 1 and B = 1 (variant ssm: SSMKernelDiag in FFTConv,
+// names kernel.inv_dt, kernel.A_real, kernel.A_imag, kernel.B, kernel.C and D; variant
+// minimal: models/s4/s4d.py, kernel.log_dt, kernel.log_A_real, kernel.A_imag, kernel.C and
+// D). The layer keeps the member q of each pair with Im q ≤ 0 (S4's convention) and adds
+// its conjugate: K[t] = 2·Re Σ C̃·qᵗ with C̃ = conj(r½)/(2q), and C = C̃ / factor(disc).
+func exportS4D(bank *filters.Bank, half [][2][]complex128, width int, o Options, prefix string) ([]arrays.Named, error) {
+	variant := o.get(S4D, "variant")
+	disc := o.get(S4D, "disc")
+	if disc == "dss" || variant == "minimal" && disc != "zoh" {
+		return nil, invalidf("export writes the s4d layout with disc zoh or bilinear (the minimal variant: zoh only), not %s", disc)
+	}
+	reT, imT, dtT := o.get(S4D, "real-transform"), o.get(S4D, "imag-transform"), o.get(S4D, "dt-transform")
+	if variant == "minimal" {
+		reT, imT, dtT = "exp", "none", "exp"
+	}
+	const dt = 1.0
+	h := len(bank.Channels)
+	aRe := make([]float64, h*width)
+	aIm := make([]float64, h*width)
+	cs := make([]float64, h*width*2)
+	d := make([]float64, h)
+	for c, hm := range half {
+		d[c] = bank.Channels[c].(*filters.Diagonal).H0
+		for k := range width {
+			lam, ct := complex(-1, 0), complex(0, 0) // padding: a mode with no residue
+			if k < len(hm[0]) {
+				q := cmplx.Conj(hm[0][k])
+				if imag(q) == 0 && real(q) < 0 {
+					lam = complex(math.Log(-real(q)), -math.Pi)
+				} else {
+					lam = cmplx.Log(q)
+				}
+				if disc == "bilinear" {
+					lam = 2 * (q - 1) / (q + 1)
+				}
+				ct = cmplx.Conj(hm[1][k]) / (2 * q)
+				d[c] -= 2 * real(ct)
+			}
+			_, fac, err := discretizeMode(disc, lam, dt, 0)
+			if err != nil {
+				return nil, fmt.Errorf("channel %d, mode %d: %w", c, k, err)
+			}
+			cv := ct / fac
+			i := c*width + k
+			if variant == "minimal" {
+				aIm[i] = imag(lam) // A = −exp(log_A_real) + i·A_imag
+			} else if aIm[i], err = inverseTransform(-imag(lam), imT); err != nil {
+				return nil, invalidf("channel %d, mode %d: −Im A = %v", c, k, err)
+			}
+			if aRe[i], err = inverseTransform(-real(lam), reT); err != nil {
+				return nil, invalidf("channel %d, mode %d: −Re A = %v (a pole on or outside the unit circle; --real-transform none holds any sign)", c, k, err)
+			}
+			cs[2*i], cs[2*i+1] = real(cv), imag(cv)
+		}
+	}
+	invDt, err := inverseTransform(dt, dtT)
+	if err != nil {
+		return nil, invalidf("Δt = 1: %v", err)
+	}
+	dts := make([]float64, h)
+	for i := range dts {
+		dts[i] = invDt
+	}
+	if variant == "minimal" {
+		return named(prefix, []string{"kernel.log_dt", "kernel.log_A_real", "kernel.A_imag", "kernel.C", "D"},
+			[][]int{{h}, {h, width}, {h, width}, {h, width, 2}, {h}}, dts, aRe, aIm, cs, d)
+	}
+	ones := make([]float64, h*width*2)
+	for i := 0; i < len(ones); i += 2 {
+		ones[i] = 1
+	}
+	return named(prefix, []string{"kernel.inv_dt", "kernel.A_real", "kernel.A_imag", "kernel.B", "kernel.C", "D"},
+		[][]int{{h, 1}, {h, width}, {h, width}, {1, h, width, 2}, {1, h, width, 2}, {1, h}}, dts, aRe, aIm, ones, cs, d)
+}
+
+func named(prefix string, names []string, shapes [][]int, data ...[]float64) ([]arrays.Named, error) {
+	out := make([]arrays.Named, len(names))
+	for i, n := range names {
+		a, err := arrays.New(shapes[i], data[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n, err)
+		}
+		out[i] = arrays.Named{Name: prefix + n, Array: a}
+	}
+	return out, nil
+}

@@ -1,0 +1,195 @@
+package layouts
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// The Hyena layout (HazyResearch/safari src/models/sequence/hyena.py, HyenaFilter): an
+// implicit filter, evaluated here at every stored position t of the positional embedding:
+//
+//	h = implicit_filter(z)               Linear → Sin → (Linear → Sin)… → Linear (no bias)
+//	h = h · (exp(−t·|deltas|) + shift)   ExponentialModulation (when modulate)
+//	h = h / ‖h‖₁ over t                  (when normalized)
+//
+// where Sin(x) = sin(freq ⊙ x) with one freq shared by every Sin of the stack, z and t are
+// pos_emb's buffers (1, L, emb_dim) and (1, L, 1), and the bias is the direct term that
+// fftconv_ref adds (y = h * u + bias ⊙ u). Channel c's kernel is h[:, c] with bias[c]
+// added at t = 0.
+
+func init() { impls[Hyena] = hyenaLayout{} }
+
+type hyenaLayout struct{}
+
+func (hyenaLayout) params() []string {
+	return []string{"pos_emb.z", "pos_emb.t", "modulation.deltas", "bias", "implicit_filter.0.weight"}
+}
+
+func (hyenaLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
+	z := shapeOf(in, p+"pos_emb.z", 3)
+	if z == nil || shapeOf(in, p+"implicit_filter.0.weight", 2) == nil {
+		return Layer{}, false
+	}
+	l := Layer{Length: z[1], DType: in[p+"pos_emb.z"].DType, Options: map[string]string{"modulate": "true", "shift": "0", "normalized": "false", "bias": "true"}}
+	if d := shapeOf(in, p+"modulation.deltas", 3); d != nil {
+		l.Channels = d[2]
+	}
+	return l, true
+}
+
+// stage is one module of the implicit filter: a Linear (w, b) or a Sin (freq).
+type stage struct {
+	w, b, freq *arrays.Array
+	in, out    int
+}
+
+func (hyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
+	zShape := []int{1, -1, -1}
+	z, err := t.get("pos_emb.z", "(1, L, emb_dim)", zShape)
+	if err != nil {
+		return Result{}, err
+	}
+	stored, emb := zShape[1], zShape[2]
+	tt, err := t.get("pos_emb.t", "(1, L, 1)", []int{1, stored, 1})
+	if err != nil {
+		return Result{}, err
+	}
+	length := stored
+	if n := o.int(Hyena, "length"); n > 0 {
+		if n > stored {
+			return Result{}, invalidf("--length %d is beyond the %d positions pos_emb holds", n, stored)
+		}
+		length = n
+	}
+	// The implicit_filter's modules by index: Linear (weight, bias) or Sin (freq).
+	idx := map[int]bool{}
+	pre := t.prefix + "implicit_filter."
+	for name := range t.infos {
+		if rest, ok := strings.CutPrefix(name, pre); ok {
+			if i, err := strconv.Atoi(strings.SplitN(rest, ".", 2)[0]); err == nil {
+				idx[i] = true
+			}
+		}
+	}
+	order := make([]int, 0, len(idx))
+	for i := range idx {
+		order = append(order, i)
+	}
+	sort.Ints(order)
+	var stages []stage
+	width := emb
+	for _, i := range order {
+		base := fmt.Sprintf("implicit_filter.%d.", i)
+		switch {
+		case t.has(base + "weight"):
+			shape := []int{-1, width}
+			w, err := t.get(base+"weight", fmt.Sprintf("(out, %d)", width), shape)
+			if err != nil {
+				return Result{}, err
+			}
+			s := stage{w: w, in: width, out: shape[0]}
+			if t.has(base + "bias") {
+				if s.b, err = t.get(base+"bias", "(out)", []int{shape[0]}); err != nil {
+					return Result{}, err
+				}
+			}
+			stages = append(stages, s)
+			width = shape[0]
+		case t.has(base + "freq"):
+			f, err := t.get(base+"freq", "(1, width)", []int{1, width})
+			if err != nil {
+				return Result{}, err
+			}
+			stages = append(stages, stage{freq: f, in: width, out: width})
+		default:
+			return Result{}, invalidf("implicit_filter.%d holds neither weight nor freq", i)
+		}
+	}
+	if len(stages) == 0 || stages[len(stages)-1].w == nil {
+		return Result{}, invalidf("the implicit filter must end in a Linear layer (implicit_filter.N.weight)")
+	}
+	channels := width
+	modulate := o.bool(Hyena, "modulate")
+	var deltas *arrays.Array
+	if modulate {
+		if deltas, err = t.get("modulation.deltas", "(1, 1, d_model)", []int{1, 1, channels}); err != nil {
+			return Result{}, err
+		}
+	}
+	var bias *arrays.Array
+	if o.bool(Hyena, "bias") && t.has("bias") {
+		if bias, err = t.get("bias", "(d_model)", []int{channels}); err != nil {
+			return Result{}, err
+		}
+	}
+	if int64(channels)*int64(length) > arrays.MaxElements {
+		return Result{}, invalidf("%d channels of %d samples exceed the limit of %d values", channels, length, arrays.MaxElements)
+	}
+	shift := o.float(Hyena, "shift")
+	k := make([]float64, channels*length)
+	x := make([]float64, 0, 64)
+	for pos := range length {
+		x = append(x[:0], z.Data[pos*emb:(pos+1)*emb]...)
+		for _, s := range stages {
+			if s.freq != nil {
+				for j := range x {
+					x[j] = math.Sin(s.freq.Data[j] * x[j])
+				}
+				continue
+			}
+			y := make([]float64, s.out)
+			for r := range s.out {
+				acc := 0.0
+				if s.b != nil {
+					acc = s.b.Data[r]
+				}
+				row := s.w.Data[r*s.in : (r+1)*s.in]
+				for j, v := range row {
+					acc += v * x[j]
+				}
+				y[r] = acc
+			}
+			x = y
+		}
+		for c := range channels {
+			v := x[c]
+			if modulate {
+				v *= math.Exp(-tt.Data[pos]*math.Abs(deltas.Data[c])) + shift
+			}
+			k[c*length+pos] = v
+		}
+	}
+	if o.bool(Hyena, "normalized") {
+		for c := range channels {
+			n := 0.0
+			for _, v := range k[c*length : (c+1)*length] {
+				n += math.Abs(v)
+			}
+			if n == 0 {
+				return Result{}, invalidf("channel %d is zero, so it cannot be normalised", c)
+			}
+			for j := range length {
+				k[c*length+j] /= n
+			}
+		}
+	}
+	if bias != nil {
+		for c := range channels {
+			k[c*length] += bias.Data[c]
+		}
+	}
+	a, err := arrays.New([]int{channels, length}, k)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: the evaluated filter: %w", ErrInvalid, err)
+	}
+	r := Result{Kernels: a, Note: t.note(fmt.Sprintf("%d kernels of length %d (the implicit filter evaluated, %d modules)", channels, length, len(stages)))}
+	if bias == nil && o.bool(Hyena, "bias") {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term is taken as 0", t.prefix+"bias"))
+	}
+	return r, nil
+}

@@ -1,0 +1,648 @@
+package layouts
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// The diagonal layouts: each channel's kernel is a sum of complex modes, K[t] = f·Re Σ c̃ₙ pₙᵗ
+// (f = 2 where the layer keeps one member of each conjugate pair), plus a direct term added
+// to K[0]. In ssmlab's convention (h[t] = Σ rᵢ pᵢ^(t−1)) that is the modal filter with poles
+// pₙ, residues f·c̃ₙ·pₙ (conjugates implied) and h0 = D + f·Re Σ c̃ₙ, which
+// filters.NewDiagonalRealPart builds, merging a mode whose pole is real.
+
+func init() {
+	impls[S4D] = s4dLayout{}
+	impls[StripedHyena] = stripedHyenaLayout{}
+	impls[LRU] = lruLayout{}
+	impls[S5] = s5Layout{}
+}
+
+// modes is one channel's modes: K[t] = scale·Re Σ c[n]·p[n]^t.
+type modes struct {
+	p, c  []complex128
+	scale float64
+}
+
+// filter returns the channel with the direct term d.
+func (m modes) filter(d float64) (*filters.Diagonal, error) {
+	res := make([]complex128, len(m.p))
+	h0 := d
+	for n, p := range m.p {
+		res[n] = complex(m.scale, 0) * m.c[n] * p
+		h0 += m.scale * real(m.c[n])
+	}
+	return filters.NewDiagonalRealPart(m.p, res, h0)
+}
+
+// paramTransform is state-spaces/s4's param_transform (src/models/sequence/kernels/ssm.py).
+func paramTransform(x float64, transform string) float64 {
+	switch transform {
+	case "exp":
+		return math.Exp(x)
+	case "relu":
+		return math.Max(x, 0) + 1e-4
+	case "sigmoid":
+		return 1 / (1 + math.Exp(-x))
+	case "softplus":
+		if x > 20 { // torch.nn.functional.softplus's threshold: linear beyond it
+			return x
+		}
+		return math.Log1p(math.Exp(x))
+	}
+	return x
+}
+
+// inverseTransform is param_transform's inverse, for export (inv_transform without its
+// clamp at 1e-4).
+func inverseTransform(p float64, transform string) (float64, error) {
+	switch transform {
+	case "exp":
+		if p <= 0 {
+			return 0, fmt.Errorf("%.6g is not positive, which the exp transform cannot hold", p)
+		}
+		return math.Log(p), nil
+	case "softplus":
+		if p <= 0 {
+			return 0, fmt.Errorf("%.6g is not positive, which the softplus transform cannot hold", p)
+		}
+		if p > 20 {
+			return p, nil
+		}
+		return math.Log(math.Expm1(p)), nil
+	case "sigmoid":
+		if p <= 0 || p >= 1 {
+			return 0, fmt.Errorf("%.6g is outside (0, 1), which the sigmoid transform cannot hold", p)
+		}
+		return math.Log(p / (1 - p)), nil
+	case "relu":
+		if p < 1e-4 {
+			return 0, fmt.Errorf("%.6g is below 1e-4, which the relu transform cannot hold", p)
+		}
+		return p - 1e-4, nil
+	}
+	return p, nil
+}
+
+// zohFactor returns (e^x − 1)/λ with x = Δ·λ, as Δ·φ₁(x) without cancellation for small x.
+func zohFactor(x, lambda complex128, dt float64) complex128 {
+	if cmplx.Abs(x) < 1e-3 {
+		return complex(dt, 0) * (1 + x*(0.5+x*(1.0/6+x*(1.0/24+x/120))))
+	}
+	return (cmplx.Exp(x) - 1) / lambda
+}
+
+// ---- S4D ----
+
+type s4dLayout struct{}
+
+func (s4dLayout) params() []string {
+	return []string{"kernel.A_real", "kernel.log_A_real", "kernel.inv_dt", "kernel.log_dt", "kernel.A_imag", "kernel.B", "kernel.C"}
+}
+
+func (s4dLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
+	if _, dplr := in[p+"kernel.P"]; dplr {
+		return Layer{}, false
+	}
+	if a := shapeOf(in, p+"kernel.log_A_real", 2); a != nil {
+		l := Layer{Channels: a[0], Order: 2 * a[1], DType: in[p+"kernel.log_A_real"].DType,
+			Options: map[string]string{"variant": "minimal", "disc": "zoh"}}
+		return l, true
+	}
+	a := shapeOf(in, p+"kernel.A_real", 2)
+	if a == nil {
+		return Layer{}, false
+	}
+	l := Layer{Order: 2 * a[1], DType: in[p+"kernel.A_real"].DType,
+		Options: map[string]string{"variant": "ssm", "disc": "zoh", "dt-transform": "exp", "real-transform": "exp", "imag-transform": "none"}}
+	if _, ok := in[p+"kernel.A_imag"]; !ok {
+		l.Order = a[1]
+		l.Options["is_real"] = "true"
+	}
+	if c := shapeOf(in, p+"kernel.C", 4); c != nil && l.Options["is_real"] == "" {
+		l.Channels = c[0] * c[1]
+	} else if c := shapeOf(in, p+"kernel.C", 3); c != nil {
+		l.Channels = c[0] * c[1]
+	}
+	return l, true
+}
+
+func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
+	if t.has("kernel.log_A_real") || o.Values["variant"] == "minimal" {
+		return readS4DMinimal(t, l, o)
+	}
+	disc := o.get(S4D, "disc")
+	dtT, reT, imT := o.get(S4D, "dt-transform"), o.get(S4D, "real-transform"), o.get(S4D, "imag-transform")
+	isReal := !t.has("kernel.A_imag")
+	aShape := []int{-1, -1}
+	aRe, err := t.get("kernel.A_real", "(n_ssm, N/2)", aShape)
+	if err != nil {
+		return Result{}, err
+	}
+	s, n2 := aShape[0], aShape[1]
+	var aIm *arrays.Array
+	if !isReal {
+		if aIm, err = t.get("kernel.A_imag", "(n_ssm, N/2)", []int{s, n2}); err != nil {
+			return Result{}, err
+		}
+	}
+	var b, c *arrays.Array
+	cShape := []int{-1, -1, n2, 2}
+	if isReal {
+		b, err = t.get("kernel.B", "(1, n_ssm, N)", []int{s, n2})
+		if err == nil {
+			cShape = []int{-1, -1, n2}
+			c, err = t.get("kernel.C", "(channels, H, N)", cShape)
+		}
+	} else {
+		b, err = t.get("kernel.B", "(1, n_ssm, N/2, 2)", []int{s, n2, 2})
+		if err == nil {
+			c, err = t.get("kernel.C", "(channels, H, N/2, 2)", cShape)
+		}
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	chans, h := cShape[0], cShape[1]
+	if h%s != 0 {
+		return Result{}, invalidf("%d SSMs (A_real's rows) do not divide H = %d (C's second dimension)", s, h)
+	}
+	dtShape := []int{h, -1}
+	inv, err := t.get("kernel.inv_dt", "(H, 1) or (H, N/2)", dtShape)
+	if err != nil {
+		return Result{}, err
+	}
+	if dtShape[1] != 1 && dtShape[1] != n2 {
+		return Result{}, invalidf("the tensor %q has shape (%d, %d), want (H, 1) or (H, N/2) = (%d, 1) or (%d, %d)", t.prefix+"kernel.inv_dt", h, dtShape[1], h, h, n2)
+	}
+	var d *arrays.Array
+	dChans := chans
+	bidir := false
+	if t.has("D") {
+		dShape := []int{-1, h}
+		if d, err = t.get("D", "(channels, H)", dShape); err != nil {
+			return Result{}, err
+		}
+		dChans = dShape[0]
+		if chans == 2*dChans {
+			bidir = true
+		} else if dChans != chans {
+			return Result{}, invalidf("the tensor %q has %d channels and %q %d: want equal (or twice as many in C, bidirectional)", t.prefix+"D", dChans, t.prefix+"kernel.C", chans)
+		}
+	}
+	length := o.int(S4D, "length")
+	if disc == "dss" && length == 0 {
+		return Result{}, invalidf("disc dss normalises the kernel by its length L: give --length L (the l_max the layer runs with)")
+	}
+	scale := 2.0
+	if disc == "dss" {
+		scale = 1
+	}
+	var out []filters.Filter
+	for ch := range chans {
+		for hh := range h {
+			ssm := hh % s // A and B are tiled: channel h uses SSM h mod n_ssm
+			m := modes{scale: scale}
+			for n := range n2 {
+				dt := paramTransform(inv.Data[hh*dtShape[1]+min(n, dtShape[1]-1)], dtT)
+				lam := complex(-paramTransform(aRe.Data[ssm*n2+n], reT), 0)
+				var cb complex128
+				if isReal {
+					cb = complex(c.Data[(ch*h+hh)*n2+n]*b.Data[ssm*n2+n], 0)
+				} else {
+					lam -= complex(0, paramTransform(aIm.Data[ssm*n2+n], imT))
+					cb = complexAt(c, (ch*h+hh)*n2+n) * complexAt(b, ssm*n2+n)
+				}
+				p, ct, err := discretizeMode(disc, lam, dt, length)
+				if err != nil {
+					return Result{}, fmt.Errorf("channel %d, mode %d: %w", ch*h+hh, n, err)
+				}
+				m.p = append(m.p, p)
+				m.c = append(m.c, cb*ct)
+			}
+			dv := 0.0
+			if d != nil && ch < dChans {
+				dv = d.Data[ch*h+hh]
+			}
+			f, err := m.filter(dv)
+			if err != nil {
+				return Result{}, fmt.Errorf("channel %d: %w", ch*h+hh, err)
+			}
+			out = append(out, f)
+		}
+	}
+	bank, err := filters.NewBank(out)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order %d (disc %s, S4 convention)", len(out), bank.Channels[0].Order(), disc))}
+	if d == nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term D is taken as 0", t.prefix+"D"))
+	}
+	if bidir {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the layer is bidirectional: channels %d–%d are its anti-causal kernels, which FFTConv applies flipped in time (without D)", len(out)/2, len(out)-1))
+	}
+	return r, nil
+}
+
+// discretizeMode returns the discrete pole of s-plane pole λ with step dt and the factor
+// c̃/(C·B) that multiplies its residue, as SSMKernelDiag.forward does for each disc
+// (state-spaces/s4 src/models/sequence/kernels/ssm.py, lines 597–625).
+func discretizeMode(disc string, lam complex128, dt float64, length int) (complex128, complex128, error) {
+	x := complex(dt, 0) * lam
+	switch disc {
+	case "zoh":
+		return cmplx.Exp(x), zohFactor(x, lam, dt), nil
+	case "bilinear":
+		den := 1 - x/2
+		if den == 0 {
+			return 0, 0, invalidf("the bilinear transform is singular at Δt·λ = 2")
+		}
+		return (1 + x/2) / den, complex(dt, 0) / den, nil
+	case "dss":
+		// K[l] = Re Σ C·B·num·r·e^{xl}, r = conj(X)/(|X|²+1e-7) with X = den·λ, and for
+		// Re λ > 0 everything taken at −x and shifted by e^{−x(L−1)}.
+		gt := real(lam) > 0
+		xn := x
+		if gt {
+			xn = -x
+		}
+		num := cmplx.Exp(xn) - 1
+		big := cmplx.Exp(xn*complex(float64(length), 0)) - 1
+		xx := big * lam
+		r := cmplx.Conj(xx) / complex(real(xx*cmplx.Conj(xx))+1e-7, 0)
+		f := num * r
+		if gt {
+			f *= cmplx.Exp(-x * complex(float64(length-1), 0))
+		}
+		return cmplx.Exp(x), f, nil
+	}
+	return 0, 0, invalidf("unknown disc %q", disc)
+}
+
+func readS4DMinimal(t *tensors, l Layer, o Options) (Result, error) {
+	shape := []int{-1, -1}
+	aRe, err := t.get("kernel.log_A_real", "(H, N/2)", shape)
+	if err != nil {
+		return Result{}, err
+	}
+	h, n2 := shape[0], shape[1]
+	aIm, err := t.get("kernel.A_imag", "(H, N/2)", []int{h, n2})
+	if err != nil {
+		return Result{}, err
+	}
+	c, err := t.get("kernel.C", "(H, N/2, 2)", []int{h, n2, 2})
+	if err != nil {
+		return Result{}, err
+	}
+	logDt, err := t.get("kernel.log_dt", "(H)", []int{h})
+	if err != nil {
+		return Result{}, err
+	}
+	var d *arrays.Array
+	if t.has("D") {
+		if d, err = t.get("D", "(H)", []int{h}); err != nil {
+			return Result{}, err
+		}
+	}
+	out := make([]filters.Filter, h)
+	for hh := range h {
+		dt := math.Exp(logDt.Data[hh])
+		m := modes{scale: 2}
+		for n := range n2 {
+			// A = −exp(log_A_real) + i·A_imag (models/s4/s4d.py, line 39).
+			lam := complex(-math.Exp(aRe.Data[hh*n2+n]), aIm.Data[hh*n2+n])
+			x := complex(dt, 0) * lam
+			m.p = append(m.p, cmplx.Exp(x))
+			m.c = append(m.c, complexAt(c, hh*n2+n)*zohFactor(x, lam, dt))
+		}
+		dv := 0.0
+		if d != nil {
+			dv = d.Data[hh]
+		}
+		if out[hh], err = m.filter(dv); err != nil {
+			return Result{}, fmt.Errorf("channel %d: %w", hh, err)
+		}
+	}
+	bank, err := filters.NewBank(out)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order %d (minimal S4D, zoh, S4 convention)", h, bank.Channels[0].Order()))}
+	if d == nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term D is taken as 0", t.prefix+"D"))
+	}
+	return r, nil
+}
+
+// ---- StripedHyena ----
+
+type stripedHyenaLayout struct{}
+
+func (stripedHyenaLayout) params() []string {
+	return []string{"poles", "residues", "D", "short_filter_weight"}
+}
+
+func (stripedHyenaLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
+	ps, rs := shapeOf(in, p+"poles", 4), shapeOf(in, p+"residues", 4)
+	if ps == nil || rs == nil {
+		return Layer{}, false
+	}
+	l := Layer{Channels: ps[0], Order: ps[1], DType: in[p+"poles"].DType, Options: map[string]string{"short-filter": "false"}}
+	if d := shapeOf(in, p+"D", 1); d != nil {
+		l.Channels = d[0]
+	}
+	return l, true
+}
+
+func (stripedHyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
+	if o.bool(StripedHyena, "short-filter") {
+		shape := []int{-1, 1, -1}
+		w, err := t.get("short_filter_weight", "(3·hidden_size, 1, short_filter_length)", shape)
+		if err != nil {
+			return Result{}, err
+		}
+		// F.conv1d with padding L−1, cut to the input's length: y[t] = Σₖ w[k]·u[t−(L−1)+k],
+		// so the kernel in time order is w reversed (engine.py step_fir: w[−1] multiplies u[t]).
+		ch, n := shape[0], shape[2]
+		k := make([]float64, ch*n)
+		for c := range ch {
+			for j := range n {
+				k[c*n+j] = w.Data[c*n+n-1-j]
+			}
+		}
+		a, err := arrays.New([]int{ch, n}, k)
+		if err != nil {
+			return Result{}, err
+		}
+		r := Result{Kernels: a, Note: t.note(fmt.Sprintf("%d short FIR kernels of length %d", ch, n))}
+		if t.has("short_filter_bias") {
+			r.Warnings = append(r.Warnings, "short_filter_bias is a constant added to the output, not part of the kernels: left out")
+		}
+		return r, nil
+	}
+	shape := []int{-1, -1, 1, 2}
+	poles, err := t.get("poles", "(num_systems, state_size, 1, 2)", shape)
+	if err != nil {
+		return Result{}, err
+	}
+	s, n := shape[0], shape[1]
+	res, err := t.get("residues", "(num_systems, state_size, 1, 2)", []int{s, n, 1, 2})
+	if err != nil {
+		return Result{}, err
+	}
+	hidden := s
+	var d *arrays.Array
+	if t.has("D") {
+		dShape := []int{-1}
+		if d, err = t.get("D", "(hidden_size)", dShape); err != nil {
+			return Result{}, err
+		}
+		hidden = dShape[0]
+	}
+	if hidden%s != 0 {
+		return Result{}, invalidf("%d systems do not divide hidden_size %d (D's length)", s, hidden)
+	}
+	group := hidden / s
+	out := make([]filters.Filter, hidden)
+	for c := range hidden {
+		sys := c / group // h.repeat_interleave over the channels (model.py, ParallelHyenaFilter)
+		m := modes{scale: 1}
+		for k := range n {
+			m.p = append(m.p, complexAt(poles, sys*n+k))
+			m.c = append(m.c, complexAt(res, sys*n+k))
+		}
+		dv := 0.0
+		if d != nil {
+			dv = d.Data[c]
+		}
+		if out[c], err = m.filter(dv); err != nil {
+			return Result{}, fmt.Errorf("channel %d: %w", c, err)
+		}
+	}
+	bank, err := filters.NewBank(out)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (h[t] = Re Σ r·pᵗ, D added at t = 0)", hidden, 2*n))}
+	if group > 1 {
+		r.Note += fmt.Sprintf("; each of the %d systems serves %d channels", s, group)
+	}
+	if d == nil {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term D is taken as 0", t.prefix+"D"))
+	}
+	return r, nil
+}
+
+// ---- LRU ----
+
+type lruLayout struct{}
+
+func (lruLayout) params() []string {
+	return []string{"nu_log", "theta_log", "gamma_log", "B_re", "B_im", "C_re", "C_im", "D"}
+}
+
+func (lruLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
+	nu := shapeOf(in, p+"nu_log", 1)
+	if nu == nil || shapeOf(in, p+"theta_log", 1) == nil {
+		return Layer{}, false
+	}
+	l := Layer{Order: nu[0], DType: in[p+"nu_log"].DType, Options: map[string]string{}}
+	if b := shapeOf(in, p+"B_re", 2); b != nil {
+		l.Channels = b[1]
+		l.Options["inputs"] = fmt.Sprint(b[1])
+	}
+	if c := shapeOf(in, p+"C_re", 2); c != nil {
+		l.Options["outputs"] = fmt.Sprint(c[0])
+	}
+	return l, true
+}
+
+func (lruLayout) read(t *tensors, l Layer, o Options) (Result, error) {
+	nShape := []int{-1}
+	nu, err := t.get("nu_log", "(d_hidden)", nShape)
+	if err != nil {
+		return Result{}, err
+	}
+	n := nShape[0]
+	theta, err := t.get("theta_log", "(d_hidden)", []int{n})
+	if err != nil {
+		return Result{}, err
+	}
+	gamma, err := t.get("gamma_log", "(d_hidden)", []int{n})
+	if err != nil {
+		return Result{}, err
+	}
+	bShape := []int{n, -1}
+	bRe, err := t.get("B_re", "(d_hidden, d_model)", bShape)
+	if err != nil {
+		return Result{}, err
+	}
+	ins := bShape[1]
+	bIm, err := t.get("B_im", "(d_hidden, d_model)", []int{n, ins})
+	if err != nil {
+		return Result{}, err
+	}
+	cShape := []int{-1, n}
+	cRe, err := t.get("C_re", "(d_model, d_hidden)", cShape)
+	if err != nil {
+		return Result{}, err
+	}
+	outs := cShape[0]
+	cIm, err := t.get("C_im", "(d_model, d_hidden)", []int{outs, n})
+	if err != nil {
+		return Result{}, err
+	}
+	d, err := t.get("D", "(d_model)", []int{ins})
+	if err != nil {
+		return Result{}, err
+	}
+	// λ = exp(−exp(ν_log) + i·exp(θ_log)), B̃ = (B_re + i·B_im)·exp(γ_log), y = Re(C x) + D u
+	// with x updated before the output (minimal-LRU lru/model.py, lines 84–93).
+	lam := make([]complex128, n)
+	for k := range n {
+		lam[k] = cmplx.Exp(complex(-math.Exp(nu.Data[k]), math.Exp(theta.Data[k])))
+	}
+	pairs, err := o.pairs(outs, ins)
+	if err != nil {
+		return Result{}, err
+	}
+	out := make([]filters.Filter, len(pairs))
+	for i, pr := range pairs {
+		m := modes{scale: 1, p: lam}
+		for k := range n {
+			bk := complex(bRe.Data[k*ins+pr[1]], bIm.Data[k*ins+pr[1]]) * complex(math.Exp(gamma.Data[k]), 0)
+			m.c = append(m.c, complex(cRe.Data[pr[0]*n+k], cIm.Data[pr[0]*n+k])*bk)
+		}
+		dv := 0.0
+		if pr[0] == pr[1] {
+			dv = d.Data[pr[0]]
+		}
+		if out[i], err = m.filter(dv); err != nil {
+			return Result{}, fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
+		}
+	}
+	bank, err := filters.NewBank(out)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (S4 convention)", len(out), 2*n)),
+		Warnings: []string{mimoWarning(LRU, outs, ins, pairs, len(o.Pairs) > 0)}}, nil
+}
+
+// ---- S5 ----
+
+type s5Layout struct{}
+
+func (s5Layout) params() []string {
+	return []string{"Lambda_re", "Lambda_im", "B", "C", "C1", "C2", "D", "log_step"}
+}
+
+func (s5Layout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
+	lr := shapeOf(in, p+"Lambda_re", 1)
+	if lr == nil || shapeOf(in, p+"Lambda_im", 1) == nil {
+		return Layer{}, false
+	}
+	l := Layer{Order: lr[0], DType: in[p+"Lambda_re"].DType, Options: map[string]string{"disc": "zoh", "conj-sym": "true", "clip-eigs": "false", "step-rescale": "1"}}
+	if b := shapeOf(in, p+"B", 3); b != nil {
+		l.Channels = b[1]
+		l.Options["inputs"] = fmt.Sprint(b[1])
+	}
+	if _, ok := in[p+"C1"]; ok {
+		l.Options["bidirectional"] = "true"
+	}
+	return l, true
+}
+
+func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
+	nShape := []int{-1}
+	lr, err := t.get("Lambda_re", "(P)", nShape)
+	if err != nil {
+		return Result{}, err
+	}
+	n := nShape[0]
+	li, err := t.get("Lambda_im", "(P)", []int{n})
+	if err != nil {
+		return Result{}, err
+	}
+	bShape := []int{n, -1, 2}
+	b, err := t.get("B", "(P, H, 2)", bShape)
+	if err != nil {
+		return Result{}, err
+	}
+	ins := bShape[1]
+	cName, bidir := "C", false
+	if t.has("C1") {
+		cName, bidir = "C1", true
+	}
+	cShape := []int{-1, n, 2}
+	c, err := t.get(cName, "(H, P, 2)", cShape)
+	if err != nil {
+		return Result{}, err
+	}
+	outs := cShape[0]
+	d, err := t.get("D", "(H)", []int{outs})
+	if err != nil {
+		return Result{}, err
+	}
+	step, err := t.get("log_step", "(P, 1)", []int{n, 1})
+	if err != nil {
+		return Result{}, err
+	}
+	disc := o.get(S5, "disc")
+	if disc == "dss" {
+		return Result{}, invalidf("disc dss is an S4D discretisation; S5 has zoh and bilinear")
+	}
+	scale := 1.0
+	if o.bool(S5, "conj-sym") {
+		scale = 2
+	}
+	rescale := o.float(S5, "step-rescale")
+	// Λ̄, B̄ by discretize_zoh / discretize_bilinear, y = f·Re(C̃ x) + D u with x updated
+	// before the output (lindermanlab/S5 s5/ssm.py, lines 11–42, 60–88, 152–247).
+	p := make([]complex128, n)
+	fac := make([]complex128, n)
+	for k := range n {
+		re := lr.Data[k]
+		if o.bool(S5, "clip-eigs") {
+			re = math.Min(re, -1e-4)
+		}
+		lam := complex(re, li.Data[k])
+		dt := rescale * math.Exp(step.Data[k])
+		if p[k], fac[k], err = discretizeMode(disc, lam, dt, 0); err != nil {
+			return Result{}, fmt.Errorf("mode %d: %w", k, err)
+		}
+	}
+	pairs, err := o.pairs(outs, ins)
+	if err != nil {
+		return Result{}, err
+	}
+	out := make([]filters.Filter, len(pairs))
+	for i, pr := range pairs {
+		m := modes{scale: scale, p: p}
+		for k := range n {
+			m.c = append(m.c, complexAt(c, pr[0]*n+k)*fac[k]*complexAt(b, k*ins+pr[1]))
+		}
+		dv := 0.0
+		if pr[0] == pr[1] {
+			dv = d.Data[pr[0]]
+		}
+		if out[i], err = m.filter(dv); err != nil {
+			return Result{}, fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
+		}
+	}
+	bank, err := filters.NewBank(out)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (%s, S4 convention)", len(out), 2*n, disc)),
+		Warnings: []string{mimoWarning(S5, outs, ins, pairs, len(o.Pairs) > 0)}}
+	if bidir {
+		r.Warnings = append(r.Warnings, "the layer is bidirectional: C1 (the forward scan) was read; C2 acts on the reverse scan, anti-causally, and was left out")
+	}
+	return r, nil
+}

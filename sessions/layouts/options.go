@@ -1,0 +1,191 @@
+package layouts
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Option is a setting of a layer that its checkpoint does not record (a constructor
+// argument of the model's code), with the reference code's default for each layout it
+// applies to. The command line offers each as a flag --NAME.
+type Option struct {
+	Name     string
+	Defaults map[Layout]string // the reference code's default per layout ("" when none)
+	Choices  []string          // the values allowed; empty for a number
+	Kind     string            // "choice", "int", "float" or "bool"
+	Help     string
+}
+
+var transforms = []string{"none", "exp", "relu", "sigmoid", "softplus"}
+
+// Options lists every layout option.
+var OptionList = []Option{
+	{Name: "variant", Kind: "choice", Choices: []string{"ssm", "minimal"}, Defaults: map[Layout]string{S4D: "ssm"},
+		Help: "which S4D module: ssm (SSMKernelDiag in FFTConv, state-spaces/s4 src/models/sequence/kernels/ssm.py) or minimal (models/s4/s4d.py); import tells them apart by their names"},
+	{Name: "disc", Kind: "choice", Choices: []string{"zoh", "bilinear", "dss"}, Defaults: map[Layout]string{S4D: "zoh", S5: "zoh"},
+		Help: "discretisation of an S4D (zoh, bilinear, dss) or S5 (zoh, bilinear) layer"},
+	{Name: "dt-transform", Kind: "choice", Choices: transforms, Defaults: map[Layout]string{S4D: "exp", S4: "exp"},
+		Help: "how an S4/S4D layer maps inv_dt to Δt (its dt_transform)"},
+	{Name: "real-transform", Kind: "choice", Choices: transforms, Defaults: map[Layout]string{S4D: "exp", S4: "exp"},
+		Help: "how an S4/S4D layer maps A_real to −Re A (its real_transform)"},
+	{Name: "imag-transform", Kind: "choice", Choices: transforms, Defaults: map[Layout]string{S4D: "none", S4: "none"},
+		Help: "how an S4/S4D layer maps A_imag to −Im A (its imag_transform)"},
+	{Name: "length", Kind: "int", Defaults: map[Layout]string{Hyena: "", S4D: "", S4: ""},
+		Help: "hyena: samples to evaluate (default: the stored length); s4d with disc dss: the kernel length L it normalises by (required); s4: the l_kernel its C̃ was made for (default: the stored buffer)"},
+	{Name: "trunc-len", Kind: "int", Defaults: map[Layout]string{RTF: "0"},
+		Help: "rtf: the layer's trunc_len L: its numerators are stored with the truncation correction b̃ = b(I − Aᴸ) (RTF paper, eq. 13), which import undoes and export applies; 0: stored as they are"},
+	{Name: "h0", Kind: "choice", Choices: []string{"once", "twice"}, Defaults: map[Layout]string{RTF: "once"},
+		Help: "rtf: once (ruke1ire/RTF rtf.py), or twice for safari's Hyena-RTF wrapper, whose kernel holds h_0 and whose convolution adds it again as the bias"},
+	{Name: "conj-sym", Kind: "bool", Defaults: map[Layout]string{S5: "true"},
+		Help: "s5: the layer keeps one of each conjugate pair and outputs 2·Re(C x) (its conj_sym)"},
+	{Name: "clip-eigs", Kind: "bool", Defaults: map[Layout]string{S5: "false"},
+		Help: "s5: Re Λ is clipped at −1e-4 (its clip_eigs)"},
+	{Name: "step-rescale", Kind: "float", Defaults: map[Layout]string{S5: "1"},
+		Help: "s5: factor on the step Δ (its step_rescale)"},
+	{Name: "short-filter", Kind: "bool", Defaults: map[Layout]string{StripedHyena: "false"},
+		Help: "stripedhyena: read the short FIR filters (short_filter_weight) as kernels instead of the long IIR filter"},
+	{Name: "modulate", Kind: "bool", Defaults: map[Layout]string{Hyena: "true"},
+		Help: "hyena: the filter is modulated by exp(−t·|deltas|) (ExponentialModulation's modulate)"},
+	{Name: "shift", Kind: "float", Defaults: map[Layout]string{Hyena: "0"},
+		Help: "hyena: the modulation's shift"},
+	{Name: "normalized", Kind: "bool", Defaults: map[Layout]string{Hyena: "false"},
+		Help: "hyena: each channel's filter is divided by its L1 norm over the length (HyenaFilter's normalized)"},
+	{Name: "bias", Kind: "bool", Defaults: map[Layout]string{Hyena: "true"},
+		Help: "hyena: the filter's bias is the direct term (HyenaFilter's use_bias)"},
+}
+
+// Options hold what the caller set: option values by name (unset ones take the layout's
+// default) and the (output, input) pairs to read from a MIMO layer (default: the diagonal).
+type Options struct {
+	Values map[string]string
+	Pairs  [][2]int
+}
+
+func optionSpec(name string) (Option, bool) {
+	for _, o := range OptionList {
+		if o.Name == name {
+			return o, true
+		}
+	}
+	return Option{}, false
+}
+
+// check refuses an option the layout does not have, and values outside an option's choices.
+func (o Options) check(lay Layout) error {
+	for name, v := range o.Values {
+		spec, ok := optionSpec(name)
+		if !ok {
+			return fmt.Errorf("unknown option %q", name)
+		}
+		if _, applies := spec.Defaults[lay]; !applies {
+			var for_ []string
+			for _, l := range Layouts {
+				if _, ok := spec.Defaults[l]; ok {
+					for_ = append(for_, string(l))
+				}
+			}
+			return fmt.Errorf("--%s is an option of the %s layout, not of %s", name, strings.Join(for_, " and "), lay)
+		}
+		if err := spec.parse(v); err != nil {
+			return err
+		}
+	}
+	if len(o.Pairs) > 0 && !slices.Contains([]Layout{LRU, S5, RotRNN}, lay) {
+		return fmt.Errorf("--pair picks slices of a MIMO layer (lru, s5, rotrnn), not of %s", lay)
+	}
+	return nil
+}
+
+func (spec Option) parse(v string) error {
+	switch spec.Kind {
+	case "choice":
+		if !slices.Contains(spec.Choices, v) {
+			return fmt.Errorf("--%s %q: want %s", spec.Name, v, strings.Join(spec.Choices, ", "))
+		}
+	case "int":
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 1<<22 {
+			return fmt.Errorf("--%s %q: want an integer in [0, %d]", spec.Name, v, 1<<22)
+		}
+	case "float":
+		if _, err := strconv.ParseFloat(v, 64); err != nil {
+			return fmt.Errorf("--%s %q: want a number", spec.Name, v)
+		}
+	case "bool":
+		if _, err := strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("--%s %q: want true or false", spec.Name, v)
+		}
+	}
+	return nil
+}
+
+// get returns an option's value for a layout: the caller's, or the default.
+func (o Options) get(lay Layout, name string) string {
+	if v, ok := o.Values[name]; ok {
+		return v
+	}
+	spec, _ := optionSpec(name)
+	return spec.Defaults[lay]
+}
+
+func (o Options) bool(lay Layout, name string) bool {
+	b, _ := strconv.ParseBool(o.get(lay, name))
+	return b
+}
+
+func (o Options) float(lay Layout, name string) float64 {
+	f, _ := strconv.ParseFloat(o.get(lay, name), 64)
+	return f
+}
+
+func (o Options) int(lay Layout, name string) int {
+	n, _ := strconv.Atoi(o.get(lay, name))
+	return n
+}
+
+// assumed records the options a layer was read with, for Layer.Options.
+func assumed(lay Layout, o Options, names ...string) map[string]string {
+	m := map[string]string{}
+	for _, n := range names {
+		if v := o.get(lay, n); v != "" {
+			m[n] = v
+		}
+	}
+	return m
+}
+
+// pairs returns the MIMO slices to read: the caller's, checked against the layer's sizes,
+// or the diagonal (h, h) for h < min(outs, ins).
+func (o Options) pairs(outs, ins int) ([][2]int, error) {
+	if len(o.Pairs) == 0 {
+		n := min(outs, ins)
+		out := make([][2]int, n)
+		for h := range out {
+			out[h] = [2]int{h, h}
+		}
+		return out, nil
+	}
+	for _, p := range o.Pairs {
+		if p[0] < 0 || p[0] >= outs || p[1] < 0 || p[1] >= ins {
+			return nil, invalidf("--pair %d,%d is outside the layer's %d outputs and %d inputs (0-based)", p[0], p[1], outs, ins)
+		}
+	}
+	return o.Pairs, nil
+}
+
+// mimoWarning says plainly what was taken from a MIMO layer.
+func mimoWarning(lay Layout, outs, ins int, pairs [][2]int, asked bool) string {
+	what := fmt.Sprintf("the %d diagonal pairs (h, h)", len(pairs))
+	if asked {
+		ps := make([]string, 0, min(len(pairs), 8))
+		for _, p := range pairs[:min(len(pairs), 8)] {
+			ps = append(ps, fmt.Sprintf("(%d, %d)", p[0], p[1]))
+		}
+		what = "the pairs (output, input) " + strings.Join(ps, ", ")
+		if len(pairs) > 8 {
+			what += fmt.Sprintf(" and %d more", len(pairs)-8)
+		}
+	}
+	return fmt.Sprintf("the %s layer is multi-input multi-output (%d outputs × %d inputs); ssmlab holds single-input single-output filters, so it took %s as a bank, one channel each (--pair OUT,IN picks others)", lay, outs, ins, what)
+}

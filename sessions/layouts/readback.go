@@ -1,0 +1,78 @@
+package layouts
+
+import (
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// Check is how closely tensors written by Export read back: the worst channel's relative L2
+// error over Length samples, and the channels that were stable and read back unstable.
+type Check struct {
+	RelError float64
+	Channel  int
+	Length   int
+	Unstable []int
+}
+
+// maxReadBackWork bounds the multiply-adds of the impulse responses ReadBack compares (2^30:
+// about a second), and maxStabilityWork those of the poles it finds (2^33).
+const (
+	maxReadBackWork  = 1 << 30
+	maxStabilityWork = 1 << 33
+)
+
+// ReadBack measures what a model's code gets from tensors Export wrote: it rounds them to
+// dt, reads them back as Import reads the layer (for rtf, with the truncation correction
+// undone, as the module's get_C does), and compares each channel's impulse response with
+// doc's over trunc_len samples (rtf) or filters.ReportLength of their spectral radius, fewer
+// where that would cost more than 2^30 multiply-adds. It also finds the channels whose
+// filter was stable and whose read-back is not (where finding the poles costs less than
+// 2^33 multiply-adds). It fails when the tensors cannot be read back.
+func ReadBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string) (Check, error) {
+	chans := []filters.Filter{doc.Filter}
+	if doc.Bank != nil {
+		chans = doc.Bank.Channels
+	}
+	src := make(NamedSource, len(tensors))
+	for i, t := range tensors {
+		a := t.Array.Clone()
+		for j, v := range a.Data {
+			a.Data[j] = dt.Round(v)
+		}
+		src[i] = arrays.Named{Name: t.Name, Array: a}
+	}
+	l, err := Find(src.Arrays(), lay, prefix)
+	if err != nil {
+		return Check{}, err
+	}
+	r, err := Import(src, l, o)
+	if err != nil {
+		return Check{}, err
+	}
+	if r.Bank == nil || len(r.Bank.Channels) != len(chans) {
+		return Check{}, invalidf("the tensors read back as %d channels, not %d", len(r.Bank.Channels), len(chans))
+	}
+	n := 0
+	if lay == RTF {
+		n = o.int(RTF, "trunc-len")
+	}
+	var c Check
+	c.RelError, c.Channel, c.Length = filters.CompareBanks(chans, r.Bank.Channels, n, maxReadBackWork)
+	work := 0.0
+	for i, f := range chans {
+		work += cube(f.Order()) + cube(r.Bank.Channels[i].Order())
+	}
+	if work <= maxStabilityWork {
+		for i, f := range chans {
+			if rho, err := filters.SpectralRadius(f); err != nil || !filters.Stable(rho) {
+				continue
+			}
+			if rho, err := filters.SpectralRadius(r.Bank.Channels[i]); err == nil && rho >= 1 {
+				c.Unstable = append(c.Unstable, i)
+			}
+		}
+	}
+	return c, nil
+}
+
+func cube(n int) float64 { return float64(n) * float64(n) * float64(n) }

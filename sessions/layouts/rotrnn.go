@@ -1,0 +1,131 @@
+package layouts
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// The RotRNN layout (RotRNN paper, §3 and Appendix A's JAX listing): per head h of size k,
+// A_h = γ_h·P_h·R(θ_h)·P_hᵀ with P_h = expm(M_h − M_hᵀ), γ_h = exp(−exp(gamma_log_h)); B is
+// normalised per head by ξ_h = sqrt((1 − γ_h²) / tr(B_hᵀB_h)) (eq. 11); the state is updated
+// before the output, y = C x + D ⊙ u.
+
+func init() { impls[RotRNN] = rotrnnLayout{} }
+
+type rotrnnLayout struct{}
+
+func (rotrnnLayout) params() []string {
+	return []string{"gamma_log", "thetas", "theta", "M", "B", "C", "D"}
+}
+
+func thetaName(in map[string]arrays.Info, p string) string {
+	if _, ok := in[p+"thetas"]; ok {
+		return "thetas"
+	}
+	return "theta"
+}
+
+func (rotrnnLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
+	m := shapeOf(in, p+"M", 3)
+	th := shapeOf(in, p+thetaName(in, p), 2)
+	if m == nil || th == nil || shapeOf(in, p+"gamma_log", 2) == nil {
+		return Layer{}, false
+	}
+	l := Layer{Order: m[0] * m[1], DType: in[p+"M"].DType, Options: map[string]string{"heads": fmt.Sprint(m[0])}}
+	if b := shapeOf(in, p+"B", 3); b != nil {
+		l.Channels = b[2]
+		l.Options["inputs"] = fmt.Sprint(b[2])
+	}
+	return l, true
+}
+
+func (rotrnnLayout) read(t *tensors, l Layer, o Options) (Result, error) {
+	mShape := []int{-1, -1, -1}
+	mm, err := t.get("M", "(heads, k, k)", mShape)
+	if err != nil {
+		return Result{}, err
+	}
+	heads, k := mShape[0], mShape[1]
+	if mShape[2] != k || k%2 != 0 {
+		return Result{}, invalidf("the tensor %q has shape (%d, %d, %d), want (heads, k, k) with k even", t.prefix+"M", heads, k, mShape[2])
+	}
+	name := "thetas"
+	if !t.has(name) {
+		name = "theta"
+	}
+	th, err := t.get(name, "(heads, k/2)", []int{heads, k / 2})
+	if err != nil {
+		return Result{}, err
+	}
+	gl, err := t.get("gamma_log", "(heads, 1)", []int{heads, 1})
+	if err != nil {
+		return Result{}, err
+	}
+	bShape := []int{heads, k, -1}
+	b, err := t.get("B", "(heads, k, d_u)", bShape)
+	if err != nil {
+		return Result{}, err
+	}
+	ins := bShape[2]
+	cShape := []int{-1, heads * k}
+	c, err := t.get("C", "(d_u, heads·k)", cShape)
+	if err != nil {
+		return Result{}, err
+	}
+	outs := cShape[0]
+	d, err := t.get("D", "(d_u)", []int{ins})
+	if err != nil {
+		return Result{}, err
+	}
+	hs := make([]filters.RotRNNHead, heads)
+	xi := make([]float64, heads)
+	for h := range heads {
+		g := math.Exp(-math.Exp(gl.Data[h]))
+		rows := make([][]float64, k)
+		for i := range rows {
+			rows[i] = mm.Data[(h*k+i)*k : (h*k+i+1)*k]
+		}
+		hs[h] = filters.RotRNNHead{M: rows, Gamma: g, Theta: th.Data[h*k/2 : (h+1)*k/2]}
+		tr := 0.0
+		for i := range k * ins {
+			tr += b.Data[h*k*ins+i] * b.Data[h*k*ins+i]
+		}
+		if tr == 0 {
+			return Result{}, invalidf("head %d: B is zero, so its normalisation sqrt((1 − γ²)/tr(BᵀB)) is undefined", h)
+		}
+		xi[h] = math.Sqrt((1 - g*g) / tr)
+	}
+	pairs, err := o.pairs(outs, ins)
+	if err != nil {
+		return Result{}, err
+	}
+	out := make([]filters.Filter, len(pairs))
+	for i, pr := range pairs {
+		bv := make([]float64, heads*k)
+		for h := range heads {
+			for j := range k {
+				bv[h*k+j] = xi[h] * b.Data[(h*k+j)*ins+pr[1]]
+			}
+		}
+		dv := 0.0
+		if pr[0] == pr[1] {
+			dv = d.Data[pr[0]]
+		}
+		f, err := filters.NewRotationFromRotRNN(hs, bv, c.Data[pr[0]*heads*k:(pr[0]+1)*heads*k], dv)
+		if err != nil {
+			return Result{}, fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
+		}
+		if out[i], err = filters.FromS4(f); err != nil {
+			return Result{}, fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
+		}
+	}
+	bank, err := filters.NewBank(out)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d rotation channels of order %d (%d heads, S4 convention)", len(out), heads*k, heads)),
+		Warnings: []string{mimoWarning(RotRNN, outs, ins, pairs, len(o.Pairs) > 0)}}, nil
+}

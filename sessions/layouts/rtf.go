@@ -1,0 +1,117 @@
+package layouts
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// The RTF layout (ruke1ire/RTF rtf.py; the RTF paper, eq. 4 and Algorithm 1): ab
+// (num_a + D, N) and h_0 (D), with scalar (num_a) under the l1_montel constraint; package
+// rtf holds its numerics (the truncation correction of eq. 13 and its inverse).
+
+func init() { impls[RTF] = rtfLayout{} }
+
+type rtfLayout struct{}
+
+func (rtfLayout) params() []string { return []string{rtf.NameAB, rtf.NameH0, rtf.NameScalar} }
+
+func (rtfLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
+	ab, h0 := shapeOf(in, p+rtf.NameAB, 2), shapeOf(in, p+rtf.NameH0, 1)
+	if ab == nil || h0 == nil {
+		return Layer{}, false
+	}
+	l := Layer{Channels: h0[0], Order: ab[1], DType: in[p+rtf.NameAB].DType, Options: map[string]string{"h0": "once", "trunc-len": "0"}}
+	if SafariHyenaRTF(p) {
+		l.Options["h0"] = "twice"
+	}
+	if _, ok := in[p+rtf.NameScalar]; ok {
+		l.Options["constraint"] = "l1_montel"
+	}
+	return l, true
+}
+
+// h0Twice reports whether the layer's direct term is 2·h_0: the caller's --h0, else what
+// detection found.
+func h0Twice(l Layer, o Options) bool {
+	if v, ok := o.Values["h0"]; ok {
+		return v == "twice"
+	}
+	return l.Options["h0"] == "twice" || l.Options["h0"] == "" && SafariHyenaRTF(l.Prefix)
+}
+
+func (rtfLayout) read(t *tensors, l Layer, o Options) (Result, error) {
+	abShape := []int{-1, -1}
+	ab, err := t.get(rtf.NameAB, "(num_a + D, N)", abShape)
+	if err != nil {
+		return Result{}, err
+	}
+	h0Shape := []int{-1}
+	h0, err := t.get(rtf.NameH0, "(D)", h0Shape)
+	if err != nil {
+		return Result{}, err
+	}
+	layer := &rtf.Layer{AB: ab.Data, H0: h0.Data, NumA: abShape[0] - h0Shape[0], Order: abShape[1]}
+	if t.has(rtf.NameScalar) {
+		sc, err := t.get(rtf.NameScalar, "(num_a)", []int{max(layer.NumA, 0)})
+		if err != nil {
+			return Result{}, err
+		}
+		layer.Scalar = sc.Data
+	}
+	truncLen := o.int(RTF, "trunc-len")
+	bank, err := layer.Bank(truncLen)
+	if err != nil {
+		return Result{}, invalidRTF(err)
+	}
+	parts := []string{}
+	if layer.Scalar != nil {
+		parts = append(parts, "l1_montel constraint applied")
+	}
+	if truncLen > 0 {
+		parts = append(parts, fmt.Sprintf("truncation correction for trunc_len %d undone", truncLen))
+	}
+	if h0Twice(l, o) {
+		for _, f := range bank.Channels {
+			f.(*filters.TransferFunction).H0 *= 2
+		}
+		parts = append(parts, "h_0 counted twice (safari's Hyena-RTF wrapper; --h0 once reads it as rtf.py does)")
+	}
+	what := fmt.Sprintf("bank of %d tf channels of order %d", len(bank.Channels), layer.Order)
+	if len(parts) > 0 {
+		what += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return Result{Bank: bank, Note: t.note(what)}, nil
+}
+
+func invalidRTF(err error) error { return &layerError{err} }
+
+// exportRTF writes ab (2·D, N) and h_0 (D) by rtf.FromBank, h_0 halved for a layer that
+// counts it twice.
+func exportRTF(bank *filters.Bank, o Options, prefix string) ([]arrays.Named, []filters.Report, error) {
+	l, reports, err := rtf.FromBank(bank, o.int(RTF, "trunc-len"))
+	if err != nil {
+		return nil, nil, invalidRTF(err)
+	}
+	h0 := l.H0
+	if o.get(RTF, "h0") == "twice" {
+		h0 = make([]float64, len(l.H0))
+		for i, v := range l.H0 {
+			h0[i] = v / 2
+		}
+	}
+	out, err := named(prefix, []string{rtf.NameAB, rtf.NameH0}, [][]int{{l.NumA + l.Channels(), l.Order}, {l.Channels()}}, l.AB, h0)
+	return out, reports, err
+}
+
+// SafariHyenaRTF reports whether an RTF layer's prefix is that of a Hyena operator's filter
+// (safari's Hyena-RTF wrapper, experiments/safari/src/models/sequence/ssm/rtf_wrapper.py in
+// ruke1ire/RTF): its kernel includes h_0 (rtf.py get_k adds it to the spectrum) and its
+// convolution adds h_0 again as the bias (fftconv_ref(x, k, bias) with bias = h_0), so the
+// layer's direct term is 2·h_0.
+func SafariHyenaRTF(prefix string) bool {
+	return strings.HasSuffix(prefix, "filter_fn.") || strings.HasSuffix(prefix, "filter_fn/")
+}
