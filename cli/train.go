@@ -43,20 +43,20 @@ type jobFlags struct {
 func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	d := train.DefaultSpec()
 	f.StringVar(&j.job, "job", "", "read the job spec from `FILE` (JSON, the train.Spec format); flags given override it")
-	f.StringVar(&j.model, "model", d.Model, "the model: rtf, modal or rotation")
+	f.StringVar(&j.model, "model", string(d.Model), "the model: "+train.Choices(train.Models))
 	f.IntVar(&j.order, "order", d.Order, "the state size `n`")
-	f.StringVar(&j.init, "init", d.Init, "initialisation: zeros, xavier, montel (rtf) or hankel (stabilised ERA)")
-	f.StringVar(&j.constraint, "constraint", d.Constraint, "none, l1_montel (rtf) or radius")
+	f.StringVar(&j.init, "init", string(d.Init), "initialisation: "+train.Choices(train.Inits)+" (montel: rtf only; hankel: the stabilised ERA realisation)")
+	f.StringVar(&j.constraint, "constraint", string(d.Constraint), train.Choices(train.Constraints)+" (l1_montel: rtf only)")
 	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius")
 	f.StringVar(&j.optimizer, "optimizer", d.Optimizer.Name, "adam or adamw")
 	f.Float64Var(&j.lr, "lr", d.Optimizer.LR, "the learning rate")
 	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
-	f.StringVar(&j.loss, "loss", d.Loss, "mse, relative or freq")
+	f.StringVar(&j.loss, "loss", string(d.Loss), train.Choices(train.Losses))
 	f.IntVar(&j.steps, "steps", d.Steps, "optimisation steps")
 	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations after the optimiser (mse/relative loss; rtf: then a least-squares refit of the numerator; modal, rotation: up to n = 64 at L = 1024; 0: none)")
 	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL` (0: run all steps)")
 	f.Uint64Var(&j.seed, "seed", 0, "the random seed (results are deterministic for a seed)")
-	f.StringVar(&j.backend, "backend", "cpu", "auto, cpu or gpu")
+	f.StringVar(&j.backend, "backend", string(train.BackendCPU), train.Choices(train.BackendNames))
 	f.StringVarP(&j.out, "output", "o", "-", "write the fitted filter (a bank for several channels) to `OUT`")
 	f.StringVar(&j.report, "report", "", "write the job report as JSON to `FILE`")
 }
@@ -78,32 +78,32 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 			apply()
 		}
 	}
-	set("model", func() { s.Model = j.model })
+	set("model", func() { s.Model = train.Model(j.model) })
 	set("order", func() { s.Order = j.order })
-	set("init", func() { s.Init = j.init })
-	set("constraint", func() { s.Constraint = j.constraint })
+	set("init", func() { s.Init = train.Init(j.init) })
+	set("constraint", func() { s.Constraint = train.Constraint(j.constraint) })
 	set("max-radius", func() { s.MaxRadius = j.maxRadius })
 	set("optimizer", func() { s.Optimizer.Name = j.optimizer })
 	set("lr", func() { s.Optimizer.LR = j.lr })
 	set("schedule", func() { s.Optimizer.Schedule = j.schedule })
-	set("loss", func() { s.Loss = j.loss })
+	set("loss", func() { s.Loss = train.Loss(j.loss) })
 	set("steps", func() { s.Steps = j.steps })
 	set("refine", func() { s.Refine = j.refine })
 	set("tol", func() { s.Tol = j.tol })
 	set("seed", func() { s.Seed = j.seed })
-	set("backend", func() { s.Backend = j.backend })
+	set("backend", func() { s.Backend = train.BackendName(j.backend) })
 	return s, nil
 }
 
 // backendFor resolves --backend with train.SelectBackend, saying on stderr which backend
 // auto chose and why; gpu without a GPU fails with the reason.
-func backendFor(name string, stderr io.Writer) (train.Backend, error) {
+func backendFor(name train.BackendName, stderr io.Writer) (train.Backend, error) {
 	b, err := train.SelectBackend(name, func(line string) { fmt.Fprintf(stderr, "backend: %s\n", line) })
 	if errors.Is(err, train.ErrNoGPU) {
 		return nil, failf("--backend gpu: no GPU backend on this machine: %s; use --backend cpu or auto", train.NoGPUReason(err))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--backend %q is not a backend (want auto, cpu or gpu)", name)
+		return nil, fmt.Errorf("--backend %q is not a backend (want %s)", name, train.Choices(train.BackendNames))
 	}
 	return b, nil
 }

@@ -15,27 +15,28 @@ import (
 //
 // Under auto, note (if not nil) is told once, in one line, which backend runs the job and
 // why: "gpu (DEVICE)" or "cpu (REASON)". The returned backend serves one job at a time.
-func SelectBackend(name string, note func(string)) (Backend, error) {
+func SelectBackend(name BackendName, note func(string)) (Backend, error) {
 	if note == nil {
 		note = func(string) {}
 	}
 	switch name {
-	case "", "cpu":
+	case "", BackendCPU:
 		return CPU{}, nil
-	case "auto":
+	case BackendAuto:
 		info, err := DetectGPU()
 		if err != nil {
 			note("cpu (" + NoGPUReason(err) + ")")
 			return CPU{}, nil
 		}
 		return &autoBackend{gpu: GPU{}, device: info.Device, note: note}, nil
-	case "gpu":
+	case BackendGPU:
 		if _, err := DetectGPU(); err != nil {
 			return nil, err
 		}
 		return GPU{}, nil
 	}
-	return nil, invalidf("unknown backend %q (want auto, cpu or gpu)", name)
+	_, err := ParseBackend(string(name))
+	return nil, err
 }
 
 // NoGPUReason is DetectGPU's error as one line, without the ErrNoGPU prefix.

@@ -11,7 +11,7 @@ import (
 
 // TestSelectBackend: the names, and auto and gpu on a machine without a GPU.
 func TestSelectBackend(t *testing.T) {
-	for _, name := range []string{"", "cpu"} {
+	for _, name := range []BackendName{"", "cpu"} {
 		if b, err := SelectBackend(name, nil); err != nil || b.Name() != "cpu" {
 			t.Errorf("%q: %v, %v", name, b, err)
 		}

@@ -114,7 +114,7 @@ func gpuJobOf(p *Problem) (*gpuJob, error) {
 	}
 	m, ok := p.models[0].(*rtfModel)
 	if !ok {
-		return nil, gpuUnsupported("the " + p.Spec.Model + " model")
+		return nil, gpuUnsupported("the " + string(p.Spec.Model) + " model")
 	}
 	if m.n > gpuMaxOrder {
 		return nil, gpuUnsupported(fmt.Sprintf("order %d (its kernels take orders up to %d)", m.n, gpuMaxOrder))
@@ -137,7 +137,7 @@ func gpuJobOf(p *Problem) (*gpuJob, error) {
 		return nil, gpuUnsupported("training tasks (sysid, delay)")
 	}
 	if dist.kind != "mse" && dist.kind != "relative" {
-		return nil, gpuUnsupported("the " + dist.kind + " loss")
+		return nil, gpuUnsupported("the " + string(dist.kind) + " loss")
 	}
 	job := &gpuJob{m: m}
 	for ch := range p.models {

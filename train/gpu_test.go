@@ -279,7 +279,8 @@ func checkKernelParity(t *testing.T, open deviceOpener, f64 bool, tol float64) {
 	for _, c := range []struct {
 		name                string
 		n, length, channels int
-		constraint, loss    string
+		constraint          Constraint
+		loss                Loss
 	}{
 		{"mse", 6, 128, 3, "none", "mse"},
 		{"relative/odd-length", 5, 99, 2, "radius", "relative"},

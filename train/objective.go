@@ -22,13 +22,13 @@ type objective interface {
 // distill compares kernels with target kernels.
 type distill struct {
 	targets [][]float64
-	kind    string // mse, relative or freq
+	kind    Loss
 	norms   []float64
 	weights [][]float64 // freq: per-bin weights
 	ffts    sync.Pool
 }
 
-func newDistill(targets [][]float64, kind string) *distill {
+func newDistill(targets [][]float64, kind Loss) *distill {
 	d := &distill{targets: targets, kind: kind, norms: make([]float64, len(targets))}
 	for i, y := range targets {
 		s := 0.0

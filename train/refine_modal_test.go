@@ -78,7 +78,7 @@ func TestRotationModalMapping(t *testing.T) {
 // and the job deterministic.
 func TestModalRefinement(t *testing.T) {
 	targets := targetFamilies(1024, 2, 1)["s4-hippo"]
-	for _, model := range []string{"modal", "rotation"} {
+	for _, model := range []Model{ModelModal, ModelRotation} {
 		spec := withOrder(DefaultSpec(), 64)
 		spec.Model, spec.Steps = model, 20
 		plain := spec

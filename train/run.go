@@ -49,9 +49,9 @@ type ChannelReport struct {
 
 // Report summarises a finished job.
 type Report struct {
-	Model        string          `json:"model"`
+	Model        Model           `json:"model"`
 	Order        int             `json:"order"`
-	Init         string          `json:"init"`
+	Init         Init            `json:"init"`
 	Backend      string          `json:"backend"`
 	Steps        int             `json:"steps"`
 	StoppedEarly bool            `json:"stopped_early"`

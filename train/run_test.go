@@ -13,7 +13,7 @@ import (
 	"github.com/ssmlab/ssmlab/presets"
 )
 
-func quickSpec(model string, n int) Spec {
+func quickSpec(model Model, n int) Spec {
 	s := DefaultSpec()
 	s.Model, s.Order, s.Steps = model, n, 60
 	return s
@@ -23,7 +23,7 @@ func iirTargets(length, channels int) [][]float64 { return targetFamilies(length
 
 func TestDeterministic(t *testing.T) {
 	targets := targetFamilies(256, 3, 5)["hyena"]
-	for _, model := range []string{"rtf", "modal", "rotation"} {
+	for _, model := range Models {
 		s := quickSpec(model, 6)
 		s.Init = "xavier"
 		a, err := Run(context.Background(), Job{Spec: s, Targets: targets}, CPU{}, nil)
@@ -117,7 +117,7 @@ func TestBadInput(t *testing.T) {
 // accuracy by every model, and every result is stable.
 func TestDistillRecoversIIR(t *testing.T) {
 	targets := iirTargets(1024, 2)
-	for _, model := range []string{"rtf", "modal", "rotation"} {
+	for _, model := range Models {
 		s := DefaultSpec()
 		s.Model, s.Order, s.Steps = model, 6, 100
 		res, err := Run(context.Background(), Job{Spec: s, Targets: targets}, CPU{}, nil)
@@ -129,7 +129,7 @@ func TestDistillRecoversIIR(t *testing.T) {
 			t.Errorf("%s: %+v", model, res.Report)
 		}
 		for ch, f := range res.Filters {
-			want := map[string]filters.Form{"rtf": filters.FormTF, "modal": filters.FormDiagonal, "rotation": filters.FormRotation}[model]
+			want := map[Model]filters.Form{"rtf": filters.FormTF, "modal": filters.FormDiagonal, "rotation": filters.FormRotation}[model]
 			if f.Form() != want {
 				t.Errorf("%s: channel %d is %s", model, ch, f.Form())
 			}

@@ -29,28 +29,29 @@ const (
 type Spec struct {
 	// Target names the kernels to fit; the caller resolves it (see Target).
 	Target Target `json:"target"`
-	// Model is "rtf", "modal" or "rotation".
-	Model string `json:"model"`
+	// Model is one of Models.
+	Model Model `json:"model"`
 	// Order is the state size n.
 	Order int `json:"order"`
-	// Init is "zeros", "xavier", "montel" or "hankel" (a stabilised ERA realisation).
-	Init string `json:"init"`
-	// Constraint is "none", "l1_montel" (rtf only) or "radius" with MaxRadius.
-	Constraint string  `json:"constraint"`
-	MaxRadius  float64 `json:"max_radius"`
-	Optimizer  Optim   `json:"optimizer"`
-	// Loss is "mse" (mean squared error), "relative" (‖k-y‖²/‖y‖²) or "freq" (squared
-	// spectral error weighted by 1/(|Y|² + ε), which balances the bands).
-	Loss  string `json:"loss"`
-	Steps int    `json:"steps"`
+	// Init is one of Inits (montel: rtf only).
+	Init Init `json:"init"`
+	// Constraint is one of Constraints (l1_montel: rtf only; radius with MaxRadius), or
+	// empty for none.
+	Constraint Constraint `json:"constraint"`
+	MaxRadius  float64    `json:"max_radius"`
+	Optimizer  Optim      `json:"optimizer"`
+	// Loss is one of Losses (freq balances the bands).
+	Loss  Loss `json:"loss"`
+	Steps int  `json:"steps"`
 	// Refine is the number of Levenberg–Marquardt iterations that polish each channel after
 	// the optimiser (mse or relative loss; rtf up to MaxRefineOrder, modal and rotation
 	// while modalRefinable; 0: none).
 	Refine int `json:"refine"`
 	// Tol stops early once every channel's relative L2 error is at most Tol (0: never).
-	Tol     float64 `json:"tol,omitempty"`
-	Seed    uint64  `json:"seed"`
-	Backend string  `json:"backend"`
+	Tol  float64 `json:"tol,omitempty"`
+	Seed uint64  `json:"seed"`
+	// Backend is one of BackendNames, or empty for the CPU.
+	Backend BackendName `json:"backend"`
 }
 
 // Target is either inline kernels or a file that the caller loads (a filter file, whose
@@ -97,10 +98,8 @@ func PaperSpec() Spec {
 
 // Validate checks the spec against the target's shape.
 func (s *Spec) Validate(channels, length int) error {
-	switch s.Model {
-	case "rtf", "modal", "rotation":
-	default:
-		return invalidf("unknown model %q (want rtf, modal or rotation)", s.Model)
+	if _, err := ParseModel(string(s.Model)); err != nil {
+		return err
 	}
 	if s.Order < 0 || s.Order > filters.MaxOrder {
 		return invalidf("order %d outside [0, %d]", s.Order, filters.MaxOrder)
@@ -114,33 +113,28 @@ func (s *Spec) Validate(channels, length int) error {
 	if length < 2 || length > MaxLength {
 		return invalidf("kernel length %d outside [2, %d]", length, MaxLength)
 	}
-	if s.Model == "rtf" && 2*s.Order+1 >= length {
+	if s.Model == ModelRTF && 2*s.Order+1 >= length {
 		return invalidf("order %d needs kernels longer than %d samples (an RTF of order n has 2n+1 parameters), got %d", s.Order, 2*s.Order+1, length)
 	}
-	if s.Model != "rtf" && s.Order >= length {
+	if s.Model != ModelRTF && s.Order >= length {
 		return invalidf("order %d must be below the kernel length %d", s.Order, length)
 	}
-	switch s.Init {
-	case "zeros", "xavier", "hankel":
-	case "montel":
-		if s.Model != "rtf" {
-			return invalidf("init montel applies to the rtf model only")
-		}
-	default:
-		return invalidf("unknown init %q (want zeros, xavier, montel or hankel)", s.Init)
+	if _, err := ParseInit(string(s.Init)); err != nil {
+		return err
 	}
-	switch s.Constraint {
-	case "", "none":
-	case "l1_montel":
-		if s.Model != "rtf" {
-			return invalidf("constraint l1_montel applies to the rtf model only")
+	if s.Init == InitMontel && s.Model != ModelRTF {
+		return invalidf("init montel applies to the rtf model only")
+	}
+	if s.Constraint != "" {
+		if _, err := ParseConstraint(string(s.Constraint)); err != nil {
+			return err
 		}
-	case "radius":
-		if !(s.MaxRadius > 0 && s.MaxRadius < 1) {
-			return invalidf("constraint radius needs 0 < max_radius < 1, got %v", s.MaxRadius)
-		}
-	default:
-		return invalidf("unknown constraint %q (want none, l1_montel or radius)", s.Constraint)
+	}
+	switch {
+	case s.Constraint == ConstraintL1Montel && s.Model != ModelRTF:
+		return invalidf("constraint l1_montel applies to the rtf model only")
+	case s.Constraint == ConstraintRadius && !(s.MaxRadius > 0 && s.MaxRadius < 1):
+		return invalidf("constraint radius needs 0 < max_radius < 1, got %v", s.MaxRadius)
 	}
 	o := s.Optimizer
 	switch o.Name {
@@ -169,10 +163,8 @@ func (s *Spec) Validate(channels, length int) error {
 	if o.Warmup < 0 {
 		return invalidf("warmup %d is negative", o.Warmup)
 	}
-	switch s.Loss {
-	case "mse", "relative", "freq":
-	default:
-		return invalidf("unknown loss %q (want mse, relative or freq)", s.Loss)
+	if _, err := ParseLoss(string(s.Loss)); err != nil {
+		return err
 	}
 	if s.Steps < 0 || s.Steps > MaxSteps {
 		return invalidf("steps %d outside [0, %d]", s.Steps, MaxSteps)
@@ -180,10 +172,10 @@ func (s *Spec) Validate(channels, length int) error {
 	if s.Refine < 0 || s.Refine > MaxSteps {
 		return invalidf("refine %d outside [0, %d]", s.Refine, MaxSteps)
 	}
-	switch s.Backend {
-	case "", "cpu", "gpu", "auto":
-	default:
-		return invalidf("unknown backend %q (want auto, cpu or gpu)", s.Backend)
+	if s.Backend != "" {
+		if _, err := ParseBackend(string(s.Backend)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // Every computation and every file access runs in one of these commands. A command captures
@@ -415,7 +416,7 @@ func (c jobChans) report(p JobProgress) {
 
 // runJob is the job itself: a long-running command that computes the target kernels, runs
 // the runner and posts the end on c.done. It returns no message; waitJob delivers them.
-func runJob(ctx context.Context, r JobRunner, id int, spec JobSpec, source func() ([][]float64, error), c jobChans) tea.Cmd {
+func runJob(ctx context.Context, r JobRunner, id int, spec train.Spec, source func() ([][]float64, error), c jobChans) tea.Cmd {
 	return func() tea.Msg {
 		var res *JobResult
 		err := safely("job", func() error {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // The workbench reaches the rest of ssmlab only through the small interfaces below, so that
@@ -79,26 +80,16 @@ type Item struct {
 // goroutine, reports progress through progress (from any goroutine, as often as it likes:
 // the workbench coalesces and throttles) and returns ctx.Err() promptly once ctx is done.
 type JobRunner interface {
-	Run(ctx context.Context, spec JobSpec, targets [][]float64, progress func(JobProgress)) (*JobResult, error)
-	// Backends lists the backend names the form offers, the default first.
-	Backends() []string
-	// Defaults is the form's starting point (the workbench adapts the order and length to
-	// the filter being distilled).
-	Defaults() JobSpec
+	Run(ctx context.Context, spec train.Spec, targets [][]float64, progress func(JobProgress)) (*JobResult, error)
+	// Backends lists the backends the form offers, the default first.
+	Backends() []train.BackendName
+	// Defaults is the form's starting point (the workbench adapts the order and the target
+	// length, Target.Length, to the filter being distilled).
+	Defaults() train.Spec
 	// SuggestOrder returns the smallest order whose reduced model reaches relative error tol
 	// on every target (ok false: none up to the largest order); the form shows it before a
 	// job starts. It may be slow: the workbench calls it from a command.
 	SuggestOrder(targets [][]float64, tol float64) (n int, ok bool)
-}
-
-// JobSpec is what the "distill" form asks for.
-type JobSpec struct {
-	Model   string // rtf, modal or rotation
-	Order   int
-	Init    string
-	Steps   int
-	Length  int // samples of the target kernel
-	Backend string
 }
 
 // JobProgress is one progress event of a running job.

@@ -20,6 +20,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // updating reports whether -update was given: the flag is defined by x/exp/golden (which
@@ -119,7 +120,7 @@ type fakeRunner struct {
 	started int
 }
 
-func (r *fakeRunner) Backends() []string { return []string{"fake", "cpu"} }
+func (r *fakeRunner) Backends() []train.BackendName { return []train.BackendName{"gpu", "cpu"} }
 
 // SuggestOrder suggests the number of targets plus their length's last digit: a value the
 // tests can predict and that depends on what the form's command computed.
@@ -127,11 +128,13 @@ func (r *fakeRunner) SuggestOrder(targets [][]float64, tol float64) (int, bool) 
 	return len(targets) + len(targets[0])%10, true
 }
 
-func (r *fakeRunner) Defaults() JobSpec {
-	return JobSpec{Model: "rtf", Order: 8, Init: "hankel", Steps: 20, Length: 256, Backend: "fake"}
+func (r *fakeRunner) Defaults() train.Spec {
+	s := train.DefaultSpec()
+	s.Order, s.Steps, s.Target.Length, s.Backend = 8, 20, 256, "gpu"
+	return s
 }
 
-func (r *fakeRunner) Run(ctx context.Context, spec JobSpec, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
+func (r *fakeRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
 	r.mu.Lock()
 	r.started++
 	r.mu.Unlock()
@@ -159,7 +162,7 @@ func (r *fakeRunner) Run(ctx context.Context, spec JobSpec, targets [][]float64,
 		}
 		out = append(out, f)
 	}
-	return &JobResult{Filters: out, MaxRelError: 0.125, Stable: true, Seconds: 0.01, Backend: spec.Backend}, nil
+	return &JobResult{Filters: out, MaxRelError: 0.125, Stable: true, Seconds: 0.01, Backend: string(spec.Backend)}, nil
 }
 
 // testDeps are fakes for everything but the store (files in t.TempDir()) and the analyzer.

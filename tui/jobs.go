@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/bubbles/progress"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 type jobState int
@@ -26,7 +27,7 @@ const (
 type job struct {
 	id       int
 	name     string
-	spec     JobSpec
+	spec     train.Spec
 	sourceID int
 	source   string
 	state    jobState

@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // Dialogs take the keyboard while open: help, the command palette, one-line prompts,
@@ -113,6 +114,7 @@ func (f *formField) value() string {
 type jobForm struct {
 	sourceID   int
 	source     string
+	def        train.Spec // what the form does not ask for
 	fields     []formField
 	focus      int
 	suggestion string // the suggested order, once computed
@@ -137,30 +139,25 @@ func numberField(name, help string, v int) formField {
 	return formField{name: name, input: in, help: help}
 }
 
-func newJobForm(sourceID int, source string, def JobSpec, backends []string) jobForm {
-	f := jobForm{sourceID: sourceID, source: source, fields: []formField{
-		choiceField("model", "rtf: transfer function · modal: diagonal · rotation: RotRNN", []string{"rtf", "modal", "rotation"}, def.Model),
+func newJobForm(sourceID int, source string, def train.Spec, backends []train.BackendName) jobForm {
+	f := jobForm{sourceID: sourceID, source: source, def: def, fields: []formField{
+		choiceField("model", "rtf: transfer function · modal: diagonal · rotation: RotRNN", train.Names(train.Models), string(def.Model)),
 		numberField("order", "state size n of the fit", def.Order),
-		choiceField("init", "hankel: stabilised ERA realisation; zeros, xavier, montel", []string{"hankel", "zeros", "xavier", "montel"}, def.Init),
+		choiceField("init", "hankel: stabilised ERA realisation; montel: rtf only", train.Names(train.Inits), string(def.Init)),
 		numberField("steps", "optimiser steps", def.Steps),
-		numberField("length", "samples of the impulse response to fit", def.Length),
-		choiceField("backend", "where the optimiser runs", backends, def.Backend),
+		numberField("length", "samples of the impulse response to fit", def.Target.Length),
+		choiceField("backend", "where the optimiser runs", train.Names(backends), string(def.Backend)),
 	}}
 	f.orderSet = strconv.Itoa(def.Order)
 	f.setFocus(0)
 	return f
 }
 
-// suggest fills in a suggested order unless the user has typed one or it needs more
-// samples than the form's length.
+// suggest fills in a suggested order unless the user has typed one or the form's length
+// cannot fit it (Spec.Validate).
 func (f *jobForm) suggest(order int) {
-	length := 0
-	for _, fl := range f.fields {
-		if fl.name == "length" {
-			length, _ = strconv.Atoi(fl.value())
-		}
-	}
-	if 2*order+1 >= length {
+	s, err := f.read()
+	if s.Order = order; err != nil || s.Validate(1, s.Target.Length) != nil {
 		return
 	}
 	for i := range f.fields {
@@ -187,10 +184,20 @@ func (f *jobForm) setFocus(i int) {
 	}
 }
 
-// spec reads the form; a malformed number is an error naming the field.
-func (f *jobForm) spec() (JobSpec, error) {
-	var s JobSpec
-	ints := map[string]*int{"order": &s.Order, "steps": &s.Steps, "length": &s.Length}
+// spec reads the form; a spec Spec.Validate refuses is its error.
+func (f *jobForm) spec() (train.Spec, error) {
+	s, err := f.read()
+	if err != nil {
+		return s, err
+	}
+	return s, s.Validate(1, s.Target.Length)
+}
+
+// read reads the form into its default spec; a malformed number is an error naming the
+// field.
+func (f *jobForm) read() (train.Spec, error) {
+	s := f.def
+	ints := map[string]*int{"order": &s.Order, "steps": &s.Steps, "length": &s.Target.Length}
 	for i := range f.fields {
 		fl := &f.fields[i]
 		if p, ok := ints[fl.name]; ok {
@@ -203,18 +210,12 @@ func (f *jobForm) spec() (JobSpec, error) {
 		}
 		switch fl.name {
 		case "model":
-			s.Model = fl.value()
+			s.Model = train.Model(fl.value())
 		case "init":
-			s.Init = fl.value()
+			s.Init = train.Init(fl.value())
 		case "backend":
-			s.Backend = fl.value()
+			s.Backend = train.BackendName(fl.value())
 		}
-	}
-	if s.Model == "rtf" && 2*s.Order+1 >= s.Length {
-		return s, fmt.Errorf("an RTF of order %d needs more than %d samples: raise length", s.Order, 2*s.Order+1)
-	}
-	if s.Model != "rtf" && s.Order >= s.Length {
-		return s, fmt.Errorf("order %d must be below the length %d", s.Order, s.Length)
 	}
 	return s, nil
 }

@@ -13,6 +13,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // pane names a pane of the workbench.
@@ -1276,7 +1277,7 @@ func (m *Model) onSaved(msg savedMsg) tea.Cmd {
 
 // defaultSpecFor is the distillation form's starting point for e: the runner's defaults, an
 // order of half the filter's (at most 16), and a length that fits it.
-func (m *Model) defaultSpecFor(e *entry) JobSpec {
+func (m *Model) defaultSpecFor(e *entry) train.Spec {
 	s := m.deps.Runner.Defaults()
 	if b := m.deps.Runner.Backends(); len(b) > 0 {
 		s.Backend = b[0]
@@ -1285,9 +1286,9 @@ func (m *Model) defaultSpecFor(e *entry) JobSpec {
 		s.Order = max(1, min(16, n/2))
 	}
 	if e.kind == kindKernel {
-		s.Length = len(e.kernel())
+		s.Target.Length = len(e.kernel())
 	}
-	s.Length = max(s.Length, 2*s.Order+8)
+	s.Target.Length = max(s.Target.Length, 2*s.Order+8)
 	return s
 }
 
@@ -1304,7 +1305,7 @@ func (m *Model) openJobForm() (tea.Cmd, error) {
 	}
 	def := m.defaultSpecFor(e)
 	m.modal = modalState{kind: modalJobForm, form: newJobForm(e.id, e.name, def, m.deps.Runner.Backends())}
-	return suggestOrder(m.deps.Runner, e.id, def.Length, targetSource(e, def.Length)), nil
+	return suggestOrder(m.deps.Runner, e.id, def.Target.Length, targetSource(e, def.Target.Length)), nil
 }
 
 // onSuggest shows a suggested order in the form it was computed for, if still open.
@@ -1362,8 +1363,8 @@ func targetSource(e *entry, L int) func() ([][]float64, error) {
 }
 
 // startJob starts distilling e's impulse response (every channel of a bank).
-func (m *Model) startJob(e *entry, spec JobSpec) (tea.Cmd, error) {
-	source := targetSource(e, spec.Length)
+func (m *Model) startJob(e *entry, spec train.Spec) (tea.Cmd, error) {
+	source := targetSource(e, spec.Target.Length)
 	ctx, cancel := context.WithCancel(context.Background())
 	m.jobs.nextID++
 	j := &job{id: m.jobs.nextID, spec: spec, sourceID: e.id, source: e.name, state: jobRunning,

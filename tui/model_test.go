@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // impulseTol bounds the difference of impulse responses across a conversion round trip of an
@@ -418,7 +419,7 @@ func TestDistillFinishes(t *testing.T) {
 		t.Fatalf("%d jobs", len(m.jobs.jobs))
 	}
 	j := m.jobs.jobs[0]
-	if j.state != jobDone || j.spec.Order != 2 || j.spec.Steps != 7 || j.spec.Backend != "fake" {
+	if j.state != jobDone || j.spec.Order != 2 || j.spec.Steps != 7 || j.spec.Backend != "gpu" {
 		t.Fatalf("job %+v err %v", j.spec, j.err)
 	}
 	if len(j.losses) == 0 {
@@ -432,7 +433,7 @@ func TestDistillFinishes(t *testing.T) {
 		t.Error("a finished job moved the selection")
 	}
 	// A backend other than the CPU is named.
-	if want := "job #1 done on fake: added ring~rtf2"; !strings.HasPrefix(m.status.text, want) {
+	if want := "job #1 done on gpu: added ring~rtf2"; !strings.HasPrefix(m.status.text, want) {
 		t.Errorf("status %q, want %q…", m.status.text, want)
 	}
 	m.setFocus(paneJobs)
@@ -473,8 +474,8 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	suggested := 1 + spec.Length%10
-	want := fmt.Sprintf("suggested order: %d (relative error 0.001 at length %d, truncated ERA)", suggested, spec.Length)
+	suggested := 1 + spec.Target.Length%10
+	want := fmt.Sprintf("suggested order: %d (relative error 0.001 at length %d, truncated ERA)", suggested, spec.Target.Length)
 	if s := screen(m); !strings.Contains(s, want) || !strings.Contains(s, fmt.Sprintf("order    %d", suggested)) || !strings.Contains(s, "(suggested)") {
 		t.Errorf("the form lacks %q or the filled-in order:\n%s", want, s)
 	}
@@ -485,7 +486,7 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	if s := screen(m); strings.Contains(s, "42") || !strings.Contains(s, want) {
 		t.Errorf("another entry's suggestion replaced this form's:\n%s", s)
 	}
-	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length, order: 127})
+	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Target.Length, order: 127})
 	if s := screen(m); !strings.Contains(s, "suggested order: none up to 127 reaches relative error 0.001") {
 		t.Errorf("no 'none' line:\n%s", s)
 	}
@@ -494,14 +495,14 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	// samples than the form's length.
 	keys(t, m, "down", "ctrl+u")
 	typeText(t, m, "3")
-	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length, order: 5, ok: true})
+	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Target.Length, order: 5, ok: true})
 	if got, _ := m.modal.form.spec(); got.Order != 3 || strings.Contains(screen(m), "(suggested)") {
 		t.Errorf("a suggestion replaced the typed order 3 with %d", got.Order)
 	}
 	keys(t, m, "esc", "D")
-	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Length, order: spec.Length / 2, ok: true})
-	if got, _ := m.modal.form.spec(); got.Order == spec.Length/2 {
-		t.Errorf("filled in order %d, which length %d cannot fit", got.Order, got.Length)
+	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Target.Length, order: spec.Target.Length / 2, ok: true})
+	if got, _ := m.modal.form.spec(); got.Order == spec.Target.Length/2 {
+		t.Errorf("filled in order %d, which length %d cannot fit", got.Order, got.Target.Length)
 	}
 }
 
@@ -645,12 +646,12 @@ func TestInitOpensFile(t *testing.T) {
 func TestJobsPaneGolden(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "ring")
-	running := &job{id: 1, spec: JobSpec{Model: "rtf", Order: 4, Steps: 500}, source: "ring", state: jobRunning,
+	running := &job{id: 1, spec: train.Spec{Model: "rtf", Order: 4, Steps: 500}, source: "ring", state: jobRunning,
 		last: JobProgress{Step: 200, Steps: 500, Loss: 3.2e-4, ETA: 3 * 1e9}}
 	for i := range 40 {
 		running.addLoss(math.Pow(10, -1-3*float64(i)/40) * (1 + 0.2*math.Sin(float64(i))))
 	}
-	failed := &job{id: 2, spec: JobSpec{Model: "modal", Order: 2, Steps: 10}, source: "ring", state: jobFailed, err: os.ErrInvalid}
+	failed := &job{id: 2, spec: train.Spec{Model: "modal", Order: 2, Steps: 10}, source: "ring", state: jobFailed, err: os.ErrInvalid}
 	m.jobs.jobs = []*job{running, failed}
 	m.setFocus(paneJobs)
 	send(t, m, statusMsg{text: "two jobs"})

@@ -14,6 +14,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // command is one action of the palette. run executes on the event loop, inside Update; the
@@ -394,11 +395,11 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 	for k, v := range vals {
 		switch k {
 		case "model":
-			spec.Model = v
+			spec.Model, err = train.ParseModel(v)
 		case "init":
-			spec.Init = v
+			spec.Init, err = train.ParseInit(v)
 		case "backend":
-			spec.Backend = v
+			spec.Backend, err = train.ParseBackend(v)
 		case "order", "steps", "length":
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 {
@@ -410,11 +411,17 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 			case "steps":
 				spec.Steps = n
 			default:
-				spec.Length = n
+				spec.Target.Length = n
 			}
 		default:
 			return nil, fmt.Errorf("distill has no parameter %q (model, order, init, steps, length, backend)", k)
 		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := spec.Validate(1, spec.Target.Length); err != nil {
+		return nil, err
 	}
 	return m.startJob(e, spec)
 }

@@ -90,17 +90,18 @@ func (registryPresets) Build(name string, values map[string]string) (Built, erro
 type trainRunner struct{}
 
 // Backends offers the CPU and, on a machine with a GPU, auto and the GPU.
-func (trainRunner) Backends() []string {
+func (trainRunner) Backends() []train.BackendName {
 	if _, err := train.DetectGPU(); err != nil {
-		return []string{"cpu"}
+		return []train.BackendName{train.BackendCPU}
 	}
-	return []string{"cpu", "auto", "gpu"}
+	return []train.BackendName{train.BackendCPU, train.BackendAuto, train.BackendGPU}
 }
 
-// Defaults are train's recommended settings.
-func (trainRunner) Defaults() JobSpec {
+// Defaults are train's recommended settings, for targets of 512 samples.
+func (trainRunner) Defaults() train.Spec {
 	s := train.DefaultSpec()
-	return JobSpec{Model: s.Model, Order: s.Order, Init: s.Init, Steps: s.Steps, Length: 512, Backend: s.Backend}
+	s.Target.Length = 512
+	return s
 }
 
 // SuggestOrder measures truncated ERA realisations of the targets (train.SuggestOrder).
@@ -108,22 +109,14 @@ func (trainRunner) SuggestOrder(targets [][]float64, tol float64) (int, bool) {
 	return train.SuggestOrder(targets, tol, train.MaxSuggestOrder)
 }
 
-func (trainRunner) Run(ctx context.Context, js JobSpec, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
-	spec := train.DefaultSpec()
-	spec.Model, spec.Order, spec.Init, spec.Steps = js.Model, js.Order, js.Init, js.Steps
-	if spec.Model != "rtf" && spec.Constraint == "l1_montel" {
-		spec.Constraint = "radius"
-	}
+func (trainRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
 	chose := ""
-	backend, err := train.SelectBackend(js.Backend, func(line string) { chose = line })
+	backend, err := train.SelectBackend(spec.Backend, func(line string) { chose = line })
 	if errors.Is(err, train.ErrNoGPU) {
 		return nil, fmt.Errorf("no GPU backend on this machine: %s; use the cpu backend", train.NoGPUReason(err))
 	}
 	if err != nil {
 		return nil, err
-	}
-	if js.Backend != "" {
-		spec.Backend = js.Backend
 	}
 	res, err := train.Run(ctx, train.Job{Spec: spec, Targets: targets}, backend, func(p train.Progress) {
 		progress(JobProgress{Step: p.Step, Steps: p.Steps, Loss: p.Loss, RelErr: p.RelError, Elapsed: p.Elapsed, ETA: p.ETA})

@@ -19,7 +19,7 @@ func TestTrainRunnerBackends(t *testing.T) {
 	}
 	reason := train.NoGPUReason(err)
 	var r trainRunner
-	if got := r.Backends(); !slices.Equal(got, []string{"cpu"}) {
+	if got := r.Backends(); !slices.Equal(got, []train.BackendName{train.BackendCPU}) {
 		t.Errorf("backends %q", got)
 	}
 	d, err := ringDiagonal(2, 0.8)
@@ -27,9 +27,13 @@ func TestTrainRunnerBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	targets := [][]float64{d.Impulse(64)}
-	spec := JobSpec{Model: "rtf", Order: 2, Init: "hankel", Steps: 5, Length: 64}
+	spec := r.Defaults()
+	spec.Order, spec.Steps, spec.Target.Length = 2, 5, 64
 	progress := func(JobProgress) {}
-	for _, c := range []struct{ backend, ran string }{{"cpu", "cpu"}, {"", "cpu"}, {"auto", "cpu (" + reason + ")"}} {
+	for _, c := range []struct {
+		backend train.BackendName
+		ran     string
+	}{{"cpu", "cpu"}, {"", "cpu"}, {"auto", "cpu (" + reason + ")"}} {
 		spec.Backend = c.backend
 		res, err := r.Run(context.Background(), spec, targets, progress)
 		if err != nil || res.Backend != c.ran || len(res.Filters) != 1 {

@@ -1,0 +1,118 @@
+package train
+
+import "strings"
+
+// The closed sets of names a job is made of. Each is a string type with the list of its
+// values, in the order the command line and the workbench show them, and a Parse function;
+// Spec.Validate checks a spec against these lists, and the front ends read their choices
+// and help from them.
+
+// Model names what a job fits.
+type Model string
+
+// The models.
+const (
+	ModelRTF      Model = "rtf"      // rational transfer function (a, b̃, h0)
+	ModelModal    Model = "modal"    // diagonal: conjugate pole pairs and residues
+	ModelRotation Model = "rotation" // rotation blocks ρR(θ), as a RotRNN layer
+)
+
+// Models lists the models.
+var Models = []Model{ModelRTF, ModelModal, ModelRotation}
+
+// ParseModel returns the Model named s.
+func ParseModel(s string) (Model, error) { return parse(Models, "model", s) }
+
+// Init names how a job's parameters start.
+type Init string
+
+// The initialisations.
+const (
+	InitHankel Init = "hankel" // the stabilised ERA realisation of the target
+	InitZeros  Init = "zeros"  // the RTF paper's zero init (eq. 18)
+	InitXavier Init = "xavier" // the reference implementation's xavier_init
+	InitMontel Init = "montel" // the reference implementation's montel_init (rtf only)
+)
+
+// Inits lists the initialisations, the recommended one first.
+var Inits = []Init{InitHankel, InitZeros, InitXavier, InitMontel}
+
+// ParseInit returns the Init named s.
+func ParseInit(s string) (Init, error) { return parse(Inits, "init", s) }
+
+// Constraint names what keeps a job's poles inside the unit circle.
+type Constraint string
+
+// The constraints; the empty string means ConstraintNone.
+const (
+	ConstraintNone     Constraint = "none"
+	ConstraintL1Montel Constraint = "l1_montel" // Σ|aᵢ| ≤ 1 (RTF paper, eq. 17; rtf only)
+	ConstraintRadius   Constraint = "radius"    // every pole within Spec.MaxRadius
+)
+
+// Constraints lists the constraints.
+var Constraints = []Constraint{ConstraintNone, ConstraintL1Montel, ConstraintRadius}
+
+// ParseConstraint returns the Constraint named s.
+func ParseConstraint(s string) (Constraint, error) { return parse(Constraints, "constraint", s) }
+
+// Loss names what a distillation minimises.
+type Loss string
+
+// The losses.
+const (
+	LossMSE      Loss = "mse"      // mean squared error
+	LossRelative Loss = "relative" // ‖k − y‖²/‖y‖²
+	LossFreq     Loss = "freq"     // squared spectral error weighted by 1/(|Y|² + ε)
+)
+
+// Losses lists the losses.
+var Losses = []Loss{LossMSE, LossRelative, LossFreq}
+
+// ParseLoss returns the Loss named s.
+func ParseLoss(s string) (Loss, error) { return parse(Losses, "loss", s) }
+
+// BackendName names where a job runs (SelectBackend returns the Backend it names); the
+// empty string means BackendCPU.
+type BackendName string
+
+// The backends.
+const (
+	BackendAuto BackendName = "auto" // the GPU when there is one, else the CPU
+	BackendCPU  BackendName = "cpu"
+	BackendGPU  BackendName = "gpu"
+)
+
+// BackendNames lists the backends.
+var BackendNames = []BackendName{BackendAuto, BackendCPU, BackendGPU}
+
+// ParseBackend returns the BackendName s.
+func ParseBackend(s string) (BackendName, error) { return parse(BackendNames, "backend", s) }
+
+// Choices returns the names of a list as a sentence: "rtf, modal or rotation".
+func Choices[T ~string](list []T) string {
+	names := Names(list)
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// Names returns the names of a list, for a form's choices.
+func Names[T ~string](list []T) []string {
+	names := make([]string, len(list))
+	for i, v := range list {
+		names[i] = string(v)
+	}
+	return names
+}
+
+// parse returns the value of list named s, or an error of kind ErrInvalid listing them.
+func parse[T ~string](list []T, what, s string) (T, error) {
+	for _, v := range list {
+		if string(v) == s {
+			return v, nil
+		}
+	}
+	return "", invalidf("unknown %s %q (want %s)", what, s, Choices(list))
+}
