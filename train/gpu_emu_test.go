@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -467,4 +468,22 @@ func BenchmarkGPUEmulatedStep(b *testing.B) {
 		b.Skipf("no emulated GPU: %v", err)
 	}
 	benchGPUStep(b, openEmu, []struct{ d, l, n int }{{4, 256, 8}})
+}
+
+// TestEmulatorRunsTheCompiledSource: the emulator's translation unit holds the kernel source
+// NVRTC compiles (gpuSource) unchanged, between its shim and its trampolines, and g++ gets
+// it in the dialect and with the macro NVRTC gets (gpuOptions).
+func TestEmulatorRunsTheCompiledSource(t *testing.T) {
+	src := emuSource()
+	if !strings.HasPrefix(src, emuShim+gpuSource) || strings.Count(src, gpuSource) != 1 {
+		t.Error("the emulated translation unit does not hold gpuSource once, unchanged, after the shim")
+	}
+	rest := strings.TrimPrefix(src, emuShim+gpuSource)
+	if strings.Contains(rest, "__global__") || strings.Contains(rest, "#define") {
+		t.Error("the trampolines define kernels or macros of their own")
+	}
+	opts := gpuOptions("--gpu-architecture=compute_70", true)
+	if !slices.Contains(opts, "--std="+gpuDialect) || !slices.Contains(opts, "-DREAL="+gpuReal(true)) {
+		t.Errorf("NVRTC's options %q lack the emulator's dialect or REAL", opts)
+	}
 }
