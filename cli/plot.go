@@ -14,6 +14,7 @@ import (
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
@@ -445,6 +446,9 @@ func readReport(path string) (*train.Report, error) {
 // parseReport reads the JSON of a distill report.
 func parseReport(data []byte, path string) (*train.Report, error) {
 	var r train.Report
+	if err := strictjson.Check(data); err != nil {
+		return nil, failf("%s: not a distill report: %v", path, err)
+	}
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, failf("%s: not a distill report: %v", path, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
@@ -242,6 +243,9 @@ func parseIOData(data []byte, path string) (*train.Task, error) {
 	var doc struct {
 		pair
 		Channels []pair `json:"channels"`
+	}
+	if err := strictjson.Check(data); err != nil {
+		return nil, failf("%s: %v", path, err)
 	}
 	dec := json.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()

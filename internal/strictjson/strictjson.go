@@ -169,6 +169,32 @@ func (d *Decoder) End() error {
 	return d.errorAt(d.nextByte(off), fmt.Sprintf("unexpected data (%s) after the JSON value", Describe(tok)))
 }
 
+// Check reads data as one JSON value and reports the first way it is not strict JSON: for a
+// reader that decodes with encoding/json into Go values, which checks neither duplicate keys
+// nor nesting.
+func Check(data []byte) error {
+	d := NewDecoder(data)
+	if err := d.skipValue(); err != nil {
+		return err
+	}
+	return d.End()
+}
+
+// skipValue reads one value token by token, checking it.
+func (d *Decoder) skipValue() error {
+	tok, err := d.Token()
+	if err != nil {
+		return err
+	}
+	switch tok {
+	case json.Delim('{'):
+		return d.Members(func(string) error { return d.skipValue() })
+	case json.Delim('['):
+		return d.Elements(func(int) error { return d.skipValue() })
+	}
+	return nil
+}
+
 // Object reads the object whose '{' Token has just returned, keeping each member's value for
 // Get. A key seen before in the object is a *DuplicateKeyError.
 func (d *Decoder) Object() (*Object, error) {

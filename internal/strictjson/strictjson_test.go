@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -25,10 +26,14 @@ func walk(d *Decoder) error {
 
 func read(data string) error {
 	d := NewDecoder([]byte(data))
-	if err := walk(d); err != nil {
-		return err
+	err := walk(d)
+	if err == nil {
+		err = d.End()
 	}
-	return d.End()
+	if cerr := Check([]byte(data)); (cerr == nil) != (err == nil) || err != nil && cerr.Error() != err.Error() {
+		panic(fmt.Sprintf("Check gives %v where the walk gives %v", cerr, err))
+	}
+	return err
 }
 
 func TestErrors(t *testing.T) {
