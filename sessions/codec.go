@@ -255,130 +255,161 @@ func decodeV1(root *jnode) (*Session, *autosaveInfo, error) {
 	if err := root.objectKeys("the session", "format", "version", "autosave", "next_id", "filters", "targets", "jobs", "ui"); err != nil {
 		return nil, nil, err
 	}
-	s := New()
-	ids := map[string]bool{}
-	maxNum := 0
-	useID := func(n *jnode, what string) (string, error) {
-		idn := n.get("id")
-		if idn == nil || idn.kind != jString {
-			return "", invalidf("%s has no string \"id\"", what)
+	d := &v1Decoder{s: New(), ids: map[string]bool{}}
+	for _, step := range []func(*jnode) error{d.nextID, d.filters, d.targets, d.jobs, d.ui} {
+		if err := step(root); err != nil {
+			return nil, nil, err
 		}
-		id := idn.text
-		if err := checkID(id); err != nil {
-			return "", within(what, err)
-		}
-		if ids[id] {
-			return "", invalidf("two items have the ID %q", id)
-		}
-		ids[id] = true
-		if k, err := strconv.Atoi(id[1:]); err == nil && k > maxNum && k < maxIDNumber {
-			maxNum = k
-		}
-		return id, nil
 	}
-
-	if n := root.get("next_id"); n != nil {
-		v, err := n.integer(`"next_id"`)
-		if err != nil {
-			return nil, nil, err
-		}
-		if v < 1 || v >= maxIDNumber {
-			return nil, nil, invalidf("\"next_id\" %d is outside [1, %d)", v, maxIDNumber)
-		}
-		s.nextID = v
+	auto, err := decodeAutosave(root.get("autosave"))
+	if err != nil {
+		return nil, nil, err
 	}
+	d.s.nextID = max(d.s.nextID, d.maxNum+1)
+	return d.s, auto, nil
+}
 
-	for i, n := range list(root, "filters") {
-		what := fmt.Sprintf("filters[%d]", i)
-		if err := n.objectKeys(what, "id", "filter"); err != nil {
-			return nil, nil, err
+// v1Decoder fills a session from the parts of a version-1 tree.
+type v1Decoder struct {
+	s      *Session
+	ids    map[string]bool // in use
+	maxNum int             // the largest number of an ID in use
+}
+
+// useID reads the "id" of an item and checks that it is new.
+func (d *v1Decoder) useID(n *jnode, what string) (string, error) {
+	idn := n.get("id")
+	if idn == nil || idn.kind != jString {
+		return "", invalidf("%s has no string \"id\"", what)
+	}
+	id := idn.text
+	if err := checkID(id); err != nil {
+		return "", within(what, err)
+	}
+	if d.ids[id] {
+		return "", invalidf("two items have the ID %q", id)
+	}
+	d.ids[id] = true
+	if k, err := strconv.Atoi(id[1:]); err == nil && k > d.maxNum && k < maxIDNumber {
+		d.maxNum = k
+	}
+	return id, nil
+}
+
+// items calls item for each element of the list under key, with its ID and a name for
+// messages, after checking its keys.
+func (d *v1Decoder) items(root *jnode, key string, keys []string, item func(n *jnode, id string) error) error {
+	for i, n := range list(root, key) {
+		what := fmt.Sprintf("%s[%d]", key, i)
+		if err := n.objectKeys(what, keys...); err != nil {
+			return err
 		}
-		id, err := useID(n, what)
+		id, err := d.useID(n, what)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
+		if err := item(n, id); err != nil {
+			return err
+		}
+	}
+	return checkList(root, key)
+}
+
+func (d *v1Decoder) nextID(root *jnode) error {
+	n := root.get("next_id")
+	if n == nil {
+		return nil
+	}
+	v, err := n.integer(`"next_id"`)
+	if err != nil {
+		return err
+	}
+	if v < 1 || v >= maxIDNumber {
+		return invalidf("\"next_id\" %d is outside [1, %d)", v, maxIDNumber)
+	}
+	d.s.nextID = v
+	return nil
+}
+
+func (d *v1Decoder) filters(root *jnode) error {
+	return d.items(root, "filters", []string{"id", "filter"}, func(n *jnode, id string) error {
 		fn := n.get("filter")
 		if fn == nil {
-			return nil, nil, invalidf("entry %q has no \"filter\"", id)
+			return invalidf("entry %q has no \"filter\"", id)
 		}
 		text, err := fn.expand(nil, userfile.MaxSize)
 		if err != nil {
-			return nil, nil, within("entry "+strconv.Quote(id), err)
+			return within("entry "+strconv.Quote(id), err)
 		}
 		doc, err := filterfile.Unmarshal(text)
 		if err != nil {
-			return nil, nil, within("entry "+strconv.Quote(id), err)
+			return within("entry "+strconv.Quote(id), err)
 		}
-		s.Filters = append(s.Filters, Entry{ID: id, Name: doc.Name, Filter: doc.Filter, Bank: doc.Bank})
-	}
-	if err := checkList(root, "filters"); err != nil {
-		return nil, nil, err
-	}
+		d.s.Filters = append(d.s.Filters, Entry{ID: id, Name: doc.Name, Filter: doc.Filter, Bank: doc.Bank})
+		return nil
+	})
+}
 
-	for i, n := range list(root, "targets") {
-		what := fmt.Sprintf("targets[%d]", i)
-		if err := n.objectKeys(what, "id", "name", "kernels", "source", "linked"); err != nil {
-			return nil, nil, err
-		}
-		id, err := useID(n, what)
+func (d *v1Decoder) targets(root *jnode) error {
+	return d.items(root, "targets", []string{"id", "name", "kernels", "source", "linked"}, func(n *jnode, id string) error {
+		t, err := decodeTarget(n, id)
 		if err != nil {
-			return nil, nil, err
+			return err
 		}
-		t := Target{ID: id}
-		if t.Name, err = n.str("target "+strconv.Quote(id), "name"); err != nil {
-			return nil, nil, err
-		}
-		if ln := n.get("linked"); ln != nil {
-			if ln.kind != jBool {
-				return nil, nil, invalidf("\"linked\" of target %q is %s, want true or false", id, ln.describe())
-			}
-			t.Linked = ln.b
-		}
-		if src := n.get("source"); src != nil {
-			what := "the source of target " + strconv.Quote(id)
-			if err := src.objectKeys(what, "path", "tensor"); err != nil {
-				return nil, nil, err
-			}
-			t.Source = &Source{}
-			if t.Source.Path, err = src.str(what, "path"); err != nil {
-				return nil, nil, err
-			}
-			if t.Source.Tensor, err = src.str(what, "tensor"); err != nil {
-				return nil, nil, err
-			}
-		}
-		kn := n.get("kernels")
-		switch {
-		case t.Linked && kn != nil:
-			return nil, nil, invalidf("target %q is linked and also has \"kernels\"", id)
-		case !t.Linked && kn == nil:
-			return nil, nil, invalidf("target %q has no \"kernels\"", id)
-		case kn != nil:
-			if t.Kernels, err = kn.toArray(); err != nil {
-				return nil, nil, within("target "+strconv.Quote(id), err)
-			}
-		}
-		if err := t.validate(); err != nil {
-			return nil, nil, within("target "+strconv.Quote(id), err)
-		}
-		s.Targets = append(s.Targets, t)
-	}
-	if err := checkList(root, "targets"); err != nil {
-		return nil, nil, err
-	}
+		d.s.Targets = append(d.s.Targets, t)
+		return nil
+	})
+}
 
-	for i, n := range list(root, "jobs") {
-		what := fmt.Sprintf("jobs[%d]", i)
-		if err := n.objectKeys(what, "id", "kind", "spec", "report"); err != nil {
-			return nil, nil, err
+// decodeTarget reads a target of a session file.
+func decodeTarget(n *jnode, id string) (Target, error) {
+	t := Target{ID: id}
+	var err error
+	if t.Name, err = n.str("target "+strconv.Quote(id), "name"); err != nil {
+		return t, err
+	}
+	if ln := n.get("linked"); ln != nil {
+		if ln.kind != jBool {
+			return t, invalidf("\"linked\" of target %q is %s, want true or false", id, ln.describe())
 		}
-		id, err := useID(n, what)
-		if err != nil {
-			return nil, nil, err
+		t.Linked = ln.b
+	}
+	if src := n.get("source"); src != nil {
+		what := "the source of target " + strconv.Quote(id)
+		if err := src.objectKeys(what, "path", "tensor"); err != nil {
+			return t, err
 		}
+		t.Source = &Source{}
+		if t.Source.Path, err = src.str(what, "path"); err != nil {
+			return t, err
+		}
+		if t.Source.Tensor, err = src.str(what, "tensor"); err != nil {
+			return t, err
+		}
+	}
+	kn := n.get("kernels")
+	switch {
+	case t.Linked && kn != nil:
+		return t, invalidf("target %q is linked and also has \"kernels\"", id)
+	case !t.Linked && kn == nil:
+		return t, invalidf("target %q has no \"kernels\"", id)
+	case kn != nil:
+		if t.Kernels, err = kn.toArray(); err != nil {
+			return t, within("target "+strconv.Quote(id), err)
+		}
+	}
+	if err := t.validate(); err != nil {
+		return t, within("target "+strconv.Quote(id), err)
+	}
+	return t, nil
+}
+
+func (d *v1Decoder) jobs(root *jnode) error {
+	return d.items(root, "jobs", []string{"id", "kind", "spec", "report"}, func(n *jnode, id string) error {
 		j := Job{ID: id}
+		var err error
 		if j.Kind, err = n.str("job "+strconv.Quote(id), "kind"); err != nil {
-			return nil, nil, err
+			return err
 		}
 		if sp := n.get("spec"); sp != nil && sp.kind != jNull {
 			j.Spec = sp.compact(nil)
@@ -386,69 +417,75 @@ func decodeV1(root *jnode) (*Session, *autosaveInfo, error) {
 		if rp := n.get("report"); rp != nil && rp.kind != jNull {
 			j.Report = rp.compact(nil)
 		}
-		s.Jobs = append(s.Jobs, j)
-	}
-	if err := checkList(root, "jobs"); err != nil {
-		return nil, nil, err
-	}
+		d.s.Jobs = append(d.s.Jobs, j)
+		return nil
+	})
+}
 
-	if ui := root.get("ui"); ui != nil {
-		if ui.kind != jObject {
-			return nil, nil, invalidf("\"ui\" is %s, want an object", ui.describe())
+func (d *v1Decoder) ui(root *jnode) error {
+	ui := root.get("ui")
+	if ui == nil {
+		return nil
+	}
+	if ui.kind != jObject {
+		return invalidf("\"ui\" is %s, want an object", ui.describe())
+	}
+	s := d.s
+	var err error
+	if s.UI.Selected, err = ui.str(`"ui"`, "selected"); err != nil {
+		return err
+	}
+	if s.UI.FormTab, err = ui.str(`"ui"`, "form_tab"); err != nil {
+		return err
+	}
+	if p := ui.get("plots"); p != nil {
+		if p.kind != jArray {
+			return invalidf("\"plots\" of \"ui\" is %s, want an array of strings", p.describe())
 		}
-		var err error
-		if s.UI.Selected, err = ui.str(`"ui"`, "selected"); err != nil {
-			return nil, nil, err
-		}
-		if s.UI.FormTab, err = ui.str(`"ui"`, "form_tab"); err != nil {
-			return nil, nil, err
-		}
-		if p := ui.get("plots"); p != nil {
-			if p.kind != jArray {
-				return nil, nil, invalidf("\"plots\" of \"ui\" is %s, want an array of strings", p.describe())
+		for _, k := range p.kids {
+			if k.kind != jString {
+				return invalidf("\"plots\" of \"ui\" holds %s, want strings", k.describe())
 			}
-			for _, k := range p.kids {
-				if k.kind != jString {
-					return nil, nil, invalidf("\"plots\" of \"ui\" holds %s, want strings", k.describe())
-				}
-				s.UI.Plots = append(s.UI.Plots, k.text)
-			}
-		}
-		for i, k := range ui.keys {
-			if k == "selected" || k == "form_tab" || k == "plots" {
-				continue
-			}
-			if s.UI.Extra == nil {
-				s.UI.Extra = map[string]json.RawMessage{}
-			}
-			s.UI.Extra[k] = ui.kids[i].compact(nil)
-		}
-		// A selection of an item that is gone (a hand-edited file) is dropped.
-		if k, _ := s.Lookup(s.UI.Selected); k == KindNone {
-			s.UI.Selected = ""
+			s.UI.Plots = append(s.UI.Plots, k.text)
 		}
 	}
+	for i, k := range ui.keys {
+		if k == "selected" || k == "form_tab" || k == "plots" {
+			continue
+		}
+		if s.UI.Extra == nil {
+			s.UI.Extra = map[string]json.RawMessage{}
+		}
+		s.UI.Extra[k] = ui.kids[i].compact(nil)
+	}
+	// A selection of an item that is gone (a hand-edited file) is dropped.
+	if k, _ := s.Lookup(s.UI.Selected); k == KindNone {
+		s.UI.Selected = ""
+	}
+	return nil
+}
 
-	var auto *autosaveInfo
-	if an := root.get("autosave"); an != nil {
-		if err := an.objectKeys(`"autosave"`, "origin", "saved"); err != nil {
-			return nil, nil, err
-		}
-		auto = &autosaveInfo{}
-		var err error
-		if auto.Origin, err = an.str(`"autosave"`, "origin"); err != nil {
-			return nil, nil, err
-		}
-		saved, err := an.str(`"autosave"`, "saved")
-		if err != nil {
-			return nil, nil, err
-		}
-		if auto.Saved, err = time.Parse(time.RFC3339Nano, saved); err != nil {
-			return nil, nil, invalidf("\"saved\" of \"autosave\" is not an RFC 3339 time: %q", saved)
-		}
+// decodeAutosave reads the "autosave" member of an autosave file (nil when absent).
+func decodeAutosave(an *jnode) (*autosaveInfo, error) {
+	if an == nil {
+		return nil, nil
 	}
-	s.nextID = max(s.nextID, maxNum+1)
-	return s, auto, nil
+	if err := an.objectKeys(`"autosave"`, "origin", "saved"); err != nil {
+		return nil, err
+	}
+	auto := &autosaveInfo{}
+	var err error
+	if auto.Origin, err = an.str(`"autosave"`, "origin"); err != nil {
+		return nil, err
+	}
+	saved, err := an.str(`"autosave"`, "saved")
+	if err != nil {
+		return nil, err
+	}
+	if auto.Saved, err = time.Parse(time.RFC3339Nano, saved); err != nil {
+		return nil, invalidf("\"saved\" of \"autosave\" is not an RFC 3339 time: %q", saved)
+	}
+	return auto, nil
 }
 
 // list returns the elements of the array under key (nil when absent or not an array;
