@@ -26,6 +26,10 @@
 //     form, accurate for |λ| near 1 (no λ^t by repeated pow, no t·eps drift).
 //   - Scan: the diagonal recurrence as a parallel prefix scan (seed 001 Prop. 2).
 //
+// Kernels (impulse responses given as samples, such as distillation targets) are FIR
+// filters: KernelResponse evaluates their DTFT and KernelGroupDelay the exact derivative of
+// its phase, which the workbench and the figures both show.
+//
 // LengthForRadius and AutoLength choose a length that shows the whole response,
 // L ≈ log(tol)/log ρ, capped at MaxAutoLength.
 //

@@ -87,15 +87,22 @@ type Response struct {
 // product of a ZPK filter; other forms use their own FreqResponse (a Hessenberg solve for
 // dense filters, O(n²) per point).
 func FreqResponse(f filters.Filter, omega []float64) *Response {
-	r := &Response{Omega: omega, Masked: make([]bool, len(omega))}
+	var h []complex128
 	switch s := f.(type) {
 	case *filters.Diagonal:
-		r.H = modalResponse(modal{h0: s.H0, modes: pairModes(s.Poles, s.Residues)}, omega)
+		h = modalResponse(modal{h0: s.H0, modes: pairModes(s.Poles, s.Residues)}, omega)
 	case *filters.ZPK:
-		r.H = zpkResponse(s, omega)
+		h = zpkResponse(s, omega)
 	default:
-		r.H = f.FreqResponse(omega)
+		h = f.FreqResponse(omega)
 	}
+	return newResponse(omega, h)
+}
+
+// newResponse completes a Response from H on omega: magnitude, unwrapped phase and the masks
+// of FreqResponse's documentation.
+func newResponse(omega []float64, h []complex128) *Response {
+	r := &Response{Omega: omega, H: h, Masked: make([]bool, len(omega))}
 	r.MagDB = make([]float64, len(omega))
 	r.Phase = make([]float64, len(omega))
 	lo, hi := math.Inf(1), math.Inf(-1)

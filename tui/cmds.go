@@ -202,7 +202,7 @@ func computeResponses(an Analyzer, id int, key respKey, f filters.Filter, kernel
 			if f == nil {
 				h := make([]float64, key.length)
 				copy(h, kernel)
-				r = dftResponse(h, omega)
+				r = an.KernelResponses(h, omega)
 				return nil
 			}
 			var err error

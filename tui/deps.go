@@ -114,8 +114,10 @@ type JobResult struct {
 // Analyzer computes what the plots show. Its methods may be slow; they run in commands.
 type Analyzer interface {
 	// Responses returns the impulse response h[0..length-1] and, at each ω of omega,
-	// H(e^{jω}) and the group delay in samples.
+	// H(e^{jω}) and the group delay in samples (none when it cannot be computed).
 	Responses(f filters.Filter, length int, omega []float64) (Responses, error)
+	// KernelResponses returns the same of a kernel h, taken as an FIR filter.
+	KernelResponses(h []float64, omega []float64) Responses
 	// PolesZeros returns the poles and zeros of f.
 	PolesZeros(f filters.Filter) (poles, zeros []complex128, err error)
 }

@@ -170,7 +170,7 @@ func testDeps(r *fakeRunner) Deps {
 	if r == nil {
 		r = &fakeRunner{}
 	}
-	return Deps{Presets: fakePresets{}, Runner: r, Store: fileStore{}, Analyzer: filterAnalyzer{}}
+	return Deps{Presets: fakePresets{}, Runner: r, Store: fileStore{}, Analyzer: analysisAnalyzer{}}
 }
 
 func newTestModel(t testing.TB, w, h int, r *fakeRunner) *Model {

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"fmt"
+	"math"
+	"math/cmplx"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
@@ -116,4 +118,13 @@ func (l *listModel) view(s *session, overlayID int, focused bool) string {
 		lines = append(lines, ansi.Truncate(st.dim.Render(d), w, "…"))
 	}
 	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(lines, "\n"))
+}
+
+// radius returns max |p| (0 for none).
+func radius(poles []complex128) float64 {
+	r := 0.0
+	for _, p := range poles {
+		r = math.Max(r, cmplx.Abs(p))
+	}
+	return r
 }

@@ -18,7 +18,7 @@ import (
 // here alone:
 //
 //   - sessions: wired (fileStore in store.go).
-//   - analysis: wired (analysisAnalyzer below) for the group delay.
+//   - analysis: wired (analysisAnalyzer below) for the responses and the group delay.
 
 // DefaultDeps returns the services the workbench uses outside tests.
 func DefaultDeps() Deps {
@@ -132,29 +132,36 @@ func (trainRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64
 		Seconds: res.Report.Seconds, Warnings: res.Report.Warnings, Backend: ran}, nil
 }
 
-// analysisAnalyzer takes the group delay from package analysis — the sum over poles and
-// zeros, finite and annotated next to a root on the unit circle, where a difference of the
-// phase is noise — whenever the zeros are at hand: the zpk form holds them, and up to order
-// analysisDelayOrder they cost well under a millisecond. Larger filters in other forms keep
-// the central difference, since their zeros need an eigenvalue problem per keypress.
-type analysisAnalyzer struct{ filterAnalyzer }
+// analysisAnalyzer computes what the plots show with package analysis, as figures (and so
+// ssmlab plot and :export-plot) do: the frequency response, and the group delay from the
+// poles and zeros of a filter (finite and annotated next to a root on the unit circle) or by
+// the exact derivative of a kernel's phase (figures.DelayOf).
+type analysisAnalyzer struct{}
 
-const analysisDelayOrder = 64
-
-func (a analysisAnalyzer) Responses(f filters.Filter, length int, omega []float64) (Responses, error) {
-	r, err := a.filterAnalyzer.Responses(f, length, omega)
-	if err != nil {
-		return r, err
-	}
-	if _, held := filters.HeldZeros(f); !held && f.Order() > analysisDelayOrder {
-		return r, nil
-	}
-	gd, err := analysis.GroupDelayOf(f, omega)
-	if err != nil {
-		return r, nil // keep the difference quotient
-	}
-	r.Delay = gd.Tau
+func (analysisAnalyzer) Responses(f filters.Filter, length int, omega []float64) (Responses, error) {
+	r := Responses{Impulse: f.Impulse(length), H: analysis.FreqResponse(f, omega).H}
+	// A filter whose zeros cannot be computed shows no delay rather than a wrong one.
+	r.Delay, _ = figures.DelayOf(figures.Series{Filter: f}, omega)
 	return r, nil
+}
+
+func (analysisAnalyzer) KernelResponses(h []float64, omega []float64) Responses {
+	delay, _ := figures.DelayOf(figures.Series{Kernel: h}, omega) // a kernel's never fails
+	return Responses{Impulse: h, H: analysis.KernelResponse(h, omega).H, Delay: delay}
+}
+
+func (analysisAnalyzer) PolesZeros(f filters.Filter) (poles, zeros []complex128, err error) {
+	p, hp := filters.HeldPoles(f)
+	if z, hz := filters.HeldZeros(f); hp && hz {
+		return p, z, nil
+	}
+	if poles, err = filters.Poles(f); err != nil {
+		return nil, nil, err
+	}
+	if zeros, err = filters.Zeros(f); err != nil {
+		return nil, nil, err
+	}
+	return poles, zeros, nil
 }
 
 // plotFigures draws figures with analysis/figures and writes them with the atomic writer.

@@ -27,10 +27,11 @@
 //   - Magnitude: the axis spans at most DynamicRangeDB below the largest value, so that a
 //     zero on the unit circle (analysis.MagFloorDB) does not flatten the rest.
 //   - Frequency panels with Options.Log use a logarithmic frequency axis from ω = π/1000.
-//   - A kernel (Series.Kernel) is an FIR filter: its spectrum is its DTFT, evaluated by
-//     analysis.FreqResponse of the FIR transfer function, and its group delay is
-//     Re(Σ t·h[t]·z⁻ᵗ / Σ h[t]·z⁻ᵗ) at z = e^{jω}, the derivative of its phase; it has no
+//   - A kernel (Series.Kernel) is an FIR filter: its spectrum is its DTFT
+//     (analysis.KernelResponse) and its group delay the exact derivative of its phase,
+//     Re(Σ t·h[t]·z⁻ᵗ / Σ h[t]·z⁻ᵗ) at z = e^{jω} (analysis.KernelGroupDelay); it has no
 //     pole–zero panel (the panel shows the other series, and fails when there are none).
+//     DelayOf gives the delay a panel draws, which the workbench shows too.
 //
 // # Determinism
 //

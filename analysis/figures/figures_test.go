@@ -35,10 +35,6 @@ const (
 	pngFrac = 0.002
 )
 
-// delayTol bounds the difference between firDelay and analysis.GroupDelayOf on a short FIR:
-// both are sums of a few terms of size ≤ 10 (a few hundred roundings at most).
-const delayTol = 1e-12
-
 // resonator is H(z) = 0.5/(z² − z + 0.5), poles 0.5 ± 0.5j (docs/formats.md).
 func resonator(t *testing.T) *filters.Dense {
 	t.Helper()
@@ -331,31 +327,6 @@ func TestBadInput(t *testing.T) {
 	}
 	if _, err := NewDistillation(Distillation{Targets: [][]float64{{1}}, Fitted: []filters.Filter{res}, RelErrors: []float64{math.Inf(1)}}, Options{}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("infinite error: %v", err)
-	}
-}
-
-func TestFIRDelay(t *testing.T) {
-	h := []float64{1, -0.5, 0.25, 2, 0.1}
-	fir, err := filters.NewTransferFunction(make([]float64, len(h)-1), h[1:], h[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	omega := analysis.LinearGrid(33)
-	want, err := analysis.GroupDelayOf(fir, omega)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := firDelay(h, omega)
-	for i := range omega {
-		if math.Abs(got[i]-want.Tau[i]) > delayTol {
-			t.Fatalf("τ(%g) = %.15g, analysis says %.15g", omega[i], got[i], want.Tau[i])
-		}
-	}
-	// A pure delay of 3 samples.
-	for _, v := range firDelay([]float64{0, 0, 0, 1}, omega) {
-		if math.Abs(v-3) > delayTol {
-			t.Fatalf("delay of z⁻³: %g, want 3", v)
-		}
 	}
 }
 

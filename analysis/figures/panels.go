@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -217,16 +216,6 @@ func checkSeries(series []Series) ([]Series, error) {
 	return out, nil
 }
 
-// checkFIR checks that a kernel is short enough for the frequency panels, which treat it as
-// an FIR transfer function.
-func checkFIR(k []float64) error {
-	if len(k)-1 > filters.MaxOrder {
-		return fmt.Errorf("%w: a kernel of %d samples is too long for a frequency panel (at most %d)",
-			ErrInvalid, len(k), filters.MaxOrder+1)
-	}
-	return nil
-}
-
 // SeriesError is an error of one series (one channel, in a distillation figure).
 type SeriesError struct {
 	Index int    // the series' (channel's) index
@@ -386,74 +375,43 @@ func (d *seriesData) grid() []float64 {
 	return d.omega
 }
 
-// response returns series i's frequency response on the grid, computed once.
-func (d *seriesData) response(i int) (*analysis.Response, error) {
+// response returns series i's frequency response on the grid, computed once; a kernel's is
+// that of its FIR transfer function (analysis.KernelResponse).
+func (d *seriesData) response(i int) *analysis.Response {
 	if d.resp == nil {
 		d.resp = make([]*analysis.Response, len(d.series))
 	}
-	if d.resp[i] != nil {
-		return d.resp[i], nil
+	if d.resp[i] == nil {
+		if s := d.series[i]; s.Kernel != nil {
+			d.resp[i] = analysis.KernelResponse(s.Kernel, d.grid())
+		} else {
+			d.resp[i] = analysis.FreqResponse(s.Filter, d.grid())
+		}
 	}
-	f, err := d.filterOf(d.series[i])
+	return d.resp[i]
+}
+
+// delay returns series i's group delay on the grid.
+func (d *seriesData) delay(i int) ([]float64, error) {
+	tau, err := DelayOf(d.series[i], d.grid())
 	if err != nil {
 		return nil, &SeriesError{i, d.series[i].Name, err}
 	}
-	d.resp[i] = analysis.FreqResponse(f, d.grid())
-	return d.resp[i], nil
+	return tau, nil
 }
 
-// filterOf returns the series' filter; a kernel becomes its FIR transfer function.
-func (d *seriesData) filterOf(s Series) (filters.Filter, error) {
-	if s.Filter != nil {
-		return s.Filter, nil
-	}
-	k := s.Kernel
-	if err := checkFIR(k); err != nil {
-		return nil, err
-	}
-	f, err := filters.NewTransferFunction(make([]float64, len(k)-1), k[1:], k[0])
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
-	}
-	return f, nil
-}
-
-func (d *seriesData) delay(i int) ([]float64, error) {
-	s := d.series[i]
+// DelayOf returns what a group-delay panel draws for s on omega, from package analysis:
+// a filter's delay from its poles and zeros (analysis.GroupDelayOf), a kernel's by the
+// exact derivative of its phase (analysis.KernelGroupDelay). The workbench shows the same.
+func DelayOf(s Series, omega []float64) ([]float64, error) {
 	if s.Kernel != nil {
-		if err := checkFIR(s.Kernel); err != nil {
-			return nil, &SeriesError{i, s.Name, err}
-		}
-		return firDelay(s.Kernel, d.grid()), nil
+		return analysis.KernelGroupDelay(s.Kernel, omega).Tau, nil
 	}
-	g, err := analysis.GroupDelayOf(s.Filter, d.grid())
+	g, err := analysis.GroupDelayOf(s.Filter, omega)
 	if err != nil {
-		return nil, &SeriesError{i, s.Name, fmt.Errorf("group delay: %w", err)}
+		return nil, fmt.Errorf("group delay: %w", err)
 	}
 	return g.Tau, nil
-}
-
-// firDelay is the group delay of the FIR filter h: with H(z) = Σ h[t]z⁻ᵗ, the derivative of
-// its phase is -Re(Σ t·h[t]z⁻ᵗ / H(z)) at z = e^{jω}, so τ = Re(Σ t·h[t]z⁻ᵗ / H). Where H is
-// exactly 0 the phase has no derivative; the previous value is repeated.
-func firDelay(h, omega []float64) []float64 {
-	tau := make([]float64, len(omega))
-	prev := 0.0
-	for i, w := range omega {
-		z := cmplx.Rect(1, -w)
-		var s, ds complex128
-		for t := len(h) - 1; t >= 0; t-- {
-			s = s*z + complex(h[t], 0)
-			ds = ds*z + complex(float64(t)*h[t], 0)
-		}
-		if s != 0 {
-			if v := real(ds / s); !math.IsNaN(v) && !math.IsInf(v, 0) {
-				prev = v
-			}
-		}
-		tau[i] = prev
-	}
-	return tau
 }
 
 func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
@@ -476,10 +434,7 @@ func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
 		var y []float64
 		switch k {
 		case Magnitude, Phase:
-			r, err := d.response(i)
-			if err != nil {
-				return nil, err
-			}
+			r := d.response(i)
 			if k == Magnitude {
 				y = r.MagDB
 				for _, v := range y {
@@ -663,86 +618,4 @@ func ramp(n int) []float64 {
 		t[i] = float64(i)
 	}
 	return t
-}
-
-// logTicks mark the decades of a log axis, labelling at most about eight of them (every one,
-// or every 2nd, 3rd, 5th, …), with minor ticks at 2…9 when every decade is labelled. Powers
-// of ten come from math.Pow10, so labels are exact ("0.001", "1e-12").
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	a, b := int(math.Floor(math.Log10(lo))), int(math.Ceil(math.Log10(hi)))
-	step := 1
-	for _, s := range []int{1, 2, 3, 4, 5, 10, 20, 25, 50, 100} {
-		step = s
-		if (b-a)/s <= 8 {
-			break
-		}
-	}
-	var out []plot.Tick
-	for k := a; k <= b; k++ {
-		v := math.Pow10(k)
-		if k%step == 0 {
-			out = append(out, plot.Tick{Value: v, Label: decade(k)})
-		} else {
-			out = append(out, plot.Tick{Value: v})
-		}
-		if step == 1 && k < b {
-			for m := 2; m <= 9; m++ {
-				out = append(out, plot.Tick{Value: float64(m) * v})
-			}
-		}
-	}
-	return out
-}
-
-// decade writes 10^k: as a decimal for |k| ≤ 3, else as 1e±k.
-func decade(k int) string {
-	if k >= -3 && k <= 3 {
-		return strconv.FormatFloat(math.Pow10(k), 'f', -1, 64)
-	}
-	return "1e" + strconv.Itoa(k)
-}
-
-// linTicks label about five round values (1, 2, 2.5 or 5 times a power of ten) with as many
-// decimals as the step needs ("0.25", not gonum's "0.250"), and put four minor ticks between.
-type linTicks struct{}
-
-func (linTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) {
-		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
-	}
-	raw := (hi - lo) / 5
-	p := math.Pow10(int(math.Floor(math.Log10(raw))))
-	step, digits := 10*p, -int(math.Floor(math.Log10(p)))-1
-	for _, m := range []float64{1, 2, 2.5, 5} {
-		if m*p >= raw {
-			step, digits = m*p, -int(math.Floor(math.Log10(p)))
-			if m == 2.5 {
-				digits++
-			}
-			break
-		}
-	}
-	digits = max(digits, 0)
-	minor := step / 5
-	var out []plot.Tick
-	first := math.Ceil(lo/minor) * minor
-	for i := 0; ; i++ {
-		v := first + float64(i)*minor
-		if v > hi+minor*1e-9 {
-			break
-		}
-		k := math.Round(v / step)
-		if math.Abs(v-k*step) <= minor*1e-6 {
-			v = k * step
-			if v == 0 {
-				v = 0 // not -0
-			}
-			out = append(out, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', digits, 64)})
-		} else {
-			out = append(out, plot.Tick{Value: v})
-		}
-	}
-	return out
 }
