@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
@@ -117,17 +117,15 @@ func (s *streams) listFile(path string) error {
 	if err := sessionFileError(path); err != nil {
 		return err
 	}
-	af, err := arrays.Open(path)
+	ls, err := sessions.ListFile(path)
 	if err != nil {
 		return fail(err)
 	}
-	defer af.Close()
-	infos := af.Arrays()
-	l := listing{Format: string(af.Format), Root: af.Root(), Layers: layouts.Detect(infos), Arrays: []arrayListEntry{}}
+	l := listing{Format: string(ls.Format), Root: ls.Root, Layers: ls.Layers, Arrays: []arrayListEntry{}}
 	if l.Layers == nil {
 		l.Layers = []layouts.Layer{}
 	}
-	for _, in := range infos {
+	for _, in := range ls.Arrays {
 		shape := in.Shape
 		if shape == nil {
 			shape = []int{}

@@ -121,3 +121,24 @@ func parameterWarning(name string) string {
 	}
 	return fmt.Sprintf("%q is named as the %s parameter of a %s layer, not kernels; it was read as kernels because it was asked for by name (--layout %s reads the layer)", name, param, lay, lay)
 }
+
+// Listing is what a model file holds: its format, the checkpoint key its tensors were read
+// from (Root, for a Lightning checkpoint "state_dict"), the layers detected and every array.
+type Listing struct {
+	Format arrays.Format
+	Root   string
+	Layers []layouts.Layer
+	Arrays []arrays.Info
+}
+
+// ListFile lists the layers and arrays of an array file (the workbench offers them to pick
+// one; ssmlab import --list prints them). Errors are prefixed with the path.
+func ListFile(path string) (Listing, error) {
+	af, err := arrays.Open(path)
+	if err != nil {
+		return Listing{}, err
+	}
+	defer af.Close()
+	infos := af.Arrays()
+	return Listing{Format: af.Format, Root: af.Root(), Layers: layouts.Detect(infos), Arrays: infos}, nil
+}

@@ -1,0 +1,79 @@
+package sessions_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+)
+
+const layoutsDir = "../testdata/layouts/"
+
+// TestImportLayerBadInput: an unknown layout, or one the file does not hold, lists what was
+// detected; a missing or mis-shaped tensor is named with the shape expected.
+func TestImportLayerBadInput(t *testing.T) {
+	for _, tc := range []struct {
+		o    sessions.ImportOptions
+		want string
+	}{
+		{sessions.ImportOptions{Layout: "mamba"}, `unknown layout "mamba" (want rtf, s4d, s4, stripedhyena, hyena, lru, s5, rotrnn) (or kernels); the file holds s4d "layers.0.layer."`},
+		{sessions.ImportOptions{Layout: "lru"}, `no layer of layout lru; detected: s4d "layers.0.layer."`},
+		{sessions.ImportOptions{Layout: "s4"}, `the tensor "layers.0.layer.kernel.P" is missing: want shape (rank, n_ssm, N/2, 2)`},
+		{sessions.ImportOptions{Tensor: "layers.9"}, ""}, // no such layer: read as an array, which does not exist either
+		{sessions.ImportOptions{Options: map[string]string{"h0": "twice"}}, "--h0 is an option of the rtf layout, not of s4d"},
+	} {
+		_, err := sessions.Import(layoutsDir+"s4d_64.pt", tc.o)
+		if err == nil || tc.want != "" && !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: %v, want an error containing %q", tc.o, err, tc.want)
+		}
+	}
+	// A mis-shaped tensor: S4D's B with the wrong N/2.
+	af, err := arrays.Open(layoutsDir + "s4d_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	var src layouts.NamedSource
+	for _, in := range af.Arrays() {
+		a, err := af.Read(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(in.Name, "kernel.B") {
+			a = &arrays.Array{Shape: []int{1, 1, 3, 2}, Data: a.Data[:6]}
+		}
+		src = append(src, arrays.Named{Name: in.Name, Array: a})
+	}
+	l, err := layouts.Find(src.Arrays(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = layouts.Import(src, l, layouts.Options{})
+	if !errors.Is(err, layouts.ErrInvalid) || !strings.Contains(err.Error(), `the tensor "layers.0.layer.kernel.B" has shape (1, 1, 3, 2), want (1, n_ssm, N/2, 2) = (1, 4, 2)`) {
+		t.Errorf("mis-shaped B: %v", err)
+	}
+}
+
+// TestParameterNotKernels: an LRU's B_re asked for by name is its layer (said in the note),
+// and read as kernels only with --layout kernels, with a warning.
+func TestParameterNotKernels(t *testing.T) {
+	it, err := sessions.Import(layoutsDir+"lru_64.pt", sessions.ImportOptions{Tensor: "layers_0.seq.B_re"})
+	if err != nil || it.Entry == nil || !strings.HasPrefix(it.Note, "lru layer layers_0.seq:") || len(it.Warnings) != 1 || !strings.Contains(it.Warnings[0], "multi-input multi-output") {
+		t.Errorf("--tensor B_re: %+v, %v; want the LRU layer, with the MIMO warning", it, err)
+	}
+	it, err = sessions.Import(layoutsDir+"lru_64.pt", sessions.ImportOptions{Tensor: "layers_0.seq.B_re", Layout: sessions.Kernels})
+	if err != nil || it.Target == nil || len(it.Warnings) != 1 || !strings.Contains(it.Warnings[0], "the B_re parameter of a lru layer, not kernels") {
+		t.Errorf("--layout kernels --tensor B_re: %+v, %v; want kernels with a warning", it, err)
+	}
+}
+
+// TestListFile lists a Lightning-style checkpoint's layer.
+func TestListFile(t *testing.T) {
+	l, err := sessions.ListFile(layoutsDir + "hyena_64.pt")
+	if err != nil || l.Format != arrays.FormatTorch || len(l.Layers) != 1 || l.Layers[0].Layout != layouts.Hyena || l.Layers[0].Length != 48 || l.Layers[0].Channels != 3 {
+		t.Errorf("%+v, %v", l, err)
+	}
+}
