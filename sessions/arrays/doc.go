@@ -17,6 +17,10 @@
 //     checkpoint costs only what is asked for; EncodeSafetensors, WriteSafetensors.
 //   - CSV: ReadCSV, EncodeCSV, WriteCSV (one row per line).
 //   - Open reads any of them from a path, recognising the format by its first bytes.
+//   - Raw tensors, for copying a checkpoint's tensors bit for bit whatever their element type
+//     (integers and booleans too): File.RawInfos and File.ReadRaw (safetensors, torch.save,
+//     .npz) give them as little-endian C-order bytes, WriteRaw writes a file of them one
+//     tensor at a time; the float writers above are WriteRaw's.
 //   - Packed, and Array's MarshalJSON/UnmarshalJSON: the compact JSON form of an array
 //     (base64 of little-endian float64) used inside ssmlab's session files.
 //
@@ -31,7 +35,9 @@
 //     sizes, safetensors offsets) against each other and against the file before it
 //     allocates storage for the data, and never holds more than MaxElements values. A
 //     stream (an .npz entry) is read in chunks, so storage grows with the data actually
-//     present, not with what a header claims.
+//     present, not with what a header claims. Safetensors and torch.save headers may list
+//     tensors of up to MaxListed elements (the embedding of a large model), which Read
+//     refuses beyond MaxElements and ReadRaw copies up to MaxRawBytes.
 //   - Round trips are exact: an array written as float64 and read back is bit-identical.
 //
 // # Errors

@@ -490,21 +490,7 @@ func EncodeNPY(a *Array, d DType) ([]byte, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
-	descr := "<f8"
-	if d == Float32 {
-		descr = "<f4"
-	}
-	dict := fmt.Sprintf("{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr, ShapeString(a.Shape))
-	total := len(npyMagic) + 4 + len(dict) + 1
-	pad := (64 - total%64) % 64
-	hlen := len(dict) + pad + 1
-	out := make([]byte, 0, len(npyMagic)+4+hlen+d.Size()*len(a.Data))
-	out = append(out, npyMagic...)
-	out = append(out, 1, 0)
-	out = binary.LittleEndian.AppendUint16(out, uint16(hlen))
-	out = append(out, dict...)
-	out = append(out, bytes.Repeat([]byte{' '}, pad)...)
-	out = append(out, '\n')
+	out := npyHeaderBytes(npyDescr(RawType(d)), a.Shape)
 	return appendFloats(out, a.Data, d)
 }
 

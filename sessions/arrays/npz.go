@@ -180,28 +180,10 @@ var zipTime = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
 // WriteNPZ writes the arrays as an .npz archive that numpy.load reads: one entry NAME.npy per
 // array, in order. Names must be distinct and not empty.
 func WriteNPZ(w io.Writer, arrays []Named, o NPZOptions) error {
-	if err := checkNames(arrays); err != nil {
+	if err := checkWritable(o.DType); err != nil {
 		return err
 	}
-	zw := zip.NewWriter(w)
-	method := zip.Store
-	if o.Compress {
-		method = zip.Deflate
-	}
-	for _, a := range arrays {
-		b, err := EncodeNPY(a.Array, o.DType)
-		if err != nil {
-			return fmt.Errorf("%s: %w", a.Name, err)
-		}
-		fw, err := zw.CreateHeader(&zip.FileHeader{Name: a.Name + ".npy", Method: method, Modified: zipTime})
-		if err != nil {
-			return err
-		}
-		if _, err := fw.Write(b); err != nil {
-			return err
-		}
-	}
-	return zw.Close()
+	return writeArrays(w, FormatNPZ, arrays, o.DType, RawOptions{Compress: o.Compress})
 }
 
 // EncodeNPZ returns what WriteNPZ writes.
@@ -211,18 +193,4 @@ func EncodeNPZ(arrays []Named, o NPZOptions) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
-}
-
-func checkNames(arrays []Named) error {
-	seen := make(map[string]bool, len(arrays))
-	for _, a := range arrays {
-		if a.Name == "" {
-			return fmt.Errorf("arrays: an array has no name")
-		}
-		if seen[a.Name] {
-			return fmt.Errorf("arrays: two arrays are named %q", a.Name)
-		}
-		seen[a.Name] = true
-	}
-	return nil
 }

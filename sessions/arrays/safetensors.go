@@ -9,7 +9,6 @@ import (
 	"io"
 	"sort"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/ssmlab/ssmlab/internal/strictjson"
@@ -188,8 +187,8 @@ func parseTensorInfo(d *strictjson.Decoder) (Info, [2]int64, error) {
 			}
 			info.Shape = make([]int, len(ints))
 			for i, x := range ints {
-				if x > MaxElements {
-					return invalidf("shape dimension %d exceeds the limit of %d elements", x, MaxElements)
+				if x > MaxListed {
+					return invalidf("shape dimension %d exceeds the limit of %d elements", x, int64(MaxListed))
 				}
 				info.Shape[i] = int(x)
 			}
@@ -215,14 +214,14 @@ func parseTensorInfo(d *strictjson.Decoder) (Info, [2]int64, error) {
 			return info, off, invalidf("no %q", k)
 		}
 	}
-	n, err := checkShape(info.Shape)
+	n, err := rawElements(info.Shape)
 	if err != nil {
 		return info, off, err
 	}
 	if off[1] < off[0] {
 		return info, off, invalidf("data_offsets [%d, %d] end before they begin", off[0], off[1])
 	}
-	if want := int64(n) * int64(safetensorsSizes[info.DType]); off[1]-off[0] != want {
+	if want := n * int64(safetensorsSizes[info.DType]); off[1]-off[0] != want {
 		return info, off, invalidf("shape %s of %s needs %d bytes, data_offsets [%d, %d] give %d",
 			ShapeString(info.Shape), info.DType, want, off[0], off[1], off[1]-off[0])
 	}
@@ -316,6 +315,9 @@ func (s *Safetensors) Read(name string) (*Array, error) {
 	if !ok {
 		return nil, unsupportedf("safetensors: tensor %q has dtype %s; ssmlab reads F64, F32, F16 and BF16", name, info.DType)
 	}
+	if _, err := checkShape(info.Shape); err != nil { // listed up to MaxListed, read up to MaxElements
+		return nil, within(err, fmt.Sprintf("safetensors: tensor %q", name))
+	}
 	raw := make([]byte, off[1]-off[0])
 	if _, err := s.r.ReadAt(raw, s.base+off[0]); err != nil && !(errors.Is(err, io.EOF) && len(raw) == 0) {
 		return nil, err
@@ -339,63 +341,13 @@ type SafetensorsOptions struct {
 // order, with "__metadata__" first, padded with spaces to a multiple of 8 bytes, and the
 // data follows in the same order.
 func EncodeSafetensors(arrays []Named, o SafetensorsOptions) ([]byte, error) {
-	if err := checkNames(arrays); err != nil {
-		return nil, err
-	}
 	dt := map[DType]string{Float64: "F64", Float32: "F32", BFloat16: "BF16"}[o.DType]
 	if dt == "" {
 		return nil, fmt.Errorf("arrays: cannot write %s to safetensors: writers write float64, float32 or bfloat16", o.DType)
 	}
-	var hdr strings.Builder
-	hdr.WriteByte('{')
-	if len(o.Metadata) > 0 {
-		keys := make([]string, 0, len(o.Metadata))
-		for k := range o.Metadata {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		hdr.WriteString(`"__metadata__":{`)
-		for i, k := range keys {
-			if i > 0 {
-				hdr.WriteByte(',')
-			}
-			hdr.Write(quote(k))
-			hdr.WriteByte(':')
-			hdr.Write(quote(o.Metadata[k]))
-		}
-		hdr.WriteByte('}')
-	}
-	var data []byte
-	for i, a := range arrays {
-		if a.Name == "__metadata__" {
-			return nil, fmt.Errorf("arrays: the tensor name __metadata__ is reserved")
-		}
-		if err := a.Array.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.Name, err)
-		}
-		begin := len(data)
-		var err error
-		if data, err = appendFloats(data, a.Array.Data, o.DType); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.Name, err)
-		}
-		if i > 0 || len(o.Metadata) > 0 {
-			hdr.WriteByte(',')
-		}
-		hdr.Write(quote(a.Name))
-		shape := a.Array.Shape
-		if shape == nil {
-			shape = []int{}
-		}
-		sh, _ := json.Marshal(shape)
-		fmt.Fprintf(&hdr, `:{"dtype":"%s","shape":%s,"data_offsets":[%d,%d]}`, dt, sh, begin, len(data))
-	}
-	hdr.WriteByte('}')
-	h := hdr.String()
-	pad := (8 - len(h)%8) % 8
-	h += strings.Repeat(" ", pad)
-	out := binary.LittleEndian.AppendUint64(make([]byte, 0, 8+len(h)+len(data)), uint64(len(h)))
-	out = append(out, h...)
-	return append(out, data...), nil
+	var b bytes.Buffer
+	err := writeArrays(&b, FormatSafetensors, arrays, o.DType, RawOptions{Metadata: o.Metadata})
+	return b.Bytes(), err
 }
 
 // WriteSafetensors writes EncodeSafetensors(arrays, o) to w.

@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"path"
 	"strconv"
@@ -446,12 +445,12 @@ func rebuildTensor(fn string, args []any) (any, error) {
 	}
 	shape := make([]int, len(size))
 	for i, s := range size {
-		if s < 0 || s > MaxElements {
-			return nil, invalidf("size %v is beyond the limit of %d elements", size, MaxElements)
+		if s < 0 || s > MaxListed {
+			return nil, invalidf("size %v is beyond the limit of %d elements", size, int64(MaxListed))
 		}
 		shape[i] = int(s)
 	}
-	n, err := checkShape(shape)
+	n, err := rawElements(shape) // listed up to MaxListed; Read converts up to MaxElements
 	if err != nil {
 		return nil, err
 	}
@@ -465,7 +464,11 @@ func rebuildTensor(fn string, args []any) (any, error) {
 			if s < 0 || s > st.numel {
 				return nil, invalidf("stride %v for a storage of %d elements", stride, st.numel)
 			}
-			last += (size[i] - 1) * s // ≤ 2^26 · numel ≤ 2^26 · 2^36: no overflow
+			if size[i] > 1 && s > 0 && (size[i]-1) > (st.numel-1-last)/s {
+				last = st.numel // past the storage; computing it could overflow
+			} else {
+				last += (size[i] - 1) * s
+			}
 			if last >= st.numel {
 				return nil, invalidf("a view of size %v, stride %v at offset %d reaches past a storage of %d elements", size, stride, off, st.numel)
 			}
@@ -526,7 +529,10 @@ func (t *Torch) Read(name string) (*Array, error) {
 	if !dt.ok {
 		return nil, unsupportedf("torch: tensor %q has dtype %s; ssmlab reads float64, float32, float16, bfloat16, complex64 and complex128", name, dt.name)
 	}
-	n, _ := checkShape(tt.size) // checked by rebuildTensor
+	n, err := checkShape(tt.size) // listed up to MaxListed, read up to MaxElements
+	if err != nil {
+		return nil, within(err, fmt.Sprintf("torch: tensor %q", name))
+	}
 	comps := dt.d.components()
 	if n == 0 {
 		return New(t.shapeOf(tt, dt.d), []float64{})
@@ -654,100 +660,14 @@ const torchAlign = 64
 
 // EncodeTorch returns the arrays as a torch.save zip file holding an OrderedDict of name →
 // tensor (contiguous, on the CPU), which torch.load(PATH, weights_only=True) and a module's
-// load_state_dict read. The pickle uses protocol 2 and names only collections.OrderedDict,
-// torch._utils._rebuild_tensor_v2 and the storage class.
+// load_state_dict read (WriteRaw's torch.save files).
 func EncodeTorch(arrays []Named, o TorchOptions) ([]byte, error) {
-	if err := checkNames(arrays); err != nil {
-		return nil, err
-	}
-	storage := map[DType]string{Float64: "DoubleStorage", Float32: "FloatStorage", BFloat16: "BFloat16Storage"}[o.DType]
-	if storage == "" {
+	if o.DType != Float64 && o.DType != Float32 && o.DType != BFloat16 {
 		return nil, fmt.Errorf("arrays: cannot write %s to a torch file: writers write float64, float32 or bfloat16", o.DType)
 	}
-	var p bytes.Buffer
-	p.WriteString("\x80\x02ccollections\nOrderedDict\n)R(")
-	pickleStr := func(s string) {
-		p.WriteByte('X')
-		p.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(s))))
-		p.WriteString(s)
-	}
-	pickleInts := func(v []int) {
-		p.WriteByte('(')
-		for _, x := range v {
-			p.WriteByte('J')
-			p.Write(binary.LittleEndian.AppendUint32(nil, uint32(int32(x))))
-		}
-		p.WriteByte('t')
-	}
-	datas := make([][]byte, len(arrays))
-	for i, a := range arrays {
-		if err := a.Array.Validate(); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.Name, err)
-		}
-		var err error
-		if datas[i], err = appendFloats(nil, a.Array.Data, o.DType); err != nil {
-			return nil, fmt.Errorf("%s: %w", a.Name, err)
-		}
-		stride := make([]int, len(a.Array.Shape))
-		s := 1
-		for k := len(stride) - 1; k >= 0; k-- {
-			stride[k] = s
-			s *= a.Array.Shape[k]
-		}
-		pickleStr(a.Name)
-		p.WriteString("ctorch._utils\n_rebuild_tensor_v2\n((")
-		pickleStr("storage")
-		p.WriteString("ctorch\n" + storage + "\n")
-		pickleStr(strconv.Itoa(i))
-		pickleStr("cpu")
-		p.WriteByte('J')
-		p.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(a.Array.Data))))
-		p.WriteString("tQK\x00")
-		pickleInts(a.Array.Shape)
-		pickleInts(stride)
-		p.WriteString("\x89ccollections\nOrderedDict\n)RtR")
-	}
-	p.WriteString("u.")
-
-	var out bytes.Buffer
-	cw := &countWriter{w: &out}
-	zw := zip.NewWriter(cw)
-	add := func(name string, data []byte) error {
-		// Pad the local header's extra field so that the data starts at a multiple of
-		// torchAlign, as torch's writer does (it memory-maps storages).
-		hdr := &zip.FileHeader{Name: name, Method: zip.Store, ModifiedDate: zipDate,
-			CRC32: crc32.ChecksumIEEE(data), CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(len(data))}
-		if err := zw.Flush(); err != nil {
-			return err
-		}
-		start := cw.n + 30 + int64(len(name)) + 4
-		pad := (torchAlign - start%torchAlign) % torchAlign
-		hdr.Extra = append([]byte{'F', 'B', byte(pad), byte(pad >> 8)}, make([]byte, pad)...)
-		w, err := zw.CreateRaw(hdr)
-		if err != nil {
-			return err
-		}
-		_, err = w.Write(data)
-		return err
-	}
-	if err := add("archive/data.pkl", p.Bytes()); err != nil {
-		return nil, err
-	}
-	if err := add("archive/byteorder", []byte("little")); err != nil {
-		return nil, err
-	}
-	for i, d := range datas {
-		if err := add("archive/data/"+strconv.Itoa(i), d); err != nil {
-			return nil, err
-		}
-	}
-	if err := add("archive/version", []byte("3\n")); err != nil {
-		return nil, err
-	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	var b bytes.Buffer
+	err := writeArrays(&b, FormatTorch, arrays, o.DType, RawOptions{})
+	return b.Bytes(), err
 }
 
 type countWriter struct {

@@ -1,0 +1,246 @@
+package arrays_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/raw/go (then run gen_raw.py)")
+
+// rawDir holds raw.npz, raw.safetensors and expected.json (testdata/golden/raw/gen_raw.py).
+const rawDir = "../../testdata/golden/raw"
+
+type rawGolden struct {
+	Files map[string]map[string]struct {
+		DType  string `json:"dtype"`
+		Shape  []int  `json:"shape"`
+		SHA256 string `json:"sha256"`
+		Bytes  int64  `json:"bytes"`
+	} `json:"files"`
+	Written map[string]bool `json:"written"`
+}
+
+func openRaw(t *testing.T, src string) *arrays.File {
+	t.Helper()
+	path := filepath.Join(rawDir, src)
+	if rest, ok := strings.CutPrefix(src, "torch/"); ok {
+		path = filepath.Join(torchDir, rest)
+	}
+	af, err := arrays.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { af.Close() })
+	return af
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// TestRawGolden reads every tensor of files torch.save, numpy.savez and a safetensors writer
+// made, whatever its element type, layout (transposed, sliced, Fortran order) and byte order,
+// as the little-endian C-order bytes the reference libraries give; copies each file to every
+// format that can hold its types with WriteRaw and reads the copies back unchanged; and
+// checks that the reference libraries read the committed copies (gen_raw.py) as the originals.
+func TestRawGolden(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(rawDir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g rawGolden
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	if len(g.Files) < 5 {
+		t.Fatalf("expected.json lists %d files", len(g.Files))
+	}
+	for src, want := range g.Files {
+		af := openRaw(t, src)
+		infos, err := af.RawInfos()
+		if err != nil {
+			t.Fatalf("%s: %v", src, err)
+		}
+		if len(infos) != len(want) {
+			t.Errorf("%s: %d tensors, want %d", src, len(infos), len(want))
+		}
+		raws := make([][]byte, len(infos))
+		for i, in := range infos {
+			w, ok := want[in.Name]
+			if !ok {
+				t.Errorf("%s: unexpected tensor %q", src, in.Name)
+				continue
+			}
+			if in.DType != w.DType || !slices.Equal(in.Shape, w.Shape) || in.Bytes() != w.Bytes {
+				t.Errorf("%s: %q is %s %v (%d bytes), want %s %v (%d bytes)", src, in.Name, in.DType, in.Shape, in.Bytes(), w.DType, w.Shape, w.Bytes)
+			}
+			if raws[i], err = af.ReadRaw(in.Name); err != nil {
+				t.Fatalf("%s: %q: %v", src, in.Name, err)
+			}
+			if sum(raws[i]) != w.SHA256 {
+				t.Errorf("%s: %q: the bytes differ from the reference's", src, in.Name)
+			}
+		}
+		for _, f := range []struct {
+			format arrays.Format
+			ext    string
+		}{{arrays.FormatTorch, ".pt"}, {arrays.FormatSafetensors, ".safetensors"}, {arrays.FormatNPZ, ".npz"}} {
+			var b bytes.Buffer
+			err := arrays.WriteRaw(&b, f.format, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return raws[i], nil })
+			if err != nil {
+				if !strings.Contains(err.Error(), "cannot hold") && !strings.Contains(err.Error(), "does not write") {
+					t.Errorf("%s to %s: %v", src, f.format, err)
+				}
+				continue
+			}
+			name := strings.ReplaceAll(src, "/", "__") + f.ext
+			back, err := arrays.OpenReader(bytes.NewReader(b.Bytes()), int64(b.Len()), name)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			got, err := back.RawInfos()
+			if err != nil || len(got) != len(infos) {
+				t.Fatalf("%s: %v, %d tensors", name, err, len(got))
+			}
+			for i, in := range got {
+				r, err := back.ReadRaw(in.Name)
+				if err != nil || in.Name != infos[i].Name || in.DType != infos[i].DType || !slices.Equal(in.Shape, infos[i].Shape) || !bytes.Equal(r, raws[i]) {
+					t.Errorf("%s: tensor %d (%q) did not round-trip: %v", name, i, in.Name, err)
+				}
+			}
+			path := filepath.Join(rawDir, "go", name)
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			committed, err := os.ReadFile(path)
+			if err != nil || !bytes.Equal(committed, b.Bytes()) {
+				t.Errorf("%s: differs from the file the reference libraries checked (go test -run TestRawGolden -update, then gen_raw.py): %v", name, err)
+			}
+			if ok, checked := g.Written[name]; !checked || !ok {
+				t.Errorf("%s: the reference libraries read it back as the original: %v (checked: %v)", name, ok, checked)
+			}
+		}
+	}
+}
+
+// The encoders of float arrays write what WriteRaw writes: one writer per format.
+func TestEncodersAreRaw(t *testing.T) {
+	a := []arrays.Named{{Name: "x", Array: &arrays.Array{Shape: []int{2, 2}, Data: []float64{1, -2.5, 3e-3, 4}}}, {Name: "s", Array: &arrays.Array{Shape: []int{}, Data: []float64{7}}}}
+	for _, d := range []arrays.DType{arrays.Float64, arrays.Float32, arrays.BFloat16} {
+		raws := make([][]byte, len(a))
+		infos := make([]arrays.RawInfo, len(a))
+		for i, x := range a {
+			var err error
+			if raws[i], err = arrays.EncodeRaw(x.Array.Data, arrays.RawType(d)); err != nil {
+				t.Fatal(err)
+			}
+			infos[i] = arrays.RawInfo{Name: x.Name, DType: arrays.RawType(d), Shape: x.Array.Shape}
+		}
+		raw := func(f arrays.Format) []byte {
+			var b bytes.Buffer
+			if err := arrays.WriteRaw(&b, f, infos, arrays.RawOptions{Metadata: map[string]string{"k": "v"}}, func(i int) ([]byte, error) { return raws[i], nil }); err != nil {
+				t.Fatal(err)
+			}
+			return b.Bytes()
+		}
+		st, err := arrays.EncodeSafetensors(a, arrays.SafetensorsOptions{DType: d, Metadata: map[string]string{"k": "v"}})
+		if err != nil || !bytes.Equal(st, raw(arrays.FormatSafetensors)) {
+			t.Errorf("%v: EncodeSafetensors differs from WriteRaw: %v", d, err)
+		}
+		pt, err := arrays.EncodeTorch(a, arrays.TorchOptions{DType: d})
+		if err != nil || !bytes.Equal(pt, raw(arrays.FormatTorch)) {
+			t.Errorf("%v: EncodeTorch differs from WriteRaw: %v", d, err)
+		}
+		if d == arrays.BFloat16 {
+			continue
+		}
+		npz, err := arrays.EncodeNPZ(a, arrays.NPZOptions{DType: d})
+		if err != nil || !bytes.Equal(npz, raw(arrays.FormatNPZ)) {
+			t.Errorf("%v: EncodeNPZ differs from WriteRaw: %v", d, err)
+		}
+	}
+}
+
+func TestWriteRawRefuses(t *testing.T) {
+	ok := func(int) ([]byte, error) { return make([]byte, 8), nil }
+	for _, c := range []struct {
+		f     arrays.Format
+		infos []arrays.RawInfo
+		want  string
+	}{
+		{arrays.FormatSafetensors, []arrays.RawInfo{{Name: "c", DType: "C64", Shape: []int{1}}}, "safetensors cannot hold"},
+		{arrays.FormatNPZ, []arrays.RawInfo{{Name: "b", DType: "BF16", Shape: []int{4}}}, "NumPy files cannot hold"},
+		{arrays.FormatTorch, []arrays.RawInfo{{Name: "u", DType: "U16", Shape: []int{4}}}, "does not write"},
+		{arrays.FormatTorch, []arrays.RawInfo{{Name: "x", DType: "F64", Shape: []int{1}}, {Name: "x", DType: "F64", Shape: []int{1}}}, "two arrays"},
+		{arrays.FormatTorch, []arrays.RawInfo{{Name: "x", DType: "F32", Shape: []int{1}}}, "4 bytes"},
+		{arrays.FormatCSV, []arrays.RawInfo{{Name: "x", DType: "F64", Shape: []int{1}}}, "cannot write"},
+	} {
+		err := arrays.WriteRaw(&bytes.Buffer{}, c.f, c.infos, arrays.RawOptions{}, ok)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v %v: %v, want %q", c.f, c.infos, err, c.want)
+		}
+	}
+}
+
+// FuzzRawFile reads every tensor of any file as raw bytes: no panic, never more bytes than
+// the file holds, exactly RawInfo.Bytes of them, and for the float types the same values
+// Read converts.
+func FuzzRawFile(f *testing.F) {
+	for _, p := range []string{filepath.Join(rawDir, "raw.npz"), filepath.Join(rawDir, "raw.safetensors"), filepath.Join(torchDir, "state.pt")} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data, filepath.Base(p))
+	}
+	f.Fuzz(func(t *testing.T, data []byte, name string) {
+		af, err := arrays.OpenReader(bytes.NewReader(data), int64(len(data)), name)
+		if err != nil {
+			return
+		}
+		infos, err := af.RawInfos()
+		if err != nil {
+			return
+		}
+		for _, in := range infos {
+			raw, err := af.ReadRaw(in.Name)
+			if err != nil {
+				continue
+			}
+			if int64(len(raw)) != in.Bytes() {
+				t.Fatalf("%q: %d bytes, RawInfo says %d", in.Name, len(raw), in.Bytes())
+			}
+			if len(raw) > len(data) && af.Format != arrays.FormatNPZ {
+				t.Fatalf("%q: %d bytes from a file of %d", in.Name, len(raw), len(data))
+			}
+			if in.DType != "F64" && in.DType != "F32" {
+				continue
+			}
+			a, err := af.Read(in.Name)
+			if err != nil {
+				continue
+			}
+			var want []byte
+			if want, err = arrays.EncodeRaw(a.Data, in.DType); err != nil || !bytes.Equal(want, raw) {
+				t.Fatalf("%q: ReadRaw and Read disagree (%v)", in.Name, err)
+			}
+		}
+	})
+}
