@@ -1,0 +1,190 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+// Source gives the kernels of a unit's channels, in channel order, all of the unit's length.
+type Source interface {
+	Kernels(u Unit) ([][]float64, error)
+}
+
+// Store keeps fitted units: Load returns a unit fitted before (nil when there is none), Save
+// keeps one so that a later Load finds it even if the process dies right after.
+type Store interface {
+	Load(u Unit) (*UnitResult, error)
+	Save(r *UnitResult) error
+}
+
+// Fit is how each unit is fitted.
+type Fit struct {
+	// Spec is the recipe; its Order is used unless Auto.
+	Spec train.Spec
+	// Auto picks each channel's order: the smallest at which train.SuggestOrder's reduced
+	// model reaches Tol, at most MaxOrder (MaxOrder where none does, with a warning).
+	Auto     bool
+	Tol      float64
+	MaxOrder int
+	Backend  train.Backend
+}
+
+// Event reports Execute's progress: a unit started (Result nil, Step nil), a step of its fit
+// (Step), or a unit finished (Result; Resumed when the Store held it).
+type Event struct {
+	Unit    Unit
+	Step    *train.Progress
+	Result  *UnitResult
+	Resumed bool
+	// Done units of Total (this shard's), and the cost done of TotalCost.
+	Done, Total         int
+	DoneCost, TotalCost float64
+	// Elapsed is the time since Execute started; ETA the time left at the rate of the units
+	// fitted so far (0 until one unit is under way).
+	Elapsed, ETA time.Duration
+	// LayerDone is set with the last unit of a layer (of this shard's units): Layer holds
+	// the layer's results, in channel order.
+	LayerDone bool
+	Layer     []*UnitResult
+}
+
+// Execute fits units in order, each unless the store holds it already, saves each as soon as
+// it is fitted, and returns the results in the order of units. events (if not nil) is
+// called from Execute's goroutine. A cancelled ctx stops it between steps of a fit with
+// ctx.Err(): the units saved stay saved.
+func Execute(ctx context.Context, fit Fit, units []Unit, src Source, store Store, events func(Event)) ([]*UnitResult, error) {
+	if events == nil {
+		events = func(Event) {}
+	}
+	start := time.Now()
+	var total float64
+	remaining := map[string]int{}
+	for _, u := range units {
+		total += u.Cost()
+		remaining[u.Prefix]++
+	}
+	out := make([]*UnitResult, len(units))
+	var doneCost, fittedCost float64
+	var fitting time.Duration // time spent fitting, for the rate
+	byLayer := map[string][]*UnitResult{}
+	eta := func(current float64, since time.Time) time.Duration {
+		work := fittedCost + current
+		if work <= 0 {
+			return 0
+		}
+		spent := fitting + time.Since(since)
+		return time.Duration(float64(spent) / work * (total - doneCost - current))
+	}
+	for i, u := range units {
+		r, err := store.Load(u)
+		if err != nil {
+			return nil, err
+		}
+		resumed := r != nil
+		if !resumed {
+			began := time.Now()
+			events(Event{Unit: u, Done: i, Total: len(units), DoneCost: doneCost, TotalCost: total, Elapsed: time.Since(start), ETA: eta(0, began)})
+			kernels, err := src.Kernels(u)
+			if err != nil {
+				return nil, err
+			}
+			r, err = fitUnit(ctx, fit, u, kernels, func(p train.Progress) {
+				cur := u.Cost() * float64(p.Step) / float64(max(p.Steps, 1))
+				events(Event{Unit: u, Step: &p, Done: i, Total: len(units), DoneCost: doneCost + cur, TotalCost: total, Elapsed: time.Since(start), ETA: eta(cur, began)})
+			})
+			if err != nil {
+				return nil, err
+			}
+			if err := store.Save(r); err != nil {
+				return nil, err
+			}
+			fitting += time.Since(began)
+			fittedCost += u.Cost()
+		}
+		out[i] = r
+		doneCost += u.Cost()
+		byLayer[u.Prefix] = append(byLayer[u.Prefix], r)
+		remaining[u.Prefix]--
+		ev := Event{Unit: u, Result: r, Resumed: resumed, Done: i + 1, Total: len(units), DoneCost: doneCost, TotalCost: total, Elapsed: time.Since(start), ETA: eta(0, time.Now())}
+		if remaining[u.Prefix] == 0 {
+			ev.LayerDone, ev.Layer = true, byLayer[u.Prefix]
+			delete(byLayer, u.Prefix)
+		}
+		events(ev)
+	}
+	return out, nil
+}
+
+// fitUnit fits a unit's kernels: all at the spec's order, or each channel at its own
+// (grouped by order, one train.Run per group).
+func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress func(train.Progress)) (*UnitResult, error) {
+	if len(kernels) != u.Channels() {
+		return nil, fmt.Errorf("%s: the source gave %d kernels for %d channels", u.ID(), len(kernels), u.Channels())
+	}
+	r := &UnitResult{Unit: u, Filters: make([]filters.Filter, len(kernels)), Channels: make([]ChannelRecord, len(kernels))}
+	orders := make([]int, len(kernels))
+	for i := range orders {
+		orders[i] = fit.Spec.Order
+	}
+	if fit.Auto {
+		limit := fit.MaxOrder
+		if fit.Spec.Model == train.ModelRTF {
+			limit = min(limit, (u.Length-2)/2) // 2n+1 parameters below the length
+		} else {
+			limit = min(limit, u.Length-1)
+		}
+		reached := make([]bool, len(kernels))
+		filters.ForEachChannel(len(kernels), func(c int) {
+			n, ok := train.SuggestOrder(kernels[c:c+1], fit.Tol, limit)
+			reached[c] = ok && n <= limit
+			orders[c] = max(1, min(n, limit))
+			if !reached[c] {
+				orders[c] = limit
+			}
+		})
+		var capped []int
+		for c, ok := range reached {
+			if !ok {
+				capped = append(capped, u.Lo+c)
+			}
+		}
+		if len(capped) > 0 {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d channel(s) reach relative error %g at no order up to %d and were fitted at %d (channels %v)", u.ID(), len(capped), fit.Tol, limit, limit, capped))
+		}
+	}
+	groups := slices.Compact(slices.Sorted(slices.Values(orders)))
+	for _, n := range groups {
+		var idx []int
+		var targets [][]float64
+		for c, o := range orders {
+			if o == n {
+				idx = append(idx, c)
+				targets = append(targets, kernels[c])
+			}
+		}
+		spec := fit.Spec
+		spec.Order = n
+		spec.Target = train.Target{}
+		res, err := train.Run(ctx, train.Job{Spec: spec, Targets: targets}, fit.Backend, progress)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("%s: %w", u.ID(), err)
+		}
+		share := res.Report.Seconds / float64(len(idx))
+		for k, c := range idx {
+			r.Filters[c] = res.Filters[k]
+			r.Channels[c] = ChannelRecord{Channel: u.Lo + c, Order: n, Model: spec.Model, ChannelReport: res.Report.Channels[k], Backend: res.Report.Backend, Seconds: share}
+		}
+		for _, w := range res.Report.Warnings {
+			r.Warnings = append(r.Warnings, u.ID()+": "+w)
+		}
+	}
+	return r, nil
+}

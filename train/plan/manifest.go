@@ -1,0 +1,118 @@
+package plan
+
+import (
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+// ManifestFormat names the manifest's format and version.
+const ManifestFormat = "ssmlab-distill-manifest/1"
+
+// Input identifies the checkpoint a job distils: its base name, size and SHA-256, which
+// shards and merge compare to know that they work on the same file.
+type Input struct {
+	Name   string `json:"name"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// Options are what a job was asked to do, beside its input: every shard of a job must have
+// the same (merge checks them).
+type Options struct {
+	// Layout is the layout the layers were read as ("auto": detected), LayoutOptions the
+	// settings given for reading them (layouts.OptionList), Layers the pattern picking
+	// them (empty: every long-filter layer).
+	Layout        string            `json:"layout"`
+	LayoutOptions map[string]string `json:"layout_options,omitempty"`
+	Layers        string            `json:"layers,omitempty"`
+	// Length is the kernel length of layers whose checkpoint records none (s4d,
+	// stripedhyena, rtf).
+	Length int `json:"length"`
+	// Order is the order of every channel, or 0 with OrderAuto: each channel's order is the
+	// smallest whose reduced model reaches Tol (train.SuggestOrder), at most MaxOrder.
+	Order     int     `json:"order,omitempty"`
+	OrderAuto bool    `json:"order_auto,omitempty"`
+	Tol       float64 `json:"tol,omitempty"`
+	MaxOrder  int     `json:"max_order,omitempty"`
+	// Chunk is the largest number of channels in a unit.
+	Chunk int `json:"chunk"`
+	// ToLayout is the layout the distilled layers are written in; empty: rtf where the
+	// tensors read back within their dtype's limit, else a modal layout.
+	ToLayout string `json:"to_layout,omitempty"`
+	// Spec is the fitting recipe (its Order is each unit's; its Target is unused).
+	Spec train.Spec `json:"spec"`
+}
+
+// Manifest records what a distillation did: its input and options, and for every layer
+// written, how it was written and how well each channel was fitted. A distilled checkpoint
+// has it beside it (OUT.manifest.json) and, in safetensors files, in its metadata without
+// the times (Stable).
+type Manifest struct {
+	Format  string        `json:"format"`
+	Input   Input         `json:"input"`
+	Options Options       `json:"options"`
+	Layers  []LayerRecord `json:"layers"`
+	// Skipped lists the layers detected and left as they were, with the reason.
+	Skipped []Skipped `json:"skipped,omitempty"`
+}
+
+// LayerRecord is one distilled layer.
+type LayerRecord struct {
+	Prefix string `json:"prefix"`
+	// Layout is the layout it was read in, ToLayout the one written; Why says why ToLayout
+	// is not rtf when the user asked for none.
+	Layout   string `json:"layout"`
+	ToLayout string `json:"to_layout"`
+	Why      string `json:"why,omitempty"`
+	// DType is the element type of the tensors written (the layer's own).
+	DType  string `json:"dtype"`
+	Length int    `json:"length"`
+	// ReadBackError is the worst channel's relative error of the tensors as written (rounded
+	// to DType, read back as the model's code reads them) against the fitted filters.
+	ReadBackError float64         `json:"read_back_error"`
+	Tensors       []string        `json:"tensors"`
+	Channels      []ChannelRecord `json:"channels"`
+}
+
+// ChannelRecord is one fitted channel: its index in the layer, the order and model it was
+// fitted at, train's report on it (rel_error, max_pole_radius, stable, …), the backend
+// that ran it and its share of the wall time of its fit (channels are fitted together).
+type ChannelRecord struct {
+	Channel int         `json:"channel"`
+	Order   int         `json:"order"`
+	Model   train.Model `json:"model"`
+	train.ChannelReport
+	Backend string  `json:"backend"`
+	Seconds float64 `json:"seconds,omitempty"`
+}
+
+// Skipped is a layer left as it was.
+type Skipped struct {
+	Prefix string `json:"prefix"`
+	Layout string `json:"layout"`
+	Why    string `json:"why"`
+}
+
+// Stable returns a copy of the manifest without the times, the only part of it that
+// differs between two runs of the same job on the same backend: what a distilled
+// checkpoint's own bytes hold, so that they are the same however the work was divided.
+func (m Manifest) Stable() Manifest {
+	out := m
+	out.Layers = make([]LayerRecord, len(m.Layers))
+	for i, l := range m.Layers {
+		l.Channels = append([]ChannelRecord(nil), l.Channels...)
+		for c := range l.Channels {
+			l.Channels[c].Seconds = 0
+		}
+		out.Layers[i] = l
+	}
+	return out
+}
+
+// UnitResult is a fitted unit: a filter and a record per channel, in channel order.
+type UnitResult struct {
+	Unit     Unit
+	Filters  []filters.Filter
+	Channels []ChannelRecord
+	Warnings []string
+}

@@ -1,0 +1,292 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/train"
+)
+
+func TestUnitsEvenChunks(t *testing.T) {
+	us, err := Units([]Layer{{"a.", 100, 64}, {"b.", 64, 32}, {"c.", 3, 16}}, 8, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, u := range us {
+		ids = append(ids, u.ID())
+	}
+	want := []string{"a.[0:50]", "a.[50:100]", "b.[0:64]", "c.[0:3]"}
+	if !slices.Equal(ids, want) {
+		t.Fatalf("units %v, want %v", ids, want)
+	}
+	if c := us[0].Cost(); c != 50*64*8 {
+		t.Errorf("cost %v, want %v", c, 50*64*8)
+	}
+	if _, err := Units([]Layer{{"a.", 4, 8}, {"a.", 4, 8}}, 4, 2); !errors.Is(err, ErrInvalid) {
+		t.Errorf("a layer twice: %v", err)
+	}
+	if _, err := Units([]Layer{{"a.", 4, 8}}, 4, 0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("chunk 0: %v", err)
+	}
+}
+
+func randomUnits(seed uint64) []Unit {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var layers []Layer
+	for i := range 1 + rng.IntN(12) {
+		layers = append(layers, Layer{Prefix: "layers." + string(rune('a'+i)) + ".", Channels: 1 + rng.IntN(300), Length: 1 << (4 + rng.IntN(8))})
+	}
+	us, err := Units(layers, 1+rng.IntN(64), 1+rng.IntN(64))
+	if err != nil {
+		panic(err)
+	}
+	return us
+}
+
+// Every unit goes to exactly one shard, and no shard holds more than the fair share plus
+// the costliest unit (the bound of greedy list scheduling).
+func TestAssignCoversAndBalances(t *testing.T) {
+	for seed := range uint64(200) {
+		us := randomUnits(seed)
+		n := 1 + int(seed%9)
+		shards := Assign(us, n)
+		var total, most float64
+		for _, u := range us {
+			total += u.Cost()
+			most = max(most, u.Cost())
+		}
+		parts := make([][]string, n)
+		for s, idx := range shards {
+			if !slices.IsSorted(idx) {
+				t.Fatalf("seed %d: shard %d's units out of order: %v", seed, s, idx)
+			}
+			var load float64
+			for _, i := range idx {
+				load += us[i].Cost()
+				parts[s] = append(parts[s], us[i].ID())
+			}
+			if load > total/float64(n)+most {
+				t.Fatalf("seed %d: shard %d of %d holds %v, above the fair share %v plus %v", seed, s, n, load, total/float64(n), most)
+			}
+		}
+		if err := Coverage(us, parts); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if again := Assign(us, n); !reflect.DeepEqual(again, shards) {
+			t.Fatalf("seed %d: Assign is not deterministic", seed)
+		}
+	}
+}
+
+func TestCoverageNamesUnits(t *testing.T) {
+	us, _ := Units([]Layer{{"l0.", 8, 16}, {"l1.", 8, 16}}, 4, 4)
+	err := Coverage(us, [][]string{{"l0.[0:4]", "l0.[4:8]"}, {"l0.[4:8]", "l1.[0:4]", "x.[0:1]"}})
+	var ce *CoverageError
+	if !errors.As(err, &ce) || !errors.Is(err, ErrInvalid) {
+		t.Fatalf("got %v", err)
+	}
+	if !slices.Equal(ce.Missing, []string{"l1.[4:8]"}) || !slices.Equal(ce.Doubled, []string{"l0.[4:8]"}) || !slices.Equal(ce.Unknown, []string{"x.[0:1]"}) {
+		t.Fatalf("got %+v", ce)
+	}
+	for _, s := range []string{"1 unit(s) missing: l1.[4:8]", "in more than one part: l0.[4:8]", "not in the plan: x.[0:1]"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%q lacks %q", err, s)
+		}
+	}
+}
+
+func TestParseShard(t *testing.T) {
+	for in, want := range map[string]Shard{"0/1": {0, 1}, "2/3": {2, 3}, " 1 / 4 ": {1, 4}} {
+		if got, err := ParseShard(in); err != nil || got != want {
+			t.Errorf("%q: %v %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"3/3", "-1/2", "1", "a/b", "0/0", "1/2/3"} {
+		if _, err := ParseShard(in); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: %v", in, err)
+		}
+	}
+}
+
+func TestFromEnv(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	cases := []struct {
+		name  string
+		env   func(string) string
+		count int
+		want  Shard
+		ok    bool
+		err   string
+	}{
+		{"none", env(), 0, Shard{}, false, ""},
+		{"slurm 0-based", env(EnvSlurmTaskID, "2", EnvSlurmTaskCount, "4", EnvSlurmTaskMin, "0"), 0, Shard{2, 4}, true, ""},
+		{"slurm 1-based", env(EnvSlurmTaskID, "4", EnvSlurmTaskCount, "4", EnvSlurmTaskMin, "1"), 0, Shard{3, 4}, true, ""},
+		{"slurm step", env(EnvSlurmTaskID, "14", EnvSlurmTaskCount, "3", EnvSlurmTaskMin, "10", EnvSlurmTaskStep, "2"), 3, Shard{2, 3}, true, ""},
+		{"slurm count disagrees", env(EnvSlurmTaskID, "0", EnvSlurmTaskCount, "4"), 3, Shard{}, false, "3 shards asked for"},
+		{"slurm gaps", env(EnvSlurmTaskID, "5", EnvSlurmTaskCount, "3", EnvSlurmTaskMin, "0"), 0, Shard{}, false, "gaps"},
+		{"slurm no count", env(EnvSlurmTaskID, "1"), 0, Shard{}, false, "not SLURM_ARRAY_TASK_COUNT"},
+		{"k8s", env(EnvK8sIndex, "1"), 3, Shard{1, 3}, true, ""},
+		{"k8s no count", env(EnvK8sIndex, "1"), 0, Shard{}, false, "number of shards"},
+		{"k8s beyond", env(EnvK8sIndex, "3"), 3, Shard{}, false, "counts from 0 to 2"},
+		{"k8s junk", env(EnvK8sIndex, "x"), 3, Shard{}, false, "not a whole number"},
+	}
+	for _, c := range cases {
+		got, _, ok, err := FromEnv(c.env, c.count)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil || ok != c.ok || got != c.want {
+			t.Errorf("%s: %v %v %v, want %v %v", c.name, got, ok, err, c.want, c.ok)
+		}
+	}
+}
+
+func TestPattern(t *testing.T) {
+	p, err := ParsePattern("backbone.layers.[01].mixer.filter_fn, blocks.*.filter.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string]bool{
+		"backbone.layers.0.mixer.filter_fn.": true, "backbone.layers.2.mixer.filter_fn.": false,
+		"blocks.7.filter.": true, "blocks.7.filter.x.": false,
+	} {
+		if p.Match(prefix) != want {
+			t.Errorf("%q: %v, want %v", prefix, !want, want)
+		}
+	}
+	if _, err := ParsePattern("a,,b"); err == nil {
+		t.Error("an empty item was accepted")
+	}
+	if _, err := ParsePattern("[a"); err == nil {
+		t.Error("a bad pattern was accepted")
+	}
+}
+
+// kernels is a Source of decaying resonances, counting the kernels it was asked for.
+type kernels struct{ asked map[string]int }
+
+func (k *kernels) Kernels(u Unit) ([][]float64, error) {
+	if k.asked == nil {
+		k.asked = map[string]int{}
+	}
+	k.asked[u.ID()]++
+	out := make([][]float64, u.Channels())
+	for c := range out {
+		ch := u.Lo + c + len(u.Prefix)
+		out[c] = make([]float64, u.Length)
+		for t := range out[c] {
+			out[c][t] = math.Pow(0.8+0.01*float64(ch%10), float64(t)) * math.Cos(0.3*float64(t*(1+ch%3)))
+		}
+	}
+	return out, nil
+}
+
+type memStore map[string]*UnitResult
+
+func (m memStore) Load(u Unit) (*UnitResult, error) { return m[u.ID()], nil }
+func (m memStore) Save(r *UnitResult) error         { m[r.Unit.ID()] = r; return nil }
+
+func smallFit() Fit {
+	s := train.DefaultSpec()
+	s.Steps, s.Refine = 20, 2
+	return Fit{Spec: s, Backend: train.CPU{}}
+}
+
+// Units fitted by three shards equal the units fitted by one run; units the store holds are
+// not fitted again.
+func TestExecuteShardsAndResume(t *testing.T) {
+	us, err := Units([]Layer{{"l0.", 5, 64}, {"l1.", 3, 64}}, 2, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	whole := memStore{}
+	var layersDone []string
+	res, err := Execute(ctx, smallFit(), us, &kernels{}, whole, func(e Event) {
+		if e.LayerDone {
+			layersDone = append(layersDone, e.Unit.Prefix)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(layersDone, []string{"l0.", "l1."}) {
+		t.Errorf("layers done %v", layersDone)
+	}
+	for i, r := range res {
+		if r.Unit != us[i] || len(r.Filters) != us[i].Channels() || r.Channels[0].Channel != us[i].Lo {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+	}
+	split := memStore{}
+	for s := range 3 {
+		if _, err := Execute(ctx, smallFit(), Of(us, Shard{s, 3}), &kernels{}, split, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for id, r := range whole {
+		if !reflect.DeepEqual(r.Filters, split[id].Filters) {
+			t.Errorf("%s: the shards' fit differs from the single run's", id)
+		}
+	}
+	src := &kernels{}
+	partial := memStore{us[0].ID(): whole[us[0].ID()]}
+	var resumed []string
+	if _, err := Execute(ctx, smallFit(), us, src, partial, func(e Event) {
+		if e.Resumed {
+			resumed = append(resumed, e.Unit.ID())
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(resumed, []string{us[0].ID()}) || src.asked[us[0].ID()] != 0 || src.asked[us[1].ID()] != 1 {
+		t.Errorf("resumed %v, kernels asked %v", resumed, src.asked)
+	}
+}
+
+func TestExecuteCancelled(t *testing.T) {
+	us, _ := Units([]Layer{{"l0.", 2, 64}}, 2, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	store := memStore{}
+	_, err := Execute(ctx, smallFit(), us, &kernels{}, store, func(e Event) {
+		if e.Result != nil {
+			cancel()
+		}
+	})
+	if !errors.Is(err, context.Canceled) || len(store) != 1 {
+		t.Fatalf("err %v, %d units saved", err, len(store))
+	}
+}
+
+func TestExecuteAutoOrder(t *testing.T) {
+	us, _ := Units([]Layer{{"l0.", 4, 128}}, 16, 4)
+	f := smallFit()
+	f.Tol, f.MaxOrder = 1e-3, 16
+	f.Auto = true
+	res, err := Execute(context.Background(), f, us, &kernels{}, memStore{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range res[0].Channels {
+		// Each kernel is a damped cosine: order 2 holds it exactly.
+		if c.Order != 2 || !(c.RelError < 1e-3) {
+			t.Errorf("channel %d: order %d, rel error %g", c.Channel, c.Order, c.RelError)
+		}
+	}
+}
