@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,6 +140,42 @@ func TestGoldenLayouts(t *testing.T) {
 	for _, l := range layouts.Layouts {
 		if !layoutsSeen[string(l)] {
 			t.Errorf("no golden file for the %s layout", l)
+		}
+	}
+}
+
+// Import names the tensors a layer was read from: every tensor of a golden checkpoint's
+// layer, and no other.
+func TestImportNamesItsTensors(t *testing.T) {
+	for file, want := range map[string][]string{
+		"hyena_64.pt": {"pos_emb.z", "pos_emb.t", "implicit_filter.0.weight", "implicit_filter.0.bias", "implicit_filter.1.freq",
+			"implicit_filter.2.weight", "implicit_filter.2.bias", "implicit_filter.3.freq", "implicit_filter.4.weight",
+			"implicit_filter.4.bias", "implicit_filter.5.freq", "implicit_filter.6.weight", "modulation.deltas", "bias"},
+		"s4_64.pt":           {"kernel.A_real", "kernel.A_imag", "kernel.P", "kernel.B", "kernel.C", "kernel.inv_dt", "D", "kernel.l_kernel"},
+		"stripedhyena_64.pt": {"poles", "residues", "D"},
+		"rtf_64.pt":          {"ab", "h_0"},
+	} {
+		af, err := arrays.Open(filepath.Join(goldenDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer af.Close()
+		l, err := layouts.Find(af.Arrays(), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := layouts.Import(af, l, layouts.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := slices.Clone(r.Tensors)
+		for i := range want {
+			want[i] = l.Prefix + want[i]
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", file, got, want)
 		}
 	}
 }

@@ -112,6 +112,9 @@ type Result struct {
 	// layer's slices, a part of the layer left out).
 	Note     string
 	Warnings []string
+	// Tensors are the full names of the file's tensors the layer was read from (and the
+	// kernel's buffers), in the order read: what a layer written in their place replaces.
+	Tensors []string
 }
 
 // Detect lists the layers among a file's arrays, by prefix then layout.
@@ -302,6 +305,7 @@ func Import(src Source, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s layer %q: %w", l.Layout, l.Prefix, err)
 	}
+	r.Tensors = t.names
 	return r, nil
 }
 

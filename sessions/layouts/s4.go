@@ -92,6 +92,9 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	}
 	lk := o.int(S4, "length")
 	lkNote := "--length"
+	if t.has("kernel.l_kernel") {
+		t.names = append(t.names, t.prefix+"kernel.l_kernel") // the kernel's buffer, read or not
+	}
 	if lk == 0 && t.has("kernel.l_kernel") {
 		ir, ok := t.src.(intReader)
 		if !ok {

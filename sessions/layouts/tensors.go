@@ -15,6 +15,7 @@ type tensors struct {
 	prefix string
 	infos  map[string]arrays.Info
 	read   []string // what was read, for the note
+	names  []string // the full names of the tensors that make the layer (Result.Tensors)
 	dtype  string
 }
 
@@ -48,6 +49,7 @@ func (t *tensors) get(name, want string, shape []int) (*arrays.Array, error) {
 		return nil, err
 	}
 	copy(shape, got)
+	t.names = append(t.names, full)
 	t.read = append(t.read, fmt.Sprintf("%s %s %s", name, arrays.ShapeString(in.Shape), in.DType))
 	if t.dtype == "" {
 		t.dtype = in.DType
