@@ -22,6 +22,7 @@
 package atomicfile
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -47,6 +48,19 @@ func WriteFile(path string, data []byte) error {
 	return replace(path, func(f *os.File) error {
 		_, err := f.Write(data)
 		return err
+	})
+}
+
+// WriteWith replaces path with what fill writes (as WriteFile does), for content written
+// piece by piece rather than held in memory whole (a checkpoint of many gigabytes). When fill
+// fails, path is unchanged and its error is returned.
+func WriteWith(path string, fill func(w io.Writer) error) error {
+	return replace(path, func(f *os.File) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if err := fill(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
 	})
 }
 

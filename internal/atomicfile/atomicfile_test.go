@@ -1,7 +1,9 @@
 package atomicfile_test
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -300,5 +302,45 @@ func TestLockSerialises(t *testing.T) {
 	}
 	if names := entries(t, dir); len(names) != 1 || strings.HasSuffix(names[0], ".lock") {
 		t.Errorf("files left: %q", names)
+	}
+}
+
+// WriteWith writes what its function writes, and a failing function leaves the old file and
+// no temporary one.
+func TestWriteWith(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := atomicfile.WriteFile(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	err := atomicfile.WriteWith(path, func(w io.Writer) error {
+		if _, err := w.Write(bytes.Repeat([]byte("x"), 3<<20)); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v, want the function's error", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Fatalf("the file holds %d bytes after a failed write", len(b))
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("entries left: %q", names)
+	}
+	want := bytes.Repeat([]byte("0123456789"), 300_000)
+	if err := atomicfile.WriteWith(path, func(w io.Writer) error {
+		for i := 0; i < len(want); i += 7001 {
+			if _, err := w.Write(want[i:min(i+7001, len(want))]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, want) {
+		t.Fatalf("the file holds %d bytes, want %d", len(b), len(want))
 	}
 }
