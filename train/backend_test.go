@@ -58,6 +58,7 @@ func TestAutoBackend(t *testing.T) {
 	targets := [][]float64{d.Impulse(64)}
 	spec := DefaultSpec()
 	spec.Order, spec.Steps = 3, 40 // hankel init: the race, two Starts on a backend that cannot narrow
+	spec.Constraint = "l1_montel"  // on the optimiser, not by variable projection
 	for _, c := range []struct {
 		name      string
 		gpu       fakeGPU
@@ -80,5 +81,16 @@ func TestAutoBackend(t *testing.T) {
 				t.Errorf("ran on %s, said %q; want %s, %q", res.Report.Backend, said, c.ran, c.said)
 			}
 		})
+	}
+	// A job fitted by variable projection runs on the CPU under auto, which says so, and an
+	// explicit GPU backend refuses it rather than run another algorithm.
+	said := ""
+	b := &autoBackend{gpu: fakeGPU{}, device: "Fake GPU", note: func(l string) { said += l + "\n" }}
+	res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 3), Targets: targets}, b, nil)
+	if err != nil || res.Report.Backend != "cpu" || said != "cpu (the hankel init's variable projection runs on the CPU)\n" {
+		t.Errorf("variable projection under auto: %v, said %q", err, said)
+	}
+	if _, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 3), Targets: targets}, fakeGPU{}, nil); !errors.Is(err, ErrGPUUnsupported) {
+		t.Errorf("variable projection on the GPU backend: %v", err)
 	}
 }

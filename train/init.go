@@ -31,9 +31,9 @@ func eraFilter(h []float64, n int) (*filters.Dense, error) {
 	return eraRows(h, n, 512)
 }
 
-// eraRows is eraFilter on an m×m Hankel matrix (m is capped by the length of h and at 512).
+// eraRows is eraFilter on an m×m Hankel matrix (m is capped by the length of h).
 func eraRows(h []float64, n, m int) (*filters.Dense, error) {
-	m = min((len(h)-2)/2, m, 512)
+	m = min((len(h)-2)/2, m)
 	if m < 1 || n == 0 {
 		return filters.NewDense(nil, nil, nil, h[0])
 	}
@@ -391,7 +391,7 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 		rowCounts = append(rowCounts, 512)
 	}
 	for _, rows := range rowCounts {
-		era, err := eraRows(target, n, rows)
+		era, err := eraRows(target, n, min(rows, 512))
 		if err != nil {
 			return nil, err
 		}

@@ -141,7 +141,7 @@ func TestOrderFourNearOptimal(t *testing.T) {
 		meanOurs, meanFound := 0.0, 0.0
 		for ch, e := range found {
 			// The search and the lower bound check each other: no filter is below the bound.
-			if lb := hankelLowerBounds(targets[ch], []int{4})[0]; e < lb*(1-1e-9) {
+			if lb := lowerBounds(targets[ch], []int{4}, allBounds)[0]; e < lb*(1-1e-9) {
 				t.Errorf("%s channel %d: the search found %.6g, below the lower bound %.6g", name, ch, e, lb)
 			}
 			o := ours.Report.Channels[ch].RelError

@@ -6,15 +6,13 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"sort"
 	"strconv"
 	"sync"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/presets"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
 // targetFamilies builds kernels of the kinds users bring (the quality bar of issue 5): Hyena
@@ -82,114 +80,131 @@ func targetFamilies(length, channels int, seed uint64) map[string][][]float64 {
 	return fam
 }
 
-// TestDistillQuality distils each target family with the paper's recipe (zero init, Adam
-// lr 1e-3, 2000 steps), plain ERA and ssmlab's default recipe, logs the table quoted in the
-// README (go test ./train -run DistillQuality -v; SSMLAB_QUALITY_CHANNELS=16 for the full
-// measurement) and checks that every ssmlab result is stable and no worse than the paper's.
-// A second table fits the same targets with a modal model and writes its poles as an RTF:
-// where the modal fit is far better, it shows what float64 coefficients lose.
-func TestDistillQuality(t *testing.T) {
-	if testing.Short() {
-		t.Skip("distils 12 banks")
-	}
-	channels := qualityChannels(4)
+// qualityTargets are the quality measurement's kernels, channels of each set: the families
+// of targetFamilies and the trained Hyena filters of testdata/trained (layer 0 of both
+// tasks), spread evenly over the channels the files hold.
+func qualityTargets(t *testing.T, channels int) ([]string, map[string][][]float64) {
 	fams := targetFamilies(1024, channels, 1)
-	t.Logf("%d channels per family, L = 1024; mean relative L2 error (CPU seconds); the last column bounds any order-n filter's from below", channels)
-	orders := []int{4, 16, 64}
-	var modalRows []string
-	for _, name := range []string{"hyena", "s4-hippo", "butterworth", "windowed-sinc", "decaying-noise"} {
-		targets := fams[name]
-		// The mean over channels of each channel's lower bound bounds the mean error.
-		bounds := meanLowerBounds(targets, orders)
-		for k, n := range orders {
-			t0 := cpuTime()
-			paper, err := Run(context.Background(), Job{Spec: withOrder(PaperSpec(), n), Targets: targets}, CPU{}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tp := cpuTime() - t0
-			t0 = cpuTime()
-			ours, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), n), Targets: targets}, CPU{}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			to := cpuTime() - t0
-			// Plain ERA as a state-space realisation, and the same realisation as an RTF: the
-			// better of its transfer function by filters.ToTF and its poles written as
-			// coefficients with the least-squares numerator (rtfForPoles).
-			eraErr, eraTFErr := 0.0, 0.0
-			for _, y := range targets {
-				f, _ := eraFilter(y, n)
-				eraErr += relL2(f.Impulse(len(y)), y) / float64(len(targets))
-				e := math.Inf(1)
-				if tf, _, err := filters.ToTF(f); err == nil {
-					e = finiteOr(relL2(tf.Impulse(len(y)), y), e)
-				}
-				if poles, err := filters.Poles(f); err == nil {
-					e = math.Min(e, rtfForPoles(poles, y))
-				}
-				eraTFErr += e / float64(len(targets))
-			}
-			t.Logf("| %s | %d | %.3g (%.2fs) | %.3g | %.3g | %.3g (%.2fs) | %.3g |", name, n, paper.Report.MeanRelError, tp.Seconds(), eraErr, eraTFErr, ours.Report.MeanRelError, to.Seconds(), bounds[k])
-			if ours.Report.MeanRelError < bounds[k]*(1-1e-9) {
-				t.Errorf("%s n=%d: ssmlab's error %.6g is below the lower bound %.6g for any order-%d filter", name, n, ours.Report.MeanRelError, bounds[k], n)
-			}
-			if !ours.Report.Stable {
-				t.Errorf("%s n=%d: unstable result %+v", name, n, ours.Report.Warnings)
-			}
-			// 2% slack: both are optimisations; the bar is "not worse".
-			if ours.Report.MeanRelError > 1.02*paper.Report.MeanRelError {
-				t.Errorf("%s n=%d: ssmlab %.3g, paper recipe %.3g", name, n, ours.Report.MeanRelError, paper.Report.MeanRelError)
-			}
-			// The same recipe with a modal model, and its poles written as an RTF: where the
-			// modal model is far better, its poles are ones float64 coefficients cannot hold.
-			modalSpec := withOrder(DefaultSpec(), n)
-			modalSpec.Model = "modal"
-			modal, err := Run(context.Background(), Job{Spec: modalSpec, Targets: targets}, CPU{}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			modalTFErr, held := 0.0, 0
-			for ch, y := range targets {
-				e := math.Inf(1)
-				if poles, err := filters.Poles(modal.Filters[ch]); err == nil {
-					e = rtfForPoles(poles, y)
-				}
-				if e <= 2*modal.Report.Channels[ch].RelError {
-					held++
-				}
-				modalTFErr += e / float64(len(targets))
-			}
-			modalRows = append(modalRows, fmt.Sprintf("| %s | %d | %.3g | %.3g | %.3g (%d of %d within 2x) |", name, n, ours.Report.MeanRelError, modal.Report.MeanRelError, modalTFErr, held, len(targets)))
+	names := []string{"hyena", "s4-hippo", "butterworth", "windowed-sinc", "decaying-noise"}
+	for _, task := range []string{"fixed", "drawn"} {
+		name := "trained-" + task
+		kernels, err := trainedFilters(fmt.Sprintf("../testdata/trained/copy-%s-layer0.npy", task), channels)
+		if err != nil {
+			t.Fatal(err)
 		}
+		fams[name] = kernels
+		names = append(names, name)
 	}
-	t.Log("family | n | ssmlab RTF | modal, same recipe | modal's poles as an RTF")
-	for _, r := range modalRows {
-		t.Log(r)
-	}
+	return names, fams
 }
 
-// rtfForPoles returns the relative error of the best RTF with the given poles: written as
-// coefficients both by multiplying out real factors and by interpolation on the unit circle,
-// each with the least-squares numerator (refitNumerator), measured by the deployed
-// recurrence. It is +Inf when float64 coefficients cannot hold the poles (the recurrence
-// diverges).
-func rtfForPoles(poles []complex128, y []float64) float64 {
-	best := math.Inf(1)
-	if len(poles) == 0 {
-		return best
+// trainedFilters reads n kernels, spread evenly, from a (channels, L) .npy file.
+func trainedFilters(path string, n int) ([][]float64, error) {
+	f, err := arrays.Open(path)
+	if err != nil {
+		return nil, err
 	}
-	for _, a := range [][]float64{polyFromPoles(poles), filters.PolyFromRoots(poles)} {
-		b, err := refitNumerator(a, y)
-		if err != nil {
-			continue
-		}
-		if tf, err := filters.NewTransferFunction(a, b, y[0]); err == nil {
-			best = math.Min(best, finiteOr(relL2(tf.Impulse(len(y)), y), best))
-		}
+	defer f.Close()
+	a, err := f.Read("")
+	if err != nil {
+		return nil, err
 	}
-	return best
+	if len(a.Shape) != 2 || a.Shape[0] < n {
+		return nil, fmt.Errorf("%s: shape %v, want (≥ %d, L)", path, a.Shape, n)
+	}
+	rows, l := a.Shape[0], a.Shape[1]
+	var out [][]float64
+	for i := 0; i < n; i++ {
+		r := i * rows / n
+		out = append(out, a.Data[r*l:(r+1)*l])
+	}
+	return out, nil
 }
+
+// TestDistillQuality distils each quality target set with the default recipe (variable
+// projection) at n = 4, 8, 16, 32 and 64, one job per order as distill runs it, and checks
+// what issue 23 asks of every result: stable, every channel's error non-increasing in n (up
+// to rounding: monotoneSlack) and
+// never below the thorough lower bound (allBounds, which the report's must not exceed), and
+// the mean error within 3× the mean lower bound where that is at least 1e-6, at most 1e-6
+// where it is below; cells known to miss the bar (knownAbove) are logged instead. It logs the
+// table the README quotes (go test ./train -run DistillQuality -v; SSMLAB_QUALITY_CHANNELS=16
+// for the full measurement, which also times the RTF paper's recipe at each order on the
+// same targets, for the CPU-time comparison).
+func TestDistillQuality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("distils the quality targets at five orders")
+	}
+	channels := qualityChannels(2)
+	full := channels >= 8
+	names, fams := qualityTargets(t, channels)
+	orders := []int{4, 8, 16, 32, 64}
+	t.Logf("%d channels per set, L = 1024: mean relative error / mean lower bound (ratio), CPU seconds of the job [the paper recipe's], form", channels)
+	worst := 0.0
+	for _, name := range names {
+		targets := fams[name]
+		bounds := meanLowerBounds(targets, orders)
+		prev := make([]float64, len(targets))
+		row := "| " + name
+		for k, n := range orders {
+			t0 := cpuTime()
+			res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), n), Targets: targets}, CPU{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			took := cpuTime() - t0
+			paper := ""
+			if full {
+				t0 = cpuTime()
+				if _, err := Run(context.Background(), Job{Spec: withOrder(PaperSpec(), n), Targets: targets}, CPU{}, nil); err != nil {
+					t.Fatal(err)
+				}
+				paper = fmt.Sprintf(" [%.2fs]", (cpuTime() - t0).Seconds())
+			}
+			r := res.Report
+			ratio := r.MeanRelError / bounds[k]
+			row += fmt.Sprintf(" | %.3g / %.3g (%.2g×) %.2fs%s %s", r.MeanRelError, bounds[k], ratio, took.Seconds(), paper, r.Form)
+			if !r.Stable {
+				t.Errorf("%s n=%d: unstable result %q", name, n, r.Warnings)
+			}
+			for ch, c := range r.Channels {
+				if k > 0 && c.RelError > prev[ch]*(1+1e-9)+monotoneSlack {
+					t.Errorf("%s channel %d: error %.6g at n = %d, above %.6g at n = %d", name, ch, c.RelError, n, prev[ch], orders[k-1])
+				}
+				prev[ch] = c.RelError
+				if lb := lowerBounds(targets[ch], []int{n}, allBounds)[0]; c.RelError < lb*(1-1e-9) || c.LowerBound > lb*(1+1e-9) {
+					t.Errorf("%s channel %d n=%d: error %.6g, report's bound %.6g, thorough bound %.6g", name, ch, n, c.RelError, c.LowerBound, lb)
+				}
+			}
+			met := r.MeanRelError <= 3*bounds[k] || bounds[k] < 1e-6 && r.MeanRelError <= 1e-6
+			if bounds[k] >= 1e-6 {
+				worst = math.Max(worst, ratio)
+			}
+			if !met {
+				if why, ok := knownAbove[qualityCell{name, n}]; ok {
+					t.Logf("%s n=%d: %.3g against a bound of %.3g, above the bar: %s", name, n, r.MeanRelError, bounds[k], why)
+				} else {
+					t.Errorf("%s n=%d: mean error %.3g against a mean lower bound of %.3g", name, n, r.MeanRelError, bounds[k])
+				}
+			}
+		}
+		t.Log(row + " |")
+	}
+	t.Logf("worst ratio to the lower bound where it is at least 1e-6: %.3g", worst)
+}
+
+// monotoneSlack is the rise in error between orders that counts as rounding: the responses
+// of two filters fitted to rounding level (1e-16 relative) differ by more than that.
+const monotoneSlack = 1e-13
+
+// qualityCell is one target set at one order.
+type qualityCell struct {
+	set   string
+	order int
+}
+
+// knownAbove are the cells where the mean error stays above issue 23's bar, with why.
+var knownAbove = map[qualityCell]string{}
 
 // qualityChannels is the number of channels per family the quality measurements use: def,
 // or SSMLAB_QUALITY_CHANNELS (16 for the figures the README quotes).
@@ -202,72 +217,8 @@ func qualityChannels(def int) int {
 
 func withOrder(s Spec, n int) Spec { s.Order = n; return s }
 
-// finiteOr returns v, or def when v is NaN or infinite.
-func finiteOr(v, def float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return def
-	}
-	return v
-}
-
-// hankelLowerBounds returns, for each order in orders, a lower bound on the relative L2 error
-// ‖ĥ - y‖₂/‖y‖₂ of every filter of that order, whatever its form or fitting method. The m×m
-// Hankel matrix H(ĥ)ᵢⱼ = ĥ[1+i+j] of an order-n filter has rank ≤ n, and so has DH(ĥ)D for
-// any diagonal D = diag(√uᵢ). By Eckart–Young–Mirsky, with e = ĥ - y,
-// ‖DH(e)D‖_F² ≥ Σ_{i>n} σᵢ(DH(y)D)², and ‖DH(e)D‖_F² = Σₖ cₖ e[1+k]² with
-// cₖ = Σ_{i+j=k} uᵢuⱼ; scaled so that every cₖ ≤ 1, the left side is at most ‖e‖₂². Uniform
-// weights (u = 1/√m) give the plain Frobenius bound; uᵢ = C(2i,i)/4ⁱ, with u*u = 1, and
-// other weights falling like (i+c)^(-α) count the early samples, where decaying kernels keep
-// their energy, fully, and raise the bound on S4 kernels at n = 4 from 0.40 to 0.58. The
-// matrix is symmetric, so σᵢ = |λᵢ|; the best of a few m and weights is kept. Each computed
-// |λᵢ| is first reduced by m·ε·|λ|max, more than the eigensolver's backward error moves it
-// (Weyl), so the bound holds in floating point too: on targets an
-// order-n filter fits to rounding level it is 0, not rounding noise.
-func hankelLowerBounds(y []float64, orders []int) []float64 {
-	norm := 0.0
-	for _, v := range y {
-		norm += v * v
-	}
-	norm = math.Sqrt(norm)
-	out := make([]float64, len(orders))
-	// Weightings uᵢ: uniform, C(2i,i)/4ⁱ (α = 0 and c = 0 mark it), and (i+c)^(-α).
-	type weighting struct{ alpha, c float64 }
-	weightings := []weighting{{0, 1}, {0, 0}, {0.5, 16}, {0.75, 4}, {0.75, 16}, {1, 16}}
-	for _, m := range []int{128, 256, 512} {
-		m = min(m, (len(y)-1)/2)
-		for _, w := range weightings {
-			d := hankelWeights(m, w.alpha, w.c)
-			h := mat.NewSymDense(m, nil)
-			for i := 0; i < m; i++ {
-				for j := i; j < m; j++ {
-					h.SetSym(i, j, d[i]*d[j]*y[1+i+j])
-				}
-			}
-			var eig mat.EigenSym
-			if !eig.Factorize(h, false) {
-				continue
-			}
-			sq := eig.Values(nil)
-			top := math.Max(math.Abs(sq[0]), math.Abs(sq[len(sq)-1])) // ascending
-			slack := float64(m) * 0x1p-52 * top
-			for i, v := range sq {
-				v = math.Max(math.Abs(v)-slack, 0)
-				sq[i] = v * v
-			}
-			sort.Float64s(sq) // ascending: the tail beyond the n largest is the first m - n
-			for k, n := range orders {
-				tail := 0.0
-				for _, v := range sq[:max(m-n, 0)] {
-					tail += v
-				}
-				out[k] = math.Max(out[k], math.Sqrt(tail)/norm)
-			}
-		}
-	}
-	return out
-}
-
-// meanLowerBounds is the mean over the targets of hankelLowerBounds, computed in parallel.
+// meanLowerBounds is the mean over the targets of their thorough lower bounds (allBounds),
+// computed in parallel.
 func meanLowerBounds(targets [][]float64, orders []int) []float64 {
 	each := make([][]float64, len(targets))
 	var wg sync.WaitGroup
@@ -275,7 +226,7 @@ func meanLowerBounds(targets [][]float64, orders []int) []float64 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			each[i] = hankelLowerBounds(y, orders)
+			each[i] = lowerBounds(y, orders, allBounds)
 		}()
 	}
 	wg.Wait()
@@ -286,62 +237,4 @@ func meanLowerBounds(targets [][]float64, orders []int) []float64 {
 		}
 	}
 	return mean
-}
-
-// hankelWeights returns dᵢ = √uᵢ, i < m, for uᵢ = C(2i,i)/4ⁱ when c = 0 (the coefficients of
-// (1-x)^(-½), whose self-convolution is 1) and uᵢ ∝ (i+c)^(-α) otherwise, scaled so that
-// every cₖ = Σ_{i+j=k} uᵢuⱼ is at most 1 (with a margin for the rounding of the sums).
-func hankelWeights(m int, alpha, c float64) []float64 {
-	u := make([]float64, m)
-	for i := range u {
-		switch {
-		case c != 0:
-			u[i] = math.Pow(float64(i)+c, -alpha)
-		case i == 0:
-			u[i] = 1
-		default:
-			u[i] = u[i-1] * float64(2*i-1) / float64(2*i)
-		}
-	}
-	worst := 0.0
-	for k := 0; k < 2*m-1; k++ {
-		s := 0.0
-		for i := max(0, k-m+1); i <= min(k, m-1); i++ {
-			s += u[i] * u[k-i]
-		}
-		worst = math.Max(worst, s)
-	}
-	scale := 1 / (math.Sqrt(worst) * (1 + 1e-12))
-	d := make([]float64, m)
-	for i := range d {
-		d[i] = math.Sqrt(u[i] * scale)
-	}
-	return d
-}
-
-// TestHankelLowerBound checks the bound against fits it must not exceed: ERA realisations of
-// every order on each family, and an exactly representable target, where it must vanish.
-func TestHankelLowerBound(t *testing.T) {
-	fams := targetFamilies(512, 2, 3)
-	orders := []int{2, 4, 8}
-	for _, name := range []string{"s4-hippo", "windowed-sinc", "decaying-noise", "iir"} {
-		for ch, y := range fams[name] {
-			lb := hankelLowerBounds(y, orders)
-			for k, n := range orders {
-				f, err := eraFilter(y, n)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if e := relL2(f.Impulse(len(y)), y); lb[k] > e*(1+1e-9) {
-					t.Errorf("%s channel %d n=%d: lower bound %.6g above ERA's error %.6g", name, ch, n, lb[k], e)
-				}
-			}
-			if name == "iir" && lb[2] > 1e-7 {
-				t.Errorf("iir channel %d: bound %.3g at n = 8 for an order-6 target", ch, lb[2])
-			}
-			if name == "decaying-noise" && !(lb[0] > 0.1) {
-				t.Errorf("decaying noise channel %d: bound %.3g at n = 2, want a real bound", ch, lb[0])
-			}
-		}
-	}
 }

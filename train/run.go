@@ -45,6 +45,11 @@ type ChannelReport struct {
 	// stabilised ERA realisation in modal form (poles kept as poles, order ≤ n): where it is
 	// far below RelError, the RTF's coefficients are what limits the fit.
 	ModalRelError float64 `json:"modal_rel_error,omitempty"`
+	// LowerBound is a lower bound on the relative error of every filter of the job's order on
+	// this channel (LowerBounds; 0 where none above rounding level is known), and BoundRatio
+	// RelError over it (0 when the bound is 0): how far the fit is from what is possible.
+	LowerBound float64 `json:"lower_bound"`
+	BoundRatio float64 `json:"bound_ratio,omitempty"`
 }
 
 // Report summarises a finished job.
@@ -61,6 +66,13 @@ type Report struct {
 	MeanRelError float64         `json:"mean_rel_error"`
 	Channels     []ChannelReport `json:"channels"`
 	Warnings     []string        `json:"warnings,omitempty"`
+	// MeanLowerBound is the mean of the channels' lower bounds (variable projection only).
+	MeanLowerBound float64 `json:"mean_lower_bound,omitempty"`
+	// Form is the form of the fitted filters, and FormNote, for an rtf fitted by variable
+	// projection, why: a transfer function where float64 coefficients hold the fit, else the
+	// diagonal form (poles and residues).
+	Form     string `json:"form,omitempty"`
+	FormNote string `json:"form_note,omitempty"`
 }
 
 // Result is a finished job: one fitted filter per channel and the report.
@@ -74,12 +86,12 @@ type Result struct {
 func Run(ctx context.Context, job Job, backend Backend, progress func(Progress)) (*Result, error) {
 	start := time.Now()
 	spec := job.Spec
-	obj, targets, err := job.objective()
+	obj, targets, err := job.validated()
 	if err != nil {
 		return nil, err
 	}
-	if err := spec.Validate(len(targets), len(targets[0])); err != nil {
-		return nil, err
+	if spec.projectable(job.Task != nil) {
+		return runProjection(ctx, job, obj, targets, backend, progress)
 	}
 	prob := &Problem{Spec: spec, obj: obj}
 	refine := spec.refinable(job.Task != nil, len(targets[0]))
@@ -385,6 +397,18 @@ func refitDeployed(m *rtfModel, spec Spec, obj objective, ch int, tf *filters.Tr
 		}
 	}
 	return out, response, out != nil
+}
+
+// validated returns the job's objective and targets once its spec is valid for them.
+func (j Job) validated() (objective, [][]float64, error) {
+	obj, targets, err := j.objective()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := j.Spec.Validate(len(targets), len(targets[0])); err != nil {
+		return nil, nil, err
+	}
+	return obj, targets, nil
 }
 
 func (j Job) objective() (objective, [][]float64, error) {

@@ -14,11 +14,14 @@ import (
 const MaxSuggestOrder = 1024
 
 // SuggestOrder returns, before a job starts, the smallest order n ≤ maxOrder at which a
-// reduced model reaches relative L2 error tol on every kernel: the ERA realisation of each
-// kernel is balanced, so its truncation to order n is its leading n×n block (the states
-// with the smallest Hankel singular values dropped), and the error of each truncation is
-// measured on the kernel itself, by binary search over n (the error of truncated balanced
-// realisations falls with n up to rounding). ok is false when no order up to n reaches tol;
+// stable reduced model reaches relative L2 error tol on every kernel: the ERA realisation of
+// each kernel is balanced, so its truncation to order n is its leading n×n block (the states
+// with the smallest Hankel singular values dropped); its poles, the unstable ones reflected
+// inside the unit circle, with the least-squares residues for them (the variable
+// projection's start, stableTruncationError) are measured on the kernel itself, by binary
+// search over n (their error falls with n up to rounding). A truncation is often unstable
+// (Hyena kernels, S4 kernels), and its error then says nothing about what a stable fit
+// reaches; the fit itself only improves on this start. ok is false when no order up to n reaches tol;
 // n is then the largest order tried, maxOrder or less where the kernels' length limits the
 // realisation (511 for 1024 samples).
 //
@@ -62,11 +65,10 @@ func suggestKernel(h []float64, tol float64, maxOrder int, stop func() bool) (in
 	}
 	limit := min(maxOrder, (len(h)-2)/2)
 	errAt := func(era *filters.Dense, r int) float64 {
-		e := relL2(leading(era, r).Impulse(len(h)), h)
-		if math.IsNaN(e) {
-			return math.Inf(1)
+		if r == 0 {
+			return math.Sqrt(sumSquares(h[1:]) / sumSquares(h)) // the direct term alone
 		}
-		return e
+		return stableTruncationError(era, r, h)
 	}
 	for r := min(8, limit); ; r = min(2*r, limit) {
 		if stop() {

@@ -104,7 +104,7 @@ func (trainRunner) Defaults() train.Spec {
 	return s
 }
 
-// SuggestOrder measures truncated ERA realisations of the targets (train.SuggestOrder).
+// SuggestOrder measures stable truncations of the targets' ERA realisations (train.SuggestOrder).
 func (trainRunner) SuggestOrder(targets [][]float64, tol float64) (int, bool) {
 	return train.SuggestOrder(targets, tol, train.MaxSuggestOrder)
 }

@@ -1,0 +1,252 @@
+package train
+
+import (
+	"math"
+	"sort"
+	"sync"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// LowerBounds returns, for each order n in orders, a lower bound on the relative L2 error
+// ‖ĥ − y‖₂/‖y‖₂ of every filter of order n, whatever its form or fitting method (0 where
+// nothing above rounding level can be shown).
+//
+// The m×m Hankel matrix H(ĥ)ᵢⱼ = ĥ[1+i+j] of an order-n filter has rank ≤ n, and so has
+// DH(ĥ)D for any diagonal D = diag(√uᵢ). By Eckart–Young–Mirsky, with e = ĥ − y,
+// ‖DH(e)D‖_F² ≥ Σ_{i>n} σᵢ(DH(y)D)², and ‖DH(e)D‖_F² = Σₖ cₖ e[1+k]² with
+// cₖ = Σ_{i+j=k} uᵢuⱼ; scaled so that every cₖ ≤ 1, the left side is at most ‖e‖₂². Uniform
+// weights give √(Σ_{i>n} σᵢ(Hₘ)²/m)/‖y‖; weights falling like (i+c)^(−α), or
+// uᵢ = C(2i,i)/4ⁱ (whose self-convolution is 1), count the early samples, where decaying
+// kernels keep their energy, fully, and give a higher bound on such kernels (S4 kernels at
+// n = 4: 0.58 where uniform weights give 0.40). The best of a few m and weightings is kept
+// (boundRecipe).
+//
+// The tail Σ_{i>n} σᵢ² is bounded from below rigorously however the eigenvalues are
+// computed: a full eigendecomposition has each |λᵢ| reduced first by m·ε·|λ|max, more than
+// the solver's backward error moves it (Weyl); a Lanczos run uses its Ritz pairs with their
+// residuals (boundFromRitz), so that an unconverged or missed eigenvalue lowers the bound
+// instead of invalidating it.
+func LowerBounds(y []float64, orders []int) []float64 {
+	return lowerBounds(y, orders, reportBounds)
+}
+
+// boundWeighting is uᵢ ∝ (i+c)^(−α), or C(2i,i)/4ⁱ for c = 0.
+type boundWeighting struct{ alpha, c float64 }
+
+// boundRecipe lists the Hankel sizes and weightings a bound is the best of (every size with
+// every weighting). A thorough recipe lets weightedTails take more Ritz pairs, up to a full
+// eigendecomposition, where the spectrum falls slowly; otherwise one Lanczos run of
+// max(orders) + 16 pairs gives what it gives (a weaker bound, never a wrong one).
+type boundRecipe struct {
+	sizes      []int
+	weightings []boundWeighting
+	thorough   bool
+}
+
+// reportBounds is what a job's report computes, for a few milliseconds a kernel at L = 1024:
+// the largest Hankel matrix by one Lanczos run, and the short one that wins on short FIR
+// kernels, with the two weightings that give the best bound on most kernels.
+var reportBounds = boundRecipe{
+	sizes:      []int{128, 512},
+	weightings: []boundWeighting{{0, 0}, {0.75, 16}},
+}
+
+// allBounds is the thorough recipe the quality tests hold fits against.
+var allBounds = boundRecipe{
+	sizes:      []int{128, 256, 512},
+	weightings: []boundWeighting{{0, 1}, {0, 0}, {0.5, 16}, {0.75, 4}, {0.75, 16}, {1, 16}},
+	thorough:   true,
+}
+
+func lowerBounds(y []float64, orders []int, recipe boundRecipe) []float64 {
+	out := make([]float64, len(orders))
+	norm := math.Sqrt(floats.Dot(y, y))
+	if norm == 0 || len(y) < 4 {
+		return out
+	}
+	top := 0
+	for _, n := range orders {
+		top = max(top, n)
+	}
+	for _, m := range recipe.sizes {
+		m = min(m, (len(y)-1)/2)
+		for _, w := range recipe.weightings {
+			tails := weightedTails(y, m, boundWeights(m, w), orders, top, recipe.thorough)
+			for k, t := range tails {
+				out[k] = math.Max(out[k], math.Sqrt(t)/norm)
+			}
+		}
+	}
+	return out
+}
+
+// weights are dᵢ = √uᵢ and cₖ = Σ_{i+j=k} uᵢuⱼ (≤ 1) of one weighting and size.
+type weights struct {
+	d, c []float64
+}
+
+var (
+	weightsMu    sync.Mutex
+	weightsCache = map[[3]float64]weights{}
+)
+
+// boundWeights returns the weights of w at size m (computed once per process).
+func boundWeights(m int, w boundWeighting) weights {
+	key := [3]float64{float64(m), w.alpha, w.c}
+	weightsMu.Lock()
+	defer weightsMu.Unlock()
+	if ws, ok := weightsCache[key]; ok {
+		return ws
+	}
+	u := make([]float64, m)
+	for i := range u {
+		switch {
+		case w.c != 0:
+			u[i] = math.Pow(float64(i)+w.c, -w.alpha)
+		case i == 0:
+			u[i] = 1
+		default:
+			u[i] = u[i-1] * float64(2*i-1) / float64(2*i)
+		}
+	}
+	c := make([]float64, 2*m-1)
+	for i, ui := range u {
+		floats.AddScaled(c[i:i+m], ui, u)
+	}
+	// Scale so that every cₖ ≤ 1, with a margin for the rounding of the sums.
+	scale := 1 / (floats.Max(c) * (1 + 1e-12))
+	d := make([]float64, m)
+	for i := range d {
+		d[i] = math.Sqrt(u[i] * math.Sqrt(scale))
+	}
+	floats.Scale(scale, c)
+	ws := weights{d: d, c: c}
+	weightsCache[key] = ws
+	return ws
+}
+
+// weightedTails returns, for each order, a lower bound on Σ_{i>n} λᵢ² for the eigenvalues λ
+// of M = DHD, H the m×m Hankel matrix of y[1:]; top is the largest order. thorough lets it
+// take more Ritz pairs (see boundRecipe).
+func weightedTails(y []float64, m int, w weights, orders []int, top int, thorough bool) []float64 {
+	// ‖M‖_F² = Σₖ cₖ y[1+k]².
+	frob := 0.0
+	for k, ck := range w.c {
+		frob += ck * y[1+k] * y[1+k]
+	}
+	out := make([]float64, len(orders))
+	if frob == 0 {
+		return out
+	}
+	op := newHankelOp(y[1:], m)
+	scratch := make([]float64, m)
+	apply := func(dst, x []float64) {
+		for i, v := range x {
+			scratch[i] = w.d[i] * v
+		}
+		op.apply(dst, scratch)
+		for i := range dst {
+			dst[i] *= w.d[i]
+		}
+	}
+	// More Ritz pairs until the unexplored rest of M is below the top order's square (then
+	// boundFromRitz loses only their residuals), or a full eigendecomposition costs less.
+	mv := make([]float64, m)
+	for r := top + 16; ; r *= 2 {
+		if 4*r > m {
+			return denseTails(y, m, w, orders)
+		}
+		theta, vecs, err := lanczosTop(apply, m, r)
+		if err != nil {
+			return denseTails(y, m, w, orders)
+		}
+		res := make([]float64, len(vecs))
+		for i, v := range vecs {
+			apply(mv, v)
+			floats.AddScaled(mv, -theta[i], v)
+			res[i] = floats.Dot(mv, mv)
+		}
+		tails, enough := boundFromRitz(theta, res, frob, orders)
+		if enough || !thorough {
+			return tails
+		}
+	}
+}
+
+// boundFromRitz bounds the tails Σ_{i>n} λᵢ² of a symmetric M from below, given Ritz
+// values θ (by decreasing |θ|) of orthonormal Ritz vectors, the squared norms res[i] of their
+// residuals Mvᵢ − θᵢvᵢ, and frob = ‖M‖_F². For the first p Ritz vectors V, in the basis
+// [V V⊥], M is block-diagonal diag(Θ, C) plus off-diagonal blocks E with ‖E‖_F² = 2Σres, and
+// ‖C‖_F² = frob − Σθ² − 2Σres. √(Σ_{i≤n} σᵢ²) is a unitarily invariant norm, so it is at
+// most its value on diag(Θ, C) plus ‖E‖_F, and on diag(Θ, C) the n largest squares are at
+// most θ₁² + … + θ²_{n−1} + max(θₙ², ‖C‖_F²): C may hold one eigenvalue as large as its
+// Frobenius norm. Each order takes the best p ≥ n. enough reports whether, at every order,
+// ‖C‖_F² falls below θₙ² (or to rounding level) for some p: more Ritz pairs would gain little.
+func boundFromRitz(theta, res []float64, frob float64, orders []int) ([]float64, bool) {
+	type pair struct{ sq, res float64 }
+	ps := make([]pair, len(theta))
+	for i, t := range theta {
+		ps[i] = pair{t * t, res[i]}
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].sq > ps[j].sq })
+	// Rounding: a margin of 1e-13 of frob on every squared norm (frob and the sums of
+	// squares), and of 1e-13·√frob on the residuals' norm (each is measured to about
+	// ε‖M‖√m).
+	margin := 1e-13 * frob
+	resMargin := 1e-13 * math.Sqrt(frob)
+	head := make([]float64, len(ps)+1) // Σθ² over the first p
+	resSum := make([]float64, len(ps)+1)
+	for i, p := range ps {
+		head[i+1] = head[i] + p.sq
+		resSum[i+1] = resSum[i] + p.res
+	}
+	out := make([]float64, len(orders))
+	enough := true
+	for k, n := range orders {
+		if n < 1 || n > len(ps) {
+			enough = enough && n < 1
+			continue
+		}
+		best := 0.0
+		below := false
+		for p := n; p <= len(ps); p++ {
+			rest := math.Max(frob-head[p]-2*resSum[p], 0) + margin
+			// Below θₙ², or at rounding level: no more pairs can raise the bound much.
+			below = below || rest < ps[n-1].sq || rest <= 1e3*margin
+			kyFan := math.Sqrt(head[n-1]+math.Max(ps[n-1].sq, rest)) + math.Sqrt(2*resSum[p]) + resMargin
+			best = math.Max(best, frob-kyFan*kyFan-margin)
+		}
+		out[k] = best
+		enough = enough && below
+	}
+	return out, enough
+}
+
+// denseTails is weightedTails by a full eigendecomposition.
+func denseTails(y []float64, m int, w weights, orders []int) []float64 {
+	h := mat.NewSymDense(m, nil)
+	for i := 0; i < m; i++ {
+		for j := i; j < m; j++ {
+			h.SetSym(i, j, w.d[i]*w.d[j]*y[1+i+j])
+		}
+	}
+	out := make([]float64, len(orders))
+	var eig mat.EigenSym
+	if !eig.Factorize(h, false) {
+		return out
+	}
+	sq := eig.Values(nil)
+	top := math.Max(math.Abs(sq[0]), math.Abs(sq[len(sq)-1])) // ascending
+	slack := float64(m) * 0x1p-52 * top
+	for i, v := range sq {
+		v = math.Max(math.Abs(v)-slack, 0)
+		sq[i] = v * v
+	}
+	sort.Float64s(sq) // ascending: the tail beyond the n largest is the first m − n
+	for k, n := range orders {
+		out[k] = floats.Sum(sq[:max(m-n, 0)])
+	}
+	return out
+}

@@ -1,0 +1,330 @@
+package train
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// projectable reports whether the job is fitted by variable projection (fitLadder): a
+// distillation with the hankel init, an rtf or modal model and a squared-error loss. Other
+// jobs (the other inits, the rotation model, the freq loss, training tasks, the l1_montel
+// constraint, which constrains RTF coefficients) train with the optimiser.
+func (s *Spec) projectable(task bool) bool {
+	return !task && s.Init == InitHankel && (s.Model == ModelRTF || s.Model == ModelModal) &&
+		(s.Loss == LossMSE || s.Loss == LossRelative) && s.Constraint != ConstraintL1Montel && s.Order >= 1
+}
+
+// Ladder is a fit at several orders of the same kernels: Results[k] is the fit of order
+// Orders[k], whose report carries each channel's relative error and lower bound.
+type Ladder struct {
+	Orders  []int
+	Results []*Result
+}
+
+// Errors returns the relative error of every order (rows) and channel (columns).
+func (l *Ladder) Errors() [][]float64 {
+	return l.perChannel(func(c ChannelReport) float64 { return c.RelError })
+}
+
+// Bounds returns the lower bound of every order (rows) and channel (columns).
+func (l *Ladder) Bounds() [][]float64 {
+	return l.perChannel(func(c ChannelReport) float64 { return c.LowerBound })
+}
+
+func (l *Ladder) perChannel(f func(ChannelReport) float64) [][]float64 {
+	out := make([][]float64, len(l.Results))
+	for k, r := range l.Results {
+		for _, c := range r.Report.Channels {
+			out[k] = append(out[k], f(c))
+		}
+	}
+	return out
+}
+
+// FitLadder fits job at every order of orders (at least one; they are sorted, and
+// duplicates dropped): each order starts, besides its own starts, from the fit of the order
+// below with more poles, and keeps whichever ends better, so no channel's error ever rises
+// with the order. The job must be one fitted by variable projection (the hankel init with
+// an rtf or modal model and a squared-error loss); its Order is ignored.
+func FitLadder(ctx context.Context, job Job, orders []int, backend Backend, progress func(Progress)) (*Ladder, error) {
+	orders = append([]int(nil), orders...)
+	sort.Ints(orders)
+	orders = dedupe(orders)
+	if len(orders) == 0 {
+		return nil, invalidf("a ladder needs at least one order")
+	}
+	spec := job.Spec
+	spec.Order = orders[len(orders)-1]
+	job.Spec = spec
+	if !spec.projectable(job.Task != nil) {
+		return nil, invalidf("a ladder of orders fits kernels with the hankel init, an rtf or modal model and the mse or relative loss")
+	}
+	obj, targets, err := job.validated()
+	if err != nil {
+		return nil, err
+	}
+	return fitProjection(ctx, job, obj, targets, orders, backend, progress)
+}
+
+func dedupe(v []int) []int {
+	out := v[:0]
+	for i, x := range v {
+		if i == 0 || x != v[i-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// chainOrders are the orders a single job of order n fits on its way: the powers of two
+// from 4 below n, then n. Jobs of orders n < n' share the chain below n, so a power of two
+// never fits worse than the powers of two below it, whichever job fitted it.
+func chainOrders(n int) []int {
+	var out []int
+	for k := 4; k < n; k *= 2 {
+		out = append(out, k)
+	}
+	return append(out, n)
+}
+
+// runProjection is Run for a projectable job: the ladder of chainOrders, its last order.
+func runProjection(ctx context.Context, job Job, obj objective, targets [][]float64, backend Backend, progress func(Progress)) (*Result, error) {
+	l, err := fitProjection(ctx, job, obj, targets, chainOrders(job.Spec.Order), backend, progress)
+	if err != nil {
+		return nil, err
+	}
+	return l.Results[len(l.Results)-1], nil
+}
+
+// cpuOnly resolves the backend of a job only the CPU runs: auto says why it runs there, and
+// an explicit GPU backend is an error (never a silent change of algorithm or device).
+func cpuOnly(backend Backend, what string) (string, error) {
+	switch b := backend.(type) {
+	case CPU:
+		return b.Name(), nil
+	case *autoBackend:
+		b.runOnCPU(what + " runs on the CPU")
+		return "cpu", nil
+	}
+	if backend.Name() == "cpu" {
+		return "cpu", nil
+	}
+	return "", gpuUnsupported(what)
+}
+
+// runOnCPU makes auto run the job on the CPU, saying why (once).
+func (a *autoBackend) runOnCPU(why string) {
+	if a.chosen == "" {
+		a.note("cpu (" + why + ")")
+		a.chosen = "cpu"
+	}
+}
+
+// tfHoldRatio is how far above the modal fit the transfer function written from its poles
+// may end on a channel and still count as holding the fit.
+const tfHoldRatio = 1.05
+
+// tfHoldFloor is the absolute slack of that comparison: the accuracy ssmlab documents for a
+// change of form (filters.MaxRelError, 1e-6), below which a transfer function deploys as
+// well as the poles and residues.
+const tfHoldFloor = filters.MaxRelError
+
+// channelRung is one channel's fit at one order of the ladder.
+type channelRung struct {
+	fit   *modalFit
+	diag  *filters.Diagonal
+	tf    *filters.TransferFunction // nil when its coefficients cannot be formed
+	tfErr float64
+}
+
+// fitProjection fits the validated job's targets at every order of orders (ascending).
+func fitProjection(ctx context.Context, job Job, obj objective, targets [][]float64, orders []int, backend Backend, progress func(Progress)) (*Ladder, error) {
+	start := time.Now()
+	spec := job.Spec
+	ran, err := cpuOnly(backend, "the hankel init's variable projection")
+	if err != nil {
+		return nil, err
+	}
+	rmax := hankelRadius
+	if spec.Constraint == ConstraintRadius {
+		rmax = math.Min(rmax, spec.MaxRadius)
+	}
+	o := projectOptions{rmax: rmax, iters: spec.Refine}
+	d := len(targets)
+	rungs := make([][]channelRung, d) // [channel][order]
+	bounds := make([][]float64, d)    // [channel][order]
+	errs := make([]error, d)
+	// Progress counts channel-orders done; its error is the worst channel's latest fit.
+	var mu sync.Mutex
+	done, total := 0, d*len(orders)
+	latest := make([]float64, d)
+	var last time.Time
+	report := func(ch int, rel float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		done++
+		latest[ch] = rel
+		if progress == nil || done < total && time.Since(last) < ProgressInterval {
+			return
+		}
+		last = time.Now()
+		el := time.Since(start)
+		eta := time.Duration(float64(el) / float64(done) * float64(total-done))
+		progress(Progress{Step: done, Steps: total, RelError: maxOf(latest), Elapsed: el, ETA: eta})
+	}
+	filters.ForEachChannel(d, func(ch int) {
+		y := targets[ch]
+		bounds[ch] = LowerBounds(y, orders)
+		co := o
+		co.rng = channelRNG(spec.Seed, ch)
+		fits, err := fitLadder(ctx, y, orders, co, func(f *modalFit) { report(ch, f.rel) })
+		if err != nil {
+			errs[ch] = err
+			return
+		}
+		for _, f := range fits {
+			r := channelRung{fit: f, tfErr: math.Inf(1)}
+			if r.diag, err = f.diagonal(); err != nil {
+				errs[ch] = fmt.Errorf("channel %d: %w", ch, err)
+				return
+			}
+			if spec.Model == ModelRTF {
+				r.tf, r.tfErr = tfFromPoles(f.poles(), y)
+			}
+			rungs[ch] = append(rungs[ch], r)
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	for ch, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("channel %d: %w", ch, err)
+		}
+	}
+	l := &Ladder{Orders: orders}
+	prevOut := make([]float64, d) // each channel's error at the order below, as deployed
+	prevTF := true
+	for k, n := range orders {
+		// The transfer function is deployed where it holds the fit on every channel (the
+		// bank has one form) and, to keep the ladder monotone, where the order below was
+		// one too and it ends no worse than that order on any channel. Otherwise the
+		// diagonal form, unless that would end worse on some channel than the tf the order
+		// below deployed, while this order's tf does not.
+		holds := spec.Model == ModelRTF // on every channel, whatever the order below
+		monotoneTF, monotoneDiag := true, true
+		worst, worstCh, riseCh := 0.0, 0, -1
+		for ch := range targets {
+			r := rungs[ch][k]
+			if r.tf == nil || !(r.tfErr <= math.Max(tfHoldRatio*r.fit.rel, r.fit.rel+tfHoldFloor)) {
+				holds = false
+			}
+			if k > 0 {
+				if r.tfErr > prevOut[ch] && monotoneTF {
+					monotoneTF, riseCh = false, ch
+				}
+				monotoneDiag = monotoneDiag && r.fit.rel <= prevOut[ch]
+			}
+			if ratio := r.tfErr / math.Max(r.fit.rel, tfHoldFloor); ratio > worst || ch == 0 {
+				worst, worstCh = ratio, ch
+			}
+		}
+		useTF := prevTF && (holds && monotoneTF || spec.Model == ModelRTF && k > 0 && !monotoneDiag && monotoneTF)
+		prevTF = useTF
+		res := &Result{Report: Report{Model: spec.Model, Order: n, Init: spec.Init, Backend: ran, Stable: true}}
+		form := filters.FormDiagonal
+		if useTF {
+			form = filters.FormTF
+		}
+		res.Report.Form = string(form)
+		if spec.Model == ModelRTF {
+			r := rungs[worstCh][k]
+			switch {
+			case useTF:
+				res.Report.FormNote = fmt.Sprintf("tf: float64 coefficients hold the fit on every channel (worst channel %d: %.3g against %.3g as poles and residues)", worstCh, r.tfErr, r.fit.rel)
+			case !holds:
+				res.Report.FormNote = fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients lose the fit (channel %d: %s against %.3g); the diagonal form keeps the poles", worstCh, fmtErr(r.tfErr), r.fit.rel)
+			case !monotoneTF:
+				res.Report.FormNote = fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients hold the fit to the documented %.0e, but channel %d's would end at %.3g, above the %.3g of order %d", tfHoldFloor, riseCh, rungs[riseCh][k].tfErr, prevOut[riseCh], orders[k-1])
+			default:
+				res.Report.FormNote = fmt.Sprintf("diagonal (poles and residues), as at order %d: float64 tf coefficients hold this fit (worst channel %d: %.3g against %.3g), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order", orders[k-1], worstCh, r.tfErr, r.fit.rel)
+			}
+		}
+		for ch, y := range targets {
+			r := rungs[ch][k]
+			var f filters.Filter = r.diag
+			if useTF {
+				f = r.tf
+			}
+			kern := f.Impulse(len(y))
+			rho, err := filters.SpectralRadius(f)
+			if err != nil {
+				rho = math.Inf(1)
+			}
+			cr := ChannelReport{MSE: obj.mse(ch, kern), RelError: obj.relError(ch, kern), MaxPoleRadius: rho,
+				Stable: filters.Stable(rho), LowerBound: bounds[ch][k]}
+			if cr.LowerBound > 0 {
+				cr.BoundRatio = cr.RelError / cr.LowerBound
+			}
+			if math.IsNaN(cr.RelError) || math.IsInf(cr.RelError, 0) {
+				return nil, fmt.Errorf("channel %d: the fitted filter's response is not finite (spectral radius %.6g)", ch, rho)
+			}
+			if !cr.Stable {
+				res.Report.Stable = false
+				res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d is not stable (spectral radius %.6g)", ch, rho))
+			}
+			prevOut[ch] = cr.RelError
+			res.Filters = append(res.Filters, f)
+			res.Report.Channels = append(res.Report.Channels, cr)
+		}
+		rels := make([]float64, d)
+		lbs := make([]float64, d)
+		for i, c := range res.Report.Channels {
+			rels[i], lbs[i] = c.RelError, c.LowerBound
+		}
+		res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
+		res.Report.MeanLowerBound = mean(lbs)
+		res.Report.Seconds = time.Since(start).Seconds()
+		l.Results = append(l.Results, res)
+	}
+	return l, nil
+}
+
+func fmtErr(e float64) string {
+	if math.IsInf(e, 0) || math.IsNaN(e) {
+		return "a diverging response"
+	}
+	return fmt.Sprintf("%.3g", e)
+}
+
+// tfFromPoles writes the poles as denominator coefficients, both by multiplying out real
+// factors and by interpolation on the unit circle, each with the least-squares numerator for
+// y (refitNumerator), and returns the better transfer function that is stable as rounded
+// (nil, +Inf when neither is).
+func tfFromPoles(poles []complex128, y []float64) (*filters.TransferFunction, float64) {
+	var best *filters.TransferFunction
+	bestErr := math.Inf(1)
+	for _, a := range [][]float64{polyFromPoles(poles), filters.PolyFromRoots(poles)} {
+		b, err := refitNumerator(a, y)
+		if err != nil {
+			continue
+		}
+		tf, err := filters.NewTransferFunction(a, b, y[0])
+		if err != nil {
+			continue
+		}
+		if rho, err := filters.SpectralRadius(tf); err != nil || !filters.Stable(rho) {
+			continue
+		}
+		if e := relL2(tf.Impulse(len(y)), y); e < bestErr {
+			best, bestErr = tf, e
+		}
+	}
+	return best, bestErr
+}

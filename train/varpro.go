@@ -1,0 +1,560 @@
+package train
+
+import (
+	"context"
+	"math"
+	"math/cmplx"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+)
+
+// poleSet is the nonlinear half of a modal fit, its poles, in a parametrisation that keeps
+// every pole inside the radius rmax < 1 for every parameter value (stability by
+// construction, not by rejection): a conjugate pair is λ = exp(log rmax − e^ν + iθ),
+// parameters (ν, θ), a real pole is λ = rmax·tanh(u), parameter u. The residues, the linear
+// half, are not parameters: for given poles the best ones solve a linear least-squares
+// problem (variable projection).
+type poleSet struct {
+	pairs, reals int
+	rmax         float64
+}
+
+// numParams is the number of pole parameters: 2 per pair, 1 per real pole.
+func (s poleSet) numParams() int { return 2*s.pairs + s.reals }
+
+// order is the number of poles (and of basis functions).
+func (s poleSet) order() int { return 2*s.pairs + s.reals }
+
+// pole returns pole i (pairs first, by their member with Im ≥ 0, then reals).
+func (s poleSet) pole(a []float64, i int) complex128 {
+	if i < s.pairs {
+		return cmplx.Exp(complex(math.Log(s.rmax)-math.Exp(a[2*i]), a[2*i+1]))
+	}
+	return complex(s.rmax*math.Tanh(a[2*s.pairs+i-s.pairs]), 0)
+}
+
+// Bounds on ν and u that keep the parametrisation away from where it saturates: ν = 3 is a
+// radius of rmax·1.9e-9, and tanh(19) is 1 to rounding.
+const (
+	varproMinNu = -40
+	varproMaxNu = 3
+	varproMaxU  = 19
+)
+
+// params returns the parameters of the given poles (one member of each pair, Im > 0, then the
+// real poles), each moved inside rmax·(1 − 1e-12) first.
+func (s poleSet) params(pairs []complex128, reals []float64) []float64 {
+	a := make([]float64, s.numParams())
+	logR := math.Log(s.rmax)
+	for i, p := range pairs {
+		// −log|λ| = −log rmax + e^ν.
+		d := logR - math.Log(cmplx.Abs(p))
+		a[2*i] = math.Min(math.Max(math.Log(math.Max(d, 1e-17)), varproMinNu), varproMaxNu)
+		a[2*i+1] = cmplx.Phase(p)
+	}
+	for i, r := range reals {
+		x := math.Max(-1+1e-12, math.Min(1-1e-12, r/s.rmax))
+		a[2*s.pairs+i] = math.Max(-varproMaxU, math.Min(varproMaxU, math.Atanh(x)))
+	}
+	return a
+}
+
+// clamp keeps the parameters inside the ranges where the parametrisation does not saturate.
+func (s poleSet) clamp(a []float64) {
+	for i := 0; i < s.pairs; i++ {
+		a[2*i] = math.Min(math.Max(a[2*i], varproMinNu), varproMaxNu)
+	}
+	for i := 2 * s.pairs; i < len(a); i++ {
+		a[i] = math.Max(-varproMaxU, math.Min(varproMaxU, a[i]))
+	}
+}
+
+// varproFloor is the relative error below which a fit needs no more accuracy: float32
+// deployments round at 6e-8, and the quality bar for exactly representable targets is 1e-6.
+const varproFloor = 1e-9
+
+// varpro is the separable least-squares problem of a modal fit to y[1..L-1] (y[0] is the
+// direct term, matched exactly): minimise over the pole parameters a the residual of the
+// best residues for them, ½‖Φ(a)c(a) − y‖² with c(a) = Φ(a)⁺y (Golub and Pereyra's variable
+// projection). Φ's columns are 2Re λ^τ and −2Im λ^τ per pair (coefficients Re r, Im r of
+// the kernel 2Re(rλ^τ)) and λ^τ per real pole, τ = t − 1. The Gauss–Newton system uses
+// Kaufman's approximation of the projected Jacobian, J ≈ P⊥·D with D = ∂(Φc)/∂a, where P⊥
+// projects onto the complement of Φ's range.
+//
+// Every column is 2Re(β τ^k λ^τ) (pairs) or β τ^k λ^(τ−s) (real poles), so the Gram matrix of
+// [Φ D] has closed-form entries (geomSums) and costs O(n²); only the products with the data
+// and the residual are sums over the L samples, O(n·L) in all. The residues come from the
+// normal equations ΦᵀΦc = Φᵀy by Cholesky (with a ridge of 1e-13 of the largest diagonal
+// entry, which only matters for nearly coincident poles) and one step of iterative
+// refinement on the true residual; the residual itself is always evaluated from the
+// samples, so the objective is exact whatever the conditioning.
+type varpro struct {
+	s  poleSet
+	y  []float64 // y[1..L-1]
+	yy float64   // ‖y[1..]‖²
+	// accurate is set once the normal equations' rounding approaches the residual: the
+	// residues come from QR from then on.
+	accurate bool
+	sums     *geomSums
+	mu       []complex128 // the poles (one member of each pair, then the real ones)
+	w        []complex128 // their logarithms, exact from the parameters
+	c        []float64    // residues for the last sse
+	e        []float64    // Φc − y for the last sse
+	chol     []float64    // Cholesky factor of ΦᵀΦ + ridge (row-major, upper)
+	rhs      []float64
+	cols     []basisCol
+	// sums[p*poles+q] holds, for p ≤ q, the geometric sums of the pole pair's product(s):
+	// [0] at λ_p·λ_q (shift 0), [1] at λ_p·λ̄_q for two pairs, else the product's sums with
+	// shift 1 (for a real pole's derivative column).
+	pairSums [][2][3]complex128
+	gram     *mat.SymDense // Gram matrix of [Φ D]
+	v0       []complex128  // Σ v_τ λ^τ per pole, for a vector v
+	v1       []complex128  // Σ v_τ τ λ^(τ−s) per pole
+	lm       lmBuffers
+}
+
+// basisCol is column 2Re(β τ^k λ^τ) of pole p (a pair), or β τ^k λ^(τ−s) (a real pole).
+type basisCol struct {
+	pole int
+	beta complex128
+	k, s int
+}
+
+func newVarpro(s poleSet, y []float64) *varpro {
+	n, na := s.order(), s.numParams()
+	m := len(y) - 1
+	poles := s.pairs + s.reals
+	return &varpro{s: s, y: y[1:], yy: floats.Dot(y[1:], y[1:]), sums: sharedGeomSums(m), mu: make([]complex128, poles), w: make([]complex128, poles),
+		c: make([]float64, n), e: make([]float64, m), chol: make([]float64, n*n), rhs: make([]float64, n),
+		cols: make([]basisCol, n+na), gram: mat.NewSymDense(n+na, nil), pairSums: make([][2][3]complex128, poles*poles),
+		v0: make([]complex128, poles), v1: make([]complex128, poles), lm: newLMBuffers(na)}
+}
+
+// setPoles computes the poles and their logarithms from a, and Φ's columns.
+func (v *varpro) setPoles(a []float64) {
+	s := v.s
+	logR := math.Log(s.rmax)
+	for i := 0; i < s.pairs; i++ {
+		v.w[i] = complex(logR-math.Exp(a[2*i]), a[2*i+1])
+		v.mu[i] = cmplx.Exp(v.w[i])
+		v.cols[2*i] = basisCol{pole: i, beta: 1}
+		v.cols[2*i+1] = basisCol{pole: i, beta: 1i}
+	}
+	for i := 0; i < s.reals; i++ {
+		u := a[2*s.pairs+i]
+		th := math.Tanh(u)
+		p := s.pairs + i
+		v.mu[p] = complex(s.rmax*th, 0)
+		switch {
+		case u == 0:
+			v.w[p] = complex(-800, 0)
+		case u < 0:
+			// log|tanh u| = log1p(−2/(e^(2|u|)+1)), accurate near |tanh u| = 1.
+			v.w[p] = complex(logR+math.Log1p(-2/(math.Exp(-2*u)+1)), math.Pi)
+		default:
+			v.w[p] = complex(logR+math.Log1p(-2/(math.Exp(2*u)+1)), 0)
+		}
+		v.cols[2*s.pairs+i] = basisCol{pole: p, beta: 1}
+	}
+}
+
+func (v *varpro) isPair(p int) bool { return p < v.s.pairs }
+
+// fillSums evaluates the geometric sums of every product of two poles (setPoles first).
+func (v *varpro) fillSums() {
+	np := len(v.mu)
+	for p := 0; p < np; p++ {
+		for q := p; q < np; q++ {
+			ps := &v.pairSums[p*np+q]
+			wp, wq := v.w[p], v.w[q]
+			switch {
+			case v.isPair(p) && v.isPair(q):
+				ps[0], ps[1] = v.sums.at(wp+wq), v.sums.at(wp+cmplx.Conj(wq))
+			default:
+				ps[0], ps[1] = v.sums.at(wp+wq), v.sums.shifted(wp+wq, 1)
+			}
+		}
+	}
+}
+
+// gramEntry is the inner product of columns a and b over τ = 0…N−1, from fillSums.
+func (v *varpro) gramEntry(a, b basisCol) float64 {
+	k := a.k + b.k
+	if a.pole > b.pole {
+		a, b = b, a
+	}
+	np := len(v.mu)
+	ps := &v.pairSums[a.pole*np+b.pole]
+	pa, pb := v.isPair(a.pole), v.isPair(b.pole)
+	switch {
+	case pa && pb:
+		// 2Re(x)·2Re(y) = 2Re(xy) + 2Re(xȳ).
+		return 2*real(a.beta*b.beta*ps[0][k]) + 2*real(a.beta*cmplx.Conj(b.beta)*ps[1][k])
+	case pa || pb:
+		if pb {
+			a, b = b, a
+		}
+		// Σ 2Re(β_a τ^k λ_a^τ)·β_b x^(τ−s) = 2Re(β_a β_b λ_a^s T_k^s(λ_a x)).
+		f := a.beta * b.beta
+		if b.s == 1 {
+			return 2 * real(f*v.mu[a.pole]*ps[1][k])
+		}
+		return 2 * real(f*ps[0][k])
+	default:
+		s := max(a.s, b.s)
+		f := real(a.beta) * real(b.beta)
+		if s > a.s {
+			f *= real(v.mu[a.pole])
+		}
+		if s > b.s {
+			f *= real(v.mu[b.pole])
+		}
+		return f * real(ps[s][k])
+	}
+}
+
+// project computes v0 = Σ x_τ λ^τ and v1 = Σ x_τ τ λ^(τ−s) per pole (s = 1 for real
+// poles, whose derivative column is shifted, else 0).
+func (v *varpro) project(x []float64) {
+	for p, l := range v.mu {
+		if v.isPair(p) {
+			var s0, s1 complex128
+			pw := complex(1, 0)
+			for t, xt := range x {
+				q := complex(xt, 0) * pw
+				s0 += q
+				s1 += complex(float64(t), 0) * q
+				pw *= l
+			}
+			v.v0[p], v.v1[p] = s0, s1
+			continue
+		}
+		r := real(l)
+		var s0, s1 float64
+		pw, prev := 1.0, 0.0
+		for t, xt := range x {
+			s0 += xt * pw
+			s1 += xt * float64(t) * prev
+			prev, pw = pw, pw*r
+		}
+		v.v0[p], v.v1[p] = complex(s0, 0), complex(s1, 0)
+	}
+}
+
+// dot returns the inner product of column a with the vector project last saw.
+func (v *varpro) dot(a basisCol) float64 {
+	x := v.v0[a.pole]
+	if a.k == 1 {
+		x = v.v1[a.pole]
+	}
+	if v.isPair(a.pole) {
+		return 2 * real(a.beta*x)
+	}
+	return real(a.beta) * real(x)
+}
+
+// residual writes Φc − y into v.e.
+func (v *varpro) residual() {
+	s := v.s
+	floats.ScaleTo(v.e, -1, v.y)
+	for i := 0; i < s.pairs; i++ {
+		l := v.mu[i]
+		pw := complex(2*v.c[2*i], 2*v.c[2*i+1])
+		for t := range v.e {
+			v.e[t] += real(pw)
+			pw *= l
+		}
+	}
+	for i := 0; i < s.reals; i++ {
+		l := real(v.mu[s.pairs+i])
+		pw := v.c[2*s.pairs+i]
+		for t := range v.e {
+			v.e[t] += pw
+			pw *= l
+		}
+	}
+}
+
+func (v *varpro) sse(a []float64) float64 {
+	v.setPoles(a)
+	v.fillSums()
+	n := v.s.order()
+	top := 0.0
+	for i := 0; i < n; i++ {
+		for j := i; j < n; j++ {
+			v.chol[i*n+j] = v.gramEntry(v.cols[i], v.cols[j])
+		}
+		top = math.Max(top, v.chol[i*n+i])
+	}
+	for i := 0; i < n; i++ {
+		v.chol[i*n+i] += 1e-13 * top
+	}
+	v.project(v.y)
+	for i := 0; i < n; i++ {
+		v.c[i] = v.dot(v.cols[i])
+	}
+	if !choleskySolve(v.chol, n, v.c) {
+		clear(v.c)
+	}
+	v.residual()
+	f := v.objective()
+	if !v.accurate {
+		// The normal equations move Φc by about ε·κ(ΦᵀΦ)·‖y‖; once that is no longer far
+		// below the residual (or below varproFloor·‖y‖, beneath which no deployment can tell
+		// fits apart), the residues come from QR (for this problem from now on, so that the
+		// optimiser compares values of one function).
+		lo, hi := math.Inf(1), 0.0
+		for i := 0; i < n; i++ {
+			d := v.chol[i*n+i]
+			lo, hi = math.Min(lo, d), math.Max(hi, d)
+		}
+		kappa := (hi / lo) * (hi / lo)
+		if !(0x1p-52*kappa*math.Sqrt(v.yy) <= math.Max(1e-3*math.Sqrt(2*f), varproFloor*math.Sqrt(v.yy))) {
+			v.accurate = true
+		}
+	}
+	if v.accurate {
+		f = v.exactResidues()
+	}
+	return f
+}
+
+// objective is ½‖e‖², +Inf when not finite.
+func (v *varpro) objective() float64 {
+	f := floats.Dot(v.e, v.e) / 2
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return math.Inf(1)
+	}
+	return f
+}
+
+// polish refines the residues of the last sse by iterative refinement on the true residual,
+// c −= G⁻¹Φᵀ(Φc − y), while that lowers the objective (at most twice): the normal equations
+// square Φ's condition, and the correction recovers the digits they lose. It returns the
+// final ½‖e‖².
+func (v *varpro) polish() float64 {
+	n := v.s.order()
+	f := v.objective()
+	for range 2 {
+		v.project(v.e)
+		for i := 0; i < n; i++ {
+			v.rhs[i] = v.dot(v.cols[i])
+		}
+		cholSolve(v.chol, n, v.rhs)
+		floats.Sub(v.c, v.rhs)
+		v.residual()
+		g := v.objective()
+		if !(g < f) {
+			floats.Add(v.c, v.rhs)
+			v.residual()
+			break
+		}
+		f = g
+	}
+	return f
+}
+
+// normal forms Kaufman's Gauss–Newton system for the pole parameters at a (after sse(a)):
+// with D = ∂(Φc)/∂a, H = DᵀP⊥D = DᵀD − DᵀΦ(ΦᵀΦ)⁻¹ΦᵀD and g = DᵀP⊥e.
+func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
+	s := v.s
+	n, na := s.order(), s.numParams()
+	for i := 0; i < s.pairs; i++ {
+		r := complex(v.c[2*i], v.c[2*i+1])
+		// ∂/∂ν 2Re(rλ^τ) = 2Re(−e^ν r·τλ^τ); ∂/∂θ = 2Re(i r·τλ^τ).
+		v.cols[n+2*i] = basisCol{pole: i, beta: -complex(math.Exp(a[2*i]), 0) * r, k: 1}
+		v.cols[n+2*i+1] = basisCol{pole: i, beta: 1i * r, k: 1}
+	}
+	for i := 0; i < s.reals; i++ {
+		th := math.Tanh(a[2*s.pairs+i])
+		// ∂/∂u r·λ^τ = r·rmax(1 − tanh²u)·τλ^(τ−1).
+		v.cols[n+2*s.pairs+i] = basisCol{pole: s.pairs + i, beta: complex(v.c[2*s.pairs+i]*s.rmax*(1-th*th), 0), k: 1, s: 1}
+	}
+	for i := 0; i < n+na; i++ {
+		for j := max(i, n); j < n+na; j++ {
+			v.gram.SetSym(i, j, v.gramEntry(v.cols[i], v.cols[j]))
+		}
+	}
+	v.project(v.e)
+	// X = U⁻ᵀΦᵀD and U⁻ᵀΦᵀe, with U the Cholesky factor sse left (ridge included).
+	x := make([]float64, n*na)
+	for k := 0; k < na; k++ {
+		for i := 0; i < n; i++ {
+			x[i*na+k] = v.gram.At(i, n+k)
+		}
+	}
+	pe := make([]float64, n)
+	for i := 0; i < n; i++ {
+		pe[i] = v.dot(v.cols[i])
+	}
+	forwardU(v.chol, n, x, na)
+	forwardU(v.chol, n, pe, 1)
+	for k := 0; k < na; k++ {
+		gk := v.dot(v.cols[n+k])
+		for i := 0; i < n; i++ {
+			gk -= x[i*na+k] * pe[i]
+		}
+		g[k] = gk
+		for l := k; l < na; l++ {
+			hkl := v.gram.At(n+k, n+l)
+			for i := 0; i < n; i++ {
+				hkl -= x[i*na+k] * x[i*na+l]
+			}
+			h.SetSym(k, l, hkl)
+		}
+	}
+}
+
+func (v *varpro) admit(_, trial, step []float64) bool {
+	before := append([]float64(nil), trial...)
+	v.s.clamp(trial)
+	for i := range step {
+		step[i] += trial[i] - before[i]
+	}
+	return true
+}
+
+// exactResidues solves the residue problem of the last sse by Householder QR of the dense
+// basis (O(L·n²), once per fit): the normal equations square Φ's condition number, and for
+// poles clustered near z = 1 their ridge and rounding cost digits that the QR solution keeps
+// (Hyena kernels at n = 8: 2e-6 by the normal equations, 7e-8 by QR). It keeps whichever
+// residues give the smaller residual and returns ½‖e‖².
+func (v *varpro) exactResidues() float64 {
+	n := v.s.order()
+	f := v.objective()
+	if n == 0 {
+		return f
+	}
+	phi := mat.NewDense(len(v.y), n, nil)
+	for j, c := range v.cols[:n] {
+		l := v.mu[c.pole]
+		pw := complex(1, 0)
+		for t := range v.y {
+			if v.isPair(c.pole) {
+				phi.Set(t, j, 2*real(c.beta*pw))
+			} else {
+				phi.Set(t, j, real(pw))
+			}
+			pw *= l
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(phi)
+	var x mat.VecDense
+	if err := qr.SolveVecTo(&x, false, mat.NewVecDense(len(v.y), v.y)); err != nil {
+		return f
+	}
+	old := append([]float64(nil), v.c...)
+	copy(v.c, x.RawVector().Data)
+	v.residual()
+	if g := v.objective(); g < f {
+		return g
+	}
+	copy(v.c, old)
+	v.residual()
+	return f
+}
+
+// forwardU solves Uᵀx = b in place for the k right-hand sides stored as the columns of the
+// n×k row-major b, with U the upper Cholesky factor choleskySolve leaves (row-major).
+func forwardU(u []float64, n int, b []float64, k int) {
+	for i := 0; i < n; i++ {
+		d := u[i*n+i]
+		bi := b[i*k : i*k+k]
+		floats.Scale(1/d, bi)
+		for j := i + 1; j < n; j++ {
+			if uij := u[i*n+j]; uij != 0 {
+				floats.AddScaled(b[j*k:j*k+k], -uij, bi)
+			}
+		}
+	}
+}
+
+// cholSolve solves UᵀUx = b in place with the factor choleskySolve left in u.
+func cholSolve(u []float64, n int, x []float64) {
+	forwardU(u, n, x, 1)
+	for i := n - 1; i >= 0; i-- {
+		ri := u[i*n+i : i*n+n]
+		x[i] = (x[i] - floats.Dot(ri[1:], x[i+1:n])) / ri[0]
+	}
+}
+
+// fit runs up to iters Levenberg–Marquardt iterations of the variable projection from the
+// pole parameters a (in place), stopping once the relative error is below varproFloor, and
+// returns the final ½‖Φc − y[1:]‖²; v.c then holds the residues for a. The residues of a final
+// fit are polished by iterative refinement (and where the normal equations are not accurate
+// enough, sse already took them from QR).
+func (v *varpro) fit(ctx context.Context, a []float64, iters int, st *lmState, final bool) (float64, error) {
+	if st == nil {
+		st = &lmState{}
+	}
+	floor := varproFloor * varproFloor * v.yy / 2
+	if v.sse(a) <= floor {
+		iters = 0
+	}
+	for done := 0; done < iters && !st.done; done += varproChunk {
+		f, err := levenbergMarquardt(ctx, v, &v.lm, a, min(varproChunk, iters-done), st)
+		if err != nil {
+			return f, err
+		}
+		if f <= floor {
+			break
+		}
+	}
+	f := v.sse(a)
+	if !final {
+		return f, nil
+	}
+	if f = v.polish(); !v.accurate {
+		return f, nil
+	}
+	return v.exactResidues(), nil
+}
+
+// varproChunk is how many iterations run between checks of varproFloor.
+const varproChunk = 5
+
+// poleStart is a start of the modal fit: one member (Im > 0) of each conjugate pair, and the
+// real poles.
+type poleStart struct {
+	pairs []complex128
+	reals []float64
+}
+
+// startRealTol is the imaginary part, relative to 1 + |λ|, below which a start's pole counts
+// as real.
+const startRealTol = 1e-9
+
+// startFromPoles makes a start of order n from a conjugate-closed pole set: unstable poles
+// reflected inside the unit circle (λ → 1/λ̄); missing poles (a realisation smaller than n)
+// are added as idle pairs at radius 1/2 and, for odd n, a real pole at 0. The poles are moved
+// inside rmax when the start is turned into parameters (poleSet.params).
+func startFromPoles(poles []complex128, n int, rmax float64) poleStart {
+	var s poleStart
+	for _, p := range poles {
+		if r := cmplx.Abs(p); r > 1 {
+			p = 1 / cmplx.Conj(p)
+		}
+		switch {
+		case math.Abs(imag(p)) <= startRealTol*(1+cmplx.Abs(p)):
+			s.reals = append(s.reals, real(p))
+		case imag(p) > 0:
+			s.pairs = append(s.pairs, p)
+		}
+	}
+	for 2*len(s.pairs)+len(s.reals) > n {
+		if len(s.reals) > 0 {
+			s.reals = s.reals[:len(s.reals)-1]
+		} else {
+			s.pairs = s.pairs[:len(s.pairs)-1]
+		}
+	}
+	for k := 0; 2*len(s.pairs)+len(s.reals)+2 <= n; k++ {
+		s.pairs = append(s.pairs, cmplx.Rect(0.5, math.Pi*(float64(k)+0.5)/float64(n)))
+	}
+	if 2*len(s.pairs)+len(s.reals) < n {
+		s.reals = append(s.reals, 0)
+	}
+	return s
+}

@@ -1,0 +1,224 @@
+package train
+
+import (
+	"errors"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// geomSumTol is the relative accuracy asked of the closed-form power sums against direct
+// summation, relative to the largest term's size (N^k): the closed forms cancel to about
+// that level where they meet the Taylor branch.
+const geomSumTol = 1e-11
+
+// TestGeomSums compares the closed-form sums with direct summation on both sides of the
+// Taylor branch's radius, near z = 1, near 0, on the negative axis and with shifts.
+func TestGeomSums(t *testing.T) {
+	const n = 1023
+	g := newGeomSums(n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	var ws []complex128
+	for range 300 {
+		// log-distance from the unit circle from 1e-7 to 30, any angle.
+		re := -math.Pow(10, -7+8.5*rng.Float64())
+		ws = append(ws, complex(re, math.Pi*(2*rng.Float64()-1)))
+	}
+	ws = append(ws, complex(-1e-9, 0), complex(-2.0/n, 0), complex(-2.0/n, 1e-4), complex(-1e-3, math.Pi), -800)
+	for _, w := range ws {
+		z := cmplx.Exp(w)
+		if real(w) < -700 {
+			z = 0
+		}
+		for s := 0; s <= 2; s++ {
+			var want [3]complex128
+			pw := complex(1, 0)
+			for tau := s; tau < n; tau++ {
+				tf := float64(tau)
+				want[0] += pw
+				want[1] += complex(tf, 0) * pw
+				want[2] += complex(tf*tf, 0) * pw
+				pw *= z
+			}
+			got := g.shifted(w, s)
+			for k := range got {
+				scale := math.Pow(n, float64(k)) * math.Max(1, cmplx.Abs(want[0]))
+				if d := cmplx.Abs(got[k]-want[k]) / scale; !(d <= geomSumTol) {
+					t.Errorf("w = %v, s = %d: S_%d = %v, want %v (%.2g)", w, s, k, got[k], want[k], d)
+				}
+			}
+		}
+	}
+}
+
+// testPoleSet is a pole set with pairs near the unit circle, near z = 1, a near-real pair,
+// and real poles of both signs and at 0.
+func testPoleSet(rmax float64) (poleSet, []float64) {
+	s := poleSet{pairs: 4, reals: 3, rmax: rmax}
+	pairs := []complex128{cmplx.Rect(0.9995, 0.003), cmplx.Rect(0.5, 2), cmplx.Rect(0.99, 3.1), cmplx.Rect(0.95, 0.02)}
+	return s, s.params(pairs, []float64{0.9992, -0.7, 0})
+}
+
+// testVarpro is the problem of fitting testPoleSet(rmax) to decaying noise of the given
+// length, seed and decay rate, with its Gauss–Newton system formed at the poles: the
+// problem, the pole set, the parameters and the gradient.
+func testVarpro(length int, seed uint64, decay, rmax float64) (*varpro, poleSet, []float64, []float64) {
+	y := make([]float64, length)
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	for i := range y {
+		y[i] = rng.NormFloat64() * math.Exp(-decay*float64(i))
+	}
+	s, a := testPoleSet(rmax)
+	v := newVarpro(s, y)
+	v.sse(a)
+	g := make([]float64, s.numParams())
+	v.normal(a, v.lm.h, g)
+	return v, s, a, g
+}
+
+// denseColumn returns the samples of basis column a.
+func (v *varpro) denseColumn(a basisCol) []float64 {
+	out := make([]float64, len(v.y))
+	l := v.mu[a.pole]
+	pw := complex(1, 0)
+	for tau := range out {
+		tk := math.Pow(float64(tau), float64(a.k))
+		if v.isPair(a.pole) {
+			out[tau] = 2 * real(a.beta*complex(tk, 0)*pw)
+		} else if tau >= a.s {
+			out[tau] = real(a.beta) * tk * math.Pow(real(l), float64(tau-a.s))
+		}
+		pw *= l
+	}
+	return out
+}
+
+// TestVarproGram checks every entry of the closed-form Gram matrix of [Φ D] against the dense
+// columns, relative to the geometric mean of the two columns' norms.
+func TestVarproGram(t *testing.T) {
+	v, s, _, _ := testVarpro(1024, 1, 0.003, 0.9999)
+	n := s.order()
+	cols := make([][]float64, len(v.cols))
+	for i, c := range v.cols {
+		cols[i] = v.denseColumn(c)
+	}
+	for i := range cols {
+		for j := i; j < len(cols); j++ {
+			want := 0.0
+			for tau := range cols[i] {
+				want += cols[i][tau] * cols[j][tau]
+			}
+			got := v.gram.At(i, j)
+			if j < n {
+				got = v.gramEntry(v.cols[i], v.cols[j])
+			}
+			ni, nj := 0.0, 0.0
+			for tau := range cols[i] {
+				ni += cols[i][tau] * cols[i][tau]
+				nj += cols[j][tau] * cols[j][tau]
+			}
+			if d := math.Abs(got-want) / math.Sqrt(ni*nj); !(d <= 1e-9) {
+				t.Errorf("entry (%d, %d): %.12g, dense %.12g (%.2g)", i, j, got, want, d)
+			}
+		}
+	}
+}
+
+// TestVarproGradient checks the variable projection's gradient DᵀP⊥e (exact for the
+// projected functional, not only Kaufman's approximation of it) against central differences.
+func TestVarproGradient(t *testing.T) {
+	v, _, a, g := testVarpro(512, 5, 0.01, 0.999)
+	for i := range a {
+		h := 1e-6 * math.Max(1, math.Abs(a[i]))
+		p, m := append([]float64(nil), a...), append([]float64(nil), a...)
+		p[i] += h
+		m[i] -= h
+		fd := (v.sse(p) - v.sse(m)) / (2 * h)
+		if d := math.Abs(fd - g[i]); !(d <= 1e-5*math.Max(1, math.Abs(fd))) {
+			t.Errorf("parameter %d: gradient %.9g, central difference %.9g", i, g[i], fd)
+		}
+	}
+}
+
+// TestVarproExact fits an exactly representable order-6 target from perturbed poles: the
+// projection must recover it to rounding level.
+func TestVarproExact(t *testing.T) {
+	for ch, y := range iirTargets(1024, 3) {
+		poles := eraPoles(y, 6)
+		for i := range poles {
+			poles[i] *= cmplx.Rect(0.98, 0.02*math.Copysign(1, imag(poles[i])))
+		}
+		st := startFromPoles(poles, 6, 0.9999)
+		s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: 0.9999}
+		a := s.params(st.pairs, st.reals)
+		v := newVarpro(s, y)
+		f, err := v.fit(t.Context(), a, 60, nil, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel := math.Sqrt(2 * f / sumSquares(y[1:])); !(rel < 1e-9) {
+			t.Errorf("channel %d: relative error %.3g after the projection", ch, rel)
+		}
+	}
+}
+
+// eraPoles returns the poles of y's order-n ERA realisation.
+func eraPoles(y []float64, n int) []complex128 {
+	era, err := eraFilter(y, n)
+	if err != nil {
+		panic(err)
+	}
+	p, err := filters.Poles(era)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// TestLadder fits a ladder of orders: one result per order, every channel's error
+// non-increasing with the order and at least its lower bound, the bounds non-increasing too,
+// Errors and Bounds shaped order × channel; a job the ladder cannot fit is refused.
+func TestLadder(t *testing.T) {
+	targets := targetFamilies(512, 2, 4)["s4-hippo"]
+	orders := []int{16, 8, 4, 4}
+	l, err := FitLadder(t.Context(), Job{Spec: DefaultSpec(), Targets: targets}, orders, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(l.Orders, []int{4, 8, 16}) || len(l.Results) != 3 {
+		t.Fatalf("orders %v, %d results", l.Orders, len(l.Results))
+	}
+	errs, bounds := l.Errors(), l.Bounds()
+	for k, r := range l.Results {
+		if r.Report.Order != l.Orders[k] || len(r.Filters) != len(targets) || !r.Report.Stable {
+			t.Errorf("order %d: report %+v", l.Orders[k], r.Report)
+		}
+		for ch := range targets {
+			if errs[k][ch] < bounds[k][ch] {
+				t.Errorf("order %d channel %d: error %.6g below its bound %.6g", l.Orders[k], ch, errs[k][ch], bounds[k][ch])
+			}
+			if k > 0 && (errs[k][ch] > errs[k-1][ch] || bounds[k][ch] > bounds[k-1][ch]) {
+				t.Errorf("channel %d: order %d error %.6g (bound %.6g), order %d %.6g (%.6g)", ch, l.Orders[k-1], errs[k-1][ch], bounds[k-1][ch], l.Orders[k], errs[k][ch], bounds[k][ch])
+			}
+		}
+	}
+	// A job of order 16 fits the same ladder on its way (chainOrders) and ends where it ends.
+	res, err := Run(t.Context(), Job{Spec: withOrder(DefaultSpec(), 16), Targets: targets}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ch, c := range res.Report.Channels {
+		if c.RelError != errs[2][ch] {
+			t.Errorf("channel %d: the order-16 job ends at %.9g, the ladder at %.9g", ch, c.RelError, errs[2][ch])
+		}
+	}
+	spec := DefaultSpec()
+	spec.Init = InitZeros
+	if _, err := FitLadder(t.Context(), Job{Spec: spec, Targets: targets}, orders, CPU{}, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("zeros init: %v, want ErrInvalid", err)
+	}
+}
