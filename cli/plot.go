@@ -31,6 +31,7 @@ type plotOptions struct {
 	out                        string
 
 	target, result, report string
+	ladder                 string
 }
 
 // DefaultDistillLength is the kernel length plot takes from a filter TARGET, as distill does.
@@ -60,6 +61,13 @@ titles the figure. --length L sets the impulse samples (default: the longest ker
 enough for the slowest filter's response to fall to 1e-6, at most 4096); --freq N the
 frequencies (default 512).
 
+The ladder figure — each channel's error against the order, the mean error, and beside it
+the mean lower bound on the error of any filter of each order — comes from
+
+  ssmlab plot --ladder LADDER -o OUT
+
+with LADDER the JSON that ssmlab distill --orders writes to stdout (or --report).
+
 The distillation figure — the target against the fit for each channel (up to 12), every
 channel's relative error, the poles of every fit — comes from
 
@@ -78,7 +86,8 @@ resolution of PNG files (default 150).`,
   ssmlab plot b6.json b6-zpk.json --spectrum --label before --label after -o bode.pdf
   ssmlab plot hyena.json rtf4.json rtf8.json --impulse --log -o compare.png
   ssmlab plot s4.json --channel all --pz --impulse -o s4.svg
-  ssmlab plot --target hyena.json --result rtf8.json --report r8.json -o distill.svg`,
+  ssmlab plot --target hyena.json --result rtf8.json --report r8.json -o distill.svg
+  ssmlab distill hyena.json --orders 4,8,16,32 > ladder.json && ssmlab plot --ladder ladder.json -o ladder.svg`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runPlot(s, cmd, args, o) },
 	}
@@ -103,6 +112,7 @@ resolution of PNG files (default 150).`,
 	f.StringVar(&o.target, "target", "", "distillation figure: the target `FILE` (kernels or a filter)")
 	f.StringVar(&o.result, "result", "", "distillation figure: the fitted `FILE` written by distill")
 	f.StringVar(&o.report, "report", "", "distillation figure: the `REPORT` written by distill --report")
+	f.StringVar(&o.ladder, "ladder", "", "error against order: the `LADDER` written by distill --orders (its JSON)")
 	return cmd
 }
 
@@ -145,7 +155,14 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 	kinds := o.kinds()
 	var fig *figures.Figure
 	var what string
-	if o.target != "" || o.result != "" || o.report != "" {
+	if o.ladder != "" {
+		if len(args) > 0 || o.target != "" || o.result != "" || o.report != "" || len(kinds) > 0 {
+			return fmt.Errorf("--ladder draws one file alone: no FILE arguments, --target, --result, --report or panel flags with it")
+		}
+		if fig, what, err = ladderFigure(o.ladder, fo); err != nil {
+			return err
+		}
+	} else if o.target != "" || o.result != "" || o.report != "" {
 		switch {
 		case len(args) > 0:
 			return fmt.Errorf("FILE arguments and --target/--result exclude each other: the distillation figure reads its files from the flags")
@@ -423,6 +440,10 @@ func (s *streams) distillFigure(o plotOptions, length int, fo figures.Options) (
 		}
 		title = fmt.Sprintf("%s order %d fitted to %s: relative error mean %.2g, worst %.2g (%d steps)",
 			rep.Model, rep.Order, tName, rep.MeanRelError, rep.MaxRelError, rep.Steps)
+		if rep.Form != "" { // fitted by variable projection, which takes no optimiser steps
+			title = fmt.Sprintf("%s order %d (%s) fitted to %s: relative error mean %.2g, worst %.2g; lower bound mean %.2g",
+				rep.Model, rep.Order, rep.Form, tName, rep.MeanRelError, rep.MaxRelError, rep.MeanLowerBound)
+		}
 	}
 	if fo.Title == "" {
 		fo.Title = title
@@ -456,4 +477,42 @@ func parseReport(data []byte, path string) (*train.Report, error) {
 		return nil, failf("%s: not a distill report: no channels", path)
 	}
 	return &r, nil
+}
+
+// ladderFigure draws the error-against-order figure of a distill --orders ladder.
+func ladderFigure(path string, fo figures.Options) (*figures.Figure, string, error) {
+	if path == "-" {
+		return nil, "", fmt.Errorf("--ladder reads a file, not stdin")
+	}
+	data, err := userfile.ReadFile(path)
+	if err != nil {
+		return nil, "", fail(err)
+	}
+	if err := strictjson.Check(data); err != nil {
+		return nil, "", failf("%s: not a distill --orders ladder: %v", path, err)
+	}
+	var rep ladderReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return nil, "", failf("%s: not a distill --orders ladder: %v", path, err)
+	}
+	if len(rep.Orders) == 0 || len(rep.Reports) != len(rep.Orders) {
+		return nil, "", failf("%s: not a distill --orders ladder: %d orders, %d reports", path, len(rep.Orders), len(rep.Reports))
+	}
+	l := figures.Ladder{Orders: rep.Orders}
+	for _, r := range rep.Reports {
+		var errs, bounds []float64
+		for _, c := range r.Channels {
+			errs, bounds = append(errs, c.RelError), append(bounds, c.LowerBound)
+		}
+		l.Errors, l.Bounds = append(l.Errors, errs), append(l.Bounds, bounds)
+	}
+	if fo.Title == "" {
+		last := rep.Reports[len(rep.Reports)-1]
+		fo.Title = fmt.Sprintf("%s: relative error against order, %d channel(s)", last.Model, len(last.Channels))
+	}
+	fig, err := figures.NewLadder(l, fo)
+	if err != nil {
+		return nil, "", failf("%s: %w", path, err)
+	}
+	return fig, fmt.Sprintf("%d orders", len(rep.Orders)), nil
 }

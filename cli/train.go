@@ -54,7 +54,7 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
 	f.StringVar(&j.loss, "loss", string(d.Loss), train.Choices(train.Losses))
 	f.IntVar(&j.steps, "steps", d.Steps, "optimisation steps")
-	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations after the optimiser (mse/relative loss; rtf: then a least-squares refit of the numerator; modal, rotation: up to n = 64 at L = 1024; 0: none)")
+	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations: per order of the variable projection (hankel init, rtf or modal); after the optimiser otherwise (mse/relative loss; rtf: then a least-squares refit of the numerator; rotation: up to n = 64 at L = 1024); 0: none")
 	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL` (0: run all steps)")
 	f.Uint64Var(&j.seed, "seed", 0, "the random seed (results are deterministic for a seed)")
 	f.StringVar(&j.backend, "backend", string(train.BackendCPU), train.Choices(train.BackendNames))
@@ -114,6 +114,7 @@ func newDistill(s *streams) *cobra.Command {
 	var length int
 	var suggestTol float64
 	var tensor string
+	var orders []int
 	cmd := &cobra.Command{
 		Use:   "distill TARGET [flags]",
 		Short: "Distil a filter or long kernels into an RTF (or a modal or rotation SSM)",
@@ -127,16 +128,25 @@ TARGET is a filter or bank file (its impulse responses of --length samples are t
 kernels), a target file written by ssmlab import, or kernels in .npy, .npz, .safetensors or
 CSV (one kernel per row; --tensor picks the array of a file holding several).
 
-The default recipe starts an RTF from a stabilised Hankel (ERA) realisation with
-least-squares residues, races it against the zero init for the first quarter of the steps,
-and refines with Adam under a pole-radius bound; every result is stable. Before the job
-starts, the smallest order whose reduced model reaches --suggest-tol is printed (measured
-on truncations of the targets' balanced ERA realisations). The report (--report) gives per
-channel the MSE and the relative L2 error of the deployed filter, its largest pole radius
-and whether it is stable.`,
+The default recipe (--init hankel with the rtf or modal model) fits poles and residues by
+variable projection: the residues by least squares for given poles, the poles by
+Levenberg–Marquardt (--refine iterations per order) in a parametrisation that keeps every
+pole inside --max-radius, from the target's ERA realisation (unstable poles reflected or
+clipped) and from the fit of half the order with more poles, so that a higher order never
+fits worse. Every result is stable. An rtf is written as a transfer function where float64
+coefficients hold the fit on every channel, else as a diagonal (poles and residues) bank,
+and distill says which and why. Other inits train with Adam for --steps steps.
+
+Before the job starts, the smallest order whose stable reduced model reaches --suggest-tol
+is printed (measured on truncations of the targets' balanced ERA realisations, their
+unstable poles reflected, with least-squares residues). The report (--report) gives per
+channel the MSE and the relative L2 error of the deployed filter, its largest pole radius,
+whether it is stable and a lower bound on the error of any filter of the order; --orders
+fits a ladder of orders and prints error and bound per order.`,
 		Example: `  ssmlab distill hyena.json --order 16 -o rtf16.json --report rtf16-report.json
   ssmlab distill butter.json --length 2048 --model modal --order 8
-  ssmlab distill kernels.json --job job.json --steps 2000`,
+  ssmlab distill kernels.json --job job.json --steps 2000
+  ssmlab distill kernels.npy --orders 4,8,16,32,64 > ladder.json`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			spec, err := j.spec(cmd.Flags())
@@ -149,14 +159,18 @@ and whether it is stable.`,
 			}
 			spec.Target = train.Target{File: args[0], Length: len(targets[0])}
 			if n, ok := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder); ok {
-				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (measured on truncated ERA realisations)\n", suggestTol, n)
+				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (measured on stable truncations of ERA realisations)\n", suggestTol, n)
 			} else {
 				fmt.Fprintf(s.err, "suggested order for relative error %g: above %d (the targets do not reduce well)\n", suggestTol, n)
+			}
+			if len(orders) > 0 {
+				return s.runLadder(name, spec, train.Job{Spec: spec, Targets: targets}, orders, &j)
 			}
 			return s.runJob(name, spec, train.Job{Spec: spec, Targets: targets}, &j)
 		},
 	}
 	addJobFlags(cmd.Flags(), &j)
+	cmd.Flags().IntSliceVar(&orders, "orders", nil, "fit every order of `N,N,...` (each from the one below, so no error rises with the order) and print error and lower bound per order; -o then needs {n} in its name, or writes the ladder as JSON")
 	cmd.Flags().IntVar(&length, "length", 1024, "kernel length `L` taken from a filter TARGET")
 	cmd.Flags().Float64Var(&suggestTol, "suggest-tol", 1e-3, "the relative error the suggested order is computed for")
 	cmd.Flags().StringVar(&tensor, "tensor", "", "the array to read from a TARGET file holding several (.npz, .safetensors)")
@@ -332,21 +346,9 @@ func (s *streams) runJob(name string, spec train.Spec, job train.Job, j *jobFlag
 	if err != nil {
 		return err
 	}
-	bar := isTerminal(s.err)
-	res, err := train.Run(s.context(), job, backend, func(p train.Progress) {
-		if bar {
-			const width = 30
-			filled := width * p.Step / max(p.Steps, 1)
-			fmt.Fprintf(s.err, "\r[%s%s] %d/%d  loss %.3g  best rel error %.3g  ETA %s ",
-				strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, p.Loss, p.RelError, p.ETA.Round(100*time.Millisecond))
-			return
-		}
-		fmt.Fprintf(s.err, "step %d/%d loss %.6g best_rel_error %.6g elapsed %s eta %s\n",
-			p.Step, p.Steps, p.Loss, p.RelError, p.Elapsed.Round(time.Millisecond), p.ETA.Round(time.Millisecond))
-	})
-	if bar {
-		fmt.Fprintln(s.err)
-	}
+	progress, done := s.progressPrinter()
+	res, err := train.Run(s.context(), job, backend, progress)
+	done()
 	if errors.Is(err, context.Canceled) {
 		return failf("%s: cancelled; nothing was written", name)
 	}
@@ -374,13 +376,48 @@ func (s *streams) runJob(name string, spec train.Spec, job train.Job, j *jobFlag
 	if err := s.write(j.out, doc); err != nil {
 		return err
 	}
-	r := res.Report
-	fmt.Fprintf(s.err, "fitted %d channel(s), %s order %d: relative error mean %.3g, worst %.3g; stable: %v; %d steps in %.2fs on %s\n",
-		len(r.Channels), r.Model, r.Order, r.MeanRelError, r.MaxRelError, r.Stable, r.Steps, r.Seconds, r.Backend)
+	s.summarise(res.Report)
+	return nil
+}
+
+// progressPrinter returns a job's progress callback for stderr (a bar on a terminal, plain
+// lines otherwise) and what to call when the job ends.
+func (s *streams) progressPrinter() (func(train.Progress), func()) {
+	bar := isTerminal(s.err)
+	print := func(p train.Progress) {
+		if bar {
+			const width = 30
+			filled := width * p.Step / max(p.Steps, 1)
+			fmt.Fprintf(s.err, "\r[%s%s] %d/%d  loss %.3g  best rel error %.3g  ETA %s ",
+				strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, p.Loss, p.RelError, p.ETA.Round(100*time.Millisecond))
+			return
+		}
+		fmt.Fprintf(s.err, "step %d/%d loss %.6g best_rel_error %.6g elapsed %s eta %s\n",
+			p.Step, p.Steps, p.Loss, p.RelError, p.Elapsed.Round(time.Millisecond), p.ETA.Round(time.Millisecond))
+	}
+	return print, func() {
+		if bar {
+			fmt.Fprintln(s.err)
+		}
+	}
+}
+
+// summarise prints a finished job's report on stderr: its errors, for a fit by variable
+// projection the lower bound and the form it was deployed in and why, and its warnings.
+func (s *streams) summarise(r train.Report) {
+	if r.Form != "" {
+		fmt.Fprintf(s.err, "fitted %d channel(s), %s order %d as %s: relative error mean %.3g, worst %.3g; lower bound mean %.3g; stable: %v; %.2fs on %s\n",
+			len(r.Channels), r.Model, r.Order, r.Form, r.MeanRelError, r.MaxRelError, r.MeanLowerBound, r.Stable, r.Seconds, r.Backend)
+		if r.FormNote != "" {
+			fmt.Fprintf(s.err, "form: %s\n", r.FormNote)
+		}
+	} else {
+		fmt.Fprintf(s.err, "fitted %d channel(s), %s order %d: relative error mean %.3g, worst %.3g; stable: %v; %d steps in %.2fs on %s\n",
+			len(r.Channels), r.Model, r.Order, r.MeanRelError, r.MaxRelError, r.Stable, r.Steps, r.Seconds, r.Backend)
+	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(s.err, "warning: %s\n", w)
 	}
-	return nil
 }
 
 func isTerminal(w io.Writer) bool {

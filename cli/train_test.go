@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -140,5 +141,43 @@ func TestDataFilesRefuseDuplicateKeys(t *testing.T) {
 	}
 	if _, err := parseReport([]byte(`{"channels": [{"mse": 1}], "channels": []}`), "r.json"); err == nil || !strings.Contains(err.Error(), `r.json: not a distill report: duplicate key "channels"`) {
 		t.Errorf("report: %v", err)
+	}
+}
+
+// TestDistillOrders fits a ladder: the table on stderr, one filter per order with -o NAME{n},
+// the ladder's JSON with --report (which plot --ladder draws), and an -o without {n} refused
+// before any work.
+func TestDistillOrders(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "hyena.json")
+	if r := run(t, "", "preset", "hyena", "channels=2", "-o", target); r.code != 0 {
+		t.Fatal(r)
+	}
+	out, rep := filepath.Join(dir, "fit{n}.json"), filepath.Join(dir, "ladder.json")
+	r := run(t, "", "distill", target, "--orders", "4,2", "-o", out, "--report", rep)
+	if r.code != 0 || !strings.Contains(r.stderr, "order  form") || !strings.Contains(r.stderr, "fitted 2 channel(s), rtf at 2 orders") {
+		t.Fatalf("%v", r)
+	}
+	for _, n := range []string{"2", "4"} {
+		if _, err := readDoc(strings.ReplaceAll(out, "{n}", n)); err != nil {
+			t.Errorf("order %s: %v", n, err)
+		}
+	}
+	data, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var l ladderReport
+	if err := json.Unmarshal(data, &l); err != nil || !slices.Equal(l.Orders, []int{2, 4}) || len(l.Reports) != 2 || len(l.Reports[0].Channels) != 2 {
+		t.Fatalf("ladder %s: %v", data, err)
+	}
+	if r := run(t, "", "plot", "--ladder", rep, "-o", filepath.Join(dir, "ladder.svg")); r.code != 0 {
+		t.Errorf("plot --ladder: %v", r)
+	}
+	if r := run(t, "", "distill", target, "--orders", "2,4", "-o", filepath.Join(dir, "one.json")); r.code == 0 || !strings.Contains(r.stderr, "{n}") {
+		t.Errorf("-o without {n}: %v", r)
+	}
+	if r := run(t, "", "distill", target, "--orders", "2,4", "--init", "zeros"); r.code == 0 {
+		t.Errorf("--orders with the zeros init: %v", r)
 	}
 }

@@ -118,13 +118,28 @@ func shellWords(s string) ([]string, error) {
 // --session.
 func outputsOf(args []string) []string {
 	var out []string
+	var orders []string // distill --orders: -o NAME{n} is one file per order
+	for i, a := range args {
+		if a == "--orders" && i+1 < len(args) {
+			orders = strings.Split(args[i+1], ",")
+		}
+	}
 	for i, a := range args {
 		for _, f := range []string{"-o", "--output", "--report", "--session"} {
+			var path string
 			switch {
 			case a == f && i+1 < len(args):
-				out = append(out, args[i+1])
+				path = args[i+1]
 			case strings.HasPrefix(a, f+"=") && f != "-o":
-				out = append(out, strings.TrimPrefix(a, f+"="))
+				path = strings.TrimPrefix(a, f+"=")
+			default:
+				continue
+			}
+			if !strings.Contains(path, "{n}") {
+				out = append(out, path)
+			}
+			for _, n := range orders {
+				out = append(out, strings.ReplaceAll(path, "{n}", n))
 			}
 		}
 	}
@@ -158,7 +173,11 @@ func checkOutput(t *testing.T, where, path string) {
 		if json.Unmarshal(data, &rep) == nil && len(rep.Channels) > 0 && rep.Model != "" {
 			return
 		}
-		bad("neither a filter file, a target file nor a distill report")
+		var ladder ladderReport
+		if json.Unmarshal(data, &ladder) == nil && len(ladder.Orders) > 0 && len(ladder.Reports) == len(ladder.Orders) {
+			return
+		}
+		bad("neither a filter file, a target file, a distill report nor a ladder")
 	case ".svg":
 		if !(bytes.HasPrefix(data, []byte("<?xml")) || bytes.HasPrefix(data, []byte("<svg"))) || !bytes.Contains(data, []byte("</svg>")) {
 			bad("not an SVG file")

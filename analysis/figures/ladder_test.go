@@ -1,0 +1,41 @@
+package figures
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"testing"
+)
+
+// TestLadder draws a ladder (exact fits, zero bounds and errors at the log axis' floor
+// included) deterministically, and refuses data it cannot draw.
+func TestLadder(t *testing.T) {
+	good := Ladder{
+		Orders: []int{4, 8, 16},
+		Errors: [][]float64{{0.3, 0.2}, {0.01, 0.02}, {0, 1e-9}},
+		Bounds: [][]float64{{0.1, 0.05}, {0.001, 0}, {0, 0}},
+	}
+	f, err := NewLadder(good, Options{Title: "ladder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := render(t, f, SVG), render(t, f, SVG)
+	if !bytes.Equal(a, b) || !bytes.Contains(a, []byte("mean lower bound")) {
+		t.Errorf("the ladder's SVG is not deterministic or lacks its legend")
+	}
+	for _, c := range []struct {
+		name string
+		l    Ladder
+	}{
+		{"no orders", Ladder{}},
+		{"rows", Ladder{Orders: []int{4, 8}, Errors: good.Errors[:1], Bounds: good.Bounds[:1]}},
+		{"descending", Ladder{Orders: []int{8, 4}, Errors: good.Errors[:2], Bounds: good.Bounds[:2]}},
+		{"ragged", Ladder{Orders: []int{4, 8}, Errors: [][]float64{{1, 2}, {1}}, Bounds: good.Bounds[:2]}},
+		{"NaN", Ladder{Orders: []int{4}, Errors: [][]float64{{math.NaN()}}, Bounds: [][]float64{{0}}}},
+		{"negative", Ladder{Orders: []int{4}, Errors: [][]float64{{0.1}}, Bounds: [][]float64{{-1}}}},
+	} {
+		if _, err := NewLadder(c.l, Options{}); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", c.name, err)
+		}
+	}
+}
