@@ -95,7 +95,7 @@ On stderr, one line says what was read, and warnings what was left out or assume
 	f.StringVarP(&o.out, "output", "o", "-", "write the JSON to `OUT` instead of stdout")
 	f.StringVar(&o.session, "session", "", "add to the session file `SESSION` instead of writing JSON")
 	f.BoolVar(&o.list, "list", false, "list the layers and arrays in FILE as JSON, and import nothing")
-	o.layout = addLayoutFlags(f, false)
+	o.layout = addLayoutFlags(f, forImport)
 	return cmd
 }
 
@@ -290,7 +290,7 @@ with the warnings, and exits 0.`,
 	f.IntVar(&o.truncLen, "trunc-len", 0, "store RTF numerators with the truncation correction for trunc_len `L`")
 	f.IntVar(&o.length, "length", sessions.DefaultLength, "samples of a filter's impulse response for csv and npy (`L`)")
 	f.BoolVar(&o.compress, "compress", false, "deflate an npz file (as numpy.savez_compressed)")
-	o.layout = addLayoutFlags(f, true)
+	o.layout = addLayoutFlags(f, forExport)
 	return cmd
 }
 

@@ -21,19 +21,33 @@ type layoutFlags struct {
 	flags  *pflag.FlagSet
 }
 
+// layoutUse is the command layout flags serve: each offers the options that apply to it.
+type layoutUse int
+
+const (
+	forImport layoutUse = iota
+	forExport
+	forDistill
+)
+
 // addLayoutFlags registers --layout and the layout options (--pair for import).
-func addLayoutFlags(f *pflag.FlagSet, export bool) *layoutFlags {
+func addLayoutFlags(f *pflag.FlagSet, use layoutUse) *layoutFlags {
 	lf := &layoutFlags{values: map[string]*string{}, flags: f}
-	if export {
+	export := use == forExport
+	switch use {
+	case forExport:
 		f.StringVar(&lf.layout, "layout", "", "write filters in the layout `L`: "+layoutNames(layouts.ExportLayouts)+" (default rtf)")
-	} else {
+	case forImport:
 		f.StringVar(&lf.layout, "layout", "", "read a layer of layout `L` ("+layoutNames(layouts.Layouts)+"), or kernels to read an array as kernels (default: the layer detected)")
 		f.StringArrayVar(&lf.pairs, "pair", nil, "read the slice from input IN to output OUT of a MIMO layer (lru, s5, rotrnn; 0-based; repeatable; default: the diagonal)")
+	case forDistill:
+		f.StringVar(&lf.layout, "layout", "", "read the layer (a checkpoint: the layers) of layout `L` ("+layoutNames(layouts.Layouts)+"; default auto: those detected)")
 	}
 	for _, o := range layouts.OptionList {
-		// The command's own --trunc-len; export's --length is the samples of csv and npy
-		// (the s4d option --length is for dss, which export does not write).
-		if o.Name == "trunc-len" || export && o.Name == "length" {
+		// import's and export's own --trunc-len; export's --length is the samples of csv and
+		// npy (the s4d option --length is for dss, which export does not write), distill's
+		// the kernel length of layers that record none.
+		if o.Name == "trunc-len" && use != forDistill || o.Name == "length" && use != forImport {
 			continue
 		}
 		var applies []string

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -65,7 +66,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case sig := <-sigs:
 		cancel()
 		if g.close() {
-			fmt.Fprintln(stderr, "ssmlab: cancelled; nothing was written")
+			fmt.Fprintf(stderr, "ssmlab: cancelled; %s\n", s.cancelNote())
 			return signalStatus(sig)
 		}
 		// The results are being written: let that finish, unless asked again.
@@ -122,6 +123,20 @@ type streams struct {
 	out, err io.Writer
 	ctx      context.Context
 	gate     *outputGate
+	// kept, when set, says what a cancelled command leaves behind (finished work kept for
+	// a re-run), for the line Main prints; by default "nothing was written".
+	kept atomic.Pointer[func() string]
+}
+
+// keep sets what a cancelled command says it leaves behind.
+func (s *streams) keep(note func() string) { s.kept.Store(&note) }
+
+// cancelNote is the end of Main's "cancelled; …" line.
+func (s *streams) cancelNote() string {
+	if f := s.kept.Load(); f != nil {
+		return (*f)()
+	}
+	return "nothing was written"
 }
 
 // errCancelled is the error of a write after a signal cancelled the command.
@@ -214,7 +229,8 @@ Exit status: 0 on success, 1 when the work fails (bad input, a conversion that c
 be done accurately, a non-finite result), 2 when the command line is wrong. Every failure
 prints one line on stderr and nothing on stdout. SIGINT (Ctrl-C), SIGTERM and SIGHUP cancel
 any command at any moment before it writes its results: it prints "ssmlab: cancelled;
-nothing was written" and exits 128 + the signal's number (130 for Ctrl-C).`,
+nothing was written" (a checkpoint's distillation: what it keeps for a re-run) and exits
+128 + the signal's number (130 for Ctrl-C).`,
 		Version:       version(),
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
@@ -231,7 +247,7 @@ nothing was written" and exits 128 + the signal's number (130 for Ctrl-C).`,
 	root.SetVersionTemplate("ssmlab {{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
-	root.AddCommand(newConvert(s), newAnalyze(s), newPresets(s), newPreset(s), newDistill(s), newTrain(s), newImport(s), newExport(s), newSession(s), newPlot(s), newBackends(s))
+	root.AddCommand(newConvert(s), newAnalyze(s), newPresets(s), newPreset(s), newDistill(s), newTrain(s), newImport(s), newExport(s), newSession(s), newPlot(s), newBackends(s), newMerge(s))
 	return root
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ import (
 type jobFlags struct {
 	job        string
 	model      string
-	order      int
+	order      orderFlag
 	init       string
 	constraint string
 	maxRadius  float64
@@ -45,7 +46,8 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	d := train.DefaultSpec()
 	f.StringVar(&j.job, "job", "", "read the job spec from `FILE` (JSON, the train.Spec format); flags given override it")
 	f.StringVar(&j.model, "model", string(d.Model), "the model: "+train.Choices(train.Models))
-	f.IntVar(&j.order, "order", d.Order, "the state size `n`")
+	j.order = orderFlag{n: d.Order}
+	f.Var(&j.order, "order", "the state size `n` (distill: auto picks each channel's from the suggestion: the smallest reaching --tol, at most --max-order)")
 	f.StringVar(&j.init, "init", string(d.Init), "initialisation: "+train.Choices(train.Inits)+" (montel: rtf only; hankel: the stabilised ERA realisation)")
 	f.StringVar(&j.constraint, "constraint", string(d.Constraint), train.Choices(train.Constraints)+" (l1_montel: rtf only)")
 	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius")
@@ -80,7 +82,7 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 		}
 	}
 	set("model", func() { s.Model = train.Model(j.model) })
-	set("order", func() { s.Order = j.order })
+	set("order", func() { s.Order = j.order.n })
 	set("init", func() { s.Init = train.Init(j.init) })
 	set("constraint", func() { s.Constraint = train.Constraint(j.constraint) })
 	set("max-radius", func() { s.MaxRadius = j.maxRadius })
@@ -111,6 +113,8 @@ func backendFor(name train.BackendName, stderr io.Writer) (train.Backend, error)
 
 func newDistill(s *streams) *cobra.Command {
 	var j jobFlags
+	var m modelFlags
+	var lf *layoutFlags
 	var length int
 	var suggestTol float64
 	var tensor string
@@ -142,26 +146,71 @@ is printed (measured on truncations of the targets' balanced ERA realisations, t
 unstable poles reflected, with least-squares residues). The report (--report) gives per
 channel the MSE and the relative L2 error of the deployed filter, its largest pole radius,
 whether it is stable and a lower bound on the error of any filter of the order; --orders
-fits a ladder of orders and prints error and bound per order.`,
+fits a ladder of orders and prints error and bound per order. TARGET may also be one layer of
+a model checkpoint (--tensor PREFIX, --layout and the layout's options as for import).
+
+A whole model: with -o OUT.safetensors, .pt or .npz, TARGET is a model checkpoint and every
+long-filter layer in it (Hyena implicit filters, S4 and S4D kernels, StripedHyena and RTF
+filters; --layers PATTERN picks some) is distilled, channel by channel, and written to OUT in
+place of its tensors, under the same prefix: in --to-layout, or by default in the rtf layout
+where its tensors read back within their dtype's limit, else in a modal layout (s4d for S4
+and S4D layers, stripedhyena for the others), said on stderr. Every other tensor is copied
+bit for bit. OUT.manifest.json (and a safetensors OUT's metadata, without the times) records
+per layer and channel the order, model, relative error, largest pole radius, stability,
+time and backend. --order auto gives each channel the smallest order reaching --tol (1e-3
+by default), at most --max-order. The work is done in units of at most --chunk channels,
+each kept in the work directory (OUT.work) as soon as it is fitted: Ctrl-C exits 130 and
+keeps them, and the same command run again goes on where it stopped. --shard I/N (or a
+Slurm array task, or a Kubernetes Indexed Job with --shards N) fits share I of N of the
+units, balanced by cost, and writes it to OUT.shard-I-of-N.json; ssmlab merge assembles the
+parts into the same OUT a single run writes (docs/scale.md). The backend is auto unless
+--backend says otherwise: the GPU where there is one.`,
 		Example: `  ssmlab distill hyena.json --order 16 -o rtf16.json --report rtf16-report.json
   ssmlab distill butter.json --length 2048 --model modal --order 8
   ssmlab distill kernels.json --job job.json --steps 2000
-  ssmlab distill kernels.npy --orders 4,8,16,32,64 > ladder.json`,
+  ssmlab distill kernels.npy --orders 4,8,16,32,64 > ladder.json
+  ssmlab distill model.safetensors --order 16 -o distilled.safetensors
+  ssmlab distill model.pt --order auto --tol 1e-3 --shard 0/8 -o distilled.pt`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, ok := checkpointFormat(j.out); ok {
+				return s.distillModel(cmd, args[0], &j, &m, lf, length)
+			}
+			for _, name := range modelOnly {
+				if cmd.Flags().Changed(name) {
+					return fmt.Errorf("--%s applies to a checkpoint's distillation: -o OUT.safetensors, .pt or .npz", name)
+				}
+			}
 			spec, err := j.spec(cmd.Flags())
 			if err != nil {
 				return err
 			}
-			targets, name, err := s.readKernels(args[0], length, tensor)
+			pairs, err := lf.parsePairs()
+			if err != nil {
+				return err
+			}
+			layout := lf.layout
+			if layout == "auto" {
+				layout = ""
+			}
+			opts := sessions.ImportOptions{Tensor: tensor, Layout: layout, Options: lf.options(), Pairs: pairs}
+			targets, name, err := s.readKernels(args[0], length, opts)
 			if err != nil {
 				return err
 			}
 			spec.Target = train.Target{File: args[0], Length: len(targets[0])}
-			if n, ok := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder); ok {
+			if j.order.auto && cmd.Flags().Changed("tol") {
+				suggestTol = spec.Tol
+			}
+			n, ok := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)
+			if ok {
 				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (measured on stable truncations of ERA realisations)\n", suggestTol, n)
 			} else {
 				fmt.Fprintf(s.err, "suggested order for relative error %g: above %d (the targets do not reduce well)\n", suggestTol, n)
+			}
+			if j.order.auto {
+				spec.Order = max(1, min(n, m.maxOrder))
+				fmt.Fprintf(s.err, "order %d (--order auto, at most --max-order %d)\n", spec.Order, m.maxOrder)
 			}
 			if len(orders) > 0 {
 				return s.runLadder(name, spec, train.Job{Spec: spec, Targets: targets}, orders, &j)
@@ -171,6 +220,8 @@ fits a ladder of orders and prints error and bound per order.`,
 	}
 	addJobFlags(cmd.Flags(), &j)
 	cmd.Flags().IntSliceVar(&orders, "orders", nil, "fit every order of `N,N,...` (each from the one below, so no error rises with the order) and print error and lower bound per order; -o then needs {n} in its name, or writes the ladder as JSON")
+	addModelFlags(cmd.Flags(), &m)
+	lf = addLayoutFlags(cmd.Flags(), forDistill)
 	cmd.Flags().IntVar(&length, "length", 1024, "kernel length `L` taken from a filter TARGET")
 	cmd.Flags().Float64Var(&suggestTol, "suggest-tol", 1e-3, "the relative error the suggested order is computed for")
 	cmd.Flags().StringVar(&tensor, "tensor", "", "the array to read from a TARGET file holding several (.npz, .safetensors)")
@@ -202,6 +253,9 @@ The job flags are those of distill; the report's errors are relative prediction 
 			spec, err := j.spec(cmd.Flags())
 			if err != nil {
 				return err
+			}
+			if j.order.auto {
+				return fmt.Errorf("--order auto picks a distillation's order from its targets; train needs a number")
 			}
 			if !cmd.Flags().Changed("init") && j.job == "" {
 				spec.Init = "hankel"
@@ -285,11 +339,10 @@ func parseIOData(data []byte, path string) (*train.Task, error) {
 // readKernels reads TARGET through sessions.Import: a filter or bank file (its impulse
 // responses of length samples), a target file, or kernels in .npy, .npz, .safetensors or CSV
 // (tensor picks one array of a file holding several).
-func (s *streams) readKernels(path string, length int, tensor string) ([][]float64, string, error) {
+func (s *streams) readKernels(path string, length int, opts sessions.ImportOptions) ([][]float64, string, error) {
 	if length < 2 || length > train.MaxLength {
 		return nil, path, fmt.Errorf("--length %d outside [2, %d]", length, train.MaxLength)
 	}
-	opts := sessions.ImportOptions{Tensor: tensor}
 	var (
 		item sessions.Item
 		err  error
@@ -428,3 +481,31 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// orderFlag is --order: a state size, or auto.
+type orderFlag struct {
+	n    int
+	auto bool
+}
+
+func (o *orderFlag) String() string {
+	if o.auto {
+		return "auto"
+	}
+	return strconv.Itoa(o.n)
+}
+
+func (o *orderFlag) Set(v string) error {
+	if v == "auto" {
+		o.n, o.auto = 0, true
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want a whole number or auto")
+	}
+	o.n, o.auto = n, false
+	return nil
+}
+
+func (o *orderFlag) Type() string { return "n" }

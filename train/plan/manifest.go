@@ -1,6 +1,10 @@
 package plan
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -115,4 +119,31 @@ type UnitResult struct {
 	Filters  []filters.Filter
 	Channels []ChannelRecord
 	Warnings []string
+}
+
+// FitKey names what a unit's fit depends on beside the unit itself: the input's content and
+// the options that change a fit (not the layer pattern, the chunk size, the layout written
+// nor the backend asked for), so that a unit fitted once is found again by a run with other
+// such options (a work directory is keyed by it).
+func FitKey(in Input, o Options) string {
+	o.Layers, o.Chunk, o.ToLayout, o.Spec.Backend = "", 0, "", ""
+	b, err := json.Marshal(struct {
+		SHA256  string  `json:"sha256"`
+		Options Options `json:"options"`
+	}{in.SHA256, o})
+	if err != nil {
+		panic("plan: FitKey: " + err.Error()) // Options holds only finite numbers and strings
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// Hash names a plan: the SHA-256 of its units' IDs, lengths and orders, in order.
+func Hash(units []Unit) string {
+	h := sha256.New()
+	for _, u := range units {
+		b, _ := json.Marshal(u)
+		h.Write(append(b, '\n'))
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -27,10 +27,11 @@ type Layer struct {
 // Unit is a share of the work: channels [Lo, Hi) of the layer at Prefix, whose kernels have
 // Length samples, fitted at Order (the largest order tried, for an order picked per channel).
 type Unit struct {
-	Prefix string
-	Lo, Hi int
-	Length int
-	Order  int
+	Prefix string `json:"prefix"`
+	Lo     int    `json:"lo"`
+	Hi     int    `json:"hi"`
+	Length int    `json:"length"`
+	Order  int    `json:"order"`
 }
 
 // ID names the unit: its prefix and channel range, "layers.0.filter_fn.[0:64]".

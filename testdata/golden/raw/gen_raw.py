@@ -62,7 +62,8 @@ def save_safetensors(path, tensors):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(b for *_, b in tensors))
 
 
-def load_safetensors(path):
+def load_safetensors(path, metadata=False):
+    """name → (dtype, shape, bytes) in the file's order, and the metadata if asked for."""
     with open(path, "rb") as f:
         data = f.read()
     n = struct.unpack("<Q", data[:8])[0]
@@ -73,6 +74,8 @@ def load_safetensors(path):
             continue
         a, b = info["data_offsets"]
         out[name] = (info["dtype"], tuple(info["shape"]), data[8 + n + a:8 + n + b])
+    if metadata:
+        return out, header.get("__metadata__", {})
     return out
 
 

@@ -1,0 +1,507 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+	"github.com/ssmlab/ssmlab/train"
+	"github.com/ssmlab/ssmlab/train/plan"
+)
+
+// modelFlags are distill's flags for a whole checkpoint.
+type modelFlags struct {
+	toLayout string
+	layers   string
+	shard    string
+	shards   int
+	workDir  string
+	chunk    int
+	maxOrder int
+	force    bool
+}
+
+func addModelFlags(f *pflag.FlagSet, m *modelFlags) {
+	f.StringVar(&m.toLayout, "to-layout", "", "checkpoint: write every distilled layer in layout `L` ("+layoutNames(layouts.ExportLayouts)+"); default: rtf where its tensors read back within their dtype's limit, else s4d (S4, S4D layers) or stripedhyena (the others)")
+	f.StringVar(&m.layers, "layers", "", "checkpoint: distil only the layers whose prefixes match `PATTERN` (shell patterns, comma-separated: 'backbone.layers.[0-3].*')")
+	f.StringVar(&m.shard, "shard", "", "checkpoint: fit share `I/N` of the work (0 ≤ I < N) and write it as OUT.shard-I-of-N.json for ssmlab merge; default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX (with --shards), else all of it")
+	f.IntVar(&m.shards, "shards", 0, "checkpoint: the number of shards `N` of a Kubernetes Indexed Job (its completions), whose JOB_COMPLETION_INDEX names this one")
+	f.StringVar(&m.workDir, "work-dir", "", "checkpoint: keep each fitted unit in `DIR`, so that the same command run again skips them (default OUT.work)")
+	f.IntVar(&m.chunk, "chunk", 64, "checkpoint: the most channels fitted as one unit of work")
+	f.IntVar(&m.maxOrder, "max-order", 64, "--order auto: the largest order a channel gets")
+	f.BoolVar(&m.force, "force", false, "checkpoint: write a layer whose tensors read back beyond their dtype's limit in every layout tried")
+}
+
+// checkpointFormat returns the container a path's extension names, if any.
+func checkpointFormat(path string) (arrays.Format, bool) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".safetensors":
+		return arrays.FormatSafetensors, true
+	case ".pt", ".pth", ".bin", ".ckpt":
+		return arrays.FormatTorch, true
+	case ".npz":
+		return arrays.FormatNPZ, true
+	}
+	return "", false
+}
+
+// modelOnly are the flags that apply to a whole checkpoint only.
+var modelOnly = []string{"to-layout", "layers", "shard", "shards", "work-dir", "chunk", "force"}
+
+// distillModel distils every long-filter layer of a checkpoint (or this shard's share).
+func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *modelFlags, lf *layoutFlags, length int) error {
+	flags := cmd.Flags()
+	if path == "-" {
+		return fmt.Errorf("a checkpoint is read from a FILE, not stdin")
+	}
+	if flags.Changed("tensor") {
+		return fmt.Errorf("--tensor reads one layer; -o %s distils every layer of the checkpoint (--layers picks some)", j.out)
+	}
+	if flags.Changed("orders") {
+		return fmt.Errorf("--orders fits a ladder of one target; a checkpoint is distilled at --order N or auto")
+	}
+	if flags.Changed("report") {
+		return fmt.Errorf("--report is for one target; a checkpoint's report is its manifest, %s.manifest.json", j.out)
+	}
+	spec, err := j.spec(flags)
+	if err != nil {
+		return err
+	}
+	if !flags.Changed("backend") && (j.job == "" || spec.Backend == "") {
+		spec.Backend = train.BackendAuto
+	}
+	pattern, err := plan.ParsePattern(m.layers)
+	if err != nil {
+		return fmt.Errorf("--layers: %w", err)
+	}
+	if m.toLayout != "" {
+		if l, err := layouts.ParseLayout(m.toLayout); err != nil || !isExportLayout(l) {
+			return fmt.Errorf("--to-layout %q: want %s", m.toLayout, layoutNames(layouts.ExportLayouts))
+		}
+	}
+	if m.chunk < 1 || m.chunk > plan.MaxChunk {
+		return fmt.Errorf("--chunk %d outside [1, %d]", m.chunk, plan.MaxChunk)
+	}
+	shard, from, err := s.shardOf(m)
+	if err != nil {
+		return err
+	}
+	format, _ := checkpointFormat(j.out)
+	opts := plan.Options{Layout: "auto", LayoutOptions: lf.options(), Layers: m.layers, Length: length, Chunk: m.chunk, ToLayout: m.toLayout, Spec: spec}
+	if lf.layout != "" {
+		opts.Layout = lf.layout
+	}
+	if len(opts.LayoutOptions) == 0 {
+		opts.LayoutOptions = nil
+	}
+	if j.order.auto {
+		opts.OrderAuto, opts.MaxOrder = true, m.maxOrder
+		opts.Tol = spec.Tol
+		if opts.Tol == 0 {
+			opts.Tol = defaultSuggestTol
+		}
+		if m.maxOrder < 1 || m.maxOrder > filters.MaxOrder {
+			return fmt.Errorf("--max-order %d outside [1, %d]", m.maxOrder, filters.MaxOrder)
+		}
+	} else {
+		opts.Order = spec.Order
+	}
+	opts.Spec.Order = opts.Order
+	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length})
+	if err != nil {
+		return fail(err)
+	}
+	defer ck.Close()
+	units, err := s.planModel(ck, opts)
+	if err != nil {
+		return err
+	}
+	mine := plan.Of(units, shard)
+	if shard.Count > 1 {
+		var cost, total float64
+		for _, u := range units {
+			total += u.Cost()
+		}
+		for _, u := range mine {
+			cost += u.Cost()
+		}
+		fmt.Fprintf(s.err, "shard %s (%s): %d of %d units, %.0f%% of the work\n", shard, from, len(mine), len(units), 100*cost/total)
+	}
+	backend, err := backendFor(spec.Backend, s.err)
+	if err != nil {
+		return err
+	}
+	dir := m.workDir
+	if dir == "" {
+		dir = j.out + ".work"
+	}
+	wd, err := sessions.OpenWorkDir(dir, plan.FitKey(ck.Input, opts))
+	if err != nil {
+		return fail(err)
+	}
+	results, err := s.fitUnits(ck, opts, mine, wd, backend)
+	if err != nil {
+		return err
+	}
+	if shard.Count > 1 {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return fail(err)
+		}
+		part := &sessions.Part{Input: ck.Input, InputPath: abs, Options: opts, Plan: plan.Hash(units), Shard: shard, Units: results}
+		data, err := sessions.EncodePart(part)
+		if err != nil {
+			return fail(err)
+		}
+		out := partPath(j.out, shard)
+		if err := s.put(out, data); err != nil {
+			return err
+		}
+		fmt.Fprintf(s.err, "wrote %s (%d units); when every shard is done: ssmlab merge %s -o %s\n", out, len(results), strings.Replace(out, fmt.Sprintf("shard-%d-of", shard.Index), "shard-*-of", 1), j.out)
+		return nil
+	}
+	return s.writeDistilled(ck, results, opts, j.out, format, m.force)
+}
+
+// defaultSuggestTol is the relative error --order auto aims at without --tol.
+const defaultSuggestTol = 1e-3
+
+// partPath names the part a shard writes for the output out.
+func partPath(out string, sh plan.Shard) string {
+	return fmt.Sprintf("%s.shard-%d-of-%d.json", out, sh.Index, sh.Count)
+}
+
+// shardOf returns the share of the work this process fits: --shard, else a job array's
+// index from the environment, else all of it.
+func (s *streams) shardOf(m *modelFlags) (plan.Shard, string, error) {
+	if m.shard != "" {
+		sh, err := plan.ParseShard(m.shard)
+		if err != nil {
+			return sh, "", fmt.Errorf("--shard: %w", err)
+		}
+		if m.shards != 0 && m.shards != sh.Count {
+			return sh, "", fmt.Errorf("--shard %s and --shards %d disagree", m.shard, m.shards)
+		}
+		return sh, "--shard", nil
+	}
+	sh, from, ok, err := plan.FromEnv(os.Getenv, m.shards)
+	if err != nil {
+		return sh, "", fail(err)
+	}
+	if !ok {
+		if m.shards > 1 {
+			return sh, "", fmt.Errorf("--shards %d without a shard: give --shard I/%d, or run as a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)", m.shards, m.shards)
+		}
+		return plan.All, "", nil
+	}
+	return sh, from, nil
+}
+
+// planModel cuts the checkpoint's layers into units, checks the recipe against each layer
+// and says what will be done.
+func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.Unit, error) {
+	order := opts.Order
+	if opts.OrderAuto {
+		order = opts.MaxOrder
+	}
+	for _, l := range ck.Layers {
+		spec := opts.Spec
+		spec.Order = order
+		if opts.OrderAuto {
+			spec.Order = 1
+		}
+		if err := spec.Validate(l.Channels, l.Length); err != nil {
+			return nil, failf("%s: layer %q: %w", ck.Path, l.Prefix, err)
+		}
+	}
+	units, err := plan.Units(ck.PlanLayers(), order, opts.Chunk)
+	if err != nil {
+		return nil, fail(err)
+	}
+	kinds := map[string]int{}
+	chans := 0
+	for _, l := range ck.Layers {
+		kinds[string(l.Layout)]++
+		chans += l.Channels
+	}
+	var ks []string
+	for k, n := range kinds {
+		ks = append(ks, fmt.Sprintf("%s ×%d", k, n))
+	}
+	sort.Strings(ks)
+	fmt.Fprintf(s.err, "%s: %d long-filter layer(s) to distil (%s), %d channels in %d units of at most %d channels\n",
+		ck.Path, len(ck.Layers), strings.Join(ks, ", "), chans, len(units), opts.Chunk)
+	for _, sk := range ck.Skipped {
+		fmt.Fprintf(s.err, "left as it is: %s layer %q: %s\n", sk.Layout, sk.Prefix, sk.Why)
+	}
+	return units, nil
+}
+
+// fitUnits fits the units (or takes them from the work directory) with progress on stderr,
+// and returns every unit as the work directory holds it, so that a result is the same whether
+// it was fitted now, before, or by another process.
+func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []plan.Unit, wd *sessions.WorkDir, backend train.Backend) ([]*plan.UnitResult, error) {
+	var done atomic.Int64
+	s.keep(func() string {
+		return fmt.Sprintf("%d of %d units fitted are kept in %s: run the same command again to go on from there", done.Load(), len(units), wd.Dir)
+	})
+	fit := plan.Fit{Spec: opts.Spec, Auto: opts.OrderAuto, Tol: opts.Tol, MaxOrder: opts.MaxOrder, Backend: backend}
+	if opts.OrderAuto {
+		fit.Spec.Tol = opts.Tol
+	}
+	p := newModelProgress(s.err, isTerminal(s.err), ck)
+	_, err := plan.Execute(s.context(), fit, units, ck, wd, func(e plan.Event) {
+		if e.Result != nil {
+			done.Add(1)
+		}
+		p.event(e)
+	})
+	p.finish()
+	for _, why := range wd.Ignored {
+		fmt.Fprintf(s.err, "warning: fitted again: %s\n", why)
+	}
+	if errors.Is(err, context.Canceled) {
+		return nil, failf("cancelled; %s", s.cancelNote())
+	}
+	if err != nil {
+		return nil, fail(err)
+	}
+	out := make([]*plan.UnitResult, len(units))
+	for i, u := range units {
+		r, err := wd.Load(u)
+		if err != nil {
+			return nil, fail(err)
+		}
+		if r == nil {
+			return nil, failf("%s: unit %s is not in the work directory after its fit (%s)", wd.Dir, u.ID(), strings.Join(wd.Ignored, "; "))
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// writeDistilled assembles and writes the distilled checkpoint and its manifest.
+func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitResult, opts plan.Options, out string, format arrays.Format, force bool) error {
+	a, err := sessions.Assemble(ck, results, sessions.DistilledOptions{Format: format, Options: opts, Force: force})
+	if err != nil {
+		return failf("%s: %w", out, err)
+	}
+	manifest, err := sessions.MarshalManifest(a.Manifest)
+	if err != nil {
+		return fail(err)
+	}
+	for _, n := range a.Notes {
+		fmt.Fprintf(s.err, "note: %s\n", n)
+	}
+	if !s.gate.open() {
+		return failf("%s: %w", out, errCancelled)
+	}
+	if err := a.WriteFile(out); err != nil {
+		return fail(err)
+	}
+	if err := s.put(out+".manifest.json", manifest); err != nil {
+		return err
+	}
+	var worst float64
+	chans, unstable := 0, 0
+	layoutsWritten := map[string]int{}
+	for _, l := range a.Manifest.Layers {
+		layoutsWritten[l.ToLayout]++
+		for _, c := range l.Channels {
+			chans++
+			worst = max(worst, c.RelError)
+			if !c.Stable {
+				unstable++
+			}
+		}
+	}
+	var lw []string
+	for k, n := range layoutsWritten {
+		lw = append(lw, fmt.Sprintf("%s ×%d", k, n))
+	}
+	sort.Strings(lw)
+	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable\n",
+		out, format, len(a.Tensors()), strings.Join(lw, ", "), out, chans, worst, unstable)
+	return nil
+}
+
+func newMerge(s *streams) *cobra.Command {
+	var out, input string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "merge PART... -o OUT",
+		Short: "Assemble the parts of a checkpoint's distillation that shards wrote",
+		Long: `Merge assembles the distilled checkpoint and its manifest from the parts that the
+shards of 'ssmlab distill CKPT --shard I/N -o OUT' (or the tasks of a Slurm array job or a
+Kubernetes Indexed Job) wrote, OUT.shard-I-of-N.json. It checks that the parts come from the
+same input (its SHA-256) and options and together hold every unit of the work exactly
+once, naming the units missing or held twice, then writes OUT and OUT.manifest.json as a
+single run would: the same bytes. It reads the input checkpoint from where the shards read
+it (--input names another copy, checked against the parts' SHA-256). docs/scale.md has a
+Slurm batch script and a Kubernetes manifest that end with it.`,
+		Example: `  ssmlab merge distilled.safetensors.shard-*-of-8.json -o distilled.safetensors`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return fmt.Errorf("-o OUT is required: the distilled checkpoint to write")
+			}
+			format, ok := checkpointFormat(out)
+			if !ok {
+				return fmt.Errorf("-o %s: want a checkpoint: .safetensors, .pt (.pth, .bin, .ckpt) or .npz", out)
+			}
+			parts := make([]*sessions.Part, len(args))
+			for i, a := range args {
+				var err error
+				if parts[i], err = sessions.ReadPart(a); err != nil {
+					return fail(err)
+				}
+			}
+			first := parts[0]
+			path := first.InputPath
+			if input != "" {
+				path = input
+			}
+			opts := first.Options
+			pattern, err := plan.ParsePattern(opts.Layers)
+			if err != nil {
+				return failf("%s: %w", args[0], err)
+			}
+			ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: opts.Length})
+			if err != nil {
+				return fail(err)
+			}
+			defer ck.Close()
+			if ck.Input.SHA256 != first.Input.SHA256 || ck.Input.Size != first.Input.Size {
+				return failf("%s is not the input the parts distilled (%s, %d bytes, sha256 %.12s…, where %s has %d bytes, sha256 %.12s…): --input names it", path, first.Input.Name, first.Input.Size, first.Input.SHA256, path, ck.Input.Size, ck.Input.SHA256)
+			}
+			ck.Input.Name = first.Input.Name
+			units, err := s.planModel(ck, opts)
+			if err != nil {
+				return err
+			}
+			results, err := sessions.MergeParts(parts, args, units)
+			if err != nil {
+				return fail(err)
+			}
+			fmt.Fprintf(s.err, "merging %d parts: %d units\n", len(parts), len(units))
+			return s.writeDistilled(ck, results, opts, out, format, force)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the distilled checkpoint to `OUT` (.safetensors, .pt or .npz) and its manifest to OUT.manifest.json")
+	cmd.Flags().StringVar(&input, "input", "", "read the input checkpoint from `CKPT` instead of the path the parts recorded")
+	cmd.Flags().BoolVar(&force, "force", false, "write a layer whose tensors read back beyond their dtype's limit in every layout tried")
+	return cmd
+}
+
+// modelProgress prints a whole-model distillation's progress: a line per layer finished and,
+// on a terminal, a bar for the whole with the time left; otherwise a plain line per unit.
+type modelProgress struct {
+	w     io.Writer
+	bar   bool
+	ck    *sessions.Checkpoint
+	last  time.Time
+	drawn bool
+}
+
+func newModelProgress(w io.Writer, bar bool, ck *sessions.Checkpoint) *modelProgress {
+	return &modelProgress{w: w, bar: bar, ck: ck}
+}
+
+func (p *modelProgress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.drawn = false
+	}
+}
+
+func (p *modelProgress) event(e plan.Event) {
+	if e.LayerDone {
+		p.clear()
+		fmt.Fprintln(p.w, layerLine(e))
+	}
+	frac := 0.0
+	if e.TotalCost > 0 {
+		frac = e.DoneCost / e.TotalCost
+	}
+	eta := "…"
+	switch {
+	case e.Done == e.Total:
+		eta = "0s"
+	case e.ETA > 0:
+		eta = e.ETA.Round(time.Second).String()
+	}
+	if p.bar {
+		if e.Result == nil && time.Since(p.last) < train.ProgressInterval {
+			return
+		}
+		p.last = time.Now()
+		const width = 30
+		filled := int(width * frac)
+		fmt.Fprintf(p.w, "\r\033[K[%s%s] %3.0f%%  %d/%d units  %s  ETA %s ", strings.Repeat("#", filled), strings.Repeat(".", width-filled), 100*frac, e.Done, e.Total, e.Unit.ID(), eta)
+		p.drawn = true
+		return
+	}
+	if e.Result != nil {
+		how := "fitted"
+		if e.Resumed {
+			how = "done before (work directory)"
+		}
+		fmt.Fprintf(p.w, "unit %d/%d %s: %s; %.0f%% of the work, elapsed %s, ETA %s\n", e.Done, e.Total, e.Unit.ID(), how, 100*frac, e.Elapsed.Round(time.Millisecond), eta)
+	}
+}
+
+func (p *modelProgress) finish() { p.clear() }
+
+// layerLine sums up a finished layer.
+func layerLine(e plan.Event) string {
+	var sum, worst, secs float64
+	n, unstable := 0, 0
+	orders := map[int]bool{}
+	backends := map[string]bool{}
+	for _, r := range e.Layer {
+		for _, c := range r.Channels {
+			sum += c.RelError
+			worst = max(worst, c.RelError)
+			secs += c.Seconds
+			orders[c.Order] = true
+			backends[c.Backend] = true
+			if !c.Stable {
+				unstable++
+			}
+			n++
+		}
+	}
+	ord := make([]int, 0, len(orders))
+	for o := range orders {
+		ord = append(ord, o)
+	}
+	sort.Ints(ord)
+	orderText := fmt.Sprint(ord[0])
+	if len(ord) > 1 {
+		orderText = fmt.Sprintf("%d to %d", ord[0], ord[len(ord)-1])
+	}
+	be := make([]string, 0, len(backends))
+	for b := range backends {
+		be = append(be, b)
+	}
+	sort.Strings(be)
+	stable := "all stable"
+	if unstable > 0 {
+		stable = fmt.Sprintf("%d unstable", unstable)
+	}
+	return fmt.Sprintf("layer %s: %d channels, order %s: relative error mean %.3g, worst %.3g, %s; %.1fs on %s", e.Unit.Prefix, n, orderText, sum/float64(max(n, 1)), worst, stable, secs, strings.Join(be, ", "))
+}

@@ -1,0 +1,442 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/train/plan"
+)
+
+// modelCkpt is a three-layer Hyena language model in the safari layout, 16 channels of 256
+// samples per layer (testdata/scale/gen_model.py).
+var modelCkpt, _ = filepath.Abs("../testdata/scale/hyena_lm.safetensors")
+
+// modelRecipe is a quick recipe for it: 6 units of 8 channels.
+var modelRecipe = []string{"--order", "6", "--model", "modal", "--steps", "40", "--refine", "5", "--chunk", "8"}
+
+func distillModelArgs(out string, extra ...string) []string {
+	return append(append(append([]string{"distill", modelCkpt}, modelRecipe...), "-o", out), extra...)
+}
+
+func readManifest(t *testing.T, path string) plan.Manifest {
+	t.Helper()
+	data, err := os.ReadFile(path + ".manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m plan.Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// sameDistilled checks that two distilled checkpoints are the same bytes and their manifests
+// the same but for the times.
+func sameDistilled(t *testing.T, a, b string) {
+	t.Helper()
+	da, err1 := os.ReadFile(a)
+	db, err2 := os.ReadFile(b)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	if !bytes.Equal(da, db) {
+		t.Errorf("%s and %s differ (%d and %d bytes)", a, b, len(da), len(db))
+	}
+	if ma, mb := readManifest(t, a).Stable(), readManifest(t, b).Stable(); !reflect.DeepEqual(ma, mb) {
+		t.Errorf("the manifests of %s and %s differ beyond their times", a, b)
+	}
+}
+
+// TestDistillModel distils every Hyena layer of a checkpoint in one command, then in three
+// shards run as separate processes and merged, which gives the same bytes; merge refuses
+// parts with a gap, an overlap, other options or another input, naming what is wrong.
+func TestDistillModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	dir := t.TempDir()
+	single := filepath.Join(dir, "single.safetensors")
+	r := run(t, "", distillModelArgs(single)...)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, want := range []string{"3 long-filter layer(s) to distil (hyena ×3), 48 channels in 6 units", "layer backbone.layers.2.mixer.filter_fn.: 16 channels, order 6", "backend: cpu (", "wrote " + single} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	m := readManifest(t, single)
+	if len(m.Layers) != 3 || m.Input.Name != "hyena_lm.safetensors" || m.Options.Spec.Backend != "auto" {
+		t.Fatalf("manifest: %+v", m)
+	}
+	for _, l := range m.Layers {
+		if l.Layout != "hyena" || len(l.Channels) != 16 || l.Length != 256 || l.DType != "F32" {
+			t.Errorf("layer %s: %s → %s, %d channels, length %d, %s", l.Prefix, l.Layout, l.ToLayout, len(l.Channels), l.Length, l.DType)
+		}
+		for i, c := range l.Channels {
+			if c.Channel != i || c.Order != 6 || c.Model != "modal" || c.Backend != "cpu" || !c.Stable || !(c.RelError < 0.2) || !(c.Seconds > 0) || c.MaxPoleRadius >= 1 {
+				t.Errorf("layer %s, channel %d: %+v", l.Prefix, i, c)
+			}
+		}
+	}
+	// The safetensors metadata holds the same manifest without the times.
+	af, err := arrays.Open(single)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta plan.Manifest
+	if err := json.Unmarshal([]byte(af.Metadata()[sessions.ManifestKey]), &meta); err != nil {
+		t.Fatal(err)
+	}
+	af.Close()
+	if !reflect.DeepEqual(meta, m.Stable()) {
+		t.Error("the metadata's manifest is not the manifest without its times")
+	}
+
+	// Three shards as three processes, then merge.
+	sharded := filepath.Join(dir, "sharded.safetensors")
+	var cmds []*exec.Cmd
+	var errs []*bytes.Buffer
+	for i := range 3 {
+		cmd, _, stderr := process(dir, distillModelArgs(sharded, "--shard", fmt.Sprintf("%d/3", i))...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds, errs = append(cmds, cmd), append(errs, stderr)
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("shard %d: %v\n%s", i, err, errs[i])
+		}
+		if want := fmt.Sprintf("shard %d/3 (--shard): 2 of 6 units", i); !strings.Contains(errs[i].String(), want) {
+			t.Errorf("shard %d says:\n%s", i, errs[i])
+		}
+	}
+	parts := []string{sharded + ".shard-0-of-3.json", sharded + ".shard-1-of-3.json", sharded + ".shard-2-of-3.json"}
+	if _, err := os.Stat(sharded); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a shard wrote the checkpoint: %v", err)
+	}
+	r = run(t, "", append(append([]string{"merge"}, parts...), "-o", sharded)...)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	sameDistilled(t, single, sharded)
+
+	t.Run("refused", func(t *testing.T) {
+		units := func(part string) []string {
+			p, err := sessions.ReadPart(part)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []string
+			for _, u := range p.Units {
+				ids = append(ids, u.Unit.ID())
+			}
+			return ids
+		}
+		out := filepath.Join(dir, "refused.safetensors")
+		twice := filepath.Join(dir, "copy-of-1.json")
+		data, _ := os.ReadFile(parts[1])
+		if err := os.WriteFile(twice, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		other := filepath.Join(dir, "other.safetensors")
+		if r := run(t, "", append(distillModelArgs(other, "--shard", "0/3"), "--order", "5")...); r.code != 0 {
+			t.Fatal(r)
+		}
+		for _, c := range []struct {
+			name  string
+			args  []string
+			wants []string
+		}{
+			{"gap", parts[:2], append([]string{"the parts do not cover the work once", "2 unit(s) missing"}, units(parts[2])...)},
+			{"overlap", append(slices.Clone(parts), twice), append([]string{"2 unit(s) in more than one part"}, units(parts[1])...)},
+			{"options", []string{parts[0], other + ".shard-0-of-3.json"}, []string{"different options", `order 6 and 5`}},
+			{"input", append(slices.Clone(parts), "--input", filepath.Join(dir, "single.safetensors")), []string{"is not the input the parts distilled"}},
+		} {
+			r := run(t, "", append(append([]string{"merge"}, c.args...), "-o", out)...)
+			if r.code != 1 {
+				t.Errorf("%s: %v", c.name, r)
+			}
+			for _, w := range c.wants {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("%s: stderr lacks %q: %s", c.name, w, r.stderr)
+				}
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s: merge wrote %s", c.name, out)
+			}
+		}
+	})
+
+	t.Run("torch", func(t *testing.T) { checkInTorch(t, modelCkpt, single) })
+}
+
+// checkInTorch loads distilled checkpoints with the reference code (testdata/scale/
+// check_distilled.py): their layers under the target layout's names and shapes, their kernels
+// as the manifest says (within the read-back error the manifest records), every other tensor
+// as in the input.
+func checkInTorch(t *testing.T, in string, outs ...string) {
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import torch, scipy").Run(); err != nil {
+		t.Skipf("needs %s with torch and scipy (Debian's python3-torch, python3-scipy): %v", py, err)
+	}
+	cmd := exec.Command(py, append([]string{"../testdata/scale/check_distilled.py", in}, outs...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var results []struct {
+		Layers map[string]struct {
+			ToLayout      string    `json:"to_layout"`
+			NamesOK       bool      `json:"names_ok"`
+			Names         []string  `json:"names"`
+			RelErrors     []float64 `json:"rel_errors"`
+			Manifest      []float64 `json:"manifest"`
+			ReadBackError float64   `json:"read_back_error"`
+		} `json:"layers"`
+		Copied struct {
+			Count int      `json:"count"`
+			Bad   []string `json:"bad"`
+			Extra []string `json:"extra"`
+		} `json:"copied"`
+	}
+	if err := json.Unmarshal(data, &results); err != nil || len(results) != len(outs) {
+		t.Fatalf("%v: %d results for %d files", err, len(results), len(outs))
+	}
+	for i, res := range results {
+		if len(res.Layers) != 3 || res.Copied.Count != 46 || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
+			t.Fatalf("%s: %d layers; copied %+v", outs[i], len(res.Layers), res.Copied)
+		}
+		for p, l := range res.Layers {
+			if !l.NamesOK {
+				t.Errorf("%s: %s: the %s module does not load %v", outs[i], p, l.ToLayout, l.Names)
+			}
+			for c, e := range l.RelErrors {
+				// The manifest measures the fitted filter, the reference the tensors as
+				// stored: they differ by at most the read-back error (relative to a kernel of
+				// the same norm), plus the rounding of the reference's own sums.
+				if d := math.Abs(e - l.Manifest[c]); d > 1.01*l.ReadBackError+1e-10 {
+					t.Errorf("%s: %s, channel %d: the module's kernel is %.6g from the input's, the manifest says %.6g (read-back error %.3g)", outs[i], p, c, e, l.Manifest[c], l.ReadBackError)
+				}
+			}
+		}
+	}
+}
+
+// TestDistillModelFormatsAndLayouts writes a torch.save file from a float64 checkpoint, whose
+// layers hold in the rtf layout, and each modal layout on request, which the reference code
+// loads with the kernels the manifest gives.
+func TestDistillModelFormatsAndLayouts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the reference code")
+	}
+	dir := t.TempDir()
+	in, _ := filepath.Abs("../testdata/scale/hyena_lm_f64.pt")
+	var outs []string
+	for _, c := range []struct{ out, layout, want string }{
+		{"rtf.pt", "", "rtf"}, {"s4d.npz", "s4d", "s4d"}, {"sh.safetensors", "stripedhyena", "stripedhyena"},
+	} {
+		out := filepath.Join(dir, c.out)
+		args := []string{"distill", in, "--order", "4", "--model", "modal", "--steps", "40", "-o", out}
+		if c.layout != "" {
+			args = append(args, "--to-layout", c.layout)
+		}
+		r := run(t, "", args...)
+		if r.code != 0 {
+			t.Fatal(r)
+		}
+		for _, l := range readManifest(t, out).Layers {
+			if l.ToLayout != c.want || l.DType != "F64" {
+				t.Errorf("%s: layer %s written as %s %s", c.out, l.Prefix, l.ToLayout, l.DType)
+			}
+		}
+		outs = append(outs, out)
+	}
+	checkInTorch(t, in, outs...)
+}
+
+// TestDistillModelResumes kills a distillation once its first layer is done and runs the same
+// command again: the second run takes the first layer's units from the work directory
+// untouched, fits the rest, and writes what an uninterrupted run writes. Ctrl-C (SIGINT) ends
+// a run with 130 and says what it keeps.
+func TestDistillModelResumes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGKILL, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			out := filepath.Join(dir, "resumed.safetensors")
+			// The signal must land between the first layer and the last: a loaded machine can
+			// be slow to deliver it, so the steps grow until it does.
+			var stderr string
+			var steps string
+			for _, st := range []string{"40", "400", "4000"} {
+				steps = st
+				cmd := exec.Command(os.Args[0], append(distillModelArgs(out), "--steps", steps)...)
+				cmd.Env = append(os.Environ(), asCLIEnv+"=1")
+				pipe, err := cmd.StderrPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				lines := bufio.NewScanner(pipe)
+				var said strings.Builder
+				for lines.Scan() {
+					said.WriteString(lines.Text() + "\n")
+					if strings.HasPrefix(lines.Text(), "layer backbone.layers.0.") {
+						cmd.Process.Signal(sig)
+						break
+					}
+				}
+				for lines.Scan() {
+					said.WriteString(lines.Text() + "\n")
+				}
+				err = cmd.Wait()
+				stderr = said.String()
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) {
+					t.Logf("the run ended before the signal (%v); again with more steps", err)
+					os.RemoveAll(out + ".work")
+					os.Remove(out)
+					os.Remove(out + ".manifest.json")
+					continue
+				}
+				if sig == syscall.SIGINT {
+					if ee.ExitCode() != 130 || !regexp.MustCompile(`ssmlab: cancelled; [2-5] of 6 units fitted are kept in \S+resumed.safetensors.work: run the same command again`).MatchString(stderr) {
+						t.Fatalf("exit %d:\n%s", ee.ExitCode(), stderr)
+					}
+				}
+				break
+			}
+			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("the interrupted run wrote %s", out)
+			}
+			units, err := filepath.Glob(filepath.Join(out+".work", "unit-*.json"))
+			if err != nil || len(units) < 2 || len(units) > 5 {
+				t.Fatalf("%d units kept: %v\n%s", len(units), err, stderr)
+			}
+			before := map[string]os.FileInfo{}
+			for _, u := range units {
+				before[u], _ = os.Stat(u)
+			}
+			r := run(t, "", append(distillModelArgs(out), "--steps", steps)...)
+			if r.code != 0 {
+				t.Fatal(r)
+			}
+			for _, id := range []string{"[0:8]", "[8:16]"} {
+				if !strings.Contains(r.stderr, "backbone.layers.0.mixer.filter_fn."+id+": done before (work directory)") {
+					t.Errorf("the first layer's unit %s was not taken from the work directory:\n%s", id, r.stderr)
+				}
+			}
+			if got := strings.Count(r.stderr, ": fitted;"); got != 6-len(units) {
+				t.Errorf("%d units fitted again, want %d", got, 6-len(units))
+			}
+			for u, fi := range before {
+				now, err := os.Stat(u)
+				if err != nil || !os.SameFile(fi, now) || !now.ModTime().Equal(fi.ModTime()) {
+					t.Errorf("%s was written again", u)
+				}
+			}
+			whole := filepath.Join(dir, "whole.safetensors")
+			if r := run(t, "", append(distillModelArgs(whole), "--steps", steps)...); r.code != 0 {
+				t.Fatal(r)
+			}
+			sameDistilled(t, whole, out)
+		})
+	}
+}
+
+// TestDistillModelBadUse: the flags of a checkpoint's distillation are refused elsewhere, and
+// a checkpoint's bad input is said.
+func TestDistillModelBadUse(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"distill", modelCkpt, "--tensor", "backbone.layers.0.mixer.filter_fn.", "--shard", "0/2", "-o", "x.json"}, 2, "--shard applies to a checkpoint's distillation"},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--shard", "2/2"), 2, "counts from 0 to 1"},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--to-layout", "hyena"), 2, `--to-layout "hyena": want rtf, s4d, stripedhyena`},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "nothing.*"), 1, "no long-filter layer to distil"},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "lru"), 1, "multi-input multi-output"},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--tensor", "x"), 2, "--tensor reads one layer"},
+		{[]string{"train", "--task", "delay", "--order", "auto"}, 2, "--order auto picks"},
+		{[]string{"merge", "-o", filepath.Join(dir, "m.pt"), modelCkpt}, 1, "not a part file"},
+	} {
+		r := run(t, "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: %v, want exit %d and %q", c.args, r, c.code, c.want)
+		}
+	}
+}
+
+// TestDistillModelSubsetAndAutoOrder distils the layers a pattern picks, each channel at the
+// order the suggestion gives for the tolerance, and copies the others unchanged.
+func TestDistillModelSubsetAndAutoOrder(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "auto.safetensors")
+	r := run(t, "", "distill", modelCkpt, "--order", "auto", "--tol", "1e-2", "--max-order", "12", "--model", "modal", "--steps", "40",
+		"--layers", "backbone.layers.[02].*", "-o", out)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	if !strings.Contains(r.stderr, `left as it is: hyena layer "backbone.layers.1.mixer.filter_fn.": not picked by the layer pattern`) {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+	m := readManifest(t, out)
+	if len(m.Layers) != 2 || len(m.Skipped) != 1 || !m.Options.OrderAuto || m.Options.Tol != 1e-2 {
+		t.Fatalf("manifest: %+v", m)
+	}
+	orders := map[int]bool{}
+	for _, l := range m.Layers {
+		for _, c := range l.Channels {
+			orders[c.Order] = true
+			if c.Order < 1 || c.Order > 12 {
+				t.Errorf("%s, channel %d: order %d", l.Prefix, c.Channel, c.Order)
+			}
+		}
+	}
+	if len(orders) < 2 {
+		t.Errorf("every channel got order %v: the orders are not per channel", orders)
+	}
+	af, err := arrays.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	in, err := arrays.Open(modelCkpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	for _, name := range []string{"backbone.layers.1.mixer.filter_fn.implicit_filter.0.weight", "lm_head.weight"} {
+		a, err1 := af.ReadRaw(name)
+		b, err2 := in.ReadRaw(name)
+		if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s not copied: %v %v", name, err1, err2)
+		}
+	}
+}

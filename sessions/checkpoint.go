@@ -1,0 +1,277 @@
+package sessions
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+	"github.com/ssmlab/ssmlab/train/plan"
+)
+
+// Checkpoint is a model checkpoint opened for whole-model distillation: its identity (name,
+// size, SHA-256), the long-filter layers to distil, the layers left as they are, and its
+// tensors, which a distilled checkpoint copies (WriteDistilled).
+type Checkpoint struct {
+	Path   string
+	Input  plan.Input
+	Format arrays.Format
+	// Root is the key of a torch checkpoint's dict the tensors come from ("state_dict"),
+	// or "".
+	Root    string
+	Layers  []ModelLayer
+	Skipped []plan.Skipped
+
+	file    *arrays.File
+	infos   []arrays.RawInfo
+	options map[string]string
+
+	cached   string // the prefix of the layer last read, and what it read as
+	result   layouts.Result
+	readFrom map[string][]string // the tensors each layer was read from
+}
+
+// ModelLayer is a layer a Checkpoint distils: as detected, with the kernel length its
+// filters are distilled at and the element type of its tensors.
+type ModelLayer struct {
+	layouts.Layer
+	// Length is the number of kernel samples fitted: a Hyena layer's stored length, an RTF
+	// layer's trunc_len, an S4 layer's l_kernel, else CheckpointOptions.Length.
+	Length int
+	// RawType is the element type of its tensors (arrays.RawTypes).
+	RawType string
+}
+
+// CheckpointOptions choose what OpenCheckpoint distils.
+type CheckpointOptions struct {
+	// Layout limits the layers to one layout (layouts.ParseLayout); "" or "auto": every
+	// layer detected whose filters ssmlab distils.
+	Layout string
+	// Options are the layers' settings the checkpoint does not record (layouts.OptionList),
+	// by name; each applies to the layers of the layouts it belongs to.
+	Options map[string]string
+	// Layers picks layers by prefix (plan.ParsePattern); nil: all.
+	Layers plan.Pattern
+	// Length is the kernel length of the layers that record none (s4d, stripedhyena, an
+	// rtf layer without trunc_len).
+	Length int
+}
+
+// distilled are the layouts of single-input single-output long filters: the layers a whole
+// model's distillation fits. MIMO layers (lru, s5, rotrnn) stay as they are.
+var distilled = []layouts.Layout{layouts.Hyena, layouts.S4D, layouts.S4, layouts.StripedHyena, layouts.RTF}
+
+// OpenCheckpoint opens a model checkpoint (safetensors, torch.save or .npz), hashes it, and
+// finds the layers to distil. Its errors start with the path.
+func OpenCheckpoint(path string, o CheckpointOptions) (*Checkpoint, error) {
+	in, err := hashFile(path)
+	if err != nil {
+		return nil, err
+	}
+	af, err := arrays.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{Path: path, Input: in, Format: af.Format, Root: af.Root(), file: af, readFrom: map[string][]string{}}
+	if err := c.find(o); err != nil {
+		af.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+func hashFile(path string) (plan.Input, error) {
+	f, size, err := userfile.Open(path)
+	if err != nil {
+		return plan.Input{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return plan.Input{}, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
+	return plan.Input{Name: filepath.Base(path), Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+func (c *Checkpoint) find(o CheckpointOptions) error {
+	var err error
+	if c.infos, err = c.file.RawInfos(); err != nil {
+		return inputError{err}
+	}
+	var only layouts.Layout
+	if o.Layout != "" && o.Layout != "auto" {
+		if only, err = layouts.ParseLayout(o.Layout); err != nil {
+			return inputError{err}
+		}
+		if !slices.Contains(distilled, only) {
+			return inputf("--layout %s: a %s layer is multi-input multi-output; ssmlab distils the single-input single-output filters of %s layers", only, only, joinLayouts(distilled))
+		}
+	}
+	c.options = maps.Clone(o.Options)
+	raw := map[string]string{}
+	for _, in := range c.infos {
+		raw[in.Name] = in.DType
+	}
+	detected := layouts.Detect(c.file.Arrays())
+	for _, l := range detected {
+		skip := func(why string) {
+			c.Skipped = append(c.Skipped, plan.Skipped{Prefix: l.Prefix, Layout: string(l.Layout), Why: why})
+		}
+		switch {
+		case !slices.Contains(distilled, l.Layout):
+			skip("a multi-input multi-output layer: ssmlab distils single-input single-output filters")
+			continue
+		case only != "" && l.Layout != only:
+			skip("not of the layout asked for (" + string(only) + ")")
+			continue
+		case !o.Layers.Match(l.Prefix):
+			skip("not picked by the layer pattern")
+			continue
+		}
+		ml := ModelLayer{Layer: l, Length: o.Length}
+		opts := c.layerOptions(l.Layout)
+		switch {
+		case l.Length > 0:
+			ml.Length = l.Length
+			if v, ok := opts["length"]; ok {
+				ml.Length, _ = strconv.Atoi(v)
+			}
+		case l.Layout == layouts.RTF:
+			if n, _ := strconv.Atoi(opts["trunc-len"]); n > 0 {
+				ml.Length = n
+			}
+		case l.Layout == layouts.S4:
+			if n, _ := strconv.Atoi(opts["length"]); n > 0 {
+				ml.Length = n
+			} else if n, err := c.file.ReadInt(l.Prefix + "kernel.l_kernel"); err == nil && n > 1 {
+				ml.Length = int(n)
+			}
+		}
+		if ml.Length < 2 {
+			return inputf("%s layer %q: kernel length %d: give the length to distil at", l.Layout, l.Prefix, ml.Length)
+		}
+		c.Layers = append(c.Layers, ml)
+	}
+	if len(c.Layers) == 0 {
+		what := "no layer of a known layout"
+		if len(detected) > 0 {
+			what = (&layouts.ChoiceError{Layers: detected}).List()
+		}
+		return inputf("no long-filter layer to distil (%s layers); the file holds %s", joinLayouts(distilled), what)
+	}
+	// The element type of each layer's tensors: read each once, which also checks that it
+	// reads, before any work starts.
+	for i, l := range c.Layers {
+		r, err := c.read(l)
+		if err != nil {
+			return err
+		}
+		c.Layers[i].Channels = channels(r)
+		c.Layers[i].RawType = raw[c.readFrom[l.Prefix][0]]
+	}
+	return nil
+}
+
+func joinLayouts(ls []layouts.Layout) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = string(l)
+	}
+	return strings.Join(s, ", ")
+}
+
+// layerOptions are the options that apply to a layout, with an RTF layer's trunc_len taken
+// from the file's metadata (written by export) unless given.
+func (c *Checkpoint) layerOptions(lay layouts.Layout) map[string]string {
+	out := map[string]string{}
+	for _, spec := range layouts.OptionList {
+		if _, applies := spec.Defaults[lay]; applies {
+			if v, ok := c.options[spec.Name]; ok {
+				out[spec.Name] = v
+			}
+		}
+	}
+	if meta, ok := c.file.Metadata()["trunc_len"]; ok && lay == layouts.RTF {
+		if _, given := out["trunc-len"]; !given {
+			out["trunc-len"] = meta
+		}
+	}
+	return out
+}
+
+// read imports a layer; the last layer read is kept.
+func (c *Checkpoint) read(l ModelLayer) (layouts.Result, error) {
+	if c.cached == l.Prefix && c.result.Tensors != nil {
+		return c.result, nil
+	}
+	r, err := layouts.Import(c.file, l.Layer, layouts.Options{Values: c.layerOptions(l.Layout)})
+	if err != nil {
+		return r, inputError{err}
+	}
+	if r.Bank == nil && (r.Kernels == nil || len(r.Kernels.Shape) != 2 || r.Kernels.Shape[1] < l.Length) {
+		return r, inputf("%s layer %q: read as kernels of shape %v, not (channels, %d)", l.Layout, l.Prefix, r.Kernels.Shape, l.Length)
+	}
+	c.readFrom[l.Prefix] = r.Tensors
+	c.cached, c.result = l.Prefix, r
+	return r, nil
+}
+
+// channels returns the number of channels a layer reads as.
+func channels(r layouts.Result) int {
+	if r.Bank != nil {
+		return len(r.Bank.Channels)
+	}
+	return r.Kernels.Shape[0]
+}
+
+// PlanLayers returns the layers as plan.Layers, in order.
+func (c *Checkpoint) PlanLayers() []plan.Layer {
+	out := make([]plan.Layer, len(c.Layers))
+	for i, l := range c.Layers {
+		out[i] = plan.Layer{Prefix: l.Prefix, Channels: l.Channels, Length: l.Length}
+	}
+	return out
+}
+
+// Kernels returns the kernels of a unit's channels (plan.Source): a bank's impulse
+// responses of the layer's length, or a Hyena layer's evaluated filter.
+func (c *Checkpoint) Kernels(u plan.Unit) ([][]float64, error) {
+	i := slices.IndexFunc(c.Layers, func(l ModelLayer) bool { return l.Prefix == u.Prefix })
+	if i < 0 {
+		return nil, fmt.Errorf("%s: no layer %q", c.Path, u.Prefix)
+	}
+	l := c.Layers[i]
+	r, err := c.read(l)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	if u.Lo < 0 || u.Hi > channels(r) || u.Length != l.Length {
+		return nil, fmt.Errorf("%s: unit %s does not fit layer %q (%d channels of %d samples)", c.Path, u.ID(), u.Prefix, channels(r), l.Length)
+	}
+	ks := make([][]float64, 0, u.Channels())
+	for ch := u.Lo; ch < u.Hi; ch++ {
+		var k []float64
+		if r.Bank != nil {
+			k = r.Bank.Channels[ch].Impulse(l.Length)
+		} else {
+			k = slices.Clone(r.Kernels.Data[ch*r.Kernels.Shape[1] : ch*r.Kernels.Shape[1]+l.Length])
+		}
+		a := arrays.Array{Shape: []int{len(k)}, Data: k}
+		if err := a.Validate(); err != nil {
+			return nil, fmt.Errorf("%s: %s layer %q, channel %d: the kernel is not finite: %w", c.Path, l.Layout, l.Prefix, ch, err)
+		}
+		ks = append(ks, k)
+	}
+	return ks, nil
+}
+
+// Close closes the checkpoint's file.
+func (c *Checkpoint) Close() error { return c.file.Close() }

@@ -1,0 +1,301 @@
+package sessions
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+	"github.com/ssmlab/ssmlab/train/plan"
+)
+
+// ManifestKey is the safetensors metadata key of a distilled checkpoint's manifest (without
+// the times: plan.Manifest.Stable).
+const ManifestKey = "ssmlab_manifest"
+
+// DistilledOptions choose how Assemble writes a distilled checkpoint.
+type DistilledOptions struct {
+	// Format is the container written: safetensors, torch or npz.
+	Format arrays.Format
+	// Options are the job's, recorded in the manifest; their ToLayout is the layout every
+	// distilled layer is written in, or (empty) rtf where its tensors read back within
+	// their dtype's limit (ReadBackLimit), else the modal layout of its family (s4d for S4
+	// and S4D layers, stripedhyena for the others).
+	Options plan.Options
+	// Force writes a layer whose tensors do not read back within the limit in any layout
+	// tried (in the last one tried), with a note, where Assemble would fail.
+	Force bool
+}
+
+// Assembly is a distilled checkpoint ready to write: every tensor of the input, bit for bit,
+// except each distilled layer's, which are replaced by the tensors of the layout written
+// under the same prefix; and its manifest.
+type Assembly struct {
+	Manifest plan.Manifest
+	// Notes say, one line each, what the user should know: the layers not written in the
+	// rtf layout and why, what of the input was not copied.
+	Notes []string
+
+	c      *Checkpoint
+	format arrays.Format
+	infos  []arrays.RawInfo
+	fresh  map[int][]byte // the data of the tensors written new, by index in infos
+	meta   map[string]string
+}
+
+// Assemble makes the distilled checkpoint of c from its units' results (every unit of the
+// plan, in order).
+func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*Assembly, error) {
+	a := &Assembly{c: c, format: o.Format, fresh: map[int][]byte{}}
+	a.Manifest = plan.Manifest{Format: plan.ManifestFormat, Input: c.Input, Options: o.Options, Skipped: c.Skipped}
+	byLayer := map[string][]*plan.UnitResult{}
+	for _, r := range results {
+		byLayer[r.Unit.Prefix] = append(byLayer[r.Unit.Prefix], r)
+	}
+	replaced := map[string]string{} // tensor → prefix of the layer replacing it
+	written := map[string][]arrays.Named{}
+	outType := map[string]string{}
+	truncLens := map[int]bool{}
+	for _, l := range c.Layers {
+		rs := byLayer[l.Prefix]
+		var fs []filters.Filter
+		var recs []plan.ChannelRecord
+		for _, r := range rs {
+			if r.Unit.Lo != len(fs) {
+				return nil, inputf("layer %q: channels %d to %d are missing from the results", l.Prefix, len(fs), r.Unit.Lo-1)
+			}
+			fs = append(fs, r.Filters...)
+			recs = append(recs, r.Channels...)
+		}
+		if len(fs) != l.Channels {
+			return nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
+		}
+		tensors, rec, note, err := exportLayer(l, fs, o)
+		if err != nil {
+			return nil, err
+		}
+		rec.Channels = recs
+		a.Manifest.Layers = append(a.Manifest.Layers, rec)
+		if note != "" {
+			a.Notes = append(a.Notes, note)
+		}
+		for _, name := range c.readFrom[l.Prefix] {
+			replaced[name] = l.Prefix
+		}
+		written[l.Prefix], outType[l.Prefix] = tensors, rec.DType
+		if rec.ToLayout == string(layouts.RTF) {
+			truncLens[l.Length] = true
+		}
+	}
+	// Every tensor in the input's order, a layer's new tensors where its first one was.
+	done := map[string]bool{}
+	seen := map[string]bool{}
+	add := func(in arrays.RawInfo, data []byte) error {
+		if seen[in.Name] {
+			return inputf("the distilled checkpoint would hold two tensors named %q (a layer's new tensor and one of the input's)", in.Name)
+		}
+		seen[in.Name] = true
+		if data != nil {
+			a.fresh[len(a.infos)] = data
+		}
+		a.infos = append(a.infos, in)
+		return nil
+	}
+	for _, in := range c.infos {
+		prefix, ok := replaced[in.Name]
+		if !ok {
+			if err := add(in, nil); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if done[prefix] {
+			continue
+		}
+		done[prefix] = true
+		for _, t := range written[prefix] {
+			data, err := arrays.EncodeRaw(t.Array.Data, outType[prefix])
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Name, err)
+			}
+			if err := add(arrays.RawInfo{Name: t.Name, DType: outType[prefix], Shape: t.Array.Shape}, data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c.Root != "" {
+		a.Notes = append(a.Notes, fmt.Sprintf("the input is a checkpoint whose model is under %q: the output holds that state_dict, without the checkpoint's other entries (optimiser states, hyperparameters)", c.Root))
+	}
+	if o.Format == arrays.FormatSafetensors {
+		a.meta = maps.Clone(c.file.Metadata())
+		if a.meta == nil {
+			a.meta = map[string]string{}
+		}
+		stable, err := json.Marshal(a.Manifest.Stable())
+		if err != nil {
+			return nil, fmt.Errorf("manifest: %w", err)
+		}
+		a.meta[ManifestKey] = string(stable)
+		// An RTF layer's import reads its trunc_len from the metadata: record the one the
+		// distilled rtf layers share, where the input's layers did not record another.
+		if len(truncLens) == 1 {
+			for n := range truncLens {
+				if old, ok := a.meta["trunc_len"]; !ok || old == strconv.Itoa(n) || !keepsRTF(c) {
+					a.meta["trunc_len"] = strconv.Itoa(n)
+				}
+			}
+		}
+	}
+	return a, nil
+}
+
+// keepsRTF reports whether the checkpoint keeps an rtf layer it does not distil.
+func keepsRTF(c *Checkpoint) bool {
+	for _, s := range c.Skipped {
+		if s.Layout == string(layouts.RTF) {
+			return true
+		}
+	}
+	return false
+}
+
+// exportLayer writes a layer's fitted filters in the layout asked for, or in rtf if its
+// tensors read back within their dtype's limit, else in the modal layout of its family.
+func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]arrays.Named, plan.LayerRecord, string, error) {
+	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length}
+	raw, dt, why := l.RawType, arrays.Float32, ""
+	switch raw {
+	case "F64":
+		dt = arrays.Float64
+	case "BF16":
+		dt = arrays.BFloat16
+		if o.Format == arrays.FormatNPZ {
+			raw, dt, why = "F32", arrays.Float32, "written as F32: NumPy files cannot hold bfloat16"
+		}
+	case "F32":
+	default:
+		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes float64, float32 and bfloat16, not %s", l.RawType)
+	}
+	rec.DType = raw
+	modal := layouts.StripedHyena
+	if l.Layout == layouts.S4 || l.Layout == layouts.S4D {
+		modal = layouts.S4D
+	}
+	tries := []layouts.Layout{layouts.RTF, modal}
+	if o.Options.ToLayout != "" {
+		lay, err := layouts.ParseLayout(o.Options.ToLayout)
+		if err != nil {
+			return nil, rec, "", inputError{err}
+		}
+		tries = []layouts.Layout{lay}
+	}
+	forms := map[filters.Form]bool{}
+	for _, f := range fs {
+		forms[f.Form()] = true
+	}
+	bank := &filters.Bank{Channels: fs}
+	if len(forms) > 1 { // orders fitted apart may come in different forms: one for the layout
+		var err error
+		if bank, _, err = filters.ConvertBank(bank, filters.FormDiagonal); err != nil {
+			return nil, rec, "", fmt.Errorf("layer %q: %w", l.Prefix, err)
+		}
+	}
+	doc := filters.Document{Bank: bank}
+	var failures []string
+	var last []arrays.Named
+	for _, lay := range tries {
+		opts := map[string]string{}
+		truncLen := 0
+		if lay == layouts.RTF {
+			truncLen = l.Length
+			opts["trunc-len"] = strconv.Itoa(truncLen)
+			opts["h0"] = "once"
+			if layouts.SafariHyenaRTF(l.Prefix) {
+				opts["h0"] = "twice"
+			}
+		}
+		lo := layouts.Options{Values: opts}
+		tensors, _, err := layouts.Export(doc, lay, lo, l.Prefix)
+		if err != nil {
+			failures = append(failures, fmt.Sprintf("%s: %v", lay, oneLineErr(err)))
+			continue
+		}
+		rb, err := layouts.ReadBack(doc, tensors, dt, lay, lo, l.Prefix)
+		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen}
+		last = tensors
+		rec.ToLayout, rec.ReadBackError = string(lay), rb.RelError
+		if check.Failed() {
+			text, _ := check.Summary("a float64 checkpoint")
+			failures = append(failures, fmt.Sprintf("%s: %s", lay, text))
+			continue
+		}
+		for _, t := range tensors {
+			rec.Tensors = append(rec.Tensors, t.Name)
+		}
+		if len(failures) > 0 {
+			rec.Why = strings.Join(failures, "; ")
+		}
+		note := ""
+		if lay != layouts.RTF && o.Options.ToLayout == "" {
+			note = fmt.Sprintf("layer %s: written in the %s layout: the rtf layout does not hold the fit (%s)", l.Prefix, lay, rec.Why)
+		}
+		if why != "" {
+			note = strings.TrimPrefix(note+"; "+why, "; ")
+		}
+		return tensors, rec, note, nil
+	}
+	msg := fmt.Sprintf("layer %q: no layout tried holds the fit: %s", l.Prefix, strings.Join(failures, "; "))
+	if !o.Force || last == nil {
+		return nil, rec, "", inputf("%s (--force writes it anyway; --to-layout picks another layout)", msg)
+	}
+	for _, t := range last {
+		rec.Tensors = append(rec.Tensors, t.Name)
+	}
+	rec.Why = strings.Join(failures, "; ")
+	return last, rec, "written anyway (--force): " + msg, nil
+}
+
+func oneLineErr(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+// WriteFile writes the distilled checkpoint to path atomically, one tensor at a time: the
+// input's tensors are read as they are written.
+func (a *Assembly) WriteFile(path string) error {
+	err := atomicfile.WriteWith(path, func(w io.Writer) error {
+		return arrays.WriteRaw(w, a.format, a.infos, arrays.RawOptions{Metadata: a.meta}, func(i int) ([]byte, error) {
+			if b, ok := a.fresh[i]; ok {
+				return b, nil
+			}
+			b, err := a.c.file.ReadRaw(a.infos[i].Name)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", a.c.Path, err)
+			}
+			return b, nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
+	return nil
+}
+
+// Tensors lists the tensors the checkpoint holds, in order.
+func (a *Assembly) Tensors() []arrays.RawInfo { return slices.Clone(a.infos) }
+
+// MarshalManifest returns a manifest as the JSON of OUT.manifest.json.
+func MarshalManifest(m plan.Manifest) ([]byte, error) {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	return append(b, '\n'), nil
+}

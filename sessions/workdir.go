@@ -1,0 +1,294 @@
+package sessions
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/strictjson"
+	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/train/plan"
+)
+
+// The formats of the files a whole-model distillation leaves: a fitted unit in a work
+// directory, and a shard's part (its units, for ssmlab merge).
+const (
+	UnitFormat = "ssmlab-distill-unit/1"
+	PartFormat = "ssmlab-distill-part/1"
+)
+
+// unitRecord is a fitted unit as stored: the unit, its fit key (plan.FitKey), a record and a
+// filter file document per channel.
+type unitRecord struct {
+	Format   string               `json:"format"`
+	Key      string               `json:"key"`
+	Unit     plan.Unit            `json:"unit"`
+	Channels []plan.ChannelRecord `json:"channels"`
+	Filters  []json.RawMessage    `json:"filters"`
+	Warnings []string             `json:"warnings,omitempty"`
+}
+
+func encodeUnit(key string, r *plan.UnitResult) (unitRecord, error) {
+	rec := unitRecord{Format: UnitFormat, Key: key, Unit: r.Unit, Channels: r.Channels, Warnings: r.Warnings}
+	for c, f := range r.Filters {
+		b, err := filterfile.Marshal(filters.Document{Filter: f})
+		if err != nil {
+			return rec, fmt.Errorf("%s, channel %d: %w", r.Unit.ID(), r.Unit.Lo+c, err)
+		}
+		rec.Filters = append(rec.Filters, b)
+	}
+	return rec, nil
+}
+
+// decode checks a record against the unit and key expected and reads its filters.
+func (rec unitRecord) decode(key string, want plan.Unit) (*plan.UnitResult, error) {
+	switch {
+	case rec.Format != UnitFormat:
+		return nil, fmt.Errorf("format %q, want %q", rec.Format, UnitFormat)
+	case rec.Key != key:
+		return nil, fmt.Errorf("fitted with other options or from another input (key %.12s…, want %.12s…)", rec.Key, key)
+	case rec.Unit != want:
+		return nil, fmt.Errorf("holds unit %s (length %d, order %d), want %s (length %d, order %d)", rec.Unit.ID(), rec.Unit.Length, rec.Unit.Order, want.ID(), want.Length, want.Order)
+	case len(rec.Filters) != want.Channels() || len(rec.Channels) != want.Channels():
+		return nil, fmt.Errorf("holds %d filters and %d records for %d channels", len(rec.Filters), len(rec.Channels), want.Channels())
+	}
+	r := &plan.UnitResult{Unit: rec.Unit, Channels: rec.Channels, Warnings: rec.Warnings}
+	for c, b := range rec.Filters {
+		doc, err := filterfile.Unmarshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("channel %d: %w", want.Lo+c, err)
+		}
+		if doc.Filter == nil {
+			return nil, fmt.Errorf("channel %d holds a bank, not a filter", want.Lo+c)
+		}
+		if rec.Channels[c].Channel != want.Lo+c {
+			return nil, fmt.Errorf("record %d is of channel %d, want %d", c, rec.Channels[c].Channel, want.Lo+c)
+		}
+		r.Filters = append(r.Filters, doc.Filter)
+	}
+	return r, nil
+}
+
+// WorkDir keeps the fitted units of a distillation, one file each, so that a run stopped at
+// any moment goes on where it stopped (it is a plan.Store). Its files are written atomically;
+// each unit has one writer (its shard), and a unit's file name depends on the fit key, so
+// runs with other inputs or options share a directory without mixing.
+type WorkDir struct {
+	Dir string
+	Key string
+	// Ignored lists the files Load found and could not use (another format, a damaged
+	// file), which are fitted again.
+	Ignored []string
+}
+
+// OpenWorkDir makes the work directory dir (and its parents) if missing.
+func OpenWorkDir(dir, key string) (*WorkDir, error) {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, fmt.Errorf("work directory %s: %w", dir, userfile.PathErr(err))
+	}
+	return &WorkDir{Dir: dir, Key: key}, nil
+}
+
+// Path returns the file of a unit.
+func (w *WorkDir) Path(u plan.Unit) string {
+	b, _ := json.Marshal(u)
+	h := sha256.Sum256(append([]byte(w.Key+"\n"), b...))
+	return filepath.Join(w.Dir, "unit-"+hex.EncodeToString(h[:12])+".json")
+}
+
+// Load returns the unit fitted before, or nil.
+func (w *WorkDir) Load(u plan.Unit) (*plan.UnitResult, error) {
+	path := w.Path(u)
+	data, err := userfile.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rec unitRecord
+	if err := unmarshalStrict(data, &rec); err != nil {
+		w.Ignored = append(w.Ignored, fmt.Sprintf("%s: %v", path, err))
+		return nil, nil
+	}
+	r, err := rec.decode(w.Key, u)
+	if err != nil {
+		w.Ignored = append(w.Ignored, fmt.Sprintf("%s: %v", path, err))
+		return nil, nil
+	}
+	return r, nil
+}
+
+// Save keeps a fitted unit.
+func (w *WorkDir) Save(r *plan.UnitResult) error {
+	rec, err := encodeUnit(w.Key, r)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.Unit.ID(), err)
+	}
+	path := w.Path(r.Unit)
+	if err := atomicfile.WriteFile(path, append(data, '\n')); err != nil {
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
+	return nil
+}
+
+// unmarshalStrict decodes JSON after strictjson's checks (a key given twice is an error).
+func unmarshalStrict(data []byte, v any) error {
+	if err := strictjson.Check(data); err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
+}
+
+// Part is a shard's share of a distillation: the input it read (and where), the options, the
+// plan it shared (plan.Hash) and its units, fitted. ssmlab merge assembles parts.
+type Part struct {
+	Input     plan.Input
+	InputPath string
+	Options   plan.Options
+	Plan      string
+	Shard     plan.Shard
+	Units     []*plan.UnitResult
+}
+
+type partFile struct {
+	Format    string       `json:"format"`
+	Input     plan.Input   `json:"input"`
+	InputPath string       `json:"input_path"`
+	Options   plan.Options `json:"options"`
+	Plan      string       `json:"plan"`
+	Shard     plan.Shard   `json:"shard"`
+	Units     []unitRecord `json:"units"`
+}
+
+// EncodePart returns a part file.
+func EncodePart(p *Part) ([]byte, error) {
+	key := plan.FitKey(p.Input, p.Options)
+	pf := partFile{Format: PartFormat, Input: p.Input, InputPath: p.InputPath, Options: p.Options, Plan: p.Plan, Shard: p.Shard}
+	for _, r := range p.Units {
+		rec, err := encodeUnit(key, r)
+		if err != nil {
+			return nil, err
+		}
+		pf.Units = append(pf.Units, rec)
+	}
+	data, err := json.Marshal(pf)
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// ReadPart reads a part file. Its errors start with the path.
+func ReadPart(path string) (*Part, error) {
+	data, err := userfile.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var pf partFile
+	if err := unmarshalStrict(data, &pf); err != nil {
+		return nil, inputf("%s: not a part file: %v", path, err)
+	}
+	if pf.Format != PartFormat {
+		return nil, inputf("%s: format %q, want %q (a part written by ssmlab distill with a shard)", path, pf.Format, PartFormat)
+	}
+	p := &Part{Input: pf.Input, InputPath: pf.InputPath, Options: pf.Options, Plan: pf.Plan, Shard: pf.Shard}
+	key := plan.FitKey(p.Input, p.Options)
+	for _, rec := range pf.Units {
+		r, err := rec.decode(key, rec.Unit)
+		if err != nil {
+			return nil, inputf("%s: unit %s: %v", path, rec.Unit.ID(), err)
+		}
+		p.Units = append(p.Units, r)
+	}
+	return p, nil
+}
+
+// MergeParts checks that parts (read from the files named) come from one input with the
+// same options and plan, the plan of units, and that together they hold every unit exactly
+// once; it returns the units' results in the plan's order. A gap or an overlap is a
+// *plan.CoverageError naming the units.
+func MergeParts(parts []*Part, names []string, units []plan.Unit) ([]*plan.UnitResult, error) {
+	if len(parts) == 0 {
+		return nil, inputf("no parts to merge")
+	}
+	first := parts[0]
+	for i, p := range parts[1:] {
+		switch {
+		case p.Input != first.Input:
+			return nil, inputf("%s and %s distil different inputs (%s, %d bytes, sha256 %.12s… and %s, %d bytes, sha256 %.12s…)",
+				names[0], names[i+1], first.Input.Name, first.Input.Size, first.Input.SHA256, p.Input.Name, p.Input.Size, p.Input.SHA256)
+		case !reflect.DeepEqual(p.Options, first.Options):
+			return nil, inputf("%s and %s were made with different options: %s", names[0], names[i+1], optionsDiff(first.Options, p.Options))
+		case p.Shard.Count != first.Shard.Count:
+			return nil, inputf("%s is shard %s and %s shard %s: the job was divided differently", names[0], first.Shard, names[i+1], p.Shard)
+		}
+	}
+	want := plan.Hash(units)
+	for i, p := range parts {
+		if p.Plan != want {
+			return nil, inputf("%s was made for another plan of the work than this input and options give (another ssmlab version?)", names[i])
+		}
+	}
+	ids := make([][]string, len(parts))
+	byID := map[string]*plan.UnitResult{}
+	for i, p := range parts {
+		for _, r := range p.Units {
+			ids[i] = append(ids[i], r.Unit.ID())
+			byID[r.Unit.ID()] = r
+		}
+	}
+	if err := plan.Coverage(units, ids); err != nil {
+		return nil, inputError{fmt.Errorf("the parts do not cover the work once: %w", err)}
+	}
+	out := make([]*plan.UnitResult, len(units))
+	for i, u := range units {
+		out[i] = byID[u.ID()]
+	}
+	return out, nil
+}
+
+// optionsDiff names the options two parts disagree on.
+func optionsDiff(a, b plan.Options) string {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	var ma, mb map[string]any
+	json.Unmarshal(ja, &ma)
+	json.Unmarshal(jb, &mb)
+	var diff []string
+	for k, v := range ma {
+		if !reflect.DeepEqual(v, mb[k]) {
+			diff = append(diff, fmt.Sprintf("%s %v and %v", k, jsonText(v), jsonText(mb[k])))
+		}
+	}
+	for k, v := range mb {
+		if _, ok := ma[k]; !ok {
+			diff = append(diff, fmt.Sprintf("%s unset and %v", k, jsonText(v)))
+		}
+	}
+	if len(diff) == 0 {
+		return "?"
+	}
+	sort.Strings(diff)
+	return strings.Join(diff, "; ")
+}
+
+func jsonText(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,103 @@
+package sessions_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/train"
+	"github.com/ssmlab/ssmlab/train/plan"
+)
+
+func fittedUnit(t *testing.T, u plan.Unit) *plan.UnitResult {
+	t.Helper()
+	r := &plan.UnitResult{Unit: u, Warnings: []string{"w"}}
+	for c := u.Lo; c < u.Hi; c++ {
+		f, err := filters.NewDiagonal([]complex128{complex(0.5+0.01*float64(c), 0.1), complex(0.5+0.01*float64(c), -0.1)},
+			[]complex128{complex(1, 1.0/3), complex(1, -1.0/3)}, 0.1*float64(c))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Filters = append(r.Filters, f)
+		r.Channels = append(r.Channels, plan.ChannelRecord{Channel: c, Order: 2, Model: train.ModelModal, ChannelReport: train.ChannelReport{RelError: 1e-3 / 7, Stable: true}, Backend: "cpu", Seconds: 0.25})
+	}
+	return r
+}
+
+// A work directory gives back exactly what was saved, and nothing for another key, another
+// unit or a damaged file, which it names as ignored.
+func TestWorkDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a", "work")
+	w, err := sessions.OpenWorkDir(dir, "key1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := plan.Unit{Prefix: "layers.0.", Lo: 4, Hi: 7, Length: 64, Order: 2}
+	if r, err := w.Load(u); r != nil || err != nil {
+		t.Fatalf("an empty directory gave %v, %v", r, err)
+	}
+	want := fittedUnit(t, u)
+	if err := w.Save(want); err != nil {
+		t.Fatal(err)
+	}
+	got, err := w.Load(u)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("loaded %+v, %v; want %+v", got, err, want)
+	}
+	other, _ := sessions.OpenWorkDir(dir, "key2")
+	if r, _ := other.Load(u); r != nil {
+		t.Error("another key found the unit")
+	}
+	// A file of another unit where this one's should be: ignored, and said.
+	v := u
+	v.Hi = 6
+	if err := os.Rename(w.Path(u), w.Path(v)); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := w.Load(v); r != nil || len(w.Ignored) != 1 || !strings.Contains(w.Ignored[0], "holds unit layers.0.[4:7]") {
+		t.Errorf("got %v, ignored %q", r, w.Ignored)
+	}
+	if err := os.WriteFile(w.Path(u), []byte(`{"format": 1, "format": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := w.Load(u); r != nil || len(w.Ignored) != 2 || !strings.Contains(w.Ignored[1], "duplicate key") {
+		t.Errorf("got %v, ignored %q", r, w.Ignored)
+	}
+}
+
+// A part file reads back as written; merging refuses parts of other inputs.
+func TestPartRoundTrip(t *testing.T) {
+	u0 := plan.Unit{Prefix: "l.", Lo: 0, Hi: 2, Length: 32, Order: 2}
+	u1 := plan.Unit{Prefix: "l.", Lo: 2, Hi: 4, Length: 32, Order: 2}
+	in := plan.Input{Name: "m.pt", Size: 10, SHA256: "ab"}
+	p := &sessions.Part{Input: in, InputPath: "/x/m.pt", Options: plan.Options{Order: 2, Chunk: 2}, Plan: plan.Hash([]plan.Unit{u0, u1}), Shard: plan.Shard{Index: 1, Count: 2}, Units: []*plan.UnitResult{fittedUnit(t, u1)}}
+	data, err := sessions.EncodePart(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "p.json")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sessions.ReadPart(path)
+	if err != nil || !reflect.DeepEqual(got, p) {
+		t.Fatalf("read %+v, %v", got, err)
+	}
+	q := *p
+	q.Input.SHA256 = "cd"
+	q.Units = []*plan.UnitResult{fittedUnit(t, u0)}
+	_, err = sessions.MergeParts([]*sessions.Part{p, &q}, []string{"a", "b"}, []plan.Unit{u0, u1})
+	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "a and b distil different inputs") {
+		t.Errorf("got %v", err)
+	}
+	q.Input = in
+	res, err := sessions.MergeParts([]*sessions.Part{p, &q}, []string{"a", "b"}, []plan.Unit{u0, u1})
+	if err != nil || res[0].Unit != u0 || res[1].Unit != u1 {
+		t.Errorf("merged %v, %v", res, err)
+	}
+}
