@@ -33,6 +33,7 @@ type modelFlags struct {
 	chunk    int
 	maxOrder int
 	force    bool
+	dtype    string
 }
 
 func addModelFlags(f *pflag.FlagSet, m *modelFlags) {
@@ -44,6 +45,7 @@ func addModelFlags(f *pflag.FlagSet, m *modelFlags) {
 	f.IntVar(&m.chunk, "chunk", 64, "checkpoint: the most channels fitted as one unit of work")
 	f.IntVar(&m.maxOrder, "max-order", 64, "--order auto: the largest order a channel gets")
 	f.BoolVar(&m.force, "force", false, "checkpoint: write a layer whose tensors read back beyond their dtype's limit in every layout tried")
+	f.StringVar(&m.dtype, "dtype", "", "checkpoint: write the distilled layers' tensors as `T`: float64, float32 or bfloat16 (default: each layer's own)")
 }
 
 // checkpointFormat returns the container a path's extension names, if any.
@@ -60,7 +62,7 @@ func checkpointFormat(path string) (arrays.Format, bool) {
 }
 
 // modelOnly are the flags that apply to a whole checkpoint only.
-var modelOnly = []string{"to-layout", "layers", "shard", "shards", "work-dir", "chunk", "force"}
+var modelOnly = []string{"to-layout", "layers", "shard", "shards", "work-dir", "chunk", "force", "dtype"}
 
 // distillModel distils every long-filter layer of a checkpoint (or this shard's share).
 func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *modelFlags, lf *layoutFlags, length int) error {
@@ -93,6 +95,14 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 			return fmt.Errorf("--to-layout %q: want %s", m.toLayout, layoutNames(layouts.ExportLayouts))
 		}
 	}
+	dtype := ""
+	if m.dtype != "" {
+		d, err := arrays.ParseDType(m.dtype)
+		if err != nil || d == arrays.Float16 || d == arrays.Complex64 || d == arrays.Complex128 {
+			return fmt.Errorf("--dtype %q: want float64, float32 or bfloat16", m.dtype)
+		}
+		dtype = arrays.RawType(d)
+	}
 	if m.chunk < 1 || m.chunk > plan.MaxChunk {
 		return fmt.Errorf("--chunk %d outside [1, %d]", m.chunk, plan.MaxChunk)
 	}
@@ -101,7 +111,7 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 		return err
 	}
 	format, _ := checkpointFormat(j.out)
-	opts := plan.Options{Layout: "auto", LayoutOptions: lf.options(), Layers: m.layers, Length: length, Chunk: m.chunk, ToLayout: m.toLayout, Spec: spec}
+	opts := plan.Options{Layout: "auto", LayoutOptions: lf.options(), Layers: m.layers, Length: length, Chunk: m.chunk, ToLayout: m.toLayout, DType: dtype, Spec: spec}
 	if lf.layout != "" {
 		opts.Layout = lf.layout
 	}

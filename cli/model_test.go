@@ -26,8 +26,9 @@ import (
 // samples per layer (testdata/scale/gen_model.py).
 var modelCkpt, _ = filepath.Abs("../testdata/scale/hyena_lm.safetensors")
 
-// modelRecipe is a quick recipe for it: 6 units of 8 channels.
-var modelRecipe = []string{"--order", "6", "--model", "modal", "--steps", "40", "--refine", "5", "--chunk", "8"}
+// modelRecipe is a quick recipe for it: 6 units of 8 channels, written in float64 (the fits
+// of these slowly decaying kernels hold their accuracy in no float32 layout).
+var modelRecipe = []string{"--order", "6", "--model", "modal", "--steps", "40", "--refine", "5", "--chunk", "8", "--dtype", "float64"}
 
 func distillModelArgs(out string, extra ...string) []string {
 	return append(append(append([]string{"distill", modelCkpt}, modelRecipe...), "-o", out), extra...)
@@ -86,7 +87,7 @@ func TestDistillModel(t *testing.T) {
 		t.Fatalf("manifest: %+v", m)
 	}
 	for _, l := range m.Layers {
-		if l.Layout != "hyena" || len(l.Channels) != 16 || l.Length != 256 || l.DType != "F32" {
+		if l.Layout != "hyena" || len(l.Channels) != 16 || l.Length != 256 || l.DType != "F64" {
 			t.Errorf("layer %s: %s → %s, %d channels, length %d, %s", l.Prefix, l.Layout, l.ToLayout, len(l.Channels), l.Length, l.DType)
 		}
 		for i, c := range l.Channels {
@@ -272,6 +273,33 @@ func TestDistillModelFormatsAndLayouts(t *testing.T) {
 		outs = append(outs, out)
 	}
 	checkInTorch(t, in, outs...)
+	// A float32 checkpoint: its layers in float32 tensors, refused where they lose more than
+	// float32's limit, and written with --force, whose manifest records what they lose.
+	f32 := filepath.Join(dir, "f32.safetensors")
+	args := []string{"distill", modelCkpt, "--order", "8", "--to-layout", "stripedhyena", "-o", f32}
+	r := run(t, "", args...)
+	if r.code == 0 {
+		t.Skipf("the fits held in float32 this time; the refusal is not tested: %s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "no layout tried holds the fit: stripedhyena: reads back in the stripedhyena layout as float32") || !strings.Contains(r.stderr, "--dtype another element type") {
+		t.Fatal(r)
+	}
+	if r = run(t, "", append(args, "--force")...); r.code != 0 || !strings.Contains(r.stderr, "note: written anyway (--force)") {
+		t.Fatal(r)
+	}
+	beyond := 0
+	for _, l := range readManifest(t, f32).Layers {
+		if l.DType != "F32" || l.ToLayout != "stripedhyena" {
+			t.Errorf("layer %s: %s %s", l.Prefix, l.ToLayout, l.DType)
+		}
+		if l.ReadBackError > 1e-4 {
+			beyond++
+		}
+	}
+	if beyond == 0 {
+		t.Error("--force wrote no layer beyond float32's limit, where distill refused one")
+	}
+	checkInTorch(t, modelCkpt, f32)
 }
 
 // TestDistillModelResumes kills a distillation once its first layer is done and runs the same

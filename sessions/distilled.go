@@ -31,7 +31,8 @@ type DistilledOptions struct {
 	// and S4D layers, stripedhyena for the others).
 	Options plan.Options
 	// Force writes a layer whose tensors do not read back within the limit in any layout
-	// tried (in the last one tried), with a note, where Assemble would fail.
+	// tried (in the last one tried), with a note, where Assemble would fail. The options'
+	// DType is the element type of the tensors written (each layer's own when empty).
 	Force bool
 }
 
@@ -172,6 +173,9 @@ func keepsRTF(c *Checkpoint) bool {
 func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length}
 	raw, dt, why := l.RawType, arrays.Float32, ""
+	if o.Options.DType != "" {
+		raw = o.Options.DType
+	}
 	switch raw {
 	case "F64":
 		dt = arrays.Float64
@@ -182,7 +186,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]array
 		}
 	case "F32":
 	default:
-		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes float64, float32 and bfloat16, not %s", l.RawType)
+		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes float64, float32 and bfloat16, not %s", raw)
 	}
 	rec.DType = raw
 	modal := layouts.StripedHyena
@@ -228,12 +232,12 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]array
 			failures = append(failures, fmt.Sprintf("%s: %v", lay, oneLineErr(err)))
 			continue
 		}
-		rb, err := layouts.ReadBack(doc, tensors, dt, lay, lo, l.Prefix)
+		rb, err := layouts.ReadBackOver(doc, tensors, dt, lay, lo, l.Prefix, l.Length)
 		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen}
 		last = tensors
 		rec.ToLayout, rec.ReadBackError = string(lay), rb.RelError
 		if check.Failed() {
-			text, _ := check.Summary("a float64 checkpoint")
+			text, _ := check.Summary("--dtype float64")
 			failures = append(failures, fmt.Sprintf("%s: %s", lay, text))
 			continue
 		}
@@ -254,7 +258,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]array
 	}
 	msg := fmt.Sprintf("layer %q: no layout tried holds the fit: %s", l.Prefix, strings.Join(failures, "; "))
 	if !o.Force || last == nil {
-		return nil, rec, "", inputf("%s (--force writes it anyway; --to-layout picks another layout)", msg)
+		return nil, rec, "", inputf("%s (--force writes it anyway; --to-layout picks another layout, --dtype another element type)", msg)
 	}
 	for _, t := range last {
 		rec.Tensors = append(rec.Tensors, t.Name)

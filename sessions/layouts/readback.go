@@ -29,6 +29,13 @@ const (
 // filter was stable and whose read-back is not (where finding the poles costs less than
 // 2^33 multiply-adds). It fails when the tensors cannot be read back.
 func ReadBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string) (Check, error) {
+	return ReadBackOver(doc, tensors, dt, lay, o, prefix, 0)
+}
+
+// ReadBackOver is ReadBack over the first length samples of each channel (0: as ReadBack
+// chooses), for a layer whose model uses kernels of that length: a distilled Hyena layer of
+// l_max samples is judged over them, not over the tail beyond, which its model never uses.
+func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string, length int) (Check, error) {
 	chans := []filters.Filter{doc.Filter}
 	if doc.Bank != nil {
 		chans = doc.Bank.Channels
@@ -52,8 +59,8 @@ func ReadBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay
 	if r.Bank == nil || len(r.Bank.Channels) != len(chans) {
 		return Check{}, invalidf("the tensors read back as %d channels, not %d", len(r.Bank.Channels), len(chans))
 	}
-	n := 0
-	if lay == RTF {
+	n := length
+	if lay == RTF && n == 0 {
 		n = o.int(RTF, "trunc-len")
 	}
 	var c Check

@@ -43,6 +43,9 @@ type Options struct {
 	// ToLayout is the layout the distilled layers are written in; empty: rtf where the
 	// tensors read back within their dtype's limit, else a modal layout.
 	ToLayout string `json:"to_layout,omitempty"`
+	// DType is the element type the distilled layers' tensors are written in ("F64", "F32",
+	// "BF16"); empty: each layer's own.
+	DType string `json:"dtype,omitempty"`
 	// Spec is the fitting recipe (its Order is each unit's; its Target is unused).
 	Spec train.Spec `json:"spec"`
 }
@@ -122,11 +125,11 @@ type UnitResult struct {
 }
 
 // FitKey names what a unit's fit depends on beside the unit itself: the input's content and
-// the options that change a fit (not the layer pattern, the chunk size, the layout written
-// nor the backend asked for), so that a unit fitted once is found again by a run with other
+// the options that change a fit (not the layer pattern, the chunk size, the layout and dtype
+// written nor the backend asked for), so that a unit fitted once is found again by a run with other
 // such options (a work directory is keyed by it).
 func FitKey(in Input, o Options) string {
-	o.Layers, o.Chunk, o.ToLayout, o.Spec.Backend = "", 0, "", ""
+	o.Layers, o.Chunk, o.ToLayout, o.DType, o.Spec.Backend = "", 0, "", "", ""
 	b, err := json.Marshal(struct {
 		SHA256  string  `json:"sha256"`
 		Options Options `json:"options"`
