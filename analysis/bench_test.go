@@ -12,7 +12,7 @@ import (
 )
 
 // BenchmarkRTFKernel generates the kernels of an RTF layer: D = 1024 channels of order
-// n = 64, L = 4096, from (a, b̃, h0) as in training (seed 004 Alg. 1: FFT of the padded
+// n = 64, L = 4096, from (a, b̃, h0) as in training (RTF paper, Alg. 1: FFT of the padded
 // coefficients, divide, inverse FFT), on GOMAXPROCS goroutines. bench/rtf_kernel_torch.py
 // times PyTorch's CPU path for the same computation.
 func BenchmarkRTFKernel(b *testing.B) {

@@ -17,14 +17,14 @@
 // 1e-10, the bar):
 //
 //   - Recurrence: the form's own recurrence (state, difference equation, cascade, modal).
-//   - FFT: the state-free kernel of seed 004 Algorithm 1, iFFT(FFT(b̃)/FFT(a)), with the
+//   - FFT: the state-free kernel of the RTF paper, Algorithm 1, iFFT(FFT(b̃)/FFT(a)), with the
 //     truncation correction b̃ = C(I - A^L) of eq. 13 (rtf.Truncate), which makes the
 //     L-point kernel exact instead of aliased. KernelPlan generates kernels for a bank of RTF channels with the
 //     pruned radix-4 FFT of internal/fft at power-of-two L (tested against gonum's
 //     dsp/fourier), and with its real FFT (Bluestein's algorithm or FFTPACK) otherwise.
 //   - Vandermonde: the modal sum Σ rᵢλᵢ^(t-1) with powers built in chunks from anchors in polar
 //     form, accurate for |λ| near 1 (no λ^t by repeated pow, no t·eps drift).
-//   - Scan: the diagonal recurrence as a parallel prefix scan (seed 001 Prop. 2).
+//   - Scan: the diagonal recurrence as a parallel prefix scan (LDStack paper, Prop. 2).
 //
 // Kernels (impulse responses given as samples, such as distillation targets) are FIR
 // filters: KernelResponse evaluates their DTFT and KernelGroupDelay the exact derivative of
@@ -123,11 +123,12 @@
 //
 // # References
 //
-//   - seed 004 (RTF, state-free inference of SSMs): Algorithm 1 and eqs. 8–15 (the kernel),
-//     eq. 13 (the truncation correction and its inverse), eq. 16 (the companion realisation),
-//     eq. 17 (Montel's constraint).
-//   - seed 001 (LDStack): Proposition 2 (parallel linear recurrences by scans).
-//   - seed 002 (LSSL): the Krylov kernel K = (CB, CAB, …), which Impulse computes.
+// The papers are cited by short name; docs/maths.md ("The papers") lists them in full.
+//
+//   - RTF paper: Algorithm 1 and eqs. 8–15 (the kernel), eq. 13 (the truncation correction and
+//     its inverse), eq. 16 (the companion realisation), eq. 17 (Montel's constraint).
+//   - LDStack paper: Proposition 2 (parallel linear recurrences by scans).
+//   - LSSL paper: the Krylov kernel K = (CB, CAB, …), which Impulse computes.
 //   - R. H. Bartels and G. W. Stewart, Solution of the matrix equation AX + XB = C (1972);
 //     A. J. Laub et al., Computation of system balancing transformations (1987) for the
 //     square-root method; the discrete-time bound ‖H - H_r‖_∞ ≤ 2·Σ_{i>r} σᵢ.

@@ -63,8 +63,8 @@ func randomStable(rng *rand.Rand, n int, rho float64) *filters.Dense {
 }
 
 // montelTF returns a random transfer function whose denominator satisfies Montel's constraint
-// Σ|aᵢ| = s < 1 (seed 004 eq. 17), so that its poles lie inside the disc and its values on the
-// unit circle stay between 1 - s and 1 + s: the RTF initialisation of seed 004 §3.4.
+// Σ|aᵢ| = s < 1 (RTF paper, eq. 17), so that its poles lie inside the disc and its values on the
+// unit circle stay between 1 - s and 1 + s: the RTF initialisation of the RTF paper, §3.4.
 func montelTF(rng *rand.Rand, n int, s float64) *filters.TransferFunction {
 	a, b := make([]float64, n), make([]float64, n)
 	sum := 0.0

@@ -22,7 +22,7 @@ const (
 	// of first-order sections of a ZPK filter and the diagonal recurrence xᵢ ← λᵢxᵢ of a
 	// modal filter. O(nL) (O(n²L) dense).
 	Recurrence Method = "recurrence"
-	// FFT is the state-free kernel of seed 004 Alg. 1 on the transfer-function coefficients,
+	// FFT is the state-free kernel of the RTF paper, Alg. 1 on the transfer-function coefficients,
 	// with the truncation correction of eq. 13 so that the result is exact rather than
 	// aliased. O(n² log L + L log L) after a conversion to the tf form when f is not one.
 	FFT Method = "fft"
@@ -30,7 +30,7 @@ const (
 	// with powers built in chunks from anchors computed in polar form. O(nL) after a
 	// conversion to the modal form when f is not one.
 	Vandermonde Method = "vandermonde"
-	// Scan runs the diagonal recurrence as a parallel prefix scan (seed 001 Prop. 2): each
+	// Scan runs the diagonal recurrence as a parallel prefix scan (LDStack paper, Prop. 2): each
 	// time chunk is reduced, the chunk carries are combined, and each chunk is scanned from
 	// its carry by a work-efficient tree. O(nL) work, O(n(L/p + log p)) depth on p cores.
 	Scan Method = "scan"
@@ -196,7 +196,7 @@ func vandermonde(h []float64, md modal) {
 	}
 }
 
-// fftImpulse computes h by Algorithm 1 of seed 004 on the tf form of f, with the FFT length
+// fftImpulse computes h by Algorithm 1 of the RTF paper on the tf form of f, with the FFT length
 // N = len(h) and the numerator corrected for that N (eq. 13), so that the N-periodic kernel is
 // exactly h.
 func fftImpulse(h []float64, f filters.Filter) error {

@@ -10,7 +10,7 @@ import (
 )
 
 // KernelPlan generates length-L convolution kernels of rational transfer functions of order n
-// by the state-free Algorithm 1 of seed 004:
+// by the state-free Algorithm 1 of the RTF paper:
 //
 //	h = iFFT_L( FFT_L(b̃) / FFT_L(a) ),  h[0] = h0,
 //

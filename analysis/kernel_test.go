@@ -57,7 +57,7 @@ func TestKernelPlan(t *testing.T) {
 }
 
 // TestKernelAliasing shows what the correction is for: with the plain numerator b, the
-// kernel is the L-periodic sum Σₖ h[t + kL] (seed 004 eq. 8–12), h[0] aside.
+// kernel is the L-periodic sum Σₖ h[t + kL] (RTF paper, eq. 8–12), h[0] aside.
 func TestKernelAliasing(t *testing.T) {
 	// Poles 0.999·e^{±0.3i}: the response decays by only 0.999^256 ≈ 0.77 within L.
 	f, err := filters.NewTransferFunction([]float64{-2 * 0.999 * math.Cos(0.3), 0.999 * 0.999}, []float64{1, 0.5}, 0.25)

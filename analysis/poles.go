@@ -65,7 +65,7 @@ type Properties struct {
 	Stability      Stability
 	Offending      []complex128 // the poles with |p| ≥ 1 - filters.MarginalTol
 	// Montel is Σᵢ|aᵢ| over the non-leading coefficients of the monic denominator
-	// zⁿ + a₁zⁿ⁻¹ + … + aₙ (seed 004 eq. 17): Montel ≤ 1 guarantees every pole inside the
+	// zⁿ + a₁zⁿ⁻¹ + … + aₙ (RTF paper, eq. 17): Montel ≤ 1 guarantees every pole inside the
 	// unit disc (it is sufficient, not necessary). For forms without coefficients the
 	// denominator is expanded from the poles.
 	Montel float64

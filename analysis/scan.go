@@ -10,8 +10,8 @@ import (
 const scanParallelMin = 1 << 13
 
 // scanImpulse computes h[t] = h0·δ[t] + Σᵢ wᵢ·Re(rᵢ·sᵢ[t-1]) where sᵢ runs the diagonal
-// recurrence sᵢ[t] = λᵢ·sᵢ[t-1] + u[t] with u = δ (seed 001 eq. 3 with B' the all-ones vector,
-// and C' the residues), by the parallel linear recurrence of seed 001 Prop. 2:
+// recurrence sᵢ[t] = λᵢ·sᵢ[t-1] + u[t] with u = δ (LDStack paper, eq. 3 with B' the all-ones vector,
+// and C' the residues), by the parallel linear recurrence of the LDStack paper, Prop. 2:
 //
 //  1. the T = len(h) - 1 steps are cut into p chunks of a power-of-two length C; each chunk
 //     is reduced (an up-sweep of a balanced tree of the operator

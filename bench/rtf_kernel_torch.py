@@ -2,7 +2,7 @@
 """Time RTF kernel generation in PyTorch on the CPU, for comparison with
 `go test ./analysis -run '^$' -bench RTFKernel` (D = 1024 channels, n = 64, L = 4096).
 
-The computation is the state-free kernel of the RTF paper (seed 004 Alg. 1) from the
+The computation is the state-free kernel of the RTF paper (Alg. 1) from the
 trained, truncation-corrected coefficients (a, b~, h0): rfft of the zero-padded denominator
 (1, a1..an) and numerator (0, b~1..b~n), divide, add h0, irfft. float64, like the Go code
 (--float32 times the single-precision path too, for reference). Random Montel-constrained

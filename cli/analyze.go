@@ -62,7 +62,7 @@ func newAnalyze(s *streams) *cobra.Command {
                      (square-root method); "hsv_unstable" lists the poles on or outside the
                      unit circle, which have none, when there are any
   properties         --properties: {"stability": stable|marginal|unstable, "offending_poles",
-                     "montel_sum" (Σ|aᵢ| of the monic denominator, seed 004 eq. 17; ≤ 1
+                     "montel_sum" (Σ|aᵢ| of the monic denominator, the RTF paper, eq. 17; ≤ 1
                      guarantees stability), "memory" (samples until |h| stays below
                      memory_tol·max|h|, -1 when not stable), "memory_tol", "dc_gain" (H(1),
                      null for a pole at z = 1)}
@@ -461,7 +461,7 @@ func pairs(name string, v []complex128) ([]pair, error) {
 type propertiesJSON struct {
 	Stability string   `json:"stability"` // stable, marginal or unstable
 	Offending []pair   `json:"offending_poles,omitempty"`
-	Montel    float64  `json:"montel_sum"` // Σ|aᵢ| of the monic denominator (seed 004 eq. 17)
+	Montel    float64  `json:"montel_sum"` // Σ|aᵢ| of the monic denominator (RTF paper, eq. 17)
 	Memory    int      `json:"memory"`     // samples until |h| stays below memory_tol·max|h|; -1 if not stable
 	MemoryTol float64  `json:"memory_tol"`
 	DCGain    *float64 `json:"dc_gain"` // H(1); null for a pole at z = 1

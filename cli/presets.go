@@ -21,7 +21,7 @@ func newPresets(s *streams) *cobra.Command {
 		Long: `Presets lists every preset filter with a one-line description, what it writes and its
 parameters: name=default, the accepted values and what the parameter does. A parameter
 without a default is optional; its help says what is used instead. With NAME, only that
-preset is shown, with the source it follows (seed file and equation, or the textbook design).
+preset is shown, with the source it follows (paper and equation, or the textbook design).
 
 Numbers may be written as multiples of π: pi/4, 3pi/4, 2*pi, π/10. docs/presets.md
 describes every preset; 'ssmlab preset NAME' builds one.`,

@@ -240,7 +240,7 @@ func newTrain(s *streams) *cobra.Command {
 		Short: "Train a filter on a task: the Delay task or system identification from data",
 		Long: `Train fits a filter of --kernel-length samples so that y ≈ k * u:
 
-  --task delay   the Delay task of the RTF paper (seed 004 §4.3): band-limited white noise
+  --task delay   the Delay task of the RTF paper (§4.3): band-limited white noise
                  (--cutoff, a fraction of Nyquist) delayed by --delay samples, --length long;
   --task sysid   input/output data from --data FILE, JSON {"u": [...], "y": [...]} or
                  {"channels": [{"u": [...], "y": [...]}, ...]}.

@@ -11,7 +11,7 @@ import (
 // Discretization names a continuous-to-discrete method.
 type Discretization string
 
-// The discretisations of seed 002 eq. 3 (GBT(α): α = 0 forward Euler, 1/2 bilinear,
+// The discretisations of the LSSL paper, eq. 3 (GBT(α): α = 0 forward Euler, 1/2 bilinear,
 // 1 backward Euler) and the zero-order hold.
 const (
 	Bilinear      Discretization = "bilinear"
@@ -23,7 +23,7 @@ const (
 
 // Continuous is a continuous-time system x' = Ax + Bu, y = Cx + Du held as a Dense or a
 // Diagonal (poles and residues in the s-plane), with a step Dt and a discretisation.
-// Discretize maps (A, B) and keeps C and D as they are, as LSSL and S4 do (seed 002 eq. 3);
+// Discretize maps (A, B) and keeps C and D as they are, as LSSL and S4 do (LSSL paper, eq. 3);
 // SciPy's cont2discrete additionally transforms C and D for the bilinear family.
 type Continuous struct {
 	System Filter // *Dense or *Diagonal
@@ -110,7 +110,7 @@ func (c *Continuous) discretizeDense(s *Dense) (Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Ā = (I - αΔA)⁻¹(I + (1-α)ΔA), B̄ = Δ(I - αΔA)⁻¹B  (seed 002 eq. 3).
+	// Ā = (I - αΔA)⁻¹(I + (1-α)ΔA), B̄ = Δ(I - αΔA)⁻¹B  (LSSL paper, eq. 3).
 	left := mat.NewDense(n, n, nil)
 	right := mat.NewDense(n, n, nil)
 	for i := 0; i < n; i++ {

@@ -112,7 +112,7 @@ func ToDense(f Filter) (*Dense, Report, error) { return convertTo[*Dense](f, For
 // a (nearly) defective A.
 func ToDiagonal(f Filter) (*Diagonal, Report, error) { return convertTo[*Diagonal](f, FormDiagonal) }
 
-// ToCompanion converts f to the controllable companion form of seed 004 eq. 16.
+// ToCompanion converts f to the controllable companion form of the RTF paper, eq. 16.
 func ToCompanion(f Filter) (*Companion, Report, error) {
 	return convertTo[*Companion](f, FormCompanion)
 }
@@ -120,7 +120,7 @@ func ToCompanion(f Filter) (*Companion, Report, error) {
 // ToRotation converts f to the rotation form (orthogonal P when A is normal).
 func ToRotation(f Filter) (*Rotation, Report, error) { return convertTo[*Rotation](f, FormRotation) }
 
-// ToTF converts f to the rational transfer function of seed 004 eq. 4.
+// ToTF converts f to the rational transfer function of the RTF paper, eq. 4.
 func ToTF(f Filter) (*TransferFunction, Report, error) {
 	return convertTo[*TransferFunction](f, FormTF)
 }

@@ -8,9 +8,9 @@
 //	x[t+1] = A x[t] + B u[t],   y[t] = C x[t] + D u[t],
 //
 // so its impulse response is h[0] = D and h[t] = C A^(t-1) B for t ≥ 1, and its transfer
-// function is H(z) = D + C (zI - A)^(-1) B (seed 004 eq. 4). The S4/LSSL convention updates the
+// function is H(z) = D + C (zI - A)^(-1) B (RTF paper, eq. 4). The S4/LSSL convention updates the
 // state before the output; FromS4 maps such a system exactly to this convention
-// ((A, B, C, D) becomes (A, B, CA, CB + D); see shared/seeds/README.md).
+// ((A, B, C, D) becomes (A, B, CA, CB + D); see docs/maths.md).
 //
 // Frequencies are in radians per sample: H(e^{jω}) for ω in [0, π]. Numbers are float64 and
 // complex128 throughout. A real filter's complex poles, residues and zeros are stored in full
@@ -22,15 +22,15 @@
 //
 //   - Dense: (A, B, C, D) with A n×n.
 //   - Diagonal (modal): poles λᵢ, residues rᵢ and h0; h[0] = h0, h[t] = Σ rᵢ λᵢ^(t-1).
-//   - Companion: the controllable canonical form of seed 004 eq. 16 (first row -a, ones on the
+//   - Companion: the controllable canonical form of the RTF paper, eq. 16 (first row -a, ones on the
 //     subdiagonal, B = e₁, C = b, D = h0), or its transpose (observable) variant.
 //   - Rotation: A = P·blockdiag(ρₖR(θₖ), …, real eigenvalues …)·P⁻¹ with
 //     R(θ) = [[cos θ, -sin θ], [sin θ, cos θ]]; B and C act on the same state as A. Built from
-//     a dense A, from RotRNN parameters (seed 000 §3) or from Householder vectors (seed 003 eq. 6–8).
-//   - TransferFunction (RTF, seed 004 eq. 4): H(z) = h0 + (b₁z⁻¹+…+bₙz⁻ⁿ)/(1 + a₁z⁻¹+…+aₙz⁻ⁿ).
+//     a dense A, from RotRNN parameters (RotRNN paper, §3) or from Householder vectors (Householder RNN paper, eq. 6–8).
+//   - TransferFunction (RTF paper, eq. 4): H(z) = h0 + (b₁z⁻¹+…+bₙz⁻ⁿ)/(1 + a₁z⁻¹+…+aₙz⁻ⁿ).
 //   - ZPK: H(z) = h0 + k·Π(z - zᵢ)/Π(z - pᵢ), with no more zeros than poles.
 //   - Continuous: a continuous-time (A, B, C, D) with a step Δt and a discretisation (bilinear,
-//     ZOH, forward or backward Euler, GBT(α); seed 002 eq. 3).
+//     ZOH, forward or backward Euler, GBT(α); the LSSL paper, eq. 3).
 //   - Bank: many SISO channels of one form, the d_model layout of an RTF layer.
 //
 // Order-0 filters (a pure gain h0) are valid in every form.

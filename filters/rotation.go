@@ -48,7 +48,7 @@ func NewRotation(p [][]float64, blocks []RotationBlock, real, b, c []float64, d 
 	return f, nil
 }
 
-// RotRNNHead holds the parameters of one RotRNN head (seed 000 §3): P = expm(M - Mᵀ) of size
+// RotRNNHead holds the parameters of one RotRNN head (RotRNN paper, §3): P = expm(M - Mᵀ) of size
 // k×k (k even), a decay γ and k/2 angles θ, so that the head's A is γ·P·R(θ)·Pᵀ.
 type RotRNNHead struct {
 	M     [][]float64
@@ -56,7 +56,7 @@ type RotRNNHead struct {
 	Theta []float64
 }
 
-// NewRotationFromRotRNN builds the block-diagonal multi-head A of RotRNN (seed 000 §3.4),
+// NewRotationFromRotRNN builds the block-diagonal multi-head A of RotRNN (RotRNN paper, §3.4),
 // A = blockdiag_h(γ_h P_h R(θ_h) P_hᵀ) with P_h = expm(M_h - M_hᵀ), exactly orthogonal up to
 // the accuracy of the matrix exponential. RotRNN's recurrence updates the state before the
 // output (the S4 convention); pass the result to FromS4 to read it in the control convention.
@@ -113,7 +113,7 @@ func NewRotationFromRotRNN(heads []RotRNNHead, b, c []float64, d float64) (*Rota
 	return f, nil
 }
 
-// NewRotationFromHouseholder builds P as the product of Householder reflections of seed 003
+// NewRotationFromHouseholder builds P as the product of Householder reflections of the Householder RNN paper,
 // eq. 6–8: P = H_n(u_n)·H_{n-1}(u_{n-1})·…, where us[0] = u_n has length n, us[1] = u_{n-1}
 // has length n-1, and so on (m = len(us) reflections). H_k(u) acts on the last k coordinates as
 // I - 2uuᵀ/‖u‖²; a length-1 vector is eq. 7's sign ±1. The product is orthogonal by construction.
@@ -141,7 +141,7 @@ func NewRotationFromHouseholder(us [][]float64, blocks []RotationBlock, real, b,
 		off := n - k
 		if k == 1 {
 			if u[0] == 0 {
-				return nil, invalidf("the length-1 Householder vector must be ±1 (seed 003 eq. 7), got 0")
+				return nil, invalidf("the length-1 Householder vector must be ±1 (Householder RNN paper, eq. 7), got 0")
 			}
 			if u[0] < 0 {
 				for i := 0; i < n; i++ {

@@ -1,6 +1,6 @@
 package filters
 
-// TransferFunction is the rational transfer function of seed 004 eq. 4:
+// TransferFunction is the rational transfer function of the RTF paper, eq. 4:
 //
 //	H(z) = H0 + (b₁z⁻¹ + … + bₙz⁻ⁿ) / (1 + a₁z⁻¹ + … + aₙz⁻ⁿ),
 //
@@ -11,7 +11,7 @@ type TransferFunction struct {
 }
 
 // Companion is the same transfer function realised in the controllable canonical form of
-// seed 004 eq. 16 (A's first row -a, ones on the subdiagonal, B = e₁, C = b, D = h0) or, when
+// RTF paper, eq. 16 (A's first row -a, ones on the subdiagonal, B = e₁, C = b, D = h0) or, when
 // Observable is set, its transpose (A ← Aᵀ, B ← bᵀ, C ← e₁ᵀ).
 type Companion struct {
 	Den, Num   []float64
@@ -82,7 +82,7 @@ func (f *Companion) Order() int { return len(f.Den) }
 func (f *Companion) Validate() error { return validateCoefficients(f.Den, f.Num, f.H0) }
 
 // Impulse runs the companion recurrence, which is the difference equation of the rational
-// function (seed 004 §B.1).
+// function (RTF paper, §B.1).
 func (f *Companion) Impulse(length int) []float64 {
 	return coefficientImpulse(f.Den, f.Num, f.H0, length)
 }

@@ -38,17 +38,17 @@ var channelsParam = Param{Name: "channels", Kind: Int, Default: "1", Min: 1, Max
 // discretisations lose accuracy (the zero-order hold's matrix exponential, from about 1e10).
 const maxStep = 1e3
 
-// stepParams are the Δt parameters of the continuous-time presets (seed 002 B.3).
+// stepParams are the Δt parameters of the continuous-time presets (LSSL paper, B.3).
 func stepParams(method string) []Param {
 	return []Param{
 		{Name: "dt", Kind: Float, Min: 0, Max: maxStep, OpenMin: true,
-			Help: "step Δt of every channel (default: drawn per channel, log-uniform in [dt_min, dt_max], seed 002 B.3)"},
+			Help: "step Δt of every channel (default: drawn per channel, log-uniform in [dt_min, dt_max], the LSSL paper, B.3)"},
 		{Name: "dt_min", Kind: Float, Min: 0, Max: maxStep, OpenMin: true,
 			Help: "smallest Δt drawn when dt is not given (default 0.001)"},
 		{Name: "dt_max", Kind: Float, Min: 0, Max: maxStep, OpenMin: true,
 			Help: "largest Δt drawn when dt is not given (default 0.1)"},
 		{Name: "method", Kind: Choice, Default: method, Choices: []string{"bilinear", "zoh", "euler", "backward_euler"},
-			Help: "discretisation (seed 002 eq. 3; zoh: zero-order hold)"},
+			Help: "discretisation (LSSL paper, eq. 3; zoh: zero-order hold)"},
 	}
 }
 
@@ -78,7 +78,7 @@ func newStepper(a Args) (stepper, error) {
 	return s, nil
 }
 
-// step returns the next channel's Δt: log Δt uniform in [log dt_min, log dt_max] (seed 002 B.3).
+// step returns the next channel's Δt: log Δt uniform in [log dt_min, log dt_max] (LSSL paper, B.3).
 func (s stepper) step(rng *rand.Rand) float64 {
 	if !s.drawStep {
 		return s.fixed

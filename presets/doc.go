@@ -5,7 +5,7 @@
 // # Overview
 //
 // Each preset is an entry of a registry (All, Lookup) with a name, a one-line description, the
-// source it follows (seed file and equation, or the textbook design) and typed parameters with
+// source it follows (paper and equation, or the textbook design) and typed parameters with
 // defaults, ranges and help. Preset.New, or the package function New, parses parameter values
 // written as a user writes them ("order" → "8", "wc" → "pi/4"), fills in the defaults, checks
 // ranges and builds a Result: one filter, a bank of channels, or time-domain kernels. The
@@ -26,7 +26,7 @@
 // state before the output (LSSL/S4, S4D, LRU, RotRNN) are built in their own S4 convention,
 // exactly as their papers write them, and mapped with filters.FromS4, so a preset's kernel is
 // the model's kernel C·B̄, C·Ā·B̄, … from t = 0. Continuous-time presets (HiPPO, S4D) discretise
-// with the chosen method (seed 002 eq. 3, or the zero-order hold) and keep C and D as S4 does.
+// with the chosen method (LSSL paper, eq. 3, or the zero-order hold) and keep C and D as S4 does.
 // The skip connection D of the layers is not part of the kernel and is 0 in every preset.
 //
 // # Determinism
@@ -35,7 +35,7 @@
 // order; the same seed and parameters give bit-identical filters from run to run (across
 // architectures, Go's freedom to fuse multiply-adds may change the last bits). A bank's
 // channels are drawn one after the other from the same source, and each channel of an S4-style
-// bank draws its own Δt log-uniformly in [dt_min, dt_max] (seed 002 App. B.3).
+// bank draws its own Δt log-uniformly in [dt_min, dt_max] (LSSL paper, App. B.3).
 //
 // # Numerical choices
 //
@@ -66,8 +66,8 @@
 //
 // # References
 //
-// The seeds are the papers in shared/seeds (see its README.md): 000 RotRNN, 001 LDStack,
-// 002 LSSL/HiPPO, 003 Householder reflections, 004 RTF. Presets from papers outside the seeds
-// name them: S4D (Gu et al. 2022), LRU (Orvieto et al. 2023), HiPPO-FouT as in the S4 code
+// Sources cite the papers by short name (RTF paper, LSSL paper, RotRNN paper, Householder
+// RNN paper, LDStack paper; docs/maths.md lists them in full) and equation. Other presets
+// name their papers: S4D (Gu et al. 2022), LRU (Orvieto et al. 2023), HiPPO-FouT as in the S4 code
 // (Gu et al. 2022), Hyena (Poli et al. 2023).
 package presets

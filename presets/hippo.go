@@ -10,11 +10,11 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 )
 
-// LegS returns the continuous-time HiPPO-LegS matrices (seed 002 B.2 and E.2, Corollary D.8):
+// LegS returns the continuous-time HiPPO-LegS matrices (LSSL paper, B.2 and E.2, Corollary D.8):
 //
 //	A[n][k] = -√(2n+1)·√(2k+1) for n > k,  -(n+1) for n = k,  0 for n < k;   B[n] = √(2n+1),
 //
-// for n, k = 0 … N-1. A is lower triangular with eigenvalues -1, …, -N. Seed 002 writes
+// for n, k = 0 … N-1. A is lower triangular with eigenvalues -1, …, -N. The LSSL paper writes
 // B = 2b with b[n] = √((2n+1)/2), √2 times this B, for polynomials orthonormal on [-1, 1]
 // rather than under the probability measure; the scale of B only scales the filter.
 func LegS(n int) (*mat.Dense, []float64) {
@@ -30,7 +30,7 @@ func LegS(n int) (*mat.Dense, []float64) {
 }
 
 // LegT returns the continuous-time HiPPO-LegT matrices for a sliding window of length θ
-// (seed 002 Corollary D.7):
+// (LSSL paper, Corollary D.7):
 //
 //	A[n][k] = -(1/θ)·√(2n+1)·√(2k+1)·(1 if k ≤ n, (-1)^(n-k) if k ≥ n);   B[n] = √(2n+1)/θ.
 //
@@ -52,7 +52,7 @@ func LegT(n int, theta float64) (*mat.Dense, []float64) {
 }
 
 // LagT returns the continuous-time HiPPO-LagT matrices for the generalised Laguerre measure
-// with parameters α > -1 and tilt β (seed 002 Theorem 9 and E.2):
+// with parameters α > -1 and tilt β (LSSL paper, Theorem 9 and E.2):
 //
 //	A[n][k] = -(1+β)/2 for n = k,  -1 for n > k,  0 for n < k;   B[n] = λₙ·C(n+α, n),
 //
@@ -75,8 +75,8 @@ func LagT(n int, alpha, beta float64) (*mat.Dense, []float64) {
 }
 
 // FouT returns the continuous-time HiPPO-FouT (translated Fourier) matrices of the S4
-// reference code (transition("fout"); Gu et al., "How to train your HiPPO", 2022, which is
-// not among the seeds) for even N:
+// reference code (transition("fout"); Gu et al., "How to train your HiPPO", 2022) for even
+// N:
 //
 //	A = π·(-diag(d, 1) + diag(d, -1)) - BBᵀ,   B = (1, 0, √2, 0, √2, 0, …),
 //
@@ -192,7 +192,7 @@ func buildHiPPO(a Args, am *mat.Dense, b []float64) (Result, error) {
 
 // S4DLin returns the N/2 continuous-time poles of S4D-Lin, λₖ = -1/2 + iπk for k = 0 … N/2-1
 // (Gu et al., "On the parameterization and initialization of diagonal state space models",
-// 2022; not among the seeds). A real filter stores each λₖ with its conjugate; λ₀ = -1/2 is
+// 2022). A real filter stores each λₖ with its conjugate; λ₀ = -1/2 is
 // real and stored once.
 func S4DLin(n int) []complex128 {
 	p := make([]complex128, n/2)

@@ -13,7 +13,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 )
 
-// HouseholderProduct returns W = H_n(u_n)·H_{n-1}(u_{n-1})·…·H_{n-m+1}(u_{n-m+1}) of seed 003
+// HouseholderProduct returns W = H_n(u_n)·H_{n-1}(u_{n-1})·…·H_{n-m+1}(u_{n-m+1}) of the Householder RNN paper,
 // eq. 8, where us[0] = u_n has length n, us[1] = u_{n-1} has length n-1, and so on
 // (m = len(us) ≤ n). H_k(u) = diag(I_{n-k}, I_k - 2uuᵀ/‖u‖²) (eq. 6) reflects the last k
 // coordinates; a length-1 vector is eq. 7's H_1(u) = diag(I_{n-1}, u) and must be ±1. W is
@@ -42,7 +42,7 @@ func HouseholderProduct(n int, us [][]float64) (*mat.Dense, error) {
 		off := n - k
 		if k == 1 {
 			if u[0] != 1 && u[0] != -1 {
-				return nil, fmt.Errorf("presets: the length-1 Householder vector must be ±1 (seed 003 eq. 7), got %v", u[0])
+				return nil, fmt.Errorf("presets: the length-1 Householder vector must be ±1 (Householder RNN paper, eq. 7), got %v", u[0])
 			}
 			if u[0] < 0 {
 				for i := 0; i < n; i++ {
@@ -65,7 +65,7 @@ func HouseholderProduct(n int, us [][]float64) (*mat.Dense, error) {
 
 // NewHouseholder draws the orthogonal preset: m Householder vectors with N(0, 1) entries (for
 // m = n the last is a random sign, eq. 7), W of eq. 8, A = radius·W, and B, C ~ N(0, 1/n).
-// W is seed 003's RNN transition matrix; radius < 1 pulls its unit-circle eigenvalues inside
+// W is the Householder RNN paper's RNN transition matrix; radius < 1 pulls its unit-circle eigenvalues inside
 // so that the filter is stable.
 func NewHouseholder(rng *rand.Rand, n, m int, radius float64) (*filters.Dense, *mat.Dense, error) {
 	us := make([][]float64, m)

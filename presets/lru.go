@@ -9,8 +9,8 @@ import (
 )
 
 // LRU holds the initial parameters of one single-input single-output LRU channel (Orvieto et
-// al., "Resurrecting recurrent neural networks for long sequences", 2023, §3 and App. A; not
-// among the seeds, seed 000 §4.1 relates it to RotRNN). Its recurrence, per complex mode k,
+// al., "Resurrecting recurrent neural networks for long sequences", 2023, §3 and App. A; the
+// RotRNN paper, §4.1, relates it to RotRNN). Its recurrence, per complex mode k,
 //
 //	x[t] = λₖ·x[t-1] + γₖ·Bₖ·u[t],   y[t] = Re Σₖ Cₖ·x[t],
 //
@@ -92,7 +92,7 @@ func buildLRU(a Args) (Result, error) {
 }
 
 // RotRNN holds the initial parameters of a multi-head single-input single-output RotRNN layer
-// (seed 000 §3, App. B.3 and the init_params of App. C). Head h has an orthogonal
+// (RotRNN paper, §3, App. B.3 and the init_params of App. C). Head h has an orthogonal
 // Pₕ = expm(Mₕ - Mₕᵀ) (Lemma 1), k/2 angles θ, a decay γₕ and an input vector Bₕ; the layer's
 // state matrix is A = blockdiag(γₕ Pₕ R(θₕ) Pₕᵀ) (§3.2, §3.4).
 type RotRNN struct {

@@ -13,7 +13,7 @@ var registry = []*Preset{
 	{
 		Name:        "hippo-legs",
 		Description: "HiPPO-LegS (scaled Legendre) state matrix, discretised: the LSSL/S4 initialisation",
-		Source:      "seed 002 App. B.2 and E.2 (Corollary D.8); Δt log-uniform per channel, App. B.3; discretisation eq. 3",
+		Source:      "LSSL paper, App. B.2 and E.2 (Corollary D.8); Δt log-uniform per channel, App. B.3; discretisation eq. 3",
 		Output:      "dense (bank of dense for channels > 1)",
 		Params:      hippoParams(),
 		Build: func(a Args) (Result, error) {
@@ -24,7 +24,7 @@ var registry = []*Preset{
 	{
 		Name:        "hippo-legt",
 		Description: "HiPPO-LegT (translated Legendre, sliding window θ) state matrix, discretised",
-		Source:      "seed 002 App. D.2.3, Corollary D.7 (and E.2); Δt as in App. B.3",
+		Source:      "LSSL paper, App. D.2.3, Corollary D.7 (and E.2); Δt as in App. B.3",
 		Output:      "dense (bank of dense for channels > 1)",
 		Params: hippoParams(Param{Name: "theta", Kind: Float, Default: "1", Min: 1e-6, Max: 1e6,
 			Help: "window length θ (A and B scale as 1/θ; the S4 code's LegT is θ = 2)"}),
@@ -36,7 +36,7 @@ var registry = []*Preset{
 	{
 		Name:        "hippo-lagt",
 		Description: "HiPPO-LagT (translated generalised Laguerre) state matrix, discretised; defective A",
-		Source:      "seed 002 App. D.3.4, Theorem 9 (and E.2); Δt as in App. B.3",
+		Source:      "LSSL paper, App. D.3.4, Theorem 9 (and E.2); Δt as in App. B.3",
 		Output:      "dense (bank of dense for channels > 1)",
 		Params: hippoParams(
 			Param{Name: "alpha", Kind: Float, Default: "0", Min: -1, Max: 100, OpenMin: true,
@@ -51,7 +51,7 @@ var registry = []*Preset{
 	{
 		Name:        "hippo-fout",
 		Description: "HiPPO-FouT (translated Fourier) state matrix of the S4 code, discretised; order N gives N-1 states",
-		Source:      "S4 reference code transition('fout') (Gu et al. 2022, How to Train Your HiPPO; not a seed); Δt as in seed 002 App. B.3",
+		Source:      "S4 reference code transition('fout') (Gu et al. 2022, How to Train Your HiPPO); Δt as in the LSSL paper, App. B.3",
 		Output:      "dense (bank of dense for channels > 1)",
 		Params:      hippoParams(),
 		Build: func(a Args) (Result, error) {
@@ -67,7 +67,7 @@ var registry = []*Preset{
 	{
 		Name:        "s4d-lin",
 		Description: "S4D-Lin diagonal initialisation λₙ = -1/2 + iπn, discretised (order N gives N-1 states: λ₀ is real)",
-		Source:      "Gu et al. 2022, On the Parameterization and Initialization of Diagonal SSMs (not a seed); Δt as in seed 002 App. B.3",
+		Source:      "Gu et al. 2022, On the Parameterization and Initialization of Diagonal SSMs; Δt as in the LSSL paper, App. B.3",
 		Output:      "diagonal (bank of diagonal for channels > 1)",
 		Params:      s4dParams("zoh"),
 		Build:       func(a Args) (Result, error) { return buildS4D(a, "lin") },
@@ -75,7 +75,7 @@ var registry = []*Preset{
 	{
 		Name:        "s4d-inv",
 		Description: "S4D-Inv diagonal initialisation λₙ = -1/2 + i(N/π)(N/(2n+1) - 1), discretised",
-		Source:      "Gu et al. 2022, On the Parameterization and Initialization of Diagonal SSMs (not a seed); Δt as in seed 002 App. B.3",
+		Source:      "Gu et al. 2022, On the Parameterization and Initialization of Diagonal SSMs; Δt as in the LSSL paper, App. B.3",
 		Output:      "diagonal (bank of diagonal for channels > 1)",
 		Params:      s4dParams("zoh"),
 		Build:       func(a Args) (Result, error) { return buildS4D(a, "inv") },
@@ -83,7 +83,7 @@ var registry = []*Preset{
 	{
 		Name:        "s4d-real",
 		Description: "S4D-Real diagonal initialisation λₙ = -(n+1), discretised",
-		Source:      "Gu et al. 2022, On the Parameterization and Initialization of Diagonal SSMs (not a seed); Δt as in seed 002 App. B.3",
+		Source:      "Gu et al. 2022, On the Parameterization and Initialization of Diagonal SSMs; Δt as in the LSSL paper, App. B.3",
 		Output:      "diagonal (bank of diagonal for channels > 1)",
 		Params:      s4dParams("zoh"),
 		Build:       func(a Args) (Result, error) { return buildS4D(a, "real") },
@@ -91,7 +91,7 @@ var registry = []*Preset{
 	{
 		Name:        "lru",
 		Description: "LRU ring initialisation: |λ| in [r_min, r_max], phase in [0, max_phase], γ = √(1-|λ|²)",
-		Source:      "Orvieto et al. 2023, Resurrecting Recurrent Neural Networks, §3 and App. A (not a seed); related to RotRNN in seed 000 §4.1",
+		Source:      "Orvieto et al. 2023, Resurrecting Recurrent Neural Networks, §3 and App. A; related to RotRNN in the RotRNN paper (§4.1)",
 		Output:      "diagonal (bank of diagonal for channels > 1)",
 		Params: []Param{
 			orderParam("16", 2, filters.MaxOrder, "real state size: order/2 complex modes and their conjugates (even)"),
@@ -105,7 +105,7 @@ var registry = []*Preset{
 	{
 		Name:        "rotrnn",
 		Description: "RotRNN multi-head initialisation A = blockdiag(γₕPₕR(θₕ)Pₕᵀ), Pₕ = expm(Mₕ - Mₕᵀ), B normalised by ξ",
-		Source:      "seed 000 §3.1–3.4 (Lemma 1, eq. 11–13), App. B.3 and init_params of App. C",
+		Source:      "RotRNN paper, §3.1–3.4 (Lemma 1, eq. 11–13), App. B.3 and init_params of App. C",
 		Output:      "rotation (bank of rotation for channels > 1)",
 		Params: []Param{
 			orderParam("16", 2, MaxDenseOrder, "state size (order/heads must be even)"),
@@ -120,16 +120,16 @@ var registry = []*Preset{
 	{
 		Name:        "rtf-zeros",
 		Description: "RTF zero initialisation: a = b = 0, H(z) = h0",
-		Source:      "seed 004 §3.4 eq. 18 and App. B.2.7; reference implementation zeros_init",
+		Source:      "RTF paper, §3.4 eq. 18 and App. B.2.7; reference implementation zeros_init",
 		Output:      "tf (bank of tf for channels > 1)",
 		Params: rtfParams(Param{Name: "h0", Kind: Float, Default: "1", Min: negInf, Max: inf,
-			Help: "direct term h0 (seed 004 uses 1)"}, false),
+			Help: "direct term h0 (the RTF paper uses 1)"}, false),
 		Build: func(a Args) (Result, error) { return buildRTF(a, "zeros") },
 	},
 	{
 		Name:        "rtf-xavier",
 		Description: "RTF xavier initialisation: a, b uniform in ±1/√n (may be unstable)",
-		Source:      "seed 004 App. B.2 and C.5.2 (Table 5); reference implementation xavier_init",
+		Source:      "RTF paper, App. B.2 and C.5.2 (Table 5); reference implementation xavier_init",
 		Output:      "tf (bank of tf for channels > 1)",
 		Params: rtfParams(Param{Name: "h0", Kind: Float, Min: negInf, Max: inf,
 			Help: "direct term h0 (default: drawn N(0, 1), the reference's h_0 = randn)"}, true),
@@ -138,7 +138,7 @@ var registry = []*Preset{
 	{
 		Name:        "rtf-montel",
 		Description: "RTF Montel initialisation: a, b uniform in ±1/n, so Σ|aᵢ| ≤ 1 and the filter is stable",
-		Source:      "seed 004 §3.4 eq. 17, App. B.2.2 and C.3.1; reference implementation montel_init",
+		Source:      "RTF paper, §3.4 eq. 17, App. B.2.2 and C.3.1; reference implementation montel_init",
 		Output:      "tf (bank of tf for channels > 1)",
 		Params: rtfParams(Param{Name: "h0", Kind: Float, Min: negInf, Max: inf,
 			Help: "direct term h0 (default: drawn N(0, 1), the reference's h_0 = randn)"}, true),
@@ -147,7 +147,7 @@ var registry = []*Preset{
 	{
 		Name:        "ldstack-companion",
 		Description: "random companion initialisation: characteristic polynomial coefficients ~ N(0, 1/n), roots near the unit circle",
-		Source:      "seed 001 §2.1 eq. 2 (Frobenius companion form) and §3 Initialization (Fig. 1)",
+		Source:      "LDStack paper, §2.1 eq. 2 (Frobenius companion form) and §3 Initialization (Fig. 1)",
 		Output:      "companion (bank of companion for channels > 1)",
 		Params: []Param{
 			orderParam("16", 1, filters.MaxOrder, "state size n"),
@@ -162,12 +162,12 @@ var registry = []*Preset{
 	{
 		Name:        "ldstack-unit",
 		Description: "unit-circle initialisation: eigenvalue pairs radius·e^{±iθ}, θ uniform in (-2π, 2π) or van der Corput",
-		Source:      "seed 001 §3 Parameterization and Initialization (Fig. 1, unit parameterisation)",
+		Source:      "LDStack paper, §3 Parameterization and Initialization (Fig. 1, unit parameterisation)",
 		Output:      "diagonal (bank of diagonal for channels > 1)",
 		Params: []Param{
 			orderParam("16", 2, filters.MaxOrder, "state size n (even: n/2 pairs)"),
 			{Name: "radius", Kind: Float, Default: "1", Min: 0, Max: 1, OpenMin: true,
-				Help: "pole radius (1 in the seed: marginally stable, poles on the unit circle)"},
+				Help: "pole radius (1 in the LDStack paper: marginally stable, poles on the unit circle)"},
 			{Name: "angles", Kind: Choice, Default: "random", Choices: []string{"random", "vdc"},
 				Help: "θ uniform in (-2π, 2π), or π times the base-2 van der Corput sequence"},
 			channelsParam, seedParam,
@@ -177,13 +177,13 @@ var registry = []*Preset{
 	{
 		Name:        "householder",
 		Description: "orthogonal transition W = H_n(u_n)…H_{n-m+1}(u_{n-m+1}) of m Householder reflections, A = radius·W",
-		Source:      "seed 003 §4 eq. 6–8 (Theorem 1 for m = n)",
+		Source:      "Householder RNN paper, §4 eq. 6–8 (Theorem 1 for m = n)",
 		Output:      "dense (bank of dense for channels > 1)",
 		Params: []Param{
 			orderParam("8", 1, MaxDenseOrder, "state size n"),
 			{Name: "reflections", Kind: Int, Min: 1, Max: MaxDenseOrder, Help: "number of reflections m ≤ n (default: n)"},
 			{Name: "radius", Kind: Float, Default: "0.99", Min: 0, Max: 1, OpenMin: true,
-				Help: "scale of W: every pole has this modulus (1: the seed's orthogonal W, marginally stable)"},
+				Help: "scale of W: every pole has this modulus (1: the Householder RNN paper's orthogonal W, marginally stable)"},
 			channelsParam, seedParam,
 		},
 		Build: buildHouseholder,
@@ -273,7 +273,7 @@ var registry = []*Preset{
 	{
 		Name:        "hyena",
 		Description: "Hyena implicit filter: sine-MLP of positional features times exponential decay, a distillation target",
-		Source:      "Poli et al. 2023, Hyena Hierarchy §3.3 (safari HyenaFilter), the filters seed 004 §4.4 and C.5.2 distil; docs/presets.md",
+		Source:      "Poli et al. 2023, Hyena Hierarchy §3.3 (safari HyenaFilter), the filters the RTF paper distils (§4.4, App. C.5.2); docs/presets.md",
 		Output:      "kernels",
 		Params: []Param{
 			{Name: "length", Kind: Int, Default: "1024", Min: 1, Max: 1 << 20, Help: "kernel length L"},

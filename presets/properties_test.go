@@ -358,7 +358,7 @@ func TestRotRNN(t *testing.T) {
 			x = &next
 		}
 		if math.Abs(sum-1) > seriesTol {
-			t.Errorf("head %d: stationary E‖x‖² = %v, want 1 (seed 000 eq. 12, c = 1)", h, sum)
+			t.Errorf("head %d: stationary E‖x‖² = %v, want 1 (RotRNN paper, eq. 12, c = 1)", h, sum)
 		}
 		// γ⁻¹A_h is orthogonal: A_hᵀA_h = γ²I.
 		var ata mat.Dense
@@ -461,7 +461,7 @@ func TestRTF(t *testing.T) {
 	}
 }
 
-// checkMontel checks Σ|aᵢ| ≤ 1 (seed 004 eq. 17), |aᵢ| ≤ bound, and that every pole lies inside
+// checkMontel checks Σ|aᵢ| ≤ 1 (RTF paper, eq. 17), |aᵢ| ≤ bound, and that every pole lies inside
 // the unit circle, as Montel's bound guarantees.
 func checkMontel(t *testing.T, what string, a []float64, bound float64, b []float64) {
 	t.Helper()

@@ -361,7 +361,8 @@ type Preset struct {
 	Name string
 	// Description is one line for listings.
 	Description string
-	// Source cites the seed file and equation, or the textbook design.
+	// Source cites the paper (by its short name in docs/maths.md) and equation, or the
+	// textbook design.
 	Source string
 	// Output says what Build returns: a form ("zpk"), "bank of FORM" or "kernels".
 	Output string

@@ -62,7 +62,7 @@ func buildRTF(a Args, init string) (Result, error) {
 	})
 }
 
-// LDStackCompanion draws the random companion initialisation of seed 001 §3 (Fig. 1,
+// LDStackCompanion draws the random companion initialisation of the LDStack paper, §3 (Fig. 1,
 // "Initialization"): the characteristic polynomial tⁿ + Σ aᵢtⁱ of the Frobenius companion
 // matrix (eq. 2) has coefficients aᵢ ~ N(0, 1/n), whose roots lie near the unit circle (some
 // may lie outside it). The output row (the numerator) is drawn N(0, 1/n) as well.
@@ -78,12 +78,12 @@ func LDStackCompanion(rng *rand.Rand, n int) (*filters.Companion, error) {
 	return filters.NewCompanion(den, b, 0, false)
 }
 
-// LDStackUnit draws the unit initialisation of seed 001 §3 (Fig. 1, "Parameterization"):
-// n/2 angles θⱼ and the eigenvalue pairs λ = radius·e^{±iθⱼ} (radius 1 in the seed: ln λ has
+// LDStackUnit draws the unit initialisation of the LDStack paper, §3 (Fig. 1, "Parameterization"):
+// n/2 angles θⱼ and the eigenvalue pairs λ = radius·e^{±iθⱼ} (radius 1 in the paper: ln λ has
 // zero real part). With vdc false, θⱼ ~ U(-2π, 2π) as in Fig. 1; with vdc true, θⱼ = π·vdc(j)
 // for the base-2 van der Corput sequence vdc(1), vdc(2), … in (0, 1), the low-discrepancy
-// choice the seed suggests for large n. The modal filter has B' = 1 and a complex normal
-// output row, as in the seed's relaxation y = Re(C's'): residue cⱼ ~ CN(0, 2/n) for λⱼ and
+// choice the paper suggests for large n. The modal filter has B' = 1 and a complex normal
+// output row, as in the paper's relaxation y = Re(C's'): residue cⱼ ~ CN(0, 2/n) for λⱼ and
 // c̄ⱼ for λ̄ⱼ (the two relaxed entries of a pair add up to one such residue).
 func LDStackUnit(rng *rand.Rand, n int, radius float64, vdc bool) (*filters.Diagonal, error) {
 	var poles, res []complex128

@@ -3,7 +3,7 @@ package train
 import "math"
 
 // adam holds one channel's Adam state (Kingma & Ba); AdamW decays weights decoupled from
-// the gradient (Loshchilov & Hutter), as the Laughing Hyena distillation of seed 004 C.4 does.
+// the gradient (Loshchilov & Hutter), as the Laughing Hyena distillation of the RTF paper (App. C.4) does.
 type adam struct {
 	m, v []float64
 	t    int

@@ -7,7 +7,7 @@
 // Every model computes a kernel k[0..L-1] from a flat parameter vector per channel and the
 // gradient of a loss with respect to those parameters, analytically:
 //
-//   - rtf: [a₁…aₙ, b̃₁…b̃ₙ, h0]. The kernel is the state-free FFT kernel of seed 004 Alg. 1,
+//   - rtf: [a₁…aₙ, b̃₁…b̃ₙ, h0]. The kernel is the state-free FFT kernel of the RTF paper, Alg. 1,
 //     k = IFFT_L(FFT_L(b̃)/FFT_L(a)) with k[0] += h0: the length-L circular kernel of the
 //     rational function. b̃ is the truncated-kernel numerator of eq. 13, b̃ = b(I - A^L) in
 //     companion coordinates; the fitted filter is deployed with b = b̃(I - A^L)⁻¹ and
@@ -18,11 +18,11 @@
 //     forward transform, the kernel's inverse and E are real transforms of half length, and
 //     the two gradient inverses travel as one complex transform pruned to outputs 0…n.
 //     With the l1_montel constraint the parameters are n+1 raw values w and
-//     a = w[:n]/Σ|wᵢ| (seed 004 §B.2, eq. 17), which keeps every pole inside the unit circle.
+//     a = w[:n]/Σ|wᵢ| (RTF paper, §B.2, eq. 17), which keeps every pole inside the unit circle.
 //     The xavier and montel inits draw a and b̃ as the reference implementation does
 //     (rtf.Xavier, rtf.Montel), with w[n] drawn as its constraint's scalar.
 //   - modal: conjugate pole pairs λ = exp(-exp(ν) + iθ) with complex residues r, and real
-//     poles λ = tanh(u) with real residues (Laughing Hyena's modal form, seed 004 §4.4):
+//     poles λ = tanh(u) with real residues (Laughing Hyena's modal form, the RTF paper, §4.4):
 //     [ν, θ, Re r, Im r] per pair, [u, r] per real pole, then h0. |λ| < 1 by construction.
 //   - rotation: the same poles written as blocks ρR(θ) with input and output vectors
 //     (b₁, b₂) and (c₁, c₂) per block: [ν, θ, b₁, b₂, c₁, c₂] per block, [u, b, c] per real

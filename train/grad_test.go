@@ -77,7 +77,7 @@ func testGradients(t *testing.T, length int) {
 }
 
 // TestRTFKernelIsTruncatedResponse: the deployed filter's true first L samples equal the
-// trained circular kernel (seed 004 eq. 13 and its inverse).
+// trained circular kernel (RTF paper, eq. 13 and its inverse).
 func TestRTFKernelIsTruncatedResponse(t *testing.T) {
 	for _, length := range []int{16, 64, 100, 131} {
 		m := &rtfModel{n: 4, length: length}

@@ -7,7 +7,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 )
 
-// modalModel is the modal SSM of Laughing Hyena (seed 004 §4.4) or, with rotation set, the
+// modalModel is the modal SSM of Laughing Hyena (RTF paper, §4.4) or, with rotation set, the
 // same poles as rotation blocks with explicit input and output vectors. pairs conjugate pairs
 // λ = exp(-exp(ν) + iθ) and reals real poles λ = tanh(u); |λ| < 1 for every parameter value.
 type modalModel struct {

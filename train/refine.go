@@ -81,7 +81,7 @@ func (w *refineWork) inverse(dst []float64) {
 
 // normal fills the Gauss–Newton system H = JᵀJ and g = Jᵀe of the circular kernel at p (after
 // sse(p) has left the residual in w.e). The Jacobian's columns are circular shifts:
-// ∂k/∂b̃ⱼ = Sʲ·IFFT(1/A) and ∂k/∂aⱼ = -Sʲ·IFFT(B̃/A²) (seed 004 eq. 10 differentiated), so
+// ∂k/∂b̃ⱼ = Sʲ·IFFT(1/A) and ∂k/∂aⱼ = -Sʲ·IFFT(B̃/A²) (RTF paper, eq. 10 differentiated), so
 // every entry of JᵀJ is a circular correlation at lag j-i. Eight FFTs of length L give all of
 // them and Jᵀe: the system costs O(L log L + n²), not the O(L·n²) of forming J.
 func (w *refineWork) normal(h *mat.SymDense, g []float64) {

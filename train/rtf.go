@@ -10,10 +10,10 @@ import (
 	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
-// rtfModel is the state-free RTF of seed 004: parameters [a (n, or n+1 raw with Montel), b̃ (n), h0].
+// rtfModel is the state-free RTF of the RTF paper: parameters [a (n, or n+1 raw with Montel), b̃ (n), h0].
 type rtfModel struct {
 	n, length int
-	montel    bool // a = w[:n]/Σ|w| over n+1 raw values (seed 004 §B.2)
+	montel    bool // a = w[:n]/Σ|w| over n+1 raw values (RTF paper, §B.2)
 	// starts are further initial parameters the hankel init found (lower ERA orders), which
 	// the refinement also tries.
 	starts [][]float64
@@ -83,7 +83,7 @@ func (m *rtfModel) denominator(p, dst []float64) []float64 {
 	return dst
 }
 
-// kernel writes the circular kernel k = IFFT_L(B̃/A) + h0·δ (seed 004 Alg. 1) and leaves A and
+// kernel writes the circular kernel k = IFFT_L(B̃/A) + h0·δ (RTF paper, Alg. 1) and leaves A and
 // B̃/A in the workspace for grad.
 func (m *rtfModel) kernel(wsAny workspace, p, k []float64) {
 	ws := wsAny.(*rtfWork)

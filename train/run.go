@@ -35,7 +35,7 @@ type ChannelReport struct {
 	MaxPoleRadius float64 `json:"max_pole_radius"`
 	Stable        bool    `json:"stable"`
 	// DeployError is the relative difference between a deployed RTF's true response and its
-	// trained state-free kernel (seed 004 eq. 13); large only for poles near the unit circle.
+	// trained state-free kernel (RTF paper, eq. 13); large only for poles near the unit circle.
 	// It is not reported for a refitted numerator, which is not meant to reproduce the kernel.
 	DeployError float64 `json:"deploy_error,omitempty"`
 	// Refitted says that the deployed numerator was refitted to the target by least squares

@@ -86,7 +86,7 @@ func DefaultSpec() Spec {
 	}
 }
 
-// PaperSpec is the RTF paper's recipe (seed 004 §3.4: zero init, Adam, lr 1e-3, 2000 steps),
+// PaperSpec is the RTF paper's recipe (RTF paper, §3.4: zero init, Adam, lr 1e-3, 2000 steps),
 // the baseline the distillation quality is measured against.
 func PaperSpec() Spec {
 	s := DefaultSpec()

@@ -16,7 +16,7 @@ type Task struct {
 	U, Y [][]float64 // input and output sequences, one pair per channel
 }
 
-// DelayTask builds the Delay task of seed 004 §4.3: band-limited white noise u (white noise
+// DelayTask builds the Delay task of the RTF paper, §4.3: band-limited white noise u (white noise
 // with every frequency above cutoff·π removed) and y[t] = u[t-d], over length samples.
 func DelayTask(length, delay int, cutoff float64, seed uint64) (*Task, error) {
 	if delay < 0 || delay >= length {

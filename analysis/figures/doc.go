@@ -54,6 +54,6 @@
 //
 // # References
 //
-// The responses drawn are those of seed 004 eq. 4 (the transfer function) and Algorithm 1
+// The responses drawn are those of the RTF paper, eq. 4 (the transfer function) and Algorithm 1
 // (the kernel a distilled RTF is trained on); docs/maths.md explains each panel.
 package figures

@@ -144,7 +144,7 @@ def main():
     # An uncontrollable mode: block diagonal with B = 0 on the second block (an HSV of 0).
     a = np.array([[0.5, 0.2, 0.0], [-0.2, 0.5, 0.0], [0.0, 0.0, 0.8]])
     out["systems"].append(ss_case("uncontrollable", a, np.array([1.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0]), 0.0, 128))
-    # RTF transfer functions: Montel-constrained random denominators (seed 004 eq. 17).
+    # RTF transfer functions: Montel-constrained random denominators (RTF paper, eq. 17).
     for n in (2, 4, 8, 16):
         seed = 5000 + n
         rng = np.random.default_rng(seed)
