@@ -67,8 +67,9 @@ type projectOptions struct {
 // start costs little: at n = 4 the basins are few and deep, and ERA's poles miss the best
 // one on some S4 kernels (0.766 against 0.725 on one channel).
 const (
-	projectRings     = 4
-	projectRingOrder = 16
+	projectRings      = 4
+	projectRingOrder  = 16
+	projectRingScreen = 20
 )
 
 // ringPoles is a random start of order n: pairs on a ring (radius 0.5–0.99, angles in
@@ -222,8 +223,8 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	keep, screen := projectKeep, min(projectScreen, o.iters)
 	if n <= projectRingOrder {
 		// Every start costs little here, and the best basin is not always ahead after a few
-		// iterations (S4 kernels at n = 4): all of them get every iteration.
-		keep, screen = len(cands), o.iters
+		// iterations (S4 kernels at n = 4): all of them get projectRingScreen.
+		keep, screen = len(cands), min(projectRingScreen, o.iters)
 	}
 	if cands[0].sse <= varproFloor*varproFloor*cands[0].v.yy/2 {
 		keep, screen = 1, 0 // a start already at the floor needs no screening

@@ -300,17 +300,18 @@ func (v *varpro) sse(a []float64) float64 {
 	v.residual()
 	f := v.objective()
 	if !v.accurate {
-		// The normal equations move Φc by about ε·κ(ΦᵀΦ)·‖y‖; once that is no longer far
-		// below the residual (or below varproFloor·‖y‖, beneath which no deployment can tell
-		// fits apart), the residues come from QR (for this problem from now on, so that the
-		// optimiser compares values of one function).
+		// The normal equations move Φc by about ε·κ(ΦᵀΦ)·‖y‖ (their ridge drops the directions
+		// of ΦᵀΦ below 1e-13 of its largest eigenvalue, which a near-exact fit may need); once
+		// that is no longer well below the residual (or below varproFloor·‖y‖, beneath which no
+		// deployment can tell fits apart), the residues come from QR (for this problem from now
+		// on, so that the optimiser compares values of one function).
 		lo, hi := math.Inf(1), 0.0
 		for i := 0; i < n; i++ {
 			d := v.chol[i*n+i]
 			lo, hi = math.Min(lo, d), math.Max(hi, d)
 		}
 		kappa := (hi / lo) * (hi / lo)
-		if !(0x1p-52*kappa*math.Sqrt(v.yy) <= math.Max(1e-3*math.Sqrt(2*f), varproFloor*math.Sqrt(v.yy))) {
+		if !(0x1p-52*kappa*math.Sqrt(v.yy) <= math.Max(1e-2*math.Sqrt(2*f), varproFloor*math.Sqrt(v.yy))) {
 			v.accurate = true
 		}
 	}
