@@ -160,7 +160,8 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	rungs := make([][]channelRung, d) // [channel][order]
 	bounds := make([][]float64, d)    // [channel][order]
 	errs := make([]error, d)
-	// Progress counts channel-orders done; its error is the worst channel's latest fit.
+	// Progress counts channel-orders done; its error is the worst channel's latest fit and its
+	// loss the mean of the channels' latest relative loss, ‖k − y‖²/‖y‖².
 	var mu sync.Mutex
 	done, total := 0, d*len(orders)
 	latest := make([]float64, d)
@@ -176,7 +177,11 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		last = time.Now()
 		el := time.Since(start)
 		eta := time.Duration(float64(el) / float64(done) * float64(total-done))
-		progress(Progress{Step: done, Steps: total, RelError: maxOf(latest), Elapsed: el, ETA: eta})
+		loss := 0.0
+		for _, r := range latest {
+			loss += r * r / float64(d)
+		}
+		progress(Progress{Step: done, Steps: total, Loss: loss, RelError: maxOf(latest), Elapsed: el, ETA: eta})
 	}
 	filters.ForEachChannel(d, func(ch int) {
 		y := targets[ch]
