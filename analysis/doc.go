@@ -1,7 +1,7 @@
 // Package analysis computes what the workbench shows about a filter: impulse and step
 // responses by four algorithms, frequency responses with magnitude, unwrapped phase and group
 // delay, poles, zeros and the stability verdict, the H2 norm, Hankel singular values, balanced
-// truncation and minimal realisations, for one filter or a bank of channels.
+// truncation and minimal realisations of a filter.
 //
 // # Overview
 //
@@ -12,7 +12,7 @@
 // dst argument was passed, and a nil dst allocates. The package depends on filters and gonum
 // only (no UI), so the TUI and the CLI share it.
 //
-// Impulse responses (Impulse, Step, ImpulseBank) come from four algorithms that agree to
+// Impulse responses (Impulse, Step) come from four algorithms that agree to
 // about 1e-12 relative on random stable systems up to n = 256 and L = 16384 (the tests check
 // 1e-10, the bar):
 //
@@ -109,9 +109,9 @@
 //
 // # Banks
 //
-// MapBank runs any of the functions over the channels of a filters.Bank in parallel across
-// GOMAXPROCS goroutines; ImpulseBank, FreqResponseBank, H2Bank and the others are its common
-// uses. KernelPlan.Bank generates the kernels of an RTF layer with one workspace per goroutine.
+// Every function takes one filter; run them over a filters.Bank's channels with
+// filters.ForEachChannel. KernelPlan.Bank generates the kernels of an RTF layer with one
+// workspace per goroutine.
 //
 // # Errors
 //

@@ -266,20 +266,6 @@ func (s *schurSys) sub(idx []int, d float64) *schurSys {
 	return out
 }
 
-// dense returns the system as a filters.Dense.
-func (s *schurSys) dense() *filters.Dense {
-	n := s.order()
-	rows := make([][]float64, n)
-	for i := range rows {
-		rows[i] = mat.Row(nil, i, s.t)
-	}
-	d, err := filters.NewDense(rows, s.b, s.c, s.d)
-	if err != nil {
-		panic("analysis: realisation of a valid system: " + err.Error())
-	}
-	return d
-}
-
 // gramians returns the controllability Gramian P (T·P·Tᵀ - P + B·Bᵀ = 0) and the observability
 // Gramian Q (Tᵀ·Q·T - Q + Cᵀ·C = 0) of a stable system of order ≥ 1.
 func (s *schurSys) gramians() (p, q *mat.Dense, err error) {

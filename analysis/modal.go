@@ -82,12 +82,3 @@ func pairModes(poles, res []complex128) []mode {
 	}
 	return out
 }
-
-// radius returns the largest |pole|.
-func (m modal) radius() float64 {
-	rho := 0.0
-	for _, md := range m.modes {
-		rho = math.Max(rho, cmplx.Abs(md.pole))
-	}
-	return rho
-}

@@ -298,7 +298,9 @@ func Minimal(f filters.Filter, tol float64) (*filters.Dense, MinimalReport, erro
 	}
 	rho, _ := filters.SpectralRadius(d)
 	l := filters.ReportLength(rho)
-	rep.RelError = relDiff(d.Impulse(l), out.Impulse(l))
+	if rep.RelError = filters.RelDiff(d.Impulse(l), out.Impulse(l)); math.IsNaN(rep.RelError) || math.IsInf(rep.RelError, 0) {
+		rep.RelError = math.MaxFloat64
+	}
 	return out, rep, nil
 }
 
@@ -351,21 +353,4 @@ func staircase(a *mat.Dense, b, c []float64, tol float64) (*mat.Dense, []float64
 	b1 := make([]float64, k)
 	b1[0] = -sgn * beta
 	return a1, b1, ct[:k]
-}
-
-// relDiff returns ‖a - b‖₂/‖a‖₂ (absolute when a is zero), saturated at math.MaxFloat64.
-func relDiff(a, b []float64) float64 {
-	var num, den float64
-	for i := range a {
-		num = math.Hypot(num, a[i]-b[i])
-		den = math.Hypot(den, a[i])
-	}
-	r := num
-	if den > 0 {
-		r = num / den
-	}
-	if math.IsNaN(r) || math.IsInf(r, 0) {
-		return math.MaxFloat64
-	}
-	return r
 }

@@ -38,8 +38,3 @@ func parallelWorkers(n int, newWorker func() func(i int)) {
 	}
 	wg.Wait()
 }
-
-// parallelFor runs fn(0) … fn(n-1) on up to GOMAXPROCS goroutines.
-func parallelFor(n int, fn func(i int)) {
-	parallelWorkers(n, func() func(int) { return fn })
-}

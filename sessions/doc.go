@@ -17,9 +17,8 @@
 //     ($XDG_STATE_HOME/ssmlab/autosave, or ~/.local/state/ssmlab/autosave);
 //     ListAutosaves, RecoverAutosave and DiscardAutosave offer it back at the next start.
 //   - Import reads a filter, a bank or kernels from any supported file; Export writes items
-//     as JSON, .npz, .safetensors, CSV or .npy. ExportRTF and ImportRTF map banks to and
-//     from the parameter layout of the RTF reference implementation (tensors ab and h_0),
-//     whose numerics are package rtf's.
+//     as JSON, .npz, .safetensors, CSV or .npy; model layers (the RTF layout among them,
+//     whose numerics are package rtf's) are read and written by the sub-package layouts.
 //
 // The array file formats themselves are in the sub-package arrays. The session file format,
 // its versions and the RTF layout are described in docs/formats.md ("Session files" and

@@ -188,9 +188,6 @@ func lsResidues(poles []complex128, y []float64) ([]complex128, error) {
 	return res, nil
 }
 
-// tfInitTol is how closely the transfer function must reproduce the modal hankel init.
-const tfInitTol = 1e-6
-
 // hankelRadius bounds the poles of the hankel init even without a radius constraint.
 const hankelRadius = 0.9999
 

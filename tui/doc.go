@@ -34,11 +34,11 @@
 // # Dependencies
 //
 // The workbench reaches the rest of ssmlab through small interfaces (deps.go): PresetSource,
-// Store, JobRunner and Analyzer. wire.go, the only file naming the producer packages,
-// adapts presets (the registry) and train (train.Run on the backend train.SelectBackend
-// picks: the CPU, and the GPU where there is one); the store reads
-// and writes filter files with the filters codec until the sessions package lands, and the
-// analyzer uses the filters package until analysis is stable. Tests substitute fakes.
+// Store, JobRunner, Analyzer and FigureWriter. wire.go adapts presets (the registry), train
+// (train.Run on the backend train.SelectBackend picks: the CPU, and the GPU where there is
+// one), analysis and analysis/figures (the responses and group delay that ssmlab plot draws
+// too); store.go adapts sessions (session, filter and array files). Tests substitute fakes
+// for the presets and the runner.
 //
 // # Live editing and the interactive budget
 //

@@ -26,7 +26,6 @@ const (
 // job is one distillation, running or finished.
 type job struct {
 	id       int
-	name     string
 	spec     train.Spec
 	sourceID int
 	source   string

@@ -126,8 +126,3 @@ func (k *keyMap) helpFor(p pane) paneHelp {
 	short = append(short, k.NextPane, k.Palette, k.Help, k.Quit)
 	return paneHelp{short: short, full: [][]key.Binding{own, k.global()}}
 }
-
-// allHelp is the full help: every pane's keys and the global ones, as columns.
-func (k *keyMap) allHelp() [][]key.Binding {
-	return [][]key.Binding{k.global(), k.listKeys(), k.reprKeys(), k.plotKeys(), k.jobKeys()}
-}

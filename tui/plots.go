@@ -139,16 +139,6 @@ func (p *plotsModel) showPZ() {
 	}
 }
 
-func (p *plotsModel) pzVisible() bool {
-	kinds, _, _ := p.visible()
-	for _, k := range kinds {
-		if k == plotPZ {
-			return true
-		}
-	}
-	return false
-}
-
 // view renders the pane's inner block (width × height).
 func (p *plotsModel) view(d plotData, focused bool) string {
 	key := plotCacheKey{w: p.width, h: p.height, resp: d.resp, ovResp: d.ovResp, pz: d.pz, ovPZ: d.ovPZ,

@@ -42,7 +42,6 @@ type reprData struct {
 	kernel  []float64
 	view    *viewData // conversion to the tab's form (nil when the tab is the native form)
 	last    *filters.Report
-	lastMsg string
 	info    string // order, channels, stability
 	message string // no entry
 }

@@ -47,7 +47,6 @@ type entry struct {
 	bankRhoRev  uint64
 	views       map[viewKey]*viewData // converted views of the shown channel
 	lastReport  *filters.Report       // the report of the conversion that made this filter
-	lastReportM string                // and what it was
 }
 
 type undoState struct {

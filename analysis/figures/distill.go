@@ -82,7 +82,7 @@ func NewDistillation(d Distillation, o Options) (*Figure, error) {
 		if d.RelErrors != nil {
 			errs[i] = d.RelErrors[i]
 		} else {
-			errs[i] = relError(h, k)
+			errs[i] = filters.RelDiff(k, h)
 		}
 		if i >= MaxChannelPanels {
 			continue
@@ -155,20 +155,6 @@ func NewDistillation(d Distillation, o Options) (*Figure, error) {
 
 func channelError(i int, err error) error {
 	return &SeriesError{Index: i, Name: fmt.Sprintf("channel %d", i), Err: err}
-}
-
-// relError is ‖h − k‖₂ / ‖k‖₂ (‖h − k‖₂ when k is 0).
-func relError(h, k []float64) float64 {
-	var num, den float64
-	for t := range k {
-		e := h[t] - k[t]
-		num += e * e
-		den += k[t] * k[t]
-	}
-	if den == 0 {
-		return math.Sqrt(num)
-	}
-	return math.Sqrt(num / den)
 }
 
 // errorPanel draws each channel's relative error as a marker in its colour, on a log axis.

@@ -342,7 +342,7 @@ func TestDistillationErrors(t *testing.T) {
 	}
 	want := 0.0625 / math.Sqrt(1+0.25+0.0625+0.015625)
 	title := f.cells[0][0].p.Title.Text
-	if got := relError(fit.Impulse(len(target)), target); math.Abs(got-want) > 1e-15 {
+	if got := filters.RelDiff(target, fit.Impulse(len(target))); math.Abs(got-want) > 1e-15 {
 		t.Errorf("relError = %g, want %g", got, want)
 	}
 	if !strings.Contains(title, "0.054") {

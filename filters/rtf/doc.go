@@ -44,9 +44,9 @@
 // Channel c takes its denominator from row c/(D/num_a): num_a divides D, and num_a = D
 // unless the layer shares denominators. A bidirectional layer's tensors read as 2·D
 // channels, the last D of which the module applies backwards in time. FromBank builds a
-// layer (num_a = D) from a bank, Layer.Bank reads one back, ReadBack measures how closely a
-// layer, as a module would use it, gives a bank's impulse responses, and Prefixes finds
-// layers among the tensor names of a checkpoint (NameAB, NameH0, NameScalar).
+// layer (num_a = D) from a bank and Layer.Bank reads one back; NameAB, NameH0 and NameScalar
+// are the tensors' names in a state_dict (package sessions/layouts finds and checks layers in
+// checkpoints).
 //
 // # Initialisations
 //

@@ -2,9 +2,6 @@ package rtf
 
 import (
 	"fmt"
-	"slices"
-	"sort"
-	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
 )
@@ -175,56 +172,4 @@ func (l *Layer) check() error {
 		return invalidf("%q has %d values, want (%d): one per denominator", NameScalar, len(l.Scalar), numA)
 	}
 	return nil
-}
-
-// Prefixes returns, sorted, the prefixes of the RTF layers among a checkpoint's tensor
-// names: every P, empty or ending in "." (as in a state_dict), such that P+NameAB and
-// P+NameH0 are both present.
-func Prefixes(names []string) []string {
-	have := make(map[string]bool, len(names))
-	for _, n := range names {
-		have[n] = true
-	}
-	var prefixes []string
-	for _, n := range names {
-		p, ok := strings.CutSuffix(n, NameAB)
-		if ok && (p == "" || strings.HasSuffix(p, ".")) && have[p+NameH0] {
-			prefixes = append(prefixes, p)
-		}
-	}
-	sort.Strings(prefixes)
-	return slices.Compact(prefixes)
-}
-
-// Names reports whether want names the layer at prefix: the prefix itself, with or without
-// its final ".", or one of the layer's tensor names.
-func Names(prefix, want string) bool {
-	switch want {
-	case prefix, prefix + NameAB, prefix + NameH0, prefix + NameScalar:
-		return true
-	}
-	return want+"." == prefix
-}
-
-// maxReadBackWork bounds the multiply-adds of ReadBack's impulse responses (2^30: about a
-// second), so that the check never costs much more than the export.
-var maxReadBackWork = 1 << 30
-
-// ReadBack measures what a training module gets from a layer built for chans: the layer is
-// read back as Bank reads it (the truncation correction undone, as the module's get_C does),
-// and every channel's impulse response is compared with that of chans over n samples:
-// truncLen, or filters.ReportLength of the channels' spectral radius when it is 0, and fewer
-// where that many would exceed 2^30 multiply-adds. It returns the worst channel's relative
-// L2 error (math.MaxFloat64 for an overflow), that channel and n; an error when the layer
-// cannot be read back. Round the layer to the dtype it will be stored in first.
-func ReadBack(chans []filters.Filter, l *Layer, truncLen int) (worst float64, channel, n int, err error) {
-	back, err := l.Bank(truncLen)
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	if len(back.Channels) != len(chans) {
-		panic("rtf: layer and filters differ in channels")
-	}
-	worst, channel, n = filters.CompareBanks(chans, back.Channels, truncLen, maxReadBackWork)
-	return worst, channel, n, nil
 }

@@ -70,32 +70,3 @@ func TestLayerErrors(t *testing.T) {
 		t.Errorf("marginal pole: %v", err)
 	}
 }
-
-func TestPrefixes(t *testing.T) {
-	names := []string{"step", "layers.1.filter.h_0", "layers.0.filter.ab", "layers.0.filter.h_0", "layers.1.filter.ab", "lonely.ab", "xab", "xh_0", "ab", "h_0"}
-	if got := Prefixes(names); !slices.Equal(got, []string{"", "layers.0.filter.", "layers.1.filter."}) {
-		t.Errorf("Prefixes = %q", got)
-	}
-	for _, want := range []string{"layers.1.filter.", "layers.1.filter", "layers.1.filter.ab", "layers.1.filter.h_0", "layers.1.filter.scalar"} {
-		if !Names("layers.1.filter.", want) {
-			t.Errorf("%q does not name the layer", want)
-		}
-	}
-	if Names("layers.1.filter.", "layers.1.norm.weight") || Names("layers.1.", "layers.10") {
-		t.Error("a name outside the layer names it")
-	}
-}
-
-// TestReadBackWork: a dense filter costs N² a sample, so over the work limit fewer samples
-// are compared.
-func TestReadBackWork(t *testing.T) {
-	d, _ := must2(filters.ToDense(stableBank(t, 5, 1, 16).Channels[0]))
-	l, _ := must2(FromBank(&filters.Bank{Channels: []filters.Filter{d}}, 4096))
-	old := maxReadBackWork
-	maxReadBackWork = 1e6
-	defer func() { maxReadBackWork = old }()
-	worst, _, n, err := ReadBack([]filters.Filter{d}, l, 4096)
-	if err != nil || worst > 1e-12 || n >= 4096 || n*(16*16+16+1) > 1e6 {
-		t.Errorf("read back to %.3g over %d samples (err %v), want fewer than 4096 within the limit", worst, n, err)
-	}
-}
