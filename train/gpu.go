@@ -104,10 +104,6 @@ func gpuUnsupported(what string) error {
 	return fmt.Errorf("%s: %w (use the cpu backend)", what, ErrGPUUnsupported)
 }
 
-// gpuMaxOrder is the largest order the GPU kernels take: they keep a channel's a and b̃ in
-// shared memory arrays of MAX_ORDER doubles (gpuSource).
-const gpuMaxOrder = 1024
-
 func gpuJobOf(p *Problem) (*gpuJob, error) {
 	if len(p.models) == 0 {
 		return nil, invalidf("the problem has no channels")

@@ -1,5 +1,9 @@
 package train
 
+// gpuMaxOrder is the largest order the GPU kernels take: they keep a channel's a and b̃ in
+// shared memory arrays of MAX_ORDER doubles (TestGPUUnsupportedJobs checks the two agree).
+const gpuMaxOrder = 1024
+
 // The kernels of the GPU backend, in CUDA C++17 compiled by NVRTC at first use (with
 // -DREAL=float or -DREAL=double, gpuOptions) and cached as PTX. The same text compiles as plain C++ for
 // the tests' CPU emulation of a device (gpu_emu_test.go), so it sticks to what both accept:

@@ -199,68 +199,8 @@ func initParams(s *Spec, target []float64, ch int) (model, []float64, error) {
 	if s.Constraint == "radius" {
 		rmax = math.Min(rmax, s.MaxRadius)
 	}
-	if s.Model == "rtf" {
-		m := &rtfModel{n: n, length: length, montel: s.Constraint == "l1_montel"}
-		p := make([]float64, m.numParams())
-		switch s.Init {
-		case "xavier", "montel":
-			// The reference implementation's inits of a and b̃ (rtf.Xavier, rtf.Montel), laid
-			// out as without the Montel map (a, b̃, h0); the map's raw parameters follow below.
-			if n == 0 {
-				break
-			}
-			a, b := rtf.Xavier(rng, n)
-			if s.Init == "montel" {
-				a, b = rtf.Montel(rng, n)
-			}
-			copy(p, a)
-			copy(p[n:], b)
-			if m.montel && s.Init == "montel" {
-				// With the l1_montel constraint the reference draws its scalar uniform in
-				// [0, 1); the map's extra raw parameter w[n] plays its part.
-				copy(p[n+1:], p[n:2*n+1])
-				p[n] = rng.Float64()
-			}
-		case "hankel":
-			starts, err := rtfHankelStarts(m, target, rmax)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(starts) == 0 {
-				// Nothing representable: the paper's zero init.
-				p[2*n] = target[0]
-			} else {
-				copy(p, starts[0])
-				// Two lower orders at most: each costs the refinement one more run.
-				m.starts = starts[1:min(len(starts), 3)]
-			}
-		}
-		if m.montel && s.Init != "montel" && s.Init != "zeros" {
-			// Raw Montel parameters: a = w[:n]/Σ|w| with w[n] = 1 - Σ|a| ≥ 0 keeps a.
-			l1 := 0.0
-			for _, v := range p[:n] {
-				l1 += math.Abs(v)
-			}
-			if l1 >= 1 {
-				for i := 0; i < n; i++ {
-					p[i] /= l1 / 0.999
-				}
-				l1 = 0.999
-			}
-			copy(p[n+1:], p[n:])
-			p[n] = 1 - l1
-		}
-		if !m.montel && s.Init != "zeros" && m.maxRadius(p) > rmax {
-			// An unstable start (xavier often is): shrink a into the Montel region.
-			l1 := 0.0
-			for _, v := range p[:n] {
-				l1 += math.Abs(v)
-			}
-			for i := 0; i < n; i++ {
-				p[i] *= 0.99 / l1
-			}
-		}
-		return m, p, nil
+	if s.Model == ModelRTF {
+		return initRTF(s, target, rng, rmax)
 	}
 	// modal and rotation
 	pairs, reals := n/2, n%2
@@ -512,4 +452,71 @@ func hankelStart(m *rtfModel, ws workspace, den, g, target []float64) ([]float64
 		return nil, 0, false
 	}
 	return p, e, true
+}
+
+// initRTF returns the initial RTF parameters of initParams: [a (n, or n+1 raw values under
+// the l1_montel constraint), b̃ (n), h0].
+func initRTF(s *Spec, target []float64, rng *rand.Rand, rmax float64) (model, []float64, error) {
+	n, length := s.Order, len(target)
+	m := &rtfModel{n: n, length: length, montel: s.Constraint == "l1_montel"}
+	p := make([]float64, m.numParams())
+	switch s.Init {
+	case "xavier", "montel":
+		// The reference implementation's inits of a and b̃ (rtf.Xavier, rtf.Montel), laid
+		// out as without the Montel map (a, b̃, h0); the map's raw parameters follow below.
+		if n == 0 {
+			break
+		}
+		a, b := rtf.Xavier(rng, n)
+		if s.Init == "montel" {
+			a, b = rtf.Montel(rng, n)
+		}
+		copy(p, a)
+		copy(p[n:], b)
+		if m.montel && s.Init == "montel" {
+			// With the l1_montel constraint the reference draws its scalar uniform in
+			// [0, 1); the map's extra raw parameter w[n] plays its part.
+			copy(p[n+1:], p[n:2*n+1])
+			p[n] = rng.Float64()
+		}
+	case "hankel":
+		starts, err := rtfHankelStarts(m, target, rmax)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(starts) == 0 {
+			// Nothing representable: the paper's zero init.
+			p[2*n] = target[0]
+		} else {
+			copy(p, starts[0])
+			// Two lower orders at most: each costs the refinement one more run.
+			m.starts = starts[1:min(len(starts), 3)]
+		}
+	}
+	if m.montel && s.Init != "montel" && s.Init != "zeros" {
+		// Raw Montel parameters: a = w[:n]/Σ|w| with w[n] = 1 - Σ|a| ≥ 0 keeps a.
+		l1 := 0.0
+		for _, v := range p[:n] {
+			l1 += math.Abs(v)
+		}
+		if l1 >= 1 {
+			for i := 0; i < n; i++ {
+				p[i] /= l1 / 0.999
+			}
+			l1 = 0.999
+		}
+		copy(p[n+1:], p[n:])
+		p[n] = 1 - l1
+	}
+	if !m.montel && s.Init != "zeros" && m.maxRadius(p) > rmax {
+		// An unstable start (xavier often is): shrink a into the Montel region.
+		l1 := 0.0
+		for _, v := range p[:n] {
+			l1 += math.Abs(v)
+		}
+		for i := 0; i < n; i++ {
+			p[i] *= 0.99 / l1
+		}
+	}
+	return m, p, nil
 }
