@@ -312,6 +312,11 @@ func GroupDelayOf(f filters.Filter, omega []float64) (*GroupDelay, error) {
 // a constant (zero = true when that constant is 0). The zeros are those of all of H(z), so a
 // ZPK filter with an offset H0 goes through its state-space realisation.
 func rootsOf(f filters.Filter) (poles, zeros []complex128, constant, zero bool, err error) {
+	if cubicPoles(f) || cubicZeros(f) {
+		if err := checkCubic("the group delay", f); err != nil {
+			return nil, nil, false, false, err
+		}
+	}
 	src := f
 	if z, ok := f.(*filters.ZPK); ok && z.H0 != 0 && len(z.Poles) > 0 {
 		if src, _, err = filters.ToDense(f); err != nil {

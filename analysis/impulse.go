@@ -284,7 +284,7 @@ func LengthForRadius(rho float64, n int, tol float64) int {
 
 // AutoLength is LengthForRadius with f's order and spectral radius.
 func AutoLength(f filters.Filter, tol float64) (int, error) {
-	rho, err := filters.SpectralRadius(f)
+	rho, err := SpectralRadius(f)
 	if err != nil {
 		return 0, err
 	}

@@ -30,6 +30,9 @@ func H2(f filters.Filter) (float64, error) {
 		}
 		return math.Sqrt(math.Max(d.H0*d.H0+real(s), 0)), nil
 	}
+	if err := checkCubic("the H2 norm", f); err != nil {
+		return 0, err
+	}
 	sys, err := schurOf(f)
 	if err != nil {
 		return 0, err
@@ -86,6 +89,9 @@ type HSV struct {
 // into stable and unstable parts (an ordered Schur form and a Sylvester equation); the
 // unstable poles are returned in Unstable.
 func HankelSV(f filters.Filter) (*HSV, error) {
+	if err := checkCubic("the Hankel singular values", f); err != nil {
+		return nil, err
+	}
 	b, err := balance(f)
 	if err != nil {
 		return nil, err
@@ -179,6 +185,9 @@ func BalancedTruncation(f filters.Filter, r int) (*Reduced, error) {
 	if r < 0 {
 		panic("analysis: negative order")
 	}
+	if err := checkCubic("balanced truncation", f); err != nil {
+		return nil, err
+	}
 	b, err := balance(f)
 	if err != nil {
 		return nil, err
@@ -260,6 +269,9 @@ type MinimalReport struct {
 func Minimal(f filters.Filter, tol float64) (*filters.Dense, MinimalReport, error) {
 	if tol <= 0 {
 		tol = DefaultMinimalTol
+	}
+	if err := checkCubic("a minimal realisation", f); err != nil {
+		return nil, MinimalReport{}, err
 	}
 	d, ok := f.(*filters.Dense)
 	if !ok {

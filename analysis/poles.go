@@ -88,7 +88,7 @@ func Analyze(f filters.Filter, tol float64) (*Properties, error) {
 	if tol <= 0 {
 		tol = DefaultTol
 	}
-	poles, err := filters.Poles(f)
+	poles, err := Poles(f)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,14 @@ func Analyze(f filters.Filter, tol float64) (*Properties, error) {
 // returns a ZPK filter's stored zeros, which ignore its offset H0 (the zeros of
 // Gain·Π(z - zᵢ)/Π(z - pᵢ), not of H0 + that); such a filter goes through its dense
 // realisation here.
+//
+// Zeros other than a transfer function's are refused above MaxCubicOrder (*OrderLimitError).
 func Zeros(f filters.Filter) ([]complex128, error) {
+	if cubicZeros(f) {
+		if err := checkCubic("the zeros", f); err != nil {
+			return nil, err
+		}
+	}
 	if z, ok := f.(*filters.ZPK); ok && z.H0 != 0 && len(z.Poles) > 0 {
 		d, _, err := filters.ToDense(f)
 		if err != nil {

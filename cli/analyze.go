@@ -341,7 +341,7 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		a.GroupDelay = &groupDelayJSON{Omega: g.Omega, Tau: g.Tau, Notes: g.Notes}
 	}
 	if o.wantPoles {
-		poles, err := filters.Poles(f)
+		poles, err := analysis.Poles(f)
 		if err != nil {
 			return nil, fmt.Errorf("poles: %w", err)
 		}
@@ -438,7 +438,7 @@ func overflowHint(f filters.Filter, i int, flag string) string {
 	if i == 0 {
 		hint = "the response overflows float64"
 	}
-	if rho, err := filters.SpectralRadius(f); err == nil && rho >= 1 {
+	if rho, err := analysis.SpectralRadius(f); err == nil && rho >= 1 {
 		return fmt.Sprintf("the filter is unstable (spectral radius %.6g) and %s", rho, hint)
 	}
 	return hint

@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"context"
 	"math"
 	"math/cmplx"
 
@@ -208,6 +209,10 @@ func schurRotation(a *mat.Dense) (p *mat.Dense, blocks []RotationBlock, reals []
 	return p, blocks, reals, true
 }
 
+// qrRootsMax is the largest degree whose roots are the eigenvalues of the companion matrix:
+// its O(n³) cost is a few milliseconds there. Above it, the Aberth–Ehrlich iteration.
+var qrRootsMax = 32
+
 // rootsMonic returns the roots of zⁿ + a₁zⁿ⁻¹ + … + aₙ: the eigenvalues of the balanced
 // companion matrix (backward stable for the polynomial), each refined by Newton steps that
 // are kept only when they reduce |p|. Conjugate symmetry is preserved.
@@ -215,6 +220,20 @@ func rootsMonic(a []float64) ([]complex128, error) {
 	n := len(a)
 	if n == 0 {
 		return nil, nil
+	}
+	if n > qrRootsMax {
+		// Roots at zero are exact; the rest by Aberth's O(n²)-a-sweep iteration.
+		nz := 0
+		for nz < n && a[n-1-nz] == 0 {
+			nz++
+		}
+		if nz == n {
+			return make([]complex128, n), nil
+		}
+		roots, ok := aberthRoots(context.Background(), a[:n-nz])
+		if ok {
+			return append(roots, make([]complex128, nz)...), nil
+		}
 	}
 	comp := mat.NewDense(n, n, nil)
 	for j, v := range a {

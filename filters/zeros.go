@@ -86,3 +86,37 @@ func zeroDynamics(f *Dense) (zeros []complex128, gain, h0 float64, err error) {
 	zeros, err = eigenvalues(proj)
 	return zeros, gain, h0, err
 }
+
+// polyZeros returns the zeros, gain and offset of H(z) = h0 + b(z)/a(z) for the monic
+// denominator a(z) = zⁿ + a₁zⁿ⁻¹ + … + aₙ and b(z) = b₁zⁿ⁻¹ + … + bₙ: the roots of the
+// numerator h0·a(z) + b(z), with the tests zeroDynamics applies to the companion
+// realisation (h0 is the gain unless negligible beside b, and leading bₖ that are are
+// skipped), at O(n²) a sweep rather than an O(n³) eigenvalue problem.
+func polyZeros(a, b []float64, h0 float64) (zeros []complex128, gain, off float64, err error) {
+	bn := floats.Norm(b, 2)
+	var num []float64 // leading coefficient first
+	if h0 != 0 && math.Abs(h0) > markovTol*bn {
+		num = make([]float64, len(a)+1)
+		num[0] = h0
+		for i := range a {
+			num[i+1] = h0*a[i] + b[i]
+		}
+	} else {
+		off = h0
+		k := 0
+		for k < len(b) && (b[k] == 0 || math.Abs(b[k]) <= markovTol*bn) {
+			k++
+		}
+		if k == len(b) {
+			return nil, 0, h0, nil
+		}
+		num = b[k:]
+	}
+	gain = num[0]
+	monic := make([]float64, len(num)-1)
+	for i := range monic {
+		monic[i] = num[i+1] / gain
+	}
+	zeros, err = rootsMonic(monic)
+	return zeros, gain, off, err
+}

@@ -1,0 +1,102 @@
+package filters
+
+import (
+	"context"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// polyFromRoots returns the monic coefficients a₁…aₙ of Π(z - rᵢ) for conjugate-closed roots.
+func polyFromRootsTest(r []complex128) []float64 {
+	c := []complex128{1}
+	for _, x := range r {
+		next := make([]complex128, len(c)+1)
+		for i, v := range c {
+			next[i] += v
+			next[i+1] -= v * x
+		}
+		c = next
+	}
+	a := make([]float64, len(r))
+	for i := range a {
+		a[i] = real(c[i+1])
+	}
+	return a
+}
+
+// backwardError is the largest normwise backward error of roots z of zⁿ + a₁zⁿ⁻¹ + … + aₙ:
+// |p(z)| / Σ|cₖ||z|ᵏ, evaluated on the reversed polynomial outside the unit circle.
+func backwardError(a []float64, z []complex128) float64 {
+	worst := 0.0
+	for _, r := range z {
+		var p complex128
+		var s float64
+		if cmplx.Abs(r) <= 1 {
+			p, s = 1, 1
+			for _, v := range a {
+				p = p*r + complex(v, 0)
+				s = s*cmplx.Abs(r) + math.Abs(v)
+			}
+		} else {
+			w := 1 / r
+			p, s = complex(a[len(a)-1], 0), math.Abs(a[len(a)-1])
+			for k := len(a) - 2; k >= -1; k-- {
+				c := 1.0
+				if k >= 0 {
+					c = a[k]
+				}
+				p = p*w + complex(c, 0)
+				s = s*cmplx.Abs(w) + math.Abs(c)
+			}
+		}
+		worst = math.Max(worst, cmplx.Abs(p)/s)
+	}
+	return worst
+}
+
+// TestAberthAgainstQR compares the Aberth–Ehrlich roots with the companion matrix's
+// eigenvalues on polynomials with random N(0, 1) coefficients (roots near the unit circle,
+// well separated), and checks the backward error of both.
+func TestAberthAgainstQR(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 9))
+	for _, n := range []int{33, 64, 100, 200, 400} {
+		for trial := range 4 {
+			a := make([]float64, n)
+			for i := range a {
+				a[i] = rng.NormFloat64()
+			}
+			got, ok := aberthRoots(context.Background(), a)
+			old := qrRootsMax
+			qrRootsMax = 1 << 30
+			qr, err := rootsMonic(a)
+			qrRootsMax = old
+			if err != nil {
+				t.Fatal(err)
+			}
+			be, beQR := backwardError(a, got), backwardError(a, qr)
+			d := matchRoots(got, qr)
+			// Backward stable: a few roundings of the coefficients, as QR is (8 eps here).
+			if !ok || be > 32*eps || d > 1e-8 {
+				t.Errorf("n=%d trial %d: converged %v, backward error %.3g (QR %.3g), distance to QR %.3g", n, trial, ok, be, beQR, d)
+			}
+		}
+	}
+}
+
+func TestAberthLarge(t *testing.T) {
+	for _, n := range []int{512, 1024, 4096} {
+		rng := rand.New(rand.NewPCG(uint64(n), 1))
+		var r []complex128
+		for len(r) < n {
+			x := cmplx.Rect(0.9+0.099*rng.Float64(), math.Pi*rng.Float64())
+			r = append(r, x, cmplx.Conj(x))
+		}
+		a := polyFromRootsTest(r)
+		t0 := time.Now()
+		got, ok := aberthRoots(context.Background(), a)
+		t.Logf("n=%d: %v, converged %v, %d roots, radius %.6g", n, time.Since(t0), ok, len(got), maxAbs(got))
+	}
+}
