@@ -3,7 +3,6 @@ package sessions
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -168,14 +167,8 @@ func IsSession(path string) bool {
 	if filepath.Ext(path) == Extension {
 		return true
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 256)
-	n, _ := io.ReadFull(f, head)
-	return sniffSession(head[:n])
+	head, err := userfile.Head(path, 256)
+	return err == nil && sniffSession(head)
 }
 
 // sniffSession reports whether head starts like a session file: {"format": "ssmlab-session".

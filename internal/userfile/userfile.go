@@ -47,15 +47,16 @@ func readAll(r io.Reader, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-// ReadFile reads the file at path whole, at most MaxSize bytes (a regular file larger than
-// that is refused before it is read). Errors are prefixed with the path.
+// ReadFile reads the regular file at path whole, at most MaxSize bytes (a larger one is
+// refused before it is read; anything but a regular file is refused as Open does). Errors
+// are prefixed with the path.
 func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, size, err := Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, PathErr(err))
+		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxSize {
+	if size > MaxSize {
 		return nil, fmt.Errorf("%s: %w", path, &TooLargeError{Limit: MaxSize})
 	}
 	data, err := ReadAll(f)
@@ -65,17 +66,68 @@ func ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// Head returns up to n bytes from the start of the regular file at path (to recognise its
+// format), refusing what Open refuses.
+func Head(path string, n int) ([]byte, error) {
+	f, _, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, n)
+	k, err := io.ReadFull(f, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("%s: %w", path, PathErr(err))
+	}
+	return head[:k], nil
+}
+
+// NotRegularError is the error for a path that names something other than a regular file:
+// a directory, a named pipe (whose open would wait for a writer, and whose reading would
+// never end), a device (/dev/zero never ends either), a socket.
+type NotRegularError struct {
+	Kind string // "a directory", "a named pipe (FIFO)", "a device", …
+}
+
+func (e *NotRegularError) Error() string {
+	msg := "not a regular file: " + e.Kind
+	if e.Kind == kindPipe {
+		msg += " (pipe data to standard input with FILE -)"
+	}
+	return msg
+}
+
+const kindPipe = "a named pipe (FIFO)"
+
+// kindOf names a file type for NotRegularError.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return kindPipe
+	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
+}
+
 // Open opens the regular file at path for reading in place (array files, read by offset) and
-// returns its size. Anything else (a directory, a pipe, a device) is refused. Errors are
-// prefixed with the path; the caller closes the file.
+// returns its size. Anything else is refused with a *NotRegularError before a byte is read,
+// and without waiting: the file is opened non-blocking (a named pipe without a writer would
+// block an ordinary open forever) and its type checked on the open descriptor, so that no
+// swap between a check and the open can slip a pipe in. Errors are prefixed with the path;
+// the caller closes the file.
 func Open(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, err := openNonBlocking(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: %w", path, PathErr(err))
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = errors.New("not a regular file")
+		err = &NotRegularError{Kind: kindOf(fi.Mode())}
 	}
 	if err != nil {
 		f.Close()

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ssmlab/ssmlab/sessions"
+)
+
+// TestSpecialFilesRefusedAtOnce: a named pipe given as FILE, or linked from a session, made
+// session info, export, import, analyze and distill wait forever for a writer; /dev/zero as a
+// session was read to the 256 MiB limit. Each is now refused at once. (Real processes, each
+// with a generous deadline, so that a regression fails instead of hanging the test run.)
+func TestSpecialFilesRefusedAtOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "k.npy")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	s := sessions.New()
+	if _, err := s.AddTarget(sessions.Target{Name: "k", Source: &sessions.Source{Path: "k.npy"}, Linked: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(filepath.Join(dir, "linked.ssmlab")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string // in stderr
+	}{
+		{[]string{"session", "info", "k.npy"}, "named pipe"},
+		{[]string{"export", "k.npy", "-o", "out.npz"}, "named pipe"},
+		{[]string{"import", "k.npy"}, "named pipe"},
+		{[]string{"analyze", "k.npy"}, "named pipe"},
+		{[]string{"convert", "k.npy", "--to", "tf"}, "named pipe"},
+		{[]string{"distill", "k.npy", "--order", "2"}, "named pipe"},
+		{[]string{"session", "info", "/dev/zero"}, "a device"},
+		{[]string{"session", "info", "linked.ssmlab"}, "named pipe"},
+		{[]string{"export", "linked.ssmlab", "-o", "out.npz"}, "named pipe"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		cmd, stdout, stderr := process(dir, tc.args...)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Run() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			cmd.Process.Kill()
+			<-done
+			t.Errorf("%v: still running after a minute", tc.args)
+			cancel()
+			continue
+		}
+		cancel()
+		out := stdout.String()
+		if tc.args[0] == "session" && strings.HasSuffix(tc.args[2], ".ssmlab") {
+			// session info lists the target with its problem and succeeds.
+			if err != nil || !strings.Contains(out, tc.want) {
+				t.Errorf("%v: %v, stdout %q, stderr %q", tc.args, err, out, stderr)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: %v, stderr %q", tc.args, err, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.npz")); err == nil {
+		t.Error("an export wrote out.npz")
+	}
+}
