@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
@@ -229,6 +230,7 @@ type exportOptions struct {
 	ids                        []string
 	truncLen, length           int
 	compress, force            bool
+	allowOutside               bool
 	layout                     *layoutFlags
 }
 
@@ -290,6 +292,7 @@ with the warnings, and exits 0.`,
 	f.IntVar(&o.truncLen, "trunc-len", 0, "store RTF numerators with the truncation correction for trunc_len `L`")
 	f.IntVar(&o.length, "length", sessions.DefaultLength, "samples of a filter's impulse response for csv and npy (`L`)")
 	f.BoolVar(&o.compress, "compress", false, "deflate an npz file (as numpy.savez_compressed)")
+	addAllowOutside(f, &o.allowOutside)
 	o.layout = addLayoutFlags(f, forExport)
 	return cmd
 }
@@ -327,7 +330,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if o.length < 1 || o.length > sessions.MaxLength {
 		return fmt.Errorf("--length %d is outside [1, %d]", o.length, sessions.MaxLength)
 	}
-	items, err := s.exportItems(src, o.ids)
+	items, err := s.exportItems(src, o.ids, o.allowOutside)
 	if err != nil {
 		return err
 	}
@@ -387,7 +390,7 @@ func relError(e float64) string {
 
 // exportItems reads the items to export from a session (those named by ids) or from any
 // importable file.
-func (s *streams) exportItems(src string, ids []string) ([]sessions.Item, error) {
+func (s *streams) exportItems(src string, ids []string, allowOutside bool) ([]sessions.Item, error) {
 	if src == "-" {
 		return nil, fmt.Errorf("export reads a file, not stdin")
 	}
@@ -401,7 +404,7 @@ func (s *streams) exportItems(src string, ids []string) ([]sessions.Item, error)
 		}
 		return []sessions.Item{it}, nil
 	}
-	sess, err := sessions.Load(src)
+	sess, err := sessions.LoadWith(src, sessions.LoadOptions{AllowOutside: allowOutside})
 	if err != nil {
 		return nil, fail(err)
 	}
@@ -430,18 +433,24 @@ and view; docs/formats.md describes it. ssmlab FILE.ssmlab opens it in the workb
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	var asJSON bool
+	var asJSON, allowOutside bool
 	info := &cobra.Command{
 		Use:   "info FILE [--json]",
 		Short: "Summarise a session file",
 		Long: `Info prints what the session file FILE holds: one line per filter, bank, target and job
-with its ID, name and size, and the workbench's selection. --json prints it as JSON.`,
+with its ID, name and size, and the workbench's selection. --json prints it as JSON.
+
+A linked target's source is read only from under the session file's directory: one named
+by an absolute path, through "..", or by a link out of the directory is listed with its
+problem unless --allow-outside (a session file from elsewhere could otherwise make ssmlab
+read any file you can). export reads sessions the same way.`,
 		Example: `  ssmlab session info work.ssmlab
   ssmlab session info work.ssmlab --json | jq '.filters[].id'`,
 		Args: oneFile,
-		RunE: func(_ *cobra.Command, args []string) error { return runSessionInfo(s, args[0], asJSON) },
+		RunE: func(_ *cobra.Command, args []string) error { return runSessionInfo(s, args[0], asJSON, allowOutside) },
 	}
 	info.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
+	addAllowOutside(info.Flags(), &allowOutside)
 	cmd.AddCommand(info)
 	return cmd
 }
@@ -469,11 +478,11 @@ type itemInfo struct {
 	Problem     string `json:"problem,omitempty"`
 }
 
-func runSessionInfo(s *streams, path string, asJSON bool) error {
+func runSessionInfo(s *streams, path string, asJSON, allowOutside bool) error {
 	if path == "-" {
 		return fmt.Errorf("session info reads a file, not stdin")
 	}
-	sess, err := sessions.Load(path)
+	sess, err := sessions.LoadWith(path, sessions.LoadOptions{AllowOutside: allowOutside})
 	if err != nil {
 		return fail(err)
 	}
@@ -558,4 +567,10 @@ func size(n int) string {
 		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// addAllowOutside adds --allow-outside, which lets a session's linked targets be read from
+// outside the session file's directory.
+func addAllowOutside(f *pflag.FlagSet, v *bool) {
+	f.BoolVar(v, "allow-outside", false, "read a session's linked targets even outside the session file's directory (absolute paths, .., links out)")
 }

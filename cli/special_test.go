@@ -77,3 +77,36 @@ func TestSpecialFilesRefusedAtOnce(t *testing.T) {
 		t.Error("an export wrote out.npz")
 	}
 }
+
+// TestLinkedOutsideNeedsAllowing: a session's linked source outside its directory is not read
+// unless --allow-outside.
+func TestLinkedOutsideNeedsAllowing(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "s")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeText(t, root, "secret.csv", "1,2,3\n")
+	s := sessions.New()
+	if _, err := s.AddTarget(sessions.Target{Name: "k", Source: &sessions.Source{Path: "../secret.csv"}, Linked: true}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "w.ssmlab")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "session", "info", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "outside the session's directory") {
+		t.Errorf("without --allow-outside: %v", r)
+	}
+	if r := run(t, "", "export", path, "-o", filepath.Join(root, "k.csv")); r.code != ExitFailure || !strings.Contains(r.stderr, "outside the session's directory") {
+		t.Errorf("export without --allow-outside: %v", r)
+	}
+	r = run(t, "", "session", "info", path, "--allow-outside")
+	if r.code != 0 || strings.Contains(r.stdout, "outside") || !strings.Contains(r.stdout, "1 kernel of length 3") {
+		t.Errorf("with --allow-outside: %v", r)
+	}
+	if r := run(t, "", "export", path, "-o", filepath.Join(root, "k.csv"), "--allow-outside"); r.code != 0 {
+		t.Errorf("export with --allow-outside: %v", r)
+	}
+}

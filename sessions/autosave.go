@@ -187,7 +187,7 @@ func RecoverAutosave(path string) (*Session, error) {
 	if auto.Origin != "" {
 		dir = filepath.Dir(auto.Origin)
 	}
-	s.loadLinked(dir)
+	s.loadLinked(dir, false)
 	s.gen = s.savedGen + 1
 	s.autosave, s.autosaveGen = path, s.gen
 	return s, nil

@@ -30,9 +30,20 @@ func hook(stage string) {
 }
 
 // Load reads the session file at path and the kernels of its linked targets (a linked
-// target whose source cannot be read keeps nil Kernels and says why in Err). Errors are
-// prefixed with the path.
-func Load(path string) (*Session, error) {
+// target whose source cannot be read keeps nil Kernels and says why in Err). A linked source
+// outside the session file's directory is not read: its Err is an *OutsideError, and
+// LoadWith or ReadOutside read it when the user allows. Errors are prefixed with the path.
+func Load(path string) (*Session, error) { return LoadWith(path, LoadOptions{}) }
+
+// LoadOptions are the choices of LoadWith.
+type LoadOptions struct {
+	// AllowOutside reads linked targets' sources wherever they are, not only under the
+	// session file's directory.
+	AllowOutside bool
+}
+
+// LoadWith is Load with options.
+func LoadWith(path string, o LoadOptions) (*Session, error) {
 	// Stat before reading: should the file change in between, the stamp is older than the
 	// content, and a save finds a change where there is none rather than the other way.
 	info, err := os.Stat(path)
@@ -49,31 +60,8 @@ func Load(path string) (*Session, error) {
 	}
 	s.Path = path
 	s.disk.set(path, info, data)
-	s.loadLinked(filepath.Dir(path))
+	s.loadLinked(filepath.Dir(path), o.AllowOutside)
 	return s, nil
-}
-
-// loadLinked reads the kernels of linked targets, relative paths from dir.
-func (s *Session) loadLinked(dir string) {
-	for i := range s.Targets {
-		t := &s.Targets[i]
-		if !t.Linked {
-			continue
-		}
-		p := t.Source.Path
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		a, err := readKernels(p, t.Source.Tensor)
-		if err == nil {
-			err = checkKernels(a)
-		}
-		if err != nil {
-			t.Kernels, t.Err = nil, err
-			continue
-		}
-		t.Kernels, t.Err = a, nil
-	}
 }
 
 // readKernels reads one array from an array file.
