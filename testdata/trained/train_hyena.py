@@ -5,8 +5,8 @@ Run from the repository root with the Debian interpreter (python3-torch 1.13):
 
     /usr/bin/python3 testdata/trained/train_hyena.py
 
-It takes about 13 minutes of CPU on one core (781 s with Debian's torch 1.13, 2026-11-24)
-and writes, under testdata/trained/,
+It takes 13 to 20 minutes of CPU on one core (781 s, and 1162 s on a machine shared with
+other jobs; Debian's torch 1.13, 2026-11-24) and writes, under testdata/trained/,
 
     copy-fixed-layer0.npy, copy-fixed-layer1.npy     (task "fixed": four fixed copy lags)
     copy-drawn-layer0.npy, copy-drawn-layer1.npy     (task "drawn": a lag drawn per segment)
