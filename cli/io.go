@@ -508,7 +508,17 @@ func runSessionInfo(s *streams, path string, asJSON, allowOutside bool) error {
 		in.Targets = append(in.Targets, ii)
 	}
 	for _, j := range sess.Jobs {
-		desc := fmt.Sprintf("spec %s", size(len(j.Spec)))
+		desc := ""
+		if j.Status != "" {
+			desc = string(j.Status) + ", "
+		}
+		if j.Target != "" {
+			desc += "fits " + j.Target + ", "
+		}
+		if j.Result != "" {
+			desc += "made " + j.Result + ", "
+		}
+		desc += fmt.Sprintf("spec %s", size(len(j.Spec)))
 		if j.Report != nil {
 			desc += fmt.Sprintf(", report %s", size(len(j.Report)))
 		} else {

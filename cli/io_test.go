@@ -135,7 +135,7 @@ func TestSessionWorkflow(t *testing.T) {
 	}
 
 	info := run(t, "", "session", "info", sess)
-	if info.code != 0 || !strings.Contains(info.stdout, "ssmlab session, version 1: 1 filter, 1 target, 0 jobs") ||
+	if info.code != 0 || !strings.Contains(info.stdout, "ssmlab session, version 2: 1 filter, 1 target, 0 jobs") ||
 		!strings.Contains(info.stdout, "f1    layer") || !strings.Contains(info.stdout, "3 kernels of length 5 (from ") {
 		t.Errorf("session info:\n%v", info)
 	}
@@ -234,8 +234,8 @@ func TestExportUsage(t *testing.T) {
 
 func TestSessionInfoErrors(t *testing.T) {
 	dir := t.TempDir()
-	newer := writeText(t, dir, "new.ssmlab", `{"format": "ssmlab-session", "version": 2}`)
-	oneErrorLine(t, run(t, "", "session", "info", newer), ExitFailure, "session version 2 is newer than this ssmlab supports (1)")
+	newer := writeText(t, dir, "new.ssmlab", `{"format": "ssmlab-session", "version": 3}`)
+	oneErrorLine(t, run(t, "", "session", "info", newer), ExitFailure, "session version 3 is newer than this ssmlab supports (2)")
 	broken := writeText(t, dir, "broken.ssmlab", `{"format": "ssmlab-session", "version": 1, "filters": [`)
 	oneErrorLine(t, run(t, "", "session", "info", broken), ExitFailure, "broken.ssmlab: invalid session: bad JSON")
 	oneErrorLine(t, run(t, "", "session", "info"), ExitUsage, "want one FILE")

@@ -3,12 +3,14 @@ package sessions
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
@@ -41,12 +43,75 @@ func AutosaveDir() (string, error) {
 // now is the clock of autosave times (tests replace it).
 var now = time.Now
 
+// autosaveState is a session's autosave file, shared by its clones.
+type autosaveState struct {
+	mu      sync.Mutex
+	path    string             // the file, once claimed
+	gen, ui uint64             // the generations it holds
+	lock    *atomicfile.Locked // held while the file is this session's
+}
+
+// claim makes path the session's autosave file: it takes the file's lock (a running ssmlab
+// holds its autosave's for as long as it runs, so that no other offers to recover it) and
+// creates it, empty and private, if it does not exist. A file claimed before is removed.
+func (a *autosaveState) claim(path string) error {
+	l, err := atomicfile.TryLock(path)
+	if errors.Is(err, atomicfile.ErrLocked) {
+		return fmt.Errorf("%s is in use by another ssmlab that is running", path)
+	}
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = tighten(path)
+	}
+	if err != nil {
+		l.Unlock()
+		return userfile.PathErr(err)
+	}
+	a.release(true)
+	a.path, a.lock = path, l
+	return nil
+}
+
+// tighten makes a file private (0600) if it is open to others.
+func tighten(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return os.Chmod(path, fi.Mode().Perm()&0o700)
+	}
+	return nil
+}
+
+// release forgets the autosave file, removing it when remove is set, and drops its lock.
+func (a *autosaveState) release(remove bool) {
+	if a.path != "" && remove {
+		_ = os.Remove(a.path) // best effort: a leftover is offered for recovery, no harm
+	}
+	_ = a.lock.Unlock()
+	a.path, a.lock, a.gen, a.ui = "", nil, 0, 0
+}
+
 // Autosave writes the session's unsaved work to its autosave file in dir (AutosaveDir() when
 // dir is ""), atomically, and returns the file's path. It writes nothing, and returns "",
-// when the session is clean or has not changed since its last autosave. Each session has
-// its own file, named after its Path (or "untitled") and the process; Save removes it.
+// when the session is clean or neither it nor its UI state changed since its last autosave.
+// Each session has its own file, named after its Path (or "untitled") and the process,
+// private (0600) in a private directory (0700, tightened if it is not); Save and
+// RemoveAutosave remove it. The session holds the file's lock until then, so that
+// ListAutosaves in another process does not offer it while this one runs. Autosave may be
+// called on a Clone, in the background: the clone shares the file with its session.
 func (s *Session) Autosave(dir string) (string, error) {
-	if !s.Dirty() || (s.autosave != "" && s.autosaveGen == s.gen) {
+	a := s.auto
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !s.Dirty() || (a.path != "" && a.gen == s.gen && a.ui == s.uiGen) {
 		return "", nil
 	}
 	if dir == "" {
@@ -55,12 +120,13 @@ func (s *Session) Autosave(dir string) (string, error) {
 			return "", err
 		}
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := atomicfile.MkdirPrivate(dir); err != nil {
 		return "", fmt.Errorf("autosave: %w", err)
 	}
-	path := s.autosave
-	if path == "" || filepath.Dir(path) != filepath.Clean(dir) {
-		path = filepath.Join(dir, autosaveName(s.Path))
+	if a.path == "" || filepath.Dir(a.path) != filepath.Clean(dir) {
+		if err := a.claim(filepath.Join(dir, autosaveName(s.Path))); err != nil {
+			return "", fmt.Errorf("autosave: %w", err)
+		}
 	}
 	origin := ""
 	if s.Path != "" {
@@ -68,22 +134,23 @@ func (s *Session) Autosave(dir string) (string, error) {
 			origin = abs
 		}
 	}
-	data, err := marshal(s, &autosaveInfo{Origin: origin, Saved: now()})
+	data, err := marshal(s, &autosaveInfo{Origin: origin, Saved: now(), Dirty: s.dirtyItems()})
 	if err != nil {
 		return "", fmt.Errorf("autosave: %w", err)
 	}
-	if err := atomicfile.WriteFile(path, data); err != nil {
-		return "", fmt.Errorf("autosave: %s: %w", path, userfile.PathErr(err))
+	if err := atomicfile.WriteFile(a.path, data); err != nil {
+		return "", fmt.Errorf("autosave: %s: %w", a.path, userfile.PathErr(err))
 	}
-	s.MarkAutosaved(path, s.gen)
-	return path, nil
+	a.gen, a.ui = s.gen, s.uiGen
+	return a.path, nil
 }
 
-// MarkAutosaved records that a snapshot of generation gen was autosaved to path (by a Clone,
-// in the background), so that the next Autosave of an unchanged session writes nothing and
-// Save removes the file.
-func (s *Session) MarkAutosaved(path string, gen uint64) {
-	s.autosave, s.autosaveGen = path, gen
+// RemoveAutosave removes the session's autosave file, if it has one, and releases it: for a
+// quit that keeps nothing unsaved (the work was saved, or the user discarded it).
+func (s *Session) RemoveAutosave() {
+	s.auto.mu.Lock()
+	defer s.auto.mu.Unlock()
+	s.auto.release(true)
 }
 
 // autosaveName names a session's autosave file: the base name of its file (or "untitled"),
@@ -103,6 +170,17 @@ func autosaveName(path string) string {
 	return fmt.Sprintf("%s-%s-%d%s", base, sum, os.Getpid(), Extension)
 }
 
+// dirtyItems lists the filters and targets changed since the session was loaded or saved.
+func (s *Session) dirtyItems() []string {
+	var out []string
+	for _, id := range s.Order() {
+		if s.ItemDirty(id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 // AutosaveInfo describes an autosave file found by ListAutosaves.
 type AutosaveInfo struct {
 	Path   string    // the autosave file
@@ -118,8 +196,10 @@ type AutosaveInfo struct {
 	Err error
 }
 
-// ListAutosaves returns the autosave files in dir (AutosaveDir() when ""), newest first.
-// A missing directory holds none.
+// ListAutosaves returns the autosave files in dir (AutosaveDir() when "") that no running
+// ssmlab holds, newest first: the unsaved work of sessions whose program ended without
+// saving or discarding it. A missing directory holds none; an empty file (a program killed
+// as it claimed it) is removed.
 func ListAutosaves(dir string) ([]AutosaveInfo, error) {
 	if dir == "" {
 		var err error
@@ -140,6 +220,9 @@ func ListAutosaves(dir string) ([]AutosaveInfo, error) {
 			continue
 		}
 		info := AutosaveInfo{Path: filepath.Join(dir, e.Name())}
+		if !unused(info.Path) {
+			continue
+		}
 		s, auto, err := readAutosave(info.Path)
 		switch {
 		case err != nil:
@@ -159,6 +242,21 @@ func ListAutosaves(dir string) ([]AutosaveInfo, error) {
 	return out, nil
 }
 
+// unused reports whether no running ssmlab holds the autosave file at path, removing it if
+// it is empty.
+func unused(path string) bool {
+	l, err := atomicfile.TryLock(path)
+	if err != nil {
+		return false
+	}
+	defer l.Unlock()
+	if fi, err := os.Stat(path); err == nil && fi.Size() == 0 {
+		os.Remove(path)
+		return false
+	}
+	return true
+}
+
 func readAutosave(path string) (*Session, *autosaveInfo, error) {
 	data, err := userfile.ReadFile(path)
 	if err != nil {
@@ -175,8 +273,9 @@ func readAutosave(path string) (*Session, *autosaveInfo, error) {
 }
 
 // RecoverAutosave reads an autosave file. The session it returns belongs to the autosave's
-// origin (its Path; "" for an untitled session), is dirty, and keeps writing to the same
-// autosave file until it is saved, which removes the file.
+// origin (its Path; "" for an untitled session), is dirty (and so are the items that were),
+// and keeps writing to the same autosave file, whose lock it takes, until it is saved or
+// RemoveAutosave is called. A file another running ssmlab holds is refused.
 func RecoverAutosave(path string) (*Session, error) {
 	s, auto, err := readAutosave(path)
 	if err != nil {
@@ -189,15 +288,34 @@ func RecoverAutosave(path string) (*Session, error) {
 	}
 	s.loadLinked(dir, false)
 	s.gen = s.savedGen + 1
-	s.autosave, s.autosaveGen = path, s.gen
+	for _, id := range auto.Dirty {
+		switch k, i := s.Lookup(id); k {
+		case KindFilter:
+			s.Filters[i].changed = s.gen
+		case KindTarget:
+			s.Targets[i].changed = s.gen
+		}
+	}
+	if err := s.auto.claim(path); err != nil {
+		return nil, err
+	}
+	s.auto.gen, s.auto.ui = s.gen, s.uiGen
 	return s, nil
 }
 
-// DiscardAutosave removes an autosave file.
+// DiscardAutosave removes an autosave file that no running ssmlab holds.
 func DiscardAutosave(path string) error {
 	if filepath.Ext(path) != Extension {
 		return fmt.Errorf("%s: not an autosave file", path)
 	}
+	l, err := atomicfile.TryLock(path)
+	if errors.Is(err, atomicfile.ErrLocked) {
+		return fmt.Errorf("%s is in use by another ssmlab that is running", path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
+	defer l.Unlock()
 	if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}

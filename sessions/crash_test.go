@@ -24,7 +24,7 @@ import (
 // one of the generations saved.
 
 const (
-	helperEnv     = "SSMLAB_SAVE_HELPER" // "stages" or "race"
+	helperEnv     = "SSMLAB_SAVE_HELPER" // "stages", "race" or "autosave"
 	helperPathEnv = "SSMLAB_SAVE_PATH"
 )
 
@@ -51,6 +51,9 @@ func TestSaveHelperProcess(t *testing.T) {
 		return
 	}
 	path := os.Getenv(helperPathEnv)
+	if mode == "autosave" {
+		autosaveAndWait(t, path)
+	}
 	k := kernels(t, 1, helperKernels)
 	out := bufio.NewWriter(os.Stdout)
 	gen := 0
@@ -275,4 +278,68 @@ func TestKillDuringWrite(t *testing.T) {
 	}
 	t.Logf("after %d kills during a save: the old version survived %d times, the new one %d times; %d kills left temporary files (at most %d), each removed by the next save",
 		kills, survived["old"], survived["new"], survived["left a temporary file"], maxLeft)
+}
+
+// autosaveAndWait is the helper's "autosave" mode: it autosaves an unsaved session into dir,
+// says where, and waits, running, until it is killed.
+func autosaveAndWait(t *testing.T, dir string) {
+	s := sessions.New()
+	must(s.AddFilter(filters.Document{Name: "saved", Filter: denseFilter(t)}))
+	s.MarkSaved("", s.Generation())
+	must(s.AddTarget(sessions.Target{Name: "unsaved", Kernels: kernels(t, 1, 8)}))
+	p, err := s.Autosave(dir)
+	fmt.Printf("autosaved %s %v\n", p, err)
+	io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+// TestAutosaveOfKilledProcess: a running ssmlab's autosave is private (0600 in a directory
+// tightened to 0700) and offered to no other process while it runs; once it is killed, the
+// next start is offered its work, which recovers with the same unsaved items.
+func TestAutosaveOfKilledProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	dir := filepath.Join(t.TempDir(), "autosave")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, out, _ := helper(t, "autosave", dir)
+	line, err := out.ReadString('\n')
+	f := strings.Fields(line)
+	if err != nil || len(f) != 3 || f[0] != "autosaved" || f[2] != "<nil>" {
+		kill(t, cmd)
+		t.Fatalf("helper says %q (%v)", line, err)
+	}
+	path := f[1]
+	for _, c := range []struct {
+		name string
+		want os.FileMode
+	}{{dir, 0o700}, {path, 0o600}} {
+		if fi, err := os.Stat(c.name); err != nil || fi.Mode().Perm() != c.want {
+			t.Errorf("%s: %v, mode %v, want %v", c.name, err, fi.Mode().Perm(), c.want)
+		}
+	}
+	if list := must(sessions.ListAutosaves(dir)); len(list) != 0 {
+		t.Errorf("the autosave of a running process is offered: %+v", list)
+	}
+	if err := sessions.DiscardAutosave(path); err == nil || !strings.Contains(err.Error(), "in use by another ssmlab") {
+		t.Errorf("discarding a running process's autosave: %v", err)
+	}
+	kill(t, cmd)
+	list := must(sessions.ListAutosaves(dir))
+	if len(list) != 1 || list[0].Path != path || list[0].Summary != "1 filter, 1 target, 0 jobs" {
+		t.Fatalf("after the kill: %+v", list)
+	}
+	r := must(sessions.RecoverAutosave(path))
+	if len(r.Targets) != 1 || !r.ItemDirty(r.Targets[0].ID) || r.ItemDirty(r.Filters[0].ID) {
+		t.Errorf("recovered %s: the unsaved target is not marked (or the saved filter is)", r.Summary())
+	}
+	if _, err := sessions.RecoverAutosave(path); err == nil {
+		t.Error("one autosave recovered twice at once")
+	}
+	r.RemoveAutosave()
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("RemoveAutosave left %s: %v", path, err)
+	}
 }

@@ -5,17 +5,21 @@
 //
 // A Session holds filter entries (single filters and banks, in any form of package filters),
 // distillation targets (kernels: a (channels, length) array), job records (their
-// specification and report as JSON, defined by the package that runs them) and the UI state
-// worth restoring. Items have IDs ("f1", "t2", "j3") that stay the same across saves and
-// loads and are never reused; Add*, Rename, Duplicate, Remove and ReplaceFilter change the
-// session and advance its Generation, and Dirty says whether it changed since it was loaded
-// or saved.
+// specification and report as JSON, defined by the package that runs them, their status,
+// log, and the target they fit and filter they made) and the UI state worth restoring: all
+// of the workbench's work. Items have IDs ("f1", "t2", "j3") that stay the same across saves
+// and loads and are never reused, an Origin (where they came from; a distilled filter's
+// target and job) and a place in the Order they are listed in. Add*, Rename, Duplicate,
+// Remove, ReplaceFilter and ReplaceJob change the session and advance its Generation; Dirty
+// says whether it changed since it was loaded or saved, ItemDirty which items did.
 //
 //   - Files: Load reads a session file, Save writes one atomically and keeps the previous
 //     version as FILE.bak. Marshal and Unmarshal work in memory.
-//   - Autosave: Session.Autosave writes unsaved work to the user's state directory
-//     ($XDG_STATE_HOME/ssmlab/autosave, or ~/.local/state/ssmlab/autosave);
-//     ListAutosaves, RecoverAutosave and DiscardAutosave offer it back at the next start.
+//   - Autosave: Session.Autosave writes unsaved work, and the UI's state with it, to the
+//     user's state directory ($XDG_STATE_HOME/ssmlab/autosave, or
+//     ~/.local/state/ssmlab/autosave; private), and holds the file while the program runs;
+//     ListAutosaves, RecoverAutosave and DiscardAutosave offer the files of programs that
+//     ended without saving back at the next start.
 //   - Import reads a filter, a bank or kernels from any supported file; Export writes items
 //     as JSON, .npz, .safetensors, CSV or .npy; model layers (the RTF layout among them,
 //     whose numerics are package rtf's) are read and written by the sub-package layouts.
@@ -45,8 +49,8 @@
 //
 // A Session is not safe for concurrent use. Filters, banks, kernel arrays and job JSON are
 // treated as values (replaced, never changed in place), so Clone is cheap: a UI copies the
-// session on its event loop, saves or autosaves the copy in the background, and reports
-// back with MarkSaved or MarkAutosaved.
+// session on its event loop, saves or autosaves the copy in the background, and reports a
+// save back with MarkSaved (a clone shares its session's autosave file and disk version).
 //
 // # Errors
 //

@@ -122,9 +122,7 @@ func (s *Session) save(path string) error {
 	if info, err := os.Stat(real); err == nil {
 		s.disk.set(path, info, data)
 	}
-	if s.autosave != "" {
-		_ = os.Remove(s.autosave) // best effort: a leftover is offered for recovery, no harm
-	}
+	s.RemoveAutosave()
 	s.MarkSaved(path, s.gen)
 	return nil
 }

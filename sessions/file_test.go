@@ -95,11 +95,11 @@ func TestLoadErrors(t *testing.T) {
 	if _, err := sessions.Load(filepath.Join(dir, "none.ssmlab")); err == nil || !strings.Contains(err.Error(), "none.ssmlab: no such file") {
 		t.Errorf("missing file: %v", err)
 	}
-	p := filepath.Join(dir, "v2.ssmlab")
-	os.WriteFile(p, []byte(`{"format": "ssmlab-session", "version": 2}`), 0o644)
+	p := filepath.Join(dir, "v3.ssmlab")
+	os.WriteFile(p, []byte(`{"format": "ssmlab-session", "version": 3}`), 0o644)
 	_, err := sessions.Load(p)
 	var ve *sessions.VersionError
-	if !errors.As(err, &ve) || err.Error() != p+": session version 2 is newer than this ssmlab supports (1)" {
+	if !errors.As(err, &ve) || err.Error() != p+": session version 3 is newer than this ssmlab supports (2)" {
 		t.Errorf("newer version: %v", err)
 	}
 }
@@ -157,6 +157,10 @@ func TestAutosaveAndRecover(t *testing.T) {
 	if again := must(s.Autosave(auto)); again != "" {
 		t.Error("an unchanged session autosaved twice")
 	}
+	if list := must(sessions.ListAutosaves(auto)); len(list) != 0 {
+		t.Fatalf("ListAutosaves offers the autosave of a session still open: %+v", list)
+	}
+	sessions.Abandon(s) // as a kill would
 	list := must(sessions.ListAutosaves(auto))
 	if len(list) != 1 || list[0].Path != p || list[0].Origin != path || list[0].Err != nil || list[0].OriginNewer {
 		t.Fatalf("ListAutosaves = %+v", list)
@@ -197,6 +201,7 @@ func TestAutosaveUntitledAndStale(t *testing.T) {
 	if !strings.HasPrefix(filepath.Base(p), "untitled-") {
 		t.Errorf("untitled autosave named %s", p)
 	}
+	sessions.Abandon(s)
 	// An autosave whose origin was saved afterwards is flagged.
 	origin := filepath.Join(t.TempDir(), "o.ssmlab")
 	o := sessions.New()
@@ -206,6 +211,7 @@ func TestAutosaveUntitledAndStale(t *testing.T) {
 	}
 	must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
 	ap := must(o.Autosave(dir))
+	sessions.Abandon(o)
 	later := time.Now().Add(time.Hour)
 	os.Chtimes(origin, later, later)
 	os.WriteFile(filepath.Join(dir, "junk.ssmlab"), []byte("not json"), 0o644)

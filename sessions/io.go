@@ -346,7 +346,7 @@ func UnmarshalTarget(data []byte) (*Target, error) {
 func (s *Session) Add(it Item) (string, error) {
 	switch {
 	case it.Entry != nil && it.Target == nil:
-		return s.AddFilter(it.Entry.Document())
+		return s.AddEntry(*it.Entry)
 	case it.Target != nil && it.Entry == nil:
 		return s.AddTarget(*it.Target)
 	}
@@ -384,20 +384,12 @@ func (s *Session) Find(key string) (string, error) {
 	return "", fmt.Errorf("%w: %d items are named %q (%s); use an ID", ErrNotFound, len(ids), key, strings.Join(ids, ", "))
 }
 
-// Items returns the session's items with the given IDs, or all its filters and targets when
-// none are given. Jobs are not items.
+// Items returns the session's items with the given IDs, or all its filters and targets, in
+// their order, when none are given. Jobs are not items.
 func (s *Session) Items(ids ...string) ([]Item, error) {
 	var out []Item
 	if len(ids) == 0 {
-		for i := range s.Filters {
-			e := s.Filters[i]
-			out = append(out, Item{Entry: &e})
-		}
-		for i := range s.Targets {
-			t := s.Targets[i]
-			out = append(out, Item{Target: &t})
-		}
-		return out, nil
+		ids = s.Order()
 	}
 	for _, id := range ids {
 		switch k, i := s.Lookup(id); k {

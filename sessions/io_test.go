@@ -222,7 +222,7 @@ func TestExportSessionItems(t *testing.T) {
 		t.Error("json of several items should fail")
 	}
 	id := must(s.Find("hyena"))
-	if id != "t9" {
+	if id != "t10" {
 		t.Errorf("Find(hyena) = %s", id)
 	}
 	if _, err := s.Items("j11"); !errors.Is(err, sessions.ErrInvalid) {

@@ -50,6 +50,9 @@ type Entry struct {
 	Name   string
 	Filter filters.Filter
 	Bank   *filters.Bank
+	Origin Origin
+
+	changed uint64 // the session's generation at its last change
 }
 
 // Document returns the entry as a filter document.
@@ -76,6 +79,9 @@ func (e Entry) Describe() string {
 func (e Entry) validate() error {
 	if !utf8.ValidString(e.Name) {
 		return invalidf("the name is not valid UTF-8")
+	}
+	if err := e.Origin.validate(); err != nil {
+		return err
 	}
 	switch {
 	case (e.Filter == nil) == (e.Bank == nil):
@@ -129,7 +135,33 @@ type Target struct {
 	Linked bool
 	// Err is set by Load when a linked target's source could not be read; Kernels is then
 	// nil. It is not saved.
-	Err error
+	Err    error
+	Origin Origin
+
+	changed uint64 // the session's generation at its last change
+}
+
+// Origin says where an item came from: a line for the user and, for a distilled filter, the
+// item it was fitted to and the job that fitted it. Links to items that are removed are
+// cleared.
+type Origin struct {
+	// Note says it in a few words: "preset butter order=4", "file p.json", "copy of x".
+	Note string
+	// File is the filter file the item was read from or last written to; "" for none.
+	File string
+	// Target is the ID of the item a distilled filter approximates; "" for none.
+	Target string
+	// Job is the ID of the job that made the item; "" for none.
+	Job string
+}
+
+func (o Origin) validate() error {
+	for _, v := range []string{o.Note, o.File, o.Target, o.Job} {
+		if !utf8.ValidString(v) {
+			return invalidf("the origin is not valid UTF-8")
+		}
+	}
+	return nil
 }
 
 // Describe returns a short description: "4 kernels of length 2048", "1 kernel of length 100".
@@ -159,6 +191,9 @@ func (t Target) validate() error {
 	if t.Source != nil && (!utf8.ValidString(t.Source.Path) || !utf8.ValidString(t.Source.Tensor)) {
 		return invalidf("the source is not valid UTF-8")
 	}
+	if err := t.Origin.validate(); err != nil {
+		return err
+	}
 	if t.Linked && (t.Source == nil || t.Source.Path == "") {
 		return invalidf("a linked target needs a source path")
 	}
@@ -185,48 +220,18 @@ func checkKernels(a *arrays.Array) error {
 	return nil
 }
 
-// Job is a training or distillation job: its specification and, once it has run, its
-// report, both JSON defined by the package that runs jobs. The session stores them as they
-// are (compacted).
-type Job struct {
-	ID     string
-	Kind   string          // what the job does, e.g. "distill"
-	Spec   json.RawMessage // the job's input
-	Report json.RawMessage // its result; nil until it has run
-}
-
-func (j Job) validate() error {
-	if !utf8.ValidString(j.Kind) {
-		return invalidf("the kind is not valid UTF-8")
-	}
-	if j.Spec != nil && !json.Valid(j.Spec) {
-		return invalidf("the spec is not valid JSON")
-	}
-	if j.Report != nil && !json.Valid(j.Report) {
-		return invalidf("the report is not valid JSON")
-	}
-	return nil
-}
-
-// UIState is the part of the terminal UI's state worth restoring.
-type UIState struct {
-	Selected string   // the ID of the selected item; "" for none
-	FormTab  string   // the form shown for the selected filter ("dense", "tf", …)
-	Plots    []string // the plots shown, in order; the names are the UI's
-	// Extra holds other keys the UI stores, kept as they are.
-	Extra map[string]json.RawMessage
-}
-
 // Session is the work of one ssmlab session: filters and banks, distillation targets, jobs
 // and the UI's state. Items have IDs that stay the same for their lifetime in the session,
-// across saves and loads, and are never reused.
+// across saves and loads, and are never reused. Filters and targets are listed in an order
+// of their own (Order): the order they were added in, kept by saving.
 //
 // Change the session through its methods; each change advances Generation, and the session
-// is Dirty until it is saved. The fields may be read freely; after changing them directly,
-// call Touch. UI changes do not make the session dirty: they are saved with the next save.
-// Filters, banks, kernel arrays and job JSON are values: replace them, never change them in
-// place. A Session is not safe for concurrent use; to save in the background, Clone it
-// first (cheap: it shares those values) and report back with MarkSaved.
+// is Dirty until it is saved; ItemDirty says which items changed. The fields may be read
+// freely; after changing them directly, call Touch. UI changes (SetUI) do not make the
+// session dirty: they are saved with the next save, and autosaved. Filters, banks, kernel
+// arrays and job JSON are values: replace them, never change them in place. A Session is not
+// safe for concurrent use; to save in the background, Clone it first (cheap: it shares those
+// values) and report back with MarkSaved.
 type Session struct {
 	Filters []Entry
 	Targets []Target
@@ -236,11 +241,14 @@ type Session struct {
 	// Path is the file the session was loaded from or last saved to; "" for a new session.
 	Path string
 
-	nextID      int    // the next ID's number
-	gen         uint64 // advances on every change
-	savedGen    uint64 // gen when last saved or loaded
-	autosave    string // this session's autosave file, once written
-	autosaveGen uint64 // gen when last autosaved
+	nextID   int      // the next ID's number
+	gen      uint64   // advances on every change
+	savedGen uint64   // gen when last saved or loaded
+	uiGen    uint64   // advances on every change of UI
+	order    []string // IDs of filters and targets as listed; Order reconciles it
+	// auto is the session's autosave file; Clone shares it, so that an autosave or a save
+	// of a clone is known to the session it was cloned from.
+	auto *autosaveState
 	// disk is the version of the session's file it was loaded from or saved as; Clone
 	// shares it, so that a save of a clone is known to the session it was cloned from.
 	disk *diskVersion
@@ -248,7 +256,7 @@ type Session struct {
 
 // New returns an empty session.
 func New() *Session {
-	return &Session{nextID: 1, disk: &diskVersion{}}
+	return &Session{nextID: 1, disk: &diskVersion{}, auto: &autosaveState{}}
 }
 
 // Generation returns a counter that advances on every change.
@@ -260,14 +268,34 @@ func (s *Session) Dirty() bool { return s.gen != s.savedGen }
 // Touch records a change made directly to the fields.
 func (s *Session) Touch() { s.gen++ }
 
+// change records a change and returns its generation.
+func (s *Session) change() uint64 {
+	s.gen++
+	return s.gen
+}
+
 // MarkSaved records that a snapshot of generation gen was saved to path (by a Clone, in the
-// background): the session is clean unless it changed since, and its autosave file, which
-// the save removed, is forgotten.
+// background): the session is clean unless it changed since.
 func (s *Session) MarkSaved(path string, gen uint64) {
 	s.Path = path
 	s.savedGen = gen
-	s.autosave, s.autosaveGen = "", 0
 }
+
+// Changed returns the generation of the last change of a filter or target (0: unchanged
+// since the session was loaded); a UI may key what it computed from an item by it.
+func (s *Session) Changed(id string) uint64 {
+	switch k, i := s.Lookup(id); k {
+	case KindFilter:
+		return s.Filters[i].changed
+	case KindTarget:
+		return s.Targets[i].changed
+	}
+	return 0
+}
+
+// ItemDirty reports whether a filter or target changed since the session was loaded or
+// saved.
+func (s *Session) ItemDirty(id string) bool { return s.Changed(id) > s.savedGen }
 
 // Kind is the kind of an item.
 type Kind int
@@ -321,14 +349,6 @@ func (s *Session) Target(id string) (Target, bool) {
 	return Target{}, false
 }
 
-// Job returns the job with the given ID.
-func (s *Session) Job(id string) (Job, bool) {
-	if k, i := s.Lookup(id); k == KindJob {
-		return s.Jobs[i], true
-	}
-	return Job{}, false
-}
-
 // newID returns an unused ID: the prefix ('f', 't' or 'j') and the next number.
 func (s *Session) newID(prefix byte) string {
 	for {
@@ -347,37 +367,64 @@ func notFound(id string) error { return fmt.Errorf("%w: %q", ErrNotFound, id) }
 
 // AddFilter adds a filter or bank under the document's name and returns its new ID.
 func (s *Session) AddFilter(doc filters.Document) (string, error) {
-	e := Entry{Name: doc.Name, Filter: doc.Filter, Bank: doc.Bank}
+	return s.AddEntry(Entry{Name: doc.Name, Filter: doc.Filter, Bank: doc.Bank})
+}
+
+// AddEntry adds a filter or bank entry, with its origin, at the end of the order and returns
+// its new ID (e.ID is ignored).
+func (s *Session) AddEntry(e Entry) (string, error) {
+	e.ID = ""
 	if err := e.validate(); err != nil {
 		return "", err
 	}
+	order := s.Order()
 	e.ID = s.newID('f')
+	e.changed = s.change()
 	s.Filters = append(s.Filters, e)
-	s.gen++
+	s.order = append(order, e.ID)
 	return e.ID, nil
 }
 
 // ReplaceFilter replaces the filter or bank of an entry (after a conversion, say), keeping
-// its ID; the entry takes the document's name unless the document has none.
+// its ID and origin; the entry takes the document's name unless the document has none.
 func (s *Session) ReplaceFilter(id string, doc filters.Document) error {
 	k, i := s.Lookup(id)
 	if k != KindFilter {
 		return notFound(id)
 	}
-	e := Entry{ID: id, Name: s.Filters[i].Name, Filter: doc.Filter, Bank: doc.Bank}
+	e := s.Filters[i]
+	e.Filter, e.Bank = doc.Filter, doc.Bank
 	if doc.Name != "" {
 		e.Name = doc.Name
 	}
 	if err := e.validate(); err != nil {
 		return err
 	}
+	e.changed = s.change()
 	s.Filters[i] = e
-	s.gen++
 	return nil
 }
 
-// AddTarget adds a target and returns its new ID (t.ID is ignored). The kernels are shared,
-// not copied.
+// SetOrigin records where a filter or target came from. Like the UI's state, it does not
+// make the session dirty; it is saved with the next save.
+func (s *Session) SetOrigin(id string, o Origin) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	switch k, i := s.Lookup(id); k {
+	case KindFilter:
+		s.Filters[i].Origin = o
+	case KindTarget:
+		s.Targets[i].Origin = o
+	default:
+		return notFound(id)
+	}
+	s.uiGen++
+	return nil
+}
+
+// AddTarget adds a target at the end of the order and returns its new ID (t.ID is ignored).
+// The kernels are shared, not copied.
 func (s *Session) AddTarget(t Target) (string, error) {
 	t.ID, t.Err = "", nil
 	if err := t.validate(); err != nil {
@@ -387,39 +434,12 @@ func (s *Session) AddTarget(t Target) (string, error) {
 		src := *t.Source
 		t.Source = &src
 	}
+	order := s.Order()
 	t.ID = s.newID('t')
+	t.changed = s.change()
 	s.Targets = append(s.Targets, t)
-	s.gen++
+	s.order = append(order, t.ID)
 	return t.ID, nil
-}
-
-// AddJob adds a job and returns its new ID (j.ID is ignored).
-func (s *Session) AddJob(j Job) (string, error) {
-	j.ID = ""
-	if err := j.validate(); err != nil {
-		return "", err
-	}
-	j.Spec, j.Report = compactJSON(j.Spec), compactJSON(j.Report)
-	j.ID = s.newID('j')
-	s.Jobs = append(s.Jobs, j)
-	s.gen++
-	return j.ID, nil
-}
-
-// SetJobReport stores the report of a job.
-func (s *Session) SetJobReport(id string, report json.RawMessage) error {
-	k, i := s.Lookup(id)
-	if k != KindJob {
-		return notFound(id)
-	}
-	j := s.Jobs[i]
-	j.Report = report
-	if err := j.validate(); err != nil {
-		return err
-	}
-	s.Jobs[i].Report = compactJSON(report)
-	s.gen++
-	return nil
 }
 
 // Rename gives an item a new name (a job's name is its Kind).
@@ -430,18 +450,21 @@ func (s *Session) Rename(id, name string) error {
 	switch k, i := s.Lookup(id); k {
 	case KindFilter:
 		s.Filters[i].Name = name
+		s.Filters[i].changed = s.change()
 	case KindTarget:
 		s.Targets[i].Name = name
+		s.Targets[i].changed = s.change()
 	case KindJob:
 		s.Jobs[i].Kind = name
+		s.change()
 	default:
 		return notFound(id)
 	}
-	s.gen++
 	return nil
 }
 
-// Remove deletes an item; the UI's selection is cleared if it pointed to it.
+// Remove deletes an item; the UI's selection and overlay, and the links of other items to
+// it, are cleared.
 func (s *Session) Remove(id string) error {
 	switch k, i := s.Lookup(id); k {
 	case KindFilter:
@@ -453,16 +476,49 @@ func (s *Session) Remove(id string) error {
 	default:
 		return notFound(id)
 	}
-	if s.UI.Selected == id {
-		s.UI.Selected = ""
-	}
-	s.gen++
+	s.order = slices.DeleteFunc(s.order, func(o string) bool { return o == id })
+	s.unlink(id)
+	s.change()
 	return nil
 }
 
+// unlink clears every link to id: origins, jobs' targets and results, the UI's selection and
+// overlay.
+func (s *Session) unlink(id string) {
+	clear := func(o *Origin) {
+		if o.Target == id {
+			o.Target = ""
+		}
+		if o.Job == id {
+			o.Job = ""
+		}
+	}
+	for i := range s.Filters {
+		clear(&s.Filters[i].Origin)
+	}
+	for i := range s.Targets {
+		clear(&s.Targets[i].Origin)
+	}
+	for i := range s.Jobs {
+		if s.Jobs[i].Target == id {
+			s.Jobs[i].Target = ""
+		}
+		if s.Jobs[i].Result == id {
+			s.Jobs[i].Result = ""
+		}
+	}
+	if s.UI.Selected == id {
+		s.UI.Selected = ""
+	}
+	if s.UI.Overlay == id {
+		s.UI.Overlay = ""
+	}
+}
+
 // Duplicate inserts a deep copy of an item after it, named "NAME (copy)", and returns the
-// copy's ID.
+// copy's ID. A copy of a filter or target keeps its link to a target, not to its job.
 func (s *Session) Duplicate(id string) (string, error) {
+	var cp string
 	switch k, i := s.Lookup(id); k {
 	case KindFilter:
 		e, err := copyEntry(s.Filters[i])
@@ -470,23 +526,31 @@ func (s *Session) Duplicate(id string) (string, error) {
 			return "", err
 		}
 		e.ID, e.Name = s.newID('f'), s.Filters[i].Name+" (copy)"
+		e.Origin = Origin{Note: "copy of " + s.Filters[i].Name, Target: e.Origin.Target}
+		e.changed = s.gen + 1
 		s.Filters = slices.Insert(s.Filters, i+1, e)
-		id = e.ID
+		cp = e.ID
 	case KindTarget:
 		t := copyTarget(s.Targets[i])
 		t.ID, t.Name = s.newID('t'), t.Name+" (copy)"
+		t.Origin = Origin{Note: "copy of " + s.Targets[i].Name, Target: t.Origin.Target}
+		t.changed = s.gen + 1
 		s.Targets = slices.Insert(s.Targets, i+1, t)
-		id = t.ID
+		cp = t.ID
 	case KindJob:
 		j := copyJob(s.Jobs[i])
 		j.ID = s.newID('j')
 		s.Jobs = slices.Insert(s.Jobs, i+1, j)
-		id = j.ID
+		s.change()
+		return j.ID, nil
 	default:
 		return "", notFound(id)
 	}
-	s.gen++
-	return id, nil
+	order := s.Order()
+	at := slices.Index(order, id) + 1
+	s.order = slices.Insert(order, at, cp)
+	s.change()
+	return cp, nil
 }
 
 // copyEntry deep-copies a filter through its file format, which reads back bit-identical
@@ -500,7 +564,8 @@ func copyEntry(e Entry) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	return Entry{ID: e.ID, Name: e.Name, Filter: doc.Filter, Bank: doc.Bank}, nil
+	e.Filter, e.Bank = doc.Filter, doc.Bank
+	return e, nil
 }
 
 func copyTarget(t Target) Target {
@@ -514,13 +579,7 @@ func copyTarget(t Target) Target {
 	return t
 }
 
-func copyJob(j Job) Job {
-	j.Spec = slices.Clone(j.Spec)
-	j.Report = slices.Clone(j.Report)
-	return j
-}
-
-// Clone returns a copy of the session, with the same IDs, generation and path, for saving
+// Clone returns a copy of the session, with the same IDs, generations and path, for saving
 // or autosaving in the background. The item lists are copied; filters, banks, kernels and
 // job JSON are shared, as the values they are treated as (see Entry).
 func (s *Session) Clone() *Session {
@@ -528,13 +587,11 @@ func (s *Session) Clone() *Session {
 	c.Filters = slices.Clone(s.Filters)
 	c.Targets = slices.Clone(s.Targets)
 	c.Jobs = slices.Clone(s.Jobs)
-	c.UI.Plots = slices.Clone(s.UI.Plots)
-	if s.UI.Extra != nil {
-		c.UI.Extra = make(map[string]json.RawMessage, len(s.UI.Extra))
-		for k, v := range s.UI.Extra {
-			c.UI.Extra[k] = v
-		}
+	for i := range c.Jobs {
+		c.Jobs[i].Log = slices.Clone(c.Jobs[i].Log)
 	}
+	c.order = slices.Clone(s.order)
+	c.UI = s.UI.clone()
 	return &c
 }
 

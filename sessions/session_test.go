@@ -102,13 +102,15 @@ func richSession(t testing.TB) *sessions.Session {
 		must(s.AddFilter(filters.Document{Name: "toy " + string(form), Filter: f}))
 	}
 	must(s.AddFilter(filters.Document{Name: "layer 0", Bank: tfBank(t, 1, 16, 64)}))
+	// a target listed between filters; a fit of it, linked to it and its job
+	tiny := must(s.AddTarget(sessions.Target{Name: "tiny", Kernels: kernels(t, 2, 5), Origin: sessions.Origin{Note: "preset tiny"}}))
 	big := must(filters.NewDense(randomMatrix(t, 12), make([]float64, 12), make([]float64, 12), 0))
-	must(s.AddFilter(filters.Document{Name: "dense 12", Filter: big}))
+	fit := must(s.AddEntry(sessions.Entry{Name: "dense 12", Filter: big, Origin: sessions.Origin{Note: "job #2", File: "d12.json", Target: tiny, Job: "j12"}}))
 	must(s.AddTarget(sessions.Target{Name: "hyena", Kernels: kernels(t, 1, 4, 256), Source: &sessions.Source{Path: "hyena.npz", Tensor: "l3"}}))
-	must(s.AddTarget(sessions.Target{Name: "tiny", Kernels: kernels(t, 2, 5)}))
 	must(s.AddJob(sessions.Job{Kind: "distill", Spec: json.RawMessage(`{"target": "t8", "order": 16, "seed": 18446744073709551615}`)}))
-	must(s.AddJob(sessions.Job{Kind: "fit", Spec: json.RawMessage(`{"x": [1, 2.50, 3e2]}`), Report: json.RawMessage(`{"loss": 1.5e-9, "ok": true, "note": "<&>"}`)}))
-	s.UI = sessions.UIState{Selected: "f7", FormTab: "tf", Plots: []string{"impulse", "bode"},
+	must(s.AddJob(sessions.Job{Kind: "fit", Spec: json.RawMessage(`{"x": [1, 2.50, 3e2]}`), Report: json.RawMessage(`{"loss": 1.5e-9, "ok": true, "note": "<&>"}`),
+		Status: sessions.JobDone, Target: tiny, Result: fit, Log: []string{"started", "done: <&> ∠"}}))
+	s.UI = sessions.UIState{Selected: "f7", FormTab: "tf", Plots: []string{"impulse", "bode"}, Overlay: tiny,
 		Extra: map[string]json.RawMessage{"zoom": json.RawMessage(`{"x": [0, 100]}`)}}
 	return s
 }
@@ -270,8 +272,21 @@ func TestMarshalRoundTrip(t *testing.T) {
 	if s2.Jobs[0].Report != nil {
 		t.Errorf("a job without report reads back %s", s2.Jobs[0].Report)
 	}
-	if s2.UI.Selected != "f7" || s2.UI.FormTab != "tf" || !slices.Equal(s2.UI.Plots, s.UI.Plots) || string(s2.UI.Extra["zoom"]) != `{"x":[0,100]}` {
+	if s2.UI.Selected != "f7" || s2.UI.FormTab != "tf" || !slices.Equal(s2.UI.Plots, s.UI.Plots) || string(s2.UI.Extra["zoom"]) != `{"x":[0,100]}` || s2.UI.Overlay != "t8" {
 		t.Errorf("UI = %+v", s2.UI)
+	}
+	// the order, the origins and the jobs' links, status and log
+	if got, want := s2.Order(), s.Order(); !slices.Equal(got, want) || want[7] != "t8" {
+		t.Errorf("order %v, want %v with t8 among the filters", got, want)
+	}
+	if e, _ := s2.Filter("f9"); e.Origin != (sessions.Origin{Note: "job #2", File: "d12.json", Target: "t8", Job: "j12"}) {
+		t.Errorf("origin %+v", e.Origin)
+	}
+	if tg, _ := s2.Target("t8"); tg.Origin.Note != "preset tiny" {
+		t.Errorf("target origin %+v", tg.Origin)
+	}
+	if j := s2.Jobs[1]; j.Status != sessions.JobDone || j.Target != "t8" || j.Result != "f9" || !slices.Equal(j.Log, []string{"started", "done: <&> ∠"}) {
+		t.Errorf("job %+v", j)
 	}
 	if s2.Dirty() {
 		t.Error("a loaded session is dirty")
@@ -300,14 +315,14 @@ func TestPacking(t *testing.T) {
 
 func TestUnmarshalVersions(t *testing.T) {
 	good := string(must(sessions.Marshal(richSession(t))))
-	v2 := strings.Replace(good, `"version": 1`, `"version": 2`, 1)
-	_, err := sessions.Unmarshal([]byte(v2))
+	v3 := strings.Replace(good, `"version": 2`, `"version": 3`, 1)
+	_, err := sessions.Unmarshal([]byte(v3))
 	var ve *sessions.VersionError
-	if !errors.As(err, &ve) || err.Error() != "session version 2 is newer than this ssmlab supports (1)" {
-		t.Errorf("version 2: %v", err)
+	if !errors.As(err, &ve) || err.Error() != "session version 3 is newer than this ssmlab supports (2)" {
+		t.Errorf("version 3: %v", err)
 	}
 	for _, v := range []string{`0`, `-3`, `"1"`, `1.5`} {
-		_, err := sessions.Unmarshal([]byte(strings.Replace(good, `"version": 1`, `"version": `+v, 1)))
+		_, err := sessions.Unmarshal([]byte(strings.Replace(good, `"version": 2`, `"version": `+v, 1)))
 		if !errors.Is(err, sessions.ErrInvalid) {
 			t.Errorf("version %s: %v", v, err)
 		}
@@ -343,6 +358,12 @@ func badSessions(t testing.TB) []struct{ name, text, want string } {
 		{"deep", head + `"ui": {"x": ` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}}`, "nested more than 64 deep"},
 		{"autosave time", head + `"autosave": {"origin": "", "saved": "yesterday"}}`, "not an RFC 3339 time"},
 		{"trailing", head + `"filters": []} {}`, "unexpected data (an object) after"},
+		{"order unknown", head + `"filters": [` + okFilter + `], "order": ["f1", "j2"]}`, `"order" names "j2", which is not a filter or target`},
+		{"order twice", head + `"filters": [` + okFilter + `], "order": ["f1", "f1"]}`, `"order" names "f1" twice`},
+		{"order not strings", head + `"order": [1]}`, `"order" of the session holds the number 1`},
+		{"job status", head + `"jobs": [{"id": "j1", "kind": "x", "status": "asleep"}]}`, `job "j1": job status "asleep": want one of running, done`},
+		{"job log", head + `"jobs": [{"id": "j1", "kind": "x", "log": "one line"}]}`, `"log" of job "j1" is the string "one line", want an array of strings`},
+		{"origin key", head + `"filters": [{"id": "f1", "origin": {"from": "x"}, "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}}]}`, `unknown key "from" in the origin of entry "f1"`},
 	}
 }
 
@@ -366,11 +387,15 @@ func TestUnmarshalLenient(t *testing.T) {
 	// A selection of a missing item is dropped; next_id below the IDs in use is raised; a
 	// byte order mark is ignored.
 	text := "\ufeff" + `{"format": "ssmlab-session", "version": 1, "next_id": 1,
-	  "filters": [{"id": "f7", "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}}],
-	  "ui": {"selected": "f99"}}`
+	  "filters": [{"id": "f7", "origin": {"target": "t9", "job": "j9"}, "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}}],
+	  "jobs": [{"id": "j1", "kind": "x", "target": "t9", "result": "f8"}],
+	  "ui": {"selected": "f99", "overlay": "t9"}}`
 	s := must(sessions.Unmarshal([]byte(text)))
-	if s.UI.Selected != "" {
-		t.Errorf("selected = %q", s.UI.Selected)
+	if s.UI.Selected != "" || s.UI.Overlay != "" {
+		t.Errorf("selected = %q, overlay = %q", s.UI.Selected, s.UI.Overlay)
+	}
+	if o, j := s.Filters[0].Origin, s.Jobs[0]; o != (sessions.Origin{}) || j.Target != "" || j.Result != "" {
+		t.Errorf("links to missing items kept: %+v, %+v", o, j)
 	}
 	if id := must(s.AddFilter(filters.Document{Filter: denseFilter(t)})); id != "f8" {
 		t.Errorf("next ID %s, want f8", id)

@@ -344,3 +344,32 @@ func TestWriteWith(t *testing.T) {
 		t.Fatalf("the file holds %d bytes, want %d", len(b), len(want))
 	}
 }
+
+// TestTryLock: TryLock fails with ErrLocked while another Lock of the file is held (here by
+// this process, through another open file: flock locks belong to open files), and takes the
+// lock once it is released.
+func TestTryLock(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock")
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	held, err := atomicfile.Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := atomicfile.TryLock(path); !errors.Is(err, atomicfile.ErrLocked) {
+		l.Unlock()
+		t.Fatalf("TryLock of a held lock: %v", err)
+	}
+	if err := held.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	l, err := atomicfile.TryLock(path)
+	if err != nil {
+		t.Fatalf("TryLock of a free lock: %v", err)
+	}
+	if _, err := atomicfile.TryLock(path); !errors.Is(err, atomicfile.ErrLocked) {
+		t.Errorf("a second TryLock: %v", err)
+	}
+	l.Unlock()
+}

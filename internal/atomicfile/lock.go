@@ -17,7 +17,17 @@ type Locked struct {
 // (a killed holder leaves an empty one, reused by the next Lock); readers need none, since
 // WriteFile never shows a half-written file. Where the system has no flock, Lock serialises
 // nothing. A process must not hold two Locks of one path.
-func Lock(path string) (*Locked, error) {
+func Lock(path string) (*Locked, error) { return lock(path, true) }
+
+// ErrLocked is the error of TryLock when another holder has the lock.
+var ErrLocked = errors.New("locked by another process")
+
+// TryLock is Lock without the wait: it returns ErrLocked when the lock is held, in this
+// process or another. A holder that lives as long as its process marks a file as in use
+// (a running workbench's autosave); the lock goes when the process dies, however it dies.
+func TryLock(path string) (*Locked, error) { return lock(path, false) }
+
+func lock(path string, wait bool) (*Locked, error) {
 	target, err := Target(path)
 	if err != nil {
 		return nil, err
@@ -33,11 +43,14 @@ func Lock(path string) (*Locked, error) {
 		if err != nil {
 			return nil, fmt.Errorf("locking: %w", err)
 		}
-		if err := lockFile(f, true); err != nil {
+		if err := lockFile(f, wait); err != nil {
 			if errors.Is(err, errNoLocks) {
 				return &Locked{f: f}, nil
 			}
 			f.Close()
+			if errors.Is(err, errWouldBlock) {
+				return nil, ErrLocked
+			}
 			return nil, fmt.Errorf("locking %s: %w", name, err)
 		}
 		// The previous holder removes the file as it unlocks: a lock on a removed file

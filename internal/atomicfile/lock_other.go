@@ -11,6 +11,9 @@ import (
 // Lock serialises nothing.
 var errNoLocks = errors.New("no file locks")
 
+// errWouldBlock is never returned where there are no locks.
+var errWouldBlock = errors.New("the lock is held")
+
 func lockFile(*os.File, bool) error { return errNoLocks }
 
 func openNoFollow(name string) (*os.File, error) { return os.Open(name) }

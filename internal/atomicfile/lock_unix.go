@@ -11,6 +11,9 @@ import (
 // errNoLocks says that the system or file system has no flock.
 var errNoLocks = errors.New("no file locks")
 
+// errWouldBlock says that another holder has the lock, to a lock that does not wait.
+var errWouldBlock = syscall.EWOULDBLOCK
+
 // lockFile takes an exclusive flock on f, waiting for it when wait is set.
 func lockFile(f *os.File, wait bool) error {
 	how := syscall.LOCK_EX
