@@ -439,7 +439,7 @@ func (p *modelProgress) clear() {
 }
 
 func (p *modelProgress) event(e plan.Event) {
-	if e.LayerDone {
+	if e.LayerDone && p.bar {
 		p.clear()
 		fmt.Fprintln(p.w, layerLine(e))
 	}
@@ -471,6 +471,9 @@ func (p *modelProgress) event(e plan.Event) {
 			how = "done before (work directory)"
 		}
 		fmt.Fprintf(p.w, "unit %d/%d %s: %s; %.0f%% of the work, elapsed %s, ETA %s\n", e.Done, e.Total, e.Unit.ID(), how, 100*frac, e.Elapsed.Round(time.Millisecond), eta)
+		if e.LayerDone {
+			fmt.Fprintln(p.w, layerLine(e))
+		}
 	}
 }
 

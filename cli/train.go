@@ -474,6 +474,12 @@ func (s *streams) summarise(r train.Report) {
 }
 
 func isTerminal(w io.Writer) bool {
+	switch m := w.(type) { // Main's wrappers of stdout and stderr
+	case mutedWriter:
+		w = m.w
+	case gatedWriter:
+		w = m.w
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
