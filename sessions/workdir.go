@@ -200,19 +200,34 @@ func ReadPart(path string) (*Part, error) {
 	if err != nil {
 		return nil, err
 	}
+	p, err := DecodePart(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p, nil
+}
+
+// DecodePart reads a part file's content.
+func DecodePart(data []byte) (*Part, error) {
 	var pf partFile
 	if err := unmarshalStrict(data, &pf); err != nil {
-		return nil, inputf("%s: not a part file: %v", path, err)
+		return nil, inputf("not a part file: %v", err)
 	}
 	if pf.Format != PartFormat {
-		return nil, inputf("%s: format %q, want %q (a part written by ssmlab distill with a shard)", path, pf.Format, PartFormat)
+		return nil, inputf("format %q, want %q (a part written by ssmlab distill with a shard)", pf.Format, PartFormat)
+	}
+	if err := pf.Shard.Check(); err != nil {
+		return nil, inputf("%v", err)
 	}
 	p := &Part{Input: pf.Input, InputPath: pf.InputPath, Options: pf.Options, Plan: pf.Plan, Shard: pf.Shard}
 	key := plan.FitKey(p.Input, p.Options)
 	for _, rec := range pf.Units {
+		if rec.Unit.Lo < 0 || rec.Unit.Hi <= rec.Unit.Lo {
+			return nil, inputf("unit %s holds no channels", rec.Unit.ID())
+		}
 		r, err := rec.decode(key, rec.Unit)
 		if err != nil {
-			return nil, inputf("%s: unit %s: %v", path, rec.Unit.ID(), err)
+			return nil, inputf("unit %s: %v", rec.Unit.ID(), err)
 		}
 		p.Units = append(p.Units, r)
 	}

@@ -290,3 +290,25 @@ func TestExecuteAutoOrder(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseShard: a shard parsed is a share of a job and reads back from its String.
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"0/1", "2/3", " 1 / 4 ", "3/3", "-1/2", "x", "1/2/3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		sh, err := ParseShard(s)
+		if err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("%q: an error that is not ErrInvalid: %v", s, err)
+			}
+			return
+		}
+		if sh.Check() != nil {
+			t.Fatalf("%q parsed to %v, not a share", s, sh)
+		}
+		if again, err := ParseShard(sh.String()); err != nil || again != sh {
+			t.Fatalf("%q → %v → %v, %v", s, sh, again, err)
+		}
+	})
+}
