@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -138,20 +139,17 @@ func importJSON(data []byte, stem string, o ImportOptions) (Item, error) {
 	if o.Tensor != "" {
 		return Item{}, invalidf("a JSON file holds no tensors to choose from")
 	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) == nil {
-		if _, ok := top["kernels"]; ok {
-			t, err := UnmarshalTarget(data)
-			if err != nil {
-				return Item{}, err
-			}
-			if o.Name != "" {
-				t.Name = o.Name
-			} else if t.Name == "" {
-				t.Name = stem
-			}
-			return Item{Target: t, Note: "target file: " + t.Describe()}, nil
+	// One pass over the text: a target file's kernels go straight into their numbers.
+	if t, isTarget, err := decodeTargetFile(data); isTarget {
+		if err != nil {
+			return Item{}, err
 		}
+		if o.Name != "" {
+			t.Name = o.Name
+		} else if t.Name == "" {
+			t.Name = stem
+		}
+		return Item{Target: t, Note: "target file: " + t.Describe()}, nil
 	}
 	doc, err := filterfile.Unmarshal(data)
 	if err != nil {
@@ -318,25 +316,11 @@ func UnmarshalTarget(data []byte) (*Target, error) {
 	if len(data) > userfile.MaxSize {
 		return nil, tooLarge()
 	}
-	n, err := parseTree(bytes.TrimPrefix(data, []byte("\ufeff")))
+	t, isTarget, err := decodeTargetFile(data)
+	if err == nil && !isTarget {
+		err = invalidf("a target file needs \"kernels\"")
+	}
 	if err != nil {
-		return nil, err
-	}
-	if err := n.objectKeys("a target file", "name", "kernels"); err != nil {
-		return nil, err
-	}
-	t := &Target{}
-	if t.Name, err = n.str("a target file", "name"); err != nil {
-		return nil, err
-	}
-	kn := n.get("kernels")
-	if kn == nil {
-		return nil, invalidf("a target file needs \"kernels\"")
-	}
-	if t.Kernels, err = kn.toArray(); err != nil {
-		return nil, fmt.Errorf("%w: \"kernels\": %w", ErrInvalid, err)
-	}
-	if err := checkKernels(t.Kernels); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -406,4 +390,63 @@ func (s *Session) Items(ids ...string) ([]Item, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodeTargetFile reads a target file, {"name": …, "kernels": …}, as a stream, the kernels
+// straight into their numbers (a tree of the text took some 35 times the memory of the
+// numbers). isTarget reports whether data is a JSON object with "kernels" at its top level,
+// which makes it a target file (err then says what is wrong with it); otherwise it is some
+// other JSON file, such as a filter file.
+func decodeTargetFile(data []byte) (t *Target, isTarget bool, err error) {
+	d := strictjson.NewDecoder(bytes.TrimPrefix(data, []byte("\ufeff")))
+	tok, err := d.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, false, nil
+	}
+	t = &Target{}
+	var other, problem error
+	err = d.Members(func(key string) error {
+		switch key {
+		case "name":
+			tok, err := d.Token()
+			if err != nil {
+				return err
+			}
+			name, ok := tok.(string)
+			if !ok && problem == nil {
+				problem = invalidf("%q of a target file is %s, want a string", key, strictjson.Describe(tok))
+			}
+			t.Name = name
+		case "kernels":
+			isTarget = true
+			a, err := arrays.DecodeJSON(d)
+			if err != nil {
+				return fmt.Errorf("%w: \"kernels\": %w", ErrInvalid, err)
+			}
+			t.Kernels = a
+		default:
+			if other == nil {
+				other = invalidf("unknown key %q in a target file", key)
+			}
+			return d.Skip()
+		}
+		return nil
+	})
+	if err == nil {
+		err = d.End()
+	}
+	switch {
+	case !isTarget:
+		return nil, false, nil
+	case err != nil:
+		return nil, true, treeInvalid(err)
+	case problem != nil:
+		return nil, true, problem
+	case other != nil:
+		return nil, true, other
+	}
+	if err := checkKernels(t.Kernels); err != nil {
+		return nil, true, err
+	}
+	return t, true, nil
 }

@@ -150,11 +150,9 @@ func (d *Decoder) Value() (*Decoder, error) {
 	return newDecoder(d.all, raw, base, d.depth), nil
 }
 
-// Skip reads the next value and drops it.
-func (d *Decoder) Skip() error {
-	_, err := d.Value()
-	return err
-}
+// Skip reads the next value and drops it, token by token: nothing of it is kept (Value
+// would copy it whole).
+func (d *Decoder) Skip() error { return d.skipValue() }
 
 // End checks that nothing but white space follows the value read.
 func (d *Decoder) End() error {

@@ -52,15 +52,16 @@ func Sniff(head []byte, name string) (Format, bool) {
 // File is an open array file of any format Open reads. An .npy or CSV file holds one array,
 // named "".
 type File struct {
-	Format Format
-	r      io.ReaderAt
-	c      io.Closer // nil when opened by OpenReader
-	size   int64
-	npy    *npyHeader
-	npz    *NPZ
-	st     *Safetensors
-	torch  *Torch
-	csv    *Array
+	Format   Format
+	r        io.ReaderAt
+	c        io.Closer // nil when opened by OpenReader
+	size     int64
+	npy      *npyHeader
+	npz      *NPZ
+	st       *Safetensors
+	torch    *Torch
+	csv      *Array // read by Open, handed to the first Read (a later one reads the file again)
+	csvShape []int
 }
 
 // Open opens the array file at path, recognised by Sniff, and reads its headers (a CSV file
@@ -115,7 +116,9 @@ func OpenReader(r io.ReaderAt, size int64, name string) (*File, error) {
 	case FormatTorch:
 		af.torch, err = OpenTorch(r, size)
 	case FormatCSV:
-		af.csv, err = ReadCSV(io.NewSectionReader(r, 0, size))
+		if af.csv, err = readCSVAt(r, size); err == nil {
+			af.csvShape = af.csv.Shape
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -135,7 +138,7 @@ func (af *File) Arrays() []Info {
 	case FormatTorch:
 		return af.torch.Arrays()
 	}
-	return []Info{{DType: "csv", Shape: append([]int(nil), af.csv.Shape...), Supported: true}}
+	return []Info{{DType: "csv", Shape: append([]int(nil), af.csvShape...), Supported: true}}
 }
 
 // Metadata returns a safetensors file's "__metadata__" map (nil for other formats).
@@ -169,7 +172,13 @@ func (af *File) Read(name string) (*Array, error) {
 		return nil, fmt.Errorf("%w %q: a %s file holds one array, named \"\"", ErrNotFound, name, af.Format)
 	}
 	if af.Format == FormatCSV {
-		return af.csv.Clone(), nil
+		// The array read by Open goes to the caller, not a copy of it: a CSV file's numbers
+		// are held once.
+		if a := af.csv; a != nil {
+			af.csv = nil
+			return a, nil
+		}
+		return readCSVAt(af.r, af.size)
 	}
 	raw := make([]byte, af.npy.dataBytes()) // checked against the file's size by Open
 	if _, err := af.r.ReadAt(raw, af.npy.offset); err != nil && !(err == io.EOF && len(raw) == 0) {

@@ -11,6 +11,20 @@ import (
 // decodeJSONArray reads a Packed object, nested arrays of numbers or a bare number.
 func decodeJSONArray(data []byte) (*Array, error) {
 	d := strictjson.NewDecoder(data)
+	a, err := DecodeJSON(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.End(); err != nil {
+		return nil, jsonInvalid(err)
+	}
+	return a, nil
+}
+
+// DecodeJSON reads the next value of d as an array — a Packed object, nested arrays of
+// numbers or a bare number — straight into its numbers, without a tree of the text (a target
+// file's kernels). Its errors wrap ErrInvalid.
+func DecodeJSON(d *strictjson.Decoder) (*Array, error) {
 	tok, err := d.Token()
 	if err != nil {
 		return nil, jsonInvalid(err)
@@ -33,9 +47,6 @@ func decodeJSONArray(data []byte) (*Array, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	if err := d.End(); err != nil {
-		return nil, jsonInvalid(err)
 	}
 	return a, nil
 }
@@ -128,6 +139,10 @@ func decodeNested(d *strictjson.Decoder) (*Array, error) {
 		count = []int{0}  // entries read in each open array
 		leaf  = -1        // depth of the numbers, once known
 		data  []float64
+		// Full chunks of data: joined at the end, so that growing never copies (appending
+		// to one slice held up to three times the numbers while it grew).
+		chunks [][]float64
+		total  int
 	)
 	for depth > 0 {
 		if !d.More() {
@@ -178,12 +193,17 @@ func decodeNested(d *strictjson.Decoder) (*Array, error) {
 			}
 			x, err := strictjson.Float(t)
 			if err != nil {
-				return nil, invalidf("nested arrays: number %d %v", len(data), err)
+				return nil, invalidf("nested arrays: number %d %v", total, err)
 			}
-			if len(data) == MaxElements {
+			if total == MaxElements {
 				return nil, invalidf("nested arrays hold more than %d numbers", MaxElements)
 			}
+			if len(data) == cap(data) && len(data) > 0 {
+				chunks = append(chunks, data)
+				data = make([]float64, 0, min(2*len(data), 1<<20))
+			}
 			data = append(data, x)
+			total++
 			count[depth-1]++
 		default:
 			return nil, invalidf("nested arrays hold %s, want numbers", strictjson.Describe(tok))
@@ -196,6 +216,13 @@ func decodeNested(d *strictjson.Decoder) (*Array, error) {
 			shape = shape[:i]
 			break
 		}
+	}
+	if chunks != nil {
+		all := make([]float64, 0, total)
+		for _, c := range chunks {
+			all = append(all, c...)
+		}
+		data = append(all, data...)
 	}
 	if data == nil {
 		data = []float64{}
