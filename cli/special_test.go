@@ -110,3 +110,30 @@ func TestLinkedOutsideNeedsAllowing(t *testing.T) {
 		t.Errorf("export with --allow-outside: %v", r)
 	}
 }
+
+// TestOutputLinkElsewhereRefused: -o naming a symbolic link into another directory is refused
+// and the link's target is untouched; a link within the directory is written through.
+func TestOutputLinkElsewhereRefused(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	in := writeText(t, dir, "in.json", `{"form": "tf", "a": [-0.5], "b": [1], "h0": 0}`)
+	secret := writeText(t, elsewhere, "secret", "keep")
+	if err := os.Symlink(secret, filepath.Join(dir, "out.json")); err != nil {
+		t.Skip("no symlinks here:", err)
+	}
+	r := run(t, "", "convert", in, "--to", "zpk", "-o", filepath.Join(dir, "out.json"))
+	if r.code != ExitFailure || !strings.Contains(r.stderr, "another directory") {
+		t.Errorf("-o through a link elsewhere: %v", r)
+	}
+	if data, _ := os.ReadFile(secret); string(data) != "keep" {
+		t.Errorf("the link's target holds %q", data)
+	}
+	if err := os.Symlink("real.json", filepath.Join(dir, "near.json")); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, "", "convert", in, "--to", "zpk", "-o", filepath.Join(dir, "near.json")); r.code != 0 {
+		t.Errorf("-o through a link in its directory: %v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "real.json")); err != nil {
+		t.Errorf("the link's target was not written: %v", err)
+	}
+}

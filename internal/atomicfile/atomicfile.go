@@ -14,8 +14,8 @@
 //     NAME removes.
 //   - The target is replaced, not written through, except for devices and pipes (/dev/null,
 //     a terminal, /dev/stdout), which have nothing to replace and are written directly.
-//   - A symbolic link is followed only to a file in its own directory, so that the rename
-//     stays in the directory the user named; a link into another directory, or to nothing,
+//   - A symbolic link is followed only to a file in its own directory (existing or not), so
+//     that the rename stays in the directory the user named; a link into another directory
 //     is refused with ErrLinkElsewhere (a planted link cannot redirect a write).
 //
 // Lock serialises the writers of one file that read, modify and write it.
@@ -111,8 +111,8 @@ func copyOver(path, backup string, perm fs.FileMode) error {
 }
 
 // Target returns the file WriteFile(path) replaces: path itself, or the file a symbolic link
-// at path names when it is in the link's directory. A link into another directory, or to a
-// missing file, is an error wrapping ErrLinkElsewhere.
+// at path names when it is in the link's directory (it may not exist yet). A link into
+// another directory is an error wrapping ErrLinkElsewhere.
 func Target(path string) (string, error) {
 	fi, err := os.Lstat(path)
 	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
@@ -120,8 +120,15 @@ func Target(path string) (string, error) {
 	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
+		// A link to a file yet to be made: followed within its directory too.
 		dest, _ := os.Readlink(path)
-		return "", fmt.Errorf("%w: it points to %s, which does not exist", ErrLinkElsewhere, dest)
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(path), dest)
+		}
+		if _, err := os.Lstat(dest); errors.Is(err, fs.ErrNotExist) && sameDir(path, dest) {
+			return dest, nil
+		}
+		return "", fmt.Errorf("%w: it points to %s, which does not exist in its directory", ErrLinkElsewhere, dest)
 	}
 	rfi, err := os.Stat(real)
 	if err != nil {
@@ -130,12 +137,17 @@ func Target(path string) (string, error) {
 	if !rfi.Mode().IsRegular() {
 		return real, nil // /dev/stdout and the like: written directly
 	}
-	here, err1 := os.Stat(filepath.Dir(path))
-	there, err2 := os.Stat(filepath.Dir(real))
-	if err1 != nil || err2 != nil || !os.SameFile(here, there) {
+	if !sameDir(path, real) {
 		return "", fmt.Errorf("%w: it points into another directory, to %s; name that file itself to write it", ErrLinkElsewhere, real)
 	}
 	return real, nil
+}
+
+// sameDir reports whether the files a and b are in one directory.
+func sameDir(a, b string) bool {
+	here, err1 := os.Stat(filepath.Dir(a))
+	there, err2 := os.Stat(filepath.Dir(b))
+	return err1 == nil && err2 == nil && os.SameFile(here, there)
 }
 
 // replace writes path through fill, as WriteFile describes.
