@@ -2,6 +2,7 @@ package filters
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -98,5 +99,26 @@ func TestAberthLarge(t *testing.T) {
 		t0 := time.Now()
 		got, ok := aberthRoots(context.Background(), a)
 		t.Logf("n=%d: %v, converged %v, %d roots, radius %.6g", n, time.Since(t0), ok, len(got), maxAbs(got))
+	}
+}
+
+// TestPolesContextCancelled: a cancelled context stops the root search with its error.
+func TestPolesContextCancelled(t *testing.T) {
+	a := make([]float64, 2048)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for i := range a {
+		a[i] = (2*rng.Float64() - 1) / 2048
+	}
+	tf, err := NewTransferFunction(a, make([]float64, len(a)), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := PolesContext(ctx, tf); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	if p, err := PolesContext(context.Background(), tf); err != nil || len(p) != len(a) {
+		t.Errorf("%d poles, %v", len(p), err)
 	}
 }

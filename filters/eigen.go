@@ -217,6 +217,11 @@ var qrRootsMax = 32
 // companion matrix (backward stable for the polynomial), each refined by Newton steps that
 // are kept only when they reduce |p|. Conjugate symmetry is preserved.
 func rootsMonic(a []float64) ([]complex128, error) {
+	return rootsMonicContext(context.Background(), a)
+}
+
+// rootsMonicContext is rootsMonic, giving up with ctx's error when ctx is done.
+func rootsMonicContext(ctx context.Context, a []float64) ([]complex128, error) {
 	n := len(a)
 	if n == 0 {
 		return nil, nil
@@ -230,7 +235,10 @@ func rootsMonic(a []float64) ([]complex128, error) {
 		if nz == n {
 			return make([]complex128, n), nil
 		}
-		roots, ok := aberthRoots(context.Background(), a[:n-nz])
+		roots, ok := aberthRoots(ctx, a[:n-nz])
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		if ok {
 			return append(roots, make([]complex128, nz)...), nil
 		}

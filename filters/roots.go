@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/cmplx"
@@ -38,7 +39,11 @@ func maxAbs(v []complex128) float64 {
 
 // Poles returns the poles of f in the package's order: those a PoleMover holds, the
 // eigenvalues of a dense A, the roots of a denominator.
-func Poles(f Filter) ([]complex128, error) {
+func Poles(f Filter) ([]complex128, error) { return PolesContext(context.Background(), f) }
+
+// PolesContext is Poles, giving up with ctx's error when ctx is done while the roots of a
+// polynomial are sought (a front end's way out of a long computation).
+func PolesContext(ctx context.Context, f Filter) ([]complex128, error) {
 	var p []complex128
 	switch s := f.(type) {
 	case PoleMover:
@@ -49,9 +54,11 @@ func Poles(f Filter) ([]complex128, error) {
 			return nil, err
 		}
 	case *Companion:
-		return sortedRoots(s.Den)
+		r, err := rootsMonicContext(ctx, s.Den)
+		return SortRoots(r), err
 	case *TransferFunction:
-		return sortedRoots(s.Den)
+		r, err := rootsMonicContext(ctx, s.Den)
+		return SortRoots(r), err
 	default:
 		return nil, invalidf("unsupported filter type %T", f)
 	}
