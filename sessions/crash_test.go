@@ -200,13 +200,7 @@ func TestKillDuringWrite(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	kills := 12
-	if v := os.Getenv(killLoopEnv); v != "" {
-		var err error
-		if kills, err = strconv.Atoi(v); err != nil || kills < 1 {
-			t.Fatalf("%s=%q: want a number of kills", killLoopEnv, v)
-		}
-	}
+	kills := envCount(t, killLoopEnv, 12)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "work.ssmlab")
 	if err := generationSession(t, 0, kernels(t, 1, helperKernels)).Save(path); err != nil {
@@ -342,4 +336,18 @@ func TestAutosaveOfKilledProcess(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("RemoveAutosave left %s: %v", path, err)
 	}
+}
+
+// envCount returns the positive integer in the environment variable name, or def when unset.
+func envCount(t *testing.T, name string, def int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive count", name, v)
+	}
+	return n
 }

@@ -72,13 +72,7 @@ func TestCSVImportMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a large file")
 	}
-	mib := 48
-	if v := os.Getenv(memSizeEnv); v != "" {
-		var err error
-		if mib, err = strconv.Atoi(v); err != nil || mib < 1 {
-			t.Fatalf("%s=%q", memSizeEnv, v)
-		}
-	}
+	mib := envCount(t, memSizeEnv, 48)
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 5))
 	const perNumber = 20 // "-0.12345678901234567" and a separator
