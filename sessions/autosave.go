@@ -49,6 +49,7 @@ type autosaveState struct {
 	path    string             // the file, once claimed
 	gen, ui uint64             // the generations it holds
 	lock    *atomicfile.Locked // held while the file is this session's
+	closed  bool               // RemoveAutosave was called: no more autosaves
 }
 
 // claim makes path the session's autosave file: it takes the file's lock (a running ssmlab
@@ -111,7 +112,7 @@ func (s *Session) Autosave(dir string) (string, error) {
 	a := s.auto
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !s.Dirty() || (a.path != "" && a.gen == s.gen && a.ui == s.uiGen) {
+	if a.closed || !s.Dirty() || (a.path != "" && a.gen == s.gen && a.ui == s.uiGen) {
 		return "", nil
 	}
 	if dir == "" {
@@ -145,12 +146,14 @@ func (s *Session) Autosave(dir string) (string, error) {
 	return a.path, nil
 }
 
-// RemoveAutosave removes the session's autosave file, if it has one, and releases it: for a
-// quit that keeps nothing unsaved (the work was saved, or the user discarded it).
+// RemoveAutosave removes the session's autosave file, if it has one, and releases it, and
+// autosaves the session (and its clones) no more: for the end of a session whose changes
+// were saved, or discarded by the user. An Autosave of a clone in flight finishes first.
 func (s *Session) RemoveAutosave() {
 	s.auto.mu.Lock()
 	defer s.auto.mu.Unlock()
 	s.auto.release(true)
+	s.auto.closed = true
 }
 
 // autosaveName names a session's autosave file: the base name of its file (or "untitled"),

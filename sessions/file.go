@@ -122,7 +122,9 @@ func (s *Session) save(path string) error {
 	if info, err := os.Stat(real); err == nil {
 		s.disk.set(path, info, data)
 	}
-	s.RemoveAutosave()
+	s.auto.mu.Lock()
+	s.auto.release(true) // the work is in the file now
+	s.auto.mu.Unlock()
 	s.MarkSaved(path, s.gen)
 	return nil
 }

@@ -29,14 +29,15 @@ func (u UIState) equal(v UIState) bool {
 		slices.Equal(u.Plots, v.Plots) && maps.EqualFunc(u.Extra, v.Extra, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
 }
 
-// SetUI records the UI's state. It does not make the session dirty; the next save keeps it,
-// and the next autosave of a dirty session writes it.
-func (s *Session) SetUI(ui UIState) {
+// SetUI records the UI's state and reports whether it changed. It does not make the session
+// dirty; the next save keeps it, and the next autosave of a dirty session writes it.
+func (s *Session) SetUI(ui UIState) bool {
 	if s.UI.equal(ui) {
-		return
+		return false
 	}
 	s.UI = ui.clone()
 	s.uiGen++
+	return true
 }
 
 // Order returns the IDs of the filters and targets in the order they are listed: the order

@@ -48,9 +48,9 @@ func BenchmarkPoleMove(b *testing.B) {
 		{"diagonal-n256", mustDiagonal(ringZPK(256, 0.999, 1))},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			m := New(Options{Deps: testDeps(nil), ProgressInterval: -1, Length: 8192, Dir: b.TempDir()})
+			m := New(Options{Deps: testDeps(nil), ProgressInterval: -1, Length: 8192, Dir: b.TempDir(), AutosaveInterval: -1})
 			send(b, m, tea.WindowSizeMsg{Width: 160, Height: 48})
-			m.sess.add(&entry{name: "ring", kind: kindFilter, filter: tc.f})
+			addFilter(b, m, "ring", tc.f)
 			send(b, m, statusMsg{text: "ready"})
 			m.setFocus(panePlots)
 			_ = m.View()
@@ -85,7 +85,7 @@ func BenchmarkPoleMove(b *testing.B) {
 					_, _ = m.Update(msg)
 				}
 				tUpdate += t1.Sub(t0)
-				if e := m.sess.selected(); e.resp == nil || e.resp.key != m.respKeyFor(e) {
+				if e := m.selected(); e.resp == nil || e.resp.key != m.respKeyFor(e) {
 					b.Fatal("the responses did not follow the edit")
 				}
 			}

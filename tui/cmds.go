@@ -35,7 +35,7 @@ type respData struct {
 }
 
 type respMsg struct {
-	id    int
+	id    string
 	key   respKey
 	omega []float64
 	r     Responses
@@ -56,7 +56,7 @@ type pzData struct {
 }
 
 type pzMsg struct {
-	id           int
+	id           string
 	key          pzKey
 	poles, zeros []complex128
 	err          error
@@ -77,7 +77,7 @@ type viewData struct {
 }
 
 type viewMsg struct {
-	id  int
+	id  string
 	key viewKey
 	f   filters.Filter
 	rep filters.Report
@@ -86,7 +86,7 @@ type viewMsg struct {
 
 // bankConvertMsg is a whole bank converted, to be committed.
 type bankConvertMsg struct {
-	id   int
+	id   string
 	rev  uint64
 	form filters.Form
 	bank *filters.Bank
@@ -95,7 +95,7 @@ type bankConvertMsg struct {
 }
 
 type bankRhoMsg struct {
-	id  int
+	id  string
 	rev uint64
 	rho float64
 	err error
@@ -108,18 +108,18 @@ type presetMsg struct {
 	err   error
 }
 
+// openMsg is a file read: a session, or items to add to the session open.
 type openMsg struct {
-	path  string
-	items []Item
-	err   error
+	path   string
+	opened Opened
+	err    error
 }
 
+// savedMsg reports a filter written to a filter file.
 type savedMsg struct {
-	id   int
-	rev  uint64
+	id   string
 	path string
 	err  error
-	quit bool // part of "save and quit"
 }
 
 type exportedMsg struct {
@@ -137,14 +137,14 @@ type plotExportedMsg struct {
 
 // suggestMsg is the suggested order for the distillation form opened on entry source.
 type suggestMsg struct {
-	source, length int
-	order          int
-	ok             bool
-	err            error
+	source        string
+	length, order int
+	ok            bool
+	err           error
 }
 
 // suggestOrder computes the order suggestion for the form (targets of length samples).
-func suggestOrder(r JobRunner, source, length int, targets func() ([][]float64, error)) tea.Cmd {
+func suggestOrder(r JobRunner, source string, length int, targets func() ([][]float64, error)) tea.Cmd {
 	return func() tea.Msg {
 		msg := suggestMsg{source: source, length: length}
 		msg.err = safely("order suggestion", func() error {
@@ -160,12 +160,12 @@ func suggestOrder(r JobRunner, source, length int, targets func() ([][]float64, 
 }
 
 type jobProgressMsg struct {
-	id int
+	id string
 	p  JobProgress
 }
 
 type jobDoneMsg struct {
-	id  int
+	id  string
 	res *JobResult
 	err error
 }
@@ -195,7 +195,7 @@ func safely(what string, fn func() error) (err error) {
 	return fn()
 }
 
-func computeResponses(an Analyzer, id int, key respKey, f filters.Filter, kernel []float64, omega []float64) tea.Cmd {
+func computeResponses(an Analyzer, id string, key respKey, f filters.Filter, kernel []float64, omega []float64) tea.Cmd {
 	return func() tea.Msg {
 		var r Responses
 		err := safely("responses", func() error {
@@ -228,7 +228,7 @@ func checkFinite(h []float64) error {
 	return nil
 }
 
-func computePZ(an Analyzer, id int, key pzKey, f filters.Filter) tea.Cmd {
+func computePZ(an Analyzer, id string, key pzKey, f filters.Filter) tea.Cmd {
 	return func() tea.Msg {
 		var poles, zeros []complex128
 		err := safely("poles and zeros", func() error {
@@ -240,7 +240,7 @@ func computePZ(an Analyzer, id int, key pzKey, f filters.Filter) tea.Cmd {
 	}
 }
 
-func convertView(id int, key viewKey, f filters.Filter) tea.Cmd {
+func convertView(id string, key viewKey, f filters.Filter) tea.Cmd {
 	return func() tea.Msg {
 		var g filters.Filter
 		var rep filters.Report
@@ -253,7 +253,7 @@ func convertView(id int, key viewKey, f filters.Filter) tea.Cmd {
 	}
 }
 
-func convertBank(id int, rev uint64, b *filters.Bank, to filters.Form) tea.Cmd {
+func convertBank(id string, rev uint64, b *filters.Bank, to filters.Form) tea.Cmd {
 	return func() tea.Msg {
 		var out *filters.Bank
 		var reps []filters.Report
@@ -266,7 +266,7 @@ func convertBank(id int, rev uint64, b *filters.Bank, to filters.Form) tea.Cmd {
 	}
 }
 
-func computeBankRho(id int, rev uint64, b *filters.Bank) tea.Cmd {
+func computeBankRho(id string, rev uint64, b *filters.Bank) tea.Cmd {
 	return func() tea.Msg {
 		rhos := make([]float64, len(b.Channels))
 		errs := make([]error, len(b.Channels))
@@ -302,47 +302,20 @@ func buildPreset(src PresetSource, name string, values map[string]string) tea.Cm
 
 func openFile(st Store, path string) tea.Cmd {
 	return func() tea.Msg {
-		var items []Item
+		var o Opened
 		err := safely("open", func() error {
 			var err error
-			items, err = st.Open(path)
+			o, err = st.Open(path)
 			return err
 		})
-		return openMsg{path: path, items: items, err: err}
+		return openMsg{path: path, opened: o, err: err}
 	}
 }
 
-func saveItem(st Store, id int, rev uint64, path string, it Item, quit bool) tea.Cmd {
+func saveItem(st Store, id, path string, it Item) tea.Cmd {
 	return func() tea.Msg {
 		err := safely("save", func() error { return st.Save(path, it) })
-		return savedMsg{id: id, rev: rev, path: path, err: err, quit: quit}
-	}
-}
-
-// saveReq is one entry to save on quit; an empty path means a new file in the directory.
-type saveReq struct {
-	id   int
-	rev  uint64
-	path string
-	item Item
-}
-
-// savedAllMsg reports each save of saveAll.
-type savedAllMsg []savedMsg
-
-// saveAll saves one after the other (so that two new files cannot pick the same name).
-func saveAll(st Store, dir string, reqs []saveReq) tea.Cmd {
-	return func() tea.Msg {
-		out := make(savedAllMsg, len(reqs))
-		for i, r := range reqs {
-			path := r.path
-			if path == "" {
-				path = freshPath(dir, r.item.Name)
-			}
-			err := safely("save", func() error { return st.Save(path, r.item) })
-			out[i] = savedMsg{id: r.id, rev: r.rev, path: path, err: err, quit: true}
-		}
-		return out
+		return savedMsg{id: id, path: path, err: err}
 	}
 }
 
@@ -416,7 +389,7 @@ func (c jobChans) report(p JobProgress) {
 
 // runJob is the job itself: a long-running command that computes the target kernels, runs
 // the runner and posts the end on c.done. It returns no message; waitJob delivers them.
-func runJob(ctx context.Context, r JobRunner, id int, spec train.Spec, source func() ([][]float64, error), c jobChans) tea.Cmd {
+func runJob(ctx context.Context, r JobRunner, id string, spec train.Spec, source func() ([][]float64, error), c jobChans) tea.Cmd {
 	return func() tea.Msg {
 		var res *JobResult
 		err := safely("job", func() error {
@@ -434,7 +407,7 @@ func runJob(ctx context.Context, r JobRunner, id int, spec train.Spec, source fu
 
 // waitJob waits for the next event of a job, no sooner than after delay (the throttle: at
 // most one progress message per delay), except that the end is delivered at once.
-func waitJob(id int, c jobChans, delay time.Duration) tea.Cmd {
+func waitJob(id string, c jobChans, delay time.Duration) tea.Cmd {
 	return func() tea.Msg {
 		if delay > 0 {
 			t := time.NewTimer(delay)
@@ -472,19 +445,4 @@ func presetLabel(name string, values map[string]string) string {
 		parts = append(parts, k+"="+values[k])
 	}
 	return strings.Join(parts, " ")
-}
-
-// sessionSavedMsg reports a save-session: the entries (at their revisions) it holds.
-type sessionSavedMsg struct {
-	path string
-	ids  []int
-	revs []uint64
-	err  error
-}
-
-func saveSession(st Store, path string, items []Item, ids []int, revs []uint64) tea.Cmd {
-	return func() tea.Msg {
-		err := safely("save-session", func() error { return st.SaveSession(path, items) })
-		return sessionSavedMsg{path: path, ids: ids, revs: revs, err: err}
-	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -55,17 +56,26 @@ type Built struct {
 
 // Store loads and saves work.
 type Store interface {
-	// Open reads a file (a session, a filter or bank file, or kernels) and returns the items
-	// it holds.
-	Open(path string) ([]Item, error)
+	// Open reads a file: a session file gives the session; any other file (a filter or bank
+	// file, kernels) the items it holds, to add to the session open.
+	Open(path string) (Opened, error)
 	// Save writes one filter or bank to path.
 	Save(path string, it Item) error
 	// Export writes a filter, a bank or kernels to path in o.Format (sessions.Export: a
 	// filter file, the RTF layout in .npz or .safetensors, impulse responses in CSV or
 	// .npy) and reports what it measured.
 	Export(path string, it Item, o sessions.ExportOptions) (sessions.Exported, error)
-	// SaveSession writes every item to a session file at path.
-	SaveSession(path string, items []Item) error
+	// SaveSession writes s, a snapshot of the workbench's session taken on its event loop,
+	// to path. Unless over is set, it refuses to overwrite the session's own file changed on
+	// disk since it was opened or saved (a *sessions.ChangedError) and any other file that
+	// exists (an *ExistsError).
+	SaveSession(s *sessions.Session, path string, over bool) error
+}
+
+// Opened is what Store.Open read: a session, or the items of another file.
+type Opened struct {
+	Session *sessions.Session
+	Items   []Item
 }
 
 // Item is one filter, bank or set of kernels as stored.
@@ -73,7 +83,8 @@ type Item struct {
 	Name    string
 	Filter  filters.Filter
 	Bank    *filters.Bank
-	Kernels [][]float64
+	Kernels *arrays.Array    // a (length) or (channels, length) array of kernels
+	Source  *sessions.Source // where the kernels came from, when known
 }
 
 // JobRunner runs a distillation. Run blocks until the job ends; it is called on its own

@@ -5,23 +5,35 @@
 //
 // # Overview
 //
-// Model is the root model (glow's layout): it owns the session (entries of the filters
-// list) and concrete child models, one per pane — listModel, reprModel, plotsModel,
-// jobsModel — each with its own view and setSize, sharing a common struct of styles and key
-// bindings (soft-serve's Common). Only the root sees tea.WindowSizeMsg; relayout gives the
-// children their sizes. Dialogs (help, the command palette, prompts, confirmations, the
-// preset picker, the distillation form) take the keyboard while open; every action is a
-// palette command (commands), and key bindings are shortcuts for them.
+// The work is a sessions.Session, the one model of it: the items and their order, where each
+// came from (a distilled filter's target and job), the jobs, which items are unsaved, and
+// the view worth restoring. app holds it with what the workbench computed from it (item,
+// keyed by each item's generation) and the jobs running here; its methods are the actions on
+// the work (app.go, actions.go, jobrun.go). The panes are components (soft-serve's
+// Component, lazygit's controllers): listPane, reprPane, plotsPane and jobsPane each own
+// their part of the view's state, the keys they handle (bindings, from which their help is
+// made) and their view; the dialogs (help, palette, prompt, confirm, picker, jobForm,
+// messagesDialog, recoverDialog) take the keyboard while open. Model, the root (glow's
+// layout), routes messages to them, alone sees tea.WindowSizeMsg and gives the panes their
+// sizes, and after every message lets them follow the session (sync) and records the view
+// in it. Every action is a palette command (commands.go); key bindings are shortcuts.
+//
+// Saving writes the session whole, to the file it came from (ctrl+s, :w) or another
+// (:save-session PATH), refusing to overwrite one changed on disk without asking; every
+// change is autosaved within a second to the user's state directory, and the autosaves of
+// workbenches that ended without saving are offered back at start (save.go, autosave.go).
 //
 // # Invariants
 //
 //   - Update never blocks and does no heavy maths: conversions, responses, poles and zeros,
-//     presets, file access and jobs run in commands (cmds.go) that capture immutable inputs
-//     and return messages. Filters are never modified in place; an edit builds a new filter
-//     and bumps the entry's generation (entry.rev).
-//   - A result carries the key it was computed for (entry id, generation, channel, lengths)
-//     and is dropped when the entry has moved on. One response and one pole/zero
-//     computation per entry are in flight at a time; the next starts when it returns.
+//     presets, file access (saves and autosaves of a snapshot, Session.Clone) and jobs run
+//     in commands (cmds.go) that capture immutable inputs and return messages. Filters are
+//     never modified in place; an edit builds a new filter and replaces the session's
+//     (ReplaceFilter), which advances the item's generation (sessions.Session.Changed).
+//   - A result carries the key it was computed for (item ID, generation, channel, lengths)
+//     and is dropped when the item has moved on. One response and one pole/zero computation
+//     per item are in flight at a time; the next starts when it returns.
+//   - One write of the session or its autosave is in flight at a time; a quit waits for it.
 //   - Views render stored state. The plots pane caches its rendering by the pointers of the
 //     data it shows.
 //   - Job progress goes through a one-slot channel (the latest event wins) and is delivered

@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/exp/teatest"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
 )
 
 // These tests run the workbench in a real Bubble Tea program (teatest), with a fake job
@@ -36,7 +37,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	runner := &fakeRunner{block: true}
-	m := New(Options{File: path, Deps: testDeps(runner), ProgressInterval: -1, Length: 128, Dir: dir})
+	m := New(Options{File: path, Deps: testDeps(runner), ProgressInterval: -1, Length: 128, Dir: dir, AutosaveDir: t.TempDir()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 
 	// open: the file given on the command line
@@ -77,21 +78,21 @@ func TestEndToEnd(t *testing.T) {
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 
 	fm := tm.FinalModel(t).(*Model)
-	if len(fm.sess.entries) != 2 {
-		t.Errorf("%d entries, want 2", len(fm.sess.entries))
+	if len(fm.entries()) != 2 {
+		t.Errorf("%d entries, want 2", len(fm.entries()))
 	}
-	e := fm.sess.byID(2)
+	e := fm.entries()[1]
 	if e == nil || e.form() != "zpk" || len(e.undo) != 3 {
 		t.Errorf("pair: %+v", e)
 	}
-	if len(fm.jobs.jobs) != 1 || fm.jobs.jobs[0].state != jobCancelled {
-		t.Errorf("jobs: %+v", fm.jobs.jobs)
+	if len(fm.jobs) != 1 || fm.jobs[0].state() != sessions.JobCancelled {
+		t.Errorf("jobs: %+v", fm.jobs)
 	}
 }
 
 func TestEndToEndJobFinishesWhileEditing(t *testing.T) {
 	runner := &fakeRunner{}
-	m := New(Options{Deps: testDeps(runner), ProgressInterval: -1, Length: 64, Dir: t.TempDir()})
+	m := New(Options{Deps: testDeps(runner), ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveDir: t.TempDir()})
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(160, 48))
 	tm.Send(statusMsg{text: "ready"})
 	waitFor(t, tm, "ready")
@@ -116,8 +117,8 @@ func TestEndToEndJobFinishesWhileEditing(t *testing.T) {
 	typeKeys(tm, "q", "d")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	fm := tm.FinalModel(t).(*Model)
-	res := fm.sess.selected()
-	if res == nil || res.target == 0 || fm.plotData().ovName != "ring" {
+	res := fm.selected()
+	if res == nil || res.origin.Target == "" || fm.plots.data().ovName != "ring" {
 		t.Errorf("the result is not shown over its target: %+v", res)
 	}
 }

@@ -25,7 +25,7 @@ func TestExportFormats(t *testing.T) {
 	dir := t.TempDir()
 	m := newTestModel(t, 140, 40, nil)
 	addPreset(t, m, "ring")
-	ring := m.sess.selected().current()
+	ring := m.selected().current()
 
 	// The RTF layout, read back with the module's truncation correction.
 	path := filepath.Join(dir, "ring.safetensors")
@@ -72,7 +72,7 @@ func TestExportFormats(t *testing.T) {
 
 	// Poles float64 coefficients cannot hold: the check warns.
 	crowded := crowdedDiagonal(t)
-	send(t, m, openMsg{path: "crowded.json", items: []Item{{Name: "crowded", Filter: crowded}}})
+	addFilter(t, m, "crowded", crowded)
 	if st := exportCmd(t, m, filepath.Join(dir, "crowded.npz")+" dtype=float32"); st.level != levelWarn || !strings.Contains(st.text, "dtype=float64 may hold it") {
 		t.Errorf("crowded poles in float32: status %v %q", st.level, st.text)
 	}

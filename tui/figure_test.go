@@ -65,7 +65,7 @@ func TestExportPlotRequest(t *testing.T) {
 		t.Errorf("kinds %v, want group-delay", ff.req.Kinds)
 	}
 	runPalette(t, m, "overlay off")
-	m.sess.sel = 0 // the kernel
+	m.selectIndex(0) // the kernel
 	ff.path = ""
 	runPalette(t, m, "export-plot x.svg pz")
 	if m.status.level != levelError || !strings.Contains(m.status.text, "no plot to export") || ff.path != "" {

@@ -20,6 +20,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -173,11 +174,35 @@ func testDeps(r *fakeRunner) Deps {
 	return Deps{Presets: fakePresets{}, Runner: r, Store: fileStore{}, Analyzer: analysisAnalyzer{}}
 }
 
+// newTestModel is a workbench of w×h cells on the fakes, without autosave.
 func newTestModel(t testing.TB, w, h int, r *fakeRunner) *Model {
 	t.Helper()
-	m := New(Options{Deps: testDeps(r), ProgressInterval: -1, Length: 64, Dir: t.TempDir()})
+	m := New(Options{Deps: testDeps(r), ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
 	send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
 	return m
+}
+
+// addFilter adds a filter to the session, as a file opened would, and selects it.
+func addFilter(t testing.TB, m *Model, name string, f filters.Filter) *entry {
+	t.Helper()
+	send(t, m, openMsg{path: name + ".json", opened: Opened{Items: []Item{{Name: name, Filter: f}}}})
+	return m.selected()
+}
+
+// addKernels adds kernels to the session, as a file opened would.
+func addKernels(t testing.TB, m *Model, name string, rows [][]float64) {
+	t.Helper()
+	k, err := arrays.FromRows(rows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, openMsg{path: name + ".npy", opened: Opened{Items: []Item{{Name: name, Kernels: k}}}})
+}
+
+// dialogOf returns the open dialog as a D; ok is false when another (or none) is open.
+func dialogOf[D dialog](m *Model) (D, bool) {
+	d, ok := m.dialog.(D)
+	return d, ok
 }
 
 // send delivers msg and runs every command it returns, depth first, feeding their messages
@@ -279,9 +304,13 @@ func addPreset(t testing.TB, m *Model, name string) {
 	m.setFocus(paneList)
 	defer m.setFocus(prev)
 	keys(t, m, "a")
-	for i, p := range m.modal.presets {
-		if p.Name == name {
-			m.modal.presetSel = i
+	p, ok := dialogOf[*picker](m)
+	if !ok {
+		t.Fatalf("a opened %T", m.dialog)
+	}
+	for i, x := range p.presets {
+		if x.Name == name {
+			p.sel = i
 		}
 	}
 	keys(t, m, "enter", "enter")
@@ -320,3 +349,6 @@ func writeDoc(path string, doc filters.Document) error {
 	}
 	return os.WriteFile(path, data, 0o644)
 }
+
+// kernelArray is rows as an array of kernels.
+func kernelArray(rows [][]float64) (*arrays.Array, error) { return arrays.FromRows(rows) }

@@ -1,12 +1,16 @@
 package tui
 
-import "github.com/charmbracelet/bubbles/key"
+import (
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+)
 
 // keyMap holds every binding. Pane keys are only live while that pane has the focus; the
-// global ones work everywhere outside a dialog.
+// global ones work everywhere outside a dialog. Each component says which of them it handles
+// (its bindings), so that its help is what it does.
 type keyMap struct {
 	// global
-	Quit, Help, Palette, Messages, NextPane, PrevPane, Distill, Undo key.Binding
+	Quit, Help, Palette, Messages, NextPane, PrevPane, Distill, Undo, SaveSession key.Binding
 	// shared movement
 	Up, Down, Left, Right, PageUp, PageDown, Top, Bottom key.Binding
 	// filters list
@@ -22,14 +26,15 @@ type keyMap struct {
 func newKeyMap() *keyMap {
 	b := key.NewBinding
 	k := &keyMap{
-		Quit:     b(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Help:     b(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Palette:  b(key.WithKeys(":"), key.WithHelp(":", "commands")),
-		Messages: b(key.WithKeys("M"), key.WithHelp("M", "messages")),
-		NextPane: b(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
-		PrevPane: b(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
-		Distill:  b(key.WithKeys("D"), key.WithHelp("D", "distill")),
-		Undo:     b(key.WithKeys("u"), key.WithHelp("u", "undo")),
+		Quit:        b(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help:        b(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Palette:     b(key.WithKeys(":"), key.WithHelp(":", "commands")),
+		Messages:    b(key.WithKeys("M"), key.WithHelp("M", "messages")),
+		NextPane:    b(key.WithKeys("tab"), key.WithHelp("tab", "next pane")),
+		PrevPane:    b(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "prev pane")),
+		Distill:     b(key.WithKeys("D"), key.WithHelp("D", "distill")),
+		Undo:        b(key.WithKeys("u"), key.WithHelp("u", "undo")),
+		SaveSession: b(key.WithKeys("ctrl+s"), key.WithHelp("^s", "save session")),
 
 		Up:       b(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
 		Down:     b(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
@@ -42,7 +47,7 @@ func newKeyMap() *keyMap {
 
 		Add:       b(key.WithKeys("a"), key.WithHelp("a", "add preset")),
 		Open:      b(key.WithKeys("o"), key.WithHelp("o", "open file")),
-		Save:      b(key.WithKeys("w"), key.WithHelp("w", "save")),
+		Save:      b(key.WithKeys("w"), key.WithHelp("w", "save filter")),
 		Duplicate: b(key.WithKeys("y"), key.WithHelp("y", "duplicate")),
 		Rename:    b(key.WithKeys("r"), key.WithHelp("r", "rename")),
 		Delete:    b(key.WithKeys("x", "delete"), key.WithHelp("x", "delete")),
@@ -76,6 +81,39 @@ func newKeyMap() *keyMap {
 	return k
 }
 
+// binding is one key a component handles (lazygit's controllers): the keys and their help,
+// what they do, and where the help shows them.
+type binding struct {
+	key key.Binding
+	run func(tea.KeyMsg) tea.Cmd
+	// short puts the key in the status bar's one-line help; hidden leaves it out of the
+	// help altogether (a second key for a move the help already names).
+	short, hidden bool
+}
+
+// dispatch runs the first of bs that matches msg; false when none does.
+func dispatch(bs []binding, msg tea.KeyMsg) (tea.Cmd, bool) {
+	for _, b := range bs {
+		if key.Matches(msg, b.key) {
+			return b.run(msg), true
+		}
+	}
+	return nil, false
+}
+
+// helpOf returns the help of bindings: the short ones, and all but the hidden ones.
+func helpOf(bs []binding) (short, full []key.Binding) {
+	for _, b := range bs {
+		if b.short {
+			short = append(short, b.key)
+		}
+		if !b.hidden {
+			full = append(full, b.key)
+		}
+	}
+	return short, full
+}
+
 // paneHelp adapts one pane's bindings to bubbles/help.
 type paneHelp struct {
 	short []key.Binding
@@ -84,45 +122,3 @@ type paneHelp struct {
 
 func (h paneHelp) ShortHelp() []key.Binding  { return h.short }
 func (h paneHelp) FullHelp() [][]key.Binding { return h.full }
-
-func (k *keyMap) global() []key.Binding {
-	return []key.Binding{k.NextPane, k.Palette, k.Help, k.Messages, k.Distill, k.Undo, k.Quit}
-}
-
-func (k *keyMap) listKeys() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.Add, k.Open, k.Save, k.Duplicate, k.Rename, k.Delete, k.Pin, k.PrevChan, k.NextChan}
-}
-
-func (k *keyMap) reprKeys() []key.Binding {
-	return []key.Binding{k.Tabs, k.PrevTab, k.NextTab, k.Up, k.Down, k.Left, k.Right, k.PageUp, k.PageDown, k.Edit, k.Commit}
-}
-
-func (k *keyMap) plotKeys() []key.Binding {
-	return []key.Binding{k.NextPole, k.PrevPole, k.PoleMove, k.Finer, k.Coarser, k.TogglePlot, k.More, k.Scale, k.Overlay, k.Shorter, k.Longer}
-}
-
-func (k *keyMap) jobKeys() []key.Binding {
-	return []key.Binding{k.Up, k.Down, k.NewJob, k.Cancel, k.Show}
-}
-
-// helpFor returns the short and full help of a pane.
-func (k *keyMap) helpFor(p pane) paneHelp {
-	var own []key.Binding
-	var short []key.Binding
-	switch p {
-	case paneList:
-		own = k.listKeys()
-		short = []key.Binding{k.Add, k.Open, k.Duplicate, k.Rename, k.Delete, k.Pin}
-	case paneRepr:
-		own = k.reprKeys()
-		short = []key.Binding{k.Tabs, k.Edit, k.Commit}
-	case panePlots:
-		own = k.plotKeys()
-		short = []key.Binding{k.NextPole, k.PoleMove, k.TogglePlot, k.Scale}
-	case paneJobs:
-		own = k.jobKeys()
-		short = []key.Binding{k.NewJob, k.Cancel, k.Show}
-	}
-	short = append(short, k.NextPane, k.Palette, k.Help, k.Quit)
-	return paneHelp{short: short, full: [][]key.Binding{own, k.global()}}
-}

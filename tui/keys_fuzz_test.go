@@ -33,7 +33,7 @@ func FuzzKeys(f *testing.F) {
 		for _, b := range data {
 			k := fuzzKeys[int(b)%len(fuzzKeys)]
 			_, cmd := m.Update(keyMsg(k))
-			if m.modal.kind == modalConfirm && strings.Contains(m.modal.title, "quit") {
+			if c, ok := dialogOf[*confirm](m); ok && strings.Contains(c.title, "quit") {
 				return
 			}
 			runCmd(t, m, cmd, 0)

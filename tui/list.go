@@ -6,27 +6,77 @@ import (
 	"math/cmplx"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ssmlab/ssmlab/filters"
 )
 
-// listModel is the filters list: one line per entry (name, form, order, stability) and a
-// detail line for the selected one. The selection itself belongs to the session.
-type listModel struct {
-	c             *common
+// listPane is the filters list: one line per item of the session (name, form, order,
+// stability), in the session's order, and a detail line for the selected one. The selection
+// is the workbench's (it is the session's UI state); the pane keeps its scroll.
+type listPane struct {
+	m             *Model
 	width, height int
 	top           int
 }
 
-func newList(c *common) listModel { return listModel{c: c} }
+func (l *listPane) setSize(w, h int) { l.width, l.height = w, h }
 
-func (l *listModel) setSize(w, h int) { l.width, l.height = w, h }
+func (l *listPane) title() string { return fmt.Sprintf("filters (%d)", len(l.m.sess.Order())) }
+
+func (l *listPane) bindings() []binding {
+	k, m := l.m.keys, l.m
+	move := func(to func() int) func(tea.KeyMsg) tea.Cmd {
+		return func(tea.KeyMsg) tea.Cmd { m.selectIndex(to()); return nil }
+	}
+	return []binding{
+		{key: k.Up, run: move(func() int { return m.selIndex() - 1 })},
+		{key: k.Down, run: move(func() int { return m.selIndex() + 1 })},
+		{key: k.Top, run: move(func() int { return 0 }), hidden: true},
+		{key: k.Bottom, run: move(func() int { return len(m.sess.Order()) - 1 }), hidden: true},
+		{key: k.Add, run: func(tea.KeyMsg) tea.Cmd { m.openPresets(); return nil }, short: true},
+		{key: k.Open, run: func(tea.KeyMsg) tea.Cmd { m.askOpen(); return nil }, short: true},
+		{key: k.Save, run: func(tea.KeyMsg) tea.Cmd { m.setError(m.askSave()); return nil }},
+		{key: k.Duplicate, run: func(tea.KeyMsg) tea.Cmd { m.setError(m.duplicate()); return nil }, short: true},
+		{key: k.Rename, run: func(tea.KeyMsg) tea.Cmd { m.askRename(); return nil }, short: true},
+		{key: k.Delete, run: func(tea.KeyMsg) tea.Cmd { m.setError(m.askDelete()); return nil }, short: true},
+		{key: k.Pin, run: func(tea.KeyMsg) tea.Cmd { l.pin(); return nil }, short: true},
+		{key: k.PrevChan, run: func(tea.KeyMsg) tea.Cmd { l.channel(-1); return nil }},
+		{key: k.NextChan, run: func(tea.KeyMsg) tea.Cmd { l.channel(1); return nil }},
+		{key: k.Enter, run: func(tea.KeyMsg) tea.Cmd { m.setFocus(paneRepr); return nil }, hidden: true},
+	}
+}
+
+// pin makes the selected item the overlay, or clears it when it is.
+func (l *listPane) pin() {
+	a := l.m.app
+	e := a.selected()
+	switch {
+	case e == nil:
+	case a.overlay == e.id:
+		a.overlay = ""
+		a.setStatus(levelInfo, "overlay cleared")
+	default:
+		a.overlay, a.overlayOn = e.id, true
+		a.setStatus(levelInfo, e.name+" is pinned as the overlay: select another filter to compare")
+	}
+}
+
+// channel shows the next (d = 1) or previous (d = -1) channel of a bank or kernels.
+func (l *listPane) channel(d int) {
+	e := l.m.selected()
+	if e == nil || e.channels() < 2 {
+		return
+	}
+	e.ch = (e.ch + d + e.channels()) % e.channels()
+	l.m.setStatus(levelInfo, fmt.Sprintf("%s: channel %d of %d", e.name, e.ch+1, e.channels()))
+}
 
 // stability is an entry's mark: "✓" stable, "✗" unstable, "·" not known yet.
 func stability(st *styles, e *entry) string {
-	rho, ok := entryRho(e)
+	rho, ok := e.rhoOf()
 	switch {
 	case !ok:
 		return st.dim.Render("·")
@@ -36,88 +86,75 @@ func stability(st *styles, e *entry) string {
 	return st.unstable.Render("✗")
 }
 
-// entryRho returns the spectral radius behind the list's mark: the worst channel of a bank,
-// the shown filter's otherwise.
-func entryRho(e *entry) (float64, bool) {
-	switch e.kind {
-	case kindKernel:
-		return 0, false
-	case kindBank:
-		if e.bankRho >= 0 {
-			return e.bankRho, true
-		}
-		return 0, false
-	}
-	if e.pz != nil && e.pz.havePoles && e.pz.key.rev == e.rev {
-		return radius(e.pz.poles), true
-	}
-	return 0, false
-}
-
-func (l *listModel) view(s *session, overlayID int, focused bool) string {
-	st := l.c.st
+func (l *listPane) view(focused bool) string {
+	a := l.m.app
+	st := a.st
 	w, h := l.width, l.height
 	if w <= 0 || h <= 0 {
 		return ""
 	}
-	if len(s.entries) == 0 {
+	entries := a.entries()
+	if len(entries) == 0 {
 		return placeText(w, h, st.dim.Render(wrap("no filters yet\n\na: add a preset\no: open a file", w-2)))
 	}
-	detail := 2
-	rows := max(1, h-detail)
-	if s.sel < l.top {
-		l.top = s.sel
+	sel := a.selIndex()
+	rows := max(1, h-2) // the detail takes two lines
+	if sel < l.top {
+		l.top = sel
 	}
-	if s.sel >= l.top+rows {
-		l.top = s.sel - rows + 1
+	if sel >= l.top+rows {
+		l.top = sel - rows + 1
 	}
-	l.top = max(0, min(l.top, len(s.entries)-rows))
+	l.top = max(0, min(l.top, len(entries)-rows))
 	var lines []string
-	for i := l.top; i < len(s.entries) && len(lines) < rows; i++ {
-		e := s.entries[i]
-		mark := "  "
-		if i == s.sel {
-			if focused {
-				mark = st.accent.Render("▸ ")
-			} else {
-				mark = "› "
-			}
-		}
-		dirty := " "
-		if e.dirty && e.kind != kindKernel {
-			dirty = st.warn.Render("•")
-		}
-		ov := ""
-		if e.id == overlayID {
-			ov = st.overlay.Render(" ◆")
-		}
-		form := e.form()
-		if e.kind == kindBank {
-			form = fmt.Sprintf("%d×%s", e.channels(), form)
-		}
-		right := fmt.Sprintf("%s %d %s", form, e.order(), stability(st, e))
-		name := e.name
-		nameW := w - 2 - 1 - lipgloss.Width(right) - 1 - lipgloss.Width(ov)
-		name = ansi.Truncate(name, max(1, nameW), "…")
-		pad := max(1, w-2-1-lipgloss.Width(name)-lipgloss.Width(ov)-lipgloss.Width(right))
-		line := mark + dirty + name + ov + strings.Repeat(" ", pad) + st.dim.Render(right)
-		if i == s.sel {
-			line = mark + dirty + st.bold.Render(name) + ov + strings.Repeat(" ", pad) + right
-		}
-		lines = append(lines, ansi.Truncate(line, w, ""))
+	for i := l.top; i < len(entries) && len(lines) < rows; i++ {
+		lines = append(lines, l.line(entries[i], i == sel, focused))
 	}
 	for len(lines) < rows {
 		lines = append(lines, "")
 	}
-	if e := s.selected(); e != nil {
-		d := e.origin
-		if e.kind != kindFilter {
+	if e := a.selected(); e != nil {
+		d := e.origin.Note
+		if err := e.problem(); err != nil {
+			d = oneLine(err)
+		} else if e.kind != kindFilter {
 			d = fmt.Sprintf("ch %d/%d · %s", e.ch+1, e.channels(), d)
 		}
 		lines = append(lines, st.dim.Render(strings.Repeat("─", w)))
 		lines = append(lines, ansi.Truncate(st.dim.Render(d), w, "…"))
 	}
 	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(lines, "\n"))
+}
+
+// line is one item's line: the cursor, the unsaved mark, the name, the overlay mark, and the
+// form, order and stability.
+func (l *listPane) line(e *entry, selected, focused bool) string {
+	st, w := l.m.st, l.width
+	mark := st.cursorMark(selected, focused)
+	dirty := " "
+	if e.dirty {
+		dirty = st.warn.Render("•")
+	}
+	ov := ""
+	if e.id == l.m.overlay {
+		ov = st.overlay.Render(" ◆")
+	}
+	form := e.form()
+	if e.kind == kindBank {
+		form = fmt.Sprintf("%d×%s", e.channels(), form)
+	}
+	right := fmt.Sprintf("%s %d %s", form, e.order(), stability(st, e))
+	if e.problem() != nil {
+		right = st.err.Render("unread")
+	}
+	nameW := w - 2 - 1 - lipgloss.Width(right) - 1 - lipgloss.Width(ov)
+	name := ansi.Truncate(e.name, max(1, nameW), "…")
+	pad := max(1, w-2-1-lipgloss.Width(name)-lipgloss.Width(ov)-lipgloss.Width(right))
+	line := mark + dirty + name + ov + strings.Repeat(" ", pad) + st.dim.Render(right)
+	if selected {
+		line = mark + dirty + st.bold.Render(name) + ov + strings.Repeat(" ", pad) + right
+	}
+	return ansi.Truncate(line, w, "")
 }
 
 // radius returns max |p| (0 for none).
@@ -128,3 +165,6 @@ func radius(poles []complex128) float64 {
 	}
 	return r
 }
+
+func (l *listPane) capture(tea.KeyMsg) (tea.Cmd, bool) { return nil, false }
+func (l *listPane) hint() string                       { return "" }

@@ -17,7 +17,7 @@ func TestMessageLog(t *testing.T) {
 	keys(t, m, "esc")
 
 	crowded := crowdedDiagonal(t)
-	send(t, m, openMsg{path: "crowded.json", items: []Item{{Name: "crowded", Filter: crowded}}})
+	addFilter(t, m, "crowded", crowded)
 	st := exportCmd(t, m, filepath.Join(t.TempDir(), "crowded.npz")+" dtype=float32")
 	if st.level != levelWarn || !strings.HasSuffix(st.text, "dtype=float64 may hold it") {
 		t.Fatalf("status %v %q", st.level, st.text)
@@ -36,7 +36,7 @@ func TestMessageLog(t *testing.T) {
 		t.Errorf("the log lacks the whole warning %q:\n%s", st.text, got)
 	}
 	keys(t, m, "esc")
-	if m.modal.kind != modalNone {
+	if m.dialog != nil {
 		t.Fatal("esc does not close the log")
 	}
 
@@ -60,8 +60,8 @@ func TestMessageLog(t *testing.T) {
 		t.Fatalf("g scrolls to the oldest:\n%s", got)
 	}
 	keys(t, m, "G", ":")
-	if m.modal.kind != modalMessages || m.modal.page != 0 {
-		t.Fatalf("G scrolls back to the newest; other keys do nothing: modal %v page %d", m.modal.kind, m.modal.page)
+	if d, ok := dialogOf[*messagesDialog](m); !ok || d.scroll != 0 {
+		t.Fatalf("G scrolls back to the newest; other keys do nothing: dialog %T", m.dialog)
 	}
 }
 

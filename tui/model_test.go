@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -93,7 +94,7 @@ func TestEverySize(t *testing.T) {
 func TestAddPresetShowsResponses(t *testing.T) {
 	m := newTestModel(t, 160, 48, nil)
 	addPreset(t, m, "pair")
-	e := m.sess.selected()
+	e := m.selected()
 	if e == nil || e.name != "pair" || e.form() != "zpk" {
 		t.Fatalf("selected %+v, want the pair preset", e)
 	}
@@ -117,19 +118,18 @@ func TestAddPresetShowsResponses(t *testing.T) {
 func TestConvertAndBack(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "pair")
-	e := m.sess.selected()
-	orig := e.filter.Impulse(256)
+	orig := m.selected().filter.Impulse(256)
 	keys(t, m, "tab", "5") // representation, tf tab: a view with its report
 	s := screen(m)
 	if !strings.Contains(s, "zpk → tf: rel error") || !strings.Contains(s, "c makes pair tf") {
 		t.Fatalf("tf view without its report:\n%s", s)
 	}
-	if e.form() != "zpk" {
+	if e := m.selected(); e.form() != "zpk" {
 		t.Fatalf("viewing converted the filter to %s", e.form())
 	}
 	keys(t, m, "c")
-	if e.form() != "tf" || e.lastReport == nil || e.lastReport.To != filters.FormTF {
-		t.Fatalf("after c: form %s, report %+v", e.form(), e.lastReport)
+	if e := m.selected(); e.form() != "tf" || e.lastReport() == nil || e.lastReport().To != filters.FormTF {
+		t.Fatalf("after c: form %s, report %+v", e.form(), e.lastReport())
 	}
 	if !strings.Contains(m.status.text, "converted zpk → tf: rel error") {
 		t.Errorf("status %q", m.status.text)
@@ -138,20 +138,20 @@ func TestConvertAndBack(t *testing.T) {
 	keys(t, m, ":")
 	typeText(t, m, "convert zpk")
 	keys(t, m, "enter")
-	if e.form() != "zpk" {
+	if e := m.selected(); e.form() != "zpk" {
 		t.Fatalf("after :convert zpk the form is %s (status %q)", e.form(), m.status.text)
 	}
 	if !strings.Contains(screen(m), "tf → zpk: rel error") {
 		t.Errorf("the report of the last conversion is not shown:\n%s", screen(m))
 	}
-	got := e.filter.Impulse(256)
+	got := m.selected().filter.Impulse(256)
 	for i := range got {
 		if math.Abs(got[i]-orig[i]) > impulseTol {
 			t.Fatalf("round trip moved h[%d] by %g", i, got[i]-orig[i])
 		}
 	}
 	keys(t, m, "u", "u")
-	if e.form() != "zpk" || len(e.undo) != 0 {
+	if e := m.selected(); e.form() != "zpk" || len(e.undo) != 0 {
 		t.Errorf("undo: form %s, %d left", e.form(), len(e.undo))
 	}
 }
@@ -159,12 +159,12 @@ func TestConvertAndBack(t *testing.T) {
 func TestMovePole(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "pair")
-	e := m.sess.selected()
 	m.setFocus(panePlots)
-	p0 := e.filter.(*filters.ZPK).Poles[0]
-	rev := e.rev
+	p0 := m.selected().filter.(*filters.ZPK).Poles[0]
+	rev := m.selected().rev
 	keys(t, m, "n") // wraps to the only pair
 	keys(t, m, "right", "up")
+	e := m.selected()
 	z := e.filter.(*filters.ZPK)
 	p1 := z.Poles[0]
 	s := stepLevels[m.plots.step]
@@ -207,11 +207,10 @@ func TestMoveRealPole(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.sess.add(&entry{name: "real", kind: kindFilter, filter: z})
-	e := m.sess.selected()
+	addFilter(t, m, "real", z)
 	m.setFocus(panePlots)
 	s := stepLevels[m.plots.step]
-	pole := func() complex128 { return e.filter.(*filters.ZPK).Poles[0] }
+	pole := func() complex128 { return m.selected().filter.(*filters.ZPK).Poles[0] }
 	for range 3 { // n selects the next pole once the poles are known
 		if keys(t, m, "n"); strings.Contains(m.status.text, "pole 1 of 2: -0.9") {
 			break
@@ -236,7 +235,7 @@ func TestMoveRealPole(t *testing.T) {
 			t.Fatalf("after %s the pole is %v, want %v (status %q)", tc.key, p, tc.want, m.status.text)
 		}
 	}
-	if p := e.filter.(*filters.ZPK).Poles; p[1] != 0.5+0.3i || p[2] != 0.5-0.3i {
+	if p := m.selected().filter.(*filters.ZPK).Poles; p[1] != 0.5+0.3i || p[2] != 0.5-0.3i {
 		t.Errorf("the pair moved too: %v", p)
 	}
 }
@@ -244,9 +243,9 @@ func TestMoveRealPole(t *testing.T) {
 func TestMovePoleDiagonalAndDense(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "ring")
-	e := m.sess.selected()
 	m.setFocus(panePlots)
 	keys(t, m, "n", "left")
+	e := m.selected()
 	d := e.filter.(*filters.Diagonal)
 	if d.Residues[2] != complex(0.5, 0.1) {
 		t.Errorf("residues changed: %v", d.Residues[2])
@@ -256,14 +255,13 @@ func TestMovePoleDiagonalAndDense(t *testing.T) {
 	}
 	// dense: the first move converts to zpk, the next moves the pole
 	addPreset(t, m, "dense2")
-	e = m.sess.selected()
 	keys(t, m, "right")
-	if e.form() != "zpk" {
+	if e := m.selected(); e.form() != "zpk" {
 		t.Fatalf("moving a pole of a dense filter left it %s (status %q)", e.form(), m.status.text)
 	}
-	before := e.filter.(*filters.ZPK).Poles[0]
+	before := m.selected().filter.(*filters.ZPK).Poles[0]
 	keys(t, m, "right")
-	if e.filter.(*filters.ZPK).Poles[0] == before {
+	if m.selected().filter.(*filters.ZPK).Poles[0] == before {
 		t.Error("the second key did not move the pole")
 	}
 }
@@ -271,7 +269,6 @@ func TestMovePoleDiagonalAndDense(t *testing.T) {
 func TestStaleResultsAreDropped(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "pair")
-	e := m.sess.selected()
 	m.setFocus(panePlots)
 	// take the responses command of one edit without running it
 	_, cmd := m.Update(keyMsg("right"))
@@ -281,17 +278,17 @@ func TestStaleResultsAreDropped(t *testing.T) {
 			old = msg
 		}
 	}
-	if old.key.rev != e.rev {
+	if e := m.selected(); old.key.rev != e.rev {
 		t.Fatalf("no responses command for rev %d", e.rev)
 	}
 	// A newer generation while the old one is in flight: one computation per entry runs at a
 	// time, so the new one starts when the old result comes back.
 	keys(t, m, "right")
-	if e.resp.key.rev == e.rev {
+	if e := m.selected(); e.resp.key.rev == e.rev {
 		t.Fatal("computed while another computation was in flight")
 	}
 	send(t, m, old) // the old result arrives late: dropped, and the current one computed
-	if e.resp.key.rev != e.rev || old.key.rev == e.rev {
+	if e := m.selected(); e.resp.key.rev != e.rev || old.key.rev == e.rev {
 		t.Errorf("shown rev %d, current %d, stale %d", e.resp.key.rev, e.rev, old.key.rev)
 	}
 }
@@ -299,7 +296,6 @@ func TestStaleResultsAreDropped(t *testing.T) {
 func TestEditCell(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "pair")
-	e := m.sess.selected()
 	keys(t, m, "tab")
 	// rows: pole 1, pole 2, zero 1, zero 2, gain, h0; column 1 is the value
 	keys(t, m, "down", "down", "down", "down", "enter")
@@ -309,14 +305,14 @@ func TestEditCell(t *testing.T) {
 	keys(t, m, "ctrl+u")
 	typeText(t, m, "2")
 	keys(t, m, "enter")
-	if g := e.filter.(*filters.ZPK).Gain; g != 2 {
+	if g := m.selected().filter.(*filters.ZPK).Gain; g != 2 {
 		t.Fatalf("gain = %g, want 2 (status %q)", g, m.status.text)
 	}
 	// a pole by its modulus: the partner follows
 	keys(t, m, "up", "up", "up", "up", "right", "enter", "ctrl+u")
 	typeText(t, m, "0.5")
 	keys(t, m, "enter")
-	z := e.filter.(*filters.ZPK)
+	z := m.selected().filter.(*filters.ZPK)
 	if math.Abs(cmplx.Abs(z.Poles[0])-0.5) > 1e-15 || z.Poles[1] != cmplx.Conj(z.Poles[0]) {
 		t.Fatalf("poles %v (status %q)", z.Poles, m.status.text)
 	}
@@ -324,8 +320,8 @@ func TestEditCell(t *testing.T) {
 	keys(t, m, "enter", "ctrl+u")
 	typeText(t, m, "abc")
 	keys(t, m, "enter")
-	if m.status.level != levelError || e.filter.(*filters.ZPK) != z {
-		t.Errorf("bad input: status %q, filter changed %v", m.status.text, e.filter != z)
+	if f := m.selected().filter; m.status.level != levelError || f.(*filters.ZPK) != z {
+		t.Errorf("bad input: status %q, filter changed %v", m.status.text, f != z)
 	}
 	// esc cancels
 	keys(t, m, "enter", "esc")
@@ -338,32 +334,32 @@ func TestListActions(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "pair")
 	keys(t, m, "y")
-	if len(m.sess.entries) != 2 || m.sess.selected().name != "pair-copy" {
-		t.Fatalf("duplicate: %d entries, selected %q", len(m.sess.entries), m.sess.selected().name)
+	if len(m.entries()) != 2 || m.selected().name != "pair-copy" {
+		t.Fatalf("duplicate: %d entries, selected %q", len(m.entries()), m.selected().name)
 	}
 	keys(t, m, "r", "ctrl+u")
 	typeText(t, m, "mine")
 	keys(t, m, "enter")
-	if m.sess.selected().name != "mine" {
-		t.Fatalf("rename: %q", m.sess.selected().name)
+	if m.selected().name != "mine" {
+		t.Fatalf("rename: %q", m.selected().name)
 	}
 	keys(t, m, "x")
-	if m.modal.kind != modalConfirm {
+	if _, ok := dialogOf[*confirm](m); !ok {
 		t.Fatal("delete did not ask")
 	}
 	keys(t, m, "n")
-	if len(m.sess.entries) != 2 {
-		t.Fatal("n deleted")
+	if len(m.entries()) != 2 || m.dialog != nil {
+		t.Fatal("n deleted, or did not close the question")
 	}
 	keys(t, m, "x", "y")
-	if len(m.sess.entries) != 1 || m.sess.selected().name != "pair" {
-		t.Fatalf("after delete: %d entries", len(m.sess.entries))
+	if len(m.entries()) != 1 || m.selected().name != "pair" {
+		t.Fatalf("after delete: %d entries", len(m.entries()))
 	}
 	keys(t, m, "up", "g", "G")
 	// pin as overlay: another filter is drawn under the selected one
 	addPreset(t, m, "ring")
 	keys(t, m, "up", "v", "down")
-	d := m.plotData()
+	d := m.plots.data()
 	if d.ovName != "pair" || d.ovResp == nil {
 		t.Errorf("overlay %q %v", d.ovName, d.ovResp != nil)
 	}
@@ -372,11 +368,11 @@ func TestListActions(t *testing.T) {
 func TestBankAndKernel(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "bank")
-	e := m.sess.selected()
+	e := m.selected()
 	if e.kind != kindBank || e.channels() != 2 {
 		t.Fatalf("bank entry %+v", e)
 	}
-	if e.bankRho < 0 {
+	if _, ok := e.rhoOf(); !ok {
 		t.Error("bank stability not computed")
 	}
 	r0 := radius(e.pz.poles)
@@ -387,11 +383,11 @@ func TestBankAndKernel(t *testing.T) {
 	keys(t, m, ":")
 	typeText(t, m, "convert diagonal")
 	keys(t, m, "enter")
-	if e.form() != "diagonal" {
+	if e := m.selected(); e.form() != "diagonal" {
 		t.Errorf("bank form %s, status %q", e.form(), m.status.text)
 	}
 	addPreset(t, m, "kernel")
-	k := m.sess.selected()
+	k := m.selected()
 	if k.kind != kindKernel || k.resp == nil {
 		t.Fatalf("kernel entry %+v", k)
 	}
@@ -404,9 +400,9 @@ func TestDistillFinishes(t *testing.T) {
 	r := &fakeRunner{}
 	m := newTestModel(t, 160, 48, r)
 	addPreset(t, m, "ring")
-	src := m.sess.selected()
+	src := m.selected()
 	keys(t, m, "D")
-	if m.modal.kind != modalJobForm {
+	if _, ok := dialogOf[*jobForm](m); !ok {
 		t.Fatal("D did not open the form")
 	}
 	// the form: model, order, init, steps, length, backend
@@ -415,21 +411,21 @@ func TestDistillFinishes(t *testing.T) {
 	keys(t, m, "down", "down", "ctrl+u")
 	typeText(t, m, "7")
 	keys(t, m, "enter")
-	if len(m.jobs.jobs) != 1 {
-		t.Fatalf("%d jobs", len(m.jobs.jobs))
+	if len(m.jobs) != 1 {
+		t.Fatalf("%d jobs", len(m.jobs))
 	}
-	j := m.jobs.jobs[0]
-	if j.state != jobDone || j.spec.Order != 2 || j.spec.Steps != 7 || j.spec.Backend != "gpu" {
-		t.Fatalf("job %+v err %v", j.spec, j.err)
+	j := m.jobs[0]
+	if j.state() != sessions.JobDone || j.spec.Order != 2 || j.spec.Steps != 7 || j.spec.Backend != "gpu" {
+		t.Fatalf("job %+v: %s", j.spec, j.report.Error)
 	}
 	if len(j.losses) == 0 {
 		t.Error("no progress recorded")
 	}
-	res := m.sess.byID(j.resultID)
-	if res == nil || res.target != src.id || res.name != "ring~rtf2" {
+	res := m.entry(j.resultID)
+	if res == nil || res.origin.Target != src.id || res.origin.Job != j.id || res.name != "ring~rtf2" {
 		t.Fatalf("result entry %+v", res)
 	}
-	if m.sess.selected() != src {
+	if m.sel != src.id {
 		t.Error("a finished job moved the selection")
 	}
 	// A backend other than the CPU is named.
@@ -438,10 +434,10 @@ func TestDistillFinishes(t *testing.T) {
 	}
 	m.setFocus(paneJobs)
 	keys(t, m, "enter")
-	if m.sess.selected() != res || m.focus != panePlots {
+	if m.sel != res.id || m.focus != panePlots {
 		t.Fatal("enter did not show the result")
 	}
-	d := m.plotData()
+	d := m.plots.data()
 	if d.ovName != "ring" || d.ovResp == nil {
 		t.Errorf("the result is not overlaid on its target: %q", d.ovName)
 	}
@@ -455,8 +451,8 @@ func TestDistillFinishes(t *testing.T) {
 	keys(t, m, ":")
 	typeText(t, m, "distill model=modal order=1 steps=3 backend=cpu")
 	keys(t, m, "enter")
-	if len(m.jobs.jobs) != 2 || m.jobs.jobs[1].spec.Model != "modal" {
-		t.Fatalf("palette distill: %d jobs, status %q", len(m.jobs.jobs), m.status.text)
+	if len(m.jobs) != 2 || m.jobs[1].spec.Model != "modal" {
+		t.Fatalf("palette distill: %d jobs, status %q", len(m.jobs), m.status.text)
 	}
 	if want := "job #2 done: added"; !strings.HasPrefix(m.status.text, want) {
 		t.Errorf("status %q, want %q…", m.status.text, want)
@@ -470,7 +466,8 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	m := newTestModel(t, 160, 48, nil)
 	addPreset(t, m, "pair")
 	keys(t, m, "D")
-	spec, err := m.modal.form.spec()
+	form, _ := dialogOf[*jobForm](m)
+	spec, err := form.spec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -479,14 +476,14 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	if s := screen(m); !strings.Contains(s, want) || !strings.Contains(s, fmt.Sprintf("order    %d", suggested)) || !strings.Contains(s, "(suggested)") {
 		t.Errorf("the form lacks %q or the filled-in order:\n%s", want, s)
 	}
-	if spec.Order != suggested || spec.Order == m.defaultSpecFor(m.sess.selected()).Order {
+	if spec.Order != suggested || spec.Order == m.defaultSpecFor(m.selected()).Order {
 		t.Errorf("order field %d, want the suggestion %d in place of the default", spec.Order, suggested)
 	}
-	send(t, m, suggestMsg{source: m.modal.form.sourceID + 1, length: 99, order: 42, ok: true})
+	send(t, m, suggestMsg{source: form.sourceID + "x", length: 99, order: 42, ok: true})
 	if s := screen(m); strings.Contains(s, "42") || !strings.Contains(s, want) {
 		t.Errorf("another entry's suggestion replaced this form's:\n%s", s)
 	}
-	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Target.Length, order: 127})
+	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: 127})
 	if s := screen(m); !strings.Contains(s, "suggested order: none up to 127 reaches relative error 0.001") {
 		t.Errorf("no 'none' line:\n%s", s)
 	}
@@ -495,13 +492,14 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	// samples than the form's length.
 	keys(t, m, "down", "ctrl+u")
 	typeText(t, m, "3")
-	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Target.Length, order: 5, ok: true})
-	if got, _ := m.modal.form.spec(); got.Order != 3 || strings.Contains(screen(m), "(suggested)") {
+	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: 5, ok: true})
+	if got, _ := form.spec(); got.Order != 3 || strings.Contains(screen(m), "(suggested)") {
 		t.Errorf("a suggestion replaced the typed order 3 with %d", got.Order)
 	}
 	keys(t, m, "esc", "D")
-	send(t, m, suggestMsg{source: m.modal.form.sourceID, length: spec.Target.Length, order: spec.Target.Length / 2, ok: true})
-	if got, _ := m.modal.form.spec(); got.Order == spec.Target.Length/2 {
+	form, _ = dialogOf[*jobForm](m)
+	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: spec.Target.Length / 2, ok: true})
+	if got, _ := form.spec(); got.Order == spec.Target.Length/2 {
 		t.Errorf("filled in order %d, which length %d cannot fit", got.Order, got.Target.Length)
 	}
 }
@@ -512,15 +510,18 @@ func TestJobFormRejectsBadNumbers(t *testing.T) {
 	keys(t, m, "D", "down", "ctrl+u")
 	typeText(t, m, "x")
 	keys(t, m, "enter")
-	if m.modal.kind != modalJobForm || m.status.level != levelError {
-		t.Errorf("bad order accepted: modal %d, status %q", m.modal.kind, m.status.text)
+	if _, ok := dialogOf[*jobForm](m); !ok || m.status.level != levelError {
+		t.Errorf("bad order accepted: dialog %T, status %q", m.dialog, m.status.text)
 	}
 	keys(t, m, "esc")
-	if m.modal.kind != modalNone || len(m.jobs.jobs) != 0 {
+	if m.dialog != nil || len(m.jobs) != 0 {
 		t.Error("esc did not close the form")
 	}
 }
 
+// TestSaveOpenAndQuit: w writes the selected filter to a filter file, o adds one to the
+// session, and q with unsaved work asks, then saves the session (asking where, for an
+// untitled one) and quits.
 func TestSaveOpenAndQuit(t *testing.T) {
 	dir := t.TempDir()
 	m := newTestModel(t, 120, 40, nil)
@@ -530,38 +531,49 @@ func TestSaveOpenAndQuit(t *testing.T) {
 	keys(t, m, "w", "ctrl+u")
 	typeText(t, m, path)
 	keys(t, m, "enter")
-	if e := m.sess.selected(); e.dirty || e.path != path {
-		t.Fatalf("after save: dirty %v path %q status %q", e.dirty, e.path, m.status.text)
+	if e := m.selected(); e.origin.File != path || !strings.Contains(m.status.text, "saved "+path) {
+		t.Fatalf("after save: file %q status %q", e.origin.File, m.status.text)
+	}
+	if doc, err := readDoc(path); err != nil || doc.Filter.Form() != filters.FormZPK {
+		t.Fatalf("p.json: %v", err)
 	}
 	keys(t, m, "o")
 	typeText(t, m, path)
 	keys(t, m, "enter")
-	if len(m.sess.entries) != 2 || m.sess.selected().name != "pair-2" || m.sess.selected().form() != "zpk" {
-		t.Fatalf("open: %d entries, status %q", len(m.sess.entries), m.status.text)
+	if len(m.entries()) != 2 || m.selected().name != "pair-2" || m.selected().form() != "zpk" {
+		t.Fatalf("open: %d entries, status %q", len(m.entries()), m.status.text)
 	}
 	// an unreadable file is an error in the status bar
 	send(t, m, openFile(fileStore{}, filepath.Join(dir, "missing.json"))())
 	if m.status.level != levelError || !strings.Contains(m.status.text, "missing.json") {
 		t.Errorf("status %q", m.status.text)
 	}
-	// quitting with unsaved work asks; esc stays; s saves and quits
+	// quitting with unsaved work asks; esc stays; s saves the session, asking where, and quits
 	addPreset(t, m, "ring")
 	keys(t, m, "q")
-	if m.modal.kind != modalConfirm || !strings.Contains(m.modal.body, "ring") {
-		t.Fatalf("q did not ask: %+v", m.modal)
+	if c, ok := dialogOf[*confirm](m); !ok || !strings.Contains(c.body, "ring") {
+		t.Fatalf("q did not ask: %T", m.dialog)
 	}
 	keys(t, m, "esc")
-	if m.quitting {
+	if m.quitting || m.dialog != nil {
 		t.Fatal("esc quit")
 	}
 	keys(t, m, "q", "s")
+	if p, ok := dialogOf[*prompt](m); !ok || p.input.Value() != filepath.Join(dir, "session.ssmlab") {
+		t.Fatalf("s on an untitled session did not ask where: %T", m.dialog)
+	}
+	sessPath := filepath.Join(dir, "work.ssmlab")
+	keys(t, m, "ctrl+u")
+	typeText(t, m, sessPath)
+	keys(t, m, "enter")
 	if !m.quitting {
 		t.Fatalf("s did not quit (status %q)", m.status.text)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "ring.json")); err != nil {
-		t.Errorf("ring not saved: %v", err)
+	s, err := sessions.Load(sessPath)
+	if err != nil || len(s.Order()) != 3 {
+		t.Fatalf("the session saved on quit: %v", err)
 	}
-	if len(m.ExitNotes()) != 1 || !strings.Contains(m.ExitNotes()[0], "ring.json") {
+	if len(m.ExitNotes()) != 1 || !strings.Contains(m.ExitNotes()[0], "work.ssmlab") {
 		t.Errorf("exit notes %q", m.ExitNotes())
 	}
 }
@@ -578,7 +590,7 @@ func TestQuitWithoutUnsavedWork(t *testing.T) {
 	m = newTestModel(t, 80, 24, nil)
 	addPreset(t, m, "pair")
 	keys(t, m, "ctrl+c")
-	if m.modal.kind != modalConfirm {
+	if _, ok := dialogOf[*confirm](m); !ok {
 		t.Fatal("ctrl+c did not ask")
 	}
 	keys(t, m, "ctrl+c")
@@ -598,7 +610,7 @@ func TestPaletteErrorsAndCommands(t *testing.T) {
 	keys(t, m, ":")
 	typeText(t, m, "preset pair r=0.5")
 	keys(t, m, "enter")
-	e := m.sess.selected()
+	e := m.selected()
 	if e == nil || math.Abs(cmplx.Abs(e.filter.(*filters.ZPK).Poles[0])-0.5) > 1e-15 {
 		t.Fatalf("preset with parameters: status %q", m.status.text)
 	}
@@ -610,14 +622,15 @@ func TestPaletteErrorsAndCommands(t *testing.T) {
 			t.Errorf("%s: %s", line, m.status.text)
 		}
 	}
-	if m.length != 128 || m.plots.enabled[plotPhase] || !m.plots.logImpulse || m.repr.tab != filters.FormTF || m.plots.overlayOn {
-		t.Errorf("palette state: L=%d phase=%v log=%v tab=%q overlay=%v", m.length, m.plots.enabled[plotPhase], m.plots.logImpulse, m.repr.tab, m.plots.overlayOn)
+	if m.length != 128 || m.plots.enabled[plotPhase] || !m.plots.logImpulse || m.repr.tab != filters.FormTF || m.overlayOn {
+		t.Errorf("palette state: L=%d phase=%v log=%v tab=%q overlay=%v", m.length, m.plots.enabled[plotPhase], m.plots.logImpulse, m.repr.tab, m.overlayOn)
 	}
 	// tab completes, arrows choose
 	keys(t, m, ":")
 	typeText(t, m, "exp")
 	keys(t, m, "tab")
-	if got := m.modal.input.Value(); got != "export " {
+	if p, _ := dialogOf[*palette](m); p.input.Value() != "export " {
+		got := p.input.Value()
 		t.Errorf("completion %q", got)
 	}
 	path := filepath.Join(t.TempDir(), "x.json")
@@ -635,10 +648,10 @@ func TestInitOpensFile(t *testing.T) {
 	if err := writeDoc(path, filters.Document{Name: "res", Filter: f}); err != nil {
 		t.Fatal(err)
 	}
-	m := New(Options{File: path, Deps: testDeps(nil), ProgressInterval: -1})
+	m := New(Options{File: path, Deps: testDeps(nil), ProgressInterval: -1, AutosaveInterval: -1})
 	send(t, m, tea.WindowSizeMsg{Width: 80, Height: 24})
 	runCmd(t, m, m.Init(), 0)
-	if e := m.sess.selected(); e == nil || e.name != "res" || e.dirty {
+	if e := m.selected(); e == nil || e.name != "res" || e.origin.File != path {
 		t.Fatalf("opened %+v, status %q", e, m.status.text)
 	}
 }
@@ -646,13 +659,16 @@ func TestInitOpensFile(t *testing.T) {
 func TestJobsPaneGolden(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "ring")
-	running := &job{id: 1, spec: train.Spec{Model: "rtf", Order: 4, Steps: 500}, source: "ring", state: jobRunning,
-		last: JobProgress{Step: 200, Steps: 500, Loss: 3.2e-4, ETA: 3 * 1e9}}
+	ring := m.sel
+	running := &job{num: 1, spec: train.Spec{Model: "rtf", Order: 4, Steps: 500}, sourceID: ring, status: sessions.JobRunning,
+		last: JobProgress{Step: 200, Steps: 500, Loss: 3.2e-4, ETA: 3 * 1e9}, cancel: func() {}}
 	for i := range 40 {
 		running.addLoss(math.Pow(10, -1-3*float64(i)/40) * (1 + 0.2*math.Sin(float64(i))))
 	}
-	failed := &job{id: 2, spec: train.Spec{Model: "modal", Order: 2, Steps: 10}, source: "ring", state: jobFailed, err: os.ErrInvalid}
-	m.jobs.jobs = []*job{running, failed}
+	failed := &job{num: 2, spec: train.Spec{Model: "modal", Order: 2, Steps: 10}, sourceID: ring, status: sessions.JobFailed,
+		report: jobReport{Error: os.ErrInvalid.Error()}}
+	m.jobs = []*job{running, failed}
+	m.jobsPane.seen = len(m.jobs) // as if read from the session: the selection stays
 	m.setFocus(paneJobs)
 	send(t, m, statusMsg{text: "two jobs"})
 	golden(t, "jobs-120x40", screen(m))
@@ -661,47 +677,11 @@ func TestJobsPaneGolden(t *testing.T) {
 	}
 }
 
-// TestSaveSessionRoundTrip: the palette's save-session writes every filter and kernel to a
-// session file, marks them saved, and opening that file brings them all back.
-func TestSaveSessionRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	m := newTestModel(t, 120, 40, &fakeRunner{})
-	addPreset(t, m, "ring")
-	send(t, m, openMsg{path: "k.npy", items: []Item{{Name: "kernels", Kernels: [][]float64{{1, 0.5, 0.25}, {0, 1, 0}}}}})
-	path := filepath.Join(dir, "work.ssmlab")
-	keys(t, m, ":")
-	typeText(t, m, "save-session "+path)
-	keys(t, m, "enter")
-	if !strings.Contains(m.status.text, "saved the session (2 item(s))") {
-		t.Fatalf("status %q", m.status.text)
-	}
-	for _, e := range m.sess.entries {
-		if e.dirty {
-			t.Errorf("%s still unsaved", e.name)
-		}
-	}
-	msg := openFile(fileStore{}, path)().(openMsg)
-	if msg.err != nil || len(msg.items) != 2 {
-		t.Fatalf("reopen: %v, %d items", msg.err, len(msg.items))
-	}
-	var gotFilter, gotKernels bool
-	for _, it := range msg.items {
-		switch {
-		case it.Kernels != nil:
-			gotKernels = len(it.Kernels) == 2 && it.Kernels[0][1] == 0.5
-		case it.Filter != nil:
-			gotFilter = it.Filter.Order() == m.sess.entries[0].filter.Order()
-		}
-	}
-	if !gotFilter || !gotKernels {
-		t.Errorf("reopened items %+v", msg.items)
-	}
-}
-
 func TestPresetPickerAlignsDescriptions(t *testing.T) {
 	m := newTestModel(t, 160, 48, nil)
 	keys(t, m, "a")
-	m.modal.presets = []PresetInfo{
+	p, _ := dialogOf[*picker](m)
+	p.presets = []PresetInfo{
 		{Name: "ab", Description: "first description"},
 		{Name: "a-much-longer-preset-name", Description: "second description"},
 		{Name: "mid-length", Description: "third description"},
@@ -729,8 +709,8 @@ func TestPresetPickerFilters(t *testing.T) {
 	keys(t, m, "backspace", "backspace", "backspace", "backspace", "backspace")
 	typeText(t, m, "order-n") // a description
 	keys(t, m, "enter")
-	if m.modal.kind != modalPrompt || m.modal.preset != "ring" {
-		t.Fatalf("enter on the filtered list opened %q", m.modal.preset)
+	if p, ok := dialogOf[*prompt](m); !ok || p.preset != "ring" {
+		t.Fatalf("enter on the filtered list opened %T", m.dialog)
 	}
 	keys(t, m, "esc", "a")
 	typeText(t, m, "zzz")
@@ -739,15 +719,15 @@ func TestPresetPickerFilters(t *testing.T) {
 	}
 	keys(t, m, "enter") // nothing to pick: stays
 	keys(t, m, "esc")   // clears the filter
-	if m.modal.kind != modalPresets || m.modal.presetFilter != "" {
-		t.Fatalf("esc with a filter: modal %d, filter %q", m.modal.kind, m.modal.presetFilter)
+	if p, ok := dialogOf[*picker](m); !ok || p.filter != "" {
+		t.Fatalf("esc with a filter: dialog %T", m.dialog)
 	}
 	keys(t, m, "end", "enter")
-	if last := m.modal.preset; last != "kernel" {
-		t.Errorf("end picked %q, want the last preset", last)
+	if p, _ := dialogOf[*prompt](m); p == nil || p.preset != "kernel" {
+		t.Errorf("end picked %v, want the last preset", m.dialog)
 	}
 	keys(t, m, "esc", "a", "esc")
-	if m.modal.kind != modalNone {
+	if m.dialog != nil {
 		t.Error("esc without a filter did not close the picker")
 	}
 }

@@ -3,11 +3,8 @@ package tui
 import (
 	"fmt"
 	"math"
-	"math/cmplx"
-	"strings"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/filters"
 )
@@ -25,6 +22,11 @@ const (
 
 var plotNames = [nPlotKinds]string{"impulse", "magnitude", "phase", "group delay", "pole-zero"}
 
+// figureKinds are the export-plot names of the plots, and their names in the session's UI
+// state.
+var figureKinds = [nPlotKinds]string{plotImpulse: "impulse", plotMagnitude: "magnitude", plotPhase: "phase",
+	plotDelay: "group-delay", plotPZ: "pole-zero"}
+
 // plotOrder is the order plots are laid out in when several fit.
 var plotOrder = []plotKind{plotImpulse, plotMagnitude, plotPZ, plotPhase, plotDelay}
 
@@ -33,23 +35,24 @@ var stepLevels = []stepLevel{
 	{0.001, math.Pi / 2000}, {0.005, math.Pi / 400}, {0.02, math.Pi / 100}, {0.05, math.Pi / 40},
 }
 
-// plotsModel is the plots pane: which plots are on, their scales, the selected pole, and the
-// last rendered view (plots are redrawn only when their data, size or options change).
-type plotsModel struct {
-	c             *common
+// plotsPane is the plots pane: which plots are on, their scales, the selected pole, and the
+// last rendered view (plots are redrawn only when their data, size or options change). The
+// impulse length L and the overlay are the workbench's: the computations follow them.
+type plotsPane struct {
+	m             *Model
 	width, height int // inner size
 	enabled       [nPlotKinds]bool
 	offset        int // first plot shown when not all fit
 	logImpulse    bool
-	overlayOn     bool
-	poleSel       int // index into poleReps of the shown filter's poles
-	step          int // index into stepLevels
+	poleSel       int    // index into poleReps of the shown filter's poles
+	step          int    // index into stepLevels
+	seen          string // the item the pole selection is for
 
 	cacheKey  plotCacheKey
 	cacheView string
 }
 
-// plotData is what the plots show, gathered by the root from the session.
+// plotData is what the plots show, gathered from the session.
 type plotData struct {
 	name    string
 	resp    *respData
@@ -78,18 +81,190 @@ type plotCacheKey struct {
 	kernel               bool
 }
 
-func newPlots(c *common) plotsModel {
-	p := plotsModel{c: c, overlayOn: true, step: 1}
+func newPlots(m *Model) *plotsPane {
+	p := &plotsPane{m: m, step: 1}
 	for k := range p.enabled {
 		p.enabled[k] = true
 	}
 	return p
 }
 
-func (p *plotsModel) setSize(w, h int) { p.width, p.height = w, h }
+func (p *plotsPane) setSize(w, h int) { p.width, p.height = w, h }
+
+// sync starts the pole selection over for another item.
+func (p *plotsPane) sync() {
+	if p.m.sel != p.seen {
+		p.poleSel, p.seen = 0, p.m.sel
+	}
+}
+
+func (p *plotsPane) title() string {
+	t := fmt.Sprintf("plots · L=%d", p.m.length)
+	if p.logImpulse {
+		t += " · log"
+	}
+	kinds, _, _ := p.visible()
+	on := 0
+	for _, e := range p.enabled {
+		if e {
+			on++
+		}
+	}
+	if len(kinds) < on {
+		t += fmt.Sprintf(" · %d of %d (p: more)", len(kinds), on)
+	}
+	if p.m.lay.mode == layoutNarrow {
+		t += " · tab: repr"
+	}
+	return t
+}
+
+func (p *plotsPane) capture(tea.KeyMsg) (tea.Cmd, bool) { return nil, false }
+func (p *plotsPane) hint() string                       { return "" }
+
+func (p *plotsPane) bindings() []binding {
+	k, a := p.m.keys, p.m.app
+	do := func(f func()) func(tea.KeyMsg) tea.Cmd { return func(tea.KeyMsg) tea.Cmd { f(); return nil } }
+	setL := func(n int) {
+		a.length = n
+		a.setStatus(levelInfo, fmt.Sprintf("L = %d samples", n))
+	}
+	return []binding{
+		{key: k.NextPole, run: do(func() { p.selectPole(1) }), short: true},
+		{key: k.PrevPole, run: do(func() { p.selectPole(-1) })},
+		{key: k.PoleMove, run: p.movePoleKey, short: true},
+		{key: k.Finer, run: do(func() { p.step = max(0, p.step-1); p.describeStep() })},
+		{key: k.Coarser, run: do(func() { p.step = min(len(stepLevels)-1, p.step+1); p.describeStep() })},
+		{key: k.TogglePlot, run: func(msg tea.KeyMsg) tea.Cmd {
+			kinds := []plotKind{plotImpulse, plotMagnitude, plotPhase, plotDelay, plotPZ}
+			p.toggle(kinds[msg.String()[0]-'1'])
+			return nil
+		}, short: true},
+		{key: k.More, run: do(func() { p.offset++ })},
+		{key: k.Scale, run: do(func() { p.logImpulse = !p.logImpulse }), short: true},
+		{key: k.Overlay, run: do(func() {
+			a.overlayOn = !a.overlayOn
+			if a.overlayOn && a.overlayEntry() == nil {
+				a.setStatus(levelInfo, "nothing to overlay: pin a filter with v in the list, or select a distilled one")
+			}
+		})},
+		{key: k.Shorter, run: do(func() { setL(max(minLength, a.length/2)) })},
+		{key: k.Longer, run: do(func() { setL(min(maxLength, a.length*2)) })},
+	}
+}
+
+// toggle turns a plot on or off.
+func (p *plotsPane) toggle(k plotKind) {
+	p.enabled[k] = !p.enabled[k]
+	state := "off"
+	if p.enabled[k] {
+		state = "on"
+	}
+	p.m.setStatus(levelInfo, plotNames[k]+" plot "+state)
+}
+
+// selectPole selects the next (d = 1) or previous (d = -1) pole of the shown filter.
+func (p *plotsPane) selectPole(d int) {
+	p.showPZ()
+	e := p.m.selected()
+	if e == nil || e.pz == nil || !e.pz.havePoles {
+		return
+	}
+	n := len(poleReps(e.pz.poles))
+	if n == 0 {
+		p.m.setStatus(levelInfo, "this filter has no poles")
+		return
+	}
+	p.poleSel = (p.poleSel + d + n) % n
+	p.describePole(e)
+}
+
+func (p *plotsPane) movePoleKey(msg tea.KeyMsg) tea.Cmd {
+	var radial, angular int
+	switch msg.String() {
+	case "up", "k":
+		radial = 1
+	case "down", "j":
+		radial = -1
+	case "right", "l":
+		angular = 1
+	case "left", "h":
+		angular = -1
+	}
+	p.showPZ()
+	return p.movePole(stepLevels[p.step], radial, angular)
+}
+
+func (p *plotsPane) describeStep() {
+	s := stepLevels[p.step]
+	p.m.setStatus(levelInfo, fmt.Sprintf("pole step: radius %s, angle %sπ per key", num(s.r), num(s.th/math.Pi)))
+}
+
+func (p *plotsPane) describePole(e *entry) {
+	i, ok := p.selectedPole(e.pz)
+	if !ok {
+		return
+	}
+	pole := e.pz.poles[i]
+	what := "pole"
+	if imag(pole) != 0 {
+		what = "pole pair"
+	}
+	p.m.setStatus(levelInfo, fmt.Sprintf("%s %d of %d: %s = %s∠%sπ · arrows move it", what, p.poleSel+1, len(poleReps(e.pz.poles)), cnum(pole), num(absC(pole)), num(argC(pole)/math.Pi)))
+}
+
+// movePole nudges the selected pole (and its conjugate) of the shown filter by radial and
+// angular steps of s. The edit itself is O(n); the responses follow in a command.
+func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
+	m := p.m
+	e := m.selected()
+	if e == nil {
+		return nil
+	}
+	f := e.current()
+	if f == nil {
+		m.setStatus(levelWarn, "kernels have no poles to move")
+		return nil
+	}
+	pm, held := f.(filters.PoleMover)
+	if !held && f.Order() > 0 {
+		// convert once to a form that holds its poles, then edit there
+		m.setStatus(levelInfo, fmt.Sprintf("moving poles needs a form that holds them: converting %s → zpk (press again once done)", f.Form()))
+		cmd, err := m.convertTo(filters.FormZPK)
+		m.setError(err)
+		return cmd
+	}
+	if e.pz == nil || !e.pz.havePoles || e.pz.key.rev != e.rev {
+		return nil
+	}
+	i, ok := p.selectedPole(e.pz)
+	if !ok {
+		m.setStatus(levelInfo, "this filter has no poles")
+		return nil
+	}
+	np := nudge(e.pz.poles[i], s, radial, angular)
+	g, err := pm.MovePole(i, np)
+	if err != nil {
+		m.setError(err)
+		return nil
+	}
+	if err := m.setCurrent(e, g); err != nil {
+		m.setError(err)
+		return nil
+	}
+	m.setStatus(levelInfo, fmt.Sprintf("pole → %s∠%sπ (|p| %s) · u undoes", num(absC(np)), num(argC(np)/math.Pi), stableWord(absC(np))))
+	return nil
+}
+
+func stableWord(r float64) string {
+	if filters.Stable(r) {
+		return "inside the unit circle"
+	}
+	return "on or outside the unit circle: unstable"
+}
 
 // visible returns the plots shown at the current size, and the grid they are laid out in.
-func (p *plotsModel) visible() (kinds []plotKind, cols, rows int) {
+func (p *plotsPane) visible() (kinds []plotKind, cols, rows int) {
 	var on []plotKind
 	for _, k := range plotOrder {
 		if p.enabled[k] {
@@ -118,7 +293,7 @@ func (p *plotsModel) visible() (kinds []plotKind, cols, rows int) {
 }
 
 // showPZ makes the pole-zero plot visible (turning it on and paging to it).
-func (p *plotsModel) showPZ() {
+func (p *plotsPane) showPZ() {
 	p.enabled[plotPZ] = true
 	kinds, _, _ := p.visible()
 	for _, k := range kinds {
@@ -139,348 +314,35 @@ func (p *plotsModel) showPZ() {
 	}
 }
 
-// view renders the pane's inner block (width × height).
-func (p *plotsModel) view(d plotData, focused bool) string {
-	key := plotCacheKey{w: p.width, h: p.height, resp: d.resp, ovResp: d.ovResp, pz: d.pz, ovPZ: d.ovPZ,
-		enabled: p.enabled, offset: p.offset, poleSel: p.poleSel, log: p.logImpulse, overlay: p.overlayOn,
-		stale: d.stale, focused: focused, name: d.name, ovName: d.ovName, message: d.message, length: d.length, kernel: d.kernel}
-	if d.err != nil {
-		key.errTxt = d.err.Error()
+func (p *plotsPane) view(focused bool) string { return p.render(p.data(), focused) }
+
+// data gathers what the plots show: the selected item and the overlay.
+func (p *plotsPane) data() plotData {
+	a := p.m.app
+	e := a.selected()
+	if e == nil {
+		return plotData{message: "no filter: press a to add a preset"}
 	}
-	if key == p.cacheKey && p.cacheView != "" {
-		return p.cacheView
+	if err := e.problem(); err != nil {
+		return plotData{message: e.name + ": " + oneLine(err)}
 	}
-	out := p.render(d, focused)
-	p.cacheKey, p.cacheView = key, out
-	return out
+	d := plotData{name: e.name, resp: e.resp, length: a.length, kernel: e.kind == kindKernel}
+	if e.resp != nil {
+		d.err = e.resp.err
+		d.stale = e.resp.key != a.respKeyFor(e)
+	}
+	if e.pz != nil && e.pz.key.rev == e.rev {
+		d.pz = e.pz
+	}
+	if ov := a.overlayEntry(); ov != nil && a.overlayOn {
+		d.ovName = ov.name
+		if ov.resp != nil && ov.resp.err == nil && ov.resp.key.length == a.length {
+			d.ovResp = ov.resp
+		}
+		d.ovPZ = ov.pz
+	}
+	return d
 }
 
-func (p *plotsModel) render(d plotData, focused bool) string {
-	st := p.c.st
-	if d.message != "" {
-		return placeText(p.width, p.height, st.dim.Render(d.message))
-	}
-	kinds, cols, rows := p.visible()
-	if len(kinds) == 0 {
-		return placeText(p.width, p.height, st.dim.Render("no plots on: press 1-5"))
-	}
-	var gridRows []string
-	for r := range rows {
-		cellH := p.height / rows
-		if r == rows-1 {
-			cellH = p.height - cellH*(rows-1)
-		}
-		// a last row with fewer plots stretches them over the width
-		n := min(cols, len(kinds)-r*cols)
-		cellW := p.width / n
-		var cells []string
-		for c := range n {
-			w := cellW
-			if c == n-1 {
-				w = p.width - cellW*(n-1)
-			}
-			cells = append(cells, p.plot(kinds[r*cols+c], d, w, cellH, focused))
-		}
-		gridRows = append(gridRows, lipgloss.JoinHorizontal(lipgloss.Top, cells...))
-	}
-	return lipgloss.JoinVertical(lipgloss.Left, gridRows...)
-}
-
-// plot renders one plot with its title line in a w×h block.
-func (p *plotsModel) plot(k plotKind, d plotData, w, h int, focused bool) string {
-	st := p.c.st
-	title := st.bold.Render(plotNames[k])
-	var legend []string
-	overlay := p.overlayOn && d.ovResp != nil && d.ovResp.err == nil
-	chartW, chartH := w-1, h-1
-	body := ""
-	switch {
-	case k != plotPZ && (d.resp == nil || d.err != nil):
-		msg := "computing…"
-		if d.err != nil {
-			msg = d.err.Error()
-			body = placeText(chartW, chartH, st.err.Render(wrap(msg, chartW-2)))
-		} else {
-			body = placeText(chartW, chartH, st.dim.Render(msg))
-		}
-	case k == plotPZ:
-		var extra string
-		body, extra = p.pzChart(d, chartW, chartH, overlay)
-		legend = append(legend, st.pole.Render("×")+"pole "+st.zero.Render("○")+"zero")
-		if extra != "" {
-			legend = append(legend, extra)
-		}
-	default:
-		var spec chartSpec
-		var unit string
-		spec, unit = p.responseChart(k, d, overlay)
-		body = drawChart(spec, chartW, chartH, st)
-		if unit != "" {
-			legend = append(legend, st.dim.Render(unit))
-		}
-	}
-	if k != plotPZ {
-		legend = append(legend, st.series.Render("━")+" "+d.name)
-		if overlay {
-			legend = append(legend, st.overlay.Render("━")+" "+d.ovName)
-		}
-	} else if overlay && d.ovPZ != nil {
-		legend = append(legend, st.overlay.Render("+ o")+" "+d.ovName)
-	}
-	if d.stale {
-		legend = append(legend, st.dim.Render("…"))
-	}
-	head := title + "  " + strings.Join(legend, "  ")
-	head = ansi.Truncate(head, w-1, "…")
-	return lipgloss.NewStyle().Width(w).Height(h).MaxWidth(w).MaxHeight(h).Render(head + "\n" + body)
-}
-
-// responseChart builds the chart of a response plot and names its unit.
-func (p *plotsModel) responseChart(k plotKind, d plotData, overlay bool) (chartSpec, string) {
-	st := p.c.st
-	var main, ov []float64
-	var spec chartSpec
-	unit := ""
-	r := d.resp
-	pick := func(rd *respData) []float64 {
-		switch k {
-		case plotImpulse:
-			h := rd.r.Impulse
-			if !p.logImpulse {
-				return h
-			}
-			out := make([]float64, len(h))
-			for i, v := range h {
-				out[i] = math.Log10(math.Abs(v))
-			}
-			return out
-		case plotMagnitude:
-			out := make([]float64, len(rd.r.H))
-			for i, v := range rd.r.H {
-				out[i] = 20 * math.Log10(cmplx.Abs(v))
-			}
-			return out
-		case plotPhase:
-			out := make([]float64, len(rd.r.H))
-			for i, v := range rd.r.H {
-				out[i] = cmplx.Phase(v) / math.Pi
-			}
-			return out
-		}
-		return rd.r.Delay
-	}
-	main = pick(r)
-	if overlay {
-		ov = pick(d.ovResp)
-	}
-	mk := func(y []float64, rd *respData, style lipgloss.Style) series {
-		if k == plotImpulse {
-			return series{y: y, x0: 0, dx: 1, style: style}
-		}
-		s := series{y: y, xs: scaleOmega(rd.omega), style: style}
-		if k == plotPhase {
-			s.jump = 1 // a wrap from π to -π is not a step of the response
-		}
-		return s
-	}
-	if overlay {
-		spec.series = append(spec.series, mk(ov, d.ovResp, st.overlay))
-	}
-	spec.series = append(spec.series, mk(main, r, st.series))
-	spec.xmin, spec.xmax = 0, 1
-	spec.niceX, spec.xfmtStep = true, true
-	spec.niceY = !(k == plotImpulse && p.logImpulse)
-	switch k {
-	case plotImpulse:
-		spec.xmax = float64(max(1, len(main)-1))
-		if p.logImpulse {
-			unit = "log₁₀|h[t]|"
-			lo, hi := niceRange(false, main, ov)
-			lo = math.Max(lo, hi-16)
-			spec.ymin, spec.ymax = lo, hi
-			spec.yfmt = func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) }
-		} else {
-			unit = "h[t]"
-			spec.ymin, spec.ymax = niceRange(false, main, ov)
-		}
-	case plotMagnitude:
-		unit = "dB vs ω/π"
-		// Show the top 120 dB: clip first, so that a stopband zero (-2000 dB at a zero on
-		// the unit circle) does not widen the margin niceRange adds.
-		top := math.Inf(-1)
-		for _, y := range [][]float64{main, ov} {
-			for _, v := range y {
-				if !math.IsNaN(v) && !math.IsInf(v, 0) {
-					top = math.Max(top, v)
-				}
-			}
-		}
-		spec.ymin, spec.ymax = niceRange(false, clipBelow(main, top-120), clipBelow(ov, top-120))
-	case plotPhase:
-		unit = "∠H/π vs ω/π"
-	case plotDelay:
-		unit = "samples vs ω/π"
-		spec.ymin, spec.ymax = niceRange(true, main, ov)
-	}
-	if k == plotPhase {
-		spec.ymin, spec.ymax = -1, 1
-	}
-	return spec, unit
-}
-
-// scaleOmega returns ω/π.
-func scaleOmega(omega []float64) []float64 {
-	out := make([]float64, len(omega))
-	for i, w := range omega {
-		out[i] = w / math.Pi
-	}
-	return out
-}
-
-func trimZeros(s string) string {
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	if s == "-0" {
-		return "0"
-	}
-	return s
-}
-
-// pzLimit is the largest radius the pole-zero plot extends to; farther zeros are counted.
-const pzLimit = 3.0
-
-// pzChart draws the unit circle, poles (×) and zeros (○), the selected pole as ⊗, and the
-// overlay's poles (+) and zeros (o). The x range is widened so that the circle is round in
-// cells twice as tall as they are wide.
-func (p *plotsModel) pzChart(d plotData, w, h int, overlay bool) (string, string) {
-	st := p.c.st
-	if d.kernel {
-		return placeText(w, h, st.dim.Render(wrap("a kernel has no poles or zeros: distil it into a filter (D)", w-2))), ""
-	}
-	if d.pz == nil {
-		return placeText(w, h, st.dim.Render("computing…")), ""
-	}
-	if d.pz.err != nil {
-		return placeText(w, h, st.err.Render(wrap(d.pz.err.Error(), w-2))), ""
-	}
-	R := 1.15
-	off := 0
-	grow := func(roots []complex128) {
-		for _, r := range roots {
-			a := cmplx.Abs(r)
-			if a > pzLimit || math.IsNaN(a) {
-				off++
-				continue
-			}
-			R = math.Max(R, 1.08*a)
-		}
-	}
-	grow(d.pz.poles)
-	grow(d.pz.zeros)
-	if overlay && d.ovPZ != nil {
-		grow(d.ovPZ.poles)
-		grow(d.ovPZ.zeros)
-	}
-	// Cells are about twice as tall as wide: a round circle needs a graph twice as many
-	// columns as rows. Shrink whichever side is too long and centre the chart. The y range
-	// is ±k·s with k ticks of a round step s on each side of 0, so 0 and ±1 get labels.
-	const labelW = 5
-	gw, gh := max(4, w-labelW-1), max(2, h-1)
-	k := 1
-	if gh >= 8 {
-		k = 2
-	}
-	s := 5.0
-	for _, c := range []float64{0.25, 0.5, 0.6, 0.75, 1, 1.5, 2, 2.5} {
-		if float64(k)*c >= R {
-			s = c
-			break
-		}
-	}
-	R = float64(k) * s
-	gh = max(2*k, gh/(2*k)*(2*k)) // a multiple of 2k rows, so the ticks land on rows
-	if gw > 2*gh+2 {
-		gw = 2*gh + 2
-	} else if g := max(2*k, gw/2/(2*k)*(2*k)); g < gh {
-		gh = g
-	}
-	cw, ch := gw+labelW+1, gh // no x axis (the circle is the scale), so the graph is ch rows
-	Rx := R * float64(gw) / float64(2*gh)
-	spec := chartSpec{xmin: -Rx, xmax: Rx, ymin: -R, ymax: R, unitCircle: true, ystep: gh / (2 * k), xstep: -1,
-		yfmt: func(_ int, v float64) string { return trimZeros(fmt.Sprintf("%.2f", v)) }}
-	if overlay && d.ovPZ != nil {
-		for _, z := range d.ovPZ.zeros {
-			spec.markers = append(spec.markers, marker{real(z), imag(z), 'o', st.overlay})
-		}
-		for _, q := range d.ovPZ.poles {
-			spec.markers = append(spec.markers, marker{real(q), imag(q), '+', st.overlay})
-		}
-	}
-	for _, z := range d.pz.zeros {
-		spec.markers = append(spec.markers, marker{real(z), imag(z), '○', st.zero})
-	}
-	for _, q := range d.pz.poles {
-		spec.markers = append(spec.markers, marker{real(q), imag(q), '×', st.pole})
-	}
-	extra := ""
-	if !d.pz.haveZeros {
-		extra = st.dim.Render("zeros…")
-	}
-	if sel, ok := p.selectedPole(d.pz); ok {
-		q := d.pz.poles[sel]
-		spec.markers = append(spec.markers, marker{real(q), imag(q), '⊗', st.poleSel})
-		if j := filters.Partner(d.pz.poles, sel); j >= 0 {
-			c := d.pz.poles[j]
-			spec.markers = append(spec.markers, marker{real(c), imag(c), '⊗', st.poleSel})
-		}
-		extra = strings.TrimSpace(extra + " " + st.accent.Render(fmt.Sprintf("⊗ %.4g∠%.3gπ", cmplx.Abs(q), cmplx.Phase(q)/math.Pi)))
-	}
-	if off > 0 {
-		extra = strings.TrimSpace(extra + " " + st.dim.Render(fmt.Sprintf("%d off-plot", off)))
-	}
-	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Top, drawChart(spec, cw, ch, st)), extra
-}
-
-// selectedPole returns the index in pz.poles of the selected pole.
-func (p *plotsModel) selectedPole(pz *pzData) (int, bool) {
-	if pz == nil || !pz.havePoles {
-		return 0, false
-	}
-	reps := poleReps(pz.poles)
-	if len(reps) == 0 {
-		return 0, false
-	}
-	if p.poleSel >= len(reps) {
-		p.poleSel = len(reps) - 1
-	}
-	if p.poleSel < 0 {
-		p.poleSel = 0
-	}
-	return reps[p.poleSel], true
-}
-
-// placeText centres text in a w×h block.
-func placeText(w, h int, text string) string {
-	if w <= 0 || h <= 0 {
-		return ""
-	}
-	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, text)
-}
-
-// wrap breaks text into lines of at most width cells.
-func wrap(text string, width int) string {
-	if width < 8 {
-		return text
-	}
-	return lipgloss.NewStyle().Width(width).Render(text)
-}
-
-// clipBelow returns v with every value below floor raised to floor.
-func clipBelow(v []float64, floor float64) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = math.Max(x, floor)
-	}
-	return out
-}
+func absC(c complex128) float64 { return math.Hypot(real(c), imag(c)) }
+func argC(c complex128) float64 { return math.Atan2(imag(c), real(c)) }

@@ -5,16 +5,15 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/bubbles/textinput"
-	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/ansi"
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/filters"
 )
 
-// reprModel is the representation view: form tabs, the conversion report, and the shown
+// reprPane is the representation view: form tabs, the conversion report, and the shown
 // filter as scrollable tables with a cell cursor and in-place editing.
-type reprModel struct {
-	c             *common
+type reprPane struct {
+	m             *Model
 	width, height int
 	tab           filters.Form // the form shown; "" follows the filter's own form
 	row, col      int          // cursor: data row over all tables, column (≥ 1)
@@ -23,18 +22,232 @@ type reprModel struct {
 	editRef       cellRef
 	editLabel     string
 	input         textinput.Model
+	seen          reprSeen // what sync saw last
 }
 
-func newRepr(c *common) reprModel {
-	return reprModel{c: c, col: 1, input: newInput("")}
+// reprSeen is what the pane shows a view of: the selection, its channel and filter.
+type reprSeen struct {
+	id   string
+	ch   int
+	f    filters.Filter
+	form string
 }
 
-func (r *reprModel) setSize(w, h int) {
+func newRepr(m *Model) *reprPane {
+	return &reprPane{m: m, col: 1, input: newInput("")}
+}
+
+func (r *reprPane) setSize(w, h int) {
 	r.width, r.height = w, h
 	r.input.Width = max(10, w-24)
 }
 
-// reprData is what the pane shows, gathered by the root.
+func (r *reprPane) title() string {
+	if e := r.m.selected(); e != nil {
+		return "representation · " + e.name
+	}
+	return paneNames[paneRepr]
+}
+
+// sync follows the session: another item or channel puts the cursor at the top, another
+// filter (an edit, a conversion, an undo) shows its own form, in a new form from the top.
+func (r *reprPane) sync() {
+	var now reprSeen
+	if e := r.m.selected(); e != nil {
+		now = reprSeen{e.id, e.ch, e.current(), e.form()}
+	}
+	switch {
+	case now.id != r.seen.id:
+		r.reset()
+		r.tab = ""
+	case now.ch != r.seen.ch:
+		r.reset()
+	case now.f != r.seen.f:
+		r.tab = ""
+		if now.form != r.seen.form {
+			r.reset()
+		}
+	}
+	r.seen = now
+}
+
+func (r *reprPane) bindings() []binding {
+	k := r.m.keys
+	move := func(dr, dc int) func(tea.KeyMsg) tea.Cmd {
+		return func(tea.KeyMsg) tea.Cmd { r.moveBy(dr, dc); return nil }
+	}
+	page := func(sign int) func(tea.KeyMsg) tea.Cmd {
+		return func(tea.KeyMsg) tea.Cmd { r.moveBy(sign*max(1, r.height-4), 0); return nil }
+	}
+	return []binding{
+		{key: k.Tabs, run: func(msg tea.KeyMsg) tea.Cmd {
+			r.showTab(filters.Forms[msg.String()[0]-'1'])
+			return nil
+		}, short: true},
+		{key: k.PrevTab, run: func(tea.KeyMsg) tea.Cmd { r.stepTab(len(filters.Forms) - 1); return nil }},
+		{key: k.NextTab, run: func(tea.KeyMsg) tea.Cmd { r.stepTab(1); return nil }},
+		{key: k.Up, run: move(-1, 0)},
+		{key: k.Down, run: move(1, 0)},
+		{key: k.Left, run: move(0, -1)},
+		{key: k.Right, run: move(0, 1)},
+		{key: k.PageUp, run: page(-1)},
+		{key: k.PageDown, run: page(1)},
+		{key: k.Top, run: move(-1<<30, 0), hidden: true},
+		{key: k.Bottom, run: move(1<<30, 0), hidden: true},
+		{key: k.Edit, run: func(tea.KeyMsg) tea.Cmd { r.startEdit(); return nil }, short: true},
+		{key: k.Commit, run: func(tea.KeyMsg) tea.Cmd { return r.commit() }, short: true},
+	}
+}
+
+// moveBy moves the cursor over the selected item's tables.
+func (r *reprPane) moveBy(dr, dc int) {
+	if e := r.m.selected(); e != nil {
+		r.move(r.data(e), dr, dc)
+	}
+}
+
+// stepTab shows the form step places after the one shown, cyclically.
+func (r *reprPane) stepTab(step int) {
+	e := r.m.selected()
+	if e == nil {
+		return
+	}
+	cur := r.tab
+	if cur == "" {
+		cur = filters.Form(e.form())
+	}
+	i := 0
+	for j, f := range filters.Forms {
+		if f == cur {
+			i = j
+		}
+	}
+	r.showTab(filters.Forms[(i+step)%len(filters.Forms)])
+}
+
+// showTab shows the selected filter in form f (a conversion view, computed in a command).
+func (r *reprPane) showTab(f filters.Form) {
+	e := r.m.selected()
+	if e == nil || e.kind == kindKernel {
+		return
+	}
+	if string(f) == e.form() {
+		r.tab = ""
+	} else {
+		r.tab = f
+	}
+	r.reset()
+}
+
+// commit converts the filter to the form shown (c).
+func (r *reprPane) commit() tea.Cmd {
+	e := r.m.selected()
+	if e == nil {
+		return nil
+	}
+	if r.tab == "" || string(r.tab) == e.form() {
+		r.m.setStatus(levelInfo, "this is already the filter's form: pick another tab (1-6) to convert")
+		return nil
+	}
+	cmd, err := r.m.convertTo(r.tab)
+	r.m.setError(err)
+	return cmd
+}
+
+func (r *reprPane) startEdit() {
+	e := r.m.selected()
+	if e == nil {
+		return
+	}
+	d := r.data(e)
+	if d.shown == nil {
+		r.m.setStatus(levelWarn, "kernels cannot be edited")
+		return
+	}
+	if d.view != nil && (d.view.pending || d.view.err != nil) {
+		r.m.setStatus(levelWarn, "the conversion is not available: nothing to edit")
+		return
+	}
+	ref, label := r.cursorRef(d)
+	if ref == nil {
+		r.m.setStatus(levelInfo, "this cell is a label, not a value")
+		return
+	}
+	r.editing = true
+	r.editRef = *ref
+	r.editLabel = label
+	r.input = newInput(editText(d.shown, *ref))
+	r.input.Width = max(10, r.width-len(label)-10)
+	hint := "enter sets the value, esc cancels"
+	if ref.part == "arg" {
+		hint += "; angles are in units of π"
+	} else if isComplexCell(d.shown, *ref) {
+		hint += "; complex values as 0.9+0.1j or 0.95@0.3 (polar, radians)"
+	}
+	r.m.setStatus(levelInfo, hint)
+}
+
+// capture takes every key while a value is being edited.
+func (r *reprPane) capture(msg tea.KeyMsg) (tea.Cmd, bool) {
+	if !r.editing {
+		return nil, false
+	}
+	switch msg.String() {
+	case "esc":
+		r.editing = false
+		r.m.setStatus(levelInfo, "edit cancelled")
+		return nil, true
+	case "ctrl+c":
+		r.editing = false
+		return r.m.askQuit(), true
+	case "enter":
+		r.editing = false
+		r.applyEdit()
+		return nil, true
+	}
+	var cmd tea.Cmd
+	r.input, cmd = r.input.Update(msg)
+	return cmd, true
+}
+
+// applyEdit sets the edited value: a new filter, as one undoable edit.
+func (r *reprPane) applyEdit() {
+	e := r.m.selected()
+	if e == nil {
+		return
+	}
+	d := r.data(e)
+	if d.shown == nil {
+		return
+	}
+	g, err := applyEdit(d.shown, r.editRef, r.input.Value())
+	if err != nil {
+		r.m.setStatus(levelError, r.editLabel+": "+oneLine(err))
+		return
+	}
+	if err := r.m.setCurrent(e, g); err != nil {
+		r.m.setError(err)
+		return
+	}
+	r.m.setStatus(levelOK, fmt.Sprintf("%s = %s (u undoes)", r.editLabel, strings.TrimSpace(r.input.Value())))
+}
+
+func (r *reprPane) hint() string {
+	if r.editing {
+		return "enter set · esc cancel · ←→ move in the text"
+	}
+	return ""
+}
+
+func (r *reprPane) view(focused bool) string {
+	e := r.m.selected()
+	if e == nil {
+		return r.render(reprData{message: "no filter: press a to add a preset"}, false)
+	}
+	return r.render(r.data(e), focused)
+}
+
+// reprData is what the pane shows of an entry.
 type reprData struct {
 	name    string
 	native  filters.Form // "" for kernels
@@ -44,6 +257,50 @@ type reprData struct {
 	last    *filters.Report
 	info    string // order, channels, stability
 	message string // no entry
+}
+
+// data gathers what the pane shows of e.
+func (r *reprPane) data(e *entry) reprData {
+	d := reprData{name: e.name}
+	if err := e.problem(); err != nil {
+		d.message = e.name + ": " + oneLine(err)
+		return d
+	}
+	if e.kind == kindKernel {
+		d.kernel = e.kernel()
+		d.info = fmt.Sprintf("%d samples · channel %d of %d · distil it with D", len(d.kernel), e.ch+1, e.channels())
+		return d
+	}
+	f := e.current()
+	d.native = f.Form()
+	d.shown = f
+	if r.tab != "" && r.tab != d.native {
+		v := e.views[viewKey{rev: e.rev, ch: e.ch, form: r.tab}]
+		if v == nil || e.viewsRev != e.rev {
+			v = &viewData{pending: true}
+		}
+		d.view = v
+		if !v.pending && v.err == nil {
+			d.shown = v.f
+		} else {
+			d.shown = nil
+		}
+	}
+	d.last = e.lastReport()
+	info := fmt.Sprintf("%s · order %d", d.native, f.Order())
+	if e.kind == kindBank {
+		info += fmt.Sprintf(" · channel %d of %d ([ ])", e.ch+1, e.channels())
+	}
+	if e.pz != nil && e.pz.havePoles && e.pz.key.rev == e.rev {
+		r := radius(e.pz.poles)
+		if filters.Stable(r) {
+			info += fmt.Sprintf(" · stable, ρ = %s", num(r))
+		} else {
+			info += fmt.Sprintf(" · UNSTABLE, ρ = %s", num(r))
+		}
+	}
+	d.info = info
+	return d
 }
 
 // tables returns the tables of the shown filter.
@@ -77,7 +334,7 @@ func totalRows(ts []table) int {
 }
 
 // cursorRef returns the editable cell under the cursor.
-func (r *reprModel) cursorRef(d reprData) (*cellRef, string) {
+func (r *reprPane) cursorRef(d reprData) (*cellRef, string) {
 	ts := d.tables()
 	t, row, ok := rowAt(ts, r.row)
 	if !ok {
@@ -105,7 +362,7 @@ func firstWord(s string) string {
 }
 
 // move moves the cursor by dr rows and dc columns, clamped to the tables.
-func (r *reprModel) move(d reprData, dr, dc int) {
+func (r *reprPane) move(d reprData, dr, dc int) {
 	ts := d.tables()
 	n := totalRows(ts)
 	if n == 0 {
@@ -118,249 +375,4 @@ func (r *reprModel) move(d reprData, dr, dc int) {
 }
 
 // reset puts the cursor at the top (a new filter or form).
-func (r *reprModel) reset() { r.row, r.col, r.top, r.left = 0, 1, 0, 0 }
-
-func (r *reprModel) view(d reprData, focused bool) string {
-	st := r.c.st
-	w, h := r.width, r.height
-	if w <= 0 || h <= 0 {
-		return ""
-	}
-	if d.message != "" {
-		return placeText(w, h, st.dim.Render(d.message))
-	}
-	var head []string
-	// tabs: full names when they fit, short ones otherwise
-	shownForm := d.native
-	if r.tab != "" {
-		shownForm = r.tab
-	}
-	short := map[filters.Form]string{filters.FormDiagonal: "diag", filters.FormCompanion: "comp", filters.FormRotation: "rot"}
-	var line string
-	for _, compact := range []bool{false, true} {
-		var tabs []string
-		for i, f := range filters.Forms {
-			name := string(f)
-			if s, ok := short[f]; ok && compact {
-				name = s
-			}
-			label := fmt.Sprintf("%d %s", i+1, name)
-			if f == d.native {
-				label += "*"
-			}
-			if f == shownForm {
-				tabs = append(tabs, st.tabActive.Render("["+label+"]"))
-			} else {
-				tabs = append(tabs, st.tab.Render(" "+label+" "))
-			}
-		}
-		line = strings.Join(tabs, "")
-		if lipgloss.Width(line) <= w {
-			break
-		}
-	}
-	if d.kernel != nil {
-		line = st.tabActive.Render("[kernel]")
-	}
-	head = append(head, ansi.Truncate(line, w, "…"))
-	head = append(head, ansi.Truncate(st.dim.Render(d.info), w, "…"))
-	// the conversion report
-	switch {
-	case d.view != nil && d.view.pending:
-		head = append(head, st.dim.Render(fmt.Sprintf("converting %s → %s…", d.native, r.tab)))
-	case d.view != nil && d.view.err != nil:
-		head = append(head, wrapLines(st.err, "✗ "+d.view.err.Error(), w, 3)...)
-	case d.view != nil:
-		head = append(head, reportLines(st, d.view.rep, w)...)
-		head = append(head, st.dim.Render(fmt.Sprintf("viewing a conversion: c makes %s %s", d.name, r.tab)))
-	case d.last != nil:
-		head = append(head, reportLines(st, *d.last, w)...)
-	}
-	editLines := 0
-	if r.editing {
-		editLines = 1
-	}
-	avail := h - len(head) - editLines
-	body := r.tablesView(d, w, avail, focused)
-	lines := append(head, body...)
-	if r.editing {
-		lines = append(lines, ansi.Truncate(st.accent.Render("edit "+r.editLabel+" = ")+r.input.View(), w, "…"))
-	}
-	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(lines, "\n"))
-}
-
-// reportLines describes a conversion report: the error and condition, then each warning.
-func reportLines(st *styles, rep filters.Report, w int) []string {
-	errStyle := st.ok
-	if rep.RelError > filters.MaxRelError {
-		errStyle = st.warn
-	}
-	condStyle := st.ok
-	if rep.Condition > filters.WarnCondition {
-		condStyle = st.warn
-	}
-	line := fmt.Sprintf("%s → %s: rel error %s (%d samples), condition %s",
-		rep.From, rep.To, errStyle.Render(sci(rep.RelError)), rep.Length, condStyle.Render(sci(rep.Condition)))
-	out := strings.Split(lipgloss.NewStyle().Width(max(8, w)).Render(line), "\n")
-	if len(out) > 2 {
-		out = out[:2]
-	}
-	for i := range out {
-		out[i] = strings.TrimRight(out[i], " ")
-	}
-	if rep.ConditionOf != "" {
-		out = append(out, wrapLines(st.dim, "condition of "+rep.ConditionOf, w, 2)...)
-	}
-	for _, warn := range rep.Warnings {
-		out = append(out, wrapLines(st.warn, "⚠ "+warn, w, 2)...)
-	}
-	return out
-}
-
-// wrapLines wraps text in style to width, keeping at most n lines.
-func wrapLines(s lipgloss.Style, text string, w, n int) []string {
-	lines := strings.Split(lipgloss.NewStyle().Width(max(8, w)).Render(text), "\n")
-	if len(lines) > n {
-		lines = lines[:n]
-		lines[n-1] = ansi.Truncate(lines[n-1], w-1, "") + "…"
-	}
-	for i := range lines {
-		lines[i] = s.Render(strings.TrimRight(lines[i], " "))
-	}
-	return lines
-}
-
-// tablesView renders the tables in h lines, scrolled so that the cursor is visible. Only the
-// visible rows' cells are formatted.
-func (r *reprModel) tablesView(d reprData, w, h int, focused bool) []string {
-	st := r.c.st
-	if h <= 0 {
-		return nil
-	}
-	ts := d.tables()
-	// line layout: per table an optional title, a header, then its rows
-	type line struct {
-		t, row  int // row -1: title, -2: header
-		dataRow int
-	}
-	var lines []line
-	cursorLine := 0
-	g := 0
-	for t, tb := range ts {
-		if tb.title != "" {
-			lines = append(lines, line{t: t, row: -1})
-		}
-		lines = append(lines, line{t: t, row: -2})
-		for i := range tb.rows {
-			if g == r.row {
-				cursorLine = len(lines)
-			}
-			lines = append(lines, line{t: t, row: i, dataRow: g})
-			g++
-		}
-	}
-	if cursorLine < r.top {
-		r.top = cursorLine
-	}
-	if cursorLine >= r.top+h {
-		r.top = cursorLine - h + 1
-	}
-	// keep the cursor's table header in view when scrolling up to its first rows
-	r.top = max(0, min(r.top, len(lines)-h))
-	end := min(len(lines), r.top+h)
-	vis := lines[r.top:end]
-
-	// column widths per table, from the visible rows only
-	widths := make([][]int, len(ts))
-	for t, tb := range ts {
-		widths[t] = make([]int, len(tb.cols))
-		for c, name := range tb.cols {
-			widths[t][c] = lipgloss.Width(name)
-		}
-	}
-	cells := make([][]string, len(vis))
-	for i, ln := range vis {
-		if ln.row < 0 {
-			continue
-		}
-		tb := ts[ln.t]
-		cells[i] = make([]string, len(tb.cols))
-		for c := range tb.cols {
-			s, _ := tb.cell(ln.row, c)
-			cells[i][c] = s
-			widths[ln.t][c] = max(widths[ln.t][c], lipgloss.Width(s))
-		}
-	}
-	// horizontal scroll: column 0 stays, columns from left on fill the width
-	ct, _, _ := rowAt(ts, r.row)
-	if len(ts) > 0 {
-		wt := widths[ct]
-		if r.col < r.left+1 {
-			r.left = max(0, r.col-1)
-		}
-		for r.left < r.col-1 {
-			used := 2 + wt[0]
-			for c := r.left + 1; c <= r.col; c++ {
-				used += 2 + wt[c]
-			}
-			if used <= w {
-				break
-			}
-			r.left++
-		}
-	}
-	out := make([]string, 0, h)
-	for i, ln := range vis {
-		tb := ts[ln.t]
-		wt := widths[ln.t]
-		left := min(r.left, max(0, len(tb.cols)-2))
-		switch ln.row {
-		case -1:
-			out = append(out, ansi.Truncate(st.accent.Render(tb.title), w, "…"))
-			continue
-		case -2:
-			var b strings.Builder
-			b.WriteString("  ")
-			b.WriteString(padLeft(tb.cols[0], wt[0]))
-			if left > 0 {
-				b.WriteString(" ‹")
-			}
-			for c := left + 1; c < len(tb.cols); c++ {
-				b.WriteString("  ")
-				b.WriteString(padLeft(tb.cols[c], wt[c]))
-			}
-			out = append(out, st.header.Render(ansi.Truncate(b.String(), w, "›")))
-			continue
-		}
-		isCursor := ln.dataRow == r.row
-		var b strings.Builder
-		if isCursor && focused {
-			b.WriteString(st.accent.Render("▸ "))
-		} else if isCursor {
-			b.WriteString("› ")
-		} else {
-			b.WriteString("  ")
-		}
-		b.WriteString(st.dim.Render(padLeft(cells[i][0], wt[0])))
-		if left > 0 {
-			b.WriteString("  ")
-		}
-		for c := left + 1; c < len(tb.cols); c++ {
-			b.WriteString("  ")
-			s := padLeft(cells[i][c], wt[c])
-			if isCursor && c == r.col {
-				s = st.cursor.Render(s)
-			}
-			b.WriteString(s)
-		}
-		out = append(out, ansi.Truncate(b.String(), w, "›"))
-	}
-	return out
-}
-
-func padLeft(s string, w int) string {
-	if d := w - lipgloss.Width(s); d > 0 {
-		return strings.Repeat(" ", d) + s
-	}
-	return s
-}
+func (r *reprPane) reset() { r.row, r.col, r.top, r.left = 0, 1, 0, 0 }

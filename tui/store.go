@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -10,61 +11,35 @@ import (
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
-	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
 // fileStore is the Store over package sessions: it opens session files, filter and bank
 // files and every format sessions.Import reads (.npy, .npz, .safetensors, CSV, target
-// files), saves a filter or bank as a filter file and the whole workbench as a session.
+// files), saves a filter or bank as a filter file and the session as a session file.
 type fileStore struct{}
 
-func (fileStore) Open(path string) ([]Item, error) {
+func (fileStore) Open(path string) (Opened, error) {
 	if sessions.IsSession(path) {
 		s, err := sessions.Load(path)
-		if err != nil {
-			return nil, err
-		}
-		var items []Item
-		for _, e := range s.Filters {
-			items = append(items, Item{Name: e.Name, Filter: e.Filter, Bank: e.Bank})
-		}
-		for _, t := range s.Targets {
-			if t.Kernels == nil {
-				continue // a linked target whose source is gone; Load said why in t.Err
-			}
-			items = append(items, Item{Name: t.Name, Kernels: rowsOf(t.Kernels)})
-		}
-		return items, nil
+		return Opened{Session: s}, err
 	}
 	it, err := sessions.Import(path, sessions.ImportOptions{})
 	if err != nil {
-		return nil, err
+		return Opened{}, err
 	}
-	if it.Target != nil {
-		name := it.Target.Name
+	if t := it.Target; t != nil {
+		name := t.Name
 		if name == "" {
 			name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		}
-		return []Item{{Name: name, Kernels: rowsOf(it.Target.Kernels)}}, nil
+		return Opened{Items: []Item{{Name: name, Kernels: t.Kernels, Source: t.Source}}}, nil
 	}
-	return []Item{{Name: it.Entry.Name, Filter: it.Entry.Filter, Bank: it.Entry.Bank}}, nil
-}
-
-// rowsOf returns the kernels of a (length) or (channels, length) array.
-func rowsOf(a *arrays.Array) [][]float64 {
-	if len(a.Shape) != 2 {
-		return [][]float64{a.Data}
-	}
-	rows := make([][]float64, a.Shape[0])
-	for i := range rows {
-		rows[i] = a.Data[i*a.Shape[1] : (i+1)*a.Shape[1]]
-	}
-	return rows
+	return Opened{Items: []Item{{Name: it.Entry.Name, Filter: it.Entry.Filter, Bank: it.Entry.Bank}}}, nil
 }
 
 func (fileStore) Save(path string, it Item) error {
 	if it.Kernels != nil {
-		return fmt.Errorf("kernels are saved with the session (save-session PATH), not as a filter file")
+		return fmt.Errorf("kernels are saved with the session (ctrl+s), not as a filter file")
 	}
 	data, err := filterfile.Marshal(filters.Document{Name: it.Name, Filter: it.Filter, Bank: it.Bank})
 	if err != nil {
@@ -79,33 +54,37 @@ func (fileStore) Save(path string, it Item) error {
 func (fileStore) Export(path string, it Item, o sessions.ExportOptions) (sessions.Exported, error) {
 	var item sessions.Item
 	if it.Kernels != nil {
-		k, err := arrays.FromRows(it.Kernels)
-		if err != nil {
-			return sessions.Exported{}, err
-		}
-		item.Target = &sessions.Target{Name: it.Name, Kernels: k}
+		item.Target = &sessions.Target{Name: it.Name, Kernels: it.Kernels}
 	} else {
 		item.Entry = &sessions.Entry{Name: it.Name, Filter: it.Filter, Bank: it.Bank}
 	}
 	return sessions.ExportFile(path, []sessions.Item{item}, o)
 }
 
-func (fileStore) SaveSession(path string, items []Item) error {
-	s := sessions.New()
-	for _, it := range items {
-		if it.Kernels != nil {
-			k, err := arrays.FromRows(it.Kernels)
-			if err != nil {
-				return fmt.Errorf("%s: %w", it.Name, err)
-			}
-			if _, err := s.AddTarget(sessions.Target{Name: it.Name, Kernels: k}); err != nil {
-				return fmt.Errorf("%s: %w", it.Name, err)
-			}
-			continue
-		}
-		if _, err := s.AddFilter(filters.Document{Name: it.Name, Filter: it.Filter, Bank: it.Bank}); err != nil {
-			return fmt.Errorf("%s: %w", it.Name, err)
+// ExistsError is the error of a save as a session file over a file that exists and is not
+// the session's own.
+type ExistsError struct{ Path string }
+
+func (e *ExistsError) Error() string { return e.Path + " exists" }
+
+func (fileStore) SaveSession(s *sessions.Session, path string, over bool) error {
+	if over {
+		return s.SaveOver(path)
+	}
+	if !samePath(path, s.Path) {
+		if _, err := os.Lstat(path); err == nil {
+			return &ExistsError{Path: path}
 		}
 	}
 	return s.Save(path)
+}
+
+// samePath reports whether a and b name one file as far as their names tell.
+func samePath(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == ab
 }

@@ -81,3 +81,14 @@ func (s *styles) level(l level) (lipgloss.Style, string) {
 	}
 	return s.dim, ""
 }
+
+// cursorMark is the mark of a list's cursor row: "▸" in a focused pane, "›" in another.
+func (s *styles) cursorMark(selected, focused bool) string {
+	switch {
+	case !selected:
+		return "  "
+	case focused:
+		return s.accent.Render("▸ ")
+	}
+	return "› "
+}

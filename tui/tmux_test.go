@@ -5,16 +5,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ssmlab/ssmlab/sessions"
 )
 
-// TestTmux runs the real binary in a detached tmux session (a real terminal: alt screen, raw
-// mode, resizing), sends keys and checks the captured screen. It covers what the model tests
-// cannot: main's dispatch to the workbench, the terminal path and the real presets and job
-// backend. It skips when tmux is not installed (apt-get install tmux) and under -short.
-func TestTmux(t *testing.T) {
+// tmuxRun is the real binary in a detached tmux session (a real terminal: alt screen, raw
+// mode, resizing) on a private server, with HOME and XDG_STATE_HOME in the test's directory.
+type tmuxRun struct {
+	t         *testing.T
+	tmux, bin string
+	dir, sock string
+	session   string
+}
+
+// startTmux builds the binary and starts it in tmux. It skips when tmux is not installed
+// (apt-get install tmux) and under -short.
+func startTmux(t *testing.T) *tmuxRun {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -23,104 +35,214 @@ func TestTmux(t *testing.T) {
 		t.Skip("tmux is not installed")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "ssmlab")
-	build := exec.Command("go", "build", "-o", bin, "..")
+	r := &tmuxRun{t: t, tmux: tmux, bin: filepath.Join(dir, "ssmlab"), dir: dir,
+		sock: filepath.Join(dir, "tmux.sock"), session: fmt.Sprintf("ssmlab-%d", os.Getpid())}
+	build := exec.Command("go", "build", "-o", r.bin, "..")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	t.Cleanup(func() { _ = exec.Command(tmux, "-S", r.sock, "kill-server").Run() })
+	r.start()
+	return r
+}
+
+// start starts the binary in a new tmux session (the first, or after the last ended).
+func (r *tmuxRun) start() {
+	r.t.Helper()
 	// a private server (-S), so the test neither sees nor disturbs the user's sessions
-	sock := filepath.Join(dir, "tmux.sock")
-	session := fmt.Sprintf("ssmlab-%d", os.Getpid())
-	run := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command(tmux, append([]string{"-S", sock}, args...)...)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
+	cmd := exec.Command(r.tmux, "-S", r.sock, "-f", "/dev/null", "new-session", "-d", "-s", r.session, "-x", "120", "-y", "40", "-c", r.dir, r.bin)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "NO_COLOR=", "HOME="+r.dir, "XDG_STATE_HOME="+r.stateDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		r.t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	env := []string{"TERM=xterm-256color", "NO_COLOR=", "HOME=" + dir}
-	start := exec.Command(tmux, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", dir, bin)
-	start.Env = append(os.Environ(), env...)
-	if out, err := start.CombinedOutput(); err != nil {
-		t.Fatalf("tmux new-session: %v\n%s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
+}
 
-	capture := func() string { return run("capture-pane", "-p", "-t", session) }
-	// wait polls the screen until it shows every text, up to a deadline.
-	wait := func(texts ...string) string {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		poll := 10 * time.Millisecond
-		for {
-			s := capture()
-			ok := true
-			for _, x := range texts {
-				ok = ok && strings.Contains(s, x)
-			}
-			if ok {
-				return s
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the screen never showed %q; last screen:\n%s", texts, s)
-			}
-			time.Sleep(poll)
-			poll = min(2*poll, 200*time.Millisecond)
-		}
-	}
-	keys := func(ks ...string) { run(append([]string{"send-keys", "-t", session}, ks...)...) }
-	literal := func(s string) { run("send-keys", "-t", session, "-l", s) }
+func (r *tmuxRun) stateDir() string { return filepath.Join(r.dir, "state") }
 
+func (r *tmuxRun) run(args ...string) string {
+	r.t.Helper()
+	out, err := exec.Command(r.tmux, append([]string{"-S", r.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+func (r *tmuxRun) capture() string { return r.run("capture-pane", "-p", "-t", r.session) }
+
+// poll calls ok until it holds, up to a deadline, and says how long it took.
+func (r *tmuxRun) poll(what string, ok func() bool) time.Duration {
+	r.t.Helper()
+	start := time.Now()
+	deadline := start.Add(20 * time.Second)
+	wait := 10 * time.Millisecond
+	for !ok() {
+		if time.Now().After(deadline) {
+			r.t.Fatalf("%s never happened; last screen:\n%s", what, r.capture())
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 200*time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// wait polls the screen until it shows every text.
+func (r *tmuxRun) wait(texts ...string) string {
+	r.t.Helper()
+	var s string
+	r.poll(fmt.Sprintf("the screen showing %q", texts), func() bool {
+		s = r.capture()
+		for _, x := range texts {
+			if !strings.Contains(s, x) {
+				return false
+			}
+		}
+		return true
+	})
+	return s
+}
+
+func (r *tmuxRun) keys(ks ...string) { r.run(append([]string{"send-keys", "-t", r.session}, ks...)...) }
+func (r *tmuxRun) literal(s string)  { r.run("send-keys", "-t", r.session, "-l", s) }
+
+// command runs a palette command.
+func (r *tmuxRun) command(line string) {
+	r.keys(":")
+	r.wait("enter run")
+	r.literal(line)
+	r.keys("Enter")
+}
+
+// waitExit waits for the program, and so its tmux session, to end.
+func (r *tmuxRun) waitExit() {
+	r.t.Helper()
+	r.poll("the exit", func() bool { return exec.Command(r.tmux, "-S", r.sock, "has-session", "-t", r.session).Run() != nil })
+}
+
+// TestTmux covers what the model tests cannot: main's dispatch to the workbench, the
+// terminal path and the real presets and job backend.
+func TestTmux(t *testing.T) {
+	r := startTmux(t)
 	// the workbench opens with its panes
-	wait("filters (0)", "plots", "jobs", "welcome to ssmlab")
+	r.wait("filters (0)", "plots", "jobs", "welcome to ssmlab")
 
 	// a Butterworth filter from the real presets, through the command palette
-	keys(":")
-	wait("enter run")
-	literal("preset butter order=4")
-	keys("Enter")
-	s := wait("added butter4", "butter4", "zpk 4", "impulse", "magnitude", "pole-zero")
+	r.command("preset butter order=4")
+	s := r.wait("added butter4", "butter4", "zpk 4", "impulse", "magnitude", "pole-zero")
 	if !strings.Contains(s, "✓") {
 		t.Errorf("no stability mark:\n%s", s)
 	}
 
 	// the representation in tf, with the conversion report, then converted
-	keys("Tab", "5")
-	wait("zpk → tf: rel error", "condition")
-	keys("c")
-	wait("converted zpk → tf")
+	r.keys("Tab", "5")
+	r.wait("zpk → tf: rel error", "condition")
+	r.keys("c")
+	r.wait("converted zpk → tf")
 
 	// nudge a pole: converts back to zpk first, then moves it
-	keys("Tab", "Right")
-	wait("converted tf → zpk")
-	keys("n", "Up")
-	wait("pole →")
+	r.keys("Tab", "Right")
+	r.wait("converted tf → zpk")
+	r.keys("n", "Up")
+	r.wait("pole →")
 
 	// distil it into a lower-order RTF as a background job, with the real CPU backend
-	keys("D")
-	wait("distil the impulse response of butter4")
-	keys("Down", "C-u")
-	literal("2")
-	keys("Down", "Down", "C-u")
-	literal("300")
-	keys("Enter")
-	wait("done: added butter4~rtf2")
+	r.keys("D")
+	r.wait("distil the impulse response of butter4")
+	r.keys("Down", "C-u")
+	r.literal("2")
+	r.keys("Down", "Down", "C-u")
+	r.literal("300")
+	r.keys("Enter")
+	r.wait("done: added butter4~rtf2")
 
 	// a smaller window degrades to fewer panes
-	run("resize-window", "-t", session, "-x", "80", "-y", "24")
-	wait("tab: repr")
+	r.run("resize-window", "-t", r.session, "-x", "80", "-y", "24")
+	r.wait("tab: repr")
 
-	// quit, discarding the unsaved filters
-	keys("q")
-	wait("quit ssmlab?")
-	keys("d")
-	deadline := time.Now().Add(10 * time.Second)
-	for exec.Command(tmux, "-S", sock, "has-session", "-t", session).Run() == nil {
-		if time.Now().After(deadline) {
-			t.Fatalf("ssmlab did not exit; screen:\n%s", capture())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// quit, discarding the unsaved filters: the autosave goes too
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("d")
+	r.waitExit()
+	if left, _ := filepath.Glob(filepath.Join(r.stateDir(), "ssmlab", "autosave", "*"+sessions.Extension)); len(left) != 0 {
+		t.Errorf("a quit discarding the work left autosaves %v", left)
 	}
+}
+
+// TestTmuxKillRecover: the workbench autosaves every change within 2 s; killed with SIGKILL,
+// it is offered back at the next start, as it was on screen (issue 21 item 1's reproduction:
+// ":preset cheby1 order=4", ":rename x", kill -9).
+func TestTmuxKillRecover(t *testing.T) {
+	r := startTmux(t)
+	r.wait("filters (0)", "welcome to ssmlab")
+	r.command("preset cheby1 order=4")
+	r.wait("added cheby14")
+	r.command("rename x")
+	r.wait("renamed cheby14 to x")
+	renamed := time.Now()
+	// the autosave holds the renamed filter
+	auto := filepath.Join(r.stateDir(), "ssmlab", "autosave")
+	var path string
+	r.poll("an autosave of x", func() bool {
+		files, _ := filepath.Glob(filepath.Join(auto, "untitled-*"+sessions.Extension))
+		if len(files) != 1 {
+			return false
+		}
+		data, err := os.ReadFile(files[0])
+		path = files[0]
+		return err == nil && strings.Contains(string(data), `"name": "x"`)
+	})
+	took := time.Since(renamed)
+	t.Logf("the rename was autosaved %v after the screen showed it", took.Round(time.Millisecond))
+	if took > 2*time.Second+500*time.Millisecond { // 2 s, with the screen polling's latency
+		t.Errorf("the rename took %v to be autosaved, more than 2 s", took)
+	}
+	for _, c := range []struct {
+		name string
+		want os.FileMode
+	}{{auto, 0o700}, {path, 0o600}} {
+		if fi, err := os.Stat(c.name); err != nil || fi.Mode().Perm() != c.want {
+			t.Errorf("%s: mode %v, want %v (%v)", c.name, fi.Mode().Perm(), c.want, err)
+		}
+	}
+	before := r.capture()
+
+	pid, err := strconv.Atoi(strings.TrimSpace(r.run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r.waitExit()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the kill took the autosave with it: %v", err)
+	}
+
+	r.start()
+	r.wait("recover unsaved work?", "an untitled session", "1 filter, 0 targets, 0 jobs")
+	r.keys("Enter")
+	after := r.wait("recovered an untitled session")
+	// the screen as it was, but for the status line
+	strip := func(s string) string {
+		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+		return strings.Join(lines[:len(lines)-2], "\n")
+	}
+	if strip(after) != strip(before) {
+		t.Errorf("recovered, the screen differs:\n--- got\n%s\n--- want\n%s", after, before)
+	}
+	// saved, the autosave goes; the session holds x
+	r.keys("C-s")
+	r.wait("save the session")
+	r.keys("Enter")
+	r.wait("saved the session (1 item(s)) to session.ssmlab")
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Errorf("saving left the autosave: %v", err)
+	}
+	s, err := sessions.Load(filepath.Join(r.dir, "session.ssmlab"))
+	if err != nil || len(s.Filters) != 1 || s.Filters[0].Name != "x" {
+		t.Fatalf("session.ssmlab: %v", err)
+	}
+	r.keys("q")
+	r.waitExit()
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 )
@@ -25,6 +24,11 @@ type box struct{ w, h int }
 type layout struct {
 	mode                    layoutMode
 	list, jobs, repr, plots box
+}
+
+// boxes are the panes' boxes, by pane.
+func (l layout) boxes() [nPanes]box {
+	return [nPanes]box{paneList: l.list, paneRepr: l.repr, panePlots: l.plots, paneJobs: l.jobs}
 }
 
 // statusLines is the height of the status bar (message, key hints).
@@ -63,8 +67,8 @@ func (m *Model) relayout() {
 			l.mode = layoutNarrow
 		}
 		jobsH := 3
-		if len(m.jobs.jobs) > 0 {
-			jobsH = min(B/3, 2+3*len(m.jobs.jobs))
+		if len(m.jobs) > 0 {
+			jobsH = min(B/3, 2+3*len(m.jobs))
 			if m.focus == paneJobs {
 				jobsH = B / 2
 			}
@@ -92,10 +96,9 @@ func (m *Model) relayout() {
 	}
 	m.lay = l
 	inner := func(b box) (int, int) { return max(0, b.w-2), max(0, b.h-2) }
-	m.list.setSize(inner(l.list))
-	m.jobs.setSize(inner(l.jobs))
-	m.repr.setSize(inner(l.repr))
-	m.plots.setSize(inner(l.plots))
+	for p, b := range l.boxes() {
+		m.panes[p].setSize(inner(b))
+	}
 	m.help.Width = W
 }
 
@@ -111,7 +114,7 @@ func (m *Model) View() string {
 		m.relayout()
 	}
 	if m.width < 16 || m.height < 4 {
-		return fit(m.c.st.dim.Render("ssmlab: window too small"), m.width, m.height)
+		return fit(m.st.dim.Render("ssmlab: window too small"), m.width, m.height)
 	}
 	return fit(m.bodyView()+"\n"+m.statusView(), m.width, m.height)
 }
@@ -135,48 +138,36 @@ func fit(view string, w, h int) string {
 
 func (m *Model) bodyView() string {
 	W, B := m.width, m.height-statusLines
-	if m.modal.kind != modalNone {
-		return lipgloss.Place(W, B, lipgloss.Center, lipgloss.Center, m.modalView(W, B))
+	if m.dialog != nil {
+		return lipgloss.Place(W, B, lipgloss.Center, lipgloss.Center, m.dialog.view(m, W, B))
 	}
 	l := m.lay
-	panel := func(p pane, b box, content func() string) string {
-		if b.w <= 0 || b.h <= 0 {
-			return ""
+	var views [nPanes]string
+	for p, b := range l.boxes() {
+		if b.w > 0 && b.h > 0 {
+			views[p] = m.frame(pane(p), b, m.panes[p].view(m.focus == pane(p)))
 		}
-		return m.frame(p, b, content())
 	}
-	list := panel(paneList, l.list, func() string { return m.list.view(&m.sess, m.overlayID, m.focus == paneList) })
-	jobs := panel(paneJobs, l.jobs, func() string { return m.jobs.view(m.focus == paneJobs) })
-	repr := panel(paneRepr, l.repr, func() string {
-		e := m.sess.selected()
-		if e == nil {
-			return m.repr.view(reprData{message: "no filter: press a to add a preset"}, false)
-		}
-		return m.repr.view(m.reprData(e), m.focus == paneRepr)
-	})
-	plots := panel(panePlots, l.plots, func() string { return m.plots.view(m.plotData(), m.focus == panePlots) })
-	var out string
+	list, jobs, repr, plots := views[paneList], views[paneJobs], views[paneRepr], views[panePlots]
 	switch l.mode {
 	case layoutTiny:
-		out = list + jobs + repr + plots
+		return list + jobs + repr + plots
 	case layoutWide:
 		left := lipgloss.JoinVertical(lipgloss.Left, list, jobs)
-		out = lipgloss.JoinHorizontal(lipgloss.Top, left, repr, plots)
+		return lipgloss.JoinHorizontal(lipgloss.Top, left, repr, plots)
 	case layoutMedium:
 		left := lipgloss.JoinVertical(lipgloss.Left, list, jobs)
 		right := lipgloss.JoinVertical(lipgloss.Left, repr, plots)
-		out = lipgloss.JoinHorizontal(lipgloss.Top, left, right)
-	default:
-		left := lipgloss.JoinVertical(lipgloss.Left, list, jobs)
-		out = lipgloss.JoinHorizontal(lipgloss.Top, left, repr+plots)
+		return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
 	}
-	return out
+	left := lipgloss.JoinVertical(lipgloss.Left, list, jobs)
+	return lipgloss.JoinHorizontal(lipgloss.Top, left, repr+plots)
 }
 
 // frame draws a pane's border with its title in the top edge; the focused pane has a thick
 // border (visible without colour).
 func (m *Model) frame(p pane, b box, content string) string {
-	st := m.c.st
+	st := m.st
 	if b.w < 4 || b.h < 3 {
 		return blank(b.w, b.h)
 	}
@@ -185,7 +176,7 @@ func (m *Model) frame(p pane, b box, content string) string {
 		style, border, titleStyle = st.paneFocused, lipgloss.ThickBorder(), st.titleFocused
 	}
 	edge := lipgloss.NewStyle().Foreground(style.GetBorderTopForeground())
-	title := " " + m.paneTitle(p) + " "
+	title := " " + m.panes[p].title() + " "
 	title = ansi.Truncate(title, max(0, b.w-4), "…")
 	fill := max(0, b.w-3-lipgloss.Width(title))
 	top := edge.Render(border.TopLeft+border.Top) + titleStyle.Render(title) + edge.Render(strings.Repeat(border.Top, fill)+border.TopRight)
@@ -194,51 +185,19 @@ func (m *Model) frame(p pane, b box, content string) string {
 	return top + "\n" + rest
 }
 
-func (m *Model) paneTitle(p pane) string {
-	switch p {
-	case paneList:
-		return fmt.Sprintf("filters (%d)", len(m.sess.entries))
-	case paneRepr:
-		if e := m.sess.selected(); e != nil {
-			return "representation · " + e.name
-		}
-	case panePlots:
-		t := fmt.Sprintf("plots · L=%d", m.length)
-		if m.plots.logImpulse {
-			t += " · log"
-		}
-		kinds, _, _ := m.plots.visible()
-		on := 0
-		for _, e := range m.plots.enabled {
-			if e {
-				on++
-			}
-		}
-		if len(kinds) < on {
-			t += fmt.Sprintf(" · %d of %d (p: more)", len(kinds), on)
-		}
-		if m.lay.mode == layoutNarrow {
-			t += " · tab: repr"
-		}
-		return t
-	case paneJobs:
-		if n := m.jobs.running(); n > 0 {
-			return fmt.Sprintf("jobs (%d running)", n)
-		}
-		return "jobs"
-	}
-	return paneNames[p]
-}
-
 func (m *Model) statusView() string {
-	st := m.c.st
+	st := m.st
 	W := m.width
 	var right []string
-	if s := m.jobs.summary(); s != "" {
+	if s := m.jobsPane.summary(); s != "" {
 		right = append(right, st.accent.Render(s))
 	}
-	if n := len(m.sess.dirty()); n > 0 {
-		right = append(right, st.warn.Render(fmt.Sprintf("%d unsaved", n)))
+	if m.sess.Dirty() {
+		if n := len(m.unsavedNames()); n > 0 {
+			right = append(right, st.warn.Render(fmt.Sprintf("%d unsaved", n)))
+		} else {
+			right = append(right, st.warn.Render("unsaved"))
+		}
 	}
 	rightText := strings.Join(right, "  ")
 	msgStyle, prefix := st.level(m.status.level)
@@ -251,185 +210,20 @@ func (m *Model) statusView() string {
 	msg := ansi.Truncate(msgStyle.Render(prefix+m.status.text), avail, tail)
 	pad := max(1, W-lipgloss.Width(msg)-lipgloss.Width(rightText))
 	line1 := msg + strings.Repeat(" ", pad) + rightText
-	var line2 string
-	switch m.modal.kind {
-	case modalNone:
-		if m.repr.editing {
-			line2 = st.keyHint.Render("enter set · esc cancel · ←→ move in the text")
-		} else {
-			line2 = m.help.ShortHelpView(m.c.keys.helpFor(m.focus).ShortHelp())
-		}
-	case modalHelp:
-		line2 = st.keyHint.Render("esc or ? closes the help")
-	case modalPalette:
-		line2 = st.keyHint.Render("type a command · enter runs · tab completes · esc closes")
-	case modalPrompt:
-		line2 = st.keyHint.Render("enter confirms · esc cancels")
-	case modalConfirm:
-		line2 = st.keyHint.Render("answer with the key shown · esc cancels")
-	case modalPresets:
-		line2 = st.keyHint.Render("type to filter · ↑↓ choose · enter set parameters · esc cancels")
-	case modalJobForm:
-		line2 = st.keyHint.Render("↑↓/tab field · ←→ choice · enter starts · esc cancels")
-	case modalMessages:
-		line2 = st.keyHint.Render("↑↓/pgup/pgdn scroll · g oldest · G newest · esc closes")
-	}
-	return ansi.Truncate(line1, W, "") + "\n" + ansi.Truncate(line2, W, "…")
+	return ansi.Truncate(line1, W, "") + "\n" + ansi.Truncate(m.keyLine(), W, "…")
 }
 
-func (m *Model) modalView(W, B int) string {
-	st := m.c.st
-	w := min(W-2, 76)
-	md := &m.modal
-	switch md.kind {
-	case modalHelp:
-		pages := m.helpPages(W-6, B-8)
-		md.page = min(max(md.page, 0), len(pages)-1)
-		inner := min(W-4, max(lipgloss.Width(pages[md.page]), 50))
-		foot := "tab moves between the panes; every action is also a command: press : and type its name."
-		if len(pages) > 1 {
-			foot = fmt.Sprintf("Page %d of %d: ←/→ shows the others. ", md.page+1, len(pages)) + foot
-		}
-		foot = lipgloss.NewStyle().Width(inner - 2).Render(foot)
-		body := st.titleFocused.Render("ssmlab keys") + "\n\n" + pages[md.page] + "\n\n" + st.dim.Render(foot)
-		return st.modal.Width(inner).Render(body)
-	case modalPalette:
-		return m.paletteView(w, B)
-	case modalPrompt:
-		body := md.body + "\n" + st.accent.Render("> ") + md.input.View()
-		if md.prompt == promptPresetParams {
-			// style line by line: a styled block pads every line to the longest
-			lines := strings.Split(md.body, "\n")
-			for i, l := range lines {
-				lines[i] = st.dim.Render(ansi.Truncate(l, w-4, "…"))
-			}
-			body = strings.Join(lines, "\n") + "\n\n" + st.accent.Render("> ") + md.input.View()
-		}
-		return modalBox(st, md.title, body, w)
-	case modalConfirm:
-		return modalBox(st, md.title, wrap(md.body, w-4), w)
-	case modalPresets:
-		lines := []string{st.dim.Render("type to filter")}
-		if md.presetFilter != "" {
-			lines[0] = st.accent.Render("/ ") + md.presetFilter
-		}
-		lines = append(lines, "")
-		shown := md.shownPresets()
-		if len(shown) == 0 {
-			lines = append(lines, st.dim.Render(fmt.Sprintf("no preset matches %q (backspace or esc clears the filter)", md.presetFilter)))
-		}
-		rows := max(3, B-10)
-		first := max(0, md.presetSel-rows+1)
-		nameW := 0
-		for _, p := range md.presets {
-			nameW = max(nameW, len(p.Name))
-		}
-		for i := first; i < len(shown) && i < first+rows; i++ {
-			p := shown[i]
-			mark := "  "
-			name := fmt.Sprintf("%-*s", nameW, p.Name)
-			if i == md.presetSel {
-				mark = st.accent.Render("▸ ")
-				name = st.bold.Render(name)
-			}
-			lines = append(lines, ansi.Truncate(mark+name+" "+st.dim.Render(p.Description), w-4, "…"))
-		}
-		return modalBox(st, "add a preset", strings.Join(lines, "\n"), w)
-	case modalJobForm:
-		return modalBox(st, "distill", md.form.view(st, w-4), w)
-	case modalMessages:
-		return m.messagesView(W, B)
+// keyLine is the status bar's second line: the keys of the open dialog, of a pane that holds
+// the keyboard, or the focused pane's and the global ones.
+func (m *Model) keyLine() string {
+	p := m.panes[m.focus]
+	switch {
+	case m.dialog != nil:
+		return m.st.keyHint.Render(m.dialog.hint())
+	case p.hint() != "":
+		return m.st.keyHint.Render(p.hint())
 	}
-	return ""
-}
-
-// helpPages lays the key groups out as columns, wrapped into rows and pages that fit w×h.
-// The page with the focused pane's keys comes first.
-func (m *Model) helpPages(w, h int) []string {
-	k := m.c.keys
-	groups := []struct {
-		p     pane
-		title string
-		keys  []key.Binding
-	}{
-		{nPanes, "everywhere", k.global()},
-		{paneList, "filters list", k.listKeys()},
-		{paneRepr, "representation", k.reprKeys()},
-		{panePlots, "plots", k.plotKeys()},
-		{paneJobs, "jobs", k.jobKeys()},
-	}
-	// the focused pane's group right after the global one
-	for i, g := range groups {
-		if g.p == m.focus && i > 1 {
-			groups[1], groups[i] = groups[i], groups[1]
-		}
-	}
-	var pages []string
-	var rows []string
-	var row []string
-	rowW, pageH := 0, 0
-	flushRow := func() {
-		if len(row) == 0 {
-			return
-		}
-		r := lipgloss.JoinHorizontal(lipgloss.Top, row...)
-		rows = append(rows, r)
-		pageH += lipgloss.Height(r) + 1
-		row, rowW = nil, 0
-	}
-	flushPage := func() {
-		flushRow()
-		if len(rows) > 0 {
-			pages = append(pages, strings.Join(rows, "\n\n"))
-		}
-		rows, pageH = nil, 0
-	}
-	for _, g := range groups {
-		col := m.c.st.accent.Render(g.title) + "\n" + m.help.FullHelpView([][]key.Binding{g.keys})
-		cw := lipgloss.Width(col) + 4
-		ch := lipgloss.Height(col)
-		if rowW > 0 && rowW+cw > w {
-			flushRow()
-		}
-		if pageH > 0 && pageH+ch > h {
-			flushPage()
-		}
-		row = append(row, lipgloss.NewStyle().PaddingRight(4).Render(col))
-		rowW += cw
-	}
-	flushPage()
-	if len(pages) == 0 {
-		pages = []string{""}
-	}
-	return pages
-}
-
-// messagesView is the message log: every kept status line whole, wrapped to the dialog's
-// width, newest at the bottom, scrolled up by modal.page lines.
-func (m *Model) messagesView(W, B int) string {
-	st := m.c.st
-	w := min(W-2, 100)
-	contentW := max(16, w-4)
-	var lines []string
-	for _, s := range m.messages {
-		style, prefix := st.level(s.level)
-		for i, l := range strings.Split(wrap(s.text, contentW-2), "\n") {
-			if i > 0 {
-				prefix = "  "
-			}
-			lines = append(lines, style.Render(prefix+strings.TrimRight(l, " ")))
-		}
-	}
-	if len(lines) == 0 {
-		lines = []string{st.dim.Render("no messages yet: results, warnings and errors are kept here")}
-	}
-	rows := max(3, B-6)
-	m.modal.page = min(m.modal.page, max(0, len(lines)-rows))
-	end := len(lines) - m.modal.page
-	shown := lines[max(0, end-rows):end]
-	title := fmt.Sprintf("messages (%d)", len(m.messages))
-	if m.modal.page > 0 {
-		title += fmt.Sprintf(" · %d lines below", m.modal.page)
-	}
-	return modalBox(st, title, strings.Join(shown, "\n"), w)
+	short, _ := helpOf(p.bindings())
+	global, _ := helpOf(m.globalBindings())
+	return m.help.ShortHelpView(append(short, global...))
 }

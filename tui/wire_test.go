@@ -66,7 +66,7 @@ func TestDelayMatchesPlot(t *testing.T) {
 		f      filters.Filter
 		kernel []float64
 	}{{"kernel", nil, h}, {"filter", zpk, nil}} {
-		msg := computeResponses(analysisAnalyzer{}, 1, respKey{length: 5}, c.f, c.kernel, omega)().(respMsg)
+		msg := computeResponses(analysisAnalyzer{}, "f1", respKey{length: 5}, c.f, c.kernel, omega)().(respMsg)
 		want, err := figures.DelayOf(figures.Series{Filter: c.f, Kernel: c.kernel}, omega)
 		if msg.err != nil || err != nil {
 			t.Fatalf("%s: %v, %v", c.name, msg.err, err)

@@ -5,95 +5,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/cursor"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+
 	"github.com/ssmlab/ssmlab/train"
 )
-
-// Dialogs take the keyboard while open: help, the command palette, one-line prompts,
-// confirmations, the preset picker and the distillation form. Their purpose is data (an enum
-// and ids), not a closure, so that tests can inspect them.
-
-type modalKind int
-
-const (
-	modalNone modalKind = iota
-	modalHelp
-	modalPalette
-	modalPrompt
-	modalConfirm
-	modalPresets
-	modalJobForm
-	modalMessages
-)
-
-type promptPurpose int
-
-const (
-	promptRename promptPurpose = iota
-	promptOpen
-	promptSave
-	promptPresetParams
-	promptLength
-)
-
-type confirmPurpose int
-
-const (
-	confirmDelete confirmPurpose = iota
-	confirmQuit
-)
-
-type modalState struct {
-	kind     modalKind
-	title    string
-	body     string // prompt or confirmation text
-	input    textinput.Model
-	prompt   promptPurpose
-	confirm  confirmPurpose
-	targetID int
-	preset   string // for promptPresetParams
-
-	presets      []PresetInfo
-	presetFilter string // typed in the picker: only presets whose name or description holds it
-	presetSel    int    // index into shownPresets
-
-	form jobForm
-
-	pal palette
-
-	page int // of the help; for the messages, how many lines they are scrolled up
-}
-
-// shownPresets is the picker's list: the presets whose name or description contains the
-// filter, ignoring case, in the registry's order.
-func (md *modalState) shownPresets() []PresetInfo {
-	if md.presetFilter == "" {
-		return md.presets
-	}
-	f := strings.ToLower(md.presetFilter)
-	var shown []PresetInfo
-	for _, p := range md.presets {
-		if strings.Contains(strings.ToLower(p.Name), f) || strings.Contains(strings.ToLower(p.Description), f) {
-			shown = append(shown, p)
-		}
-	}
-	return shown
-}
-
-// newInput returns a text input with a steady cursor (no blink timer, so tests and golden
-// files are deterministic).
-func newInput(value string) textinput.Model {
-	in := textinput.New()
-	in.Prompt = ""
-	in.SetValue(value)
-	in.CursorEnd()
-	in.Cursor.SetMode(cursor.CursorStatic)
-	in.Focus()
-	return in
-}
 
 // formField is one field of the distillation form: a choice cycled with ←/→ or a number.
 type formField struct {
@@ -111,8 +28,9 @@ func (f *formField) value() string {
 	return strings.TrimSpace(f.input.Value())
 }
 
+// jobForm is the distillation form: a dialog that starts a job on an item.
 type jobForm struct {
-	sourceID   int
+	sourceID   string
 	source     string
 	def        train.Spec // what the form does not ask for
 	fields     []formField
@@ -139,8 +57,8 @@ func numberField(name, help string, v int) formField {
 	return formField{name: name, input: in, help: help}
 }
 
-func newJobForm(sourceID int, source string, def train.Spec, backends []train.BackendName) jobForm {
-	f := jobForm{sourceID: sourceID, source: source, def: def, fields: []formField{
+func newJobForm(sourceID string, source string, def train.Spec, backends []train.BackendName) *jobForm {
+	f := &jobForm{sourceID: sourceID, source: source, def: def, fields: []formField{
 		choiceField("model", "rtf: transfer function · modal: diagonal · rotation: RotRNN", train.Names(train.Models), string(def.Model)),
 		numberField("order", "state size n of the fit", def.Order),
 		choiceField("init", "hankel: stabilised ERA realisation; montel: rtf only", train.Names(train.Inits), string(def.Init)),
@@ -220,9 +138,14 @@ func (f *jobForm) read() (train.Spec, error) {
 	return s, nil
 }
 
-func (f *jobForm) update(msg tea.KeyMsg) tea.Cmd {
+func (f *jobForm) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	fl := &f.fields[f.focus]
 	switch msg.String() {
+	case "esc":
+		m.closeDialog()
+		return nil
+	case "enter", "ctrl+s":
+		return f.start(m)
 	case "tab", "down":
 		f.setFocus(f.focus + 1)
 		return nil
@@ -244,7 +167,50 @@ func (f *jobForm) update(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-func (f *jobForm) view(st *styles, w int) string {
+// start starts the job the form describes; a form Spec.Validate refuses stays open.
+func (f *jobForm) start(m *Model) tea.Cmd {
+	spec, err := f.spec()
+	if err != nil {
+		m.setStatus(levelError, err.Error())
+		return nil
+	}
+	m.closeDialog()
+	e := m.entry(f.sourceID)
+	if e == nil {
+		m.setError(errNoSelection)
+		return nil
+	}
+	cmd, err := m.startJob(e, spec)
+	m.setError(err)
+	return cmd
+}
+
+func (f *jobForm) hint() string {
+	return "↑↓/tab field · ←→ choice · enter starts · esc cancels"
+}
+
+func (f *jobForm) view(m *Model, w, _ int) string {
+	w = min(w-2, 76)
+	return modalBox(m.st, "distill", f.body(m.st, w-4), w)
+}
+
+// onSuggest shows a suggested order computed for this form's item.
+func (f *jobForm) onSuggest(msg suggestMsg) {
+	if f.sourceID != msg.source {
+		return
+	}
+	switch {
+	case msg.err != nil:
+		f.suggestion = "suggested order: none, " + oneLine(msg.err)
+	case msg.ok:
+		f.suggestion = fmt.Sprintf("suggested order: %d (relative error %g at length %d, truncated ERA)", msg.order, suggestTol, msg.length)
+		f.suggest(msg.order)
+	default:
+		f.suggestion = fmt.Sprintf("suggested order: none up to %d reaches relative error %g at length %d", msg.order, suggestTol, msg.length)
+	}
+}
+
+func (f *jobForm) body(st *styles, w int) string {
 	var lines []string
 	lines = append(lines, st.dim.Render("distil the impulse response of ")+st.bold.Render(f.source))
 	if f.suggestion == "" {
@@ -279,15 +245,4 @@ func (f *jobForm) view(st *styles, w int) string {
 	}
 	lines = append(lines, "", ansi.Truncate(st.dim.Render(f.fields[f.focus].help), w, "…"))
 	return strings.Join(lines, "\n")
-}
-
-// modalBox renders a dialog: a titled box w columns wide. Body lines longer than the box are
-// cut, not wrapped (callers wrap paragraphs with wrap first).
-func modalBox(st *styles, title, body string, w int) string {
-	contentW := max(16, w-4)
-	lines := strings.Split(body, "\n")
-	for i := range lines {
-		lines[i] = ansi.Truncate(lines[i], contentW, "…")
-	}
-	return st.modal.Width(contentW + 2).Render(st.titleFocused.Render(title) + "\n\n" + strings.Join(lines, "\n"))
 }

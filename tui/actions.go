@@ -1,0 +1,266 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// The actions on the session's items. Each changes the session through its methods (so the
+// change is a new generation, unsaved, and autosaved) and says what it did on the status line.
+
+// add adds an item to the session — a filter or bank entry, or kernels as a target — under
+// a name no other item has, and selects it unless keepSelection.
+func (a *app) add(it Item, origin sessions.Origin, keepSelection bool) (string, error) {
+	name := uniqueName(a.sess, it.Name, "")
+	var id string
+	var err error
+	if it.Kernels != nil {
+		id, err = a.sess.AddTarget(sessions.Target{Name: name, Kernels: it.Kernels, Source: it.Source, Origin: origin})
+	} else {
+		id, err = a.sess.AddEntry(sessions.Entry{Name: name, Filter: it.Filter, Bank: it.Bank, Origin: origin})
+	}
+	if err == nil && !keepSelection {
+		a.sel = id
+	}
+	return id, err
+}
+
+// convert makes the selected filter (or bank) the given form. The conversion runs in a
+// command (for a filter, the view of that form refresh computes) and is committed when it
+// arrives, unless the filter changed meanwhile.
+func (a *app) convert(to filters.Form) (tea.Cmd, error) {
+	e := a.selected()
+	switch {
+	case e == nil:
+		return nil, errNoSelection
+	case e.kind == kindKernel:
+		return nil, fmt.Errorf("kernels have no form to convert: distil them into a filter (D)")
+	case e.form() == string(to):
+		return nil, fmt.Errorf("%s is already %s", e.name, to)
+	case e.kind == kindBank:
+		a.setStatus(levelInfo, fmt.Sprintf("converting %d channels %s → %s…", e.channels(), e.form(), to))
+		return convertBank(e.id, e.rev, e.bank, to), nil
+	}
+	key := viewKey{rev: e.rev, ch: e.ch, form: to}
+	a.commit.id, a.commit.key = e.id, key
+	if v := e.views[key]; v != nil && e.viewsRev == e.rev && !v.pending {
+		a.commitView(e, key, v)
+		return nil, nil
+	}
+	a.setStatus(levelInfo, fmt.Sprintf("converting %s → %s…", e.form(), to))
+	return nil, nil // refresh starts the conversion
+}
+
+// commitView makes a finished conversion the entry's filter.
+func (a *app) commitView(e *entry, key viewKey, v *viewData) {
+	a.commit.id = ""
+	if v.err != nil {
+		a.setStatus(levelError, fmt.Sprintf("%s → %s failed: %s", e.form(), key.form, oneLine(v.err)))
+		return
+	}
+	rep := v.rep
+	if err := a.setCurrent(e, v.f); err != nil {
+		a.setError(err)
+		return
+	}
+	e.report, e.reportRev = &rep, a.sess.Changed(e.id)
+	a.setStatus(reportLevel(rep), reportSummary(rep))
+}
+
+func reportLevel(rep filters.Report) level {
+	if len(rep.Warnings) > 0 {
+		return levelWarn
+	}
+	return levelOK
+}
+
+func reportSummary(rep filters.Report) string {
+	s := fmt.Sprintf("converted %s → %s: rel error %s over %d samples, condition %s", rep.From, rep.To, sci(rep.RelError), rep.Length, sci(rep.Condition))
+	if len(rep.Warnings) > 0 {
+		s += " · warning: " + rep.Warnings[0]
+	}
+	return s
+}
+
+func (a *app) onBankConvert(msg bankConvertMsg) {
+	e := a.entry(msg.id)
+	if e == nil || e.rev != msg.rev {
+		return
+	}
+	if msg.err != nil {
+		a.setStatus(levelError, fmt.Sprintf("%s: converting the bank to %s failed: %s", e.name, msg.form, oneLine(msg.err)))
+		return
+	}
+	worst := 0.0
+	warns := 0
+	for _, r := range msg.reps {
+		worst = math.Max(worst, r.RelError)
+		warns += len(r.Warnings)
+	}
+	if err := a.replace(e, undoState{bank: msg.bank}); err != nil {
+		a.setError(err)
+		return
+	}
+	lvl := levelOK
+	if warns > 0 {
+		lvl = levelWarn
+	}
+	a.setStatus(lvl, fmt.Sprintf("converted %d channels to %s: worst rel error %s, %d warnings", len(msg.reps), msg.form, sci(worst), warns))
+}
+
+func (a *app) addPreset(name string, vals map[string]string) tea.Cmd {
+	a.setStatus(levelInfo, "building "+name+"…")
+	return buildPreset(a.deps.Presets, name, vals)
+}
+
+func (a *app) onPreset(msg presetMsg) {
+	if msg.err != nil {
+		a.setError(msg.err)
+		return
+	}
+	b := msg.built
+	it := Item{Name: b.Name, Filter: b.Filter, Bank: b.Bank}
+	switch {
+	case b.Filter != nil, b.Bank != nil:
+	case len(b.Kernels) > 0:
+		k, err := arrays.FromRows(b.Kernels)
+		if err != nil {
+			a.setError(err)
+			return
+		}
+		it.Kernels = k
+	default:
+		a.setStatus(levelError, msg.name+" built nothing")
+		return
+	}
+	id, err := a.add(it, sessions.Origin{Note: "preset " + msg.label}, false)
+	if err != nil {
+		a.setError(err)
+		return
+	}
+	e := a.entry(id)
+	a.setStatus(levelOK, fmt.Sprintf("added %s (%s, order %d)", e.name, e.form(), e.order()))
+}
+
+// onImport adds the items of a filter, bank or kernel file to the session.
+func (a *app) onImport(path string, items []Item) {
+	for _, it := range items {
+		origin := sessions.Origin{Note: "file " + path}
+		if it.Kernels == nil {
+			origin.File = path
+		}
+		if _, err := a.add(it, origin, false); err != nil {
+			a.setError(fmt.Errorf("%s: %w", path, err))
+			return
+		}
+	}
+	a.setStatus(levelOK, fmt.Sprintf("opened %s (%d item(s))", path, len(items)))
+}
+
+func (a *app) duplicate() error {
+	e := a.selected()
+	if e == nil {
+		return errNoSelection
+	}
+	id, err := a.add(Item{Name: e.name + "-copy", Filter: e.filter, Bank: e.bank, Kernels: e.stored().Kernels},
+		sessions.Origin{Note: "copy of " + e.name, Target: e.origin.Target}, false)
+	if err != nil {
+		return err
+	}
+	d := a.entry(id)
+	d.ch = e.ch
+	a.setStatus(levelOK, "duplicated "+e.name+" as "+d.name)
+	return nil
+}
+
+func (a *app) rename(id, name string) {
+	e := a.entry(id)
+	if e == nil {
+		return
+	}
+	name = uniqueName(a.sess, name, id)
+	if name != e.name {
+		if err := a.sess.Rename(id, name); err != nil {
+			a.setError(err)
+			return
+		}
+	}
+	a.setStatus(levelOK, fmt.Sprintf("renamed %s to %s", e.name, name))
+}
+
+// remove deletes an item; the next one in the list is selected.
+func (a *app) remove(id string) {
+	e := a.entry(id)
+	if e == nil {
+		return
+	}
+	at := slices.Index(a.sess.Order(), id)
+	if err := a.sess.Remove(id); err != nil {
+		a.setError(err)
+		return
+	}
+	delete(a.cache, id)
+	if a.overlay == id {
+		a.overlay = ""
+	}
+	if a.sel == id {
+		a.sel = ""
+		a.selectIndex(at)
+	}
+	a.setStatus(levelInfo, "deleted "+e.name+" (there is no undo for this)")
+}
+
+// onExported reports an export on the status line: the conversion a .json export made, or
+// how closely RTF tensors read back (as `ssmlab export` prints it), as a warning when they
+// lose more than filters.MaxRelError or cannot be read back.
+func (a *app) onExported(msg exportedMsg) {
+	if msg.err != nil {
+		a.setError(msg.err)
+		return
+	}
+	done := fmt.Sprintf("exported %s as %s", msg.req.path, msg.req.opts.Format)
+	if msg.rep != nil {
+		a.setStatus(levelOK, fmt.Sprintf("%s (%s → %s, rel error %s)", done, msg.rep.From, msg.rep.To, sci(msg.rep.RelError)))
+		return
+	}
+	if len(msg.out.ReadBack) == 0 {
+		a.setStatus(levelOK, done)
+		return
+	}
+	text, warn := msg.out.ReadBack[0].Summary("dtype=float64")
+	if warn {
+		a.setStatus(levelWarn, done+", but it "+text)
+	} else {
+		a.setStatus(levelOK, done+"; it "+text)
+	}
+}
+
+// onSaved records a filter written to a filter file (w, :save): its origin's file.
+func (a *app) onSaved(msg savedMsg) {
+	if msg.err != nil {
+		a.setError(msg.err)
+		return
+	}
+	if e := a.entry(msg.id); e != nil {
+		o := e.origin
+		o.File = msg.path
+		a.setError(a.sess.SetOrigin(e.id, o))
+	}
+	a.setStatus(levelOK, "saved "+msg.path)
+}
+
+// figureSeries is the channel an entry shows, for a figure.
+func figureSeries(e *entry) FigureSeries {
+	s := FigureSeries{Name: e.name, Filter: e.current(), Kernel: e.kernel()}
+	if e.channels() > 1 {
+		s.Name = fmt.Sprintf("%s, ch %d", e.name, e.ch)
+	}
+	return s
+}

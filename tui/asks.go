@@ -1,0 +1,91 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// The dialogs the panes and commands open to ask for what an action needs.
+
+func (m *Model) openPresets() {
+	m.openDialog(&picker{presets: m.deps.Presets.Presets()})
+}
+
+// askPresetParams asks for a preset's parameters, filled in with their defaults.
+func (m *Model) askPresetParams(p PresetInfo) {
+	var parts, helps []string
+	for _, q := range p.Params {
+		if q.Default != "" {
+			parts = append(parts, q.Name+"="+q.Default)
+		}
+		helps = append(helps, q.Name+": "+q.Help)
+	}
+	name := p.Name
+	d := newPrompt("preset "+name, strings.Join(helps, "\n"), strings.Join(parts, " "), func(m *Model, text string) tea.Cmd {
+		vals, err := kv(strings.Fields(text))
+		if err != nil {
+			m.setError(err)
+			return nil
+		}
+		return m.addPreset(name, vals)
+	})
+	d.preset = name
+	m.openDialog(d)
+}
+
+func (m *Model) askOpen() {
+	m.openDialog(newPrompt("open a file", "path (a session, a filter file or kernels):", "", func(m *Model, text string) tea.Cmd {
+		if text == "" {
+			return nil
+		}
+		return m.open(text)
+	}))
+}
+
+func (m *Model) askRename() {
+	e := m.selected()
+	if e == nil {
+		return
+	}
+	id := e.id
+	m.openDialog(newPrompt("rename "+e.name, "new name:", e.name, func(m *Model, text string) tea.Cmd {
+		if text != "" {
+			m.rename(id, text)
+		}
+		return nil
+	}))
+}
+
+func (m *Model) askDelete() error {
+	e := m.selected()
+	if e == nil {
+		return errNoSelection
+	}
+	body := fmt.Sprintf("delete %s? y deletes, n keeps it", e.name)
+	if e.dirty {
+		body = fmt.Sprintf("%s has unsaved changes. delete it? y deletes, n keeps it", e.name)
+	}
+	id := e.id
+	m.openDialog(&confirm{title: "delete", body: body, choices: []choice{
+		{keys: []string{"y", "Y", "enter"}, run: func(m *Model) tea.Cmd { m.remove(id); return nil }},
+		{keys: []string{"n", "N", "q"}, run: func(*Model) tea.Cmd { return nil }},
+	}})
+	return nil
+}
+
+// openJobForm opens the distillation form on the selected item and starts computing the
+// suggested order for its default length.
+func (m *Model) openJobForm() (tea.Cmd, error) {
+	e := m.selected()
+	if e == nil {
+		return nil, errNoSelection
+	}
+	if err := e.problem(); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.name, err)
+	}
+	def := m.defaultSpecFor(e)
+	m.openDialog(newJobForm(e.id, e.name, def, m.deps.Runner.Backends()))
+	return suggestOrder(m.deps.Runner, e.id, def.Target.Length, targetSource(e, def.Target.Length)), nil
+}

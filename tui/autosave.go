@@ -1,0 +1,261 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ssmlab/ssmlab/sessions"
+)
+
+// Autosave: a change waits at most diskState.interval (1 s) before a snapshot of the session,
+// with the UI's state, is written to its autosave file (sessions.Session.Autosave: private,
+// in the user's state directory, held by this process while it runs). At start, the
+// autosaves of programs that ended without saving are offered for recovery; recovering one
+// shows its session as it was on screen.
+
+// diskState is the workbench's traffic with its session and autosave files.
+type diskState struct {
+	dir      string        // the autosave directory ("": sessions.AutosaveDir())
+	interval time.Duration // how long a change waits to be autosaved; < 0: no autosave
+	busy     bool          // a save or an autosave is in flight
+	queued   *saveReq      // a save asked for while busy
+	// quitWhenIdle is a quit asked for while busy.
+	quitWhenIdle quitHow
+	tick         bool   // an autosave is due when the tick comes
+	gen          uint64 // the session's generation when the last tick was set
+	uiChanged    bool   // the UI's state changed since
+	lastErr      string // the last autosave error shown (not repeated)
+}
+
+type autosaveTickMsg struct{}
+
+// autosavedMsg reports an autosave: the file written ("" when there was nothing new).
+type autosavedMsg struct {
+	path string
+	err  error
+}
+
+// autosavesMsg lists the autosaves found; asked is set for :recover.
+type autosavesMsg struct {
+	list  []sessions.AutosaveInfo
+	asked bool
+	err   error
+}
+
+// recoveredMsg is an autosave read back.
+type recoveredMsg struct {
+	info sessions.AutosaveInfo
+	s    *sessions.Session
+	err  error
+}
+
+// routeDisk handles the messages of saving, autosaving and recovering.
+func (m *Model) routeDisk(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case sessionSavedMsg:
+		return m.onSessionSaved(msg)
+	case autosaveTickMsg:
+		return m.onAutosaveTick()
+	case autosavedMsg:
+		m.onAutosaved(msg)
+		return m.idle()
+	case autosavesMsg:
+		m.onAutosaves(msg)
+	case recoveredMsg:
+		return m.onRecovered(msg)
+	case outsideReadMsg:
+		if msg.s == m.sess {
+			m.onOutsideRead(msg)
+		}
+	}
+	return nil
+}
+
+// scheduleAutosave sets the autosave tick after a change (of the session, or of its view
+// while it has unsaved changes).
+func (m *Model) scheduleAutosave() tea.Cmd {
+	d := &m.disk
+	if d.interval < 0 || d.tick || !m.sess.Dirty() || (m.sess.Generation() == d.gen && !d.uiChanged) {
+		return nil
+	}
+	d.tick, d.gen, d.uiChanged = true, m.sess.Generation(), false
+	return tea.Tick(d.interval, func(time.Time) tea.Msg { return autosaveTickMsg{} })
+}
+
+func (m *Model) onAutosaveTick() tea.Cmd {
+	d := &m.disk
+	d.tick = false
+	if d.busy {
+		d.gen = 0 // a write is in flight: set the tick again
+		return nil
+	}
+	if !m.sess.Dirty() {
+		return nil
+	}
+	d.busy = true
+	s, dir := m.snapshot(), d.dir
+	return func() tea.Msg {
+		var msg autosavedMsg
+		msg.err = safely("autosave", func() error {
+			var err error
+			msg.path, err = s.Autosave(dir)
+			return err
+		})
+		return msg
+	}
+}
+
+func (m *Model) onAutosaved(msg autosavedMsg) {
+	m.disk.busy = false
+	if msg.err == nil {
+		m.disk.lastErr = ""
+		return
+	}
+	// say it once: unsaved work is not safe until it is saved
+	if text := oneLine(msg.err); text != m.disk.lastErr {
+		m.disk.lastErr = text
+		m.setStatus(levelError, text+" (ctrl+s saves the session)")
+	}
+}
+
+// listAutosaves looks for the unsaved work of programs that ended without saving it; asked
+// (by :recover) says so when there is none.
+func (m *Model) listAutosaves(asked bool) tea.Cmd {
+	if m.disk.interval < 0 {
+		return nil
+	}
+	dir := m.disk.dir
+	return func() tea.Msg {
+		var msg autosavesMsg
+		msg.asked = asked
+		msg.err = safely("recover", func() error {
+			var err error
+			msg.list, err = sessions.ListAutosaves(dir)
+			return err
+		})
+		return msg
+	}
+}
+
+func (m *Model) onAutosaves(msg autosavesMsg) {
+	switch {
+	case msg.err != nil:
+		m.setError(msg.err)
+	case len(msg.list) > 0:
+		m.openDialog(&recoverDialog{list: msg.list})
+	case msg.asked:
+		m.setStatus(levelInfo, "no unsaved work of an earlier run to recover")
+	}
+}
+
+// recoverDialog offers the autosaves found: recover one, discard one, or keep them for later.
+type recoverDialog struct {
+	list []sessions.AutosaveInfo
+	sel  int
+}
+
+func (d *recoverDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
+	switch msg.String() {
+	case "up", "k":
+		d.sel = max(0, d.sel-1)
+	case "down", "j":
+		d.sel = min(len(d.list)-1, d.sel+1)
+	case "enter", "r", "R":
+		return d.recover(m)
+	case "d", "D":
+		return d.discard(m)
+	case "esc", "q":
+		m.closeDialog()
+		m.setStatus(levelInfo, "the unsaved work is kept: :recover offers it again")
+	}
+	return nil
+}
+
+// recover reads the chosen autosave; it replaces the session, which must have nothing
+// unsaved.
+func (d *recoverDialog) recover(m *Model) tea.Cmd {
+	a := d.list[d.sel]
+	if a.Err != nil {
+		m.setStatus(levelError, "this file cannot be recovered: "+oneLine(a.Err))
+		return nil
+	}
+	if m.sess.Dirty() {
+		m.setStatus(levelError, "this session has unsaved changes: save (ctrl+s) or discard them before recovering another")
+		return nil
+	}
+	m.closeDialog()
+	m.setStatus(levelInfo, "recovering "+a.Path+"…")
+	return func() tea.Msg {
+		msg := recoveredMsg{info: a}
+		msg.err = safely("recover", func() error {
+			var err error
+			msg.s, err = sessions.RecoverAutosave(a.Path)
+			return err
+		})
+		return msg
+	}
+}
+
+// discard removes the chosen autosave for good.
+func (d *recoverDialog) discard(m *Model) tea.Cmd {
+	a := d.list[d.sel]
+	if err := sessions.DiscardAutosave(a.Path); err != nil {
+		m.setError(err)
+		return nil
+	}
+	m.setStatus(levelInfo, "discarded the unsaved work of "+originName(a))
+	d.list = append(d.list[:d.sel], d.list[d.sel+1:]...)
+	d.sel = max(0, min(d.sel, len(d.list)-1))
+	if len(d.list) == 0 {
+		m.closeDialog()
+	}
+	return nil
+}
+
+func (d *recoverDialog) hint() string {
+	return "↑↓ choose · enter recovers · d discards it for good · esc keeps it for later"
+}
+
+func (d *recoverDialog) view(m *Model, W, _ int) string {
+	st := m.st
+	w := min(W-2, 90)
+	lines := []string{wrap("ssmlab ended without saving this work; it was autosaved:", w-4), ""}
+	for i, a := range d.list {
+		mark := st.cursorMark(i == d.sel, true)
+		line := fmt.Sprintf("%s%s · autosaved %s · %s", mark, originName(a), a.Saved.Local().Format("2006-01-02 15:04:05"), a.Summary)
+		if a.Err != nil {
+			line = mark + a.Path + " · " + st.err.Render("cannot be recovered: "+oneLine(a.Err))
+		}
+		lines = append(lines, line)
+		if a.OriginNewer {
+			lines = append(lines, "  "+st.warn.Render("⚠ "+a.Origin+" was saved after this: recovering would bring back older work"))
+		}
+	}
+	return modalBox(st, "recover unsaved work?", strings.Join(lines, "\n"), w)
+}
+
+// originName names an autosave's session: its file, or "an untitled session".
+func originName(a sessions.AutosaveInfo) string {
+	if a.Origin == "" {
+		return "an untitled session"
+	}
+	return a.Origin
+}
+
+// onRecovered shows the recovered session as it was on screen.
+func (m *Model) onRecovered(msg recoveredMsg) tea.Cmd {
+	if msg.err != nil {
+		m.setError(msg.err)
+		return nil
+	}
+	cmd := m.install(msg.s, originName(msg.info))
+	where := "ctrl+s saves it"
+	if msg.s.Path != "" {
+		where += " to " + msg.s.Path
+	}
+	m.setStatus(levelOK, fmt.Sprintf("recovered %s (%s) as autosaved at %s: %s", originName(msg.info), msg.s.Summary(), msg.info.Saved.Local().Format("15:04:05"), where))
+	return cmd
+}

@@ -1,0 +1,395 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+// command is one action of the palette. run executes on the event loop, inside Update; the
+// work it starts goes into the returned command.
+type command struct {
+	name, args, help string
+	run              func(m *Model, args []string) (tea.Cmd, error)
+}
+
+// commands lists every action the workbench has; each key binding is a shortcut for one.
+func commands() []command {
+	return []command{
+		{"preset", "NAME [k=v …]", "add a preset filter (no name: open the picker)", cmdPreset},
+		{"open", "PATH", "open a session, or add a filter file or kernels to this one", cmdOpen},
+		{"load", "PATH", "the same as open", cmdOpen},
+		{"save", "[PATH]", "save the selected filter as a filter file (to its file, or PATH)", cmdSave},
+		{"save-session", "[PATH]", "save the session (ctrl+s): to its file, or as PATH (.ssmlab)", cmdSaveSession},
+		{"w", "", "save the session to its file (as ctrl+s)", func(m *Model, _ []string) (tea.Cmd, error) { return m.saveSession("", false, afterSave{}), nil }},
+		{"export", "PATH [FORM] [k=v …]", "write the selection as .json, .npz/.safetensors (RTF) or .csv/.npy", cmdExport},
+		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND) as a figure: .svg, .pdf or .png", cmdExportPlot},
+		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
+		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
+		{"distill", "[model=rtf order=N steps=N init=I length=L backend=B]", "distil the selected filter (no arguments: the form)", cmdDistill},
+		{"cancel", "[JOB]", "cancel a running job (default: the selected one)", cmdCancel},
+		{"duplicate", "", "copy the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.duplicate() }},
+		{"rename", "NAME", "rename the selected filter", cmdRename},
+		{"delete", "", "delete the selected filter (asks first)", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.askDelete() }},
+		{"overlay", "[NAME|off]", "overlay another filter on the plots (no argument: the selected one)", cmdOverlay},
+		{"length", "N", "impulse response length L of the plots", cmdLength},
+		{"plot", "impulse|magnitude|phase|delay|polezero", "toggle a plot", cmdPlot},
+		{"log", "", "toggle a log scale on the impulse response", func(m *Model, _ []string) (tea.Cmd, error) {
+			m.plots.logImpulse = !m.plots.logImpulse
+			return nil, nil
+		}},
+		{"undo", "", "undo the last change of the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.undoEdit() }},
+		{"theme", "light|dark", "colours for a light or dark background", cmdTheme},
+		{"messages", "", "the results, warnings and errors so far, whole", func(m *Model, _ []string) (tea.Cmd, error) {
+			m.openDialog(&messagesDialog{})
+			return nil, nil
+		}},
+		{"recover", "", "offer the unsaved work of earlier runs again", func(m *Model, _ []string) (tea.Cmd, error) { return m.listAutosaves(true), nil }},
+		{"help", "", "show every key", func(m *Model, _ []string) (tea.Cmd, error) { m.openDialog(&helpDialog{}); return nil, nil }},
+		{"quit", "", "quit (asks to save unsaved work)", func(m *Model, _ []string) (tea.Cmd, error) { return m.askQuit(), nil }},
+	}
+}
+
+func formNames() string {
+	names := make([]string, len(filters.Forms))
+	for i, f := range filters.Forms {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
+}
+
+// kv parses "k=v" arguments.
+func kv(args []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("want key=value, got %q", a)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func cmdPreset(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) == 0 {
+		m.openPresets()
+		return nil, nil
+	}
+	vals, err := kv(args[1:])
+	if err != nil {
+		return nil, err
+	}
+	return m.addPreset(args[0], vals), nil
+}
+
+func cmdOpen(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("open needs one PATH")
+	}
+	return m.open(args[0]), nil
+}
+
+func cmdSave(m *Model, args []string) (tea.Cmd, error) {
+	e := m.selected()
+	if e == nil {
+		return nil, errNoSelection
+	}
+	path := e.origin.File
+	if len(args) > 0 {
+		path = args[0]
+	}
+	if path == "" {
+		return nil, m.askSave()
+	}
+	return m.saveFilter(e, path)
+}
+
+// exportUsage is export's argument list, for its errors.
+const exportUsage = "export needs PATH [FORM] [dtype=float32] [trunc_len=L] [prefix=P] [length=L]"
+
+func cmdExport(m *Model, args []string) (tea.Cmd, error) {
+	e := m.selected()
+	if e == nil {
+		return nil, errNoSelection
+	}
+	if len(args) < 1 {
+		return nil, errors.New(exportUsage)
+	}
+	path := args[0]
+	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if ext == "" {
+		ext = string(sessions.ExportJSON)
+	}
+	format, err := sessions.ParseExportFormat(ext)
+	if err != nil {
+		return nil, fmt.Errorf("%s: the extension chooses the format: .json, .npz, .safetensors, .csv or .npy", path)
+	}
+	req := exportReq{path: path, opts: sessions.ExportOptions{Format: format}}
+	for _, a := range args[1:] {
+		key, val, ok := strings.Cut(a, "=")
+		if !ok {
+			f, err := filters.ParseForm(a)
+			if err != nil {
+				return nil, err
+			}
+			if format != sessions.ExportJSON {
+				return nil, fmt.Errorf("FORM applies to .json exports; %s writes the RTF layout (.npz, .safetensors) or impulse responses (.csv, .npy)", format)
+			}
+			req.to = f
+			continue
+		}
+		switch key {
+		case "dtype":
+			dt, err := arrays.ParseDType(val)
+			if err != nil || (dt != arrays.Float32 && dt != arrays.Float64) {
+				return nil, fmt.Errorf("dtype %q: want float64 or float32", val)
+			}
+			req.opts.DType = dt
+		case "trunc_len", "length":
+			v, err := strconv.Atoi(val)
+			if err != nil || v < 0 {
+				return nil, fmt.Errorf("%s %q: want a whole number ≥ 0", key, val)
+			}
+			if key == "length" {
+				req.opts.Length = v
+			} else {
+				req.opts.TruncLen = v
+			}
+		case "prefix":
+			req.opts.Prefix = val
+		default:
+			return nil, fmt.Errorf("no export option %q; %s", key, exportUsage)
+		}
+	}
+	if e.kind == kindKernel && format == sessions.ExportJSON && req.to != "" {
+		return nil, fmt.Errorf("kernels have no form to convert to")
+	}
+	if err := e.problem(); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.name, err)
+	}
+	m.setStatus(levelInfo, "exporting to "+path+"…")
+	return exportItem(m.deps.Store, e.stored(), req), nil
+}
+
+func cmdExportPlot(m *Model, args []string) (tea.Cmd, error) {
+	e := m.selected()
+	if e == nil {
+		return nil, errNoSelection
+	}
+	if len(args) < 1 || len(args) > 2 {
+		return nil, fmt.Errorf("export-plot needs PATH [KIND] (KIND: impulse, magnitude, phase, delay, polezero)")
+	}
+	var kinds []plotKind
+	if len(args) == 2 {
+		k, ok := plotNamed(args[1])
+		if !ok {
+			return nil, fmt.Errorf("no plot %q (impulse, magnitude, phase, delay, polezero)", args[1])
+		}
+		kinds = []plotKind{k}
+	} else {
+		kinds, _, _ = m.plots.visible()
+	}
+	var names []string
+	for _, k := range kinds {
+		if k == plotPZ && e.kind == kindKernel {
+			continue // kernels have no poles or zeros
+		}
+		names = append(names, figureKinds[k])
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no plot to export: turn one on (plot KIND) or name a KIND")
+	}
+	series := []FigureSeries{figureSeries(e)}
+	if ov := m.overlayEntry(); ov != nil && m.overlayOn {
+		series = append(series, figureSeries(ov))
+	}
+	m.setStatus(levelInfo, "exporting the plots to "+args[0]+"…")
+	return exportPlot(m.deps.Figures, args[0], FigureRequest{Kinds: names, Series: series, Length: m.length, Log: m.plots.logImpulse}), nil
+}
+
+func cmdConvert(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("convert needs a FORM: %s", formNames())
+	}
+	f, err := filters.ParseForm(args[0])
+	if err != nil {
+		return nil, err
+	}
+	return m.convertTo(f)
+}
+
+func cmdView(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("view needs a FORM: %s", formNames())
+	}
+	f, err := filters.ParseForm(args[0])
+	if err != nil {
+		return nil, err
+	}
+	m.repr.showTab(f)
+	return nil, nil
+}
+
+func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) == 0 {
+		return m.openJobForm()
+	}
+	e := m.selected()
+	if e == nil {
+		return nil, errNoSelection
+	}
+	vals, err := kv(args)
+	if err != nil {
+		return nil, err
+	}
+	spec := m.defaultSpecFor(e)
+	for k, v := range vals {
+		switch k {
+		case "model":
+			spec.Model, err = train.ParseModel(v)
+		case "init":
+			spec.Init, err = train.ParseInit(v)
+		case "backend":
+			spec.Backend, err = train.ParseBackend(v)
+		case "order", "steps", "length":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return nil, fmt.Errorf("%s=%s: want a positive integer", k, v)
+			}
+			switch k {
+			case "order":
+				spec.Order = n
+			case "steps":
+				spec.Steps = n
+			default:
+				spec.Target.Length = n
+			}
+		default:
+			return nil, fmt.Errorf("distill has no parameter %q (model, order, init, steps, length, backend)", k)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := spec.Validate(1, spec.Target.Length); err != nil {
+		return nil, err
+	}
+	return m.startJob(e, spec)
+}
+
+func cmdCancel(m *Model, args []string) (tea.Cmd, error) {
+	j := m.jobsPane.selected()
+	if len(args) == 1 {
+		n, err := strconv.Atoi(strings.TrimPrefix(args[0], "#"))
+		if err != nil {
+			return nil, fmt.Errorf("cancel takes a job number, got %q", args[0])
+		}
+		if n < 1 || n > len(m.jobs) {
+			return nil, fmt.Errorf("no job #%d", n)
+		}
+		j = m.jobs[n-1]
+	}
+	return nil, m.cancelJob(j)
+}
+
+func cmdRename(m *Model, args []string) (tea.Cmd, error) {
+	e := m.selected()
+	if e == nil {
+		return nil, errNoSelection
+	}
+	if len(args) == 0 {
+		m.askRename()
+		return nil, nil
+	}
+	m.rename(e.id, strings.Join(args, " "))
+	return nil, nil
+}
+
+func cmdOverlay(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) == 0 {
+		if e := m.selected(); e != nil {
+			m.overlay, m.overlayOn = e.id, true
+			m.setStatus(levelInfo, e.name+" is the overlay: select another filter to compare")
+		}
+		return nil, nil
+	}
+	name := strings.Join(args, " ")
+	switch name {
+	case "off":
+		m.overlayOn = false
+		return nil, nil
+	case "on":
+		m.overlayOn = true
+		return nil, nil
+	}
+	for _, e := range m.entries() {
+		if e.name == name {
+			m.overlay, m.overlayOn = e.id, true
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("no filter named %q", name)
+}
+
+func cmdLength(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("length needs N")
+	}
+	n, err := strconv.Atoi(args[0])
+	if err != nil || n < minLength || n > maxLength {
+		return nil, fmt.Errorf("length: want an integer in [%d, %d], got %q", minLength, maxLength, args[0])
+	}
+	m.length = n
+	return nil, nil
+}
+
+func cmdPlot(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("plot needs one of impulse, magnitude, phase, delay, polezero")
+	}
+	k, ok := plotNamed(args[0])
+	if !ok {
+		return nil, fmt.Errorf("no plot %q (impulse, magnitude, phase, delay, polezero)", args[0])
+	}
+	m.plots.enabled[k] = !m.plots.enabled[k]
+	return nil, nil
+}
+
+// plotNamed returns the plot a command names.
+func plotNamed(name string) (plotKind, bool) {
+	names := map[string]plotKind{"impulse": plotImpulse, "magnitude": plotMagnitude, "phase": plotPhase,
+		"delay": plotDelay, "groupdelay": plotDelay, "group-delay": plotDelay, "polezero": plotPZ, "pole-zero": plotPZ,
+		"pz": plotPZ, "poles": plotPZ}
+	k, ok := names[strings.ToLower(name)]
+	return k, ok
+}
+
+func cmdTheme(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) != 1 || (args[0] != "light" && args[0] != "dark") {
+		return nil, fmt.Errorf("theme needs light or dark")
+	}
+	lipgloss.SetHasDarkBackground(args[0] == "dark")
+	m.plots.cacheView = ""
+	return nil, nil
+}
+
+func cmdSaveSession(m *Model, args []string) (tea.Cmd, error) {
+	switch len(args) {
+	case 0:
+		return m.saveSession("", false, afterSave{}), nil
+	case 1:
+		return m.saveSession(expandHome(args[0]), false, afterSave{}), nil
+	}
+	return nil, fmt.Errorf("save-session takes at most one PATH")
+}

@@ -1,0 +1,335 @@
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/train"
+)
+
+// Jobs are records of the session (sessions.Job: the spec, the status, the report, the log,
+// the target fitted and the filter made). The workbench reads them into jobs for the jobs
+// pane and adds, while one runs here, what connects it to its goroutine; every change of a
+// job's state is written back to its record.
+
+// jobKind is the Kind of the workbench's jobs.
+const jobKind = "distill"
+
+// job is a job of the session as the jobs pane shows it.
+type job struct {
+	id       string // the session's job ID
+	num      int    // "#num": its place among the session's jobs
+	spec     train.Spec
+	sourceID string // the item it fits
+	status   sessions.JobStatus
+	last     JobProgress
+	losses   []float64 // log10 of the loss at each progress event
+	report   jobReport // once it ended
+	resultID string
+	log      []string
+
+	// while it runs here
+	started time.Time
+	cancel  context.CancelFunc
+	chans   jobChans
+}
+
+// jobReport is the report of the workbench's jobs in the session file (docs/formats.md).
+type jobReport struct {
+	MaxRelError float64   `json:"max_rel_error"`
+	Stable      bool      `json:"stable"`
+	Seconds     float64   `json:"seconds"`
+	Warnings    []string  `json:"warnings,omitempty"`
+	Backend     string    `json:"backend,omitempty"`
+	Step        int       `json:"step"`
+	Steps       int       `json:"steps"`
+	Loss        float64   `json:"loss"`
+	LossCurve   []float64 `json:"loss_curve,omitempty"`
+	Error       string    `json:"error,omitempty"`
+}
+
+// state is the job's status: a job recorded as running that does not run here was
+// interrupted (the session was saved, or autosaved, while it ran).
+func (j *job) state() sessions.JobStatus {
+	if j.status == sessions.JobRunning && j.cancel == nil {
+		return sessions.JobInterrupted
+	}
+	return j.status
+}
+
+// maxLossPoints bounds a job's loss history (older points are thinned).
+const maxLossPoints = 2000
+
+func (j *job) addLoss(loss float64) {
+	if loss > 0 && !math.IsInf(loss, 0) && !math.IsNaN(loss) {
+		j.losses = append(j.losses, math.Log10(loss))
+	}
+	if len(j.losses) > maxLossPoints {
+		thin := j.losses[:0]
+		for i := 0; i < len(j.losses); i += 2 {
+			thin = append(thin, j.losses[i])
+		}
+		j.losses = thin
+	}
+}
+
+func (j *job) logf(format string, args ...any) {
+	j.log = append(j.log, time.Now().Format("15:04:05")+" "+fmt.Sprintf(format, args...))
+}
+
+// record is the job as the session keeps it.
+func (j *job) record() (sessions.Job, error) {
+	spec, err := json.Marshal(j.spec)
+	if err != nil {
+		return sessions.Job{}, err
+	}
+	rep := j.report
+	rep.Step, rep.Steps, rep.Loss, rep.LossCurve = j.last.Step, j.last.Steps, finite(j.last.Loss), j.losses
+	report, err := json.Marshal(rep)
+	if err != nil {
+		return sessions.Job{}, err
+	}
+	return sessions.Job{ID: j.id, Kind: jobKind, Spec: spec, Report: report, Status: j.status,
+		Target: j.sourceID, Result: j.resultID, Log: j.log}, nil
+}
+
+func finite(v float64) float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+// store writes the job's record to the session: a new one for a job without an ID.
+func (a *app) store(j *job) error {
+	rec, err := j.record()
+	if err != nil {
+		return err
+	}
+	if j.id == "" {
+		j.id, err = a.sess.AddJob(rec)
+		return err
+	}
+	return a.sess.ReplaceJob(rec)
+}
+
+// readJobs reads the session's jobs into the jobs pane's list.
+func (a *app) readJobs() {
+	a.jobs = nil
+	for i, r := range a.sess.Jobs {
+		j := &job{id: r.ID, num: i + 1, status: r.Status, sourceID: r.Target, resultID: r.Result, log: r.Log}
+		_ = json.Unmarshal(r.Spec, &j.spec) // a record of another program shows what it can
+		_ = json.Unmarshal(r.Report, &j.report)
+		j.last = JobProgress{Step: j.report.Step, Steps: j.report.Steps, Loss: j.report.Loss}
+		j.losses = j.report.LossCurve
+		a.jobs = append(a.jobs, j)
+	}
+}
+
+// jobByID returns the job with the session ID id.
+func (a *app) jobByID(id string) *job {
+	for _, j := range a.jobs {
+		if j.id == id {
+			return j
+		}
+	}
+	return nil
+}
+
+// sourceName names the item a job fits, as it is named now.
+func (a *app) sourceName(j *job) string {
+	if e := a.entry(j.sourceID); e != nil {
+		return e.name
+	}
+	return "(removed)"
+}
+
+// defaultSpecFor is the distillation form's starting point for e: the runner's defaults, an
+// order of half the filter's (at most 16), and a length that fits it.
+func (a *app) defaultSpecFor(e *entry) train.Spec {
+	s := a.deps.Runner.Defaults()
+	if b := a.deps.Runner.Backends(); len(b) > 0 {
+		s.Backend = b[0]
+	}
+	if n := e.order(); e.kind != kindKernel && n > 0 {
+		s.Order = max(1, min(16, n/2))
+	}
+	if e.kind == kindKernel {
+		s.Target.Length = len(e.kernel())
+	}
+	s.Target.Length = max(s.Target.Length, 2*s.Order+8)
+	return s
+}
+
+// suggestTol is the relative error the distillation form's suggested order is for (the
+// CLI's default --suggest-tol).
+const suggestTol = 1e-3
+
+// targetSource returns what distilling e at length L fits: its impulse response (every
+// channel of a bank), or its kernels cut or zero-padded to L.
+func targetSource(e *entry, L int) func() ([][]float64, error) {
+	switch e.kind {
+	case kindFilter:
+		f := e.filter
+		return func() ([][]float64, error) {
+			h := f.Impulse(L)
+			return [][]float64{h}, checkFinite(h)
+		}
+	case kindBank:
+		b := e.bank
+		return func() ([][]float64, error) {
+			out := make([][]float64, len(b.Channels))
+			filters.ForEachChannel(len(out), func(i int) { out[i] = b.Channels[i].Impulse(L) })
+			for _, h := range out {
+				if err := checkFinite(h); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+	}
+	ks := e.kernels()
+	return func() ([][]float64, error) {
+		if len(ks) == 0 {
+			return nil, errors.New("the kernels are not loaded")
+		}
+		out := make([][]float64, len(ks))
+		for i, k := range ks {
+			out[i] = make([]float64, L)
+			copy(out[i], k)
+		}
+		return out, nil
+	}
+}
+
+// startJob starts distilling e's impulse response (every channel of a bank).
+func (a *app) startJob(e *entry, spec train.Spec) (tea.Cmd, error) {
+	source := targetSource(e, spec.Target.Length)
+	ctx, cancel := context.WithCancel(context.Background())
+	j := &job{num: len(a.jobs) + 1, spec: spec, sourceID: e.id, status: sessions.JobRunning,
+		started: time.Now(), cancel: cancel, chans: newJobChans(), last: JobProgress{Steps: spec.Steps}}
+	j.logf("started: %s of order %d, %d steps on %s, fitting %s", spec.Model, spec.Order, spec.Steps, spec.Backend, e.name)
+	if err := a.store(j); err != nil {
+		cancel()
+		return nil, err
+	}
+	a.jobs = append(a.jobs, j)
+	a.setStatus(levelInfo, fmt.Sprintf("job #%d: distilling %s into %s of order %d (x in the jobs pane cancels)", j.num, e.name, spec.Model, spec.Order))
+	return tea.Batch(runJob(ctx, a.deps.Runner, j.id, spec, source, j.chans), waitJob(j.id, j.chans, 0)), nil
+}
+
+func (a *app) cancelJob(j *job) error {
+	if j == nil {
+		return errors.New("no job selected")
+	}
+	if j.state() != sessions.JobRunning {
+		return fmt.Errorf("job #%d is not running", j.num)
+	}
+	j.cancel()
+	a.setStatus(levelInfo, fmt.Sprintf("cancelling job #%d…", j.num))
+	return nil
+}
+
+// cancelJobs cancels every running job (on quit, or when another session is opened).
+func (a *app) cancelJobs() {
+	for _, j := range a.jobs {
+		if j.cancel != nil {
+			j.cancel()
+		}
+	}
+}
+
+// running counts the jobs running here.
+func (a *app) running() int {
+	n := 0
+	for _, j := range a.jobs {
+		if j.state() == sessions.JobRunning {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *app) onJobProgress(msg jobProgressMsg) tea.Cmd {
+	j := a.jobByID(msg.id)
+	if j == nil || j.state() != sessions.JobRunning {
+		return nil
+	}
+	j.last = msg.p
+	j.addLoss(msg.p.Loss)
+	return waitJob(j.id, j.chans, a.progress)
+}
+
+// onJobDone records how a job ended and adds its result to the session, linked to the item
+// it fits and to the job.
+func (a *app) onJobDone(msg jobDoneMsg) {
+	j := a.jobByID(msg.id)
+	if j == nil || j.cancel == nil {
+		return
+	}
+	j.cancel()
+	j.cancel = nil
+	j.report.Seconds = time.Since(j.started).Seconds()
+	err := a.finish(j, msg)
+	if serr := a.store(j); err == nil {
+		err = serr
+	}
+	a.setError(err)
+}
+
+func (a *app) finish(j *job, msg jobDoneMsg) error {
+	switch {
+	case errors.Is(msg.err, context.Canceled):
+		j.status = sessions.JobCancelled
+		j.logf("cancelled at step %d/%d", j.last.Step, j.last.Steps)
+		a.setStatus(levelWarn, fmt.Sprintf("job #%d cancelled", j.num))
+		return nil
+	case msg.err == nil && (msg.res == nil || len(msg.res.Filters) == 0):
+		msg.err = errors.New("the runner returned no filter")
+	}
+	if msg.err != nil {
+		j.status, j.report.Error = sessions.JobFailed, oneLine(msg.err)
+		j.logf("failed: %s", j.report.Error)
+		a.setStatus(levelError, fmt.Sprintf("job #%d failed: %s", j.num, j.report.Error))
+		return nil
+	}
+	res := msg.res
+	j.report = jobReport{MaxRelError: res.MaxRelError, Stable: res.Stable, Seconds: res.Seconds, Warnings: res.Warnings, Backend: res.Backend}
+	j.last.Step = j.last.Steps
+	it := Item{Name: fmt.Sprintf("%s~%s%d", a.sourceName(j), j.spec.Model, j.spec.Order), Filter: res.Filters[0]}
+	if len(res.Filters) > 1 {
+		b, err := filters.NewBank(res.Filters)
+		if err != nil {
+			j.status, j.report.Error = sessions.JobFailed, oneLine(err)
+			return err
+		}
+		it.Filter, it.Bank = nil, b
+	}
+	origin := sessions.Origin{Note: fmt.Sprintf("job #%d from %s: rel error %s", j.num, a.sourceName(j), sci(res.MaxRelError)), Target: j.sourceID, Job: j.id}
+	// added without moving the selection: the user may be busy elsewhere
+	id, err := a.add(it, origin, true)
+	if err != nil {
+		j.status, j.report.Error = sessions.JobFailed, oneLine(err)
+		return err
+	}
+	j.status, j.resultID = sessions.JobDone, id
+	done := "done"
+	if b := res.Backend; b != "" && b != "cpu" {
+		done += " on " + b
+	}
+	j.logf("%s: rel error %s, made %s", done, sci(res.MaxRelError), id)
+	lvl := levelOK
+	if !res.Stable || len(res.Warnings) > 0 {
+		lvl = levelWarn
+	}
+	a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s (rel error %s) · enter in the jobs pane shows it over %s", j.num, done, a.entry(id).name, sci(res.MaxRelError), a.sourceName(j)))
+	return nil
+}

@@ -1,0 +1,360 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// render draws d in the pane's inner block (width × height), or returns the drawing it made
+// last when nothing it shows changed.
+func (p *plotsPane) render(d plotData, focused bool) string {
+	key := plotCacheKey{w: p.width, h: p.height, resp: d.resp, ovResp: d.ovResp, pz: d.pz, ovPZ: d.ovPZ,
+		enabled: p.enabled, offset: p.offset, poleSel: p.poleSel, log: p.logImpulse, overlay: p.m.overlayOn,
+		stale: d.stale, focused: focused, name: d.name, ovName: d.ovName, message: d.message, length: d.length, kernel: d.kernel}
+	if d.err != nil {
+		key.errTxt = d.err.Error()
+	}
+	if key == p.cacheKey && p.cacheView != "" {
+		return p.cacheView
+	}
+	out := p.draw(d, focused)
+	p.cacheKey, p.cacheView = key, out
+	return out
+}
+
+func (p *plotsPane) draw(d plotData, focused bool) string {
+	st := p.m.st
+	if d.message != "" {
+		return placeText(p.width, p.height, st.dim.Render(d.message))
+	}
+	kinds, cols, rows := p.visible()
+	if len(kinds) == 0 {
+		return placeText(p.width, p.height, st.dim.Render("no plots on: press 1-5"))
+	}
+	var gridRows []string
+	for r := range rows {
+		cellH := p.height / rows
+		if r == rows-1 {
+			cellH = p.height - cellH*(rows-1)
+		}
+		// a last row with fewer plots stretches them over the width
+		n := min(cols, len(kinds)-r*cols)
+		cellW := p.width / n
+		var cells []string
+		for c := range n {
+			w := cellW
+			if c == n-1 {
+				w = p.width - cellW*(n-1)
+			}
+			cells = append(cells, p.plot(kinds[r*cols+c], d, w, cellH, focused))
+		}
+		gridRows = append(gridRows, lipgloss.JoinHorizontal(lipgloss.Top, cells...))
+	}
+	return lipgloss.JoinVertical(lipgloss.Left, gridRows...)
+}
+
+// plot renders one plot with its title line in a w×h block.
+func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string {
+	st := p.m.st
+	title := st.bold.Render(plotNames[k])
+	var legend []string
+	overlay := p.m.overlayOn && d.ovResp != nil && d.ovResp.err == nil
+	chartW, chartH := w-1, h-1
+	body := ""
+	switch {
+	case k != plotPZ && (d.resp == nil || d.err != nil):
+		msg := "computing…"
+		if d.err != nil {
+			msg = d.err.Error()
+			body = placeText(chartW, chartH, st.err.Render(wrap(msg, chartW-2)))
+		} else {
+			body = placeText(chartW, chartH, st.dim.Render(msg))
+		}
+	case k == plotPZ:
+		var extra string
+		body, extra = p.pzChart(d, chartW, chartH, overlay)
+		legend = append(legend, st.pole.Render("×")+"pole "+st.zero.Render("○")+"zero")
+		if extra != "" {
+			legend = append(legend, extra)
+		}
+	default:
+		var spec chartSpec
+		var unit string
+		spec, unit = p.responseChart(k, d, overlay)
+		body = drawChart(spec, chartW, chartH, st)
+		if unit != "" {
+			legend = append(legend, st.dim.Render(unit))
+		}
+	}
+	if k != plotPZ {
+		legend = append(legend, st.series.Render("━")+" "+d.name)
+		if overlay {
+			legend = append(legend, st.overlay.Render("━")+" "+d.ovName)
+		}
+	} else if overlay && d.ovPZ != nil {
+		legend = append(legend, st.overlay.Render("+ o")+" "+d.ovName)
+	}
+	if d.stale {
+		legend = append(legend, st.dim.Render("…"))
+	}
+	head := title + "  " + strings.Join(legend, "  ")
+	head = ansi.Truncate(head, w-1, "…")
+	return lipgloss.NewStyle().Width(w).Height(h).MaxWidth(w).MaxHeight(h).Render(head + "\n" + body)
+}
+
+// responseChart builds the chart of a response plot and names its unit.
+func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (chartSpec, string) {
+	st := p.m.st
+	var main, ov []float64
+	var spec chartSpec
+	unit := ""
+	r := d.resp
+	pick := func(rd *respData) []float64 {
+		switch k {
+		case plotImpulse:
+			h := rd.r.Impulse
+			if !p.logImpulse {
+				return h
+			}
+			out := make([]float64, len(h))
+			for i, v := range h {
+				out[i] = math.Log10(math.Abs(v))
+			}
+			return out
+		case plotMagnitude:
+			out := make([]float64, len(rd.r.H))
+			for i, v := range rd.r.H {
+				out[i] = 20 * math.Log10(cmplx.Abs(v))
+			}
+			return out
+		case plotPhase:
+			out := make([]float64, len(rd.r.H))
+			for i, v := range rd.r.H {
+				out[i] = cmplx.Phase(v) / math.Pi
+			}
+			return out
+		}
+		return rd.r.Delay
+	}
+	main = pick(r)
+	if overlay {
+		ov = pick(d.ovResp)
+	}
+	mk := func(y []float64, rd *respData, style lipgloss.Style) series {
+		if k == plotImpulse {
+			return series{y: y, x0: 0, dx: 1, style: style}
+		}
+		s := series{y: y, xs: scaleOmega(rd.omega), style: style}
+		if k == plotPhase {
+			s.jump = 1 // a wrap from π to -π is not a step of the response
+		}
+		return s
+	}
+	if overlay {
+		spec.series = append(spec.series, mk(ov, d.ovResp, st.overlay))
+	}
+	spec.series = append(spec.series, mk(main, r, st.series))
+	spec.xmin, spec.xmax = 0, 1
+	spec.niceX, spec.xfmtStep = true, true
+	spec.niceY = !(k == plotImpulse && p.logImpulse)
+	switch k {
+	case plotImpulse:
+		spec.xmax = float64(max(1, len(main)-1))
+		if p.logImpulse {
+			unit = "log₁₀|h[t]|"
+			lo, hi := niceRange(false, main, ov)
+			lo = math.Max(lo, hi-16)
+			spec.ymin, spec.ymax = lo, hi
+			spec.yfmt = func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) }
+		} else {
+			unit = "h[t]"
+			spec.ymin, spec.ymax = niceRange(false, main, ov)
+		}
+	case plotMagnitude:
+		unit = "dB vs ω/π"
+		// Show the top 120 dB: clip first, so that a stopband zero (-2000 dB at a zero on
+		// the unit circle) does not widen the margin niceRange adds.
+		top := math.Inf(-1)
+		for _, y := range [][]float64{main, ov} {
+			for _, v := range y {
+				if !math.IsNaN(v) && !math.IsInf(v, 0) {
+					top = math.Max(top, v)
+				}
+			}
+		}
+		spec.ymin, spec.ymax = niceRange(false, clipBelow(main, top-120), clipBelow(ov, top-120))
+	case plotPhase:
+		unit = "∠H/π vs ω/π"
+	case plotDelay:
+		unit = "samples vs ω/π"
+		spec.ymin, spec.ymax = niceRange(true, main, ov)
+	}
+	if k == plotPhase {
+		spec.ymin, spec.ymax = -1, 1
+	}
+	return spec, unit
+}
+
+// scaleOmega returns ω/π.
+func scaleOmega(omega []float64) []float64 {
+	out := make([]float64, len(omega))
+	for i, w := range omega {
+		out[i] = w / math.Pi
+	}
+	return out
+}
+
+func trimZeros(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}
+
+// pzLimit is the largest radius the pole-zero plot extends to; farther zeros are counted.
+const pzLimit = 3.0
+
+// pzChart draws the unit circle, poles (×) and zeros (○), the selected pole as ⊗, and the
+// overlay's poles (+) and zeros (o). The x range is widened so that the circle is round in
+// cells twice as tall as they are wide.
+func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, string) {
+	st := p.m.st
+	if d.kernel {
+		return placeText(w, h, st.dim.Render(wrap("a kernel has no poles or zeros: distil it into a filter (D)", w-2))), ""
+	}
+	if d.pz == nil {
+		return placeText(w, h, st.dim.Render("computing…")), ""
+	}
+	if d.pz.err != nil {
+		return placeText(w, h, st.err.Render(wrap(d.pz.err.Error(), w-2))), ""
+	}
+	R := 1.15
+	off := 0
+	grow := func(roots []complex128) {
+		for _, r := range roots {
+			a := cmplx.Abs(r)
+			if a > pzLimit || math.IsNaN(a) {
+				off++
+				continue
+			}
+			R = math.Max(R, 1.08*a)
+		}
+	}
+	grow(d.pz.poles)
+	grow(d.pz.zeros)
+	if overlay && d.ovPZ != nil {
+		grow(d.ovPZ.poles)
+		grow(d.ovPZ.zeros)
+	}
+	// Cells are about twice as tall as wide: a round circle needs a graph twice as many
+	// columns as rows. Shrink whichever side is too long and centre the chart. The y range
+	// is ±k·s with k ticks of a round step s on each side of 0, so 0 and ±1 get labels.
+	const labelW = 5
+	gw, gh := max(4, w-labelW-1), max(2, h-1)
+	k := 1
+	if gh >= 8 {
+		k = 2
+	}
+	s := 5.0
+	for _, c := range []float64{0.25, 0.5, 0.6, 0.75, 1, 1.5, 2, 2.5} {
+		if float64(k)*c >= R {
+			s = c
+			break
+		}
+	}
+	R = float64(k) * s
+	gh = max(2*k, gh/(2*k)*(2*k)) // a multiple of 2k rows, so the ticks land on rows
+	if gw > 2*gh+2 {
+		gw = 2*gh + 2
+	} else if g := max(2*k, gw/2/(2*k)*(2*k)); g < gh {
+		gh = g
+	}
+	cw, ch := gw+labelW+1, gh // no x axis (the circle is the scale), so the graph is ch rows
+	Rx := R * float64(gw) / float64(2*gh)
+	spec := chartSpec{xmin: -Rx, xmax: Rx, ymin: -R, ymax: R, unitCircle: true, ystep: gh / (2 * k), xstep: -1,
+		yfmt: func(_ int, v float64) string { return trimZeros(fmt.Sprintf("%.2f", v)) }}
+	if overlay && d.ovPZ != nil {
+		for _, z := range d.ovPZ.zeros {
+			spec.markers = append(spec.markers, marker{real(z), imag(z), 'o', st.overlay})
+		}
+		for _, q := range d.ovPZ.poles {
+			spec.markers = append(spec.markers, marker{real(q), imag(q), '+', st.overlay})
+		}
+	}
+	for _, z := range d.pz.zeros {
+		spec.markers = append(spec.markers, marker{real(z), imag(z), '○', st.zero})
+	}
+	for _, q := range d.pz.poles {
+		spec.markers = append(spec.markers, marker{real(q), imag(q), '×', st.pole})
+	}
+	extra := ""
+	if !d.pz.haveZeros {
+		extra = st.dim.Render("zeros…")
+	}
+	if sel, ok := p.selectedPole(d.pz); ok {
+		q := d.pz.poles[sel]
+		spec.markers = append(spec.markers, marker{real(q), imag(q), '⊗', st.poleSel})
+		if j := filters.Partner(d.pz.poles, sel); j >= 0 {
+			c := d.pz.poles[j]
+			spec.markers = append(spec.markers, marker{real(c), imag(c), '⊗', st.poleSel})
+		}
+		extra = strings.TrimSpace(extra + " " + st.accent.Render(fmt.Sprintf("⊗ %.4g∠%.3gπ", cmplx.Abs(q), cmplx.Phase(q)/math.Pi)))
+	}
+	if off > 0 {
+		extra = strings.TrimSpace(extra + " " + st.dim.Render(fmt.Sprintf("%d off-plot", off)))
+	}
+	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Top, drawChart(spec, cw, ch, st)), extra
+}
+
+// selectedPole returns the index in pz.poles of the selected pole.
+func (p *plotsPane) selectedPole(pz *pzData) (int, bool) {
+	if pz == nil || !pz.havePoles {
+		return 0, false
+	}
+	reps := poleReps(pz.poles)
+	if len(reps) == 0 {
+		return 0, false
+	}
+	if p.poleSel >= len(reps) {
+		p.poleSel = len(reps) - 1
+	}
+	if p.poleSel < 0 {
+		p.poleSel = 0
+	}
+	return reps[p.poleSel], true
+}
+
+// placeText centres text in a w×h block.
+func placeText(w, h int, text string) string {
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Center, text)
+}
+
+// wrap breaks text into lines of at most width cells.
+func wrap(text string, width int) string {
+	if width < 8 {
+		return text
+	}
+	return lipgloss.NewStyle().Width(width).Render(text)
+}
+
+// clipBelow returns v with every value below floor raised to floor.
+func clipBelow(v []float64, floor float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = math.Max(x, floor)
+	}
+	return out
+}

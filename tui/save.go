@@ -1,0 +1,384 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ssmlab/ssmlab/sessions"
+)
+
+// Saving, opening and quitting. The session is saved whole, to the file it was opened from
+// or saved to (ctrl+s, :w, :save-session) or as another (:save-session PATH), from a snapshot
+// (sessions.Session.Clone) in a command; one write of the session or its autosave is in
+// flight at a time (diskState), so that they never race.
+
+// afterSave is what waits on a save: quitting, or opening another session in this one's place.
+type afterSave struct {
+	quit     bool
+	open     *sessions.Session
+	openPath string
+}
+
+// saveReq is a save of the session: where, and whether over a file that changed on disk or
+// another that exists.
+type saveReq struct {
+	path string
+	over bool
+	then afterSave
+}
+
+// sessionSavedMsg reports a save of the session: the generation it saved.
+type sessionSavedMsg struct {
+	req   saveReq
+	gen   uint64
+	items int
+	err   error
+}
+
+func saveSessionCmd(st Store, snap *sessions.Session, r saveReq) tea.Cmd {
+	return func() tea.Msg {
+		err := safely("save", func() error { return st.SaveSession(snap, r.path, r.over) })
+		return sessionSavedMsg{req: r, gen: snap.Generation(), items: len(snap.Order()), err: err}
+	}
+}
+
+// snapshot is the session as it is now, UI state included, for a write in the background.
+func (m *Model) snapshot() *sessions.Session {
+	m.sess.SetUI(m.uiState())
+	return m.sess.Clone()
+}
+
+// saveSession saves the session to path, or to its own file when path is "" (asking where
+// when it has none).
+func (m *Model) saveSession(path string, over bool, then afterSave) tea.Cmd {
+	if path == "" {
+		path = m.sess.Path
+	}
+	if path == "" {
+		m.openDialog(newPrompt("save the session", "path (a session file, .ssmlab):", defaultPath(m.dir, "session", sessions.Extension),
+			func(m *Model, text string) tea.Cmd {
+				if text == "" {
+					return nil
+				}
+				return m.saveSession(expandHome(text), false, then)
+			}))
+		return nil
+	}
+	r := saveReq{path: path, over: over, then: then}
+	if m.disk.busy {
+		m.disk.queued = &r
+		return nil
+	}
+	m.disk.busy = true
+	m.setStatus(levelInfo, "saving the session to "+path+"…")
+	return saveSessionCmd(m.deps.Store, m.snapshot(), r)
+}
+
+func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
+	m.disk.busy = false
+	r := msg.req
+	var changed *sessions.ChangedError
+	var exists *ExistsError
+	switch {
+	case errors.As(msg.err, &changed):
+		m.askOverwrite(r, changed.Error()+".")
+	case errors.As(msg.err, &exists):
+		m.askOverwrite(r, r.path+" exists and is not this session's file.")
+	case msg.err != nil:
+		m.setError(msg.err)
+		if r.then.quit {
+			m.setStatus(levelError, "not quitting: "+oneLine(msg.err))
+		}
+	default:
+		m.sess.MarkSaved(r.path, msg.gen)
+		done := fmt.Sprintf("saved the session (%d item(s)) to %s", msg.items, r.path)
+		m.setStatus(levelOK, done)
+		switch {
+		case r.then.quit:
+			m.exitNotes = append(m.exitNotes, done)
+			return m.quit(quitClean)
+		case r.then.open != nil:
+			return m.install(r.then.open, r.then.openPath)
+		}
+	}
+	return m.idle()
+}
+
+// askOverwrite asks whether a save may overwrite what it refused to.
+func (m *Model) askOverwrite(r saveReq, why string) {
+	m.openDialog(&confirm{title: "overwrite?", body: why + "\n\no overwrites it · esc cancels (:save-session PATH saves elsewhere)",
+		choices: []choice{{keys: []string{"o", "O"}, run: func(m *Model) tea.Cmd {
+			r.over = true
+			return m.saveSession(r.path, true, r.then)
+		}}},
+		cancel: func(m *Model) { m.setStatus(levelInfo, "not saved") }})
+}
+
+// idle starts what waited for the write in flight to end: a save asked for meanwhile, or
+// the quit.
+func (m *Model) idle() tea.Cmd {
+	d := &m.disk
+	if d.busy {
+		return nil
+	}
+	if r := d.queued; r != nil {
+		d.queued = nil
+		return m.saveSession(r.path, r.over, r.then)
+	}
+	if q := d.quitWhenIdle; q != quitNone {
+		d.quitWhenIdle = quitNone
+		return m.quit(q)
+	}
+	return nil
+}
+
+// unsavedNames names the items with unsaved changes.
+func (m *Model) unsavedNames() []string {
+	var names []string
+	for _, e := range m.entries() {
+		if e.dirty {
+			names = append(names, e.name)
+		}
+	}
+	return names
+}
+
+// askQuit quits, or asks first when there is unsaved work: save it to the session (and
+// quit), discard it (and quit), or stay.
+func (m *Model) askQuit() tea.Cmd {
+	if !m.sess.Dirty() {
+		return m.quit(quitClean)
+	}
+	what := "unsaved changes"
+	if names := m.unsavedNames(); len(names) > 0 {
+		what = fmt.Sprintf("%d unsaved: %s", len(names), strings.Join(names, ", "))
+	}
+	where := "to " + m.sess.Path
+	if m.sess.Path == "" {
+		where = "(it asks where)"
+	}
+	body := fmt.Sprintf("%s\n\ns saves the session %s and quits · d discards the changes and quits · esc stays", what, where)
+	if n := m.running(); n > 0 {
+		body += fmt.Sprintf("\n%d running job(s) will be cancelled", n)
+	}
+	stay := func(m *Model) { m.setStatus(levelInfo, "not quitting") }
+	m.openDialog(&confirm{title: "quit ssmlab?", body: body, cancel: stay, choices: []choice{
+		{keys: []string{"s", "S", "y", "Y"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{quit: true}) }},
+		{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd { return m.quit(quitDiscard) }},
+		// a second ctrl+c is the way out that always works; the work stays for recovery
+		{keys: []string{"ctrl+c"}, run: func(m *Model) tea.Cmd { return m.quit(quitKeep) }},
+		{keys: []string{"n", "N", "c"}, run: func(m *Model) tea.Cmd { stay(m); return nil }},
+	}})
+	return nil
+}
+
+// quitHow is what a quit does with the autosave.
+type quitHow int
+
+const (
+	quitNone    quitHow = iota
+	quitClean           // nothing unsaved: an autosave is removed
+	quitDiscard         // the user discarded the changes: so is the autosave
+	quitKeep            // the changes stay in the autosave, for recovery at the next start
+)
+
+// quit cancels the jobs and ends the program once no write is in flight, removing or
+// completing the autosave as how says.
+func (m *Model) quit(how quitHow) tea.Cmd {
+	m.cancelJobs()
+	m.closeDialog()
+	if m.disk.busy {
+		m.disk.quitWhenIdle = how
+		return nil
+	}
+	m.quitting = true
+	s := m.snapshot()
+	switch {
+	case how == quitKeep && m.disk.interval >= 0:
+		dir := m.disk.dir
+		return func() tea.Msg {
+			_, _ = s.Autosave(dir) // best effort: the earlier autosave stays if this fails
+			return tea.QuitMsg{}
+		}
+	case how != quitKeep:
+		return func() tea.Msg {
+			s.RemoveAutosave()
+			return tea.QuitMsg{}
+		}
+	}
+	return tea.Quit
+}
+
+// open reads a file: a session to open in this one's place, or items to add to it.
+func (m *Model) open(path string) tea.Cmd {
+	m.setStatus(levelInfo, "opening "+path+"…")
+	return openFile(m.deps.Store, expandHome(path))
+}
+
+func (m *Model) onOpen(msg openMsg) tea.Cmd {
+	switch {
+	case msg.err != nil:
+		m.setError(msg.err)
+	case msg.opened.Session != nil:
+		return m.openSession(msg.path, msg.opened.Session)
+	default:
+		m.onImport(msg.path, msg.opened.Items)
+	}
+	return nil
+}
+
+// openSession opens s in this session's place, asking first what to do with unsaved changes.
+func (m *Model) openSession(path string, s *sessions.Session) tea.Cmd {
+	if !m.sess.Dirty() {
+		return m.install(s, path)
+	}
+	body := fmt.Sprintf("this session has unsaved changes.\n\ns saves them first · d discards them · esc stays in this session")
+	if n := m.running(); n > 0 {
+		body += fmt.Sprintf("\n%d running job(s) will be cancelled", n)
+	}
+	m.openDialog(&confirm{title: "open " + path + "?", body: body,
+		cancel: func(m *Model) { m.setStatus(levelInfo, "not opened: "+path) },
+		choices: []choice{
+			{keys: []string{"s", "S"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{open: s, openPath: path}) }},
+			{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd {
+				old := m.sess
+				return tea.Batch(m.install(s, path), func() tea.Msg { old.RemoveAutosave(); return nil })
+			}},
+		}})
+	return nil
+}
+
+// install makes s the workbench's session, shown as it was saved.
+func (m *Model) install(s *sessions.Session, path string) tea.Cmd {
+	m.cancelJobs()
+	m.sess, m.cache = s, map[string]*item{}
+	m.commit.id = ""
+	m.disk.gen = 0
+	m.readJobs()
+	m.restoreUI(s.UI)
+	m.setStatus(levelOK, fmt.Sprintf("opened %s (%s)", path, s.Summary()))
+	return m.askOutside()
+}
+
+// askOutside asks whether to read the linked targets of the session whose files lie outside
+// its directory: a session file from elsewhere could otherwise make ssmlab read any file.
+func (m *Model) askOutside() tea.Cmd {
+	var ids, lines []string
+	for _, t := range m.sess.Targets {
+		var oe *sessions.OutsideError
+		if errors.As(t.Err, &oe) {
+			ids = append(ids, t.ID)
+			lines = append(lines, fmt.Sprintf("  %s: %s → %s", t.Name, oe.Path, oe.File))
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	dir := filepath.Dir(m.sess.Path)
+	body := fmt.Sprintf("the session links %d target(s) to files outside its directory %s:\n%s\n\n"+
+		"a session from elsewhere could make ssmlab read any file you can. y reads them · n leaves them unread",
+		len(ids), dir, strings.Join(lines, "\n"))
+	s := m.sess
+	m.openDialog(&confirm{title: "read files outside the session's directory?", body: body,
+		cancel: func(m *Model) { m.setStatus(levelWarn, fmt.Sprintf("%d linked target(s) left unread", len(ids))) },
+		choices: []choice{
+			{keys: []string{"y", "Y"}, run: func(m *Model) tea.Cmd { return readOutside(s, s.Clone(), ids) }},
+			{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd {
+				m.setStatus(levelWarn, fmt.Sprintf("%d linked target(s) left unread", len(ids)))
+				return nil
+			}},
+		}})
+	return nil
+}
+
+// outsideReadMsg carries the linked targets read once allowed.
+type outsideReadMsg struct {
+	s       *sessions.Session // the session they belong to
+	targets []sessions.Target
+}
+
+// readOutside reads the linked targets ids of s, on its clone c.
+func readOutside(s, c *sessions.Session, ids []string) tea.Cmd {
+	return func() tea.Msg {
+		msg := outsideReadMsg{s: s}
+		_ = safely("read", func() error {
+			for _, id := range ids {
+				_ = c.ReadOutside(id) // a failure stays in the target's Err
+				if t, ok := c.Target(id); ok {
+					msg.targets = append(msg.targets, t)
+				}
+			}
+			return nil
+		})
+		return msg
+	}
+}
+
+// onOutsideRead puts the kernels read into the session's linked targets: reading them
+// changes nothing the session saves (a linked target keeps only its source).
+func (m *Model) onOutsideRead(msg outsideReadMsg) {
+	n := 0
+	for _, t := range msg.targets {
+		if k, i := m.sess.Lookup(t.ID); k == sessions.KindTarget && m.sess.Targets[i].Linked {
+			m.sess.Targets[i].Kernels, m.sess.Targets[i].Err = t.Kernels, t.Err
+			if t.Err == nil {
+				n++
+			} else {
+				m.setError(t.Err)
+			}
+		}
+	}
+	if n > 0 {
+		m.setStatus(levelOK, fmt.Sprintf("read %d linked target(s) from outside the session's directory", n))
+	}
+}
+
+// askSave asks where to save the selected filter as a filter file.
+func (m *Model) askSave() error {
+	e := m.selected()
+	if e == nil {
+		return errNoSelection
+	}
+	path := e.origin.File
+	if path == "" {
+		path = defaultPath(m.dir, e.name, ".json")
+	}
+	id := e.id
+	m.openDialog(newPrompt("save "+e.name, "path (a filter file, JSON):", path, func(m *Model, text string) tea.Cmd {
+		e := m.entry(id)
+		if e == nil || text == "" {
+			return nil
+		}
+		cmd, err := m.saveFilter(e, expandHome(text))
+		m.setError(err)
+		return cmd
+	}))
+	return nil
+}
+
+// saveFilter writes a filter or bank to a filter file.
+func (m *Model) saveFilter(e *entry, path string) (tea.Cmd, error) {
+	if e.kind == kindKernel {
+		return nil, errors.New("kernels cannot be saved as filter files: ctrl+s saves them with the session")
+	}
+	m.setStatus(levelInfo, "saving "+path+"…")
+	return saveItem(m.deps.Store, e.id, path, e.stored()), nil
+}
+
+// expandHome replaces a leading ~ by the home directory.
+func expandHome(path string) string {
+	rest, ok := strings.CutPrefix(path, "~")
+	if !ok || (rest != "" && !strings.HasPrefix(rest, "/")) {
+		return path
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return path
+	}
+	return filepath.Join(home, rest)
+}

@@ -1,0 +1,388 @@
+package tui
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
+)
+
+// The workbench keeps its work in a sessions.Session: these tests save, reopen, autosave and
+// recover it (issue 21, items 1 to 3, 11 and 15).
+
+// writeSession writes a session of one filter, "start", to dir/name and returns its path.
+func writeSession(t *testing.T, dir, name string) string {
+	t.Helper()
+	s := sessions.New()
+	f, _ := pairZPK(0.8)
+	if _, err := s.AddFilter(filters.Document{Name: "start", Filter: f}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// openModel is a workbench of w×h cells opened on file, as `ssmlab FILE` opens it, with
+// autosave in autosaveDir ("": off).
+func openModel(t *testing.T, file, autosaveDir string, w, h int) *Model {
+	t.Helper()
+	interval := time.Duration(-1)
+	if autosaveDir != "" {
+		interval = time.Nanosecond
+	}
+	m := New(Options{File: file, Deps: testDeps(nil), ProgressInterval: -1, Length: 64, Dir: t.TempDir(),
+		AutosaveDir: autosaveDir, AutosaveInterval: interval})
+	send(t, m, tea.WindowSizeMsg{Width: w, Height: h})
+	runCmd(t, m, m.Init(), 0)
+	return m
+}
+
+func loadSession(t *testing.T, path string) *sessions.Session {
+	t.Helper()
+	s, err := sessions.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func names(s *sessions.Session) []string {
+	var out []string
+	for _, id := range s.Order() {
+		if e, ok := s.Filter(id); ok {
+			out = append(out, e.Name)
+		} else if t, ok := s.Target(id); ok {
+			out = append(out, t.Name)
+		}
+	}
+	return out
+}
+
+// TestSaveToOpenedSession: opened from s1.ssmlab, ctrl+s and :w save to it, q with unsaved
+// work saves to it too; :save-session PATH saves as PATH, which is the session's file from
+// then on (issue 21 item 2: "q, s wrote resonator2.json and left s1.ssmlab unchanged").
+func TestSaveToOpenedSession(t *testing.T) {
+	dir := t.TempDir()
+	s1 := writeSession(t, dir, "s1.ssmlab")
+	m := openModel(t, s1, "", 120, 40)
+	if m.sess.Path != s1 || m.selected().name != "start" {
+		t.Fatalf("opened %q, selected %+v", m.sess.Path, m.selected())
+	}
+	addPreset(t, m, "pair")
+	if !strings.Contains(screen(m), "1 unsaved") {
+		t.Errorf("no unsaved mark:\n%s", screen(m))
+	}
+	keys(t, m, "ctrl+s")
+	if got := names(loadSession(t, s1)); !slices.Equal(got, []string{"start", "pair"}) {
+		t.Fatalf("ctrl+s saved %v (status %q)", got, m.status.text)
+	}
+	if m.sess.Dirty() || strings.Contains(screen(m), "unsaved") {
+		t.Errorf("saved, yet unsaved:\n%s", screen(m))
+	}
+	addPreset(t, m, "ring")
+	keys(t, m, ":")
+	typeText(t, m, "w")
+	keys(t, m, "enter")
+	if got := names(loadSession(t, s1)); len(got) != 3 {
+		t.Fatalf(":w saved %v (status %q)", got, m.status.text)
+	}
+	s2 := filepath.Join(dir, "s2.ssmlab")
+	keys(t, m, ":")
+	typeText(t, m, "save-session "+s2)
+	keys(t, m, "enter")
+	if m.sess.Path != s2 || len(loadSession(t, s2).Order()) != 3 {
+		t.Fatalf("save-session PATH: session path %q, status %q", m.sess.Path, m.status.text)
+	}
+	// q with unsaved work: s saves to the session's file and quits
+	addPreset(t, m, "dense2")
+	keys(t, m, "q")
+	c, ok := dialogOf[*confirm](m)
+	if !ok || !strings.Contains(c.body, "dense2") || !strings.Contains(c.body, "to "+s2) {
+		t.Fatalf("q asked %T %q", m.dialog, c.body)
+	}
+	keys(t, m, "s")
+	if !m.quitting || len(loadSession(t, s2).Order()) != 4 || len(loadSession(t, s1).Order()) != 3 {
+		t.Fatalf("q, s: quitting %v, status %q", m.quitting, m.status.text)
+	}
+	if _, err := os.Stat(filepath.Join(m.dir, "dense2.json")); !os.IsNotExist(err) {
+		t.Errorf("q, s wrote a filter file: %v", err)
+	}
+}
+
+// TestSaveNoticesChangeOnDisk: a save over the session's file that another program changed
+// since it was opened asks first (issue 21 item 11); so does a save as a file that exists.
+func TestSaveNoticesChangeOnDisk(t *testing.T) {
+	dir := t.TempDir()
+	s1 := writeSession(t, dir, "s1.ssmlab")
+	m := openModel(t, s1, "", 120, 40)
+	addPreset(t, m, "pair")
+	// another writer adds an item
+	if err := sessions.Update(s1, func(s *sessions.Session) error {
+		f, _ := pairZPK(0.5)
+		_, err := s.AddFilter(filters.Document{Name: "theirs", Filter: f})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	keys(t, m, "ctrl+s")
+	c, ok := dialogOf[*confirm](m)
+	if !ok || !strings.Contains(c.body, "changed on disk") {
+		t.Fatalf("no question: %T, status %q", m.dialog, m.status.text)
+	}
+	keys(t, m, "esc")
+	if got := names(loadSession(t, s1)); !slices.Equal(got, []string{"start", "theirs"}) || !m.sess.Dirty() {
+		t.Fatalf("esc: the file holds %v", got)
+	}
+	keys(t, m, "ctrl+s", "o")
+	if got := names(loadSession(t, s1)); !slices.Equal(got, []string{"start", "pair"}) || m.sess.Dirty() {
+		t.Fatalf("o: the file holds %v, status %q", got, m.status.text)
+	}
+	// save as a file that exists
+	other := writeSession(t, dir, "other.ssmlab")
+	keys(t, m, ":")
+	typeText(t, m, "save-session "+other)
+	keys(t, m, "enter")
+	if c, ok := dialogOf[*confirm](m); !ok || !strings.Contains(c.body, "exists") {
+		t.Fatalf("save as an existing file: %T, status %q", m.dialog, m.status.text)
+	}
+	keys(t, m, "o")
+	if got := names(loadSession(t, other)); len(got) != 2 || m.sess.Path != other {
+		t.Fatalf("overwrote %v", got)
+	}
+}
+
+// distilledSession is a workbench with a filter, kernels and a distilled result of the
+// filter, shown with a view worth restoring: the result selected, in zpk form, the phase
+// plot off, L = 128, a bank channel and a renamed item.
+func distilledSession(t *testing.T, autosaveDir string) *Model {
+	t.Helper()
+	m := openModel(t, "", autosaveDir, 160, 48)
+	addPreset(t, m, "ring")
+	addKernels(t, m, "kernels", [][]float64{{1, 0.5, 0.25, 0.125}, {0, 1, 0, 0.5}})
+	addPreset(t, m, "bank")
+	keys(t, m, "]") // its second channel
+	keys(t, m, "r", "ctrl+u")
+	typeText(t, m, "my bank")
+	keys(t, m, "enter", "up", "up") // the ring
+	keys(t, m, "D", "enter")        // the fake runner's fit: ring~rtf7
+	m.setFocus(paneJobs)
+	keys(t, m, "enter") // shows the result over its target
+	keys(t, m, "tab", "tab", "tab", "6")
+	m.setFocus(panePlots)
+	keys(t, m, "3", ">")
+	if m.selected().name != "ring~rtf7" || m.plots.data().ovName != "ring" || m.repr.tab != filters.FormZPK {
+		t.Fatalf("setup: selected %q over %q, tab %q", m.selected().name, m.plots.data().ovName, m.repr.tab)
+	}
+	return m
+}
+
+// withoutStatus is the screen without its status line, whose message says what was done last.
+func withoutStatus(m *Model) string {
+	lines := strings.Split(screen(m), "\n")
+	return strings.Join(append(lines[:len(lines)-2:len(lines)-2], lines[len(lines)-1]), "\n")
+}
+
+// TestSessionKeepsEverything: a session file keeps every item in order, each result's link
+// to its target and its job (spec, status, report, log) and the view, and reopens as it was
+// saved: o (overlay on target) works on the result, the jobs pane shows the job (issue 21
+// item 3).
+func TestSessionKeepsEverything(t *testing.T) {
+	m := distilledSession(t, "")
+	path := filepath.Join(t.TempDir(), "work.ssmlab")
+	keys(t, m, ":")
+	typeText(t, m, "save-session "+path)
+	keys(t, m, "enter")
+	want := withoutStatus(m)
+
+	s := loadSession(t, path)
+	if got := names(s); !slices.Equal(got, []string{"ring", "kernels", "my bank", "ring~rtf7"}) {
+		t.Errorf("order %v", got)
+	}
+	if len(s.Jobs) != 1 {
+		t.Fatalf("%d jobs", len(s.Jobs))
+	}
+	j := s.Jobs[0]
+	res, _ := s.Filter(j.Result)
+	if j.Status != sessions.JobDone || j.Target != s.Order()[0] || res.Name != "ring~rtf7" || res.Origin.Target != j.Target ||
+		res.Origin.Job != j.ID || len(j.Log) != 2 || !strings.Contains(string(j.Spec), `"order":7`) || !strings.Contains(string(j.Report), `"max_rel_error":0.125`) {
+		t.Errorf("job %+v, result %+v", j, res)
+	}
+	if s.UI.Selected != j.Result || s.UI.FormTab != "zpk" || slices.Contains(s.UI.Plots, "phase") {
+		t.Errorf("UI %+v", s.UI)
+	}
+
+	m2 := openModel(t, path, "", 160, 48)
+	if got := withoutStatus(m2); got != want {
+		t.Errorf("reopened, the screen differs:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+	if m2.sess.Dirty() {
+		t.Error("a session just opened is unsaved")
+	}
+	// o turns the overlay of the result's target off and on
+	m2.setFocus(panePlots)
+	keys(t, m2, "o")
+	if m2.plots.data().ovName != "" {
+		t.Error("o did not turn the overlay off")
+	}
+	keys(t, m2, "o")
+	if d := m2.plots.data(); d.ovName != "ring" || d.ovResp == nil {
+		t.Errorf("o: the overlay is %q", d.ovName)
+	}
+}
+
+// autosaveFiles lists the autosave files in dir.
+func autosaveFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*"+sessions.Extension))
+	return m
+}
+
+// TestAutosaveAndRecovery: every change is autosaved (0600, in a 0700 directory) before the
+// next one is made; at the next start the autosave left by a killed workbench is offered and
+// recovery shows exactly what was on screen; saving or a clean quit removes the autosave
+// (issue 21 item 1).
+func TestAutosaveAndRecovery(t *testing.T) {
+	auto := filepath.Join(t.TempDir(), "state", "autosave")
+	if err := os.MkdirAll(auto, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	m := distilledSession(t, auto)
+	files := autosaveFiles(t, auto)
+	if len(files) != 1 {
+		t.Fatalf("autosaves %v", files)
+	}
+	for _, c := range []struct {
+		name string
+		want os.FileMode
+	}{{auto, 0o700}, {files[0], 0o600}} {
+		if fi, err := os.Stat(c.name); err != nil || fi.Mode().Perm() != c.want {
+			t.Errorf("%s: mode %v, want %v (%v)", c.name, fi.Mode().Perm(), c.want, err)
+		}
+	}
+	want := withoutStatus(m)
+	// The process is killed: its autosave stays. (A copy stands for it: this process holds
+	// the file's lock, as a running workbench does, and a killed one would not.)
+	killed := filepath.Join(t.TempDir(), "autosave")
+	os.MkdirAll(killed, 0o700)
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(killed, filepath.Base(files[0])), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m2 := openModel(t, "", killed, 160, 48)
+	d, ok := dialogOf[*recoverDialog](m2)
+	if !ok || !strings.Contains(screen(m2), "an untitled session") || !strings.Contains(screen(m2), "3 filters, 1 target, 1 job") {
+		t.Fatalf("no offer to recover:\n%s", screen(m2))
+	}
+	_ = d
+	keys(t, m2, "enter")
+	if got := withoutStatus(m2); got != want {
+		t.Errorf("recovered, the screen differs:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+	if !m2.sess.Dirty() || !strings.Contains(m2.status.text, "recovered an untitled session") {
+		t.Errorf("recovered: dirty %v, status %q", m2.sess.Dirty(), m2.status.text)
+	}
+	// saving removes the autosave; so does a clean quit of the first workbench
+	path := filepath.Join(t.TempDir(), "r.ssmlab")
+	keys(t, m2, ":")
+	typeText(t, m2, "save-session "+path)
+	keys(t, m2, "enter")
+	if left := autosaveFiles(t, killed); len(left) != 0 || m2.sess.Dirty() {
+		t.Errorf("saved, yet autosaves %v remain", left)
+	}
+	keys(t, m, "q", "d")
+	if left := autosaveFiles(t, auto); len(left) != 0 || !m.quitting {
+		t.Errorf("quit discarding: autosaves %v remain", left)
+	}
+}
+
+// TestAutosaveFollowsEveryChange: after each change the autosave holds it.
+func TestAutosaveFollowsEveryChange(t *testing.T) {
+	auto := t.TempDir()
+	m := openModel(t, "", auto, 120, 40)
+	if files := autosaveFiles(t, auto); len(files) != 0 {
+		t.Fatalf("a clean session autosaved: %v", files)
+	}
+	holds := func(want ...string) {
+		t.Helper()
+		files := autosaveFiles(t, auto)
+		if len(files) != 1 {
+			t.Fatalf("autosaves %v", files)
+		}
+		data, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := sessions.Unmarshal(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := names(s); !slices.Equal(got, want) {
+			t.Errorf("the autosave holds %v, want %v", got, want)
+		}
+	}
+	keys(t, m, ":")
+	typeText(t, m, "preset pair")
+	keys(t, m, "enter")
+	holds("pair")
+	keys(t, m, ":")
+	typeText(t, m, "rename x")
+	keys(t, m, "enter")
+	holds("x")
+	keys(t, m, "y")
+	holds("x", "x-copy")
+}
+
+// TestOutsideTargetsAsk: a session whose linked target lies outside its directory asks
+// before reading it (issue 21 item 15).
+func TestOutsideTargetsAsk(t *testing.T) {
+	root := t.TempDir()
+	elsewhere := filepath.Join(root, "elsewhere")
+	here := filepath.Join(root, "here")
+	os.MkdirAll(elsewhere, 0o755)
+	os.MkdirAll(here, 0o755)
+	k, _ := kernelArray([][]float64{{1, 0.5, 0.25}})
+	if _, err := sessions.ExportFile(filepath.Join(elsewhere, "secret.npy"), []sessions.Item{{Target: &sessions.Target{Name: "k", Kernels: k}}},
+		sessions.ExportOptions{Format: sessions.ExportNPY}); err != nil {
+		t.Fatal(err)
+	}
+	s := sessions.New()
+	if _, err := s.AddTarget(sessions.Target{Name: "secret", Linked: true, Source: &sessions.Source{Path: "../elsewhere/secret.npy"}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(here, "s.ssmlab")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, answer := range []string{"n", "y"} {
+		m := openModel(t, path, "", 120, 40)
+		c, ok := dialogOf[*confirm](m)
+		if !ok || !strings.Contains(c.body, "../elsewhere/secret.npy") {
+			t.Fatalf("no question: %T, status %q", m.dialog, m.status.text)
+		}
+		keys(t, m, answer)
+		e := m.selected()
+		switch answer {
+		case "n":
+			if e.problem() == nil || !strings.Contains(screen(m), "unread") {
+				t.Errorf("n read the target:\n%s", screen(m))
+			}
+		case "y":
+			if e.problem() != nil || len(e.kernel()) != 3 || m.sess.Dirty() {
+				t.Errorf("y: kernels %v, problem %v, dirty %v", e.kernel(), e.problem(), m.sess.Dirty())
+			}
+		}
+	}
+}
