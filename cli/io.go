@@ -438,7 +438,8 @@ and view; docs/formats.md describes it. ssmlab FILE.ssmlab opens it in the workb
 		Use:   "info FILE [--json]",
 		Short: "Summarise a session file",
 		Long: `Info prints what the session file FILE holds: one line per filter, bank, target and job
-with its ID, name and size, and the workbench's selection. --json prints it as JSON.
+with its ID, name and size (a job's status, the target it fits and the filter it made), and
+the workbench's selection. --json prints it as JSON.
 
 A linked target's source is read only from under the session file's directory: one named
 by an absolute path, through "..", or by a link out of the directory is listed with its

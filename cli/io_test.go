@@ -232,6 +232,19 @@ func TestExportUsage(t *testing.T) {
 	}
 }
 
+// TestSessionInfoJobs: session info lists a job with its status, the target it fits and the
+// filter it made, as the workbench saves them.
+func TestSessionInfoJobs(t *testing.T) {
+	path := writeText(t, t.TempDir(), "jobs.ssmlab", `{"format": "ssmlab-session", "version": 2,
+	  "filters": [{"id": "f2", "origin": {"target": "t1", "job": "j3"}, "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}}],
+	  "targets": [{"id": "t1", "name": "k", "kernels": [1, 0.5]}],
+	  "jobs": [{"id": "j3", "kind": "distill", "status": "done", "target": "t1", "result": "f2", "spec": {"order": 1}, "report": {"max_rel_error": 0.01}, "log": ["started", "done"]}]}`)
+	r := run(t, "", "session", "info", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "1 filter, 1 target, 1 job") || !strings.Contains(r.stdout, "j3    distill  done, fits t1, made f2, spec 11 B, report 22 B") {
+		t.Errorf("session info:\n%v", r)
+	}
+}
+
 func TestSessionInfoErrors(t *testing.T) {
 	dir := t.TempDir()
 	newer := writeText(t, dir, "new.ssmlab", `{"format": "ssmlab-session", "version": 3}`)

@@ -223,7 +223,10 @@ tf (rational transfer function, RTF) and zpk (zeros, poles, gain). A file holds 
 or a bank of channels of one form; docs/formats.md describes the JSON.
 
 Run with no arguments, or with a FILE, in a terminal to open the workbench (the
-terminal UI); without a terminal, no arguments print this help.
+terminal UI); without a terminal, no arguments print this help. The workbench saves its
+session with ctrl+s, autosaves every change within a second to
+$XDG_STATE_HOME/ssmlab/autosave (~/.local/state/ssmlab/autosave), and offers work it did
+not save back at the next start (docs/guide.md, "Your work is safe").
 
 Exit status: 0 on success, 1 when the work fails (bad input, a conversion that cannot
 be done accurately, a non-finite result), 2 when the command line is wrong. Every failure
