@@ -222,14 +222,18 @@ func TestTmuxKillRecover(t *testing.T) {
 	r.start()
 	r.wait("recover unsaved work?", "an untitled session", "1 filter, 0 targets, 0 jobs")
 	r.keys("Enter")
-	after := r.wait("recovered an untitled session")
-	// the screen as it was, but for the status line
+	r.wait("recovered an untitled session")
+	// the screen as it was, but for the status line, once the plots are computed again
 	strip := func(s string) string {
 		lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 		return strings.Join(lines[:len(lines)-2], "\n")
 	}
-	if strip(after) != strip(before) {
-		t.Errorf("recovered, the screen differs:\n--- got\n%s\n--- want\n%s", after, before)
+	deadline := time.Now().Add(10 * time.Second)
+	for after := r.capture(); strip(after) != strip(before); after = r.capture() {
+		if time.Now().After(deadline) {
+			t.Fatalf("recovered, the screen differs:\n--- got\n%s\n--- want\n%s", after, before)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	// saved, the autosave goes; the session holds x
 	r.keys("C-s")
