@@ -299,11 +299,32 @@ func RecoverAutosave(path string) (*Session, error) {
 			s.Targets[i].changed = s.gen
 		}
 	}
+	s.knowOrigin(auto.Saved)
 	if err := s.auto.claim(path); err != nil {
 		return nil, err
 	}
 	s.auto.gen, s.auto.ui = s.gen, s.uiGen
 	return s, nil
+}
+
+// knowOrigin records the version of a recovered session's file that the autosave of time
+// saved follows: the file as it is, unless it was modified after the autosave, so that a
+// save over later work reports a *ChangedError.
+func (s *Session) knowOrigin(saved time.Time) {
+	if s.Path == "" {
+		return
+	}
+	info, err := os.Stat(s.Path)
+	if err != nil {
+		return // gone: saving makes it anew
+	}
+	if info.ModTime().After(saved) {
+		s.disk.set(s.Path, nil, nil) // matches no file: the first save asks
+		return
+	}
+	if data, err := userfile.ReadFile(s.Path); err == nil {
+		s.disk.set(s.Path, info, data)
+	}
 }
 
 // DiscardAutosave removes an autosave file that no running ssmlab holds.

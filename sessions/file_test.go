@@ -3,6 +3,7 @@ package sessions_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,5 +265,33 @@ func TestSourceRelative(t *testing.T) {
 	src := sessions.Source{Path: filepath.Join(dir, "data", "k.npy"), Tensor: "x"}
 	if got := src.Relative(filepath.Join(dir, "sessions")); got.Path != filepath.Join("..", "data", "k.npy") || got.Tensor != "x" {
 		t.Errorf("Relative = %+v", got)
+	}
+}
+
+// TestRecoveredSaveNoticesLaterWork: a recovered session saves over its file when the file
+// is as it was at the autosave, and reports a *ChangedError when it was saved after it.
+func TestRecoveredSaveNoticesLaterWork(t *testing.T) {
+	dir := t.TempDir()
+	for _, later := range []bool{false, true} {
+		origin := filepath.Join(dir, fmt.Sprintf("o%v.ssmlab", later))
+		o := sessions.New()
+		must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
+		if err := o.Save(origin); err != nil {
+			t.Fatal(err)
+		}
+		must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
+		ap := must(o.Autosave(dir))
+		sessions.Abandon(o)
+		if later {
+			stamp := time.Now().Add(time.Hour)
+			os.Chtimes(origin, stamp, stamp)
+		}
+		r := must(sessions.RecoverAutosave(ap))
+		err := r.Save(origin)
+		var ce *sessions.ChangedError
+		if later != errors.As(err, &ce) {
+			t.Errorf("origin saved after the autosave %v: Save gives %v", later, err)
+		}
+		r.RemoveAutosave()
 	}
 }

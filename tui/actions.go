@@ -70,7 +70,7 @@ func (a *app) commitView(e *entry, key viewKey, v *viewData) {
 		a.setError(err)
 		return
 	}
-	e.report, e.reportRev = &rep, a.sess.Changed(e.id)
+	e.report, e.reportRev = &rep, a.entry(e.id).rev
 	a.setStatus(reportLevel(rep), reportSummary(rep))
 }
 
@@ -248,7 +248,7 @@ func (a *app) onSaved(msg savedMsg) {
 		a.setError(msg.err)
 		return
 	}
-	if e := a.entry(msg.id); e != nil {
+	if e := a.entry(msg.id); e != nil && msg.s == a.sess {
 		o := e.origin
 		o.File = msg.path
 		a.setError(a.sess.SetOrigin(e.id, o))

@@ -22,6 +22,10 @@ type app struct {
 	sess *sessions.Session
 	// cache holds each item's view state and computations, by ID.
 	cache map[string]*item
+	// epoch advances by epochStep with each session opened: an entry's generation is the
+	// epoch plus the item's (sessions.Changed), so that a result computed for an item of the
+	// session before, which may have had the same ID, is dropped.
+	epoch uint64
 	// sel is the selected item's ID ("" none); overlay the pinned one's, drawn under the
 	// selection when overlayOn.
 	sel, overlay string
@@ -41,6 +45,9 @@ type app struct {
 }
 
 var errNoSelection = errors.New("no filter selected: add one with a")
+
+// epochStep is far above any generation a session reaches.
+const epochStep = 1 << 40
 
 // maxMessages bounds the message log (M): it keeps what the status line reported.
 const maxMessages = 100
@@ -70,7 +77,7 @@ func (a *app) entry(id string) *entry {
 	if id == "" {
 		return nil
 	}
-	e := &entry{id: id, rev: a.sess.Changed(id), dirty: a.sess.ItemDirty(id)}
+	e := &entry{id: id, rev: a.epoch + a.sess.Changed(id), dirty: a.sess.ItemDirty(id)}
 	switch k, i := a.sess.Lookup(id); k {
 	case sessions.KindFilter:
 		f := a.sess.Filters[i]

@@ -115,8 +115,9 @@ type openMsg struct {
 	err    error
 }
 
-// savedMsg reports a filter written to a filter file.
+// savedMsg reports a filter of session s written to a filter file.
 type savedMsg struct {
+	s    *sessions.Session
 	id   string
 	path string
 	err  error
@@ -312,10 +313,10 @@ func openFile(st Store, path string) tea.Cmd {
 	}
 }
 
-func saveItem(st Store, id, path string, it Item) tea.Cmd {
+func saveItem(st Store, s *sessions.Session, id, path string, it Item) tea.Cmd {
 	return func() tea.Msg {
 		err := safely("save", func() error { return st.Save(path, it) })
-		return savedMsg{id: id, path: path, err: err}
+		return savedMsg{s: s, id: id, path: path, err: err}
 	}
 }
 

@@ -257,6 +257,7 @@ func (m *Model) openSession(path string, s *sessions.Session) tea.Cmd {
 func (m *Model) install(s *sessions.Session, path string) tea.Cmd {
 	m.cancelJobs()
 	m.sess, m.cache = s, map[string]*item{}
+	m.epoch += epochStep
 	m.commit.id = ""
 	m.disk.gen = 0
 	m.readJobs()
@@ -367,7 +368,7 @@ func (m *Model) saveFilter(e *entry, path string) (tea.Cmd, error) {
 		return nil, errors.New("kernels cannot be saved as filter files: ctrl+s saves them with the session")
 	}
 	m.setStatus(levelInfo, "saving "+path+"…")
-	return saveItem(m.deps.Store, e.id, path, e.stored()), nil
+	return saveItem(m.deps.Store, m.sess, e.id, path, e.stored()), nil
 }
 
 // expandHome replaces a leading ~ by the home directory.

@@ -386,3 +386,40 @@ func TestOutsideTargetsAsk(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsOfAnotherSessionAreDropped: a response computed for item f1 of the session open
+// before is not shown for item f1 of the session opened since.
+func TestResultsOfAnotherSessionAreDropped(t *testing.T) {
+	dir := t.TempDir()
+	s1 := writeSession(t, dir, "s1.ssmlab")
+	s2 := sessions.New()
+	ring, _ := ringDiagonal(8, 0.95)
+	if _, err := s2.AddFilter(filters.Document{Name: "other", Filter: ring}); err != nil {
+		t.Fatal(err)
+	}
+	p2 := filepath.Join(dir, "s2.ssmlab")
+	if err := s2.Save(p2); err != nil {
+		t.Fatal(err)
+	}
+	m := openModel(t, s1, "", 120, 40)
+	// the first session's responses at 2L, computed but not delivered
+	m.setFocus(panePlots)
+	_, cmd := m.Update(keyMsg(">"))
+	var old respMsg
+	for _, r := range runTimed(cmd) {
+		if msg, ok := r.msg.(respMsg); ok {
+			old = msg
+		}
+	}
+	if old.id != "f1" {
+		t.Fatalf("no responses for f1: %+v", old)
+	}
+	send(t, m, openFile(fileStore{}, p2)())
+	if e := m.selected(); e.id != "f1" || e.name != "other" {
+		t.Fatalf("opened %+v", e)
+	}
+	send(t, m, old)
+	if e := m.selected(); e.resp == nil || e.resp.r.Impulse[1] != ring.Impulse(128)[1] {
+		t.Errorf("the other session's responses are shown for f1")
+	}
+}
