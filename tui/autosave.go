@@ -199,20 +199,20 @@ func (d *recoverDialog) recover(m *Model) tea.Cmd {
 	}
 }
 
-// discard removes the chosen autosave for good.
+// discard removes the chosen autosave for good, in a command; the dialog lists it no more.
 func (d *recoverDialog) discard(m *Model) tea.Cmd {
 	a := d.list[d.sel]
-	if err := sessions.DiscardAutosave(a.Path); err != nil {
-		m.setError(err)
-		return nil
-	}
-	m.setStatus(levelInfo, "discarded the unsaved work of "+originName(a))
 	d.list = append(d.list[:d.sel], d.list[d.sel+1:]...)
 	d.sel = max(0, min(d.sel, len(d.list)-1))
 	if len(d.list) == 0 {
 		m.closeDialog()
 	}
-	return nil
+	return func() tea.Msg {
+		if err := sessions.DiscardAutosave(a.Path); err != nil {
+			return statusMsg{level: levelError, text: oneLine(err)}
+		}
+		return statusMsg{level: levelInfo, text: "discarded the unsaved work of " + originName(a)}
+	}
 }
 
 func (d *recoverDialog) hint() string {

@@ -423,3 +423,47 @@ func TestResultsOfAnotherSessionAreDropped(t *testing.T) {
 		t.Errorf("the other session's responses are shown for f1")
 	}
 }
+
+// TestRecoverDialogDiscardsAndKeeps: d discards an autosave for good, esc keeps the others for
+// later, and :recover offers them again.
+func TestRecoverDialogDiscardsAndKeeps(t *testing.T) {
+	auto := t.TempDir()
+	for _, name := range []string{"a", "b"} {
+		s := sessions.New()
+		f, _ := pairZPK(0.5)
+		if _, err := s.AddFilter(filters.Document{Name: name, Filter: f}); err != nil {
+			t.Fatal(err)
+		}
+		data, err := sessions.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// an autosave file as a killed workbench leaves it
+		text := strings.Replace(string(data), `"version": 2,`, `"version": 2, "autosave": {"origin": "", "saved": "2026-01-02T03:04:05Z"},`, 1)
+		if err := os.WriteFile(filepath.Join(auto, "untitled-"+name+"-1.ssmlab"), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := openModel(t, "", auto, 120, 40)
+	if d, ok := dialogOf[*recoverDialog](m); !ok || len(d.list) != 2 {
+		t.Fatalf("offered %T", m.dialog)
+	}
+	keys(t, m, "d")
+	if files := autosaveFiles(t, auto); len(files) != 1 {
+		t.Fatalf("d left %v", files)
+	}
+	keys(t, m, "esc")
+	if m.dialog != nil || len(autosaveFiles(t, auto)) != 1 {
+		t.Fatal("esc did not keep the other")
+	}
+	keys(t, m, ":")
+	typeText(t, m, "recover")
+	keys(t, m, "enter")
+	if d, ok := dialogOf[*recoverDialog](m); !ok || len(d.list) != 1 {
+		t.Fatalf(":recover offered %T", m.dialog)
+	}
+	keys(t, m, "enter")
+	if len(m.entries()) != 1 || !m.sess.Dirty() {
+		t.Errorf("recovered %d items", len(m.entries()))
+	}
+}
