@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -300,6 +301,9 @@ type uiExtra struct {
 	Cursor    [2]int         `json:"cursor"`
 	Channels  map[string]int `json:"channels,omitempty"`
 	Job       int            `json:"job"`
+	// Reports are the reports of the conversions that made the items' filters, as the
+	// representation shows them.
+	Reports map[string]filters.Report `json:"reports,omitempty"`
 }
 
 // uiState is what the session keeps of the view: the selection, the form tab, the plots
@@ -319,6 +323,12 @@ func (m *Model) uiState() sessions.UIState {
 				x.Channels = map[string]int{}
 			}
 			x.Channels[id] = it.ch
+		}
+		if e := m.entry(id); e != nil && e.lastReport() != nil && finiteReport(*e.lastReport()) {
+			if x.Reports == nil {
+				x.Reports = map[string]filters.Report{}
+			}
+			x.Reports[id] = *e.lastReport()
 		}
 	}
 	raw, _ := json.Marshal(x) // plain values: cannot fail
@@ -368,6 +378,11 @@ func (m *Model) restoreUI(ui sessions.UIState) {
 			e.ch = ch
 		}
 	}
+	for id, rep := range x.Reports {
+		if e := m.entry(id); e != nil {
+			e.report, e.reportRev = &rep, e.rev
+		}
+	}
 	// what the panes follow is now as restored, so that sync keeps it
 	if m.entry(m.sel) == nil {
 		m.sel = ""
@@ -382,4 +397,9 @@ func (m *Model) restoreUI(ui sessions.UIState) {
 		m.repr.tab = f
 	}
 	m.repr.row, m.repr.col = max(0, x.Cursor[0]), max(1, x.Cursor[1])
+}
+
+// finiteReport reports whether a report's numbers can be written as JSON.
+func finiteReport(r filters.Report) bool {
+	return !math.IsNaN(r.Condition) && !math.IsInf(r.Condition, 0) && !math.IsNaN(r.RelError) && !math.IsInf(r.RelError, 0)
 }

@@ -467,3 +467,23 @@ func TestRecoverDialogDiscardsAndKeeps(t *testing.T) {
 		t.Errorf("recovered %d items", len(m.entries()))
 	}
 }
+
+// TestConversionReportIsKept: the report of the conversion that made a filter, shown in the
+// representation, is there again when the session is reopened.
+func TestConversionReportIsKept(t *testing.T) {
+	m := openModel(t, "", "", 120, 40)
+	addPreset(t, m, "pair")
+	keys(t, m, "tab", "5", "c")
+	if !strings.Contains(screen(m), "zpk → tf: rel error") {
+		t.Fatalf("no report:\n%s", screen(m))
+	}
+	path := filepath.Join(t.TempDir(), "r.ssmlab")
+	keys(t, m, ":")
+	typeText(t, m, "save-session "+path)
+	keys(t, m, "enter")
+	want := withoutStatus(m)
+	m2 := openModel(t, path, "", 120, 40)
+	if got := withoutStatus(m2); got != want {
+		t.Errorf("reopened:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+}
