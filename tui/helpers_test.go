@@ -258,7 +258,7 @@ func keyMsg(k string) tea.KeyMsg {
 		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
 		"ctrl+c": tea.KeyCtrlC, "backspace": tea.KeyBackspace, "delete": tea.KeyDelete,
 		"pgdown": tea.KeyPgDown, "pgup": tea.KeyPgUp, "home": tea.KeyHome, "end": tea.KeyEnd,
-		"ctrl+u": tea.KeyCtrlU,
+		"ctrl+u": tea.KeyCtrlU, "ctrl+s": tea.KeyCtrlS, "ctrl+d": tea.KeyCtrlD,
 	}
 	if t, ok := named[k]; ok {
 		return tea.KeyMsg{Type: t}

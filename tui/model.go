@@ -139,6 +139,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = msg.Width, msg.Height
 	case tea.KeyMsg:
+		if keys := splitBurst(msg); keys != nil {
+			return m, m.burst(keys)
+		}
 		cmd = m.handleKey(msg)
 	default:
 		cmd = m.route(msg)
@@ -150,6 +153,33 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmds := []tea.Cmd{cmd, m.refresh(m.repr.tab), m.scheduleAutosave()}
 	m.relayout()
 	return m, tea.Batch(cmds...)
+}
+
+// splitBurst returns the keys a burst holds: keys typed faster than the terminal is read
+// arrive as one message with several runes (tmux's send-keys j j j as "jjj"). A paste stays
+// whole: it is text for an input, not commands. nil when msg is one key.
+func splitBurst(msg tea.KeyMsg) []tea.KeyMsg {
+	if msg.Type != tea.KeyRunes || len(msg.Runes) < 2 || msg.Paste {
+		return nil
+	}
+	out := make([]tea.KeyMsg, len(msg.Runes))
+	for i, r := range msg.Runes {
+		out[i] = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}
+	}
+	return out
+}
+
+// burst handles each key of a burst as if it came alone, stopping at a quit.
+func (m *Model) burst(keys []tea.KeyMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	for _, k := range keys {
+		_, cmd := m.Update(k)
+		cmds = append(cmds, cmd)
+		if m.quitting {
+			break
+		}
+	}
+	return tea.Batch(cmds...)
 }
 
 // route hands a result to what it belongs to.

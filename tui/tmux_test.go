@@ -250,3 +250,36 @@ func TestTmuxKillRecover(t *testing.T) {
 	r.keys("q")
 	r.waitExit()
 }
+
+// selectedLine returns the filters list's line with the focused cursor.
+func selectedLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if i := strings.Index(l, "▸"); i >= 0 {
+			return l[i:]
+		}
+	}
+	return ""
+}
+
+// TestTmuxKeyBurst: keys sent together reach the program as one read ("jjj") and act as
+// each key (issue 21 item 5).
+func TestTmuxKeyBurst(t *testing.T) {
+	r := startTmux(t)
+	r.wait("filters (0)", "welcome to ssmlab")
+	for _, n := range []string{"2", "3", "4", "5"} {
+		r.command("preset butter order=" + n)
+		r.wait("added butter" + n)
+	}
+	r.keys("g")
+	r.poll("butter2 selected", func() bool { return strings.Contains(selectedLine(r.capture()), "butter2") })
+	r.keys("j", "j", "j")
+	r.poll("butter5 selected after j j j", func() bool { return strings.Contains(selectedLine(r.capture()), "butter5") })
+	r.command("preset s4d-lin order=4 channels=8")
+	r.wait("added s4d-lin")
+	r.keys("]", "]", "]", "]", "]", "]", "]")
+	r.wait("channel 8 of 8")
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("d")
+	r.waitExit()
+}
