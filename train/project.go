@@ -249,6 +249,7 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	if norm == 0 {
 		fit.rel = math.Sqrt(2 * f)
 	}
+	fit = conditionFit(y, fit)
 	if prev != nil && prev.rel <= fit.rel {
 		return padFit(prev, n), nil
 	}

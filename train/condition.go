@@ -1,0 +1,187 @@
+package train
+
+import (
+	"math"
+	"math/cmplx"
+)
+
+// Conditioning of a modal fit. Variable projection is free to reach its error with modes
+// that cancel: two nearly equal poles with huge residues of opposite sign (a double pole's
+// τλ^τ written as (λ₁^τ − λ₂^τ)/(λ₁ − λ₂)), or a pair at the parametrisation's smallest
+// radius whose residue, divided by the pole, writes the first samples (an FIR tap). The
+// response is right in float64 arithmetic on the residues as fitted, but not once they are
+// rounded: to float32 (a pair of poles 1e-15 apart at 0.9999 with residues ∓1.9e10 on a
+// trained Hyena kernel loses everything), or by the layouts that store the residue over the
+// pole from t = 0 with the direct term taking the rest (StripedHyena, S4D): a pair at radius
+// 1.9e-9 with residue 1.3e6 becomes residues of 7e14 and D = −4.9e14, whose float64 sum is
+// off by 0.06 (a relative error of 0.028 on that channel).
+//
+// conditionFit moves such poles — a pole below condMinRadius out to it, the inner one of two
+// nearly coincident poles inward — and solves the residues again by least squares, one move
+// at a time, each taken only while the fit's error stays within condErrorRatio of the
+// error it had (so the accuracy the fit reports is the one a rounded deployment keeps).
+
+// condAmplification is the amplification (below) beneath which a fit is left as it is: its
+// parameters rounded to float32 (6e-8) move the response by at most about 6e-6 of its norm.
+const condAmplification = 100
+
+// condErrorRatio bounds the relative error of a conditioned fit by that of the fit it
+// started from; condErrorFloor is added for fits near exact, whose error is rounding.
+const (
+	condErrorRatio = 1.1
+	condErrorFloor = 1e-9
+)
+
+// condMinRadius is the smallest pole radius a conditioned fit keeps: a mode at radius ρ is
+// stored by the layouts as r/p, and a tap of size h at t = 1 then costs a residue of h/ρ.
+const condMinRadius = 1e-2
+
+// condSteps are the distances (relative to the pole's radius) by which a pole is moved off
+// its neighbour, the largest first: the first within condErrorRatio is kept.
+var condSteps = []float64{3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5}
+
+// modeAmplification is how much larger than the response ‖y‖ its modes are before they
+// cancel: √Σₖ aₖ² / ‖y‖ with aₖ = |rₖ|·max(1, 1/|λₖ|)·‖λₖ^τ‖ (τ = 0…L−2) for each real pole
+// and each pair (2|r|), the size of the mode in ssmlab's convention or in the layouts' r/λ
+// from t = 0. A fit whose modes do not cancel has it near 1; rounding the residues to a
+// relative ε moves the response by about ε times it.
+func modeAmplification(f *modalFit, y []float64) float64 {
+	norm := math.Sqrt(sumSquares(y))
+	if norm == 0 {
+		return 0
+	}
+	s := 0.0
+	for i := 0; i < f.s.pairs+f.s.reals; i++ {
+		a := modeSize(f, i, len(y)-1)
+		s += a * a
+	}
+	return math.Sqrt(s) / norm
+}
+
+// modeSize is aₖ of modeAmplification for mode i of f over m samples.
+func modeSize(f *modalFit, i, m int) float64 {
+	p := f.s.pole(f.a, i)
+	var r float64
+	if i < f.s.pairs {
+		r = 2 * math.Hypot(f.c[2*i], f.c[2*i+1])
+	} else {
+		r = math.Abs(f.c[2*f.s.pairs+i-f.s.pairs])
+	}
+	rho := cmplx.Abs(p)
+	if r == 0 {
+		return 0
+	}
+	g := math.Sqrt(float64(m)) // ‖λ^τ‖ over τ < m, in closed form
+	if rho < 1 {
+		g = math.Sqrt(-math.Expm1(2*float64(m)*math.Log(rho)) / -math.Expm1(2*math.Log(rho)))
+	}
+	if rho == 0 {
+		g = 1
+	}
+	return r * math.Max(1, 1/rho) * g
+}
+
+// conditionFit returns f with its cancelling modes moved apart (see above), or f itself when
+// its modes do not cancel or no move keeps the error within condErrorRatio.
+func conditionFit(y []float64, f *modalFit) *modalFit {
+	amp := modeAmplification(f, y)
+	if !(amp > condAmplification) {
+		return f
+	}
+	limit := math.Max(condErrorRatio*f.rel, f.rel+condErrorFloor)
+	best := f
+	moved := map[int]bool{}
+	for range f.s.pairs + f.s.reals {
+		// The largest mode not yet moved; once it is small, so are the others.
+		k, size := -1, 0.0
+		for i := 0; i < best.s.pairs+best.s.reals; i++ {
+			if a := modeSize(best, i, len(y)-1); !moved[i] && a > size {
+				k, size = i, a
+			}
+		}
+		if k < 0 || size <= condAmplification*math.Sqrt(sumSquares(y)) {
+			break
+		}
+		moved[k] = true
+		if next := moveMode(y, best, k, limit); next != nil && modeAmplification(next, y) < modeAmplification(best, y) {
+			best = next
+		}
+	}
+	return best
+}
+
+// moveMode returns f with pole k moved (out to condMinRadius, or inward off its nearest
+// neighbour of the same kind by the largest of condSteps that keeps the error within limit)
+// and the residues solved again, or nil when no move does.
+func moveMode(y []float64, f *modalFit, k int, limit float64) *modalFit {
+	pairs := make([]complex128, f.s.pairs)
+	reals := make([]float64, f.s.reals)
+	for i := range pairs {
+		pairs[i] = f.s.pole(f.a, i)
+	}
+	for i := range reals {
+		reals[i] = real(f.s.pole(f.a, f.s.pairs+i))
+	}
+	p := f.s.pole(f.a, k)
+	rho := cmplx.Abs(p)
+	try := func(q complex128) *modalFit {
+		if k < f.s.pairs {
+			pairs[k] = q
+		} else {
+			reals[k-f.s.pairs] = real(q)
+		}
+		g := refitResidues(y, f.s, pairs, reals, f.h0)
+		if k < f.s.pairs {
+			pairs[k] = p
+		} else {
+			reals[k-f.s.pairs] = real(p)
+		}
+		if g == nil || !(g.rel <= limit) {
+			return nil
+		}
+		return g
+	}
+	if rho < condMinRadius {
+		q := complex(condMinRadius, 0)
+		if rho > 0 {
+			q = p * complex(condMinRadius/rho, 0)
+		}
+		return try(q)
+	}
+	// Its nearest neighbour; a mode with none near needs no move.
+	near := math.Inf(1)
+	for i := 0; i < f.s.pairs+f.s.reals; i++ {
+		if i != k && (i < f.s.pairs) == (k < f.s.pairs) {
+			near = math.Min(near, cmplx.Abs(f.s.pole(f.a, i)-p))
+		}
+	}
+	for _, d := range condSteps {
+		if near >= d*rho {
+			continue
+		}
+		if g := try(p * complex(1-d, 0)); g != nil {
+			return g
+		}
+	}
+	return nil
+}
+
+// refitResidues is the fit with the given poles (in s's layout) and least-squares residues.
+func refitResidues(y []float64, s poleSet, pairs []complex128, reals []float64, h0 float64) *modalFit {
+	a := s.params(pairs, reals)
+	v := newVarpro(s, y)
+	v.sse(a)
+	f := v.polish()
+	if v.accurate {
+		f = v.exactResidues()
+	}
+	norm := math.Sqrt(sumSquares(y))
+	rel := math.Sqrt(2 * f)
+	if norm > 0 {
+		rel /= norm
+	}
+	if math.IsNaN(rel) {
+		return nil
+	}
+	return &modalFit{s: s, a: a, c: append([]float64(nil), v.c...), h0: h0, rel: rel}
+}
