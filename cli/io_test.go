@@ -243,6 +243,13 @@ func TestSessionInfoJobs(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "1 filter, 1 target, 1 job") || !strings.Contains(r.stdout, "j3    distill  done, fits t1, made f2, spec 11 B, report 22 B") {
 		t.Errorf("session info:\n%v", r)
 	}
+	// a job saved while it ran was interrupted: nothing runs it now (issue 21 item 7)
+	running := writeText(t, t.TempDir(), "running.ssmlab", `{"format": "ssmlab-session", "version": 2,
+	  "targets": [{"id": "t1", "name": "k", "kernels": [1, 0.5]}],
+	  "jobs": [{"id": "j2", "kind": "distill", "status": "running", "target": "t1", "spec": {"order": 1}, "log": ["started"]}]}`)
+	if r := run(t, "", "session", "info", running); r.code != 0 || !strings.Contains(r.stdout, "j2    distill  interrupted, fits t1") {
+		t.Errorf("session info of a job saved running:\n%v", r)
+	}
 }
 
 func TestSessionInfoErrors(t *testing.T) {

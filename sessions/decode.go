@@ -243,6 +243,11 @@ func (d *decoder) jobs(root *jnode) error {
 		if j.Status, err = ParseJobStatus(status); err != nil {
 			return within(what, err)
 		}
+		if j.Status == JobRunning {
+			// the program that ran it saved while it ran, and runs it no more (or not for
+			// this reader): jobs are not resumed
+			j.Status = JobInterrupted
+		}
 		if j.Log, err = stringList(n, what, "log"); err != nil {
 			return err
 		}

@@ -35,8 +35,8 @@ const (
 	JobDone      JobStatus = "done"
 	JobFailed    JobStatus = "failed"
 	JobCancelled JobStatus = "cancelled"
-	// JobInterrupted is a job whose program ended (quit, killed) while it ran: what a job
-	// saved as running is once its session is opened again.
+	// JobInterrupted is a job whose program ended (quit, killed) while it ran: a job saved
+	// as running reads back (Unmarshal, Load) as interrupted.
 	JobInterrupted JobStatus = "interrupted"
 )
 

@@ -142,3 +142,29 @@ func TestUIChangeAutosaves(t *testing.T) {
 		t.Errorf("recovered UI %+v, dirty %v", r.UI, r.ItemDirty(id))
 	}
 }
+
+// TestRunningJobReadsBackInterrupted: a job saved while it ran reads back as interrupted, the
+// others as they were (issue 21 item 7): nothing runs it after the program that saved it.
+func TestRunningJobReadsBackInterrupted(t *testing.T) {
+	s := sessions.New()
+	for _, st := range sessions.JobStatuses {
+		must(s.AddJob(sessions.Job{Kind: "distill", Status: st, Log: []string{"started"}}))
+	}
+	data, err := sessions.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := sessions.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, j := range back.Jobs {
+		want := sessions.JobStatuses[i]
+		if want == sessions.JobRunning {
+			want = sessions.JobInterrupted
+		}
+		if j.Status != want || !slices.Equal(j.Log, []string{"started"}) {
+			t.Errorf("a job saved %s reads back %s (log %q), want %s", sessions.JobStatuses[i], j.Status, j.Log, want)
+		}
+	}
+}

@@ -146,7 +146,7 @@ func (a *app) onPreset(msg presetMsg) {
 		return
 	}
 	e := a.entry(id)
-	a.setStatus(levelOK, fmt.Sprintf("added %s (%s, order %d)", e.name, e.form(), e.order()))
+	a.setStatus(levelOK, fmt.Sprintf("added %s (%s, %s)", e.name, e.form(), e.size()))
 }
 
 // onImport adds the items of a filter, bank or kernel file to the session.

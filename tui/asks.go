@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ssmlab/ssmlab/sessions"
 )
 
 // The dialogs the panes and commands open to ask for what an action needs.
@@ -88,4 +90,18 @@ func (m *Model) openJobForm() (tea.Cmd, error) {
 	def := m.defaultSpecFor(e)
 	m.openDialog(newJobForm(e.id, e.name, def, m.deps.Runner.Backends()))
 	return suggestOrder(m.deps.Runner, e.id, def.Target.Length, targetSource(e, def.Target.Length)), nil
+}
+
+// askCancel asks before cancelling a running job: the work it has done is lost.
+func (m *Model) askCancel(j *job) error {
+	if j == nil || j.state() != sessions.JobRunning {
+		return m.cancelJob(j) // says why there is nothing to cancel
+	}
+	body := fmt.Sprintf("cancel job #%d (%s → %s of order %d, at step %d of %d)? its work so far is lost. y cancels it, n lets it run",
+		j.num, m.sourceName(j), j.spec.Model, j.spec.Order, j.last.Step, j.last.Steps)
+	m.openDialog(&confirm{title: "cancel job", body: body, choices: []choice{
+		{keys: []string{"y", "Y"}, run: func(m *Model) tea.Cmd { m.setError(m.cancelJob(j)); return nil }},
+		{keys: []string{"n", "N", "q"}, run: func(*Model) tea.Cmd { return nil }},
+	}})
+	return nil
 }

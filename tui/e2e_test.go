@@ -69,6 +69,8 @@ func TestEndToEnd(t *testing.T) {
 	typeKeys(tm, "enter")
 	waitFor(t, tm, "running")
 	typeKeys(tm, "tab", "x")
+	waitFor(t, tm, "cancel job #1")
+	typeKeys(tm, "y")
 	waitFor(t, tm, "cancelled")
 
 	// quit: unsaved work, so it asks; d discards

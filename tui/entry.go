@@ -147,6 +147,14 @@ func (e *entry) order() int {
 	return len(e.kernel())
 }
 
+// size names the entry's size: "order n", or "length L" for kernels.
+func (e *entry) size() string {
+	if e.kind == kindKernel {
+		return fmt.Sprintf("length %d", e.order())
+	}
+	return fmt.Sprintf("order %d", e.order())
+}
+
 // lastReport is the report of the conversion that made the current filter, if one did.
 func (e *entry) lastReport() *filters.Report {
 	if e.report != nil && e.reportRev == e.rev {

@@ -67,7 +67,7 @@ func (j *jobsPane) bindings() []binding {
 			m.setError(err)
 			return cmd
 		}, short: true},
-		{key: k.Cancel, run: func(tea.KeyMsg) tea.Cmd { m.setError(m.cancelJob(j.selected())); return nil }, short: true},
+		{key: k.Cancel, run: func(tea.KeyMsg) tea.Cmd { m.setError(m.askCancel(j.selected())); return nil }, short: true},
 		{key: k.Show, run: func(tea.KeyMsg) tea.Cmd { j.show(); return nil }, short: true},
 	}
 }

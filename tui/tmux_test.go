@@ -283,3 +283,26 @@ func TestTmuxKeyBurst(t *testing.T) {
 	r.keys("d")
 	r.waitExit()
 }
+
+// TestTmuxCancelAsks: x on a running job asks before cancelling it; a kernel's size is its
+// length (issue 21 item 7).
+func TestTmuxCancelAsks(t *testing.T) {
+	r := startTmux(t)
+	r.wait("filters (0)", "welcome to ssmlab")
+	r.command("preset hyena")
+	r.wait("added hyena", "(kernel, length ")
+	r.command("preset butter order=4")
+	r.wait("added butter4 (zpk, order 4)")
+	r.command("distill model=modal order=2 steps=10000000 length=65536")
+	r.wait("running")
+	r.keys("Tab", "Tab", "Tab", "x")
+	r.wait("cancel job #1 (butter4 → modal of order 2")
+	r.keys("n", "x")
+	r.wait("cancel job #1")
+	r.keys("y")
+	r.wait("job #1 cancelled")
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("d")
+	r.waitExit()
+}
