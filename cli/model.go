@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -37,7 +38,7 @@ type modelFlags struct {
 }
 
 func addModelFlags(f *pflag.FlagSet, m *modelFlags) {
-	f.StringVar(&m.toLayout, "to-layout", "", "checkpoint: write every distilled layer in layout `L` ("+layoutNames(layouts.ExportLayouts)+"); default: rtf where its tensors read back within their dtype's limit, else s4d (S4, S4D layers) or stripedhyena (the others)")
+	f.StringVar(&m.toLayout, "to-layout", "", "checkpoint: write every distilled layer in layout `L` ("+layoutNames(layouts.ExportLayouts)+"); default: rtf where its tensors read back within their dtype's limit, else s4d (S4, S4D layers) or stripedhyena (the others), else the other of the two")
 	f.StringVar(&m.layers, "layers", "", "checkpoint: distil only the layers whose prefixes match `PATTERN` (shell patterns, comma-separated: 'backbone.layers.[0-3].*')")
 	f.StringVar(&m.shard, "shard", "", "checkpoint: fit share `I/N` of the work (0 ≤ I < N) and write it as OUT.shard-I-of-N.json for ssmlab merge; default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX (with --shards), else all of it")
 	f.IntVar(&m.shards, "shards", 0, "checkpoint: the number of shards `N` of a Kubernetes Indexed Job (its completions), whose JOB_COMPLETION_INDEX names this one")
@@ -326,11 +327,12 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	if err := s.put(out+".manifest.json", manifest); err != nil {
 		return err
 	}
-	var worst float64
+	var worst, readBack float64
 	chans, unstable := 0, 0
 	layoutsWritten := map[string]int{}
 	for _, l := range a.Manifest.Layers {
 		layoutsWritten[l.ToLayout]++
+		readBack = max(readBack, l.ReadBackError)
 		for _, c := range l.Channels {
 			chans++
 			worst = max(worst, c.RelError)
@@ -344,8 +346,12 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 		lw = append(lw, fmt.Sprintf("%s ×%d", k, n))
 	}
 	sort.Strings(lw)
-	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable\n",
-		out, format, len(a.Tensors()), strings.Join(lw, ", "), out, chans, worst, unstable)
+	rb := fmt.Sprintf("read back to %.2g at worst", readBack)
+	if readBack >= math.MaxFloat64 {
+		rb = "some cannot be read back"
+	}
+	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s, %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable\n",
+		out, format, len(a.Tensors()), strings.Join(lw, ", "), rb, out, chans, worst, unstable)
 	return nil
 }
 

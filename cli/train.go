@@ -154,7 +154,9 @@ long-filter layer in it (Hyena implicit filters, S4 and S4D kernels, StripedHyen
 filters; --layers PATTERN picks some) is distilled, channel by channel, and written to OUT in
 place of its tensors, under the same prefix: in --to-layout, or by default in the rtf layout
 where its tensors read back within their dtype's limit, else in a modal layout (s4d for S4
-and S4D layers, stripedhyena for the others), said on stderr. Every other tensor is copied
+and S4D layers, stripedhyena for the others, else the other one), said on stderr; an rtf
+fit is kept as poles and residues for that, and its tensors are made from them. The dtype
+is the layer's own (--dtype picks another). Every other tensor is copied
 bit for bit. OUT.manifest.json (and a safetensors OUT's metadata, without the times) records
 per layer and channel the order, model, relative error, largest pole radius, stability,
 time and backend. --order auto gives each channel the smallest order reaching --tol (1e-3

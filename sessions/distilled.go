@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +29,7 @@ type DistilledOptions struct {
 	// Options are the job's, recorded in the manifest; their ToLayout is the layout every
 	// distilled layer is written in, or (empty) rtf where its tensors read back within
 	// their dtype's limit (ReadBackLimit), else the modal layout of its family (s4d for S4
-	// and S4D layers, stripedhyena for the others).
+	// and S4D layers, stripedhyena for the others) where they do, else the other one.
 	Options plan.Options
 	// Force writes a layer whose tensors do not read back within the limit in any layout
 	// tried (in the last one tried), with a note, where Assemble would fail. The options'
@@ -168,8 +169,17 @@ func keepsRTF(c *Checkpoint) bool {
 	return false
 }
 
+// otherModal is the modal layout that is not lay.
+func otherModal(lay layouts.Layout) layouts.Layout {
+	if lay == layouts.S4D {
+		return layouts.StripedHyena
+	}
+	return layouts.S4D
+}
+
 // exportLayer writes a layer's fitted filters in the layout asked for, or in rtf if its
-// tensors read back within their dtype's limit, else in the modal layout of its family.
+// tensors read back within their dtype's limit, else in the modal layout of its family, else
+// in the other modal layout.
 func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length}
 	raw, dt, why := l.RawType, arrays.Float32, ""
@@ -193,7 +203,9 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]array
 	if l.Layout == layouts.S4 || l.Layout == layouts.S4D {
 		modal = layouts.S4D
 	}
-	tries := []layouts.Layout{layouts.RTF, modal}
+	// The other modal layout last: s4d stores a pole near the unit circle by its logarithm,
+	// stripedhyena by its real and imaginary parts, and each rounds some fits better.
+	tries := []layouts.Layout{layouts.RTF, modal, otherModal(modal)}
 	if o.Options.ToLayout != "" {
 		lay, err := layouts.ParseLayout(o.Options.ToLayout)
 		if err != nil {
@@ -236,8 +248,11 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]array
 		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen}
 		last = tensors
 		rec.ToLayout, rec.ReadBackError = string(lay), rb.RelError
+		if err != nil {
+			rec.ReadBackError = math.MaxFloat64 // unknown: they cannot be read back (Why says why)
+		}
 		if check.Failed() {
-			text, _ := check.Summary("--dtype float64")
+			text, _ := check.Summary("") // the advice follows the list of failures
 			failures = append(failures, fmt.Sprintf("%s: %s", lay, text))
 			continue
 		}

@@ -125,7 +125,7 @@ func (c ReadBackCheck) Failed() bool {
 // both print; warn is true when the check fails (Failed): they lose more than
 // ReadBackLimit, turn a stable channel unstable, or cannot be read
 // back. float64Option is how the caller's user asks for float64 tensors ("--dtype float64"),
-// offered when float32 is what lost the digits.
+// offered when float32 is what lost the digits (no advice when empty).
 func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	how := "as " + c.DType.String()
 	if c.Layout != "" && c.Layout != layouts.RTF {
@@ -135,7 +135,7 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		how += fmt.Sprintf(" (trunc_len %d)", c.TruncLen)
 	}
 	advice := ""
-	if c.DType != arrays.Float64 {
+	if c.DType != arrays.Float64 && float64Option != "" {
 		advice = "; " + float64Option + " may hold it"
 		if c.Layout == layouts.RTF || c.Layout == "" {
 			advice = "; the s4d or stripedhyena layout keeps the poles out of polynomial coefficients, or " + float64Option + " may hold it"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"strings"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -151,6 +152,54 @@ func TestConditionFit(t *testing.T) {
 		}
 		if h := conditionFit(c.y, g); h != g {
 			t.Errorf("%s: a conditioned fit was changed again", c.name)
+		}
+	}
+}
+
+// TestFormDiagonal: an rtf fit that float64 coefficients hold is written as a tf, and as the
+// modal model's poles and residues when the job asks for form diagonal (what a checkpoint's
+// modal layouts store); the form is refused where no variable projection makes the fit.
+func TestFormDiagonal(t *testing.T) {
+	targets := hyenaLMTargets(t, 2)[:4]
+	run := func(s Spec) *Result {
+		t.Helper()
+		res, err := Run(context.Background(), Job{Spec: s, Targets: targets}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	spec := withOrder(DefaultSpec(), 8)
+	if r := run(spec); r.Report.Form != string(filters.FormTF) {
+		t.Fatalf("the rtf fit is written as %s, not tf: %s", r.Report.Form, r.Report.FormNote)
+	}
+	spec.Form = filters.FormDiagonal
+	diag := run(spec)
+	spec.Form, spec.Model = "", ModelModal
+	modal := run(spec)
+	if diag.Report.Form != string(filters.FormDiagonal) || !strings.Contains(diag.Report.FormNote, "form diagonal") {
+		t.Errorf("form %s: %s", diag.Report.Form, diag.Report.FormNote)
+	}
+	for ch, f := range diag.Filters {
+		if _, ok := f.(*filters.Diagonal); !ok || diag.Report.Channels[ch].RelError != modal.Report.Channels[ch].RelError {
+			t.Errorf("channel %d: %s, error %.6g, the modal model's %.6g", ch, f.Form(), diag.Report.Channels[ch].RelError, modal.Report.Channels[ch].RelError)
+		}
+	}
+	for _, bad := range []Spec{
+		{Form: filters.FormTF},
+		{Form: filters.FormDiagonal, Init: InitZeros},
+		{Form: filters.FormDiagonal, Model: ModelRotation},
+	} {
+		s := DefaultSpec()
+		s.Form = bad.Form
+		if bad.Init != "" {
+			s.Init = bad.Init
+		}
+		if bad.Model != "" {
+			s.Model = bad.Model
+		}
+		if err := s.Validate(1, 64); err == nil || !strings.Contains(err.Error(), "form") {
+			t.Errorf("form %s, init %s, model %s: %v", s.Form, s.Init, s.Model, err)
 		}
 	}
 }

@@ -20,6 +20,10 @@ func (s *Spec) projectable(task bool) bool {
 		(s.Loss == LossMSE || s.Loss == LossRelative) && s.Constraint != ConstraintL1Montel && s.Order >= 1
 }
 
+// ByProjection reports whether a distillation of this spec is fitted by variable projection
+// (and so can be written in the diagonal form: Form).
+func (s *Spec) ByProjection() bool { return s.projectable(false) }
+
 // Ladder is a fit at several orders of the same kernels: Results[k] is the fit of order
 // Orders[k], whose report carries each channel's relative error and lower bound.
 type Ladder struct {
@@ -240,7 +244,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 				worst, worstCh = ratio, ch
 			}
 		}
-		useTF := prevTF && (holds && monotoneTF || spec.Model == ModelRTF && k > 0 && !monotoneDiag && monotoneTF)
+		useTF := spec.Form == "" && prevTF && (holds && monotoneTF || spec.Model == ModelRTF && k > 0 && !monotoneDiag && monotoneTF)
 		prevTF = useTF
 		res := &Result{Report: Report{Model: spec.Model, Order: n, Init: spec.Init, Backend: ran, Stable: true}}
 		form := filters.FormDiagonal
@@ -251,6 +255,8 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		if spec.Model == ModelRTF {
 			r := rungs[worstCh][k]
 			switch {
+			case spec.Form == filters.FormDiagonal:
+				res.Report.FormNote = "diagonal (poles and residues), as the job asks (form diagonal)"
 			case useTF:
 				res.Report.FormNote = fmt.Sprintf("tf: float64 coefficients hold the fit on every channel (worst channel %d: %.3g against %.3g as poles and residues)", worstCh, r.tfErr, r.fit.rel)
 			case !holds:

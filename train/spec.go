@@ -52,6 +52,11 @@ type Spec struct {
 	Seed uint64  `json:"seed"`
 	// Backend is one of BackendNames, or empty for the CPU.
 	Backend BackendName `json:"backend"`
+	// Form, when diagonal, writes an rtf fit by variable projection as poles and residues even
+	// where float64 tf coefficients would hold it: for a deployment that stores modes (the
+	// s4d and stripedhyena layouts) or forms its coefficients at its own dtype. Empty: the
+	// model's form (an rtf as a tf where its coefficients hold the fit).
+	Form filters.Form `json:"form,omitempty"`
 }
 
 // Target is either inline kernels or a file that the caller loads (a filter file, whose
@@ -176,6 +181,13 @@ func (s *Spec) Validate(channels, length int) error {
 		if _, err := ParseBackend(string(s.Backend)); err != nil {
 			return err
 		}
+	}
+	switch {
+	case s.Form == "":
+	case s.Form != filters.FormDiagonal:
+		return invalidf("form %q: a fit is written as diagonal on request, or in its model's form", s.Form)
+	case !s.projectable(false):
+		return invalidf("form diagonal applies to the fits by variable projection: the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint")
 	}
 	return nil
 }

@@ -75,7 +75,8 @@ type LayerRecord struct {
 	DType  string `json:"dtype"`
 	Length int    `json:"length"`
 	// ReadBackError is the worst channel's relative error of the tensors as written (rounded
-	// to DType, read back as the model's code reads them) against the fitted filters.
+	// to DType, read back as the model's code reads them) against the fitted filters; the
+	// largest float64 for tensors that cannot be read back (written with --force).
 	ReadBackError float64         `json:"read_back_error"`
 	Tensors       []string        `json:"tensors"`
 	Channels      []ChannelRecord `json:"channels"`
