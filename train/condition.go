@@ -16,7 +16,7 @@ import (
 // 1.9e-9 with residue 1.3e6 becomes residues of 7e14 and D = −4.9e14, whose float64 sum is
 // off by 0.06 (a relative error of 0.028 on that channel).
 //
-// conditionFit moves such poles — a pole below condMinRadius out to it, the inner one of two
+// conditionFit moves such poles — a pole below condMinRadius out (to at least it), the inner one of two
 // nearly coincident poles inward — and solves the residues again by least squares, one move
 // at a time, each taken only while the fit's error stays within condErrorRatio of the
 // error it had (so the accuracy the fit reports is the one a rounded deployment keeps).
@@ -35,6 +35,9 @@ const (
 // condMinRadius is the smallest pole radius a conditioned fit keeps: a mode at radius ρ is
 // stored by the layouts as r/p, and a tap of size h at t = 1 then costs a residue of h/ρ.
 const condMinRadius = 1e-2
+
+// condRadii are the radii a pole below condMinRadius is moved out to, the largest first.
+var condRadii = []float64{0.3, 0.1, 3e-2, condMinRadius}
 
 // condSteps are the distances (relative to the pole's radius) by which a pole is moved off
 // its neighbour, the largest first: the first within condErrorRatio is kept.
@@ -142,11 +145,18 @@ func moveMode(y []float64, f *modalFit, k int, limit float64) *modalFit {
 		return g
 	}
 	if rho < condMinRadius {
-		q := complex(condMinRadius, 0)
-		if rho > 0 {
-			q = p * complex(condMinRadius/rho, 0)
+		// Out to the largest radius of condRadii that keeps the error: the residue a tap
+		// needs falls as the radius grows.
+		for _, to := range condRadii {
+			q := complex(to, 0)
+			if rho > 0 {
+				q = p * complex(to/rho, 0)
+			}
+			if g := try(q); g != nil {
+				return g
+			}
 		}
-		return try(q)
+		return nil
 	}
 	// Its nearest neighbour; a mode with none near needs no move.
 	near := math.Inf(1)
