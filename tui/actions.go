@@ -1,8 +1,8 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
-	"math"
 	"slices"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -58,20 +58,66 @@ func (a *app) convert(to filters.Form) (tea.Cmd, error) {
 	return nil, nil // refresh starts the conversion
 }
 
-// commitView makes a finished conversion the entry's filter.
+// commitView makes a finished conversion the entry's filter; one outside the documented
+// accuracy asks first (gate).
 func (a *app) commitView(e *entry, key viewKey, v *viewData) {
 	a.commit.id = ""
 	if v.err != nil {
 		a.setStatus(levelError, fmt.Sprintf("%s → %s failed: %s", e.form(), key.form, oneLine(v.err)))
 		return
 	}
-	rep := v.rep
-	if err := a.setCurrent(e, v.f); err != nil {
-		a.setError(err)
+	rep, g := v.rep, v.f
+	a.gate(e, []filters.Report{rep}, func(a *app, e *entry) {
+		if err := a.setCurrent(e, g); err != nil {
+			a.setError(err)
+			return
+		}
+		e.report, e.reportRev = &rep, a.entry(e.id).rev
+		a.setStatus(reportLevel(rep), reportSummary(rep))
+	})
+}
+
+// gate applies a replacement of e's filter made by the conversions reps describe (one per
+// channel of a bank). When one is outside the documented accuracy (filters.CheckAccuracy, the
+// CLI's gate: a relative error above filters.MaxRelError, or a stable filter made unstable)
+// it asks first, naming the error and the condition; apply runs only if e has not changed
+// meanwhile.
+func (a *app) gate(e *entry, reps []filters.Report, apply func(a *app, e *entry)) {
+	id, rev := e.id, e.rev
+	run := func(m *Model) tea.Cmd {
+		e := m.entry(id)
+		if e == nil || e.rev != rev {
+			m.setStatus(levelWarn, "the filter changed meanwhile: the conversion was dropped")
+			return nil
+		}
+		apply(m.app, e)
+		return nil
+	}
+	err := filters.CheckAccuracy(reps)
+	var acc *filters.AccuracyError
+	if !errors.As(err, &acc) {
+		apply(a, e)
 		return
 	}
-	e.report, e.reportRev = &rep, a.entry(e.id).rev
-	a.setStatus(reportLevel(rep), reportSummary(rep))
+	r := acc.Report
+	name := e.name
+	body := fmt.Sprintf("%s (condition %s). The %s form would hold %s inaccurately. "+
+		"y replaces it anyway (u undoes; the list marks it ≈), n keeps it in %s", oneLine(err), sci(r.Condition), r.To, name, r.From)
+	kept := func(m *Model) { m.setStatus(levelInfo, fmt.Sprintf("kept %s in %s", name, r.From)) }
+	a.ask = &confirm{title: "inaccurate conversion", body: body, cancel: kept, choices: []choice{
+		{keys: []string{"y", "Y"}, run: run},
+		{keys: []string{"n", "N", "q"}, run: func(m *Model) tea.Cmd { kept(m); return nil }},
+	}}
+	a.setStatus(levelWarn, oneLine(err)+": replace "+name+"?")
+}
+
+// inaccuracy is the report of the conversion that made e's filter when it holds the filter
+// outside the documented accuracy (the list's ≈); nil otherwise.
+func (e *entry) inaccuracy() *filters.Report {
+	if r := e.lastReport(); r != nil && r.Inaccurate() {
+		return r
+	}
+	return nil
 }
 
 func reportLevel(rep filters.Report) level {
@@ -98,21 +144,30 @@ func (a *app) onBankConvert(msg bankConvertMsg) {
 		a.setStatus(levelError, fmt.Sprintf("%s: converting the bank to %s failed: %s", e.name, msg.form, oneLine(msg.err)))
 		return
 	}
-	worst := 0.0
+	worst := 0
 	warns := 0
-	for _, r := range msg.reps {
-		worst = math.Max(worst, r.RelError)
+	for i, r := range msg.reps {
+		if r.RelError > msg.reps[worst].RelError || (r.Inaccurate() && !msg.reps[worst].Inaccurate()) {
+			worst = i
+		}
 		warns += len(r.Warnings)
 	}
-	if err := a.replace(e, undoState{bank: msg.bank}); err != nil {
-		a.setError(err)
-		return
-	}
-	lvl := levelOK
-	if warns > 0 {
-		lvl = levelWarn
-	}
-	a.setStatus(lvl, fmt.Sprintf("converted %d channels to %s: worst rel error %s, %d warnings", len(msg.reps), msg.form, sci(worst), warns))
+	a.gate(e, msg.reps, func(a *app, e *entry) {
+		if err := a.replace(e, undoState{bank: msg.bank}); err != nil {
+			a.setError(err)
+			return
+		}
+		if len(msg.reps) > 0 {
+			// the worst channel's report stands for the bank (the list's mark)
+			rep := msg.reps[worst]
+			e.report, e.reportRev = &rep, a.entry(e.id).rev
+		}
+		lvl := levelOK
+		if warns > 0 {
+			lvl = levelWarn
+		}
+		a.setStatus(lvl, fmt.Sprintf("converted %d channels to %s: worst rel error %s, %d warnings", len(msg.reps), msg.form, sci(msg.reps[worst].RelError), warns))
+	})
 }
 
 func (a *app) addPreset(name string, vals map[string]string) tea.Cmd {

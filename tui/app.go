@@ -37,7 +37,10 @@ type app struct {
 		id  string
 		key viewKey
 	}
-	jobs     []*job // the session's jobs, as the jobs pane shows them
+	jobs []*job // the session's jobs, as the jobs pane shows them
+	// ask is a question an action needs answered (a conversion outside the documented
+	// accuracy): the root opens it once no other dialog is open.
+	ask      dialog
 	status   statusMsg
 	messages []statusMsg // the last maxMessages results, warnings and errors, oldest first
 	dir      string      // where new files go

@@ -74,16 +74,20 @@ func (l *listPane) channel(d int) {
 	l.m.setStatus(levelInfo, fmt.Sprintf("%s: channel %d of %d", e.name, e.ch+1, e.channels()))
 }
 
-// stability is an entry's mark: "✓" stable, "✗" unstable, "·" not known yet.
+// stability is an entry's mark: "✓" stable, "✗" unstable, "·" not known yet, and "≈" for
+// a stable filter its form holds outside the documented accuracy (the conversion that made
+// it lost more than filters.MaxRelError: what it shows is not the filter it was).
 func stability(st *styles, e *entry) string {
 	rho, ok := e.rhoOf()
 	switch {
 	case !ok:
 		return st.dim.Render("·")
-	case filters.Stable(rho):
-		return st.stable.Render("✓")
+	case !filters.Stable(rho):
+		return st.unstable.Render("✗")
+	case e.inaccuracy() != nil:
+		return st.warn.Render("≈")
 	}
-	return st.unstable.Render("✗")
+	return st.stable.Render("✓")
 }
 
 func (l *listPane) view(focused bool) string {
@@ -117,6 +121,8 @@ func (l *listPane) view(focused bool) string {
 		d := e.origin.Note
 		if err := e.problem(); err != nil {
 			d = oneLine(err)
+		} else if r := e.inaccuracy(); r != nil {
+			d = fmt.Sprintf("≈ rel error %s (%s → %s)", sci(r.RelError), r.From, r.To)
 		} else if e.kind != kindFilter {
 			d = fmt.Sprintf("ch %d/%d · %s", e.ch+1, e.channels(), d)
 		}

@@ -149,6 +149,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	if m.quitting {
 		return m, cmd
 	}
+	if m.ask != nil && m.dialog == nil {
+		m.openDialog(m.ask)
+		m.ask = nil
+	}
 	m.sync()
 	cmds := []tea.Cmd{cmd, m.refresh(m.repr.tab), m.scheduleAutosave()}
 	m.relayout()
@@ -354,11 +358,11 @@ func (m *Model) uiState() sessions.UIState {
 			}
 			x.Channels[id] = it.ch
 		}
-		if e := m.entry(id); e != nil && e.lastReport() != nil && finiteReport(*e.lastReport()) {
+		if e := m.entry(id); e != nil && e.lastReport() != nil {
 			if x.Reports == nil {
 				x.Reports = map[string]filters.Report{}
 			}
-			x.Reports[id] = *e.lastReport()
+			x.Reports[id] = finiteReport(*e.lastReport())
 		}
 	}
 	raw, _ := json.Marshal(x) // plain values: cannot fail
@@ -429,7 +433,13 @@ func (m *Model) restoreUI(ui sessions.UIState) {
 	m.repr.row, m.repr.col = max(0, x.Cursor[0]), max(1, x.Cursor[1])
 }
 
-// finiteReport reports whether a report's numbers can be written as JSON.
-func finiteReport(r filters.Report) bool {
-	return !math.IsNaN(r.Condition) && !math.IsInf(r.Condition, 0) && !math.IsNaN(r.RelError) && !math.IsInf(r.RelError, 0)
+// finiteReport is r with numbers JSON can hold: an overflow (or NaN) is kept as the largest
+// float64, which the accuracy check reads as an overflow, so the list's ≈ survives a save.
+func finiteReport(r filters.Report) filters.Report {
+	for _, v := range []*float64{&r.Condition, &r.RelError} {
+		if math.IsNaN(*v) || math.IsInf(*v, 0) {
+			*v = math.MaxFloat64
+		}
+	}
+	return r
 }

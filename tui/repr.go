@@ -225,11 +225,27 @@ func (r *reprPane) applyEdit() {
 		r.m.setStatus(levelError, r.editLabel+": "+oneLine(err))
 		return
 	}
-	if err := r.m.setCurrent(e, g); err != nil {
-		r.m.setError(err)
+	label, value := r.editLabel, strings.TrimSpace(r.input.Value())
+	set := func(a *app, e *entry) {
+		if err := a.setCurrent(e, g); err != nil {
+			a.setError(err)
+			return
+		}
+		a.setStatus(levelOK, fmt.Sprintf("%s = %s (u undoes)", label, value))
+	}
+	if d.view == nil {
+		set(r.m.app, e)
 		return
 	}
-	r.m.setStatus(levelOK, fmt.Sprintf("%s = %s (u undoes)", r.editLabel, strings.TrimSpace(r.input.Value())))
+	// an edit in another form's view replaces the filter by its conversion, edited: the
+	// conversion's report stays with it
+	rep := d.view.rep
+	r.m.gate(e, []filters.Report{rep}, func(a *app, e *entry) {
+		set(a, e)
+		if e := a.entry(e.id); e.form() == string(rep.To) {
+			e.report, e.reportRev = &rep, e.rev
+		}
+	})
 }
 
 func (r *reprPane) hint() string {

@@ -1,0 +1,146 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/presets"
+)
+
+// hippo256 is issue 21 item 4's filter: hippo-legs of order 256, dense, whose zpk form loses
+// every digit (relative error far above filters.MaxRelError).
+func hippo256(t *testing.T) filters.Filter {
+	t.Helper()
+	r, err := presets.New("hippo-legs", map[string]string{"order": "256"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Filter
+}
+
+// TestInaccurateConversionAsks: no action replaces a filter by a conversion outside the
+// documented accuracy without asking, naming the error and the condition: c on a tab, a pole
+// move (which converts to zpk), a cell edit in another form's view, a bank's :convert. n and
+// esc keep the filter; y replaces it, and the list marks it ≈ (issue 21 item 4: "tab tab n →"
+// on hippo-legs order=256 kept a zpk form with relative error 1.7e+24 marked "zpk 256 ✓").
+func TestInaccurateConversionAsks(t *testing.T) {
+	m := newTestModel(t, 140, 44, nil)
+	e := addFilter(t, m, "hippo", hippo256(t))
+	asked := func(how string) *confirm {
+		t.Helper()
+		c, ok := dialogOf[*confirm](m)
+		if !ok || c.title != "inaccurate conversion" {
+			t.Fatalf("%s: no question (dialog %T, status %q)", how, m.dialog, m.status.text)
+		}
+		for _, want := range []string{"dense → zpk: relative error", "is above the documented 1e-06", "(condition ", "y replaces it anyway"} {
+			if !strings.Contains(c.body, want) {
+				t.Errorf("%s: the question %q lacks %q", how, c.body, want)
+			}
+		}
+		if !strings.Contains(screen(m), "inaccurate conversion") {
+			t.Errorf("%s: the question is not on screen", how)
+		}
+		return c
+	}
+	dense := func(how string) {
+		t.Helper()
+		if got := m.entry(e.id).form(); got != "dense" {
+			t.Fatalf("%s: the filter is %s, want it kept dense", how, got)
+		}
+	}
+	// c on the zpk tab
+	m.setFocus(paneRepr)
+	keys(t, m, "6", "c")
+	asked("c")
+	keys(t, m, "n")
+	dense("n")
+	if !strings.Contains(m.status.text, "kept hippo in dense") {
+		t.Errorf("status %q", m.status.text)
+	}
+	// a pole move converts to zpk first: the same question; esc keeps it
+	m.setFocus(panePlots)
+	keys(t, m, "n", "right")
+	asked("a pole move")
+	keys(t, m, "esc")
+	dense("esc")
+	// a cell edit in the zpk view would replace the filter by the edited conversion
+	m.setFocus(paneRepr)
+	keys(t, m, "6", "enter")
+	keys(t, m, "ctrl+u")
+	typeText(t, m, "0.5")
+	keys(t, m, "enter")
+	asked("an edit in the zpk view")
+	keys(t, m, "n")
+	dense("an edit, n")
+
+	// y replaces it: the list marks it, the detail line says why, u undoes
+	keys(t, m, "c")
+	asked("c again")
+	keys(t, m, "y")
+	if got := m.entry(e.id).form(); got != "zpk" {
+		t.Fatalf("y: the filter is %s, want zpk", got)
+	}
+	s := screen(m)
+	line := ""
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, "hippo") && strings.Contains(l, "zpk 256") {
+			line = l
+		}
+	}
+	if line == "" || strings.Contains(line, "✓") || !strings.ContainsAny(line, "≈✗") {
+		t.Errorf("the list line %q does not mark the inaccurate form:\n%s", line, s)
+	}
+	if r := m.entry(e.id).inaccuracy(); r == nil || !strings.Contains(s, "≈ rel error "+sci(r.RelError)) {
+		t.Errorf("no detail line:\n%s", s)
+	}
+	keys(t, m, "u")
+	dense("u")
+
+	// an accurate conversion asks nothing
+	p, _ := pairZPK(0.9)
+	addFilter(t, m, "pair", p)
+	keys(t, m, "5", "c")
+	if m.dialog != nil || m.selected().form() != "tf" {
+		t.Errorf("an accurate conversion: dialog %T, form %s", m.dialog, m.selected().form())
+	}
+}
+
+// TestInaccurateBankConversionAsks: converting a bank asks when a channel's conversion is
+// outside the documented accuracy, naming the worst channel.
+func TestInaccurateBankConversionAsks(t *testing.T) {
+	m := newTestModel(t, 140, 44, nil)
+	p, _ := pairZPK(0.9)
+	b, err := filters.NewBank([]filters.Filter{p, crowdedDiagonalZPK(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, openMsg{path: "b.json", opened: Opened{Items: []Item{{Name: "b", Bank: b}}}})
+	keys(t, m, ":")
+	typeText(t, m, "convert tf")
+	keys(t, m, "enter")
+	c, ok := dialogOf[*confirm](m)
+	if !ok || !strings.Contains(c.body, "zpk → tf: channel 1: the tf form of this stable filter is unstable") {
+		t.Fatalf("no question: %T %+v (status %q)", m.dialog, c, m.status.text)
+	}
+	keys(t, m, "n")
+	if got := m.selected().form(); got != "zpk" {
+		t.Errorf("n: the bank is %s", got)
+	}
+	keys(t, m, ":")
+	typeText(t, m, "convert tf")
+	keys(t, m, "enter", "y")
+	if got := m.selected().form(); got != "tf" {
+		t.Errorf("y: the bank is %s", got)
+	}
+}
+
+// crowdedDiagonalZPK is crowdedDiagonal in zpk form.
+func crowdedDiagonalZPK(t *testing.T) filters.Filter {
+	t.Helper()
+	z, _, err := filters.Convert(crowdedDiagonal(t), filters.FormZPK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
