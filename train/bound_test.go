@@ -3,6 +3,8 @@ package train
 import (
 	"math"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // TestLowerBounds checks the bound against fits it must not exceed (ERA realisations of every
@@ -21,7 +23,7 @@ func TestLowerBounds(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					if e := relL2(f.Impulse(len(y)), y); lb[k] > e*(1+1e-9) {
+					if e := filters.RelDiff(y, f.Impulse(len(y))); lb[k] > e*(1+1e-9) {
 						t.Errorf("L = %d, %s channel %d n=%d: lower bound %.6g above ERA's error %.6g", length, name, ch, n, lb[k], e)
 					}
 				}
@@ -36,25 +38,41 @@ func TestLowerBounds(t *testing.T) {
 	}
 }
 
-// TestRitzBoundMatchesDense compares the Lanczos bound (boundFromRitz) with the full
-// eigendecomposition's on the 511×511 weighted Hankel matrices: never above it (both are
-// rigorous, the dense one exact to rounding) and within 2% of it where it is above 1e-6.
+// TestRitzBoundMatchesDense compares the Lanczos bounds (boundFromRitz) with the full
+// eigendecomposition's on the 511×511 weighted Hankel matrices, the thorough recipe's and the
+// report's (lanczosTails: residuals from the tridiagonal matrix, stopped once the bounds
+// settle): never above it (all are rigorous, the dense one exact to rounding), the thorough
+// one within 2% of it where it is above 1e-6, the report's within 30% (the report's recipe
+// before lanczosTails ended at 64–80% of the dense bound at n = 64, on the mean of 16 decaying
+// noise or trained channels; lanczosTails at 93–99%). The trained filters are here because
+// their Hankel singular values fall slowly, where a Lanczos run needs the most steps.
 func TestRitzBoundMatchesDense(t *testing.T) {
 	fams := targetFamilies(1024, 2, 5)
+	trained, err := trainedFilters("../testdata/trained/copy-fixed-layer0.npy", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fams["trained"] = trained
 	orders := []int{4, 16, 64}
-	for _, name := range []string{"s4-hippo", "windowed-sinc", "decaying-noise", "butterworth"} {
+	for _, name := range []string{"s4-hippo", "windowed-sinc", "decaying-noise", "butterworth", "trained"} {
 		for ch, y := range fams[name] {
 			for _, wt := range []boundWeighting{{0, 1}, {0, 0}, {0.75, 16}} {
 				w := boundWeights(511, wt)
-				ritz := weightedTails(y, 511, w, orders, 64, true)
 				dense := denseTails(y, 511, w, orders)
-				for k, n := range orders {
-					r, d := math.Sqrt(ritz[k]), math.Sqrt(dense[k])
-					if r > d*(1+1e-9)+1e-15 {
-						t.Errorf("%s channel %d, weighting %v, n = %d: Lanczos bound %.6g above the dense one %.6g", name, ch, wt, n, r, d)
-					}
-					if d > 1e-6*math.Sqrt(sumSquares(y)) && r < 0.98*d {
-						t.Errorf("%s channel %d, weighting %v, n = %d: Lanczos bound %.6g, dense %.6g", name, ch, wt, n, r, d)
+				for _, thorough := range []bool{true, false} {
+					ritz := weightedTails(y, 511, w, orders, 64, thorough)
+					for k, n := range orders {
+						r, d := math.Sqrt(ritz[k]), math.Sqrt(dense[k])
+						if r > d*(1+1e-9)+1e-15 {
+							t.Errorf("%s channel %d, weighting %v, n = %d, thorough %v: Lanczos bound %.6g above the dense one %.6g", name, ch, wt, n, thorough, r, d)
+						}
+						tol := 0.98
+						if !thorough {
+							tol = 0.7
+						}
+						if d > 1e-6*math.Sqrt(sumSquares(y)) && r < tol*d {
+							t.Errorf("%s channel %d, weighting %v, n = %d, thorough %v: Lanczos bound %.6g, dense %.6g", name, ch, wt, n, thorough, r, d)
+						}
 					}
 				}
 			}

@@ -1,13 +1,14 @@
 package train
 
 import (
+	"errors"
 	"fmt"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/gonum"
 	"math"
 	"sort"
 
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/lapack"
-	"gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/internal/fft"
@@ -111,10 +112,18 @@ func lanczosHankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
 	return lanczosTop(newHankelOp(c, m).apply, m, r)
 }
 
-// lanczosTop is lanczosHankelTop for any symmetric m×m operator apply (dst = Mx).
-func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64, error) {
-	var qs [][]float64
-	alpha, beta := make([]float64, 0, m), make([]float64, 0, m)
+// lanczosRun is a Lanczos run with full reorthogonalisation (classical Gram–Schmidt, twice
+// where needed) on a symmetric m×m operator: the vectors so far, and the tridiagonal matrix's
+// diagonal alpha and off-diagonal beta.
+type lanczosRun struct {
+	apply       func(dst, x []float64)
+	m           int
+	qs          [][]float64
+	alpha, beta []float64
+	q, w, coef  []float64
+}
+
+func newLanczosRun(apply func(dst, x []float64), m int) *lanczosRun {
 	// A fixed, dense start vector (deterministic; not orthogonal to any structured subspace
 	// the way e₁ or the ones vector can be).
 	q := make([]float64, m)
@@ -122,48 +131,90 @@ func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64,
 		q[i] = math.Sin(float64(i+1)*0.7548776662466927) + 0.5
 	}
 	floats.Scale(1/floats.Norm(q, 2), q)
-	w := make([]float64, m)
-	coef := make([]float64, m)
+	return &lanczosRun{apply: apply, m: m, q: q, w: make([]float64, m), coef: make([]float64, m),
+		alpha: make([]float64, 0, m), beta: make([]float64, 0, m)}
+}
+
+// step adds the current vector to the basis and returns β, the norm of the next direction
+// (kept in w until next or restart).
+func (l *lanczosRun) step() float64 {
+	l.qs = append(l.qs, l.q)
+	w := l.w
+	l.apply(w, l.q)
+	l.alpha = append(l.alpha, floats.Dot(w, l.q))
+	// Full reorthogonalisation against every Lanczos vector so far: the three-term
+	// recurrence alone loses orthogonality as soon as a Ritz pair converges. A second pass
+	// only where the first removed most of w (Daniel, Gragg, Kaufman and Stewart's
+	// criterion: then rounding left a component along the old vectors).
+	before := floats.Norm(w, 2)
+	for pass := 0; pass < 2; pass++ {
+		for j, v := range l.qs {
+			l.coef[j] = floats.Dot(w, v)
+		}
+		for j, v := range l.qs {
+			floats.AddScaled(w, -l.coef[j], v)
+		}
+		if after := floats.Norm(w, 2); after > 0.7*before {
+			break
+		} else {
+			before = after
+		}
+	}
+	return floats.Norm(w, 2)
+}
+
+// next continues with w/b, b the β step returned.
+func (l *lanczosRun) next(b float64) {
+	l.beta = append(l.beta, b)
+	l.q = make([]float64, l.m)
+	floats.ScaleTo(l.q, 1/b, l.w)
+}
+
+// invariant reports whether β = b ends an invariant subspace.
+func (l *lanczosRun) invariant(b float64) bool { return b <= 1e-15*math.Abs(l.alpha[0]) }
+
+// restart continues, after an invariant subspace, from a fresh vector orthogonal to it (β =
+// 0); false when none is left.
+func (l *lanczosRun) restart() bool {
+	w, k := l.w, len(l.qs)
+	for i := range w {
+		w[i] = math.Cos(float64(i+k)*1.3247179572447460) + 0.25
+	}
+	for pass := 0; pass < 2; pass++ {
+		for _, v := range l.qs {
+			floats.AddScaled(w, -floats.Dot(w, v), v)
+		}
+	}
+	nw := floats.Norm(w, 2)
+	if nw == 0 {
+		return false
+	}
+	l.beta = append(l.beta, 0)
+	l.q = make([]float64, l.m)
+	floats.ScaleTo(l.q, 1/nw, w)
+	return true
+}
+
+// lanczosTop is lanczosHankelTop for any symmetric m×m operator apply (dst = Mx).
+func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64, error) {
+	run := newLanczosRun(apply, m)
 	impl := gonum.Implementation{}
-	var theta, z, prevLead []float64
-	var idx []int
+	var theta, prevLead []float64
+	var z [][]float64
 	check := r + max(16, r/4)
 	for k := 1; k <= m; k++ {
-		qs = append(qs, q)
-		apply(w, q)
-		a := floats.Dot(w, q)
-		alpha = append(alpha, a)
-		// Full reorthogonalisation against every Lanczos vector so far: the three-term
-		// recurrence alone loses orthogonality as soon as a Ritz pair converges. A second pass
-		// only where the first removed most of w (Daniel, Gragg, Kaufman and Stewart's
-		// criterion: then rounding left a component along the old vectors).
-		before := floats.Norm(w, 2)
-		for pass := 0; pass < 2; pass++ {
-			for j, v := range qs {
-				coef[j] = floats.Dot(w, v)
-			}
-			for j, v := range qs {
-				floats.AddScaled(w, -coef[j], v)
-			}
-			if after := floats.Norm(w, 2); after > 0.7*before {
-				break
-			} else {
-				before = after
-			}
-		}
-		b := floats.Norm(w, 2)
-		if k == check || k == m || b <= 1e-15*math.Abs(alpha[0]) {
-			n := len(alpha)
-			d := append([]float64(nil), alpha...)
-			e := append([]float64(nil), beta...)
-			// The eigenvectors of the Lanczos matrix cost O(n³) (most of a run's time when
-			// computed at every check): first the eigenvalues alone, O(n²), and the vectors
-			// only once the wanted Ritz values have settled to 1e-13 since the last check
-			// (converged pairs' values settle first: they move by the square of the residual).
-			final := k == m || b <= 1e-15*math.Abs(alpha[0])
+		b := run.step()
+		if k == check || k == m || run.invariant(b) {
+			final := k == m || run.invariant(b)
 			if !final {
-				impl.Dsterf(n, d, e)
-				lead := topAbs(d, min(r, n))
+				// The Ritz values alone first (Dsterf, O(k²)); the residuals, from the last
+				// entries of the tridiagonal matrix's eigenvectors (ritzLast, O(k²) too), only
+				// once the wanted values have settled to 1e-13 since the last check (converged
+				// pairs' values settle first: they move by the square of the residual); the
+				// eigenvectors (Dsteqr, O(k³)) once, when the residuals meet the tolerance.
+				vals := append([]float64(nil), run.alpha...)
+				impl.Dsterf(k, vals, append([]float64(nil), run.beta...))
+				lead := topAbs(vals, min(r, k))
 				settled := prevLead != nil && len(prevLead) == len(lead)
 				for i := range lead {
 					if settled && math.Abs(lead[i]-prevLead[i]) > 1e-13*math.Abs(lead[0]) {
@@ -171,78 +222,151 @@ func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64,
 					}
 				}
 				prevLead = lead
-				if !settled || n < r {
+				if !settled || k < r || !ritzConverged(run, b, r) {
 					check = min(m, k+max(16, k/4))
-					beta = append(beta, b)
-					q = make([]float64, m)
-					floats.ScaleTo(q, 1/b, w)
+					run.next(b)
 					continue
 				}
-				copy(d, alpha)
-				copy(e, beta)
 			}
-			z = make([]float64, n*n)
-			if !impl.Dsteqr(lapack.EVTridiag, n, d, e, z, n, make([]float64, max(1, 2*n-2))) {
-				return nil, nil, fmt.Errorf("ERA: the eigendecomposition of the Lanczos matrix did not converge")
+			var ok bool
+			theta, z, ok = tridiagEigen(run.alpha, run.beta, r)
+			if !ok {
+				return nil, nil, errLanczos
 			}
-			theta = d
-			idx = make([]int, n)
-			for i := range idx {
-				idx[i] = i
-			}
-			sort.SliceStable(idx, func(i, j int) bool { return math.Abs(theta[idx[i]]) > math.Abs(theta[idx[j]]) })
-			top := math.Abs(theta[idx[0]])
-			converged := true
-			for _, i := range idx[:min(r, n)] {
-				// The residual of Ritz pair i is β_k·|last entry of its eigenvector|.
-				if b*math.Abs(z[(n-1)*n+i]) > hankelLanczosTol*top {
-					converged = false
-					break
-				}
-			}
-			if converged && n >= r || k == m {
+			if !final || k == m {
 				break
 			}
-			if b <= 1e-15*math.Abs(alpha[0]) {
-				// An invariant subspace: continue from a fresh vector orthogonal to it.
-				b = 0
-				for i := range w {
-					w[i] = math.Cos(float64(i+k)*1.3247179572447460) + 0.25
-				}
-				for pass := 0; pass < 2; pass++ {
-					for _, v := range qs {
-						floats.AddScaled(w, -floats.Dot(w, v), v)
-					}
-				}
-				nw := floats.Norm(w, 2)
-				if nw == 0 {
+			// An invariant subspace: done if it holds the wanted pairs, else continue from a
+			// fresh vector orthogonal to it.
+			if ritzConverged(run, b, r) || !run.restart() {
+				break
+			}
+			check = k + 16
+			continue
+		}
+		run.next(b)
+	}
+	r = min(r, len(theta))
+	vecs := make([][]float64, r)
+	for i := range vecs {
+		v := make([]float64, m)
+		for j, q := range run.qs {
+			floats.AddScaled(v, z[i][j], q)
+		}
+		vecs[i] = v
+	}
+	return theta[:r], vecs, nil
+}
+
+// errLanczos is the failure of the Lanczos matrix's eigendecomposition.
+var errLanczos = errors.New("ERA: the eigendecomposition of the Lanczos matrix did not converge")
+
+// ritzConverged reports whether the r Ritz pairs of largest |θ| of the run, β = b after its
+// last step, meet hankelLanczosTol (converged).
+func ritzConverged(run *lanczosRun, b float64, r int) bool {
+	theta, last, ok := ritzLast(run.alpha, run.beta)
+	return ok && converged(theta, last, b, r)
+}
+
+// converged reports whether the r Ritz pairs of largest |θ|, with the last entries of their
+// eigenvectors of the tridiagonal matrix (ritzLast) and β = b after the run's last step,
+// meet hankelLanczosTol: a Ritz pair's residual is β·|last entry|.
+func converged(theta, last []float64, b float64, r int) bool {
+	if len(theta) < r {
+		return false
+	}
+	idx := make([]int, len(theta))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return math.Abs(theta[idx[i]]) > math.Abs(theta[idx[j]]) })
+	top := math.Abs(theta[idx[0]])
+	for _, i := range idx[:r] {
+		if b*math.Abs(last[i]) > hankelLanczosTol*top {
+			return false
+		}
+	}
+	return true
+}
+
+// ritzLast returns the eigenvalues of the symmetric tridiagonal matrix with diagonal d and
+// off-diagonal e (len(d) − 1 entries) and the last entries of their unit eigenvectors, in
+// the same (unspecified) order: the implicit QL iteration (EISPACK's tql2, with its splitting
+// test) with its rotations applied to the last row of the eigenvector matrix only (as Golub
+// and Welsch do for the first row), O(n²) where the whole matrix costs O(n³). ok is false if
+// an eigenvalue takes more than 60 iterations.
+func ritzLast(d, e []float64) (theta, last []float64, ok bool) {
+	n := len(d)
+	d = append([]float64(nil), d...)
+	off := make([]float64, n)
+	copy(off, e)
+	z := make([]float64, n)
+	if n == 0 {
+		return d, z, true
+	}
+	z[n-1] = 1
+	// An off-diagonal entry below ε·‖T‖ splits the matrix (EISPACK's test): eigenvalues are
+	// found to ε‖T‖, absolute, which is what the callers need of the leading ones. T is
+	// scaled to norm about 1, so that √(f² + g²) needs no guard against overflow.
+	norm := 0.0
+	for i := range d {
+		norm = math.Max(norm, math.Abs(d[i])+math.Abs(off[i]))
+	}
+	if norm == 0 {
+		return d, z, true
+	}
+	floats.Scale(1/norm, d)
+	floats.Scale(1/norm, off)
+	defer floats.Scale(norm, d)
+	for l := 0; l < n; l++ {
+		for iter := 0; ; iter++ {
+			m := l
+			for ; m < n-1; m++ {
+				if math.Abs(off[m]) <= 0x1p-53 {
 					break
 				}
-				floats.Scale(1/nw, w)
-				q = append([]float64(nil), w...)
-				beta = append(beta, 0)
-				check = k + 16
+			}
+			if m == l {
+				break
+			}
+			if iter == 60 {
+				return nil, nil, false
+			}
+			g := (d[l+1] - d[l]) / (2 * off[l])
+			r := math.Sqrt(g*g + 1)
+			g = d[m] - d[l] + off[l]/(g+math.Copysign(r, g))
+			s, c, p := 1.0, 1.0, 0.0
+			underflow := false
+			for i := m - 1; i >= l; i-- {
+				f, b := s*off[i], c*off[i]
+				r = math.Sqrt(f*f + g*g)
+				off[i+1] = r
+				if r == 0 {
+					// Underflow: split here and start over.
+					d[i+1] -= p
+					off[m] = 0
+					underflow = true
+					break
+				}
+				s, c = f/r, g/r
+				g = d[i+1] - p
+				r = (d[i]-g)*s + 2*c*b
+				p = s * r
+				d[i+1] = g + p
+				g = c*r - b
+				f = z[i+1]
+				z[i+1] = s*z[i] + c*f
+				z[i] = c*z[i] - s*f
+			}
+			if underflow {
 				continue
 			}
-			check = min(m, k+max(16, k/4))
+			d[l] -= p
+			off[l] = g
+			off[m] = 0
 		}
-		beta = append(beta, b)
-		q = make([]float64, m)
-		floats.ScaleTo(q, 1/b, w)
 	}
-	n := len(alpha)
-	r = min(r, n)
-	lambda := make([]float64, r)
-	vecs := make([][]float64, r)
-	for out, i := range idx[:r] {
-		lambda[out] = theta[i]
-		v := make([]float64, m)
-		for j := 0; j < n; j++ {
-			floats.AddScaled(v, z[j*n+i], qs[j])
-		}
-		vecs[out] = v
-	}
-	return lambda, vecs, nil
+	return d, z, true
 }
 
 // topAbs returns the r values of d of largest magnitude, by decreasing magnitude.
@@ -250,4 +374,32 @@ func topAbs(d []float64, r int) []float64 {
 	s := append([]float64(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return math.Abs(s[i]) > math.Abs(s[j]) })
 	return s[:r]
+}
+
+// tridiagEigen returns the r eigenvalues of largest magnitude of the symmetric tridiagonal
+// matrix with diagonal alpha and off-diagonal beta, by decreasing magnitude, and their unit
+// eigenvectors (LAPACK's Dsteqr).
+func tridiagEigen(alpha, beta []float64, r int) ([]float64, [][]float64, bool) {
+	n := len(alpha)
+	d := append([]float64(nil), alpha...)
+	e := append([]float64(nil), beta...)
+	z := make([]float64, n*n)
+	if !(gonum.Implementation{}).Dsteqr(lapack.EVTridiag, n, d, e, z, n, make([]float64, max(1, 2*n-2))) {
+		return nil, nil, false
+	}
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return math.Abs(d[idx[i]]) > math.Abs(d[idx[j]]) })
+	r = min(r, n)
+	vals, vecs := make([]float64, r), make([][]float64, r)
+	for k, i := range idx[:r] {
+		vals[k] = d[i]
+		vecs[k] = make([]float64, n)
+		for j := 0; j < n; j++ {
+			vecs[k][j] = z[j*n+i]
+		}
+	}
+	return vals, vecs, true
 }

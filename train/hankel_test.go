@@ -2,9 +2,13 @@ package train
 
 import (
 	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/gonum"
 )
 
 // TestHankelTop checks the Lanczos eigenpairs against a full eigendecomposition on every
@@ -117,6 +121,67 @@ func BenchmarkSuggestOrderNoReduction(b *testing.B) {
 	for b.Loop() {
 		if _, ok := SuggestOrder(noise, 1e-3, MaxSuggestOrder); ok {
 			b.Fatal("decaying noise reduced")
+		}
+	}
+}
+
+// TestRitzLast checks the eigenvalues and last eigenvector entries of ritzLast against a
+// full tridiagonal eigendecomposition (LAPACK's Dsteqr), on random matrices, matrices with
+// clustered and repeated eigenvalues and a split (zero off-diagonal entry).
+func TestRitzLast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	impl := gonum.Implementation{}
+	for trial := 0; trial < 40; trial++ {
+		n := 1 + rng.IntN(120)
+		d, e := make([]float64, n), make([]float64, max(n-1, 0))
+		for i := range d {
+			d[i] = rng.NormFloat64()
+			if trial%4 == 1 {
+				d[i] = 1 + 1e-12*rng.NormFloat64() // clustered
+			}
+		}
+		for i := range e {
+			e[i] = rng.NormFloat64()
+			if trial%4 == 1 {
+				e[i] *= 1e-9
+			}
+			if trial%4 == 2 && i == n/2 {
+				e[i] = 0
+			}
+		}
+		theta, last, ok := ritzLast(d, e)
+		if !ok {
+			t.Fatalf("n = %d: no convergence", n)
+		}
+		wd, we := append([]float64(nil), d...), append([]float64(nil), e...)
+		z := make([]float64, n*n)
+		if !impl.Dsteqr(lapack.EVTridiag, n, wd, we, z, n, make([]float64, max(1, 2*n-2))) {
+			t.Fatal("Dsteqr failed")
+		}
+		// Compare as multisets: sorted values, and for each value the squared last entries
+		// summed over a cluster (an eigenvector basis of a cluster is not unique).
+		type pair struct{ v, z2 float64 }
+		got, want := make([]pair, n), make([]pair, n)
+		for i := range got {
+			got[i] = pair{theta[i], last[i] * last[i]}
+			want[i] = pair{wd[i], z[(n-1)*n+i] * z[(n-1)*n+i]}
+		}
+		sort.Slice(got, func(i, j int) bool { return got[i].v < got[j].v })
+		sort.Slice(want, func(i, j int) bool { return want[i].v < want[j].v })
+		scale := math.Max(math.Abs(want[0].v), math.Abs(want[n-1].v))
+		gs, ws := 0.0, 0.0
+		for i := range got {
+			if math.Abs(got[i].v-want[i].v) > 1e-13*scale {
+				t.Errorf("trial %d n=%d: eigenvalue %d %.15g, Dsteqr %.15g", trial, n, i, got[i].v, want[i].v)
+			}
+			gs += got[i].z2
+			ws += want[i].z2
+			if i == n-1 || want[i+1].v-want[i].v > 1e-6*scale {
+				if math.Abs(gs-ws) > 1e-12 {
+					t.Errorf("trial %d n=%d: squared last entries %.15g near λ = %.6g, Dsteqr %.15g", trial, n, gs, want[i].v, ws)
+				}
+				gs, ws = 0, 0
+			}
 		}
 	}
 }
