@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -206,17 +207,30 @@ func (a *app) onPreset(msg presetMsg) {
 
 // onImport adds the items of a filter, bank or kernel file to the session.
 func (a *app) onImport(path string, items []Item) {
+	var warnings []string
 	for _, it := range items {
 		origin := sessions.Origin{Note: "file " + path}
-		if it.Kernels == nil {
+		switch {
+		case it.Note != "":
+			// a model's layer: w must not write a filter file over the checkpoint
+			origin.Note += ": " + it.Note
+		case it.Kernels == nil:
 			origin.File = path
 		}
 		if _, err := a.add(it, origin, false); err != nil {
 			a.setError(fmt.Errorf("%s: %w", path, err))
 			return
 		}
+		warnings = append(warnings, it.Warnings...)
 	}
-	a.setStatus(levelOK, fmt.Sprintf("opened %s (%d item(s))", path, len(items)))
+	if len(items) == 1 && items[0].Note != "" {
+		a.setStatus(levelOK, fmt.Sprintf("imported %s: %s", path, items[0].Note))
+	} else {
+		a.setStatus(levelOK, fmt.Sprintf("opened %s (%d item(s))", path, len(items)))
+	}
+	if len(warnings) > 0 {
+		a.setStatus(levelWarn, "warning: "+strings.Join(warnings, "; "))
+	}
 }
 
 func (a *app) duplicate() error {

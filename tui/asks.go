@@ -38,7 +38,7 @@ func (m *Model) askPresetParams(p PresetInfo) {
 }
 
 func (m *Model) askOpen() {
-	m.openDialog(newPrompt("open a file", "path (a session, a filter file or kernels):", "", func(m *Model, text string) tea.Cmd {
+	m.openDialog(newPrompt("open a file", "path (a session, a filter file, kernels, or a model checkpoint: .safetensors, .npz, .pt…):", "", func(m *Model, text string) tea.Cmd {
 		if text == "" {
 			return nil
 		}

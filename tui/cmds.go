@@ -301,6 +301,19 @@ func buildPreset(src PresetSource, name string, values map[string]string) tea.Cm
 	}
 }
 
+// openLayer reads the layer c of the checkpoint at path.
+func openLayer(st Store, path string, c LayerChoice) tea.Cmd {
+	return func() tea.Msg {
+		var o Opened
+		err := safely("open", func() error {
+			var err error
+			o, err = st.OpenLayer(path, c)
+			return err
+		})
+		return openMsg{path: path, opened: o, err: err}
+	}
+}
+
 func openFile(st Store, path string) tea.Cmd {
 	return func() tea.Msg {
 		var o Opened
@@ -323,31 +336,37 @@ func saveItem(st Store, s *sessions.Session, id, path string, it Item) tea.Cmd {
 // exportReq is one export: where, the form a .json export converts to, and the options
 // (opts.Format the format).
 type exportReq struct {
-	path string
-	to   filters.Form
-	opts sessions.ExportOptions
+	path  string
+	to    filters.Form
+	opts  sessions.ExportOptions
+	force bool // write even what fails its accuracy or read-back check
 }
 
 func exportItem(st Store, it Item, req exportReq) tea.Cmd {
 	return func() tea.Msg {
 		msg := exportedMsg{req: req}
 		msg.err = safely("export", func() error {
+			var reps []filters.Report
 			if req.to != "" && it.Filter != nil && it.Filter.Form() != req.to {
 				g, r, err := filters.Convert(it.Filter, req.to)
 				if err != nil {
 					return err
 				}
-				it.Filter, msg.rep = g, &r
+				it.Filter, msg.rep, reps = g, &r, []filters.Report{r}
 			}
 			if req.to != "" && it.Bank != nil && it.Bank.Form() != req.to {
-				b, _, err := filters.ConvertBank(it.Bank, req.to)
+				b, rs, err := filters.ConvertBank(it.Bank, req.to)
 				if err != nil {
 					return err
 				}
-				it.Bank = b
+				it.Bank, reps = b, rs
+			}
+			// ssmlab convert's gate: nothing is written outside the documented accuracy
+			if err := filters.CheckAccuracy(reps); err != nil && !req.force {
+				return fmt.Errorf("%s: not written: %w; add force to write it anyway", req.path, err)
 			}
 			var err error
-			msg.out, err = st.Export(req.path, it, req.opts)
+			msg.out, err = st.Export(req.path, it, req.opts, req.force)
 			return err
 		})
 		return msg

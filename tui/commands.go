@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -27,12 +29,12 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"preset", "NAME [k=v …]", "add a preset filter (no name: open the picker)", cmdPreset},
-		{"open", "PATH", "open a session, or add a filter file or kernels to this one", cmdOpen},
+		{"open", "PATH", "open a session, or add a filter file, kernels or a checkpoint's layer (picked from a list) to this one", cmdOpen},
 		{"load", "PATH", "the same as open", cmdOpen},
 		{"save", "[PATH]", "save the selected filter as a filter file (to its file, or PATH)", cmdSave},
 		{"save-session", "[PATH]", "save the session (ctrl+s): to its file, or as PATH (.ssmlab)", cmdSaveSession},
 		{"w", "", "save the session to its file (as ctrl+s)", func(m *Model, _ []string) (tea.Cmd, error) { return m.saveSession("", false, afterSave{}), nil }},
-		{"export", "PATH [FORM] [k=v …]", "write the selection as .json, .npz/.safetensors (RTF) or .csv/.npy", cmdExport},
+		{"export", "PATH [FORM] [layout=L dtype=D k=v …] [force]", "write the selection as ssmlab export does: .json, a layout's tensors (.npz/.safetensors/.pt; layout=rtf|s4d|stripedhyena), .csv/.npy; refused when it reads back inaccurately, unless force", cmdExport},
 		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND) as a figure: .svg, .pdf or .png", cmdExportPlot},
 		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
 		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
@@ -116,7 +118,7 @@ func cmdSave(m *Model, args []string) (tea.Cmd, error) {
 }
 
 // exportUsage is export's argument list, for its errors.
-const exportUsage = "export needs PATH [FORM] [dtype=float32] [trunc_len=L] [prefix=P] [length=L]"
+const exportUsage = "export needs PATH [FORM] [layout=rtf|s4d|stripedhyena] [dtype=float32|bfloat16] [prefix=P] [trunc_len=L] [length=L] [OPTION=V] [force]"
 
 func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	e := m.selected()
@@ -126,51 +128,23 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	if len(args) < 1 {
 		return nil, errors.New(exportUsage)
 	}
-	path := args[0]
+	path := expandHome(args[0])
 	ext := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	if ext == "" {
 		ext = string(sessions.ExportJSON)
 	}
 	format, err := sessions.ParseExportFormat(ext)
 	if err != nil {
-		return nil, fmt.Errorf("%s: the extension chooses the format: .json, .npz, .safetensors, .csv or .npy", path)
+		return nil, fmt.Errorf("%s: the extension chooses the format: .json, .npz, .safetensors, .pt, .csv or .npy", path)
 	}
 	req := exportReq{path: path, opts: sessions.ExportOptions{Format: format}}
 	for _, a := range args[1:] {
-		key, val, ok := strings.Cut(a, "=")
-		if !ok {
-			f, err := filters.ParseForm(a)
-			if err != nil {
-				return nil, err
-			}
-			if format != sessions.ExportJSON {
-				return nil, fmt.Errorf("FORM applies to .json exports; %s writes the RTF layout (.npz, .safetensors) or impulse responses (.csv, .npy)", format)
-			}
-			req.to = f
-			continue
+		if err := req.option(a); err != nil {
+			return nil, err
 		}
-		switch key {
-		case "dtype":
-			dt, err := arrays.ParseDType(val)
-			if err != nil || (dt != arrays.Float32 && dt != arrays.Float64) {
-				return nil, fmt.Errorf("dtype %q: want float64 or float32", val)
-			}
-			req.opts.DType = dt
-		case "trunc_len", "length":
-			v, err := strconv.Atoi(val)
-			if err != nil || v < 0 {
-				return nil, fmt.Errorf("%s %q: want a whole number ≥ 0", key, val)
-			}
-			if key == "length" {
-				req.opts.Length = v
-			} else {
-				req.opts.TruncLen = v
-			}
-		case "prefix":
-			req.opts.Prefix = val
-		default:
-			return nil, fmt.Errorf("no export option %q; %s", key, exportUsage)
-		}
+	}
+	if err := req.check(); err != nil {
+		return nil, err
 	}
 	if e.kind == kindKernel && format == sessions.ExportJSON && req.to != "" {
 		return nil, fmt.Errorf("kernels have no form to convert to")
@@ -180,6 +154,77 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	}
 	m.setStatus(levelInfo, "exporting to "+path+"…")
 	return exportItem(m.deps.Store, e.stored(), req), nil
+}
+
+// option reads one of export's arguments: a FORM, force, or KEY=VALUE — the options of
+// ssmlab export (layout, dtype, prefix, trunc_len, length) and the layouts' own
+// (layouts.OptionList, checked by the layout).
+func (req *exportReq) option(a string) error {
+	key, val, ok := strings.Cut(a, "=")
+	switch {
+	case a == "force":
+		req.force = true
+		return nil
+	case !ok:
+		f, err := filters.ParseForm(a)
+		if err != nil {
+			return fmt.Errorf("%v; %s", err, exportUsage)
+		}
+		req.to = f
+		return nil
+	}
+	switch key {
+	case "layout":
+		l, err := layouts.ParseLayout(val)
+		if err != nil || !slices.Contains(layouts.ExportLayouts, l) {
+			return fmt.Errorf("layout %q: want one of %v", val, layouts.ExportLayouts)
+		}
+		req.opts.Layout = l
+	case "dtype":
+		dt, err := arrays.ParseDType(val)
+		if err != nil || (dt != arrays.Float32 && dt != arrays.Float64 && dt != arrays.BFloat16) {
+			return fmt.Errorf("dtype %q: want float64, float32 or bfloat16", val)
+		}
+		req.opts.DType = dt
+	case "trunc_len", "trunc-len", "length":
+		v, err := strconv.Atoi(val)
+		if err != nil || v < 0 {
+			return fmt.Errorf("%s %q: want a whole number ≥ 0", key, val)
+		}
+		if key == "length" {
+			req.opts.Length = v
+		} else {
+			req.opts.TruncLen = v
+		}
+	case "prefix", "tensor-prefix":
+		req.opts.Prefix = val
+	case "force":
+		req.force = val == "true" || val == "1"
+	default:
+		if !slices.ContainsFunc(layouts.OptionList, func(o layouts.Option) bool { return o.Name == key }) {
+			return fmt.Errorf("no export option %q; %s", key, exportUsage)
+		}
+		if req.opts.Options == nil {
+			req.opts.Options = map[string]string{}
+		}
+		req.opts.Options[key] = val
+	}
+	return nil
+}
+
+// check refuses what the format cannot hold, as ssmlab export does.
+func (req *exportReq) check() error {
+	f := req.opts.Format
+	tensors := f == sessions.ExportNPZ || f == sessions.ExportSafetensors || f == sessions.ExportTorch
+	switch {
+	case req.to != "" && f != sessions.ExportJSON:
+		return fmt.Errorf("FORM applies to .json exports; %s writes a layout's tensors (.npz, .safetensors, .pt) or impulse responses (.csv, .npy)", f)
+	case (req.opts.Layout != "" || len(req.opts.Options) > 0) && !tensors:
+		return fmt.Errorf("a layout applies to .npz, .safetensors and .pt exports, not %s", f)
+	case req.opts.DType == arrays.BFloat16 && f != sessions.ExportTorch && f != sessions.ExportSafetensors:
+		return fmt.Errorf("dtype bfloat16: %s has no bfloat16 (pt and safetensors have)", f)
+	}
+	return nil
 }
 
 func cmdExportPlot(m *Model, args []string) (tea.Cmd, error) {

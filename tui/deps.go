@@ -57,14 +57,20 @@ type Built struct {
 // Store loads and saves work.
 type Store interface {
 	// Open reads a file: a session file gives the session; any other file (a filter or bank
-	// file, kernels) the items it holds, to add to the session open.
+	// file, kernels, a model checkpoint with one layer) the items it holds, to add to the
+	// session open; a checkpoint with several layers (or arrays) the choices to pick from.
 	Open(path string) (Opened, error)
+	// OpenLayer reads the layer (or array) c of a checkpoint, as ssmlab import --layout
+	// --tensor does.
+	OpenLayer(path string, c LayerChoice) (Opened, error)
 	// Save writes one filter or bank to path.
 	Save(path string, it Item) error
 	// Export writes a filter, a bank or kernels to path in o.Format (sessions.Export: a
 	// filter file, the RTF layout in .npz or .safetensors, impulse responses in CSV or
 	// .npy) and reports what it measured.
-	Export(path string, it Item, o sessions.ExportOptions) (sessions.Exported, error)
+	// Unless force is set, tensors that fail their read-back check (Exported.Failed) are
+	// not written, and the error is a *ReadBackError.
+	Export(path string, it Item, o sessions.ExportOptions, force bool) (sessions.Exported, error)
 	// SaveSession writes s, a snapshot of the workbench's session taken on its event loop,
 	// to path. Unless over is set, it refuses to overwrite the session's own file changed on
 	// disk since it was opened or saved (a *sessions.ChangedError) and any other file that
@@ -76,6 +82,17 @@ type Store interface {
 type Opened struct {
 	Session *sessions.Session
 	Items   []Item
+	// Layers are a checkpoint's layers (or arrays) when it holds several: the user picks
+	// one (OpenLayer).
+	Layers []LayerChoice
+}
+
+// LayerChoice is a layer of a checkpoint (sessions/layouts' detection, as ssmlab import
+// --list lists it), or an array of a file without layers, to pick.
+type LayerChoice struct {
+	Prefix string // the module prefix ("layers.0.layer."), or the array's name
+	Layout string // the layout, or sessions.Kernels for an array
+	Label  string // one line: prefix, layout, channels, order or length, dtype
 }
 
 // Item is one filter, bank or set of kernels as stored.
@@ -85,6 +102,10 @@ type Item struct {
 	Bank    *filters.Bank
 	Kernels *arrays.Array    // a (length) or (channels, length) array of kernels
 	Source  *sessions.Source // where the kernels came from, when known
+	// Note says how it was read from a model's layer ("" for a filter file, kernels);
+	// Warnings what a reader should know (a MIMO layer's slices, a part left out).
+	Note     string
+	Warnings []string
 }
 
 // JobRunner runs a distillation. Run blocks until the job ends; it is called on its own

@@ -70,11 +70,44 @@ func TestExportFormats(t *testing.T) {
 		t.Fatalf("kernel.npz: %+v, %v", it, err)
 	}
 
-	// Poles float64 coefficients cannot hold: the check warns.
+	// Poles float32 RTF coefficients cannot hold: the read-back check refuses, as ssmlab
+	// export exits 1, and writes nothing; force writes them with the warning.
 	crowded := crowdedDiagonal(t)
 	addFilter(t, m, "crowded", crowded)
-	if st := exportCmd(t, m, filepath.Join(dir, "crowded.npz")+" dtype=float32"); st.level != levelWarn || !strings.Contains(st.text, "dtype=float64 may hold it") {
+	cpath := filepath.Join(dir, "crowded.npz")
+	if st := exportCmd(t, m, cpath+" dtype=float32"); st.level != levelError || !strings.Contains(st.text, "not written: it reads back as float32") ||
+		!strings.Contains(st.text, "dtype=float64 may hold it; add force to write it anyway") {
 		t.Errorf("crowded poles in float32: status %v %q", st.level, st.text)
+	}
+	if _, err := os.Stat(cpath); !os.IsNotExist(err) {
+		t.Errorf("a refused export wrote %s: %v", cpath, err)
+	}
+	if st := exportCmd(t, m, cpath+" dtype=float32 force"); st.level != levelWarn || !strings.Contains(st.text, "dtype=float64 may hold it") {
+		t.Errorf("crowded poles in float32, forced: status %v %q", st.level, st.text)
+	}
+	if _, err := os.Stat(cpath); err != nil {
+		t.Errorf("force did not write %s: %v", cpath, err)
+	}
+	// the modal layouts keep the poles out of polynomial coefficients: float32 holds them
+	spath := filepath.Join(dir, "crowded.safetensors")
+	if st := exportCmd(t, m, spath+" layout=stripedhyena dtype=float32 prefix=blocks.3.filter."); st.level != levelOK ||
+		!strings.Contains(st.text, "in the stripedhyena layout as float32 to relative error") {
+		t.Errorf("crowded poles as stripedhyena float32: status %v %q", st.level, st.text)
+	}
+	back, err := sessions.Import(spath, sessions.ImportOptions{})
+	if err != nil || back.Entry == nil || back.Entry.Bank == nil {
+		t.Fatalf("%s: %+v, %v", spath, back, err)
+	}
+	if e := filters.RelDiff(crowded.Impulse(512), back.Entry.Bank.Channels[0].Impulse(512)); !(e < 1e-4) {
+		t.Errorf("the stripedhyena float32 layer reads back %.3g off", e)
+	}
+	// a conversion outside the documented accuracy is not written to a filter file either
+	jpath := filepath.Join(dir, "crowded-tf.json")
+	if st := exportCmd(t, m, jpath+" tf"); st.level != levelError || !strings.Contains(st.text, "not written: diagonal → tf") {
+		t.Errorf("crowded poles as tf: status %v %q", st.level, st.text)
+	}
+	if _, err := os.Stat(jpath); !os.IsNotExist(err) {
+		t.Errorf("a refused conversion wrote %s: %v", jpath, err)
 	}
 
 	// Mistakes are errors on the status line, and write nothing.
@@ -84,6 +117,10 @@ func TestExportFormats(t *testing.T) {
 		{"x.npz dtype=float16", `dtype "float16"`},
 		{"x.npz trunc_len=-3", `trunc_len "-3"`},
 		{"x.npz scale=2", `no export option "scale"`},
+		{"x.npz layout=s4", `layout "s4": want one of`},
+		{"x.csv layout=s4d", "a layout applies to .npz, .safetensors and .pt exports"},
+		{"x.npz dtype=bfloat16", "npz has no bfloat16"},
+		{"x.npz layout=s4d disc=euler", "disc"},
 	} {
 		if st := exportCmd(t, m, filepath.Join(dir, tc.args)); st.level != levelError || !strings.Contains(st.text, tc.want) {
 			t.Errorf("export %s: status %v %q, want an error containing %q", tc.args, st.level, st.text, tc.want)

@@ -226,6 +226,9 @@ func (m *Model) onOpen(msg openMsg) tea.Cmd {
 		m.setError(msg.err)
 	case msg.opened.Session != nil:
 		return m.openSession(msg.path, msg.opened.Session)
+	case len(msg.opened.Layers) > 0:
+		m.openDialog(&layerPicker{path: msg.path, layers: msg.opened.Layers})
+		m.setStatus(levelInfo, fmt.Sprintf("%s holds %d layers: pick one", msg.path, len(msg.opened.Layers)))
 	default:
 		m.onImport(msg.path, msg.opened.Items)
 	}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +12,13 @@ import (
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
 // fileStore is the Store over package sessions: it opens session files, filter and bank
-// files and every format sessions.Import reads (.npy, .npz, .safetensors, CSV, target
-// files), saves a filter or bank as a filter file and the session as a session file.
+// files and every format sessions.Import reads (.npy, .npz, .safetensors, PyTorch files,
+// CSV, target files; a checkpoint's layers through sessions/layouts), saves a filter or bank as a filter file and the session as a session file.
 type fileStore struct{}
 
 func (fileStore) Open(path string) (Opened, error) {
@@ -24,17 +27,72 @@ func (fileStore) Open(path string) (Opened, error) {
 		return Opened{Session: s}, err
 	}
 	it, err := sessions.Import(path, sessions.ImportOptions{})
+	var layers *layouts.ChoiceError
+	var arrs *sessions.ChoiceError
+	switch {
+	case errors.As(err, &layers):
+		return Opened{Layers: layerChoices(layers.Layers)}, nil
+	case errors.As(err, &arrs):
+		var out []LayerChoice
+		for _, name := range arrs.Names {
+			out = append(out, LayerChoice{Prefix: name, Layout: sessions.Kernels, Label: name + " (as kernels)"})
+		}
+		return Opened{Layers: out}, nil
+	case err != nil:
+		return Opened{}, err
+	}
+	if head, err := userfile.Head(path, 512); err != nil || !isArrayFile(head, path) {
+		it.Note = "" // a filter or target file: it is its own origin
+	}
+	return opened(path, it), nil
+}
+
+func isArrayFile(head []byte, path string) bool {
+	_, ok := arrays.Sniff(head, path)
+	return ok
+}
+
+func (fileStore) OpenLayer(path string, c LayerChoice) (Opened, error) {
+	it, err := sessions.Import(path, sessions.ImportOptions{Tensor: c.Prefix, Layout: c.Layout})
 	if err != nil {
 		return Opened{}, err
 	}
+	return opened(path, it), nil
+}
+
+// layerChoices describes layers as ssmlab import --list does: prefix, layout, size, dtype.
+func layerChoices(ls []layouts.Layer) []LayerChoice {
+	out := make([]LayerChoice, len(ls))
+	for i, l := range ls {
+		size := fmt.Sprintf("order %d", l.Order)
+		if l.Length > 0 {
+			size = fmt.Sprintf("length %d", l.Length)
+		}
+		prefix := l.Prefix
+		if prefix == "" {
+			prefix = "(top level)"
+		}
+		chans := fmt.Sprintf("%d channels", l.Channels)
+		if l.Channels == 1 {
+			chans = "1 channel"
+		}
+		out[i] = LayerChoice{Prefix: l.Prefix, Layout: string(l.Layout),
+			Label: fmt.Sprintf("%-24s %-12s %s, %s, %s", prefix, l.Layout, chans, size, l.DType)}
+	}
+	return out
+}
+
+// opened is an imported item as the workbench adds it: a model's layer (or an array)
+// keeps the note of how it was read.
+func opened(path string, it sessions.Item) Opened {
 	if t := it.Target; t != nil {
 		name := t.Name
 		if name == "" {
 			name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		}
-		return Opened{Items: []Item{{Name: name, Kernels: t.Kernels, Source: t.Source}}}, nil
+		return Opened{Items: []Item{{Name: name, Kernels: t.Kernels, Source: t.Source, Note: it.Note, Warnings: it.Warnings}}}
 	}
-	return Opened{Items: []Item{{Name: it.Entry.Name, Filter: it.Entry.Filter, Bank: it.Entry.Bank}}}, nil
+	return Opened{Items: []Item{{Name: it.Entry.Name, Filter: it.Entry.Filter, Bank: it.Entry.Bank, Note: it.Note, Warnings: it.Warnings}}}
 }
 
 func (fileStore) Save(path string, it Item) error {
@@ -51,14 +109,46 @@ func (fileStore) Save(path string, it Item) error {
 	return nil
 }
 
-func (fileStore) Export(path string, it Item, o sessions.ExportOptions) (sessions.Exported, error) {
+func (fileStore) Export(path string, it Item, o sessions.ExportOptions, force bool) (sessions.Exported, error) {
 	var item sessions.Item
 	if it.Kernels != nil {
 		item.Target = &sessions.Target{Name: it.Name, Kernels: it.Kernels}
 	} else {
 		item.Entry = &sessions.Entry{Name: it.Name, Filter: it.Filter, Bank: it.Bank}
 	}
-	return sessions.ExportFile(path, []sessions.Item{item}, o)
+	out, err := sessions.Export([]sessions.Item{item}, o)
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", path, err)
+	}
+	if out.Failed() && !force {
+		return out, &ReadBackError{Path: path, Check: failedCheck(out)}
+	}
+	if err := atomicfile.WriteFile(path, out.Data); err != nil {
+		return out, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
+	}
+	return out, nil
+}
+
+// ReadBackError is an export refused: its tensors do not hold the filter to the documented
+// accuracy (ssmlab export's exit 1), and nothing was written.
+type ReadBackError struct {
+	Path  string
+	Check sessions.ReadBackCheck
+}
+
+func (e *ReadBackError) Error() string {
+	text, _ := e.Check.Summary("dtype=float64")
+	return fmt.Sprintf("%s: not written: it %s; add force to write it anyway", e.Path, text)
+}
+
+// failedCheck is the first read-back check that failed.
+func failedCheck(out sessions.Exported) sessions.ReadBackCheck {
+	for _, c := range out.ReadBack {
+		if c.Failed() {
+			return c
+		}
+	}
+	return sessions.ReadBackCheck{}
 }
 
 // ExistsError is the error of a save as a session file over a file that exists and is not

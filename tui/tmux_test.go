@@ -348,3 +348,34 @@ func lineWith(s, a, b string) string {
 	}
 	return ""
 }
+
+// TestTmuxCheckpointLayers: o on a checkpoint of two layers offers them; the one picked is
+// imported, and :export writes it back in another layout, checked by reading it back; a
+// float32 RTF export that reads back unstable is refused and writes nothing (issue 22 item 6).
+func TestTmuxCheckpointLayers(t *testing.T) {
+	r := startTmux(t)
+	path, _ := twoLayerCheckpoint(t, r.dir)
+	r.wait("filters (0)", "welcome to ssmlab")
+	r.keys("o")
+	r.wait("open a file")
+	r.literal(path)
+	r.keys("Enter")
+	r.wait("open a layer of", "f1.", "f2.", "stripedhyena")
+	r.keys("Down", "Enter")
+	r.wait("imported " + path + ": stripedhyena layer f2")
+	r.command("export rtf.npz dtype=float32")
+	r.wait("not written: it reads back as float32")
+	if _, err := os.Stat(filepath.Join(r.dir, "rtf.npz")); !os.IsNotExist(err) {
+		t.Errorf("a refused export wrote rtf.npz: %v", err)
+	}
+	r.command("export s4d.pt layout=s4d dtype=float32")
+	r.wait("exported s4d.pt as pt; it reads back in the s4d layout as float32 to relative error")
+	it, err := sessions.Import(filepath.Join(r.dir, "s4d.pt"), sessions.ImportOptions{})
+	if err != nil || it.Entry == nil || it.Entry.Bank == nil || !strings.HasPrefix(it.Note, "s4d layer") {
+		t.Errorf("s4d.pt: %+v, %v", it, err)
+	}
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("d")
+	r.waitExit()
+}
