@@ -2,6 +2,7 @@ package filters
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -46,5 +47,36 @@ func TestEveryFormToEveryForm(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestRelDiffScales checks that RelDiff does not depend on the scale of its vectors, from
+// where the sums of squares underflow to where they overflow, and agrees with the plain
+// formula in between.
+func TestRelDiffScales(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for trial := 0; trial < 50; trial++ {
+		n := 1 + rng.IntN(300)
+		a, b := make([]float64, n), make([]float64, n)
+		var num, den float64
+		for i := range a {
+			a[i] = rng.NormFloat64()
+			b[i] = a[i] + 1e-3*rng.NormFloat64()
+			num += (a[i] - b[i]) * (a[i] - b[i])
+			den += a[i] * a[i]
+		}
+		want := math.Sqrt(num / den)
+		for _, s := range []float64{1e-300, 1e-170, 1e-160, 1, 1e150, 1e160, 1e300} {
+			sa, sb := make([]float64, n), make([]float64, n)
+			for i := range a {
+				sa[i], sb[i] = s*a[i], s*b[i]
+			}
+			if got := RelDiff(sa, sb); math.Abs(got-want) > 1e-12*want {
+				t.Errorf("trial %d, scale %g: %.17g, want %.17g", trial, s, got, want)
+			}
+		}
+	}
+	if got := RelDiff([]float64{0, 0}, []float64{3, 4}); got != 5 {
+		t.Errorf("RelDiff from zero = %g, want the absolute 5", got)
 	}
 }

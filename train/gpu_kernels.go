@@ -1,5 +1,11 @@
 package train
 
+import (
+	"strconv"
+
+	"github.com/ssmlab/ssmlab/filters/rtf"
+)
+
 // gpuMaxOrder is the largest order the GPU kernels take: they keep a channel's a and b̃ in
 // shared memory arrays of MAX_ORDER doubles (TestGPUUnsupportedJobs checks the two agree).
 const gpuMaxOrder = 1024
@@ -20,8 +26,11 @@ const gpuMaxOrder = 1024
 //	k, e, y                   real [D][L]     kernel, ∂loss/∂k, target
 //	x                         cpx  [2][D][H]  FFT(e)/conj(A), then ·conj(G)
 //
-// Every index into a [D][L] or [D][H] array is 64-bit: D·L reaches 2^34.
-const gpuSource = `
+// Every index into a [D][L] or [D][H] array is 64-bit: D·L reaches 2^34. gpuSource is the
+// kernels' text after the constants it takes from Go (MONTEL_EPS, rtf.MontelEps).
+var gpuSource = "#define MONTEL_EPS " + strconv.FormatFloat(rtf.MontelEps, 'e', -1, 64) + "\n" + gpuKernels
+
+const gpuKernels = `
 typedef REAL real;
 struct alignas(2 * sizeof(REAL)) cpx { real x, y; };
 typedef unsigned long long idx;
@@ -69,18 +78,24 @@ __device__ double schedule(int step, int total, double lr, int warmup, int cosin
 	return lr;
 }
 
+// montel_norm is rtf.L1MontelNorm of the raw values w[:n] and scalar w[n]: Σ|w| + MONTEL_EPS,
+// summed in its order (MONTEL_EPS is rtf.MontelEps, defined from Go: gpuSource).
+__device__ double montel_norm(const double* w, int n) {
+	double s = 0;
+	for (int i = 0; i <= n; i++) s += fabs(w[i]);
+	return s + MONTEL_EPS;
+}
+
 // within is rtfModel.within for one channel's raw parameters w, run by the whole block:
 // the Schur–Cohn step-down recursion on a(rz), every reflection coefficient inside (-1, 1).
 // Thread 0 forms the scaled denominator in the CPU's order of operations; each order's
 // step-down is spread over the block. a and nx are MAX_ORDER-long shared scratch.
 __device__ bool within(const double* w, int n, int montel, double r, double* a, double* nx) {
 	if (threadIdx.x == 0) {
-		double s = 0;
-		if (montel)
-			for (int i = 0; i <= n; i++) s += fabs(w[i]);
+		double s = montel ? montel_norm(w, n) : 1;
 		double scale = 1;
 		for (int i = 0; i < n; i++) {
-			double ai = montel ? (s == 0 ? 0.0 : w[i] / s) : w[i];
+			double ai = montel ? w[i] / s : w[i];
 			scale /= r;
 			a[i] = ai * scale;
 		}
@@ -100,20 +115,16 @@ __device__ bool within(const double* w, int n, int montel, double r, double* a, 
 	return true;
 }
 
-// rtf_denominator: one thread per channel. aeff = a, or with the Montel map a = w[:n]/Σ|w|
-// over the n+1 raw values (scale = Σ|w|, kept for the gradient).
+// rtf_denominator: one thread per channel. aeff = a, or with the Montel map
+// a = w[:n]/montel_norm over the n+1 raw values (scale = montel_norm, kept for the gradient).
 extern "C" __global__ void rtf_denominator(const double* p, int np, int n, int montel, int d, double* aeff, double* scale) {
 	int ch = blockIdx.x * blockDim.x + threadIdx.x;
 	if (ch >= d) return;
 	const double* w = p + (idx)ch * np;
-	double s = 1;
-	if (montel) {
-		s = 0;
-		for (int i = 0; i <= n; i++) s += fabs(w[i]);
-	}
+	double s = montel ? montel_norm(w, n) : 1;
 	scale[ch] = s;
 	double* a = aeff + (idx)ch * n;
-	for (int i = 0; i < n; i++) a[i] = montel ? (s == 0 ? 0.0 : w[i] / s) : w[i];
+	for (int i = 0; i < n; i++) a[i] = montel ? w[i] / s : w[i];
 }
 
 // rtf_pad: grid (⌈L/B⌉, D). pad[0][ch] = [1, a₁…aₙ, 0…], pad[1][ch] = [0, b̃₁…b̃ₙ, 0…].
@@ -219,10 +230,6 @@ extern "C" __global__ void rtf_gather(const real* x, const real* e, const double
 		dot = block_sum(dot, sh);
 		double s = scale[ch];
 		for (int i = threadIdx.x; i <= n; i += blockDim.x) {
-			if (s == 0) {
-				gc[i] = 0;
-				continue;
-			}
 			double sign = w[i] > 0 ? 1.0 : (w[i] < 0 ? -1.0 : 0.0);
 			double v = -dot * sign / (s * s);
 			if (i < n) v += gc[i] / s;

@@ -340,7 +340,7 @@ func rtfHankelStarts(m *rtfModel, target []float64, rmax float64) ([][]float64, 
 			// The circular kernel of eq. 13 is g[1..L-1] with g[L] at lag 0 (the wrap-around of
 			// the telescoping sum); with it, a ⊛ g vanishes at lag 0 and at lags above n.
 			g := d.Impulse(m.length + 1)
-			if e := relL2(g[:m.length], target); e < m.modalErr || m.modalErr == 0 {
+			if e := filters.RelDiff(target, g[:m.length]); e < m.modalErr || m.modalErr == 0 {
 				m.modalErr = e
 			}
 			g[0] = g[m.length]
@@ -442,12 +442,12 @@ func hankelStart(m *rtfModel, ws workspace, den, g, target []float64) ([]float64
 	}
 	k := make([]float64, m.length)
 	m.kernel(ws, p, k)
-	if e := relL2(k, g); !(e <= 1e-3) {
+	if e := filters.RelDiff(g, k); !(e <= 1e-3) {
 		return nil, 0, false
 	}
 	p[2*n] = target[0] - k[0]
 	k[0] = target[0]
-	e := relL2(k, target)
+	e := filters.RelDiff(target, k)
 	if math.IsNaN(e) || math.IsInf(e, 0) {
 		return nil, 0, false
 	}
@@ -494,7 +494,8 @@ func initRTF(s *Spec, target []float64, rng *rand.Rand, rmax float64) (model, []
 		}
 	}
 	if m.montel && s.Init != "montel" && s.Init != "zeros" {
-		// Raw Montel parameters: a = w[:n]/Σ|w| with w[n] = 1 - Σ|a| ≥ 0 keeps a.
+		// Raw Montel parameters: a = w[:n]/(Σ|w| + 10⁻⁶) (rtf.L1Montel) with
+		// w[n] = 1 − Σ|a| − 10⁻⁶ ≥ 0 keeps a.
 		l1 := 0.0
 		for _, v := range p[:n] {
 			l1 += math.Abs(v)
@@ -506,7 +507,7 @@ func initRTF(s *Spec, target []float64, rng *rand.Rand, rmax float64) (model, []
 			l1 = 0.999
 		}
 		copy(p[n+1:], p[n:])
-		p[n] = 1 - l1
+		p[n] = 1 - l1 - rtf.MontelEps
 	}
 	if !m.montel && s.Init != "zeros" && m.maxRadius(p) > rmax {
 		// An unstable start (xavier often is): shrink a into the Montel region.

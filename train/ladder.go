@@ -333,7 +333,7 @@ func tfFromPoles(poles []complex128, y []float64) (*filters.TransferFunction, fl
 		if rho, err := filters.SpectralRadius(tf); err != nil || !filters.Stable(rho) {
 			continue
 		}
-		if e := relL2(tf.Impulse(len(y)), y); e < bestErr {
+		if e := filters.RelDiff(y, tf.Impulse(len(y))); e < bestErr {
 			best, bestErr = tf, e
 		}
 	}

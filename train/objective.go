@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
@@ -109,7 +110,7 @@ func (d *distill) loss(ch int, k, e []float64) float64 {
 }
 
 func (d *distill) relError(ch int, k []float64) float64 {
-	return relL2(k, d.targets[ch])
+	return filters.RelDiff(d.targets[ch], k)
 }
 
 func (d *distill) mse(ch int, k []float64) float64 {
@@ -119,16 +120,4 @@ func (d *distill) mse(ch int, k []float64) float64 {
 		s += (k[i] - y[i]) * (k[i] - y[i])
 	}
 	return s / float64(len(y))
-}
-
-func relL2(k, y []float64) float64 {
-	var num, den float64
-	for i := range y {
-		num += (k[i] - y[i]) * (k[i] - y[i])
-		den += y[i] * y[i]
-	}
-	if den == 0 {
-		return math.Sqrt(num)
-	}
-	return math.Sqrt(num / den)
 }

@@ -144,7 +144,7 @@ func (r *realisation) starts(n int, rmax float64) []poleStart {
 
 // eraError is the relative error of ERA's order-n truncation as a state-space model.
 func (r *realisation) eraError(n int) float64 {
-	e := relL2(leading(r.era, min(n, r.era.Order())).Impulse(len(r.y)), r.y)
+	e := filters.RelDiff(r.y, leading(r.era, min(n, r.era.Order())).Impulse(len(r.y)))
 	if math.IsNaN(e) {
 		return math.Inf(1)
 	}

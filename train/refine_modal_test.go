@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // randomModal returns a modal (or rotation) model with pairs conjugate pairs and reals real
@@ -65,10 +67,10 @@ func TestRotationModalMapping(t *testing.T) {
 	m.kernel(nil, p, k1)
 	w.m.kernel(nil, q, k2)
 	m.kernel(nil, back, k3)
-	if e := relL2(k2, k1); e > 1e-13 {
+	if e := filters.RelDiff(k1, k2); e > 1e-13 {
 		t.Errorf("modal form of the rotation model: kernel differs by %.3g", e)
 	}
-	if e := relL2(k3, k1); e > 1e-13 {
+	if e := filters.RelDiff(k1, k3); e > 1e-13 {
 		t.Errorf("rotation → modal → rotation: kernel differs by %.3g", e)
 	}
 }
@@ -151,7 +153,7 @@ func TestModalFilterRealPair(t *testing.T) {
 		}
 		k := make([]float64, m.length)
 		m.kernel(nil, p, k)
-		if e := relL2(f.Impulse(m.length), k); e > 1e-12 {
+		if e := filters.RelDiff(k, f.Impulse(m.length)); e > 1e-12 {
 			t.Errorf("θ = %g: deployed response differs from the kernel by %.3g", theta, e)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // rtfModel is the state-free RTF of the RTF paper: parameters [a (n, or n+1 raw with Montel), b̃ (n), h0].
 type rtfModel struct {
 	n, length int
-	montel    bool // a = w[:n]/Σ|w| over n+1 raw values (RTF paper, §B.2)
+	montel    bool // a = rtf.L1Montel(w[:n], w[n]) over n+1 raw values (RTF paper, §B.2)
 	// starts are further initial parameters the hankel init found (lower ERA orders), which
 	// the refinement also tries.
 	starts [][]float64
@@ -68,19 +68,7 @@ func (m *rtfModel) denominator(p, dst []float64) []float64 {
 	if !m.montel {
 		return append(dst[:0], p[:m.n]...)
 	}
-	s := 0.0
-	for _, w := range p[:m.n+1] {
-		s += math.Abs(w)
-	}
-	dst = dst[:m.n]
-	for i := range dst {
-		if s == 0 {
-			dst[i] = 0
-		} else {
-			dst[i] = p[i] / s
-		}
-	}
-	return dst
+	return rtf.L1Montel(dst[:m.n], p[:m.n], p[m.n])
 }
 
 // kernel writes the circular kernel k = IFFT_L(B̃/A) + h0·δ (RTF paper, Alg. 1) and leaves A and
@@ -168,29 +156,22 @@ func (m *rtfModel) grad(wsAny workspace, p, e, g []float64) {
 		}
 	}
 	if m.montel {
-		// a_j = w_j/s, s = Σ|w|: ∂a_j/∂w_i = δ_ij/s - w_j·sign(w_i)/s².
-		s, dot := 0.0, 0.0
-		for i, w := range p[:n+1] {
-			s += math.Abs(w)
-			if i < n {
-				dot += ga[i] * w
-			}
+		// a_j = w_j/s, s = Σ|w| + 10⁻⁶ (rtf.L1Montel): ∂a_j/∂w_i = δ_ij/s - w_j·sign(w_i)/s².
+		s, dot := rtf.L1MontelNorm(p[:n], p[n]), 0.0
+		for i, w := range p[:n] {
+			dot += ga[i] * w
 		}
-		if s == 0 {
-			clear(ga)
-		} else {
-			ga[n] = 0
-			for i := 0; i <= n; i++ {
-				sign := math.Copysign(1, p[i])
-				if p[i] == 0 {
-					sign = 0
-				}
-				v := -dot * sign / (s * s)
-				if i < n {
-					v += ga[i] / s
-				}
-				ga[i] = v
+		ga[n] = 0
+		for i := 0; i <= n; i++ {
+			sign := math.Copysign(1, p[i])
+			if p[i] == 0 {
+				sign = 0
 			}
+			v := -dot * sign / (s * s)
+			if i < n {
+				v += ga[i] / s
+			}
+			ga[i] = v
 		}
 	}
 	g[m.denLen()+n] = e[0]
@@ -215,7 +196,7 @@ func (m *rtfModel) filter(p []float64) (filters.Filter, float64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	return tf, relL2(tf.Impulse(m.length), k), nil
+	return tf, filters.RelDiff(k, tf.Impulse(m.length)), nil
 }
 
 // refitNumerator returns the numerator b that minimises ‖h - y‖₂ over t ≥ 1 for the fitted

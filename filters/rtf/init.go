@@ -23,15 +23,21 @@ func L1Montel(dst, a []float64, scalar float64) []float64 {
 	} else if len(dst) != len(a) {
 		panic("rtf: L1Montel length mismatch")
 	}
-	l1 := 0.0
-	for _, x := range a {
-		l1 += math.Abs(x)
-	}
-	s := l1 + math.Abs(scalar) + MontelEps // the reference's order of summation
+	s := L1MontelNorm(a, scalar)
 	for i, x := range a {
 		dst[i] = x / s
 	}
 	return dst
+}
+
+// L1MontelNorm is the divisor of L1Montel, Σ|aᵢ| + |scalar| + 10⁻⁶, summed in the
+// reference's order.
+func L1MontelNorm(a []float64, scalar float64) float64 {
+	l1 := 0.0
+	for _, x := range a {
+		l1 += math.Abs(x)
+	}
+	return l1 + math.Abs(scalar) + MontelEps
 }
 
 // Xavier draws the reference implementation's xavier_init for one channel of order n: every
