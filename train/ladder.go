@@ -221,90 +221,104 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	prevOut := make([]float64, d) // each channel's error at the order below, as deployed
 	prevTF := true
 	for k, n := range orders {
-		// The transfer function is deployed where it holds the fit on every channel (the
-		// bank has one form) and, to keep the ladder monotone, where the order below was
-		// one too and it ends no worse than that order on any channel. Otherwise the
-		// diagonal form, unless that would end worse on some channel than the tf the order
-		// below deployed, while this order's tf does not.
-		holds := spec.Model == ModelRTF // on every channel, whatever the order below
-		monotoneTF, monotoneDiag := true, true
-		worst, worstCh, riseCh := 0.0, 0, -1
-		for ch := range targets {
-			r := rungs[ch][k]
-			if r.tf == nil || !(r.tfErr <= math.Max(tfHoldRatio*r.fit.rel, r.fit.rel+tfHoldFloor)) {
-				holds = false
-			}
-			if k > 0 {
-				if r.tfErr > prevOut[ch] && monotoneTF {
-					monotoneTF, riseCh = false, ch
-				}
-				monotoneDiag = monotoneDiag && r.fit.rel <= prevOut[ch]
-			}
-			if ratio := r.tfErr / math.Max(r.fit.rel, tfHoldFloor); ratio > worst || ch == 0 {
-				worst, worstCh = ratio, ch
-			}
-		}
-		useTF := spec.Form == "" && prevTF && (holds && monotoneTF || spec.Model == ModelRTF && k > 0 && !monotoneDiag && monotoneTF)
+		useTF, note := rungForm(spec, rungs, k, orders, prevOut, prevTF)
 		prevTF = useTF
-		res := &Result{Report: Report{Model: spec.Model, Order: n, Init: spec.Init, Backend: ran, Stable: true}}
-		form := filters.FormDiagonal
+		res := &Result{Report: Report{Model: spec.Model, Order: n, Init: spec.Init, Backend: ran, Stable: true,
+			Form: string(filters.FormDiagonal), FormNote: note}}
 		if useTF {
-			form = filters.FormTF
+			res.Report.Form = string(filters.FormTF)
 		}
-		res.Report.Form = string(form)
-		if spec.Model == ModelRTF {
-			r := rungs[worstCh][k]
-			switch {
-			case spec.Form == filters.FormDiagonal:
-				res.Report.FormNote = "diagonal (poles and residues), as the job asks (form diagonal)"
-			case useTF:
-				res.Report.FormNote = fmt.Sprintf("tf: float64 coefficients hold the fit on every channel (worst channel %d: %.3g against %.3g as poles and residues)", worstCh, r.tfErr, r.fit.rel)
-			case !holds:
-				res.Report.FormNote = fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients lose the fit (channel %d: %s against %.3g); the diagonal form keeps the poles", worstCh, fmtErr(r.tfErr), r.fit.rel)
-			case !monotoneTF:
-				res.Report.FormNote = fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients hold the fit to the documented %.0e, but channel %d's would end at %.3g, above the %.3g of order %d", tfHoldFloor, riseCh, rungs[riseCh][k].tfErr, prevOut[riseCh], orders[k-1])
-			default:
-				res.Report.FormNote = fmt.Sprintf("diagonal (poles and residues), as at order %d: float64 tf coefficients hold this fit (worst channel %d: %.3g against %.3g), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order", orders[k-1], worstCh, r.tfErr, r.fit.rel)
-			}
+		if err := deployRung(res, obj, targets, rungs, bounds, k, useTF, prevOut); err != nil {
+			return nil, err
 		}
-		for ch, y := range targets {
-			r := rungs[ch][k]
-			var f filters.Filter = r.diag
-			if useTF {
-				f = r.tf
-			}
-			kern := f.Impulse(len(y))
-			rho, err := filters.SpectralRadius(f)
-			if err != nil {
-				rho = math.Inf(1)
-			}
-			cr := ChannelReport{MSE: obj.mse(ch, kern), RelError: obj.relError(ch, kern), MaxPoleRadius: rho,
-				Stable: filters.Stable(rho), LowerBound: bounds[ch][k]}
-			if cr.LowerBound > 0 {
-				cr.BoundRatio = cr.RelError / cr.LowerBound
-			}
-			if math.IsNaN(cr.RelError) || math.IsInf(cr.RelError, 0) {
-				return nil, fmt.Errorf("channel %d: the fitted filter's response is not finite (spectral radius %.6g)", ch, rho)
-			}
-			if !cr.Stable {
-				res.Report.Stable = false
-				res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d is not stable (spectral radius %.6g)", ch, rho))
-			}
-			prevOut[ch] = cr.RelError
-			res.Filters = append(res.Filters, f)
-			res.Report.Channels = append(res.Report.Channels, cr)
-		}
-		rels := make([]float64, d)
-		lbs := make([]float64, d)
-		for i, c := range res.Report.Channels {
-			rels[i], lbs[i] = c.RelError, c.LowerBound
-		}
-		res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
-		res.Report.MeanLowerBound = mean(lbs)
 		res.Report.Seconds = time.Since(start).Seconds()
 		l.Results = append(l.Results, res)
 	}
 	return l, nil
+}
+
+// rungForm decides the form of order k's bank, and for an rtf model says why (FormNote).
+// The transfer function is deployed where it holds the fit on every channel (the bank has
+// one form) and, to keep the ladder monotone, where the order below was one too (prevTF) and
+// it ends no worse than that order (prevOut, each channel's error as deployed) on any
+// channel. Otherwise the diagonal form, unless that would end worse on some channel than
+// the tf the order below deployed, while this order's tf does not.
+func rungForm(spec Spec, rungs [][]channelRung, k int, orders []int, prevOut []float64, prevTF bool) (bool, string) {
+	holds := spec.Model == ModelRTF // on every channel, whatever the order below
+	monotoneTF, monotoneDiag := true, true
+	worst, worstCh, riseCh := 0.0, 0, -1
+	for ch := range rungs {
+		r := rungs[ch][k]
+		if r.tf == nil || !(r.tfErr <= math.Max(tfHoldRatio*r.fit.rel, r.fit.rel+tfHoldFloor)) {
+			holds = false
+		}
+		if k > 0 {
+			if r.tfErr > prevOut[ch] && monotoneTF {
+				monotoneTF, riseCh = false, ch
+			}
+			monotoneDiag = monotoneDiag && r.fit.rel <= prevOut[ch]
+		}
+		if ratio := r.tfErr / math.Max(r.fit.rel, tfHoldFloor); ratio > worst || ch == 0 {
+			worst, worstCh = ratio, ch
+		}
+	}
+	useTF := spec.Form == "" && prevTF && (holds && monotoneTF || spec.Model == ModelRTF && k > 0 && !monotoneDiag && monotoneTF)
+	if spec.Model != ModelRTF {
+		return useTF, ""
+	}
+	r := rungs[worstCh][k]
+	switch {
+	case spec.Form == filters.FormDiagonal:
+		return useTF, "diagonal (poles and residues), as the job asks (form diagonal)"
+	case useTF:
+		return useTF, fmt.Sprintf("tf: float64 coefficients hold the fit on every channel (worst channel %d: %.3g against %.3g as poles and residues)", worstCh, r.tfErr, r.fit.rel)
+	case !holds:
+		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients lose the fit (channel %d: %s against %.3g); the diagonal form keeps the poles", worstCh, fmtErr(r.tfErr), r.fit.rel)
+	case !monotoneTF:
+		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients hold the fit to the documented %.0e, but channel %d's would end at %.3g, above the %.3g of order %d", tfHoldFloor, riseCh, rungs[riseCh][k].tfErr, prevOut[riseCh], orders[k-1])
+	}
+	return useTF, fmt.Sprintf("diagonal (poles and residues), as at order %d: float64 tf coefficients hold this fit (worst channel %d: %.3g against %.3g), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order", orders[k-1], worstCh, r.tfErr, r.fit.rel)
+}
+
+// deployRung fills res with order k's filters in the chosen form, each measured on its
+// deployed response against the target, with its lower bound, and leaves each channel's
+// error in prevOut.
+func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]channelRung, bounds [][]float64, k int, useTF bool, prevOut []float64) error {
+	for ch, y := range targets {
+		r := rungs[ch][k]
+		var f filters.Filter = r.diag
+		if useTF {
+			f = r.tf
+		}
+		kern := f.Impulse(len(y))
+		rho, err := filters.SpectralRadius(f)
+		if err != nil {
+			rho = math.Inf(1)
+		}
+		cr := ChannelReport{MSE: obj.mse(ch, kern), RelError: obj.relError(ch, kern), MaxPoleRadius: rho,
+			Stable: filters.Stable(rho), LowerBound: bounds[ch][k]}
+		if cr.LowerBound > 0 {
+			cr.BoundRatio = cr.RelError / cr.LowerBound
+		}
+		if math.IsNaN(cr.RelError) || math.IsInf(cr.RelError, 0) {
+			return fmt.Errorf("channel %d: the fitted filter's response is not finite (spectral radius %.6g)", ch, rho)
+		}
+		if !cr.Stable {
+			res.Report.Stable = false
+			res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d is not stable (spectral radius %.6g)", ch, rho))
+		}
+		prevOut[ch] = cr.RelError
+		res.Filters = append(res.Filters, f)
+		res.Report.Channels = append(res.Report.Channels, cr)
+	}
+	rels := make([]float64, len(targets))
+	lbs := make([]float64, len(targets))
+	for i, c := range res.Report.Channels {
+		rels[i], lbs[i] = c.RelError, c.LowerBound
+	}
+	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
+	res.Report.MeanLowerBound = mean(lbs)
+	return nil
 }
 
 func fmtErr(e float64) string {

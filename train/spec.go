@@ -141,6 +141,35 @@ func (s *Spec) Validate(channels, length int) error {
 	case s.Constraint == ConstraintRadius && !(s.MaxRadius > 0 && s.MaxRadius < 1):
 		return invalidf("constraint radius needs 0 < max_radius < 1, got %v", s.MaxRadius)
 	}
+	if err := s.validateOptimizer(); err != nil {
+		return err
+	}
+	if _, err := ParseLoss(string(s.Loss)); err != nil {
+		return err
+	}
+	if s.Steps < 0 || s.Steps > MaxSteps {
+		return invalidf("steps %d outside [0, %d]", s.Steps, MaxSteps)
+	}
+	if s.Refine < 0 || s.Refine > MaxSteps {
+		return invalidf("refine %d outside [0, %d]", s.Refine, MaxSteps)
+	}
+	if s.Backend != "" {
+		if _, err := ParseBackend(string(s.Backend)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case s.Form == "":
+	case s.Form != filters.FormDiagonal:
+		return invalidf("form %q: a fit is written as diagonal on request, or in its model's form", s.Form)
+	case !s.projectable(false):
+		return invalidf("form diagonal applies to the fits by variable projection: the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint")
+	}
+	return nil
+}
+
+// validateOptimizer checks the optimiser's settings (and the early-stopping tolerance).
+func (s *Spec) validateOptimizer() error {
 	o := s.Optimizer
 	switch o.Name {
 	case "adam", "adamw":
@@ -167,27 +196,6 @@ func (s *Spec) Validate(channels, length int) error {
 	}
 	if o.Warmup < 0 {
 		return invalidf("warmup %d is negative", o.Warmup)
-	}
-	if _, err := ParseLoss(string(s.Loss)); err != nil {
-		return err
-	}
-	if s.Steps < 0 || s.Steps > MaxSteps {
-		return invalidf("steps %d outside [0, %d]", s.Steps, MaxSteps)
-	}
-	if s.Refine < 0 || s.Refine > MaxSteps {
-		return invalidf("refine %d outside [0, %d]", s.Refine, MaxSteps)
-	}
-	if s.Backend != "" {
-		if _, err := ParseBackend(string(s.Backend)); err != nil {
-			return err
-		}
-	}
-	switch {
-	case s.Form == "":
-	case s.Form != filters.FormDiagonal:
-		return invalidf("form %q: a fit is written as diagonal on request, or in its model's form", s.Form)
-	case !s.projectable(false):
-		return invalidf("form diagonal applies to the fits by variable projection: the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint")
 	}
 	return nil
 }
