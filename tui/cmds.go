@@ -409,7 +409,7 @@ func (c jobChans) report(p JobProgress) {
 
 // runJob is the job itself: a long-running command that computes the target kernels, runs
 // the runner and posts the end on c.done. It returns no message; waitJob delivers them.
-func runJob(ctx context.Context, r JobRunner, id string, spec train.Spec, source func() ([][]float64, error), c jobChans) tea.Cmd {
+func runJob(ctx context.Context, r JobRunner, id string, spec train.Spec, orders []int, source func() ([][]float64, error), c jobChans) tea.Cmd {
 	return func() tea.Msg {
 		var res *JobResult
 		err := safely("job", func() error {
@@ -417,7 +417,11 @@ func runJob(ctx context.Context, r JobRunner, id string, spec train.Spec, source
 			if err != nil {
 				return err
 			}
-			res, err = r.Run(ctx, spec, targets, c.report)
+			if lr, ok := r.(LadderRunner); ok && len(orders) > 0 {
+				res, err = lr.RunLadder(ctx, spec, orders, targets, c.report)
+			} else {
+				res, err = r.Run(ctx, spec, targets, c.report)
+			}
 			return err
 		})
 		c.done <- jobDoneMsg{id: id, res: res, err: err}

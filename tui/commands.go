@@ -38,7 +38,8 @@ func commands() []command {
 		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND) as a figure: .svg, .pdf or .png", cmdExportPlot},
 		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
 		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
-		{"distill", "[model=rtf order=N steps=N init=I length=L backend=B]", "distil the selected filter (no arguments: the form)", cmdDistill},
+		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B]", "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
+		{"ladder", "ORDERS [k=v …]", "distil at each of ORDERS (4,8,16): the jobs pane draws error against order with the lower bound beside it", cmdLadder},
 		{"cancel", "[JOB]", "cancel a running job (default: the selected one)", cmdCancel},
 		{"duplicate", "", "copy the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.duplicate() }},
 		{"rename", "NAME", "rename the selected filter", cmdRename},
@@ -299,8 +300,11 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 		return nil, err
 	}
 	spec := m.defaultSpecFor(e)
+	var orders []int
 	for k, v := range vals {
 		switch k {
+		case "orders":
+			orders, err = parseOrders(v)
 		case "model":
 			spec.Model, err = train.ParseModel(v)
 		case "init":
@@ -321,16 +325,27 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 				spec.Target.Length = n
 			}
 		default:
-			return nil, fmt.Errorf("distill has no parameter %q (model, order, init, steps, length, backend)", k)
+			return nil, fmt.Errorf("distill has no parameter %q (model, order, orders, init, steps, length, backend)", k)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
+	if len(orders) > 0 {
+		spec.Order = slices.Max(orders)
+	}
 	if err := spec.Validate(1, spec.Target.Length); err != nil {
 		return nil, err
 	}
-	return m.startJob(e, spec)
+	return m.startJob(e, spec, orders)
+}
+
+// cmdLadder is distill at several orders: ladder ORDERS [k=v …].
+func cmdLadder(m *Model, args []string) (tea.Cmd, error) {
+	if len(args) == 0 || strings.Contains(args[0], "=") && !strings.HasPrefix(args[0], "orders=") {
+		return nil, errors.New("ladder needs ORDERS, such as 4,8,16 (then distill's k=v)")
+	}
+	return cmdDistill(m, append([]string{"orders=" + strings.TrimPrefix(args[0], "orders=")}, args[1:]...))
 }
 
 func cmdCancel(m *Model, args []string) (tea.Cmd, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -141,6 +142,16 @@ type JobResult struct {
 	// Backend is the backend that ran the job ("cpu", "gpu"), with the reason when auto
 	// chose it ("cpu (no GPU: …)").
 	Backend string
+	// Ladder is a ladder job's error and lower bound at each order (LadderRunner); the
+	// filters and figures above are those of its highest order.
+	Ladder *figures.Ladder
+}
+
+// LadderRunner is a JobRunner that also fits ladders: the same job at several orders, each
+// channel's error with the lower bound on the error of any filter of the order beside it
+// (train.FitLadder, as ssmlab distill --orders).
+type LadderRunner interface {
+	RunLadder(ctx context.Context, spec train.Spec, orders []int, targets [][]float64, progress func(JobProgress)) (*JobResult, error)
 }
 
 // Analyzer computes what the plots show. Its methods may be slow; they run in commands.

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,6 +58,13 @@ func numberField(name, help string, v int) formField {
 	return formField{name: name, input: in, help: help}
 }
 
+func textField(name, help string) formField {
+	in := newInput("")
+	in.Blur()
+	in.Width = 20
+	return formField{name: name, input: in, help: help}
+}
+
 func newJobForm(sourceID string, source string, def train.Spec, backends []train.BackendName) *jobForm {
 	f := &jobForm{sourceID: sourceID, source: source, def: def, fields: []formField{
 		choiceField("model", "rtf: transfer function · modal: diagonal · rotation: RotRNN", train.Names(train.Models), string(def.Model)),
@@ -65,6 +73,7 @@ func newJobForm(sourceID string, source string, def train.Spec, backends []train
 		numberField("steps", "optimiser steps", def.Steps),
 		numberField("length", "samples of the impulse response to fit", def.Target.Length),
 		choiceField("backend", "where the optimiser runs", train.Names(backends), string(def.Backend)),
+		textField("orders", "a ladder: several orders, such as 4,8,16 (then order is ignored); empty: one order"),
 	}}
 	f.orderSet = strconv.Itoa(def.Order)
 	f.setFocus(0)
@@ -102,13 +111,23 @@ func (f *jobForm) setFocus(i int) {
 	}
 }
 
-// spec reads the form; a spec Spec.Validate refuses is its error.
-func (f *jobForm) spec() (train.Spec, error) {
+// spec reads the form, and its orders for a ladder (nil for one order); a spec
+// Spec.Validate refuses is its error.
+func (f *jobForm) spec() (train.Spec, []int, error) {
 	s, err := f.read()
 	if err != nil {
-		return s, err
+		return s, nil, err
 	}
-	return s, s.Validate(1, s.Target.Length)
+	var orders []int
+	for _, fl := range f.fields {
+		if fl.name == "orders" && fl.value() != "" {
+			if orders, err = parseOrders(fl.value()); err != nil {
+				return s, nil, err
+			}
+			s.Order = slices.Max(orders)
+		}
+	}
+	return s, orders, s.Validate(1, s.Target.Length)
 }
 
 // read reads the form into its default spec; a malformed number is an error naming the
@@ -169,7 +188,7 @@ func (f *jobForm) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 
 // start starts the job the form describes; a form Spec.Validate refuses stays open.
 func (f *jobForm) start(m *Model) tea.Cmd {
-	spec, err := f.spec()
+	spec, orders, err := f.spec()
 	if err != nil {
 		m.setStatus(levelError, err.Error())
 		return nil
@@ -180,7 +199,7 @@ func (f *jobForm) start(m *Model) tea.Cmd {
 		m.setError(errNoSelection)
 		return nil
 	}
-	cmd, err := m.startJob(e, spec)
+	cmd, err := m.startJob(e, spec, orders)
 	m.setError(err)
 	return cmd
 }

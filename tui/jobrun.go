@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
@@ -28,6 +30,7 @@ type job struct {
 	id       string // the session's job ID
 	num      int    // "#num": its place among the session's jobs
 	spec     train.Spec
+	orders   []int  // a ladder job's orders (spec.Order is the highest); nil for one order
 	sourceID string // the item it fits
 	status   sessions.JobStatus
 	last     JobProgress
@@ -54,6 +57,10 @@ type jobReport struct {
 	Loss        float64   `json:"loss"`
 	LossCurve   []float64 `json:"loss_curve,omitempty"`
 	Error       string    `json:"error,omitempty"`
+	// Orders are a ladder job's orders, and Ladder, once it is done, the error and the lower
+	// bound of every channel at each order.
+	Orders []int           `json:"orders,omitempty"`
+	Ladder *figures.Ladder `json:"ladder,omitempty"`
 }
 
 // state is the job's status: a job recorded as running that does not run here was
@@ -93,6 +100,7 @@ func (j *job) record() (sessions.Job, error) {
 	}
 	rep := j.report
 	rep.Step, rep.Steps, rep.Loss, rep.LossCurve = j.last.Step, j.last.Steps, finite(j.last.Loss), j.losses
+	rep.Orders = j.orders
 	report, err := json.Marshal(rep)
 	if err != nil {
 		return sessions.Job{}, err
@@ -130,6 +138,7 @@ func (a *app) readJobs() {
 		_ = json.Unmarshal(r.Report, &j.report)
 		j.last = JobProgress{Step: j.report.Step, Steps: j.report.Steps, Loss: j.report.Loss}
 		j.losses = j.report.LossCurve
+		j.orders = j.report.Orders
 		a.jobs = append(a.jobs, j)
 	}
 }
@@ -210,20 +219,27 @@ func targetSource(e *entry, L int) func() ([][]float64, error) {
 	}
 }
 
-// startJob starts distilling e's impulse response (every channel of a bank).
-func (a *app) startJob(e *entry, spec train.Spec) (tea.Cmd, error) {
+// startJob starts distilling e's impulse response (every channel of a bank), at spec.Order,
+// or, for a ladder (orders not empty), at each of orders.
+func (a *app) startJob(e *entry, spec train.Spec, orders []int) (tea.Cmd, error) {
+	if len(orders) > 0 {
+		if _, ok := a.deps.Runner.(LadderRunner); !ok {
+			return nil, errors.New("this job runner fits no ladders")
+		}
+		spec.Order = slices.Max(orders)
+	}
 	source := targetSource(e, spec.Target.Length)
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &job{num: len(a.jobs) + 1, spec: spec, sourceID: e.id, status: sessions.JobRunning,
+	j := &job{num: len(a.jobs) + 1, spec: spec, orders: orders, sourceID: e.id, status: sessions.JobRunning,
 		started: time.Now(), cancel: cancel, chans: newJobChans(), last: JobProgress{Steps: spec.Steps}}
-	j.logf("started: %s of order %d, %d steps on %s, fitting %s", spec.Model, spec.Order, spec.Steps, spec.Backend, e.name)
+	j.logf("started: %s of order %s, %d steps on %s, fitting %s", spec.Model, j.orderText(), spec.Steps, spec.Backend, e.name)
 	if err := a.store(j); err != nil {
 		cancel()
 		return nil, err
 	}
 	a.jobs = append(a.jobs, j)
-	a.setStatus(levelInfo, fmt.Sprintf("job #%d: distilling %s into %s of order %d (x in the jobs pane cancels)", j.num, e.name, spec.Model, spec.Order))
-	return tea.Batch(runJob(ctx, a.deps.Runner, j.id, spec, source, j.chans), waitJob(j.id, j.chans, 0)), nil
+	a.setStatus(levelInfo, fmt.Sprintf("job #%d: distilling %s into %s of order %s (x in the jobs pane cancels)", j.num, e.name, spec.Model, j.orderText()))
+	return tea.Batch(runJob(ctx, a.deps.Runner, j.id, spec, orders, source, j.chans), waitJob(j.id, j.chans, 0)), nil
 }
 
 func (a *app) cancelJob(j *job) error {
@@ -303,6 +319,9 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 	}
 	res := msg.res
 	j.report = jobReport{MaxRelError: res.MaxRelError, Stable: res.Stable, Seconds: res.Seconds, Warnings: res.Warnings, Backend: res.Backend}
+	if res.Ladder != nil && finiteLadder(res.Ladder) {
+		j.report.Ladder = res.Ladder
+	}
 	j.last.Step = j.last.Steps
 	it := Item{Name: fmt.Sprintf("%s~%s%d", a.sourceName(j), j.spec.Model, j.spec.Order), Filter: res.Filters[0]}
 	if len(res.Filters) > 1 {
@@ -329,6 +348,10 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 	lvl := levelOK
 	if !res.Stable || len(res.Warnings) > 0 {
 		lvl = levelWarn
+	}
+	if l := j.report.Ladder; l != nil {
+		a.setStatus(lvl, fmt.Sprintf("job #%d %s: %s · added %s, order %d · the jobs pane draws the ladder", j.num, done, ladderSummary(l), a.entry(id).name, j.spec.Order))
+		return nil
 	}
 	a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s (rel error %s) · enter in the jobs pane shows it over %s", j.num, done, a.entry(id).name, sci(res.MaxRelError), a.sourceName(j)))
 	return nil

@@ -150,8 +150,11 @@ func (j *jobsPane) view(focused bool) string {
 	}
 	sel := j.selected()
 	curveH := 0
-	if h-need >= 7 && sel != nil && len(sel.losses) > 1 {
+	if h-need >= 7 && sel != nil && (len(sel.losses) > 1 || sel.report.Ladder != nil) {
 		curveH = min(10, h-need)
+		if sel.report.Ladder != nil {
+			curveH = min(14, h-need)
+		}
 	}
 	room := h - curveH
 	// scroll so that the selected job is visible
@@ -171,7 +174,9 @@ func (j *jobsPane) view(focused bool) string {
 	for len(lines) < room {
 		lines = append(lines, "")
 	}
-	if curveH > 0 {
+	if curveH > 0 && sel.report.Ladder != nil {
+		lines = append(lines, ladderView(sel.report.Ladder, sel.num, w, curveH, st)...)
+	} else if curveH > 0 {
 		lines = append(lines, ansi.Truncate(st.dim.Render(fmt.Sprintf("loss of #%d (log₁₀, per progress event)", sel.num)), w, "…"))
 		lo, hi := niceRange(false, sel.losses)
 		spec := chartSpec{xmin: 0, xmax: float64(len(sel.losses) - 1), ymin: lo, ymax: hi,
@@ -187,7 +192,7 @@ func (j *jobsPane) view(focused bool) string {
 func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 	st, w := j.m.st, j.width
 	mark := st.cursorMark(selected, focused)
-	head := fmt.Sprintf("#%d %s→%s%d ", x.num, j.m.sourceName(x), x.spec.Model, x.spec.Order)
+	head := fmt.Sprintf("#%d %s→%s%s ", x.num, j.m.sourceName(x), x.spec.Model, x.orderText())
 	lines := []string{ansi.Truncate(mark+head+statusText(st, x.state()), w, "…")}
 	switch x.state() {
 	case sessions.JobRunning:

@@ -467,7 +467,7 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	addPreset(t, m, "pair")
 	keys(t, m, "D")
 	form, _ := dialogOf[*jobForm](m)
-	spec, err := form.spec()
+	spec, _, err := form.spec()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,13 +493,13 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	keys(t, m, "down", "ctrl+u")
 	typeText(t, m, "3")
 	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: 5, ok: true})
-	if got, _ := form.spec(); got.Order != 3 || strings.Contains(screen(m), "(suggested)") {
+	if got, _, _ := form.spec(); got.Order != 3 || strings.Contains(screen(m), "(suggested)") {
 		t.Errorf("a suggestion replaced the typed order 3 with %d", got.Order)
 	}
 	keys(t, m, "esc", "D")
 	form, _ = dialogOf[*jobForm](m)
 	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: spec.Target.Length / 2, ok: true})
-	if got, _ := form.spec(); got.Order == spec.Target.Length/2 {
+	if got, _, _ := form.spec(); got.Order == spec.Target.Length/2 {
 		t.Errorf("filled in order %d, which length %d cannot fit", got.Order, got.Target.Length)
 	}
 }

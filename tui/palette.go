@@ -137,7 +137,9 @@ func (p *palette) view(m *Model, W, h int) string {
 			name = st.bold.Render(name)
 		}
 		line := mark + name + " " + st.dim.Render(c.args) + "  " + st.dim.Render("— "+c.help)
-		lines = append(lines, ansi.Truncate(line, inner, "…"))
+		// one line each, inside the modal's padding (a wrapped entry pushed the list's end
+		// and the keys off the screen)
+		lines = append(lines, ansi.Truncate(line, inner-st.modal.GetHorizontalPadding(), "…"))
 	}
 	if len(ms) == 0 {
 		lines = append(lines, st.dim.Render("no command matches"))

@@ -379,3 +379,20 @@ func TestTmuxCheckpointLayers(t *testing.T) {
 	r.keys("d")
 	r.waitExit()
 }
+
+// TestTmuxLadder: :ladder fits the selected filter at several orders and the jobs pane draws
+// the error against the order with the lower bound beside it (issue 23 item 5).
+func TestTmuxLadder(t *testing.T) {
+	r := startTmux(t)
+	r.wait("filters (0)", "welcome to ssmlab")
+	r.command("preset butter order=6")
+	r.wait("added butter6")
+	r.command("ladder 2,4,6 length=256")
+	r.wait("job #1 done: error ≥ bound: n=2 ")
+	r.keys("Tab", "Tab", "Tab")
+	r.wait("#1 butter6→rtf2,4,6 done", "#1 error ≥ bound by order", "n=2 ", "n=6 ")
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("d")
+	r.waitExit()
+}

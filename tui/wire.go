@@ -132,6 +132,29 @@ func (trainRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64
 		Seconds: res.Report.Seconds, Warnings: res.Report.Warnings, Backend: ran}, nil
 }
 
+// RunLadder fits the job at every order with train.FitLadder (as ssmlab distill --orders):
+// the result is the highest order's fit, with every order's errors and bounds.
+func (trainRunner) RunLadder(ctx context.Context, spec train.Spec, orders []int, targets [][]float64, progress func(JobProgress)) (*JobResult, error) {
+	backend, err := train.SelectBackend(spec.Backend, func(string) {})
+	if errors.Is(err, train.ErrNoGPU) {
+		return nil, fmt.Errorf("no GPU backend on this machine: %s; use the cpu backend", train.NoGPUReason(err))
+	}
+	if err != nil {
+		return nil, err
+	}
+	l, err := train.FitLadder(ctx, train.Job{Spec: spec, Targets: targets}, orders, backend, func(p train.Progress) {
+		progress(JobProgress{Step: p.Step, Steps: p.Steps, Loss: p.Loss, RelErr: p.RelError, Elapsed: p.Elapsed, ETA: p.ETA})
+	})
+	if err != nil {
+		return nil, err
+	}
+	top := l.Results[len(l.Results)-1]
+	rep := top.Report
+	return &JobResult{Filters: top.Filters, MaxRelError: rep.MaxRelError, Stable: rep.Stable, Seconds: rep.Seconds,
+		Warnings: rep.Warnings, Backend: rep.Backend,
+		Ladder: &figures.Ladder{Orders: l.Orders, Errors: l.Errors(), Bounds: l.Bounds()}}, nil
+}
+
 // analysisAnalyzer computes what the plots show with package analysis, as figures (and so
 // ssmlab plot and :export-plot) do: the frequency response, and the group delay from the
 // poles and zeros of a filter (finite and annotated next to a root on the unit circle) or by

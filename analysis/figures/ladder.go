@@ -16,10 +16,11 @@ import (
 // them; this package takes the plain data so as not to depend on train).
 type Ladder struct {
 	// Orders are the fitted orders, ascending.
-	Orders []int
+	Orders []int `json:"orders"`
 	// Errors[k][ch] is channel ch's relative error at Orders[k], and Bounds[k][ch] the
 	// lower bound on the error of any filter of that order on that channel (0: none known).
-	Errors, Bounds [][]float64
+	Errors [][]float64 `json:"errors"`
+	Bounds [][]float64 `json:"bounds"`
 }
 
 // NewLadder returns the figure of error against order: each channel's relative error in its

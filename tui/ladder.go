@@ -1,0 +1,128 @@
+package tui
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ssmlab/ssmlab/analysis/figures"
+)
+
+// A ladder job fits one target at several orders (train.FitLadder, as ssmlab distill
+// --orders): the jobs pane draws the mean error against the order with the mean lower bound
+// on the error of any filter of that order beside it (issue 23's "error against order with
+// the bound beside it"), as ssmlab plot --ladder draws figures.Ladder.
+
+// maxLadderOrders bounds the orders of one ladder job.
+const maxLadderOrders = 16
+
+// parseOrders reads a ladder's orders, "4,8,16": positive, without repeats, sorted.
+func parseOrders(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("orders %q: want positive integers separated by commas, such as 4,8,16", s)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if len(out) > maxLadderOrders {
+		return nil, fmt.Errorf("orders %q: at most %d orders", s, maxLadderOrders)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// orderText is the job's order as the jobs pane and the log name it: "8", or "4,8,16".
+func (j *job) orderText() string {
+	if len(j.orders) == 0 {
+		return strconv.Itoa(j.spec.Order)
+	}
+	parts := make([]string, len(j.orders))
+	for i, n := range j.orders {
+		parts[i] = strconv.Itoa(n)
+	}
+	return strings.Join(parts, ",")
+}
+
+// finiteLadder reports whether every error and bound is a number JSON can hold.
+func finiteLadder(l *figures.Ladder) bool {
+	for _, rows := range [][][]float64{l.Errors, l.Bounds} {
+		for _, row := range rows {
+			for _, v := range row {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return false
+				}
+			}
+		}
+	}
+	return len(l.Errors) == len(l.Orders) && len(l.Bounds) == len(l.Orders)
+}
+
+// ladderMeans are the mean error and the mean bound over the channels at each order.
+func ladderMeans(l *figures.Ladder) (errs, bounds []float64) {
+	errs, bounds = make([]float64, len(l.Orders)), make([]float64, len(l.Orders))
+	for k := range l.Orders {
+		for ch := range l.Errors[k] {
+			errs[k] += l.Errors[k][ch] / float64(len(l.Errors[k]))
+			bounds[k] += l.Bounds[k][ch] / float64(len(l.Bounds[k]))
+		}
+	}
+	return errs, bounds
+}
+
+// ladderSummary is one line: each order's mean error and, after ≥, its mean bound.
+func ladderSummary(l *figures.Ladder) string {
+	errs, bounds := ladderMeans(l)
+	parts := make([]string, len(l.Orders))
+	for k, n := range l.Orders {
+		parts[k] = fmt.Sprintf("n=%d %s ≥ %s", n, sci(errs[k]), sci(bounds[k]))
+	}
+	return "error ≥ bound: " + strings.Join(parts, ", ")
+}
+
+// ladderView draws a ladder in w×h cells: a heading, the chart of log₁₀ of the mean error
+// (upper) and of the mean lower bound (lower) against the order on a log axis, and, room
+// permitting, each order's figures.
+func ladderView(l *figures.Ladder, num, w, h int, st *styles) []string {
+	errs, bounds := ladderMeans(l)
+	logs := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = math.Log10(math.Max(x, 1e-16)) // a zero bound sits at the floor
+		}
+		return out
+	}
+	xs := make([]float64, len(l.Orders))
+	for k, n := range l.Orders {
+		xs[k] = math.Log2(float64(n))
+	}
+	le, lb := logs(errs), logs(bounds)
+	lo, hi := niceRange(false, append(slices.Clone(le), lb...))
+	spec := chartSpec{xmin: xs[0], xmax: xs[len(xs)-1], ymin: lo, ymax: hi,
+		series: []series{{y: lb, xs: xs, style: st.overlay}, {y: le, xs: xs, style: st.series}},
+		yfmt:   func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) },
+		xfmt:   func(_ int, v float64) string { return strconv.Itoa(int(math.Round(math.Exp2(v)))) }}
+	if len(xs) == 1 {
+		spec.xmin, spec.xmax = xs[0]-1, xs[0]+1
+	}
+	lines := []string{ansi.Truncate(st.dim.Render(fmt.Sprintf("#%d error ≥ bound by order", num)), w, "…")}
+	var figs []string
+	for k, n := range l.Orders {
+		figs = append(figs, ansi.Truncate(fmt.Sprintf("n=%-4d %s ≥ %s", n, sci(errs[k]), sci(bounds[k])), w, "…"))
+	}
+	chartH := h - 1
+	if h-1-len(figs) >= 4 {
+		chartH -= len(figs)
+	} else {
+		figs = nil // the status line and the message log (M) have them
+	}
+	lines = append(lines, drawChart(spec, w, chartH, st))
+	return append(lines, figs...)
+}

@@ -1,0 +1,92 @@
+package tui
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ssmlab/ssmlab/sessions"
+)
+
+// TestLadderJob: :ladder 2,4,8 (distill orders=…) fits the selected filter at each order
+// with train.FitLadder; the jobs pane draws the mean error against the order with the mean
+// lower bound beside it, the status line and the job give the figures, the highest order's
+// fit joins the list, and the ladder is kept with the job in the session (issue 23 item 5).
+func TestLadderJob(t *testing.T) {
+	deps := testDeps(nil)
+	deps.Runner = trainRunner{}
+	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 140, Height: 48})
+	addPreset(t, m, "ring")
+	keys(t, m, ":")
+	typeText(t, m, "ladder 2,4,8 length=128")
+	keys(t, m, "enter")
+	if len(m.jobs) != 1 {
+		t.Fatalf("%d jobs, status %q", len(m.jobs), m.status.text)
+	}
+	j := m.jobs[0]
+	l := j.report.Ladder
+	if j.state() != sessions.JobDone || l == nil {
+		t.Fatalf("job %s, ladder %v: %s (status %q)", j.state(), l, j.report.Error, m.status.text)
+	}
+	if len(l.Orders) != 3 || l.Orders[0] != 2 || l.Orders[2] != 8 || j.spec.Order != 8 {
+		t.Errorf("orders %v, spec order %d", l.Orders, j.spec.Order)
+	}
+	errs, bounds := ladderMeans(l)
+	for k := range l.Orders {
+		if !(errs[k] >= bounds[k]*(1-1e-9)) || (k > 0 && errs[k] > errs[k-1]*(1+1e-9)) {
+			t.Errorf("order %d: mean error %g, bound %g (errors %v): the error is below its bound or rises with the order", l.Orders[k], errs[k], bounds[k], errs)
+		}
+	}
+	if want := "n=2 " + sci(errs[0]) + " ≥ " + sci(bounds[0]); !strings.Contains(m.status.text, want) {
+		t.Errorf("status %q lacks %q", m.status.text, want)
+	}
+	if res := m.entry(j.resultID); res == nil || res.order() != 8 && res.order() != 0 {
+		t.Errorf("the result %+v is not the order-8 fit", res)
+	}
+	m.setFocus(paneJobs)
+	send(t, m, statusMsg{text: "ladder"}) // laid out again with the jobs pane focused
+	s := screen(m)
+	for _, want := range []string{"#1 ring→rtf2,4,8 done", "#1 error ≥ bound by order", "n=2    " + sci(errs[0]) + " ≥ " + sci(bounds[0]), "n=8    " + sci(errs[2])} {
+		if !strings.Contains(s, want) {
+			t.Errorf("the jobs pane lacks %q:\n%s", want, s)
+			break
+		}
+	}
+
+	// kept with the job in the session
+	path := filepath.Join(t.TempDir(), "l.ssmlab")
+	keys(t, m, ":")
+	typeText(t, m, "save-session "+path)
+	keys(t, m, "enter")
+	s2, err := sessions.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep jobReport
+	if err := json.Unmarshal(s2.Jobs[0].Report, &rep); err != nil || rep.Ladder == nil || len(rep.Ladder.Orders) != 3 || len(rep.Orders) != 3 {
+		t.Errorf("the saved job's report %s: %v", s2.Jobs[0].Report, err)
+	}
+
+	// the distillation form's orders field
+	m.sel = j.sourceID
+	keys(t, m, "D", "down", "down", "down", "down", "down", "down")
+	typeText(t, m, "2,4")
+	keys(t, m, "enter")
+	if len(m.jobs) != 2 || m.jobs[1].report.Ladder == nil || len(m.jobs[1].report.Ladder.Orders) != 2 {
+		t.Fatalf("the form's orders 2,4: %d jobs (status %q)", len(m.jobs), m.status.text)
+	}
+
+	// mistakes
+	for _, line := range []string{"ladder", "ladder 4,x", "distill orders=0"} {
+		keys(t, m, ":")
+		typeText(t, m, line)
+		keys(t, m, "enter")
+		if m.status.level != levelError || len(m.jobs) != 2 {
+			t.Errorf("%s: status %v %q, %d jobs", line, m.status.level, m.status.text, len(m.jobs))
+		}
+	}
+}
