@@ -125,44 +125,20 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 	if err != nil {
 		return fmt.Errorf("-o %s: %v", o.out, err)
 	}
-	fo := figures.Options{Log: o.log, Title: o.title, Columns: o.columns, DPI: o.dpi}
-	if fl.Changed("length") && (o.length < 1 || o.length > figures.MaxLength) {
-		return fmt.Errorf("--length %d is outside [1, %d]", o.length, figures.MaxLength)
-	}
-	if o.freq < 2 || o.freq > figures.MaxPoints {
-		return fmt.Errorf("--freq %d is outside [2, %d]", o.freq, figures.MaxPoints)
-	}
-	if o.dpi < 36 || o.dpi > 1200 {
-		return fmt.Errorf("--dpi %d is outside [36, 1200]", o.dpi)
-	}
-	if o.columns < 0 || o.columns > 8 {
-		return fmt.Errorf("--columns %d is outside [0, 8]", o.columns)
-	}
-	fo.Points = o.freq
-	for _, l := range []struct {
-		flag, v string
-		dst     *vg.Length
-	}{{"--width", o.width, &fo.Width}, {"--height", o.height, &fo.Height}} {
-		if l.v == "" {
-			continue
-		}
-		v, err := vg.ParseLength(l.v)
-		if err != nil || v < figures.MinSide || v > figures.MaxSide {
-			return fmt.Errorf("%s %q: want a length between 1in and 20in, such as 16cm, 6in or 300pt", l.flag, l.v)
-		}
-		*l.dst = v
+	fo, err := o.figureOptions(fl.Changed("length"))
+	if err != nil {
+		return err
 	}
 	kinds := o.kinds()
 	var fig *figures.Figure
 	var what string
-	if o.ladder != "" {
+	switch {
+	case o.ladder != "":
 		if len(args) > 0 || o.target != "" || o.result != "" || o.report != "" || len(kinds) > 0 {
 			return fmt.Errorf("--ladder draws one file alone: no FILE arguments, --target, --result, --report or panel flags with it")
 		}
-		if fig, what, err = ladderFigure(o.ladder, fo); err != nil {
-			return err
-		}
-	} else if o.target != "" || o.result != "" || o.report != "" {
+		fig, what, err = ladderFigure(o.ladder, fo)
+	case o.target != "" || o.result != "" || o.report != "":
 		switch {
 		case len(args) > 0:
 			return fmt.Errorf("FILE arguments and --target/--result exclude each other: the distillation figure reads its files from the flags")
@@ -177,69 +153,12 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 		if !fl.Changed("length") {
 			length = 0
 		}
-		if fig, what, err = s.distillFigure(o, length, fo); err != nil {
-			return err
-		}
-	} else {
-		if len(args) == 0 {
-			return fmt.Errorf("want at least one FILE (or --target and --result for the distillation figure)")
-		}
-		if len(kinds) == 0 {
-			return fmt.Errorf("say what to draw: --impulse, --spectrum, --magnitude, --phase, --group-delay or --pz")
-		}
-		if len(o.labels) > 0 && len(o.labels) != len(args) {
-			return fmt.Errorf("--label given %d times for %d FILEs: give it once per FILE, or not at all", len(o.labels), len(args))
-		}
-		chans, err := parseChannels(o.channel)
-		if err != nil {
-			return err
-		}
-		stdin := 0
-		for _, a := range args {
-			if a == "-" {
-				stdin++
-			}
-		}
-		if stdin > 1 {
-			return fmt.Errorf(`"-" (stdin) may be given once`)
-		}
-		fo.Length = o.length
-		var series []figures.Series
-		var files []string // the file of each series
-		for i, path := range args {
-			it, name, err := s.importItem(path)
-			if err != nil {
-				return err
-			}
-			label := ""
-			if len(o.labels) > 0 {
-				label = o.labels[i]
-			}
-			ss, err := seriesOf(it, name, label, chans)
-			if err != nil {
-				return err
-			}
-			series = append(series, ss...)
-			for range ss {
-				files = append(files, name)
-			}
-		}
-		if len(series) > figures.MaxSeries {
-			return failf("%d series to draw, above the limit %d: pick fewer channels with --channel", len(series), figures.MaxSeries)
-		}
-		if o.pz && !slices.ContainsFunc(series, func(s figures.Series) bool { return s.Filter != nil }) {
-			return failf("%s: kernels have no poles or zeros: --pz needs a filter", strings.Join(args, ", "))
-		}
-		if fig, err = figures.New(kinds, series, fo); err != nil {
-			if se := (*figures.SeriesError)(nil); errors.As(err, &se) {
-				if file := files[se.Index]; file != se.Name {
-					return failf("%s: %s: %w", file, se.Name, se.Err)
-				}
-				return failf("%s: %w", se.Name, se.Err)
-			}
-			return fail(err)
-		}
-		what = fmt.Sprintf("%d panel(s), %d series", fig.Panels(), len(series))
+		fig, what, err = s.distillFigure(o, length, fo)
+	default:
+		fig, what, err = s.panelsFigure(args, o, kinds, fo)
+	}
+	if err != nil {
+		return err
 	}
 	data, err := fig.Render(format)
 	if err != nil {
@@ -251,6 +170,96 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 	w, h := fig.Size()
 	fmt.Fprintf(s.err, "wrote %s: %s figure, %s, %.3g × %.3g in\n", o.out, format, what, w/vg.Inch, h/vg.Inch)
 	return nil
+}
+
+// figureOptions checks the figure's flags (lengthSet: --length was given) and returns them
+// as figures.Options.
+func (o plotOptions) figureOptions(lengthSet bool) (figures.Options, error) {
+	fo := figures.Options{Log: o.log, Title: o.title, Columns: o.columns, DPI: o.dpi, Points: o.freq}
+	if lengthSet && (o.length < 1 || o.length > figures.MaxLength) {
+		return fo, fmt.Errorf("--length %d is outside [1, %d]", o.length, figures.MaxLength)
+	}
+	if o.freq < 2 || o.freq > figures.MaxPoints {
+		return fo, fmt.Errorf("--freq %d is outside [2, %d]", o.freq, figures.MaxPoints)
+	}
+	if o.dpi < 36 || o.dpi > 1200 {
+		return fo, fmt.Errorf("--dpi %d is outside [36, 1200]", o.dpi)
+	}
+	if o.columns < 0 || o.columns > 8 {
+		return fo, fmt.Errorf("--columns %d is outside [0, 8]", o.columns)
+	}
+	for _, l := range []struct {
+		flag, v string
+		dst     *vg.Length
+	}{{"--width", o.width, &fo.Width}, {"--height", o.height, &fo.Height}} {
+		if l.v == "" {
+			continue
+		}
+		v, err := vg.ParseLength(l.v)
+		if err != nil || v < figures.MinSide || v > figures.MaxSide {
+			return fo, fmt.Errorf("%s %q: want a length between 1in and 20in, such as 16cm, 6in or 300pt", l.flag, l.v)
+		}
+		*l.dst = v
+	}
+	return fo, nil
+}
+
+// panelsFigure draws the panels kinds of every FILE's channels.
+func (s *streams) panelsFigure(args []string, o plotOptions, kinds []figures.Kind, fo figures.Options) (*figures.Figure, string, error) {
+	if len(args) == 0 {
+		return nil, "", fmt.Errorf("want at least one FILE (or --target and --result for the distillation figure)")
+	}
+	if len(kinds) == 0 {
+		return nil, "", fmt.Errorf("say what to draw: --impulse, --spectrum, --magnitude, --phase, --group-delay or --pz")
+	}
+	if len(o.labels) > 0 && len(o.labels) != len(args) {
+		return nil, "", fmt.Errorf("--label given %d times for %d FILEs: give it once per FILE, or not at all", len(o.labels), len(args))
+	}
+	chans, err := parseChannels(o.channel)
+	if err != nil {
+		return nil, "", err
+	}
+	if i := slices.Index(args, "-"); i >= 0 && slices.Contains(args[i+1:], "-") {
+		return nil, "", fmt.Errorf(`"-" (stdin) may be given once`)
+	}
+	fo.Length = o.length
+	var series []figures.Series
+	var files []string // the file of each series
+	for i, path := range args {
+		it, name, err := s.importItem(path)
+		if err != nil {
+			return nil, "", err
+		}
+		label := ""
+		if len(o.labels) > 0 {
+			label = o.labels[i]
+		}
+		ss, err := seriesOf(it, name, label, chans)
+		if err != nil {
+			return nil, "", err
+		}
+		series = append(series, ss...)
+		for range ss {
+			files = append(files, name)
+		}
+	}
+	if len(series) > figures.MaxSeries {
+		return nil, "", failf("%d series to draw, above the limit %d: pick fewer channels with --channel", len(series), figures.MaxSeries)
+	}
+	if o.pz && !slices.ContainsFunc(series, func(s figures.Series) bool { return s.Filter != nil }) {
+		return nil, "", failf("%s: kernels have no poles or zeros: --pz needs a filter", strings.Join(args, ", "))
+	}
+	fig, err := figures.New(kinds, series, fo)
+	if err != nil {
+		if se := (*figures.SeriesError)(nil); errors.As(err, &se) {
+			if file := files[se.Index]; file != se.Name {
+				return nil, "", failf("%s: %s: %w", file, se.Name, se.Err)
+			}
+			return nil, "", failf("%s: %w", se.Name, se.Err)
+		}
+		return nil, "", fail(err)
+	}
+	return fig, fmt.Sprintf("%d panel(s), %d series", fig.Panels(), len(series)), nil
 }
 
 // kinds lists the panels asked for, in the order figures lays them out.

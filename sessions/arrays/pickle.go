@@ -240,7 +240,8 @@ func (u *unpickler) memoGet(i uint64) error {
 	return nil
 }
 
-// step runs one opcode; it reports true at STOP.
+// step runs one opcode; it reports true at STOP. The opcodes that push values, build
+// containers and reach objects are in stepValue, stepContainer and stepObject.
 func (u *unpickler) step(op byte) (bool, error) {
 	var err error
 	switch op {
@@ -267,6 +268,62 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if v, err = u.top(); err == nil {
 			u.push(v)
 		}
+	case 'q':
+		var i uint64
+		if i, err = u.uint(1); err == nil {
+			err = u.memoPut(i)
+		}
+	case 'r':
+		var i uint64
+		if i, err = u.uint(4); err == nil {
+			err = u.memoPut(i)
+		}
+	case 0x94: // MEMOIZE
+		err = u.memoPut(uint64(len(u.memo)))
+	case 'p', 'g': // PUT, GET (text)
+		var s string
+		if s, err = u.line(); err != nil {
+			break
+		}
+		i, perr := strconv.ParseUint(s, 10, 64)
+		if perr != nil {
+			err = invalidf("memo index %q is not a number", truncate(s, 40))
+			break
+		}
+		if op == 'p' {
+			err = u.memoPut(i)
+		} else {
+			err = u.memoGet(i)
+		}
+	case 'h':
+		var i uint64
+		if i, err = u.uint(1); err == nil {
+			err = u.memoGet(i)
+		}
+	case 'j':
+		var i uint64
+		if i, err = u.uint(4); err == nil {
+			err = u.memoGet(i)
+		}
+	case 0x81, 0x92, 'i', 'o':
+		err = unsupportedf("refused: the pickle instantiates a class; ssmlab reads tensors, storages and plain containers only")
+	default:
+		var ok bool
+		if ok, err = u.stepValue(op); !ok {
+			if ok, err = u.stepContainer(op); !ok {
+				if ok, err = u.stepObject(op); !ok {
+					err = unsupportedf("ssmlab's restricted unpickler does not run this opcode (sets, extensions, out-of-band buffers and text strings are not read)")
+				}
+			}
+		}
+	}
+	return false, err
+}
+
+// stepValue runs an opcode that pushes a constant, a number, a string or bytes; it reports false for an opcode of another group.
+func (u *unpickler) stepValue(op byte) (bool, error) {
+	var err error
+	switch op {
 	case 'N':
 		u.push(nil)
 	case 0x88:
@@ -365,6 +422,16 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if n, err = u.uint(8); err == nil {
 			err = u.bytesOf(n)
 		}
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// stepContainer runs an opcode that builds or fills a tuple, a list or a dict; it reports false for an opcode of another group.
+func (u *unpickler) stepContainer(op byte) (bool, error) {
+	var err error
+	switch op {
 	case ')':
 		u.push(&pyTuple{})
 	case 't':
@@ -442,6 +509,16 @@ func (u *unpickler) step(op byte) (bool, error) {
 			break
 		}
 		err = setItems(d, items)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// stepObject runs an opcode that reaches objects: a global, a call, a state, a persistent id; it reports false for an opcode of another group.
+func (u *unpickler) stepObject(op byte) (bool, error) {
+	var err error
+	switch op {
 	case 'c': // GLOBAL
 		var mod, name string
 		if mod, err = u.line(); err == nil {
@@ -502,49 +579,10 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if v, err = u.hooks.persistent(pid); err == nil {
 			u.push(v)
 		}
-	case 'q':
-		var i uint64
-		if i, err = u.uint(1); err == nil {
-			err = u.memoPut(i)
-		}
-	case 'r':
-		var i uint64
-		if i, err = u.uint(4); err == nil {
-			err = u.memoPut(i)
-		}
-	case 0x94: // MEMOIZE
-		err = u.memoPut(uint64(len(u.memo)))
-	case 'p', 'g': // PUT, GET (text)
-		var s string
-		if s, err = u.line(); err != nil {
-			break
-		}
-		i, perr := strconv.ParseUint(s, 10, 64)
-		if perr != nil {
-			err = invalidf("memo index %q is not a number", truncate(s, 40))
-			break
-		}
-		if op == 'p' {
-			err = u.memoPut(i)
-		} else {
-			err = u.memoGet(i)
-		}
-	case 'h':
-		var i uint64
-		if i, err = u.uint(1); err == nil {
-			err = u.memoGet(i)
-		}
-	case 'j':
-		var i uint64
-		if i, err = u.uint(4); err == nil {
-			err = u.memoGet(i)
-		}
-	case 0x81, 0x92, 'i', 'o':
-		err = unsupportedf("refused: the pickle instantiates a class; ssmlab reads tensors, storages and plain containers only")
 	default:
-		err = unsupportedf("ssmlab's restricted unpickler does not run this opcode (sets, extensions, out-of-band buffers and text strings are not read)")
+		return false, nil
 	}
-	return false, err
+	return true, err
 }
 
 func stringsTrimL(s string) string {

@@ -66,7 +66,64 @@ func (hyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		}
 		length = n
 	}
-	// The implicit_filter's modules by index: Linear (weight, bias) or Sin (freq).
+	stages, width, err := hyenaStages(t, emb)
+	if err != nil {
+		return Result{}, err
+	}
+	channels := width
+	modulate := o.bool(Hyena, "modulate")
+	var deltas *arrays.Array
+	if modulate {
+		if deltas, err = t.get("modulation.deltas", "(1, 1, d_model)", []int{1, 1, channels}); err != nil {
+			return Result{}, err
+		}
+	}
+	var bias *arrays.Array
+	if o.bool(Hyena, "bias") && t.has("bias") {
+		if bias, err = t.get("bias", "(d_model)", []int{channels}); err != nil {
+			return Result{}, err
+		}
+	}
+	if int64(channels)*int64(length) > arrays.MaxElements {
+		return Result{}, invalidf("%d channels of %d samples exceed the limit of %d values", channels, length, arrays.MaxElements)
+	}
+	shift := o.float(Hyena, "shift")
+	k := make([]float64, channels*length)
+	x := make([]float64, 0, 64)
+	for pos := range length {
+		x = evalStages(stages, append(x[:0], z.Data[pos*emb:(pos+1)*emb]...))
+		for c := range channels {
+			v := x[c]
+			if modulate {
+				v *= math.Exp(-tt.Data[pos]*math.Abs(deltas.Data[c])) + shift
+			}
+			k[c*length+pos] = v
+		}
+	}
+	if o.bool(Hyena, "normalized") {
+		if err := normalizeL1(k, channels, length); err != nil {
+			return Result{}, err
+		}
+	}
+	if bias != nil {
+		for c := range channels {
+			k[c*length] += bias.Data[c]
+		}
+	}
+	a, err := arrays.New([]int{channels, length}, k)
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: the evaluated filter: %w", ErrInvalid, err)
+	}
+	r := Result{Kernels: a, Note: t.note(fmt.Sprintf("%d kernels of length %d (the implicit filter evaluated, %d modules)", channels, length, len(stages)))}
+	if bias == nil && o.bool(Hyena, "bias") {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term is taken as 0", t.prefix+"bias"))
+	}
+	return r, nil
+}
+
+// hyenaStages reads the implicit_filter's modules by index, each a Linear (weight, bias) or
+// a Sin (freq), from an input of width emb, and returns them with the output width.
+func hyenaStages(t *tensors, emb int) ([]stage, int, error) {
 	idx := map[int]bool{}
 	pre := t.prefix + "implicit_filter."
 	for name := range t.infos {
@@ -90,12 +147,12 @@ func (hyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 			shape := []int{-1, width}
 			w, err := t.get(base+"weight", fmt.Sprintf("(out, %d)", width), shape)
 			if err != nil {
-				return Result{}, err
+				return nil, 0, err
 			}
 			s := stage{w: w, in: width, out: shape[0]}
 			if t.has(base + "bias") {
 				if s.b, err = t.get(base+"bias", "(out)", []int{shape[0]}); err != nil {
-					return Result{}, err
+					return nil, 0, err
 				}
 			}
 			stages = append(stages, s)
@@ -103,93 +160,58 @@ func (hyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		case t.has(base + "freq"):
 			f, err := t.get(base+"freq", "(1, width)", []int{1, width})
 			if err != nil {
-				return Result{}, err
+				return nil, 0, err
 			}
 			stages = append(stages, stage{freq: f, in: width, out: width})
 		default:
-			return Result{}, invalidf("implicit_filter.%d holds neither weight nor freq", i)
+			return nil, 0, invalidf("implicit_filter.%d holds neither weight nor freq", i)
 		}
 	}
 	if len(stages) == 0 || stages[len(stages)-1].w == nil {
-		return Result{}, invalidf("the implicit filter must end in a Linear layer (implicit_filter.N.weight)")
+		return nil, 0, invalidf("the implicit filter must end in a Linear layer (implicit_filter.N.weight)")
 	}
-	channels := width
-	modulate := o.bool(Hyena, "modulate")
-	var deltas *arrays.Array
-	if modulate {
-		if deltas, err = t.get("modulation.deltas", "(1, 1, d_model)", []int{1, 1, channels}); err != nil {
-			return Result{}, err
+	return stages, width, nil
+}
+
+// evalStages runs the implicit filter's modules on x (which a Sin stage overwrites).
+func evalStages(stages []stage, x []float64) []float64 {
+	for _, s := range stages {
+		if s.freq != nil {
+			for j := range x {
+				x[j] = math.Sin(s.freq.Data[j] * x[j])
+			}
+			continue
+		}
+		y := make([]float64, s.out)
+		for r := range s.out {
+			acc := 0.0
+			if s.b != nil {
+				acc = s.b.Data[r]
+			}
+			row := s.w.Data[r*s.in : (r+1)*s.in]
+			for j, v := range row {
+				acc += v * x[j]
+			}
+			y[r] = acc
+		}
+		x = y
+	}
+	return x
+}
+
+// normalizeL1 divides each of the channels' kernels (rows of k, length long) by its L1 norm.
+func normalizeL1(k []float64, channels, length int) error {
+	for c := range channels {
+		n := 0.0
+		for _, v := range k[c*length : (c+1)*length] {
+			n += math.Abs(v)
+		}
+		if n == 0 {
+			return invalidf("channel %d is zero, so it cannot be normalised", c)
+		}
+		for j := range length {
+			k[c*length+j] /= n
 		}
 	}
-	var bias *arrays.Array
-	if o.bool(Hyena, "bias") && t.has("bias") {
-		if bias, err = t.get("bias", "(d_model)", []int{channels}); err != nil {
-			return Result{}, err
-		}
-	}
-	if int64(channels)*int64(length) > arrays.MaxElements {
-		return Result{}, invalidf("%d channels of %d samples exceed the limit of %d values", channels, length, arrays.MaxElements)
-	}
-	shift := o.float(Hyena, "shift")
-	k := make([]float64, channels*length)
-	x := make([]float64, 0, 64)
-	for pos := range length {
-		x = append(x[:0], z.Data[pos*emb:(pos+1)*emb]...)
-		for _, s := range stages {
-			if s.freq != nil {
-				for j := range x {
-					x[j] = math.Sin(s.freq.Data[j] * x[j])
-				}
-				continue
-			}
-			y := make([]float64, s.out)
-			for r := range s.out {
-				acc := 0.0
-				if s.b != nil {
-					acc = s.b.Data[r]
-				}
-				row := s.w.Data[r*s.in : (r+1)*s.in]
-				for j, v := range row {
-					acc += v * x[j]
-				}
-				y[r] = acc
-			}
-			x = y
-		}
-		for c := range channels {
-			v := x[c]
-			if modulate {
-				v *= math.Exp(-tt.Data[pos]*math.Abs(deltas.Data[c])) + shift
-			}
-			k[c*length+pos] = v
-		}
-	}
-	if o.bool(Hyena, "normalized") {
-		for c := range channels {
-			n := 0.0
-			for _, v := range k[c*length : (c+1)*length] {
-				n += math.Abs(v)
-			}
-			if n == 0 {
-				return Result{}, invalidf("channel %d is zero, so it cannot be normalised", c)
-			}
-			for j := range length {
-				k[c*length+j] /= n
-			}
-		}
-	}
-	if bias != nil {
-		for c := range channels {
-			k[c*length] += bias.Data[c]
-		}
-	}
-	a, err := arrays.New([]int{channels, length}, k)
-	if err != nil {
-		return Result{}, fmt.Errorf("%w: the evaluated filter: %w", ErrInvalid, err)
-	}
-	r := Result{Kernels: a, Note: t.note(fmt.Sprintf("%d kernels of length %d (the implicit filter evaluated, %d modules)", channels, length, len(stages)))}
-	if bias == nil && o.bool(Hyena, "bias") {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term is taken as 0", t.prefix+"bias"))
-	}
-	return r, nil
+	return nil
 }
