@@ -328,6 +328,7 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		a.H = make([]pair, len(omega))
 		for i, h := range r.H {
 			if r.Masked[i] && isPole(r.Notes, i) {
+				//lint:ignore ST1005 H is the transfer function's symbol
 				return nil, fmt.Errorf("H at omega[%d] = %.6g is infinite: a pole lies on the unit circle there", i, omega[i])
 			}
 			a.H[i] = pair{real(h), imag(h)}
@@ -386,6 +387,7 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 	if o.hsv {
 		hs, err := analysis.HankelSV(f)
 		if err != nil {
+			//lint:ignore ST1005 Hankel is a name
 			return nil, fmt.Errorf("Hankel singular values: %w", err)
 		}
 		a.HSV = hs.Values

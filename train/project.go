@@ -245,8 +245,7 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].sse < cands[j].sse })
 	best := cands[0]
-	f, err := best.v.fit(ctx, best.a, o.iters-screen, &best.st, false)
-	if err != nil {
+	if _, err := best.v.fit(ctx, best.a, o.iters-screen, &best.st, false); err != nil {
 		return nil, err
 	}
 	// A fit still descending goes on, until Levenberg–Marquardt converges or up to
@@ -254,11 +253,12 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	// filters at n = 64 can take 150 iterations to their basin's floor (0.0081 after 50,
 	// 0.0035 after 150).
 	for more := 0; more < projectExtend*o.iters && !best.st.done; more += varproChunk {
-		if f, err = best.v.fit(ctx, best.a, varproChunk, &best.st, false); err != nil {
+		if _, err := best.v.fit(ctx, best.a, varproChunk, &best.st, false); err != nil {
 			return nil, err
 		}
 	}
-	if f, err = best.v.fit(ctx, best.a, 0, &best.st, true); err != nil {
+	f, err := best.v.fit(ctx, best.a, 0, &best.st, true)
+	if err != nil {
 		return nil, err
 	}
 	norm := math.Sqrt(sumSquares(y))

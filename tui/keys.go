@@ -113,12 +113,3 @@ func helpOf(bs []binding) (short, full []key.Binding) {
 	}
 	return short, full
 }
-
-// paneHelp adapts one pane's bindings to bubbles/help.
-type paneHelp struct {
-	short []key.Binding
-	full  [][]key.Binding
-}
-
-func (h paneHelp) ShortHelp() []key.Binding  { return h.short }
-func (h paneHelp) FullHelp() [][]key.Binding { return h.full }

@@ -240,7 +240,7 @@ func (m *Model) openSession(path string, s *sessions.Session) tea.Cmd {
 	if !m.sess.Dirty() {
 		return m.install(s, path)
 	}
-	body := fmt.Sprintf("this session has unsaved changes.\n\ns saves them first · d discards them · esc stays in this session")
+	body := "this session has unsaved changes.\n\ns saves them first · d discards them · esc stays in this session"
 	if n := m.running(); n > 0 {
 		body += fmt.Sprintf("\n%d running job(s) will be cancelled", n)
 	}

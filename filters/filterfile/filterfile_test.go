@@ -25,7 +25,7 @@ func must[T any](v T, err error) T {
 }
 
 // awkward are values whose shortest decimal text is long, subnormal, signed zero or extreme.
-var awkward = []float64{0.1, 1.0 / 3, -0.0, math.Pi, 1e-7, 1e21, 5e-324, math.MaxFloat64,
+var awkward = []float64{0.1, 1.0 / 3, math.Copysign(0, -1), math.Pi, 1e-7, 1e21, 5e-324, math.MaxFloat64,
 	-math.SmallestNonzeroFloat64 * 3, 123456789.123456789, -2.5e-300}
 
 func codecDocs() map[string]filters.Document {

@@ -505,6 +505,7 @@ func writeTorchRaw(w io.Writer, infos []RawInfo, data func(int) ([]byte, error))
 	add := func(name string, data []byte) error {
 		// Pad the local header's extra field so that the data starts at a multiple of
 		// torchAlign, as torch's writer does (it memory-maps storages).
+		//lint:ignore SA1019 Modified would add an extra field and move the aligned data (zipDate).
 		hdr := &zip.FileHeader{Name: name, Method: zip.Store, ModifiedDate: zipDate,
 			CRC32: crc32.ChecksumIEEE(data), CompressedSize64: uint64(len(data)), UncompressedSize64: uint64(len(data))}
 		if err := zw.Flush(); err != nil {

@@ -144,17 +144,6 @@ func (o Options) int(lay Layout, name string) int {
 	return n
 }
 
-// assumed records the options a layer was read with, for Layer.Options.
-func assumed(lay Layout, o Options, names ...string) map[string]string {
-	m := map[string]string{}
-	for _, n := range names {
-		if v := o.get(lay, n); v != "" {
-			m[n] = v
-		}
-	}
-	return m
-}
-
 // pairs returns the MIMO slices to read: the caller's, checked against the layer's sizes,
 // or the diagonal (h, h) for h < min(outs, ins).
 func (o Options) pairs(outs, ins int) ([][2]int, error) {
