@@ -17,23 +17,18 @@ type layerPicker struct {
 }
 
 func (p *layerPicker) update(m *Model, msg tea.KeyMsg) tea.Cmd {
-	last := len(p.layers) - 1
-	switch msg.String() {
+	key := msg.String()
+	if k, ok := map[string]string{"k": "up", "j": "down", "g": "home", "G": "end"}[key]; ok {
+		key = k // nothing is typed here: the list keys work too
+	}
+	if sel, ok := moveInList(key, p.sel, len(p.layers)); ok {
+		p.sel = sel
+		return nil
+	}
+	switch key {
 	case "esc", "q":
 		m.closeDialog()
 		m.setStatus(levelInfo, "no layer imported from "+p.path)
-	case "up", "k":
-		p.sel = max(0, p.sel-1)
-	case "down", "j":
-		p.sel = min(last, p.sel+1)
-	case "pgup":
-		p.sel = max(0, p.sel-10)
-	case "pgdown":
-		p.sel = min(last, p.sel+10)
-	case "home", "g":
-		p.sel = 0
-	case "end", "G":
-		p.sel = last
 	case "enter":
 		m.closeDialog()
 		c := p.layers[p.sel]

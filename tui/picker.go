@@ -33,7 +33,10 @@ func (p *picker) shown() []PresetInfo {
 
 func (p *picker) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	shown := p.shown()
-	last := max(0, len(shown)-1)
+	if sel, ok := moveInList(msg.String(), p.sel, len(shown)); ok {
+		p.sel = sel
+		return nil
+	}
 	switch msg.String() {
 	case "esc":
 		if p.filter != "" {
@@ -41,18 +44,6 @@ func (p *picker) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 			return nil
 		}
 		m.closeDialog()
-	case "up", "ctrl+p":
-		p.sel = max(0, p.sel-1)
-	case "down", "ctrl+n":
-		p.sel = min(last, p.sel+1)
-	case "pgup":
-		p.sel = max(0, p.sel-10)
-	case "pgdown":
-		p.sel = min(last, p.sel+10)
-	case "home":
-		p.sel = 0
-	case "end":
-		p.sel = last
 	case "backspace":
 		if r := []rune(p.filter); len(r) > 0 {
 			p.filter, p.sel = string(r[:len(r)-1]), 0
@@ -101,4 +92,25 @@ func (p *picker) view(m *Model, W, B int) string {
 
 func (p *picker) hint() string {
 	return "type to filter · ↑↓ choose · enter set parameters · esc cancels"
+}
+
+// moveInList is the cursor's move in a dialog's list of n rows for key (↑↓, ctrl+p/n, page
+// up and down, home, end); false when key is no move.
+func moveInList(key string, sel, n int) (int, bool) {
+	last := max(0, n-1)
+	switch key {
+	case "up", "ctrl+p":
+		return max(0, sel-1), true
+	case "down", "ctrl+n":
+		return min(last, sel+1), true
+	case "pgup":
+		return max(0, sel-10), true
+	case "pgdown":
+		return min(last, sel+10), true
+	case "home":
+		return 0, true
+	case "end":
+		return last, true
+	}
+	return sel, false
 }

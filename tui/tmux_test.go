@@ -113,6 +113,15 @@ func (r *tmuxRun) command(line string) {
 	r.keys("Enter")
 }
 
+// quitDiscarding quits, discarding the unsaved work, and waits for the exit.
+func (r *tmuxRun) quitDiscarding() {
+	r.t.Helper()
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("d")
+	r.waitExit()
+}
+
 // waitExit waits for the program, and so its tmux session, to end.
 func (r *tmuxRun) waitExit() {
 	r.t.Helper()
@@ -285,10 +294,7 @@ func TestTmuxKeyBurst(t *testing.T) {
 	r.wait("added s4d-lin")
 	r.keys("]", "]", "]", "]", "]", "]", "]")
 	r.wait("channel 8 of 8")
-	r.keys("q")
-	r.wait("quit ssmlab?")
-	r.keys("d")
-	r.waitExit()
+	r.quitDiscarding()
 }
 
 // TestTmuxCancelAsks: x on a running job asks before cancelling it; a kernel's size is its
@@ -308,10 +314,7 @@ func TestTmuxCancelAsks(t *testing.T) {
 	r.wait("cancel job #1")
 	r.keys("y")
 	r.wait("job #1 cancelled")
-	r.keys("q")
-	r.wait("quit ssmlab?")
-	r.keys("d")
-	r.waitExit()
+	r.quitDiscarding()
 }
 
 // TestTmuxInaccurateConversionAsks: issue 21 item 4's reproduction, hippo-legs order=256 then
@@ -333,10 +336,7 @@ func TestTmuxInaccurateConversionAsks(t *testing.T) {
 	if line := lineWith(s, "hippo", "zpk 256"); !strings.Contains(line, "zpk 256 ≈") && !strings.Contains(line, "zpk 256 ✗") {
 		t.Errorf("the list line %q does not mark the inaccurate form", line)
 	}
-	r.keys("q")
-	r.wait("quit ssmlab?")
-	r.keys("d")
-	r.waitExit()
+	r.quitDiscarding()
 }
 
 // lineWith returns the screen's first line that holds both a and b.
@@ -374,10 +374,7 @@ func TestTmuxCheckpointLayers(t *testing.T) {
 	if err != nil || it.Entry == nil || it.Entry.Bank == nil || !strings.HasPrefix(it.Note, "s4d layer") {
 		t.Errorf("s4d.pt: %+v, %v", it, err)
 	}
-	r.keys("q")
-	r.wait("quit ssmlab?")
-	r.keys("d")
-	r.waitExit()
+	r.quitDiscarding()
 }
 
 // TestTmuxLadder: :ladder fits the selected filter at several orders and the jobs pane draws
@@ -391,8 +388,5 @@ func TestTmuxLadder(t *testing.T) {
 	r.wait("job #1 done: error ≥ bound: n=2 ")
 	r.keys("Tab", "Tab", "Tab")
 	r.wait("#1 butter6→rtf2,4,6 done", "#1 error ≥ bound by order", "n=2 ", "n=6 ")
-	r.keys("q")
-	r.wait("quit ssmlab?")
-	r.keys("d")
-	r.waitExit()
+	r.quitDiscarding()
 }
