@@ -1,14 +1,14 @@
 package train
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/strictjson"
 )
 
 // ErrInvalid marks a job that cannot run as specified.
@@ -200,16 +200,18 @@ func (s *Spec) validateOptimizer() error {
 	return nil
 }
 
-// ParseSpec reads a job file, filling what it leaves out from DefaultSpec.
+// ParseSpec reads a job file, filling what it leaves out from DefaultSpec. The file is
+// strict JSON (internal/strictjson: no key twice, errors with line and column, one object),
+// and every key must name a field of Spec.
 func ParseSpec(data []byte) (Spec, error) {
+	if err := strictjson.Check(data); err != nil {
+		return Spec{}, invalidf("job file: %v", err)
+	}
 	s := DefaultSpec()
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
 		return Spec{}, invalidf("job file: %v", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Spec{}, invalidf("job file: more after the JSON object (one job per file)")
 	}
 	return s, nil
 }

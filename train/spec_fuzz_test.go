@@ -3,6 +3,8 @@ package train
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -52,5 +54,27 @@ func TestParseSpecTrailingData(t *testing.T) {
 	s, err := ParseSpec([]byte("{\"order\": 4}\n"))
 	if err != nil || s.Order != 4 {
 		t.Errorf("order %d, err %v", s.Order, err)
+	}
+}
+
+// TestParseSpecStrict checks that a job file is read as strictly as every other JSON file:
+// a key twice is an error naming the key and where its second copy is, a syntax error says
+// where, and a byte order mark is allowed.
+func TestParseSpecStrict(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+	}{
+		{"{\"order\": 4,\n \"order\": 8}", `duplicate key "order" at line 2, column 2`},
+		{"{\"order\": 4,\n \"steps\": }", "line 2, column 11"},
+		{`{"order": 4} {"order": 8}`, "after the JSON value"},
+		{`{"ordre": 4}`, `unknown field "ordre"`},
+	} {
+		_, err := ParseSpec([]byte(c.in))
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want ErrInvalid saying %q", c.in, err, c.want)
+		}
+	}
+	if s, err := ParseSpec([]byte("\ufeff{\"order\": 4}")); err != nil || s.Order != 4 {
+		t.Errorf("with a byte order mark: order %d, err %v", s.Order, err)
 	}
 }
