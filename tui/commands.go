@@ -35,7 +35,7 @@ func commands() []command {
 		{"save-session", "[PATH]", "save the session (ctrl+s): to its file, or as PATH (.ssmlab)", cmdSaveSession},
 		{"w", "", "save the session to its file (as ctrl+s)", func(m *Model, _ []string) (tea.Cmd, error) { return m.saveSession("", false, afterSave{}), nil }},
 		{"export", "PATH [FORM] [layout=L dtype=D k=v …] [force]", "write the selection as ssmlab export does: .json, a layout's tensors (.npz/.safetensors/.pt; layout=rtf|s4d|stripedhyena), .csv/.npy; refused when it reads back inaccurately, unless force", cmdExport},
-		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND) as a figure: .svg, .pdf or .png", cmdExportPlot},
+		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND; ladder: the selected job's) as .svg, .pdf or .png", cmdExportPlot},
 		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
 		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
 		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B]", "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
@@ -234,7 +234,10 @@ func cmdExportPlot(m *Model, args []string) (tea.Cmd, error) {
 		return nil, errNoSelection
 	}
 	if len(args) < 1 || len(args) > 2 {
-		return nil, fmt.Errorf("export-plot needs PATH [KIND] (KIND: impulse, magnitude, phase, delay, polezero)")
+		return nil, fmt.Errorf("export-plot needs PATH [KIND] (KIND: impulse, magnitude, phase, delay, polezero, ladder)")
+	}
+	if len(args) == 2 && args[1] == "ladder" {
+		return exportLadder(m, args[0])
 	}
 	var kinds []plotKind
 	if len(args) == 2 {

@@ -188,6 +188,10 @@ type FigureRequest struct {
 	Series []FigureSeries
 	Length int  // impulse samples
 	Log    bool // log |h[t]|
+	// Ladder, when set, is drawn instead (figures.NewLadder, as ssmlab plot --ladder), titled
+	// Title.
+	Ladder *figures.Ladder
+	Title  string
 }
 
 // FigureSeries is one filter of a figure: a filter, or kernel samples (exactly one is set).

@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ssmlab/ssmlab/analysis/figures"
@@ -125,4 +127,24 @@ func ladderView(l *figures.Ladder, num, w, h int, st *styles) []string {
 	}
 	lines = append(lines, drawChart(spec, w, chartH, st))
 	return append(lines, figs...)
+}
+
+// exportLadder writes the ladder of the jobs pane's selected job (else the last job that
+// has one) as a figure, as ssmlab plot --ladder draws it.
+func exportLadder(m *Model, path string) (tea.Cmd, error) {
+	j := m.jobsPane.selected()
+	if j == nil || j.report.Ladder == nil {
+		j = nil
+		for _, x := range m.jobs {
+			if x.report.Ladder != nil {
+				j = x
+			}
+		}
+	}
+	if j == nil {
+		return nil, errors.New("no job has a ladder: :ladder 4,8,16 fits one")
+	}
+	title := fmt.Sprintf("%s: relative error against order, %d channel(s)", m.sourceName(j), len(j.report.Ladder.Errors[0]))
+	m.setStatus(levelInfo, "exporting the ladder of job #"+strconv.Itoa(j.num)+" to "+path+"…")
+	return exportPlot(m.deps.Figures, expandHome(path), FigureRequest{Ladder: j.report.Ladder, Title: title}), nil
 }

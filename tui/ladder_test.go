@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,6 +70,15 @@ func TestLadderJob(t *testing.T) {
 	var rep jobReport
 	if err := json.Unmarshal(s2.Jobs[0].Report, &rep); err != nil || rep.Ladder == nil || len(rep.Ladder.Orders) != 3 || len(rep.Orders) != 3 {
 		t.Errorf("the saved job's report %s: %v", s2.Jobs[0].Report, err)
+	}
+
+	// the ladder as a figure, as ssmlab plot --ladder draws it
+	svg := filepath.Join(t.TempDir(), "ladder.svg")
+	keys(t, m, ":")
+	typeText(t, m, "export-plot "+svg+" ladder")
+	keys(t, m, "enter")
+	if data, err := os.ReadFile(svg); err != nil || !strings.Contains(string(data), "<svg") || !strings.Contains(string(data), "lower bound") {
+		t.Errorf("export-plot ladder: %v (status %q)", err, m.status.text)
 	}
 
 	// the distillation form's orders field

@@ -195,6 +195,13 @@ func (plotFigures) WriteFigure(path string, r FigureRequest) error {
 	if err != nil {
 		return err
 	}
+	if r.Ladder != nil {
+		fig, err := figures.NewLadder(*r.Ladder, figures.Options{Title: r.Title})
+		if err != nil {
+			return err
+		}
+		return writeFigure(path, fig, format)
+	}
 	kinds := make([]figures.Kind, len(r.Kinds))
 	for i, k := range r.Kinds {
 		if kinds[i], err = figures.ParseKind(k); err != nil {
@@ -209,6 +216,11 @@ func (plotFigures) WriteFigure(path string, r FigureRequest) error {
 	if err != nil {
 		return err
 	}
+	return writeFigure(path, fig, format)
+}
+
+// writeFigure renders fig in format and writes it to path atomically.
+func writeFigure(path string, fig *figures.Figure, format figures.Format) error {
 	data, err := fig.Render(format)
 	if err != nil {
 		return err
