@@ -270,13 +270,16 @@ func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []p
 	s.keep(func() string {
 		return fmt.Sprintf("%d of %d units fitted are kept in %s: run the same command again to go on from there", done.Load(), len(units), wd.Dir)
 	})
+	// Units are saved through the gate (gatedStore), so that the count a signal prints is
+	// what the work directory holds, and nothing is saved after it.
+	store := gatedStore{WorkDir: wd, gate: s.gate, saved: &done}
 	fit := plan.Fit{Spec: opts.Spec, Auto: opts.OrderAuto, Tol: opts.Tol, MaxOrder: opts.MaxOrder, Backend: backend}
 	if opts.OrderAuto {
 		fit.Spec.Tol = opts.Tol
 	}
 	p := newModelProgress(s.err, isTerminal(s.err), ck)
-	_, err := plan.Execute(s.context(), fit, units, ck, wd, func(e plan.Event) {
-		if e.Result != nil {
+	_, err := plan.Execute(s.context(), fit, units, ck, store, func(e plan.Event) {
+		if e.Resumed {
 			done.Add(1)
 		}
 		p.event(e)
@@ -303,6 +306,25 @@ func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []p
 		out[i] = r
 	}
 	return out, nil
+}
+
+// gatedStore is the work directory behind the output gate: a unit is saved only while no
+// signal has closed the gate, and a signal waits for a save under way (gate.while), so that
+// saved counts exactly the units a cancelled run leaves (each file whole: atomicfile).
+type gatedStore struct {
+	*sessions.WorkDir
+	gate  *outputGate
+	saved *atomic.Int64
+}
+
+func (g gatedStore) Save(r *plan.UnitResult) error {
+	return g.gate.while(func() error {
+		if err := g.WorkDir.Save(r); err != nil {
+			return err
+		}
+		g.saved.Add(1)
+		return nil
+	})
 }
 
 // writeDistilled assembles and writes the distilled checkpoint and its manifest.

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -370,6 +371,11 @@ func TestDistillModelResumes(t *testing.T) {
 			units, err := filepath.Glob(filepath.Join(out+".work", "unit-*.json"))
 			if err != nil || len(units) < 2 || len(units) > 5 {
 				t.Fatalf("%d units kept: %v\n%s", len(units), err, stderr)
+			}
+			// What Ctrl-C says is kept is what the work directory holds: units are saved
+			// through the output gate, and none after the signal.
+			if m := regexp.MustCompile(`cancelled; (\d) of 6 units`).FindStringSubmatch(stderr); sig == syscall.SIGINT && (m == nil || m[1] != strconv.Itoa(len(units))) {
+				t.Errorf("%d units in the work directory, the message says %v:\n%s", len(units), m, stderr)
 			}
 			before := map[string]os.FileInfo{}
 			for _, u := range units {

@@ -163,6 +163,20 @@ func (g *outputGate) open() bool {
 	return true
 }
 
+// while runs write, a write that is not a result (work kept for a later run), unless a signal
+// closed the gate (errCancelled); a signal that comes meanwhile waits for it to end.
+func (g *outputGate) while(write func() error) error {
+	if g == nil {
+		return write()
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errCancelled
+	}
+	return write()
+}
+
 // close shuts the gate unless results went out already, and reports whether it did.
 func (g *outputGate) close() bool {
 	g.mu.Lock()

@@ -99,3 +99,42 @@ func TestSignalsCancelDistill(t *testing.T) {
 		}
 	}
 }
+
+// TestGateWhile: a write that keeps work (gatedStore's saves) runs while no signal has closed
+// the gate, a signal that comes meanwhile waits for it to end, and once the gate is closed
+// nothing more is written. Before, the work directory's saves went past the gate: a unit
+// finished as Ctrl-C came was written after "k of N units are kept" was printed.
+func TestGateWhile(t *testing.T) {
+	g := new(outputGate)
+	if err := g.while(func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	wrote := make(chan error, 1)
+	go func() {
+		wrote <- g.while(func() error {
+			close(inside)
+			<-release
+			return nil
+		})
+	}()
+	<-inside
+	closed := make(chan bool, 1)
+	go func() { closed <- g.close() }()
+	select {
+	case <-closed:
+		t.Fatal("the signal closed the gate during a save")
+	default:
+	}
+	close(release)
+	if err := <-wrote; err != nil {
+		t.Fatal(err)
+	}
+	if !<-closed {
+		t.Fatal("a save opened the gate for results")
+	}
+	ran := false
+	if err := g.while(func() error { ran = true; return nil }); !errors.Is(err, errCancelled) || ran {
+		t.Errorf("after the signal: ran %v, err %v", ran, err)
+	}
+}
