@@ -12,11 +12,12 @@
 // the work (app.go, actions.go, jobrun.go). The panes are components (soft-serve's
 // Component, lazygit's controllers): listPane, reprPane, plotsPane and jobsPane each own
 // their part of the view's state, the keys they handle (bindings, from which their help is
-// made) and their view; the dialogs (help, palette, prompt, confirm, picker, jobForm,
-// messagesDialog, recoverDialog) take the keyboard while open. Model, the root (glow's
-// layout), routes messages to them, alone sees tea.WindowSizeMsg and gives the panes their
-// sizes, and after every message lets them follow the session (sync) and records the view
-// in it. Every action is a palette command (commands.go); key bindings are shortcuts.
+// made) and their view; the dialogs (help, palette, prompt, confirm, picker, layerPicker,
+// jobForm, messagesDialog, recoverDialog) take the keyboard while open. Model, the root
+// (glow's layout), routes messages to them, alone sees tea.WindowSizeMsg and gives the panes
+// their sizes, splits a burst of keys read at once ("jjj") into the keys it holds, and after
+// every message lets them follow the session (sync) and records the view in it. Every action
+// is a palette command (commands.go); key bindings are shortcuts.
 //
 // Saving writes the session whole, to the file it came from (ctrl+s, :w) or another
 // (:save-session PATH), refusing to overwrite one changed on disk without asking; every
@@ -39,6 +40,10 @@
 //   - Job progress goes through a one-slot channel (the latest event wins) and is delivered
 //     by a re-issued wait command, at most once per Options.ProgressInterval (100 ms);
 //     quitting cancels every running job.
+//   - No action replaces a filter by a conversion outside the documented accuracy
+//     (filters.CheckAccuracy, the CLI's gate) without asking (app.gate); the list marks a
+//     filter its form holds inaccurately "≈". An export whose tensors fail their read-back
+//     check writes nothing unless forced, as ssmlab export.
 //   - Nothing depends on colour alone: the focused pane has a thick border, the cursor a "▸",
 //     the selected pole a "⊗", so NO_COLOR (and the Ascii profile of the tests) loses
 //     nothing. Colours are adaptive (light and dark backgrounds).
@@ -48,8 +53,9 @@
 // The workbench reaches the rest of ssmlab through small interfaces (deps.go): PresetSource,
 // Store, JobRunner, Analyzer and FigureWriter. wire.go adapts presets (the registry), train
 // (train.Run on the backend train.SelectBackend picks: the CPU, and the GPU where there is
-// one), analysis and analysis/figures (the responses and group delay that ssmlab plot draws
-// too); store.go adapts sessions (session, filter and array files). Tests substitute fakes
+// one; train.FitLadder for ladders, LadderRunner), analysis and analysis/figures (the responses and group delay that ssmlab plot draws
+// too); store.go adapts sessions (session, filter and array files, and checkpoints' layers
+// through sessions/layouts, as ssmlab import). Tests substitute fakes
 // for the presets and the runner.
 //
 // # Live editing and the interactive budget
