@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,5 +90,24 @@ func TestOpen(t *testing.T) {
 		if _, err := Head(p, 16); !errors.As(err, &nr) {
 			t.Errorf("Head(%s): %v", p, err)
 		}
+	}
+}
+
+// TestReadFileAllocates: reading a file allocates about its size once (io.ReadAll grew its
+// buffer step by step: 105 MB allocated for a 44 MB session file).
+func TestReadFileAllocates(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("0123456789"), 1<<20), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	data, err := ReadFile(path)
+	runtime.ReadMemStats(&after)
+	if err != nil || len(data) != 10<<20 {
+		t.Fatalf("%d bytes, %v", len(data), err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 11<<20 {
+		t.Errorf("reading 10 MiB allocated %.1f MiB", float64(got)/(1<<20))
 	}
 }

@@ -441,16 +441,53 @@ func (p Packed) Unpack() (*Array, error) {
 	if got := base64.StdEncoding.DecodedLen(len(p.Data)); got < 8*n || got > 8*n+2 {
 		return nil, invalidf("packed array of shape %s needs %d bytes of data, its base64 text holds about %d", ShapeString(p.Shape), 8*n, got)
 	}
-	raw, err := base64.StdEncoding.DecodeString(p.Data)
-	if err != nil {
-		return nil, invalidf("packed array data is not base64: %v", err)
+	if strings.ContainsAny(p.Data, "\r\n") {
+		// Line breaks, which base64 skips, would shift the chunks' quanta: whole.
+		raw, err := base64.StdEncoding.DecodeString(p.Data)
+		if err != nil {
+			return nil, invalidf("packed array data is not base64: %v", err)
+		}
+		if len(raw) != 8*n {
+			return nil, invalidf("packed array of shape %s needs %d bytes of data, got %d", ShapeString(p.Shape), 8*n, len(raw))
+		}
+		data := make([]float64, n)
+		decodeFloats(data, raw, Float64, false)
+		return New(p.Shape, data)
 	}
-	if len(raw) != 8*n {
-		return nil, invalidf("packed array of shape %s needs %d bytes of data, got %d", ShapeString(p.Shape), 8*n, len(raw))
-	}
+	// Decoded a chunk at a time straight into the values (a copy of the text and of its bytes
+	// would each be as large as the values).
 	data := make([]float64, n)
-	decodeFloats(data, raw, Float64, false)
+	chunk := make([]byte, 0, packChunk)
+	raw := make([]byte, base64.StdEncoding.DecodedLen(packChunk))
+	got := 0
+	for off := 0; off < len(p.Data); off += packChunk {
+		chunk = append(chunk[:0], p.Data[off:min(off+packChunk, len(p.Data))]...)
+		m, err := base64.StdEncoding.Decode(raw, chunk)
+		if err != nil {
+			return nil, invalidf("packed array data is not base64: %v", offsetErr(err, off))
+		}
+		if got+m > 8*n {
+			return nil, invalidf("packed array of shape %s needs %d bytes of data, got more", ShapeString(p.Shape), 8*n)
+		}
+		decodeFloats(data[got/8:(got+m)/8], raw[:m], Float64, false)
+		got += m
+	}
+	if got != 8*n {
+		return nil, invalidf("packed array of shape %s needs %d bytes of data, got %d", ShapeString(p.Shape), 8*n, got)
+	}
 	return New(p.Shape, data)
+}
+
+// packChunk is the base64 text Unpack decodes at a time: a multiple of 4 characters (whole
+// quanta) that decodes to a multiple of 8 bytes (whole float64 values).
+const packChunk = 4 << 12
+
+// offsetErr moves a base64 error's offset by off, the chunk's place in the whole text.
+func offsetErr(err error, off int) error {
+	if c, ok := err.(base64.CorruptInputError); ok {
+		return base64.CorruptInputError(int64(c) + int64(off))
+	}
+	return err
 }
 
 // MarshalJSON writes an array of at most InlineMax numbers as nested JSON arrays of numbers
