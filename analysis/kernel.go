@@ -155,21 +155,10 @@ func (p *KernelPlan) kernelPow2(w *kernelWork, dst, a, bt []float64) {
 	p.tw.RealInverse(dst, w.g, w.work)
 }
 
-// kernelGonum is Algorithm 1 with gonum's real FFT, for lengths that are not powers of two.
-// Coefficients beyond L fold onto index j mod L (z^L = 1 on the L-th roots of unity).
+// kernelGonum is Algorithm 1 for lengths that are not powers of two (rtf.SpectraAny, then
+// a real inverse transform). Coefficients beyond L fold onto index j mod L (z^L = 1 on the
+// L-th roots of unity).
 func (p *KernelPlan) kernelGonum(w *kernelWork, dst, a, bt []float64) {
-	L := p.length
-	clear(w.ra)
-	clear(w.rb)
-	w.ra[0] = 1
-	for j := 1; j <= p.order; j++ {
-		w.ra[j%L] += a[j-1]
-		w.rb[j%L] += bt[j-1]
-	}
-	w.rfft.Coefficients(w.ca, w.ra)
-	w.rfft.Coefficients(w.cb, w.rb)
-	for k := range w.ca {
-		w.ca[k] = fft.Div(w.cb[k], w.ca[k]) / complex(float64(L), 0)
-	}
+	rtf.SpectraAny(w.rfft, w.ca, nil, a, bt, 1/float64(p.length), w.ra, w.rb, w.cb)
 	w.rfft.Sequence(dst, w.ca)
 }

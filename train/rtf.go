@@ -87,16 +87,7 @@ func (m *rtfModel) kernel(wsAny workspace, p, k []float64) {
 		}
 		ws.tab.RealInverse(k, ws.hs, ws.work)
 	} else {
-		clear(ws.pa)
-		clear(ws.pb)
-		ws.pa[0] = 1
-		copy(ws.pa[1:], a)
-		copy(ws.pb[1:], b)
-		ws.rfft.Coefficients(ws.fa, ws.pa)
-		ws.rfft.Coefficients(ws.fb, ws.pb)
-		for i := range ws.g {
-			ws.g[i] = fft.Div(ws.fb[i], ws.fa[i])
-		}
+		rtf.SpectraAny(ws.rfft, ws.g, ws.fa, a, b, 1, ws.pa, ws.pb, ws.fb)
 		ws.rfft.Sequence(k, ws.g)
 		for i := range k {
 			k[i] *= inv

@@ -28,8 +28,9 @@
 // # Spectra
 //
 // Spectra evaluates B̃/A at the roots of unity with the pruned power-of-two FFTs of
-// internal/fft, the step of Algorithm 1 that analysis.KernelPlan and the distillation's RTF
-// model (package train) share.
+// internal/fft, and SpectraAny at any number of them with two real transforms: the step of
+// Algorithm 1 that analysis.KernelPlan and the distillation's RTF model (package train)
+// share.
 //
 // # Layout
 //

@@ -51,3 +51,30 @@ func Spectra(tw *fft.Table, g, den []complex128, a, bt []float64, scale float64,
 		}
 	}
 }
+
+// SpectraAny is Spectra for a length N that need not be a power of two (r's length, which
+// pa and pb must have; g, fb and a non-nil den hold N/2+1 values): A and B̃ by two real
+// transforms, g[k] = scale·B̃_k/A_k and den[k] = A_k. pa, pb and fb are scratch.
+func SpectraAny(r *fft.Real, g, den []complex128, a, bt []float64, scale float64, pa, pb []float64, fb []complex128) {
+	size, h := len(pa), len(pa)/2+1
+	if len(bt) != len(a) || len(pb) != size || len(g) != h || len(fb) != h || (den != nil && len(den) != h) {
+		panic("rtf: spectra length mismatch")
+	}
+	clear(pa)
+	clear(pb)
+	pa[0] = 1
+	for j := range a {
+		pa[(j+1)%size] += a[j]
+		pb[(j+1)%size] += bt[j]
+	}
+	fa := den
+	if fa == nil {
+		fa = g
+	}
+	r.Coefficients(fa, pa)
+	r.Coefficients(fb, pb)
+	for k := range g {
+		q := fft.Div(fb[k], fa[k])
+		g[k] = complex(real(q)*scale, imag(q)*scale)
+	}
+}
