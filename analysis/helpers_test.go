@@ -10,17 +10,7 @@ import (
 )
 
 // relErr returns ‖got - want‖₂/‖want‖₂ (absolute when want is zero).
-func relErr(got, want []float64) float64 {
-	var num, den float64
-	for i := range want {
-		num = math.Hypot(num, got[i]-want[i])
-		den = math.Hypot(den, want[i])
-	}
-	if den == 0 {
-		return num
-	}
-	return num / den
-}
+func relErr(got, want []float64) float64 { return filters.RelDiff(want, got) }
 
 func relErrC(got, want []complex128) float64 {
 	var num, den float64

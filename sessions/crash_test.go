@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -37,7 +38,7 @@ var helperKernels = map[bool]int{false: 1 << 19, true: 1 << 16}[raceEnabled]
 // "gen N" and its first kernel sample is N.
 func generationSession(t testing.TB, gen int, k *arrays.Array) *sessions.Session {
 	s := sessions.New()
-	must(s.AddFilter(filters.Document{Name: "dense", Filter: denseFilter(t)}))
+	must(s.AddFilter(filters.Document{Name: "dense", Filter: filtertest.Dense()}))
 	k = k.Clone()
 	k.Data[0] = float64(gen)
 	must(s.AddTarget(sessions.Target{Name: "gen " + strconv.Itoa(gen), Kernels: k}))
@@ -278,7 +279,7 @@ func TestKillDuringWrite(t *testing.T) {
 // says where, and waits, running, until it is killed.
 func autosaveAndWait(t *testing.T, dir string) {
 	s := sessions.New()
-	must(s.AddFilter(filters.Document{Name: "saved", Filter: denseFilter(t)}))
+	must(s.AddFilter(filters.Document{Name: "saved", Filter: filtertest.Dense()}))
 	s.MarkSaved("", s.Generation())
 	must(s.AddTarget(sessions.Target{Name: "unsaved", Kernels: kernels(t, 1, 8)}))
 	p, err := s.Autosave(dir)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions"
 )
 
@@ -37,7 +38,7 @@ func TestSaveWhenBackupIsALink(t *testing.T) {
 	if err := os.Link(path, path+sessions.BackupSuffix); err != nil {
 		t.Skip("no hard links here:", err)
 	}
-	must(s.AddFilter(filters.Document{Name: "more", Filter: denseFilter(t)}))
+	must(s.AddFilter(filters.Document{Name: "more", Filter: filtertest.Dense()}))
 	if err := s.Save(path); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +57,7 @@ func TestSaveNoticesChangeOnDisk(t *testing.T) {
 	}
 	mine := must(sessions.Load(path))
 	theirs := must(sessions.Load(path))
-	must(theirs.AddFilter(filters.Document{Name: "theirs", Filter: denseFilter(t)}))
+	must(theirs.AddFilter(filters.Document{Name: "theirs", Filter: filtertest.Dense()}))
 	if err := theirs.Save(path); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestSaveNoticesChangeOnDisk(t *testing.T) {
 		t.Errorf("CheckDisk after touching the file: %v", err)
 	}
 
-	must(mine.AddFilter(filters.Document{Name: "mine", Filter: denseFilter(t)}))
+	must(mine.AddFilter(filters.Document{Name: "mine", Filter: filtertest.Dense()}))
 	err := mine.Save(path)
 	var ce *sessions.ChangedError
 	if !errors.As(err, &ce) || ce.Path != path || ce.Removed {
@@ -119,7 +120,7 @@ func TestUpdateSerialises(t *testing.T) {
 	for i := range writers {
 		wg.Go(func() {
 			err := sessions.Update(path, func(s *sessions.Session) error {
-				_, err := s.AddFilter(filters.Document{Name: fmt.Sprint("k", i), Filter: denseFilter(t)})
+				_, err := s.AddFilter(filters.Document{Name: fmt.Sprint("k", i), Filter: filtertest.Dense()})
 				return err
 			})
 			if err != nil {
@@ -134,7 +135,7 @@ func TestUpdateSerialises(t *testing.T) {
 	// A failing change writes nothing.
 	before := must(os.ReadFile(path))
 	err := sessions.Update(path, func(s *sessions.Session) error {
-		must(s.AddFilter(filters.Document{Filter: denseFilter(t)}))
+		must(s.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 		return errors.New("no")
 	})
 	if err == nil || string(must(os.ReadFile(path))) != string(before) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -34,7 +35,7 @@ func TestSaveLoadAndBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	must(s.AddFilter(filters.Document{Name: "new", Filter: denseFilter(t)}))
+	must(s.AddFilter(filters.Document{Name: "new", Filter: filtertest.Dense()}))
 	if !s.Dirty() {
 		t.Error("not dirty after a change")
 	}
@@ -76,7 +77,7 @@ func TestSaveThroughSymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Skip("no symbolic links:", err)
 	}
-	must(s.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	must(s.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 	if err := s.Save(link); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +151,7 @@ func TestAutosaveAndRecover(t *testing.T) {
 	if p := must(s.Autosave(auto)); p != "" {
 		t.Errorf("a clean session autosaved to %s", p)
 	}
-	id := must(s.AddFilter(filters.Document{Name: "unsaved", Filter: denseFilter(t)}))
+	id := must(s.AddFilter(filters.Document{Name: "unsaved", Filter: filtertest.Dense()}))
 	p := must(s.Autosave(auto))
 	if p == "" || filepath.Dir(p) != auto {
 		t.Fatalf("autosave path %q", p)
@@ -179,7 +180,7 @@ func TestAutosaveAndRecover(t *testing.T) {
 		t.Error("the unsaved filter was not recovered")
 	}
 	// Later autosaves go to the same file; saving removes it.
-	must(r.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	must(r.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 	if p2 := must(r.Autosave(auto)); p2 != p {
 		t.Errorf("the recovered session autosaved to %s, not %s", p2, p)
 	}
@@ -197,7 +198,7 @@ func TestAutosaveAndRecover(t *testing.T) {
 func TestAutosaveUntitledAndStale(t *testing.T) {
 	dir := t.TempDir()
 	s := sessions.New()
-	must(s.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	must(s.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 	p := must(s.Autosave(dir))
 	if !strings.HasPrefix(filepath.Base(p), "untitled-") {
 		t.Errorf("untitled autosave named %s", p)
@@ -206,11 +207,11 @@ func TestAutosaveUntitledAndStale(t *testing.T) {
 	// An autosave whose origin was saved afterwards is flagged.
 	origin := filepath.Join(t.TempDir(), "o.ssmlab")
 	o := sessions.New()
-	must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 	if err := o.Save(origin); err != nil {
 		t.Fatal(err)
 	}
-	must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 	ap := must(o.Autosave(dir))
 	sessions.Abandon(o)
 	later := time.Now().Add(time.Hour)
@@ -254,7 +255,7 @@ func TestIsSession(t *testing.T) {
 	p := filepath.Join(dir, "a.json")
 	must(0, s.Save(p))
 	f := filepath.Join(dir, "f.json")
-	os.WriteFile(f, must(filterfile.Marshal(filters.Document{Filter: denseFilter(t)})), 0o644)
+	os.WriteFile(f, must(filterfile.Marshal(filters.Document{Filter: filtertest.Dense()})), 0o644)
 	if !sessions.IsSession(p) || sessions.IsSession(f) || !sessions.IsSession("x.ssmlab") {
 		t.Error("IsSession misjudges")
 	}
@@ -275,11 +276,11 @@ func TestRecoveredSaveNoticesLaterWork(t *testing.T) {
 	for _, later := range []bool{false, true} {
 		origin := filepath.Join(dir, fmt.Sprintf("o%v.ssmlab", later))
 		o := sessions.New()
-		must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
+		must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 		if err := o.Save(origin); err != nil {
 			t.Fatal(err)
 		}
-		must(o.AddFilter(filters.Document{Filter: denseFilter(t)}))
+		must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 		ap := must(o.Autosave(dir))
 		sessions.Abandon(o)
 		if later {

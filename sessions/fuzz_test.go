@@ -13,6 +13,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -26,7 +27,7 @@ var writeCorpus = flag.Bool("write-corpus", false, "write the fuzzers' seed corp
 
 func sessionSeeds(t testing.TB) [][]byte {
 	small := sessions.New()
-	must(small.AddFilter(filters.Document{Name: "d", Filter: denseFilter(t)}))
+	must(small.AddFilter(filters.Document{Name: "d", Filter: filtertest.Dense()}))
 	must(small.AddTarget(sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 40)}))
 	seeds := [][]byte{must(sessions.Marshal(small))}
 	for _, tc := range badSessions(t) {
@@ -79,7 +80,7 @@ func importSeeds(t testing.TB) [][]byte {
 	}
 	tgt := &sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 40)}
 	seeds = append(seeds,
-		must(filterfile.Marshal(filters.Document{Filter: denseFilter(t)})),
+		must(filterfile.Marshal(filters.Document{Filter: filtertest.Dense()})),
 		must(sessions.MarshalTarget(tgt)),
 		[]byte(`{"kernels": [[1, 2], [3]]}`),
 		[]byte(`{"form": "tf", "a": [1], "b": []}`))

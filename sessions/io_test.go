@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -103,7 +104,7 @@ func TestImportCSVColumn(t *testing.T) {
 
 func TestImportJSON(t *testing.T) {
 	dir := t.TempDir()
-	f := denseFilter(t)
+	f := filtertest.Dense()
 	fp := filepath.Join(dir, "toy.json")
 	os.WriteFile(fp, must(filterfile.Marshal(filters.Document{Filter: f})), 0o644)
 	it := must(sessions.Import(fp, sessions.ImportOptions{}))
@@ -140,7 +141,7 @@ func TestImportJSON(t *testing.T) {
 // back: exact in float64, and to float32 rounding in float32.
 func TestExportImportRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	bank := &sessions.Entry{ID: "f1", Name: "layer", Bank: tfBank(t, 21, 4, 8)}
+	bank := &sessions.Entry{ID: "f1", Name: "layer", Bank: filtertest.TFBank(21, 4, 8)}
 	target := &sessions.Target{ID: "t2", Name: "hyena", Kernels: kernels(t, 22, 3, 40)}
 	for _, format := range sessions.ExportFormats {
 		for _, it := range []sessions.Item{{Entry: bank}, {Target: target}} {
@@ -173,7 +174,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 }
 
 func TestExportImpulse(t *testing.T) {
-	bank := &sessions.Entry{Name: "layer", Bank: tfBank(t, 23, 3, 4)}
+	bank := &sessions.Entry{Name: "layer", Bank: filtertest.TFBank(23, 3, 4)}
 	b := must(sessions.Export([]sessions.Item{{Entry: bank}}, sessions.ExportOptions{Format: sessions.ExportCSV, Length: 50})).Data
 	a := must(arrays.ReadCSV(bytes.NewReader(b)))
 	if !slices.Equal(a.Shape, []int{3, 50}) {
@@ -336,7 +337,7 @@ func TestGoldenRTF(t *testing.T) {
 // safetensors file (it came back 0.98 % off without it), and a different one is an error.
 func TestImportTruncLenFromMetadata(t *testing.T) {
 	const L = 64
-	bank := tfBank(t, 41, 3, 6)
+	bank := filtertest.TFBank(41, 3, 6)
 	it := sessions.Item{Entry: &sessions.Entry{Name: "b", Bank: bank}}
 	out := must(sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportSafetensors, TruncLen: L}))
 	back, err := sessions.ImportData(out.Data, "b.safetensors", sessions.ImportOptions{})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions"
 )
 
@@ -14,7 +15,7 @@ import (
 // original; removing an item clears every link to it.
 func TestOrderAndLinks(t *testing.T) {
 	s := sessions.New()
-	f := denseFilter(t)
+	f := filtertest.Dense()
 	a := must(s.AddFilter(filters.Document{Name: "a", Filter: f}))
 	k := must(s.AddTarget(sessions.Target{Name: "k", Kernels: kernels(t, 1, 8)}))
 	b := must(s.AddFilter(filters.Document{Name: "b", Filter: f}))
@@ -70,7 +71,7 @@ func TestOrderAndLinks(t *testing.T) {
 // saved in the background leaves later changes unsaved.
 func TestItemDirty(t *testing.T) {
 	s := sessions.New()
-	f := denseFilter(t)
+	f := filtertest.Dense()
 	a := must(s.AddFilter(filters.Document{Name: "a", Filter: f}))
 	b := must(s.AddFilter(filters.Document{Name: "b", Filter: f}))
 	if !s.ItemDirty(a) || !s.ItemDirty(b) || s.Changed(b) <= s.Changed(a) {
@@ -121,7 +122,7 @@ func TestVersion1(t *testing.T) {
 func TestUIChangeAutosaves(t *testing.T) {
 	dir := t.TempDir()
 	s := sessions.New()
-	id := must(s.AddFilter(filters.Document{Name: "a", Filter: denseFilter(t)}))
+	id := must(s.AddFilter(filters.Document{Name: "a", Filter: filtertest.Dense()}))
 	p := must(s.Autosave(dir))
 	if again := must(s.Autosave(dir)); again != "" {
 		t.Fatal("autosaved an unchanged session")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -22,58 +23,6 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
-}
-
-// randomTF returns a stable transfer function of order n: poles of modulus ≤ 0.9 in
-// conjugate pairs (and one real pole for odd n), a random numerator and direct term.
-func randomTF(t testing.TB, rng *rand.Rand, n int) *filters.TransferFunction {
-	t.Helper()
-	poly := []complex128{1}
-	mul := func(r complex128) {
-		next := make([]complex128, len(poly)+1)
-		for i, c := range poly {
-			next[i] += c
-			next[i+1] -= c * r
-		}
-		poly = next
-	}
-	for len(poly)-1 < n {
-		rho, th := 0.3+0.6*rng.Float64(), math.Pi*rng.Float64()
-		if n-(len(poly)-1) == 1 {
-			mul(complex(rho*math.Cos(th), 0))
-			continue
-		}
-		p := complex(rho*math.Cos(th), rho*math.Sin(th))
-		mul(p)
-		mul(complex(real(p), -imag(p)))
-	}
-	a := make([]float64, n)
-	b := make([]float64, n)
-	for i := range a {
-		a[i] = real(poly[i+1])
-		b[i] = rng.NormFloat64()
-	}
-	return must(filters.NewTransferFunction(a, b, rng.NormFloat64()))
-}
-
-// tfBank returns a bank of d stable transfer functions of order n, from a fixed seed.
-func tfBank(t testing.TB, seed uint64, d, n int) *filters.Bank {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	chans := make([]filters.Filter, d)
-	for i := range chans {
-		chans[i] = randomTF(t, rng, n)
-	}
-	return must(filters.NewBank(chans))
-}
-
-// denseFilter is an order-3 dense filter with distinct poles, so every form can hold it.
-func denseFilter(t testing.TB) *filters.Dense {
-	return must(filters.NewDense([][]float64{
-		{0.5, -0.3, 0.1},
-		{0.3, 0.5, 0.2},
-		{0, 0.1, -0.4},
-	}, []float64{1, 0.5, 1}, []float64{0.2, 1, -0.7}, 0.1))
 }
 
 func kernels(t testing.TB, seed uint64, shape ...int) *arrays.Array {
@@ -93,7 +42,7 @@ func kernels(t testing.TB, seed uint64, shape ...int) *arrays.Array {
 func richSession(t testing.TB) *sessions.Session {
 	t.Helper()
 	s := sessions.New()
-	base := denseFilter(t)
+	base := filtertest.Dense()
 	for _, form := range filters.Forms {
 		f, _, err := filters.Convert(base, form)
 		if err != nil {
@@ -101,7 +50,7 @@ func richSession(t testing.TB) *sessions.Session {
 		}
 		must(s.AddFilter(filters.Document{Name: "toy " + string(form), Filter: f}))
 	}
-	must(s.AddFilter(filters.Document{Name: "layer 0", Bank: tfBank(t, 1, 16, 64)}))
+	must(s.AddFilter(filters.Document{Name: "layer 0", Bank: filtertest.TFBank(1, 16, 64)}))
 	// a target listed between filters; a fit of it, linked to it and its job
 	tiny := must(s.AddTarget(sessions.Target{Name: "tiny", Kernels: kernels(t, 2, 5), Origin: sessions.Origin{Note: "preset tiny"}}))
 	big := must(filters.NewDense(randomMatrix(t, 12), make([]float64, 12), make([]float64, 12), 0))
@@ -129,7 +78,7 @@ func randomMatrix(t testing.TB, n int) [][]float64 {
 
 func TestIDsAreStableAndNeverReused(t *testing.T) {
 	s := sessions.New()
-	f := denseFilter(t)
+	f := filtertest.Dense()
 	a := must(s.AddFilter(filters.Document{Name: "a", Filter: f}))
 	b := must(s.AddFilter(filters.Document{Name: "b", Filter: f}))
 	tg := must(s.AddTarget(sessions.Target{Name: "k", Kernels: kernels(t, 1, 8)}))
@@ -155,7 +104,7 @@ func TestIDsAreStableAndNeverReused(t *testing.T) {
 
 func TestEditing(t *testing.T) {
 	s := sessions.New()
-	f := denseFilter(t)
+	f := filtertest.Dense()
 	id := must(s.AddFilter(filters.Document{Name: "orig", Filter: f}))
 	s.UI.Selected = id
 	gen := s.Generation()
@@ -220,7 +169,7 @@ func TestAddValidates(t *testing.T) {
 func TestCloneIsIndependent(t *testing.T) {
 	s := richSession(t)
 	c := s.Clone()
-	must(c.AddFilter(filters.Document{Filter: denseFilter(t)}))
+	must(c.AddFilter(filters.Document{Filter: filtertest.Dense()}))
 	c.UI.Plots[0] = "changed"
 	if err := c.Rename("f1", "other"); err != nil {
 		t.Fatal(err)
@@ -299,7 +248,7 @@ func TestPacking(t *testing.T) {
 	s := sessions.New()
 	small := must(filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0))
 	must(s.AddFilter(filters.Document{Name: "small", Filter: small}))
-	bank := tfBank(t, 3, 256, 64)
+	bank := filtertest.TFBank(3, 256, 64)
 	must(s.AddFilter(filters.Document{Name: "big", Bank: bank}))
 	b := must(sessions.Marshal(s))
 	if !bytes.Contains(b, []byte(`"a": [-0.5],`)) {
@@ -397,7 +346,7 @@ func TestUnmarshalLenient(t *testing.T) {
 	if o, j := s.Filters[0].Origin, s.Jobs[0]; o != (sessions.Origin{}) || j.Target != "" || j.Result != "" {
 		t.Errorf("links to missing items kept: %+v, %+v", o, j)
 	}
-	if id := must(s.AddFilter(filters.Document{Filter: denseFilter(t)})); id != "f8" {
+	if id := must(s.AddFilter(filters.Document{Filter: filtertest.Dense()})); id != "f8" {
 		t.Errorf("next ID %s, want f8", id)
 	}
 }

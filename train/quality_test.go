@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/cputime"
 	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -147,19 +148,19 @@ func TestDistillQuality(t *testing.T) {
 		prev := make([]float64, len(targets))
 		row := "| " + name
 		for k, n := range orders {
-			t0 := cpuTime()
+			t0 := cputime.Process()
 			res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), n), Targets: targets}, CPU{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			took := cpuTime() - t0
+			took := cputime.Process() - t0
 			paper := ""
 			if full {
-				t0 = cpuTime()
+				t0 = cputime.Process()
 				if _, err := Run(context.Background(), Job{Spec: withOrder(PaperSpec(), n), Targets: targets}, CPU{}, nil); err != nil {
 					t.Fatal(err)
 				}
-				paper = fmt.Sprintf(" [%.2fs]", (cpuTime() - t0).Seconds())
+				paper = fmt.Sprintf(" [%.2fs]", (cputime.Process() - t0).Seconds())
 			}
 			r := res.Report
 			ratio := r.MeanRelError / bounds[k]

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/cmplx"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
@@ -74,7 +74,7 @@ func relMaxDiff(got, want []float64) float64 {
 // trunc_len, and h[0] + h[M] at t = 0 (the algorithm folds the sample at M onto 0); without
 // it, every sample carries the aliased tail.
 func TestRTFTruncationMatchesModule(t *testing.T) {
-	bank := tfBank(t, 11, 4, 6)
+	bank := filtertest.TFBank(11, 4, 6)
 	for _, L := range []int{32, 33, 64, 200} {
 		named, _ := must2(exportRTF(filters.Document{Bank: bank}, "", L))
 		k := moduleKernel(t, named[0].Array, named[1].Array, L)
@@ -105,58 +105,6 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// randomTF returns a stable transfer function of order n: poles of modulus ≤ 0.9 in
-// conjugate pairs (and one real pole for odd n), a random numerator and direct term.
-func randomTF(t testing.TB, rng *rand.Rand, n int) *filters.TransferFunction {
-	t.Helper()
-	poly := []complex128{1}
-	mul := func(r complex128) {
-		next := make([]complex128, len(poly)+1)
-		for i, c := range poly {
-			next[i] += c
-			next[i+1] -= c * r
-		}
-		poly = next
-	}
-	for len(poly)-1 < n {
-		rho, th := 0.3+0.6*rng.Float64(), math.Pi*rng.Float64()
-		if n-(len(poly)-1) == 1 {
-			mul(complex(rho*math.Cos(th), 0))
-			continue
-		}
-		p := complex(rho*math.Cos(th), rho*math.Sin(th))
-		mul(p)
-		mul(complex(real(p), -imag(p)))
-	}
-	a := make([]float64, n)
-	b := make([]float64, n)
-	for i := range a {
-		a[i] = real(poly[i+1])
-		b[i] = rng.NormFloat64()
-	}
-	return must(filters.NewTransferFunction(a, b, rng.NormFloat64()))
-}
-
-// tfBank returns a bank of d stable transfer functions of order n, from a fixed seed.
-func tfBank(t testing.TB, seed uint64, d, n int) *filters.Bank {
-	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	chans := make([]filters.Filter, d)
-	for i := range chans {
-		chans[i] = randomTF(t, rng, n)
-	}
-	return must(filters.NewBank(chans))
-}
-
-// denseFilter is an order-3 dense filter with distinct poles, so every form can hold it.
-func denseFilter(t testing.TB) *filters.Dense {
-	return must(filters.NewDense([][]float64{
-		{0.5, -0.3, 0.1},
-		{0.3, 0.5, 0.2},
-		{0, 0.1, -0.4},
-	}, []float64{1, 0.5, 1}, []float64{0.2, 1, -0.7}, 0.1))
-}
-
 func truncOpt(l int) layouts.Options {
 	return layouts.Options{Values: map[string]string{"trunc-len": strconv.Itoa(l)}}
 }
@@ -182,7 +130,7 @@ func must2[A, B any](a A, b B, err error) (A, B) {
 }
 
 func TestRTFRoundTrip(t *testing.T) {
-	bank := tfBank(t, 12, 8, 16)
+	bank := filtertest.TFBank(12, 8, 16)
 	for _, L := range []int{0, 128, 1001} {
 		named, reports := must2(exportRTF(filters.Document{Bank: bank}, "layers.3.", L))
 		if reports != nil {
@@ -245,7 +193,7 @@ func TestRTFRoundTripSlowDecay(t *testing.T) {
 
 func TestRTFExportConvertsAndPads(t *testing.T) {
 	// A bank of dense filters is converted to tf; a lower-order channel is padded.
-	d3 := denseFilter(t)
+	d3 := filtertest.Dense()
 	d1 := must(filters.NewDense([][]float64{{0.5}}, []float64{1}, []float64{2}, 0.25))
 	bank := must(filters.NewBank([]filters.Filter{d3, d1}))
 	named, reports := must2(exportRTF(filters.Document{Bank: bank}, "", 0))
@@ -365,7 +313,7 @@ func TestFindRTF(t *testing.T) {
 // filter whose transfer function float64 cannot hold.
 func TestReadBack(t *testing.T) {
 	const L = 256
-	doc := filters.Document{Bank: tfBank(t, 31, 4, 6)}
+	doc := filters.Document{Bank: filtertest.TFBank(31, 4, 6)}
 	for _, tc := range []struct {
 		dt       arrays.DType
 		trunc    int

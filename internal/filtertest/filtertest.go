@@ -1,0 +1,68 @@
+// Package filtertest makes the filters tests of several packages share (sessions and its
+// layouts): random stable transfer functions, banks of them, a small dense filter. Its
+// constructors panic on error, as they build from values that cannot fail.
+package filtertest
+
+import (
+	"math"
+	"math/rand/v2"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// RandomTF returns a stable transfer function of order n: poles of modulus ≤ 0.9 in
+// conjugate pairs (and one real pole for odd n), a random numerator and direct term.
+func RandomTF(rng *rand.Rand, n int) *filters.TransferFunction {
+	var poles []complex128
+	for len(poles) < n {
+		rho, th := 0.3+0.6*rng.Float64(), math.Pi*rng.Float64()
+		if n-len(poles) == 1 {
+			poles = append(poles, complex(rho*math.Cos(th), 0))
+			continue
+		}
+		p := complex(rho*math.Cos(th), rho*math.Sin(th))
+		poles = append(poles, p, complex(real(p), -imag(p)))
+	}
+	poly := []complex128{1}
+	for _, r := range poles {
+		next := make([]complex128, len(poly)+1)
+		for i, c := range poly {
+			next[i] += c
+			next[i+1] -= c * r
+		}
+		poly = next
+	}
+	a := make([]float64, n)
+	b := make([]float64, n)
+	for i := range a {
+		a[i] = real(poly[i+1])
+		b[i] = rng.NormFloat64()
+	}
+	return must(filters.NewTransferFunction(a, b, rng.NormFloat64()))
+}
+
+// TFBank returns a bank of d stable transfer functions of order n, from a fixed seed.
+func TFBank(seed uint64, d, n int) *filters.Bank {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	chans := make([]filters.Filter, d)
+	for i := range chans {
+		chans[i] = RandomTF(rng, n)
+	}
+	return must(filters.NewBank(chans))
+}
+
+// Dense is an order-3 dense filter with distinct poles, so every form can hold it.
+func Dense() *filters.Dense {
+	return must(filters.NewDense([][]float64{
+		{0.5, -0.3, 0.1},
+		{0.3, 0.5, 0.2},
+		{0, 0.1, -0.4},
+	}, []float64{1, 0.5, 1}, []float64{0.2, 1, -0.7}, 0.1))
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package plan
-
-import "time"
-
-// cpuTime is not measured here: the benchmark reports wall time only.
-func cpuTime() time.Duration { return 0 }
