@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -39,26 +39,89 @@ type tutorialStep struct {
 	want []string // the output lines the block shows under it
 }
 
-// tutorialSteps returns the commands of the console blocks of a Markdown document, in order.
+// tutorialSteps returns the ssmlab commands of the console blocks of a Markdown document, in
+// order.
 func tutorialSteps(t *testing.T, doc string) []tutorialStep {
 	t.Helper()
 	var steps []tutorialStep
-	inConsole := false
-	sc := bufio.NewScanner(strings.NewReader(doc))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "```"):
-			inConsole = !inConsole && strings.TrimSpace(strings.TrimPrefix(line, "```")) == "console"
-		case inConsole && strings.HasPrefix(line, "$ ssmlab "):
-			words, err := shellWords(strings.TrimPrefix(line, "$ ssmlab "))
-			if err != nil {
-				t.Fatalf("%s:%d: %v", tutorialPath, n, err)
-			}
-			steps = append(steps, tutorialStep{line: n, args: words})
-		case inConsole && len(steps) > 0:
-			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
+	for _, s := range docSteps(doc) {
+		cmd, ok := strings.CutPrefix(s.cmd, "ssmlab ")
+		if !s.console || !ok {
+			continue
 		}
+		words, err := shellWords(cmd)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", tutorialPath, s.line, err)
+		}
+		steps = append(steps, tutorialStep{line: s.line, args: words, want: s.want})
+	}
+	return steps
+}
+
+// docStep is one command of a Markdown document: a "$ " line of a console block, with the
+// output lines the block shows under it, or a command line of a sh block. A here-document's
+// lines belong to its command.
+type docStep struct {
+	line    int
+	cmd     string   // as written, without the "$ "
+	console bool     // from a console block
+	want    []string // the output lines a console block shows under it
+	mark    docMark  // the block's mark, if any
+}
+
+// docMark is a block's mark, on the line just before its fence, for the docs tests:
+// "<!-- docs test: skip: REASON -->" (not run, and listed with the reason) or
+// "<!-- docs test: skip unless ENV: REASON -->" (run only when the environment variable ENV
+// is set).
+type docMark struct {
+	unless string // the variable that has the block run
+	reason string
+}
+
+var (
+	docMarkRE = regexp.MustCompile(`^<!-- docs test: skip(?: unless ([A-Z0-9_]+))?: (.+) -->$`)
+	// hereDocRE finds a here-document's delimiter: <<EOF, <<'EOF', <<-"EOF".
+	hereDocRE = regexp.MustCompile(`<<-?\s*['"]?(\w+)['"]?`)
+)
+
+// docSteps returns the commands of the console and sh blocks of a Markdown document, in order.
+func docSteps(doc string) []docStep {
+	var steps []docStep
+	block, prev := "", "" // the open block's kind ("" outside one), the previous line
+	start := 0            // the line of the open block's fence
+	var mark docMark
+	hereDoc := "" // the delimiter of the here-document being read
+	add := func(s docStep) {
+		s.mark = mark
+		steps = append(steps, s)
+		if m := hereDocRE.FindStringSubmatch(s.cmd); m != nil {
+			hereDoc = m[1]
+		}
+	}
+	for i, line := range strings.Split(doc, "\n") {
+		trimmed := strings.TrimSpace(line)
+		switch {
+		case hereDoc != "":
+			steps[len(steps)-1].cmd += "\n" + line
+			if trimmed == hereDoc {
+				hereDoc = ""
+			}
+		case strings.HasPrefix(line, "```") && block != "":
+			block = ""
+		case strings.HasPrefix(line, "```"):
+			block, start = strings.Fields(strings.TrimPrefix(line, "```") + " none")[0], i+1
+			mark = docMark{}
+			if m := docMarkRE.FindStringSubmatch(strings.TrimSpace(prev)); m != nil {
+				mark = docMark{unless: m[1], reason: m[2]}
+			}
+		case block == "console" && strings.HasPrefix(line, "$ "):
+			add(docStep{line: i + 1, cmd: strings.TrimPrefix(line, "$ "), console: true})
+		case block == "console" && len(steps) > 0 && steps[len(steps)-1].line > start:
+			steps[len(steps)-1].want = append(steps[len(steps)-1].want, line)
+		case block == "sh" && trimmed != "" && !strings.HasPrefix(trimmed, "#"):
+			add(docStep{line: i + 1, cmd: line})
+		}
+		prev = line
 	}
 	return steps
 }
@@ -177,7 +240,13 @@ func checkOutput(t *testing.T, where, path string) {
 		if json.Unmarshal(data, &ladder) == nil && len(ladder.Orders) > 0 && len(ladder.Reports) == len(ladder.Orders) {
 			return
 		}
-		bad("neither a filter file, a target file, a distill report nor a ladder")
+		var conv filters.Report // convert --report: one report, or a bank's {"channels": [...]}
+		var bank struct{ Channels []filters.Report }
+		if json.Unmarshal(data, &conv) == nil && conv.From != "" && conv.To != "" && conv.Length > 0 ||
+			json.Unmarshal(data, &bank) == nil && len(bank.Channels) > 0 && bank.Channels[0].Length > 0 {
+			return
+		}
+		bad("neither a filter file, a target file, a distill report, a ladder nor a conversion report")
 	case ".svg":
 		if !(bytes.HasPrefix(data, []byte("<?xml")) || bytes.HasPrefix(data, []byte("<svg"))) || !bytes.Contains(data, []byte("</svg>")) {
 			bad("not an SVG file")
@@ -194,9 +263,19 @@ func checkOutput(t *testing.T, where, path string) {
 		if _, err := sessions.Load(path); err != nil {
 			bad("%v", err)
 		}
-	case ".npz", ".npy", ".safetensors", ".csv":
-		if _, err := sessions.Import(path, sessions.ImportOptions{}); err != nil {
-			bad("%v", err)
+	case ".npz", ".npy", ".safetensors", ".csv", ".pt":
+		// every layer of a checkpoint that holds several (a whole model distilled)
+		tensors := []string{""}
+		if l, err := sessions.ListFile(path); err == nil && len(l.Layers) > 1 {
+			tensors = tensors[:0]
+			for _, layer := range l.Layers {
+				tensors = append(tensors, layer.Prefix)
+			}
+		}
+		for _, tensor := range tensors {
+			if _, err := sessions.Import(path, sessions.ImportOptions{Tensor: tensor}); err != nil {
+				bad("%v", err)
+			}
 		}
 	}
 }
@@ -236,10 +315,8 @@ func TestTutorial(t *testing.T) {
 		for _, out := range outputsOf(s.args) {
 			checkOutput(t, where, out)
 		}
-		got := consoleLines(strings.Split(r.stderr+r.stdout, "\n"))
-		if want := consoleLines(s.want); !slices.Equal(got, want) {
-			t.Errorf("%s: the tutorial shows (sorted, progress and times left out)\n  %s\nbut the command prints\n  %s",
-				where, strings.Join(want, "\n  "), strings.Join(got, "\n  "))
+		if msg := consoleDiff(s.want, r.stderr+r.stdout); msg != "" {
+			t.Errorf("%s: %s", where, msg)
 		}
 	}
 	checkDocImages(t, imgDir, work)
@@ -266,6 +343,47 @@ func consoleLines(lines []string) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// consoleDiff compares what a command printed with the lines a document shows under it, as
+// consoleLines normalises both, and says how they differ ("" when they agree). A "…" within a
+// shown line stands for any text; a shown line that is only "…" stands for printed lines left
+// out (progress, or lines the document does not show), so that the shown lines need only be
+// among the printed ones. Otherwise the printed lines must be the shown ones.
+func consoleDiff(shown []string, printed string) string {
+	want, got := consoleLines(shown), consoleLines(strings.Split(printed, "\n"))
+	elided := slices.ContainsFunc(shown, func(l string) bool { return strings.TrimSpace(l) == "…" })
+	// Exact lines first, so that a pattern does not take the line an exact one needs.
+	used := make([]bool, len(got))
+	var missing []string
+	for _, exact := range []bool{true, false} {
+		for _, w := range want {
+			if strings.Contains(w, "…") == exact {
+				continue
+			}
+			re := regexp.MustCompile("^" + strings.ReplaceAll(regexp.QuoteMeta(w), "…", ".*") + "$")
+			i := 0
+			for i < len(got) && (used[i] || !re.MatchString(got[i])) {
+				i++
+			}
+			if i == len(got) {
+				missing = append(missing, w)
+				continue
+			}
+			used[i] = true
+		}
+	}
+	var extra []string
+	for i, g := range got {
+		if !used[i] {
+			extra = append(extra, g)
+		}
+	}
+	if len(missing) == 0 && (elided || len(extra) == 0) {
+		return ""
+	}
+	return fmt.Sprintf("the document shows (sorted, progress and times left out)\n  %s\nbut the command prints\n  %s",
+		strings.Join(want, "\n  "), strings.Join(got, "\n  "))
 }
 
 // checkDocImages compares every figure in docs/img with the tutorial's file of the same name,
