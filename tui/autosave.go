@@ -25,6 +25,7 @@ type diskState struct {
 	// quitWhenIdle is a quit asked for while busy.
 	quitWhenIdle quitHow
 	tick         bool   // an autosave is due when the tick comes
+	due          bool   // the tick came while a write was in flight: autosave when it ends
 	gen          uint64 // the session's generation when the last tick was set
 	uiChanged    bool   // the UI's state changed since
 	lastErr      string // the last autosave error shown (not repeated)
@@ -89,9 +90,12 @@ func (m *Model) onAutosaveTick() tea.Cmd {
 	d := &m.disk
 	d.tick = false
 	if d.busy {
-		d.gen = 0 // a write is in flight: set the tick again
+		// a write is in flight: autosave as soon as it ends, not a whole interval later,
+		// so a change is on disk within twice the interval however slow the write
+		d.due = true
 		return nil
 	}
+	d.due = false
 	if !m.sess.Dirty() {
 		return nil
 	}

@@ -134,6 +134,9 @@ func (m *Model) idle() tea.Cmd {
 		d.quitWhenIdle = quitNone
 		return m.quit(q)
 	}
+	if d.due {
+		return m.onAutosaveTick()
+	}
 	return nil
 }
 

@@ -487,3 +487,44 @@ func TestConversionReportIsKept(t *testing.T) {
 		t.Errorf("reopened:\n--- got\n%s\n--- want\n%s", got, want)
 	}
 }
+
+// TestAutosaveDueDuringWrite: a change whose autosave falls due while an earlier autosave is
+// being written is autosaved as soon as that write ends, not a whole interval later (a slow
+// write could otherwise push it past the 2 s the guide promises).
+func TestAutosaveDueDuringWrite(t *testing.T) {
+	auto := t.TempDir()
+	m := openModel(t, "", auto, 120, 40)
+	keys(t, m, ":")
+	typeText(t, m, "preset pair")
+	keys(t, m, "enter")
+	m.disk.tick = true // the test delivers the next tick itself
+	keys(t, m, ":")
+	typeText(t, m, "rename x")
+	keys(t, m, "enter")
+	m.disk.tick = false
+	write := m.routeDisk(autosaveTickMsg{}) // the rename's autosave, in flight
+	if write == nil || !m.disk.busy {
+		t.Fatal("the tick started no autosave")
+	}
+	keys(t, m, "y") // a copy; its tick comes while the write is in flight
+	next := m.routeDisk(write())
+	if next == nil {
+		t.Fatal("the write ended and the copy's autosave waits for another interval")
+	}
+	runCmd(t, m, next, 0)
+	files := autosaveFiles(t, auto)
+	if len(files) != 1 {
+		t.Fatalf("autosaves %v", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sessions.Unmarshal(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := names(s), []string{"x", "x-copy"}; !slices.Equal(got, want) {
+		t.Errorf("the autosave holds %v, want %v", got, want)
+	}
+}

@@ -221,8 +221,7 @@ func TestTmuxKillRecover(t *testing.T) {
 	}
 	r.command("preset cheby1 order=4")
 	r.wait("added cheby14")
-	// The preset's autosave first: a change made while an autosave is being written waits for
-	// the write and then for a whole interval, so the rename's would take longer.
+	// The preset's autosave first, so the rename's is timed from a quiet start.
 	r.poll("an autosave of cheby14", autosaved(`"name": "cheby14"`))
 	r.command("rename x")
 	r.wait("renamed cheby14 to x")
