@@ -14,7 +14,8 @@ import (
 
 // Unmarshal decodes a session file. Older versions are migrated; a newer version gives a
 // *VersionError. Linked targets are left unloaded (Kernels nil); Load reads them. The
-// session is clean, with no Path.
+// session is clean, with no Path. It may share memory with data (strings of a megabyte or
+// more are not copied): data must not change afterwards.
 func Unmarshal(data []byte) (*Session, error) {
 	s, _, err := unmarshal(data)
 	return s, err
@@ -25,7 +26,7 @@ func unmarshal(data []byte) (*Session, *autosaveInfo, error) {
 		return nil, nil, tooLarge()
 	}
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	root, err := parseTree(data)
+	root, err := parseLarge(data)
 	if err != nil {
 		return nil, nil, err
 	}

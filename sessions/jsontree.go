@@ -5,7 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -498,4 +502,98 @@ func (n *jnode) integer(what string) (int, error) {
 		return 0, invalidf("%s is %s, want an integer", what, n.describe())
 	}
 	return x, nil
+}
+
+// liftMin is the length from which parseLarge reads a string straight from the input.
+const liftMin = 1 << 20
+
+// liftMark begins the placeholder, `"\u0000lift:N"`, that stands for lifted string N.
+const liftMark = `\u0000lift:`
+
+// parseLarge is parseTree for a session file, which holds its arrays as long base64
+// strings: a string of liftMin bytes or more with nothing to unescape (no backslash, no
+// control character, valid UTF-8) is lifted out of the text before the JSON reader sees it,
+// and its node's text shares data's memory. encoding/json's reader, under strictjson, keeps
+// a whole token in a buffer that doubles as it grows and copies it into a string: a 43 MB
+// array cost 150 MB that way. data must not change while the tree is in use. On an error
+// the text is parsed again as it is, so that the error's line and column are exact.
+func parseLarge(data []byte) (*jnode, error) {
+	if bytes.Contains(data, []byte(liftMark)) {
+		return parseTree(data)
+	}
+	var lite []byte
+	var lifted []string
+	last := 0
+	for i := 0; i < len(data); i++ {
+		if data[i] != '"' {
+			continue
+		}
+		// A string from i: its end, and whether it is liftable.
+		j, plain := i+1, true
+		for ; j < len(data) && data[j] != '"'; j++ {
+			if data[j] == '\\' {
+				plain = false
+				j++ // the escaped byte, a quote included
+			} else if data[j] < 0x20 {
+				plain = false
+			}
+		}
+		if j >= len(data) {
+			break // unterminated: the reader says so
+		}
+		if plain && j-i-1 >= liftMin && utf8.Valid(data[i+1:j]) {
+			lite = append(lite, data[last:i]...)
+			lite = append(lite, `"`+liftMark+strconv.Itoa(len(lifted))+`"`...)
+			lifted = append(lifted, unsafe.String(&data[i+1], j-i-1))
+			last = j + 1
+		}
+		i = j
+	}
+	if lifted == nil {
+		return parseTree(data)
+	}
+	lite = append(lite, data[last:]...)
+	n, err := parseTree(lite)
+	if err != nil {
+		return parseTree(data)
+	}
+	// Each placeholder must come back once and nothing else may look like one (a string
+	// spelled with escapes could): otherwise, the text as it is.
+	used := make([]int, len(lifted))
+	if !n.restore(lifted, used) || slices.ContainsFunc(used, func(u int) bool { return u != 1 }) {
+		return parseTree(data)
+	}
+	return n, nil
+}
+
+// restore puts the lifted strings back in place of their placeholders (keys included),
+// counting each in used; false if a string looks like a placeholder of no lifted string.
+func (n *jnode) restore(lifted []string, used []int) bool {
+	put := func(s *string) bool {
+		rest, ok := strings.CutPrefix(*s, "\x00lift:")
+		if !ok {
+			return true
+		}
+		k, err := strconv.Atoi(rest)
+		if err != nil || k < 0 || k >= len(lifted) || strconv.Itoa(k) != rest {
+			return false
+		}
+		*s = lifted[k]
+		used[k]++
+		return true
+	}
+	if n.kind == jString {
+		return put(&n.text)
+	}
+	for i := range n.keys {
+		if !put(&n.keys[i]) {
+			return false
+		}
+	}
+	for _, k := range n.kids {
+		if !k.restore(lifted, used) {
+			return false
+		}
+	}
+	return true
 }
