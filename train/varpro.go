@@ -113,6 +113,13 @@ type varpro struct {
 	v1       []complex128  // Σ v_τ τ λ^(τ−s) per pole
 	lm       lmBuffers
 	qr       []float64 // exactResidues' basis
+	// lastA and lastF are the parameters and value of the last sse while its residues and
+	// residual are still what v holds (polish and exactResidues change them): Levenberg–
+	// Marquardt and fit ask again for the point they stand on, and once QR solves every
+	// residue problem a repeat costs as much as a step.
+	lastA []float64
+	lastF float64
+	held  bool
 }
 
 // basisCol is column 2Re(β τ^k λ^τ) of pole p (a pair), or β τ^k λ^(τ−s) (a real pole).
@@ -265,6 +272,49 @@ func (v *varpro) project(x []float64) {
 	}
 }
 
+// project0 is project without v1, which only the Gauss–Newton system needs: the residues'
+// right-hand sides use v0 alone. Pairs go four at a time (v0 term by term as project's).
+func (v *varpro) project0(x []float64) {
+	p := 0
+	for ; p+3 < v.s.pairs; p += 4 {
+		l0, l1, l2, l3 := v.mu[p], v.mu[p+1], v.mu[p+2], v.mu[p+3]
+		var s0, s1, s2, s3 complex128
+		p0, p1, p2, p3 := complex(1, 0), complex(1, 0), complex(1, 0), complex(1, 0)
+		for _, xt := range x {
+			s0 += complex(xt*real(p0), xt*imag(p0))
+			s1 += complex(xt*real(p1), xt*imag(p1))
+			s2 += complex(xt*real(p2), xt*imag(p2))
+			s3 += complex(xt*real(p3), xt*imag(p3))
+			p0 *= l0
+			p1 *= l1
+			p2 *= l2
+			p3 *= l3
+		}
+		v.v0[p], v.v0[p+1], v.v0[p+2], v.v0[p+3] = s0, s1, s2, s3
+	}
+	for ; p < len(v.mu); p++ {
+		l := v.mu[p]
+		if v.isPair(p) {
+			var s0 complex128
+			pw := complex(1, 0)
+			for _, xt := range x {
+				s0 += complex(xt*real(pw), xt*imag(pw))
+				pw *= l
+			}
+			v.v0[p] = s0
+			continue
+		}
+		r := real(l)
+		var s0 float64
+		pw := 1.0
+		for _, xt := range x {
+			s0 += xt * pw
+			pw *= r
+		}
+		v.v0[p] = complex(s0, 0)
+	}
+}
+
 // dot returns the inner product of column a with the vector project last saw.
 func (v *varpro) dot(a basisCol) float64 {
 	x := v.v0[a.pole]
@@ -277,12 +327,29 @@ func (v *varpro) dot(a basisCol) float64 {
 	return real(a.beta) * real(x)
 }
 
-// residual writes Φc − y into v.e, pairs two at a time (as project; each e_τ gets the
-// same additions in the same order).
+// residual writes Φc − y into v.e, pairs four or two at a time (as project; each e_τ gets
+// the same additions in the same order).
 func (v *varpro) residual() {
 	s := v.s
 	floats.ScaleTo(v.e, -1, v.y)
 	i := 0
+	for ; i+3 < s.pairs; i += 4 {
+		l0, l1, l2, l3 := v.mu[i], v.mu[i+1], v.mu[i+2], v.mu[i+3]
+		p0 := complex(2*v.c[2*i], 2*v.c[2*i+1])
+		p1 := complex(2*v.c[2*i+2], 2*v.c[2*i+3])
+		p2 := complex(2*v.c[2*i+4], 2*v.c[2*i+5])
+		p3 := complex(2*v.c[2*i+6], 2*v.c[2*i+7])
+		for t := range v.e {
+			v.e[t] += real(p0)
+			v.e[t] += real(p1)
+			v.e[t] += real(p2)
+			v.e[t] += real(p3)
+			p0 *= l0
+			p1 *= l1
+			p2 *= l2
+			p3 *= l3
+		}
+	}
 	for ; i+1 < s.pairs; i += 2 {
 		l, m := v.mu[i], v.mu[i+1]
 		pa := complex(2*v.c[2*i], 2*v.c[2*i+1])
@@ -313,6 +380,17 @@ func (v *varpro) residual() {
 }
 
 func (v *varpro) sse(a []float64) float64 {
+	if v.held && floats.Same(a, v.lastA) {
+		return v.lastF
+	}
+	f := v.solve(a)
+	v.lastA = append(v.lastA[:0], a...)
+	v.lastF, v.held = f, true
+	return f
+}
+
+// solve is sse without the memory of the last point.
+func (v *varpro) solve(a []float64) float64 {
 	v.setPoles(a)
 	v.fillSums()
 	n := v.s.order()
@@ -326,7 +404,7 @@ func (v *varpro) sse(a []float64) float64 {
 	for i := 0; i < n; i++ {
 		v.chol[i*n+i] += 1e-13 * top
 	}
-	v.project(v.y)
+	v.project0(v.y)
 	for i := 0; i < n; i++ {
 		v.c[i] = v.dot(v.cols[i])
 	}
@@ -371,10 +449,11 @@ func (v *varpro) objective() float64 {
 // square Φ's condition, and the correction recovers the digits they lose. It returns the
 // final ½‖e‖².
 func (v *varpro) polish() float64 {
+	v.held = false
 	n := v.s.order()
 	f := v.objective()
 	for range 2 {
-		v.project(v.e)
+		v.project0(v.e)
 		for i := 0; i < n; i++ {
 			v.rhs[i] = v.dot(v.cols[i])
 		}
@@ -427,18 +506,19 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 	}
 	forwardU(v.chol, n, x, na)
 	forwardU(v.chol, n, pe, 1)
+	// H's upper triangle and g, each entry less its terms i = 0, 1, … in turn, a row of X at
+	// a time (unit stride; the same operations in the same order as entry by entry).
+	hr := h.RawSymmetric()
+	gr := v.gram.RawSymmetric()
 	for k := 0; k < na; k++ {
-		gk := v.dot(v.cols[n+k])
-		for i := 0; i < n; i++ {
-			gk -= x[i*na+k] * pe[i]
-		}
-		g[k] = gk
-		for l := k; l < na; l++ {
-			hkl := v.gram.At(n+k, n+l)
-			for i := 0; i < n; i++ {
-				hkl -= x[i*na+k] * x[i*na+l]
-			}
-			h.SetSym(k, l, hkl)
+		g[k] = v.dot(v.cols[n+k])
+		copy(hr.Data[k*hr.Stride+k:k*hr.Stride+na], gr.Data[(n+k)*gr.Stride+n+k:(n+k)*gr.Stride+n+na])
+	}
+	for i := 0; i < n; i++ {
+		xi := x[i*na : (i+1)*na]
+		floats.AddScaled(g, -pe[i], xi)
+		for k, xik := range xi {
+			floats.AddScaled(hr.Data[k*hr.Stride+k:k*hr.Stride+na], -xik, xi[k:])
 		}
 	}
 }
@@ -458,6 +538,7 @@ func (v *varpro) admit(_, trial, step []float64) bool {
 // (Hyena kernels at n = 8: 2e-6 by the normal equations, 7e-8 by QR). It keeps whichever
 // residues give the smaller residual and returns ½‖e‖².
 func (v *varpro) exactResidues() float64 {
+	v.held = false
 	n := v.s.order()
 	f := v.objective()
 	if n == 0 {
