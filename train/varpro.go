@@ -223,11 +223,27 @@ func (v *varpro) gramEntry(a, b basisCol) float64 {
 }
 
 // project computes v0 = Σ x_τ λ^τ and v1 = Σ x_τ τ λ^(τ−s) per pole (s = 1 for real
-// poles, whose derivative column is shifted, else 0). Pairs go two at a time: each sum is
-// its own chain of dependent multiplications, and two interleaved chains run in about the
-// time of one (the results are the same, term by term).
+// poles, whose derivative column is shifted, else 0). Pairs go four or two at a time: each
+// sum is its own chain of dependent multiplications, and interleaved chains run in about
+// the time of one (the results are the same, term by term).
 func (v *varpro) project(x []float64) {
 	p := 0
+	for ; p+3 < v.s.pairs; p += 4 {
+		var s0, s1 [4]complex128
+		pw := [4]complex128{1, 1, 1, 1}
+		l := [4]complex128{v.mu[p], v.mu[p+1], v.mu[p+2], v.mu[p+3]}
+		for t, xt := range x {
+			tf := float64(t)
+			for j := range pw {
+				q := complex(xt*real(pw[j]), xt*imag(pw[j]))
+				s0[j] += q
+				s1[j] += complex(tf*real(q), tf*imag(q))
+				pw[j] *= l[j]
+			}
+		}
+		copy(v.v0[p:p+4], s0[:])
+		copy(v.v1[p:p+4], s1[:])
+	}
 	for ; p+1 < v.s.pairs; p += 2 {
 		l, m := v.mu[p], v.mu[p+1]
 		var a0, a1, b0, b1 complex128
