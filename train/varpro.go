@@ -469,20 +469,11 @@ const refineLimit = 1e-4
 // after refineSteps steps or at a step that contracts by less than a tenth; the residues are
 // then where the best step left them, and QR (exactResidues) decides.
 func (v *varpro) refine(f float64) (float64, bool) {
-	n := v.s.order()
 	f0, prev := f, 0.0
 	for k := 0; k < refineSteps; k++ {
-		v.project0(v.e)
-		for i := 0; i < n; i++ {
-			v.rhs[i] = v.dot(v.cols[i])
-		}
-		cholSolve(v.chol, n, v.rhs)
-		floats.Sub(v.c, v.rhs)
-		v.residual()
-		g := v.objective()
+		g := v.refineStep()
 		if !(g <= f) {
-			floats.Add(v.c, v.rhs)
-			v.residual()
+			v.undoStep()
 			return f, f0-f <= refineExcess*f
 		}
 		d := f - g
@@ -526,25 +517,36 @@ func (v *varpro) objective() float64 {
 // final ½‖e‖².
 func (v *varpro) polish() float64 {
 	v.held = false
-	n := v.s.order()
 	f := v.objective()
 	for range 2 {
-		v.project0(v.e)
-		for i := 0; i < n; i++ {
-			v.rhs[i] = v.dot(v.cols[i])
-		}
-		cholSolve(v.chol, n, v.rhs)
-		floats.Sub(v.c, v.rhs)
-		v.residual()
-		g := v.objective()
+		g := v.refineStep()
 		if !(g < f) {
-			floats.Add(v.c, v.rhs)
-			v.residual()
+			v.undoStep()
 			break
 		}
 		f = g
 	}
 	return f
+}
+
+// refineStep moves the residues by one step of iterative refinement on the true residual,
+// c −= G⁻¹Φᵀ(Φc − y) (the correction kept in v.rhs), and returns the new ½‖e‖².
+func (v *varpro) refineStep() float64 {
+	n := v.s.order()
+	v.project0(v.e)
+	for i := 0; i < n; i++ {
+		v.rhs[i] = v.dot(v.cols[i])
+	}
+	cholSolve(v.chol, n, v.rhs)
+	floats.Sub(v.c, v.rhs)
+	v.residual()
+	return v.objective()
+}
+
+// undoStep takes back the last refineStep.
+func (v *varpro) undoStep() {
+	floats.Add(v.c, v.rhs)
+	v.residual()
 }
 
 // normal forms Kaufman's Gauss–Newton system for the pole parameters at a (after sse(a)):
