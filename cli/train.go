@@ -47,7 +47,7 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	f.StringVar(&j.job, "job", "", "read the job spec from `FILE` (JSON, the train.Spec format); flags given override it")
 	f.StringVar(&j.model, "model", string(d.Model), "the model: "+train.Choices(train.Models))
 	j.order = orderFlag{n: d.Order}
-	f.Var(&j.order, "order", "the state size `n` (distill: auto picks each channel's from the suggestion: the smallest reaching --tol, at most --max-order)")
+	f.Var(&j.order, "order", "the state size `n` (distill: auto picks each channel's from the suggestion for --tol: the smallest whose lower bound is at most a third of it, at most --max-order)")
 	f.StringVar(&j.init, "init", string(d.Init), "initialisation: "+train.Choices(train.Inits)+" (montel: rtf only; hankel: the stabilised ERA realisation)")
 	f.StringVar(&j.constraint, "constraint", string(d.Constraint), train.Choices(train.Constraints)+" (l1_montel: rtf only)")
 	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius")
@@ -141,9 +141,10 @@ fits worse. Every result is stable. An rtf is written as a transfer function whe
 coefficients hold the fit on every channel, else as a diagonal (poles and residues) bank,
 and distill says which and why. Other inits train with Adam for --steps steps.
 
-Before the job starts, the smallest order whose stable reduced model reaches --suggest-tol
-is printed (measured on truncations of the targets' balanced ERA realisations, their
-unstable poles reflected, with least-squares residues). The report (--report) gives per
+Before the job starts, a suggested order for --suggest-tol is printed: the smallest at which
+the lower bound on the error of any filter of that order (the report's, from the targets'
+Hankel singular values) is at most a third of it on every kernel, since fits land about 1–3×
+above the bound; no order below it can reach the tolerance with that margin. The report (--report) gives per
 channel the MSE and the relative L2 error of the deployed filter, its largest pole radius,
 whether it is stable and a lower bound on the error of any filter of the order; --orders
 fits a ladder of orders and prints error and bound per order. TARGET may also be one layer of
@@ -159,8 +160,9 @@ fit is kept as poles and residues for that, and its tensors are made from them. 
 is the layer's own (--dtype picks another). Every other tensor is copied
 bit for bit. OUT.manifest.json (and a safetensors OUT's metadata, without the times) records
 per layer and channel the order, model, relative error, largest pole radius, stability,
-time and backend. --order auto gives each channel the smallest order reaching --tol (1e-3
-by default), at most --max-order. The work is done in units of at most --chunk channels,
+time and backend. --order auto gives each channel its suggested order for --tol (1e-3 by
+default: the smallest whose lower bound is at most a third of it), at most --max-order, and
+names the channels whose fit ends above --tol. The work is done in units of at most --chunk channels,
 each kept in the work directory (OUT.work) as soon as it is fitted: Ctrl-C exits 130 and
 keeps them, and the same command run again goes on where it stopped. --shard I/N (or a
 Slurm array task, or a Kubernetes Indexed Job with --shards N) fits share I of N of the
@@ -204,14 +206,10 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 			if j.order.auto && cmd.Flags().Changed("tol") {
 				suggestTol = spec.Tol
 			}
-			n, ok := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)
-			if ok {
-				fmt.Fprintf(s.err, "suggested order for relative error %g: %d (measured on stable truncations of ERA realisations)\n", suggestTol, n)
-			} else {
-				fmt.Fprintf(s.err, "suggested order for relative error %g: above %d (the targets do not reduce well)\n", suggestTol, n)
-			}
+			sug := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)
+			fmt.Fprintf(s.err, "suggested order for relative error %g: %s\n", suggestTol, sug)
 			if j.order.auto {
-				spec.Order = max(1, min(n, m.maxOrder))
+				spec.Order = max(1, min(sug.Order, m.maxOrder))
 				fmt.Fprintf(s.err, "order %d (--order auto, at most --max-order %d)\n", spec.Order, m.maxOrder)
 			}
 			if len(orders) > 0 {

@@ -43,6 +43,9 @@ type boundRecipe struct {
 	sizes      []int
 	weightings []boundWeighting
 	thorough   bool
+	// lanczosShare: a Lanczos run while lanczosShare·(top + 16) ≤ m, else a full
+	// eigendecomposition (0: 4, where the report's and the thorough recipe's runs stop paying).
+	lanczosShare int
 }
 
 // reportBounds is what a job's report computes, for a few milliseconds a kernel at L = 1024:
@@ -73,7 +76,7 @@ func lowerBounds(y []float64, orders []int, recipe boundRecipe) []float64 {
 	for _, m := range recipe.sizes {
 		m = min(m, (len(y)-1)/2)
 		for _, w := range recipe.weightings {
-			tails := weightedTails(y, m, boundWeights(m, w), orders, top, recipe.thorough)
+			tails := weightedTails(y, m, boundWeights(m, w), orders, top, recipe)
 			for k, t := range tails {
 				out[k] = math.Max(out[k], math.Sqrt(t)/norm)
 			}
@@ -130,7 +133,7 @@ func boundWeights(m int, w boundWeighting) weights {
 // weightedTails returns, for each order, a lower bound on Σ_{i>n} λᵢ² for the eigenvalues λ
 // of M = DHD, H the m×m Hankel matrix of y[1:]; top is the largest order. thorough lets it
 // take more Ritz pairs (see boundRecipe).
-func weightedTails(y []float64, m int, w weights, orders []int, top int, thorough bool) []float64 {
+func weightedTails(y []float64, m int, w weights, orders []int, top int, recipe boundRecipe) []float64 {
 	// ‖M‖_F² = Σₖ cₖ y[1+k]².
 	frob := 0.0
 	for k, ck := range w.c {
@@ -151,11 +154,15 @@ func weightedTails(y []float64, m int, w weights, orders []int, top int, thoroug
 			dst[i] *= w.d[i]
 		}
 	}
-	if 4*(top+16) > m {
+	share := recipe.lanczosShare
+	if share == 0 {
+		share = 4
+	}
+	if share*(top+16) > m {
 		return denseTails(y, m, w, orders)
 	}
 	report := lanczosTails(apply, m, frob, orders, top)
-	if !thorough {
+	if !recipe.thorough {
 		return report
 	}
 	// The thorough recipe is never below the report's: the best of it and of more Ritz pairs,

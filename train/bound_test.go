@@ -60,7 +60,7 @@ func TestRitzBoundMatchesDense(t *testing.T) {
 				w := boundWeights(511, wt)
 				dense := denseTails(y, 511, w, orders)
 				for _, thorough := range []bool{true, false} {
-					ritz := weightedTails(y, 511, w, orders, 64, thorough)
+					ritz := weightedTails(y, 511, w, orders, 64, boundRecipe{thorough: thorough})
 					for k, n := range orders {
 						r, d := math.Sqrt(ritz[k]), math.Sqrt(dense[k])
 						if r > d*(1+1e-9)+1e-15 {

@@ -355,24 +355,3 @@ func fitLadder(ctx context.Context, y []float64, orders []int, o projectOptions,
 	}
 	return out, nil
 }
-
-// stableTruncationError is the relative error, on y, of the order-r truncation of the
-// balanced realisation era made stable: its poles, the unstable ones reflected inside the
-// unit circle (startFromPoles), with the least-squares residues for them. It is the error of
-// the variable projection's start, which the fit only lowers.
-func stableTruncationError(era *filters.Dense, r int, y []float64) float64 {
-	poles, err := filters.Poles(leading(era, r))
-	if err != nil {
-		return math.Inf(1)
-	}
-	st := startFromPoles(poles, r, hankelRadius)
-	s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: hankelRadius}
-	v := newVarpro(s, y)
-	v.sse(s.params(st.pairs, st.reals))
-	f := v.polish()
-	e := math.Sqrt(2 * f / sumSquares(y))
-	if math.IsNaN(e) {
-		return math.Inf(1)
-	}
-	return e
-}

@@ -204,47 +204,67 @@ func TestSysID(t *testing.T) {
 }
 
 func TestSuggestOrder(t *testing.T) {
-	// The iir family is exactly order 6: its Hankel values vanish past the sixth.
-	n, ok := SuggestOrder(iirTargets(1024, 3), 1e-8, 64)
-	if !ok || n != 6 {
-		t.Errorf("suggested %d (ok %v), want 6", n, ok)
+	// The iir family is exactly order 6: its Hankel singular values vanish past the sixth.
+	if s := SuggestOrder(iirTargets(1024, 3), 1e-8, 64); !s.OK || s.Order != 6 {
+		t.Errorf("suggested %v, want 6", s)
 	}
-	if n, ok := SuggestOrder(targetFamilies(1024, 1, 1)["decaying-noise"], 1e-8, 8); ok || n != 8 {
-		t.Errorf("decaying noise reduced to order 8 at 1e-8 (suggested %d, ok %v); want not ok, tried up to 8", n, ok)
+	if s := SuggestOrder(targetFamilies(1024, 1, 1)["decaying-noise"], 1e-8, 8); s.OK || s.Order != 8 || !(s.Bound > 1e-8/SuggestMargin) {
+		t.Errorf("decaying noise at 1e-8 up to order 8: %v; want not ok, tried up to 8, its bound there", s)
 	}
-	// Past what 100 samples can realise (order 49), the answer says how far it looked; one
-	// kernel that does not reduce settles it for a bank of kernels that do.
+	// The search ends at half the bound's Hankel size (24 for 100 samples) and says how far it
+	// looked; one kernel that does not reduce settles it for a bank of kernels that do.
 	bank := append(iirTargets(100, 3), targetFamilies(100, 1, 1)["decaying-noise"]...)
-	if n, ok := SuggestOrder(bank, 1e-8, MaxSuggestOrder); ok || n != 49 {
-		t.Errorf("iir and noise kernels of 100 samples: suggested %d, ok %v; want not ok, tried up to 49", n, ok)
+	if s := SuggestOrder(bank, 1e-8, MaxSuggestOrder); s.OK || s.Order != 24 || s.Kernel != 3 {
+		t.Errorf("iir and noise kernels of 100 samples: %v; want not ok, tried up to 24, on kernel 3", s)
 	}
-	// On Hyena kernels the suggested order's stable reduced model meets the tolerance on every
-	// kernel, and one order less does not on at least one; a job of that order meets it too.
-	hy := targetFamilies(1024, 4, 2)["hyena"]
-	const tol = 1e-4
-	n, ok = SuggestOrder(hy, tol, 128)
-	if !ok || n < 1 {
-		t.Fatalf("hyena: suggested %d, ok %v", n, ok)
-	}
-	worst := func(r int) float64 {
-		w := 0.0
-		for _, h := range hy {
-			era, _ := eraFilter(h, 128)
-			w = math.Max(w, stableTruncationError(era, min(r, era.Order()), h))
+}
+
+// TestSuggestOrderTrained checks issue 23 item 5's suggestion on the committed trained
+// targets (16 channels of layer 0 of each model) at relative error 1e-2: a finite order,
+// the smallest at which every kernel's lower bound is at most tol/SuggestMargin, at most 64
+// on the drawn-lag layer (whose mean bound is 1.0e-4 at n = 64) — ERA's truncations, which
+// the suggestion rested on before, gave "above 511" on both; the fixed-lag layer needs more
+// (bound 0.0026 at n = 64 on average, 0.0079 on its hardest channel, so no order-64 filter
+// is within 3× of 1e-2 there). The fit at that order meets the tolerance on average; a channel
+// above it is more than SuggestMargin× its bound (logged), which the suggestion's line says
+// can happen and a checkpoint's --order auto warning names.
+func TestSuggestOrderTrained(t *testing.T) {
+	const tol = 1e-2
+	for _, c := range []struct {
+		task string
+		most int // the largest order the suggestion may be
+	}{{"drawn", 64}, {"fixed", 128}} {
+		targets, err := trainedFilters("../testdata/trained/copy-"+c.task+"-layer0.npy", 16)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return w
+		s := SuggestOrder(targets, tol, MaxSuggestOrder)
+		if !s.OK || s.Order < 1 || s.Order > c.most {
+			t.Fatalf("%s: %v; want an order up to %d", c.task, s, c.most)
+		}
+		if !(s.Bound > 0 && s.Bound <= tol/SuggestMargin) {
+			t.Errorf("%s: the bound at the suggested order %d is %.3g, not in (0, tol/%d]", c.task, s.Order, s.Bound, SuggestMargin)
+		}
+		if testing.Short() {
+			continue
+		}
+		res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), s.Order), Targets: targets}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := res.Report
+		if r.MeanRelError > tol {
+			t.Errorf("%s: the fit at the suggested order %d has mean error %.3g > %g", c.task, s.Order, r.MeanRelError, tol)
+		}
+		missed := 0
+		for ch, cr := range r.Channels {
+			if cr.RelError > tol {
+				missed++
+				t.Logf("%s channel %d: %.3g at order %d, %.1f× its bound %.3g", c.task, ch, cr.RelError, s.Order, cr.RelError/cr.LowerBound, cr.LowerBound)
+			}
+		}
+		t.Logf("%s, tol %g: suggested %v; fit mean %.3g, worst %.3g, %d of %d channels above tol", c.task, tol, s, r.MeanRelError, r.MaxRelError, missed, len(r.Channels))
 	}
-	if e := worst(n); e > tol {
-		t.Errorf("order %d: reduced error %.3g > %g", n, e, tol)
-	}
-	if e := worst(n - 1); e <= tol {
-		t.Errorf("order %d already meets %g (%.3g): the suggestion is not the smallest", n-1, tol, e)
-	}
-	res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), n), Targets: hy}, CPU{}, nil)
-	if err != nil || res.Report.MaxRelError > tol {
-		t.Errorf("a job of the suggested order %d: %v, worst error %.3g", n, err, res.Report.MaxRelError)
-	}
-	t.Logf("hyena, tol %g: order %d", tol, n)
 }
 
 // TestProjectionForm checks the form an rtf fitted by variable projection is deployed in:

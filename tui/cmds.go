@@ -141,6 +141,7 @@ type suggestMsg struct {
 	source        string
 	length, order int
 	ok            bool
+	bound         float64 // the lower bound at order (train.Suggestion.Bound)
 	err           error
 }
 
@@ -153,7 +154,8 @@ func suggestOrder(r JobRunner, source string, length int, targets func() ([][]fl
 			if err != nil {
 				return err
 			}
-			msg.order, msg.ok = r.SuggestOrder(t, suggestTol)
+			s := r.SuggestOrder(t, suggestTol)
+			msg.order, msg.ok, msg.bound = s.Order, s.OK, s.Bound
 			return nil
 		})
 		return msg

@@ -119,10 +119,11 @@ type JobRunner interface {
 	// Defaults is the form's starting point (the workbench adapts the order and the target
 	// length, Target.Length, to the filter being distilled).
 	Defaults() train.Spec
-	// SuggestOrder returns the smallest order whose reduced model reaches relative error tol
-	// on every target (ok false: none up to the largest order); the form shows it before a
-	// job starts. It may be slow: the workbench calls it from a command.
-	SuggestOrder(targets [][]float64, tol float64) (n int, ok bool)
+	// SuggestOrder returns the smallest order whose lower bound on every target is well
+	// below relative error tol (train.SuggestOrder; OK false: none up to the largest order
+	// searched); the form shows it before a job starts. It may take a while: the workbench
+	// calls it from a command.
+	SuggestOrder(targets [][]float64, tol float64) train.Suggestion
 }
 
 // JobProgress is one progress event of a running job.

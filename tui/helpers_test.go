@@ -125,8 +125,8 @@ func (r *fakeRunner) Backends() []train.BackendName { return []train.BackendName
 
 // SuggestOrder suggests the number of targets plus their length's last digit: a value the
 // tests can predict and that depends on what the form's command computed.
-func (r *fakeRunner) SuggestOrder(targets [][]float64, tol float64) (int, bool) {
-	return len(targets) + len(targets[0])%10, true
+func (r *fakeRunner) SuggestOrder(targets [][]float64, tol float64) train.Suggestion {
+	return train.Suggestion{Tol: tol, Order: len(targets) + len(targets[0])%10, OK: true, Bound: tol / 4}
 }
 
 func (r *fakeRunner) Defaults() train.Spec {

@@ -222,10 +222,10 @@ func (f *jobForm) onSuggest(msg suggestMsg) {
 	case msg.err != nil:
 		f.suggestion = "suggested order: none, " + oneLine(msg.err)
 	case msg.ok:
-		f.suggestion = fmt.Sprintf("suggested order: %d (relative error %g at length %d, truncated ERA)", msg.order, suggestTol, msg.length)
+		f.suggestion = fmt.Sprintf("suggested order: %d (relative error %g at length %d)\nfrom the lower bound: %.2g at order %d, under 1/%d of it", msg.order, suggestTol, msg.length, msg.bound, msg.order, train.SuggestMargin)
 		f.suggest(msg.order)
 	default:
-		f.suggestion = fmt.Sprintf("suggested order: none up to %d reaches relative error %g at length %d", msg.order, suggestTol, msg.length)
+		f.suggestion = fmt.Sprintf("suggested order: none up to %d (relative error %g at length %d)\nfrom the lower bound: %.2g at order %d, above 1/%d of it", msg.order, suggestTol, msg.length, msg.bound, msg.order, train.SuggestMargin)
 	}
 }
 

@@ -472,8 +472,9 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	suggested := 1 + spec.Target.Length%10
-	want := fmt.Sprintf("suggested order: %d (relative error 0.001 at length %d, truncated ERA)", suggested, spec.Target.Length)
-	if s := screen(m); !strings.Contains(s, want) || !strings.Contains(s, fmt.Sprintf("order    %d", suggested)) || !strings.Contains(s, "(suggested)") {
+	want := fmt.Sprintf("suggested order: %d (relative error 0.001 at length %d)", suggested, spec.Target.Length)
+	wantBound := fmt.Sprintf("from the lower bound: 0.00025 at order %d, under 1/3 of it", suggested)
+	if s := screen(m); !strings.Contains(s, want) || !strings.Contains(s, wantBound) || !strings.Contains(s, fmt.Sprintf("order    %d", suggested)) || !strings.Contains(s, "(suggested)") {
 		t.Errorf("the form lacks %q or the filled-in order:\n%s", want, s)
 	}
 	if spec.Order != suggested || spec.Order == m.defaultSpecFor(m.selected()).Order {
@@ -483,8 +484,8 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	if s := screen(m); strings.Contains(s, "42") || !strings.Contains(s, want) {
 		t.Errorf("another entry's suggestion replaced this form's:\n%s", s)
 	}
-	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: 127})
-	if s := screen(m); !strings.Contains(s, "suggested order: none up to 127 reaches relative error 0.001") {
+	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: 127, bound: 0.0052})
+	if s := screen(m); !strings.Contains(s, "suggested order: none up to 127 (relative error 0.001") || !strings.Contains(s, "from the lower bound: 0.0052 at order 127, above 1/3 of it") {
 		t.Errorf("no 'none' line:\n%s", s)
 	}
 

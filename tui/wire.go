@@ -104,8 +104,8 @@ func (trainRunner) Defaults() train.Spec {
 	return s
 }
 
-// SuggestOrder measures stable truncations of the targets' ERA realisations (train.SuggestOrder).
-func (trainRunner) SuggestOrder(targets [][]float64, tol float64) (int, bool) {
+// SuggestOrder suggests an order from the targets' lower bounds (train.SuggestOrder).
+func (trainRunner) SuggestOrder(targets [][]float64, tol float64) train.Suggestion {
 	return train.SuggestOrder(targets, tol, train.MaxSuggestOrder)
 }
 

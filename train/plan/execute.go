@@ -26,8 +26,9 @@ type Store interface {
 type Fit struct {
 	// Spec is the recipe; its Order is used unless Auto.
 	Spec train.Spec
-	// Auto picks each channel's order: the smallest at which train.SuggestOrder's reduced
-	// model reaches Tol, at most MaxOrder (MaxOrder where none does, with a warning).
+	// Auto picks each channel's order: train.SuggestOrder's for Tol (the smallest whose lower
+	// bound is well below it), at most MaxOrder (MaxOrder where none is, with a warning; a
+	// channel whose fit ends above Tol is named in a warning too).
 	Auto     bool
 	Tol      float64
 	MaxOrder int
@@ -139,22 +140,25 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 			limit = min(limit, u.Length-1)
 		}
 		reached := make([]bool, len(kernels))
+		tried := make([]int, len(kernels))
 		filters.ForEachChannel(len(kernels), func(c int) {
-			n, ok := train.SuggestOrder(kernels[c:c+1], fit.Tol, limit)
-			reached[c] = ok && n <= limit
-			orders[c] = max(1, min(n, limit))
-			if !reached[c] {
+			s := train.SuggestOrder(kernels[c:c+1], fit.Tol, limit)
+			reached[c], tried[c] = s.OK, s.Order
+			orders[c] = max(1, min(s.Order, limit))
+			if !s.OK {
 				orders[c] = limit
 			}
 		})
 		var capped []int
+		searched := 0
 		for c, ok := range reached {
 			if !ok {
 				capped = append(capped, u.Lo+c)
+				searched = max(searched, tried[c])
 			}
 		}
 		if len(capped) > 0 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d channel(s) reach relative error %g at no order up to %d and were fitted at %d (channels %v)", u.ID(), len(capped), fit.Tol, limit, limit, capped))
+			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d channel(s) have a lower bound above 1/%d of relative error %g at every order up to %d and were fitted at %d (channels %v)", u.ID(), len(capped), train.SuggestMargin, fit.Tol, searched, limit, capped))
 		}
 	}
 	groups := slices.Compact(slices.Sorted(slices.Values(orders)))
@@ -192,5 +196,40 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 			r.Warnings = append(r.Warnings, u.ID()+": "+w)
 		}
 	}
+	if fit.Auto {
+		if w := missedSuggestion(r.Channels, fit.Tol); w != "" {
+			r.Warnings = append(r.Warnings, u.ID()+": "+w)
+		}
+	}
 	return r, nil
+}
+
+// missedSuggestion says which channels their order (train.SuggestOrder's, which counts on a
+// fit within train.SuggestMargin of the lower bound) left above tol, and how far above their
+// bound the fits are; empty when none.
+func missedSuggestion(chs []ChannelRecord, tol float64) string {
+	var missed []int
+	worst := -1
+	for i, c := range chs {
+		if c.RelError > tol {
+			missed = append(missed, c.Channel)
+			if worst < 0 || c.RelError > chs[worst].RelError {
+				worst = i
+			}
+		}
+	}
+	if worst < 0 {
+		return ""
+	}
+	w := chs[worst]
+	return fmt.Sprintf("%d channel(s) end above relative error %g at their order (channels %v; channel %d: %.3g at order %d, %s its lower bound %.2g, where the suggestion counts on %d×)",
+		len(missed), tol, missed, w.Channel, w.RelError, w.Order, ratioTo(w.RelError, w.LowerBound), w.LowerBound, train.SuggestMargin)
+}
+
+// ratioTo is "N×" for e/b, or "above" where the bound is 0.
+func ratioTo(e, b float64) string {
+	if b > 0 {
+		return fmt.Sprintf("%.1f×", e/b)
+	}
+	return "above"
 }

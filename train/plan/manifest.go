@@ -33,7 +33,7 @@ type Options struct {
 	// stripedhyena, rtf).
 	Length int `json:"length"`
 	// Order is the order of every channel, or 0 with OrderAuto: each channel's order is the
-	// smallest whose reduced model reaches Tol (train.SuggestOrder), at most MaxOrder.
+	// one train.SuggestOrder suggests for Tol (from the lower bound), at most MaxOrder.
 	Order     int     `json:"order,omitempty"`
 	OrderAuto bool    `json:"order_auto,omitempty"`
 	Tol       float64 `json:"tol,omitempty"`
