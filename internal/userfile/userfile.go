@@ -7,7 +7,6 @@
 package userfile
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,18 +38,26 @@ func ReadAll(r io.Reader) ([]byte, error) { return readAll(r, MaxSize) }
 
 func readAll(r io.Reader, limit int64) ([]byte, error) { return readSized(r, limit, 0) }
 
-// readSized is readAll into a buffer of size bytes (and the room ReadFrom wants), size being what the file is
-// expected to hold: io.ReadAll grows its buffer by half again each time, and reading a
+// readSized is readAll into a buffer of size bytes (and one more), size being what the file
+// is expected to hold: io.ReadAll grows its buffer by half again each time, and reading a
 // 44 MB session file that way allocated 105 MB.
 func readSized(r io.Reader, limit, size int64) ([]byte, error) {
-	var b bytes.Buffer
-	if size > 0 {
-		b.Grow(int(min(size, limit)) + bytes.MinRead) // ReadFrom keeps MinRead bytes free
-	}
-	_, err := b.ReadFrom(io.LimitReader(r, limit+1))
-	data := b.Bytes()
-	if err != nil {
-		return nil, PathErr(err)
+	// One allocation of the size the file had when opened, and a byte more to see that it
+	// has not grown since (bytes.Buffer's growth allocated twice the file under -race).
+	r = io.LimitReader(r, limit+1)
+	data := make([]byte, 0, max(min(size, limit), 0)+1)
+	for {
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)] // it grew while read
+		}
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, PathErr(err)
+		}
 	}
 	if int64(len(data)) > limit {
 		return nil, &TooLargeError{Limit: limit}
