@@ -2,6 +2,7 @@ package train
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -220,5 +221,36 @@ func TestLadder(t *testing.T) {
 	spec.Init = InitZeros
 	if _, err := FitLadder(t.Context(), Job{Spec: spec, Targets: targets}, orders, CPU{}, nil); !errors.Is(err, ErrInvalid) {
 		t.Errorf("zeros init: %v, want ErrInvalid", err)
+	}
+}
+
+// TestWithinRatio: a screening checkpoint keeps the best start and those within the ratio of
+// its error (sse is the squared error, so within ratio² of its sse), in order; +Inf keeps all.
+func TestWithinRatio(t *testing.T) {
+	mk := func(sse ...float64) []*candidate {
+		var out []*candidate
+		for _, s := range sse {
+			out = append(out, &candidate{sse: s})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		sse   []float64
+		ratio float64
+		want  []float64
+	}{
+		{[]float64{4, 1, 99, 101, math.Inf(1)}, 10, []float64{4, 1, 99}},
+		{[]float64{0, 1e-300, 0}, 10, []float64{0, 0}},
+		{[]float64{math.Inf(1), math.Inf(1)}, 10, []float64{math.Inf(1), math.Inf(1)}},
+		{[]float64{1, 1e9, math.Inf(1)}, math.Inf(1), []float64{1, 1e9, math.Inf(1)}},
+	} {
+		got := withinRatio(mk(tc.sse...), tc.ratio)
+		var sse []float64
+		for _, c := range got {
+			sse = append(sse, c.sse)
+		}
+		if fmt.Sprint(sse) != fmt.Sprint(tc.want) {
+			t.Errorf("withinRatio(%v, %g) kept %v, want %v", tc.sse, tc.ratio, sse, tc.want)
+		}
 	}
 }
