@@ -33,6 +33,9 @@
 //     ZOH, forward or backward Euler, GBT(α); the LSSL paper, eq. 3).
 //   - Bank: many SISO channels of one form, the d_model layout of an RTF layer.
 //
+// Sections factors a zpk filter into real second-order sections in cascade, paired as
+// scipy.signal.zpk2sos pairs them, and FromSections reads such a cascade back as a zpk filter.
+//
 // Order-0 filters (a pure gain h0) are valid in every form.
 //
 // # Fields, poles and files
