@@ -54,6 +54,8 @@ SESSION with --session (created if missing; its previous version is kept as SESS
     s5            Lambda_re, Lambda_im, B, C (or C1, C2), D, log_step
     rotrnn        thetas, gamma_log, M, B, C, D          → banks of the SISO slices --pair
                                                            names (default: the diagonal)
+    sos           sos (sections, 6) or (channels, sections, 6): second-order sections
+                  [b0 b1 b2 a0 a1 a2] in cascade (scipy.signal.sosfilt) → a zpk filter or bank
   any other array: .npy, .npz, .safetensors, PyTorch (torch.save: .pt, .bin, .ckpt),
   CSV (.csv, .tsv, .txt)            → kernels (a target file, {"name", "kernels"})
   a filter or bank file (JSON)      → itself
@@ -237,7 +239,7 @@ type exportOptions struct {
 func newExport(s *streams) *cobra.Command {
 	var o exportOptions
 	cmd := &cobra.Command{
-		Use:   "export SOURCE [--layout rtf|s4d|stripedhyena] -o OUT [--id ID]...",
+		Use:   "export SOURCE [--layout rtf|s4d|stripedhyena|sos] -o OUT [--id ID]...",
 		Short: "Write filters in a model's layout (PyTorch, safetensors, NumPy), or as JSON or CSV",
 		Long: `Export writes the filters and kernels of SOURCE — a session file, or any file
 ssmlab import reads — to OUT ("-" for stdout), atomically. --format defaults to OUT's
@@ -254,9 +256,12 @@ repeatable) picks items; by default every filter and target is exported.
                                       kernel.B, kernel.C, D (SSMKernelDiag in FFTConv;
                                       --variant minimal: models/s4/s4d.py's names)
                        stripedhyena   poles, residues (D, state_size, 1, 2), D
-                     Forms are converted first (tf for rtf, diagonal for the modal layouts;
-                     the accuracy is printed as by convert): a modal bank goes to s4d or
-                     stripedhyena as poles and residues, never through polynomial
+                       sos            sos (sections, 6), a bank (D, sections, 6): second-
+                                      order sections [b0 b1 b2 a0 a1 a2], a0 = 1, as
+                                      scipy.signal.zpk2sos pairs them, for sosfilt
+                     Forms are converted first (tf for rtf, diagonal for the modal layouts,
+                     zpk for sos; the accuracy is printed as by convert): a modal bank goes
+                     to s4d or stripedhyena as poles and residues, never through polynomial
                      coefficients, so a modal fit keeps its accuracy in float32. Kernels
                      are written as "kernels". With several items, each item's names
                      start with its ID ("f1.ab", "t2.kernels").

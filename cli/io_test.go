@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"math/cmplx"
 	"os"
 	"path/filepath"
 	"slices"
@@ -339,4 +340,44 @@ func TestExportReadBack(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestExportSOS: a filter goes out as second-order sections and comes back as the zpk
+// filter it was; scipy's sections are detected (--list) and read; sections float32 cannot
+// hold (a pole pair near z = 1 at a small angle, whose a1 and a2 float32 rounds by a tenth
+// of the discriminant that places it) are refused unless --force, and --trunc-len is rtf's.
+func TestExportSOS(t *testing.T) {
+	dir := t.TempDir()
+	r := run(t, "", "import", "../testdata/layouts/sos_bank_64.npz", "--list")
+	if r.code != 0 || !strings.Contains(r.stdout, `"layers":[{"prefix":"filter.","layout":"sos","channels":3,"order":6,`) {
+		t.Fatalf("list: %v", r)
+	}
+	p := cmplx.Rect(0.9999, 1e-3)
+	near := ioMust(filters.NewZPK([]complex128{-0.5}, []complex128{p, cmplx.Conj(p), 0.3}, 0.01, 0))
+	in := writeDoc(t, dir, "near.json", filters.Document{Name: "near", Filter: near})
+	out := filepath.Join(dir, "near.npz")
+	if r = run(t, "", "export", in, "--layout", "sos", "-o", out); r.code != 0 || !strings.Contains(r.stderr, `checked "near": reads back in the sos layout as float64 to relative error`) {
+		t.Fatalf("float64: %v", r)
+	}
+	back := run(t, "", "import", out)
+	var doc struct {
+		Form  string
+		Poles [][2]float64
+	}
+	if back.code != 0 || json.Unmarshal([]byte(back.stdout), &doc) != nil || doc.Form != "zpk" || len(doc.Poles) != 3 {
+		t.Errorf("import of the sections: %v", back)
+	}
+	out32 := filepath.Join(dir, "near32.npz")
+	args := []string{"export", in, "--layout", "sos", "--dtype", "float32", "-o", out32}
+	r = run(t, "", args...)
+	if _, err := os.Stat(out32); r.code != ExitFailure || err == nil || !strings.Contains(r.stderr, "warning: checked \"near\": reads back in the sos layout as float32 to relative error") {
+		t.Errorf("float32: %v", r)
+	}
+	if r = run(t, "", append(args, "--force")...); r.code != 0 || !strings.Contains(r.stderr, "warning: ") {
+		t.Errorf("float32 --force: %v", r)
+	}
+	if _, err := os.Stat(out32); err != nil {
+		t.Error(err)
+	}
+	oneErrorLine(t, run(t, "", "export", in, "--layout", "sos", "--trunc-len", "64", "-o", out), ExitFailure, "trunc_len applies to the rtf layout, not to sos")
 }

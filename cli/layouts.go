@@ -75,13 +75,7 @@ func isExportLayout(l layouts.Layout) bool {
 	return false
 }
 
-func layoutNames(ls []layouts.Layout) string {
-	s := make([]string, len(ls))
-	for i, l := range ls {
-		s[i] = string(l)
-	}
-	return strings.Join(s, ", ")
-}
+func layoutNames(ls []layouts.Layout) string { return layouts.JoinLayouts(ls) }
 
 // options returns the option values given on the command line.
 func (lf *layoutFlags) options() map[string]string {

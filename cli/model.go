@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -38,7 +39,7 @@ type modelFlags struct {
 }
 
 func addModelFlags(f *pflag.FlagSet, m *modelFlags) {
-	f.StringVar(&m.toLayout, "to-layout", "", "checkpoint: write every distilled layer in layout `L` ("+layoutNames(layouts.ExportLayouts)+"); default: rtf where its tensors read back within their dtype's limit, else s4d (S4, S4D layers) or stripedhyena (the others), else the other of the two")
+	f.StringVar(&m.toLayout, "to-layout", "", "checkpoint: write every distilled layer in layout `L` ("+layoutNames(layouts.ModuleLayouts)+"); default: rtf where its tensors read back within their dtype's limit, else s4d (S4, S4D layers) or stripedhyena (the others), else the other of the two. Not sos, which no model's module loads: ssmlab export --layout sos writes a distilled filter file as sections")
 	f.StringVar(&m.layers, "layers", "", "checkpoint: distil only the layers whose prefixes match `PATTERN` (shell patterns, comma-separated: 'backbone.layers.[0-3].*')")
 	f.StringVar(&m.shard, "shard", "", "checkpoint: fit share `I/N` of the work (0 ≤ I < N) and write it as OUT.shard-I-of-N.json for ssmlab merge; default: from SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT or JOB_COMPLETION_INDEX (with --shards), else all of it")
 	f.IntVar(&m.shards, "shards", 0, "checkpoint: the number of shards `N` of a Kubernetes Indexed Job (its completions), whose JOB_COMPLETION_INDEX names this one")
@@ -92,8 +93,12 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 		return fmt.Errorf("--layers: %w", err)
 	}
 	if m.toLayout != "" {
-		if l, err := layouts.ParseLayout(m.toLayout); err != nil || !isExportLayout(l) {
-			return fmt.Errorf("--to-layout %q: want %s", m.toLayout, layoutNames(layouts.ExportLayouts))
+		if l, err := layouts.ParseLayout(m.toLayout); err != nil || !slices.Contains(layouts.ModuleLayouts, l) {
+			why := ""
+			if l == layouts.SOS {
+				why = " (sos is a filter's layout, which no model's module loads: export the distilled filters with ssmlab export --layout sos)"
+			}
+			return fmt.Errorf("--to-layout %q: want %s%s", m.toLayout, layoutNames(layouts.ModuleLayouts), why)
 		}
 	}
 	dtype := ""

@@ -420,6 +420,7 @@ func TestDistillModelBadUse(t *testing.T) {
 		{[]string{"distill", modelCkpt, "--tensor", "backbone.layers.0.mixer.filter_fn.", "--shard", "0/2", "-o", "x.json"}, 2, "--shard applies to a checkpoint's distillation"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--shard", "2/2"), 2, "counts from 0 to 1"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--to-layout", "hyena"), 2, `--to-layout "hyena": want rtf, s4d, stripedhyena`},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--to-layout", "sos"), 2, "sos is a filter's layout, which no model's module loads: export the distilled filters with ssmlab export --layout sos"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "nothing.*"), 1, "no long-filter layer to distil"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "lru"), 1, "multi-input multi-output"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--tensor", "x"), 2, "--tensor reads one layer"},

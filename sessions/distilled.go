@@ -211,6 +211,9 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]array
 		if err != nil {
 			return nil, rec, "", inputError{err}
 		}
+		if !slices.Contains(layouts.ModuleLayouts, lay) {
+			return nil, rec, "", inputf("layout %s: a checkpoint's layers are written in a layout their model's module loads (%s); the fitted filters go to %s with ssmlab export", lay, layouts.JoinLayouts(layouts.ModuleLayouts), lay)
+		}
 		tries = []layouts.Layout{lay}
 	}
 	forms := map[filters.Form]bool{}

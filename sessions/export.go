@@ -138,7 +138,7 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	if c.DType != arrays.Float64 && float64Option != "" {
 		advice = "; " + float64Option + " may hold it"
 		if c.Layout == layouts.RTF || c.Layout == "" {
-			advice = "; the s4d or stripedhyena layout keeps the poles out of polynomial coefficients, or " + float64Option + " may hold it"
+			advice = "; the s4d, stripedhyena or sos layout keeps the poles out of polynomial coefficients, or " + float64Option + " may hold it"
 		}
 	}
 	rel := fmt.Sprintf("%.2g", c.RelError)

@@ -67,8 +67,9 @@ type ImportOptions struct {
 //   - a filter or bank file (docs/formats.md) gives a filter entry;
 //   - a target file ({"name": …, "kernels": …}) gives a target;
 //   - an .npy, .npz, .safetensors, PyTorch or CSV file holding a model's layer (package
-//     layouts: RTF, S4D, S4, StripedHyena, Hyena, LRU, S5, RotRNN), recognised by its tensor
-//     names or named by Layout, gives a bank (or, for Hyena, kernels);
+//     layouts: RTF, S4D, S4, StripedHyena, Hyena, LRU, S5, RotRNN), or second-order
+//     sections (sos), recognised by its tensor names or named by Layout, gives a bank (or,
+//     for Hyena, kernels; for an sos tensor of one filter, that filter);
 //   - any other array file gives a target: a 1-D array is one kernel, a 2-D array one
 //     kernel per row (per column with Columns; a single column is one kernel).
 //

@@ -263,7 +263,7 @@ func TestReadBackCheckSummary(t *testing.T) {
 		{sessions.ReadBackCheck{RelError: 2e-6, Length: 64, Channel: 2, DType: arrays.Float64},
 			true, "reads back as float64 to relative error 2e-06 over 64 samples (channel 2), above the 1e-06 float64 tensors are held to", "may hold it"},
 		{sessions.ReadBackCheck{RelError: 4e-3, Length: 64, Channel: 1, DType: arrays.Float32},
-			true, "(channel 1), above the 1e-04 float32 tensors are held to; the s4d or stripedhyena layout keeps the poles out of polynomial coefficients, or --dtype float64 may hold it", "trunc_len"},
+			true, "(channel 1), above the 1e-04 float32 tensors are held to; the s4d, stripedhyena or sos layout keeps the poles out of polynomial coefficients, or --dtype float64 may hold it", "trunc_len"},
 		{sessions.ReadBackCheck{RelError: 4e-6, Length: 64, Channel: 1, DType: arrays.Float32},
 			false, "reads back as float32 to relative error 4e-06 over 64 samples", "channel"},
 		{sessions.ReadBackCheck{RelError: 4e-3, Length: 64, Channel: 1, DType: arrays.Float32, Layout: layouts.StripedHyena},

@@ -102,6 +102,10 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 		note += fmt.Sprintf(" (from the checkpoint's %q)", root)
 	}
 	it := Item{Note: note, Warnings: r.Warnings}
+	if r.Bank != nil && r.Single {
+		it.Entry = &Entry{Name: name, Filter: r.Bank.Channels[0]}
+		return it, nil
+	}
 	if r.Bank != nil {
 		it.Entry = &Entry{Name: name, Bank: r.Bank}
 		return it, nil

@@ -19,7 +19,7 @@ func TestImportLayerBadInput(t *testing.T) {
 		o    sessions.ImportOptions
 		want string
 	}{
-		{sessions.ImportOptions{Layout: "mamba"}, `unknown layout "mamba" (want rtf, s4d, s4, stripedhyena, hyena, lru, s5, rotrnn) (or kernels); the file holds s4d "layers.0.layer."`},
+		{sessions.ImportOptions{Layout: "mamba"}, `unknown layout "mamba" (want rtf, s4d, s4, stripedhyena, hyena, lru, s5, rotrnn, sos) (or kernels); the file holds s4d "layers.0.layer."`},
 		{sessions.ImportOptions{Layout: "lru"}, `no layer of layout lru; detected: s4d "layers.0.layer."`},
 		{sessions.ImportOptions{Layout: "s4"}, `the tensor "layers.0.layer.kernel.P" is missing: want shape (rank, n_ssm, N/2, 2)`},
 		{sessions.ImportOptions{Tensor: "layers.9"}, ""}, // no such layer: read as an array, which does not exist either

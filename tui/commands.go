@@ -34,7 +34,7 @@ func commands() []command {
 		{"save", "[PATH]", "save the selected filter as a filter file (to its file, or PATH)", cmdSave},
 		{"save-session", "[PATH]", "save the session (ctrl+s): to its file, or as PATH (.ssmlab)", cmdSaveSession},
 		{"w", "", "save the session to its file (as ctrl+s)", func(m *Model, _ []string) (tea.Cmd, error) { return m.saveSession("", false, afterSave{}), nil }},
-		{"export", "PATH [FORM] [layout=L dtype=D k=v …] [force]", "write the selection as ssmlab export does: .json, a layout's tensors (.npz/.safetensors/.pt; layout=rtf|s4d|stripedhyena), .csv/.npy; refused when it reads back inaccurately, unless force", cmdExport},
+		{"export", "PATH [FORM] [layout=L dtype=D k=v …] [force]", "write the selection as ssmlab export does: .json, a layout's tensors (.npz/.safetensors/.pt; layout=rtf|s4d|stripedhyena|sos), .csv/.npy; refused when it reads back inaccurately, unless force", cmdExport},
 		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND; ladder: the selected job's) as .svg, .pdf or .png", cmdExportPlot},
 		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
 		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
@@ -119,7 +119,7 @@ func cmdSave(m *Model, args []string) (tea.Cmd, error) {
 }
 
 // exportUsage is export's argument list, for its errors.
-const exportUsage = "export needs PATH [FORM] [layout=rtf|s4d|stripedhyena] [dtype=float32|bfloat16] [prefix=P] [trunc_len=L] [length=L] [OPTION=V] [force]"
+const exportUsage = "export needs PATH [FORM] [layout=rtf|s4d|stripedhyena|sos] [dtype=float32|bfloat16] [prefix=P] [trunc_len=L] [length=L] [OPTION=V] [force]"
 
 func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	e := m.selected()

@@ -7,8 +7,8 @@
 //
 //   - Detect lists the layers among a file's arrays by their names (auto-detection); Find picks
 //     one by layout and prefix; Import reads it as a bank of filters (or kernels).
-//   - Export writes a bank in a modal layout (s4d, stripedhyena) under the names the module's
-//     load_state_dict(strict=True) expects.
+//   - Export writes a bank in rtf or a modal layout (s4d, stripedhyena) under the names the
+//     module's load_state_dict(strict=True) expects, or as second-order sections (sos).
 //   - Options are the settings a checkpoint does not record (discretisation, transforms, …),
 //     each defaulting to the reference code's default; OptionList lists them for front ends.
 //
@@ -24,6 +24,8 @@
 //	lru           NicolasZucchet/minimal-LRU
 //	s5            lindermanlab/S5
 //	rotrnn        the RotRNN paper's parametrisation (Appendix A)
+//	sos           second-order sections in cascade (scipy.signal.sosfilt), a filter's
+//	              layout rather than a model's layer
 //
 // # Conventions
 //

@@ -9,18 +9,19 @@ import (
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
-// Export returns the tensors of a filter or bank (a single filter is a bank of one channel)
-// in a layout of ExportLayouts, named prefix + the names the module's load_state_dict
-// expects. For rtf, channels are converted to the tf form (rtf.FromBank); for the modal
-// layouts, s4d and stripedhyena, to the diagonal form, and the modes go to the layout as
-// poles and residues, never through polynomial coefficients. The conversions' reports are
-// returned. Channels of lower order are padded with coefficients or modes that change
-// nothing.
+// Export returns the tensors of a filter or bank (a single filter is a bank of one channel,
+// except in sos, which writes it as (sections, 6)) in a layout of ExportLayouts, named
+// prefix + the names the module's load_state_dict expects. For rtf, channels are converted
+// to the tf form (rtf.FromBank); for the modal layouts, s4d and stripedhyena, to the
+// diagonal form, and the modes go to the layout as poles and residues, never through
+// polynomial coefficients; for sos, to the zpk form, paired into sections (exportSOS). The
+// conversions' reports are returned. Channels of lower order are padded with coefficients,
+// modes or sections that change nothing.
 func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]arrays.Named, []filters.Report, error) {
 	switch lay {
-	case RTF, S4D, StripedHyena:
+	case RTF, S4D, StripedHyena, SOS:
 	default:
-		return nil, nil, fmt.Errorf("%w: export writes the layouts %s, not %s", ErrNotFound, joinLayouts(ExportLayouts), lay)
+		return nil, nil, fmt.Errorf("%w: export writes the layouts %s, not %s", ErrNotFound, JoinLayouts(ExportLayouts), lay)
 	}
 	if err := o.check(lay); err != nil {
 		return nil, nil, err
@@ -32,8 +33,11 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 	if bank == nil || len(bank.Channels) == 0 {
 		return nil, nil, invalidf("nothing to export: the document holds no filter")
 	}
-	if lay == RTF {
+	switch lay {
+	case RTF:
 		return exportRTF(bank, o, prefix)
+	case SOS:
+		return exportSOS(bank, doc.Filter != nil, prefix)
 	}
 	var reports []filters.Report
 	if bank.Form() != filters.FormDiagonal {

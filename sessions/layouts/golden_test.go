@@ -36,9 +36,15 @@ type goldenFile struct {
 	} `json:"exports"`
 }
 
-func loadGolden(t *testing.T) goldenFile {
+// goldenFiles are the reference files: gen_layouts.py's (python3-torch) and gen_sos.py's
+// (python3-scipy, whose sosfilt gives the sos layout's kernels).
+var goldenFiles = []string{"expected.json", "sos_expected.json"}
+
+func loadGolden(t *testing.T) goldenFile { return loadGoldenFile(t, goldenFiles[0]) }
+
+func loadGoldenFile(t *testing.T, file string) goldenFile {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(goldenDir, "expected.json"))
+	data, err := os.ReadFile(filepath.Join(goldenDir, file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,17 +90,28 @@ func optionsOf(t *testing.T, c goldenCase) layouts.Options {
 // tiled SSMs; the minimal s4d.py), S4 (DPLR, C̃ undone), StripedHyena (and its short FIR
 // filters), Hyena (the implicit filter evaluated), LRU, S5 and RotRNN (the diagonal pairs and
 // named ones), RTF (the truncation correction undone), in float64 and float32, from torch.save,
-// safetensors and .npz files.
+// safetensors and .npz files; and sos (scipy's Butterworth, elliptic and a padded bank, by
+// sosfilt).
 func TestGoldenLayouts(t *testing.T) {
-	g := loadGolden(t)
+	layoutsSeen := map[string]bool{}
+	worstSeen := 0.0
+	defer func() { t.Logf("worst relative difference over all golden files: %.2g", worstSeen) }()
+	for _, file := range goldenFiles {
+		checkGoldenFile(t, loadGoldenFile(t, file), layoutsSeen, &worstSeen)
+	}
+	for _, l := range layouts.Layouts {
+		if !layoutsSeen[string(l)] {
+			t.Errorf("no golden file for the %s layout", l)
+		}
+	}
+}
+
+func checkGoldenFile(t *testing.T, g goldenFile, layoutsSeen map[string]bool, worstSeen *float64) {
 	names := make([]string, 0, len(g.Cases))
 	for n := range g.Cases {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	layoutsSeen := map[string]bool{}
-	worstSeen := 0.0
-	defer func() { t.Logf("worst relative difference over all golden files: %.2g", worstSeen) }()
 	for _, name := range names {
 		c := g.Cases[name]
 		t.Run(name, func(t *testing.T) {
@@ -129,18 +146,13 @@ func TestGoldenLayouts(t *testing.T) {
 			for i, want := range c.Kernels {
 				want = want[:len(got[i])]
 				e := filters.RelDiff(want, got[i])
-				worstSeen = max(worstSeen, e)
+				*worstSeen = max(*worstSeen, e)
 				if !(e <= goldenTolOf(c.Layout)) {
 					t.Errorf("channel %d: the impulse response differs from the reference kernel by %.3g", i, e)
 				}
 			}
 		})
 		layoutsSeen[c.Layout] = true
-	}
-	for _, l := range layouts.Layouts {
-		if !layoutsSeen[string(l)] {
-			t.Errorf("no golden file for the %s layout", l)
-		}
 	}
 }
 

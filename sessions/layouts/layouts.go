@@ -25,13 +25,19 @@ const (
 	LRU          Layout = "lru"
 	S5           Layout = "s5"
 	RotRNN       Layout = "rotrnn"
+	SOS          Layout = "sos"
 )
 
 // Layouts lists the layouts import reads, in the order detection tries them.
-var Layouts = []Layout{RTF, S4D, S4, StripedHyena, Hyena, LRU, S5, RotRNN}
+var Layouts = []Layout{RTF, S4D, S4, StripedHyena, Hyena, LRU, S5, RotRNN, SOS}
 
 // ExportLayouts lists the layouts export writes.
-var ExportLayouts = []Layout{RTF, S4D, StripedHyena}
+var ExportLayouts = []Layout{RTF, S4D, StripedHyena, SOS}
+
+// ModuleLayouts lists the export layouts a model's module loads: those a distilled
+// checkpoint's layers can be written in. sos is a filter's layout (scipy.signal.sosfilt's),
+// no model's layer.
+var ModuleLayouts = []Layout{RTF, S4D, StripedHyena}
 
 // ParseLayout returns the layout named s.
 func ParseLayout(s string) (Layout, error) {
@@ -40,10 +46,11 @@ func ParseLayout(s string) (Layout, error) {
 			return l, nil
 		}
 	}
-	return "", fmt.Errorf("unknown layout %q (want %s)", s, joinLayouts(Layouts))
+	return "", fmt.Errorf("unknown layout %q (want %s)", s, JoinLayouts(Layouts))
 }
 
-func joinLayouts(ls []Layout) string {
+// JoinLayouts lists layouts' names for messages: "rtf, s4d, stripedhyena".
+func JoinLayouts(ls []Layout) string {
 	s := make([]string, len(ls))
 	for i, l := range ls {
 		s[i] = string(l)
@@ -112,6 +119,9 @@ type Result struct {
 	// layer's slices, a part of the layer left out).
 	Note     string
 	Warnings []string
+	// Single says that the layer holds one filter, not a bank (an sos tensor of shape
+	// (sections, 6)): Bank has its one channel.
+	Single bool
 	// Tensors are the full names of the file's tensors the layer was read from (and the
 	// kernel's buffers), in the order read: what a layer written in their place replaces.
 	Tensors []string
@@ -266,7 +276,7 @@ func (e *NotFoundError) Error() string {
 		what += fmt.Sprintf(" at %q", e.Prefix)
 	}
 	if len(e.Detected) == 0 {
-		return fmt.Sprintf("no %s: the file holds no layer of a known layout (%s)", strings.TrimPrefix(what, "a "), joinLayouts(Layouts))
+		return fmt.Sprintf("no %s: the file holds no layer of a known layout (%s)", strings.TrimPrefix(what, "a "), JoinLayouts(Layouts))
 	}
 	return fmt.Sprintf("no %s; detected: %s", strings.TrimPrefix(what, "a "), describe(e.Detected))
 }

@@ -50,6 +50,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 		{layouts.S4D, nil},
 		{layouts.S4D, map[string]string{"disc": "bilinear"}},
 		{layouts.S4D, map[string]string{"variant": "minimal"}},
+		{layouts.SOS, nil},
 	} {
 		o := layouts.Options{Values: c.o}
 		named, _, err := layouts.Export(filters.Document{Bank: bank}, c.lay, o, "layers.1.mixer.")
