@@ -101,6 +101,14 @@ func TestExportFormats(t *testing.T) {
 	if e := filters.RelDiff(crowded.Impulse(512), back.Entry.Bank.Channels[0].Impulse(512)); !(e < 1e-4) {
 		t.Errorf("the stripedhyena float32 layer reads back %.3g off", e)
 	}
+	// second-order sections for scipy.signal.sosfilt: one filter as (sections, 6)
+	opath := filepath.Join(dir, "crowded-sos.npz")
+	if st := exportCmd(t, m, opath+" layout=sos"); st.level != levelOK || !strings.Contains(st.text, "in the sos layout as float64 to relative error") {
+		t.Errorf("crowded poles as sos: status %v %q", st.level, st.text)
+	}
+	if back, err := sessions.Import(opath, sessions.ImportOptions{}); err != nil || back.Entry == nil || back.Entry.Filter == nil || back.Entry.Filter.Form() != filters.FormZPK {
+		t.Errorf("%s: %+v, %v", opath, back, err)
+	}
 	// a conversion outside the documented accuracy is not written to a filter file either
 	jpath := filepath.Join(dir, "crowded-tf.json")
 	if st := exportCmd(t, m, jpath+" tf"); st.level != levelError || !strings.Contains(st.text, "not written: diagonal → tf") {
