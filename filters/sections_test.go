@@ -139,6 +139,22 @@ func TestSectionsRoundTrip(t *testing.T) {
 	}
 }
 
+// TestSectionsA0: a section whose a0 is not 1 is divided by it (MATLAB's sos allows it):
+// [2 0 0 2 −1 0] is 1/(1 − 0.5z⁻¹).
+func TestSectionsA0(t *testing.T) {
+	f, err := filters.FromSections([]filters.Section{{2, 0, 0, 2, -1, 0}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float64, 40)
+	for i := range want {
+		want[i] = math.Pow(0.5, float64(i))
+	}
+	if e := filters.RelDiff(want, f.Impulse(40)); e > 1e-15 || f.Order() != 1 {
+		t.Errorf("%v: %.3g from 0.5ᵗ", f, e)
+	}
+}
+
 // TestSectionsErrors: a0 = 0, non-finite coefficients and an offset are refused with
 // one-line errors of kind filters.ErrInvalid.
 func TestSectionsErrors(t *testing.T) {

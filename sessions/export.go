@@ -65,7 +65,8 @@ type ExportOptions struct {
 // Exported is what Export wrote and what it measured.
 type Exported struct {
 	Data []byte
-	// Reports are those of the conversions to the tf form that the RTF layout needed.
+	// Reports are those of the conversions the layout needed (to tf for rtf, to the diagonal
+	// form for the modal layouts, to zpk for sos).
 	Reports []filters.Report
 	// ReadBack has, for each filter or bank written in a layout, how closely the tensors as
 	// written (rounded to the dtype, read back as the model's code reads them) give its
