@@ -27,6 +27,7 @@ import (
 const (
 	helperEnv     = "SSMLAB_SAVE_HELPER" // "stages", "race" or "autosave"
 	helperPathEnv = "SSMLAB_SAVE_PATH"
+	helperLastEnv = "SSMLAB_SAVE_LAST" // the helper's last save; it then waits to be killed
 )
 
 // helperKernels is the size of the helper's target: about 5 MiB of session file, so that
@@ -68,21 +69,28 @@ func TestSaveHelperProcess(t *testing.T) {
 			}
 		}
 	})
-	for gen = 1; gen <= 1000; gen++ {
+	last, err := strconv.Atoi(os.Getenv(helperLastEnv))
+	if err != nil {
+		last = 1000
+	}
+	for gen = 1; gen <= last; gen++ {
 		if err := generationSession(t, gen, k).Save(path); err != nil {
 			fmt.Fprintf(out, "error %v\n", err)
 			out.Flush()
 			os.Exit(2)
 		}
 	}
+	// No save after the last, whenever the kill lands: a loaded machine can deliver it saves
+	// later than the stage that triggered it (it once found generation 5 where 1 or 2 was due).
+	io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
 }
 
 // helper starts the helper process in mode, saving to path.
-func helper(t *testing.T, mode, path string) (*exec.Cmd, *bufio.Reader, io.WriteCloser) {
+func helper(t *testing.T, mode, path string, env ...string) (*exec.Cmd, *bufio.Reader, io.WriteCloser) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSaveHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperPathEnv+"="+path)
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+mode, helperPathEnv+"="+path), env...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -216,8 +224,8 @@ func TestKillDuringWrite(t *testing.T) {
 	maxLeft := 0
 	for i := range kills {
 		before := generationOf(t, path)
-		cmd, out, _ := helper(t, "race", path)
 		target := 1 + rng.IntN(3)
+		cmd, out, _ := helper(t, "race", path, helperLastEnv+"="+strconv.Itoa(target))
 		trigger := []string{"encoded", "backed-up", "written"}[rng.IntN(3)]
 		for {
 			stage, gen := next(t, out)
