@@ -5,9 +5,9 @@ Run from the repository root with the Debian interpreter (python3-torch 1.13):
 
     /usr/bin/python3 testdata/trained/train_hyena.py
 
-It takes about 21 minutes of CPU on one core (524 s and 732 s for the two tasks' 2000 steps
-on a machine shared with other jobs; Debian's torch 1.13, 2026-11-24) and writes, under
-testdata/trained/,
+It takes about 17 minutes of CPU on one core (498 s and 516 s for the two tasks' 2000 steps,
+one thread, on a 2-core AMD EPYC shared with other jobs; Debian's torch 1.13, 2026-11-24)
+and writes, under testdata/trained/,
 
     copy-fixed-layer0.npy, copy-fixed-layer1.npy     (task "fixed": lags 64, 192, 448, 960)
     copy-drawn-layer0.npy, copy-drawn-layer1.npy     (task "drawn": lags 64, 320, 576, 832)
@@ -15,8 +15,13 @@ testdata/trained/,
 each a float32 array of shape (16, 1024): 16 of the layer's 64 learned long filters
 (channels 0, 4, 8, ..., 60, which span the modulation's decay rates), k[c][t] for
 t = 0..1023, and train_hyena.json with the settings, the versions, the losses and the copy
-accuracy of each model. The output is deterministic: fixed seeds, one thread, deterministic
-algorithms, data drawn from a seeded generator (the CPU time goes to stderr only).
+accuracy of each model. The output is deterministic on a given machine: fixed seeds, one
+thread, deterministic algorithms, data drawn from a seeded generator (the CPU time goes to
+stderr only). It is not the same bits on every machine: torch's kernels follow the CPU's
+vector instructions, and the thread count splits its reductions. The committed files came
+from an earlier machine; on a 2-core AVX2 EPYC the losses part from them by step 100, and
+the filters come out as well trained (held-out copy accuracy 0.339 and 0.462) but compress
+differently (README, "The trained targets").
 TRAIN_TASKS=fixed or TRAIN_TASKS=drawn trains one task (two processes can share the work; the
 JSON keeps the other task's record); TRAIN_STEPS, TRAIN_W, TRAIN_LR, TRAIN_FILTER_LR,
 TRAIN_FILTER_WD, TRAIN_DRAWN_LAGS and TRAIN_OUT (a folder) override the settings for trials.
@@ -67,6 +72,12 @@ import math
 import os
 import sys
 import time
+
+# One thread in fact: torch.set_num_threads(1) leaves Debian's torch an OpenMP worker that
+# spins beside the main thread (185% of a core, a third of it system time) and splits some
+# reductions, so the bits depend on it. The variables must be set before torch loads.
+for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ[_var] = "1"
 
 import numpy as np
 import torch
