@@ -61,6 +61,7 @@ type projectOptions struct {
 	rng   *rand.Rand // the random starts' stream (the channel's own)
 	rmax  float64    // every pole strictly inside this radius
 	iters int        // Levenberg–Marquardt iterations per order (0: the best start's residues)
+	sums  sampleSums // where the sums over the samples run (nil: here, cpuSums)
 }
 
 // projectRings random starts join the ERA starts up to order projectRingOrder, where a
@@ -248,6 +249,9 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	add := func(st poleStart) {
 		s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: o.rmax}
 		c := &candidate{v: newVarpro(s, y), a: s.params(st.pairs, st.reals)}
+		if o.sums != nil {
+			c.v.px = o.sums
+		}
 		c.sse = c.v.sse(c.a)
 		cands = append(cands, c)
 	}

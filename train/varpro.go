@@ -120,6 +120,7 @@ type varpro struct {
 	lastA []float64
 	lastF float64
 	held  bool
+	px    sampleSums // where the sums over the samples run
 }
 
 // basisCol is column 2Re(β τ^k λ^τ) of pole p (a pair), or β τ^k λ^(τ−s) (a real pole).
@@ -136,7 +137,7 @@ func newVarpro(s poleSet, y []float64) *varpro {
 	return &varpro{s: s, y: y[1:], yy: floats.Dot(y[1:], y[1:]), sums: sharedGeomSums(m), mu: make([]complex128, poles), w: make([]complex128, poles),
 		c: make([]float64, n), e: make([]float64, m), chol: make([]float64, n*n), rhs: make([]float64, n),
 		cols: make([]basisCol, n+na), gram: mat.NewSymDense(n+na, nil), pairSums: make([][2][3]complex128, poles*poles),
-		v0: make([]complex128, poles), v1: make([]complex128, poles), lm: newLMBuffers(na)}
+		v0: make([]complex128, poles), v1: make([]complex128, poles), lm: newLMBuffers(na), px: cpuSums{}}
 }
 
 // setPoles computes the poles and their logarithms from a, and Φ's columns.
@@ -222,115 +223,6 @@ func (v *varpro) gramEntry(a, b basisCol) float64 {
 	}
 }
 
-// project computes v0 = Σ x_τ λ^τ and v1 = Σ x_τ τ λ^(τ−s) per pole (s = 1 for real
-// poles, whose derivative column is shifted, else 0). Pairs go four or two at a time: each
-// sum is its own chain of dependent multiplications, and interleaved chains run in about
-// the time of one (the results are the same, term by term).
-func (v *varpro) project(x []float64) {
-	p := 0
-	for ; p+3 < v.s.pairs; p += 4 {
-		var s0, s1 [4]complex128
-		pw := [4]complex128{1, 1, 1, 1}
-		l := [4]complex128{v.mu[p], v.mu[p+1], v.mu[p+2], v.mu[p+3]}
-		for t, xt := range x {
-			tf := float64(t)
-			for j := range pw {
-				q := complex(xt*real(pw[j]), xt*imag(pw[j]))
-				s0[j] += q
-				s1[j] += complex(tf*real(q), tf*imag(q))
-				pw[j] *= l[j]
-			}
-		}
-		copy(v.v0[p:p+4], s0[:])
-		copy(v.v1[p:p+4], s1[:])
-	}
-	for ; p+1 < v.s.pairs; p += 2 {
-		l, m := v.mu[p], v.mu[p+1]
-		var a0, a1, b0, b1 complex128
-		pa, pb := complex(1, 0), complex(1, 0)
-		for t, xt := range x {
-			tf := float64(t)
-			qa := complex(xt*real(pa), xt*imag(pa))
-			qb := complex(xt*real(pb), xt*imag(pb))
-			a0 += qa
-			b0 += qb
-			a1 += complex(tf*real(qa), tf*imag(qa))
-			b1 += complex(tf*real(qb), tf*imag(qb))
-			pa *= l
-			pb *= m
-		}
-		v.v0[p], v.v1[p], v.v0[p+1], v.v1[p+1] = a0, a1, b0, b1
-	}
-	for ; p < len(v.mu); p++ {
-		l := v.mu[p]
-		if v.isPair(p) {
-			var s0, s1 complex128
-			pw := complex(1, 0)
-			for t, xt := range x {
-				tf := float64(t)
-				q := complex(xt*real(pw), xt*imag(pw))
-				s0 += q
-				s1 += complex(tf*real(q), tf*imag(q))
-				pw *= l
-			}
-			v.v0[p], v.v1[p] = s0, s1
-			continue
-		}
-		r := real(l)
-		var s0, s1 float64
-		pw, prev := 1.0, 0.0
-		for t, xt := range x {
-			s0 += xt * pw
-			s1 += xt * float64(t) * prev
-			prev, pw = pw, pw*r
-		}
-		v.v0[p], v.v1[p] = complex(s0, 0), complex(s1, 0)
-	}
-}
-
-// project0 is project without v1, which only the Gauss–Newton system needs: the residues'
-// right-hand sides use v0 alone. Pairs go four at a time (v0 term by term as project's).
-func (v *varpro) project0(x []float64) {
-	p := 0
-	for ; p+3 < v.s.pairs; p += 4 {
-		l0, l1, l2, l3 := v.mu[p], v.mu[p+1], v.mu[p+2], v.mu[p+3]
-		var s0, s1, s2, s3 complex128
-		p0, p1, p2, p3 := complex(1, 0), complex(1, 0), complex(1, 0), complex(1, 0)
-		for _, xt := range x {
-			s0 += complex(xt*real(p0), xt*imag(p0))
-			s1 += complex(xt*real(p1), xt*imag(p1))
-			s2 += complex(xt*real(p2), xt*imag(p2))
-			s3 += complex(xt*real(p3), xt*imag(p3))
-			p0 *= l0
-			p1 *= l1
-			p2 *= l2
-			p3 *= l3
-		}
-		v.v0[p], v.v0[p+1], v.v0[p+2], v.v0[p+3] = s0, s1, s2, s3
-	}
-	for ; p < len(v.mu); p++ {
-		l := v.mu[p]
-		if v.isPair(p) {
-			var s0 complex128
-			pw := complex(1, 0)
-			for _, xt := range x {
-				s0 += complex(xt*real(pw), xt*imag(pw))
-				pw *= l
-			}
-			v.v0[p] = s0
-			continue
-		}
-		r := real(l)
-		var s0 float64
-		pw := 1.0
-		for _, xt := range x {
-			s0 += xt * pw
-			pw *= r
-		}
-		v.v0[p] = complex(s0, 0)
-	}
-}
-
 // dot returns the inner product of column a with the vector project last saw.
 func (v *varpro) dot(a basisCol) float64 {
 	x := v.v0[a.pole]
@@ -341,58 +233,6 @@ func (v *varpro) dot(a basisCol) float64 {
 		return 2 * real(a.beta*x)
 	}
 	return real(a.beta) * real(x)
-}
-
-// residual writes Φc − y into v.e, pairs four or two at a time (as project; each e_τ gets
-// the same additions in the same order).
-func (v *varpro) residual() {
-	s := v.s
-	floats.ScaleTo(v.e, -1, v.y)
-	i := 0
-	for ; i+3 < s.pairs; i += 4 {
-		l0, l1, l2, l3 := v.mu[i], v.mu[i+1], v.mu[i+2], v.mu[i+3]
-		p0 := complex(2*v.c[2*i], 2*v.c[2*i+1])
-		p1 := complex(2*v.c[2*i+2], 2*v.c[2*i+3])
-		p2 := complex(2*v.c[2*i+4], 2*v.c[2*i+5])
-		p3 := complex(2*v.c[2*i+6], 2*v.c[2*i+7])
-		for t := range v.e {
-			v.e[t] += real(p0)
-			v.e[t] += real(p1)
-			v.e[t] += real(p2)
-			v.e[t] += real(p3)
-			p0 *= l0
-			p1 *= l1
-			p2 *= l2
-			p3 *= l3
-		}
-	}
-	for ; i+1 < s.pairs; i += 2 {
-		l, m := v.mu[i], v.mu[i+1]
-		pa := complex(2*v.c[2*i], 2*v.c[2*i+1])
-		pb := complex(2*v.c[2*i+2], 2*v.c[2*i+3])
-		for t := range v.e {
-			v.e[t] += real(pa)
-			v.e[t] += real(pb)
-			pa *= l
-			pb *= m
-		}
-	}
-	for ; i < s.pairs; i++ {
-		l := v.mu[i]
-		pw := complex(2*v.c[2*i], 2*v.c[2*i+1])
-		for t := range v.e {
-			v.e[t] += real(pw)
-			pw *= l
-		}
-	}
-	for i := 0; i < s.reals; i++ {
-		l := real(v.mu[s.pairs+i])
-		pw := v.c[2*s.pairs+i]
-		for t := range v.e {
-			v.e[t] += pw
-			pw *= l
-		}
-	}
 }
 
 func (v *varpro) sse(a []float64) float64 {

@@ -1,0 +1,204 @@
+package train
+
+import "gonum.org/v1/gonum/floats"
+
+// The sums over the samples of variable projection (varpro), its O(n·L) work per evaluation:
+// the products of the basis with a vector and the residual. Everything else an iteration does
+// is O(n²) (the Gram matrix in closed form, the Gauss–Newton system) and stays with the
+// driver; sampleSums is where the sums run: cpuSums here, a device's in gpu_varpro.go.
+
+// poleBasis is what the sums need of the poles: each pole (one member of each conjugate pair,
+// pairs first, then the real poles) and its logarithm, exact from the parameters (a real
+// negative pole's has imaginary part π).
+type poleBasis struct {
+	mu, w []complex128
+	pairs int
+}
+
+// sampleSums evaluates varpro's sums over the samples τ = 0…len(x)−1.
+type sampleSums interface {
+	// project sets v0[p] = Σ x_τ λ_p^τ and, unless v1 is nil, v1[p] = Σ x_τ τ λ_p^(τ−s) (s = 1
+	// for a real pole, whose derivative column is shifted, else 0).
+	project(b poleBasis, x []float64, v0, v1 []complex128)
+	// residual sets e = Φc − y: e_τ = Σ_pairs 2Re((c₂ₚ + i·c₂ₚ₊₁)λ_p^τ) + Σ_reals c_p λ_p^τ − y_τ.
+	residual(b poleBasis, c, y, e []float64)
+}
+
+// cpuSums is sampleSums on the calling goroutine.
+type cpuSums struct{}
+
+// basis is the poles as sampleSums takes them (setPoles first).
+func (v *varpro) basis() poleBasis { return poleBasis{mu: v.mu, w: v.w, pairs: v.s.pairs} }
+
+// project computes v0 = Σ x_τ λ^τ and v1 = Σ x_τ τ λ^(τ−s) per pole.
+func (v *varpro) project(x []float64) { v.px.project(v.basis(), x, v.v0, v.v1) }
+
+// project0 is project without v1, which only the Gauss–Newton system needs: the residues'
+// right-hand sides use v0 alone.
+func (v *varpro) project0(x []float64) { v.px.project(v.basis(), x, v.v0, nil) }
+
+// residual writes Φc − y into v.e.
+func (v *varpro) residual() { v.px.residual(v.basis(), v.c, v.y, v.e) }
+
+// project is sampleSums.project on the CPU. Pairs go four or two at a time: each
+// sum is its own chain of dependent multiplications, and interleaved chains run in about
+// the time of one (the results are the same, term by term).
+func (cpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
+	if v1 == nil {
+		project0(b, x, v0)
+		return
+	}
+	p := 0
+	for ; p+3 < b.pairs; p += 4 {
+		var s0, s1 [4]complex128
+		pw := [4]complex128{1, 1, 1, 1}
+		l := [4]complex128{b.mu[p], b.mu[p+1], b.mu[p+2], b.mu[p+3]}
+		for t, xt := range x {
+			tf := float64(t)
+			for j := range pw {
+				q := complex(xt*real(pw[j]), xt*imag(pw[j]))
+				s0[j] += q
+				s1[j] += complex(tf*real(q), tf*imag(q))
+				pw[j] *= l[j]
+			}
+		}
+		copy(v0[p:p+4], s0[:])
+		copy(v1[p:p+4], s1[:])
+	}
+	for ; p+1 < b.pairs; p += 2 {
+		l, m := b.mu[p], b.mu[p+1]
+		var a0, a1, b0, b1 complex128
+		pa, pb := complex(1, 0), complex(1, 0)
+		for t, xt := range x {
+			tf := float64(t)
+			qa := complex(xt*real(pa), xt*imag(pa))
+			qb := complex(xt*real(pb), xt*imag(pb))
+			a0 += qa
+			b0 += qb
+			a1 += complex(tf*real(qa), tf*imag(qa))
+			b1 += complex(tf*real(qb), tf*imag(qb))
+			pa *= l
+			pb *= m
+		}
+		v0[p], v1[p], v0[p+1], v1[p+1] = a0, a1, b0, b1
+	}
+	for ; p < len(b.mu); p++ {
+		l := b.mu[p]
+		if p < b.pairs {
+			var s0, s1 complex128
+			pw := complex(1, 0)
+			for t, xt := range x {
+				tf := float64(t)
+				q := complex(xt*real(pw), xt*imag(pw))
+				s0 += q
+				s1 += complex(tf*real(q), tf*imag(q))
+				pw *= l
+			}
+			v0[p], v1[p] = s0, s1
+			continue
+		}
+		r := real(l)
+		var s0, s1 float64
+		pw, prev := 1.0, 0.0
+		for t, xt := range x {
+			s0 += xt * pw
+			s1 += xt * float64(t) * prev
+			prev, pw = pw, pw*r
+		}
+		v0[p], v1[p] = complex(s0, 0), complex(s1, 0)
+	}
+}
+
+// project0 is project without v1. Pairs go four at a time (v0 term by term as project's).
+func project0(b poleBasis, x []float64, v0 []complex128) {
+	p := 0
+	for ; p+3 < b.pairs; p += 4 {
+		l0, l1, l2, l3 := b.mu[p], b.mu[p+1], b.mu[p+2], b.mu[p+3]
+		var s0, s1, s2, s3 complex128
+		p0, p1, p2, p3 := complex(1, 0), complex(1, 0), complex(1, 0), complex(1, 0)
+		for _, xt := range x {
+			s0 += complex(xt*real(p0), xt*imag(p0))
+			s1 += complex(xt*real(p1), xt*imag(p1))
+			s2 += complex(xt*real(p2), xt*imag(p2))
+			s3 += complex(xt*real(p3), xt*imag(p3))
+			p0 *= l0
+			p1 *= l1
+			p2 *= l2
+			p3 *= l3
+		}
+		v0[p], v0[p+1], v0[p+2], v0[p+3] = s0, s1, s2, s3
+	}
+	for ; p < len(b.mu); p++ {
+		l := b.mu[p]
+		if p < b.pairs {
+			var s0 complex128
+			pw := complex(1, 0)
+			for _, xt := range x {
+				s0 += complex(xt*real(pw), xt*imag(pw))
+				pw *= l
+			}
+			v0[p] = s0
+			continue
+		}
+		r := real(l)
+		var s0 float64
+		pw := 1.0
+		for _, xt := range x {
+			s0 += xt * pw
+			pw *= r
+		}
+		v0[p] = complex(s0, 0)
+	}
+}
+
+// residual writes Φc − y into e, pairs four or two at a time (as project; each e_τ gets
+// the same additions in the same order).
+func (cpuSums) residual(b poleBasis, c, y, e []float64) {
+	floats.ScaleTo(e, -1, y)
+	reals := len(b.mu) - b.pairs
+	i := 0
+	for ; i+3 < b.pairs; i += 4 {
+		l0, l1, l2, l3 := b.mu[i], b.mu[i+1], b.mu[i+2], b.mu[i+3]
+		p0 := complex(2*c[2*i], 2*c[2*i+1])
+		p1 := complex(2*c[2*i+2], 2*c[2*i+3])
+		p2 := complex(2*c[2*i+4], 2*c[2*i+5])
+		p3 := complex(2*c[2*i+6], 2*c[2*i+7])
+		for t := range e {
+			e[t] += real(p0)
+			e[t] += real(p1)
+			e[t] += real(p2)
+			e[t] += real(p3)
+			p0 *= l0
+			p1 *= l1
+			p2 *= l2
+			p3 *= l3
+		}
+	}
+	for ; i+1 < b.pairs; i += 2 {
+		l, m := b.mu[i], b.mu[i+1]
+		pa := complex(2*c[2*i], 2*c[2*i+1])
+		pb := complex(2*c[2*i+2], 2*c[2*i+3])
+		for t := range e {
+			e[t] += real(pa)
+			e[t] += real(pb)
+			pa *= l
+			pb *= m
+		}
+	}
+	for ; i < b.pairs; i++ {
+		l := b.mu[i]
+		pw := complex(2*c[2*i], 2*c[2*i+1])
+		for t := range e {
+			e[t] += real(pw)
+			pw *= l
+		}
+	}
+	for i := 0; i < reals; i++ {
+		l := real(b.mu[b.pairs+i])
+		pw := c[2*b.pairs+i]
+		for t := range e {
+			e[t] += pw
+			pw *= l
+		}
+	}
+}
