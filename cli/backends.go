@@ -20,6 +20,12 @@ func newBackends(s *streams) *cobra.Command {
 device and the driver, NVRTC and cuFFT versions it found, or in one line why there is no
 GPU), then the backend --backend auto picks.
 
+The GPU runs the default distillation (variable projection: the same ladder, starts and
+Levenberg–Marquardt as the CPU, its sums over the samples on the device, all channels in one
+launch) and the rtf model's Adam recipe; other jobs need the CPU (auto runs them there and
+says so). The GPU code is checked against the CPU on an emulated device and compiled by
+NVRTC; it has not yet been run on a GPU.
+
 The GPU backend needs CUDA 11.2 or newer. It loads the CUDA driver (libcuda.so.1), NVRTC and
 cuFFT at run time from the usual places: LD_LIBRARY_PATH, /usr/local/cuda*/lib64, the
 system's library directories, the nvidia/*/lib folders of Python wheels and the directories

@@ -82,8 +82,10 @@ func TestAutoBackend(t *testing.T) {
 			}
 		})
 	}
-	// A job fitted by variable projection runs on the CPU under auto, which says so, and an
-	// explicit GPU backend refuses it rather than run another algorithm.
+	// A job fitted by variable projection runs on the CPU under auto where the GPU backend
+	// cannot run it (fakeGPU is not the CUDA one, whose device runs it:
+	// checkProjectionBackends), which says so, and such a backend named explicitly refuses it
+	// rather than run another algorithm.
 	said := ""
 	b := &autoBackend{gpu: fakeGPU{}, device: "Fake GPU", note: func(l string) { said += l + "\n" }}
 	res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 3), Targets: targets}, b, nil)

@@ -10,8 +10,8 @@ import (
 // error's text says why in one line.
 var ErrNoGPU = errors.New("no GPU")
 
-// ErrGPUUnsupported marks a job the GPU backend does not run (a modal or rotation model, a
-// training task, the freq loss); the CPU backend runs every job.
+// ErrGPUUnsupported marks a job the GPU backend does not run (the modal or rotation model on
+// the optimiser, a training task, the freq loss); the CPU backend runs every job.
 var ErrGPUUnsupported = errors.New("not supported by the GPU backend")
 
 // Info describes the GPU that DetectGPU found and the libraries it loaded.
@@ -37,13 +37,23 @@ func (i Info) String() string {
 // and says why in one line: a library not found (and where it was looked for), no device.
 func DetectGPU() (Info, error) { return detectGPU() }
 
-// GPU is the CUDA backend. It runs the rtf model's distillation (losses mse and relative,
-// constraints none, l1_montel and radius) with the whole bank on the device: the state-free
-// kernel and its analytic gradient through batched cuFFT transforms, the loss, Adam and the
-// stability check in kernels of its own, one launch sequence per step on one stream. Other
-// jobs fail with ErrGPUUnsupported.
+// GPU is the CUDA backend. It runs two algorithms:
 //
-// The arithmetic mirrors the CPU backend's. Parameters, Adam's moments, the pointwise
+//   - the default distillation, variable projection (the hankel init, an rtf or modal model,
+//     the mse or relative loss): the same Go driver as on the CPU (fitProjection: the ladder,
+//     its starts, Levenberg–Marquardt, the QR fallback, the deployment), with its sums over
+//     the samples, the O(n·L) work of every evaluation, in float64 kernels on the device,
+//     the channels' requests batched into one launch (gpuSums);
+//   - the RTF paper's Adam recipe for the rtf model (other inits; losses mse and relative,
+//     constraints none, l1_montel and radius) with the whole bank on the device: the
+//     state-free kernel and its analytic gradient through batched cuFFT transforms, the
+//     loss, Adam and the stability check in kernels of its own, one launch sequence per step
+//     on one stream.
+//
+// Other jobs fail with ErrGPUUnsupported. Both have been checked against the CPU backend on
+// the tests' emulated device and compiled by NVRTC, not yet run on a GPU.
+//
+// The Adam recipe's arithmetic mirrors the CPU backend's. Parameters, Adam's moments, the pointwise
 // spectral products and every sum are float64; the transforms and the L-long arrays are
 // float32 unless Float64 is set. A float32 transform's normwise error of about 1e-7 reaches
 // the kernel and the gradient multiplied by up to the condition max|A|/min|A| of the
@@ -85,6 +95,19 @@ func (g GPU) Start(p *Problem) (Trainer, error) {
 		return nil, err
 	}
 	return t, nil
+}
+
+// openSums opens the device for a variable-projection job (fitProjection).
+func (g GPU) openSums() (*gpuSums, error) {
+	open := g.open
+	if open == nil {
+		open = openCUDA
+	}
+	dev, err := open(g.Float64)
+	if err != nil {
+		return nil, err
+	}
+	return newGPUSums(dev), nil
 }
 
 // gpuJob is a Problem the GPU backend can run: rtf channels of one shape against distillation

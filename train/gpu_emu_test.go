@@ -47,6 +47,8 @@ using std::fabs;
 using std::sqrt;
 using std::pow;
 using std::cos;
+using std::sin;
+using std::exp;
 #define __global__
 #define __device__
 #define __shared__ static
@@ -459,6 +461,23 @@ func TestGPUEmulatedSteps(t *testing.T) {
 func TestGPUEmulatedDistill(t *testing.T) {
 	open := emuOpener(t)
 	checkDistillParity(t, open, false, 128, 80)
+}
+
+func TestGPUEmulatedSums(t *testing.T) {
+	checkSumsParity(t, emuOpener(t))
+}
+
+// TestGPUEmulatedProjection: the default distillation's ladder through the emulated device,
+// every sum against the CPU's on the CPU's path, then the fits against the CPU's (short
+// kernels: the emulator runs a block's threads one after another).
+func TestGPUEmulatedProjection(t *testing.T) {
+	targets, orders := projectionParityTargets(t, 256, 3, 2), []int{4, 8, 16}
+	checkShadowSums(t, emuOpener(t), targets, orders)
+	checkProjectionParity(t, emuOpener(t), targets, orders)
+}
+
+func TestGPUEmulatedProjectionBackends(t *testing.T) {
+	checkProjectionBackends(t, emuOpener(t))
 }
 
 // BenchmarkGPUEmulatedStep runs BenchmarkGPUStep's code on the emulated device, on a small

@@ -318,6 +318,83 @@ extern "C" __global__ void track_best(const double* p, const double* rel, double
 	for (int i = threadIdx.x; i < np; i += blockDim.x) best[o + i] = p[o + i];
 	if (threadIdx.x == 0) bestrel[ch] = r;
 }
+// Variable projection's sums over the samples (sampleSums, gpu_varpro.go), float64 whatever
+// REAL is, for a batch of R problems, one per grid row: meta int [R][4] holds each problem's
+// poles, pairs, samples m and whether it wants the derivative sums; w double [R][P][2] its
+// poles' logarithms (pairs first, then the real poles, whose imaginary part is 0 or π); x, y,
+// e double [R][M]; c double [R][2P] the residues; out double [R][P][4].
+
+// vp_pow is λ^t from λ's logarithm w: exp(t·w), the sign of a negative real pole by t's parity.
+__device__ void vp_pow(double wr, double wi, int isreal, int t, double* pr, double* pi) {
+	double m = exp((double)t * wr);
+	if (isreal) {
+		*pr = (wi != 0 && (t & 1)) ? -m : m;
+		*pi = 0;
+		return;
+	}
+	*pr = m * cos((double)t * wi);
+	*pi = m * sin((double)t * wi);
+}
+
+// block_sum4 is block_sum of four values at once (sh holds 4·MAX_BLOCK doubles).
+__device__ void block_sum4(double* v, double* sh) {
+	unsigned t = threadIdx.x, b = blockDim.x;
+	for (int j = 0; j < 4; j++) sh[j * b + t] = v[j];
+	__syncthreads();
+	for (unsigned s = b / 2; s > 0; s >>= 1) {
+		if (t < s)
+			for (int j = 0; j < 4; j++) sh[j * b + t] += sh[j * b + t + s];
+		__syncthreads();
+	}
+	for (int j = 0; j < 4; j++) v[j] = sh[j * b];
+	__syncthreads();
+}
+
+// vp_project: grid (P, R), a block per pole of a problem. out = [Re, Im] of Σ x_τ λ^τ, then
+// of Σ x_τ τ λ^(τ−s) (s = 1 for a real pole; zeros unless the problem wants them).
+extern "C" __global__ void vp_project(const int* meta, const double* w, const double* x, int P, int M, double* out) {
+	__shared__ double sh[4 * MAX_BLOCK];
+	int p = blockIdx.x, r = blockIdx.y;
+	const int* mt = meta + (idx)r * 4;
+	int np = mt[0], pairs = mt[1], m = mt[2], deriv = mt[3];
+	if (p >= np) return; // the whole block
+	double wr = w[((idx)r * P + p) * 2], wi = w[((idx)r * P + p) * 2 + 1];
+	int isreal = p >= pairs;
+	const double* xr = x + (idx)r * M;
+	double v[4] = {0, 0, 0, 0};
+	for (int t = threadIdx.x; t < m; t += blockDim.x) {
+		double pr, pi, xt = xr[t];
+		vp_pow(wr, wi, isreal, t, &pr, &pi);
+		v[0] += xt * pr;
+		v[1] += xt * pi;
+		if (deriv && t > 0) {
+			if (isreal) vp_pow(wr, wi, isreal, t - 1, &pr, &pi);
+			v[2] += xt * t * pr;
+			v[3] += xt * t * pi;
+		}
+	}
+	block_sum4(v, sh);
+	if (threadIdx.x == 0)
+		for (int j = 0; j < 4; j++) out[((idx)r * P + p) * 4 + j] = v[j];
+}
+
+// vp_residual: grid (⌈M/B⌉, R), a thread per sample. e = Φc − y.
+extern "C" __global__ void vp_residual(const int* meta, const double* w, const double* c, const double* y, int P, int M, double* e) {
+	int t = blockIdx.x * blockDim.x + threadIdx.x, r = blockIdx.y;
+	const int* mt = meta + (idx)r * 4;
+	int np = mt[0], pairs = mt[1], m = mt[2];
+	if (t >= m) return;
+	const double* wp = w + (idx)r * P * 2;
+	const double* cr = c + (idx)r * 2 * P;
+	double v = -y[(idx)r * M + t];
+	for (int p = 0; p < np; p++) {
+		double pr, pi;
+		vp_pow(wp[2 * p], wp[2 * p + 1], p >= pairs, t, &pr, &pi);
+		if (p < pairs) v += 2 * (cr[2 * p] * pr - cr[2 * p + 1] * pi);
+		else v += cr[pairs + p] * pr;
+	}
+	e[(idx)r * M + t] = v;
+}
 `
 
 // Kernel names, as the launcher uses them; a test checks them against the source.
@@ -331,9 +408,11 @@ const (
 	kGather      = "rtf_gather"
 	kAdam        = "adam_update"
 	kTrackBest   = "track_best"
+	kVPProject   = "vp_project"
+	kVPResidual  = "vp_residual"
 )
 
-var gpuKernelNames = []string{kDenominator, kPad, kDivide, kResidual, kLossFinish, kAdjoint, kGather, kAdam, kTrackBest}
+var gpuKernelNames = []string{kDenominator, kPad, kDivide, kResidual, kLossFinish, kAdjoint, kGather, kAdam, kTrackBest, kVPProject, kVPResidual}
 
 // gpuSourceName is the kernel source's file name in compiler messages.
 const gpuSourceName = "ssmlab_gpu.cu"

@@ -439,7 +439,7 @@ func closeTo(a, b, tol float64) bool {
 // checkDistillParity runs a short distillation of a bank (with the hankel/zeros race) on the
 // CPU and on the device and compares the final losses: the bar is 1%. The Montel
 // constraint keeps the job on the optimiser (the hankel init's jobs under the radius
-// constraint are fitted by variable projection, which only the CPU runs).
+// constraint are fitted by variable projection: checkProjectionParity).
 func checkDistillParity(t *testing.T, open deviceOpener, f64 bool, length, steps int) {
 	targets := gpuTargets(length, 3, 11)
 	s := DefaultSpec()

@@ -106,6 +106,40 @@ func runProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	return l.Results[len(l.Results)-1], nil
 }
 
+// projectionBackend resolves where a variable-projection job runs: the GPU
+// backend's device (the sums over the samples there, the driver here: gpuSums), auto's where
+// it opens (else the CPU, saying why), or the CPU.
+func projectionBackend(backend Backend) (string, *gpuSums, error) {
+	switch b := backend.(type) {
+	case GPU:
+		dev, err := b.openSums()
+		if err != nil {
+			return "", nil, err
+		}
+		return "gpu", dev, nil
+	case *autoBackend:
+		g, ok := b.gpu.(GPU)
+		if !ok || b.chosen == "cpu" {
+			break
+		}
+		dev, err := g.openSums()
+		if err == nil {
+			if b.chosen == "" {
+				b.note("gpu (" + b.device + ")")
+			}
+			b.chosen = "gpu"
+			return "gpu", dev, nil
+		}
+		if b.chosen == "gpu" {
+			return "", nil, err
+		}
+		b.runOnCPU(oneLine(err.Error()))
+		return "cpu", nil, nil
+	}
+	ran, err := cpuOnly(backend, "the hankel init's variable projection")
+	return ran, nil, err
+}
+
 // cpuOnly resolves the backend of a job only the CPU runs: auto says why it runs there, and
 // an explicit GPU backend is an error (never a silent change of algorithm or device).
 func cpuOnly(backend Backend, what string) (string, error) {
@@ -151,7 +185,8 @@ type channelRung struct {
 func fitProjection(ctx context.Context, job Job, obj objective, targets [][]float64, orders []int, backend Backend, progress func(Progress)) (*Ladder, error) {
 	start := time.Now()
 	spec := job.Spec
-	ran, err := cpuOnly(backend, "the hankel init's variable projection")
+	d := len(targets)
+	ran, dev, err := projectionBackend(backend)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +195,11 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		rmax = math.Min(rmax, spec.MaxRadius)
 	}
 	o := projectOptions{rmax: rmax, iters: spec.Refine}
-	d := len(targets)
+	forEach := filters.ForEachChannel
+	if dev != nil {
+		defer dev.close()
+		o.sums, forEach = dev, dev.forEach
+	}
 	rungs := make([][]channelRung, d) // [channel][order]
 	bounds := make([][]float64, d)    // [channel][order]
 	errs := make([]error, d)
@@ -187,7 +226,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		}
 		progress(Progress{Step: done, Steps: total, Loss: loss, RelError: maxOf(latest), Elapsed: el, ETA: eta})
 	}
-	filters.ForEachChannel(d, func(ch int) {
+	forEach(d, func(ch int) {
 		y := targets[ch]
 		bounds[ch] = LowerBounds(y, orders)
 		co := o
@@ -211,6 +250,11 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if dev != nil {
+		if err := dev.error(); err != nil {
+			return nil, err
+		}
 	}
 	for ch, err := range errs {
 		if err != nil {
