@@ -117,9 +117,9 @@ func checkSumsParity(t *testing.T, open deviceOpener) {
 
 // The ladder's decisions (which start survives the screening's cuts, when Levenberg–Marquardt
 // stops) turn on differences at the level of rounding: with its sums perturbed by one unit
-// of rounding (each result times 1 ± 2⁻⁵²), the CPU's own ladder on projectionParityTargets
-// (256 samples, orders 4, 8, 16) moved an S4 channel by 1.7% at n = 8 and 11% at n = 16,
-// and a trained one by 2.7e-10. The device's sums differ from the CPU's by such roundings,
+// of rounding (each result times 1 ± 2⁻⁵², four seeds), the CPU's own modal fits on
+// projectionParityTargets (256 samples, orders 4, 8, 16) moved an S4 channel by −1.7% at
+// n = 8 and +11% at n = 16, and a trained one by up to 3.8e-8. The device's sums differ from the CPU's by such roundings,
 // so its fits cannot be held to the CPU's digit for digit; checkShadowSums holds every sum
 // of a ladder to the CPU's, and checkProjectionParity the fits to what rounding explains.
 const (
