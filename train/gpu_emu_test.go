@@ -480,6 +480,15 @@ func TestGPUEmulatedProjectionBackends(t *testing.T) {
 	checkProjectionBackends(t, emuOpener(t))
 }
 
+// BenchmarkGPUEmulatedProjection runs BenchmarkGPUProjection's code on the emulated device,
+// on two short channels, so that the benchmark is known to work before a GPU runs it.
+func BenchmarkGPUEmulatedProjection(b *testing.B) {
+	if _, err := loadEmu(true); err != nil {
+		b.Skipf("no emulated GPU: %v", err)
+	}
+	benchProjection(b, []Backend{GPU{open: openEmu}, CPU{}}, projectionParityTargets(b, 256, 2, 0), []int{8})
+}
+
 // BenchmarkGPUEmulatedStep runs BenchmarkGPUStep's code on the emulated device, on a small
 // bank (the emulator is slow), so that the benchmark is known to work before a GPU runs it.
 func BenchmarkGPUEmulatedStep(b *testing.B) {
