@@ -9,11 +9,11 @@ import (
 )
 
 // gpuSums is sampleSums on a device, shared by the channels of one variable-projection job
-// (fitProjection), which run concurrently, one goroutine each. The driver (varpro, the
+// (fitProjection), which run concurrently on forEach's goroutines. The driver (varpro, the
 // ladder) stays on the CPU; only its sums over the samples go to the device, batched: a
-// request waits until every live channel goroutine has one waiting (or gpuSumsBatch are), and the last
-// to arrive serves them all with one launch of each kernel (vp_project, vp_residual), float64
-// throughout. A device error is kept (err) and every later request gets NaNs, which end the
+// request waits until every live goroutine has one waiting (or gpuSumsBatch are), and the
+// last to arrive serves them all with one launch of each kernel (vp_project, vp_residual),
+// float64 throughout. A device error is kept (err) and every later request gets NaNs, which end the
 // fits quickly; the job then reports the error, so no fit is ever made of wrong sums.
 type gpuSums struct {
 	dev device
@@ -53,9 +53,10 @@ func (g *gpuSums) residual(b poleBasis, c, y, e []float64) {
 	g.submit(&sumsRequest{b: b, c: c, y: y, e: e})
 }
 
-// gpuSumsWorkers is how many channels a device job fits at once, at least: they wait on the
-// device most of the time, so more than the CPU's threads, and each batch holds one request
-// of each (a channel's ladder holds a few MB at n = 64, L = 1024).
+// gpuSumsWorkers is how many channels a device job fits at once (GOMAXPROCS where that is
+// more): they wait on the device most of the time, so more than the CPU's threads, and a
+// batch holds a request of each; not all of a bank, as a channel's ladder holds a few MB
+// at n = 64, L = 1024.
 const gpuSumsWorkers = 64
 
 // forEach runs fn for channels 0…n−1 on max(gpuSumsWorkers, GOMAXPROCS) goroutines at most
