@@ -75,11 +75,7 @@ func (g GPU) Start(p *Problem) (Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	open := g.open
-	if open == nil {
-		open = openCUDA
-	}
-	dev, err := open(g.Float64)
+	dev, err := g.openDevice()
 	if err != nil {
 		return nil, err
 	}
@@ -99,15 +95,19 @@ func (g GPU) Start(p *Problem) (Trainer, error) {
 
 // openSums opens the device for a variable-projection job (fitProjection).
 func (g GPU) openSums() (*gpuSums, error) {
-	open := g.open
-	if open == nil {
-		open = openCUDA
-	}
-	dev, err := open(g.Float64)
+	dev, err := g.openDevice()
 	if err != nil {
 		return nil, err
 	}
 	return newGPUSums(dev), nil
+}
+
+// openDevice opens the CUDA device, or the emulator a test put in g.open.
+func (g GPU) openDevice() (device, error) {
+	if g.open != nil {
+		return g.open(g.Float64)
+	}
+	return openCUDA(g.Float64)
 }
 
 // gpuJob is a Problem the GPU backend can run: rtf channels of one shape against distillation
