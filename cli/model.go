@@ -92,51 +92,15 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 	if err != nil {
 		return fmt.Errorf("--layers: %w", err)
 	}
-	if m.toLayout != "" {
-		if l, err := layouts.ParseLayout(m.toLayout); err != nil || !slices.Contains(layouts.ModuleLayouts, l) {
-			why := ""
-			if l == layouts.SOS {
-				why = " (sos is a filter's layout, which no model's module loads: export the distilled filters with ssmlab export --layout sos)"
-			}
-			return fmt.Errorf("--to-layout %q: want %s%s", m.toLayout, layoutNames(layouts.ModuleLayouts), why)
-		}
-	}
-	dtype := ""
-	if m.dtype != "" {
-		d, err := arrays.ParseDType(m.dtype)
-		if err != nil || d == arrays.Float16 || d == arrays.Complex64 || d == arrays.Complex128 {
-			return fmt.Errorf("--dtype %q: want float64, float32 or bfloat16", m.dtype)
-		}
-		dtype = arrays.RawType(d)
-	}
-	if m.chunk < 1 || m.chunk > plan.MaxChunk {
-		return fmt.Errorf("--chunk %d outside [1, %d]", m.chunk, plan.MaxChunk)
+	opts, err := m.options(j, lf, spec, length)
+	if err != nil {
+		return err
 	}
 	shard, from, err := s.shardOf(m)
 	if err != nil {
 		return err
 	}
 	format, _ := checkpointFormat(j.out)
-	opts := plan.Options{Layout: "auto", LayoutOptions: lf.options(), Layers: m.layers, Length: length, Chunk: m.chunk, ToLayout: m.toLayout, DType: dtype, Spec: spec}
-	if lf.layout != "" {
-		opts.Layout = lf.layout
-	}
-	if len(opts.LayoutOptions) == 0 {
-		opts.LayoutOptions = nil
-	}
-	if j.order.auto {
-		opts.OrderAuto, opts.MaxOrder = true, m.maxOrder
-		opts.Tol = spec.Tol
-		if opts.Tol == 0 {
-			opts.Tol = defaultSuggestTol
-		}
-		if m.maxOrder < 1 || m.maxOrder > filters.MaxOrder {
-			return fmt.Errorf("--max-order %d outside [1, %d]", m.maxOrder, filters.MaxOrder)
-		}
-	} else {
-		opts.Order = spec.Order
-	}
-	opts.Spec.Order = opts.Order
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length})
 	if err != nil {
 		return fail(err)
@@ -191,6 +155,51 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 		return nil
 	}
 	return s.writeDistilled(ck, results, opts, j.out, format, m.force)
+}
+
+// options checks the flags that shape a whole checkpoint's distillation and gathers them.
+func (m *modelFlags) options(j *jobFlags, lf *layoutFlags, spec train.Spec, length int) (plan.Options, error) {
+	if m.toLayout != "" {
+		if l, err := layouts.ParseLayout(m.toLayout); err != nil || !slices.Contains(layouts.ModuleLayouts, l) {
+			why := ""
+			if l == layouts.SOS {
+				why = " (sos is a filter's layout, which no model's module loads: export the distilled filters with ssmlab export --layout sos)"
+			}
+			return plan.Options{}, fmt.Errorf("--to-layout %q: want %s%s", m.toLayout, layoutNames(layouts.ModuleLayouts), why)
+		}
+	}
+	dtype := ""
+	if m.dtype != "" {
+		d, err := arrays.ParseDType(m.dtype)
+		if err != nil || d == arrays.Float16 || d == arrays.Complex64 || d == arrays.Complex128 {
+			return plan.Options{}, fmt.Errorf("--dtype %q: want float64, float32 or bfloat16", m.dtype)
+		}
+		dtype = arrays.RawType(d)
+	}
+	if m.chunk < 1 || m.chunk > plan.MaxChunk {
+		return plan.Options{}, fmt.Errorf("--chunk %d outside [1, %d]", m.chunk, plan.MaxChunk)
+	}
+	opts := plan.Options{Layout: "auto", LayoutOptions: lf.options(), Layers: m.layers, Length: length, Chunk: m.chunk, ToLayout: m.toLayout, DType: dtype, Spec: spec}
+	if lf.layout != "" {
+		opts.Layout = lf.layout
+	}
+	if len(opts.LayoutOptions) == 0 {
+		opts.LayoutOptions = nil
+	}
+	if j.order.auto {
+		opts.OrderAuto, opts.MaxOrder = true, m.maxOrder
+		opts.Tol = spec.Tol
+		if opts.Tol == 0 {
+			opts.Tol = defaultSuggestTol
+		}
+		if m.maxOrder < 1 || m.maxOrder > filters.MaxOrder {
+			return plan.Options{}, fmt.Errorf("--max-order %d outside [1, %d]", m.maxOrder, filters.MaxOrder)
+		}
+	} else {
+		opts.Order = spec.Order
+	}
+	opts.Spec.Order = opts.Order
+	return opts, nil
 }
 
 // defaultSuggestTol is the relative error --order auto aims at without --tol.
