@@ -69,7 +69,13 @@ func TestExportFormats(t *testing.T) {
 	if it, err := sessions.Import(path, sessions.ImportOptions{}); err != nil || it.Target == nil || it.Target.Kernels.Len() != 64 {
 		t.Fatalf("kernel.npz: %+v, %v", it, err)
 	}
+}
 
+// TestExportCrowdedPoles: poles that float32 RTF coefficients cannot hold are refused there
+// (and written with force), and kept in the layouts that hold poles apart.
+func TestExportCrowdedPoles(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 140, 40, nil)
 	// Poles float32 RTF coefficients cannot hold: the read-back check refuses, as ssmlab
 	// export exits 1, and writes nothing; force writes them with the warning.
 	crowded := crowdedDiagonal(t)
@@ -117,8 +123,13 @@ func TestExportFormats(t *testing.T) {
 	if _, err := os.Stat(jpath); !os.IsNotExist(err) {
 		t.Errorf("a refused conversion wrote %s: %v", jpath, err)
 	}
+}
 
-	// Mistakes are errors on the status line, and write nothing.
+// TestExportMistakes: mistakes are errors on the status line, and write nothing.
+func TestExportMistakes(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "ring")
 	for _, tc := range []struct{ args, want string }{
 		{"x.npz tf", "FORM applies to .json exports"},
 		{"x.xyz", "the extension chooses the format"},
