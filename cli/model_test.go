@@ -140,54 +140,58 @@ func TestDistillModel(t *testing.T) {
 	}
 	sameDistilled(t, single, sharded)
 
-	t.Run("refused", func(t *testing.T) {
-		units := func(part string) []string {
-			p, err := sessions.ReadPart(part)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var ids []string
-			for _, u := range p.Units {
-				ids = append(ids, u.Unit.ID())
-			}
-			return ids
-		}
-		out := filepath.Join(dir, "refused.safetensors")
-		twice := filepath.Join(dir, "copy-of-1.json")
-		data, _ := os.ReadFile(parts[1])
-		if err := os.WriteFile(twice, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		other := filepath.Join(dir, "other.safetensors")
-		if r := run(t, "", append(distillModelArgs(other, "--shard", "0/3"), "--order", "5")...); r.code != 0 {
-			t.Fatal(r)
-		}
-		for _, c := range []struct {
-			name  string
-			args  []string
-			wants []string
-		}{
-			{"gap", parts[:2], append([]string{"the parts do not cover the work once", "2 unit(s) missing"}, units(parts[2])...)},
-			{"overlap", append(slices.Clone(parts), twice), append([]string{"2 unit(s) in more than one part"}, units(parts[1])...)},
-			{"options", []string{parts[0], other + ".shard-0-of-3.json"}, []string{"different options", `order 6 and 5`}},
-			{"input", append(slices.Clone(parts), "--input", filepath.Join(dir, "single.safetensors")), []string{"is not the input the parts distilled"}},
-		} {
-			r := run(t, "", append(append([]string{"merge"}, c.args...), "-o", out)...)
-			if r.code != 1 {
-				t.Errorf("%s: %v", c.name, r)
-			}
-			for _, w := range c.wants {
-				if !strings.Contains(r.stderr, w) {
-					t.Errorf("%s: stderr lacks %q: %s", c.name, w, r.stderr)
-				}
-			}
-			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("%s: merge wrote %s", c.name, out)
-			}
-		}
-	})
+	t.Run("refused", func(t *testing.T) { checkMergeRefusals(t, dir, parts) })
 
 	t.Run("torch", func(t *testing.T) { checkInTorch(t, modelCkpt, single) })
+}
+
+// checkMergeRefusals: merge refuses parts with a gap, an overlap, other options or another
+// input, naming what is wrong, and writes nothing.
+func checkMergeRefusals(t *testing.T, dir string, parts []string) {
+	units := func(part string) []string {
+		p, err := sessions.ReadPart(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, u := range p.Units {
+			ids = append(ids, u.Unit.ID())
+		}
+		return ids
+	}
+	out := filepath.Join(dir, "refused.safetensors")
+	twice := filepath.Join(dir, "copy-of-1.json")
+	data, _ := os.ReadFile(parts[1])
+	if err := os.WriteFile(twice, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.safetensors")
+	if r := run(t, "", append(distillModelArgs(other, "--shard", "0/3"), "--order", "5")...); r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		wants []string
+	}{
+		{"gap", parts[:2], append([]string{"the parts do not cover the work once", "2 unit(s) missing"}, units(parts[2])...)},
+		{"overlap", append(slices.Clone(parts), twice), append([]string{"2 unit(s) in more than one part"}, units(parts[1])...)},
+		{"options", []string{parts[0], other + ".shard-0-of-3.json"}, []string{"different options", `order 6 and 5`}},
+		{"input", append(slices.Clone(parts), "--input", filepath.Join(dir, "single.safetensors")), []string{"is not the input the parts distilled"}},
+	} {
+		r := run(t, "", append(append([]string{"merge"}, c.args...), "-o", out)...)
+		if r.code != 1 {
+			t.Errorf("%s: %v", c.name, r)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%s: stderr lacks %q: %s", c.name, w, r.stderr)
+			}
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: merge wrote %s", c.name, out)
+		}
+	}
 }
 
 // checkInTorch loads distilled checkpoints with the reference code (testdata/scale/
