@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
@@ -97,6 +98,31 @@ func qualityTargets(t *testing.T, channels int) ([]string, map[string][][]float6
 		names = append(names, name)
 	}
 	return names, fams
+}
+
+// TestQualityTargetsDump writes the quality targets (qualityChannels(16) channels of each
+// set, L = 1024) as float64 .npy files, one per set, into the directory SSMLAB_QUALITY_DUMP
+// names: the preset sets for the PyTorch reference of the paper's recipe
+// (bench/recipe_torch.py). Skipped without it.
+func TestQualityTargetsDump(t *testing.T) {
+	dir := os.Getenv("SSMLAB_QUALITY_DUMP")
+	if dir == "" {
+		t.Skip("set SSMLAB_QUALITY_DUMP to a directory to write the quality targets there")
+	}
+	names, fams := qualityTargets(t, qualityChannels(16))
+	for _, name := range names {
+		a, err := arrays.FromRows(fams[name])
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := arrays.EncodeNPY(a, arrays.Float64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".npy"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // trainedFilters reads n kernels, spread evenly, from a (channels, L) .npy file.
