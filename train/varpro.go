@@ -113,6 +113,7 @@ type varpro struct {
 	v1       []complex128  // Σ v_τ τ λ^(τ−s) per pole
 	lm       lmBuffers
 	qr       []float64 // exactResidues' basis
+	xs       []float64 // normal's U⁻ᵀΦᵀD and U⁻ᵀΦᵀe
 	// lastA and lastF are the parameters and value of the last sse while its residues and
 	// residual are still what v holds (polish and exactResidues change them): Levenberg–
 	// Marquardt and fit ask again for the point they stand on, and once QR solves every
@@ -325,13 +326,15 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 	}
 	v.project(v.e)
 	// X = U⁻ᵀΦᵀD and U⁻ᵀΦᵀe, with U the Cholesky factor sse left (ridge included).
-	x := make([]float64, n*na)
+	if len(v.xs) < n*na+n {
+		v.xs = make([]float64, n*na+n)
+	}
+	x, pe := v.xs[:n*na], v.xs[n*na:n*na+n]
 	for k := 0; k < na; k++ {
 		for i := 0; i < n; i++ {
 			x[i*na+k] = v.gram.At(i, n+k)
 		}
 	}
-	pe := make([]float64, n)
 	for i := 0; i < n; i++ {
 		pe[i] = v.dot(v.cols[i])
 	}

@@ -114,19 +114,28 @@ func (v *varpro) exactResidues() float64 {
 		v.qr = make([]float64, n*len(v.y))
 	}
 	cols := make([][]float64, n)
-	for j, c := range v.cols[:n] {
-		col := v.qr[j*len(v.y) : (j+1)*len(v.y)]
-		l := v.mu[c.pole]
+	for j := range cols {
+		cols[j] = v.qr[j*len(v.y) : (j+1)*len(v.y)]
+	}
+	// A pair's two columns (β = 1 and β = i, setPoles) from one sequence of powers.
+	for i := 0; i < v.s.pairs; i++ {
+		c0, c1 := v.cols[2*i], v.cols[2*i+1]
+		re, im := cols[2*i], cols[2*i+1]
+		l := v.mu[i]
 		pw := complex(1, 0)
-		for t := range col {
-			if v.isPair(c.pole) {
-				col[t] = 2 * real(c.beta*pw)
-			} else {
-				col[t] = real(pw)
-			}
+		for t := range re {
+			re[t] = 2 * real(c0.beta*pw)
+			im[t] = 2 * real(c1.beta*pw)
 			pw *= l
 		}
-		cols[j] = col
+	}
+	for j := 2 * v.s.pairs; j < n; j++ {
+		col, l := cols[j], v.mu[v.cols[j].pole]
+		pw := complex(1, 0)
+		for t := range col {
+			col[t] = real(pw)
+			pw *= l
+		}
 	}
 	x := make([]float64, n)
 	if !householderSolve(cols, v.y, x) {
