@@ -114,6 +114,9 @@ type varpro struct {
 	v1       []complex128  // Σ v_τ τ λ^(τ−s) per pole
 	lm       lmBuffers
 	qr       []float64 // exactResidues' basis
+	qrs, qrb []float64 // reducedBasis' problem and block
+	qrR      []float64 // the last QR's R (row-major, upper), for refineStepWith
+	rdiag    []float64 // its diagonal, as householderSolveDiag leaves it
 	xs       []float64 // normal's U⁻ᵀΦᵀD and U⁻ᵀΦᵀe
 	// lastA and lastF are the parameters and value of the last sse while its residues and
 	// residual are still what v holds (polish and exactResidues change them): Levenberg–

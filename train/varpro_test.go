@@ -254,3 +254,34 @@ func TestWithinRatio(t *testing.T) {
 		}
 	}
 }
+
+// TestReducedBasis checks that the residue problem reduced by Φ's shift structure
+// (reducedBasis) has the full problem's least-squares solution: on pole sets from the
+// quality sets' fits (pairs near the unit circle, near z = 1, real poles of both signs and
+// at 0), the residues from the two QR solves agree to the problem's conditioning.
+func TestReducedBasis(t *testing.T) {
+	for _, length := range []int{1024, 300} {
+		v, _, a, _ := testVarpro(length, 3, 0.004, 0.9999)
+		v.sse(a)
+		n := v.s.order()
+		red, rhs, ok := v.reducedBasis()
+		if !ok {
+			t.Fatalf("L = %d, n = %d: no reduction", length, n)
+		}
+		if len(rhs) >= len(v.y) {
+			t.Errorf("L = %d: reduced problem of %d rows", length, len(rhs))
+		}
+		got, want := make([]float64, n), make([]float64, n)
+		if !householderSolve(red, rhs, got) || !householderSolve(v.basisColumns(0, len(v.y), &v.qr), v.y, want) {
+			t.Fatal("QR solve failed")
+		}
+		d, scale := 0.0, 0.0
+		for i := range got {
+			d, scale = math.Max(d, math.Abs(got[i]-want[i])), math.Max(scale, math.Abs(want[i]))
+		}
+		if d > 1e-9*scale {
+			t.Errorf("L = %d: residues differ by %.3g of %.3g", length, d, scale)
+		}
+		t.Logf("L = %d, n = %d: %d rows in place of %d, residues within %.2g of %.3g", length, n, len(rhs), len(v.y), d, scale)
+	}
+}
