@@ -41,14 +41,8 @@ func newGeomSums(n int) *geomSums {
 
 // at returns S₀, S₁, S₂ at z = e^w (Re w ≤ 0).
 func (g *geomSums) at(w complex128) [3]complex128 {
-	return g.atPowers(w, cmplx.Exp(complex(float64(g.n), 0)*w), cmplx.Exp(w))
-}
-
-// atPowers is at given e^(Nw) and z = e^w, which fillSums forms as products of the poles' own
-// (two complex products in place of three exponentials per pair of poles).
-func (g *geomSums) atPowers(w, e, z complex128) [3]complex128 {
 	nf := float64(g.n)
-	if (real(w)*real(w)+imag(w)*imag(w))*nf*nf <= geomTaylorRadius*geomTaylorRadius {
+	if cmplx.Abs(w)*nf <= geomTaylorRadius {
 		var out [3]complex128
 		term := complex(1, 0) // w^m/m!
 		for m := 0; m <= geomTaylorTerms; m++ {
@@ -65,23 +59,17 @@ func (g *geomSums) atPowers(w, e, z complex128) [3]complex128 {
 	}
 	// |Nw| > 2 here and Re w < 0: e^(Nw) − 1 does not cancel unless the product lies on the
 	// unit circle (|e^(Nw)| ≈ 1 and Nw near 2πik), which no stable pair of poles reaches.
+	e := cmplx.Exp(complex(nf, 0) * w)
 	a := e - 1
 	if real(w)*nf > -1e-3 {
 		a = expm1c(complex(nf, 0) * w)
 	}
-	// While |z − 1| ≥ 1/2, z − 1 keeps about z's own relative accuracy; nearer z = 1, expm1
-	// keeps the digits the subtraction would cancel.
-	b := z - 1
-	if real(b)*real(b)+imag(b)*imag(b) < 0.25 {
-		b = expm1c(w)
-		z = b + 1
-	}
-	inv := 1 / b
-	inv2 := inv * inv
-	u := complex(nf, 0)*e*b - a*z
-	s0 := a * inv
-	s1 := u * inv2
-	s2 := (complex(nf*nf, 0)*e*b - a*z - 2*u*z*inv) * inv2
+	b := expm1c(w)
+	q := b + 1
+	u := complex(nf, 0)*e*b - a*q
+	s0 := a / b
+	s1 := u / (b * b)
+	s2 := (complex(nf*nf, 0)*e*b - a*q - 2*u*q/b) / (b * b)
 	return [3]complex128{s0, s1, s2}
 }
 
@@ -89,18 +77,14 @@ func (g *geomSums) atPowers(w, e, z complex128) [3]complex128 {
 // basis column τ^k λ^(τ−s) (a real pole's derivative column is τλ^(τ−1)). Small |z| is
 // summed directly (the terms vanish fast, and dividing S_k by z^s would cancel).
 func (g *geomSums) shifted(w complex128, s int) [3]complex128 {
-	return g.shiftedPowers(w, cmplx.Exp(complex(float64(g.n), 0)*w), cmplx.Exp(w), s)
-}
-
-// shiftedPowers is shifted given e^(Nw) and z = e^w (as atPowers).
-func (g *geomSums) shiftedPowers(w, e, z complex128, s int) [3]complex128 {
 	if s == 0 {
-		return g.atPowers(w, e, z)
+		return g.at(w)
 	}
+	z := cmplx.Exp(w)
 	if real(w) < -700 {
 		z = 0
 	}
-	if real(z)*real(z)+imag(z)*imag(z) < 0.25*0.25 {
+	if cmplx.Abs(z) < 0.25 {
 		var out [3]complex128
 		pw := complex(1, 0)
 		for t := s; t < g.n; t++ {
@@ -109,13 +93,13 @@ func (g *geomSums) shiftedPowers(w, e, z complex128, s int) [3]complex128 {
 			out[1] += complex(tf, 0) * pw
 			out[2] += complex(tf*tf, 0) * pw
 			pw *= z
-			if real(pw)*real(pw)+imag(pw)*imag(pw) < 1e-38 {
+			if cmplx.Abs(pw) < 1e-19 {
 				break
 			}
 		}
 		return out
 	}
-	full := g.atPowers(w, e, z)
+	full := g.at(w)
 	// Subtract the terms τ < s, then divide by z^s.
 	pw := complex(1, 0)
 	for t := 0; t < s; t++ {

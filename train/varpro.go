@@ -98,7 +98,6 @@ type varpro struct {
 	accurate bool
 	sums     *geomSums
 	mu       []complex128 // the poles (one member of each pair, then the real ones)
-	muN      []complex128 // their N-th powers, N the number of samples
 	w        []complex128 // their logarithms, exact from the parameters
 	c        []float64    // residues for the last sse
 	e        []float64    // Φc − y for the last sse
@@ -139,7 +138,7 @@ func newVarpro(s poleSet, y []float64) *varpro {
 	n, na := s.order(), s.numParams()
 	m := len(y) - 1
 	poles := s.pairs + s.reals
-	return &varpro{s: s, y: y[1:], yy: floats.Dot(y[1:], y[1:]), sums: sharedGeomSums(m), mu: make([]complex128, poles), muN: make([]complex128, poles), w: make([]complex128, poles),
+	return &varpro{s: s, y: y[1:], yy: floats.Dot(y[1:], y[1:]), sums: sharedGeomSums(m), mu: make([]complex128, poles), w: make([]complex128, poles),
 		c: make([]float64, n), e: make([]float64, m), chol: make([]float64, n*n), rhs: make([]float64, n),
 		cols: make([]basisCol, n+na), gram: mat.NewSymDense(n+na, nil), pairSums: make([][2][3]complex128, poles*poles),
 		v0: make([]complex128, poles), v1: make([]complex128, poles), lm: newLMBuffers(na), px: cpuSums{}}
@@ -175,27 +174,18 @@ func (v *varpro) setPoles(a []float64) {
 
 func (v *varpro) isPair(p int) bool { return p < v.s.pairs }
 
-// fillSums evaluates the geometric sums of every product of two poles (setPoles first),
-// each product's e^w and e^(Nw) as the product of the poles' own: three exponentials per pole
-// in place of three per pair of poles, where they were half of an evaluation's time at
-// n = 64.
+// fillSums evaluates the geometric sums of every product of two poles (setPoles first).
 func (v *varpro) fillSums() {
 	np := len(v.mu)
-	nf := complex(float64(v.sums.n), 0)
-	for p := range np {
-		v.muN[p] = cmplx.Exp(nf * v.w[p])
-	}
 	for p := 0; p < np; p++ {
 		for q := p; q < np; q++ {
 			ps := &v.pairSums[p*np+q]
 			wp, wq := v.w[p], v.w[q]
-			e, z := v.muN[p]*v.muN[q], v.mu[p]*v.mu[q]
 			switch {
 			case v.isPair(p) && v.isPair(q):
-				ps[0] = v.sums.atPowers(wp+wq, e, z)
-				ps[1] = v.sums.atPowers(wp+cmplx.Conj(wq), v.muN[p]*cmplx.Conj(v.muN[q]), v.mu[p]*cmplx.Conj(v.mu[q]))
+				ps[0], ps[1] = v.sums.at(wp+wq), v.sums.at(wp+cmplx.Conj(wq))
 			default:
-				ps[0], ps[1] = v.sums.atPowers(wp+wq, e, z), v.sums.shiftedPowers(wp+wq, e, z, 1)
+				ps[0], ps[1] = v.sums.at(wp+wq), v.sums.shifted(wp+wq, 1)
 			}
 		}
 	}
