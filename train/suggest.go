@@ -15,7 +15,7 @@ const MaxSuggestOrder = 1024
 // SuggestMargin is how far below the tolerance a kernel's lower bound must fall for
 // SuggestOrder to suggest its order. The default recipe's mean errors land 1.1–3.5× above the
 // mean bound in 24 of the 25 cells of the README's quality table where the bound is above 0
-// (8.6× in the other: trained drawn lags, n = 64), so a bound of a third of the tolerance
+// (8.5× in the other: trained drawn lags, n = 64), so a bound of a third of the tolerance
 // leaves room for the usual gap (no fit can meet a tolerance its bound exceeds).
 // Single channels can land further: on the trained layers at the order suggested for 1e-2,
 // the hardest channel of each is 6–12× above its bound and misses the tolerance, while the
