@@ -86,7 +86,7 @@ func pairRoots(what string, poles, residues []complex128) ([]mode, error) {
 		}
 		used[i] = true
 		ptol := conjTol * (1 + cmplx.Abs(p))
-		if math.Abs(imag(p)) <= ptol*1e-3 || imag(p) == 0 {
+		if NearlyReal(p) {
 			if math.Abs(imag(residues[i])) > conjTol*(1+rscale) {
 				return nil, invalidf("%s %d %v is real but its residue %v is not: a real filter's residues are conjugate-closed", what, i, p, residues[i])
 			}

@@ -28,7 +28,7 @@ func NewDiagonalRealPart(poles, residues []complex128, h0 float64) (*Diagonal, e
 	var ps, rs []complex128
 	for i, p := range poles {
 		r := residues[i]
-		if math.Abs(imag(p)) <= realPoleTol*(1+cmplx.Abs(p)) {
+		if NearlyReal(p) {
 			ps = append(ps, complex(real(p), 0))
 			rs = append(rs, complex(real(r), 0))
 			continue
@@ -43,6 +43,10 @@ func NewDiagonalRealPart(poles, residues []complex128, h0 float64) (*Diagonal, e
 // a pole as real: the tolerance Validate applies to a real pole (conjTol·1e-3), well above the
 // rounding of e^{Δtλ} at Δt·Im λ = kπ (1.2e-16 for S4D-Lin at Δt = 0.1).
 const realPoleTol = conjTol * 1e-3
+
+// NearlyReal reports whether a pole counts as real: its imaginary part within realPoleTol of
+// 1+|p|, as NewDiagonal judges (its residue must then be real too).
+func NearlyReal(p complex128) bool { return math.Abs(imag(p)) <= realPoleTol*(1+cmplx.Abs(p)) }
 
 // HalfModes is the inverse of NewDiagonalRealPart: it returns one pole of each conjugate
 // pair of f (the one with a positive imaginary part) with twice its residue, and each real

@@ -221,3 +221,39 @@ func TestSnappedPolesHoldFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagonalNearlyRealPair checks that a fit's pair within rounding of the real axis (an
+// angle of 1e-13 from 0 or π, where filters take the pole as real and refuse a complex
+// residue) becomes a valid diagonal filter with the pair's response: two real modes.
+func TestDiagonalNearlyRealPair(t *testing.T) {
+	const length = 1024
+	for _, theta := range []float64{1e-13, math.Pi - 1e-13, -1e-13} {
+		s := poleSet{pairs: 2, reals: 1, rmax: 0.9999}
+		pairs := []complex128{cmplx.Rect(0.85, theta), cmplx.Rect(0.7, 1)}
+		f := &modalFit{s: s, a: s.params(pairs, []float64{0.5}), c: []float64{0.3, -1.2e5, 0.2, 0.1, -0.4}, h0: 0.25}
+		d, err := f.diagonal()
+		if err != nil {
+			t.Fatalf("θ = %g: %v", theta, err)
+		}
+		// The fit's response: h0, then Σ 2Re(rλ^τ) over the pairs and r·λ^τ over the real pole.
+		want := make([]float64, length)
+		want[0] = f.h0
+		for i := 0; i < s.pairs; i++ {
+			l, r := s.pole(f.a, i), complex(f.c[2*i], f.c[2*i+1])
+			pw := complex(1, 0)
+			for tau := 0; tau < length-1; tau++ {
+				want[tau+1] += 2 * real(r*pw)
+				pw *= l
+			}
+		}
+		l := real(s.pole(f.a, s.pairs))
+		pw := 1.0
+		for tau := 0; tau < length-1; tau++ {
+			want[tau+1] += f.c[2*s.pairs] * pw
+			pw *= l
+		}
+		if e := filters.RelDiff(want, d.Impulse(length)); !(e < 1e-9) {
+			t.Errorf("θ = %g: the diagonal filter's response is %.3g from the fit's", theta, e)
+		}
+	}
+}

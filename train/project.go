@@ -33,6 +33,20 @@ func (f *modalFit) diagonal() (*filters.Diagonal, error) {
 			res = append(res, complex(real(r), 0), complex(real(r), 0))
 			continue
 		}
+		if filters.NearlyReal(l) {
+			// θ within rounding of 0 or π, where a filter takes the pole as real (and its
+			// residue must be): with λ = sρe^{iδ}, s = ±1, 2Re(rλ^τ) is s^τρ^τ(2Re r·cos τδ −
+			// 2Im r·sin τδ), which the real modes sρe^{±δ} with residues Re r ∓ Im r give up to
+			// O(|r|(τδ)²), |δ| ≤ 2e-12 (an order-n fit can end there, with |Im r| ~ 1e5).
+			s := 1.0
+			if real(l) < 0 {
+				s = -1
+			}
+			rho, d := cmplx.Abs(l), math.Atan2(s*imag(l), s*real(l))
+			poles = append(poles, complex(s*rho*math.Exp(d), 0), complex(s*rho*math.Exp(-d), 0))
+			res = append(res, complex(real(r)-imag(r), 0), complex(real(r)+imag(r), 0))
+			continue
+		}
 		poles = append(poles, l, cmplx.Conj(l))
 		res = append(res, r, cmplx.Conj(r))
 	}
