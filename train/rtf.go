@@ -256,8 +256,13 @@ func (m *rtfModel) maxRadius(p []float64) float64 {
 	if m.n == 0 {
 		return 0
 	}
-	a := m.denominator(p, make([]float64, m.n))
-	tf, err := filters.NewTransferFunction(a, make([]float64, m.n), 0)
+	return denominatorRadius(m.denominator(p, make([]float64, m.n)))
+}
+
+// denominatorRadius is the largest |pole| of the denominator a (the coefficients after its
+// leading 1), +Inf where it cannot be found.
+func denominatorRadius(a []float64) float64 {
+	tf, err := filters.NewTransferFunction(a, make([]float64, len(a)), 0)
 	if err != nil {
 		return math.Inf(1)
 	}
