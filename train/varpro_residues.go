@@ -245,21 +245,22 @@ func (v *varpro) reducedBasis() ([][]float64, []float64, bool) {
 	}
 	rhs := make([]float64, rows)
 	copy(rhs[k*n:], v.y[k*b:])
+	// R₀ is diag on its diagonal and first's leading rows above it.
+	r := func(i, j int) float64 {
+		switch {
+		case i == j:
+			return diag[j]
+		case i < j:
+			return first[j][i]
+		}
+		return 0
+	}
 	block := make([]float64, b)
 	for q := 0; q < k; q++ {
 		copy(block, v.y[q*b:(q+1)*b])
 		householderApply(first, uus, block)
 		copy(rhs[q*n:(q+1)*n], block[:n])
-		// R₀M(qB): R₀ is diag on its diagonal and first's leading rows above it.
-		r := func(i, j int) float64 {
-			switch {
-			case i == j:
-				return diag[j]
-			case i < j:
-				return first[j][i]
-			}
-			return 0
-		}
+		// Block q's rows: R₀M(qB).
 		for i := 0; i < v.s.pairs; i++ {
 			p := v.power(i, q*b)
 			c, s := real(p), imag(p)
