@@ -214,7 +214,8 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		defer mu.Unlock()
 		done++
 		latest[ch] = rel
-		if progress == nil || done < total && time.Since(last) < ProgressInterval {
+		// Another channel's rung may finish after a cancel; nothing is reported after one.
+		if progress == nil || ctx.Err() != nil || done < total && time.Since(last) < ProgressInterval {
 			return
 		}
 		last = time.Now()

@@ -82,7 +82,8 @@ type Result struct {
 }
 
 // Run fits the job on backend, calling progress (if not nil) at most every
-// ProgressInterval. It returns ctx.Err() and no result when ctx is cancelled.
+// ProgressInterval. Once ctx is cancelled it calls progress no more and returns ctx.Err()
+// and no result.
 func Run(ctx context.Context, job Job, backend Backend, progress func(Progress)) (*Result, error) {
 	start := time.Now()
 	spec := job.Spec
@@ -146,7 +147,7 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 	if race {
 		head := spec.Steps / 4
 		report := func(step int, loss, rel []float64) {
-			if progress != nil {
+			if progress != nil && ctx.Err() == nil {
 				el := time.Since(start)
 				eta := time.Duration(float64(el) / float64(step) * float64(spec.Steps-step))
 				progress(Progress{Step: step, Steps: spec.Steps, Loss: mean(loss[:d]), RelError: maxOf(rel[:d]), Elapsed: el, ETA: eta})
@@ -177,7 +178,7 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 		if spec.Tol > 0 && worst <= spec.Tol {
 			early = true
 		}
-		if progress != nil && (done == spec.Steps || early || time.Since(last) >= ProgressInterval) {
+		if progress != nil && ctx.Err() == nil && (done == spec.Steps || early || time.Since(last) >= ProgressInterval) {
 			last = time.Now()
 			el := time.Since(start)
 			eta := time.Duration(float64(el) / float64(done) * float64(spec.Steps-done))
