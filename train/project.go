@@ -323,7 +323,12 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	// A fit still descending goes on, until Levenberg–Marquardt converges or up to
 	// projectExtend times the iterations more: from ERA's or the FIR's poles, trained Hyena
 	// filters at n = 64 can take 150 iterations to their basin's floor (0.0081 after 50,
-	// 0.0035 after 150).
+	// 0.0035 after 150). This slow phase is where Gauss–Newton's model misses the
+	// Hessian's second-order term, and the run takes Dennis, Gay and Welsch's secant
+	// estimate of it (secantTerm) from here on.
+	if best.st.secant == nil {
+		best.st.secant = newSecantTerm(best.v.s.numParams())
+	}
 	for more := 0; more < projectExtend*o.iters && !best.st.done; more += varproChunk {
 		if _, err := best.v.fit(ctx, best.a, varproChunk, &best.st, false); err != nil {
 			return nil, err

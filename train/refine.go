@@ -216,18 +216,22 @@ func levenbergMarquardt(ctx context.Context, prob lmProblem, b *lmBuffers, p []f
 			return f, err
 		}
 		prob.normal(p, h, g)
+		model := h
+		if st.secant != nil {
+			model = st.secant.model(h, g)
+		}
 		maxDiag := 0.0
 		for i := 0; i < np; i++ {
 			maxDiag = math.Max(maxDiag, h.At(i, i))
 		}
 		accepted := false
 		for !accepted && mu < 1e16 {
-			damped.CopySym(h)
+			damped.CopySym(model)
 			for i := 0; i < np; i++ {
 				// Marquardt's scaling makes the step invariant to the scale of each parameter;
 				// the floor keeps columns that barely move the kernel from blowing up.
 				d := h.At(i, i) + 1e-12*maxDiag
-				damped.SetSym(i, i, h.At(i, i)+mu*d)
+				damped.SetSym(i, i, model.At(i, i)+mu*d)
 				step[i] = -g[i]
 			}
 			if !choleskySolve(damped.RawSymmetric().Data, np, step) {
@@ -244,8 +248,9 @@ func levenbergMarquardt(ctx context.Context, prob lmProblem, b *lmBuffers, p []f
 				continue
 			}
 			ft := prob.sse(trial)
-			// Predicted decrease of the Gauss–Newton model: -(gᵀs + ½sᵀHs).
-			b.hs.MulVec(h, b.stepVec)
+			// Predicted decrease of the model (Gauss–Newton's, or with the secant term):
+			// -(gᵀs + ½sᵀHs).
+			b.hs.MulVec(model, b.stepVec)
 			pred := -floats.Dot(step, g) - floats.Dot(step, b.hs.RawVector().Data)/2
 			if ft < f && pred > 0 {
 				rho := (f - ft) / pred
@@ -257,6 +262,9 @@ func levenbergMarquardt(ctx context.Context, prob lmProblem, b *lmBuffers, p []f
 					stalls++
 				} else {
 					stalls = 0
+				}
+				if st.secant != nil {
+					st.secant.accepted(h, g, step, f, ft)
 				}
 				copy(p, trial)
 				f = ft
@@ -275,12 +283,15 @@ func levenbergMarquardt(ctx context.Context, prob lmProblem, b *lmBuffers, p []f
 	return f, nil
 }
 
-// lmState is a Levenberg–Marquardt run's damping (μ, ν), its count of stalled steps, and
-// whether it has finished (converged, or no damping gives a decrease).
+// lmState is a Levenberg–Marquardt run's damping (μ, ν), its count of stalled steps,
+// whether it has finished (converged, or no damping gives a decrease), and the secant term
+// of the Hessian when the run uses one (nil: Gauss–Newton's model alone, as the RTF
+// refinement runs).
 type lmState struct {
 	mu, nu float64
 	stalls int
 	done   bool
+	secant *secantTerm
 }
 
 // refineStarts is the number of random starts the refinement adds per channel up to
