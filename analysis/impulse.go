@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
-	"runtime"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/rtf"
@@ -55,12 +54,6 @@ func ParseMethod(s string) (Method, error) {
 // failed (filters.ErrDefective for repeated poles with the modal methods,
 // filters.ErrIllConditioned), or the response overflowed (*NonFiniteError).
 func Impulse(dst []float64, f filters.Filter, length int, m Method) ([]float64, error) {
-	return impulse(dst, f, length, m, runtime.GOMAXPROCS(0))
-}
-
-// impulse is Impulse with the number of time chunks the scan may use (1 inside a bank, whose
-// channels already run in parallel).
-func impulse(dst []float64, f filters.Filter, length int, m Method, procs int) ([]float64, error) {
 	dst = useDst(dst, length)
 	if length == 0 {
 		return dst, nil
@@ -84,7 +77,7 @@ func impulse(dst []float64, f filters.Filter, length int, m Method, procs int) (
 		if m == Vandermonde {
 			vandermonde(dst, md)
 		} else {
-			scanImpulse(dst, md, procs)
+			scanImpulse(dst, md)
 		}
 	default:
 		panic(fmt.Sprintf("analysis: unknown method %q", m))
@@ -109,11 +102,7 @@ func useDst(dst []float64, length int) []float64 {
 // impulse response comes from method m and is summed with compensated (Neumaier) summation,
 // so the running sum carries no more than a few roundings. Errors as Impulse.
 func Step(dst []float64, f filters.Filter, length int, m Method) ([]float64, error) {
-	return step(dst, f, length, m, runtime.GOMAXPROCS(0))
-}
-
-func step(dst []float64, f filters.Filter, length int, m Method, procs int) ([]float64, error) {
-	dst, err := impulse(dst, f, length, m, procs)
+	dst, err := Impulse(dst, f, length, m)
 	if err != nil {
 		// The running sum is not finite from the first sample the impulse response is not.
 		var nf *NonFiniteError

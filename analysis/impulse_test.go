@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -57,6 +58,47 @@ func checkAgreement(t *testing.T, f filters.Filter, length int) float64 {
 		}
 	}
 	return worst
+}
+
+// TestScanSameOnAnyThreadCount: the scan gives the same bits on 1, 2, 3 and 8 threads.
+// It cut time into GOMAXPROCS chunks, and the chunking orders the products: on 8 threads
+// a slowly decaying response differed from the one-thread one in a third of its samples.
+func TestScanSameOnAnyThreadCount(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rng := rand.New(rand.NewPCG(9, 9))
+	var poles, res []complex128
+	for range 4 {
+		p := cmplx.Rect(0.9995+0.0004*rng.Float64(), math.Pi*rng.Float64())
+		r := complex(rng.NormFloat64(), rng.NormFloat64())
+		poles, res = append(poles, p, cmplx.Conj(p)), append(res, r, cmplx.Conj(r))
+	}
+	f, err := filters.NewDiagonal(poles, res, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, L := range []int{scanParallelMin + 1, 20000, 1<<16 + 1} {
+		runtime.GOMAXPROCS(1)
+		want, err := Impulse(nil, f, L, Scan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, procs := range []int{2, 3, 8} {
+			runtime.GOMAXPROCS(procs)
+			got, err := Impulse(nil, f, L, Scan)
+			if err != nil {
+				t.Fatal(err)
+			}
+			differ := 0
+			for i := range got {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					differ++
+				}
+			}
+			if differ > 0 {
+				t.Errorf("L = %d: %d of %d samples differ on %d threads from one thread", L, differ, L, procs)
+			}
+		}
+	}
 }
 
 // TestImpulseEveryForm runs every method on every form of one filter.

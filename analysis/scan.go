@@ -1,13 +1,16 @@
 package analysis
 
-import (
-	"math/bits"
-	"sync"
-)
+import "math/bits"
 
-// scanParallelMin is the shortest response for which the scan splits time across goroutines;
+// scanParallelMin is the shortest response for which the scan splits time into chunks;
 // below it one chunk is cheaper than the two synchronisations.
 const scanParallelMin = 1 << 13
+
+// scanChunks is how many time chunks a response of at least scanParallelMin steps is cut
+// into, whatever the number of threads: the chunking decides the order of the products, so
+// a count taken from GOMAXPROCS made h differ in the last bits from one machine to another
+// (at 5 or more chunks).
+const scanChunks = 16
 
 // scanImpulse computes h[t] = h0·δ[t] + Σᵢ wᵢ·Re(rᵢ·sᵢ[t-1]) where sᵢ runs the diagonal
 // recurrence sᵢ[t] = λᵢ·sᵢ[t-1] + u[t] with u = δ (LDStack paper, eq. 3 with B' the all-ones vector,
@@ -22,9 +25,12 @@ const scanParallelMin = 1 << 13
 //     work-efficient scan), which yields every state of the chunk.
 //
 // Each state passes through about 2·log₂C products, so its rounding error grows like
-// log₂C·eps rather than the t·eps of a running product. Work is about 3T complex
-// multiply-adds per mode; steps 1 and 3 run on p goroutines.
-func scanImpulse(h []float64, md modal, procs int) {
+// (log₂C + p)·eps rather than the t·eps of a running product. p depends on T only (1, or
+// scanChunks from scanParallelMin on), so h is the same to the bit on any number of threads.
+// The input is δ[t], so every chunk but the first reduces to zeros: only the first is
+// reduced, and the work is about T complex multiply-adds per mode for the down-sweeps, plus
+// T/p for each reduction of the first chunk. Step 3 runs on up to GOMAXPROCS goroutines.
+func scanImpulse(h []float64, md modal) {
 	clear(h)
 	h[0] = md.h0
 	T := len(h) - 1
@@ -32,8 +38,8 @@ func scanImpulse(h []float64, md modal, procs int) {
 		return
 	}
 	p := 1
-	if procs > 1 && T >= scanParallelMin {
-		p = procs
+	if T >= scanParallelMin {
+		p = scanChunks
 	}
 	C := nextPow2((T + p - 1) / p)
 	chunks := (T + C - 1) / C
@@ -54,23 +60,6 @@ func scanImpulse(h []float64, md modal, procs int) {
 		powers[i] = pw
 	}
 
-	// Step 1: chunk totals b (the state a chunk produces from a zero state), per chunk and mode.
-	totals := make([][]complex128, chunks)
-	run := func(body func(c int, buf []complex128)) {
-		if chunks == 1 {
-			body(0, make([]complex128, C))
-			return
-		}
-		var wg sync.WaitGroup
-		for c := 0; c < chunks; c++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				body(c, make([]complex128, C))
-			}()
-		}
-		wg.Wait()
-	}
 	// fill writes the chunk's input: u[t] = δ[t] for the global step t = c·C + k.
 	fill := func(buf []complex128, c int) {
 		clear(buf)
@@ -78,16 +67,16 @@ func scanImpulse(h []float64, md modal, procs int) {
 			buf[0] = 1
 		}
 	}
+	// Step 1: the first chunk's total (the state it produces from a zero state), per mode;
+	// the other chunks' are zero.
+	total0 := make([]complex128, nm)
 	if chunks > 1 {
-		run(func(c int, buf []complex128) {
-			tot := make([]complex128, nm)
-			for i := range md.modes {
-				fill(buf, c)
-				upSweep(buf, powers[i])
-				tot[i] = buf[C-1]
-			}
-			totals[c] = tot
-		})
+		buf := make([]complex128, C)
+		for i := range md.modes {
+			fill(buf, 0)
+			upSweep(buf, powers[i])
+			total0[i] = buf[C-1]
+		}
 	}
 	// Step 2: carries[c][i] = state entering chunk c: carry_{c+1} = λ^C·carry_c + total_c.
 	carries := make([][]complex128, chunks)
@@ -95,30 +84,38 @@ func scanImpulse(h []float64, md modal, procs int) {
 	for c := 1; c < chunks; c++ {
 		carries[c] = make([]complex128, nm)
 		for i := range md.modes {
-			carries[c][i] = powers[i][levels]*carries[c-1][i] + totals[c-1][i]
+			carries[c][i] = powers[i][levels] * carries[c-1][i]
+			if c == 1 {
+				carries[c][i] += total0[i]
+			}
 		}
 	}
 	// Step 3: per chunk, rebuild the tree, put the carry at the root, sweep down; the
 	// exclusive prefix E[k] is the state before step k, so s[k] = λ·E[k] + u[k].
-	run(func(c int, buf []complex128) {
-		start := c * C
-		seg := h[1+start : 1+min(start+C, T)]
-		for i, m := range md.modes {
-			fill(buf, c)
-			upSweep(buf, powers[i])
-			buf[C-1] = carries[c][i]
-			downSweep(buf, powers[i])
-			l, r, w := m.pole, m.residue, m.weight
-			u0 := complex(0, 0)
-			if c == 0 {
-				u0 = 1
-			}
-			for k := range seg {
-				s := l * buf[k]
-				if k == 0 {
-					s += u0
+	parallelWorkers(chunks, func() func(int) {
+		buf := make([]complex128, C)
+		return func(c int) {
+			start := c * C
+			seg := h[1+start : 1+min(start+C, T)]
+			for i, m := range md.modes {
+				fill(buf, c)
+				if c == 0 { // a later chunk's zero input reduces to zeros
+					upSweep(buf, powers[i])
 				}
-				seg[k] += w * (real(r)*real(s) - imag(r)*imag(s))
+				buf[C-1] = carries[c][i]
+				downSweep(buf, powers[i])
+				l, r, w := m.pole, m.residue, m.weight
+				u0 := complex(0, 0)
+				if c == 0 {
+					u0 = 1
+				}
+				for k := range seg {
+					s := l * buf[k]
+					if k == 0 {
+						s += u0
+					}
+					seg[k] += w * (real(r)*real(s) - imag(r)*imag(s))
+				}
 			}
 		}
 	})
