@@ -2,6 +2,7 @@ package layouts
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -72,9 +73,11 @@ func optionSpec(name string) (Option, bool) {
 	return Option{}, false
 }
 
-// check refuses an option the layout does not have, and values outside an option's choices.
+// check refuses an option the layout does not have, and values outside an option's choices,
+// naming the first wrong one by name (the same error on every run).
 func (o Options) check(lay Layout) error {
-	for name, v := range o.Values {
+	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
+		v := o.Values[name]
 		spec, ok := optionSpec(name)
 		if !ok {
 			return fmt.Errorf("unknown option %q", name)
