@@ -115,7 +115,7 @@ type varpro struct {
 	qr       []float64 // exactResidues' basis
 	qrs, qrb []float64 // reducedBasis' problem and block
 	qrR      []float64 // the last QR's R (row-major, upper), for refineStepWith
-	rdiag    []float64 // its diagonal, as householderSolveDiag leaves it
+	rdiag    []float64 // its diagonal, as householderSolve leaves it
 	xs       []float64 // normal's U⁻ᵀΦᵀD and U⁻ᵀΦᵀe
 	// lastA and lastF are the parameters and value of the last sse while its residues and
 	// residual are still what v holds (polish and exactResidues change them): Levenberg–

@@ -122,7 +122,7 @@ func (v *varpro) exactResidues() float64 {
 	if len(v.rdiag) < n {
 		v.rdiag = make([]float64, n)
 	}
-	if !householderSolveDiag(cols, rhs, x, v.rdiag[:n]) {
+	if !householderSolve(cols, rhs, x, v.rdiag[:n]) {
 		return f
 	}
 	old := append([]float64(nil), v.c...)
@@ -283,13 +283,8 @@ func (v *varpro) reducedBasis() ([][]float64, []float64, bool) {
 // householderSolve solves the least-squares problem min ‖Φx − y‖ by Householder QR, Φ given
 // by its columns (overwritten), and reports false where Φ is rank-deficient or its condition
 // number, as estimated by the ratio of R's diagonal entries, is above 1e16 (gonum's
-// mat.ConditionTolerance, where its QR solve returned an error).
-func householderSolve(cols [][]float64, y, x []float64) bool {
-	return householderSolveDiag(cols, y, x, make([]float64, len(cols)))
-}
-
-// householderSolveDiag is householderSolve leaving R's diagonal in diag.
-func householderSolveDiag(cols [][]float64, y, x, diag []float64) bool {
+// mat.ConditionTolerance, where its QR solve returned an error). R's diagonal is left in diag.
+func householderSolve(cols [][]float64, y, x, diag []float64) bool {
 	n := len(cols)
 	b := append([]float64(nil), y...)
 	uus := make([]float64, n)

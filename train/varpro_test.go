@@ -272,7 +272,7 @@ func TestReducedBasis(t *testing.T) {
 			t.Errorf("L = %d: reduced problem of %d rows", length, len(rhs))
 		}
 		got, want := make([]float64, n), make([]float64, n)
-		if !householderSolve(red, rhs, got) || !householderSolve(v.basisColumns(0, len(v.y), &v.qr), v.y, want) {
+		if !householderSolve(red, rhs, got, make([]float64, n)) || !householderSolve(v.basisColumns(0, len(v.y), &v.qr), v.y, want, make([]float64, n)) {
 			t.Fatal("QR solve failed")
 		}
 		d, scale := 0.0, 0.0
