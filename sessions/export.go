@@ -126,7 +126,9 @@ func (c ReadBackCheck) Failed() bool {
 // both print; warn is true when the check fails (Failed): they lose more than
 // ReadBackLimit, turn a stable channel unstable, or cannot be read
 // back. float64Option is how the caller's user asks for float64 tensors ("--dtype float64"),
-// offered when float32 is what lost the digits (no advice when empty).
+// offered when float32 is what lost the digits; a failure in the rtf layout also names the
+// layouts that store poles. An empty float64Option asks for no advice (the caller already
+// chose another layout).
 func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	how := "as " + c.DType.String()
 	if c.Layout != "" && c.Layout != layouts.RTF {
@@ -135,12 +137,19 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	if c.TruncLen > 0 {
 		how += fmt.Sprintf(" (trunc_len %d)", c.TruncLen)
 	}
-	advice := ""
+	// What may hold the filters instead: a layout that stores poles (what the rtf layout's
+	// polynomial coefficients lose, whatever the dtype) or float64 (what a narrower dtype
+	// rounds away).
+	var advice []string
+	if float64Option != "" && (c.Layout == layouts.RTF || c.Layout == "") {
+		advice = append(advice, "the s4d, stripedhyena or sos layout (poles, not polynomial coefficients)")
+	}
 	if c.DType != arrays.Float64 && float64Option != "" {
-		advice = "; " + float64Option + " may hold it"
-		if c.Layout == layouts.RTF || c.Layout == "" {
-			advice = "; the s4d, stripedhyena or sos layout keeps the poles out of polynomial coefficients, or " + float64Option + " may hold it"
-		}
+		advice = append(advice, float64Option)
+	}
+	hint := ""
+	if len(advice) > 0 {
+		hint = "; " + strings.Join(advice, ", or ") + " may hold it"
 	}
 	rel := fmt.Sprintf("%.2g", c.RelError)
 	if c.RelError >= math.MaxFloat64 {
@@ -150,11 +159,11 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	case c.Err != nil:
 		msg := strings.TrimPrefix(c.Err.Error(), ErrInvalid.Error()+": ")
 		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
-		return fmt.Sprintf("cannot be read back %s: %s%s", how, msg, advice), true
+		return fmt.Sprintf("cannot be read back %s: %s%s", how, msg, hint), true
 	case len(c.Unstable) > 0:
-		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s over %d samples)%s", how, c.Unstable[0], len(c.Unstable), rel, c.Length, advice), true
+		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s over %d samples)%s", how, c.Unstable[0], len(c.Unstable), rel, c.Length, hint), true
 	case c.Failed():
-		return fmt.Sprintf("reads back %s to relative error %s over %d samples (channel %d), above the %.0e %s tensors are held to%s", how, rel, c.Length, c.Channel, ReadBackLimit(c.DType), c.DType, advice), true
+		return fmt.Sprintf("reads back %s to relative error %s over %d samples (channel %d), above the %.0e %s tensors are held to%s", how, rel, c.Length, c.Channel, ReadBackLimit(c.DType), c.DType, hint), true
 	}
 	return fmt.Sprintf("reads back %s to relative error %s over %d samples", how, rel, c.Length), false
 }
