@@ -313,6 +313,9 @@ func Import(src Source, l Layer, o Options) (Result, error) {
 	}
 	r, err := impl.read(t, l, o)
 	if err != nil {
+		if l.Prefix == "" { // tensors named as the module alone names them
+			return Result{}, fmt.Errorf("%s layer: %w", l.Layout, err)
+		}
 		return Result{}, fmt.Errorf("%s layer %q: %w", l.Layout, l.Prefix, err)
 	}
 	r.Tensors = t.names

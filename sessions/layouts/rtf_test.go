@@ -261,6 +261,10 @@ func TestRTFImportErrors(t *testing.T) {
 		if !errors.Is(err, layouts.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an error containing %q", tc.name, err, tc.want)
 		}
+		// Tensors without a prefix: the layer is not named as "" (it was `rtf layer "": …`).
+		if err != nil && !strings.HasPrefix(err.Error(), "rtf layer: ") {
+			t.Errorf("%s: %q, want it to start with \"rtf layer: \"", tc.name, err)
+		}
 	}
 	// A pole on the unit circle: the correction cannot be undone.
 	marginal := must(arrays.FromRows([][]float64{{-1}, {1}}))
