@@ -209,6 +209,37 @@ func (s *streams) addToSession(path, from string, it sessions.Item) error {
 	return nil
 }
 
+// checkOutputs runs before a fit, whose results come long after its start and are made
+// from its inputs: each output (not "" or "-") must be in an existing directory, and must
+// not be one of the inputs, so that a long run does not end in "no such file or directory"
+// and a result never replaces what it was fitted from (a checkpoint distilled onto itself
+// lost its trained filters).
+func checkOutputs(inputs []string, outputs ...string) error {
+	for _, out := range outputs {
+		if out == "" || out == "-" {
+			continue
+		}
+		if dir := filepath.Dir(out); !isDir(dir) {
+			return failf("%s: the directory %s does not exist", out, dir)
+		}
+		o, err := os.Stat(out)
+		if err != nil {
+			continue // a new file is none of the inputs
+		}
+		for _, in := range inputs {
+			if fi, err := os.Stat(in); in != "" && in != "-" && err == nil && os.SameFile(fi, o) {
+				return fmt.Errorf("%s is also an input: write the result to another file (it would replace %s)", out, in)
+			}
+		}
+	}
+	return nil
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
+}
+
 // put writes a result, data, to path ("-" for stdout) atomically: the one place results go
 // to files, behind the gate a cancelling signal closes.
 func (s *streams) put(path string, data []byte) error {

@@ -19,6 +19,18 @@ type ladderReport struct {
 	Reports []train.Report `json:"reports"`
 }
 
+// ladderOutputs are the files -o names for the orders: one per order where it holds {n}.
+func ladderOutputs(out string, orders []int) []string {
+	if len(orders) == 0 || !strings.Contains(out, "{n}") {
+		return []string{out}
+	}
+	var outs []string
+	for _, n := range orders {
+		outs = append(outs, strings.ReplaceAll(out, "{n}", strconv.Itoa(n)))
+	}
+	return outs
+}
+
 // runLadder fits the job at every order, prints the table of errors and bounds on stderr and
 // writes the filters (-o with {n}: one file per order) or the ladder's reports as JSON (-o
 // left out or "-"), and the same JSON to --report.

@@ -427,6 +427,9 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 			if input != "" {
 				path = input
 			}
+			if err := checkOutputs(append([]string{path}, args...), out); err != nil {
+				return err
+			}
 			opts := first.Options
 			pattern, err := plan.ParsePattern(opts.Layers)
 			if err != nil {

@@ -192,6 +192,20 @@ func checkMergeRefusals(t *testing.T, dir string, parts []string) {
 			t.Errorf("%s: merge wrote %s", c.name, out)
 		}
 	}
+	// -o naming the input checkpoint (here a copy, given by --input) would replace the
+	// trained filters with the distilled ones.
+	input := filepath.Join(dir, "input-copy.safetensors")
+	orig, err := os.ReadFile(modelCkpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(input, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", append(append([]string{"merge"}, parts...), "--input", input, "-o", input)...)
+	if now, _ := os.ReadFile(input); r.code != 2 || !strings.Contains(r.stderr, "is also an input") || !bytes.Equal(now, orig) {
+		t.Errorf("merge -o its input: %v (the input changed: %v)", r, !bytes.Equal(now, orig))
+	}
 }
 
 // checkInTorch loads distilled checkpoints with the reference code (testdata/scale/

@@ -177,6 +177,9 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
   ssmlab distill model.pt --order auto --tol 1e-3 --shard 0/8 -o distilled.pt`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutputs([]string{args[0], j.job}, append(ladderOutputs(j.out, orders), j.report)...); err != nil {
+				return err
+			}
 			if _, ok := checkpointFormat(j.out); ok {
 				return s.distillModel(cmd, args[0], &j, &m, lf, length)
 			}
@@ -250,6 +253,9 @@ The job flags are those of distill; the report's errors are relative prediction 
   ssmlab train --task sysid --data io.json --model modal --order 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkOutputs([]string{data, j.job}, j.out, j.report); err != nil {
+				return err
+			}
 			spec, err := j.spec(cmd.Flags())
 			if err != nil {
 				return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -179,5 +180,59 @@ func TestDistillOrders(t *testing.T) {
 	}
 	if r := run(t, "", "distill", target, "--orders", "2,4", "--init", "zeros"); r.code == 0 {
 		t.Errorf("--orders with the zeros init: %v", r)
+	}
+}
+
+// TestFitOutputsCheckedFirst: a fit whose result would replace one of its inputs, or go to a
+// directory that does not exist, is refused before it starts, and nothing is written or
+// created (a checkpoint distilled onto itself lost its trained filters; a missing directory
+// was created, or failed only after the fit).
+func TestFitOutputsCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "model.safetensors")
+	orig, err := os.ReadFile(modelCkpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckpt, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.safetensors")
+	if err := os.Symlink(ckpt, link); err != nil {
+		t.Fatal(err)
+	}
+	target := writeDoc(t, dir, "target.json", filters.Document{Name: "target", Filter: testFilter(t)})
+	missing := filepath.Join(dir, "missing")
+	io := writeText(t, dir, "io.json", `{"u": [1, 0, 0, 0], "y": [0, 1, 0, 0]}`)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"distill", ckpt, "--order", "4", "-o", ckpt}, 2, "is also an input"},
+		{[]string{"distill", ckpt, "--order", "4", "-o", link}, 2, "is also an input"},
+		{[]string{"distill", ckpt, "--order", "4", "-o", filepath.Join(missing, "d.safetensors")}, 1, "does not exist"},
+		{[]string{"distill", target, "--order", "3", "-o", target}, 2, "is also an input"},
+		{[]string{"distill", target, "--order", "3", "-o", filepath.Join(dir, "f.json"), "--report", target}, 2, "is also an input"},
+		{[]string{"distill", target, "--orders", "2,3", "-o", filepath.Join(missing, "f{n}.json")}, 1, "does not exist"},
+		{[]string{"distill", target, "--orders", "2,3", "-o", filepath.Join(dir, "d{n}", "f.json")}, 1, "does not exist"},
+		{[]string{"train", "--task", "sysid", "--data", io, "--order", "2", "-o", io}, 2, "is also an input"},
+		{[]string{"train", "--task", "delay", "--order", "2", "--report", filepath.Join(missing, "r.json")}, 1, "does not exist"},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "step ") || strings.Contains(r.stderr, "unit ") {
+			t.Errorf("%v: %v, want exit %d saying %q before any fitting", tc.args, r, tc.code, tc.want)
+		}
+	}
+	if now, err := os.ReadFile(ckpt); err != nil || !bytes.Equal(now, orig) {
+		t.Errorf("the checkpoint changed (%v)", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"io.json", "link.safetensors", "model.safetensors", "target.json"}; !slices.Equal(names, want) {
+		t.Errorf("the directory holds %v, want %v", names, want)
 	}
 }
