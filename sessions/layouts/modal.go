@@ -507,31 +507,19 @@ func (lruLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	for k := range n {
 		lam[k] = cmplx.Exp(complex(-math.Exp(nu.Data[k]), math.Exp(theta.Data[k])))
 	}
-	pairs, err := o.pairs(outs, ins)
-	if err != nil {
-		return Result{}, err
-	}
-	out := make([]filters.Filter, len(pairs))
-	for i, pr := range pairs {
+	bank, warn, err := pairBank(LRU, o, outs, ins, d.Data, func(po, pi int, dv float64) (filters.Filter, error) {
 		m := modes{scale: 1, p: lam}
 		for k := range n {
-			bk := complex(bRe.Data[k*ins+pr[1]], bIm.Data[k*ins+pr[1]]) * complex(math.Exp(gamma.Data[k]), 0)
-			m.c = append(m.c, complex(cRe.Data[pr[0]*n+k], cIm.Data[pr[0]*n+k])*bk)
+			bk := complex(bRe.Data[k*ins+pi], bIm.Data[k*ins+pi]) * complex(math.Exp(gamma.Data[k]), 0)
+			m.c = append(m.c, complex(cRe.Data[po*n+k], cIm.Data[po*n+k])*bk)
 		}
-		dv := 0.0
-		if pr[0] == pr[1] {
-			dv = d.Data[pr[0]]
-		}
-		if out[i], err = m.filter(dv); err != nil {
-			return Result{}, fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
-		}
-	}
-	bank, err := filters.NewBank(out)
+		return m.filter(dv)
+	})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (S4 convention)", len(out), 2*n)),
-		Warnings: []string{mimoWarning(LRU, outs, ins, pairs, len(o.Pairs) > 0)}}, nil
+	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (S4 convention)", len(bank.Channels), 2*n)),
+		Warnings: []string{warn}}, nil
 }
 
 // ---- S5 ----
@@ -617,30 +605,18 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("mode %d: %w", k, err)
 		}
 	}
-	pairs, err := o.pairs(outs, ins)
-	if err != nil {
-		return Result{}, err
-	}
-	out := make([]filters.Filter, len(pairs))
-	for i, pr := range pairs {
+	bank, warn, err := pairBank(S5, o, outs, ins, d.Data, func(po, pi int, dv float64) (filters.Filter, error) {
 		m := modes{scale: scale, p: p}
 		for k := range n {
-			m.c = append(m.c, complexAt(c, pr[0]*n+k)*fac[k]*complexAt(b, k*ins+pr[1]))
+			m.c = append(m.c, complexAt(c, po*n+k)*fac[k]*complexAt(b, k*ins+pi))
 		}
-		dv := 0.0
-		if pr[0] == pr[1] {
-			dv = d.Data[pr[0]]
-		}
-		if out[i], err = m.filter(dv); err != nil {
-			return Result{}, fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
-		}
-	}
-	bank, err := filters.NewBank(out)
+		return m.filter(dv)
+	})
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (%s, S4 convention)", len(out), 2*n, disc)),
-		Warnings: []string{mimoWarning(S5, outs, ins, pairs, len(o.Pairs) > 0)}}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (%s, S4 convention)", len(bank.Channels), 2*n, disc)),
+		Warnings: []string{warn}}
 	if bidir {
 		r.Warnings = append(r.Warnings, "the layer is bidirectional: C1 (the forward scan) was read; C2 acts on the reverse scan, anti-causally, and was left out")
 	}

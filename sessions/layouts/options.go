@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // Option is a setting of a layer that its checkpoint does not record (a constructor
@@ -180,4 +182,29 @@ func mimoWarning(lay Layout, outs, ins int, pairs [][2]int, asked bool) string {
 		}
 	}
 	return fmt.Sprintf("the %s layer is multi-input multi-output (%d outputs × %d inputs); ssmlab holds single-input single-output filters, so it took %s as a bank, one channel each (--pair OUT,IN picks others)", lay, outs, ins, what)
+}
+
+// pairBank reads a MIMO layer as a bank of one channel per (output, input) pair that o
+// picks, and returns it with mimoWarning's account of them. A pair's channel takes the
+// direct term d[out] only when out == in: D acts on each channel's own input alone.
+func pairBank(lay Layout, o Options, outs, ins int, d []float64, channel func(out, in int, d float64) (filters.Filter, error)) (*filters.Bank, string, error) {
+	pairs, err := o.pairs(outs, ins)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]filters.Filter, len(pairs))
+	for i, pr := range pairs {
+		dv := 0.0
+		if pr[0] == pr[1] {
+			dv = d[pr[0]]
+		}
+		if out[i], err = channel(pr[0], pr[1], dv); err != nil {
+			return nil, "", fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
+		}
+	}
+	bank, err := filters.NewBank(out)
+	if err != nil {
+		return nil, "", err
+	}
+	return bank, mimoWarning(lay, outs, ins, pairs, len(o.Pairs) > 0), nil
 }

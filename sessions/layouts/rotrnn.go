@@ -98,34 +98,22 @@ func (rotrnnLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		}
 		xi[h] = math.Sqrt((1 - g*g) / tr)
 	}
-	pairs, err := o.pairs(outs, ins)
-	if err != nil {
-		return Result{}, err
-	}
-	out := make([]filters.Filter, len(pairs))
-	for i, pr := range pairs {
+	bank, warn, err := pairBank(RotRNN, o, outs, ins, d.Data, func(po, pi int, dv float64) (filters.Filter, error) {
 		bv := make([]float64, heads*k)
 		for h := range heads {
 			for j := range k {
-				bv[h*k+j] = xi[h] * b.Data[(h*k+j)*ins+pr[1]]
+				bv[h*k+j] = xi[h] * b.Data[(h*k+j)*ins+pi]
 			}
 		}
-		dv := 0.0
-		if pr[0] == pr[1] {
-			dv = d.Data[pr[0]]
-		}
-		f, err := filters.NewRotationFromRotRNN(hs, bv, c.Data[pr[0]*heads*k:(pr[0]+1)*heads*k], dv)
+		f, err := filters.NewRotationFromRotRNN(hs, bv, c.Data[po*heads*k:(po+1)*heads*k], dv)
 		if err != nil {
-			return Result{}, fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
+			return nil, err
 		}
-		if out[i], err = filters.FromS4(f); err != nil {
-			return Result{}, fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
-		}
-	}
-	bank, err := filters.NewBank(out)
+		return filters.FromS4(f)
+	})
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d rotation channels of order %d (%d heads, S4 convention)", len(out), heads*k, heads)),
-		Warnings: []string{mimoWarning(RotRNN, outs, ins, pairs, len(o.Pairs) > 0)}}, nil
+	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d rotation channels of order %d (%d heads, S4 convention)", len(bank.Channels), heads*k, heads)),
+		Warnings: []string{warn}}, nil
 }
