@@ -20,13 +20,16 @@ func RTFZeros(n int, h0 float64) (*filters.TransferFunction, error) {
 	return filters.NewTransferFunction(make([]float64, n), make([]float64, n), h0)
 }
 
-// rtfParams are the parameters of the random RTF initialisations; the zero initialisation has
-// neither a constraint (it leaves a = 0) nor a seed.
-func rtfParams(h0 Param, random bool) []Param {
+// rtfParams are the parameters of the RTF initialisations: a random one also has the
+// reference's denominator constraint and a seed, and draws h0 unless it is given; the zero
+// initialisation leaves a = 0 and takes h0 = 1, as the RTF paper does.
+func rtfParams(random bool) []Param {
 	ps := []Param{orderParam("16", 1, filters.MaxOrder, "state size n (degree of the denominator)")}
+	h0 := Param{Name: "h0", Kind: Float, Default: "1", Min: negInf, Max: inf, Help: "direct term h0 (the RTF paper uses 1)"}
 	if random {
 		ps = append(ps, Param{Name: "constraint", Kind: Choice, Default: "none", Choices: []string{"none", "l1_montel"},
 			Help: "denominator constraint of the reference implementation (l1_montel: a/(Σ|a| + |s| + 1e-6), s ~ U[0, 1))"})
+		h0.Default, h0.Help = "", "direct term h0 (default: drawn N(0, 1), the reference's h_0 = randn)"
 	}
 	ps = append(ps, h0, channelsParam)
 	if random {
