@@ -325,26 +325,33 @@ func appendNested(b []byte, a *arrays.Array, limit int) []byte {
 }
 
 // compact appends n without insignificant space.
-func (n *jnode) compact(b []byte) []byte {
+func (n *jnode) compact(b []byte) []byte { return n.oneLine(b, ",", ":") }
+
+// compactSpaced appends n on one line with a space after each comma and colon.
+func (n *jnode) compactSpaced(b []byte) []byte { return n.oneLine(b, ", ", ": ") }
+
+// oneLine appends n on one line, with comma between members or elements and colon after
+// each key.
+func (n *jnode) oneLine(b []byte, comma, colon string) []byte {
 	switch n.kind {
 	case jObject:
 		b = append(b, '{')
 		for i, k := range n.keys {
 			if i > 0 {
-				b = append(b, ',')
+				b = append(b, comma...)
 			}
 			b = appendString(b, k)
-			b = append(b, ':')
-			b = n.kids[i].compact(b)
+			b = append(b, colon...)
+			b = n.kids[i].oneLine(b, comma, colon)
 		}
 		return append(b, '}')
 	case jArray:
 		b = append(b, '[')
 		for i, k := range n.kids {
 			if i > 0 {
-				b = append(b, ',')
+				b = append(b, comma...)
 			}
-			b = k.compact(b)
+			b = k.oneLine(b, comma, colon)
 		}
 		return append(b, ']')
 	}
@@ -434,33 +441,6 @@ func (n *jnode) isSmallFlat() bool {
 		}
 	}
 	return true
-}
-
-// compactSpaced appends n on one line with a space after each comma and colon.
-func (n *jnode) compactSpaced(b []byte) []byte {
-	switch n.kind {
-	case jObject:
-		b = append(b, '{')
-		for i, k := range n.keys {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = appendString(b, k)
-			b = append(b, ": "...)
-			b = n.kids[i].compactSpaced(b)
-		}
-		return append(b, '}')
-	case jArray:
-		b = append(b, '[')
-		for i, k := range n.kids {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = k.compactSpaced(b)
-		}
-		return append(b, ']')
-	}
-	return n.scalar(b)
 }
 
 // objectKeys checks that an object has only the given keys, naming the first other one.
