@@ -203,6 +203,16 @@ func (s Search) places() (out []place, ignored []Attempt) {
 			out = append(out, place{dir, origin})
 		}
 	}
+	// addPattern adds a directory, or a glob pattern's matches in newestFirst order.
+	addPattern := func(pat, origin string) {
+		if !strings.ContainsAny(pat, "*?[") {
+			add(pat, origin)
+			return
+		}
+		for _, m := range newestFirst(s.glob(pat)) {
+			add(m, origin)
+		}
+	}
 	for _, d := range filepath.SplitList(s.getenv(EnvLibDir)) {
 		add(d, "$"+EnvLibDir)
 	}
@@ -214,13 +224,7 @@ func (s Search) places() (out []place, ignored []Attempt) {
 		dirs = SystemDirs()
 	}
 	for _, d := range dirs {
-		if !strings.ContainsAny(d, "*?[") {
-			add(d, "system")
-			continue
-		}
-		for _, m := range newestFirst(s.glob(d)) {
-			add(m, "system")
-		}
+		addPattern(d, "system")
 	}
 	wheels := s.Wheels
 	if wheels == nil {
@@ -231,13 +235,7 @@ func (s Search) places() (out []place, ignored []Attempt) {
 		if !ok {
 			continue
 		}
-		if !strings.ContainsAny(p, "*?[") {
-			add(p, "python")
-			continue
-		}
-		for _, m := range newestFirst(s.glob(p)) {
-			add(m, "python")
-		}
+		addPattern(p, "python")
 	}
 	loader := s.LoaderDirs
 	if loader == nil {
