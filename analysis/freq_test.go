@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 func TestGrids(t *testing.T) {
@@ -48,7 +49,7 @@ func TestFreqResponseModal(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := FreqResponse(g, w)
-		if e := relErrC(r.H, want); e > 1e-11 {
+		if e := numtest.RelErrC(r.H, want); e > 1e-11 {
 			t.Errorf("%s: H differs by %.3g", form, e)
 		}
 		for i := range w {

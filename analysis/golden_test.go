@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // The golden values come from SciPy; testdata/golden/analysis/gen_analysis_golden.py made them
@@ -124,7 +125,7 @@ func TestGolden(t *testing.T) {
 				for i, v := range c.H {
 					want[i] = complex(v[0], v[1])
 				}
-				if e := relErrC(r.H, want); e > goldenHTol {
+				if e := numtest.RelErrC(r.H, want); e > goldenHTol {
 					t.Errorf("%s: H differs from SciPy by %.3g", ff.Form(), e)
 				}
 				for i := range g.Omega {

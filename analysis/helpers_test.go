@@ -2,7 +2,6 @@ package analysis
 
 import (
 	"math"
-	"math/cmplx"
 	"math/rand/v2"
 	"testing"
 
@@ -11,18 +10,6 @@ import (
 
 // relErr returns ‖got - want‖₂/‖want‖₂ (absolute when want is zero).
 func relErr(got, want []float64) float64 { return filters.RelDiff(want, got) }
-
-func relErrC(got, want []complex128) float64 {
-	var num, den float64
-	for i := range want {
-		num = math.Hypot(num, cmplx.Abs(got[i]-want[i]))
-		den = math.Hypot(den, cmplx.Abs(want[i]))
-	}
-	if den == 0 {
-		return num
-	}
-	return num / den
-}
 
 // randomStable returns a dense filter with A = G/√n scaled to spectral radius rho and G, B, C,
 // D standard normal: the filters package's "random stable system" recipe.

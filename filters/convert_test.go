@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // roundTripTol is the bar for conversions of random stable systems of order ≤ 64;
@@ -41,7 +43,7 @@ func TestEveryFormToEveryForm(t *testing.T) {
 					if e := relErr(out.Impulse(512), wantH); e > roundTripTol {
 						t.Errorf("%s: impulse rel error %.3g (report %.3g, cond %.3g)", name, e, rep.RelError, rep.Condition)
 					}
-					if e := relErrC(out.FreqResponse(omega), wantF); e > roundTripTol {
+					if e := numtest.RelErrC(out.FreqResponse(omega), wantF); e > roundTripTol {
 						t.Errorf("%s: frequency response rel error %.3g", name, e)
 					}
 				}

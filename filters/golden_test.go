@@ -6,6 +6,8 @@ import (
 	"math/cmplx"
 	"os"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // The golden values come from SciPy (testdata/golden/gen_golden.py, Debian python3-scipy);
@@ -137,7 +139,7 @@ func TestGoldenSystems(t *testing.T) {
 			t.Errorf("%s: impulse differs from scipy dimpulse by %.3g", s.Name, e)
 		}
 		want := toComplex(s.H)
-		if e := relErrC(f.FreqResponse(s.Omega), want); e > goldenTol {
+		if e := numtest.RelErrC(f.FreqResponse(s.Omega), want); e > goldenTol {
 			t.Errorf("%s: frequency response differs by %.3g", s.Name, e)
 		}
 		poles, err := Poles(f)
@@ -278,7 +280,7 @@ func TestGoldenTransferFunctions(t *testing.T) {
 		if e := relErr(f.Impulse(len(c.Impulse)), c.Impulse); e > goldenTol {
 			t.Errorf("%s: impulse differs from lfilter by %.3g", c.Name, e)
 		}
-		if e := relErrC(f.FreqResponse(c.Omega), toComplex(c.H)); e > goldenTol {
+		if e := numtest.RelErrC(f.FreqResponse(c.Omega), toComplex(c.H)); e > goldenTol {
 			t.Errorf("%s: freqz differs by %.3g", c.Name, e)
 		}
 		poles, _ := Poles(f)
@@ -304,7 +306,7 @@ func TestGoldenTransferFunctions(t *testing.T) {
 		if e := relErr(f.Impulse(len(c.Impulse)), c.Impulse); e > goldenTol {
 			t.Errorf("%s: impulse differs by %.3g", c.Name, e)
 		}
-		if e := relErrC(f.FreqResponse(c.Omega), toComplex(c.H)); e > goldenTol {
+		if e := numtest.RelErrC(f.FreqResponse(c.Omega), toComplex(c.H)); e > goldenTol {
 			t.Errorf("%s: freqz_zpk differs by %.3g", c.Name, e)
 		}
 		for _, to := range Forms {

@@ -2,7 +2,6 @@ package filters
 
 import (
 	"math"
-	"math/cmplx"
 	"math/rand/v2"
 
 	"gonum.org/v1/gonum/mat"
@@ -33,18 +32,6 @@ func randomStable(rng *rand.Rand, n int, rho float64) *Dense {
 }
 
 func relErr(got, want []float64) float64 { return RelDiff(want, got) }
-
-func relErrC(got, want []complex128) float64 {
-	var num, den float64
-	for i := range want {
-		num = math.Hypot(num, cmplx.Abs(got[i]-want[i]))
-		den = math.Hypot(den, cmplx.Abs(want[i]))
-	}
-	if den == 0 {
-		return num
-	}
-	return num / den
-}
 
 func linspace(lo, hi float64, n int) []float64 {
 	out := make([]float64, n)

@@ -8,23 +8,13 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/dsp/fourier"
+
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // tol bounds the relative L2 difference between two FFT implementations of length n ≤ 2¹⁶:
 // each has an error of about eps·log₂n relative to ‖X‖ (Higham, Accuracy and Stability §24.1).
 const tol = 1e-14
-
-func relErrC(got, want []complex128) float64 {
-	var num, den float64
-	for i := range want {
-		num = math.Hypot(num, cmplx.Abs(got[i]-want[i]))
-		den = math.Hypot(den, cmplx.Abs(want[i]))
-	}
-	if den == 0 {
-		return num
-	}
-	return num / den
-}
 
 func relErr(got, want []float64) float64 {
 	var num, den float64
@@ -65,7 +55,7 @@ func TestTransformAgainstGonum(t *testing.T) {
 		got := append([]complex128(nil), x...)
 		work := make([]complex128, n)
 		tw.Transform(got, work, false)
-		if e := relErrC(got, want); e > tol {
+		if e := numtest.RelErrC(got, want); e > tol {
 			t.Errorf("n=%d forward: rel error %.3g", n, e)
 		}
 		// Inverse: gonum's Sequence is also unnormalised.
@@ -74,14 +64,14 @@ func TestTransformAgainstGonum(t *testing.T) {
 		for i := range back {
 			back[i] /= complex(float64(n), 0)
 		}
-		if e := relErrC(back, x); e > tol {
+		if e := numtest.RelErrC(back, x); e > tol {
 			t.Errorf("n=%d round trip: rel error %.3g", n, e)
 		}
 		// A transform of a length dividing the table's.
 		if n >= 4 {
 			got2 := append([]complex128(nil), x...)
 			NewTable(4*n).Transform(got2, work, false)
-			if e := relErrC(got2, want); e > tol {
+			if e := numtest.RelErrC(got2, want); e > tol {
 				t.Errorf("n=%d with a table of %d: rel error %.3g", n, 4*n, e)
 			}
 		}
@@ -98,7 +88,7 @@ func TestRealAgainstGonum(t *testing.T) {
 		want := g.Coefficients(nil, x)
 		r := NewReal(n)
 		got := r.Coefficients(nil, x)
-		if e := relErrC(got, want); e > tol {
+		if e := numtest.RelErrC(got, want); e > tol {
 			t.Errorf("n=%d coefficients: rel error %.3g", n, e)
 		}
 		// A spectrum with junk in the imaginary parts of DC and Nyquist, which gonum ignores.
@@ -148,7 +138,7 @@ func TestRealBluestein(t *testing.T) {
 		for j, v := range x {
 			xc[j] = complex(v, 0)
 		}
-		if e := relErrC(r.Coefficients(nil, x), compensatedDFT(xc, false)[:n/2+1]); e > 2e-15 {
+		if e := numtest.RelErrC(r.Coefficients(nil, x), compensatedDFT(xc, false)[:n/2+1]); e > 2e-15 {
 			t.Errorf("n=%d coefficients: rel error %.3g", n, e)
 		}
 		// The inverse of a Hermitian spectrum whose half is c, with junk in the imaginary
@@ -196,7 +186,7 @@ func TestForwardShortAndInverseHead(t *testing.T) {
 				padded[j%n] += v
 			}
 			want := fourier.NewCmplxFFT(n).Coefficients(nil, padded)
-			if e := relErrC(tw.ForwardShort(x, buf, work), want); e > tol {
+			if e := numtest.RelErrC(tw.ForwardShort(x, buf, work), want); e > tol {
 				t.Errorf("n=%d m=%d ForwardShort: rel error %.3g", n, m, e)
 			}
 
@@ -208,7 +198,7 @@ func TestForwardShortAndInverseHead(t *testing.T) {
 			for i := range wantHead {
 				wantHead[i] = full[i%n]
 			}
-			if e := relErrC(head, wantHead); e > tol {
+			if e := numtest.RelErrC(head, wantHead); e > tol {
 				t.Errorf("n=%d m=%d InverseHead: rel error %.3g", n, m, e)
 			}
 		}
