@@ -3,7 +3,6 @@ package sessions_test
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/filtertest"
+	"github.com/ssmlab/ssmlab/internal/fuzzcorpus"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -22,8 +22,6 @@ import (
 // a known kind, and that what is accepted survives a round trip. Their seed corpora are
 // committed under testdata/fuzz (regenerate with -write-corpus), where inputs found by
 // fuzzing are kept as regression cases.
-
-var writeCorpus = flag.Bool("write-corpus", false, "write the fuzzers' seed corpora to testdata/fuzz")
 
 func sessionSeeds(t testing.TB) [][]byte {
 	small := sessions.New()
@@ -136,23 +134,5 @@ func TestSeedCorpus(t *testing.T) {
 	for i, s := range importSeeds(t) {
 		corpora["FuzzImportData"] = append(corpora["FuzzImportData"], fmt.Sprintf("[]byte(%s)\nbyte(%q)", strconv.Quote(string(s)), byte(i)))
 	}
-	for name, seeds := range corpora {
-		dir := filepath.Join("testdata", "fuzz", name)
-		if !*writeCorpus {
-			entries, err := os.ReadDir(dir)
-			if err != nil || len(entries) < len(seeds) {
-				t.Errorf("%s: %d committed corpus files for %d seeds (%v): run go test -run TestSeedCorpus -write-corpus", dir, len(entries), len(seeds), err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range seeds {
-			text := "go test fuzz v1\n" + s + "\n"
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%02d", i)), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	fuzzcorpus.Check(t, corpora)
 }

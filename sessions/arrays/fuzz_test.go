@@ -5,14 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/internal/fuzzcorpus"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -22,8 +21,6 @@ import (
 // golden files, the hostile inputs of hostile_test.go and small encoded arrays; they are
 // also committed under testdata/fuzz (regenerate with -write-corpus), where the inputs
 // fuzzing found are kept as regression cases.
-
-var writeCorpus = flag.Bool("write-corpus", false, "write the fuzzers' seed corpora to testdata/fuzz")
 
 // checkReject fails unless err is a proper rejection.
 func checkReject(t *testing.T, err error) {
@@ -317,23 +314,5 @@ func TestSeedCorpus(t *testing.T) {
 	for i, s := range npySeeds(t) {
 		corpora["FuzzNPZEntry"] = append(corpora["FuzzNPZEntry"], quote(s)+"\nbool("+strconv.FormatBool(i%2 == 0)+")")
 	}
-	for name, seeds := range corpora {
-		dir := filepath.Join("testdata", "fuzz", name)
-		if !*writeCorpus {
-			entries, err := os.ReadDir(dir)
-			if err != nil || len(entries) < len(seeds) {
-				t.Errorf("%s: %d committed corpus files for %d seeds (%v): run go test -run TestSeedCorpus -write-corpus", dir, len(entries), len(seeds), err)
-			}
-			continue
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for i, s := range seeds {
-			text := "go test fuzz v1\n" + s + "\n"
-			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("seed-%02d", i)), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	fuzzcorpus.Check(t, corpora)
 }
