@@ -224,6 +224,17 @@ func TestLadder(t *testing.T) {
 	}
 }
 
+// TestLadderRefusesOrderZero: order 0 has no poles to fit; a ladder holding it is refused
+// (it panicked in the fit of its first rung, an empty basis).
+func TestLadderRefusesOrderZero(t *testing.T) {
+	targets := targetFamilies(64, 1, 4)["s4-hippo"]
+	for _, orders := range [][]int{{0, 4}, {-1, 2}} {
+		if _, err := FitLadder(t.Context(), Job{Spec: DefaultSpec(), Targets: targets}, orders, CPU{}, nil); !errors.Is(err, ErrInvalid) {
+			t.Errorf("orders %v: %v, want ErrInvalid", orders, err)
+		}
+	}
+}
+
 // TestWithinRatio: a screening checkpoint keeps the best start and those within the ratio of
 // its error (sse is the squared error, so within ratio² of its sse), in order; +Inf keeps all.
 func TestWithinRatio(t *testing.T) {
