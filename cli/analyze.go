@@ -194,8 +194,10 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 		return fmt.Errorf("--method %q is not an algorithm (want one of recurrence, fft, vandermonde, scan)", o.method)
 	}
 	o.m = m
-	if o.wantReduce && o.out != "" && o.out == path && path != "-" {
-		return fmt.Errorf("-o names the input %s: the reduced filter would overwrite it", path)
+	if o.wantReduce {
+		if err := checkOutputs([]string{path}, o.out); err != nil {
+			return err
+		}
 	}
 	doc, name, err := s.read(path)
 	if err != nil {

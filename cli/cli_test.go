@@ -472,7 +472,7 @@ func TestBadInput(t *testing.T) {
 		{"overflowing impulse", "", []string{"analyze", file("unstable.json", `{"form": "dense", "A": [[10]], "B": [1], "C": [1], "D": 0}`), "--impulse", "400"}, 1, []string{"unstable.json", "impulse[310] is +Inf", "unstable", "--impulse 310"}},
 		{"pole on the unit circle", "", []string{"analyze", file("marginal.json", `{"form": "diagonal", "poles": [[1, 0]], "residues": [[1, 0]], "h0": 0}`), "--freq", "5"}, 1, []string{"marginal.json", "omega[0]", "unit circle"}},
 		{"unwritable output", "", []string{"convert", good, "--to", "tf", "-o", filepath.Join(dir, "no", "dir", "out.json")}, 1, []string{"out.json"}},
-		{"unwritable report", "", []string{"convert", good, "--to", "tf", "-o", filepath.Join(dir, "ok.json"), "--report", filepath.Join(dir, "no", "rep.json")}, 1, []string{"rep.json", "no such file"}},
+		{"unwritable report", "", []string{"convert", good, "--to", "tf", "-o", filepath.Join(dir, "ok.json"), "--report", filepath.Join(dir, "no", "rep.json")}, 1, []string{"rep.json", "does not exist"}},
 
 		// Command-line mistakes: exit 2, and the line names what to fix.
 		{"unknown --to", "", []string{"convert", good, "--to", "modal"}, 2, []string{"--to", `"modal"`, "dense, diagonal"}},

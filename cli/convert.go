@@ -76,6 +76,9 @@ func runConvert(s *streams, path string, o convertOptions) error {
 	if o.report != "" && o.report == o.out {
 		return fmt.Errorf("--report and -o both name %s: the report would overwrite the filter", o.out)
 	}
+	if err := checkOutputs([]string{path}, o.out, o.report); err != nil {
+		return err
+	}
 
 	doc, name, err := s.read(path)
 	if err != nil {

@@ -112,6 +112,9 @@ func runImport(s *streams, path string, o importOptions) error {
 	if o.list {
 		return s.listFile(path)
 	}
+	if err := checkOutputs([]string{path}, o.out); err != nil {
+		return err
+	}
 	pairs, err := o.layout.parsePairs()
 	if err != nil {
 		return err
@@ -209,11 +212,12 @@ func (s *streams) addToSession(path, from string, it sessions.Item) error {
 	return nil
 }
 
-// checkOutputs runs before a fit, whose results come long after its start and are made
-// from its inputs: each output (not "" or "-") must be in an existing directory, and must
-// not be one of the inputs, so that a long run does not end in "no such file or directory"
-// and a result never replaces what it was fitted from (a checkpoint distilled onto itself
-// lost its trained filters).
+// checkOutputs runs before a command's work, whose results come after it and are made from
+// its inputs: each output (not "" or "-") must be in an existing directory, writable there
+// (atomicfile.Check: not a directory, not a read-only directory), and must not be one of the
+// inputs, so that a long run does not end in "no such file or directory", a command that
+// writes several files never fails after writing the first ones, and a result never replaces
+// what it was made from (a checkpoint distilled onto itself lost its trained filters).
 func checkOutputs(inputs []string, outputs ...string) error {
 	for _, out := range outputs {
 		if out == "" || out == "-" {
@@ -221,6 +225,9 @@ func checkOutputs(inputs []string, outputs ...string) error {
 		}
 		if dir := filepath.Dir(out); !isDir(dir) {
 			return failf("%s: the directory %s does not exist", out, dir)
+		}
+		if err := atomicfile.Check(out); err != nil {
+			return failf("%s: %w", out, userfile.PathErr(err))
 		}
 		o, err := os.Stat(out)
 		if err != nil {
@@ -365,6 +372,9 @@ func runExport(s *streams, src string, o exportOptions) error {
 	}
 	if o.length < 1 || o.length > sessions.MaxLength {
 		return fmt.Errorf("--length %d is outside [1, %d]", o.length, sessions.MaxLength)
+	}
+	if err := checkOutputs([]string{src}, o.out); err != nil {
+		return err
 	}
 	items, err := s.exportItems(src, o.ids, o.allowOutside)
 	if err != nil {

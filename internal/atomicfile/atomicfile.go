@@ -150,21 +150,57 @@ func sameDir(a, b string) bool {
 	return err1 == nil && err2 == nil && os.SameFile(here, there)
 }
 
-// replace writes path through fill, as WriteFile describes.
-func replace(path string, fill func(*os.File) error) error {
-	path, err := Target(path)
+// Check reports, without changing anything, whether WriteFile(path) can be expected to
+// succeed: it returns the error WriteFile would give for a target that is a directory, not a
+// regular file or a link elsewhere, or in a directory where no temporary file can be created
+// (missing, read-only). Commands that write several files check them all before writing any,
+// so that a bad last path does not leave the first ones written.
+func Check(path string) error {
+	path, fi, err := target(path)
+	if err != nil || (fi != nil && !fi.Mode().IsRegular()) {
+		return err // a device or a pipe is written directly: nothing to try
+	}
+	dir, base := split(path)
+	tmp, err := createTemp(dir, base, 0o600)
 	if err != nil {
 		return err
+	}
+	os.Remove(tmp.Name())
+	tmp.Close() // after the removal: the lock marks a live temporary file
+	return nil
+}
+
+// target resolves path as Target does and returns the file's information, nil when it does
+// not exist yet; a directory or a file that is neither regular nor a device or pipe is an
+// error.
+func target(path string) (string, fs.FileInfo, error) {
+	path, err := Target(path)
+	if err != nil {
+		return "", nil, err
 	}
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return replaceRegular(path, 0o666, false, fill)
+		return path, nil, nil
+	case err != nil:
+		return "", nil, err
+	case fi.IsDir():
+		return "", nil, errors.New("is a directory")
+	case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0, fi.Mode().IsRegular():
+		return path, fi, nil
+	}
+	return "", nil, errors.New("not a regular file")
+}
+
+// replace writes path through fill, as WriteFile describes.
+func replace(path string, fill func(*os.File) error) error {
+	path, fi, err := target(path)
+	switch {
 	case err != nil:
 		return err
-	case fi.IsDir():
-		return errors.New("is a directory")
-	case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
+	case fi == nil:
+		return replaceRegular(path, 0o666, false, fill)
+	case !fi.Mode().IsRegular():
 		// /dev/null, a terminal or a pipe: nothing to replace atomically.
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
@@ -175,8 +211,6 @@ func replace(path string, fill func(*os.File) error) error {
 			return err
 		}
 		return f.Close()
-	case !fi.Mode().IsRegular():
-		return errors.New("not a regular file")
 	}
 	return replaceRegular(path, fi.Mode().Perm(), true, fill)
 }

@@ -373,3 +373,34 @@ func TestTryLock(t *testing.T) {
 	}
 	l.Unlock()
 }
+
+// TestCheck: Check gives the error WriteFile would (a directory in the way, a missing
+// directory) and changes nothing: an existing file keeps its content, no file is left.
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "d")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, ok := range []string{path, filepath.Join(dir, "new"), os.DevNull} {
+		if err := atomicfile.Check(ok); err != nil {
+			t.Errorf("Check(%s): %v", ok, err)
+		}
+	}
+	for _, bad := range []string{sub, filepath.Join(dir, "missing", "f")} {
+		err := atomicfile.Check(bad)
+		if err == nil || (atomicfile.WriteFile(bad, []byte("x")) == nil) {
+			t.Errorf("Check(%s): %v, and WriteFile failing too", bad, err)
+		}
+	}
+	if data, err := os.ReadFile(path); err != nil || string(data) != "old" {
+		t.Errorf("the existing file reads %q, %v", data, err)
+	}
+	if names := entries(t, dir); strings.Join(names, " ") != "d f" {
+		t.Errorf("entries left: %q, want d and f", names)
+	}
+}

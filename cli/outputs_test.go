@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// dirNames lists dir's entries, for checking that a failure left nothing behind.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestBadSecondOutputWritesNothing: a command that writes two files (or stdout and a file)
+// fails before writing any when one of them cannot be written; before, convert wrote -o (or
+// printed the filter) and then failed on --report (missing directory, or a directory in its
+// place), and export and analyze --reduce did their work and printed their notes first.
+func TestBadSecondOutputWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	missing := filepath.Join(dir, "missing")
+	out, rep := filepath.Join(dir, "out.json"), filepath.Join(dir, "rep.json")
+	before := dirNames(t, dir)
+	for _, args := range [][]string{
+		{"convert", in, "--to", "tf", "-o", out, "--report", filepath.Join(missing, "r.json")},
+		{"convert", in, "--to", "tf", "--report", filepath.Join(missing, "r.json")},
+		{"convert", in, "--to", "tf", "-o", out, "--report", dir},
+		{"distill", in, "--order", "2", "--length", "64", "-o", filepath.Join(missing, "x.json"), "--report", rep},
+		{"distill", in, "--orders", "1,2", "--length", "64", "-o", filepath.Join(missing, "x{n}.json"), "--report", rep},
+		{"analyze", in, "--reduce", "1", "-o", filepath.Join(missing, "x.json")},
+		{"export", in, "-o", filepath.Join(missing, "x.npz")},
+	} {
+		r := run(t, "", args...)
+		if r.code != ExitFailure || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, dir) {
+			t.Errorf("%s: want exit 1, one line naming the path, nothing on stdout; got %v", strings.Join(args, " "), r)
+		}
+		if now := dirNames(t, dir); !slices.Equal(now, before) {
+			t.Errorf("%s: left %v (before: %v)", strings.Join(args, " "), now, before)
+		}
+	}
+}
+
+// TestOutputNamingInputRefused: an output that names the command's input is a command-line
+// mistake (exit 2) and leaves the input as it was; before, convert (-o or --report), import and
+// export replaced the input (import -o model.pt put JSON in place of the checkpoint), and
+// analyze --reduce took ./in.json for another file than in.json.
+func TestOutputNamingInputRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	orig, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dotted := filepath.Join(dir, ".", "in.json")
+	for _, args := range [][]string{
+		{"convert", in, "--to", "tf", "-o", in},
+		{"convert", in, "--to", "tf", "-o", dir + "/other.json", "--report", dotted},
+		{"distill", in, "--order", "2", "--length", "64", "-o", in},
+		{"distill", in, "--order", "2", "--length", "64", "--report", dotted},
+		{"import", in, "-o", dotted},
+		{"export", in, "-o", in},
+		{"analyze", in, "--reduce", "1", "-o", dotted},
+	} {
+		r := run(t, "", args...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "is also an input") {
+			t.Errorf("%s: want exit 2 naming the input; got %v", strings.Join(args, " "), r)
+		}
+		if now, _ := os.ReadFile(in); string(now) != string(orig) {
+			t.Fatalf("%s: the input changed", strings.Join(args, " "))
+		}
+	}
+}
