@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -192,6 +193,21 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 			if err != nil {
 				return err
 			}
+			for _, n := range orders {
+				if n < 1 || n > filters.MaxOrder {
+					return fmt.Errorf("--orders: order %d is out of range: every order must lie between 1 and %d", n, filters.MaxOrder)
+				}
+			}
+			if j.order.auto && cmd.Flags().Changed("tol") {
+				suggestTol = spec.Tol
+			}
+			if !(suggestTol > 0) || math.IsInf(suggestTol, 0) {
+				flag := "--suggest-tol"
+				if j.order.auto && cmd.Flags().Changed("tol") {
+					flag = "--tol"
+				}
+				return fmt.Errorf("%s %g: the order is suggested for a relative error above 0 (1e-3 by default)", flag, suggestTol)
+			}
 			pairs, err := lf.parsePairs()
 			if err != nil {
 				return err
@@ -206,9 +222,6 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 				return err
 			}
 			spec.Target = train.Target{File: args[0], Length: len(targets[0])}
-			if j.order.auto && cmd.Flags().Changed("tol") {
-				suggestTol = spec.Tol
-			}
 			sug := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)
 			fmt.Fprintf(s.err, "suggested order for relative error %g: %s\n", suggestTol, sug)
 			if j.order.auto {

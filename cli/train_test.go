@@ -236,3 +236,29 @@ func TestFitOutputsCheckedFirst(t *testing.T) {
 		t.Errorf("the directory holds %v, want %v", names, want)
 	}
 }
+
+// TestDistillOrdersAndSuggestTolRange: orders of a ladder lie in [1, MaxOrder] and the
+// suggestion's tolerance is above 0 and finite, else exit 2 with one line; --orders 0,4
+// panicked in the fit, --suggest-tol NaN printed a suggestion for it.
+func TestDistillOrdersAndSuggestTolRange(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	for _, args := range [][]string{
+		{"--orders", "0,4"},
+		{"--orders", "-2"},
+		{"--orders", "5000"},
+		{"--suggest-tol", "NaN"},
+		{"--suggest-tol", "-1"},
+		{"--suggest-tol", "0"},
+		{"--suggest-tol", "+Inf"},
+		{"--order", "auto", "--tol", "-1"},
+	} {
+		r := run(t, "", append([]string{"distill", in, "--length", "64", "-o", filepath.Join(dir, "x{n}.json")}, args...)...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, args[len(args)-2]) {
+			t.Errorf("%v: want exit 2 and one line naming the flag; got %v", args, r)
+		}
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"in.json"}) {
+		t.Errorf("left %v", names)
+	}
+}
