@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // polyFromRoots returns the monic coefficients a₁…aₙ of Π(z - rᵢ) for conjugate-closed roots.
@@ -78,7 +80,7 @@ func TestAberthAgainstQR(t *testing.T) {
 				t.Fatal(err)
 			}
 			be, beQR := backwardError(a, got), backwardError(a, qr)
-			d := matchRoots(got, qr)
+			d := numtest.RootsRelDist(got, qr)
 			// Backward stable: a few roundings of the coefficients, as QR is (8 eps here).
 			if !ok || be > 32*eps || d > 1e-8 {
 				t.Errorf("n=%d trial %d: converged %v, backward error %.3g (QR %.3g), distance to QR %.3g", n, trial, ok, be, beQR, d)

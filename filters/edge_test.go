@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // checkHonest converts f into every form and checks that each result is either a clear error
@@ -160,7 +162,7 @@ func TestUncontrollableAndUnobservable(t *testing.T) {
 	}
 	// The hidden modes are zeros too (they cancel in H).
 	z, _ := Zeros(f)
-	if matchRoots(z, []complex128{0.6, -0.4}) > 1e-12 {
+	if numtest.RootsRelDist(z, []complex128{0.6, -0.4}) > 1e-12 {
 		t.Errorf("zeros %v, want 0.6 and -0.4", z)
 	}
 }

@@ -3,7 +3,6 @@ package filters
 import (
 	"encoding/json"
 	"math"
-	"math/cmplx"
 	"os"
 	"testing"
 
@@ -91,35 +90,6 @@ func loadGolden(t testing.TB) *goldenFile {
 	return &g
 }
 
-func toComplex(v [][2]float64) []complex128 {
-	out := make([]complex128, len(v))
-	for i, p := range v {
-		out[i] = complex(p[0], p[1])
-	}
-	return out
-}
-
-// matchRoots pairs each wanted root with the nearest unused one and returns the worst
-// distance relative to 1 + |root| (roots are compared as multisets).
-func matchRoots(got, want []complex128) float64 {
-	if len(got) != len(want) {
-		return math.Inf(1)
-	}
-	used := make([]bool, len(got))
-	worst := 0.0
-	for _, w := range want {
-		best, bd := -1, math.Inf(1)
-		for j, g := range got {
-			if !used[j] && cmplx.Abs(g-w) < bd {
-				best, bd = j, cmplx.Abs(g-w)
-			}
-		}
-		used[best] = true
-		worst = math.Max(worst, bd/(1+cmplx.Abs(w)))
-	}
-	return worst
-}
-
 // Tolerances against SciPy: both sides compute in float64, so agreement is limited by the
 // conditioning of each quantity for these systems, not by either implementation.
 const (
@@ -138,7 +108,7 @@ func TestGoldenSystems(t *testing.T) {
 		if e := relErr(f.Impulse(len(s.Impulse)), s.Impulse); e > goldenTol {
 			t.Errorf("%s: impulse differs from scipy dimpulse by %.3g", s.Name, e)
 		}
-		want := toComplex(s.H)
+		want := numtest.Complexes(s.H)
 		if e := numtest.RelErrC(f.FreqResponse(s.Omega), want); e > goldenTol {
 			t.Errorf("%s: frequency response differs by %.3g", s.Name, e)
 		}
@@ -146,7 +116,7 @@ func TestGoldenSystems(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", s.Name, err)
 		}
-		if e := matchRoots(poles, toComplex(s.Poles)); e > goldenRootsTol {
+		if e := numtest.RootsRelDist(poles, numtest.Complexes(s.Poles)); e > goldenRootsTol {
 			t.Errorf("%s: poles differ by %.3g", s.Name, e)
 		}
 		rho, _ := SpectralRadius(f)
@@ -157,7 +127,7 @@ func TestGoldenSystems(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: zeros: %v", s.Name, err)
 		}
-		if e := matchRoots(zeros, toComplex(s.ZerosPencil)); e > goldenZerosTol {
+		if e := numtest.RootsRelDist(zeros, numtest.Complexes(s.ZerosPencil)); e > goldenZerosTol {
 			t.Errorf("%s: zeros differ from the generalized-eigenvalue zeros by %.3g (got %d, want %d)", s.Name, e, len(zeros), len(s.ZerosPencil))
 		}
 		// SciPy's ss2tf is accurate for these small random systems: compare coefficients.
@@ -280,18 +250,18 @@ func TestGoldenTransferFunctions(t *testing.T) {
 		if e := relErr(f.Impulse(len(c.Impulse)), c.Impulse); e > goldenTol {
 			t.Errorf("%s: impulse differs from lfilter by %.3g", c.Name, e)
 		}
-		if e := numtest.RelErrC(f.FreqResponse(c.Omega), toComplex(c.H)); e > goldenTol {
+		if e := numtest.RelErrC(f.FreqResponse(c.Omega), numtest.Complexes(c.H)); e > goldenTol {
 			t.Errorf("%s: freqz differs by %.3g", c.Name, e)
 		}
 		poles, _ := Poles(f)
-		if e := matchRoots(poles, toComplex(c.Poles)); e > 1e-12 {
+		if e := numtest.RootsRelDist(poles, numtest.Complexes(c.Poles)); e > 1e-12 {
 			t.Errorf("%s: poles differ from np.roots by %.3g", c.Name, e)
 		}
 		z, _, err := ToZPK(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e := matchRoots(z.Zeros, toComplex(c.Zeros)); e > 1e-10 {
+		if e := numtest.RootsRelDist(z.Zeros, numtest.Complexes(c.Zeros)); e > 1e-10 {
 			t.Errorf("%s: zeros differ from np.roots by %.3g", c.Name, e)
 		}
 		if math.Abs(z.Gain-c.Gain) > 1e-12*(1+math.Abs(c.Gain)) || z.H0 != 0 {
@@ -299,14 +269,14 @@ func TestGoldenTransferFunctions(t *testing.T) {
 		}
 	}
 	for _, c := range g.ZPK {
-		f, err := NewZPK(toComplex(c.Zeros), toComplex(c.Poles), c.Gain, 0)
+		f, err := NewZPK(numtest.Complexes(c.Zeros), numtest.Complexes(c.Poles), c.Gain, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if e := relErr(f.Impulse(len(c.Impulse)), c.Impulse); e > goldenTol {
 			t.Errorf("%s: impulse differs by %.3g", c.Name, e)
 		}
-		if e := numtest.RelErrC(f.FreqResponse(c.Omega), toComplex(c.H)); e > goldenTol {
+		if e := numtest.RelErrC(f.FreqResponse(c.Omega), numtest.Complexes(c.H)); e > goldenTol {
 			t.Errorf("%s: freqz_zpk differs by %.3g", c.Name, e)
 		}
 		for _, to := range Forms {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // orthoTol: expm of a skew matrix and products of reflections are orthogonal to a few
@@ -53,7 +55,7 @@ func TestRotRNNHeads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := matchRoots(got, want); e > 1e-12 {
+	if e := numtest.RootsRelDist(got, want); e > 1e-12 {
 		t.Errorf("eigenvalues of A differ from γe^{±iθ} by %.3g", e)
 	}
 	// Heads do not mix: A is block diagonal.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // sosDesign is a filter scipy.signal designed as zeros, poles and gain, and the sections its
@@ -36,20 +37,12 @@ func loadSOSDesigns(t *testing.T) map[string]sosDesign {
 	return g.Designs
 }
 
-func cplxList(v [][2]float64) []complex128 {
-	out := make([]complex128, len(v))
-	for i, x := range v {
-		out[i] = complex(x[0], x[1])
-	}
-	return out
-}
-
 // TestSectionsMatchZPK2SOS: scipy's zeros, poles and gain (Butterworth, an elliptic filter
 // of odd order, Chebyshev, Bessel) factor into the sections zpk2sos makes of them, in its
 // order, to rounding.
 func TestSectionsMatchZPK2SOS(t *testing.T) {
 	for name, d := range loadSOSDesigns(t) {
-		z, err := filters.NewZPK(cplxList(d.Zeros), cplxList(d.Poles), d.Gain, 0)
+		z, err := filters.NewZPK(numtest.Complexes(d.Zeros), numtest.Complexes(d.Poles), d.Gain, 0)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -84,7 +77,7 @@ func TestFromSections(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		want, _ := filters.NewZPK(cplxList(d.Zeros), cplxList(d.Poles), d.Gain, 0)
+		want, _ := filters.NewZPK(numtest.Complexes(d.Zeros), numtest.Complexes(d.Poles), d.Gain, 0)
 		if f.Order() != want.Order() || len(f.Zeros) != len(want.Zeros) {
 			t.Fatalf("%s: %d poles and %d zeros, want %d and %d", name, f.Order(), len(f.Zeros), want.Order(), len(want.Zeros))
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // Tolerances of the SciPy comparison. Both sides run the same algorithm (analog prototype,
@@ -72,35 +73,6 @@ func loadGolden(t *testing.T) (omega []float64, cases []goldenCase) {
 	return doc.Omega, doc.Cases
 }
 
-func complexes(v [][2]float64) []complex128 {
-	out := make([]complex128, len(v))
-	for i, p := range v {
-		out[i] = complex(p[0], p[1])
-	}
-	return out
-}
-
-// multisetDist matches every root of want with its nearest unused root of got and returns the
-// largest distance (+Inf when the counts differ).
-func multisetDist(got, want []complex128) float64 {
-	if len(got) != len(want) {
-		return math.Inf(1)
-	}
-	used := make([]bool, len(got))
-	worst := 0.0
-	for _, w := range want {
-		best, dist := -1, math.Inf(1)
-		for j, g := range got {
-			if !used[j] && cmplx.Abs(g-w) < dist {
-				best, dist = j, cmplx.Abs(g-w)
-			}
-		}
-		used[best] = true
-		worst = math.Max(worst, dist)
-	}
-	return worst
-}
-
 func relMaxDiff(got, want []float64) float64 {
 	var d, s float64
 	for i := range want {
@@ -129,7 +101,7 @@ func TestGoldenSciPy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dz, dp := multisetDist(f.Zeros, complexes(c.Zeros)), multisetDist(f.Poles, complexes(c.Poles))
+			dz, dp := numtest.RootsDist(f.Zeros, numtest.Complexes(c.Zeros)), numtest.RootsDist(f.Poles, numtest.Complexes(c.Poles))
 			worstRoot = math.Max(worstRoot, math.Max(dz, dp))
 			if dz > goldenRootTol || dp > goldenRootTol {
 				t.Errorf("zeros differ by %.3g, poles by %.3g (tolerance %g)\nzeros %v\npoles %v", dz, dp, goldenRootTol, f.Zeros, f.Poles)
@@ -139,7 +111,7 @@ func TestGoldenSciPy(t *testing.T) {
 			if dg > goldenGainTol {
 				t.Errorf("gain %v, SciPy %v: relative difference %.3g", f.Gain, c.Gain, dg)
 			}
-			h, want := f.FreqResponse(omega), complexes(c.H)
+			h, want := f.FreqResponse(omega), numtest.Complexes(c.H)
 			var dh, sh float64
 			for i := range want {
 				dh = math.Max(dh, cmplx.Abs(h[i]-want[i]))

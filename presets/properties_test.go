@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/rtf"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // Tolerances of the property tests, each for numbers of size about one.
@@ -100,7 +101,7 @@ func TestLegS(t *testing.T) {
 	for k := range want {
 		want[k] = complex(math.Exp(-float64(k+1)*dt), 0)
 	}
-	if d := multisetDist(p, want); d > eigTol {
+	if d := numtest.RootsDist(p, want); d > eigTol {
 		t.Errorf("poles %v, want e^{-kΔt}: off by %.3g", p, d)
 	}
 }
@@ -238,7 +239,7 @@ func TestS4D(t *testing.T) {
 					want = append(want, cmplx.Exp(dt*cmplx.Conj(l)))
 				}
 			}
-			if d := multisetDist(r.Filter.(*filters.Diagonal).Poles, want); d > exactTol {
+			if d := numtest.RootsDist(r.Filter.(*filters.Diagonal).Poles, want); d > exactTol {
 				t.Errorf("poles off e^{Δt·λ} by %.3g", d)
 			}
 		})
@@ -549,7 +550,7 @@ func TestClassicDSP(t *testing.T) {
 			t.Errorf("|H(e^{iθ})| = %v, want 1", g)
 		}
 		want := []complex128{cmplx.Rect(r, th), cmplx.Rect(r, -th)}
-		if d := multisetDist(poles(t, f), want); d > eigTol {
+		if d := numtest.RootsDist(poles(t, f), want); d > eigTol {
 			t.Errorf("poles off r·e^{±iθ} by %.3g", d)
 		}
 	})

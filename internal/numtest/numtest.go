@@ -22,3 +22,42 @@ func RelErrC(got, want []complex128) float64 {
 	}
 	return num / den
 }
+
+// Complexes returns the complex numbers of golden files, which JSON holds as [re, im] pairs.
+func Complexes(v [][2]float64) []complex128 {
+	out := make([]complex128, len(v))
+	for i, p := range v {
+		out[i] = complex(p[0], p[1])
+	}
+	return out
+}
+
+// RootsDist compares roots as multisets: it pairs each root of want, in order, with the
+// nearest unused root of got and returns the largest distance (+Inf when the counts differ).
+func RootsDist(got, want []complex128) float64 {
+	return rootsDist(got, want, func(complex128) float64 { return 1 })
+}
+
+// RootsRelDist is RootsDist with each distance relative to 1 + |wanted root|.
+func RootsRelDist(got, want []complex128) float64 {
+	return rootsDist(got, want, func(w complex128) float64 { return 1 + cmplx.Abs(w) })
+}
+
+func rootsDist(got, want []complex128, scale func(complex128) float64) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	used := make([]bool, len(got))
+	worst := 0.0
+	for _, w := range want {
+		best, dist := -1, math.Inf(1)
+		for j, g := range got {
+			if !used[j] && cmplx.Abs(g-w) < dist {
+				best, dist = j, cmplx.Abs(g-w)
+			}
+		}
+		used[best] = true
+		worst = math.Max(worst, dist/scale(w))
+	}
+	return worst
+}
