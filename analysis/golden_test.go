@@ -1,9 +1,7 @@
 package analysis
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -69,14 +67,8 @@ type goldenSystem struct {
 
 func readGolden(t *testing.T) goldenFile {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "analysis", "analysis.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var g goldenFile
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
+	numtest.ReadJSON(t, filepath.Join("..", "testdata", "golden", "analysis", "analysis.json"), &g)
 	return g
 }
 

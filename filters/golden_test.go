@@ -1,9 +1,7 @@
 package filters
 
 import (
-	"encoding/json"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/internal/numtest"
@@ -79,14 +77,8 @@ type accuracyCase struct {
 
 func loadGolden(t testing.TB) *goldenFile {
 	t.Helper()
-	data, err := os.ReadFile("../testdata/golden/golden.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var g goldenFile
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
+	numtest.ReadJSON(t, "../testdata/golden/golden.json", &g)
 	return &g
 }
 

@@ -1,11 +1,9 @@
 package presets
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/cmplx"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -56,17 +54,11 @@ func (c goldenCase) String() string {
 
 func loadGolden(t *testing.T) (omega []float64, cases []goldenCase) {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "presets", "presets.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var doc struct {
 		Omega []float64    `json:"omega"`
 		Cases []goldenCase `json:"cases"`
 	}
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
+	numtest.ReadJSON(t, filepath.Join("..", "testdata", "golden", "presets", "presets.json"), &doc)
 	if len(doc.Cases) == 0 {
 		t.Fatal("no golden cases")
 	}

@@ -2,7 +2,6 @@ package sessions_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/filtertest"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -31,9 +31,7 @@ func loadGolden(t testing.TB) map[string]map[string]goldenArray {
 	var exp struct {
 		Files map[string]map[string]goldenArray `json:"files"`
 	}
-	if err := json.Unmarshal(must(os.ReadFile(filepath.Join(goldenDir, "expected.json"))), &exp); err != nil {
-		t.Fatal(err)
-	}
+	numtest.ReadJSON(t, filepath.Join(goldenDir, "expected.json"), &exp)
 	return exp.Files
 }
 

@@ -1,12 +1,15 @@
-// Package numtest holds the numerical comparisons that tests of several packages share. It
-// imports nothing of ssmlab, so that the tests of filters and internal/fft can use it too
-// (internal/filtertest builds filters, and a filters test importing it would be a cycle).
-// The relative error of real vectors is filters.RelDiff.
+// Package numtest holds what the tests of several packages share to read golden files and
+// compare numbers. It imports nothing of ssmlab, so that the tests of filters and internal/fft
+// can use it too (internal/filtertest builds filters: a filters test importing it would be a
+// cycle). The relative error of real vectors is filters.RelDiff.
 package numtest
 
 import (
+	"encoding/json"
 	"math"
 	"math/cmplx"
+	"os"
+	"testing"
 )
 
 // RelErrC returns ‖got − want‖₂/‖want‖₂ (absolute when want is zero), by running
@@ -60,4 +63,16 @@ func rootsDist(got, want []complex128, scale func(complex128) float64) float64 {
 		worst = math.Max(worst, dist/scale(w))
 	}
 	return worst
+}
+
+// ReadJSON decodes the JSON file at path, a golden file, into v; it fails t when it cannot.
+func ReadJSON(t testing.TB, path string, v any) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -1,16 +1,15 @@
 package arrays_test
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -25,16 +24,10 @@ type goldenArray struct {
 
 func loadExpected(t testing.TB) map[string]map[string]goldenArray {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(goldenDir, "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var exp struct {
 		Files map[string]map[string]goldenArray `json:"files"`
 	}
-	if err := json.Unmarshal(data, &exp); err != nil {
-		t.Fatal(err)
-	}
+	numtest.ReadJSON(t, filepath.Join(goldenDir, "expected.json"), &exp)
 	return exp.Files
 }
 

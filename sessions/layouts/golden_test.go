@@ -1,8 +1,6 @@
 package layouts_test
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
@@ -44,14 +43,8 @@ func loadGolden(t *testing.T) goldenFile { return loadGoldenFile(t, goldenFiles[
 
 func loadGoldenFile(t *testing.T, file string) goldenFile {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(goldenDir, file))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var g goldenFile
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
+	numtest.ReadJSON(t, filepath.Join(goldenDir, file), &g)
 	return g
 }
 
