@@ -210,7 +210,11 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 		}
 	}
 	if pick.Complex {
-		return Item{}, invalidf("%q is a complex array of shape %s: kernels are real (a layout reads complex parameters; --layout names one)", pick.Name, arrays.ShapeString(pick.Shape))
+		what := "the array"
+		if pick.Name != "" {
+			what = strconv.Quote(pick.Name)
+		}
+		return Item{}, inputf("%s is complex, of shape %s: kernels are real (a layout reads complex parameters; --layout names one)", what, arrays.ShapeString(pick.Shape))
 	}
 	a, err := af.Read(pick.Name)
 	if err != nil {
@@ -258,7 +262,7 @@ func toKernels(a *arrays.Array, columns bool) (*arrays.Array, error) {
 	case len(a.Shape) == 2 && a.Shape[1] == 1 && a.Shape[0] > 1:
 		a = &arrays.Array{Shape: []int{a.Shape[0]}, Data: a.Data}
 	case columns:
-		return nil, invalidf("columns of an array of shape %s: want a 2-D array", arrays.ShapeString(a.Shape))
+		return nil, inputf("columns of an array of shape %s: want a 2-D array", arrays.ShapeString(a.Shape))
 	}
 	if err := checkKernels(a); err != nil {
 		return nil, err

@@ -355,3 +355,31 @@ func TestImportTruncLenFromMetadata(t *testing.T) {
 		t.Errorf("a conflicting --trunc-len: %v", err)
 	}
 }
+
+// TestImportKernelErrorsNameNoSession: kernels that an imported array or target file cannot
+// be are ErrInvalid, but their message does not call the file a session (import of a 3-D or
+// empty .npy read "invalid session: kernels of shape ...", of a complex one
+// `invalid session: "" is a complex array`); inside a session it still is one.
+func TestImportKernelErrorsNameNoSession(t *testing.T) {
+	three, _ := arrays.New([]int{2, 2, 2}, make([]float64, 8))
+	empty, _ := arrays.New([]int{0, 4}, nil)
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"k.npy", must(arrays.EncodeNPY(three, arrays.Float64)), "kernels of shape (2, 2, 2)"},
+		{"k.npy", must(arrays.EncodeNPY(empty, arrays.Float64)), "hold no samples"},
+		{"k.json", []byte(`{"kernels": [[[1]]]}`), "kernels of shape (1, 1, 1)"},
+		{"k.npy", must(os.ReadFile(filepath.Join(goldenDir, "complex.npy"))), "the array is complex"},
+	} {
+		_, err := sessions.ImportData(tc.data, tc.name, sessions.ImportOptions{})
+		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "session") {
+			t.Errorf("%s: %v, want ErrInvalid saying %q and nothing of a session", tc.want, err, tc.want)
+		}
+	}
+	_, err := sessions.Unmarshal([]byte(`{"format": "ssmlab-session", "version": 2, "targets": [{"id": "t1", "kernels": [[[1]]]}]}`))
+	if err == nil || !strings.HasPrefix(err.Error(), `invalid session: target "t1": kernels of shape`) {
+		t.Errorf("in a session: %v", err)
+	}
+}

@@ -206,16 +206,18 @@ func (t Target) validate() error {
 	return checkKernels(t.Kernels)
 }
 
-// checkKernels checks that a is a 1-D or 2-D array of finite values with samples.
+// checkKernels checks that a is a 1-D or 2-D array of finite values with samples. Its errors
+// are of kind ErrInvalid but say nothing of a session: the kernels may come from an imported
+// .npy or CSV file (a session's target adds "invalid session: target ...": within).
 func checkKernels(a *arrays.Array) error {
 	if err := a.Validate(); err != nil {
-		return fmt.Errorf("%w: kernels: %w", ErrInvalid, err)
+		return inputf("kernels: %w", err)
 	}
 	if len(a.Shape) != 1 && len(a.Shape) != 2 {
-		return invalidf("kernels of shape %s: want (length) or (channels, length)", arrays.ShapeString(a.Shape))
+		return inputf("kernels of shape %s: want (length) or (channels, length)", arrays.ShapeString(a.Shape))
 	}
 	if c, l := kernelShape(a); c == 0 || l == 0 {
-		return invalidf("kernels of shape %s hold no samples", arrays.ShapeString(a.Shape))
+		return inputf("kernels of shape %s hold no samples", arrays.ShapeString(a.Shape))
 	}
 	return nil
 }
