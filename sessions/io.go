@@ -3,6 +3,7 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -135,10 +136,10 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 
 func importJSON(data []byte, stem string, o ImportOptions) (Item, error) {
 	if sniffSession(data) {
-		return Item{}, invalidf("this is a session file; open it, or export its items")
+		return Item{}, inputf("this is a session file; open it, or export its items")
 	}
 	if o.Tensor != "" {
-		return Item{}, invalidf("a JSON file holds no tensors to choose from")
+		return Item{}, inputf("a JSON file holds no tensors to choose from (--tensor reads one array of an .npz, .safetensors or .pt file)")
 	}
 	// One pass over the text: a target file's kernels go straight into their numbers.
 	if t, isTarget, err := decodeTargetFile(data); isTarget {
@@ -323,7 +324,7 @@ func UnmarshalTarget(data []byte) (*Target, error) {
 	}
 	t, isTarget, err := decodeTargetFile(data)
 	if err == nil && !isTarget {
-		err = invalidf("a target file needs \"kernels\"")
+		err = inputf("a target file needs \"kernels\"")
 	}
 	if err != nil {
 		return nil, err
@@ -419,19 +420,19 @@ func decodeTargetFile(data []byte) (t *Target, isTarget bool, err error) {
 			}
 			name, ok := tok.(string)
 			if !ok && problem == nil {
-				problem = invalidf("%q of a target file is %s, want a string", key, strictjson.Describe(tok))
+				problem = inputf("%q of a target file is %s, want a string", key, strictjson.Describe(tok))
 			}
 			t.Name = name
 		case "kernels":
 			isTarget = true
 			a, err := arrays.DecodeJSON(d)
 			if err != nil {
-				return fmt.Errorf("%w: \"kernels\": %w", ErrInvalid, err)
+				return inputf("\"kernels\": %w", err)
 			}
 			t.Kernels = a
 		default:
 			if other == nil {
-				other = invalidf("unknown key %q in a target file", key)
+				other = inputf("unknown key %q in a target file", key)
 			}
 			return d.Skip()
 		}
@@ -443,8 +444,10 @@ func decodeTargetFile(data []byte) (t *Target, isTarget bool, err error) {
 	switch {
 	case !isTarget:
 		return nil, false, nil
+	case err != nil && !errors.Is(err, ErrInvalid):
+		return nil, true, inputError{err} // bad JSON: a target file is no session
 	case err != nil:
-		return nil, true, treeInvalid(err)
+		return nil, true, err
 	case problem != nil:
 		return nil, true, problem
 	case other != nil:

@@ -357,9 +357,10 @@ func TestImportTruncLenFromMetadata(t *testing.T) {
 }
 
 // TestImportKernelErrorsNameNoSession: kernels that an imported array or target file cannot
-// be are ErrInvalid, but their message does not call the file a session (import of a 3-D or
-// empty .npy read "invalid session: kernels of shape ...", of a complex one
-// `invalid session: "" is a complex array`); inside a session it still is one.
+// be, and a target file's own mistakes, are ErrInvalid, but their message does not call the
+// file a session (import of a 3-D or empty .npy read "invalid session: kernels of shape ...",
+// of a complex one `invalid session: "" is a complex array`, of a target file with a key twice
+// "invalid session: duplicate key"); inside a session it still is one.
 func TestImportKernelErrorsNameNoSession(t *testing.T) {
 	three, _ := arrays.New([]int{2, 2, 2}, make([]float64, 8))
 	empty, _ := arrays.New([]int{0, 4}, nil)
@@ -372,6 +373,10 @@ func TestImportKernelErrorsNameNoSession(t *testing.T) {
 		{"k.npy", must(arrays.EncodeNPY(empty, arrays.Float64)), "hold no samples"},
 		{"k.json", []byte(`{"kernels": [[[1]]]}`), "kernels of shape (1, 1, 1)"},
 		{"k.npy", must(os.ReadFile(filepath.Join(goldenDir, "complex.npy"))), "the array is complex"},
+		{"k.json", []byte(`{"kernels": [1, 2], "kernels": [3]}`), `duplicate key "kernels"`},
+		{"k.json", []byte(`{"kernels": [1, 2]} x`), "bad JSON"},
+		{"k.json", []byte(`{"kernels": [1, 2], "nme": "x"}`), `unknown key "nme"`},
+		{"k.json", []byte(`{"kernels": [1, "a"]}`), `"kernels": invalid array file`},
 	} {
 		_, err := sessions.ImportData(tc.data, tc.name, sessions.ImportOptions{})
 		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "session") {
