@@ -176,17 +176,7 @@ func BenchmarkRefineIteration(b *testing.B) {
 func TestCholeskySolve(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	for _, n := range []int{1, 2, 5, 33, 129} {
-		g := mat.NewDense(n, n, nil)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				g.Set(i, j, rng.NormFloat64())
-			}
-		}
-		a := mat.NewSymDense(n, nil)
-		a.SymOuterK(1, g)
-		for i := 0; i < n; i++ {
-			a.SetSym(i, i, a.At(i, i)+float64(n))
-		}
+		a := randomSPD(rng, n)
 		b := make([]float64, n)
 		for i := range b {
 			b[i] = rng.NormFloat64()
@@ -219,10 +209,9 @@ func TestCholeskySolve(t *testing.T) {
 	}
 }
 
-// BenchmarkCholesky times one factorisation and solve at the size of an n = 64 refinement.
-func BenchmarkCholesky(b *testing.B) {
-	const n = 129
-	rng := rand.New(rand.NewPCG(1, 1))
+// randomSPD returns G·Gᵀ + n·I for G standard normal: symmetric positive definite, and well
+// conditioned.
+func randomSPD(rng *rand.Rand, n int) *mat.SymDense {
 	g := mat.NewDense(n, n, nil)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
@@ -232,8 +221,15 @@ func BenchmarkCholesky(b *testing.B) {
 	a := mat.NewSymDense(n, nil)
 	a.SymOuterK(1, g)
 	for i := 0; i < n; i++ {
-		a.SetSym(i, i, a.At(i, i)+n)
+		a.SetSym(i, i, a.At(i, i)+float64(n))
 	}
+	return a
+}
+
+// BenchmarkCholesky times one factorisation and solve at the size of an n = 64 refinement.
+func BenchmarkCholesky(b *testing.B) {
+	const n = 129
+	a := randomSPD(rand.New(rand.NewPCG(1, 1)), n)
 	work, x := make([]float64, n*n), make([]float64, n)
 	for b.Loop() {
 		copy(work, a.RawSymmetric().Data)
