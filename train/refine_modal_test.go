@@ -34,19 +34,14 @@ func TestModalJacobian(t *testing.T) {
 	w.jacobian(p)
 	kp, km := make([]float64, m.length), make([]float64, m.length)
 	for j := range p {
-		q := append([]float64(nil), p...)
-		const step = 1e-6
-		q[j] = p[j] + step
-		m.kernel(nil, q, kp)
-		q[j] = p[j] - step
-		m.kernel(nil, q, km)
+		centralDiff(func(q, out []float64) { m.kernel(nil, q, out) }, p, j, kp, km)
 		row := w.jt.RawRowView(j)
 		scale := 0.0
 		for i := range kp {
 			scale = math.Max(scale, math.Abs(row[i]))
 		}
 		for i := range kp {
-			fd := (kp[i] - km[i]) / (2 * step)
+			fd := (kp[i] - km[i]) / (2 * fdStep)
 			if d := math.Abs(fd - row[i]); d > 1e-6*(1+scale) {
 				t.Fatalf("∂k[%d]/∂p[%d] = %.10g, central difference %.10g", i, j, row[i], fd)
 			}

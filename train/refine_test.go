@@ -11,6 +11,20 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 )
 
+// fdStep is the step of the central differences that check the Jacobians: near the cube root
+// of the machine epsilon times a parameter's scale, where truncation and rounding balance.
+const fdStep = 1e-6
+
+// centralDiff fills kp and km with kernel at p ± fdStep along parameter j, for the central
+// difference (kp − km)/(2·fdStep).
+func centralDiff(kernel func(q, out []float64), p []float64, j int, kp, km []float64) {
+	q := append([]float64(nil), p...)
+	q[j] = p[j] + fdStep
+	kernel(q, kp)
+	q[j] = p[j] - fdStep
+	kernel(q, km)
+}
+
 // TestRefineNormalEquations checks the FFT-built Gauss–Newton system against JᵀJ and Jᵀe from
 // a central-difference Jacobian of the circular kernel.
 func TestRefineNormalEquations(t *testing.T) {
@@ -40,14 +54,9 @@ func TestRefineNormalEquations(t *testing.T) {
 	kp, km := make([]float64, l), make([]float64, l)
 	ws := m.newWorkspace()
 	for j := range p {
-		q := append([]float64(nil), p...)
-		const step = 1e-6
-		q[j] = p[j] + step
-		m.kernel(ws, q, kp)
-		q[j] = p[j] - step
-		m.kernel(ws, q, km)
+		centralDiff(func(q, out []float64) { m.kernel(ws, q, out) }, p, j, kp, km)
 		for i := range kp {
-			jac.Set(i, j, (kp[i]-km[i])/(2*step))
+			jac.Set(i, j, (kp[i]-km[i])/(2*fdStep))
 		}
 	}
 	var jtj mat.Dense
