@@ -195,6 +195,21 @@ func TestAutosaveAndRecover(t *testing.T) {
 	}
 }
 
+// autosavedAfterSave saves a session of one filter to origin, adds a second and autosaves it
+// to dir, then abandons it as a crash would; it returns the autosave's path.
+func autosavedAfterSave(t *testing.T, dir, origin string) string {
+	t.Helper()
+	o := sessions.New()
+	must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
+	if err := o.Save(origin); err != nil {
+		t.Fatal(err)
+	}
+	must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
+	ap := must(o.Autosave(dir))
+	sessions.Abandon(o)
+	return ap
+}
+
 func TestAutosaveUntitledAndStale(t *testing.T) {
 	dir := t.TempDir()
 	s := sessions.New()
@@ -206,14 +221,7 @@ func TestAutosaveUntitledAndStale(t *testing.T) {
 	sessions.Abandon(s)
 	// An autosave whose origin was saved afterwards is flagged.
 	origin := filepath.Join(t.TempDir(), "o.ssmlab")
-	o := sessions.New()
-	must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
-	if err := o.Save(origin); err != nil {
-		t.Fatal(err)
-	}
-	must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
-	ap := must(o.Autosave(dir))
-	sessions.Abandon(o)
+	ap := autosavedAfterSave(t, dir, origin)
 	later := time.Now().Add(time.Hour)
 	os.Chtimes(origin, later, later)
 	os.WriteFile(filepath.Join(dir, "junk.ssmlab"), []byte("not json"), 0o644)
@@ -275,14 +283,7 @@ func TestRecoveredSaveNoticesLaterWork(t *testing.T) {
 	dir := t.TempDir()
 	for _, later := range []bool{false, true} {
 		origin := filepath.Join(dir, fmt.Sprintf("o%v.ssmlab", later))
-		o := sessions.New()
-		must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
-		if err := o.Save(origin); err != nil {
-			t.Fatal(err)
-		}
-		must(o.AddFilter(filters.Document{Filter: filtertest.Dense()}))
-		ap := must(o.Autosave(dir))
-		sessions.Abandon(o)
+		ap := autosavedAfterSave(t, dir, origin)
 		if later {
 			stamp := time.Now().Add(time.Hour)
 			os.Chtimes(origin, stamp, stamp)
