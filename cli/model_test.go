@@ -27,6 +27,19 @@ import (
 // samples per layer (testdata/scale/gen_model.py).
 var modelCkpt, _ = filepath.Abs("../testdata/scale/hyena_lm.safetensors")
 
+// copyModel copies modelCkpt to path, for a test that may write over it, and returns its bytes.
+func copyModel(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(modelCkpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
 // modelRecipe is a quick recipe for it: 6 units of 8 channels, written in the checkpoint's
 // float32.
 var modelRecipe = []string{"--order", "6", "--model", "modal", "--steps", "40", "--refine", "5", "--chunk", "8"}
@@ -195,13 +208,7 @@ func checkMergeRefusals(t *testing.T, dir string, parts []string) {
 	// -o naming the input checkpoint (here a copy, given by --input) would replace the
 	// trained filters with the distilled ones.
 	input := filepath.Join(dir, "input-copy.safetensors")
-	orig, err := os.ReadFile(modelCkpt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(input, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	orig := copyModel(t, input)
 	r := run(t, "", append(append([]string{"merge"}, parts...), "--input", input, "-o", input)...)
 	if now, _ := os.ReadFile(input); r.code != 2 || !strings.Contains(r.stderr, "is also an input") || !bytes.Equal(now, orig) {
 		t.Errorf("merge -o its input: %v (the input changed: %v)", r, !bytes.Equal(now, orig))

@@ -203,13 +203,7 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 		}
 	}
 	ckpt := filepath.Join(jobs, "model.safetensors")
-	data, err := os.ReadFile(modelCkpt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ckpt, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	data := copyModel(t, ckpt)
 	flags := strings.Join(modelRecipe, " ")
 	submit := strings.Replace(blocks["submit"], `SHARDS=8`, `SHARDS=3`, 1)
 	submit = strings.Replace(submit, `SSMLAB=$PWD/ssmlab DISTILL_FLAGS="--order 16"`, fmt.Sprintf(`SSMLAB=%s DISTILL_FLAGS=%q`, os.Args[0], flags), 1)

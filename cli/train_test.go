@@ -190,13 +190,7 @@ func TestDistillOrders(t *testing.T) {
 func TestFitOutputsCheckedFirst(t *testing.T) {
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "model.safetensors")
-	orig, err := os.ReadFile(modelCkpt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ckpt, orig, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	orig := copyModel(t, ckpt)
 	link := filepath.Join(dir, "link.safetensors")
 	if err := os.Symlink(ckpt, link); err != nil {
 		t.Fatal(err)
