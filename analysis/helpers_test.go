@@ -67,11 +67,3 @@ func mustDense(t testing.TB, a [][]float64, b, c []float64, d float64) *filters.
 	}
 	return f
 }
-
-func maxAbsDiff(a, b []float64) float64 {
-	m := 0.0
-	for i := range a {
-		m = math.Max(m, math.Abs(a[i]-b[i]))
-	}
-	return m
-}

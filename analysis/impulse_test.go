@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // TestImpulseAgreement is the acceptance test: the four algorithms agree to agreeTol
@@ -215,11 +216,11 @@ func TestImpulseOrderZero(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s %s: %v", f.Form(), m, err)
 			}
-			if want := []float64{-1.5, 0, 0, 0, 0}; maxAbsDiff(h, want) != 0 {
+			if want := []float64{-1.5, 0, 0, 0, 0}; numtest.MaxAbsDiff(h, want) != 0 {
 				t.Errorf("%s %s: %v, want %v", f.Form(), m, h, want)
 			}
 			s, err := Step(nil, f, 3, m)
-			if err != nil || maxAbsDiff(s, []float64{-1.5, -1.5, -1.5}) != 0 {
+			if err != nil || numtest.MaxAbsDiff(s, []float64{-1.5, -1.5, -1.5}) != 0 {
 				t.Errorf("%s %s: step %v, %v", f.Form(), m, s, err)
 			}
 		}

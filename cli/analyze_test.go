@@ -13,6 +13,7 @@ import (
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // methodTol bounds the difference between the impulse algorithms on twoState (|h| ≤ 1,
@@ -32,7 +33,7 @@ func TestAnalyzeStep(t *testing.T) {
 	for i := 1; i < len(want); i++ {
 		want[i] += want[i-1]
 	}
-	if d := maxDiff(get[[]float64](t, m, "step"), want); d > exactTol {
+	if d := numtest.MaxAbsDiff(get[[]float64](t, m, "step"), want); d > exactTol {
 		t.Errorf("step differs from the running sum by %.3g", d)
 	}
 }
@@ -42,7 +43,7 @@ func TestAnalyzeMethods(t *testing.T) {
 	want := twoStateImpulse(64)
 	for _, method := range []string{"recurrence", "fft", "vandermonde", "scan"} {
 		m := decodeAnalysis(t, run(t, "", "analyze", path, "--impulse", "64", "--method", method))
-		if d := maxDiff(get[[]float64](t, m, "impulse"), want); d > methodTol {
+		if d := numtest.MaxAbsDiff(get[[]float64](t, m, "impulse"), want); d > methodTol {
 			t.Errorf("--method %s: impulse differs by %.3g", method, d)
 		}
 		m = decodeAnalysis(t, run(t, "", "analyze", path, "--step", "5", "--method", method))
@@ -146,7 +147,7 @@ func TestAnalyzeNorms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := get[[]float64](t, m, "hsv"); len(got) != 2 || maxDiff(got, want.Values) != 0 {
+	if got := get[[]float64](t, m, "hsv"); len(got) != 2 || numtest.MaxAbsDiff(got, want.Values) != 0 {
 		t.Errorf("hsv = %v, want %v", got, want.Values)
 	}
 

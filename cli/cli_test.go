@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
@@ -78,14 +79,6 @@ func writeText(t *testing.T, dir, name, text string) string {
 	return path
 }
 
-func maxDiff(a, b []float64) float64 {
-	d := 0.0
-	for i := range a {
-		d = math.Max(d, math.Abs(a[i]-b[i]))
-	}
-	return d
-}
-
 func TestConvertEveryFormToEveryForm(t *testing.T) {
 	dir := t.TempDir()
 	base := testFilter(t)
@@ -122,7 +115,7 @@ func TestConvertEveryFormToEveryForm(t *testing.T) {
 					if c, ok := doc.Filter.(*filters.Companion); ok && c.Observable != obs {
 						t.Errorf("Observable = %v, want %v", c.Observable, obs)
 					}
-					if d := maxDiff(doc.Filter.Impulse(len(want)), want); d > impulseTol {
+					if d := numtest.MaxAbsDiff(doc.Filter.Impulse(len(want)), want); d > impulseTol {
 						t.Errorf("impulse responses differ by %.3g", d)
 					}
 					prefix := fmt.Sprintf("converted %s → %s: rel error ", from, to)
@@ -171,7 +164,7 @@ func TestConvertBank(t *testing.T) {
 		if c.Form() != filters.FormDiagonal {
 			t.Errorf("channel %d is %s", i, c.Form())
 		}
-		if d := maxDiff(c.Impulse(128), want); d > impulseTol {
+		if d := numtest.MaxAbsDiff(c.Impulse(128), want); d > impulseTol {
 			t.Errorf("channel %d: impulse responses differ by %.3g", i, d)
 		}
 	}
@@ -191,7 +184,7 @@ func TestConvertStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := maxDiff(doc.Filter.Impulse(128), base.Impulse(128)); d > impulseTol {
+	if d := numtest.MaxAbsDiff(doc.Filter.Impulse(128), base.Impulse(128)); d > impulseTol {
 		t.Errorf("impulse responses differ by %.3g", d)
 	}
 }
@@ -332,7 +325,7 @@ func TestAnalyze(t *testing.T) {
 	if form, order := get[string](t, m, "form"), get[int](t, m, "order"); form != "dense" || order != 2 {
 		t.Errorf("form, order = %s, %d", form, order)
 	}
-	if d := maxDiff(get[[]float64](t, m, "impulse"), twoStateImpulse(20)); d > exactTol {
+	if d := numtest.MaxAbsDiff(get[[]float64](t, m, "impulse"), twoStateImpulse(20)); d > exactTol {
 		t.Errorf("impulse differs from the hand recursion by %.3g", d)
 	}
 	if n := len(get[[]float64](t, m, "impulse")); n != 20 {
@@ -350,12 +343,12 @@ func TestAnalyze(t *testing.T) {
 	}
 	poles := get[[][2]float64](t, m, "poles")
 	wantPoles := [][2]float64{{0.4, 0.1}, {0.4, -0.1}} // positive imaginary part first
-	if len(poles) != 2 || maxDiff(poles[0][:], wantPoles[0][:]) > exactTol || maxDiff(poles[1][:], wantPoles[1][:]) > exactTol {
+	if len(poles) != 2 || numtest.MaxAbsDiff(poles[0][:], wantPoles[0][:]) > exactTol || numtest.MaxAbsDiff(poles[1][:], wantPoles[1][:]) > exactTol {
 		t.Errorf("poles = %v, want %v", poles, wantPoles)
 	}
 	zeros := get[[][2]float64](t, m, "zeros")
 	wantZeros := [][2]float64{{-1.6 - math.Sqrt(3.99), 0}, {-1.6 + math.Sqrt(3.99), 0}} // largest modulus first
-	if len(zeros) != 2 || maxDiff(zeros[0][:], wantZeros[0][:]) > exactTol || maxDiff(zeros[1][:], wantZeros[1][:]) > exactTol {
+	if len(zeros) != 2 || numtest.MaxAbsDiff(zeros[0][:], wantZeros[0][:]) > exactTol || numtest.MaxAbsDiff(zeros[1][:], wantZeros[1][:]) > exactTol {
 		t.Errorf("zeros = %v, want %v", zeros, wantZeros)
 	}
 	if rho := get[float64](t, m, "spectral_radius"); math.Abs(rho-math.Sqrt(0.17)) > exactTol {
@@ -412,7 +405,7 @@ func TestAnalyzeStdinAndBank(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := decodeAnalysis(t, run(t, string(data), "analyze", "-", "--impulse", "7"))
-	if d := maxDiff(get[[]float64](t, m, "impulse"), twoStateImpulse(7)); d > exactTol {
+	if d := numtest.MaxAbsDiff(get[[]float64](t, m, "impulse"), twoStateImpulse(7)); d > exactTol {
 		t.Errorf("impulse from stdin differs by %.3g", d)
 	}
 
@@ -434,7 +427,7 @@ func TestAnalyzeStdinAndBank(t *testing.T) {
 		t.Fatalf("%d channels, want 2", len(chans))
 	}
 	for i, c := range chans {
-		if d := maxDiff(get[[]float64](t, c, "impulse"), twoStateImpulse(7)); d > exactTol {
+		if d := numtest.MaxAbsDiff(get[[]float64](t, c, "impulse"), twoStateImpulse(7)); d > exactTol {
 			t.Errorf("channel %d: impulse differs by %.3g", i, d)
 		}
 		if _, ok := c["poles"]; !ok {

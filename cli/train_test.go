@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -38,7 +39,7 @@ func TestDistillFilterTarget(t *testing.T) {
 		t.Errorf("result is %s", doc.Filter.Form())
 	}
 	// An exact order-3 target: the fitted RTF reproduces it.
-	if d := maxDiff(doc.Filter.Impulse(256), target.Impulse(256)); d > 1e-8 {
+	if d := numtest.MaxAbsDiff(doc.Filter.Impulse(256), target.Impulse(256)); d > 1e-8 {
 		t.Errorf("fitted response differs by %.3g", d)
 	}
 	var report train.Report
@@ -129,7 +130,7 @@ func TestDistillNPY(t *testing.T) {
 		t.Fatalf("output: %v", err)
 	}
 	// float32 kernels of an exact order-3 filter: the fit reaches float32 rounding.
-	if d := maxDiff(doc.Bank.Channels[0].Impulse(128), k); d > 1e-5 {
+	if d := numtest.MaxAbsDiff(doc.Bank.Channels[0].Impulse(128), k); d > 1e-5 {
 		t.Errorf("fitted response differs by %.3g", d)
 	}
 }

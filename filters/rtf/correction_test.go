@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
 
 // TestSolveUntruncatedRefines solves for the numerators of a distilled order-8 RTF of Hyena
@@ -148,7 +149,7 @@ func FuzzUntruncate(f *testing.F) {
 		}
 		terms := math.Min(1e6, 37/(float64(m)*-math.Log(rho)))
 		scale := (maxAbs(bt) + maxAbs(got)) * (1 + l1) * maxPowerNorm(tf.Den, m) * float64(m) * (1 + terms)
-		if e := maxAbsDiff(again, bt); !(e <= 1e-12*scale) {
+		if e := numtest.MaxAbsDiff(again, bt); !(e <= 1e-12*scale) {
 			t.Fatalf("backward error %.3g against a scale of %.3g (poles %v, m %d)", e, scale, poles, m)
 		}
 	})
@@ -184,14 +185,6 @@ func maxAbs(x []float64) float64 {
 	m := 0.0
 	for _, v := range x {
 		m = max(m, math.Abs(v))
-	}
-	return m
-}
-
-func maxAbsDiff(x, y []float64) float64 {
-	m := 0.0
-	for i := range x {
-		m = max(m, math.Abs(x[i]-y[i]))
 	}
 	return m
 }

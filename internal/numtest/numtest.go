@@ -26,6 +26,15 @@ func RelErrC(got, want []complex128) float64 {
 	return num / den
 }
 
+// MaxAbsDiff returns max |a[i] − b[i]|.
+func MaxAbsDiff(a, b []float64) float64 {
+	d := 0.0
+	for i := range a {
+		d = math.Max(d, math.Abs(a[i]-b[i]))
+	}
+	return d
+}
+
 // Complexes returns the complex numbers of golden files, which JSON holds as [re, im] pairs.
 func Complexes(v [][2]float64) []complex128 {
 	out := make([]complex128, len(v))
