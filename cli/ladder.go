@@ -31,17 +31,20 @@ func ladderOutputs(out string, orders []int) []string {
 	return outs
 }
 
+// checkLadderOut checks that -o, when it names a file, has the {n} that each order's file
+// needs (a command-line mistake: exit 2).
+func checkLadderOut(out string) error {
+	if out != "-" && !strings.Contains(out, "{n}") {
+		return fmt.Errorf("--orders fits one filter per order: give -o a name with {n} in it (e.g. -o rtf{n}.json), or leave -o out for the ladder's reports as JSON")
+	}
+	return nil
+}
+
 // runLadder fits the job at every order, prints the table of errors and bounds on stderr and
 // writes the filters (-o with {n}: one file per order) or the ladder's reports as JSON (-o
 // left out or "-"), and the same JSON to --report.
-func (s *streams) runLadder(name string, spec train.Spec, job train.Job, orders []int, j *jobFlags) error {
-	if j.out != "-" && !strings.Contains(j.out, "{n}") {
-		return failf("--orders fits one filter per order: give -o a name with {n} in it (e.g. -o rtf{n}.json), or leave -o out for the ladder's reports as JSON")
-	}
-	backend, err := backendFor(spec.Backend, s.err)
-	if err != nil {
-		return err
-	}
+// distill checks -o's {n} before it reads the target (checkLadderOut).
+func (s *streams) runLadder(name string, spec train.Spec, job train.Job, orders []int, backend train.Backend, j *jobFlags) error {
 	progress, done := s.progressPrinter()
 	l, err := train.FitLadder(s.context(), job, orders, backend, progress)
 	done()

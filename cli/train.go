@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -198,6 +199,11 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 					return fmt.Errorf("--orders: order %d is out of range: every order must lie between 1 and %d", n, filters.MaxOrder)
 				}
 			}
+			if len(orders) > 0 {
+				if err := checkLadderOut(j.out); err != nil {
+					return err
+				}
+			}
 			if j.order.auto && cmd.Flags().Changed("tol") {
 				suggestTol = spec.Tol
 			}
@@ -222,6 +228,23 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 				return err
 			}
 			spec.Target = train.Target{File: args[0], Length: len(targets[0])}
+			// The backend and the job are checked before the suggestion's line, so that a
+			// mistake in them is the only line on stderr; the order is the ladder's largest, or
+			// the smallest for auto.
+			check := spec
+			if j.order.auto {
+				check.Order = 1
+			}
+			if len(orders) > 0 {
+				check.Order = slices.Max(orders)
+			}
+			backend, err := backendFor(spec.Backend, s.err)
+			if err != nil {
+				return err
+			}
+			if err := check.Validate(len(targets), len(targets[0])); err != nil {
+				return failf("%s: %w", name, err)
+			}
 			sug := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)
 			fmt.Fprintf(s.err, "suggested order for relative error %g: %s\n", suggestTol, sug)
 			if j.order.auto {
@@ -229,9 +252,9 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 				fmt.Fprintf(s.err, "order %d (--order auto, at most --max-order %d)\n", spec.Order, m.maxOrder)
 			}
 			if len(orders) > 0 {
-				return s.runLadder(name, spec, train.Job{Spec: spec, Targets: targets}, orders, &j)
+				return s.runLadder(name, spec, train.Job{Spec: spec, Targets: targets}, orders, backend, &j)
 			}
-			return s.runJob(name, spec, train.Job{Spec: spec, Targets: targets}, &j)
+			return s.runJob(name, spec, train.Job{Spec: spec, Targets: targets}, backend, &j)
 		},
 	}
 	addJobFlags(cmd.Flags(), &j)
@@ -298,7 +321,11 @@ The job flags are those of distill; the report's errors are relative prediction 
 				return fmt.Errorf("--task %q is not a task (want delay or sysid)", task)
 			}
 			spec.Target = train.Target{Length: klen}
-			return s.runJob(name, spec, train.Job{Spec: spec, Task: t}, &j)
+			backend, err := backendFor(spec.Backend, s.err)
+			if err != nil {
+				return err
+			}
+			return s.runJob(name, spec, train.Job{Spec: spec, Task: t}, backend, &j)
 		},
 	}
 	addJobFlags(cmd.Flags(), &j)
@@ -413,11 +440,7 @@ func (s *streams) readKernels(path string, length int, opts sessions.ImportOptio
 
 // runJob runs a job with progress on stderr, cancelled by a signal (see Main), and writes
 // the result.
-func (s *streams) runJob(name string, spec train.Spec, job train.Job, j *jobFlags) error {
-	backend, err := backendFor(spec.Backend, s.err)
-	if err != nil {
-		return err
-	}
+func (s *streams) runJob(name string, spec train.Spec, job train.Job, backend train.Backend, j *jobFlags) error {
 	progress, done := s.progressPrinter()
 	res, err := train.Run(s.context(), job, backend, progress)
 	done()

@@ -257,3 +257,27 @@ func TestDistillOrdersAndSuggestTolRange(t *testing.T) {
 		t.Errorf("left %v", names)
 	}
 }
+
+// TestDistillJobCheckedFirst: a mistake in the job is the only line on stderr; it came after
+// the suggested order's line, which distill prints before fitting.
+func TestDistillJobCheckedFirst(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--order", "-2"}, ExitFailure},
+		{[]string{"--order", "5000"}, ExitFailure},
+		{[]string{"--model", "foo"}, ExitFailure},
+		{[]string{"--lr", "NaN"}, ExitFailure},
+		{[]string{"--order", "auto", "--lr", "NaN"}, ExitFailure},
+		{[]string{"--orders", "2,4", "--steps", "-1", "-o", filepath.Join(dir, "x{n}.json")}, ExitFailure},
+		{[]string{"--orders", "2,4", "-o", filepath.Join(dir, "x.json")}, ExitUsage},
+	} {
+		r := run(t, "", append([]string{"distill", in, "--length", "64"}, tc.args...)...)
+		if r.code != tc.code || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "suggested") {
+			t.Errorf("%v: want exit %d and one line; got %v", tc.args, tc.code, r)
+		}
+	}
+}
