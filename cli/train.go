@@ -305,9 +305,11 @@ The job flags are those of distill; the report's errors are relative prediction 
 			var t *train.Task
 			name := "task " + task
 			switch task {
+			case "":
+				return fmt.Errorf("--task is required: delay or sysid")
 			case "delay":
 				if t, err = train.DelayTask(length, delay, cutoff, spec.Seed); err != nil {
-					return fail(err)
+					return failf("%s: %w", name, err)
 				}
 			case "sysid":
 				if data == "" {

@@ -94,6 +94,8 @@ func TestJobBadInput(t *testing.T) {
 		{[]string{"distill", writeText(t, dir, "nan.json", `{"kernels": [[1, 2, "x"]]}`)}, ExitFailure, "nan.json"},
 		{[]string{"distill", writeText(t, dir, "empty.json", `{"kernels": []}`)}, ExitFailure, "empty"},
 		{[]string{"train", "--task", "copy"}, ExitUsage, `--task "copy"`},
+		{[]string{"train"}, ExitUsage, "--task is required"},
+		{[]string{"train", "--task", "delay", "--length", "0"}, ExitFailure, "length 0 outside"},
 		{[]string{"train", "--task", "sysid"}, ExitUsage, "--data"},
 		{[]string{"train", "--task", "delay", "--delay", "5000", "--length", "100"}, ExitFailure, "delay 5000"},
 	}

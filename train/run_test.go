@@ -177,6 +177,29 @@ func TestDelayTask(t *testing.T) {
 	}
 }
 
+// TestTaskErrorsNameTheCause: a bad task names what is wrong, not what follows from it: a
+// delay task of length 0 said "delay 64 outside [0, 0)", input and output sequences of
+// different lengths (or none) "kernel length 256 must be in [2, 3]".
+func TestTaskErrorsNameTheCause(t *testing.T) {
+	if _, err := DelayTask(0, 64, 0.5, 1); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "length 0 outside") {
+		t.Errorf("length 0: %v", err)
+	}
+	s := DefaultSpec()
+	s.Target.Length = 256
+	for _, tc := range []struct {
+		u, y []float64
+		want string
+	}{
+		{[]float64{1, 2, 3}, []float64{1, 2}, "3 input samples and 2 output samples"},
+		{[]float64{}, []float64{}, "sequences of 0 samples"},
+	} {
+		job := Job{Spec: s, Task: &Task{Name: "sysid", U: [][]float64{tc.u}, Y: [][]float64{tc.y}}}
+		if _, err := Run(t.Context(), job, CPU{}, nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%d/%d samples: %v, want %q", len(tc.u), len(tc.y), err, tc.want)
+		}
+	}
+}
+
 func TestSysID(t *testing.T) {
 	truth, _ := filters.NewTransferFunction([]float64{-1.2, 0.5}, []float64{0.3, 0.1}, 0.2)
 	rng := channelRNG(3, 0)

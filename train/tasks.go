@@ -19,14 +19,15 @@ type Task struct {
 // DelayTask builds the Delay task of the RTF paper, §4.3: band-limited white noise u (white noise
 // with every frequency above cutoff·π removed) and y[t] = u[t-d], over length samples.
 func DelayTask(length, delay int, cutoff float64, seed uint64) (*Task, error) {
+	// The length first: the delay's range depends on it.
+	if length < 2 || length > MaxLength {
+		return nil, invalidf("length %d outside [2, %d]", length, MaxLength)
+	}
 	if delay < 0 || delay >= length {
 		return nil, invalidf("delay %d outside [0, %d)", delay, length)
 	}
 	if !(cutoff > 0 && cutoff <= 1) {
 		return nil, invalidf("cutoff %v outside (0, 1] (a fraction of the Nyquist frequency)", cutoff)
-	}
-	if length < 2 || length > MaxLength {
-		return nil, invalidf("length %d outside [2, %d]", length, MaxLength)
 	}
 	rng := channelRNG(seed, 0)
 	u := make([]float64, length)
@@ -70,6 +71,18 @@ func (t *Task) objective(s Spec) (objective, [][]float64, error) {
 	}
 	length := s.Target.Length
 	n := len(t.U[0])
+	// The sequences first: the kernel length's range depends on theirs.
+	for i, u := range t.U {
+		if len(u) != len(t.Y[i]) {
+			return nil, nil, invalidf("sequence %d has %d input samples and %d output samples: want as many of each", i, len(u), len(t.Y[i]))
+		}
+		if len(u) != n {
+			return nil, nil, invalidf("sequence %d has %d samples, sequence 0 has %d", i, len(u), n)
+		}
+	}
+	if n < 2 {
+		return nil, nil, invalidf("task %s: sequences of %d samples: want at least 2", t.Name, n)
+	}
 	if length < 2 || length > n {
 		return nil, nil, invalidf("kernel length %d must be in [2, %d] (the sequence length)", length, n)
 	}
@@ -82,9 +95,6 @@ func (t *Task) objective(s Spec) (objective, [][]float64, error) {
 	rfft := fft.NewReal(o.size)
 	buf := make([]float64, o.size)
 	for i, u := range t.U {
-		if len(u) != n || len(t.Y[i]) != n {
-			return nil, nil, invalidf("sequence %d has %d/%d samples, sequence 0 has %d", i, len(u), len(t.Y[i]), n)
-		}
 		for j, v := range u {
 			if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(t.Y[i][j]) || math.IsInf(t.Y[i][j], 0) {
 				return nil, nil, invalidf("sequence %d sample %d is not finite", i, j)
