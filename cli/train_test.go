@@ -224,11 +224,7 @@ func TestFitOutputsCheckedFirst(t *testing.T) {
 	if now, err := os.ReadFile(ckpt); err != nil || !bytes.Equal(now, orig) {
 		t.Errorf("the checkpoint changed (%v)", err)
 	}
-	entries, _ := os.ReadDir(dir)
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
+	names := dirNames(t, dir)
 	if want := []string{"io.json", "link.safetensors", "model.safetensors", "target.json"}; !slices.Equal(names, want) {
 		t.Errorf("the directory holds %v, want %v", names, want)
 	}

@@ -272,11 +272,7 @@ func TestKillDuringWrite(t *testing.T) {
 	if err := generationSession(t, kills+1, kernels(t, 1, helperKernels)).Save(path); err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, e := range must(os.ReadDir(dir)) {
-		names = append(names, e.Name())
-	}
-	if len(names) != 2 {
+	if names := dirNames(t, dir); len(names) != 2 {
 		t.Errorf("after a save following the kills, the directory holds %q, want the session and its backup", names)
 	}
 	t.Logf("after %d kills during a save: the old version survived %d times, the new one %d times; %d kills left temporary files (at most %d), each removed by the next save",

@@ -56,12 +56,7 @@ func TestSaveLoadAndBackup(t *testing.T) {
 		t.Error("a loaded session does not marshal to its file")
 	}
 	// No temporary files are left behind.
-	ents := must(os.ReadDir(dir))
-	if len(ents) != 2 {
-		var names []string
-		for _, e := range ents {
-			names = append(names, e.Name())
-		}
+	if names := dirNames(t, dir); len(names) != 2 {
 		t.Errorf("directory holds %v", names)
 	}
 }
