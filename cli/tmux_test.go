@@ -3,12 +3,13 @@ package cli
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ssmlab/ssmlab/internal/tmuxtest"
 )
 
 // TestTmuxDistillModelProgress runs the real binary's whole-model distillation in a terminal
@@ -16,34 +17,14 @@ import (
 // line per layer, and leaves no bar behind. tmux's pipe-pane records what it wrote. It skips
 // when tmux is not installed.
 func TestTmuxDistillModelProgress(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is not installed")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "ssmlab")
-	if out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	sock := filepath.Join(dir, "tmux.sock")
+	srv := tmuxtest.Start(t, "..")
+	dir, bin, tm := srv.Dir, srv.Bin, srv.Run
 	session := fmt.Sprintf("ssmlab-model-%d", os.Getpid())
-	tm := func(args ...string) string {
-		t.Helper()
-		out, err := exec.Command(tmux, append([]string{"-S", sock}, args...)...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
-	start := exec.Command(tmux, "-S", sock, "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "160", "-y", "40", "-c", dir, "sh")
+	start := srv.Command("-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "160", "-y", "40", "-c", dir, "sh")
 	start.Env = append(os.Environ(), "TERM=xterm-256color", "HOME="+dir, "PS1=$ ")
 	if out, err := start.CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-S", sock, "kill-server").Run() })
 	raw := filepath.Join(dir, "raw.log")
 	tm("pipe-pane", "-t", session, "-o", "cat >> "+raw)
 	out := filepath.Join(dir, "out.safetensors")

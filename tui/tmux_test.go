@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,43 +11,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssmlab/ssmlab/internal/tmuxtest"
 	"github.com/ssmlab/ssmlab/sessions"
 )
 
 // tmuxRun is the real binary in a detached tmux session (a real terminal: alt screen, raw
 // mode, resizing) on a private server, with HOME and XDG_STATE_HOME in the test's directory.
 type tmuxRun struct {
-	t         *testing.T
-	tmux, bin string
-	dir, sock string
-	session   string
+	*tmuxtest.Server
+	t       *testing.T
+	session string
 }
 
 // startTmux builds the binary and starts it in tmux. It skips when tmux is not installed
 // (apt-get install tmux) and under -short.
 func startTmux(t *testing.T) *tmuxRun {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is not installed")
-	}
-	dir := t.TempDir()
-	r := &tmuxRun{t: t, tmux: tmux, bin: filepath.Join(dir, "ssmlab"), dir: dir,
-		sock: filepath.Join(dir, "tmux.sock"), session: fmt.Sprintf("ssmlab-%d", os.Getpid())}
-	build := exec.Command("go", "build", "-o", r.bin, "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	r := &tmuxRun{Server: tmuxtest.Start(t, ".."), t: t, session: fmt.Sprintf("ssmlab-%d", os.Getpid())}
 	// The server outlives the program's session (exit-empty off): by default it exits with its
 	// last session, and a new-session sent while it is exiting fails ("server exited
 	// unexpectedly"), which a loaded machine made happen after TestTmuxKillRecover's kill.
 	if err := os.WriteFile(r.conf(), []byte("set -s exit-empty off\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = exec.Command(tmux, "-S", r.sock, "kill-server").Run() })
 	r.start()
 	return r
 }
@@ -56,27 +41,17 @@ func startTmux(t *testing.T) *tmuxRun {
 // start starts the binary in a new tmux session (the first, or after the last ended).
 func (r *tmuxRun) start() {
 	r.t.Helper()
-	// a private server (-S), so the test neither sees nor disturbs the user's sessions
-	cmd := exec.Command(r.tmux, "-S", r.sock, "-f", r.conf(), "new-session", "-d", "-s", r.session, "-x", "120", "-y", "40", "-c", r.dir, r.bin)
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "NO_COLOR=", "HOME="+r.dir, "XDG_STATE_HOME="+r.stateDir())
+	cmd := r.Command("-f", r.conf(), "new-session", "-d", "-s", r.session, "-x", "120", "-y", "40", "-c", r.Dir, r.Bin)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "NO_COLOR=", "HOME="+r.Dir, "XDG_STATE_HOME="+r.stateDir())
 	if out, err := cmd.CombinedOutput(); err != nil {
 		r.t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
 }
 
-func (r *tmuxRun) stateDir() string { return filepath.Join(r.dir, "state") }
-func (r *tmuxRun) conf() string     { return filepath.Join(r.dir, "tmux.conf") }
+func (r *tmuxRun) stateDir() string { return filepath.Join(r.Dir, "state") }
+func (r *tmuxRun) conf() string     { return filepath.Join(r.Dir, "tmux.conf") }
 
-func (r *tmuxRun) run(args ...string) string {
-	r.t.Helper()
-	out, err := exec.Command(r.tmux, append([]string{"-S", r.sock}, args...)...).CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return string(out)
-}
-
-func (r *tmuxRun) capture() string { return r.run("capture-pane", "-p", "-t", r.session) }
+func (r *tmuxRun) capture() string { return r.Run("capture-pane", "-p", "-t", r.session) }
 
 // poll calls ok until it holds, up to a deadline, and says how long it took.
 func (r *tmuxRun) poll(what string, ok func() bool) time.Duration {
@@ -110,8 +85,8 @@ func (r *tmuxRun) wait(texts ...string) string {
 	return s
 }
 
-func (r *tmuxRun) keys(ks ...string) { r.run(append([]string{"send-keys", "-t", r.session}, ks...)...) }
-func (r *tmuxRun) literal(s string)  { r.run("send-keys", "-t", r.session, "-l", s) }
+func (r *tmuxRun) keys(ks ...string) { r.Run(append([]string{"send-keys", "-t", r.session}, ks...)...) }
+func (r *tmuxRun) literal(s string)  { r.Run("send-keys", "-t", r.session, "-l", s) }
 
 // command runs a palette command.
 func (r *tmuxRun) command(line string) {
@@ -133,7 +108,7 @@ func (r *tmuxRun) quitDiscarding() {
 // waitExit waits for the program, and so its tmux session, to end.
 func (r *tmuxRun) waitExit() {
 	r.t.Helper()
-	r.poll("the exit", func() bool { return exec.Command(r.tmux, "-S", r.sock, "has-session", "-t", r.session).Run() != nil })
+	r.poll("the exit", func() bool { return r.Command("has-session", "-t", r.session).Run() != nil })
 }
 
 // TestTmux covers what the model tests cannot: main's dispatch to the workbench, the
@@ -180,7 +155,7 @@ func TestTmux(t *testing.T) {
 	r.wait("done: added butter4~rtf2")
 
 	// a smaller window degrades to fewer panes
-	r.run("resize-window", "-t", r.session, "-x", "80", "-y", "24")
+	r.Run("resize-window", "-t", r.session, "-x", "80", "-y", "24")
 	r.wait("tab: repr")
 
 	// quit, discarding the unsaved filters: the autosave goes too
@@ -247,7 +222,7 @@ func TestTmuxKillRecover(t *testing.T) {
 	}
 	before := r.capture()
 
-	pid, err := strconv.Atoi(strings.TrimSpace(r.run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
+	pid, err := strconv.Atoi(strings.TrimSpace(r.Run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +252,7 @@ func TestTmuxKillRecover(t *testing.T) {
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("saving left the autosave: %v", err)
 	}
-	s, err := sessions.Load(filepath.Join(r.dir, "session.ssmlab"))
+	s, err := sessions.Load(filepath.Join(r.Dir, "session.ssmlab"))
 	if err != nil || len(s.Filters) != 1 || s.Filters[0].Name != "x" {
 		t.Fatalf("session.ssmlab: %v", err)
 	}
@@ -372,7 +347,7 @@ func lineWith(s, a, b string) string {
 // float32 RTF export that reads back unstable is refused and writes nothing (issue 22 item 6).
 func TestTmuxCheckpointLayers(t *testing.T) {
 	r := startTmux(t)
-	path, _ := twoLayerCheckpoint(t, r.dir)
+	path, _ := twoLayerCheckpoint(t, r.Dir)
 	r.wait("filters (0)", "welcome to ssmlab")
 	r.keys("o")
 	r.wait("open a file")
@@ -383,12 +358,12 @@ func TestTmuxCheckpointLayers(t *testing.T) {
 	r.wait("imported " + path + ": stripedhyena layer f2")
 	r.command("export rtf.npz dtype=float32")
 	r.wait("not written: it reads back as float32")
-	if _, err := os.Stat(filepath.Join(r.dir, "rtf.npz")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(r.Dir, "rtf.npz")); !os.IsNotExist(err) {
 		t.Errorf("a refused export wrote rtf.npz: %v", err)
 	}
 	r.command("export s4d.pt layout=s4d dtype=float32")
 	r.wait("exported s4d.pt as pt; it reads back in the s4d layout as float32 to relative error")
-	it, err := sessions.Import(filepath.Join(r.dir, "s4d.pt"), sessions.ImportOptions{})
+	it, err := sessions.Import(filepath.Join(r.Dir, "s4d.pt"), sessions.ImportOptions{})
 	if err != nil || it.Entry == nil || it.Entry.Bank == nil || !strings.HasPrefix(it.Note, "s4d layer") {
 		t.Errorf("s4d.pt: %+v, %v", it, err)
 	}
