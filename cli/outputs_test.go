@@ -83,3 +83,29 @@ func TestOutputNamingInputRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestPlotAndPresetCheckOutput: plot and preset check -o as the other commands do: a missing
+// directory is named as such (it was "no such file or directory", after the figure was
+// drawn), and plot refuses to draw over one of its inputs.
+func TestPlotAndPresetCheckOutput(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.svg", filters.Document{Filter: testFilter(t)})
+	missing := filepath.Join(dir, "missing")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"plot", in, "--impulse", "-o", filepath.Join(missing, "x.svg")}, ExitFailure, "the directory " + missing + " does not exist"},
+		{[]string{"preset", "butter", "-o", filepath.Join(missing, "x.json")}, ExitFailure, "the directory " + missing + " does not exist"},
+		{[]string{"plot", in, "--impulse", "-o", in}, ExitUsage, "is also an input"},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != tc.code || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: want exit %d saying %q; got %v", tc.args, tc.code, tc.want, r)
+		}
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"in.svg"}) {
+		t.Errorf("left %v", names)
+	}
+}

@@ -201,6 +201,9 @@ func runPreset(s *streams, name string, values map[string]string, out string) er
 		}
 		return failf("%s: %w", p.Name, err)
 	}
+	if err := checkOutputs(nil, out); err != nil {
+		return err
+	}
 	if doc, ok := r.Document(); ok {
 		return s.write(out, doc)
 	}

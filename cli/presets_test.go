@@ -194,7 +194,7 @@ func TestPresetErrors(t *testing.T) {
 		{"presets with two names", []string{"presets", "butter", "cheby1"}, 2, []string{"at most one"}},
 		{"presets unknown name", []string{"presets", "notch"}, 2, []string{`"notch"`, "butter"}},
 		{"unwritable output", []string{"preset", "butter", "-o", filepath.Join(dir, "no", "such", "dir.json")}, 1, []string{"dir.json"}},
-		{"unwritable kernels", []string{"preset", "hyena", "length=4", "-o", filepath.Join(dir, "no", "k.json")}, 1, []string{"k.json", "no such file"}},
+		{"unwritable kernels", []string{"preset", "hyena", "length=4", "-o", filepath.Join(dir, "no", "k.json")}, 1, []string{"k.json", "does not exist"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := run(t, "", c.args...)
