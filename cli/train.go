@@ -242,6 +242,9 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 			if err != nil {
 				return err
 			}
+			if err := train.CheckTargets(targets); err != nil {
+				return failf("%s: %w", name, err)
+			}
 			if err := check.Validate(len(targets), len(targets[0])); err != nil {
 				return failf("%s: %w", name, err)
 			}

@@ -279,3 +279,18 @@ func TestDistillJobCheckedFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillHugeKernelsRefused: kernels whose energy overflows float64 are refused in one
+// line before the suggestion, and --report is not written; they were fitted to NaN losses,
+// and --report failed with "report: json: unsupported value: +Inf".
+func TestDistillHugeKernelsRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := writeText(t, dir, "big.json", `{"kernels": [1e300, 1e300, 1e300, 0, 0, 0, 0, 0, 0, 0, 0, 0]}`)
+	r := run(t, "", "distill", in, "--order", "2", "-o", filepath.Join(dir, "fit.json"), "--report", filepath.Join(dir, "r.json"))
+	if r.code != ExitFailure || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "energy") {
+		t.Errorf("want exit 1 and one line about the kernels' energy; got %v", r)
+	}
+	if names := dirNames(t, dir); !slices.Equal(names, []string{"big.json"}) {
+		t.Errorf("left %v", names)
+	}
+}

@@ -416,27 +416,43 @@ func (j Job) objective() (objective, [][]float64, error) {
 	if j.Task != nil {
 		return j.Task.objective(j.Spec)
 	}
-	if len(j.Targets) == 0 {
-		return nil, nil, invalidf("the target has no kernels")
-	}
-	length := len(j.Targets[0])
-	for i, y := range j.Targets {
-		if len(y) != length {
-			return nil, nil, invalidf("kernel %d has %d samples, kernel 0 has %d: a bank's kernels share one length", i, len(y), length)
-		}
-		for t, v := range y {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, nil, invalidf("kernel %d sample %d is %v", i, t, v)
-			}
-		}
-	}
-	if len(j.Targets) > MaxChannels || length > MaxLength {
-		return nil, nil, invalidf("%d kernels of %d samples exceed the limits (%d, %d)", len(j.Targets), length, MaxChannels, MaxLength)
-	}
-	if length < 2 {
-		return nil, nil, invalidf("kernels of %d samples are too short to fit", length)
+	if err := CheckTargets(j.Targets); err != nil {
+		return nil, nil, err
 	}
 	return newDistill(j.Targets, j.Spec.Loss), j.Targets, nil
+}
+
+// CheckTargets checks a distillation's kernels (an error of kind ErrInvalid): at least one,
+// of one length in [2, MaxLength], at most MaxChannels, of finite samples, each of energy Σh²
+// in [MinEnergy, MaxEnergy] or zero.
+func CheckTargets(targets [][]float64) error {
+	if len(targets) == 0 {
+		return invalidf("the target has no kernels")
+	}
+	length := len(targets[0])
+	for i, y := range targets {
+		if len(y) != length {
+			return invalidf("kernel %d has %d samples, kernel 0 has %d: a bank's kernels share one length", i, len(y), length)
+		}
+		e, zero := 0.0, true
+		for t, v := range y {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return invalidf("kernel %d sample %d is %v", i, t, v)
+			}
+			e += v * v
+			zero = zero && v == 0
+		}
+		if !zero && !(e >= MinEnergy && e <= MaxEnergy) {
+			return invalidf("kernel %d: its energy Σh² = %.3g is outside [%g, %g], where the fit's sums stay within float64: scale the kernels (the fit scales with them)", i, e, MinEnergy, MaxEnergy)
+		}
+	}
+	if len(targets) > MaxChannels || length > MaxLength {
+		return invalidf("%d kernels of %d samples exceed the limits (%d, %d)", len(targets), length, MaxChannels, MaxLength)
+	}
+	if length < 2 {
+		return invalidf("kernels of %d samples are too short to fit", length)
+	}
+	return nil
 }
 
 func maxOf(v []float64) float64 {

@@ -177,6 +177,38 @@ func TestDelayTask(t *testing.T) {
 	}
 }
 
+// TestCheckTargetsEnergy: kernels whose Σh² leaves [MinEnergy, MaxEnergy] are refused (at
+// 1e160 the fit's losses were NaN, the report +Inf and the deployed filter's residues 4e304);
+// a zero kernel and the bounds' neighbourhood inside are fitted.
+func TestCheckTargetsEnergy(t *testing.T) {
+	kernel := func(scale float64) []float64 {
+		k := make([]float64, 16)
+		for i := range k {
+			k[i] = scale * math.Pow(0.5, float64(i))
+		}
+		return k
+	}
+	for _, tc := range []struct {
+		k  []float64
+		ok bool
+	}{
+		{kernel(1e160), false},
+		{kernel(1e-160), false},
+		{[]float64{1e-300, 1e-310, 0, 0}, false}, // Σh² underflows to 0
+		{kernel(1e149), true},
+		{kernel(1e-149), true},
+		{make([]float64, 16), true},
+	} {
+		err := CheckTargets([][]float64{tc.k})
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalid)) {
+			t.Errorf("h[0] = %g: %v, want ok %v", tc.k[0], err, tc.ok)
+		}
+	}
+	if _, err := Run(t.Context(), Job{Spec: withOrder(DefaultSpec(), 2), Targets: [][]float64{kernel(1e160)}}, CPU{}, nil); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Run on kernels of 1e160: %v, want ErrInvalid", err)
+	}
+}
+
 // TestTaskErrorsNameTheCause: a bad task names what is wrong, not what follows from it: a
 // delay task of length 0 said "delay 64 outside [0, 0)", input and output sequences of
 // different lengths (or none) "kernel length 256 must be in [2, 3]".

@@ -25,6 +25,14 @@ const (
 	MaxSteps    = 10_000_000
 )
 
+// A kernel's energy Σh² lies in [MinEnergy, MaxEnergy], or is 0: the fits' sums over samples
+// and their products stay within float64 there (kernels of 1e160 made them Inf and NaN, and
+// at Σh² ≈ 1e308 the fits already lost accuracy); larger or smaller kernels are scaled first.
+const (
+	MinEnergy = 1e-300
+	MaxEnergy = 1e300
+)
+
 // Spec describes a job; it is also the job file format (JSON), so runs are reproducible.
 type Spec struct {
 	// Target names the kernels to fit; the caller resolves it (see Target).
