@@ -476,7 +476,7 @@ func newSession(s *streams) *cobra.Command {
 		Short: "Look into session files",
 		Long: `A session file (.ssmlab) holds the workbench's filters, banks, distillation targets, jobs
 and view; docs/formats.md describes it. ssmlab FILE.ssmlab opens it in the workbench.`,
-		Args: cobra.NoArgs,
+		Args: func(cmd *cobra.Command, args []string) error { return unknownCommand(cmd, args) },
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	var asJSON, allowOutside bool

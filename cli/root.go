@@ -249,7 +249,7 @@ any command at any moment before it writes its results: it prints "ssmlab: cance
 nothing was written" (a checkpoint's distillation: what it keeps for a re-run) and exits
 128 + the signal's number (130 for Ctrl-C).`,
 		Version:       version(),
-		Args:          cobra.NoArgs,
+		Args:          func(cmd *cobra.Command, args []string) error { return unknownCommand(cmd, args) },
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -263,9 +263,39 @@ nothing was written" (a checkpoint's distillation: what it keeps for a re-run) a
 	root.SetErr(s.err)
 	root.SetVersionTemplate("ssmlab {{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		RunE: func(_ *cobra.Command, args []string) error {
+			cmd, rest, err := root.Find(args)
+			if err != nil {
+				return err
+			}
+			if err := unknownCommand(cmd, rest); err != nil {
+				return err
+			}
+			return cmd.Help()
+		},
+	})
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
 	root.AddCommand(newConvert(s), newAnalyze(s), newPresets(s), newPreset(s), newDistill(s), newTrain(s), newImport(s), newExport(s), newSession(s), newPlot(s), newBackends(s), newMerge(s))
 	return root
+}
+
+// unknownCommand is the error for words after cmd that name none of its subcommands, with
+// the nearest names ("distil": did you mean distill?); nil for no words.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default, which it sets only on its own path
+	}
+	if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
+	}
+	return errors.New(msg)
 }
 
 // IsCommand reports whether name is one of ssmlab's subcommands, so that main can tell
