@@ -57,20 +57,15 @@ func OpenCUFFT(s Search, maxCUDA int) (*CUFFT, error) {
 		return nil, err
 	}
 	c := &CUFFT{Lib: h}
-	for _, f := range []struct {
-		ptr  any
-		name string
-	}{
+	if err := bindAll(h, []symbol{
 		{&c.cufftGetVersion, "cufftGetVersion"}, {&c.cufftCreate, "cufftCreate"},
 		{&c.cufftSetAutoAllocation, "cufftSetAutoAllocation"}, {&c.cufftMakePlanMany64, "cufftMakePlanMany64"},
 		{&c.cufftSetWorkArea, "cufftSetWorkArea"}, {&c.cufftSetStream, "cufftSetStream"},
 		{&c.cufftExecR2C, "cufftExecR2C"}, {&c.cufftExecC2R, "cufftExecC2R"},
 		{&c.cufftExecD2Z, "cufftExecD2Z"}, {&c.cufftExecZ2D, "cufftExecZ2D"},
 		{&c.cufftDestroy, "cufftDestroy"},
-	} {
-		if err := bind(h, f.ptr, f.name); err != nil {
-			return nil, err
-		}
+	}); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

@@ -69,10 +69,7 @@ func OpenDriver(s Search) (*Driver, error) {
 		return nil, err
 	}
 	d := &Driver{Lib: h}
-	for _, f := range []struct {
-		ptr  any
-		name string
-	}{
+	if err := bindAll(h, []symbol{
 		{&d.cuInit, "cuInit"}, {&d.cuDriverGetVersion, "cuDriverGetVersion"},
 		{&d.cuDeviceGetCount, "cuDeviceGetCount"}, {&d.cuDeviceGet, "cuDeviceGet"},
 		{&d.cuDeviceGetName, "cuDeviceGetName"}, {&d.cuDeviceTotalMem_v2, "cuDeviceTotalMem_v2"},
@@ -90,10 +87,8 @@ func OpenDriver(s Search) (*Driver, error) {
 		{&d.cuStreamDestroy_v2, "cuStreamDestroy_v2"}, {&d.cuEventCreate, "cuEventCreate"},
 		{&d.cuEventRecord, "cuEventRecord"}, {&d.cuEventSynchronize, "cuEventSynchronize"},
 		{&d.cuEventDestroy_v2, "cuEventDestroy_v2"},
-	} {
-		if err := bind(h, f.ptr, f.name); err != nil {
-			return nil, err
-		}
+	}); err != nil {
+		return nil, err
 	}
 	// CUDA 12.8 added cuEventElapsedTime_v2 (the same prototype); CUDA 13's header drops
 	// the first version.

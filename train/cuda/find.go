@@ -326,6 +326,22 @@ type Handle struct {
 	h      uintptr
 }
 
+// symbol is a function variable and the name under which a library exports its function.
+type symbol struct {
+	ptr  any
+	name string
+}
+
+// bindAll binds every symbol, failing at the first one that h does not export.
+func bindAll(h *Handle, syms []symbol) error {
+	for _, sym := range syms {
+		if err := bind(h, sym.ptr, sym.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Find loads lib from the first place that has a usable file. A file is usable when it is a
 // regular ELF file that the dynamic loader accepts and that exports lib.Symbol. maxCUDA > 0
 // skips sonames of a newer CUDA major version than the driver supports. Find never panics on a

@@ -34,18 +34,13 @@ func OpenNVRTC(s Search, maxCUDA int) (*NVRTC, error) {
 		return nil, err
 	}
 	n := &NVRTC{Lib: h}
-	for _, f := range []struct {
-		ptr  any
-		name string
-	}{
+	if err := bindAll(h, []symbol{
 		{&n.nvrtcVersion, "nvrtcVersion"}, {&n.nvrtcCreateProgram, "nvrtcCreateProgram"},
 		{&n.nvrtcCompileProgram, "nvrtcCompileProgram"}, {&n.nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize"},
 		{&n.nvrtcGetProgramLog, "nvrtcGetProgramLog"}, {&n.nvrtcGetPTXSize, "nvrtcGetPTXSize"},
 		{&n.nvrtcGetPTX, "nvrtcGetPTX"}, {&n.nvrtcDestroyProgram, "nvrtcDestroyProgram"},
-	} {
-		if err := bind(h, f.ptr, f.name); err != nil {
-			return nil, err
-		}
+	}); err != nil {
+		return nil, err
 	}
 	// Since CUDA 11.1 and 11.2; without them, PTX for the device's own architecture.
 	if bind(h, &n.nvrtcGetCUBINSize, "nvrtcGetCUBINSize") != nil || bind(h, &n.nvrtcGetCUBIN, "nvrtcGetCUBIN") != nil {
