@@ -567,3 +567,26 @@ func TestUnknownCommand(t *testing.T) {
 		t.Errorf("help session info: %v", r)
 	}
 }
+
+// TestFlagValueErrors: a value a flag cannot parse is named with what the flag wants, not with
+// strconv's words ('invalid argument "abc" for "--impulse" flag: strconv.ParseInt: parsing
+// "abc": invalid syntax').
+func TestFlagValueErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"analyze", "f.json", "--impulse", "abc"}, `--impulse "abc": want a whole number`},
+		{[]string{"analyze", "f.json", "--impulse", "99999999999999999999"}, `--impulse "99999999999999999999" is out of range`},
+		{[]string{"distill", "f.json", "--orders", "2,x"}, `--orders "2,x": want whole numbers separated by commas`},
+		{[]string{"distill", "f.json", "--seed", "-1"}, `--seed "-1": want a whole number, 0 or more`},
+		{[]string{"distill", "f.json", "--lr", "fast"}, `--lr "fast": want a number`},
+		{[]string{"distill", "f.json", "--order", "abc"}, `--order "abc": want a whole number or auto`},
+		{[]string{"convert", "f.json", "--force=maybe"}, `--force "maybe": want true or false`},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "strconv") {
+			t.Errorf("%v: want exit 2 saying %q; got %v", tc.args, tc.want, r)
+		}
+	}
+}

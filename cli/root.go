@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
@@ -277,9 +279,39 @@ nothing was written" (a checkpoint's distillation: what it keeps for a re-run) a
 			return cmd.Help()
 		},
 	})
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return err })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	root.AddCommand(newConvert(s), newAnalyze(s), newPresets(s), newPreset(s), newDistill(s), newTrain(s), newImport(s), newExport(s), newSession(s), newPlot(s), newBackends(s), newMerge(s))
 	return root
+}
+
+// flagWants says what a flag of each pflag type takes, for flagError.
+var flagWants = map[string]string{
+	"int":      "a whole number",
+	"uint64":   "a whole number, 0 or more",
+	"float64":  "a number",
+	"intSlice": "whole numbers separated by commas, such as 4,8,16",
+	"bool":     "true or false",
+}
+
+// flagError words a value that a flag cannot parse for people: pflag's 'invalid argument
+// "abc" for "--impulse" flag: strconv.ParseInt: parsing "abc": invalid syntax' becomes
+// '--impulse "abc": want a whole number'; a flag of ssmlab's own type (--order) gives its own
+// reason. Other errors pass unchanged.
+func flagError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) || ive.Unwrap() == nil {
+		return err
+	}
+	f := ive.GetFlag()
+	want, ok := flagWants[f.Value.Type()]
+	var ne *strconv.NumError
+	switch {
+	case !ok || !errors.As(err, &ne):
+		return fmt.Errorf("--%s %q: %w", f.Name, ive.GetValue(), ive.Unwrap())
+	case errors.Is(ne.Err, strconv.ErrRange):
+		return fmt.Errorf("--%s %q is out of range: want %s", f.Name, ive.GetValue(), want)
+	}
+	return fmt.Errorf("--%s %q: want %s", f.Name, ive.GetValue(), want)
 }
 
 // unknownCommand is the error for words after cmd that name none of its subcommands, with
