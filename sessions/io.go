@@ -106,6 +106,9 @@ func ImportData(data []byte, name string, o ImportOptions) (Item, error) {
 	return it, nil
 }
 
+// importable names the files Import reads, for its errors.
+const importable = "a filter or target JSON file, or an .npy, .npz, .safetensors, .pt (torch.save) or CSV (.csv, .tsv, .txt) file"
+
 func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, error) {
 	head := make([]byte, 512)
 	n, err := r.ReadAt(head, 0)
@@ -113,6 +116,9 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 		return Item{}, userfile.PathErr(err)
 	}
 	head = head[:n]
+	if size == 0 {
+		return Item{}, inputf("empty input: want %s", importable)
+	}
 	stem := strings.TrimSuffix(filepath.Base(name), filepath.Ext(name))
 	if _, ok := arrays.Sniff(head, name); ok {
 		af, err := arrays.OpenReader(r, size, name)
@@ -131,7 +137,7 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 		}
 		return importJSON(data, stem, o)
 	}
-	return Item{}, fmt.Errorf("%w: not a file ssmlab imports: want a filter or target JSON file, or an .npy, .npz, .safetensors or CSV (.csv, .tsv, .txt) file", arrays.ErrUnsupported)
+	return Item{}, fmt.Errorf("%w: not a file ssmlab imports: want %s", arrays.ErrUnsupported, importable)
 }
 
 func importJSON(data []byte, stem string, o ImportOptions) (Item, error) {

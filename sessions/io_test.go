@@ -377,6 +377,7 @@ func TestImportKernelErrorsNameNoSession(t *testing.T) {
 		{"k.json", []byte(`{"kernels": [1, 2]} x`), "bad JSON"},
 		{"k.json", []byte(`{"kernels": [1, 2], "nme": "x"}`), `unknown key "nme"`},
 		{"k.json", []byte(`{"kernels": [1, "a"]}`), `"kernels": invalid array file`},
+		{"k.npy", nil, "empty input"}, // was "unsupported array: not a file ssmlab imports"
 	} {
 		_, err := sessions.ImportData(tc.data, tc.name, sessions.ImportOptions{})
 		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "session") {
