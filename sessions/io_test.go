@@ -21,25 +21,11 @@ import (
 // goldenDir holds the files NumPy wrote (testdata/golden/numpy/gen_numpy.py).
 const goldenDir = "../testdata/golden/numpy"
 
-type goldenArray struct {
-	Shape []int     `json:"shape"`
-	Data  []float64 `json:"data"`
-}
-
-func loadGolden(t testing.TB) map[string]map[string]goldenArray {
-	t.Helper()
-	var exp struct {
-		Files map[string]map[string]goldenArray `json:"files"`
-	}
-	numtest.ReadJSON(t, filepath.Join(goldenDir, "expected.json"), &exp)
-	return exp.Files
-}
-
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 // TestImportGoldenKernels imports every single-array file NumPy wrote as a target.
 func TestImportGoldenKernels(t *testing.T) {
-	for file, arrs := range loadGolden(t) {
+	for file, arrs := range numtest.NumPyExpected(t, goldenDir) {
 		want, ok := arrs[""]
 		if !ok || len(want.Shape) == 0 || len(want.Shape) > 2 || slices.Contains(want.Shape, 0) {
 			continue // multi-array files, scalars, 3-D and empty arrays are not kernels
@@ -306,7 +292,7 @@ func TestImportKernelShapes(t *testing.T) {
 // checkpoint built to the published format, and checks the bank against the values NumPy
 // recorded; exporting it again as float32 reproduces the file's tensors bit for bit.
 func TestGoldenRTF(t *testing.T) {
-	exp := loadGolden(t)
+	exp := numtest.NumPyExpected(t, goldenDir)
 	for _, tc := range []struct{ file, prefix string }{{"rtf.npz", ""}, {"rtf.safetensors", "layers.0.filter."}} {
 		it := must(sessions.Import(filepath.Join(goldenDir, tc.file), sessions.ImportOptions{}))
 		if it.Entry == nil || it.Entry.Bank == nil {

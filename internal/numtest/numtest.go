@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/cmplx"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -84,4 +85,21 @@ func ReadJSON(t testing.TB, path string, v any) {
 	if err := json.Unmarshal(data, v); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// GoldenArray is an array of a golden file: its shape and its values in C order.
+type GoldenArray struct {
+	Shape []int     `json:"shape"`
+	Data  []float64 `json:"data"`
+}
+
+// NumPyExpected reads expected.json in dir, testdata/golden/numpy: the arrays that
+// gen_numpy.py wrote to the files beside it, by file and array name.
+func NumPyExpected(t testing.TB, dir string) map[string]map[string]GoldenArray {
+	t.Helper()
+	var exp struct {
+		Files map[string]map[string]GoldenArray `json:"files"`
+	}
+	ReadJSON(t, filepath.Join(dir, "expected.json"), &exp)
+	return exp.Files
 }

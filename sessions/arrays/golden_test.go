@@ -17,22 +17,8 @@ import (
 // values they hold, in expected.json.
 const goldenDir = "../../testdata/golden/numpy"
 
-type goldenArray struct {
-	Shape []int     `json:"shape"`
-	Data  []float64 `json:"data"`
-}
-
-func loadExpected(t testing.TB) map[string]map[string]goldenArray {
-	t.Helper()
-	var exp struct {
-		Files map[string]map[string]goldenArray `json:"files"`
-	}
-	numtest.ReadJSON(t, filepath.Join(goldenDir, "expected.json"), &exp)
-	return exp.Files
-}
-
 // sameBits reports whether got holds exactly the golden values.
-func sameBits(got *arrays.Array, want goldenArray) bool {
+func sameBits(got *arrays.Array, want numtest.GoldenArray) bool {
 	if !slices.Equal(got.Shape, want.Shape) || len(got.Data) != len(want.Data) {
 		return false
 	}
@@ -47,7 +33,7 @@ func sameBits(got *arrays.Array, want goldenArray) bool {
 // TestGoldenNumPy reads every file NumPy wrote (and the safetensors files built to the
 // published format) and compares each array bit for bit with the values NumPy recorded.
 func TestGoldenNumPy(t *testing.T) {
-	files := loadExpected(t)
+	files := numtest.NumPyExpected(t, goldenDir)
 	if len(files) < 20 {
 		t.Fatalf("expected.json lists %d files", len(files))
 	}

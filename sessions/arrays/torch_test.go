@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -45,7 +46,7 @@ func TestTorchGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, file := range []string{"state.pt", "module.pt", "lightning.ckpt"} {
-		var want map[string]goldenArray
+		var want map[string]numtest.GoldenArray
 		if err := json.Unmarshal(exp[file], &want); err != nil {
 			t.Fatal(err)
 		}
