@@ -96,7 +96,13 @@ func OpenReader(r io.ReaderAt, size int64, name string) (*File, error) {
 		return nil, errLegacyTorch
 	}
 	if format == FormatNPZ {
-		if zr, err := zip.NewReader(r, size); err == nil && isTorchZip(zr) {
+		zr, err := zip.NewReader(r, size)
+		if err != nil {
+			// npz and torch.save files are both zip archives, told apart by their entries,
+			// which a damaged one no longer lists: naming one of them would mislead.
+			return nil, invalidf("not a valid zip archive (an .npz or torch.save file, cut short or damaged?): %v", trimZip(err))
+		}
+		if isTorchZip(zr) {
 			format = FormatTorch
 		}
 	}

@@ -242,3 +242,19 @@ func FuzzTorch(f *testing.F) {
 		}
 	})
 }
+
+// TestTruncatedTorchFile: a torch.save file cut in half is no longer a readable zip, which
+// npz and torch.save files both are; the error says so without calling it an npz ("npz: not
+// a valid zip archive" for model.pt).
+func TestTruncatedTorchFile(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(torchDir, "module.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := data[:len(data)/2]
+	_, err = arrays.OpenReader(bytes.NewReader(half), int64(len(half)), "module.pt")
+	expectError(t, "half of module.pt", err, arrays.ErrInvalid, "torch.save")
+	if err != nil && strings.Contains(err.Error(), "npz:") {
+		t.Errorf("half of module.pt: %v names the file an npz", err)
+	}
+}
