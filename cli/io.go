@@ -410,7 +410,11 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if len(items) != 1 {
 		count = fmt.Sprintf("%d items", len(items))
 	}
-	fmt.Fprintf(s.err, "exported %s from %s to %s as %s: %s\n", count, src, o.out, format, strings.Join(what, "; "))
+	to := o.out
+	if to == "-" {
+		to = "stdout"
+	}
+	fmt.Fprintf(s.err, "exported %s from %s to %s as %s: %s\n", count, src, to, format, strings.Join(what, "; "))
 	return nil
 }
 

@@ -109,3 +109,12 @@ func TestPlotAndPresetCheckOutput(t *testing.T) {
 		t.Errorf("left %v", names)
 	}
 }
+
+// TestExportToStdoutSaysStdout: export -o - names stdout in its summary ("to - as npz").
+func TestExportToStdoutSaysStdout(t *testing.T) {
+	in := writeDoc(t, t.TempDir(), "in.json", filters.Document{Filter: testFilter(t)})
+	r := run(t, "", "export", in, "-o", "-", "--format", "npz")
+	if r.code != 0 || r.stdout == "" || !strings.Contains(r.stderr, "to stdout as npz") {
+		t.Errorf("%v", r)
+	}
+}
