@@ -129,3 +129,14 @@ func runTimed(cmd tea.Cmd) []timedMsg {
 	}
 	return []timedMsg{{msg, took}}
 }
+
+// lastResp runs cmd and returns the last responses message it made, without delivering it.
+func lastResp(cmd tea.Cmd) respMsg {
+	var last respMsg
+	for _, r := range runTimed(cmd) {
+		if msg, ok := r.msg.(respMsg); ok {
+			last = msg
+		}
+	}
+	return last
+}

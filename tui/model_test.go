@@ -272,12 +272,7 @@ func TestStaleResultsAreDropped(t *testing.T) {
 	m.setFocus(panePlots)
 	// take the responses command of one edit without running it
 	_, cmd := m.Update(keyMsg("right"))
-	var old respMsg
-	for _, r := range runTimed(cmd) {
-		if msg, ok := r.msg.(respMsg); ok {
-			old = msg
-		}
-	}
+	old := lastResp(cmd)
 	if e := m.selected(); old.key.rev != e.rev {
 		t.Fatalf("no responses command for rev %d", e.rev)
 	}

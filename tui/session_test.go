@@ -388,12 +388,7 @@ func TestResultsOfAnotherSessionAreDropped(t *testing.T) {
 	// the first session's responses at 2L, computed but not delivered
 	m.setFocus(panePlots)
 	_, cmd := m.Update(keyMsg(">"))
-	var old respMsg
-	for _, r := range runTimed(cmd) {
-		if msg, ok := r.msg.(respMsg); ok {
-			old = msg
-		}
-	}
+	old := lastResp(cmd)
 	if old.id != "f1" {
 		t.Fatalf("no responses for f1: %+v", old)
 	}
