@@ -406,7 +406,12 @@ single run would: the same bytes. It reads the input checkpoint from where the s
 it (--input names another copy, checked against the parts' SHA-256). docs/scale.md has a
 Slurm batch script and a Kubernetes manifest that end with it.`,
 		Example: `  ssmlab merge distilled.safetensors.shard-*-of-8.json -o distilled.safetensors`,
-		Args:    cobra.MinimumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("want the PART files the shards wrote (OUT.shard-I-of-N.json)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {
 				return fmt.Errorf("-o OUT is required: the distilled checkpoint to write")

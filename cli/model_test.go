@@ -457,6 +457,7 @@ func TestDistillModelBadUse(t *testing.T) {
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--tensor", "x"), 2, "--tensor reads one layer"},
 		{[]string{"train", "--task", "delay", "--order", "auto"}, 2, "--order auto picks"},
 		{[]string{"merge", "-o", filepath.Join(dir, "m.pt"), modelCkpt}, 1, "not a part file"},
+		{[]string{"merge", "-o", filepath.Join(dir, "m.pt")}, 2, "want the PART files"}, // was cobra's "requires at least 1 arg(s), only received 0"
 	} {
 		r := run(t, "", c.args...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
