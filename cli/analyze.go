@@ -115,6 +115,10 @@ is printed.`,
 			if fl.Changed("output") && !o.wantReduce {
 				return fmt.Errorf("-o applies only to --reduce R (the analysis itself goes to stdout)")
 			}
+			if o.out == "-" {
+				// Two JSON documents on stdout would break the one-object promise (and jq).
+				return fmt.Errorf("-o -: stdout carries the analysis; leave -o out and the reduced filter is its reduce.filter")
+			}
 			return runAnalyze(s, args[0], o)
 		},
 	}

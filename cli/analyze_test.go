@@ -237,6 +237,8 @@ func TestAnalyzeNewBadInput(t *testing.T) {
 		{"negative order", []string{"analyze", good, "--reduce", "-1"}, 2, []string{"--reduce -1"}},
 		{"-o without --reduce", []string{"analyze", good, "-o", filepath.Join(dir, "x.json")}, 2, []string{"-o", "--reduce"}},
 		{"-o over the input", []string{"analyze", good, "--reduce", "1", "-o", good}, 2, []string{"is also an input", "another file"}},
+		// It printed the reduced filter and then the analysis: two JSON documents on stdout.
+		{"-o stdout", []string{"analyze", good, "--reduce", "1", "-o", "-"}, 2, []string{"-o -", "reduce.filter"}},
 		{"overflowing step", []string{"analyze", big, "--step", "400"}, 1, []string{"big.json", "step[310] is +Inf", "unstable", "--step 310"}},
 		{"overflowing fft", []string{"analyze", big, "--impulse", "400", "--method", "fft"}, 1, []string{"big.json", "is -Inf", "unstable"}},
 		{"fft of an integrator", []string{"analyze", integ, "--impulse", "8", "--method", "fft"}, 1, []string{"integ.json", "kernel[", "NaN"}},
