@@ -69,6 +69,10 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 // spec builds the job spec: the --job file, then every flag the user set.
 func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 	s := train.DefaultSpec()
+	if j.report == "-" && j.out == "-" {
+		// Two JSON documents on stdout would be one unreadable stream.
+		return s, fmt.Errorf("--report - needs -o OUT: stdout already carries the fitted filter (or the ladder's reports)")
+	}
 	if j.job != "" {
 		data, err := userfile.ReadFile(j.job)
 		if err != nil {

@@ -294,3 +294,20 @@ func TestDistillHugeKernelsRefused(t *testing.T) {
 		t.Errorf("left %v", names)
 	}
 }
+
+// TestReportToStdoutNeedsOutput: --report - with the result on stdout too is a command-line
+// mistake, as convert has it; distill and train printed the filter and then the report, two
+// JSON documents on stdout.
+func TestReportToStdoutNeedsOutput(t *testing.T) {
+	in := writeDoc(t, t.TempDir(), "in.json", filters.Document{Filter: testFilter(t)})
+	for _, args := range [][]string{
+		{"distill", in, "--order", "2", "--length", "64", "--report", "-"},
+		{"distill", in, "--orders", "1,2", "--length", "64", "--report", "-"},
+		{"train", "--task", "delay", "--order", "2", "--steps", "2", "--report", "-"},
+	} {
+		r := run(t, "", args...)
+		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, "--report - needs -o OUT") {
+			t.Errorf("%v: want exit 2 and nothing on stdout; got %v", args, r)
+		}
+	}
+}
