@@ -328,7 +328,7 @@ with the warnings, and exits 0.`,
 	f.StringVar(&o.format, "format", "", "the `FORMAT`: pt, safetensors, npz, json, csv or npy (default: from OUT's extension)")
 	f.StringVarP(&o.out, "output", "o", "", "write to `OUT` (\"-\" for stdout; required)")
 	f.StringArrayVar(&o.ids, "id", nil, "export the session item `ID` (an ID or a name; repeatable)")
-	f.StringVar(&o.prefix, "prefix", "", "put `P` before every tensor name (pt, safetensors, npz)")
+	f.StringVar(&o.prefix, "prefix", "", "put `P`, ending in \".\" or \"/\", before every tensor name (pt, safetensors, npz)")
 	f.StringVar(&o.prefix, "tensor-prefix", "", "the same as --prefix")
 	f.StringVar(&o.dtype, "dtype", "float64", "the element type of pt, safetensors, npz and npy: `float64`, float32, or bfloat16 (pt, safetensors)")
 	f.BoolVar(&o.force, "force", false, "write the file even when the read-back check fails (with the warnings)")
@@ -372,6 +372,9 @@ func runExport(s *streams, src string, o exportOptions) error {
 	}
 	if o.length < 1 || o.length > sessions.MaxLength {
 		return fmt.Errorf("--length %d is outside [1, %d]", o.length, sessions.MaxLength)
+	}
+	if err := sessions.CheckPrefix(o.prefix); err != nil {
+		return fmt.Errorf("--%w", err) // a command-line mistake: exit 2
 	}
 	if err := checkOutputs([]string{src}, o.out); err != nil {
 		return err

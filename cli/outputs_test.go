@@ -118,3 +118,14 @@ func TestExportToStdoutSaysStdout(t *testing.T) {
 		t.Errorf("%v", r)
 	}
 }
+
+// TestExportPrefixNeedsDot: export --prefix without the trailing "." is exit 2 before any
+// work; it failed as "the tensors do not hold the filters to the documented accuracy".
+func TestExportPrefixNeedsDot(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	r := run(t, "", "export", in, "-o", filepath.Join(dir, "x.safetensors"), "--prefix", "layers.0.filter")
+	if r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "(layers.0.filter.)") {
+		t.Errorf("%v", r)
+	}
+}

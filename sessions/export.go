@@ -168,6 +168,16 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	return fmt.Sprintf("reads back %s to relative error %s over %d samples", how, rel, c.Length), false
 }
 
+// CheckPrefix checks an export's tensor-name prefix: empty, or ending in "." or "/" as a
+// module's names do and as import finds layers. "layers.0.filter" would name the tensors
+// "layers.0.filterab", which no module loads and whose read-back found no layer.
+func CheckPrefix(p string) error {
+	if p == "" || strings.HasSuffix(p, ".") || strings.HasSuffix(p, "/") {
+		return nil
+	}
+	return inputf("prefix %q: a prefix ends in \".\" or \"/\", as a state_dict's names do (%s.)", p, p)
+}
+
 // Export encodes items in a format:
 //
 //   - json: one item, as a filter file (docs/formats.md) or a target file;
@@ -195,6 +205,9 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 	}
 	if o.Length < 1 || o.Length > MaxLength {
 		return Exported{}, invalidf("length %d is outside [1, %d]", o.Length, MaxLength)
+	}
+	if err := CheckPrefix(o.Prefix); err != nil {
+		return Exported{}, err
 	}
 	one := func() error {
 		if len(items) != 1 {

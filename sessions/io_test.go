@@ -375,3 +375,22 @@ func TestImportKernelErrorsNameNoSession(t *testing.T) {
 		t.Errorf("in a session: %v", err)
 	}
 }
+
+// TestExportPrefixEndsInDot: a prefix that does not end in "." or "/" is refused: with
+// "layers.0.filter" the tensors were "layers.0.filterab", which no module loads, and the
+// read-back, finding no layer, failed the export as inaccurate.
+func TestExportPrefixEndsInDot(t *testing.T) {
+	tf, _ := filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0)
+	it := sessions.Item{Entry: &sessions.Entry{Name: "f", Filter: tf}}
+	for _, p := range []string{"layers.0.filter", "x"} {
+		_, err := sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportSafetensors, Prefix: p})
+		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), `ends in "."`) {
+			t.Errorf("prefix %q: %v", p, err)
+		}
+	}
+	for _, p := range []string{"", "layers.0.filter.", "model/"} {
+		if _, err := sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportSafetensors, Prefix: p}); err != nil {
+			t.Errorf("prefix %q: %v", p, err)
+		}
+	}
+}
