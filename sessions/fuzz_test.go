@@ -125,7 +125,7 @@ func FuzzImportData(f *testing.F) {
 }
 
 // TestSeedCorpus writes the seed corpora with -write-corpus; otherwise it checks that the
-// committed corpora exist.
+// committed corpora are the seeds as the tests build them now (fuzzcorpus.Check).
 func TestSeedCorpus(t *testing.T) {
 	corpora := map[string][]string{}
 	for _, s := range sessionSeeds(t) {

@@ -296,7 +296,8 @@ func FuzzArrayJSON(f *testing.F) {
 }
 
 // TestSeedCorpus writes the seed corpora to testdata/fuzz with -write-corpus; otherwise it
-// checks that the committed corpora exist.
+// checks that the committed corpora are the seeds as the tests build them now
+// (fuzzcorpus.Check).
 func TestSeedCorpus(t *testing.T) {
 	quote := func(b []byte) string { return "[]byte(" + strconv.Quote(string(b)) + ")" }
 	corpora := map[string][]string{}
