@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -464,7 +465,13 @@ func (s *streams) exportItems(src string, ids []string, allowOutside bool) ([]se
 	keys := make([]string, len(ids))
 	for i, id := range ids {
 		if keys[i], err = sess.Find(id); err != nil {
+			if strings.Contains(id, ",") {
+				return nil, failf("%s: %w (--id takes one item; repeat it for several: --id %s)", src, err, strings.ReplaceAll(id, ",", " --id "))
+			}
 			return nil, failf("%s: %w", src, err)
+		}
+		if j := slices.Index(keys[:i], keys[i]); j >= 0 {
+			return nil, fmt.Errorf("--id %s and --id %s name the same item, %s", ids[j], id, keys[i])
 		}
 	}
 	items, err := sess.Items(keys...)

@@ -129,3 +129,23 @@ func TestExportPrefixNeedsDot(t *testing.T) {
 		t.Errorf("%v", r)
 	}
 }
+
+// TestExportIDMistakes: --id "t1,t2" says to repeat --id (it said only 'no such item'), and
+// the same item twice is named as such (it was 'arrays: two arrays are named "t1.kernels"').
+func TestExportIDMistakes(t *testing.T) {
+	dir := t.TempDir()
+	in := writeText(t, dir, "k.json", `{"kernels": [[1, 0.5, 0.25], [1, -0.5, 0.25]]}`)
+	sess := filepath.Join(dir, "s.ssmlab")
+	for range 2 {
+		if r := run(t, "", "import", in, "--session", sess); r.code != 0 {
+			t.Fatal(r)
+		}
+	}
+	out := filepath.Join(dir, "x.npz")
+	if r := run(t, "", "export", sess, "--id", "t1,t2", "-o", out); r.code != ExitFailure || !strings.Contains(r.stderr, "--id t1 --id t2") {
+		t.Errorf("--id t1,t2: %v", r)
+	}
+	if r := run(t, "", "export", sess, "--id", "t1", "--id", "t1", "-o", out); r.code != ExitUsage || !strings.Contains(r.stderr, "name the same item") {
+		t.Errorf("--id t1 --id t1: %v", r)
+	}
+}
