@@ -147,6 +147,10 @@ func importJSON(data []byte, stem string, o ImportOptions) (Item, error) {
 	if o.Tensor != "" {
 		return Item{}, inputf("a JSON file holds no tensors to choose from (--tensor reads one array of an .npz, .safetensors or .pt file)")
 	}
+	if o.Columns {
+		// Ignoring it would hand back rows the user said were columns.
+		return Item{}, inputf("--columns reads an array's columns (.npy, .npz, .safetensors, .pt, CSV); a JSON file's kernels are its rows")
+	}
 	// One pass over the text: a target file's kernels go straight into their numbers.
 	if t, isTarget, err := decodeTargetFile(data); isTarget {
 		if err != nil {

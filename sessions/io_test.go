@@ -394,3 +394,12 @@ func TestExportPrefixEndsInDot(t *testing.T) {
 		}
 	}
 }
+
+// TestImportJSONRefusesColumns: --columns on a JSON file is an error; it was ignored, and the
+// rows the user called columns came back as kernels.
+func TestImportJSONRefusesColumns(t *testing.T) {
+	_, err := sessions.ImportData([]byte(`{"kernels": [[1, 2], [3, 4]]}`), "k.json", sessions.ImportOptions{Columns: true})
+	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "--columns") {
+		t.Errorf("%v", err)
+	}
+}
