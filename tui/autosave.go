@@ -6,6 +6,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ssmlab/ssmlab/sessions"
 )
@@ -223,22 +224,72 @@ func (d *recoverDialog) hint() string {
 	return "↑↓ choose · enter recovers · d discards it for good · esc keeps it for later"
 }
 
-func (d *recoverDialog) view(m *Model, W, _ int) string {
+func (d *recoverDialog) view(m *Model, W, H int) string {
 	st := m.st
 	w := min(W-2, 90)
-	lines := []string{wrap("ssmlab ended without saving this work; it was autosaved:", w-4), ""}
+	intro := []string{wrap("ssmlab ended without saving this work; it was autosaved:", w-4), ""}
+	items := make([][]string, len(d.list))
 	for i, a := range d.list {
 		mark := st.cursorMark(i == d.sel, true)
 		line := fmt.Sprintf("%s%s · autosaved %s · %s", mark, originName(a), a.Saved.Local().Format("2006-01-02 15:04:05"), a.Summary)
 		if a.Err != nil {
 			line = mark + a.Path + " · " + st.err.Render("cannot be recovered: "+oneLine(a.Err))
 		}
-		lines = append(lines, line)
+		items[i] = []string{line}
 		if a.OriginNewer {
-			lines = append(lines, "  "+st.warn.Render("⚠ "+a.Origin+" was saved after this: recovering would bring back older work"))
+			items[i] = append(items[i], "  "+st.warn.Render("⚠ "+a.Origin+" was saved after this: recovering would bring back older work"))
 		}
 	}
+	// Border, title and blank line take 4 rows; the rest is the list's, so that a long list
+	// of autosaves scrolls with the cursor instead of pushing the keys off the screen.
+	rows := max(3, H-4-lipgloss.Height(strings.Join(intro, "\n")))
+	lines := append(intro, windowItems(items, d.sel, rows)...)
 	return modalBox(st, "recover unsaved work?", strings.Join(lines, "\n"), w)
+}
+
+// windowItems lays out items (each one or more lines) in at most rows lines, keeping item
+// sel in view and saying how many are above or below.
+func windowItems(items [][]string, sel, rows int) []string {
+	total := 0
+	for _, it := range items {
+		total += len(it)
+	}
+	if total <= rows {
+		var out []string
+		for _, it := range items {
+			out = append(out, it...)
+		}
+		return out
+	}
+	room := rows - 2 // a line for "… N above" and one for "… N below"
+	lo, hi, used := sel, sel+1, len(items[sel])
+	for {
+		grew := false
+		if hi < len(items) && used+len(items[hi]) <= room {
+			used += len(items[hi])
+			hi++
+			grew = true
+		}
+		if lo > 0 && used+len(items[lo-1]) <= room {
+			lo--
+			used += len(items[lo])
+			grew = true
+		}
+		if !grew {
+			break
+		}
+	}
+	var out []string
+	if lo > 0 {
+		out = append(out, fmt.Sprintf("  … %d more above", lo))
+	}
+	for _, it := range items[lo:hi] {
+		out = append(out, it...)
+	}
+	if hi < len(items) {
+		out = append(out, fmt.Sprintf("  … %d more below", len(items)-hi))
+	}
+	return out
 }
 
 // originName names an autosave's session: its file, or "an untitled session".

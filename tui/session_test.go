@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -511,4 +512,30 @@ func autosaveHolds(t *testing.T, auto string, want ...string) {
 	if got := names(s); !slices.Equal(got, want) {
 		t.Errorf("the autosave holds %v, want %v", got, want)
 	}
+}
+
+// TestRecoverDialogFitsTheScreen: a long list of autosaves scrolls with the cursor inside
+// the dialog; it pushed the dialog's lower edge and the key hints off an 80×24 screen.
+func TestRecoverDialogFitsTheScreen(t *testing.T) {
+	m := openModel(t, "", "", 80, 24)
+	var list []sessions.AutosaveInfo
+	for i := range 30 {
+		list = append(list, sessions.AutosaveInfo{Path: fmt.Sprintf("a%02d", i), Origin: fmt.Sprintf("s%02d.ssmlab", i),
+			Saved: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Summary: "1 filter, 0 targets, 0 jobs"})
+	}
+	send(t, m, autosavesMsg{list: list})
+	check := func(visible, want string) {
+		t.Helper()
+		s := screen(m)
+		for _, w := range []string{"enter recovers", "╚", "▸ " + visible, want} {
+			if !strings.Contains(s, w) {
+				t.Fatalf("no %q on screen:\n%s", w, s)
+			}
+		}
+	}
+	check("s00.ssmlab", "more below")
+	for range 29 {
+		keys(t, m, "down")
+	}
+	check("s29.ssmlab", "more above")
 }
