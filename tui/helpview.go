@@ -29,11 +29,22 @@ func (d *helpDialog) hint() string { return "esc or ? closes the help" }
 
 func (d *helpDialog) view(m *Model, W, B int) string {
 	st := m.st
-	pages := m.helpPages(W-6, B-8)
+	const tail = "tab moves between the panes; every action is also a command: press : and type its name."
+	// The footer's lines are counted at the narrowest the box can be, before the pages are
+	// laid out in what is left of B: border, title and two blank lines take 5.
+	footH := lipgloss.Height(lipgloss.NewStyle().Width(min(W-4, 50) - 2).Render("Page 1 of 9: ←/→ shows the others. " + tail))
+	short := B-5-footH < 6 // a small screen keeps the footer to one line
+	if short {
+		footH = 1
+	}
+	pages := m.helpPages(W-6, B-5-footH)
 	d.page = min(max(d.page, 0), len(pages)-1)
 	inner := min(W-4, max(lipgloss.Width(pages[d.page]), 50))
-	foot := "tab moves between the panes; every action is also a command: press : and type its name."
-	if len(pages) > 1 {
+	foot := tail
+	switch {
+	case short:
+		foot = fmt.Sprintf("page %d of %d · ←/→", d.page+1, len(pages))
+	case len(pages) > 1:
 		foot = fmt.Sprintf("Page %d of %d: ←/→ shows the others. ", d.page+1, len(pages)) + foot
 	}
 	foot = lipgloss.NewStyle().Width(inner - 2).Render(foot)
@@ -79,7 +90,15 @@ func (m *Model) helpPages(w, h int) []string {
 		}
 		rows, pageH = nil, 0
 	}
+	// a group longer than the page is cut into columns that are (a title line and h-1 keys)
+	perCol := max(1, h-1)
+	var cols []group
 	for _, g := range groups {
+		for i, title := 0, g.title; i < len(g.keys); i, title = i+perCol, g.title+" (more)" {
+			cols = append(cols, group{g.p, title, g.keys[i:min(i+perCol, len(g.keys))]})
+		}
+	}
+	for _, g := range cols {
 		col := m.st.accent.Render(g.title) + "\n" + m.help.FullHelpView([][]key.Binding{g.keys})
 		cw := lipgloss.Width(col) + 4
 		ch := lipgloss.Height(col)

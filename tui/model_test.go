@@ -727,3 +727,39 @@ func TestPresetPickerFilters(t *testing.T) {
 		t.Error("esc without a filter did not close the picker")
 	}
 }
+
+// TestHelpFitsSmallScreens: on every page of the help the status bar's hint (how to close
+// it) stays on screen, and every key the panes and the workbench bind is on some page. At
+// 60×20 the help was taller than the screen and pushed the hint off; a pane's keys were
+// one column however tall.
+func TestHelpFitsSmallScreens(t *testing.T) {
+	for _, size := range [][2]int{{100, 30}, {80, 24}, {60, 20}, {40, 12}} {
+		m := newTestModel(t, size[0], size[1], nil)
+		addPreset(t, m, "pair")
+		keys(t, m, "?")
+		d, ok := dialogOf[*helpDialog](m)
+		if !ok {
+			t.Fatalf("? opened %T", m.dialog)
+		}
+		var all string
+		for page := range 20 {
+			d.page = page
+			s := screen(m)
+			checkSize(t, m.View(), size[0], size[1])
+			if !strings.Contains(s, "esc or ? closes the help") {
+				t.Fatalf("%v page %d: no hint on screen:\n%s", size, page, s)
+			}
+			all += s
+		}
+		bs := m.globalBindings()
+		for p := range nPanes {
+			bs = append(bs, m.panes[p].bindings()...)
+		}
+		_, full := helpOf(bs)
+		for _, k := range full {
+			if !strings.Contains(all, k.Help().Desc) {
+				t.Errorf("%v: %q (%s) is on no page of the help", size, k.Help().Desc, k.Help().Key)
+			}
+		}
+	}
+}
