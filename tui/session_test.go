@@ -538,4 +538,9 @@ func TestRecoverDialogFitsTheScreen(t *testing.T) {
 		keys(t, m, "down")
 	}
 	check("s29.ssmlab", "more above")
+	// shorter than the dialog can be: it is cut, the status bar's keys stay
+	send(t, m, tea.WindowSizeMsg{Width: 80, Height: 9})
+	if s := screen(m); !strings.Contains(s, "enter recovers") {
+		t.Fatalf("no key hints at 80×9:\n%s", s)
+	}
 }

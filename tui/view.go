@@ -139,7 +139,10 @@ func fit(view string, w, h int) string {
 func (m *Model) bodyView() string {
 	W, B := m.width, m.height-statusLines
 	if m.dialog != nil {
-		return lipgloss.Place(W, B, lipgloss.Center, lipgloss.Center, m.dialog.view(m, W, B))
+		// a dialog taller than the body is cut there, so that the status bar with its keys
+		// stays on screen
+		v := strings.Split(m.dialog.view(m, W, B), "\n")
+		return lipgloss.Place(W, B, lipgloss.Center, lipgloss.Center, strings.Join(v[:min(len(v), max(B, 0))], "\n"))
 	}
 	l := m.lay
 	var views [nPanes]string
