@@ -275,9 +275,24 @@ func (d *Decoder) syntaxError(err error) error {
 		if e := json.Unmarshal(d.text, &raw); e != nil {
 			errors.As(e, &se)
 		}
-		return d.errorAt(se.Offset-1, se.Error())
+		msg := se.Error()
+		if off := se.Offset - 1; off >= 0 && off < int64(len(d.text)) && nonFinite(d.text[off:]) {
+			msg += " (JSON has no NaN or infinity, which Python's json.dump writes: values must be finite numbers)"
+		}
+		return d.errorAt(se.Offset-1, msg)
 	}
 	return d.errorAt(d.dec.InputOffset(), err.Error())
+}
+
+// nonFinite reports whether text starts with the word NaN or infinity in any case (NaN,
+// Infinity, inf), for the hint in a syntax error there; "-Infinity" fails at its 'I'.
+func nonFinite(text []byte) bool {
+	n := 0
+	for n < len(text) && (text[n]|0x20 >= 'a' && text[n]|0x20 <= 'z') {
+		n++
+	}
+	w := string(bytes.ToLower(text[:n]))
+	return w == "nan" || w == "inf" || w == "infinity"
 }
 
 // errorAt returns a *SyntaxError at offset off of d's text.
