@@ -15,8 +15,9 @@ func (m *Model) openPresets() {
 	m.openDialog(&picker{presets: m.deps.Presets.Presets()})
 }
 
-// askPresetParams asks for a preset's parameters, filled in with their defaults.
-func (m *Model) askPresetParams(p PresetInfo) {
+// askPresetParams asks for a preset's parameters, filled in with their defaults, or with
+// value when the user is asked again after a mistake (so that what was typed is not lost).
+func (m *Model) askPresetParams(p PresetInfo, value string) {
 	var parts, helps []string
 	for _, q := range p.Params {
 		if q.Default != "" {
@@ -24,14 +25,23 @@ func (m *Model) askPresetParams(p PresetInfo) {
 		}
 		helps = append(helps, q.Name+": "+q.Help)
 	}
+	if value == "" {
+		value = strings.Join(parts, " ")
+	}
 	name := p.Name
-	d := newPrompt("preset "+name, strings.Join(helps, "\n"), strings.Join(parts, " "), func(m *Model, text string) tea.Cmd {
+	d := newPrompt("preset "+name, strings.Join(helps, "\n"), value, func(m *Model, text string) tea.Cmd {
 		vals, err := kv(strings.Fields(text))
 		if err != nil {
 			m.setError(err)
+			m.askPresetParams(p, text)
 			return nil
 		}
-		return m.addPreset(name, vals)
+		build := m.addPreset(name, vals)
+		return func() tea.Msg {
+			msg := build().(presetMsg)
+			msg.asked, msg.text = &p, text
+			return msg
+		}
 	})
 	d.preset = name
 	m.openDialog(d)

@@ -106,6 +106,10 @@ type presetMsg struct {
 	label string
 	built Built
 	err   error
+	// asked is the preset whose parameters text the user typed in its prompt, asked again
+	// when they are refused; nil for a preset added by a command.
+	asked *PresetInfo
+	text  string
 }
 
 // openMsg is a file read: a session, or items to add to the session open.

@@ -201,6 +201,9 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		m.onBankRho(msg)
 	case presetMsg:
 		m.onPreset(msg)
+		if msg.err != nil && msg.asked != nil && m.dialog == nil {
+			m.askPresetParams(*msg.asked, msg.text)
+		}
 	case openMsg:
 		return m.onOpen(msg)
 	case savedMsg:

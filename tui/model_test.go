@@ -763,3 +763,40 @@ func TestHelpFitsSmallScreens(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetMistakeAsksAgain: parameters a preset refuses, or text that is not key=value,
+// bring its prompt back with what was typed and the reason on the status line; the prompt
+// closed and the text was lost, so the keys typed next went to the panes.
+func TestPresetMistakeAsksAgain(t *testing.T) {
+	m := newTestModel(t, 100, 30, nil)
+	keys(t, m, "a")
+	p, _ := dialogOf[*picker](m)
+	for i, x := range p.presets {
+		if x.Name == "pair" {
+			p.sel = i
+		}
+	}
+	keys(t, m, "enter")
+	for _, typed := range []string{"r=abc", "junk"} {
+		d, ok := dialogOf[*prompt](m)
+		if !ok {
+			t.Fatalf("no prompt before %q: %T", typed, m.dialog)
+		}
+		d.input.SetValue("")
+		typeText(t, m, typed)
+		keys(t, m, "enter")
+		d, ok = dialogOf[*prompt](m)
+		if !ok || d.preset != "pair" || d.input.Value() != typed {
+			t.Fatalf("%q: dialog %T, want the pair prompt holding what was typed", typed, m.dialog)
+		}
+		if s := screen(m); !strings.Contains(s, "✗") {
+			t.Errorf("%q: no error on the status line:\n%s", typed, s)
+		}
+	}
+	d, _ := dialogOf[*prompt](m)
+	d.input.SetValue("r=0.5")
+	keys(t, m, "enter")
+	if m.dialog != nil || len(m.entries()) != 1 {
+		t.Fatalf("r=0.5: dialog %T, %d entries", m.dialog, len(m.entries()))
+	}
+}

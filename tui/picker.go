@@ -50,7 +50,7 @@ func (p *picker) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 		}
 	case "enter":
 		if len(shown) > 0 {
-			m.askPresetParams(shown[p.sel])
+			m.askPresetParams(shown[p.sel], "")
 		}
 	default:
 		if msg.Type == tea.KeyRunes || msg.Type == tea.KeySpace {
