@@ -554,6 +554,11 @@ func TestSaveOpenAndQuit(t *testing.T) {
 	if m.quitting || m.dialog != nil {
 		t.Fatal("esc quit")
 	}
+	// an empty path saves nothing and does not quit, and says so (it said nothing)
+	keys(t, m, "q", "s", "ctrl+u", "enter")
+	if m.quitting || m.dialog != nil || m.status.level != levelWarn || !strings.Contains(m.status.text, "nothing saved") {
+		t.Fatalf("an empty path: quitting %v, dialog %T, status %q", m.quitting, m.dialog, m.status.text)
+	}
 	keys(t, m, "q", "s")
 	if p, ok := dialogOf[*prompt](m); !ok || p.input.Value() != filepath.Join(dir, "session.ssmlab") {
 		t.Fatalf("s on an untitled session did not ask where: %T", m.dialog)

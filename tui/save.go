@@ -63,6 +63,8 @@ func (m *Model) saveSession(path string, over bool, then afterSave) tea.Cmd {
 		m.openDialog(newPrompt("save the session", "path (a session file, .ssmlab):", defaultPath(m.dir, "session", sessions.Extension),
 			func(m *Model, text string) tea.Cmd {
 				if text == "" {
+					// say so: the quit or open that waited on this save does not happen either
+					m.setStatus(levelWarn, "nothing saved: the path was empty")
 					return nil
 				}
 				return m.saveSession(expandHome(text), false, then)
