@@ -97,6 +97,14 @@ func (f *jobForm) suggest(order int) {
 	}
 }
 
+// fieldError is a value of the form's field that does not parse.
+type fieldError struct {
+	field int
+	err   error
+}
+
+func (e fieldError) Error() string { return e.err.Error() }
+
 func (f *jobForm) setFocus(i int) {
 	n := len(f.fields)
 	f.focus = ((i % n) + n) % n
@@ -119,10 +127,10 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 		return s, nil, err
 	}
 	var orders []int
-	for _, fl := range f.fields {
+	for i, fl := range f.fields {
 		if fl.name == "orders" && fl.value() != "" {
 			if orders, err = parseOrders(fl.value()); err != nil {
-				return s, nil, err
+				return s, nil, fieldError{i, err}
 			}
 			s.Order = slices.Max(orders)
 		}
@@ -140,7 +148,7 @@ func (f *jobForm) read() (train.Spec, error) {
 		if p, ok := ints[fl.name]; ok {
 			v, err := strconv.Atoi(fl.value())
 			if err != nil || v < 1 {
-				return s, fmt.Errorf("%s: want a positive integer, got %q", fl.name, fl.value())
+				return s, fieldError{i, fmt.Errorf("%s: want a positive integer, got %q", fl.name, fl.value())}
 			}
 			*p = v
 			continue
@@ -190,6 +198,9 @@ func (f *jobForm) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 func (f *jobForm) start(m *Model) tea.Cmd {
 	spec, orders, err := f.spec()
 	if err != nil {
+		if fe, ok := err.(fieldError); ok {
+			f.setFocus(fe.field) // the cursor goes to the field to correct
+		}
 		m.setStatus(levelError, err.Error())
 		return nil
 	}

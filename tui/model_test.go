@@ -509,6 +509,25 @@ func TestJobFormRejectsBadNumbers(t *testing.T) {
 	if _, ok := dialogOf[*jobForm](m); !ok || m.status.level != levelError {
 		t.Errorf("bad order accepted: dialog %T, status %q", m.dialog, m.status.text)
 	}
+	// a bad value in another field than the focused one takes the cursor there (it stayed on
+	// order, whose help line then described the wrong field)
+	form, _ := dialogOf[*jobForm](m)
+	for _, name := range []string{"steps", "orders"} {
+		for k := range form.fields {
+			switch form.fields[k].name {
+			case "order":
+				form.fields[k].input.SetValue("2")
+			case name:
+				form.fields[k].input.SetValue("1e92")
+			}
+		}
+		form.setFocus(0)
+		keys(t, m, "enter")
+		if got := form.fields[form.focus].name; got != name || m.status.level != levelError {
+			t.Errorf("%s=1e92: the cursor is on %s, status %q", name, got, m.status.text)
+		}
+		form.fields[form.focus].input.SetValue(map[string]string{"steps": "100", "orders": ""}[name])
+	}
 	keys(t, m, "esc")
 	if m.dialog != nil || len(m.jobs) != 0 {
 		t.Error("esc did not close the form")
