@@ -50,6 +50,8 @@ func (m *Model) askPresetParams(p PresetInfo, value string) {
 func (m *Model) askOpen() {
 	m.openDialog(newPrompt("open a file", "path (a session, a filter file, kernels, or a model checkpoint: .safetensors, .npz, .pt…):", "", func(m *Model, text string) tea.Cmd {
 		if text == "" {
+			// say so, or the status line goes on showing the last open's outcome
+			m.setStatus(levelWarn, "nothing opened: the path was empty")
 			return nil
 		}
 		return m.open(text)

@@ -563,6 +563,11 @@ func TestSaveOpenAndQuit(t *testing.T) {
 	if m.status.level != levelError || !strings.Contains(m.status.text, "missing.json") {
 		t.Errorf("status %q", m.status.text)
 	}
+	// an empty path opens nothing, and says so instead of leaving the last error up
+	keys(t, m, "o", "enter")
+	if m.dialog != nil || m.status.level != levelWarn || !strings.Contains(m.status.text, "nothing opened") {
+		t.Errorf("an empty path to open: dialog %T, status %q", m.dialog, m.status.text)
+	}
 	// quitting with unsaved work asks; esc stays; s saves the session, asking where, and quits
 	addPreset(t, m, "ring")
 	keys(t, m, "q")
