@@ -8,21 +8,8 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
-
-// dirNames lists dir's entries, for checking that a failure left nothing behind.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
-}
 
 // TestBadSecondOutputWritesNothing: a command that writes two files (or stdout and a file)
 // fails before writing any when one of them cannot be written; before, convert wrote -o (or
@@ -33,7 +20,7 @@ func TestBadSecondOutputWritesNothing(t *testing.T) {
 	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
 	missing := filepath.Join(dir, "missing")
 	out, rep := filepath.Join(dir, "out.json"), filepath.Join(dir, "rep.json")
-	before := dirNames(t, dir)
+	before := numtest.DirNames(t, dir)
 	for _, args := range [][]string{
 		{"convert", in, "--to", "tf", "-o", out, "--report", filepath.Join(missing, "r.json")},
 		{"convert", in, "--to", "tf", "--report", filepath.Join(missing, "r.json")},
@@ -47,7 +34,7 @@ func TestBadSecondOutputWritesNothing(t *testing.T) {
 		if r.code != ExitFailure || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, dir) {
 			t.Errorf("%s: want exit 1, one line naming the path, nothing on stdout; got %v", strings.Join(args, " "), r)
 		}
-		if now := dirNames(t, dir); !slices.Equal(now, before) {
+		if now := numtest.DirNames(t, dir); !slices.Equal(now, before) {
 			t.Errorf("%s: left %v (before: %v)", strings.Join(args, " "), now, before)
 		}
 	}
@@ -105,7 +92,7 @@ func TestPlotAndPresetCheckOutput(t *testing.T) {
 			t.Errorf("%v: want exit %d saying %q; got %v", tc.args, tc.code, tc.want, r)
 		}
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{"in.svg"}) {
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.svg"}) {
 		t.Errorf("left %v", names)
 	}
 }

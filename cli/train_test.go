@@ -224,7 +224,7 @@ func TestFitOutputsCheckedFirst(t *testing.T) {
 	if now, err := os.ReadFile(ckpt); err != nil || !bytes.Equal(now, orig) {
 		t.Errorf("the checkpoint changed (%v)", err)
 	}
-	names := dirNames(t, dir)
+	names := numtest.DirNames(t, dir)
 	if want := []string{"io.json", "link.safetensors", "model.safetensors", "target.json"}; !slices.Equal(names, want) {
 		t.Errorf("the directory holds %v, want %v", names, want)
 	}
@@ -251,7 +251,7 @@ func TestDistillOrdersAndSuggestTolRange(t *testing.T) {
 			t.Errorf("%v: want exit 2 and one line naming the flag; got %v", args, r)
 		}
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{"in.json"}) {
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.json"}) {
 		t.Errorf("left %v", names)
 	}
 }
@@ -290,7 +290,7 @@ func TestDistillHugeKernelsRefused(t *testing.T) {
 	if r.code != ExitFailure || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "energy") {
 		t.Errorf("want exit 1 and one line about the kernels' energy; got %v", r)
 	}
-	if names := dirNames(t, dir); !slices.Equal(names, []string{"big.json"}) {
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"big.json"}) {
 		t.Errorf("left %v", names)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/filtertest"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -272,7 +273,7 @@ func TestKillDuringWrite(t *testing.T) {
 	if err := generationSession(t, kills+1, kernels(t, 1, helperKernels)).Save(path); err != nil {
 		t.Fatal(err)
 	}
-	if names := dirNames(t, dir); len(names) != 2 {
+	if names := numtest.DirNames(t, dir); len(names) != 2 {
 		t.Errorf("after a save following the kills, the directory holds %q, want the session and its backup", names)
 	}
 	t.Logf("after %d kills during a save: the old version survived %d times, the new one %d times; %d kills left temporary files (at most %d), each removed by the next save",

@@ -12,18 +12,9 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/filtertest"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions"
 )
-
-// dirNames lists the names in dir.
-func dirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	var names []string
-	for _, e := range must(os.ReadDir(dir)) {
-		names = append(names, e.Name())
-	}
-	return names
-}
 
 // TestSaveWhenBackupIsALink: a save killed after keeping its backup leaves work.ssmlab.bak a
 // hard link to work.ssmlab; rename(2) between two links to one file does nothing, and the
@@ -42,7 +33,7 @@ func TestSaveWhenBackupIsALink(t *testing.T) {
 	if err := s.Save(path); err != nil {
 		t.Fatal(err)
 	}
-	if names := dirNames(t, dir); len(names) != 2 {
+	if names := numtest.DirNames(t, dir); len(names) != 2 {
 		t.Errorf("the directory holds %q, want the session and its backup", names)
 	}
 }
@@ -154,7 +145,7 @@ func TestSaveRefusesLinkElsewhere(t *testing.T) {
 	if err := richSession(t).Save(link); !errors.Is(err, atomicfile.ErrLinkElsewhere) {
 		t.Errorf("Save through a link into another directory: %v", err)
 	}
-	if names := dirNames(t, elsewhere); len(names) != 0 {
+	if names := numtest.DirNames(t, elsewhere); len(names) != 0 {
 		t.Errorf("the other directory holds %q", names)
 	}
 }

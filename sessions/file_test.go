@@ -13,6 +13,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/filtertest"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -56,7 +57,7 @@ func TestSaveLoadAndBackup(t *testing.T) {
 		t.Error("a loaded session does not marshal to its file")
 	}
 	// No temporary files are left behind.
-	if names := dirNames(t, dir); len(names) != 2 {
+	if names := numtest.DirNames(t, dir); len(names) != 2 {
 		t.Errorf("directory holds %v", names)
 	}
 }

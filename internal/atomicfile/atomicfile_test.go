@@ -14,21 +14,8 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 )
-
-// entries lists the names in dir.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	return names
-}
 
 func TestWriteFileReplacesAndKeepsMode(t *testing.T) {
 	dir := t.TempDir()
@@ -47,7 +34,7 @@ func TestWriteFileReplacesAndKeepsMode(t *testing.T) {
 	if string(got) != "two" || fi.Mode().Perm() != 0o600 {
 		t.Errorf("content %q, mode %v", got, fi.Mode().Perm())
 	}
-	if names := entries(t, dir); len(names) != 1 {
+	if names := numtest.DirNames(t, dir); len(names) != 1 {
 		t.Errorf("files left in the directory: %q, want only f.json", names)
 	}
 }
@@ -147,10 +134,10 @@ func TestWriteFileRefusesLinkElsewhere(t *testing.T) {
 	if got, _ := os.ReadFile(secret); string(got) != "keep me" {
 		t.Errorf("the link's target now holds %q", got)
 	}
-	if names := entries(t, elsewhere); len(names) != 1 {
+	if names := numtest.DirNames(t, elsewhere); len(names) != 1 {
 		t.Errorf("files in the other directory: %q", names)
 	}
-	if names := entries(t, dir); len(names) != 2 {
+	if names := numtest.DirNames(t, dir); len(names) != 2 {
 		t.Errorf("files in the link's directory: %q, want the two links", names)
 	}
 }
@@ -183,7 +170,7 @@ func TestWriteFileFailureKeepsOld(t *testing.T) {
 	if err := atomicfile.WriteFile(filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
 		t.Fatal("writing into a missing directory succeeded")
 	}
-	if names := entries(t, dir); len(names) != 1 {
+	if names := numtest.DirNames(t, dir); len(names) != 1 {
 		t.Errorf("entries left: %q, want only the directory", names)
 	}
 }
@@ -246,7 +233,7 @@ func TestBackupOfALink(t *testing.T) {
 	if err := atomicfile.Backup(path, path+".bak"); err != nil {
 		t.Fatal(err)
 	}
-	if names := entries(t, dir); len(names) != 2 {
+	if names := numtest.DirNames(t, dir); len(names) != 2 {
 		t.Errorf("files left: %q, want the file and its backup", names)
 	}
 	// And an ordinary backup replaces the old one.
@@ -259,7 +246,7 @@ func TestBackupOfALink(t *testing.T) {
 	if got, _ := os.ReadFile(path + ".bak"); string(got) != "v2" {
 		t.Errorf("backup holds %q, want v2", got)
 	}
-	if names := entries(t, dir); len(names) != 2 {
+	if names := numtest.DirNames(t, dir); len(names) != 2 {
 		t.Errorf("files left: %q, want the file and its backup", names)
 	}
 }
@@ -300,7 +287,7 @@ func TestLockSerialises(t *testing.T) {
 	if len(data) != writers*rounds {
 		t.Errorf("%d updates survived of %d", len(data), writers*rounds)
 	}
-	if names := entries(t, dir); len(names) != 1 || strings.HasSuffix(names[0], ".lock") {
+	if names := numtest.DirNames(t, dir); len(names) != 1 || strings.HasSuffix(names[0], ".lock") {
 		t.Errorf("files left: %q", names)
 	}
 }
@@ -326,7 +313,7 @@ func TestWriteWith(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != "old" {
 		t.Fatalf("the file holds %d bytes after a failed write", len(b))
 	}
-	if names := entries(t, dir); len(names) != 1 {
+	if names := numtest.DirNames(t, dir); len(names) != 1 {
 		t.Errorf("entries left: %q", names)
 	}
 	want := bytes.Repeat([]byte("0123456789"), 300_000)
@@ -400,7 +387,7 @@ func TestCheck(t *testing.T) {
 	if data, err := os.ReadFile(path); err != nil || string(data) != "old" {
 		t.Errorf("the existing file reads %q, %v", data, err)
 	}
-	if names := entries(t, dir); strings.Join(names, " ") != "d f" {
+	if names := numtest.DirNames(t, dir); strings.Join(names, " ") != "d f" {
 		t.Errorf("entries left: %q, want d and f", names)
 	}
 }

@@ -1,7 +1,7 @@
-// Package numtest holds what the tests of several packages share to read golden files and
-// compare numbers. It imports nothing of ssmlab, so that the tests of filters and internal/fft
-// can use it too (internal/filtertest builds filters: a filters test importing it would be a
-// cycle). The relative error of real vectors is filters.RelDiff.
+// Package numtest holds what the tests of several packages share to read golden files,
+// compare numbers and list what a test left in a directory. It imports nothing of ssmlab, so
+// that the tests of filters and internal/fft can use it too (internal/filtertest builds
+// filters: a filters test importing it would be a cycle). The relative error of real vectors is filters.RelDiff.
 package numtest
 
 import (
@@ -102,4 +102,19 @@ func NumPyExpected(t testing.TB, dir string) map[string]map[string]GoldenArray {
 	}
 	ReadJSON(t, filepath.Join(dir, "expected.json"), &exp)
 	return exp.Files
+}
+
+// DirNames lists the names in dir, sorted, for checking what a command or a write left
+// behind there.
+func DirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
 }
