@@ -1,7 +1,8 @@
 // Package numtest holds what the tests of several packages share to read golden files,
 // compare numbers and list what a test left in a directory. It imports nothing of ssmlab, so
 // that the tests of filters and internal/fft can use it too (internal/filtertest builds
-// filters: a filters test importing it would be a cycle). The relative error of real vectors is filters.RelDiff.
+// filters: a filters test importing it would be a cycle). The relative error of real vectors
+// is filters.RelDiff.
 package numtest
 
 import (
