@@ -65,6 +65,10 @@ func (p *prompt) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	switch msg.String() {
 	case "esc":
 		m.closeDialog()
+		if p.preset != "" {
+			// As the distill form: a refused preset's error would stay up after esc.
+			m.setStatus(levelInfo, "no preset added")
+		}
 		return nil
 	case "enter":
 		m.closeDialog()

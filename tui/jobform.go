@@ -170,6 +170,9 @@ func (f *jobForm) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	switch msg.String() {
 	case "esc":
 		m.closeDialog()
+		// It replaces what the form's last refusal left on the status line, which read as
+		// though it still applied.
+		m.setStatus(levelInfo, "no distillation started")
 		return nil
 	case "enter", "ctrl+s":
 		return f.start(m)

@@ -532,6 +532,10 @@ func TestJobFormRejectsBadNumbers(t *testing.T) {
 	if m.dialog != nil || len(m.jobs) != 0 {
 		t.Error("esc did not close the form")
 	}
+	// The form's last refusal does not stay on the status line as if it still applied.
+	if m.status.level == levelError || !strings.Contains(m.status.text, "no distillation started") {
+		t.Errorf("after esc the status line says %q (level %v)", m.status.text, m.status.level)
+	}
 }
 
 // TestSaveOpenAndQuit: w writes the selected filter to a filter file, o adds one to the
@@ -827,5 +831,13 @@ func TestPresetMistakeAsksAgain(t *testing.T) {
 	keys(t, m, "enter")
 	if m.dialog != nil || len(m.entries()) != 1 {
 		t.Fatalf("r=0.5: dialog %T, %d entries", m.dialog, len(m.entries()))
+	}
+	// esc after a refusal: the error does not stay on the status line.
+	keys(t, m, "a", "enter")
+	d, _ = dialogOf[*prompt](m)
+	d.input.SetValue("junk")
+	keys(t, m, "enter", "esc")
+	if m.dialog != nil || len(m.entries()) != 1 || m.status.level == levelError || !strings.Contains(m.status.text, "no preset added") {
+		t.Errorf("esc after a refused preset: dialog %T, %d entries, status %q", m.dialog, len(m.entries()), m.status.text)
 	}
 }
