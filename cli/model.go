@@ -249,7 +249,7 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 		if opts.OrderAuto {
 			spec.Order = 1
 		}
-		if err := spec.Validate(l.Channels, l.Length); err != nil {
+		if err := spec.ValidateDistillation(l.Channels, l.Length); err != nil {
 			return nil, failf("%s: layer %q: %w", ck.Path, l.Prefix, err)
 		}
 	}

@@ -49,7 +49,7 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	f.StringVar(&j.job, "job", "", "read the job spec from `FILE` (JSON, the train.Spec format); flags given override it")
 	f.StringVar(&j.model, "model", string(d.Model), "the model: "+train.Choices(train.Models))
 	j.order = orderFlag{n: d.Order}
-	f.Var(&j.order, "order", "the state size `n` (distill: auto picks each channel's from the suggestion for --tol: the smallest whose lower bound is at most a third of it, at most --max-order)")
+	f.Var(&j.order, "order", fmt.Sprintf("the state size `n`: %d to %d for distill, 0 (a gain) to %[2]d for train (distill: auto picks each channel's from the suggestion for --tol: the smallest whose lower bound is at most a third of it, at most --max-order)", train.MinDistillOrder, filters.MaxOrder))
 	f.StringVar(&j.init, "init", string(d.Init), "initialisation: "+train.Choices(train.Inits)+" (montel: rtf only; hankel: the stabilised ERA realisation)")
 	f.StringVar(&j.constraint, "constraint", string(d.Constraint), train.Choices(train.Constraints)+" (l1_montel: rtf only)")
 	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius")
@@ -199,8 +199,8 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 				return err
 			}
 			for _, n := range orders {
-				if n < 1 || n > filters.MaxOrder {
-					return fmt.Errorf("--orders: order %d is out of range: every order must lie between 1 and %d", n, filters.MaxOrder)
+				if n < train.MinDistillOrder || n > filters.MaxOrder {
+					return fmt.Errorf("--orders: order %d is out of range: every order must lie between %d and %d", n, train.MinDistillOrder, filters.MaxOrder)
 				}
 			}
 			if len(orders) > 0 {
@@ -249,7 +249,7 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 			if err := train.CheckTargets(targets); err != nil {
 				return failf("%s: %w", name, err)
 			}
-			if err := check.Validate(len(targets), len(targets[0])); err != nil {
+			if err := check.ValidateDistillation(len(targets), len(targets[0])); err != nil {
 				return failf("%s: %w", name, err)
 			}
 			sug := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)

@@ -280,6 +280,30 @@ func TestDistillJobCheckedFirst(t *testing.T) {
 	}
 }
 
+// TestDistillOrderZeroRefused: --order 0 (on the command line or in --job) is refused in
+// one line saying that a distillation's order starts at 1, and nothing is written; it wrote
+// an order-0 filter, a gain fitting only the kernels' first sample, and exited 0. train's
+// tasks keep order 0, where a gain can fit (a delay of 0).
+func TestDistillOrderZeroRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	job := writeText(t, dir, "job.json", `{"order": 0}`)
+	out := filepath.Join(dir, "out.json")
+	for _, args := range [][]string{{"--order", "0"}, {"--job", job}} {
+		r := run(t, "", append([]string{"distill", in, "--length", "64", "-o", out}, args...)...)
+		if r.code != ExitFailure || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "order 0 outside [1, 4096]: a distillation's order starts at 1") {
+			t.Errorf("%v: want exit 1 and one line saying orders start at 1; got %v", args, r)
+		}
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.json", "job.json"}) {
+		t.Errorf("left %v", names)
+	}
+	r := run(t, "", "train", "--task", "delay", "--delay", "0", "--length", "256", "--kernel-length", "16", "--order", "0", "-o", out)
+	if r.code != ExitOK {
+		t.Errorf("train of order 0: %v", r)
+	}
+}
+
 // TestDistillHugeKernelsRefused: kernels whose energy overflows float64 are refused in one
 // line before the suggestion, and --report is not written; they were fitted to NaN losses,
 // and --report failed with "report: json: unsupported value: +Inf".

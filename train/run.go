@@ -406,7 +406,11 @@ func (j Job) validated() (objective, [][]float64, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := j.Spec.Validate(len(targets), len(targets[0])); err != nil {
+	validate := j.Spec.ValidateDistillation
+	if j.Task != nil {
+		validate = j.Spec.Validate
+	}
+	if err := validate(len(targets), len(targets[0])); err != nil {
 		return nil, nil, err
 	}
 	return obj, targets, nil

@@ -361,3 +361,26 @@ func TestProjectionForm(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillOrderStartsAtOne: a distillation of order 0 is refused, saying that its orders
+// start at 1 (it wrote a gain h0 = h[0] and exited as a fit); a training task of order 0
+// still runs, since a gain can fit it (a delay of 0).
+func TestDistillOrderStartsAtOne(t *testing.T) {
+	_, err := Run(t.Context(), Job{Spec: withOrder(DefaultSpec(), 0), Targets: iirTargets(64, 1)}, CPU{}, nil)
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "starts at 1") {
+		t.Errorf("a distillation of order 0: %v, want ErrInvalid saying orders start at 1", err)
+	}
+	task, err := DelayTask(256, 0, 0.5, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := withOrder(DefaultSpec(), 0)
+	s.Target.Length = 16
+	res, err := Run(t.Context(), Job{Spec: s, Task: task}, CPU{}, nil)
+	if err != nil {
+		t.Fatalf("a delay task of order 0: %v", err)
+	}
+	if res.Report.MaxRelError > 1e-6 {
+		t.Errorf("a delay of 0 at order 0: relative error %.3g, want a gain's exact fit", res.Report.MaxRelError)
+	}
+}

@@ -39,7 +39,8 @@ type Spec struct {
 	Target Target `json:"target"`
 	// Model is one of Models.
 	Model Model `json:"model"`
-	// Order is the state size n.
+	// Order is the state size n, in [0, filters.MaxOrder]; a distillation's starts at
+	// MinDistillOrder.
 	Order int `json:"order"`
 	// Init is one of Inits (montel: rtf only).
 	Init Init `json:"init"`
@@ -109,7 +110,26 @@ func PaperSpec() Spec {
 	return s
 }
 
-// Validate checks the spec against the target's shape.
+// MinDistillOrder is the lowest order of a distillation: an order-0 filter is a gain, which
+// fits only the kernels' first sample. A training task may ask for order 0, where a gain can
+// fit it (a delay of 0).
+const MinDistillOrder = 1
+
+// ValidateDistillation is Validate for a distillation (kernels as the target), whose order
+// lies in [MinDistillOrder, filters.MaxOrder].
+func (s *Spec) ValidateDistillation(channels, length int) error {
+	if s.Order < MinDistillOrder || s.Order > filters.MaxOrder {
+		why := ""
+		if s.Order == 0 {
+			why = ": a distillation's order starts at 1 (order 0 is a gain, which fits only the kernels' first sample)"
+		}
+		return invalidf("order %d outside [%d, %d]%s", s.Order, MinDistillOrder, filters.MaxOrder, why)
+	}
+	return s.Validate(channels, length)
+}
+
+// Validate checks the spec against the target's shape (a distillation:
+// ValidateDistillation).
 func (s *Spec) Validate(channels, length int) error {
 	if _, err := ParseModel(string(s.Model)); err != nil {
 		return err

@@ -315,8 +315,9 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 		case "backend":
 			spec.Backend, err = train.ParseBackend(v)
 		case "order", "steps", "length":
+			// The order's range is the distillation's (Spec.ValidateDistillation, below).
 			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
+			if err != nil || n < 1 && k != "order" {
 				return nil, fmt.Errorf("%s=%s: want a positive integer", k, v)
 			}
 			switch k {
@@ -337,7 +338,7 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 	if len(orders) > 0 {
 		spec.Order = slices.Max(orders)
 	}
-	if err := spec.Validate(1, spec.Target.Length); err != nil {
+	if err := spec.ValidateDistillation(1, spec.Target.Length); err != nil {
 		return nil, err
 	}
 	return m.startJob(e, spec, orders)

@@ -84,7 +84,7 @@ func newJobForm(sourceID string, source string, def train.Spec, backends []train
 // cannot fit it (Spec.Validate).
 func (f *jobForm) suggest(order int) {
 	s, err := f.read()
-	if s.Order = order; err != nil || s.Validate(1, s.Target.Length) != nil {
+	if s.Order = order; err != nil || s.ValidateDistillation(1, s.Target.Length) != nil {
 		return
 	}
 	for i := range f.fields {
@@ -135,7 +135,7 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 			s.Order = slices.Max(orders)
 		}
 	}
-	return s, orders, s.Validate(1, s.Target.Length)
+	return s, orders, s.ValidateDistillation(1, s.Target.Length)
 }
 
 // read reads the form into its default spec; a malformed number is an error naming the
@@ -146,8 +146,13 @@ func (f *jobForm) read() (train.Spec, error) {
 	for i := range f.fields {
 		fl := &f.fields[i]
 		if p, ok := ints[fl.name]; ok {
+			// The order's range is the distillation's (Spec.ValidateDistillation), as distill
+			// on the command line says it.
 			v, err := strconv.Atoi(fl.value())
-			if err != nil || v < 1 {
+			if err != nil {
+				return s, fieldError{i, fmt.Errorf("%s: want a whole number, got %q", fl.name, fl.value())}
+			}
+			if v < 1 && fl.name != "order" {
 				return s, fieldError{i, fmt.Errorf("%s: want a positive integer, got %q", fl.name, fl.value())}
 			}
 			*p = v

@@ -538,6 +538,33 @@ func TestJobFormRejectsBadNumbers(t *testing.T) {
 	}
 }
 
+// TestDistillOrderZeroAsTheCLI: order 0 on the distill form, or in :distill order=0, is
+// refused with train's words, those of ssmlab distill --order 0; the form said "want a
+// positive integer" and, at order 5000, "outside [0, 4096]", as if 0 were allowed.
+func TestDistillOrderZeroAsTheCLI(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	const want = "order 0 outside [1, 4096]: a distillation's order starts at 1"
+	keys(t, m, "D", "down", "ctrl+u")
+	typeText(t, m, "0")
+	keys(t, m, "enter")
+	if _, ok := dialogOf[*jobForm](m); !ok || m.status.level != levelError || !strings.Contains(m.status.text, want) {
+		t.Errorf("the form's order 0: dialog %T, status %q, want %q", m.dialog, m.status.text, want)
+	}
+	keys(t, m, "ctrl+u")
+	typeText(t, m, "5000")
+	keys(t, m, "enter")
+	if !strings.Contains(m.status.text, "order 5000 outside [1, 4096]") {
+		t.Errorf("the form's order 5000: status %q", m.status.text)
+	}
+	keys(t, m, "esc", ":")
+	typeText(t, m, "distill order=0")
+	keys(t, m, "enter")
+	if m.status.level != levelError || !strings.Contains(m.status.text, want) || len(m.jobs) != 0 {
+		t.Errorf(":distill order=0: status %q, %d jobs, want %q", m.status.text, len(m.jobs), want)
+	}
+}
+
 // TestSaveOpenAndQuit: w writes the selected filter to a filter file, o adds one to the
 // session, and q with unsaved work asks, then saves the session (asking where, for an
 // untitled one) and quits.
