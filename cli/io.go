@@ -82,6 +82,10 @@ refused.
 module's trunc_len. A safetensors file written by ssmlab export --trunc-len records it,
 and import reads it from there; a different --trunc-len is an error.
 
+With --session, an item the session holds already, under its name and with identical
+content, is not added again (a line says so, and the file is not written), so a script can
+run twice; another item of a name in use is named NAME-2, NAME-3, ….
+
 On stderr, one line says what was read, and warnings what was left out or assumed.`,
 		Example: `  ssmlab import s4d.pt -o s4d.json
   ssmlab import checkpoint.safetensors --tensor layers.3.filter -o layer3.json
@@ -189,29 +193,37 @@ func (s *streams) addToSession(path, from string, it sessions.Item) error {
 		src := it.Target.Source.Relative(filepath.Dir(path))
 		it.Target.Source = &src
 	}
-	var id string
+	var added sessions.Added
 	err := sessions.Update(path, func(sess *sessions.Session) error {
 		var err error
-		if id, err = sess.Add(it); err != nil {
+		if added, err = sess.Add(it); err != nil {
 			return fmt.Errorf("%s: %w", from, err)
+		}
+		if added.Existing {
+			return errUnchanged // the session file is not written
 		}
 		if !s.gate.open() {
 			return errCancelled
 		}
 		return nil
 	})
+	if added.Existing && errors.Is(err, errUnchanged) {
+		fmt.Fprintf(s.err, "%s already holds %s (%q: %s), identical to %s: nothing added\n", path, added.ID, added.Name, it.Describe(), from)
+		return nil
+	}
 	if err != nil {
 		return fail(err)
 	}
-	name := ""
-	if it.Entry != nil {
-		name = it.Entry.Name
-	} else {
-		name = it.Target.Name
+	renamed := ""
+	if added.Renamed {
+		renamed = fmt.Sprintf(" (another item is named %q)", it.Name())
 	}
-	fmt.Fprintf(s.err, "added %s (%q: %s) to %s, from %s: %s\n", id, name, it.Describe(), path, from, oneLine(it.Note))
+	fmt.Fprintf(s.err, "added %s (%q: %s) to %s, from %s%s: %s\n", added.ID, added.Name, it.Describe(), path, from, renamed, oneLine(it.Note))
 	return nil
 }
+
+// errUnchanged ends a sessions.Update that has nothing to write.
+var errUnchanged = errors.New("unchanged")
 
 // checkOutputs runs before a command's work, whose results come after it and are made from
 // its inputs: each output (not "" or "-") must be in an existing directory, writable there

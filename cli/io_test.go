@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/cmplx"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -380,4 +382,40 @@ func TestExportSOS(t *testing.T) {
 		t.Error(err)
 	}
 	oneErrorLine(t, run(t, "", "export", in, "--layout", "sos", "--trunc-len", "64", "-o", out), ExitFailure, "trunc_len applies to the rtf layout, not to sos")
+}
+
+// TestImportSessionTwice: importing the same file into a session again adds nothing, writes
+// nothing and says so, naming the item (a script run twice added it twice); a different
+// item of a name in use gets name-2, and is then found again under it.
+func TestImportSessionTwice(t *testing.T) {
+	dir := t.TempDir()
+	in := writeText(t, dir, "k.json", `{"name": "k", "kernels": [[1, 0.5, 0.25], [1, -0.5, 0.25]]}`)
+	other := writeText(t, dir, "other.json", `{"name": "k", "kernels": [[1, 0.25, 0.0625]]}`)
+	sess := filepath.Join(dir, "s.ssmlab")
+	if r := run(t, "", "import", in, "--session", sess); r.code != 0 || !strings.HasPrefix(r.stderr, "added t1 ") {
+		t.Fatal(r)
+	}
+	before, err := os.ReadFile(sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "import", in, "--session", sess)
+	if r.code != 0 || r.stdout != "" || r.stderr != fmt.Sprintf("%s already holds t1 (\"k\": 2 kernels of length 3), identical to %s: nothing added\n", sess, in) {
+		t.Errorf("the second import: %v", r)
+	}
+	if after, err := os.ReadFile(sess); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the second import changed the session (%v)", err)
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"k.json", "other.json", "s.ssmlab"}) {
+		t.Errorf("the directory holds %v (no backup: the session was not written)", names)
+	}
+	for i := range 2 {
+		r := run(t, "", "import", other, "--session", sess)
+		if want := []string{"added t2 (\"k-2\"", "already holds t2 (\"k-2\""}[i]; r.code != 0 || !strings.Contains(r.stderr, want) {
+			t.Errorf("import of another k, #%d: %v, want %q", i+1, r, want)
+		}
+	}
+	if s := ioMust(sessions.Load(sess)); s.Summary() != "0 filters, 2 targets, 0 jobs" {
+		t.Errorf("the session holds %s", s.Summary())
+	}
 }

@@ -123,8 +123,8 @@ func TestExportIDMistakes(t *testing.T) {
 	dir := t.TempDir()
 	in := writeText(t, dir, "k.json", `{"kernels": [[1, 0.5, 0.25], [1, -0.5, 0.25]]}`)
 	sess := filepath.Join(dir, "s.ssmlab")
-	for range 2 {
-		if r := run(t, "", "import", in, "--session", sess); r.code != 0 {
+	for _, name := range []string{"a", "b"} {
+		if r := run(t, "", "import", in, "--name", name, "--session", sess); r.code != 0 {
 			t.Fatal(r)
 		}
 	}

@@ -342,17 +342,6 @@ func UnmarshalTarget(data []byte) (*Target, error) {
 	return t, nil
 }
 
-// Add adds an imported item to the session and returns its ID.
-func (s *Session) Add(it Item) (string, error) {
-	switch {
-	case it.Entry != nil && it.Target == nil:
-		return s.AddEntry(*it.Entry)
-	case it.Target != nil && it.Entry == nil:
-		return s.AddTarget(*it.Target)
-	}
-	return "", invalidf("an Item holds an Entry or a Target")
-}
-
 // Find returns the ID of the item whose ID, or else whose name, is key; a name shared by
 // several items is an error.
 func (s *Session) Find(key string) (string, error) {

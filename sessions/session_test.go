@@ -350,3 +350,36 @@ func TestUnmarshalLenient(t *testing.T) {
 		t.Errorf("next ID %s, want f8", id)
 	}
 }
+
+// TestAddSameItemOnce: Add of an item the session holds under its name, with identical
+// content, adds nothing and returns that item (an import run twice added it twice); another
+// item of that name gets name-2, and is then found there; a filter and kernels are told
+// apart by their content, not their name.
+func TestAddSameItemOnce(t *testing.T) {
+	s := sessions.New()
+	kernels := func(x float64) sessions.Item {
+		return sessions.Item{Target: &sessions.Target{Name: "k", Kernels: &arrays.Array{Shape: []int{1, 3}, Data: []float64{1, x, x * x}}}}
+	}
+	filter := func(p float64) sessions.Item {
+		return sessions.Item{Entry: &sessions.Entry{Name: "k", Filter: must(filters.NewTransferFunction([]float64{-p}, []float64{1}, 0))}}
+	}
+	for i, tc := range []struct {
+		it   sessions.Item
+		want sessions.Added
+	}{
+		{kernels(0.5), sessions.Added{ID: "t1", Name: "k"}},
+		{kernels(0.5), sessions.Added{ID: "t1", Name: "k", Existing: true}},
+		{kernels(0.25), sessions.Added{ID: "t2", Name: "k-2", Renamed: true}},
+		{kernels(0.25), sessions.Added{ID: "t2", Name: "k-2", Existing: true}},
+		{filter(0.5), sessions.Added{ID: "f3", Name: "k-3", Renamed: true}},
+		{filter(0.5), sessions.Added{ID: "f3", Name: "k-3", Existing: true}},
+		{filter(0.5 + 1e-16), sessions.Added{ID: "f4", Name: "k-4", Renamed: true}},
+	} {
+		if got := must(s.Add(tc.it)); got != tc.want {
+			t.Errorf("add #%d: %+v, want %+v", i+1, got, tc.want)
+		}
+	}
+	if s.Summary() != "2 filters, 2 targets, 0 jobs" {
+		t.Errorf("the session holds %s", s.Summary())
+	}
+}

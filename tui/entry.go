@@ -184,30 +184,14 @@ func rowsOf(a *arrays.Array) [][]float64 {
 	return rows
 }
 
-var trailingNumber = regexp.MustCompile(`-\d+$`)
-
-// uniqueName returns name, or name-2, name-3, … if another item has it.
+// uniqueName returns name, or name-2, name-3, … if another item has it
+// (Session.UniqueName); an empty name is "filter".
 func uniqueName(s *sessions.Session, name string, except string) string {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		name = "filter"
 	}
-	taken := map[string]bool{}
-	for _, e := range s.Filters {
-		taken[e.Name] = taken[e.Name] || e.ID != except
-	}
-	for _, t := range s.Targets {
-		taken[t.Name] = taken[t.Name] || t.ID != except
-	}
-	if !taken[name] {
-		return name
-	}
-	base := trailingNumber.ReplaceAllString(name, "")
-	for i := 2; ; i++ {
-		if c := fmt.Sprintf("%s-%d", base, i); !taken[c] {
-			return c
-		}
-	}
+	return s.UniqueName(name, except)
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
