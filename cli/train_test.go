@@ -3,9 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -333,5 +335,39 @@ func TestReportToStdoutNeedsOutput(t *testing.T) {
 		if r.code != ExitUsage || r.stdout != "" || !strings.Contains(r.stderr, "--report - needs -o OUT") {
 			t.Errorf("%v: want exit 2 and nothing on stdout; got %v", args, r)
 		}
+	}
+}
+
+// TestDistillGrowingKernelExplained: a kernel that grows from start to end (a pole beyond
+// the unit circle) ends far above its lower bound, which holds for unstable filters too; the
+// suggestion and the report say so for that channel alone. Before, the report gave 0.27
+// against a bound of 0 with no word why.
+func TestDistillGrowingKernelExplained(t *testing.T) {
+	dir := t.TempDir()
+	var grow, decay []string
+	for τ := range 256 {
+		grow = append(grow, strconv.FormatFloat(math.Pow(1.01, float64(τ))*math.Cos(0.1*float64(τ)), 'g', -1, 64))
+		decay = append(decay, strconv.FormatFloat(math.Pow(0.98, float64(τ))*math.Cos(0.3*float64(τ)), 'g', -1, 64))
+	}
+	in := writeText(t, dir, "k.json", `{"kernels": [[`+strings.Join(grow, ",")+`], [`+strings.Join(decay, ",")+`]]}`)
+	report := filepath.Join(dir, "r.json")
+	r := run(t, "", "distill", in, "--order", "4", "-o", filepath.Join(dir, "fit.json"), "--report", report)
+	if r.code != ExitOK {
+		t.Fatal(r)
+	}
+	const says = "the kernel of channel 0 grows from start to end"
+	if strings.Count(r.stderr, says) != 2 || strings.Contains(r.stderr, "channel 1 grows") || strings.Contains(r.stderr, "channels 0, 1") {
+		t.Errorf("want the suggestion and a warning naming channel 0 alone; got %v", r)
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep train.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], says) {
+		t.Errorf("report's warnings %q", rep.Warnings)
 	}
 }

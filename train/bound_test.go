@@ -85,3 +85,29 @@ func TestRitzBoundMatchesDense(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelGrowth: for y = aᵗ the last quarter is the first scaled by a^(L−L/4), whatever a;
+// a kernel zero until its last quarter grows without bound, and a zero kernel not at all.
+func TestKernelGrowth(t *testing.T) {
+	const l = 1000
+	for _, a := range []float64{0.99, 1, 1.003} {
+		y := make([]float64, l)
+		for i := range y {
+			y[i] = math.Pow(a, float64(i))
+		}
+		if got, want := kernelGrowth(y), math.Pow(a, l-l/4); math.Abs(got-want) > 1e-12*want {
+			t.Errorf("a = %g: growth %.17g, want %.17g", a, got, want)
+		}
+	}
+	late := make([]float64, l)
+	late[l-1] = 1
+	if g := kernelGrowth(late); !math.IsInf(g, 1) {
+		t.Errorf("a kernel zero until its last quarter: growth %g", g)
+	}
+	if g := kernelGrowth(make([]float64, l)); g != 0 {
+		t.Errorf("zero kernel: growth %g", g)
+	}
+	if g := kernelGrowth([]float64{1, 2, 3}); g != 0 {
+		t.Errorf("a kernel without quarters: growth %g", g)
+	}
+}

@@ -367,6 +367,9 @@ func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]chann
 	}
 	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
 	res.Report.MeanLowerBound = mean(lbs)
+	if note := growingNote(targets, rels, lbs); note != "" {
+		res.Report.Warnings = append(res.Report.Warnings, note)
+	}
 	return nil
 }
 

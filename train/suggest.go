@@ -34,18 +34,27 @@ type Suggestion struct {
 	// (Kernel), still above Tol/SuggestMargin. Kernel is the kernel that settled Order.
 	Bound  float64
 	Kernel int
+	// Growing are the kernels that grow over their length (kernelGrowth above 1), where a
+	// stable fit can land far above the bound, which does not assume stability.
+	Growing []int
 }
 
 // String says what the suggestion is and what it rests on, after "suggested order for
 // relative error TOL: " (the CLI's and the workbench's line).
 func (s Suggestion) String() string {
-	if s.OK && s.Bound == 0 {
-		return fmt.Sprintf("%d (from the lower bound: at order %d it is zero to rounding on every channel)", s.Order, s.Order)
+	var out string
+	switch {
+	case s.OK && s.Bound == 0:
+		out = fmt.Sprintf("%d (from the lower bound: at order %d it is zero to rounding on every channel)", s.Order, s.Order)
+	case s.OK:
+		out = fmt.Sprintf("%d (from the lower bound: at order %d it is at most %.2g on every channel, 1/%d of the tolerance; fits land 1–3× above it on average, some channels further)", s.Order, s.Order, s.Bound, SuggestMargin)
+	default:
+		out = fmt.Sprintf("above %d (from the lower bound: at order %d it is still %.2g on channel %d, above 1/%d of the tolerance)", s.Order, s.Order, s.Bound, s.Kernel, SuggestMargin)
 	}
-	if s.OK {
-		return fmt.Sprintf("%d (from the lower bound: at order %d it is at most %.2g on every channel, 1/%d of the tolerance; fits land 1–3× above it on average, some channels further)", s.Order, s.Order, s.Bound, SuggestMargin)
+	if len(s.Growing) > 0 {
+		out += fmt.Sprintf("; %s from start to end, where a stable filter can end far above the bound, which does not assume stability", channelsGrow(s.Growing))
 	}
-	return fmt.Sprintf("above %d (from the lower bound: at order %d it is still %.2g on channel %d, above 1/%d of the tolerance)", s.Order, s.Order, s.Bound, s.Kernel, SuggestMargin)
+	return out
 }
 
 // suggestBounds is the report's recipe (reportBounds: the same figures the report gives) with
@@ -85,6 +94,11 @@ func SuggestOrder(kernels [][]float64, tol float64, maxOrder int) Suggestion {
 	s := Suggestion{Tol: tol, OK: !failed.Load()}
 	if len(kernels) == 0 {
 		return s
+	}
+	for i, h := range kernels {
+		if kernelGrowth(h) > 1 {
+			s.Growing = append(s.Growing, i)
+		}
 	}
 	for i, a := range answers {
 		if a.ok == s.OK && a.order > s.Order {
