@@ -257,32 +257,27 @@ func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, string)
 		grow(d.ovPZ.zeros)
 	}
 	// Cells are about twice as tall as wide: a round circle needs a graph twice as many
-	// columns as rows. Shrink whichever side is too long and centre the chart. The y range
-	// is ±k·s with k ticks of a round step s on each side of 0, so 0 and ±1 get labels.
+	// columns as rows. Shrink whichever side is too long and centre the chart.
 	const labelW = 5
-	gw, gh := max(4, w-labelW-1), max(2, h-1)
-	k := 1
-	if gh >= 8 {
-		k = 2
-	}
-	s := 5.0
-	for _, c := range []float64{0.25, 0.5, 0.6, 0.75, 1, 1.5, 2, 2.5} {
-		if float64(k)*c >= R {
-			s = c
-			break
-		}
-	}
-	R = float64(k) * s
-	gh = max(2*k, gh/(2*k)*(2*k)) // a multiple of 2k rows, so the ticks land on rows
-	if gw > 2*gh+2 {
-		gw = 2*gh + 2
-	} else if g := max(2*k, gw/2/(2*k)*(2*k)); g < gh {
-		gh = g
-	}
+	gw, gh := max(4, w-labelW-1), max(1, h-1)
+	c, every, step := pzAxis(R, min(gh, gw/2))
+	q := step / float64(every) // the value of one row
+	gh = 2*c + 1
+	gw = min(gw, 2*gh+2)
+	R = (float64(c) + 0.5) * q
 	cw, ch := gw+labelW+1, gh // no x axis (the circle is the scale), so the graph is ch rows
 	Rx := R * float64(gw) / float64(2*gh)
-	spec := chartSpec{xmin: -Rx, xmax: Rx, ymin: -R, ymax: R, unitCircle: true, ystep: gh / (2 * k), xstep: -1,
-		yfmt: func(_ int, v float64) string { return trimZeros(fmt.Sprintf("%.2f", v)) }}
+	label := stepFormat(step)
+	spec := chartSpec{xmin: -Rx, xmax: Rx, ymin: -R, ymax: R, unitCircle: true, ystep: 1, xstep: -1,
+		// ntcharts asks for a label for every row i from the bottom (giving the value at the
+		// row's lower edge); the rows `every` apart from 0's, row c, get their centre's value,
+		// padded to labelW so that the graph is gw columns wide, and the others none.
+		yfmt: func(i int, _ float64) string {
+			if (i-c)%every != 0 || i > 2*c {
+				return ""
+			}
+			return fmt.Sprintf("%*s", labelW, label(i, float64((i-c)/every)*step))
+		}}
 	if overlay && d.ovPZ != nil {
 		for _, z := range d.ovPZ.zeros {
 			spec.markers = append(spec.markers, marker{real(z), imag(z), 'o', st.overlay})
@@ -314,6 +309,32 @@ func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, string)
 		extra = strings.TrimSpace(extra + " " + st.dim.Render(fmt.Sprintf("%d off-plot", off)))
 	}
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Top, drawChart(spec, cw, ch, st)), extra
+}
+
+// pzAxis chooses the pole-zero chart's y axis for roots within radius R over at most rows
+// rows: 2c+1 rows, the middle one 0 and each row's value at its centre, labelled every
+// `every` rows from 0 with the multiples of a round step (0.25, 0.5, 1, 2 or 5). A row's
+// value is as small as R allows (the largest circle), with labels at least 3 rows apart
+// where the rows allow (else 2, else 1), and at equal size the smaller step.
+func pzAxis(R float64, rows int) (c, every int, step float64) {
+	c = (rows - 1) / 2
+	if c < 1 {
+		return 0, 1, niceStep(2 * R) // one row: 0 alone
+	}
+	best := math.Inf(1)
+	for _, gap := range []int{3, 2, 1} {
+		for _, s := range []float64{0.25, 0.5, 1, 2, 5} {
+			for e := gap; e <= c; e++ {
+				if q := s / float64(e); (float64(c)+0.5)*q >= R && q < best*(1-1e-9) {
+					best, every, step = q, e, s
+				}
+			}
+		}
+		if every > 0 {
+			break
+		}
+	}
+	return c, every, step
 }
 
 // selectedPole returns the index in pz.poles of the selected pole.

@@ -1,0 +1,87 @@
+package tui
+
+import (
+	"math"
+	"math/cmplx"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+var pzLabel = regexp.MustCompile(`^\s*(-?[0-9.]+)│`)
+
+// TestPoleZeroLabelsEven: the pole-zero plot's y labels, over panes of many sizes and roots
+// out to 3, are 0 and the multiples of a round step (0.25, 0.5, 1, 2, 5) on rows evenly
+// apart, symmetric about 0; they were 0.6, 0, -0.6 and -1.2, with no 1.2 (the top label fell
+// off the chart) and 1, the unit circle's radius, labelled nowhere.
+func TestPoleZeroLabelsEven(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	roots := func(r ...float64) []complex128 {
+		var out []complex128
+		for i, x := range r {
+			p := cmplx.Rect(x, math.Pi*float64(i+1)/float64(len(r)+2))
+			out = append(out, p, cmplx.Conj(p))
+		}
+		return out
+	}
+	for _, zp := range [][2][]complex128{
+		{roots(0.5), roots(0.9)},
+		{nil, roots(0.3)},
+		{roots(1.7), roots(0.99, 0.5)},
+		{roots(2.9), roots(0.8)},
+	} {
+		f, err := filters.NewZPK(zp[0], zp[1], 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addFilter(t, m, "f", f)
+		d := m.plots.data()
+		if d.pz == nil || !d.pz.havePoles {
+			t.Fatal("the pole-zero data was not computed")
+		}
+		for _, size := range [][2]int{{30, 9}, {40, 12}, {50, 16}, {60, 20}, {80, 30}, {120, 45}, {24, 40}} {
+			view, _ := m.plots.pzChart(d, size[0], size[1], false)
+			checkPZLabels(t, ansi.Strip(view), size, zp)
+		}
+	}
+}
+
+func checkPZLabels(t *testing.T, view string, size [2]int, zp [2][]complex128) {
+	t.Helper()
+	var rows []int
+	var vals []float64
+	for i, line := range strings.Split(view, "\n") {
+		if mt := pzLabel.FindStringSubmatch(line); mt != nil {
+			v, err := strconv.ParseFloat(mt[1], 64)
+			if err != nil {
+				t.Fatalf("%v: label %q", size, mt[1])
+			}
+			rows, vals = append(rows, i), append(vals, v)
+		}
+	}
+	n := len(vals)
+	if n < 3 {
+		t.Errorf("%v, roots %v: labels %v, want at least 3\n%s", size, zp, vals, view)
+		return
+	}
+	step, gap := vals[0]-vals[1], rows[1]-rows[0]
+	round := false
+	for _, s := range []float64{0.25, 0.5, 1, 2, 5} {
+		round = round || step == s
+	}
+	if !round || gap < 1 {
+		t.Errorf("%v, roots %v: labels %v on rows %v: the step is not round\n%s", size, zp, vals, rows, view)
+		return
+	}
+	for k := range n {
+		if vals[k] != vals[0]-float64(k)*step || rows[k] != rows[0]+k*gap || vals[k] != -vals[n-1-k] {
+			t.Errorf("%v, roots %v: labels %v on rows %v are not evenly spaced about 0\n%s", size, zp, vals, rows, view)
+			return
+		}
+	}
+}
