@@ -407,7 +407,11 @@ func growingNote(targets [][]float64, rel, bound []float64) string {
 	if len(chans) > 1 {
 		fits = "their fits end"
 	}
-	return fmt.Sprintf("%s from start to end (the last quarter's RMS up to %.3g× the first's) and %s more than %d× above the lower bound, which holds for unstable filters too: a stable filter's response decays, so it follows a growing kernel only in part", channelsGrow(chans), worst, fits, growingNoteRatio)
+	how := fmt.Sprintf("the last quarter's RMS up to %.3g× the first's", worst)
+	if math.IsInf(worst, 1) {
+		how = "a first quarter of zeros, a last one that is not"
+	}
+	return fmt.Sprintf("%s from start to end (%s) and %s more than %d× above the lower bound, which holds for unstable filters too: a stable filter's response decays, so it follows a growing kernel only in part", channelsGrow(chans), how, fits, growingNoteRatio)
 }
 
 // channelsGrow names growing kernels: "the kernel of channel 3 grows", "the kernels of

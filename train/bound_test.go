@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -109,5 +110,26 @@ func TestKernelGrowth(t *testing.T) {
 	}
 	if g := kernelGrowth([]float64{1, 2, 3}); g != 0 {
 		t.Errorf("a kernel without quarters: growth %g", g)
+	}
+}
+
+// TestGrowingNote: the note names the growing channels whose fit ends more than
+// growingNoteRatio above the bound, and no others, and prints no infinity.
+func TestGrowingNote(t *testing.T) {
+	grow, decay, late := make([]float64, 400), make([]float64, 400), make([]float64, 400)
+	for i := range grow {
+		grow[i], decay[i] = math.Pow(1.01, float64(i)), math.Pow(0.99, float64(i))
+	}
+	late[399] = 1
+	targets := [][]float64{grow, decay, grow, late}
+	bound := []float64{0.01, 0, 0.1, 0}
+	if got := growingNote(targets, []float64{0.02, 0.5, 0.5, 0.5}, bound); !strings.HasPrefix(got, "the kernels of channels 2, 3 grow from start to end") || strings.Contains(got, "Inf") {
+		t.Errorf("note %q", got)
+	}
+	if got := growingNote(targets, []float64{0.5, 0.5, 0.1, 1e-6}, bound); !strings.HasPrefix(got, "the kernel of channel 0 grows") {
+		t.Errorf("note %q", got)
+	}
+	if got := growingNote(targets, []float64{0.03, 1, 0.3, 3e-6}, bound); got != "" {
+		t.Errorf("fits within 3× their bounds (or 3e-6 where it is 0) got the note %q", got)
 	}
 }
