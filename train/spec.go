@@ -116,16 +116,24 @@ func PaperSpec() Spec {
 const MinDistillOrder = 1
 
 // ValidateDistillation is Validate for a distillation (kernels as the target), whose order
-// lies in [MinDistillOrder, filters.MaxOrder].
+// lies in [MinDistillOrder, filters.MaxOrder] (CheckDistillOrder).
 func (s *Spec) ValidateDistillation(channels, length int) error {
-	if s.Order < MinDistillOrder || s.Order > filters.MaxOrder {
-		why := ""
-		if s.Order == 0 {
-			why = ": a distillation's order starts at 1 (order 0 is a gain, which fits only the kernels' first sample)"
-		}
-		return invalidf("order %d outside [%d, %d]%s", s.Order, MinDistillOrder, filters.MaxOrder, why)
+	if err := CheckDistillOrder(s.Order); err != nil {
+		return err
 	}
 	return s.Validate(channels, length)
+}
+
+// CheckDistillOrder checks a distillation's order alone (for a form that points at the field).
+func CheckDistillOrder(n int) error {
+	if n < MinDistillOrder || n > filters.MaxOrder {
+		why := ""
+		if n == 0 {
+			why = ": a distillation's order starts at 1 (order 0 is a gain, which fits only the kernels' first sample)"
+		}
+		return invalidf("order %d outside [%d, %d]%s", n, MinDistillOrder, filters.MaxOrder, why)
+	}
+	return nil
 }
 
 // Validate checks the spec against the target's shape (a distillation:

@@ -135,6 +135,13 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 			s.Order = slices.Max(orders)
 		}
 	}
+	for i, fl := range f.fields {
+		if fl.name == "order" && orders == nil {
+			if err := train.CheckDistillOrder(s.Order); err != nil {
+				return s, nil, fieldError{i, err} // the cursor goes to order
+			}
+		}
+	}
 	return s, orders, s.ValidateDistillation(1, s.Target.Length)
 }
 
@@ -146,8 +153,8 @@ func (f *jobForm) read() (train.Spec, error) {
 	for i := range f.fields {
 		fl := &f.fields[i]
 		if p, ok := ints[fl.name]; ok {
-			// The order's range is the distillation's (Spec.ValidateDistillation), as distill
-			// on the command line says it.
+			// The order's range is the distillation's (spec), as distill on the command
+			// line says it.
 			v, err := strconv.Atoi(fl.value())
 			if err != nil {
 				return s, fieldError{i, fmt.Errorf("%s: want a whole number, got %q", fl.name, fl.value())}

@@ -553,9 +553,10 @@ func TestDistillOrderZeroAsTheCLI(t *testing.T) {
 	}
 	keys(t, m, "ctrl+u")
 	typeText(t, m, "5000")
-	keys(t, m, "enter")
-	if !strings.Contains(m.status.text, "order 5000 outside [1, 4096]") {
-		t.Errorf("the form's order 5000: status %q", m.status.text)
+	keys(t, m, "down", "enter") // the cursor goes back to order, the field to correct
+	form, _ := dialogOf[*jobForm](m)
+	if !strings.Contains(m.status.text, "order 5000 outside [1, 4096]") || form.fields[form.focus].name != "order" {
+		t.Errorf("the form's order 5000: status %q, cursor on %s", m.status.text, form.fields[form.focus].name)
 	}
 	keys(t, m, "esc", ":")
 	typeText(t, m, "distill order=0")
