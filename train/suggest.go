@@ -51,10 +51,18 @@ func (s Suggestion) String() string {
 	default:
 		out = fmt.Sprintf("above %d (from the lower bound: at order %d it is still %.2g on channel %d, above 1/%d of the tolerance)", s.Order, s.Order, s.Bound, s.Kernel, SuggestMargin)
 	}
-	if len(s.Growing) > 0 {
-		out += fmt.Sprintf("; %s from start to end, where a stable filter can end far above the bound, which does not assume stability", channelsGrow(s.Growing))
+	if note := s.GrowingNote(); note != "" {
+		out += "; " + note
 	}
 	return out
+}
+
+// GrowingNote says which kernels grow from start to end (Growing), "" where none do.
+func (s Suggestion) GrowingNote() string {
+	if len(s.Growing) == 0 {
+		return ""
+	}
+	return channelsGrow(s.Growing) + " from start to end, where a stable filter can end far above the bound, which does not assume stability"
 }
 
 // suggestBounds is the report's recipe (reportBounds: the same figures the report gives) with

@@ -146,6 +146,7 @@ type suggestMsg struct {
 	length, order int
 	ok            bool
 	bound         float64 // the lower bound at order (train.Suggestion.Bound)
+	growing       string  // train.Suggestion.GrowingNote
 	err           error
 }
 
@@ -159,7 +160,7 @@ func suggestOrder(r JobRunner, source string, length int, targets func() ([][]fl
 				return err
 			}
 			s := r.SuggestOrder(t, suggestTol)
-			msg.order, msg.ok, msg.bound = s.Order, s.OK, s.Bound
+			msg.order, msg.ok, msg.bound, msg.growing = s.Order, s.OK, s.Bound, s.GrowingNote()
 			return nil
 		})
 		return msg

@@ -37,6 +37,7 @@ type jobForm struct {
 	fields     []formField
 	focus      int
 	suggestion string // the suggested order, once computed
+	growing    string // train.Suggestion.GrowingNote for the form's targets, "" where none grow
 	orderSet   string // the order the form filled in itself; a different value is the user's
 	suggested  bool   // orderSet is the suggestion
 }
@@ -253,6 +254,7 @@ func (f *jobForm) onSuggest(msg suggestMsg) {
 	default:
 		f.suggestion = fmt.Sprintf("suggested order: none up to %d (relative error %g at length %d)\nfrom the lower bound: %.2g at order %d, above 1/%d of it", msg.order, suggestTol, msg.length, msg.bound, msg.order, train.SuggestMargin)
 	}
+	f.growing = msg.growing
 }
 
 func (f *jobForm) body(st *styles, w int) string {
@@ -262,6 +264,9 @@ func (f *jobForm) body(st *styles, w int) string {
 		lines = append(lines, st.dim.Render("suggested order: computing…"))
 	} else {
 		lines = append(lines, st.dim.Render(f.suggestion))
+	}
+	if f.growing != "" {
+		lines = append(lines, st.dim.Render(ansi.Wordwrap(f.growing, w, "")))
 	}
 	lines = append(lines, "")
 	for i, fl := range f.fields {

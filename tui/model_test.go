@@ -483,6 +483,16 @@ func TestJobFormSuggestsOrder(t *testing.T) {
 	if s := screen(m); !strings.Contains(s, "suggested order: none up to 127 (relative error 0.001") || !strings.Contains(s, "from the lower bound: 0.0052 at order 127, above 1/3 of it") {
 		t.Errorf("no 'none' line:\n%s", s)
 	}
+	// A growing kernel is named, the note wrapped to the form (it is longer than a line).
+	note := train.Suggestion{Growing: []int{0}}.GrowingNote()
+	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: 2, ok: true, growing: note})
+	if s := screen(m); !strings.Contains(s, "the kernel of channel 0 grows from start to end") || !strings.Contains(s, "does not assume stability") {
+		t.Errorf("the form lacks the growing kernel's note %q:\n%s", note, s)
+	}
+	send(t, m, suggestMsg{source: form.sourceID, length: spec.Target.Length, order: 127, bound: 0.0052})
+	if s := screen(m); strings.Contains(s, "grows from start to end") {
+		t.Errorf("the note stayed after a suggestion without it:\n%s", s)
+	}
 
 	// An order the user typed stays; so does the default when the suggestion needs more
 	// samples than the form's length.
