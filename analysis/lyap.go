@@ -77,18 +77,10 @@ func rotationSchur(r *filters.Rotation) (*schurSys, error) {
 	if n == 0 {
 		return &schurSys{d: r.D, b: []float64{}, c: []float64{}, blockDiag: true}, nil
 	}
-	b := make([]float64, n)
-	c := make([]float64, n)
-	if r.Orthogonality() < 64*eps*float64(n) {
-		mat.NewVecDense(n, b).MulVec(r.P.T(), mat.NewVecDense(n, r.B))
-	} else {
-		var lu mat.LU
-		lu.Factorize(r.P)
-		if err := lu.SolveVecTo(mat.NewVecDense(n, b), false, mat.NewVecDense(n, r.B)); err != nil {
-			return nil, fmt.Errorf("%w: the rotation basis P is singular", filters.ErrIllConditioned)
-		}
+	b, c, err := r.Modal()
+	if err != nil {
+		return nil, fmt.Errorf("%w: the rotation basis P is singular", filters.ErrIllConditioned)
 	}
-	mat.NewVecDense(n, c).MulVec(r.P.T(), mat.NewVecDense(n, r.C))
 	return &schurSys{t: r.Lambda(), b: b, c: c, d: r.D, blockDiag: true}, nil
 }
 

@@ -274,25 +274,37 @@ func (f *Rotation) Condition() float64 {
 	return lu.Cond()
 }
 
-// modal returns P⁻¹B and CP, the input and output vectors in the block-diagonal coordinates.
-func (f *Rotation) modal() (bt, ct []float64) {
+// Modal returns P⁻¹B and CP, the input and output vectors in the block-diagonal coordinates
+// of Λ; with an orthogonal P, PᵀB instead of a solve. err is the solve's (gonum's mat.LU): a
+// P singular or ill-conditioned to working precision, whose vectors are still filled in.
+// Validate rejected singular bases, so this package's own uses take the near-singular solve;
+// analysis refuses it.
+func (f *Rotation) Modal() (bt, ct []float64, err error) {
 	n := f.Order()
 	bt, ct = make([]float64, n), make([]float64, n)
 	if n == 0 {
-		return bt, ct
+		return bt, ct, nil
 	}
-	if f.Orthogonality() < 64*eps*float64(n) {
+	if f.orthogonal() {
 		mat.NewVecDense(n, bt).MulVec(f.P.T(), mat.NewVecDense(n, f.B))
 	} else {
 		var lu mat.LU
 		lu.Factorize(f.P)
-		if err := lu.SolveVecTo(mat.NewVecDense(n, bt), false, mat.NewVecDense(n, f.B)); err != nil {
-			// Validate rejected singular bases; a near-singular one still gives a usable solve.
-			_ = err
-		}
+		err = lu.SolveVecTo(mat.NewVecDense(n, bt), false, mat.NewVecDense(n, f.B))
 	}
 	mat.NewVecDense(n, ct).MulVec(f.P.T(), mat.NewVecDense(n, f.C))
+	return bt, ct, err
+}
+
+// modal is Modal for this package's uses, which take a near-singular solve (see Modal).
+func (f *Rotation) modal() (bt, ct []float64) {
+	bt, ct, _ = f.Modal()
 	return bt, ct
+}
+
+// orthogonal reports whether P is orthogonal to rounding, so that P⁻¹ = Pᵀ.
+func (f *Rotation) orthogonal() bool {
+	return f.Orthogonality() < 64*eps*float64(f.Order())
 }
 
 // Dense returns (P Λ P⁻¹, B, C, D); with an orthogonal P it uses Pᵀ instead of a solve.
@@ -304,7 +316,7 @@ func (f *Rotation) Dense() *Dense {
 	var pl mat.Dense
 	pl.Mul(f.P, f.Lambda())
 	a := mat.NewDense(n, n, nil)
-	if f.Orthogonality() < 64*eps*float64(n) {
+	if f.orthogonal() {
 		a.Mul(&pl, f.P.T())
 	} else {
 		// A = (PΛ)P⁻¹  ⇔  PᵀAᵀ = (PΛ)ᵀ.
