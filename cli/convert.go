@@ -61,11 +61,11 @@ warnings, and exits 0.`,
 
 func runConvert(s *streams, path string, o convertOptions) error {
 	if o.to == "" {
-		return fmt.Errorf("--to is required (one of %s)", formList())
+		return fmt.Errorf("--to is required (one of %s)", filters.FormNames())
 	}
 	to, err := filters.ParseForm(o.to)
 	if err != nil {
-		return fmt.Errorf("--to %q is not a form (want one of %s)", o.to, formList())
+		return fmt.Errorf("--to %q is not a form (want one of %s)", o.to, filters.FormNames())
 	}
 	if o.observable && to != filters.FormCompanion {
 		return fmt.Errorf("--observable applies only to --to companion")

@@ -451,12 +451,3 @@ func oneLine(msg string) string {
 	}
 	return strings.Join(lines, "; ")
 }
-
-// formList is the list of target forms for messages.
-func formList() string {
-	names := make([]string, len(filters.Forms))
-	for i, f := range filters.Forms {
-		names[i] = string(f)
-	}
-	return strings.Join(names, ", ")
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"strings"
 )
 
 // Form names a representation.
@@ -30,7 +31,16 @@ func ParseForm(s string) (Form, error) {
 			return f, nil
 		}
 	}
-	return "", fmt.Errorf("%w: unknown form %q (want one of dense, diagonal, companion, rotation, tf, zpk)", ErrInvalid, s)
+	return "", fmt.Errorf("%w: unknown form %q (want one of %s)", ErrInvalid, s, FormNames())
+}
+
+// FormNames lists Forms for messages: "dense, diagonal, companion, rotation, tf, zpk".
+func FormNames() string {
+	names := make([]string, len(Forms))
+	for i, f := range Forms {
+		names[i] = string(f)
+	}
+	return strings.Join(names, ", ")
 }
 
 // MaxOrder is the largest state dimension accepted anywhere in the package. Dense conversions

@@ -36,7 +36,7 @@ func commands() []command {
 		{"w", "", "save the session to its file (as ctrl+s)", func(m *Model, _ []string) (tea.Cmd, error) { return m.saveSession("", false, afterSave{}), nil }},
 		{"export", "PATH [FORM] [layout=L dtype=D k=v …] [force]", "write the selection as ssmlab export does: .json, a layout's tensors (.npz/.safetensors/.pt; layout=rtf|s4d|stripedhyena|sos), .csv/.npy; refused when it reads back inaccurately, unless force", cmdExport},
 		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND; ladder: the selected job's) as .svg, .pdf or .png", cmdExportPlot},
-		{"convert", "FORM", "convert the selected filter: " + formNames(), cmdConvert},
+		{"convert", "FORM", "convert the selected filter: " + filters.FormNames(), cmdConvert},
 		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
 		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B]", "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
 		{"ladder", "ORDERS [k=v …]", "distil at each of ORDERS (4,8,16): the jobs pane draws error against order with the lower bound beside it", cmdLadder},
@@ -61,14 +61,6 @@ func commands() []command {
 		{"help", "", "show every key", func(m *Model, _ []string) (tea.Cmd, error) { m.openDialog(&helpDialog{}); return nil, nil }},
 		{"quit", "", "quit (asks to save unsaved work)", func(m *Model, _ []string) (tea.Cmd, error) { return m.askQuit(), nil }},
 	}
-}
-
-func formNames() string {
-	names := make([]string, len(filters.Forms))
-	for i, f := range filters.Forms {
-		names[i] = string(f)
-	}
-	return strings.Join(names, ", ")
 }
 
 // kv parses "k=v" arguments.
@@ -269,7 +261,7 @@ func cmdExportPlot(m *Model, args []string) (tea.Cmd, error) {
 
 func cmdConvert(m *Model, args []string) (tea.Cmd, error) {
 	if len(args) != 1 {
-		return nil, fmt.Errorf("convert needs a FORM: %s", formNames())
+		return nil, fmt.Errorf("convert needs a FORM: %s", filters.FormNames())
 	}
 	f, err := filters.ParseForm(args[0])
 	if err != nil {
@@ -280,7 +272,7 @@ func cmdConvert(m *Model, args []string) (tea.Cmd, error) {
 
 func cmdView(m *Model, args []string) (tea.Cmd, error) {
 	if len(args) != 1 {
-		return nil, fmt.Errorf("view needs a FORM: %s", formNames())
+		return nil, fmt.Errorf("view needs a FORM: %s", filters.FormNames())
 	}
 	f, err := filters.ParseForm(args[0])
 	if err != nil {
