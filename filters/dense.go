@@ -15,24 +15,37 @@ type Dense struct {
 
 // NewDense returns the dense filter with A given by rows; it validates the dimensions and values.
 func NewDense(a [][]float64, b, c []float64, d float64) (*Dense, error) {
-	n := len(a)
-	if err := checkOrder(n); err != nil {
+	am, err := squareFromRows("A", a)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkSquare("A", a); err != nil {
-		return nil, err
-	}
-	f := &Dense{B: clone(b), C: clone(c), D: d}
-	if n > 0 {
-		f.A = mat.NewDense(n, n, nil)
-		for i, row := range a {
-			f.A.SetRow(i, row)
-		}
-	}
+	f := &Dense{A: am, B: clone(b), C: clone(c), D: d}
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// squareFromRows copies the matrix named name given by rows (nil for none), which must be
+// square and of an order within MaxOrder.
+func squareFromRows(name string, rows [][]float64) (*mat.Dense, error) {
+	n := len(rows)
+	if err := checkOrder(n); err != nil {
+		return nil, err
+	}
+	for i, row := range rows {
+		if len(row) != n {
+			return nil, invalidf("%s row %d has %d entries, want %d (%s must be square)", name, i, len(row), n, name)
+		}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	m := mat.NewDense(n, n, nil)
+	for i, row := range rows {
+		m.SetRow(i, row)
+	}
+	return m, nil
 }
 
 // newDenseMat wraps already-validated parts without copying.

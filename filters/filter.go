@@ -105,14 +105,6 @@ func checkOrder(n int) error {
 }
 
 // checkSquare checks that rows form a square matrix before anything n×n is allocated.
-func checkSquare(name string, rows [][]float64) error {
-	for i, row := range rows {
-		if len(row) != len(rows) {
-			return invalidf("%s row %d has %d entries, want %d (%s must be square)", name, i, len(row), len(rows), name)
-		}
-	}
-	return nil
-}
 
 func checkFinite(name string, v ...float64) error {
 	for i, x := range v {

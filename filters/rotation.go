@@ -27,21 +27,12 @@ type Rotation struct {
 
 // NewRotation validates and returns a rotation-form filter with P given by rows.
 func NewRotation(p [][]float64, blocks []RotationBlock, real, b, c []float64, d float64) (*Rotation, error) {
-	f := &Rotation{Blocks: append([]RotationBlock(nil), blocks...), Real: append([]float64(nil), real...),
+	pm, err := squareFromRows("P", p)
+	if err != nil {
+		return nil, err
+	}
+	f := &Rotation{P: pm, Blocks: append([]RotationBlock(nil), blocks...), Real: append([]float64(nil), real...),
 		B: append([]float64(nil), b...), C: append([]float64(nil), c...), D: d}
-	n := len(p)
-	if err := checkOrder(n); err != nil {
-		return nil, err
-	}
-	if err := checkSquare("P", p); err != nil {
-		return nil, err
-	}
-	if n > 0 {
-		f.P = mat.NewDense(n, n, nil)
-		for i, row := range p {
-			f.P.SetRow(i, row)
-		}
-	}
 	if err := f.Validate(); err != nil {
 		return nil, err
 	}
