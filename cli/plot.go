@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -479,10 +478,7 @@ func readReport(path string) (*train.Report, error) {
 // parseReport reads the JSON of a distill report.
 func parseReport(data []byte, path string) (*train.Report, error) {
 	var r train.Report
-	if err := strictjson.Check(data); err != nil {
-		return nil, failf("%s: not a distill report: %v", path, err)
-	}
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := strictjson.Unmarshal(data, &r); err != nil {
 		return nil, failf("%s: not a distill report: %v", path, err)
 	}
 	if len(r.Channels) == 0 {
@@ -500,11 +496,8 @@ func ladderFigure(path string, fo figures.Options) (*figures.Figure, string, err
 	if err != nil {
 		return nil, "", fail(err)
 	}
-	if err := strictjson.Check(data); err != nil {
-		return nil, "", failf("%s: not a distill --orders ladder: %v", path, err)
-	}
 	var rep ladderReport
-	if err := json.Unmarshal(data, &rep); err != nil {
+	if err := strictjson.Unmarshal(data, &rep); err != nil {
 		return nil, "", failf("%s: not a distill --orders ladder: %v", path, err)
 	}
 	if len(rep.Orders) == 0 || len(rep.Reports) != len(rep.Orders) {

@@ -367,16 +367,8 @@ func parseIOData(data []byte, path string) (*train.Task, error) {
 		pair
 		Channels []pair `json:"channels"`
 	}
-	if err := strictjson.Check(data); err != nil {
+	if err := strictjson.UnmarshalKnown(data, &doc); err != nil {
 		return nil, failf("%s: %v", path, err)
-	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, failf("%s: %v", path, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, failf("%s: more after the JSON object", path)
 	}
 	if doc.U != nil {
 		doc.Channels = append(doc.Channels, doc.pair)

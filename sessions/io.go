@@ -403,7 +403,7 @@ func (s *Session) Items(ids ...string) ([]Item, error) {
 // which makes it a target file (err then says what is wrong with it); otherwise it is some
 // other JSON file, such as a filter file.
 func decodeTargetFile(data []byte) (t *Target, isTarget bool, err error) {
-	d := strictjson.NewDecoder(bytes.TrimPrefix(data, []byte("\ufeff")))
+	d := strictjson.NewDecoder(data)
 	tok, err := d.Token()
 	if err != nil || tok != json.Delim('{') {
 		return nil, false, nil

@@ -118,7 +118,7 @@ func (w *WorkDir) Load(u plan.Unit) (*plan.UnitResult, error) {
 		return nil, err
 	}
 	var rec unitRecord
-	if err := unmarshalStrict(data, &rec); err != nil {
+	if err := strictjson.Unmarshal(data, &rec); err != nil {
 		w.Ignored = append(w.Ignored, fmt.Sprintf("%s: %v", path, err))
 		return nil, nil
 	}
@@ -145,14 +145,6 @@ func (w *WorkDir) Save(r *plan.UnitResult) error {
 		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	return nil
-}
-
-// unmarshalStrict decodes JSON after strictjson's checks (a key given twice is an error).
-func unmarshalStrict(data []byte, v any) error {
-	if err := strictjson.Check(data); err != nil {
-		return err
-	}
-	return json.Unmarshal(data, v)
 }
 
 // Part is a shard's share of a distillation: the input it read (and where), the options, the
@@ -210,7 +202,7 @@ func ReadPart(path string) (*Part, error) {
 // DecodePart reads a part file's content.
 func DecodePart(data []byte) (*Part, error) {
 	var pf partFile
-	if err := unmarshalStrict(data, &pf); err != nil {
+	if err := strictjson.Unmarshal(data, &pf); err != nil {
 		return nil, inputf("not a part file: %v", err)
 	}
 	if pf.Format != PartFormat {

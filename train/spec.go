@@ -1,8 +1,6 @@
 package train
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -240,13 +238,8 @@ func (s *Spec) validateOptimizer() error {
 // strict JSON (internal/strictjson: no key twice, errors with line and column, one object),
 // and every key must name a field of Spec.
 func ParseSpec(data []byte) (Spec, error) {
-	if err := strictjson.Check(data); err != nil {
-		return Spec{}, invalidf("job file: %v", err)
-	}
 	s := DefaultSpec()
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := strictjson.UnmarshalKnown(data, &s); err != nil {
 		return Spec{}, invalidf("job file: %v", err)
 	}
 	return s, nil

@@ -1,5 +1,6 @@
 // Package strictjson reads JSON strictly: it is the one reader under every JSON format ssmlab
-// reads (filter files, session and target files, packed arrays, safetensors headers).
+// reads (filter files, session and target files, packed arrays, safetensors headers; and,
+// through Unmarshal into Go values, job files, distill reports, sysid data and part files).
 //
 // Over encoding/json's tokenizer it adds what those formats need and encoding/json does not
 // give:
@@ -176,6 +177,26 @@ func Check(data []byte) error {
 		return err
 	}
 	return d.End()
+}
+
+// Unmarshal decodes data into v with encoding/json after Check, so that a key twice, deep
+// nesting or data after the value are errors, and a byte order mark is ignored here too.
+func Unmarshal(data []byte, v any) error {
+	if err := Check(data); err != nil {
+		return err
+	}
+	return json.Unmarshal(bytes.TrimPrefix(data, []byte("\ufeff")), v)
+}
+
+// UnmarshalKnown is Unmarshal where every key of an object must name a field of the Go value
+// it decodes into (encoding/json's DisallowUnknownFields).
+func UnmarshalKnown(data []byte, v any) error {
+	if err := Check(data); err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // skipValue reads one value token by token, checking it.

@@ -170,6 +170,40 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
+func TestUnmarshal(t *testing.T) {
+	type point struct{ X, Y float64 }
+	for _, tc := range []struct {
+		data  string
+		known bool
+		want  point
+		err   string // "" for none
+	}{
+		{`{"X": 1, "Y": 2}`, true, point{1, 2}, ""},
+		// A byte order mark is ignored, as NewDecoder ignores it.
+		{"\ufeff{\"X\": 1}", false, point{X: 1}, ""},
+		{"\ufeff{\"X\": 1}", true, point{X: 1}, ""},
+		{`{"X": 1, "X": 2}`, false, point{}, `duplicate key "X" at line 1, column 10`},
+		{`{"X": 1} {}`, true, point{}, "after the JSON value"},
+		{`{"X": 1, "Z": 2}`, false, point{X: 1}, ""},
+		{`{"X": 1, "Z": 2}`, true, point{}, `unknown field "Z"`},
+		{`{"X": "a"}`, false, point{}, "cannot unmarshal string"},
+	} {
+		var p point
+		err := Unmarshal([]byte(tc.data), &p)
+		if tc.known {
+			err = UnmarshalKnown([]byte(tc.data), &p)
+		}
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%q (known %v): %v", tc.data, tc.known, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%q (known %v): error %v, want one saying %q", tc.data, tc.known, err, tc.err)
+		case tc.err == "" && p != tc.want:
+			t.Errorf("%q (known %v) = %+v, want %+v", tc.data, tc.known, p, tc.want)
+		}
+	}
+}
+
 // FuzzDecoder checks the reader against encoding/json: it never panics, what it accepts is
 // valid JSON, and valid JSON it refuses has a key twice or nests deeper than MaxDepth.
 func FuzzDecoder(f *testing.F) {
