@@ -19,18 +19,26 @@ import (
 // add adds an item to the session — a filter or bank entry, or kernels as a target — under
 // a name no other item has, and selects it unless keepSelection.
 func (a *app) add(it Item, origin sessions.Origin, keepSelection bool) (string, error) {
-	name := uniqueName(a.sess, it.Name, "")
+	si := sessionItem(it, uniqueName(a.sess, it.Name, ""), origin)
 	var id string
 	var err error
-	if it.Kernels != nil {
-		id, err = a.sess.AddTarget(sessions.Target{Name: name, Kernels: it.Kernels, Source: it.Source, Origin: origin})
+	if si.Target != nil {
+		id, err = a.sess.AddTarget(*si.Target)
 	} else {
-		id, err = a.sess.AddEntry(sessions.Entry{Name: name, Filter: it.Filter, Bank: it.Bank, Origin: origin})
+		id, err = a.sess.AddEntry(*si.Entry)
 	}
 	if err == nil && !keepSelection {
 		a.sel = id
 	}
 	return id, err
+}
+
+// sessionItem is it as the session holds it, named name.
+func sessionItem(it Item, name string, origin sessions.Origin) sessions.Item {
+	if it.Kernels != nil {
+		return sessions.Item{Target: &sessions.Target{Name: name, Kernels: it.Kernels, Source: it.Source, Origin: origin}}
+	}
+	return sessions.Item{Entry: &sessions.Entry{Name: name, Filter: it.Filter, Bank: it.Bank, Origin: origin}}
 }
 
 // convert makes the selected filter (or bank) the given form. The conversion runs in a
@@ -205,9 +213,11 @@ func (a *app) onPreset(msg presetMsg) {
 	a.setStatus(levelOK, fmt.Sprintf("added %s (%s, %s)", e.name, e.form(), e.size()))
 }
 
-// onImport adds the items of a filter, bank or kernel file to the session.
+// onImport adds the items of a filter, bank or kernel file to the session and selects the
+// last. An item the session holds already, under its name and with identical content, is
+// selected instead of added again: Session.Add's rule, as for ssmlab import --session.
 func (a *app) onImport(path string, items []Item) {
-	var warnings []string
+	var warnings, held []string
 	for _, it := range items {
 		origin := sessions.Origin{Note: "file " + path}
 		switch {
@@ -217,15 +227,27 @@ func (a *app) onImport(path string, items []Item) {
 		case it.Kernels == nil:
 			origin.File = path
 		}
-		if _, err := a.add(it, origin, false); err != nil {
+		added, err := a.sess.Add(sessionItem(it, itemName(it.Name), origin)) // Add names it uniquely
+		if err != nil {
 			a.setError(fmt.Errorf("%s: %w", path, err))
 			return
 		}
+		a.sel = added.ID
+		if added.Existing {
+			held = append(held, added.Name)
+			continue
+		}
 		warnings = append(warnings, it.Warnings...)
 	}
-	if len(items) == 1 && items[0].Note != "" {
+	switch {
+	case len(held) > 0 && len(held) == len(items):
+		a.setStatus(levelOK, fmt.Sprintf("%s is already open as %s (identical content): selected it, added nothing", path, strings.Join(held, ", ")))
+		return
+	case len(held) > 0:
+		a.setStatus(levelOK, fmt.Sprintf("opened %s (%d new item(s)); already open with identical content, not added again: %s", path, len(items)-len(held), strings.Join(held, ", ")))
+	case len(items) == 1 && items[0].Note != "":
 		a.setStatus(levelOK, fmt.Sprintf("imported %s: %s", path, items[0].Note))
-	} else {
+	default:
 		a.setStatus(levelOK, fmt.Sprintf("opened %s (%d item(s))", path, len(items)))
 	}
 	if len(warnings) > 0 {

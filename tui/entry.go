@@ -184,14 +184,18 @@ func rowsOf(a *arrays.Array) [][]float64 {
 	return rows
 }
 
-// uniqueName returns name, or name-2, name-3, … if another item has it
-// (Session.UniqueName); an empty name is "filter".
+// uniqueName returns itemName(name), or name-2, name-3, … if another item has it
+// (Session.UniqueName).
 func uniqueName(s *sessions.Session, name string, except string) string {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		name = "filter"
+	return s.UniqueName(itemName(name), except)
+}
+
+// itemName is name without surrounding spaces; an empty name is "filter".
+func itemName(name string) string {
+	if name = strings.TrimSpace(name); name == "" {
+		return "filter"
 	}
-	return s.UniqueName(name, except)
+	return name
 }
 
 var unsafeFileChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)

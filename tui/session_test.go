@@ -544,3 +544,56 @@ func TestRecoverDialogFitsTheScreen(t *testing.T) {
 		t.Fatalf("no key hints at 80×9:\n%s", s)
 	}
 }
+
+// TestOpenSameFileTwice: opening a file the session holds already, under its name and with
+// identical content, selects that item and says so instead of adding res-2 (Session.Add's
+// rule, as ssmlab import --session); different content of a name in use is still res-2.
+func TestOpenSameFileTwice(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 120, 40, nil)
+	path := filepath.Join(dir, "res.json")
+	f, _ := pairZPK(0.7)
+	if err := writeDoc(path, filters.Document{Name: "res", Filter: f}); err != nil {
+		t.Fatal(err)
+	}
+	open := func() {
+		t.Helper()
+		keys(t, m, "o", "ctrl+u")
+		typeText(t, m, path)
+		keys(t, m, "enter")
+	}
+	open()
+	res := m.sel
+	addPreset(t, m, "pair") // selected now
+	open()
+	if got := names(m.sess); !slices.Equal(got, []string{"res", "pair"}) || m.sel != res {
+		t.Fatalf("opened twice: items %q, selected %q (want %q), status %q", got, m.sel, res, m.status.text)
+	}
+	if !strings.Contains(screen(m), "already open as res") || m.status.level == levelError {
+		t.Errorf("status %q", m.status.text)
+	}
+	g, _ := pairZPK(0.5)
+	if err := writeDoc(path, filters.Document{Name: "res", Filter: g}); err != nil {
+		t.Fatal(err)
+	}
+	open()
+	if got := names(m.sess); !slices.Equal(got, []string{"res", "pair", "res-2"}) || m.selected().name != "res-2" {
+		t.Fatalf("other content: items %q, status %q", got, m.status.text)
+	}
+	open() // found again under the name it was given
+	if got := names(m.sess); len(got) != 3 || m.selected().name != "res-2" || !strings.Contains(m.status.text, "already open as res-2") {
+		t.Fatalf("res-2 again: items %q, status %q", got, m.status.text)
+	}
+
+	rows := [][]float64{{1, 0.5, 0.25, 0.125}}
+	addKernels(t, m, "k", rows)
+	k := m.sel
+	addKernels(t, m, "k", rows)
+	if got := names(m.sess); len(got) != 4 || m.sel != k || !strings.Contains(m.status.text, "already open as k") {
+		t.Fatalf("kernels twice: items %q, status %q", got, m.status.text)
+	}
+	addKernels(t, m, "k", [][]float64{{1, 0.5, 0.25, 0.1}})
+	if got := names(m.sess); len(got) != 5 || m.selected().name != "k-2" {
+		t.Fatalf("other kernels: items %q, status %q", got, m.status.text)
+	}
+}
