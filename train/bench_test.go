@@ -65,3 +65,28 @@ func BenchmarkDistill(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkVarproSums times the sums over the samples one variable-projection iteration runs
+// several of (the residual, the projections with and without the derivative columns), at
+// the size of the top order: 32 pole pairs, L = 1024; about half of an n = 64 job's
+// CPU goes to them.
+func BenchmarkVarproSums(b *testing.B) {
+	basis, y, c := sumsProblem(rand.New(rand.NewPCG(1, 2)), 32, 0, 1023)
+	e := make([]float64, len(y))
+	v0, v1 := make([]complex128, len(basis.mu)), make([]complex128, len(basis.mu))
+	b.Run("residual", func(b *testing.B) {
+		for b.Loop() {
+			cpuSums{}.residual(basis, c, y, e)
+		}
+	})
+	b.Run("project", func(b *testing.B) {
+		for b.Loop() {
+			cpuSums{}.project(basis, y, v0, v1)
+		}
+	})
+	b.Run("project0", func(b *testing.B) {
+		for b.Loop() {
+			cpuSums{}.project(basis, y, v0, nil)
+		}
+	})
+}
