@@ -379,12 +379,19 @@ func (s *Session) AddEntry(e Entry) (string, error) {
 	if err := e.validate(); err != nil {
 		return "", err
 	}
-	order := s.Order()
-	e.ID = s.newID('f')
-	e.changed = s.change()
+	e.ID, e.changed = s.placeLast('f')
 	s.Filters = append(s.Filters, e)
-	s.order = append(order, e.ID)
 	return e.ID, nil
+}
+
+// placeLast gives a new item an unused ID with the prefix, puts it last in the order and
+// records the change, returning the ID and the change's generation; the caller appends the
+// item to its list.
+func (s *Session) placeLast(prefix byte) (string, uint64) {
+	order := s.Order()
+	id := s.newID(prefix)
+	s.order = append(order, id)
+	return id, s.change()
 }
 
 // ReplaceFilter replaces the filter or bank of an entry (after a conversion, say), keeping
@@ -436,11 +443,8 @@ func (s *Session) AddTarget(t Target) (string, error) {
 		src := *t.Source
 		t.Source = &src
 	}
-	order := s.Order()
-	t.ID = s.newID('t')
-	t.changed = s.change()
+	t.ID, t.changed = s.placeLast('t')
 	s.Targets = append(s.Targets, t)
-	s.order = append(order, t.ID)
 	return t.ID, nil
 }
 
