@@ -154,7 +154,7 @@ func (af *File) RawInfos() ([]RawInfo, error) {
 			out = append(out, RawInfo{Name: in.Name, DType: name, Shape: shape})
 		}
 	default:
-		return nil, unsupportedf("a %s file holds one array, not a checkpoint's tensors", af.Format)
+		return nil, af.noTensors()
 	}
 	return out, nil
 }
@@ -170,7 +170,12 @@ func (af *File) ReadRaw(name string) ([]byte, error) {
 	case FormatNPZ:
 		return af.npz.readRaw(name)
 	}
-	return nil, unsupportedf("a %s file holds one array, not a checkpoint's tensors", af.Format)
+	return nil, af.noTensors()
+}
+
+// noTensors is the error of RawInfos and ReadRaw on an .npy or CSV file.
+func (af *File) noTensors() error {
+	return unsupportedf("a %s file holds one array, not a checkpoint's tensors", af.Format)
 }
 
 func rawTooLarge(name string, n int64) error {
