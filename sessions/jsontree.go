@@ -389,21 +389,10 @@ func (n *jnode) indent(b []byte, prefix string) []byte {
 	case n.isPacked() || n.isSmallFlat():
 		return n.compactSpaced(b)
 	case n.kind == jObject:
-		b = append(b, '{')
-		for i, k := range n.keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '\n')
-			b = append(b, prefix...)
-			b = append(b, "  "...)
-			b = appendString(b, k)
-			b = append(b, ": "...)
-			b = n.kids[i].indent(b, prefix+"  ")
-		}
-		b = append(b, '\n')
-		b = append(b, prefix...)
-		return append(b, '}')
+		return n.lines(b, prefix, '{', '}', func(b []byte, i int) []byte {
+			b = appendString(b, n.keys[i])
+			return append(b, ": "...)
+		})
 	case n.kind == jArray:
 		flat := true
 		for _, k := range n.kids {
@@ -412,21 +401,28 @@ func (n *jnode) indent(b []byte, prefix string) []byte {
 		if flat || len(n.kids) == 0 {
 			return n.compactSpaced(b)
 		}
-		b = append(b, '[')
-		for i, k := range n.kids {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '\n')
-			b = append(b, prefix...)
-			b = append(b, "  "...)
-			b = k.indent(b, prefix+"  ")
+		return n.lines(b, prefix, '[', ']', func(b []byte, _ int) []byte { return b })
+	}
+	return n.scalar(b)
+}
+
+// lines appends n's members or elements one per line, two spaces deeper than prefix, each
+// after what label appends for it (an object's key), between first and last.
+func (n *jnode) lines(b []byte, prefix string, first, last byte, label func(b []byte, i int) []byte) []byte {
+	b = append(b, first)
+	for i, k := range n.kids {
+		if i > 0 {
+			b = append(b, ',')
 		}
 		b = append(b, '\n')
 		b = append(b, prefix...)
-		return append(b, ']')
+		b = append(b, "  "...)
+		b = label(b, i)
+		b = k.indent(b, prefix+"  ")
 	}
-	return n.scalar(b)
+	b = append(b, '\n')
+	b = append(b, prefix...)
+	return append(b, last)
 }
 
 // isSmallFlat reports whether n is an object of at most four scalar members, such as a
