@@ -72,23 +72,39 @@ func (f *Dense) Order() int {
 
 // Validate checks that A is square, B and C have length n and every value is finite.
 func (f *Dense) Validate() error {
-	n := 0
-	if f.A != nil {
-		r, c := f.A.Dims()
-		if r != c {
-			return invalidf("A is %d×%d, want a square matrix", r, c)
-		}
-		n = r
-		if err := checkOrder(n); err != nil {
-			return err
-		}
-		for i := 0; i < n; i++ {
-			if err := checkFinite("A row", f.A.RawRowView(i)...); err != nil {
-				return err
-			}
-		}
+	n, err := squareOrder("A", f.A)
+	if err != nil {
+		return err
+	}
+	if err := checkOrder(n); err != nil {
+		return err
+	}
+	if err := checkFiniteRows("A", f.A, n); err != nil {
+		return err
 	}
 	return checkIO(n, f.B, f.C, f.D)
+}
+
+// squareOrder returns the order of the matrix named name, which must be square (0 for nil).
+func squareOrder(name string, m *mat.Dense) (int, error) {
+	if m == nil {
+		return 0, nil
+	}
+	r, c := m.Dims()
+	if r != c {
+		return 0, invalidf("%s is %d×%d, want a square matrix", name, r, c)
+	}
+	return r, nil
+}
+
+// checkFiniteRows checks the n rows of the matrix named name for NaN and Inf.
+func checkFiniteRows(name string, m *mat.Dense, n int) error {
+	for i := 0; i < n; i++ {
+		if err := checkFinite(name+" row", m.RawRowView(i)...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Rows returns A as a slice of rows (empty for order 0).

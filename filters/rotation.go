@@ -170,21 +170,15 @@ func (f *Rotation) Validate() error {
 	if err := checkOrder(n); err != nil {
 		return err
 	}
-	pn := 0
-	if f.P != nil {
-		r, c := f.P.Dims()
-		if r != c {
-			return invalidf("P is %d×%d, want a square matrix", r, c)
-		}
-		pn = r
+	pn, err := squareOrder("P", f.P)
+	if err != nil {
+		return err
 	}
 	if pn != n {
 		return invalidf("P has size %d but the blocks and real eigenvalues give order %d", pn, n)
 	}
-	for i := 0; i < n; i++ {
-		if err := checkFinite("P row", f.P.RawRowView(i)...); err != nil {
-			return err
-		}
+	if err := checkFiniteRows("P", f.P, n); err != nil {
+		return err
 	}
 	for i, b := range f.Blocks {
 		if err := checkFinite("blocks", b.Radius, b.Angle); err != nil {
