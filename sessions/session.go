@@ -531,15 +531,15 @@ func (s *Session) Duplicate(id string) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		e.ID, e.Name = s.newID('f'), s.Filters[i].Name+" (copy)"
-		e.Origin = Origin{Note: "copy of " + s.Filters[i].Name, Target: e.Origin.Target}
+		e.ID = s.newID('f')
+		e.Name, e.Origin = copyNamed(e.Name, e.Origin)
 		e.changed = s.gen + 1
 		s.Filters = slices.Insert(s.Filters, i+1, e)
 		cp = e.ID
 	case KindTarget:
 		t := copyTarget(s.Targets[i])
-		t.ID, t.Name = s.newID('t'), t.Name+" (copy)"
-		t.Origin = Origin{Note: "copy of " + s.Targets[i].Name, Target: t.Origin.Target}
+		t.ID = s.newID('t')
+		t.Name, t.Origin = copyNamed(t.Name, t.Origin)
 		t.changed = s.gen + 1
 		s.Targets = slices.Insert(s.Targets, i+1, t)
 		cp = t.ID
@@ -557,6 +557,12 @@ func (s *Session) Duplicate(id string) (string, error) {
 	s.order = slices.Insert(order, at, cp)
 	s.change()
 	return cp, nil
+}
+
+// copyNamed returns the name and origin of a copy of the item named name: "NAME (copy)", and
+// "copy of NAME" keeping the origin's link to a target, not to its job.
+func copyNamed(name string, o Origin) (string, Origin) {
+	return name + " (copy)", Origin{Note: "copy of " + name, Target: o.Target}
 }
 
 // copyEntry deep-copies a filter through its file format, which reads back bit-identical
