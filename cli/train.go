@@ -198,12 +198,10 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 			if err != nil {
 				return err
 			}
-			for _, n := range orders {
-				if n < train.MinDistillOrder || n > filters.MaxOrder {
-					return fmt.Errorf("--orders: order %d is out of range: every order must lie between %d and %d", n, train.MinDistillOrder, filters.MaxOrder)
-				}
-			}
 			if len(orders) > 0 {
+				if err := train.CheckLadderOrders(orders); err != nil {
+					return fmt.Errorf("--orders: %w", err)
+				}
 				if err := checkLadderOut(j.out); err != nil {
 					return err
 				}

@@ -258,6 +258,21 @@ func TestDistillOrdersAndSuggestTolRange(t *testing.T) {
 	}
 }
 
+// TestDistillOrdersTrainsWords: a ladder order out of range is refused with train's words
+// (CheckLadderOrders), which FitLadder and the workbench's orders field say too.
+func TestDistillOrdersTrainsWords(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	for _, orders := range [][]int{{0, 4}, {4, 5000}} {
+		text := strconv.Itoa(orders[0]) + "," + strconv.Itoa(orders[1])
+		want := "--orders: " + train.CheckLadderOrders(orders).Error()
+		r := run(t, "", "distill", in, "--length", "64", "--orders", text)
+		if r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("--orders %s: want exit 2 saying %q; got %v", text, want, r)
+		}
+	}
+}
+
 // TestDistillJobCheckedFirst: a mistake in the job is the only line on stderr; it came after
 // the suggested order's line, which distill prints before fitting.
 func TestDistillJobCheckedFirst(t *testing.T) {

@@ -60,12 +60,9 @@ func FitLadder(ctx context.Context, job Job, orders []int, backend Backend, prog
 	orders = append([]int(nil), orders...)
 	sort.Ints(orders)
 	orders = dedupe(orders)
-	if len(orders) == 0 {
-		return nil, invalidf("a ladder needs at least one order")
-	}
-	if orders[0] < 1 {
-		// Order 0 has no poles to fit; the ladder's fits would fail on it (an empty basis).
-		return nil, invalidf("ladder order %d: every order of a ladder must be at least 1", orders[0])
+	// Order 0 has no poles to fit; the ladder's fits would fail on it (an empty basis).
+	if err := CheckLadderOrders(orders); err != nil {
+		return nil, err
 	}
 	spec := job.Spec
 	spec.Order = orders[len(orders)-1]

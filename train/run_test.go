@@ -384,3 +384,21 @@ func TestDistillOrderStartsAtOne(t *testing.T) {
 		t.Errorf("a delay of 0 at order 0: relative error %.3g, want a gain's exact fit", res.Report.MaxRelError)
 	}
 }
+
+// TestLadderOrdersChecked: FitLadder refuses a ladder order outside [1, filters.MaxOrder]
+// with CheckLadderOrders' words, which distill --orders and the workbench say too.
+func TestLadderOrdersChecked(t *testing.T) {
+	targets := iirTargets(64, 1)
+	for _, orders := range [][]int{{0, 4}, {4, filters.MaxOrder + 1}, {-1}, nil} {
+		want := CheckLadderOrders(orders)
+		if want == nil || !errors.Is(want, ErrInvalid) {
+			t.Fatalf("CheckLadderOrders(%v) = %v, want ErrInvalid", orders, want)
+		}
+		if _, err := FitLadder(t.Context(), Job{Spec: DefaultSpec(), Targets: targets}, orders, CPU{}, nil); err == nil || err.Error() != want.Error() {
+			t.Errorf("FitLadder(%v): %v, want %v", orders, err, want)
+		}
+	}
+	if err := CheckLadderOrders([]int{1, 4, filters.MaxOrder}); err != nil {
+		t.Errorf("orders 1, 4, %d: %v", filters.MaxOrder, err)
+	}
+}

@@ -134,6 +134,20 @@ func CheckDistillOrder(n int) error {
 	return nil
 }
 
+// CheckLadderOrders checks the orders of a ladder (FitLadder, ssmlab distill --orders, the
+// workbench's orders): at least one, each a distillation's order (CheckDistillOrder's range).
+func CheckLadderOrders(orders []int) error {
+	if len(orders) == 0 {
+		return invalidf("a ladder needs at least one order")
+	}
+	for _, n := range orders {
+		if n < MinDistillOrder || n > filters.MaxOrder {
+			return invalidf("ladder order %d is out of range: every order must lie between %d and %d", n, MinDistillOrder, filters.MaxOrder)
+		}
+	}
+	return nil
+}
+
 // Validate checks the spec against the target's shape (a distillation:
 // ValidateDistillation).
 func (s *Spec) Validate(channels, length int) error {

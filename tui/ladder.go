@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ssmlab/ssmlab/analysis/figures"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // A ladder job fits one target at several orders (train.FitLadder, as ssmlab distill
@@ -22,17 +23,21 @@ import (
 // maxLadderOrders bounds the orders of one ladder job.
 const maxLadderOrders = 16
 
-// parseOrders reads a ladder's orders, "4,8,16": positive, without repeats, sorted.
+// parseOrders reads a ladder's orders, "4,8,16": whole numbers whose range is the ladder's
+// (train.CheckLadderOrders, as distill --orders says it), without repeats, sorted.
 func parseOrders(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("orders %q: want positive integers separated by commas, such as 4,8,16", s)
+		if err != nil {
+			return nil, fmt.Errorf("orders %q: want whole numbers separated by commas, such as 4,8,16", s)
 		}
 		if !slices.Contains(out, n) {
 			out = append(out, n)
 		}
+	}
+	if err := train.CheckLadderOrders(out); err != nil {
+		return nil, fmt.Errorf("orders: %w", err)
 	}
 	if len(out) > maxLadderOrders {
 		return nil, fmt.Errorf("orders %q: at most %d orders", s, maxLadderOrders)

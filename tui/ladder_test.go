@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // TestLadderJob: :ladder 2,4,8 (distill orders=…) fits the selected filter at each order
@@ -97,6 +99,37 @@ func TestLadderJob(t *testing.T) {
 		keys(t, m, "enter")
 		if m.status.level != levelError || len(m.jobs) != 2 {
 			t.Errorf("%s: status %v %q, %d jobs", line, m.status.level, m.status.text, len(m.jobs))
+		}
+	}
+}
+
+// TestLadderOrdersAsTheCLI: a ladder order outside [1, 4096], in the form's orders field or
+// in :distill orders=…, is refused with train's words (CheckLadderOrders), those of ssmlab
+// distill --orders 0; the form said "want positive integers" and took 5000.
+func TestLadderOrdersAsTheCLI(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	for _, orders := range [][]int{{0, 4}, {4, 5000}} {
+		want := train.CheckLadderOrders(orders).Error()
+		text := fmt.Sprintf("%d,%d", orders[0], orders[1])
+		keys(t, m, "D")
+		form, ok := dialogOf[*jobForm](m)
+		if !ok {
+			t.Fatalf("D opened %T", m.dialog)
+		}
+		for form.fields[form.focus].name != "orders" {
+			keys(t, m, "down")
+		}
+		typeText(t, m, text)
+		keys(t, m, "up", "enter") // the cursor goes back to orders, the field to correct
+		if _, ok := dialogOf[*jobForm](m); !ok || !strings.Contains(m.status.text, want) || form.fields[form.focus].name != "orders" {
+			t.Errorf("the form's orders %s: dialog %T, status %q, cursor on %s, want %q", text, m.dialog, m.status.text, form.fields[form.focus].name, want)
+		}
+		keys(t, m, "esc", ":")
+		typeText(t, m, "distill orders="+text)
+		keys(t, m, "enter")
+		if m.status.level != levelError || !strings.Contains(m.status.text, want) || len(m.jobs) != 0 {
+			t.Errorf(":distill orders=%s: status %q, %d jobs, want %q", text, m.status.text, len(m.jobs), want)
 		}
 	}
 }
