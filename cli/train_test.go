@@ -273,6 +273,23 @@ func TestDistillOrdersTrainsWords(t *testing.T) {
 	}
 }
 
+// TestDistillStepsTrainsWords: --steps 0 runs (the init and its refinement alone), as the
+// workbench's form now takes it; a negative count is refused with train's words
+// (CheckSteps), which the form says too.
+func TestDistillStepsTrainsWords(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	for _, init := range []string{"hankel", "zeros"} {
+		if r := run(t, "", "distill", in, "--length", "64", "--order", "2", "--init", init, "--steps", "0", "-o", filepath.Join(dir, init+".json")); r.code != 0 {
+			t.Errorf("--steps 0 --init %s: %v", init, r)
+		}
+	}
+	want := train.CheckSteps(-1).Error()
+	if r := run(t, "", "distill", in, "--length", "64", "--steps", "-1"); r.code != ExitFailure || !strings.Contains(r.stderr, want) {
+		t.Errorf("--steps -1: want exit 1 saying %q; got %v", want, r)
+	}
+}
+
 // TestDistillJobCheckedFirst: a mistake in the job is the only line on stderr; it came after
 // the suggested order's line, which distill prints before fitting.
 func TestDistillJobCheckedFirst(t *testing.T) {

@@ -148,6 +148,16 @@ func CheckLadderOrders(orders []int) error {
 	return nil
 }
 
+// CheckSteps checks a job's optimiser steps alone (for a form that points at the field).
+// 0 is allowed: the init and its refinement (Refine) alone, and a fit by variable
+// projection (the hankel init with the rtf or modal model) takes no steps anyway.
+func CheckSteps(n int) error {
+	if n < 0 || n > MaxSteps {
+		return invalidf("steps %d outside [0, %d]", n, MaxSteps)
+	}
+	return nil
+}
+
 // Validate checks the spec against the target's shape (a distillation:
 // ValidateDistillation).
 func (s *Spec) Validate(channels, length int) error {
@@ -195,8 +205,8 @@ func (s *Spec) Validate(channels, length int) error {
 	if _, err := ParseLoss(string(s.Loss)); err != nil {
 		return err
 	}
-	if s.Steps < 0 || s.Steps > MaxSteps {
-		return invalidf("steps %d outside [0, %d]", s.Steps, MaxSteps)
+	if err := CheckSteps(s.Steps); err != nil {
+		return err
 	}
 	if s.Refine < 0 || s.Refine > MaxSteps {
 		return invalidf("refine %d outside [0, %d]", s.Refine, MaxSteps)

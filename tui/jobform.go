@@ -71,7 +71,7 @@ func newJobForm(sourceID string, source string, def train.Spec, backends []train
 		choiceField("model", "rtf: transfer function · modal: diagonal · rotation: RotRNN", train.Names(train.Models), string(def.Model)),
 		numberField("order", "state size n of the fit", def.Order),
 		choiceField("init", "hankel: stabilised ERA realisation; montel: rtf only", train.Names(train.Inits), string(def.Init)),
-		numberField("steps", "optimiser steps", def.Steps),
+		numberField("steps", "optimiser steps; 0: the init and its refinement alone (hankel rtf or modal: none taken)", def.Steps),
 		numberField("length", "samples of the impulse response to fit", def.Target.Length),
 		choiceField("backend", "where the optimiser runs", train.Names(backends), string(def.Backend)),
 		textField("orders", "a ladder: several orders, such as 4,8,16 (then order is ignored); empty: one order"),
@@ -137,10 +137,15 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 		}
 	}
 	for i, fl := range f.fields {
-		if fl.name == "order" && orders == nil {
-			if err := train.CheckDistillOrder(s.Order); err != nil {
-				return s, nil, fieldError{i, err} // the cursor goes to order
-			}
+		var err error
+		switch {
+		case fl.name == "order" && orders == nil:
+			err = train.CheckDistillOrder(s.Order)
+		case fl.name == "steps":
+			err = train.CheckSteps(s.Steps)
+		}
+		if err != nil {
+			return s, nil, fieldError{i, err} // the cursor goes to the field
 		}
 	}
 	return s, orders, s.ValidateDistillation(1, s.Target.Length)
@@ -154,13 +159,13 @@ func (f *jobForm) read() (train.Spec, error) {
 	for i := range f.fields {
 		fl := &f.fields[i]
 		if p, ok := ints[fl.name]; ok {
-			// The order's range is the distillation's (spec), as distill on the command
-			// line says it.
+			// The order's and the steps' ranges are the distillation's (spec), as distill on
+			// the command line says them.
 			v, err := strconv.Atoi(fl.value())
 			if err != nil {
 				return s, fieldError{i, fmt.Errorf("%s: want a whole number, got %q", fl.name, fl.value())}
 			}
-			if v < 1 && fl.name != "order" {
+			if v < 1 && fl.name == "length" {
 				return s, fieldError{i, fmt.Errorf("%s: want a positive integer, got %q", fl.name, fl.value())}
 			}
 			*p = v

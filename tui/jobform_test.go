@@ -1,0 +1,61 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/train"
+)
+
+// TestDistillStepsAsTheCLI: the distill form and :distill take the steps ssmlab distill
+// --steps takes, 0 included (the init and its refinement alone), and refuse a negative
+// count with train's words (CheckSteps), the cursor on steps; the form said "want a
+// positive integer" for 0.
+func TestDistillStepsAsTheCLI(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	setSteps := func(v string) *jobForm {
+		t.Helper()
+		keys(t, m, "D")
+		form, ok := dialogOf[*jobForm](m)
+		if !ok {
+			t.Fatalf("D opened %T", m.dialog)
+		}
+		for form.fields[form.focus].name != "steps" {
+			keys(t, m, "down")
+		}
+		keys(t, m, "ctrl+u")
+		typeText(t, m, v)
+		keys(t, m, "down", "enter")
+		return form
+	}
+	want := train.CheckSteps(-1).Error()
+	form := setSteps("-1")
+	if _, ok := dialogOf[*jobForm](m); !ok || !strings.Contains(m.status.text, want) || form.fields[form.focus].name != "steps" || len(m.jobs) != 0 {
+		t.Errorf("the form's steps -1: dialog %T, status %q, cursor on %s, want %q", m.dialog, m.status.text, form.fields[form.focus].name, want)
+	}
+	keys(t, m, "esc")
+	setSteps("0")
+	if len(m.jobs) != 1 || m.jobs[0].spec.Steps != 0 {
+		t.Fatalf("the form's steps 0: %d jobs, status %q", len(m.jobs), m.status.text)
+	}
+	m.sel = m.jobs[0].sourceID
+	for _, tc := range []struct {
+		line string
+		jobs int
+		want string
+	}{
+		{"distill steps=-1", 1, want},
+		{"distill steps=0", 2, ""},
+	} {
+		keys(t, m, ":")
+		typeText(t, m, tc.line)
+		keys(t, m, "enter")
+		if len(m.jobs) != tc.jobs || !strings.Contains(m.status.text, tc.want) || tc.want == "" && m.status.level == levelError {
+			t.Errorf(":%s: %d jobs, status %q, want %d jobs and %q", tc.line, len(m.jobs), m.status.text, tc.jobs, tc.want)
+		}
+	}
+	if j := m.jobs[len(m.jobs)-1]; j.spec.Steps != 0 {
+		t.Errorf(":distill steps=0 ran %d steps", j.spec.Steps)
+	}
+}
