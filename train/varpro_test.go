@@ -324,3 +324,33 @@ func TestResidualOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestProjectOrder: cpuSums.project, blocked over poles, gives every sum the terms of a
+// pole-by-pole evaluation in the same order, with and without the derivative columns.
+func TestProjectOrder(t *testing.T) {
+	b, x, _ := sumsProblem(rand.New(rand.NewPCG(3, 4)), 31, 3, 1000)
+	v0, v1 := make([]complex128, len(b.mu)), make([]complex128, len(b.mu))
+	w0 := make([]complex128, len(b.mu))
+	cpuSums{}.project(b, x, v0, v1)
+	cpuSums{}.project(b, x, w0, nil)
+	for p, l := range b.mu {
+		var s0, s1 complex128
+		pw, prev := complex(1, 0), complex(0, 0)
+		for τ, xt := range x {
+			tf := float64(τ)
+			if p < b.pairs {
+				q := complex(xt*real(pw), xt*imag(pw))
+				s0 += q
+				s1 += complex(tf*real(q), tf*imag(q))
+			} else {
+				s0 += complex(xt*real(pw), 0)
+				s1 += complex(xt*tf*real(prev), 0) // a real pole's derivative column is shifted
+			}
+			prev = pw
+			pw *= l
+		}
+		if v0[p] != s0 || v1[p] != s1 || w0[p] != s0 {
+			t.Fatalf("pole %d: %v, %v and %v without v1; pole by pole %v, %v", p, v0[p], v1[p], w0[p], s0, s1)
+		}
+	}
+}
