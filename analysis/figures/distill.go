@@ -153,6 +153,17 @@ func NewDistillation(d Distillation, o Options) (*Figure, error) {
 	return fig, nil
 }
 
+// errorAxis makes p's y axis a log axis of relative errors from lo to hi, with a margin:
+// at least two decades, so that it has labelled ticks.
+func errorAxis(p *plot.Plot, lo, hi float64) {
+	if hi/lo < 100 {
+		mid := math.Sqrt(hi * lo)
+		lo, hi = mid/10, mid*10
+	}
+	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
+	p.Y.Min, p.Y.Max = lo/2, hi*2
+}
+
 func channelError(i int, err error) error {
 	return &SeriesError{Index: i, Name: fmt.Sprintf("channel %d", i), Err: err}
 }
@@ -171,13 +182,7 @@ func errorPanel(errs []float64) (*plot.Plot, error) {
 		s.GlyphStyle = draw.GlyphStyle{Color: palette[i%len(palette)], Radius: vg.Points(3.5), Shape: draw.CircleGlyph{}}
 		p.Add(s)
 	}
-	// at least two decades, so that the log axis has labelled ticks
-	if hi/lo < 100 {
-		mid := math.Sqrt(hi * lo)
-		lo, hi = mid/10, mid*10
-	}
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-	p.Y.Min, p.Y.Max = lo/2, hi*2
+	errorAxis(p, lo, hi)
 	p.X.Min, p.X.Max = -0.5, float64(len(errs))-0.5
 	p.X.Tick.Marker = intTicks{}
 	return p, nil

@@ -99,12 +99,7 @@ func NewLadder(l Ladder, o Options) (*Figure, error) {
 	}
 	p.Add(mustLine(xy{x, floor(meanErr)}, meanErrorStyle()))
 	p.Add(mustLine(xy{x, floor(meanBound)}, boundStyle()))
-	if hi/lo < 100 {
-		mid := math.Sqrt(hi * lo)
-		lo, hi = mid/10, mid*10
-	}
-	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
-	p.Y.Min, p.Y.Max = lo/2, hi*2
+	errorAxis(p, lo, hi)
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, orderTicks(l.Orders)
 	p.X.Min, p.X.Max = x[0]/1.2, x[n-1]*1.2
 
