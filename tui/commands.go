@@ -259,11 +259,16 @@ func cmdExportPlot(m *Model, args []string) (tea.Cmd, error) {
 	return exportPlot(m.deps.Figures, args[0], FigureRequest{Kinds: names, Series: series, Length: m.length, Log: m.plots.logImpulse}), nil
 }
 
-func cmdConvert(m *Model, args []string) (tea.Cmd, error) {
+// formArg reads the one FORM argument of the command named cmd.
+func formArg(cmd string, args []string) (filters.Form, error) {
 	if len(args) != 1 {
-		return nil, fmt.Errorf("convert needs a FORM: %s", filters.FormNames())
+		return "", fmt.Errorf("%s needs a FORM: %s", cmd, filters.FormNames())
 	}
-	f, err := filters.ParseForm(args[0])
+	return filters.ParseForm(args[0])
+}
+
+func cmdConvert(m *Model, args []string) (tea.Cmd, error) {
+	f, err := formArg("convert", args)
 	if err != nil {
 		return nil, err
 	}
@@ -271,10 +276,7 @@ func cmdConvert(m *Model, args []string) (tea.Cmd, error) {
 }
 
 func cmdView(m *Model, args []string) (tea.Cmd, error) {
-	if len(args) != 1 {
-		return nil, fmt.Errorf("view needs a FORM: %s", filters.FormNames())
-	}
-	f, err := filters.ParseForm(args[0])
+	f, err := formArg("view", args)
 	if err != nil {
 		return nil, err
 	}
