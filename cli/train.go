@@ -385,8 +385,8 @@ func parseIOData(data []byte, path string) (*train.Task, error) {
 // responses of length samples), a target file, or kernels in .npy, .npz, .safetensors or CSV
 // (tensor picks one array of a file holding several).
 func (s *streams) readKernels(path string, length int, opts sessions.ImportOptions) ([][]float64, string, error) {
-	if length < 2 || length > train.MaxLength {
-		return nil, path, fmt.Errorf("--length %d outside [2, %d]", length, train.MaxLength)
+	if err := train.CheckLength(length); err != nil {
+		return nil, path, fmt.Errorf("--length: %w", err)
 	}
 	var (
 		item sessions.Item

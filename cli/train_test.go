@@ -290,6 +290,21 @@ func TestDistillStepsTrainsWords(t *testing.T) {
 	}
 }
 
+// TestDistillLengthTrainsWords: a --length out of range is refused with train's words
+// (CheckLength), which Spec.Validate and the workbench's length say too; distill said
+// "--length 1 outside [2, 1048576]".
+func TestDistillLengthTrainsWords(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	for _, n := range []int{0, 1, train.MaxLength + 1} {
+		want := "--length: " + train.CheckLength(n).Error()
+		r := run(t, "", "distill", in, "--length", strconv.Itoa(n))
+		if r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, want) {
+			t.Errorf("--length %d: want exit 2 saying %q; got %v", n, want, r)
+		}
+	}
+}
+
 // TestDistillJobCheckedFirst: a mistake in the job is the only line on stderr; it came after
 // the suggested order's line, which distill prints before fitting.
 func TestDistillJobCheckedFirst(t *testing.T) {

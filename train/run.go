@@ -427,8 +427,8 @@ func (j Job) objective() (objective, [][]float64, error) {
 }
 
 // CheckTargets checks a distillation's kernels (an error of kind ErrInvalid): at least one,
-// of one length in [2, MaxLength], at most MaxChannels, of finite samples, each of energy Σh²
-// in [MinEnergy, MaxEnergy] or zero.
+// of one length in [2, MaxLength] (CheckLength), at most MaxChannels, of finite samples,
+// each of energy Σh² in [MinEnergy, MaxEnergy] or zero.
 func CheckTargets(targets [][]float64) error {
 	if len(targets) == 0 {
 		return invalidf("the target has no kernels")
@@ -450,13 +450,10 @@ func CheckTargets(targets [][]float64) error {
 			return invalidf("kernel %d: its energy Σh² = %.3g is outside [%g, %g], where the fit's sums stay within float64: scale the kernels (the fit scales with them)", i, e, MinEnergy, MaxEnergy)
 		}
 	}
-	if len(targets) > MaxChannels || length > MaxLength {
-		return invalidf("%d kernels of %d samples exceed the limits (%d, %d)", len(targets), length, MaxChannels, MaxLength)
+	if len(targets) > MaxChannels {
+		return invalidf("%d kernels exceed the limit %d", len(targets), MaxChannels)
 	}
-	if length < 2 {
-		return invalidf("kernels of %d samples are too short to fit", length)
-	}
-	return nil
+	return CheckLength(length)
 }
 
 func maxOf(v []float64) float64 {

@@ -402,3 +402,29 @@ func TestLadderOrdersChecked(t *testing.T) {
 		t.Errorf("orders 1, 4, %d: %v", filters.MaxOrder, err)
 	}
 }
+
+// TestLengthChecked: a kernel length outside [2, MaxLength] is refused with CheckLength's
+// words by Spec.Validate and, for kernels of that length, by Run (CheckTargets), which
+// distill --length and the workbench's length say too; CheckTargets said "kernels of 1
+// samples are too short to fit".
+func TestLengthChecked(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, MaxLength + 1} {
+		want := CheckLength(n)
+		if want == nil || !errors.Is(want, ErrInvalid) {
+			t.Fatalf("CheckLength(%d) = %v, want ErrInvalid", n, want)
+		}
+		s := quickSpec("rtf", 1)
+		if err := s.Validate(1, n); err == nil || err.Error() != want.Error() {
+			t.Errorf("Validate(1, %d): %v, want %v", n, err, want)
+		}
+	}
+	want := CheckLength(1)
+	if _, err := Run(t.Context(), Job{Spec: quickSpec("modal", 1), Targets: [][]float64{{1}}}, CPU{}, nil); err == nil || err.Error() != want.Error() {
+		t.Errorf("kernels of 1 sample: %v, want %v", err, want)
+	}
+	for _, n := range []int{2, MaxLength} {
+		if err := CheckLength(n); err != nil {
+			t.Errorf("CheckLength(%d): %v", n, err)
+		}
+	}
+}

@@ -158,6 +158,16 @@ func CheckSteps(n int) error {
 	return nil
 }
 
+// CheckLength checks a kernel length alone (for a form that points at the field, and distill
+// --length): at least 2 samples, as a distillation's order starts at 1 and lies below the
+// length; at most MaxLength.
+func CheckLength(n int) error {
+	if n < 2 || n > MaxLength {
+		return invalidf("kernel length %d outside [2, %d]", n, MaxLength)
+	}
+	return nil
+}
+
 // Validate checks the spec against the target's shape (a distillation:
 // ValidateDistillation).
 func (s *Spec) Validate(channels, length int) error {
@@ -173,8 +183,8 @@ func (s *Spec) Validate(channels, length int) error {
 	if channels > MaxChannels {
 		return invalidf("%d channels exceed the limit %d", channels, MaxChannels)
 	}
-	if length < 2 || length > MaxLength {
-		return invalidf("kernel length %d outside [2, %d]", length, MaxLength)
+	if err := CheckLength(length); err != nil {
+		return err
 	}
 	if s.Model == ModelRTF && 2*s.Order+1 >= length {
 		return invalidf("order %d needs kernels longer than %d samples (an RTF of order n has 2n+1 parameters), got %d", s.Order, 2*s.Order+1, length)

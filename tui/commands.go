@@ -309,14 +309,11 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 		case "backend":
 			spec.Backend, err = train.ParseBackend(v)
 		case "order", "steps", "length":
-			// The order's and the steps' ranges are the distillation's
+			// The order's, the steps' and the length's ranges are the distillation's
 			// (Spec.ValidateDistillation, below).
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return nil, fmt.Errorf("%s=%s: want a whole number", k, v)
-			}
-			if n < 1 && k == "length" {
-				return nil, fmt.Errorf("%s=%s: want a positive integer", k, v)
 			}
 			switch k {
 			case "order":

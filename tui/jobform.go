@@ -143,6 +143,8 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 			err = train.CheckDistillOrder(s.Order)
 		case fl.name == "steps":
 			err = train.CheckSteps(s.Steps)
+		case fl.name == "length":
+			err = train.CheckLength(s.Target.Length)
 		}
 		if err != nil {
 			return s, nil, fieldError{i, err} // the cursor goes to the field
@@ -159,14 +161,11 @@ func (f *jobForm) read() (train.Spec, error) {
 	for i := range f.fields {
 		fl := &f.fields[i]
 		if p, ok := ints[fl.name]; ok {
-			// The order's and the steps' ranges are the distillation's (spec), as distill on
-			// the command line says them.
+			// The order's, the steps' and the length's ranges are the distillation's (spec),
+			// as distill on the command line says them.
 			v, err := strconv.Atoi(fl.value())
 			if err != nil {
 				return s, fieldError{i, fmt.Errorf("%s: want a whole number, got %q", fl.name, fl.value())}
-			}
-			if v < 1 && fl.name == "length" {
-				return s, fieldError{i, fmt.Errorf("%s: want a positive integer, got %q", fl.name, fl.value())}
 			}
 			*p = v
 			continue

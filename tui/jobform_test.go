@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,5 +58,38 @@ func TestDistillStepsAsTheCLI(t *testing.T) {
 	}
 	if j := m.jobs[len(m.jobs)-1]; j.spec.Steps != 0 {
 		t.Errorf(":distill steps=0 ran %d steps", j.spec.Steps)
+	}
+}
+
+// TestDistillLengthAsTheCLI: the distill form's length and :distill length=… refuse a
+// kernel length outside [2, train.MaxLength] with train's words (CheckLength), those of
+// ssmlab distill --length, the cursor on length; the form said "want a positive integer"
+// for 0 and took 1, which training then refused with the cursor elsewhere.
+func TestDistillLengthAsTheCLI(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	for _, n := range []int{0, 1} {
+		want := train.CheckLength(n).Error()
+		v := strconv.Itoa(n)
+		keys(t, m, "D")
+		form, ok := dialogOf[*jobForm](m)
+		if !ok {
+			t.Fatalf("D opened %T", m.dialog)
+		}
+		for form.fields[form.focus].name != "length" {
+			keys(t, m, "down")
+		}
+		keys(t, m, "ctrl+u")
+		typeText(t, m, v)
+		keys(t, m, "up", "enter") // the cursor goes back to length, the field to correct
+		if _, ok := dialogOf[*jobForm](m); !ok || !strings.Contains(m.status.text, want) || form.fields[form.focus].name != "length" || len(m.jobs) != 0 {
+			t.Errorf("the form's length %s: dialog %T, status %q, cursor on %s, want %q", v, m.dialog, m.status.text, form.fields[form.focus].name, want)
+		}
+		keys(t, m, "esc", ":")
+		typeText(t, m, "distill length="+v)
+		keys(t, m, "enter")
+		if m.status.level != levelError || !strings.Contains(m.status.text, want) || len(m.jobs) != 0 {
+			t.Errorf(":distill length=%s: status %q, %d jobs, want %q", v, m.status.text, len(m.jobs), want)
+		}
 	}
 }
