@@ -232,13 +232,13 @@ func (a *app) startJob(e *entry, spec train.Spec, orders []int) (tea.Cmd, error)
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &job{num: len(a.jobs) + 1, spec: spec, orders: orders, sourceID: e.id, status: sessions.JobRunning,
 		started: time.Now(), cancel: cancel, chans: newJobChans(), last: JobProgress{Steps: spec.Steps}}
-	j.logf("started: %s of order %s, %d steps on %s, fitting %s", spec.Model, j.orderText(), spec.Steps, spec.Backend, e.name)
+	j.logf("started: %s of order %s, %d steps on %s, fitting %s", spec.Model, j.orderText(math.MaxInt), spec.Steps, spec.Backend, e.name)
 	if err := a.store(j); err != nil {
 		cancel()
 		return nil, err
 	}
 	a.jobs = append(a.jobs, j)
-	a.setStatus(levelInfo, fmt.Sprintf("job #%d: distilling %s into %s of order %s (x in the jobs pane cancels)", j.num, e.name, spec.Model, j.orderText()))
+	a.setStatus(levelInfo, fmt.Sprintf("job #%d: distilling %s into %s of order %s (x in the jobs pane cancels)", j.num, e.name, spec.Model, j.orderText(statusOrders)))
 	return tea.Batch(runJob(ctx, a.deps.Runner, j.id, spec, orders, source, j.chans), waitJob(j.id, j.chans, 0)), nil
 }
 

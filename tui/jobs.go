@@ -22,6 +22,7 @@ type jobsPane struct {
 	width, height int
 	sel           int
 	seen          int // how many jobs sync saw: a new one is selected
+	ladderTop     int // the first order whose figures the selected job's ladder shows
 	bar           progress.Model
 }
 
@@ -44,7 +45,7 @@ func (j *jobsPane) hint() string                       { return "" }
 // sync selects a job just started.
 func (j *jobsPane) sync() {
 	if n := len(j.m.jobs); n > j.seen {
-		j.sel = n - 1
+		j.sel, j.ladderTop = n-1, 0
 	}
 	j.seen = len(j.m.jobs)
 	j.sel = max(0, min(j.sel, len(j.m.jobs)-1))
@@ -60,8 +61,10 @@ func (j *jobsPane) selected() *job {
 func (j *jobsPane) bindings() []binding {
 	k, m := j.m.keys, j.m
 	return []binding{
-		{key: k.Up, run: func(tea.KeyMsg) tea.Cmd { j.sel = max(0, j.sel-1); return nil }},
-		{key: k.Down, run: func(tea.KeyMsg) tea.Cmd { j.sel = min(len(m.jobs)-1, j.sel+1); return nil }},
+		{key: k.Up, run: func(tea.KeyMsg) tea.Cmd { j.sel, j.ladderTop = max(0, j.sel-1), 0; return nil }},
+		{key: k.Down, run: func(tea.KeyMsg) tea.Cmd { j.sel, j.ladderTop = min(len(m.jobs)-1, j.sel+1), 0; return nil }},
+		{key: k.PageUp, run: func(tea.KeyMsg) tea.Cmd { j.pageLadder(-1); return nil }},
+		{key: k.PageDown, run: func(tea.KeyMsg) tea.Cmd { j.pageLadder(1); return nil }},
 		{key: k.NewJob, run: func(tea.KeyMsg) tea.Cmd {
 			cmd, err := m.openJobForm()
 			m.setError(err)
@@ -69,6 +72,19 @@ func (j *jobsPane) bindings() []binding {
 		}, short: true},
 		{key: k.Cancel, run: func(tea.KeyMsg) tea.Cmd { m.setError(m.askCancel(j.selected())); return nil }, short: true},
 		{key: k.Show, run: func(tea.KeyMsg) tea.Cmd { j.show(); return nil }, short: true},
+	}
+}
+
+// pageLadder pages through the figures of the selected job's ladder (sign -1 up, 1 down),
+// where its view lacks the room for every order's (ladderLayout).
+func (j *jobsPane) pageLadder(sign int) {
+	sel := j.selected()
+	if sel == nil || sel.report.Ladder == nil {
+		return
+	}
+	n := len(sel.report.Ladder.Orders)
+	if _, shown, scroll := ladderLayout(n, j.curveHeight(sel)); scroll {
+		j.ladderTop = max(0, min(j.ladderTop+sign*shown, n-shown))
 	}
 }
 
@@ -144,18 +160,8 @@ func (j *jobsPane) view(focused bool) string {
 	if len(m.jobs) == 0 {
 		return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(ansi.Truncate(st.dim.Render("no jobs · D distills the selected filter"), w, "…"))
 	}
-	need := 0
-	for _, x := range m.jobs {
-		need += jobLines(x)
-	}
 	sel := j.selected()
-	curveH := 0
-	if h-need >= 7 && sel != nil && (len(sel.losses) > 1 || sel.report.Ladder != nil) {
-		curveH = min(10, h-need)
-		if sel.report.Ladder != nil {
-			curveH = min(14, h-need)
-		}
-	}
+	curveH := j.curveHeight(sel)
 	room := h - curveH
 	// scroll so that the selected job is visible
 	first, used := j.sel, 0
@@ -175,7 +181,7 @@ func (j *jobsPane) view(focused bool) string {
 		lines = append(lines, "")
 	}
 	if curveH > 0 && sel.report.Ladder != nil {
-		lines = append(lines, ladderView(sel.report.Ladder, sel.num, w, curveH, st)...)
+		lines = append(lines, ladderView(sel.report.Ladder, sel.num, w, curveH, j.ladderTop, st)...)
 	} else if curveH > 0 {
 		lines = append(lines, ansi.Truncate(st.dim.Render(fmt.Sprintf("loss of #%d (log₁₀, per progress event)", sel.num)), w, "…"))
 		lo, hi := niceRange(false, sel.losses)
@@ -188,12 +194,31 @@ func (j *jobsPane) view(focused bool) string {
 	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(lines, "\n"))
 }
 
+// curveHeight is the room below the jobs for the selected job's loss curve or ladder: 0
+// where there is none or the pane lacks the room.
+func (j *jobsPane) curveHeight(sel *job) int {
+	need := 0
+	for _, x := range j.m.jobs {
+		need += jobLines(x)
+	}
+	switch {
+	case j.height-need < 7 || sel == nil:
+		return 0
+	case sel.report.Ladder != nil:
+		return min(ladderHeight(sel.report.Ladder), j.height-need)
+	case len(sel.losses) > 1:
+		return min(10, j.height-need)
+	}
+	return 0
+}
+
 // jobView is a job's lines: its heading, and its progress or outcome.
 func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 	st, w := j.m.st, j.width
 	mark := st.cursorMark(selected, focused)
-	head := fmt.Sprintf("#%d %s→%s%s ", x.num, j.m.sourceName(x), x.spec.Model, x.orderText())
-	lines := []string{ansi.Truncate(mark+head+statusText(st, x.state()), w, "…")}
+	head, state := fmt.Sprintf("#%d %s→%s", x.num, j.m.sourceName(x), x.spec.Model), statusText(st, x.state())
+	room := w - ansi.StringWidth(mark+head+" "+state)
+	lines := []string{ansi.Truncate(mark+head+x.orderText(room)+" "+state, w, "…")}
 	switch x.state() {
 	case sessions.JobRunning:
 		pct := fraction(x.last)

@@ -20,9 +20,6 @@ import (
 // on the error of any filter of that order beside it (issue 23's "error against order with
 // the bound beside it"), as ssmlab plot --ladder draws figures.Ladder.
 
-// maxLadderOrders bounds the orders of one ladder job.
-const maxLadderOrders = 16
-
 // parseOrders reads a ladder's orders, "4,8,16": whole numbers whose range is the ladder's
 // (train.CheckLadderOrders, as distill --orders says it), without repeats, sorted.
 func parseOrders(s string) ([]int, error) {
@@ -39,15 +36,18 @@ func parseOrders(s string) ([]int, error) {
 	if err := train.CheckLadderOrders(out); err != nil {
 		return nil, fmt.Errorf("orders: %w", err)
 	}
-	if len(out) > maxLadderOrders {
-		return nil, fmt.Errorf("orders %q: at most %d orders", s, maxLadderOrders)
-	}
 	slices.Sort(out)
 	return out, nil
 }
 
-// orderText is the job's order as the jobs pane and the log name it: "8", or "4,8,16".
-func (j *job) orderText() string {
+// statusOrders is the widest list of orders the status line names a started ladder by, so
+// that the line keeps its hint.
+const statusOrders = 24
+
+// orderText is the job's order as the jobs pane and the log name it: "8", or "4,8,16"; a
+// ladder of more than three orders whose list is wider than room is named by its ends,
+// "1,2,…,40", else "1…40", so that the job's heading keeps its state.
+func (j *job) orderText(room int) string {
 	if len(j.orders) == 0 {
 		return strconv.Itoa(j.spec.Order)
 	}
@@ -55,7 +55,15 @@ func (j *job) orderText() string {
 	for i, n := range j.orders {
 		parts[i] = strconv.Itoa(n)
 	}
-	return strings.Join(parts, ",")
+	n := len(parts)
+	full := strings.Join(parts, ",")
+	if n <= 3 || len(full) <= room {
+		return full
+	}
+	if ends := parts[0] + "," + parts[1] + ",…," + parts[n-1]; ansi.StringWidth(ends) <= room {
+		return ends
+	}
+	return parts[0] + "…" + parts[n-1]
 }
 
 // finiteLadder reports whether every error and bound is a number JSON can hold.
@@ -94,10 +102,37 @@ func ladderSummary(l *figures.Ladder) string {
 	return "error ≥ bound: " + strings.Join(parts, ", ")
 }
 
+// The ladder's chart takes ladderChartRows rows where the pane has room, and at least
+// ladderMinChart.
+const (
+	ladderChartRows = 10
+	ladderMinChart  = 4
+)
+
+// ladderHeight is the room a ladder's view asks for: its heading, its chart and a line of
+// figures for each order.
+func ladderHeight(l *figures.Ladder) int { return 1 + ladderChartRows + len(l.Orders) }
+
+// ladderLayout splits a ladder's view of h rows (n orders) below its heading: the chart's
+// rows and how many orders' figures show. Where not all fit under a chart of ladderMinChart
+// rows, the chart keeps half and a last line says which orders show (scroll: pgup/pgdn
+// page through them); a view too low for one order's figures is the chart alone.
+func ladderLayout(n, h int) (chart, shown int, scroll bool) {
+	h-- // the heading
+	if h-n >= ladderMinChart {
+		return h - n, n, false
+	}
+	chart = max(ladderMinChart, h/2)
+	if shown = h - chart - 1; shown < 1 {
+		return h, 0, false // the status line and the message log (M) have the figures
+	}
+	return chart, shown, true
+}
+
 // ladderView draws a ladder in w×h cells: a heading, the chart of log₁₀ of the mean error
 // (upper) and of the mean lower bound (lower) against the order on a log axis, and, room
-// permitting, each order's figures.
-func ladderView(l *figures.Ladder, num, w, h int, st *styles) []string {
+// permitting, each order's figures from the top-th on (ladderLayout).
+func ladderView(l *figures.Ladder, num, w, h, top int, st *styles) []string {
 	errs, bounds := ladderMeans(l)
 	logs := func(v []float64) []float64 {
 		out := make([]float64, len(v))
@@ -119,19 +154,18 @@ func ladderView(l *figures.Ladder, num, w, h int, st *styles) []string {
 	if len(xs) == 1 {
 		spec.xmin, spec.xmax = xs[0]-1, xs[0]+1
 	}
+	chartH, shown, scroll := ladderLayout(len(l.Orders), h)
+	top = max(0, min(top, len(l.Orders)-shown))
 	lines := []string{ansi.Truncate(st.dim.Render(fmt.Sprintf("#%d error ≥ bound by order", num)), w, "…")}
-	var figs []string
-	for k, n := range l.Orders {
-		figs = append(figs, ansi.Truncate(fmt.Sprintf("n=%-4d %s ≥ %s", n, sci(errs[k]), sci(bounds[k])), w, "…"))
-	}
-	chartH := h - 1
-	if h-1-len(figs) >= 4 {
-		chartH -= len(figs)
-	} else {
-		figs = nil // the status line and the message log (M) have them
-	}
 	lines = append(lines, drawChart(spec, w, chartH, st))
-	return append(lines, figs...)
+	for k := top; k < top+shown; k++ {
+		lines = append(lines, ansi.Truncate(fmt.Sprintf("n=%-4d %s ≥ %s", l.Orders[k], sci(errs[k]), sci(bounds[k])), w, "…"))
+	}
+	if scroll {
+		more := fmt.Sprintf("n=%d…%d of %d · pgup/pgdn", l.Orders[top], l.Orders[top+shown-1], len(l.Orders))
+		lines = append(lines, ansi.Truncate(st.dim.Render(more), w, "…"))
+	}
+	return lines
 }
 
 // exportLadder writes the ladder of the jobs pane's selected job (else the last job that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -131,5 +132,58 @@ func TestLadderOrdersAsTheCLI(t *testing.T) {
 		if m.status.level != levelError || !strings.Contains(m.status.text, want) || len(m.jobs) != 0 {
 			t.Errorf(":distill orders=%s: status %q, %d jobs, want %q", text, m.status.text, len(m.jobs), want)
 		}
+	}
+}
+
+// TestLadderManyOrders: the workbench takes as many ladder orders as ssmlab distill
+// --orders (it refused more than 16, a limit the CLI does not have), and shows them all: the
+// job's heading names the orders by their ends and keeps the job's state, and pgdn/pgup
+// page through each order's figures where the jobs pane lacks the room for all of them.
+func TestLadderManyOrders(t *testing.T) {
+	deps := testDeps(nil)
+	deps.Runner = trainRunner{}
+	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 140, Height: 48})
+	addPreset(t, m, "ring")
+	var orders []string
+	for n := 1; n <= 20; n++ {
+		orders = append(orders, strconv.Itoa(n))
+	}
+	keys(t, m, ":")
+	typeText(t, m, "ladder "+strings.Join(orders, ",")+" length=128")
+	keys(t, m, "enter")
+	if len(m.jobs) != 1 {
+		t.Fatalf("20 orders: %d jobs, status %q", len(m.jobs), m.status.text)
+	}
+	j := m.jobs[0]
+	l := j.report.Ladder
+	if j.state() != sessions.JobDone || l == nil || len(l.Orders) != 20 {
+		t.Fatalf("job %s, ladder %v: %s (status %q)", j.state(), l, j.report.Error, m.status.text)
+	}
+	m.setFocus(paneJobs)
+	send(t, m, statusMsg{text: "ladder"}) // laid out again with the jobs pane focused
+	errs, bounds := ladderMeans(l)
+	seen := make([]bool, len(l.Orders))
+	for range l.Orders {
+		s := screen(m)
+		if !strings.Contains(s, "#1 ring→rtf1,2,…,20 done") || !strings.Contains(s, "#1 error ≥ bound by order") {
+			t.Fatalf("the jobs pane lacks the job's heading or the ladder's:\n%s", s)
+		}
+		for k, n := range l.Orders {
+			seen[k] = seen[k] || strings.Contains(s, fmt.Sprintf("n=%-4d %s ≥ %s", n, sci(errs[k]), sci(bounds[k])))
+		}
+		keys(t, m, "pgdown")
+	}
+	for k, ok := range seen {
+		if !ok {
+			t.Errorf("paging never showed order %d's figures:\n%s", l.Orders[k], screen(m))
+			break
+		}
+	}
+	for range l.Orders {
+		keys(t, m, "pgup")
+	}
+	if s := screen(m); !strings.Contains(s, fmt.Sprintf("n=1    %s ≥ %s", sci(errs[0]), sci(bounds[0]))) {
+		t.Errorf("pgup did not page back to order 1:\n%s", s)
 	}
 }
