@@ -352,3 +352,22 @@ func writeDoc(path string, doc filters.Document) error {
 
 // kernelArray is rows as an array of kernels.
 func kernelArray(rows [][]float64) (*arrays.Array, error) { return arrays.FromRows(rows) }
+
+// openFormAt opens the distill form (D) on the selected item and moves its cursor to the
+// field name.
+func openFormAt(t *testing.T, m *Model, name string) *jobForm {
+	t.Helper()
+	keys(t, m, "D")
+	form, ok := dialogOf[*jobForm](m)
+	if !ok {
+		t.Fatalf("D opened %T", m.dialog)
+	}
+	for range form.fields {
+		if form.fields[form.focus].name == name {
+			return form
+		}
+		keys(t, m, "down")
+	}
+	t.Fatalf("the distill form has no field %q", name)
+	return nil
+}

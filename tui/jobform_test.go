@@ -17,14 +17,7 @@ func TestDistillStepsAsTheCLI(t *testing.T) {
 	addPreset(t, m, "pair")
 	setSteps := func(v string) *jobForm {
 		t.Helper()
-		keys(t, m, "D")
-		form, ok := dialogOf[*jobForm](m)
-		if !ok {
-			t.Fatalf("D opened %T", m.dialog)
-		}
-		for form.fields[form.focus].name != "steps" {
-			keys(t, m, "down")
-		}
+		form := openFormAt(t, m, "steps")
 		keys(t, m, "ctrl+u")
 		typeText(t, m, v)
 		keys(t, m, "down", "enter")
@@ -71,14 +64,7 @@ func TestDistillLengthAsTheCLI(t *testing.T) {
 	for _, n := range []int{0, 1} {
 		want := train.CheckLength(n).Error()
 		v := strconv.Itoa(n)
-		keys(t, m, "D")
-		form, ok := dialogOf[*jobForm](m)
-		if !ok {
-			t.Fatalf("D opened %T", m.dialog)
-		}
-		for form.fields[form.focus].name != "length" {
-			keys(t, m, "down")
-		}
+		form := openFormAt(t, m, "length")
 		keys(t, m, "ctrl+u")
 		typeText(t, m, v)
 		keys(t, m, "up", "enter") // the cursor goes back to length, the field to correct

@@ -113,14 +113,7 @@ func TestLadderOrdersAsTheCLI(t *testing.T) {
 	for _, orders := range [][]int{{0, 4}, {4, 5000}} {
 		want := train.CheckLadderOrders(orders).Error()
 		text := fmt.Sprintf("%d,%d", orders[0], orders[1])
-		keys(t, m, "D")
-		form, ok := dialogOf[*jobForm](m)
-		if !ok {
-			t.Fatalf("D opened %T", m.dialog)
-		}
-		for form.fields[form.focus].name != "orders" {
-			keys(t, m, "down")
-		}
+		form := openFormAt(t, m, "orders")
 		typeText(t, m, text)
 		keys(t, m, "up", "enter") // the cursor goes back to orders, the field to correct
 		if _, ok := dialogOf[*jobForm](m); !ok || !strings.Contains(m.status.text, want) || form.fields[form.focus].name != "orders" {
