@@ -124,28 +124,37 @@ func (s *Spec) ValidateDistillation(channels, length int) error {
 
 // CheckDistillOrder checks a distillation's order alone (for a form that points at the field).
 func CheckDistillOrder(n int) error {
-	if n < MinDistillOrder || n > filters.MaxOrder {
-		why := ""
-		if n == 0 {
-			why = ": a distillation's order starts at 1 (order 0 is a gain, which fits only the kernels' first sample)"
-		}
-		return invalidf("order %d outside [%d, %d]%s", n, MinDistillOrder, filters.MaxOrder, why)
+	if why := distillOrderFault(n); why != "" {
+		return invalidf("%s", why)
 	}
 	return nil
 }
 
 // CheckLadderOrders checks the orders of a ladder (FitLadder, ssmlab distill --orders, the
-// workbench's orders): at least one, each a distillation's order (CheckDistillOrder's range).
+// workbench's orders): at least one, each a distillation's order, the first out of range
+// named in CheckDistillOrder's words ("ladder order 0 outside [1, 4096]: …").
 func CheckLadderOrders(orders []int) error {
 	if len(orders) == 0 {
 		return invalidf("a ladder needs at least one order")
 	}
 	for _, n := range orders {
-		if n < MinDistillOrder || n > filters.MaxOrder {
-			return invalidf("ladder order %d is out of range: every order must lie between %d and %d", n, MinDistillOrder, filters.MaxOrder)
+		if why := distillOrderFault(n); why != "" {
+			return invalidf("ladder %s", why)
 		}
 	}
 	return nil
+}
+
+// distillOrderFault says what is wrong with n as a distillation's order, "" if nothing.
+func distillOrderFault(n int) string {
+	if n >= MinDistillOrder && n <= filters.MaxOrder {
+		return ""
+	}
+	why := ""
+	if n == 0 {
+		why = ": a distillation's order starts at 1 (order 0 is a gain, which fits only the kernels' first sample)"
+	}
+	return fmt.Sprintf("order %d outside [%d, %d]%s", n, MinDistillOrder, filters.MaxOrder, why)
 }
 
 // CheckSteps checks a job's optimiser steps alone (for a form that points at the field).
