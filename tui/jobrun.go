@@ -350,7 +350,10 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 		lvl = levelWarn
 	}
 	if l := j.report.Ladder; l != nil {
-		a.setStatus(lvl, fmt.Sprintf("job #%d %s: %s · added %s, order %d · the jobs pane draws the ladder", j.num, done, ladderSummary(l), a.entry(id).name, j.spec.Order))
+		// What was added and where the ladder is come first: a long ladder's figures do not
+		// fit on the line, and the job's log keeps them whole.
+		j.logf("%s", ladderSummary(l))
+		a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s, order %d · the jobs pane draws the ladder · %s", j.num, done, a.entry(id).name, j.spec.Order, ladderSummary(l)))
 		return nil
 	}
 	a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s (rel error %s) · enter in the jobs pane shows it over %s", j.num, done, a.entry(id).name, sci(res.MaxRelError), a.sourceName(j)))

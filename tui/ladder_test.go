@@ -153,6 +153,14 @@ func TestLadderManyOrders(t *testing.T) {
 	if j.state() != sessions.JobDone || l == nil || len(l.Orders) != 20 {
 		t.Fatalf("job %s, ladder %v: %s (status %q)", j.state(), l, j.report.Error, m.status.text)
 	}
+	// The status line says what was added and where the ladder is before the figures,
+	// which a long ladder's line cannot hold (the job's log keeps them).
+	if s := screen(m); !strings.Contains(s, "job #1 done: added ") || !strings.Contains(s, "the jobs pane draws the ladder") {
+		t.Errorf("the status line lost what the finished ladder added:\n%s", s)
+	}
+	if log := strings.Join(j.log, "\n"); !strings.Contains(log, ladderSummary(l)) {
+		t.Errorf("the job's log lacks the ladder's figures:\n%s", log)
+	}
 	m.setFocus(paneJobs)
 	send(t, m, statusMsg{text: "ladder"}) // laid out again with the jobs pane focused
 	errs, bounds := ladderMeans(l)

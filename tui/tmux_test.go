@@ -378,7 +378,7 @@ func TestTmuxLadder(t *testing.T) {
 	r.command("preset butter order=6")
 	r.wait("added butter6")
 	r.command("ladder 2,4,6 length=256")
-	r.wait("job #1 done: error ≥ bound: n=2 ")
+	r.wait("job #1 done: added butter6~rtf6, order 6 · the jobs pane draws the ladder · error ≥ bound: n=2 ")
 	r.keys("Tab", "Tab", "Tab")
 	r.wait("#1 butter6→rtf2,4,6 done", "#1 error ≥ bound by order", "n=2 ", "n=6 ")
 	r.quitDiscarding()
