@@ -319,7 +319,18 @@ func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []p
 		}
 		out[i] = r
 	}
+	s.unitWarnings(out)
 	return out, nil
+}
+
+// unitWarnings prints what the units' fits warned of (channels left above --tol, kernels
+// that grow), from the units as stored, so that a resumed or merged unit says it again.
+func (s *streams) unitWarnings(results []*plan.UnitResult) {
+	for _, r := range results {
+		for _, w := range r.Warnings {
+			fmt.Fprintf(s.err, "warning: %s\n", w)
+		}
+	}
 }
 
 // gatedStore is the work directory behind the output gate: a unit is saved only while no
@@ -458,6 +469,7 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 				return fail(err)
 			}
 			fmt.Fprintf(s.err, "merging %d parts: %d units\n", len(parts), len(units))
+			s.unitWarnings(results)
 			return s.writeDistilled(ck, results, opts, out, format, force)
 		},
 	}

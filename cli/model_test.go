@@ -513,3 +513,34 @@ func TestDistillModelSubsetAndAutoOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillModelWarnsAboveTol: under --order auto, the channels whose fit ends above --tol
+// are named on stderr, by a single run, a resumed one and a merge alike (the warnings were
+// kept in the units' files but never printed).
+func TestDistillModelWarnsAboveTol(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "auto.safetensors")
+	args := []string{"distill", modelCkpt, "--order", "auto", "--tol", "1e-3", "--max-order", "4", "--model", "modal", "--steps", "40", "--refine", "5",
+		"--chunk", "8", "--layers", "backbone.layers.0.*"}
+	const unit = "warning: backbone.layers.0.mixer.filter_fn.[0:8]: "
+	wantWarned := func(what string, r result) {
+		t.Helper()
+		if r.code != 0 {
+			t.Fatalf("%s: %v", what, r)
+		}
+		for _, want := range []string{unit, "end above relative error 0.001 at their order", "at every order up to 4 and were fitted at 4"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", what, want, r.stderr)
+			}
+		}
+	}
+	wantWarned("a single run", run(t, "", append(args, "-o", out)...))
+	wantWarned("a resumed run", run(t, "", append(args, "-o", out)...))
+	sharded := filepath.Join(dir, "sharded.safetensors")
+	for i := range 2 {
+		if r := run(t, "", append(args, "--shard", fmt.Sprintf("%d/2", i), "-o", sharded)...); r.code != 0 {
+			t.Fatal(r)
+		}
+	}
+	wantWarned("a merge", run(t, "", "merge", sharded+".shard-0-of-2.json", sharded+".shard-1-of-2.json", "-o", sharded))
+}
