@@ -452,7 +452,12 @@ func TestDistillModelBadUse(t *testing.T) {
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--shard", "2/2"), 2, "counts from 0 to 1"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--to-layout", "hyena"), 2, `--to-layout "hyena": want rtf, s4d, stripedhyena`},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--to-layout", "sos"), 2, "sos is a filter's layout, which no model's module loads: export the distilled filters with ssmlab export --layout sos"},
-		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "nothing.*"), 1, "no long-filter layer to distil"},
+		// A pattern, or an item of one, that picks no layer is named; the first said "no
+		// long-filter layer to distil (hyena, s4d, …); the file holds hyena …", the second
+		// left its layer out unremarked, and --layout s4d said the first.
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "nothing.*"), 1, `no long-filter layer to distil: --layers "nothing.*" picks none of the file's (hyena, s4d, s4, stripedhyena, rtf layers): hyena "backbone.layers.0.mixer.filter_fn."`},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "backbone.layers.0.*,backbone.layer.2.*"), 1, `"backbone.layer.2.*" picks none of the file's long-filter layers`},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "s4d"), 1, `no long-filter layer to distil: --layout s4d picks none; the file holds hyena "backbone.layers.0.mixer.filter_fn."`},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "lru"), 1, "multi-input multi-output"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--tensor", "x"), 2, "--tensor reads one layer"},
 		{[]string{"train", "--task", "delay", "--order", "auto"}, 2, "--order auto picks"},

@@ -121,6 +121,22 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		raw[in.Name] = in.DType
 	}
 	detected := layouts.Detect(c.file.Arrays())
+	var candidates []layouts.Layer // what --layers picks from
+	for _, l := range detected {
+		if slices.Contains(distilled, l.Layout) && (only == "" || l.Layout == only) {
+			candidates = append(candidates, l)
+		}
+	}
+	if only != "" && len(candidates) == 0 && len(detected) > 0 {
+		return inputf("no long-filter layer to distil: --layout %s picks none; the file holds %s", only, (&layouts.ChoiceError{Layers: detected}).List())
+	}
+	if miss := o.Layers.Unmatched(prefixes(candidates)); len(miss) > 0 && len(candidates) > 0 {
+		what := (&layouts.ChoiceError{Layers: candidates}).List()
+		if len(miss) == len(o.Layers) {
+			return inputf("no long-filter layer to distil: --layers %q picks none of the file's (%s layers): %s", strings.Join(o.Layers, ","), joinLayouts(distilled), what)
+		}
+		return inputf("--layers %q: %q picks none of the file's long-filter layers (%s layers): %s", strings.Join(o.Layers, ","), strings.Join(miss, ","), joinLayouts(distilled), what)
+	}
 	for _, l := range detected {
 		skip := func(why string) {
 			c.Skipped = append(c.Skipped, plan.Skipped{Prefix: l.Prefix, Layout: string(l.Layout), Why: why})
@@ -178,6 +194,14 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		c.Layers[i].RawType = raw[c.readFrom[l.Prefix][0]]
 	}
 	return nil
+}
+
+func prefixes(ls []layouts.Layer) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = l.Prefix
+	}
+	return out
 }
 
 func joinLayouts(ls []layouts.Layout) string {

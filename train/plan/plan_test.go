@@ -170,6 +170,12 @@ func TestPattern(t *testing.T) {
 			t.Errorf("%q: %v, want %v", prefix, !want, want)
 		}
 	}
+	if got := p.Unmatched([]string{"backbone.layers.1.mixer.filter_fn.", "blocks.2.filter."}); len(got) != 0 {
+		t.Errorf("Unmatched: %q, want none", got)
+	}
+	if got := p.Unmatched([]string{"blocks.2.filter."}); !slices.Equal(got, []string{"backbone.layers.[01].mixer.filter_fn"}) {
+		t.Errorf("Unmatched: %q, want the first item", got)
+	}
 	if _, err := ParsePattern("a,,b"); err == nil {
 		t.Error("an empty item was accepted")
 	}

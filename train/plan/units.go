@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -107,16 +108,34 @@ func (p Pattern) Match(prefix string) bool {
 	if len(p) == 0 {
 		return true
 	}
-	bare := strings.TrimRight(prefix, "./")
 	for _, g := range p {
-		if ok, _ := path.Match(g, prefix); ok {
-			return true
-		}
-		if ok, _ := path.Match(g, bare); ok {
+		if matchItem(g, prefix) {
 			return true
 		}
 	}
 	return false
+}
+
+// Unmatched returns the items of the pattern that pick none of prefixes: a typo in one item
+// of a list would otherwise leave its layer out unremarked.
+func (p Pattern) Unmatched(prefixes []string) []string {
+	var out []string
+	for _, g := range p {
+		if !slices.ContainsFunc(prefixes, func(prefix string) bool { return matchItem(g, prefix) }) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// matchItem matches one item of a Pattern against prefix, with and without its final "."
+// or "/".
+func matchItem(g, prefix string) bool {
+	if ok, _ := path.Match(g, prefix); ok {
+		return true
+	}
+	ok, _ := path.Match(g, strings.TrimRight(prefix, "./"))
+	return ok
 }
 
 // sortedIDs returns the IDs of units, sorted, for messages.
