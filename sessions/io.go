@@ -14,6 +14,7 @@ import (
 	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
 // KernelsTensor is the tensor name of a target's kernels in .npz and .safetensors exports.
@@ -201,6 +202,11 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 			}
 		}
 		if pick == nil {
+			if ls := layouts.Detect(infos); len(ls) > 0 {
+				// A mistyped layer prefix: name the layers, which the first names of the
+				// arrays' list may not reach.
+				return Item{}, fmt.Errorf("%w %q, and no layer at that prefix: the file's layers are %s (--tensor takes a layer's prefix or an array's name)", arrays.ErrNotFound, o.Tensor, (&layouts.ChoiceError{Layers: ls}).List())
+			}
 			_, err := af.Read(o.Tensor) // for its message, listing the names
 			return Item{}, err
 		}

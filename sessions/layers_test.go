@@ -77,3 +77,13 @@ func TestListFile(t *testing.T) {
 		t.Errorf("%+v, %v", l, err)
 	}
 }
+
+// TestImportMistypedPrefix: a --tensor that is neither an array nor a layer's prefix names
+// the file's layers; the message listed the first ten arrays, which in a model of three
+// layers did not reach the last two.
+func TestImportMistypedPrefix(t *testing.T) {
+	_, err := sessions.Import("../testdata/scale/hyena_lm.safetensors", sessions.ImportOptions{Tensor: "backbone.layers.2.mixer.filter"})
+	if !errors.Is(err, arrays.ErrNotFound) || !strings.Contains(err.Error(), `and no layer at that prefix: the file's layers are hyena "backbone.layers.0.mixer.filter_fn.", hyena "backbone.layers.1.mixer.filter_fn.", hyena "backbone.layers.2.mixer.filter_fn."`) {
+		t.Errorf("a mistyped prefix: %v", err)
+	}
+}
