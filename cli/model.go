@@ -281,9 +281,7 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 // it was fitted now, before, or by another process.
 func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []plan.Unit, wd *sessions.WorkDir, backend train.Backend) ([]*plan.UnitResult, error) {
 	var done atomic.Int64
-	s.keep(func() string {
-		return fmt.Sprintf("%d of %d units fitted are kept in %s: run the same command again to go on from there", done.Load(), len(units), wd.Dir)
-	})
+	s.keep(func() string { return keptNote(done.Load(), len(units), wd.Dir) })
 	// Units are saved through the gate (gatedStore), so that the count a signal prints is
 	// what the work directory holds, and nothing is saved after it.
 	store := gatedStore{WorkDir: wd, gate: s.gate, saved: &done}
@@ -331,6 +329,15 @@ func (s *streams) unitWarnings(results []*plan.UnitResult) {
 			fmt.Fprintf(s.err, "warning: %s\n", w)
 		}
 	}
+}
+
+// keptNote ends the line a signal prints: what the work directory keeps for the next run.
+// With no unit done it has nothing to point to (it may not even exist).
+func keptNote(done int64, units int, dir string) string {
+	if done == 0 {
+		return fmt.Sprintf("nothing was written: no unit of %d was fitted yet", units)
+	}
+	return fmt.Sprintf("%d of %d units fitted are kept in %s: run the same command again to go on from there", done, units, dir)
 }
 
 // gatedStore is the work directory behind the output gate: a unit is saved only while no

@@ -549,3 +549,15 @@ func TestDistillModelWarnsAboveTol(t *testing.T) {
 	}
 	wantWarned("a merge", run(t, "", "merge", sharded+".shard-0-of-2.json", sharded+".shard-1-of-2.json", "-o", sharded))
 }
+
+// TestKeptNote: a signal before any unit was fitted says nothing was written; it said "0 of 3
+// units fitted are kept in OUT.work: run the same command again to go on from there", a
+// directory that did not exist.
+func TestKeptNote(t *testing.T) {
+	if got := keptNote(0, 3, "d.pt.work"); got != "nothing was written: no unit of 3 was fitted yet" {
+		t.Errorf("0 units: %q", got)
+	}
+	if got := keptNote(2, 3, "d.pt.work"); got != "2 of 3 units fitted are kept in d.pt.work: run the same command again to go on from there" {
+		t.Errorf("2 units: %q", got)
+	}
+}
