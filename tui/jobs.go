@@ -217,8 +217,10 @@ func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 	st, w := j.m.st, j.width
 	mark := st.cursorMark(selected, focused)
 	head, state := fmt.Sprintf("#%d %s→%s", x.num, j.m.sourceName(x), x.spec.Model), statusText(st, x.state())
-	room := w - ansi.StringWidth(mark+head+" "+state)
-	lines := []string{ansi.Truncate(mark+head+x.orderText(room)+" "+state, w, "…")}
+	// The state stays; a long name gives way to it.
+	room := w - ansi.StringWidth(mark+" "+state)
+	head = ansi.Truncate(head+x.orderText(room-ansi.StringWidth(head)), max(room, 1), "…")
+	lines := []string{ansi.Truncate(mark+head+" "+state, w, "…")}
 	switch x.state() {
 	case sessions.JobRunning:
 		pct := fraction(x.last)
