@@ -561,3 +561,24 @@ func TestKeptNote(t *testing.T) {
 		t.Errorf("2 units: %q", got)
 	}
 }
+
+// TestDistillHelpForCheckpoints: distill --help says what its job flags do for a
+// checkpoint: --backend showed only (default "cpu") where a checkpoint runs on auto, --tol
+// only "0: run all steps" where --order auto aims at 1e-3, --length only "from a filter
+// TARGET" where S4D and StripedHyena layers are distilled at it, --tensor only "the array".
+func TestDistillHelpForCheckpoints(t *testing.T) {
+	r := run(t, "", "distill", "--help")
+	for _, want := range []string{
+		"a checkpoint (-o OUT.safetensors, .pt, .npz): auto unless given",
+		"--order auto: the relative error each channel's order is suggested for (default 1e-3)",
+		"and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len)",
+		"the array, or the prefix of the layer,",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("distill --help lacks %q", want)
+		}
+	}
+	if r := run(t, "", "train", "--help"); strings.Contains(r.stdout, "--order auto: the relative error") {
+		t.Error("train --help speaks of distill's --order auto")
+	}
+}
