@@ -236,10 +236,7 @@ func checkOutputs(inputs []string, outputs ...string) error {
 		if out == "" || out == "-" {
 			continue
 		}
-		if dir := filepath.Dir(out); !isDir(dir) {
-			return failf("%s: the directory %s does not exist", out, dir)
-		}
-		if err := atomicfile.Check(out); err != nil {
+		if err := atomicfile.Check(out); err != nil { // a missing directory too: atomicfile.MissingDirError
 			return failf("%s: %w", out, userfile.PathErr(err))
 		}
 		o, err := os.Stat(out)
@@ -253,11 +250,6 @@ func checkOutputs(inputs []string, outputs ...string) error {
 		}
 	}
 	return nil
-}
-
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
 }
 
 // put writes a result, data, to path ("-" for stdout) atomically: the one place results go

@@ -152,3 +152,19 @@ func TestExportMistakes(t *testing.T) {
 		t.Errorf("a failed export wrote x.npz: %v", err)
 	}
 }
+
+// TestExportMissingDirectory: a path in a directory that does not exist is said as ssmlab
+// export says it; the status line said "nodir/x.pt: no such file or directory".
+func TestExportMissingDirectory(t *testing.T) {
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "ring")
+	dir := filepath.Join(t.TempDir(), "none")
+	for _, cmd := range []string{"export " + filepath.Join(dir, "x.pt"), "save-session " + filepath.Join(dir, "s.ssmlab")} {
+		keys(t, m, ":")
+		typeText(t, m, cmd)
+		keys(t, m, "enter")
+		if m.status.level != levelError || !strings.Contains(m.status.text, "the directory "+dir+" does not exist") {
+			t.Errorf(":%s: status %v %q", cmd, m.status.level, m.status.text)
+		}
+	}
+}

@@ -301,12 +301,22 @@ func isTempOf(name, base string) bool {
 	return true
 }
 
+// MissingDirError is the error of a path whose directory does not exist (the temporary
+// file's name would only say "no such file or directory").
+type MissingDirError struct{ Dir string }
+
+func (e MissingDirError) Error() string { return "the directory " + e.Dir + " does not exist" }
+func (e MissingDirError) Unwrap() error { return fs.ErrNotExist }
+
 // createTemp creates and locks a new temporary file for base in dir.
 func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
 	for range 100 {
 		f, err := os.OpenFile(tempName(dir, base), os.O_RDWR|os.O_CREATE|os.O_EXCL, perm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, MissingDirError{filepath.Clean(dir)}
 		}
 		if err != nil {
 			return nil, err

@@ -391,3 +391,22 @@ func TestCheck(t *testing.T) {
 		t.Errorf("entries left: %q, want d and f", names)
 	}
 }
+
+// TestMissingDirectory: a path in a directory that does not exist says so, for a write, a
+// check and a lock alike; they said "no such file or directory", or "locking: open
+// DIR/.NAME.lock: …", which read as if the file itself were missing.
+func TestMissingDirectory(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "none")
+	path := filepath.Join(dir, "x.json")
+	want := "the directory " + dir + " does not exist"
+	_, lockErr := atomicfile.Lock(path)
+	for what, err := range map[string]error{
+		"WriteFile": atomicfile.WriteFile(path, []byte("{}")),
+		"Check":     atomicfile.Check(path),
+		"Lock":      lockErr,
+	} {
+		if !errors.Is(err, fs.ErrNotExist) || err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", what, err, want)
+		}
+	}
+}

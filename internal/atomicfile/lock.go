@@ -3,7 +3,9 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // Locked is a held Lock.
@@ -40,6 +42,9 @@ func lock(path string, wait bool) (*Locked, error) {
 	}
 	for range 100 {
 		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, perm)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, MissingDirError{filepath.Clean(dir)}
+		}
 		if err != nil {
 			return nil, fmt.Errorf("locking: %w", err)
 		}
