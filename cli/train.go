@@ -20,6 +20,7 @@ import (
 	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -226,6 +227,9 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 			}
 			opts := sessions.ImportOptions{Tensor: tensor, Layout: layout, Options: lf.options(), Pairs: pairs}
 			targets, name, err := s.readKernels(args[0], length, opts)
+			if ce := (*layouts.ChoiceError)(nil); errors.As(err, &ce) {
+				return failf("%w; or, for every layer, -o a checkpoint (OUT.safetensors, .pt or .npz)", errors.Unwrap(err))
+			}
 			if err != nil {
 				return err
 			}
