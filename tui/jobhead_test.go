@@ -3,6 +3,8 @@ package tui
 import (
 	"strings"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/sessions"
 )
 
 // TestJobHeadingKeepsState: a job of a long-named filter keeps its state in the jobs pane's
@@ -31,5 +33,23 @@ func TestJobHeadingKeepsState(t *testing.T) {
 	}
 	if !strings.Contains(head, " done") || !strings.Contains(head, "#1 s4d") {
 		t.Errorf("the job's heading lost its state or its name: %q\n%s", head, screen(m))
+	}
+}
+
+// TestInterruptedJobNotAtStep: a job the session recorded as running, which no workbench
+// runs any more, says it was interrupted and is not resumed; it showed "at step 0/500", the
+// step of the last save (its start), as if it stood there.
+func TestInterruptedJobNotAtStep(t *testing.T) {
+	m := newTestModel(t, 140, 40, nil)
+	s := sessions.New()
+	if _, err := s.AddJob(sessions.Job{Kind: jobKind, Spec: []byte(`{"model":"rtf","order":4,"steps":500}`), Report: []byte(`{"step":0,"steps":500}`), Status: sessions.JobRunning}); err != nil {
+		t.Fatal(err)
+	}
+	m.install(s, "crashed.ssmlab")
+	m.setFocus(paneJobs)
+	send(t, m, statusMsg{text: "opened"}) // laid out again with the jobs pane focused
+	scr := screen(m)
+	if !strings.Contains(scr, "interrupted") || strings.Contains(scr, "at step 0/500") || !strings.Contains(scr, "not resumed") {
+		t.Errorf("the interrupted job:\n%s", scr)
 	}
 }

@@ -244,6 +244,9 @@ func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 		lines = append(lines, ansi.Truncate(s, w, "…"))
 	case sessions.JobFailed:
 		lines = append(lines, ansi.Truncate("  "+st.err.Render(x.report.Error), w, "…"))
+	case sessions.JobInterrupted:
+		// Its step is the last save's, not where it stopped: progress is not saved.
+		lines = append(lines, st.dim.Render(ansi.Truncate("  not resumed", w, "…")))
 	default:
 		lines = append(lines, st.dim.Render(ansi.Truncate(fmt.Sprintf("  at step %d/%d", x.last.Step, x.last.Steps), w, "…")))
 	}
