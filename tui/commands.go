@@ -170,7 +170,7 @@ func (req *exportReq) option(a string) error {
 	case "layout":
 		l, err := layouts.ParseLayout(val)
 		if err != nil || !slices.Contains(layouts.ExportLayouts, l) {
-			return fmt.Errorf("layout %q: want one of %v", val, layouts.ExportLayouts)
+			return fmt.Errorf("layout %q: want %s", val, layouts.JoinLayouts(layouts.ExportLayouts)) // as ssmlab export --layout
 		}
 		req.opts.Layout = l
 	case "dtype":

@@ -136,7 +136,7 @@ func TestExportMistakes(t *testing.T) {
 		{"x.npz dtype=float16", `dtype "float16"`},
 		{"x.npz trunc_len=-3", `trunc_len "-3"`},
 		{"x.npz scale=2", `no export option "scale"`},
-		{"x.npz layout=s4", `layout "s4": want one of`},
+		{"x.npz layout=s4", `layout "s4": want rtf, s4d, stripedhyena, sos`},
 		{"x.csv layout=s4d", "a layout applies to .npz, .safetensors and .pt exports"},
 		{"x.npz dtype=bfloat16", "npz has no bfloat16"},
 		{"x.npz layout=s4d disc=euler", "disc"},
