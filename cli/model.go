@@ -137,6 +137,11 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 	if err != nil {
 		return err
 	}
+	records := j.out + ".manifest.json"
+	if shard.Count > 1 {
+		records = partPath(j.out, shard)
+	}
+	s.unitWarnings(results, records)
 	if shard.Count > 1 {
 		abs, err := filepath.Abs(path)
 		if err != nil {
@@ -317,19 +322,29 @@ func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []p
 		}
 		out[i] = r
 	}
-	s.unitWarnings(out)
 	return out, nil
 }
 
 // unitWarnings prints what the units' fits warned of (channels left above --tol, kernels
-// that grow), from the units as stored, so that a resumed or merged unit says it again.
-func (s *streams) unitWarnings(results []*plan.UnitResult) {
+// that grow), from the units as stored, so that a resumed or merged unit says it again; the
+// first maxUnitWarnings of them, as a model of thousands of units would flood the terminal.
+func (s *streams) unitWarnings(results []*plan.UnitResult, manifest string) {
+	n := 0
 	for _, r := range results {
 		for _, w := range r.Warnings {
-			fmt.Fprintf(s.err, "warning: %s\n", w)
+			if n < maxUnitWarnings {
+				fmt.Fprintf(s.err, "warning: %s\n", w)
+			}
+			n++
 		}
 	}
+	if n > maxUnitWarnings {
+		fmt.Fprintf(s.err, "warning: %d more warnings of other units (%s has every channel's error and its ratio to the lower bound)\n", n-maxUnitWarnings, manifest)
+	}
 }
+
+// maxUnitWarnings is how many of the units' warnings a run prints.
+const maxUnitWarnings = 10
 
 // keptNote ends the line a signal prints: what the work directory keeps for the next run.
 // With no unit done it has nothing to point to (it may not even exist).
@@ -476,7 +491,7 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 				return fail(err)
 			}
 			fmt.Fprintf(s.err, "merging %d parts: %d units\n", len(parts), len(units))
-			s.unitWarnings(results)
+			s.unitWarnings(results, out+".manifest.json")
 			return s.writeDistilled(ck, results, opts, out, format, force)
 		},
 	}

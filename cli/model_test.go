@@ -585,3 +585,21 @@ func TestDistillHelpForCheckpoints(t *testing.T) {
 		t.Error("train --help speaks of distill's --order auto")
 	}
 }
+
+// TestUnitWarningsBounded: a run prints the first maxUnitWarnings of its units' warnings and
+// counts the rest, pointing to the records; a model of thousands of units printed one line
+// each.
+func TestUnitWarningsBounded(t *testing.T) {
+	var results []*plan.UnitResult
+	for i := range maxUnitWarnings + 5 {
+		results = append(results, &plan.UnitResult{Warnings: []string{fmt.Sprintf("unit %d: above --tol", i)}})
+	}
+	var errb bytes.Buffer
+	s := &streams{err: &errb}
+	s.unitWarnings(results, "d.pt.manifest.json")
+	got := errb.String()
+	if n := strings.Count(got, "\n"); n != maxUnitWarnings+1 || !strings.Contains(got, "warning: unit 0: above --tol\n") ||
+		!strings.HasSuffix(got, "warning: 5 more warnings of other units (d.pt.manifest.json has every channel's error and its ratio to the lower bound)\n") {
+		t.Errorf("%d lines:\n%s", n, got)
+	}
+}
