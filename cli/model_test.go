@@ -603,3 +603,48 @@ func TestUnitWarningsBounded(t *testing.T) {
 		t.Errorf("%d lines:\n%s", n, got)
 	}
 }
+
+// TestDistillModelOneStateSize: the layers written in one modal layout share one state size,
+// the largest, the others padded with modes of no residue, so that one module (one d_state)
+// loads every layer; at order 5 a fit's real pole takes a mode of its own, and the layers
+// came back with 4, 3 and 4 modes, which a model built with one d_state refuses.
+func TestDistillModelOneStateSize(t *testing.T) {
+	if testing.Short() {
+		t.Skip("distils a checkpoint twice")
+	}
+	dir := t.TempDir()
+	in, _ := filepath.Abs("../testdata/scale/hyena_lm_f64.pt")
+	var outs []string
+	for _, c := range []struct{ layout, tensor string }{{"s4d", "kernel.A_imag"}, {"stripedhyena", "poles"}} {
+		out := filepath.Join(dir, c.layout+".npz")
+		if r := run(t, "", "distill", in, "--order", "5", "--model", "modal", "--steps", "40", "--to-layout", c.layout, "-o", out); r.code != 0 {
+			t.Fatal(r)
+		}
+		r := run(t, "", "import", out, "--list")
+		var list struct {
+			Arrays []struct {
+				Name  string `json:"name"`
+				Shape []int  `json:"shape"`
+			} `json:"arrays"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &list); err != nil {
+			t.Fatalf("%v: %v", r, err)
+		}
+		widths := map[int]bool{}
+		for _, a := range list.Arrays {
+			if strings.HasSuffix(a.Name, "filter_fn."+c.tensor) {
+				widths[a.Shape[1]] = true
+			}
+		}
+		if len(widths) != 1 {
+			t.Errorf("%s: the layers' %s have %d state sizes %v, want one", c.layout, c.tensor, len(widths), widths)
+		}
+		for _, l := range readManifest(t, out).Layers {
+			if l.ToLayout != c.layout || !(l.ReadBackError <= 1e-9) {
+				t.Errorf("%s: layer %s written as %s, read back to %.3g", c.layout, l.Prefix, l.ToLayout, l.ReadBackError)
+			}
+		}
+		outs = append(outs, out)
+	}
+	checkInTorch(t, in, outs...)
+}

@@ -62,10 +62,14 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	for _, r := range results {
 		byLayer[r.Unit.Prefix] = append(byLayer[r.Unit.Prefix], r)
 	}
-	replaced := map[string]string{} // tensor → prefix of the layer replacing it
-	written := map[string][]arrays.Named{}
-	outType := map[string]string{}
-	truncLens := map[int]bool{}
+	type exported struct {
+		l       ModelLayer
+		fs      []filters.Filter
+		tensors []arrays.Named
+		rec     plan.LayerRecord
+		note    string
+	}
+	var layers []exported
 	for _, l := range c.Layers {
 		rs := byLayer[l.Prefix]
 		var fs []filters.Filter
@@ -80,11 +84,43 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		if len(fs) != l.Channels {
 			return nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
 		}
-		tensors, rec, note, err := exportLayer(l, fs, o)
+		tensors, rec, note, err := exportLayer(l, fs, o, 0)
 		if err != nil {
 			return nil, err
 		}
 		rec.Channels = recs
+		layers = append(layers, exported{l, fs, tensors, rec, note})
+	}
+	// The layers written in one modal layout share its largest state size, the others' extra
+	// modes with no residue, so that one module (one d_state) loads every layer: a fit's
+	// real poles take a mode each, and an S4D model distilled at order 8 came back with
+	// layers of 5 and 6 modes.
+	widest := map[layouts.Layout]int{}
+	for _, e := range layers {
+		lay := layouts.Layout(e.rec.ToLayout)
+		widest[lay] = max(widest[lay], layouts.ModalStateSize(lay, e.tensors))
+	}
+	for i := range layers {
+		e := &layers[i]
+		lay := layouts.Layout(e.rec.ToLayout)
+		if w := layouts.ModalStateSize(lay, e.tensors); w == 0 || w == widest[lay] {
+			continue
+		}
+		po := o
+		po.Options.ToLayout = string(lay)
+		tensors, rec, _, err := exportLayer(e.l, e.fs, po, widest[lay])
+		if err != nil {
+			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, e.l.Prefix, layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
+			continue
+		}
+		e.tensors, e.rec.ReadBackError, e.rec.Tensors = tensors, rec.ReadBackError, rec.Tensors
+	}
+	replaced := map[string]string{} // tensor → prefix of the layer replacing it
+	written := map[string][]arrays.Named{}
+	outType := map[string]string{}
+	truncLens := map[int]bool{}
+	for _, e := range layers {
+		l, tensors, rec, note := e.l, e.tensors, e.rec, e.note
 		a.Manifest.Layers = append(a.Manifest.Layers, rec)
 		if note != "" {
 			a.Notes = append(a.Notes, note)
@@ -180,7 +216,7 @@ func otherModal(lay layouts.Layout) layouts.Layout {
 // exportLayer writes a layer's fitted filters in the layout asked for, or in rtf if its
 // tensors read back within their dtype's limit, else in the modal layout of its family, else
 // in the other modal layout.
-func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]arrays.Named, plan.LayerRecord, string, error) {
+func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length}
 	raw, dt, why := l.RawType, arrays.Float32, ""
 	if o.Options.DType != "" {
@@ -241,7 +277,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions) ([]array
 				opts["h0"] = "twice"
 			}
 		}
-		lo := layouts.Options{Values: opts}
+		lo := layouts.Options{Values: opts, StateSize: stateSize}
 		tensors, _, err := layouts.Export(doc, lay, lo, l.Prefix)
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", lay, oneLineErr(err)))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -62,12 +63,26 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 		half[c] = [2][]complex128{p, r}
 		width = max(width, len(p))
 	}
+	width = max(width, o.StateSize)
 	if lay == StripedHyena {
 		out, err := exportStripedHyena(bank, half, width, prefix)
 		return out, reports, err
 	}
 	out, err := exportS4D(bank, half, width, o, prefix)
 	return out, reports, err
+}
+
+// ModalStateSize is the number of modes per channel of a modal layout's tensors as Export
+// writes them (S4D's A_imag, StripedHyena's poles: (channels, modes, …)), 0 for another
+// layout or tensors without them.
+func ModalStateSize(lay Layout, tensors []arrays.Named) int {
+	name := map[Layout]string{S4D: "kernel.A_imag", StripedHyena: "poles"}[lay]
+	for _, t := range tensors {
+		if name != "" && strings.HasSuffix(t.Name, name) && len(t.Array.Shape) >= 2 {
+			return t.Array.Shape[1]
+		}
+	}
+	return 0
 }
 
 // exportStripedHyena writes poles and residues (hidden, state_size, 1, 2) and D (hidden),

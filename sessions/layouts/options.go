@@ -64,6 +64,10 @@ var OptionList = []Option{
 type Options struct {
 	Values map[string]string
 	Pairs  [][2]int
+	// StateSize is the least number of modes per channel Export writes in a modal layout
+	// (s4d, stripedhyena), the rest padded with modes of no residue, so that every layer of
+	// a model can share one state size; 0: the bank's own (ModalStateSize).
+	StateSize int
 }
 
 func optionSpec(name string) (Option, bool) {
