@@ -63,19 +63,27 @@ func TestDistillLengthAsTheCLI(t *testing.T) {
 	addPreset(t, m, "pair")
 	for _, n := range []int{0, 1} {
 		want := train.CheckLength(n).Error()
-		v := strconv.Itoa(n)
-		form := openFormAt(t, m, "length")
-		keys(t, m, "ctrl+u")
-		typeText(t, m, v)
-		keys(t, m, "up", "enter") // the cursor goes back to length, the field to correct
-		if _, ok := dialogOf[*jobForm](m); !ok || !strings.Contains(m.status.text, want) || form.fields[form.focus].name != "length" || len(m.jobs) != 0 {
-			t.Errorf("the form's length %s: dialog %T, status %q, cursor on %s, want %q", v, m.dialog, m.status.text, form.fields[form.focus].name, want)
-		}
-		keys(t, m, "esc", ":")
-		typeText(t, m, "distill length="+v)
-		keys(t, m, "enter")
-		if m.status.level != levelError || !strings.Contains(m.status.text, want) || len(m.jobs) != 0 {
-			t.Errorf(":distill length=%s: status %q, %d jobs, want %q", v, m.status.text, len(m.jobs), want)
-		}
+		checkRefused(t, m, "length", strconv.Itoa(n), want)
+	}
+}
+
+// checkRefused types value into the distill form's field and then gives it as :distill
+// field=value: both must refuse it with want on the status line, start no job, and the form
+// take its cursor back to field, the one to correct.
+func checkRefused(t *testing.T, m *Model, field, value, want string) {
+	t.Helper()
+	jobs := len(m.jobs)
+	form := openFormAt(t, m, field)
+	keys(t, m, "ctrl+u")
+	typeText(t, m, value)
+	keys(t, m, "up", "enter")
+	if _, ok := dialogOf[*jobForm](m); !ok || !strings.Contains(m.status.text, want) || form.fields[form.focus].name != field || len(m.jobs) != jobs {
+		t.Errorf("the form's %s %s: dialog %T, status %q, cursor on %s, want %q", field, value, m.dialog, m.status.text, form.fields[form.focus].name, want)
+	}
+	keys(t, m, "esc", ":")
+	typeText(t, m, "distill "+field+"="+value)
+	keys(t, m, "enter")
+	if m.status.level != levelError || !strings.Contains(m.status.text, want) || len(m.jobs) != jobs {
+		t.Errorf(":distill %s=%s: status %q, %d jobs, want %q", field, value, m.status.text, len(m.jobs), want)
 	}
 }

@@ -20,11 +20,7 @@ import (
 // lower bound beside it, the status line and the job give the figures, the highest order's
 // fit joins the list, and the ladder is kept with the job in the session (issue 23 item 5).
 func TestLadderJob(t *testing.T) {
-	deps := testDeps(nil)
-	deps.Runner = trainRunner{}
-	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
-	send(t, m, tea.WindowSizeMsg{Width: 140, Height: 48})
-	addPreset(t, m, "ring")
+	m := newLadderModel(t)
 	keys(t, m, ":")
 	typeText(t, m, "ladder 2,4,8 length=128")
 	keys(t, m, "enter")
@@ -112,19 +108,7 @@ func TestLadderOrdersAsTheCLI(t *testing.T) {
 	addPreset(t, m, "pair")
 	for _, orders := range [][]int{{0, 4}, {4, 5000}} {
 		want := train.CheckLadderOrders(orders).Error()
-		text := fmt.Sprintf("%d,%d", orders[0], orders[1])
-		form := openFormAt(t, m, "orders")
-		typeText(t, m, text)
-		keys(t, m, "up", "enter") // the cursor goes back to orders, the field to correct
-		if _, ok := dialogOf[*jobForm](m); !ok || !strings.Contains(m.status.text, want) || form.fields[form.focus].name != "orders" {
-			t.Errorf("the form's orders %s: dialog %T, status %q, cursor on %s, want %q", text, m.dialog, m.status.text, form.fields[form.focus].name, want)
-		}
-		keys(t, m, "esc", ":")
-		typeText(t, m, "distill orders="+text)
-		keys(t, m, "enter")
-		if m.status.level != levelError || !strings.Contains(m.status.text, want) || len(m.jobs) != 0 {
-			t.Errorf(":distill orders=%s: status %q, %d jobs, want %q", text, m.status.text, len(m.jobs), want)
-		}
+		checkRefused(t, m, "orders", fmt.Sprintf("%d,%d", orders[0], orders[1]), want)
 	}
 }
 
@@ -133,11 +117,7 @@ func TestLadderOrdersAsTheCLI(t *testing.T) {
 // job's heading names the orders by their ends and keeps the job's state, and pgdn/pgup
 // page through each order's figures where the jobs pane lacks the room for all of them.
 func TestLadderManyOrders(t *testing.T) {
-	deps := testDeps(nil)
-	deps.Runner = trainRunner{}
-	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
-	send(t, m, tea.WindowSizeMsg{Width: 140, Height: 48})
-	addPreset(t, m, "ring")
+	m := newLadderModel(t)
 	var orders []string
 	for n := 1; n <= 20; n++ {
 		orders = append(orders, strconv.Itoa(n))
@@ -187,4 +167,16 @@ func TestLadderManyOrders(t *testing.T) {
 	if s := screen(m); !strings.Contains(s, fmt.Sprintf("n=1    %s ≥ %s", sci(errs[0]), sci(bounds[0]))) {
 		t.Errorf("pgup did not page back to order 1:\n%s", s)
 	}
+}
+
+// newLadderModel is a 140×48 workbench whose jobs run train's fits (trainRunner), holding a
+// ring preset, selected.
+func newLadderModel(t *testing.T) *Model {
+	t.Helper()
+	deps := testDeps(nil)
+	deps.Runner = trainRunner{}
+	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 140, Height: 48})
+	addPreset(t, m, "ring")
+	return m
 }
