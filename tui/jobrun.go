@@ -352,8 +352,9 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 	if l := j.report.Ladder; l != nil {
 		// What was added and where the ladder is come first: a long ladder's figures do not
 		// fit on the line, and the job's log keeps them whole.
-		j.logf("%s", ladderSummary(l))
-		a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s, order %d · the jobs pane draws the ladder · %s", j.num, done, a.entry(id).name, j.spec.Order, ladderSummary(l)))
+		summary := ladderSummary(l)
+		j.logf("%s", summary)
+		a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s, order %d · the jobs pane draws the ladder · %s", j.num, done, a.entry(id).name, j.spec.Order, summary))
 		return nil
 	}
 	a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s (rel error %s) · enter in the jobs pane shows it over %s", j.num, done, a.entry(id).name, sci(res.MaxRelError), a.sourceName(j)))
