@@ -33,9 +33,6 @@ type plotOptions struct {
 	ladder                 string
 }
 
-// DefaultDistillLength is the kernel length plot takes from a filter TARGET, as distill does.
-const DefaultDistillLength = 1024
-
 func newPlot(s *streams) *cobra.Command {
 	var o plotOptions
 	cmd := &cobra.Command{
@@ -410,7 +407,7 @@ func (s *streams) distillFigure(o plotOptions, length int, fo figures.Options) (
 	if tf != nil {
 		l := length
 		if l == 0 {
-			l = DefaultDistillLength
+			l = train.DefaultKernelLength
 		}
 		kernels = make([][]float64, len(tf))
 		for i, f := range tf {

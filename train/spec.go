@@ -66,6 +66,11 @@ type Spec struct {
 	Form filters.Form `json:"form,omitempty"`
 }
 
+// DefaultKernelLength is the kernel length a distillation takes from a filter target when
+// none is given (Target.Length): the length of the quality tables and the RTF paper's
+// long-range benchmarks' scale.
+const DefaultKernelLength = 1024
+
 // Target is either inline kernels or a file that the caller loads (a filter file, whose
 // impulse responses of Length samples are the kernels, or a kernel file).
 type Target struct {

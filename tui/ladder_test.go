@@ -180,3 +180,13 @@ func newLadderModel(t *testing.T) *Model {
 	addPreset(t, m, "ring")
 	return m
 }
+
+// TestFormLengthAsDistill checks that the distill form offers a filter the kernel length the
+// CLI's distill takes from one (train.DefaultKernelLength): the form once offered 512.
+func TestFormLengthAsDistill(t *testing.T) {
+	m := newLadderModel(t)
+	form := openFormAt(t, m, "length")
+	if got, want := form.fields[form.focus].value(), strconv.Itoa(train.DefaultKernelLength); got != want {
+		t.Errorf("the form's length is %s, distill's %s", got, want)
+	}
+}

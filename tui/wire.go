@@ -97,10 +97,11 @@ func (trainRunner) Backends() []train.BackendName {
 	return []train.BackendName{train.BackendCPU, train.BackendAuto, train.BackendGPU}
 }
 
-// Defaults are train's recommended settings, for targets of 512 samples.
+// Defaults are train's recommended settings, for a filter's impulse response of the length
+// distill takes.
 func (trainRunner) Defaults() train.Spec {
 	s := train.DefaultSpec()
-	s.Target.Length = 512
+	s.Target.Length = train.DefaultKernelLength
 	return s
 }
 
