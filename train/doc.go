@@ -37,13 +37,15 @@
 //
 // # Backends
 //
-// A Backend starts a Trainer for a Problem; the CPU backend here is the reference. The GPU
-// backend (GPU; DetectGPU says whether this machine has one) runs on CUDA, loaded at run time
-// through purego (package train/cuda), so the binary needs neither cgo nor CUDA to build or
-// to run without a GPU. The default distillation, variable projection, keeps its one Go
-// driver and sends its sums over the samples to the device, every channel's requests in one
-// launch (gpu_varpro.go). The rtf model's Adam recipe mirrors the CPU step by step: the
-// kernel and its analytic gradient through batched cuFFT transforms, the loss, Adam with the
+// A Backend starts a Trainer for a Problem; the CPU backend here is the reference. On amd64
+// with AVX2 its variable-projection sums over the samples run in assembly kernels that give
+// the Go loops' results bit for bit (varpro_sums.go; the noasm build tag keeps them in Go).
+// The GPU backend (GPU; DetectGPU says whether this machine has one) runs on CUDA, loaded at
+// run time through purego (package train/cuda), so the binary needs neither cgo nor CUDA to
+// build or to run without a GPU. The default distillation, variable projection, keeps its one
+// Go driver and sends its sums over the samples to the device, every channel's requests in one
+// launch (gpu_varpro.go). The rtf model's Adam recipe mirrors the CPU step by step: the kernel
+// and its analytic gradient through batched cuFFT transforms, the loss, Adam with the
 // schedule, the rollbacks and the radius check run in kernels of its own (gpu_kernels.go),
 // with parameters, optimiser state and sums in float64 and the transforms in float32 (or
 // float64 with GPU.Float64). The tests check both against the CPU backend on a real device

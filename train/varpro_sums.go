@@ -6,6 +6,11 @@ import "gonum.org/v1/gonum/floats"
 // the products of the basis with a vector and the residual. Everything else an iteration does
 // is O(n²) (the Gram matrix in closed form, the Gauss–Newton system) and stays with the
 // driver; sampleSums is where the sums run: cpuSums here, a device's in gpu_varpro.go.
+// On amd64 with AVX2, cpuSums hands the pairs, in fours, to kernels that run four poles'
+// chains in the lanes of one register (varpro_sums_amd64.s; 4–8× faster on
+// BenchmarkVarproSums), each lane doing this file's operations in their order, so that the
+// sums are the same bit for bit (TestSumsKernels); the Go loops here are the reference, the
+// fallback and the leftover pairs and real poles.
 
 // poleBasis is what the sums need of the poles: each pole (one member of each conjugate pair,
 // pairs first, then the real poles) and its logarithm, exact from the parameters (a real
@@ -40,15 +45,15 @@ func (v *varpro) project0(x []float64) { v.px.project(v.basis(), x, v.v0, nil) }
 // residual writes Φc − y into v.e.
 func (v *varpro) residual() { v.px.residual(v.basis(), v.c, v.y, v.e) }
 
-// project is sampleSums.project on the CPU. Pairs go four or two at a time: each
-// sum is its own chain of dependent multiplications, and interleaved chains run in about
-// the time of one (the results are the same, term by term).
+// project is sampleSums.project on the CPU. Pairs the kernels leave go four or two at a
+// time: each sum is its own chain of dependent multiplications, and interleaved chains run
+// in about the time of one (the results are the same, term by term).
 func (cpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
 	if v1 == nil {
 		project0(b, x, v0)
 		return
 	}
-	p := 0
+	p := projectPairs(b, x, v0, v1)
 	for ; p+3 < b.pairs; p += 4 {
 		var s0, s1 [4]complex128
 		pw := [4]complex128{1, 1, 1, 1}
@@ -109,11 +114,12 @@ func (cpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
 	}
 }
 
-// project0 is project without v1 (v0 term by term as project's). Pairs go two at a time:
-// four chains' powers, sums and poles (24 parts) do not fit in the 15 floating-point
-// registers Go allocates, and their spills made the loop 1.5× slower (BenchmarkVarproSums).
+// project0 is project without v1 (v0 term by term as project's). Pairs the kernels leave go
+// two at a time: four chains' powers, sums and poles (24 parts) do not fit in the 15
+// floating-point registers Go allocates, and their spills made the loop 1.5× slower
+// (BenchmarkVarproSums).
 func project0(b poleBasis, x []float64, v0 []complex128) {
-	p := 0
+	p := projectPairs(b, x, v0, nil)
 	for ; p+1 < b.pairs; p += 2 {
 		l0, l1 := b.mu[p], b.mu[p+1]
 		var s0, s1 complex128
@@ -149,15 +155,15 @@ func project0(b poleBasis, x []float64, v0 []complex128) {
 	}
 }
 
-// residual writes Φc − y into e, pairs four or two at a time (as project; each e_τ gets
-// the same additions in the same order). The four poles are read through l in the loop, not
-// held in locals: eight pole parts and eight power parts do not fit in the 15 registers Go
-// allocates, and the spilled powers, part of the loop's dependency chain, made it 1.6×
-// slower (BenchmarkVarproSums).
+// residual writes Φc − y into e, the pairs the kernels leave four or two at a time (as
+// project; each e_τ gets the same additions, pole by pole, in the same order). The four
+// poles are read through l in the loop, not held in locals: eight pole parts and eight power
+// parts do not fit in the 15 registers Go allocates, and the spilled powers, part of the
+// loop's dependency chain, made it 1.6× slower (BenchmarkVarproSums).
 func (cpuSums) residual(b poleBasis, c, y, e []float64) {
 	floats.ScaleTo(e, -1, y)
 	reals := len(b.mu) - b.pairs
-	i := 0
+	i := residualPairs(b, c, e)
 	for ; i+3 < b.pairs; i += 4 {
 		l := (*[4]complex128)(b.mu[i : i+4])
 		p0 := complex(2*c[2*i], 2*c[2*i+1])
