@@ -155,7 +155,7 @@ func (a *app) replace(e *entry, v undoState) error {
 	if err := a.sess.ReplaceFilter(e.id, filters.Document{Filter: v.filter, Bank: v.bank}); err != nil {
 		return err
 	}
-	e.undo = append(e.undo, undoState{e.filter, e.bank})
+	e.undo = append(e.undo, undoState{e.filter, e.bank, e.lastReport()})
 	if len(e.undo) > maxUndo {
 		e.undo = e.undo[len(e.undo)-maxUndo:]
 	}
@@ -176,6 +176,9 @@ func (a *app) undo() (int, error) {
 		return 0, err
 	}
 	e.undo = e.undo[:len(e.undo)-1]
+	if u.report != nil {
+		e.report, e.reportRev = u.report, a.entry(e.id).rev
+	}
 	return len(e.undo), nil
 }
 

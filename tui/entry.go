@@ -47,10 +47,12 @@ type item struct {
 }
 
 // undoState is a filter entry's value before an edit: the history is of the session's
-// values, restored with ReplaceFilter.
+// values, restored with ReplaceFilter, with the report of the conversion that made that value
+// (so that an undo back to an inaccurate conversion keeps the list's ≈).
 type undoState struct {
 	filter filters.Filter
 	bank   *filters.Bank
+	report *filters.Report
 }
 
 // maxUndo bounds each item's undo history.

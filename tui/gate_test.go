@@ -144,3 +144,46 @@ func crowdedDiagonalZPK(t *testing.T) filters.Filter {
 	}
 	return z
 }
+
+// TestUndoKeepsInaccuracyMark: an undo back to a form taken with y after the question is that
+// inaccurate form again, and the list marks it ≈ again. The undo history kept only the
+// values, so after y, a pole move and u the list showed ✓ for the 1.1e-5 conversion (a
+// sixth-order Butterworth as tf, whose roots of (1 + z⁻¹)⁶ nudged to zpk lose 1e-5).
+func TestUndoKeepsInaccuracyMark(t *testing.T) {
+	b, err := presets.New("butter", map[string]string{"order": "6", "wc": "pi/6"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, _, err := filters.ToTF(b.Filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newTestModel(t, 140, 44, nil)
+	e := addFilter(t, m, "b6", tf)
+	m.setFocus(panePlots)
+	keys(t, m, "n", "right") // the first key converts to zpk: 1.1e-5, so it asks
+	if c, ok := dialogOf[*confirm](m); !ok || c.title != "inaccurate conversion" {
+		t.Fatalf("no question (dialog %T, status %q)", m.dialog, m.status.text)
+	}
+	keys(t, m, "y")
+	marked := func(how string) {
+		t.Helper()
+		if m.entry(e.id).form() != "zpk" || m.entry(e.id).inaccuracy() == nil {
+			t.Fatalf("%s: %s, report %v: want the inaccurate zpk form", how, m.entry(e.id).form(), m.entry(e.id).lastReport())
+		}
+		if line := lineWith(screen(m), "b6", "zpk 6"); !strings.Contains(line, "≈") {
+			t.Errorf("%s: the list line %q does not mark the inaccurate form", how, line)
+		}
+	}
+	marked("y")
+	keys(t, m, "up") // a pole move: a new filter, held exactly by zpk
+	if m.entry(e.id).inaccuracy() != nil {
+		t.Errorf("a moved pole still carries the conversion's report")
+	}
+	keys(t, m, "u")
+	marked("u after a pole move")
+	keys(t, m, "u")
+	if got := m.entry(e.id).form(); got != "tf" || m.entry(e.id).inaccuracy() != nil {
+		t.Errorf("u again: %s, report %v: want the tf filter it was", got, m.entry(e.id).lastReport())
+	}
+}
