@@ -55,3 +55,57 @@ func TestKernelLength(t *testing.T) {
 		t.Errorf("status %q, want %q", m.status.text, want)
 	}
 }
+
+// TestQuitAsksWithRunningJob: q with nothing unsaved but a job running asks before quitting,
+// since quitting cancels the job and loses its work (it quit at once, cancelling a ladder at
+// 25% with no word, where x on the job asks). esc stays; y quits, cancelling it; a job that
+// finished meanwhile, its result unsaved, turns y into the question about unsaved work.
+func TestQuitAsksWithRunningJob(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	cancelled := 0
+	j := &job{num: 1, spec: train.Spec{Model: "rtf", Order: 4, Steps: 500}, status: sessions.JobRunning,
+		last: JobProgress{Step: 200, Steps: 500}, cancel: func() { cancelled++ }}
+	m.jobs = []*job{j}
+	if m.sess.Dirty() {
+		t.Fatal("the session has unsaved work to begin with")
+	}
+	keys(t, m, "q")
+	c, ok := dialogOf[*confirm](m)
+	if !ok || !strings.Contains(c.body, "1 running job(s) will be cancelled") || m.quitting {
+		t.Fatalf("q with a running job: dialog %T %+v, quitting %v", m.dialog, c, m.quitting)
+	}
+	keys(t, m, "esc")
+	if m.quitting || m.dialog != nil || cancelled != 0 {
+		t.Fatalf("esc: quitting %v, dialog %T, cancelled %d times", m.quitting, m.dialog, cancelled)
+	}
+
+	keys(t, m, "q")
+	p, _ := pairZPK(0.9)
+	addFilter(t, m, "fit", p) // as a job's result joins the list
+	keys(t, m, "y")
+	if c, ok := dialogOf[*confirm](m); !ok || !strings.Contains(c.body, "1 unsaved: fit") || m.quitting {
+		t.Fatalf("y after a result arrived: dialog %T, quitting %v", m.dialog, m.quitting)
+	}
+	keys(t, m, "d")
+	if !m.quitting || cancelled != 1 {
+		t.Errorf("d: quitting %v, cancelled %d times", m.quitting, cancelled)
+	}
+
+	m = newTestModel(t, 120, 40, nil)
+	m.jobs = []*job{{num: 1, status: sessions.JobRunning, cancel: func() { cancelled++ }}}
+	keys(t, m, "q", "y")
+	if !m.quitting || cancelled != 2 {
+		t.Errorf("q, y: quitting %v, cancelled %d times", m.quitting, cancelled)
+	}
+	// a second ctrl+c always quits
+	m = newTestModel(t, 120, 40, nil)
+	m.jobs = []*job{{num: 1, status: sessions.JobRunning, cancel: func() { cancelled++ }}}
+	keys(t, m, "ctrl+c")
+	if _, ok := dialogOf[*confirm](m); !ok || m.quitting {
+		t.Fatalf("ctrl+c with a running job: dialog %T, quitting %v", m.dialog, m.quitting)
+	}
+	keys(t, m, "ctrl+c")
+	if !m.quitting || cancelled != 3 {
+		t.Errorf("a second ctrl+c: quitting %v, cancelled %d times", m.quitting, cancelled)
+	}
+}

@@ -154,10 +154,33 @@ func (m *Model) unsavedNames() []string {
 }
 
 // askQuit quits, or asks first when there is unsaved work: save it to the session (and
-// quit), discard it (and quit), or stay.
+// quit), discard it (and quit), or stay; or, with nothing unsaved, when a job is running,
+// since quitting cancels it and loses its work (as x asks before cancelling one).
 func (m *Model) askQuit() tea.Cmd {
+	stay := func(m *Model) { m.setStatus(levelInfo, "not quitting") }
 	if !m.sess.Dirty() {
-		return m.quit(quitClean)
+		n := m.running()
+		if n == 0 {
+			return m.quit(quitClean)
+		}
+		body := fmt.Sprintf("%d running job(s) will be cancelled: their work so far is lost\n\ny quits · esc stays", n)
+		m.openDialog(&confirm{title: "quit ssmlab?", body: body, cancel: stay, choices: []choice{
+			{keys: []string{"y", "Y", "q"}, run: func(m *Model) tea.Cmd {
+				if m.sess.Dirty() { // a job finished meanwhile: its result is unsaved work
+					return m.askQuit()
+				}
+				return m.quit(quitClean)
+			}},
+			// a second ctrl+c always quits, keeping what a finished job added for recovery
+			{keys: []string{"ctrl+c"}, run: func(m *Model) tea.Cmd {
+				if m.sess.Dirty() {
+					return m.quit(quitKeep)
+				}
+				return m.quit(quitClean)
+			}},
+			{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { stay(m); return nil }},
+		}})
+		return nil
 	}
 	what := "unsaved changes"
 	if names := m.unsavedNames(); len(names) > 0 {
@@ -171,7 +194,6 @@ func (m *Model) askQuit() tea.Cmd {
 	if n := m.running(); n > 0 {
 		body += fmt.Sprintf("\n%d running job(s) will be cancelled", n)
 	}
-	stay := func(m *Model) { m.setStatus(levelInfo, "not quitting") }
 	m.openDialog(&confirm{title: "quit ssmlab?", body: body, cancel: stay, choices: []choice{
 		{keys: []string{"s", "S", "y", "Y"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{quit: true}) }},
 		{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd { return m.quit(quitDiscard) }},

@@ -310,6 +310,36 @@ func TestTmuxCancelAsks(t *testing.T) {
 	r.quitDiscarding()
 }
 
+// TestTmuxQuitRunningJob: a session saved while a job runs has nothing unsaved, yet q asks
+// before quitting, since quitting cancels the job (it quit at once); esc keeps it running, y
+// quits, and the session reopened shows the job as interrupted.
+func TestTmuxQuitRunningJob(t *testing.T) {
+	r := startTmux(t)
+	r.wait("filters (0)", "welcome to ssmlab")
+	r.command("preset butter order=4")
+	r.wait("added butter4 (zpk, order 4)")
+	r.command("distill model=rotation order=2 steps=10000000 length=65536")
+	r.wait("running")
+	r.keys("C-s")
+	r.wait("save the session")
+	r.keys("Enter")
+	r.wait("saved the session (1 item(s)) to session.ssmlab")
+	r.keys("q")
+	r.wait("quit ssmlab?", "1 running job(s) will be cancelled")
+	r.keys("Escape")
+	r.wait("not quitting", "running")
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("y")
+	r.waitExit()
+	r.start()
+	r.wait("filters (0)")
+	r.command("open session.ssmlab")
+	r.wait("opened session.ssmlab", "butter4", "interrupted")
+	r.keys("q")
+	r.waitExit()
+}
+
 // TestTmuxInaccurateConversionAsks: issue 21 item 4's reproduction, hippo-legs order=256 then
 // tab tab n →: the pole move's conversion dense → zpk is far outside the documented accuracy,
 // so it asks; n keeps the dense filter, y takes the zpk form and the list marks it ≈.
