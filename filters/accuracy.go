@@ -25,6 +25,8 @@ func (e *AccuracyError) Error() string {
 	}
 	var what string
 	switch {
+	case r.BecameUnstable && r.RelError >= math.MaxFloat64:
+		what = fmt.Sprintf("the %s form of this stable filter is unstable (its impulse response overflows)", r.To)
 	case r.BecameUnstable:
 		what = fmt.Sprintf("the %s form of this stable filter is unstable (relative error %.3g)", r.To, r.RelError)
 	case r.RelError >= math.MaxFloat64:
