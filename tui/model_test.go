@@ -682,10 +682,14 @@ func TestPaletteErrorsAndCommands(t *testing.T) {
 	if e == nil || math.Abs(cmplx.Abs(e.filter.(*filters.ZPK).Poles[0])-0.5) > 1e-15 {
 		t.Fatalf("preset with parameters: status %q", m.status.text)
 	}
+	// each after an error: a command that says nothing must not leave it standing (":view tf"
+	// after ":convert foo" showed "✗ invalid filter: unknown form "foo"")
 	for _, line := range []string{"length 128", "plot phase", "log", "view tf", "overlay off", "theme dark"} {
-		keys(t, m, ":")
-		typeText(t, m, line)
-		keys(t, m, "enter")
+		for _, l := range []string{"convert foo", line} {
+			keys(t, m, ":")
+			typeText(t, m, l)
+			keys(t, m, "enter")
+		}
 		if m.status.level == levelError {
 			t.Errorf("%s: %s", line, m.status.text)
 		}

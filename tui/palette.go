@@ -95,6 +95,9 @@ func (p *palette) run(m *Model, ms []command) tea.Cmd {
 		text = c.name
 	}
 	m.closeDialog()
+	// the status line speaks for this command: one that says nothing (view, log) must not
+	// leave an earlier command's error standing as if it were its own
+	m.setStatus(levelInfo, "")
 	cmd, err := m.runLine(text)
 	if err != nil {
 		m.setStatus(levelError, err.Error())
