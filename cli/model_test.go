@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train/plan"
@@ -647,4 +648,52 @@ func TestDistillModelOneStateSize(t *testing.T) {
 		outs = append(outs, out)
 	}
 	checkInTorch(t, in, outs...)
+}
+
+// TestDistillModelKeepsModuleSettings distils S4D layers written back in the s4d layout,
+// which keep their module's settings: a minimal S4D layer (models/s4/s4d.py) comes back under
+// that module's names, and a layer whose module discretises by the bilinear transform as
+// tensors that module reads as the fit. Both were written for SSMKernelDiag with zoh: the
+// first did not load, the second read 0.58–0.72 from the input's kernels (the fit: 0.09–0.13).
+func TestDistillModelKeepsModuleSettings(t *testing.T) {
+	dir := t.TempDir()
+	minimal := filepath.Join(dir, "minimal.pt")
+	if r := run(t, "", "distill", "../testdata/layouts/s4d_minimal_64.pt", "--order", "4", "--to-layout", "s4d", "-o", minimal); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := run(t, "", "import", minimal, "--list"); !strings.Contains(r.stdout, `"model.s4.kernel.log_A_real"`) || strings.Contains(r.stdout, "kernel.inv_dt") {
+		t.Errorf("a minimal S4D layer written back under other names: %v", r)
+	}
+	in := "../testdata/layouts/s4d_bilinear_64.pt"
+	out := filepath.Join(dir, "bilinear.pt")
+	if r := run(t, "", "distill", in, "--disc", "bilinear", "--order", "4", "--to-layout", "s4d", "-o", out); r.code != 0 {
+		t.Fatal(r)
+	}
+	// The kernels the layer's module computes, at the length distilled (--length's 1024).
+	kernels := func(path string) [][]float64 {
+		r := run(t, "", "import", path, "--disc", "bilinear")
+		if r.code != 0 {
+			t.Fatal(r)
+		}
+		a := run(t, r.stdout, "analyze", "-", "--impulse", "1024")
+		var bank struct {
+			Channels []struct {
+				Impulse []float64 `json:"impulse"`
+			} `json:"channels"`
+		}
+		if err := json.Unmarshal([]byte(a.stdout), &bank); err != nil {
+			t.Fatalf("%v: %v", a, err)
+		}
+		var out [][]float64
+		for _, c := range bank.Channels {
+			out = append(out, c.Impulse)
+		}
+		return out
+	}
+	want, got := kernels(in), kernels(out)
+	for i, c := range readManifest(t, out).Layers[0].Channels {
+		if e := filters.RelDiff(want[i], got[i]); !(math.Abs(e-c.RelError) <= 1e-6*c.RelError) {
+			t.Errorf("channel %d: the module reads the distilled layer %.3g from the input's kernel, the fit is %.3g from it", i, e, c.RelError)
+		}
+	}
 }

@@ -40,7 +40,8 @@ type Checkpoint struct {
 }
 
 // ModelLayer is a layer a Checkpoint distils: as detected, with the kernel length its
-// filters are distilled at and the element type of its tensors.
+// filters are distilled at and the element type of its tensors. Its Options are its
+// settings: those detected, with the options given over them.
 type ModelLayer struct {
 	layouts.Layer
 	// Length is the number of kernel samples fitted: a Hyena layer's stored length, an RTF
@@ -154,6 +155,11 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		}
 		ml := ModelLayer{Layer: l, Length: o.Length}
 		opts := c.layerOptions(l.Layout)
+		ml.Options = maps.Clone(l.Options)
+		if ml.Options == nil {
+			ml.Options = map[string]string{}
+		}
+		maps.Copy(ml.Options, opts)
 		switch {
 		case l.Length > 0:
 			ml.Length = l.Length

@@ -213,6 +213,15 @@ func otherModal(lay layouts.Layout) layouts.Layout {
 	return layouts.S4D
 }
 
+// moduleSettings are the options of a layout that its module's constructor sets and its
+// tensors do not record. A layer written back in its own layout keeps them, so that its
+// module reads the new tensors as they were written: tensors written for zoh read as another
+// filter in an S4D module built with disc bilinear, and models/s4/s4d.py loads other names.
+var moduleSettings = map[layouts.Layout][]string{
+	layouts.S4D: {"variant", "disc", "dt-transform", "real-transform", "imag-transform"},
+	layouts.RTF: {"h0"},
+}
+
 // exportLayer writes a layer's fitted filters in the layout asked for, or in rtf if its
 // tensors read back within their dtype's limit, else in the modal layout of its family, else
 // in the other modal layout.
@@ -275,6 +284,13 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSiz
 			opts["h0"] = "once"
 			if layouts.SafariHyenaRTF(l.Prefix) {
 				opts["h0"] = "twice"
+			}
+		}
+		if lay == l.Layout {
+			for _, name := range moduleSettings[lay] {
+				if v, ok := l.Options[name]; ok {
+					opts[name] = v
+				}
 			}
 		}
 		lo := layouts.Options{Values: opts, StateSize: stateSize}
