@@ -100,6 +100,15 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 	if err != nil {
 		return err
 	}
+	// The run writes OUT and its manifest, or a shard its part: check them all before the
+	// work, so that it never fails having written the checkpoint without its manifest.
+	outs := []string{j.out, j.out + ".manifest.json"}
+	if shard.Count > 1 {
+		outs = []string{partPath(j.out, shard)}
+	}
+	if err := checkOutputs([]string{path}, outs...); err != nil {
+		return err
+	}
 	format, _ := checkpointFormat(j.out)
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length})
 	if err != nil {
@@ -465,7 +474,7 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 			if input != "" {
 				path = input
 			}
-			if err := checkOutputs(append([]string{path}, args...), out); err != nil {
+			if err := checkOutputs(append([]string{path}, args...), out, out+".manifest.json"); err != nil {
 				return err
 			}
 			opts := first.Options

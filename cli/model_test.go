@@ -697,3 +697,45 @@ func TestDistillModelKeepsModuleSettings(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillModelChecksEveryOutput refuses, before any work, a run whose manifest or part
+// cannot be written, and a merge whose manifest cannot: the checkpoint was written first,
+// then the manifest failed (exit 1 with OUT on disk), since only OUT was checked.
+func TestDistillModelChecksEveryOutput(t *testing.T) {
+	dir := t.TempDir()
+	in := "../testdata/layouts/hyena_64.pt"
+	args := func(out string, extra ...string) []string {
+		return append([]string{"distill", in, "--order", "2", "--chunk", "1", "-o", out}, extra...)
+	}
+	out := filepath.Join(dir, "d.pt")
+	for _, blocked := range []string{out + ".manifest.json", out + ".shard-1-of-2.json"} {
+		if err := os.Mkdir(blocked, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range [][]string{args(out), args(out, "--shard", "1/2")} {
+		r := run(t, "", c...)
+		if r.code != 1 || !strings.Contains(r.stderr, ": is a directory") || strings.Contains(r.stderr, "fitted") {
+			t.Errorf("%v: %v", c, r)
+		}
+	}
+	part := filepath.Join(dir, "p.pt")
+	for _, sh := range []string{"0/2", "1/2"} {
+		if r := run(t, "", args(part, "--shard", sh)...); r.code != 0 {
+			t.Fatal(r)
+		}
+	}
+	merged := filepath.Join(dir, "m.pt")
+	if err := os.Mkdir(merged+".manifest.json", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "merge", part+".shard-0-of-2.json", part+".shard-1-of-2.json", "-o", merged)
+	if r.code != 1 || !strings.Contains(r.stderr, "m.pt.manifest.json: is a directory") {
+		t.Errorf("merge: %v", r)
+	}
+	for _, p := range []string{out, merged} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s was written by a run that failed (%v)", p, err)
+		}
+	}
+}
