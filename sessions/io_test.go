@@ -318,7 +318,8 @@ func TestGoldenRTF(t *testing.T) {
 }
 
 // TestImportTruncLenFromMetadata: import takes the trunc_len that export recorded in a
-// safetensors file (it came back 0.98 % off without it), and a different one is an error.
+// safetensors file (it came back 0.98 % off without it), and a different one is an error;
+// the listing gives it as the option assumed (it said "trunc-len": "0").
 func TestImportTruncLenFromMetadata(t *testing.T) {
 	const L = 64
 	bank := filtertest.TFBank(41, 3, 6)
@@ -332,6 +333,13 @@ func TestImportTruncLenFromMetadata(t *testing.T) {
 		if e := filters.RelDiff(f.Impulse(256), back.Entry.Bank.Channels[c].Impulse(256)); e > 1e-12 {
 			t.Errorf("channel %d comes back off by %.3g", c, e)
 		}
+	}
+	path := filepath.Join(t.TempDir(), "b.safetensors")
+	if err := os.WriteFile(path, out.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ls := must(sessions.ListFile(path)).Layers; len(ls) != 1 || ls[0].Options["trunc-len"] != "64" {
+		t.Errorf("listed as %+v, want trunc-len 64", ls)
 	}
 	if _, err := sessions.ImportData(out.Data, "b.safetensors", sessions.ImportOptions{TruncLen: L}); err != nil {
 		t.Errorf("the same --trunc-len: %v", err)

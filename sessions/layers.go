@@ -144,5 +144,14 @@ func ListFile(path string) (Listing, error) {
 	}
 	defer af.Close()
 	infos := af.Arrays()
-	return Listing{Format: af.Format, Root: af.Root(), Layers: layouts.Detect(infos), Arrays: infos}, nil
+	ls := layouts.Detect(infos)
+	// An RTF layer is read with the trunc_len export recorded (importLayer): list that one.
+	if meta, ok := af.Metadata()["trunc_len"]; ok {
+		for _, l := range ls {
+			if l.Layout == layouts.RTF {
+				l.Options["trunc-len"] = meta
+			}
+		}
+	}
+	return Listing{Format: af.Format, Root: af.Root(), Layers: ls, Arrays: infos}, nil
 }
