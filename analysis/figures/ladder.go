@@ -73,7 +73,8 @@ func NewLadder(l Ladder, o Options) (*Figure, error) {
 		lo, hi = errorFloor, 1
 	}
 	lo = math.Max(lo, errorFloor)
-	p := newPanel("relative error against order", "order n", "relative L2 error")
+	// The one panel goes untitled: the figure's title names it.
+	p := newPanel("", "order n", "relative L2 error")
 	floor := func(v []float64) []float64 {
 		out := make([]float64, len(v))
 		for i, e := range v {

@@ -3,6 +3,7 @@ package figures
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 )
@@ -23,6 +24,11 @@ func TestLadder(t *testing.T) {
 	if !bytes.Equal(a, b) || !bytes.Contains(a, []byte("mean lower bound")) {
 		t.Errorf("the ladder's SVG is not deterministic or lacks its legend")
 	}
+	// Its one panel has no title of its own: plot's default title already says "relative
+	// error against order", which the panel repeated under it.
+	if bytes.Contains(a, []byte("against order")) {
+		t.Errorf("the ladder's panel repeats the figure's title")
+	}
 	for _, c := range []struct {
 		name string
 		l    Ladder
@@ -37,5 +43,20 @@ func TestLadder(t *testing.T) {
 		if _, err := NewLadder(c.l, Options{}); !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: %v, want ErrInvalid", c.name, err)
 		}
+	}
+}
+
+// TestChannelStylesDistinct checks that no two of the channels a figure names in its legend
+// (MaxChannelPanels) are drawn alike: the palette has fewer colours than that, and channel 7
+// was drawn as channel 0.
+func TestChannelStylesDistinct(t *testing.T) {
+	seen := map[string]int{}
+	for i := range MaxChannelPanels {
+		st := channelStyle(i)
+		key := fmt.Sprint(st.Color, st.Dashes)
+		if j, ok := seen[key]; ok {
+			t.Errorf("channels %d and %d are drawn alike (%s)", j, i, key)
+		}
+		seen[key] = i
 	}
 }

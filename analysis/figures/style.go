@@ -46,9 +46,15 @@ func targetStyle() draw.LineStyle {
 	return draw.LineStyle{Color: color.Gray{Y: 175}, Width: vg.Points(3.5)}
 }
 
-// channelStyle is the thin solid line of fitted channel i.
+// channelStyle is the thin line of fitted channel i: solid through the palette's colours,
+// then dashed, one pattern per further round of them, so that no two of the channels a
+// figure names share a line.
 func channelStyle(i int) draw.LineStyle {
-	return draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1)}
+	st := draw.LineStyle{Color: palette[i%len(palette)], Width: vg.Points(1)}
+	if round := i / len(palette); round > 0 {
+		st.Dashes = dashes[1+(round-1)%(len(dashes)-1)]
+	}
+	return st
 }
 
 func poleGlyph(c color.Color) draw.GlyphStyle {
