@@ -115,8 +115,17 @@ func (f *Figure) layout(o Options, allSquare bool) error {
 		pw, ph = squareSide, squareSide
 	}
 	lw, _ := f.legendSize()
+	th := f.titleHeight()
+	// A grid too large for MaxSide at the default panel size gets smaller panels: a
+	// distillation of 10 or more channels has four columns and a legend, 22 in wide.
+	if cols > 0 {
+		pw = min(pw, (MaxSide-lw)/vg.Length(cols))
+	}
+	if rows > 0 {
+		ph = min(ph, (MaxSide-th)/vg.Length(rows))
+	}
 	f.width = vg.Length(cols)*pw + lw
-	f.height = vg.Length(rows)*ph + f.titleHeight()
+	f.height = vg.Length(rows)*ph + th
 	if o.Width != 0 {
 		f.width = o.Width
 	}

@@ -197,6 +197,34 @@ func TestGoldenDistillation(t *testing.T) {
 	golden(t, "distillation.png", render(t, small, PNG))
 }
 
+// TestDistillationOfALayer draws the distillation of a layer of 16 channels with the default
+// options, as plot --target --result does: its four columns and the legend came to 22 in,
+// and the figure was refused as wider than MaxSide.
+func TestDistillationOfALayer(t *testing.T) {
+	var d Distillation
+	for i := range 16 {
+		pole := 0.5 + 0.03*float64(i)
+		target, err := filters.NewTransferFunction([]float64{-pole}, []float64{1}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fit, err := filters.NewTransferFunction([]float64{-pole * 0.99}, []float64{1}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.Targets = append(d.Targets, target.Impulse(64))
+		d.Fitted = append(d.Fitted, fit)
+	}
+	f, err := NewDistillation(d, Options{Title: "a layer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, h := f.Size(); w > MaxSide || h > MaxSide {
+		t.Errorf("%.3g × %.3g in, above %g in", w/vg.Inch, h/vg.Inch, MaxSide/vg.Inch)
+	}
+	render(t, f, SVG)
+}
+
 func TestGoldenPNG(t *testing.T) {
 	f, err := New([]Kind{Impulse, PoleZero}, []Series{{Name: "notch", Filter: notch(t)}}, Options{Length: 40, DPI: 60, Columns: 2})
 	if err != nil {
