@@ -23,7 +23,9 @@ const (
 	Recurrence Method = "recurrence"
 	// FFT is the state-free kernel of the RTF paper, Alg. 1 on the transfer-function coefficients,
 	// with the truncation correction of eq. 13 so that the result is exact rather than
-	// aliased. O(n² log L + L log L) after a conversion to the tf form when f is not one.
+	// aliased. O(n² log L + L log L) after a conversion to the tf form when f is not one. A
+	// pole on the unit circle at a point of its L-point grid (an integrator's z = 1) is an
+	// error wrapping filters.ErrIllConditioned: the kernel divides by zero there.
 	FFT Method = "fft"
 	// Vandermonde sums the modes, h[t] = Σ rᵢλᵢ^(t-1), a Vandermonde matrix times the residues,
 	// with powers built in chunks from anchors computed in polar form. O(nL) after a
@@ -221,10 +223,38 @@ func fftImpulse(h []float64, f filters.Filter) error {
 	}
 	k, err := NewKernelPlan(n, N).Kernel(nil, a, bt, h0)
 	if err != nil {
+		if w, ok := poleOnGrid(a, N); ok {
+			// the kernel divides by a(e^jω) there: 0/0, not an overflow of the response
+			return fmt.Errorf("%w: the fft method divides by the denominator on the %d-point grid of the unit circle, and a pole lies on it (ω = %.6gπ); the recurrence computes this response",
+				filters.ErrIllConditioned, N, w/math.Pi)
+		}
 		return err
 	}
 	copy(h, k)
 	return nil
+}
+
+// poleOnGrid reports whether the denominator 1 + Σ aᵢz⁻ⁱ vanishes, to rounding, at a point
+// e^jω, ω = 2πk/N, of the FFT's grid (k ≤ N/2: the coefficients are real), and returns the
+// first such ω.
+func poleOnGrid(a []float64, N int) (float64, bool) {
+	scale := 1.0
+	for _, v := range a {
+		scale += math.Abs(v)
+	}
+	for k := 0; k <= N/2; k++ {
+		w := 2 * math.Pi * float64(k) / float64(N)
+		zinv := cmplx.Rect(1, -w)
+		d, p := complex(1, 0), complex(1, 0)
+		for _, v := range a {
+			p *= zinv
+			d += complex(v, 0) * p
+		}
+		if cmplx.Abs(d) <= 1e3*eps*scale {
+			return w, true
+		}
+	}
+	return 0, false
 }
 
 // ---- lengths ----
