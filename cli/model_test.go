@@ -650,11 +650,13 @@ func TestDistillModelOneStateSize(t *testing.T) {
 	checkInTorch(t, in, outs...)
 }
 
-// TestDistillModelKeepsModuleSettings distils S4D layers written back in the s4d layout,
-// which keep their module's settings: a minimal S4D layer (models/s4/s4d.py) comes back under
-// that module's names, and a layer whose module discretises by the bilinear transform as
-// tensors that module reads as the fit. Both were written for SSMKernelDiag with zoh: the
-// first did not load, the second read 0.58–0.72 from the input's kernels (the fit: 0.09–0.13).
+// TestDistillModelKeepsModuleSettings distils layers written back in their own layout, which
+// keep their module's settings: a minimal S4D layer (models/s4/s4d.py) comes back under that
+// module's names; a layer whose module discretises by the bilinear transform, and an RTF
+// layer under a Hyena operator read with --h0 once, as tensors their modules read as the fit.
+// They were written for SSMKernelDiag with zoh and with h_0 halved: the first did not load,
+// the second read 0.58–0.72 from the input's kernels (the fit: 0.09–0.13), the third
+// with h_0 halved (0.371 where the fit is 0.363).
 func TestDistillModelKeepsModuleSettings(t *testing.T) {
 	dir := t.TempDir()
 	minimal := filepath.Join(dir, "minimal.pt")
@@ -664,18 +666,13 @@ func TestDistillModelKeepsModuleSettings(t *testing.T) {
 	if r := run(t, "", "import", minimal, "--list"); !strings.Contains(r.stdout, `"model.s4.kernel.log_A_real"`) || strings.Contains(r.stdout, "kernel.inv_dt") {
 		t.Errorf("a minimal S4D layer written back under other names: %v", r)
 	}
-	in := "../testdata/layouts/s4d_bilinear_64.pt"
-	out := filepath.Join(dir, "bilinear.pt")
-	if r := run(t, "", "distill", in, "--disc", "bilinear", "--order", "4", "--to-layout", "s4d", "-o", out); r.code != 0 {
-		t.Fatal(r)
-	}
-	// The kernels the layer's module computes, at the length distilled (--length's 1024).
-	kernels := func(path string) [][]float64 {
-		r := run(t, "", "import", path, "--disc", "bilinear")
+	// The kernels the layer's module computes, at the length distilled.
+	kernels := func(path string, length string, opts ...string) [][]float64 {
+		r := run(t, "", append([]string{"import", path}, opts...)...)
 		if r.code != 0 {
 			t.Fatal(r)
 		}
-		a := run(t, r.stdout, "analyze", "-", "--impulse", "1024")
+		a := run(t, r.stdout, "analyze", "-", "--impulse", length)
 		var bank struct {
 			Channels []struct {
 				Impulse []float64 `json:"impulse"`
@@ -690,10 +687,27 @@ func TestDistillModelKeepsModuleSettings(t *testing.T) {
 		}
 		return out
 	}
-	want, got := kernels(in), kernels(out)
-	for i, c := range readManifest(t, out).Layers[0].Channels {
-		if e := filters.RelDiff(want[i], got[i]); !(math.Abs(e-c.RelError) <= 1e-6*c.RelError) {
-			t.Errorf("channel %d: the module reads the distilled layer %.3g from the input's kernel, the fit is %.3g from it", i, e, c.RelError)
+	rtfIn := filepath.Join(dir, "rtf.pt")
+	if r := run(t, "", "export", "../testdata/layouts/rtf_64.pt", "--prefix", "m.mixer.filter_fn.", "-o", rtfIn); r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, c := range []struct {
+		in, layout, length string
+		opts               []string
+	}{
+		{"../testdata/layouts/s4d_bilinear_64.pt", "s4d", "1024", []string{"--disc", "bilinear"}},
+		{rtfIn, "rtf", "64", []string{"--h0", "once", "--trunc-len", "64"}},
+	} {
+		out := filepath.Join(dir, "out-"+filepath.Base(c.in))
+		args := append([]string{"distill", c.in, "--order", "2", "-o", out}, c.opts...)
+		if r := run(t, "", append(args, "--to-layout", c.layout)...); r.code != 0 {
+			t.Fatal(r)
+		}
+		want, got := kernels(c.in, c.length, c.opts...), kernels(out, c.length, c.opts...)
+		for i, ch := range readManifest(t, out).Layers[0].Channels {
+			if e := filters.RelDiff(want[i], got[i]); !(math.Abs(e-ch.RelError) <= 1e-6*ch.RelError+1e-12) {
+				t.Errorf("%s, channel %d: the module reads the distilled layer %.3g from the input's kernel, the fit is %.3g from it", c.in, i, e, ch.RelError)
+			}
 		}
 	}
 }

@@ -90,14 +90,14 @@ func (rtfLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 func invalidRTF(err error) error { return &layerError{err} }
 
 // exportRTF writes ab (2·D, N) and h_0 (D) by rtf.FromBank, h_0 halved for a layer that
-// counts it twice.
+// counts it twice: by default one under a Hyena operator's prefix, as import reads it.
 func exportRTF(bank *filters.Bank, o Options, prefix string) ([]arrays.Named, []filters.Report, error) {
 	l, reports, err := rtf.FromBank(bank, o.int(RTF, "trunc-len"))
 	if err != nil {
 		return nil, nil, invalidRTF(err)
 	}
 	h0 := l.H0
-	if o.get(RTF, "h0") == "twice" {
+	if h0Twice(Layer{Prefix: prefix}, o) {
 		h0 = make([]float64, len(l.H0))
 		for i, v := range l.H0 {
 			h0[i] = v / 2

@@ -315,6 +315,29 @@ func TestFindRTF(t *testing.T) {
 // ReadBack measures the tensors as written: exact for a well-conditioned bank in float64,
 // float32's rounding when asked for float32, and a failure or a large error for a stable
 // filter whose transfer function float64 cannot hold.
+// TestRTFExportUnderHyenaOperator exports a bank under a Hyena operator's prefix, where
+// import counts h_0 twice (safari's Hyena-RTF wrapper): export halves it unless --h0 once
+// says otherwise, so that the tensors read back as the bank. It wrote h_0 whole, and the
+// read-back check refused its own tensors (0.29 off on ssmlab's golden rtf layer).
+func TestRTFExportUnderHyenaOperator(t *testing.T) {
+	doc := filters.Document{Bank: filtertest.TFBank(43, 3, 4)}
+	const prefix = "backbone.layers.0.mixer.filter_fn."
+	for _, h0 := range []string{"", "once", "twice"} {
+		o := layouts.Options{Values: map[string]string{}}
+		if h0 != "" {
+			o.Values["h0"] = h0
+		}
+		tensors, _, err := layouts.Export(doc, layouts.RTF, o, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := layouts.ReadBack(doc, tensors, arrays.Float64, layouts.RTF, o, prefix)
+		if err != nil || !(c.RelError <= neumannTol) {
+			t.Errorf("--h0 %q: read back to %.3g (%v)", h0, c.RelError, err)
+		}
+	}
+}
+
 func TestReadBack(t *testing.T) {
 	const L = 256
 	doc := filters.Document{Bank: filtertest.TFBank(31, 4, 6)}
