@@ -3,6 +3,7 @@ package layouts
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -118,8 +119,8 @@ func (spec Option) parse(v string) error {
 			return fmt.Errorf("--%s %q: want an integer in [0, %d]", spec.Name, v, 1<<22)
 		}
 	case "float":
-		if _, err := strconv.ParseFloat(v, 64); err != nil {
-			return fmt.Errorf("--%s %q: want a number", spec.Name, v)
+		if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("--%s %q: want a finite number", spec.Name, v)
 		}
 	case "bool":
 		if _, err := strconv.ParseBool(v); err != nil {
