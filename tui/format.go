@@ -72,10 +72,10 @@ func parseReal(s string) (float64, error) {
 	if s == "" {
 		return 0, fmt.Errorf("%w: empty", errNumber)
 	}
-	mult := 1.0
+	mult, coef := 1.0, s
 	if i := strings.Index(s, "pi"); i >= 0 {
 		rest := s[i+2:]
-		coef := strings.TrimSuffix(strings.TrimSpace(s[:i]), "*")
+		coef = strings.TrimSuffix(strings.TrimSpace(s[:i]), "*")
 		mult = math.Pi
 		if strings.HasPrefix(rest, "/") {
 			d, err := strconv.ParseFloat(rest[1:], 64)
@@ -88,17 +88,17 @@ func parseReal(s string) (float64, error) {
 		}
 		switch coef {
 		case "", "+":
-			return mult, nil
+			coef = "1"
 		case "-":
-			return -mult, nil
+			coef = "-1"
 		}
-		s = coef
 	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+	v, err := strconv.ParseFloat(coef, 64)
+	// a finite coefficient times π (or over a tiny divisor) can still overflow: 1e308pi
+	if v *= mult; err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, fmt.Errorf("%w: %q", errNumber, s)
 	}
-	return v * mult, nil
+	return v, nil
 }
 
 // parseComplex reads "a", "a+bj", "a-bj", "bj" (i is accepted for j) or polar "r@θ".
