@@ -195,7 +195,7 @@ func (o plotOptions) figureOptions(lengthSet bool) (figures.Options, error) {
 			continue
 		}
 		v, err := vg.ParseLength(l.v)
-		if err != nil || v < figures.MinSide || v > figures.MaxSide {
+		if err != nil || !(v >= figures.MinSide && v <= figures.MaxSide) { // NaN too: vg reads "NaNin"
 			return fo, fmt.Errorf("%s %q: want a length between 1in and 20in, such as 16cm, 6in or 300pt", l.flag, l.v)
 		}
 		*l.dst = v
