@@ -14,7 +14,7 @@ import (
 	"github.com/ssmlab/ssmlab/train/plan"
 )
 
-func fittedUnit(t *testing.T, u plan.Unit) *plan.UnitResult {
+func fittedUnit(t testing.TB, u plan.Unit) *plan.UnitResult {
 	t.Helper()
 	r := &plan.UnitResult{Unit: u, Warnings: []string{"w"}}
 	for c := u.Lo; c < u.Hi; c++ {
