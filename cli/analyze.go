@@ -76,14 +76,15 @@ func newAnalyze(s *streams) *cobra.Command {
 recurrence, the form's own recurrence); all four agree to about 1e-12. fft is the state-free
 RTF kernel (FFTs of the transfer-function coefficients with the truncation correction),
 vandermonde sums the modes, scan runs the diagonal recurrence as a parallel prefix scan; the
-last three convert the filter to the form they need first, and fail on a defective one.
+last three convert the filter to the form they need first, and fail on a defective one
+(fft also on a pole on the unit circle at a point of its L-point grid: an integrator's z = 1).
 
 --auto-length picks L from the pole radius (log(1e-12)/log ρ samples: until a stable
 response has decayed to 1e-12, an unstable one has grown by 1e12; 65536 for a marginal
 one), at most the L given to --impulse or --step; alone it prints the impulse response.
 
-With none of --impulse, --step, --freq, --group-delay, --poles, --h2, --hsv, --reduce and
---auto-length, impulse, frequency response and poles are printed with L = 64 and N = 64;
+With none of --impulse, --step, --freq, --group-delay, --poles, --h2, --hsv, --reduce,
+--properties and --auto-length, impulse, frequency response and poles are printed with L = 64 and N = 64;
 naming any of them prints only the sections named. L and N lie in [1, 1048576]. A bank
 prints {"channels": [{...}, ...]}, one object per channel, computed in parallel.
 

@@ -267,7 +267,8 @@ func TestAnalyzeNewBadInput(t *testing.T) {
 
 func TestAnalyzeHelpNewFlags(t *testing.T) {
 	r := run(t, "", "analyze", "--help")
-	for _, w := range []string{"--step L", "--group-delay N", "--hsv", "--h2", "--reduce R", "--method", "--auto-length", `"step"`, "group_delay", "error_bound"} {
+	// "--properties and": the list of the flags that print only their sections lacked it
+	for _, w := range []string{"--step L", "--group-delay N", "--hsv", "--h2", "--reduce R", "--method", "--auto-length", `"step"`, "group_delay", "error_bound", "--properties and --auto-length", "an integrator's z = 1"} {
 		if !strings.Contains(r.stdout, strings.Trim(w, `"`)) {
 			t.Errorf("analyze --help does not mention %s", w)
 		}
