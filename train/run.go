@@ -54,12 +54,14 @@ type ChannelReport struct {
 
 // Report summarises a finished job.
 type Report struct {
-	Model        Model           `json:"model"`
-	Order        int             `json:"order"`
-	Init         Init            `json:"init"`
-	Backend      string          `json:"backend"`
-	Steps        int             `json:"steps"`
-	StoppedEarly bool            `json:"stopped_early"`
+	Model        Model  `json:"model"`
+	Order        int    `json:"order"`
+	Init         Init   `json:"init"`
+	Backend      string `json:"backend"`
+	Steps        int    `json:"steps"`
+	StoppedEarly bool   `json:"stopped_early"`
+	// Seconds is the job's wall-clock time; in a Ladder, every order's report has the whole
+	// ladder's, since its orders are fitted together, each from the one below.
 	Seconds      float64         `json:"seconds"`
 	Stable       bool            `json:"stable"`
 	MaxRelError  float64         `json:"max_rel_error"`
