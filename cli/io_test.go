@@ -275,6 +275,29 @@ func ioMust[T any](v T, err error) T {
 	return v
 }
 
+// TestTargetFileWhereAFilterIsRead: analyze and convert, which take a filter, say of a target
+// file (kernels) that it is one and which commands read it; they said "invalid filter:
+// missing key "form" (or "channels" for a bank)" of ssmlab preset hyena's file. A broken
+// filter file still gets its own error.
+func TestTargetFileWhereAFilterIsRead(t *testing.T) {
+	dir := t.TempDir()
+	target := `{"name": "k", "kernels": [[1, 0.5, 0.25], [1, -0.5, 0.25]]}`
+	path := writeText(t, dir, "k.json", target)
+	want := "is a target file (2 kernels of length 3), not a filter: ssmlab distill fits a filter to its kernels, ssmlab plot draws them"
+	for _, c := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"analyze", path}},
+		{"", []string{"convert", path, "--to", "tf"}},
+		{target, []string{"analyze", "-", "--poles"}},
+	} {
+		oneErrorLine(t, run(t, c.stdin, c.args...), 1, want)
+	}
+	broken := writeText(t, dir, "broken.json", `{"form": "tf", "a": [0.5], "b": [1], "h0": 0, "kernels": 1}`)
+	oneErrorLine(t, run(t, "", "analyze", broken), 1, `unknown key "kernels"`)
+}
+
 // Commands that read one filter or target refuse a session file and say how to get an
 // item out of it; a missing session file is reported as missing.
 func TestSessionFileWhereAFilterIsRead(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/sessions"
 )
 
 // Exit statuses returned by Main.
@@ -404,6 +405,10 @@ func (s *streams) read(path string) (filters.Document, string, error) {
 	}
 	doc, err := filterfile.Unmarshal(data)
 	if err != nil {
+		if t, terr := sessions.UnmarshalTarget(data); terr == nil {
+			// it said "invalid filter: missing key "form"" of a valid target file
+			return filters.Document{}, name, failf("%s is a target file (%s), not a filter: ssmlab distill fits a filter to its kernels, ssmlab plot draws them", name, t.Describe())
+		}
 		return filters.Document{}, name, failf("%s: %w", name, err)
 	}
 	return doc, name, nil
