@@ -110,7 +110,7 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 		return err
 	}
 	format, _ := checkpointFormat(j.out)
-	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length})
+	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length, ToLayout: opts.ToLayout})
 	if err != nil {
 		return fail(err)
 	}
@@ -482,7 +482,7 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 			if err != nil {
 				return failf("%s: %w", args[0], err)
 			}
-			ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: opts.Length})
+			ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: opts.Length, ToLayout: opts.ToLayout})
 			if err != nil {
 				return fail(err)
 			}

@@ -64,6 +64,10 @@ type CheckpointOptions struct {
 	// Length is the kernel length of the layers that record none (s4d, stripedhyena, an
 	// rtf layer without trunc_len).
 	Length int
+	// ToLayout is the layout every layer is to be written in, or "" (Assemble chooses): a
+	// layer whose module is a variant that layout is not written in, in its own layout, is
+	// refused before any work (layouts.WriteBackVariant).
+	ToLayout string
 }
 
 // distilled are the layouts of single-input single-output long filters: the layers a whole
@@ -180,6 +184,9 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		if ml.Length < 2 {
 			return inputf("%s layer %q: kernel length %d: give the length to distil at", l.Layout, l.Prefix, ml.Length)
 		}
+		if v, others := layouts.WriteBackVariant(l); v != "" && o.ToLayout == string(l.Layout) {
+			return inputf("%s layer %q: its module is of a variant that the %s layout is not written in: %s; --to-layout %s writes it for another module, --layers leaves it out", l.Layout, l.Prefix, l.Layout, v, joinLayoutsOr(others))
+		}
 		c.Layers = append(c.Layers, ml)
 	}
 	if len(c.Layers) == 0 {
@@ -208,6 +215,15 @@ func prefixes(ls []layouts.Layer) []string {
 		out[i] = l.Prefix
 	}
 	return out
+}
+
+// joinLayoutsOr lists layouts as choices: "rtf or stripedhyena".
+func joinLayoutsOr(ls []layouts.Layout) string {
+	s := strings.Split(joinLayouts(ls), ", ")
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
 func joinLayouts(ls []layouts.Layout) string {

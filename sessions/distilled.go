@@ -276,6 +276,12 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSiz
 	var failures []string
 	var last []arrays.Named
 	for _, lay := range tries {
+		if lay == l.Layout {
+			if v, _ := layouts.WriteBackVariant(l.Layer); v != "" {
+				failures = append(failures, fmt.Sprintf("%s: the layer's module is of a variant the %s layout is not written in (%s)", lay, lay, v))
+				continue
+			}
+		}
 		opts := map[string]string{}
 		truncLen := 0
 		if lay == layouts.RTF {

@@ -197,3 +197,49 @@ func named(prefix string, names []string, shapes [][]int, data ...[]float64) ([]
 	}
 	return out, nil
 }
+
+// WriteBackVariant names the variant of a layer's module whose tensors Export does not write
+// in the layer's own layout (other names or shapes, which that module would not load), from
+// what detection recorded in its Options, and the layouts that hold its filters in another
+// module; "" where Export writes what the layer's module loads. Export writes an rtf layer
+// with one denominator per channel and no constraint, an s4d layer (variant ssm) complex,
+// causal, with one SSM and one Δt per channel, and a stripedhyena layer with one system per
+// channel.
+func WriteBackVariant(l Layer) (variant string, others []Layout) {
+	var why []string
+	switch l.Layout {
+	case RTF:
+		if n := l.Options["num_a"]; n != "" {
+			why = append(why, fmt.Sprintf("shared denominators (num_a: %s denominator rows for %d channels)", n, l.Channels))
+		}
+		if l.Options["constraint"] == "l1_montel" {
+			why = append(why, "the l1_montel constraint (its scalar parameter)")
+		}
+	case S4D:
+		if l.Options["is_real"] == "true" {
+			why = append(why, "is_real (real A_real, B and C, no A_imag)")
+		}
+		if l.Options["bidirectional"] == "true" {
+			why = append(why, "bidirectional (C's anti-causal rows share A with the causal ones)")
+		}
+		if n := l.Options["n_ssm"]; n != "" {
+			why = append(why, fmt.Sprintf("n_ssm %s (A and B shared among the %d channels)", n, l.Channels))
+		}
+		if l.Options["dt_tie"] == "false" {
+			why = append(why, "dt_tie false (inv_dt of (H, N/2))")
+		}
+	case StripedHyena:
+		if n := l.Options["num_systems"]; n != "" {
+			why = append(why, fmt.Sprintf("hyena_filter_groups > 1 (%s systems for %d channels)", n, l.Channels))
+		}
+	}
+	if len(why) == 0 {
+		return "", nil
+	}
+	for _, lay := range ModuleLayouts {
+		if lay != l.Layout {
+			others = append(others, lay)
+		}
+	}
+	return strings.Join(why, ", "), others
+}

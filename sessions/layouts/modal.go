@@ -123,10 +123,25 @@ func (s4dLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 		l.Order = a[1]
 		l.Options["is_real"] = "true"
 	}
-	if c := shapeOf(in, p+"kernel.C", 4); c != nil && l.Options["is_real"] == "" {
+	var c []int
+	if l.Options["is_real"] == "" {
+		c = shapeOf(in, p+"kernel.C", 4)
+	} else {
+		c = shapeOf(in, p+"kernel.C", 3)
+	}
+	if c != nil {
 		l.Channels = c[0] * c[1]
-	} else if c := shapeOf(in, p+"kernel.C", 3); c != nil {
-		l.Channels = c[0] * c[1]
+		// The variants the shapes tell (FFTConv and SSMKernel's constructor arguments), for
+		// WriteBackVariant: Export writes C with as many rows as D, A and inv_dt per channel.
+		if d := shapeOf(in, p+"D", 2); d != nil && c[0] == 2*d[0] {
+			l.Options["bidirectional"] = "true"
+		}
+		if a[0] < c[1] {
+			l.Options["n_ssm"] = fmt.Sprint(a[0])
+		}
+		if dt := shapeOf(in, p+"kernel.inv_dt", 2); dt != nil && dt[1] > 1 {
+			l.Options["dt_tie"] = "false"
+		}
 	}
 	return l, true
 }
@@ -355,6 +370,9 @@ func (stripedHyenaLayout) detect(in map[string]arrays.Info, p string) (Layer, bo
 	l := Layer{Channels: ps[0], Order: ps[1], DType: in[p+"poles"].DType, Options: map[string]string{"short-filter": "false"}}
 	if d := shapeOf(in, p+"D", 1); d != nil {
 		l.Channels = d[0]
+		if ps[0] < d[0] { // hyena_filter_groups > 1: WriteBackVariant
+			l.Options["num_systems"] = fmt.Sprint(ps[0])
+		}
 	}
 	return l, true
 }

@@ -31,6 +31,9 @@ func (rtfLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	if _, ok := in[p+rtf.NameScalar]; ok {
 		l.Options["constraint"] = "l1_montel"
 	}
+	if ab[0] != 2*h0[0] { // shared denominators: WriteBackVariant
+		l.Options["num_a"] = fmt.Sprint(ab[0] - h0[0])
+	}
 	return l, true
 }
 

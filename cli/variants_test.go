@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+)
+
+// variantCheckpoint writes an .npz of the golden file in's tensors, changed by edit (which
+// may add, drop or replace tensors by name), for a variant of a layer's module.
+func variantCheckpoint(t *testing.T, dir, name, in string, edit func(map[string]*arrays.Array) []string) string {
+	t.Helper()
+	f, err := arrays.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ts := map[string]*arrays.Array{}
+	var order []string
+	for _, info := range f.Arrays() {
+		a, err := f.Read(info.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts[info.Name] = a
+		order = append(order, info.Name)
+	}
+	if edit != nil {
+		order = append(order, edit(ts)...)
+	}
+	var out []arrays.Named
+	for _, n := range order {
+		if a, ok := ts[n]; ok {
+			out = append(out, arrays.Named{Name: n, Array: a})
+		}
+	}
+	path := filepath.Join(dir, name+".npz")
+	data, err := arrays.EncodeNPZ(out, arrays.NPZOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func mustArray(t *testing.T, shape []int, data []float64) *arrays.Array {
+	t.Helper()
+	a, err := arrays.New(shape, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestDistillModelVariants: a layer whose module is a variant its own layout is not written in
+// (an S4D layer with is_real, bidirectional, n_ssm < H; an RTF layer with shared
+// denominators or the l1_montel constraint; a StripedHyena layer of grouped systems) is
+// refused before any fit when --to-layout names that layout, in one line naming the layer,
+// the variant and the layouts that hold it, and nothing is written; by default it goes to
+// another layout, saying why. They were written as the plain layout with exit 0: an S4D
+// layer without A_imag got one, an RTF layer with num_a < D an ab of 2·D rows and no scalar,
+// a bidirectional S4D layer a C of 2·H SSMs and a D of 2·H, which their modules do not load.
+func TestDistillModelVariants(t *testing.T) {
+	dir := t.TempDir()
+	const lay = "../testdata/layouts/"
+	isReal := variantCheckpoint(t, dir, "s4d_real", lay+"s4d_bilinear_64.pt", func(ts map[string]*arrays.Array) []string {
+		const h, n = 2, 3
+		aRe, c := make([]float64, h*n), make([]float64, h*n)
+		b := make([]float64, h*n)
+		for i := range aRe {
+			aRe[i], b[i], c[i] = math.Log(0.1*float64(i%n+1)), 1, 0.3*float64(i+1)
+		}
+		delete(ts, "layer.kernel.A_imag")
+		ts["layer.kernel.A_real"] = mustArray(t, []int{h, n}, aRe)
+		ts["layer.kernel.B"] = mustArray(t, []int{1, h, n}, b)
+		ts["layer.kernel.C"] = mustArray(t, []int{1, h, n}, c)
+		return nil
+	})
+	bidir := variantCheckpoint(t, dir, "s4d_bidir", lay+"s4d_bilinear_64.pt", func(ts map[string]*arrays.Array) []string {
+		c := ts["layer.kernel.C"]
+		ts["layer.kernel.C"] = mustArray(t, []int{2, 2, 4, 2}, append(slices.Clone(c.Data), c.Data...))
+		return nil
+	})
+	scalar := variantCheckpoint(t, dir, "rtf_montel", lay+"rtf_64.npz", func(ts map[string]*arrays.Array) []string {
+		ts["layers.0.filter.scalar"] = mustArray(t, []int{2}, []float64{0.5, 0.25})
+		return []string{"layers.0.filter.scalar"}
+	})
+	shared := variantCheckpoint(t, dir, "rtf_shared", lay+"rtf_64.npz", func(ts map[string]*arrays.Array) []string {
+		ab := ts["layers.0.filter.ab"] // (2·D, N) with D = 2: one denominator for both
+		ts["layers.0.filter.ab"] = mustArray(t, []int{3, 3}, slices.Clone(ab.Data[3:]))
+		return nil
+	})
+	grouped := variantCheckpoint(t, dir, "sh_grouped", lay+"stripedhyena_64.npz", func(ts map[string]*arrays.Array) []string {
+		for _, n := range []string{"poles", "residues"} { // one system for the 3 channels
+			a := ts["blocks.1.filter."+n]
+			ts["blocks.1.filter."+n] = mustArray(t, []int{1, 4, 1, 2}, slices.Clone(a.Data[:8]))
+		}
+		return nil
+	})
+	for _, c := range []struct {
+		in, layout, prefix, variant, others string
+	}{
+		{isReal, "s4d", "layer.", "is_real", "rtf or stripedhyena"},
+		{bidir, "s4d", "layer.", "bidirectional", "rtf or stripedhyena"},
+		{lay + "s4d_64.npz", "s4d", "layers.0.layer.", "n_ssm 1", "rtf or stripedhyena"},
+		{scalar, "rtf", "layers.0.filter.", "l1_montel", "s4d or stripedhyena"},
+		{shared, "rtf", "layers.0.filter.", "shared denominators", "s4d or stripedhyena"},
+		{grouped, "stripedhyena", "blocks.1.filter.", "hyena_filter_groups", "rtf or s4d"},
+	} {
+		out := filepath.Join(dir, "out-"+filepath.Base(c.in))
+		args := []string{"distill", c.in, "--order", "2", "--length", "64", "-o", out}
+		r := run(t, "", append(args, "--to-layout", c.layout)...)
+		if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || strings.Contains(r.stderr, "fitted") ||
+			!strings.Contains(r.stderr, c.layout+` layer "`+c.prefix+`"`) || !strings.Contains(r.stderr, c.variant) || !strings.Contains(r.stderr, "--to-layout "+c.others) {
+			t.Errorf("%s --to-layout %s: %v", c.in, c.layout, r)
+		}
+		for _, p := range []string{out, out + ".manifest.json", out + ".work"} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s --to-layout %s wrote %s (%v)", c.in, c.layout, p, err)
+			}
+		}
+		// By default rtf is tried first: an RTF layer's variant is said, an S4D layer's
+		// goes to rtf with no word of it.
+		r = run(t, "", args...)
+		if r.code != 0 || c.layout == "rtf" && !strings.Contains(r.stderr, c.variant) {
+			t.Fatalf("%s: %v", c.in, r)
+		}
+		l := readManifest(t, out).Layers[0]
+		if l.ToLayout == c.layout || c.layout == "rtf" && !strings.Contains(l.Why, c.variant) {
+			t.Errorf("%s: written as %s (%s)", c.in, l.ToLayout, l.Why)
+		}
+	}
+}
