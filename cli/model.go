@@ -284,6 +284,11 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 	sort.Strings(ks)
 	fmt.Fprintf(s.err, "%s: %d long-filter layer(s) to distil (%s), %d channels in %d units of at most %d channels\n",
 		ck.Path, len(ck.Layers), strings.Join(ks, ", "), chans, len(units), opts.Chunk)
+	for _, l := range ck.Layers {
+		for _, w := range l.Warnings {
+			fmt.Fprintf(s.err, "warning: %s layer %q: %s\n", l.Layout, l.Prefix, oneLine(w))
+		}
+	}
 	for _, sk := range ck.Skipped {
 		fmt.Fprintf(s.err, "left as it is: %s layer %q: %s\n", sk.Layout, sk.Prefix, sk.Why)
 	}

@@ -139,3 +139,27 @@ func TestDistillModelVariants(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillModelSaysImportWarnings: what import warns of when it reads a layer (here an S4D
+// layer without D, whose direct term is taken as 0) distill CKPT says too, once per layer, on
+// stderr and in the manifest's layer; it said nothing of it.
+func TestDistillModelSaysImportWarnings(t *testing.T) {
+	dir := t.TempDir()
+	noD := variantCheckpoint(t, dir, "s4d_nod", "../testdata/layouts/s4d_bilinear_64.pt", func(ts map[string]*arrays.Array) []string {
+		delete(ts, "layer.D")
+		return nil
+	})
+	imp := run(t, "", "import", noD)
+	const warning = `no "layer.D": the direct term D is taken as 0`
+	if imp.code != 0 || !strings.Contains(imp.stderr, warning) {
+		t.Fatalf("import: %v", imp)
+	}
+	out := filepath.Join(dir, "out.npz")
+	r := run(t, "", "distill", noD, "--order", "2", "--length", "64", "-o", out)
+	if r.code != 0 || strings.Count(r.stderr, warning) != 1 || !strings.Contains(r.stderr, `warning: s4d layer "layer.": `+warning+"\n") {
+		t.Fatalf("distill: %v", r)
+	}
+	if l := readManifest(t, out).Layers[0]; !slices.Equal(l.Warnings, []string{warning}) {
+		t.Errorf("manifest: warnings %q", l.Warnings)
+	}
+}

@@ -49,6 +49,8 @@ type ModelLayer struct {
 	Length int
 	// RawType is the element type of its tensors (arrays.RawTypes).
 	RawType string
+	// Warnings are what reading it warned of (layouts.Result.Warnings), as import says them.
+	Warnings []string
 }
 
 // CheckpointOptions choose what OpenCheckpoint distils.
@@ -204,6 +206,7 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			return err
 		}
 		c.Layers[i].Channels = channels(r)
+		c.Layers[i].Warnings = r.Warnings
 		c.Layers[i].RawType = raw[c.readFrom[l.Prefix][0]]
 	}
 	return nil

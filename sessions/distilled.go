@@ -89,6 +89,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 			return nil, err
 		}
 		rec.Channels = recs
+		rec.Warnings = l.Warnings
 		layers = append(layers, exported{l, fs, tensors, rec, note})
 	}
 	// The layers written in one modal layout share its largest state size, the others' extra

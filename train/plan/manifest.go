@@ -77,9 +77,12 @@ type LayerRecord struct {
 	// ReadBackError is the worst channel's relative error of the tensors as written (rounded
 	// to DType, read back as the model's code reads them) against the fitted filters; the
 	// largest float64 for tensors that cannot be read back (written with --force).
-	ReadBackError float64         `json:"read_back_error"`
-	Tensors       []string        `json:"tensors"`
-	Channels      []ChannelRecord `json:"channels"`
+	ReadBackError float64 `json:"read_back_error"`
+	// Warnings are what reading the layer warned of (import's warnings: a D taken as 0, a
+	// bidirectional layer's anti-causal channels).
+	Warnings []string        `json:"warnings,omitempty"`
+	Tensors  []string        `json:"tensors"`
+	Channels []ChannelRecord `json:"channels"`
 }
 
 // ChannelRecord is one fitted channel: its index in the layer, the order and model it was
