@@ -163,3 +163,49 @@ func TestDistillModelSaysImportWarnings(t *testing.T) {
 		t.Errorf("manifest: warnings %q", l.Warnings)
 	}
 }
+
+// TestDistillModelTruncLenFromFile: distill CKPT takes an RTF layer's trunc_len from a
+// safetensors file's metadata as import does (one function): metadata that is no trunc_len is
+// refused naming it, and a --trunc-len that differs from it is refused; distill named a flag
+// the user had not given for the first and took --trunc-len over the file's for the second.
+func TestDistillModelTruncLenFromFile(t *testing.T) {
+	dir := t.TempDir()
+	f, err := arrays.Open("../testdata/layouts/rtf_64.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ts []arrays.Named
+	for _, in := range f.Arrays() {
+		a, err := f.Read(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, arrays.Named{Name: in.Name, Array: a})
+	}
+	for _, c := range []struct {
+		meta string
+		args []string
+		want string
+	}{
+		{"x64", nil, `the file's metadata says trunc_len "x64": want an integer in [0, `},
+		{"64", []string{"--trunc-len", "32"}, "--trunc-len 32 conflicts with trunc_len 64 in the file's metadata"},
+	} {
+		in := filepath.Join(dir, "rtf-"+c.meta+".safetensors")
+		data, err := arrays.EncodeSafetensors(ts, arrays.SafetensorsOptions{Metadata: map[string]string{"trunc_len": c.meta}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(in, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		imp := run(t, "", append([]string{"import", in}, c.args...)...)
+		out := filepath.Join(dir, "out.safetensors")
+		r := run(t, "", append([]string{"distill", in, "--order", "2", "-o", out}, c.args...)...)
+		for _, x := range []result{imp, r} {
+			if x.code != 1 || !strings.Contains(x.stderr, c.want) {
+				t.Errorf("metadata %q %v: %v", c.meta, c.args, x)
+			}
+		}
+	}
+}

@@ -160,7 +160,10 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			continue
 		}
 		ml := ModelLayer{Layer: l, Length: o.Length}
-		opts := c.layerOptions(l.Layout)
+		opts, err := c.layerOptions(l.Layout)
+		if err != nil {
+			return err
+		}
 		ml.Options = maps.Clone(l.Options)
 		if ml.Options == nil {
 			ml.Options = map[string]string{}
@@ -238,8 +241,9 @@ func joinLayouts(ls []layouts.Layout) string {
 }
 
 // layerOptions are the options that apply to a layout, with an RTF layer's trunc_len taken
-// from the file's metadata (written by export) unless given.
-func (c *Checkpoint) layerOptions(lay layouts.Layout) map[string]string {
+// from the file's metadata (written by export) unless given, as import takes it
+// (rtfTruncLen).
+func (c *Checkpoint) layerOptions(lay layouts.Layout) (map[string]string, error) {
 	out := map[string]string{}
 	for _, spec := range layouts.OptionList {
 		if _, applies := spec.Defaults[lay]; applies {
@@ -248,12 +252,17 @@ func (c *Checkpoint) layerOptions(lay layouts.Layout) map[string]string {
 			}
 		}
 	}
-	if meta, ok := c.file.Metadata()["trunc_len"]; ok && lay == layouts.RTF {
-		if _, given := out["trunc-len"]; !given {
-			out["trunc-len"] = meta
+	if lay == layouts.RTF {
+		given, _ := strconv.Atoi(out["trunc-len"]) // not a number: Import says so
+		n, fromFile, err := rtfTruncLen(c.file, given)
+		if err != nil {
+			return nil, err
+		}
+		if fromFile {
+			out["trunc-len"] = strconv.Itoa(n)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // read imports a layer; the last layer read is kept.
@@ -261,7 +270,11 @@ func (c *Checkpoint) read(l ModelLayer) (layouts.Result, error) {
 	if c.cached == l.Prefix && c.result.Tensors != nil {
 		return c.result, nil
 	}
-	r, err := layouts.Import(c.file, l.Layer, layouts.Options{Values: c.layerOptions(l.Layout)})
+	opts, err := c.layerOptions(l.Layout)
+	if err != nil {
+		return layouts.Result{}, err
+	}
+	r, err := layouts.Import(c.file, l.Layer, layouts.Options{Values: opts})
 	if err != nil {
 		return r, inputError{err}
 	}

@@ -61,23 +61,19 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 		lo.Values = map[string]string{}
 	}
 	var notes []string
-	if o.TruncLen > 0 {
-		if l.Layout != layouts.RTF {
-			return Item{}, inputf("--trunc-len applies to the rtf layout, not to %s", l.Layout)
-		}
-		lo.Values["trunc-len"] = strconv.Itoa(o.TruncLen)
+	if o.TruncLen > 0 && l.Layout != layouts.RTF {
+		return Item{}, inputf("--trunc-len applies to the rtf layout, not to %s", l.Layout)
 	}
-	if meta, ok := af.Metadata()["trunc_len"]; ok && l.Layout == layouts.RTF {
-		m, err := strconv.Atoi(meta)
-		if err != nil || m < 0 || m > MaxTruncLen {
-			return Item{}, inputf("the file's metadata says trunc_len %q: want an integer in [0, %d]", meta, MaxTruncLen)
+	if l.Layout == layouts.RTF {
+		n, fromFile, err := rtfTruncLen(af, o.TruncLen)
+		if err != nil {
+			return Item{}, err
 		}
-		switch {
-		case o.TruncLen == 0:
-			lo.Values["trunc-len"] = meta
-			notes = append(notes, fmt.Sprintf("trunc_len %d from the file's metadata", m))
-		case o.TruncLen != m:
-			return Item{}, inputf("--trunc-len %d conflicts with trunc_len %d in the file's metadata (written by export with its numerators corrected for %d): drop --trunc-len", o.TruncLen, m, m)
+		if n > 0 {
+			lo.Values["trunc-len"] = strconv.Itoa(n)
+		}
+		if fromFile {
+			notes = append(notes, fmt.Sprintf("trunc_len %d from the file's metadata", n))
 		}
 	}
 	r, err := layouts.Import(af, l, lo)
@@ -117,6 +113,27 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 	return it, nil
 }
 
+// rtfTruncLen is the trunc_len an RTF layer of af is read with: given (0: none), else the
+// one export recorded in the file's metadata (fromFile); the two differing, or metadata that
+// is not an integer in [0, MaxTruncLen], is an error.
+func rtfTruncLen(af *arrays.File, given int) (n int, fromFile bool, err error) {
+	meta, ok := af.Metadata()["trunc_len"]
+	if !ok {
+		return given, false, nil
+	}
+	m, err := strconv.Atoi(meta)
+	if err != nil || m < 0 || m > MaxTruncLen {
+		return 0, false, inputf("the file's metadata says trunc_len %q: want an integer in [0, %d]", meta, MaxTruncLen)
+	}
+	switch {
+	case given == 0:
+		return m, true, nil
+	case given != m:
+		return 0, false, inputf("--trunc-len %d conflicts with trunc_len %d in the file's metadata (written by export with its numerators corrected for %d): drop --trunc-len", given, m, m)
+	}
+	return given, false, nil
+}
+
 // parameterWarning says that an array read as kernels is a layout's parameter.
 func parameterWarning(name string) string {
 	lay, param, ok := layouts.ParameterOf(name)
@@ -146,10 +163,10 @@ func ListFile(path string) (Listing, error) {
 	infos := af.Arrays()
 	ls := layouts.Detect(infos)
 	// An RTF layer is read with the trunc_len export recorded (importLayer): list that one.
-	if meta, ok := af.Metadata()["trunc_len"]; ok {
+	if n, fromFile, err := rtfTruncLen(af, 0); err == nil && fromFile {
 		for _, l := range ls {
 			if l.Layout == layouts.RTF {
-				l.Options["trunc-len"] = meta
+				l.Options["trunc-len"] = strconv.Itoa(n)
 			}
 		}
 	}
