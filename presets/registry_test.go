@@ -234,36 +234,72 @@ func TestParseFloat(t *testing.T) {
 		in   string
 		want float64
 	}{
-		{"0.5", 0.5}, {"1e-3", 1e-3}, {"-2", -2}, {"pi", math.Pi}, {"π", math.Pi}, {"-pi", -math.Pi},
+		{"0.5", 0.5}, {"1e-3", 1e-3}, {"-2", -2}, {"pi", math.Pi}, {"π", math.Pi}, {"-pi", -math.Pi}, {"+pi", math.Pi},
 		{"pi/4", math.Pi / 4}, {"3pi/4", 3 * math.Pi / 4}, {"3*pi/4", 3 * math.Pi / 4}, {"2π", 2 * math.Pi},
 		{"-pi/2", -math.Pi / 2}, {"0.25pi", 0.25 * math.Pi}, {"1/3", 1.0 / 3}, {" 7 ", 7},
+		// the workbench's entries took spaces around "*" and before "pi"
+		{"2 * pi", 2 * math.Pi}, {"0.5 pi", math.Pi / 2}, {"3π / 4", 3 * math.Pi / 4}, {"pi/-4", -math.Pi / 4},
+		{"1e-400", 0}, {"5e-324", 5e-324},
 	} {
 		if got, err := ParseFloat(c.in); err != nil || got != c.want {
 			t.Errorf("ParseFloat(%q) = %v, %v; want %v", c.in, got, err, c.want)
 		}
 	}
-	for _, in := range []string{"", "pi/", "/4", "pie", "NaN", "inf", "-Inf", "1e999", "pi/0", "2pipi", "*pi", "1/0", "--1", "1/pi", "x"} {
-		if got, err := ParseFloat(in); err == nil {
-			t.Errorf("ParseFloat(%q) = %v, want an error", in, got)
+	for _, in := range []string{"", "pi/", "/4", "pie", "2pipi", "*pi", "-*pi", "--1", "1/pi", "pi*2", "x", "1/2/3",
+		"pi/0", "1/0", "0x1p-2", "1_0", "2 2"} {
+		if got, err := ParseFloat(in); err == nil || errors.Is(err, ErrNotFinite) {
+			t.Errorf("ParseFloat(%q) = %v, %v; want an error that is not ErrNotFinite", in, got, err)
+		}
+	}
+	// Non-finite numbers and results are refused by name; pi/Inf once read as 0 in the
+	// workbench, and 1e308pi overflows though each part is finite.
+	for _, in := range []string{"NaN", "inf", "-Inf", "Infinity", "1e999", "pi/Inf", "pi/NaN", "Infpi", "1e308pi", "1e308*π",
+		"pi/1e-320", "1e308/1e-10", "-1e999/2"} {
+		if got, err := ParseFloat(in); !errors.Is(err, ErrNotFinite) || !strings.Contains(err.Error(), "not finite") {
+			t.Errorf("ParseFloat(%q) = %v, %v; want ErrNotFinite", in, got, err)
 		}
 	}
 }
 
+// FuzzParseFloat fuzzes the one reader of typed numbers (preset arguments, the workbench's
+// entries): what it accepts is finite and reads back the same from its shortest decimal, and
+// as a multiple of π and over 2 reads as that multiple and half; a number strconv reads as
+// NaN or infinite is refused as not finite.
 func FuzzParseFloat(f *testing.F) {
-	for _, s := range []string{"0.5", "pi/4", "-3*pi/2", "1e-300", "2π", "1/3", "NaN", "pi/0"} {
+	for _, s := range []string{"0.5", "pi/4", "-3*pi/2", "1e-300", "2π", "1/3", "NaN", "pi/0", "pi/Inf", "1e308pi",
+		"pi/1e-320", "2 * pi", "0.5 π / 3", "1_0", "0x1p-2"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		x, err := ParseFloat(s)
 		if err != nil {
+			if err.Error() == "" {
+				t.Fatalf("ParseFloat(%q): an empty error", s)
+			}
+			if y, serr := strconv.ParseFloat(strings.TrimSpace(s), 64); (serr == nil || errors.Is(serr, strconv.ErrRange)) &&
+				(math.IsNaN(y) || math.IsInf(y, 0)) && !strings.ContainsAny(s, "_xX") && !errors.Is(err, ErrNotFinite) {
+				t.Fatalf("ParseFloat(%q) = %v, not refused as not finite", s, err)
+			}
 			return
 		}
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			t.Fatalf("ParseFloat(%q) = %v", s, x)
 		}
-		// Whatever it accepts, its shortest decimal reads back to the same number.
-		if y, err := ParseFloat(strconv.FormatFloat(x, 'g', -1, 64)); err != nil || y != x {
+		g := strconv.FormatFloat(x, 'g', -1, 64)
+		if y, err := ParseFloat(g); err != nil || y != x {
 			t.Fatalf("%q → %v does not round-trip: %v, %v", s, x, y, err)
+		}
+		if y, err := ParseFloat(g + "/2"); err != nil || y != x/2 {
+			t.Fatalf("%q/2 = %v, %v; want %v", g, y, err, x/2)
+		}
+		want := x * math.Pi
+		y, err := ParseFloat(g + "pi")
+		if math.IsInf(want, 0) {
+			if !errors.Is(err, ErrNotFinite) {
+				t.Fatalf("%qpi = %v, %v; want ErrNotFinite", g, y, err)
+			}
+		} else if err != nil || y != want {
+			t.Fatalf("%qpi = %v, %v; want %v", g, y, err, want)
 		}
 	})
 }

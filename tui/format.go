@@ -1,13 +1,14 @@
 package tui
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ssmlab/ssmlab/presets"
 )
 
 // num writes a number for a table: up to 6 significant digits, shortest form.
@@ -64,41 +65,14 @@ func fullC(c complex128) string {
 	return full(real(c)) + sign + full(math.Abs(imag(c))) + "j"
 }
 
-var errNumber = errors.New("not a number")
-
-// parseReal reads a finite real number; "pi", "pi/4", "0.3pi" are accepted too.
+// parseReal reads a finite real number as presets.ParseFloat does ("0.5", "pi/4", "0.3π",
+// "1/3"); its error quotes s.
 func parseReal(s string) (float64, error) {
-	s = strings.TrimSpace(strings.ReplaceAll(s, "π", "pi"))
-	if s == "" {
-		return 0, fmt.Errorf("%w: empty", errNumber)
+	x, err := presets.ParseFloat(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number: %w", strings.TrimSpace(s), err)
 	}
-	mult, coef := 1.0, s
-	if i := strings.Index(s, "pi"); i >= 0 {
-		rest := s[i+2:]
-		coef = strings.TrimSuffix(strings.TrimSpace(s[:i]), "*")
-		mult = math.Pi
-		if strings.HasPrefix(rest, "/") {
-			d, err := strconv.ParseFloat(rest[1:], 64)
-			if err != nil || d == 0 {
-				return 0, fmt.Errorf("%w: %q", errNumber, s)
-			}
-			mult /= d
-		} else if rest != "" {
-			return 0, fmt.Errorf("%w: %q", errNumber, s)
-		}
-		switch coef {
-		case "", "+":
-			coef = "1"
-		case "-":
-			coef = "-1"
-		}
-	}
-	v, err := strconv.ParseFloat(coef, 64)
-	// a finite coefficient times π (or over a tiny divisor) can still overflow: 1e308pi
-	if v *= mult; err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%w: %q", errNumber, s)
-	}
-	return v, nil
+	return x, nil
 }
 
 // parseComplex reads "a", "a+bj", "a-bj", "bj" (i is accepted for j) or polar "r@θ".

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/presets"
 )
 
 func finiteC(v complex128) bool {
@@ -14,10 +16,10 @@ func finiteC(v complex128) bool {
 
 // FuzzParseComplex types a fuzzed value into an entry of a filter's table (parseEntry: the
 // value, its modulus or its angle): what is accepted is finite and is what fullC writes back
-// for editing, and a refusal is an error.
+// for editing, a real part is read as presets.ParseFloat reads it, and a refusal is an error.
 func FuzzParseComplex(f *testing.F) {
 	for _, s := range []string{"0.5", "-0.25+0.5j", "1e-3-2e+2i", "j", "-j", "pi/4", "0.3pi", "-π", "0.9@0.25pi", "1∠pi/2",
-		"2*pi", "1e308pi", "pi/1e-320", "NaN", "+Inf", "1e309", "", "3-", "1@", "--1j"} {
+		"2*pi", "1e308pi", "pi/1e-320", "pi/Inf", "1/3+2j", "2 * pi", "NaN", "+Inf", "1e309", "", "3-", "1@", "--1j"} {
 		f.Add(s, 0.5, -0.25, uint8(0))
 	}
 	f.Add("0.5", 0.5, 0.5, uint8(1))
@@ -45,8 +47,11 @@ func FuzzParseComplex(f *testing.F) {
 		if err != nil || back != v {
 			t.Fatalf("%q reads as %v, written %q, read back as %v, %v", text, v, fullC(v), back, err)
 		}
-		if r, err := parseReal(full(real(v))); err != nil || r != real(v) {
+		if r, err := presets.ParseFloat(full(real(v))); err != nil || r != real(v) {
 			t.Fatalf("%v written %q reads back as %v, %v", real(v), full(real(v)), r, err)
+		}
+		if x, err := presets.ParseFloat(text); err == nil && v != complex(x, 0) {
+			t.Fatalf("%q reads as %v in an entry, as %v in a preset's argument", text, v, x)
 		}
 	})
 }

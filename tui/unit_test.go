@@ -1,11 +1,14 @@
 package tui
 
 import (
+	"errors"
 	"math"
 	"math/cmplx"
+	"strings"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/presets"
 )
 
 func TestParseComplex(t *testing.T) {
@@ -27,15 +30,24 @@ func TestParseComplex(t *testing.T) {
 		{"pi", math.Pi},
 		{"-pi/4", -math.Pi / 4},
 		{"0.5pi", math.Pi / 2},
+		{"1/3+2j", complex(1.0/3, 2)},
+		{"2 * pi", 2 * math.Pi},
+		{"1@pi/2", cmplx.Rect(1, math.Pi/2)},
 	} {
 		got, err := parseComplex(tc.in)
 		if err != nil || cmplx.Abs(got-tc.want) > 1e-15 {
 			t.Errorf("parseComplex(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
 		}
 	}
-	for _, bad := range []string{"", "abc", "1+", "NaN", "Inf", "1e999", "pi/0", "1@x"} {
+	for _, bad := range []string{"", "abc", "1+", "NaN", "Inf", "1e999", "pi/0", "1@x", "*pi", "1_0"} {
 		if v, err := parseComplex(bad); err == nil {
 			t.Errorf("parseComplex(%q) = %v, want an error", bad, v)
+		}
+	}
+	// pi/Inf read as 0; it and the overflows are refused as not finite, by name.
+	for _, bad := range []string{"pi/Inf", "1e308pi", "pi/1e-320", "1+pi/Infj", "1@pi/Inf"} {
+		if v, err := parseComplex(bad); !errors.Is(err, presets.ErrNotFinite) || !strings.Contains(err.Error(), "not finite") {
+			t.Errorf("parseComplex(%q) = %v, %v; want not finite", bad, v, err)
 		}
 	}
 }
