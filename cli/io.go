@@ -366,6 +366,9 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if dt == arrays.BFloat16 && format != sessions.ExportTorch && format != sessions.ExportSafetensors {
 		return fmt.Errorf("--dtype bfloat16: %s has no bfloat16 (pt and safetensors have)", format)
 	}
+	if err := o.layout.checkExported(); err != nil {
+		return err
+	}
 	var lay layouts.Layout
 	if o.layout.layout != "" {
 		if lay, err = layouts.ParseLayout(o.layout.layout); err != nil || !isExportLayout(lay) {

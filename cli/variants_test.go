@@ -209,3 +209,22 @@ func TestDistillModelTruncLenFromFile(t *testing.T) {
 		}
 	}
 }
+
+// TestExportLayoutOptions: export's help lists the layout options export uses, each saying
+// how it writes (not import's "or S5 (zoh, bilinear)", not --short-filter), and an option of
+// reading a layer only is refused with exit 2 saying so; --short-filter true read the
+// written layer back as its short filters and failed with "short_filter_weight is missing".
+func TestExportLayoutOptions(t *testing.T) {
+	h := run(t, "", "export", "-h")
+	if h.code != 0 || strings.Contains(h.stdout, "short-filter") || strings.Contains(h.stdout, "S5") || !strings.Contains(h.stdout, "--disc string") {
+		t.Errorf("export -h: %v", h)
+	}
+	out := filepath.Join(t.TempDir(), "x.npz")
+	r := run(t, "", "export", "../testdata/layouts/stripedhyena_64.npz", "--layout", "stripedhyena", "--short-filter", "true", "-o", out)
+	if r.code != 2 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--short-filter is an option of import") || strings.Contains(r.stderr, "short_filter_weight is missing") {
+		t.Errorf("export --short-filter: %v", r)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("export --short-filter wrote %s (%v)", out, err)
+	}
+}

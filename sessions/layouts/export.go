@@ -2,8 +2,10 @@ package layouts
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/cmplx"
+	"slices"
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -26,6 +28,11 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 	}
 	if err := o.check(lay); err != nil {
 		return nil, nil, err
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
+		if spec, _ := optionSpec(name); spec.Export == "" {
+			return nil, nil, fmt.Errorf("%w: --%s is a setting of reading a %s layer (import), which export does not use: %s", ErrNotExported, name, lay, spec.Help)
+		}
 	}
 	bank := doc.Bank
 	if doc.Filter != nil {

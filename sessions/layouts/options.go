@@ -20,6 +20,10 @@ type Option struct {
 	Choices  []string          // the values allowed; empty for a number
 	Kind     string            // "choice", "int", "float" or "bool"
 	Help     string
+	// Export is the help of an option Export uses (how it writes the layer), "" for one it
+	// does not (a setting of reading only, such as which of a layer's filters to read),
+	// which Export refuses.
+	Export string
 }
 
 var transforms = []string{"none", "exp", "relu", "sigmoid", "softplus"}
@@ -27,21 +31,28 @@ var transforms = []string{"none", "exp", "relu", "sigmoid", "softplus"}
 // Options lists every layout option.
 var OptionList = []Option{
 	{Name: "variant", Kind: "choice", Choices: []string{"ssm", "minimal"}, Defaults: map[Layout]string{S4D: "ssm"},
-		Help: "which S4D module: ssm (SSMKernelDiag in FFTConv, state-spaces/s4 src/models/sequence/kernels/ssm.py) or minimal (models/s4/s4d.py); import tells them apart by their names"},
+		Help:   "which S4D module: ssm (SSMKernelDiag in FFTConv, state-spaces/s4 src/models/sequence/kernels/ssm.py) or minimal (models/s4/s4d.py); import tells them apart by their names",
+		Export: "s4d: write for ssm (SSMKernelDiag in FFTConv, state-spaces/s4 src/models/sequence/kernels/ssm.py) or minimal (models/s4/s4d.py)"},
 	{Name: "disc", Kind: "choice", Choices: []string{"zoh", "bilinear", "dss"}, Defaults: map[Layout]string{S4D: "zoh", S5: "zoh"},
-		Help: "discretisation of an S4D (zoh, bilinear, dss) or S5 (zoh, bilinear) layer"},
+		Help:   "discretisation of an S4D (zoh, bilinear, dss) or S5 (zoh, bilinear) layer",
+		Export: "s4d: the discretisation the module is built with: zoh or bilinear (the minimal variant: zoh)"},
 	{Name: "dt-transform", Kind: "choice", Choices: transforms, Defaults: map[Layout]string{S4D: "exp", S4: "exp"},
-		Help: "how an S4/S4D layer maps inv_dt to Δt (its dt_transform)"},
+		Help:   "how an S4/S4D layer maps inv_dt to Δt (its dt_transform)",
+		Export: "s4d: how the module maps inv_dt to Δt (its dt_transform)"},
 	{Name: "real-transform", Kind: "choice", Choices: transforms, Defaults: map[Layout]string{S4D: "exp", S4: "exp"},
-		Help: "how an S4/S4D layer maps A_real to −Re A (its real_transform)"},
+		Help:   "how an S4/S4D layer maps A_real to −Re A (its real_transform)",
+		Export: "s4d: how the module maps A_real to −Re A (its real_transform; none holds a pole on or outside the unit circle)"},
 	{Name: "imag-transform", Kind: "choice", Choices: transforms, Defaults: map[Layout]string{S4D: "none", S4: "none"},
-		Help: "how an S4/S4D layer maps A_imag to −Im A (its imag_transform)"},
+		Help:   "how an S4/S4D layer maps A_imag to −Im A (its imag_transform)",
+		Export: "s4d: how the module maps A_imag to −Im A (its imag_transform)"},
 	{Name: "length", Kind: "int", Defaults: map[Layout]string{Hyena: "", S4D: "", S4: ""},
 		Help: "hyena: samples to evaluate (default: the stored length); s4d with disc dss: the kernel length L it normalises by (required); s4: the l_kernel its C̃ was made for (default: the stored buffer)"},
 	{Name: "trunc-len", Kind: "int", Defaults: map[Layout]string{RTF: "0"},
-		Help: "rtf: the layer's trunc_len L: its numerators are stored with the truncation correction b̃ = b(I − Aᴸ) (RTF paper, eq. 13), which import undoes and export applies; 0: stored as they are"},
+		Help:   "rtf: the layer's trunc_len L: its numerators are stored with the truncation correction b̃ = b(I − Aᴸ) (RTF paper, eq. 13), which import undoes and export applies; 0: stored as they are",
+		Export: "rtf: store the numerators corrected for trunc_len L"},
 	{Name: "h0", Kind: "choice", Choices: []string{"once", "twice"}, Defaults: map[Layout]string{RTF: "once"},
-		Help: "rtf: once (ruke1ire/RTF rtf.py), or twice for safari's Hyena-RTF wrapper, whose kernel holds h_0 and whose convolution adds it again as the bias"},
+		Help:   "rtf: once (ruke1ire/RTF rtf.py), or twice for safari's Hyena-RTF wrapper, whose kernel holds h_0 and whose convolution adds it again as the bias",
+		Export: "rtf: write h_0 whole (once, ruke1ire/RTF rtf.py), or halved (twice) for safari's Hyena-RTF wrapper, which counts it twice (default: twice under a prefix ending in filter_fn.)"},
 	{Name: "conj-sym", Kind: "bool", Defaults: map[Layout]string{S5: "true"},
 		Help: "s5: the layer keeps one of each conjugate pair and outputs 2·Re(C x) (its conj_sym)"},
 	{Name: "clip-eigs", Kind: "bool", Defaults: map[Layout]string{S5: "false"},
