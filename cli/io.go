@@ -306,7 +306,8 @@ repeatable) picks items; by default every filter and target is exported.
                      zpk for sos; the accuracy is printed as by convert): a modal bank goes
                      to s4d or stripedhyena as poles and residues, never through polynomial
                      coefficients, so a modal fit keeps its accuracy in float32. Kernels
-                     are written as "kernels". With several items, each item's names
+                     are written as "kernels" (--layout refuses them: distil them
+                     first). With several items, each item's names
                      start with its ID ("f1.ab", "t2.kernels").
   json               one item: a filter or bank file, or a target file.
   csv, npy           one item: its kernels, or a filter's impulse response (--length

@@ -228,3 +228,29 @@ func TestExportLayoutOptions(t *testing.T) {
 		t.Errorf("export --short-filter wrote %s (%v)", out, err)
 	}
 }
+
+// TestExportLayoutOfKernels: export --layout L of kernels (an imported Hyena layer) is
+// refused with exit 1, saying to distil them first, and writes nothing; without --layout
+// they are written as the tensor "kernels". They were written as "kernels" with exit 0
+// whatever layout was asked for.
+func TestExportLayoutOfKernels(t *testing.T) {
+	dir := t.TempDir()
+	const in = "../testdata/layouts/hyena_64.pt"
+	for _, lay := range []string{"rtf", "s4d", "stripedhyena", "sos"} {
+		out := filepath.Join(dir, lay+".safetensors")
+		r := run(t, "", "export", in, "--layout", lay, "-o", out)
+		if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "holds kernels, which the "+lay+" layout") || !strings.Contains(r.stderr, "distil them first") {
+			t.Errorf("--layout %s: %v", lay, r)
+		}
+		if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("--layout %s wrote %s (%v)", lay, out, err)
+		}
+	}
+	out := filepath.Join(dir, "kernels.npz")
+	if r := run(t, "", "export", in, "-o", out); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := run(t, "", "import", out, "--list"); !strings.Contains(r.stdout, `"kernels"`) {
+		t.Errorf("without --layout: %v", r)
+	}
+}

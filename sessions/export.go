@@ -47,7 +47,9 @@ type ExportOptions struct {
 	DType arrays.DType
 	// Layout is the layout filters are written in to .npz, .safetensors and .pt files
 	// (layouts.ExportLayouts; layouts.RTF when empty), and Options its settings by name
-	// (layouts.OptionList: h0, variant, disc, …).
+	// (layouts.OptionList: h0, variant, disc, …). A layout named for a target (kernels),
+	// which no layout of filters holds, is refused: without it a target is written as the
+	// tensor "kernels".
 	Layout  layouts.Layout
 	Options map[string]string
 	// Prefix is put before every tensor name in .npz and .safetensors files.
@@ -287,6 +289,13 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 				named = append(named, tensors...)
 				reports = append(reports, reps...)
 				continue
+			}
+			if o.Layout != "" {
+				pick := ""
+				if len(items) > 1 {
+					pick = "; --id picks the filters to write in it"
+				}
+				return Exported{}, itemErr(it, inputf("it holds kernels, which the %s layout (a filter's parameters) cannot hold: distil them first (ssmlab distill SOURCE -o fit.json) and export the fit; without --layout they are written as the tensor %q%s", o.Layout, KernelsTensor, pick))
 			}
 			if it.Target.Kernels == nil {
 				return Exported{}, itemErr(it, invalidf("its kernels are not loaded: %v", it.Target.Err))

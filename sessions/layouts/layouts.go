@@ -65,8 +65,8 @@ var (
 	ErrInvalid = errors.New("invalid layer")
 	// ErrNotFound marks a request for a layer or layout the file does not hold.
 	ErrNotFound = errors.New("no such layer")
-	// ErrNotExported marks an option of reading a layer that Export was given, or kernels
-	// asked to be written in a layout of filters: a request export does not serve.
+	// ErrNotExported marks an option of reading a layer that Export was given, which it
+	// does not use.
 	ErrNotExported = errors.New("not exported")
 )
 
