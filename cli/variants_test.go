@@ -61,7 +61,7 @@ func mustArray(t *testing.T, shape []int, data []float64) *arrays.Array {
 }
 
 // TestDistillModelVariants: a layer whose module is a variant its own layout is not written in
-// (an S4D layer with is_real, bidirectional, n_ssm < H; an RTF layer with shared
+// (an S4D layer with is_real, bidirectional, n_ssm < H, untied Δt; an RTF layer with shared
 // denominators or the l1_montel constraint; a StripedHyena layer of grouped systems) is
 // refused before any fit when --to-layout names that layout, in one line naming the layer,
 // the variant and the layouts that hold it, and nothing is written; by default it goes to
@@ -89,6 +89,10 @@ func TestDistillModelVariants(t *testing.T) {
 		ts["layer.kernel.C"] = mustArray(t, []int{2, 2, 4, 2}, append(slices.Clone(c.Data), c.Data...))
 		return nil
 	})
+	untied := variantCheckpoint(t, dir, "s4d_untied", lay+"s4d_bilinear_64.pt", func(ts map[string]*arrays.Array) []string {
+		ts["layer.kernel.inv_dt"] = mustArray(t, []int{2, 4}, []float64{0, -0.1, -0.2, -0.3, 0.1, 0.2, 0.3, 0.4})
+		return nil
+	})
 	scalar := variantCheckpoint(t, dir, "rtf_montel", lay+"rtf_64.npz", func(ts map[string]*arrays.Array) []string {
 		ts["layers.0.filter.scalar"] = mustArray(t, []int{2}, []float64{0.5, 0.25})
 		return []string{"layers.0.filter.scalar"}
@@ -111,6 +115,7 @@ func TestDistillModelVariants(t *testing.T) {
 		{isReal, "s4d", "layer.", "is_real", "rtf or stripedhyena"},
 		{bidir, "s4d", "layer.", "bidirectional", "rtf or stripedhyena"},
 		{lay + "s4d_64.npz", "s4d", "layers.0.layer.", "n_ssm 1", "rtf or stripedhyena"},
+		{untied, "s4d", "layer.", "dt_tie false", "rtf or stripedhyena"},
 		{scalar, "rtf", "layers.0.filter.", "l1_montel", "s4d or stripedhyena"},
 		{shared, "rtf", "layers.0.filter.", "shared denominators", "s4d or stripedhyena"},
 		{grouped, "stripedhyena", "blocks.1.filter.", "hyena_filter_groups", "rtf or s4d"},
