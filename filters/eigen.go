@@ -214,8 +214,8 @@ func schurRotation(a *mat.Dense) (p *mat.Dense, blocks []RotationBlock, reals []
 var qrRootsMax = 32
 
 // rootsMonic returns the roots of zⁿ + a₁zⁿ⁻¹ + … + aₙ: the eigenvalues of the balanced
-// companion matrix (backward stable for the polynomial), each refined by Newton steps that
-// are kept only when they reduce |p|. Conjugate symmetry is preserved.
+// companion matrix (backward stable for the polynomial), each refined by Newton steps while
+// its residual is above Horner's rounding error, kept only when they reduce |p|. Conjugate symmetry is preserved.
 func rootsMonic(a []float64) ([]complex128, error) {
 	return rootsMonicContext(context.Background(), a)
 }
@@ -254,16 +254,25 @@ func rootsMonicContext(ctx context.Context, a []float64) ([]complex128, error) {
 	if err != nil {
 		return nil, err
 	}
+	absA := make([]float64, n+1)
+	absA[0] = 1
+	for k, v := range a {
+		absA[k+1] = math.Abs(v)
+	}
 	for i, r := range roots {
 		if imag(r) < 0 {
 			continue
 		}
 		for iter := 0; iter < 3; iter++ {
-			p, dp := hornerMonic(a, r)
-			if dp == 0 {
+			// A residual within Horner's rounding error is noise: a Newton step from it would
+			// move each root of a cluster at random by up to ε·Σ|aₖ||r|ᵏ/|p′(r)|, losing the
+			// cluster's mean, which the QR iteration keeps (it preserves the trace).
+			ratio, small := newtonRatio(a, absA, r)
+			if small || cmplx.IsNaN(ratio) || cmplx.IsInf(ratio) {
 				break
 			}
-			next := r - p/dp
+			p, _ := hornerMonic(a, r)
+			next := r - ratio
 			if imag(r) == 0 {
 				next = complex(real(next), 0)
 			}
