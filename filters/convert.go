@@ -634,18 +634,24 @@ func toZPK(f Filter) (*ZPK, conditioned, error) {
 	return out, c, nil
 }
 
-// polyZPK is toZPK for a transfer function: the roots of its denominator and numerator.
+// polyZPK is toZPK for a transfer function: the roots of its denominator and numerator,
+// with the condition of the response to the root finder's backward error (rootsCondition).
 func polyZPK(a, b []float64, h0 float64, c conditioned) (*ZPK, conditioned, error) {
-	poles, err := sortedRoots(a)
+	poles, err := rootsMonic(a)
 	if err != nil {
 		return nil, c, err
 	}
-	zeros, gain, off, err := polyZeros(a, b, h0)
+	zeros, num, off, err := polyZeros(a, b, h0)
 	if err != nil {
 		return nil, c, err
 	}
-	c.of = "none (poles and zeros as roots of the polynomials)"
-	return &ZPK{Zeros: SortRoots(zeros), Poles: poles, Gain: gain, H0: off}, c, nil
+	gain := 0.0
+	if len(num) > 0 {
+		gain = num[0]
+	}
+	c.value = rootsCondition(a, num, off)
+	c.of = "the poles and zeros as roots of the polynomials (‖(‖a‖₁|H| + ‖b‖₁)/|a|‖₂ / ‖H‖₂ on the unit circle: what a componentwise backward error ε in the coefficients does to the response)"
+	return &ZPK{Zeros: SortRoots(zeros), Poles: SortRoots(poles), Gain: gain, H0: off}, c, nil
 }
 
 func clone(v []float64) []float64 {

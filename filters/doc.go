@@ -66,8 +66,15 @@
 //     condition number of the eigenvector basis (ErrIllConditioned).
 //
 // Only the transfer-function and companion forms must root a polynomial to find their poles
-// (the eigenvalues of the balanced companion matrix, refined by Newton steps), since the
-// coefficients are all they have.
+// (the eigenvalues of the balanced companion matrix, refined by Newton steps while a residual
+// is above Horner's rounding error), since the coefficients are all they have. The roots are
+// backward stable, so tf → zpk reports the condition of the response to a componentwise
+// relative perturbation ε of the coefficients (Higham, "Accuracy and Stability of Numerical
+// Algorithms", ch. 5): κ = ‖(‖a‖₁|H| + ‖b‖₁)/|a|‖₂ / ‖H‖₂ over the unit circle, finite for
+// multiple roots (whose members are off by ε^(1/m), but not the factor they make), about 1
+// for the denominator zⁿ of an FIR filter, and large for poles clustered near the circle.
+// Wilkinson's condition of each root, Σ|cₖ||r|ᵏ/|p′(r)|, is infinite for a multiple root and
+// the mean of a cluster does not decide the response; rootcond.go and docs/maths.md say why.
 //
 // # Errors
 //

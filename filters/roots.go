@@ -65,11 +65,6 @@ func PolesContext(ctx context.Context, f Filter) ([]complex128, error) {
 	return SortRoots(p), nil
 }
 
-func sortedRoots(a []float64) ([]complex128, error) {
-	r, err := rootsMonic(a)
-	return SortRoots(r), err
-}
-
 // Zeros returns the zeros of H(z), computed from the system's zero dynamics.
 func Zeros(f Filter) ([]complex128, error) {
 	if s, ok := f.(*ZPK); ok && s.H0 != 0 {

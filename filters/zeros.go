@@ -87,14 +87,14 @@ func zeroDynamics(f *Dense) (zeros []complex128, gain, h0 float64, err error) {
 	return zeros, gain, h0, err
 }
 
-// polyZeros returns the zeros, gain and offset of H(z) = h0 + b(z)/a(z) for the monic
+// polyZeros returns the zeros, numerator and offset of H(z) = h0 + b(z)/a(z) for the monic
 // denominator a(z) = zⁿ + a₁zⁿ⁻¹ + … + aₙ and b(z) = b₁zⁿ⁻¹ + … + bₙ: the roots of the
 // numerator h0·a(z) + b(z), with the tests zeroDynamics applies to the companion
 // realisation (h0 is the gain unless negligible beside b, and leading bₖ that are are
-// skipped), at O(n²) a sweep rather than an O(n³) eigenvalue problem.
-func polyZeros(a, b []float64, h0 float64) (zeros []complex128, gain, off float64, err error) {
+// skipped), at O(n²) a sweep rather than an O(n³) eigenvalue problem. num is the numerator
+// whose roots they are, leading coefficient (the gain) first; nil without zeros.
+func polyZeros(a, b []float64, h0 float64) (zeros []complex128, num []float64, off float64, err error) {
 	bn := floats.Norm(b, 2)
-	var num []float64 // leading coefficient first
 	if h0 != 0 && math.Abs(h0) > markovTol*bn {
 		num = make([]float64, len(a)+1)
 		num[0] = h0
@@ -108,15 +108,15 @@ func polyZeros(a, b []float64, h0 float64) (zeros []complex128, gain, off float6
 			k++
 		}
 		if k == len(b) {
-			return nil, 0, h0, nil
+			return nil, nil, h0, nil
 		}
 		num = b[k:]
 	}
-	gain = num[0]
+	gain := num[0]
 	monic := make([]float64, len(num)-1)
 	for i := range monic {
 		monic[i] = num[i+1] / gain
 	}
 	zeros, err = rootsMonic(monic)
-	return zeros, gain, off, err
+	return zeros, num, off, err
 }
