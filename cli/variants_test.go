@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -113,7 +116,7 @@ func TestDistillModelVariants(t *testing.T) {
 		in, layout, prefix, variant, others string
 	}{
 		{isReal, "s4d", "layer.", "is_real", "rtf or stripedhyena"},
-		{bidir, "s4d", "layer.", "bidirectional", "rtf or stripedhyena"},
+		{bidir, "s4d", "layer.", "bidirectional", "rtf"},
 		{lay + "s4d_64.npz", "s4d", "layers.0.layer.", "n_ssm 1", "rtf or stripedhyena"},
 		{untied, "s4d", "layer.", "dt_tie false", "rtf or stripedhyena"},
 		{scalar, "rtf", "layers.0.filter.", "l1_montel", "s4d or stripedhyena"},
@@ -257,5 +260,75 @@ func TestExportLayoutOfKernels(t *testing.T) {
 	}
 	if r := run(t, "", "import", out, "--list"); !strings.Contains(r.stdout, `"kernels"`) {
 		t.Errorf("without --layout: %v", r)
+	}
+}
+
+// TestDistillModelBidirectional: a bidirectional S4D layer (FFTConv bidirectional=True: C's
+// first H rows causal, the next H anti-causal, applied flipped one sample ahead, D once)
+// distilled by default is written as the rtf layout's tensors of RTF(d_model=H,
+// bidirectional=True), which the reference code (testdata/scale/check_bidirectional.py) runs
+// with the kernels FFTConv ran, causal and anti-causal, to within the fit's reported error.
+func TestDistillModelBidirectional(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the reference code")
+	}
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import torch, scipy").Run(); err != nil {
+		t.Skipf("needs %s with torch and scipy (Debian's python3-torch, python3-scipy): %v", py, err)
+	}
+	dir := t.TempDir()
+	in := variantCheckpoint(t, dir, "s4d_bidir", "../testdata/layouts/s4d_bilinear_64.pt", func(ts map[string]*arrays.Array) []string {
+		c := ts["layer.kernel.C"] // (1, H, N/2, 2): the anti-causal rows differ from the causal ones
+		back := make([]float64, len(c.Data))
+		for i, v := range c.Data {
+			back[len(back)-1-i] = 0.7 * v
+		}
+		ts["layer.kernel.C"] = mustArray(t, []int{2, 2, 4, 2}, append(slices.Clone(c.Data), back...))
+		return nil
+	})
+	// StripedHyena has no anti-causal filters: --to-layout stripedhyena wrote 2·H causal
+	// channels, which a model of width H refuses and one of 2·H runs as another model.
+	sh := filepath.Join(dir, "sh.npz")
+	r := run(t, "", "distill", in, "--order", "4", "--length", "64", "-o", sh, "--to-layout", "stripedhyena")
+	if r.code != 1 || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, `s4d layer "layer.": bidirectional: the stripedhyena layout holds causal filters only; --to-layout rtf `) {
+		t.Errorf("--to-layout stripedhyena: %v", r)
+	}
+	if _, err := os.Stat(sh); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("--to-layout stripedhyena wrote %s (%v)", sh, err)
+	}
+	out := filepath.Join(dir, "out.npz")
+	r = run(t, "", "distill", in, "--order", "4", "--length", "64", "-o", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "note: layer layer.: build it as RTF(d_model=2, bidirectional=True): ab's and h_0's channels 0–1 are causal, 2–3 anti-causal\n") {
+		t.Fatalf("distill says nothing of the module that runs the layer: %v", r)
+	}
+	cmd := exec.Command(py, "../testdata/scale/check_bidirectional.py", in, out)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	data, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var res struct {
+		ToLayout      string    `json:"to_layout"`
+		ShapesOK      bool      `json:"shapes_ok"`
+		RelErrors     []float64 `json:"rel_errors"`
+		NormRatio     []float64 `json:"norm_ratio"`
+		Manifest      []float64 `json:"manifest"`
+		ReadBackError float64   `json:"read_back_error"`
+		InputRelError float64   `json:"input_rel_error"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil {
+		t.Fatal(err)
+	}
+	if !res.ShapesOK || len(res.RelErrors) != 4 || len(res.Manifest) != 4 {
+		t.Fatalf("written as %s: not the tensors RTF(d_model=2, bidirectional=True) loads: %s", res.ToLayout, data)
+	}
+	t.Logf("%s", data)
+	for c, e := range res.RelErrors {
+		// The module's anti-causal kernel reaches the output over L − 1 samples, the fit's
+		// error is over L: relative to the shorter norm it is at most the ratio larger.
+		if bound := (1.01*res.Manifest[c] + 1.01*res.ReadBackError) * res.NormRatio[c]; e > bound+1e-10 {
+			t.Errorf("channel %d: RTF(bidirectional=True) applies a kernel %.3g from the one FFTConv applies, above the fit's %.3g (read-back %.3g)", c, e, res.Manifest[c], res.ReadBackError)
+		}
 	}
 }

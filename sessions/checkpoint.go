@@ -192,6 +192,10 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		if v, others := layouts.WriteBackVariant(l); v != "" && o.ToLayout == string(l.Layout) {
 			return inputf("%s layer %q: its module is of a variant that the %s layout is not written in: %s; --to-layout %s writes it for another module, --layers leaves it out", l.Layout, l.Prefix, l.Layout, v, joinLayoutsOr(others))
 		}
+		if why := layouts.NotHeldBy(l, layouts.Layout(o.ToLayout)); why != "" {
+			_, others := layouts.WriteBackVariant(l)
+			return inputf("%s layer %q: %s; --to-layout %s writes it for another module, --layers leaves it out", l.Layout, l.Prefix, why, joinLayoutsOr(others))
+		}
 		c.Layers = append(c.Layers, ml)
 	}
 	if len(c.Layers) == 0 {

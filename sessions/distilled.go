@@ -283,6 +283,10 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSiz
 				continue
 			}
 		}
+		if why := layouts.NotHeldBy(l.Layer, lay); why != "" {
+			failures = append(failures, fmt.Sprintf("%s: %s", lay, why))
+			continue
+		}
 		opts := map[string]string{}
 		truncLen := 0
 		if lay == layouts.RTF {
@@ -330,6 +334,9 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSiz
 		}
 		if why != "" {
 			note = strings.TrimPrefix(note+"; "+why, "; ")
+		}
+		if b := layouts.BidirectionalRTF(l.Layer); b != "" && lay == layouts.RTF {
+			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, b), "; ")
 		}
 		return tensors, rec, note, nil
 	}

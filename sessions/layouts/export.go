@@ -244,9 +244,31 @@ func WriteBackVariant(l Layer) (variant string, others []Layout) {
 		return "", nil
 	}
 	for _, lay := range ModuleLayouts {
-		if lay != l.Layout {
+		if lay != l.Layout && NotHeldBy(l, lay) == "" {
 			others = append(others, lay)
 		}
 	}
 	return strings.Join(why, ", "), others
+}
+
+// NotHeldBy says why layout lay's module would not run layer l's filters as l's module does,
+// or "" (WriteBackVariant covers l's own layout). A bidirectional S4D layer (FFTConv
+// bidirectional=True: C's first H rows causal, the next H anti-causal, k1[j] applied to
+// x[t+1+j]) is held only by RTF(bidirectional=True) (ruke1ire/RTF rtf.py: get_k's first H
+// kernels causal, the next H flipped, applied the same way), which loads the rtf layout's ab
+// and h_0 of 2·H channels in that order; a stripedhyena layer's filters are causal.
+func NotHeldBy(l Layer, lay Layout) string {
+	if l.Layout == S4D && l.Options["bidirectional"] == "true" && lay == StripedHyena {
+		return "bidirectional: the stripedhyena layout holds causal filters only"
+	}
+	return ""
+}
+
+// BidirectionalRTF is what a bidirectional layer written in the rtf layout is built as, or ""
+// for any other layer (NotHeldBy).
+func BidirectionalRTF(l Layer) string {
+	if l.Layout != S4D || l.Options["bidirectional"] != "true" {
+		return ""
+	}
+	return fmt.Sprintf("build it as RTF(d_model=%d, bidirectional=True): ab's and h_0's channels 0–%d are causal, %d–%d anti-causal", l.Channels/2, l.Channels/2-1, l.Channels/2, l.Channels-1)
 }
