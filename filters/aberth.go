@@ -19,12 +19,25 @@ import (
 // within a hundred.
 const aberthMaxSweeps = 400
 
-// aberthRoots returns the n roots of zⁿ + a₁zⁿ⁻¹ + … + aₙ (aₙ ≠ 0), conjugate-closed, and
+// aberthRoots returns the n roots of zⁿ + a₁zⁿ⁻¹ + … + aₙ (aₙ ≠ 0), conjugate-closed,
 // whether every root met the stopping rule: its residual within a few roundings of what
 // Horner's rule can resolve (a backward error of a few eps in the coefficients), or a
-// Newton correction at the rounding level of the root. It stops early, returning false,
-// when ctx is done.
-func aberthRoots(ctx context.Context, a []float64) ([]complex128, bool) {
+// Newton correction at the rounding level of the root, and whether some roots are clustered
+// (see aberthClusters). It stops early, returning false, when ctx is done.
+//
+// That stopping rule, Bini's, stops each root on its own as soon as it enters the set where
+// |p| is rounding noise: for an m-fold cluster a disc of radius about ε^(1/m), which the m
+// roots enter wherever they happen to be. Each root is then as good as the data allow, but
+// together they are not the roots of a nearby polynomial: their mean, well conditioned,
+// drifts by a fraction of that radius ((z + 1)⁶: 3e-5, (z + 1)⁴⁰: 0.07), and so does every
+// product Π(z - zᵢ) away from the cluster, which is what a zpk form evaluates. In double
+// precision nothing computed from values of p inside that disc can restore it (MPSolve
+// raises the precision there: D. A. Bini, L. Robol, "Solving secular and polynomial
+// equations: a multiprecision algorithm", J. Comput. Appl. Math. 272 (2014), sec. 3); here
+// the clustered roots are shifted to restore Σzᵢ = −a₁, which fixes a single cluster's
+// mean, and rootsMonicContext takes the companion matrix's eigenvalues instead where their
+// O(n³) cost is small (QR's similarity transforms keep the trace and the cluster's shape).
+func aberthRoots(ctx context.Context, a []float64) (roots []complex128, converged, clustered bool) {
 	n := len(a)
 	z := aberthStart(a)
 	absA := make([]float64, n+1)
@@ -37,13 +50,13 @@ func aberthRoots(ctx context.Context, a []float64) ([]complex128, bool) {
 	left := n
 	for sweep := 0; sweep < aberthMaxSweeps && left > 0; sweep++ {
 		if sweep%4 == 0 && ctx.Err() != nil {
-			return nil, false
+			return nil, false, false
 		}
 		for i := range z {
 			if done[i] {
 				continue
 			}
-			ratio, small := newtonRatio(a, absA, z[i])
+			ratio, small, _ := newtonRatio(a, absA, z[i])
 			if small {
 				done[i], left = true, left-1
 				continue
@@ -69,13 +82,60 @@ func aberthRoots(ctx context.Context, a []float64) ([]complex128, bool) {
 			}
 		}
 	}
-	return conjugateClosed(z, corr), left == 0
+	roots = conjugateClosed(z, corr)
+	in := aberthClusters(a, absA, roots)
+	if len(in) == 0 {
+		return roots, left == 0, false
+	}
+	// Restore the trace: Σzᵢ = −a₁ (real for conjugate-closed roots), by moving only the
+	// clustered roots, whose sum is what the stopping rule left loose.
+	sum := a[0]
+	for _, r := range roots {
+		sum += real(r)
+	}
+	d := -sum / float64(len(in))
+	for _, i := range in {
+		roots[i] += complex(d, 0)
+	}
+	return roots, left == 0, true
 }
 
-// newtonRatio returns p(z)/p'(z) and whether |p(z)| is within the rounding error of its
+// aberthClusters returns the indices of the roots z whose inclusion discs overlap another's:
+// the disc about zᵢ of radius n(|p(zᵢ)| + rounding error)/|p′(zᵢ)| holds a root of p (the
+// a-posteriori inclusion of Bini 1996, sec. 4, with the residual's rounding error added so
+// that noise cannot make it small), and a root whose disc meets no other is isolated; the
+// others belong to clusters that the stopping rule cannot resolve. So do roots whose disc is
+// wider than √ε (relative): a double root's is about √ε, and an m-fold one's ε^(1/m).
+func aberthClusters(a, absA []float64, z []complex128) []int {
+	n := float64(len(a))
+	rad := make([]float64, len(z))
+	for i, r := range z {
+		_, _, rad[i] = newtonRatio(a, absA, r)
+		rad[i] *= n
+	}
+	var in []int
+	for i, zi := range z {
+		// A disc wider than √ε·|z| is a cluster's too: a simple root's is ε·κ, and its
+		// neighbours' discs can miss it only where each is still larger than that.
+		if rad[i] > math.Sqrt(eps)*math.Max(1, cmplx.Abs(zi)) {
+			in = append(in, i)
+			continue
+		}
+		for j, zj := range z {
+			if j != i && cmplx.Abs(zi-zj) <= rad[i]+rad[j] {
+				in = append(in, i)
+				break
+			}
+		}
+	}
+	return in
+}
+
+// newtonRatio returns p(z)/p'(z), whether |p(z)| is within the rounding error of its
 // evaluation (Horner's rule on the reversed polynomial where |z| > 1, so that nothing
-// overflows).
-func newtonRatio(a, absA []float64, z complex128) (complex128, bool) {
+// overflows), and (|p(z)| + that error)/|p′(z)|, n times which is the radius of a disc about z
+// that holds a root.
+func newtonRatio(a, absA []float64, z complex128) (ratio complex128, small bool, radius float64) {
 	n := len(a)
 	r := cmplx.Abs(z)
 	if r <= 1 {
@@ -86,7 +146,7 @@ func newtonRatio(a, absA []float64, z complex128) (complex128, bool) {
 			p = p*z + complex(v, 0)
 			bound = bound*r + absA[k+1]
 		}
-		return p / dp, cmplx.Abs(p) <= 4*eps*bound
+		return p / dp, cmplx.Abs(p) <= 4*eps*bound, (cmplx.Abs(p) + 4*eps*bound) / cmplx.Abs(dp)
 	}
 	// p(z) = zⁿ q(w) with w = 1/z and q(w) = 1 + a₁w + … + aₙwⁿ;
 	// p/p' = z q / (n q - w q').
@@ -103,7 +163,8 @@ func newtonRatio(a, absA []float64, z complex128) (complex128, bool) {
 		q = q*w + complex(c, 0)
 		bound = bound*rw + ac
 	}
-	return z * q / (complex(float64(n), 0)*q - w*dq), cmplx.Abs(q) <= 4*eps*bound
+	dp := complex(float64(n), 0)*q - w*dq // p′(z)/zⁿ⁻¹
+	return z * q / dp, cmplx.Abs(q) <= 4*eps*bound, r * (cmplx.Abs(q) + 4*eps*bound) / cmplx.Abs(dp)
 }
 
 // aberthStart returns Bini's starting points: for each edge of the upper convex hull of the

@@ -72,7 +72,7 @@ func TestAberthAgainstQR(t *testing.T) {
 			for i := range a {
 				a[i] = rng.NormFloat64()
 			}
-			got, ok := aberthRoots(context.Background(), a)
+			got, ok, _ := aberthRoots(context.Background(), a)
 			old := qrRootsMax
 			qrRootsMax = 1 << 30
 			qr, err := rootsMonic(a)
@@ -100,7 +100,7 @@ func TestAberthLarge(t *testing.T) {
 		}
 		a := polyFromRootsTest(r)
 		t0 := time.Now()
-		got, ok := aberthRoots(context.Background(), a)
+		got, ok, _ := aberthRoots(context.Background(), a)
 		t.Logf("n=%d: %v, converged %v, %d roots, radius %.6g", n, time.Since(t0), ok, len(got), maxAbs(got))
 	}
 }
@@ -162,6 +162,130 @@ func TestRootsKeepClusterMean(t *testing.T) {
 		}
 		if e := cmplx.Abs(sum + complex(a[0], 0)); e > traceTol*scale {
 			t.Errorf("%s: Σ roots + a₁ = %.3g, above %.3g", name, e, traceTol*scale)
+		}
+	}
+}
+
+// clusterPoly returns the roots of (z - c)ᵐ (with its conjugate where c is complex) times n - m
+// (or n - 2m) separated roots evenly spaced on the circle |z| = rho, a real one where the
+// count is odd: a polynomial of degree n with one m-fold cluster.
+func clusterPoly(n, m int, c complex128, rho float64) []complex128 {
+	var r []complex128
+	for k := 0; k < m; k++ {
+		r = append(r, c)
+		if imag(c) != 0 {
+			r = append(r, cmplx.Conj(c))
+		}
+	}
+	rest := n - len(r)
+	for k := 0; k < rest/2; k++ {
+		z := cmplx.Rect(rho, math.Pi*(float64(k)+0.5)/float64(rest/2+1))
+		r = append(r, z, cmplx.Conj(z))
+	}
+	if rest%2 == 1 {
+		r = append(r, complex(-rho, 0))
+	}
+	return r
+}
+
+// TestAberthKeepsClusterMean runs the Aberth–Ehrlich path (degree above qrRootsMax) on
+// polynomials of degree 33 to 128 with one cluster of multiplicity up to 40, and the
+// iteration itself on smaller clusters, which it leaves to its trace correction: the roots
+// must sum to −a₁ as in TestRootsKeepClusterMean, or as closely as the companion matrix's
+// eigenvalues do (their coefficients grow as 2.2ⁿ, and QR's backward error with them). Its
+// stopping rule, each root on its own, left (z + 1)⁶'s mean 3e-5 off and (z + 1)⁴⁰'s 0.07.
+func TestAberthKeepsClusterMean(t *testing.T) {
+	const traceTol = 64 * eps
+	traceErr := func(a []float64, got []complex128) (e, scale float64) {
+		var sum complex128
+		for _, z := range got {
+			sum += z
+			scale += cmplx.Abs(z)
+		}
+		return cmplx.Abs(sum + complex(a[0], 0)), scale
+	}
+	check := func(name string, a []float64, got []complex128) {
+		t.Helper()
+		e, scale := traceErr(a, got)
+		tol := traceTol * scale
+		if len(a) > qrRootsMax {
+			old := qrRootsMax
+			qrRootsMax = 1 << 30
+			qr, err := rootsMonic(a)
+			qrRootsMax = old
+			if err != nil {
+				t.Fatal(err)
+			}
+			eQR, _ := traceErr(a, qr)
+			tol = math.Max(tol, 4*eQR)
+		}
+		if e > tol || len(got) != len(a) {
+			t.Errorf("%s: %d roots, Σ roots + a₁ = %.3g, above %.3g", name, len(got), e, tol)
+		}
+	}
+	for _, c := range []complex128{-1, 0.9, complex(0.8, 0.3)} {
+		for _, m := range []int{2, 6, 12, 20, 40} {
+			for _, n := range []int{33, 64, 128} {
+				if m*(1+btoi(imag(c) != 0)) > n {
+					continue
+				}
+				a := polyFromRootsTest(clusterPoly(n, m, c, 1.2))
+				got, err := rootsMonic(a)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check(fmt.Sprintf("order %d, (z-%v)^%d", n, c, m), a, got)
+			}
+			if m > 16 {
+				continue
+			}
+			a := polyFromRootsTest(clusterPoly(m, m, c, 0))
+			got, _, clustered := aberthRoots(context.Background(), a)
+			if !clustered {
+				t.Errorf("(z-%v)^%d: no cluster found", c, m)
+			}
+			check(fmt.Sprintf("aberth (z-%v)^%d", c, m), a, got)
+		}
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestAberthTFToZPKConditionBoundsError converts tf filters of order 64 and 128 (the Aberth
+// path) whose numerator holds (z + 1)ᵐ, the zeros of a Butterworth filter, with separated
+// poles: the error must stay within condTrust times the reported condition times ε, as in
+// TestTFToZPKConditionBoundsError, or within a few times the error of the companion matrix's
+// eigenvalues where those exceed it too (the condition leaves out the other zeros' own
+// sensitivity: 2e-11 … 3e-5 at a condition of 10). With each root stopped on its own, errors
+// reached 1e-4 … 1.
+func TestAberthTFToZPKConditionBoundsError(t *testing.T) {
+	const condTrust = 10
+	for _, n := range []int{64, 128} {
+		for _, m := range []int{6, 12, 24, 40} {
+			zp := &ZPK{Zeros: SortRoots(clusterPoly(n-1, m, -1, 0.7)), Poles: SortRoots(clusterPoly(n, 0, 0, 0.5)), Gain: 1}
+			tf, _, err := ToTF(zp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, rep, err := ToZPK(tf)
+			if err != nil {
+				t.Fatalf("order %d, (z+1)^%d: %v", n, m, err)
+			}
+			old := qrRootsMax
+			qrRootsMax = 1 << 30
+			_, repQR, err := ToZPK(tf)
+			qrRootsMax = old
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tol := math.Max(condTrust*rep.Condition*eps, 4*repQR.RelError); rep.RelError > tol {
+				t.Errorf("order %d, (z+1)^%d: error %.3g above %.3g (condition %.3g, QR's error %.3g)", n, m, rep.RelError, tol, rep.Condition, repQR.RelError)
+			}
 		}
 	}
 }

@@ -213,6 +213,11 @@ func schurRotation(a *mat.Dense) (p *mat.Dense, blocks []RotationBlock, reals []
 // its O(n³) cost is a few milliseconds there. Above it, the Aberth–Ehrlich iteration.
 var qrRootsMax = 32
 
+// aberthClusterQRMax is the largest degree whose roots are the companion matrix's eigenvalues
+// when Aberth's iteration finds clustered roots, whose shape and means it cannot resolve
+// (see aberthRoots): QR costs a fraction of a second at 256 (5 s at 512, BenchmarkPolesTF).
+const aberthClusterQRMax = 256
+
 // rootsMonic returns the roots of zⁿ + a₁zⁿ⁻¹ + … + aₙ: the eigenvalues of the balanced
 // companion matrix (backward stable for the polynomial), each refined by Newton steps while
 // its residual is above Horner's rounding error, kept only when they reduce |p|. Conjugate symmetry is preserved.
@@ -235,11 +240,11 @@ func rootsMonicContext(ctx context.Context, a []float64) ([]complex128, error) {
 		if nz == n {
 			return make([]complex128, n), nil
 		}
-		roots, ok := aberthRoots(ctx, a[:n-nz])
+		roots, ok, clustered := aberthRoots(ctx, a[:n-nz])
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if ok {
+		if ok && (!clustered || n > aberthClusterQRMax) {
 			return append(roots, make([]complex128, nz)...), nil
 		}
 	}
@@ -267,7 +272,7 @@ func rootsMonicContext(ctx context.Context, a []float64) ([]complex128, error) {
 			// A residual within Horner's rounding error is noise: a Newton step from it would
 			// move each root of a cluster at random by up to ε·Σ|aₖ||r|ᵏ/|p′(r)|, losing the
 			// cluster's mean, which the QR iteration keeps (it preserves the trace).
-			ratio, small := newtonRatio(a, absA, r)
+			ratio, small, _ := newtonRatio(a, absA, r)
 			if small || cmplx.IsNaN(ratio) || cmplx.IsInf(ratio) {
 				break
 			}
