@@ -301,6 +301,11 @@ func TestDistillModelBidirectional(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "note: layer layer.: build it as RTF(d_model=2, bidirectional=True): ab's and h_0's channels 0–1 are causal, 2–3 anti-causal\n") {
 		t.Fatalf("distill says nothing of the module that runs the layer: %v", r)
 	}
+	// The manifest keeps it too: read back, the tensors are those of a plain RTF of 2·H
+	// channels, which loads them and runs another model.
+	if m := readManifest(t, out); len(m.Layers) != 1 || !strings.HasPrefix(m.Layers[0].Module, "build it as RTF(d_model=2, bidirectional=True)") {
+		t.Errorf("the manifest does not say how to build the module: %+v", m.Layers)
+	}
 	cmd := exec.Command(py, "../testdata/scale/check_bidirectional.py", in, out)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

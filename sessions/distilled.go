@@ -337,6 +337,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSiz
 		}
 		if b := layouts.BidirectionalRTF(l.Layer); b != "" && lay == layouts.RTF {
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, b), "; ")
+			rec.Module = b
 		}
 		return tensors, rec, note, nil
 	}

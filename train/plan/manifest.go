@@ -80,7 +80,10 @@ type LayerRecord struct {
 	ReadBackError float64 `json:"read_back_error"`
 	// Warnings are what reading the layer warned of (import's warnings: a D taken as 0, a
 	// bidirectional layer's anti-causal channels).
-	Warnings []string        `json:"warnings,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Module says how to build the module that loads the layer as written, where that is
+	// not the layout's plain module (a bidirectional S4D layer written as rtf).
+	Module   string          `json:"module,omitempty"`
 	Tensors  []string        `json:"tensors"`
 	Channels []ChannelRecord `json:"channels"`
 }
