@@ -568,6 +568,28 @@ func TestUnknownCommand(t *testing.T) {
 	}
 }
 
+// TestSeveralFiles: "ssmlab b6.json x.json" (the workbench takes one FILE, so main hands
+// it to the CLI) says that the workbench opens one file at a time, exit 2; it said
+// 'unknown command "b6.json"'.
+func TestSeveralFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "b6.json"), filepath.Join(dir, "x.json")
+	for _, p := range []string{a, b} {
+		if err := os.WriteFile(p, []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := run(t, "", a, b)
+	if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+		!strings.Contains(r.stderr, a+" is a file") || !strings.Contains(r.stderr, "one file at a time") || strings.Contains(r.stderr, "unknown command") {
+		t.Errorf("two files: want exit 2 saying the workbench opens one file at a time; got %v", r)
+	}
+	// A word that is no file is still an unknown command.
+	if r := run(t, "", filepath.Join(dir, "none.json"), b); r.code != ExitUsage || !strings.Contains(r.stderr, "unknown command") {
+		t.Errorf("missing file: %v", r)
+	}
+}
+
 // TestFlagValueErrors: a value a flag cannot parse is named with what the flag wants, not with
 // strconv's words ('invalid argument "abc" for "--impulse" flag: strconv.ParseInt: parsing
 // "abc": invalid syntax').

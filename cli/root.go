@@ -320,10 +320,17 @@ func flagError(err error) error {
 }
 
 // unknownCommand is the error for words after cmd that name none of its subcommands, with
-// the nearest names ("distil": did you mean distill?); nil for no words.
+// the nearest names ("distil": did you mean distill?); nil for no words. A first word that
+// is an existing file came here because the workbench (main) takes a single FILE: saying
+// 'unknown command "b6.json"' would send the user looking for a command.
 func unknownCommand(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
+	}
+	if !cmd.HasParent() {
+		if _, err := os.Stat(args[0]); err == nil {
+			return fmt.Errorf("%s is a file, not a command: the workbench opens one file at a time (ssmlab %s); convert, analyze and the other commands take their FILE after the command's name", args[0], args[0])
+		}
 	}
 	msg := fmt.Sprintf("unknown command %q", args[0])
 	if cmd.SuggestionsMinimumDistance <= 0 {
