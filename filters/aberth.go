@@ -113,19 +113,24 @@ func aberthClusters(a, absA []float64, z []complex128) []int {
 		_, _, rad[i] = newtonRatio(a, absA, r)
 		rad[i] *= n
 	}
-	var in []int
+	clustered := make([]bool, len(z))
 	for i, zi := range z {
 		// A disc wider than √ε·|z| is a cluster's too: a simple root's is ε·κ, and its
 		// neighbours' discs can miss it only where each is still larger than that.
 		if rad[i] > math.Sqrt(eps)*math.Max(1, cmplx.Abs(zi)) {
-			in = append(in, i)
-			continue
+			clustered[i] = true
 		}
-		for j, zj := range z {
-			if j != i && cmplx.Abs(zi-zj) <= rad[i]+rad[j] {
-				in = append(in, i)
-				break
+		for j := i + 1; j < len(z); j++ {
+			d, s := zi-z[j], rad[i]+rad[j]
+			if real(d)*real(d)+imag(d)*imag(d) <= s*s {
+				clustered[i], clustered[j] = true, true
 			}
+		}
+	}
+	var in []int
+	for i, c := range clustered {
+		if c {
+			in = append(in, i)
 		}
 	}
 	return in
