@@ -216,57 +216,80 @@ func checkMergeRefusals(t *testing.T, dir string, parts []string) {
 	}
 }
 
-// checkInTorch loads distilled checkpoints with the reference code (testdata/scale/
-// check_distilled.py): their layers under the target layout's names and shapes, their kernels
-// as the manifest says (within the read-back error the manifest records), every other tensor
-// as in the input.
-func checkInTorch(t *testing.T, in string, outs ...string) {
+// distilledCheck is what testdata/scale/check_distilled.py says of a distilled checkpoint.
+type distilledCheck struct {
+	Layers map[string]struct {
+		Layout        string    `json:"layout"`
+		ToLayout      string    `json:"to_layout"`
+		Module        string    `json:"module"`
+		NamesOK       bool      `json:"names_ok"`
+		Names         []string  `json:"names"`
+		Neighbours    []string  `json:"neighbours"`
+		DTypes        []string  `json:"dtypes"`
+		RelErrors     []float64 `json:"rel_errors"`
+		Manifest      []float64 `json:"manifest"`
+		ReadBackError float64   `json:"read_back_error"`
+	} `json:"layers"`
+	Copied struct {
+		Count int      `json:"count"`
+		Bad   []string `json:"bad"`
+		Extra []string `json:"extra"`
+	} `json:"copied"`
+}
+
+// checkDistilled runs the reference code's check (testdata/scale/check_distilled.py) with
+// args (INPUT OUTPUT..., or --pairs INPUT OUTPUT...) and returns a result per OUTPUT; it
+// skips the test where /usr/bin/python3 lacks torch or scipy.
+func checkDistilled(t *testing.T, outs int, args ...string) []distilledCheck {
+	t.Helper()
 	py := "/usr/bin/python3"
 	if err := exec.Command(py, "-c", "import torch, scipy").Run(); err != nil {
 		t.Skipf("needs %s with torch and scipy (Debian's python3-torch, python3-scipy): %v", py, err)
 	}
-	cmd := exec.Command(py, append([]string{"../testdata/scale/check_distilled.py", in}, outs...)...)
+	cmd := exec.Command(py, append([]string{"../testdata/scale/check_distilled.py"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	data, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("%v: %s", err, stderr.String())
 	}
-	var results []struct {
-		Layers map[string]struct {
-			ToLayout      string    `json:"to_layout"`
-			NamesOK       bool      `json:"names_ok"`
-			Names         []string  `json:"names"`
-			RelErrors     []float64 `json:"rel_errors"`
-			Manifest      []float64 `json:"manifest"`
-			ReadBackError float64   `json:"read_back_error"`
-		} `json:"layers"`
-		Copied struct {
-			Count int      `json:"count"`
-			Bad   []string `json:"bad"`
-			Extra []string `json:"extra"`
-		} `json:"copied"`
+	var results []distilledCheck
+	if err := json.Unmarshal(data, &results); err != nil || len(results) != outs {
+		t.Fatalf("%v: %d results for %d files", err, len(results), outs)
 	}
-	if err := json.Unmarshal(data, &results); err != nil || len(results) != len(outs) {
-		t.Fatalf("%v: %d results for %d files", err, len(results), len(outs))
+	return results
+}
+
+// checkModules checks that the target module loads each distilled layer of res (its names
+// and ranks) and that its kernels are as far from the input's as the manifest says.
+func checkModules(t *testing.T, out string, res distilledCheck) {
+	t.Helper()
+	for p, l := range res.Layers {
+		if !l.NamesOK {
+			t.Errorf("%s: %s: the %s module does not load %v", out, p, l.Module, l.Names)
+			continue
+		}
+		for c, e := range l.RelErrors {
+			// The manifest measures the fitted filter, the reference the tensors as
+			// stored: they differ by at most the read-back error (relative to a kernel of
+			// the same norm), plus the rounding of the reference's own sums.
+			if d := math.Abs(e - l.Manifest[c]); d > 1.01*l.ReadBackError+1e-10 {
+				t.Errorf("%s: %s, channel %d: the module's kernel is %.6g from the input's, the manifest says %.6g (read-back error %.3g)", out, p, c, e, l.Manifest[c], l.ReadBackError)
+			}
+		}
 	}
-	for i, res := range results {
+}
+
+// checkInTorch loads distilled checkpoints of modelCkpt's three Hyena layers with the
+// reference code: their layers under the target layout's names and shapes, their kernels as
+// the manifest says (within the read-back error the manifest records), every other tensor as
+// in the input.
+func checkInTorch(t *testing.T, in string, outs ...string) {
+	for i, res := range checkDistilled(t, len(outs), append([]string{in}, outs...)...) {
 		if len(res.Layers) != 3 || res.Copied.Count != 46 || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
 			t.Fatalf("%s: %d layers; copied %+v", outs[i], len(res.Layers), res.Copied)
 		}
-		for p, l := range res.Layers {
-			if !l.NamesOK {
-				t.Errorf("%s: %s: the %s module does not load %v", outs[i], p, l.ToLayout, l.Names)
-			}
-			for c, e := range l.RelErrors {
-				// The manifest measures the fitted filter, the reference the tensors as
-				// stored: they differ by at most the read-back error (relative to a kernel of
-				// the same norm), plus the rounding of the reference's own sums.
-				if d := math.Abs(e - l.Manifest[c]); d > 1.01*l.ReadBackError+1e-10 {
-					t.Errorf("%s: %s, channel %d: the module's kernel is %.6g from the input's, the manifest says %.6g (read-back error %.3g)", outs[i], p, c, e, l.Manifest[c], l.ReadBackError)
-				}
-			}
-		}
+		checkModules(t, outs[i], res)
 	}
 }
 
@@ -709,6 +732,100 @@ func TestDistillModelKeepsModuleSettings(t *testing.T) {
 				t.Errorf("%s, channel %d: the module reads the distilled layer %.3g from the input's kernel, the fit is %.3g from it", c.in, i, e, ch.RelError)
 			}
 		}
+	}
+}
+
+// TestDistillModelGoldenFamilies distils the golden checkpoint of every family of long-filter
+// layer in testdata/layouts (safari's Hyena; S4's NPLR kernel; S4D's SSMKernelDiag with zoh
+// or bilinear and models/s4/s4d.py's minimal S4D; StripedHyena, whose short_filter_weight
+// shares the layer's prefix; RTF with a trunc_len, with h_0 counted once or twice) into each
+// target layout and container, one in bfloat16, and loads them with the reference formulas of
+// testdata/layouts/gen_layouts.py (check_distilled.py): every layer under the names and ranks
+// its module loads, its kernels as far from the input's as the manifest says, and every
+// other tensor (short_filter_weight) copied bit for bit. The script stopped at S4 and RTF
+// inputs ("reads hyena, stripedhyena and s4d layers"), raised KeyError 'kernel.A_real' on a
+// minimal S4D input, said a StripedHyena layer's module did not load it, counting the copied
+// short_filter_weight among its names (and not checking that it was copied), and read an S4D
+// layer written back for disc bilinear as zoh (0.243 from the input, the manifest: 0.251).
+func TestDistillModelGoldenFamilies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the reference code")
+	}
+	dir := t.TempDir()
+	rtfHyena := filepath.Join(dir, "rtf_hyena_in.pt") // an RTF layer under a Hyena operator: h_0 twice
+	if r := run(t, "", "export", "../testdata/layouts/rtf_64.pt", "--prefix", "m.mixer.filter_fn.", "-o", rtfHyena); r.code != 0 {
+		t.Fatal(r)
+	}
+	golden := func(name string) string { return filepath.Join("..", "testdata", "layouts", name) }
+	cases := []struct {
+		in, out string
+		args    []string
+		layout  string // the layout written
+		module  string // the module that loads it
+		copied  int    // the input's tensors under no layer
+		family  string // its family in testdata/layouts
+	}{
+		{golden("hyena_64.pt"), "hyena.pt", nil, "rtf", "rtf", 0, "hyena"},
+		{golden("hyena_32.safetensors"), "hyena_bf16.safetensors", []string{"--to-layout", "stripedhyena", "--dtype", "BF16"}, "stripedhyena", "stripedhyena", 0, "hyena"},
+		{golden("s4_64.pt"), "s4.pt", nil, "rtf", "rtf", 0, "s4"},
+		{golden("s4_32.pt"), "s4_s4d.npz", []string{"--to-layout", "s4d"}, "s4d", "s4d", 0, "s4"},
+		{golden("s4d_64.npz"), "s4d.safetensors", []string{"--to-layout", "stripedhyena"}, "stripedhyena", "stripedhyena", 0, "s4d"},
+		{golden("s4d_bilinear_64.pt"), "s4d_bilinear.pt", []string{"--disc", "bilinear", "--to-layout", "s4d"}, "s4d", "s4d", 0, "s4d_bilinear"},
+		{golden("s4d_minimal_32.safetensors"), "s4d_minimal.safetensors", []string{"--to-layout", "s4d"}, "s4d", "s4d minimal", 0, "s4d_minimal"},
+		{golden("s4d_minimal_64.pt"), "s4d_minimal.pt", nil, "rtf", "rtf", 0, "s4d_minimal"},
+		{golden("stripedhyena_64.pt"), "stripedhyena.pt", nil, "rtf", "rtf", 1, "stripedhyena"},
+		{golden("stripedhyena_32.safetensors"), "stripedhyena.safetensors", []string{"--to-layout", "stripedhyena"}, "stripedhyena", "stripedhyena", 1, "stripedhyena"},
+		{golden("rtf_64.pt"), "rtf.pt", []string{"--trunc-len", "32"}, "rtf", "rtf", 0, "rtf"},
+		{golden("rtf_32.safetensors"), "rtf_s4d.safetensors", []string{"--trunc-len", "32", "--to-layout", "s4d"}, "s4d", "s4d", 0, "rtf"},
+		{rtfHyena, "rtf_hyena.pt", []string{"--trunc-len", "32", "--to-layout", "rtf"}, "rtf", "rtf", 0, "rtf"},
+		{rtfHyena, "rtf_hyena_once.npz", []string{"--trunc-len", "32", "--h0", "once", "--to-layout", "rtf"}, "rtf", "rtf", 0, "rtf"},
+	}
+	// Every family of long-filter layer the golden files hold, but the two distill does not
+	// take: the short FIR filters of a StripedHyena layer (3 taps, not a long filter), and an
+	// S4D layer with disc dss, whose length option distill's --length (the kernel length)
+	// does not set.
+	var expected struct {
+		Cases map[string]struct {
+			Layout string `json:"layout"`
+		} `json:"cases"`
+	}
+	data, err := os.ReadFile(golden("expected.json"))
+	if err != nil || json.Unmarshal(data, &expected) != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{"stripedhyena_fir": true, "s4d_dss": true}
+	for _, c := range cases {
+		covered[c.family] = true
+	}
+	for name, c := range expected.Cases {
+		family := regexp.MustCompile(`_(32|64)\.[a-z]+$`).ReplaceAllString(name, "")
+		if slices.Contains([]string{"hyena", "s4", "s4d", "stripedhyena", "rtf"}, c.Layout) && !covered[family] {
+			t.Errorf("the %s layer of %s (family %s) is not distilled here", c.Layout, name, family)
+		}
+	}
+	var pairs []string
+	for _, c := range cases {
+		out := filepath.Join(dir, c.out)
+		args := append([]string{"distill", c.in, "--order", "2", "--length", "128", "-o", out}, c.args...)
+		if r := run(t, "", args...); r.code != 0 {
+			t.Fatal(r)
+		}
+		pairs = append(pairs, c.in, out)
+	}
+	for i, res := range checkDistilled(t, len(cases), append([]string{"--pairs"}, pairs...)...) {
+		c := cases[i]
+		if len(res.Layers) != 1 || res.Copied.Count != c.copied || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
+			t.Errorf("%s: %d layers; copied %+v, want %d", c.out, len(res.Layers), res.Copied, c.copied)
+		}
+		for p, l := range res.Layers {
+			if l.ToLayout != c.layout || l.Module != c.module {
+				t.Errorf("%s: %s written as %s for the %s module, want %s for %s", c.out, p, l.ToLayout, l.Module, c.layout, c.module)
+			}
+			if strings.Contains(c.out, "bf16") && !slices.Equal(l.DTypes, []string{"torch.bfloat16"}) {
+				t.Errorf("%s: %s written in %v", c.out, p, l.DTypes)
+			}
+		}
+		checkModules(t, c.out, res)
 	}
 }
 

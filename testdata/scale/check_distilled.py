@@ -1,19 +1,29 @@
 """Checks a checkpoint ssmlab distill wrote, with the reference code's kernel formulas.
 
 Run:  /usr/bin/python3 testdata/scale/check_distilled.py INPUT OUTPUT...
+      /usr/bin/python3 testdata/scale/check_distilled.py --pairs INPUT OUTPUT [INPUT OUTPUT]...
 
 INPUT is the checkpoint distilled, each OUTPUT a distilled one (its manifest is
-OUTPUT.manifest.json). They are read as the model's code reads them: torch.load(weights_only=
-True) for torch.save files, numpy.load for .npz, a safetensors reader for .safetensors. It
-prints a JSON list, an object per OUTPUT:
+OUTPUT.manifest.json); --pairs checks each OUTPUT against the INPUT before it, in one process.
+They are read as the model's code reads them: torch.load(weights_only=True) for torch.save
+files, numpy.load for .npz, a safetensors reader for .safetensors (every dtype, bfloat16 too).
+It prints a JSON list, an object per OUTPUT:
 
   layers   per distilled layer (by prefix): whether its tensors have exactly the names and
-           shapes the target layout's module loads with load_state_dict(strict=True), and per
-           channel the relative L2 error of the module's kernel (computed with
-           testdata/layouts/gen_layouts.py's formulas from the tensors as stored) against the
-           input layer's kernel, beside the manifest's rel_error;
+           ranks the target layout's module loads with load_state_dict(strict=True), and per
+           channel the relative L2 error of the module's kernel against the input layer's
+           kernel, beside the manifest's rel_error. Both kernels are computed with
+           testdata/layouts/gen_layouts.py's formulas of the layer's family (hyena, s4 (NPLR),
+           s4d (SSMKernelDiag with zoh, bilinear or dss, or models/s4/s4d.py), stripedhyena,
+           rtf) from the tensors as stored, with the settings the layer's module is built with
+           (the manifest's layout options, and those distill keeps for a layer written back in
+           its own layout); a setting those formulas do not take is refused;
   copied   whether every other tensor of INPUT is in OUTPUT with the same dtype, shape and
            bytes, and which are not.
+
+A layer's own tensors in INPUT are those its family's formula reads; the others under its
+prefix (a StripedHyena filter's short_filter_weight) are its module's neighbours, which distill
+copies: they count among the copied, not among the layer's names.
 """
 import collections
 import json
@@ -58,23 +68,101 @@ def raw(t):
     return t.numpy().tobytes()
 
 
+# The names and ranks each target module loads (s4d: SSMKernelDiag in FFTConv, or
+# models/s4/s4d.py's S4D for an S4D layer of that variant, or --variant minimal, written back
+# in its own layout).
 MODULE_NAMES = {
     "stripedhyena": {"poles": 4, "residues": 4, "D": 1},
     "s4d": {"kernel.inv_dt": 2, "kernel.A_real": 2, "kernel.A_imag": 2, "kernel.B": 4, "kernel.C": 4, "D": 2},
+    "s4d minimal": {"kernel.log_dt": 1, "kernel.log_A_real": 2, "kernel.A_imag": 2, "kernel.C": 3, "D": 1},
     "rtf": {"ab": 2, "h_0": 1},
 }
 
+# Layout options whose reference default is the only value gen_layouts.py's formulas compute.
+FIXED = {"real-transform": "exp", "imag-transform": "none", "modulate": "true", "shift": "0",
+         "normalized": "false", "bias": "true", "short-filter": "false"}
 
-def module_kernel(layout, st, prefix, length):
+
+class Reads(collections.OrderedDict):
+    """A layer's tensors that records which of them a formula reads."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.read = set()
+
+    def __getitem__(self, k):
+        self.read.add(k)
+        return super().__getitem__(k)
+
+
+def settings(opts):
+    for k, v in opts.items():
+        if k in FIXED and v.lower() not in (FIXED[k], FIXED[k] + ".0"):
+            raise ValueError(f"--{k} {v}: gen_layouts.py's formulas compute only {FIXED[k]}")
+    return opts
+
+
+def h0_twice(prefix, opts):
+    """An RTF layer's direct term is 2·h_0 under a Hyena operator's filter_fn. (safari's
+    Hyena-RTF wrapper adds h_0 again as the bias), unless --h0 says otherwise."""
+    if "h0" in opts:
+        return opts["h0"] == "twice"
+    return prefix.endswith("filter_fn.") or prefix.endswith("filter_fn/")
+
+
+def minimal(st):
+    return "kernel.log_dt" in st  # models/s4/s4d.py's names, as import tells the variants apart
+
+
+def family_kernel(layout, st, prefix, length, opts, trunc_len):
+    """The kernel (channels, length) of a layer of `layout` with tensors st, its module built
+    with the settings opts, by gen_layouts.py's formula of that family."""
+    opts = settings(opts)
     gen_layouts.L = length
+    if layout == "hyena":
+        return gen_layouts.hyena_kernel(st)[:, :length]
     if layout == "stripedhyena":
         return gen_layouts.stripedhyena_kernel(st)
     if layout == "s4d":
-        return gen_layouts.s4d_kernel(st)
-    k = rtf_kernel(st, length)
-    if prefix.endswith("filter_fn."):  # safari's Hyena-RTF wrapper adds h_0 again as the bias
-        k[:, 0] += st["h_0"]
-    return k
+        if minimal(st):
+            if opts.get("disc", "zoh") != "zoh" or opts.get("dt-transform", "exp") != "exp":
+                raise ValueError("models/s4/s4d.py's S4D discretises by zoh with exp(log_dt)")
+            return gen_layouts.s4d_minimal_kernel(st)
+        disc = opts.get("disc", "zoh")
+        if disc == "dss" and "length" not in opts:
+            raise ValueError("an s4d layer with disc dss needs its length option")
+        return gen_layouts.s4d_kernel(st, disc=disc, dt_transform=opts.get("dt-transform", "exp"),
+                                      length=int(opts.get("length", length)))
+    if layout == "s4":
+        if opts.get("dt-transform", "exp") != "exp":
+            raise ValueError("gen_layouts.s4_kernel takes dt_transform exp")
+        if "kernel.l_kernel" not in st:  # a file without the buffer: the length distill took
+            st["kernel.l_kernel"] = torch.tensor(int(opts.get("length", length)))
+        return gen_layouts.s4_kernel(st)
+    if layout == "rtf":
+        if st["ab"].shape[0] != 2 * st["h_0"].shape[0]:
+            raise ValueError("gen_layouts.py's RTF formulas take num_a = D")
+        k = gen_layouts.rtf_kernel(st, trunc_len) if trunc_len > 0 else gen_layouts.rtf_plain_kernel(st)
+        if h0_twice(prefix, opts):
+            k[:, 0] += st["h_0"]
+        return k
+    raise ValueError("check_distilled.py reads hyena, s4, s4d, stripedhyena and rtf layers, not " + layout)
+
+
+def module_kernel(layer, st, opts):
+    """The kernel of the layer as written, in its target module. A layer written back in its
+    own layout keeps its module's settings (the options given); one written in another layout
+    is for that layout's plain module. The RTF module's kernel is rtf_kernel's, for trunc_len =
+    the length distilled, h_0 counted twice under a Hyena operator's filter_fn. unless an RTF
+    layer's own --h0 says otherwise (distill writes it so)."""
+    lay, p, L = layer["to_layout"], layer["prefix"], layer["length"]
+    own = opts if lay == layer["layout"] else {}
+    if lay == "rtf":
+        k = rtf_kernel(st, L)
+        if h0_twice(p, {n: v for n, v in own.items() if n == "h0"}):
+            k[:, 0] *= 2
+        return k
+    return family_kernel(lay, st, p, L, own, 0)
 
 
 def rtf_kernel(st, trunc_len, max_periods=100000):
@@ -106,37 +194,35 @@ def rtf_kernel(st, trunc_len, max_periods=100000):
     return torch.tensor(np.array(out))
 
 
-def source_kernel(layout, st, length):
-    gen_layouts.L = length
-    if layout == "hyena":
-        return gen_layouts.hyena_kernel(st)[:, :length]
-    if layout == "stripedhyena":
-        return gen_layouts.stripedhyena_kernel(st)
-    if layout == "s4d":
-        return gen_layouts.s4d_kernel(st)
-    raise ValueError("check_distilled.py reads hyena, stripedhyena and s4d layers, not " + layout)
-
-
-def check(src, path):
+def check(src, src_meta, path):
     out, meta = load(path)
     manifest = json.load(open(path + ".manifest.json"))
+    opts = manifest["options"].get("layout_options") or {}
     result = {"layers": {}, "metadata_manifest": "ssmlab_manifest" in meta}
     replaced = set()
     for layer in manifest["layers"]:
         p, L = layer["prefix"], layer["length"]
-        old = collections.OrderedDict((k[len(p):], v.to(torch.float64)) for k, v in src.items() if k.startswith(p))
-        replaced.update(p + k for k in old)
-        new = collections.OrderedDict((k[len(p):], v) for k, v in out.items() if k.startswith(p))
-        want = MODULE_NAMES[layer["to_layout"]]
+        old = Reads((k[len(p):], v.to(torch.float64)) for k, v in src.items() if k.startswith(p))
+        trunc_len = int(opts.get("trunc-len", src_meta.get("trunc_len", 0)))
+        k_in = family_kernel(layer["layout"], old, p, L, opts, trunc_len)
+        own = {p + k for k in old.read if p + k in src}  # not an l_kernel the file lacks
+        replaced.update(own)
+        neighbours = {k for k in src if k.startswith(p) and k not in own}
+        new = collections.OrderedDict((k[len(p):], v) for k, v in out.items() if k.startswith(p) and k not in neighbours)
+        module = layer["to_layout"]
+        if module == "s4d" == layer["layout"] and opts.get("variant", "minimal" if minimal(old) else "ssm") == "minimal":
+            module = "s4d minimal"  # written back for models/s4/s4d.py, which loads its own names
+        want = MODULE_NAMES[module]
         H = len(layer["channels"])
         names_ok = set(new) == set(want) and all(new[k].dim() == r for k, r in want.items())
-        k_in = source_kernel(layer["layout"], old, L)
         st = collections.OrderedDict((k, v.to(torch.float64)) for k, v in new.items())
-        k_out = module_kernel(layer["to_layout"], st, p, L)
-        rel = (torch.linalg.norm(k_out - k_in, dim=1) / torch.linalg.norm(k_in, dim=1)).tolist()
+        k_out = module_kernel(layer, st, opts) if names_ok else None
+        rel = (torch.linalg.norm(k_out - k_in, dim=1) / torch.linalg.norm(k_in, dim=1)).tolist() if names_ok else []
         result["layers"][p] = {
-            "to_layout": layer["to_layout"], "names_ok": names_ok and k_out.shape == (H, L),
-            "names": sorted(new), "dtypes": sorted({str(v.dtype) for v in new.values()}),
+            "layout": layer["layout"], "to_layout": layer["to_layout"], "module": module,
+            "names_ok": names_ok and tuple(k_in.shape) == (H, L) and tuple(k_out.shape) == (H, L),
+            "names": sorted(new), "neighbours": sorted(k[len(p):] for k in neighbours),
+            "dtypes": sorted({str(v.dtype) for v in new.values()}),
             "rel_errors": rel, "manifest": [c["rel_error"] for c in layer["channels"]],
             "read_back_error": layer["read_back_error"],
         }
@@ -154,8 +240,20 @@ def check(src, path):
 
 
 def main():
-    src, _ = load(sys.argv[1])
-    json.dump([check(src, path) for path in sys.argv[2:]], sys.stdout)
+    args = sys.argv[1:]
+    if args and args[0] == "--pairs":
+        if len(args) % 2 != 1:
+            sys.exit("--pairs takes INPUT OUTPUT pairs")
+        pairs = list(zip(args[1::2], args[2::2]))
+    else:
+        pairs = [(args[0], o) for o in args[1:]]
+    loaded = {}
+    results = []
+    for i, o in pairs:
+        if i not in loaded:
+            loaded[i] = load(i)
+        results.append(check(*loaded[i], o))
+    json.dump(results, sys.stdout)
 
 
 if __name__ == "__main__":
