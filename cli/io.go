@@ -555,7 +555,7 @@ func runSessionInfo(s *streams, path string, asJSON, allowOutside bool) error {
 	if err != nil {
 		return fail(err)
 	}
-	in := sessionInfo{Path: path, Version: sessions.CurrentVersion, Summary: sess.Summary(),
+	in := sessionInfo{Path: path, Version: sess.FileVersion(), Summary: sess.Summary(),
 		Filters: []itemInfo{}, Targets: []itemInfo{}, Jobs: []itemInfo{}}
 	for _, e := range sess.Filters {
 		in.Filters = append(in.Filters, itemInfo{ID: e.ID, Name: e.Name, Description: e.Describe()})
@@ -607,7 +607,11 @@ func runSessionInfo(s *streams, path string, asJSON, allowOutside bool) error {
 		return s.writeOut(data)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: ssmlab session, version %d: %s\n", path, in.Version, in.Summary)
+	version := fmt.Sprint(in.Version)
+	if in.Version < sessions.CurrentVersion {
+		version += fmt.Sprintf(" (saving writes version %d)", sessions.CurrentVersion)
+	}
+	fmt.Fprintf(&b, "%s: ssmlab session, version %s: %s\n", path, version, in.Summary)
 	width := 0
 	for _, l := range [][]itemInfo{in.Filters, in.Targets, in.Jobs} {
 		for _, ii := range l {

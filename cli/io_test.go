@@ -255,6 +255,26 @@ func TestSessionInfoJobs(t *testing.T) {
 	}
 }
 
+// TestSessionInfoVersion1: session info of a version-1 file says version 1, and that saving
+// writes version 2; it said "version 2" (the version this ssmlab writes, not the file's).
+func TestSessionInfoVersion1(t *testing.T) {
+	path := writeText(t, t.TempDir(), "old.ssmlab", `{"format": "ssmlab-session", "version": 1,
+	  "targets": [{"id": "t1", "name": "k", "kernels": [1, 0.5]}]}`)
+	r := run(t, "", "session", "info", path)
+	if want := "old.ssmlab: ssmlab session, version 1 (saving writes version 2): "; r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("session info of a version-1 file, want %q:\n%v", want, r)
+	}
+	r = run(t, "", "session", "info", path, "--json")
+	var in struct{ Version int }
+	if err := json.Unmarshal([]byte(r.stdout), &in); r.code != 0 || err != nil || in.Version != 1 {
+		t.Errorf("session info --json of a version-1 file: version %d (%v):\n%v", in.Version, err, r)
+	}
+	current := writeText(t, t.TempDir(), "new.ssmlab", `{"format": "ssmlab-session", "version": 2}`)
+	if r := run(t, "", "session", "info", current); r.code != 0 || !strings.Contains(r.stdout, "ssmlab session, version 2: ") {
+		t.Errorf("session info of a version-2 file:\n%v", r)
+	}
+}
+
 func TestSessionInfoErrors(t *testing.T) {
 	dir := t.TempDir()
 	newer := writeText(t, dir, "new.ssmlab", `{"format": "ssmlab-session", "version": 3}`)

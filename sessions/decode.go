@@ -12,8 +12,8 @@ import (
 	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
-// Unmarshal decodes a session file. Older versions are migrated; a newer version gives a
-// *VersionError. Linked targets are left unloaded (Kernels nil); Load reads them. The
+// Unmarshal decodes a session file. Older versions are migrated (FileVersion keeps the
+// version read); a newer version gives a *VersionError. Linked targets are left unloaded (Kernels nil); Load reads them. The
 // session is clean, with no Path. It may share memory with data (strings of a megabyte or
 // more are not copied): data must not change afterwards.
 func Unmarshal(data []byte) (*Session, error) {
@@ -59,7 +59,12 @@ func unmarshal(data []byte) (*Session, *autosaveInfo, error) {
 			return nil, nil, fmt.Errorf("%w: migrating version %d to %d: %w", ErrInvalid, v, v+1, err)
 		}
 	}
-	return decodeCurrent(root)
+	s, auto, err := decodeCurrent(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.version = version
+	return s, auto, nil
 }
 
 // decodeCurrent reads the tree of a file of the current version (migrated, if older).

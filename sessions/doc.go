@@ -43,7 +43,8 @@
 //   - Readers check every size a file declares before allocating, and refuse NaN and
 //     infinities.
 //   - Session files of a newer version are refused with a *VersionError
-//     ("session version 2 is newer than this ssmlab supports (1)"); older ones are migrated.
+//     ("session version 3 is newer than this ssmlab supports (2)"); older ones are migrated
+//     as they are read (FileVersion keeps the version read) and saved at CurrentVersion.
 //
 // # Concurrency
 //

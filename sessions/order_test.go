@@ -2,6 +2,7 @@ package sessions_test
 
 import (
 	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -98,6 +99,8 @@ func TestItemDirty(t *testing.T) {
 }
 
 // TestVersion1 reads a version-1 file: filters come before targets, jobs have no status.
+// FileVersion says 1 until the session is saved, at version 2 (it said 2: the session did not
+// keep its file's version, and session info printed "version 2" of a version-1 file).
 func TestVersion1(t *testing.T) {
 	text := `{"format": "ssmlab-session", "version": 1, "next_id": 4,
 	  "filters": [{"id": "f2", "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}}],
@@ -111,9 +114,18 @@ func TestVersion1(t *testing.T) {
 	if j := s.Jobs[0]; j.Status != "" || j.Target != "" || string(j.Spec) != `{"order":4}` {
 		t.Errorf("job %+v", j)
 	}
+	if v := s.FileVersion(); v != 1 {
+		t.Errorf("FileVersion of a version-1 file %d", v)
+	}
 	out := string(must(sessions.Marshal(s)))
 	if !strings.Contains(out, `"version": 2`) || !strings.Contains(out, `"order": ["f2", "t1"]`) {
 		t.Errorf("written back:\n%s", out)
+	}
+	if err := s.Save(filepath.Join(t.TempDir(), "v1.ssmlab")); err != nil {
+		t.Fatal(err)
+	}
+	if v := s.FileVersion(); v != sessions.CurrentVersion {
+		t.Errorf("FileVersion after a save %d, want %d", v, sessions.CurrentVersion)
 	}
 }
 

@@ -248,6 +248,7 @@ type Session struct {
 	savedGen uint64   // gen when last saved or loaded
 	uiGen    uint64   // advances on every change of UI
 	order    []string // IDs of filters and targets as listed; Order reconciles it
+	version  int      // the format version the session's file was read at; 0: CurrentVersion
 	// auto is the session's autosave file; Clone shares it, so that an autosave or a save
 	// of a clone is known to the session it was cloned from.
 	auto *autosaveState
@@ -281,6 +282,18 @@ func (s *Session) change() uint64 {
 func (s *Session) MarkSaved(path string, gen uint64) {
 	s.Path = path
 	s.savedGen = gen
+	s.version = CurrentVersion // what Marshal writes
+}
+
+// FileVersion returns the version of the session format that the session's file is written
+// in: the version it was read at (an older file is migrated as it is read, and its file stays
+// as it was), CurrentVersion once the session is saved (saving writes the current version)
+// and for a session that was never read from a file.
+func (s *Session) FileVersion() int {
+	if s.version == 0 {
+		return CurrentVersion
+	}
+	return s.version
 }
 
 // Changed returns the generation of the last change of a filter or target (0: unchanged
