@@ -131,9 +131,12 @@ func newDistill(s *streams) *cobra.Command {
 		Short: "Distil a filter or long kernels into an RTF (or a modal or rotation SSM)",
 		Long: `Distill fits a low-order filter to TARGET, in the background of nothing else: it prints
 progress on stderr (a bar on a terminal, plain lines otherwise: the step, the current loss,
-the worst channel's best relative error so far, the time taken and left) and writes the
-fitted filter (a bank when TARGET has several channels) to stdout or OUT. Ctrl-C (or
-SIGTERM, SIGHUP) cancels at any moment, writes nothing and exits 130 (143, 129).
+the worst channel's best relative error so far, the time taken and left; variable
+projection, below, fits each channel's orders in turn, and gives the loss and error at the
+highest order some channel has fitted, over the channels that have: "order N/TOP channels
+C/D" ends its lines) and writes the fitted filter (a bank when TARGET has several channels)
+to stdout or OUT. Ctrl-C (or SIGTERM, SIGHUP) cancels at any moment, writes nothing and
+exits 130 (143, 129).
 
 TARGET is a filter or bank file (its impulse responses of --length samples are the
 kernels), a target file written by ssmlab import, or kernels in .npy, .npz, .safetensors or
@@ -489,12 +492,21 @@ func (s *streams) progressPrinter() (func(train.Progress), func()) {
 		if bar {
 			const width = 30
 			filled := width * p.Step / max(p.Steps, 1)
-			fmt.Fprintf(s.err, "\r[%s%s] %d/%d  loss %.3g  best rel error %.3g  ETA %s ",
-				strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, p.Loss, p.RelError, p.ETA.Round(100*time.Millisecond))
+			at := ""
+			if p.Order > 0 {
+				at = fmt.Sprintf("  order %d/%d (%d/%d channels)", p.Order, p.TopOrder, p.Fitted, p.Channels)
+			}
+			fmt.Fprintf(s.err, "\r[%s%s] %d/%d%s  loss %.3g  best rel error %.3g  ETA %s ",
+				strings.Repeat("#", filled), strings.Repeat(".", width-filled), p.Step, p.Steps, at, p.Loss, p.RelError, p.ETA.Round(100*time.Millisecond))
 			return
 		}
-		fmt.Fprintf(s.err, "step %d/%d loss %.6g best_rel_error %.6g elapsed %s eta %s\n",
-			p.Step, p.Steps, p.Loss, p.RelError, p.Elapsed.Round(time.Millisecond), p.ETA.Round(time.Millisecond))
+		// Keys are only ever added at the end: scripts read this line.
+		at := ""
+		if p.Order > 0 {
+			at = fmt.Sprintf(" order %d/%d channels %d/%d", p.Order, p.TopOrder, p.Fitted, p.Channels)
+		}
+		fmt.Fprintf(s.err, "step %d/%d loss %.6g best_rel_error %.6g elapsed %s eta %s%s\n",
+			p.Step, p.Steps, p.Loss, p.RelError, p.Elapsed.Round(time.Millisecond), p.ETA.Round(time.Millisecond), at)
 	}
 	return print, func() {
 		if bar {

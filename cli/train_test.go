@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,6 +151,22 @@ func TestDataFilesRefuseDuplicateKeys(t *testing.T) {
 	}
 }
 
+// lastStepLine is the last progress line in stderr.
+func lastStepLine(stderr string) string {
+	last := ""
+	for l := range strings.Lines(stderr) {
+		if strings.HasPrefix(l, "step ") {
+			last = strings.TrimSuffix(l, "\n")
+		}
+	}
+	return last
+}
+
+// progressLine matches a whole progress line, with tail after its first keys.
+func progressLine(tail string) *regexp.Regexp {
+	return regexp.MustCompile(`^step (\d+)/(\d+) loss \S+ best_rel_error \S+ elapsed \S+ eta \S+` + regexp.QuoteMeta(tail) + `$`)
+}
+
 // TestDistillOrders fits a ladder: the table on stderr, one filter per order with -o NAME{n},
 // the ladder's JSON with --report (which plot --ladder draws), and an -o without {n} refused
 // before any work.
@@ -163,6 +180,16 @@ func TestDistillOrders(t *testing.T) {
 	r := run(t, "", "distill", target, "--orders", "4,2", "-o", out, "--report", rep)
 	if r.code != 0 || !strings.Contains(r.stderr, "order  form") || !strings.Contains(r.stderr, "fitted 2 channel(s), rtf at 2 orders") {
 		t.Fatalf("%v", r)
+	}
+	// The last progress line says the order and channels its loss and error are of, after
+	// the keys scripts read (it said nothing: its error was the worst of each channel's
+	// latest order, which jumped up whenever a channel fitted its first).
+	if last := lastStepLine(r.stderr); !progressLine(" order 4/4 channels 2/2").MatchString(last) {
+		t.Errorf("last progress line of a ladder %q", last)
+	}
+	r = run(t, "", "distill", target, "--order", "2", "--init", "zeros", "--steps", "5", "--length", "64", "-o", filepath.Join(dir, "adam.json"))
+	if last := lastStepLine(r.stderr); r.code != 0 || !progressLine("").MatchString(last) {
+		t.Errorf("last progress line of a job trained by Adam %q: %v", last, r)
 	}
 	for _, n := range []string{"2", "4"} {
 		if _, err := readDoc(strings.ReplaceAll(out, "{n}", n)); err != nil {

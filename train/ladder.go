@@ -204,17 +204,16 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	rungs := make([][]channelRung, d) // [channel][order]
 	bounds := make([][]float64, d)    // [channel][order]
 	errs := make([]error, d)
-	// Progress counts channel-orders done; its error is the worst channel's latest fit and its
-	// loss the mean of the channels' latest relative loss, ‖k − y‖²/‖y‖².
+	// Progress counts channel-orders done; its error and loss are rungTally's.
 	var mu sync.Mutex
 	done, total := 0, d*len(orders)
-	latest := make([]float64, d)
+	tally := newRungTally(d)
 	var last time.Time
 	report := func(ch int, rel float64) {
 		mu.Lock()
 		defer mu.Unlock()
 		done++
-		latest[ch] = rel
+		tally.add(ch, rel)
 		// Another channel's rung may finish after a cancel; nothing is reported after one.
 		if progress == nil || ctx.Err() != nil || done < total && time.Since(last) < ProgressInterval {
 			return
@@ -222,11 +221,9 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		last = time.Now()
 		el := time.Since(start)
 		eta := time.Duration(float64(el) / float64(done) * float64(total-done))
-		loss := 0.0
-		for _, r := range latest {
-			loss += r * r / float64(d)
-		}
-		progress(Progress{Step: done, Steps: total, Loss: loss, RelError: maxOf(latest), Elapsed: el, ETA: eta})
+		p := tally.progress(orders)
+		p.Step, p.Steps, p.Elapsed, p.ETA = done, total, el, eta
+		progress(p)
 	}
 	forEach(d, func(ch int) {
 		y := targets[ch]
@@ -281,6 +278,37 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		l.Results = append(l.Results, res)
 	}
 	return l, nil
+}
+
+// rungTally keeps what a variable-projection job's progress says of its fits (Progress):
+// the error and loss (the relative loss, ‖k − y‖²/‖y‖²) of the channels that have fitted the
+// most orders, at the last of them. The worst of every channel's latest fit, which it
+// replaced, jumped up whenever a channel fitted its first order, and read as a regression.
+type rungTally struct {
+	done            []int // the rungs each channel has fitted
+	reached, fitted int   // the most rungs a channel has fitted; how many channels have as many
+	worst, sumSq    float64
+}
+
+func newRungTally(channels int) *rungTally { return &rungTally{done: make([]int, channels)} }
+
+// add records that channel ch fitted its next rung, with relative error rel.
+func (t *rungTally) add(ch int, rel float64) {
+	t.done[ch]++
+	switch n := t.done[ch]; {
+	case n > t.reached:
+		t.reached, t.fitted, t.worst, t.sumSq = n, 1, rel, rel*rel
+	case n == t.reached:
+		t.fitted++
+		t.worst, t.sumSq = max(t.worst, rel), t.sumSq+rel*rel
+	}
+}
+
+// progress returns the error, loss, order and channels of a progress event of a ladder of
+// orders (ascending), once some rung is fitted.
+func (t *rungTally) progress(orders []int) Progress {
+	return Progress{Loss: t.sumSq / float64(t.fitted), RelError: t.worst, Order: orders[t.reached-1],
+		TopOrder: orders[len(orders)-1], Fitted: t.fitted, Channels: len(t.done)}
 }
 
 // rungForm decides the form of order k's bank, and for an rtf model says why (FormNote).

@@ -10,12 +10,24 @@ import (
 )
 
 // Progress is one progress event of a running job.
+//
+// A job fitted by variable projection (a ladder, or a job of one order, fitted on a ladder of
+// orders below it) fits each channel's orders in turn, channel after channel, and counts
+// channel-orders as its steps. Its Loss and RelError are those of the channels that have
+// fitted Order, the highest order some channel has fitted so far (Fitted of the Channels),
+// each at that order: a channel's error never rises with the order, and one that has not
+// fitted Order yet is left out. So RelError never rises with Order, and at one Order only
+// rises as more channels reach it, towards the worst channel's error at that order (at
+// TopOrder, the job's). Order, TopOrder, Fitted and Channels are 0 for the optimiser's jobs.
 type Progress struct {
 	Step, Steps int
-	Loss        float64 // mean over channels of the current loss
+	Loss        float64 // mean over channels of the current loss (relative, ‖k − y‖²/‖y‖², for variable projection)
 	RelError    float64 // worst channel's relative L2 error of its best parameters so far
 	Elapsed     time.Duration
 	ETA         time.Duration
+
+	Order, TopOrder  int // variable projection: the order Loss and RelError are at, and the last
+	Fitted, Channels int // variable projection: the channels that have fitted Order, and all
 }
 
 // ProgressInterval bounds the rate of progress events (the first and last are always sent).

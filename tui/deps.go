@@ -126,11 +126,15 @@ type JobRunner interface {
 	SuggestOrder(targets [][]float64, tol float64) train.Suggestion
 }
 
-// JobProgress is one progress event of a running job.
+// JobProgress is one progress event of a running job (train.Progress).
 type JobProgress struct {
 	Step, Steps  int
 	Loss, RelErr float64 // mean loss over channels, worst relative error
 	Elapsed, ETA time.Duration
+	// A job fitted by variable projection fits each channel's orders in turn: Loss and RelErr
+	// are of the Fitted channels (of Channels) that have fitted Order (of TopOrder), at it.
+	// 0 for other jobs.
+	Order, TopOrder, Fitted, Channels int
 }
 
 // JobResult is a finished job: one fitted filter per target channel and a summary.

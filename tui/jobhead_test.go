@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // TestJobHeadingKeepsState: a job of a long-named filter keeps its state in the jobs pane's
@@ -51,5 +52,25 @@ func TestInterruptedJobNotAtStep(t *testing.T) {
 	scr := screen(m)
 	if !strings.Contains(scr, "interrupted") || strings.Contains(scr, "at step 0/500") || !strings.Contains(scr, "not resumed") {
 		t.Errorf("the interrupted job:\n%s", scr)
+	}
+}
+
+// TestJobProgressSaysOrder: a running job fitted by variable projection says which order and
+// channels its loss is of (each channel fits its orders in turn); it said only "loss · step",
+// and the loss jumped up whenever a channel fitted its first order.
+func TestJobProgressSaysOrder(t *testing.T) {
+	m := newTestModel(t, 58, 40, nil) // the focused pane has the window: the lines fit
+	addPreset(t, m, "ring")
+	running := &job{num: 1, spec: train.Spec{Model: "rtf", Order: 16}, sourceID: m.sel, status: sessions.JobRunning,
+		last: JobProgress{Step: 7, Steps: 12, Loss: 3.2e-4, Order: 8, TopOrder: 16, Fitted: 1, Channels: 4}, cancel: func() {}}
+	adam := &job{num: 2, spec: train.Spec{Model: "rtf", Order: 4, Init: train.InitZeros, Steps: 500}, sourceID: m.sel, status: sessions.JobRunning,
+		last: JobProgress{Step: 200, Steps: 500, Loss: 3.2e-4}, cancel: func() {}}
+	m.jobs = []*job{running, adam}
+	m.jobsPane.seen = len(m.jobs)
+	m.setFocus(paneJobs)
+	send(t, m, statusMsg{text: "two jobs"})
+	scr := screen(m)
+	if !strings.Contains(scr, "loss 3.2e-04 · order 8/16, 1/4 channels · step 7/12") || !strings.Contains(scr, "loss 3.2e-04 · step 200/500") {
+		t.Errorf("the jobs' progress:\n%s", scr)
 	}
 }

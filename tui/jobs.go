@@ -230,7 +230,12 @@ func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 		}
 		j.bar.Width = max(4, min(30, w-8-len(eta)))
 		lines = append(lines, ansi.Truncate(fmt.Sprintf("  %s %3d%%%s", j.bar.ViewAs(pct), int(100*pct), eta), w, ""))
-		info := fmt.Sprintf("  loss %s · step %d/%d", sci(x.last.Loss), x.last.Step, x.last.Steps)
+		info := "  loss " + sci(x.last.Loss)
+		if p := x.last; p.Order > 0 {
+			// each channel fits its orders in turn: the loss is of those at the highest order
+			info += fmt.Sprintf(" · order %d/%d, %d/%d channels", p.Order, p.TopOrder, p.Fitted, p.Channels)
+		}
+		info += fmt.Sprintf(" · step %d/%d", x.last.Step, x.last.Steps)
 		lines = append(lines, ansi.Truncate(st.dim.Render(info), w, "…"))
 	case sessions.JobDone:
 		r := x.report

@@ -120,7 +120,7 @@ func (trainRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64
 		return nil, err
 	}
 	res, err := train.Run(ctx, train.Job{Spec: spec, Targets: targets}, backend, func(p train.Progress) {
-		progress(JobProgress{Step: p.Step, Steps: p.Steps, Loss: p.Loss, RelErr: p.RelError, Elapsed: p.Elapsed, ETA: p.ETA})
+		progress(jobProgress(p))
 	})
 	if err != nil {
 		return nil, err
@@ -131,6 +131,12 @@ func (trainRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64
 	}
 	return &JobResult{Filters: res.Filters, MaxRelError: res.Report.MaxRelError, Stable: res.Report.Stable,
 		Seconds: res.Report.Seconds, Warnings: res.Report.Warnings, Backend: ran}, nil
+}
+
+// jobProgress is a job's progress event as the workbench keeps it.
+func jobProgress(p train.Progress) JobProgress {
+	return JobProgress{Step: p.Step, Steps: p.Steps, Loss: p.Loss, RelErr: p.RelError, Elapsed: p.Elapsed, ETA: p.ETA,
+		Order: p.Order, TopOrder: p.TopOrder, Fitted: p.Fitted, Channels: p.Channels}
 }
 
 // RunLadder fits the job at every order with train.FitLadder (as ssmlab distill --orders):
@@ -144,7 +150,7 @@ func (trainRunner) RunLadder(ctx context.Context, spec train.Spec, orders []int,
 		return nil, err
 	}
 	l, err := train.FitLadder(ctx, train.Job{Spec: spec, Targets: targets}, orders, backend, func(p train.Progress) {
-		progress(JobProgress{Step: p.Step, Steps: p.Steps, Loss: p.Loss, RelErr: p.RelError, Elapsed: p.Elapsed, ETA: p.ETA})
+		progress(jobProgress(p))
 	})
 	if err != nil {
 		return nil, err
