@@ -100,7 +100,7 @@ func (m *Model) openJobForm() (tea.Cmd, error) {
 		return nil, fmt.Errorf("%s: %w", e.name, err)
 	}
 	def := m.defaultSpecFor(e)
-	m.openDialog(newJobForm(e.id, e.name, def, m.deps.Runner.Backends()))
+	m.openDialog(newJobForm(e.id, e.name, e.fitted(), def, m.deps.Runner.Backends()))
 	return suggestOrder(m.deps.Runner, e.id, def.Target.Length, targetSource(e, def.Target.Length)), nil
 }
 

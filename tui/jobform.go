@@ -33,6 +33,7 @@ func (f *formField) value() string {
 type jobForm struct {
 	sourceID   string
 	source     string
+	fits       string     // what of source the job fits (entry.fitted)
 	def        train.Spec // what the form does not ask for
 	fields     []formField
 	focus      int
@@ -66,13 +67,13 @@ func textField(name, help string) formField {
 	return formField{name: name, input: in, help: help}
 }
 
-func newJobForm(sourceID string, source string, def train.Spec, backends []train.BackendName) *jobForm {
-	f := &jobForm{sourceID: sourceID, source: source, def: def, fields: []formField{
+func newJobForm(sourceID, source, fits string, def train.Spec, backends []train.BackendName) *jobForm {
+	f := &jobForm{sourceID: sourceID, source: source, fits: fits, def: def, fields: []formField{
 		choiceField("model", "rtf: transfer function · modal: diagonal · rotation: RotRNN", train.Names(train.Models), string(def.Model)),
 		numberField("order", "state size n of the fit", def.Order),
 		choiceField("init", "hankel: stabilised ERA realisation; montel: rtf only", train.Names(train.Inits), string(def.Init)),
 		numberField("steps", "optimiser steps; 0: the init and its refinement alone (hankel rtf or modal: none taken)", def.Steps),
-		numberField("length", "samples of the impulse response to fit", def.Target.Length),
+		numberField("length", "samples of the "+fits+" to fit", def.Target.Length),
 		choiceField("backend", "where the optimiser runs", train.Names(backends), string(def.Backend)),
 		textField("orders", "a ladder: several orders, such as 4,8,16 (then order is ignored); empty: one order"),
 	}}
@@ -263,7 +264,7 @@ func (f *jobForm) onSuggest(msg suggestMsg) {
 
 func (f *jobForm) body(st *styles, w int) string {
 	var lines []string
-	lines = append(lines, st.dim.Render("distil the impulse response of ")+st.bold.Render(f.source))
+	lines = append(lines, st.dim.Render("distil the "+f.fits+" of ")+st.bold.Render(f.source))
 	if f.suggestion == "" {
 		lines = append(lines, st.dim.Render("suggested order: computing…"))
 	} else {

@@ -22,7 +22,7 @@ func FuzzJobForm(f *testing.F) {
 	f.Fuzz(func(t *testing.T, order, steps, length, orders string) {
 		def := train.DefaultSpec()
 		def.Target.Length = 256
-		fm := newJobForm("id", "k", def, []train.BackendName{"cpu"})
+		fm := newJobForm("id", "k", "kernels", def, []train.BackendName{"cpu"})
 		typed := map[string]string{"order": order, "steps": steps, "length": length, "orders": orders}
 		for i := range fm.fields {
 			if v, ok := typed[fm.fields[i].name]; ok {

@@ -87,3 +87,29 @@ func checkRefused(t *testing.T, m *Model, field, value, want string) {
 		t.Errorf(":distill %s=%s: status %q, %d jobs, want %q", field, value, m.status.text, len(m.jobs), want)
 	}
 }
+
+// TestDistillFormNamesKernels: the distill form of a kernel target says it fits the kernels,
+// in its heading and its length's help; it said "impulse response", a filter's word, of
+// kernels read from a file. A filter's form still says impulse response.
+func TestDistillFormNamesKernels(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	for _, tc := range []struct {
+		add  func()
+		want string
+	}{
+		{func() { addKernels(t, m, "k2", [][]float64{{1, 0.5, 0.25, 0.125}, {0, 1, 0, 0.5}}) }, "kernels"},
+		{func() { addKernels(t, m, "k1", [][]float64{{1, 0.5, 0.25, 0.125}}) }, "kernel"},
+		{func() { addPreset(t, m, "ring") }, "impulse response"},
+	} {
+		tc.add()
+		form := openFormAt(t, m, "length")
+		scr := screen(m)
+		if head := "distil the " + tc.want + " of " + form.source; !strings.Contains(scr, head) || !strings.Contains(scr, "samples of the "+tc.want+" to fit") {
+			t.Errorf("the form of %s, want %q:\n%s", form.source, head, scr)
+		}
+		if tc.want != "impulse response" && strings.Contains(scr, "impulse response") {
+			t.Errorf("the form of kernels %s says impulse response:\n%s", form.source, scr)
+		}
+		keys(t, m, "esc")
+	}
+}

@@ -219,6 +219,17 @@ func targetSource(e *entry, L int) func() ([][]float64, error) {
 	}
 }
 
+// fitted names what distilling e fits (targetSource): its impulse response, or its kernels.
+func (e *entry) fitted() string {
+	switch {
+	case e.kind != kindKernel:
+		return "impulse response"
+	case len(e.kernels()) == 1:
+		return "kernel"
+	}
+	return "kernels"
+}
+
 // startJob starts distilling e's impulse response (every channel of a bank), at spec.Order,
 // or, for a ladder (orders not empty), at each of orders.
 func (a *app) startJob(e *entry, spec train.Spec, orders []int) (tea.Cmd, error) {
