@@ -598,7 +598,7 @@ func TestDistillHelpForCheckpoints(t *testing.T) {
 	for _, want := range []string{
 		"a checkpoint (-o OUT.safetensors, .pt, .npz): auto unless given",
 		"--order auto: the relative error each channel's order is suggested for (default 1e-3)",
-		"and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len)",
+		"and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len, S4 without l_kernel), whose kernels are made for it (S4D dss, S4)",
 		"the array, or the prefix of the layer,",
 	} {
 		if !strings.Contains(r.stdout, want) {
@@ -771,6 +771,7 @@ func TestDistillModelGoldenFamilies(t *testing.T) {
 		{golden("s4_32.pt"), "s4_s4d.npz", []string{"--to-layout", "s4d"}, "s4d", "s4d", 0, "s4"},
 		{golden("s4d_64.npz"), "s4d.safetensors", []string{"--to-layout", "stripedhyena"}, "stripedhyena", "stripedhyena", 0, "s4d"},
 		{golden("s4d_bilinear_64.pt"), "s4d_bilinear.pt", []string{"--disc", "bilinear", "--to-layout", "s4d"}, "s4d", "s4d", 0, "s4d_bilinear"},
+		{golden("s4d_dss_64.pt"), "s4d_dss.pt", []string{"--disc", "dss"}, "rtf", "rtf", 0, "s4d_dss"},
 		{golden("s4d_minimal_32.safetensors"), "s4d_minimal.safetensors", []string{"--to-layout", "s4d"}, "s4d", "s4d minimal", 0, "s4d_minimal"},
 		{golden("s4d_minimal_64.pt"), "s4d_minimal.pt", nil, "rtf", "rtf", 0, "s4d_minimal"},
 		{golden("stripedhyena_64.pt"), "stripedhyena.pt", nil, "rtf", "rtf", 1, "stripedhyena"},
@@ -780,10 +781,8 @@ func TestDistillModelGoldenFamilies(t *testing.T) {
 		{rtfHyena, "rtf_hyena.pt", []string{"--trunc-len", "32", "--to-layout", "rtf"}, "rtf", "rtf", 0, "rtf"},
 		{rtfHyena, "rtf_hyena_once.npz", []string{"--trunc-len", "32", "--h0", "once", "--to-layout", "rtf"}, "rtf", "rtf", 0, "rtf"},
 	}
-	// Every family of long-filter layer the golden files hold, but the two distill does not
-	// take: the short FIR filters of a StripedHyena layer (3 taps, not a long filter), and an
-	// S4D layer with disc dss, whose length option distill's --length (the kernel length)
-	// does not set.
+	// Every family of long-filter layer the golden files hold, but the short FIR filters of a
+	// StripedHyena layer (3 taps, not a long filter), which distill does not take.
 	var expected struct {
 		Cases map[string]struct {
 			Layout string `json:"layout"`
@@ -793,7 +792,7 @@ func TestDistillModelGoldenFamilies(t *testing.T) {
 	if err != nil || json.Unmarshal(data, &expected) != nil {
 		t.Fatal(err)
 	}
-	covered := map[string]bool{"stripedhyena_fir": true, "s4d_dss": true}
+	covered := map[string]bool{"stripedhyena_fir": true}
 	for _, c := range cases {
 		covered[c.family] = true
 	}

@@ -276,7 +276,7 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 	cmd.Flags().Lookup("backend").Usage += "; a checkpoint (-o OUT.safetensors, .pt, .npz): auto unless given"
 	cmd.Flags().Lookup("tol").Usage += "; --order auto: the relative error each channel's order is suggested for (default 1e-3)"
 	lf = addLayoutFlags(cmd.Flags(), forDistill)
-	cmd.Flags().IntVar(&length, "length", train.DefaultKernelLength, "kernel length `L` taken from a filter TARGET, and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len)")
+	cmd.Flags().IntVar(&length, "length", train.DefaultKernelLength, "kernel length `L` taken from a filter TARGET, and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len, S4 without l_kernel), whose kernels are made for it (S4D dss, S4)")
 	cmd.Flags().Float64Var(&suggestTol, "suggest-tol", 1e-3, "the relative error the suggested order is computed for")
 	cmd.Flags().StringVar(&tensor, "tensor", "", "the array, or the prefix of the layer, to read from a TARGET file holding several (.npz, .safetensors, .pt)")
 	return cmd

@@ -278,6 +278,20 @@ func (c *Checkpoint) read(l ModelLayer) (layouts.Result, error) {
 	if err != nil {
 		return layouts.Result{}, err
 	}
+	// A layer whose kernel depends on a length it does not record is read at the length it
+	// is distilled at, the l_max its model runs with: an S4D layer's dss discretisation
+	// normalises by it, and an S4 layer stored without its l_kernel buffer had its C̃ made
+	// for it (with the buffer, the buffer says; import asks for --length in both cases).
+	if _, given := opts["length"]; !given {
+		switch l.Layout {
+		case layouts.S4D:
+			opts["length"] = strconv.Itoa(l.Length)
+		case layouts.S4:
+			if _, err := c.file.ReadInt(l.Prefix + "kernel.l_kernel"); err != nil {
+				opts["length"] = strconv.Itoa(l.Length)
+			}
+		}
+	}
 	r, err := layouts.Import(c.file, l.Layer, layouts.Options{Values: opts})
 	if err != nil {
 		return r, inputError{err}

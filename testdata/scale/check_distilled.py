@@ -128,9 +128,7 @@ def family_kernel(layout, st, prefix, length, opts, trunc_len):
             if opts.get("disc", "zoh") != "zoh" or opts.get("dt-transform", "exp") != "exp":
                 raise ValueError("models/s4/s4d.py's S4D discretises by zoh with exp(log_dt)")
             return gen_layouts.s4d_minimal_kernel(st)
-        disc = opts.get("disc", "zoh")
-        if disc == "dss" and "length" not in opts:
-            raise ValueError("an s4d layer with disc dss needs its length option")
+        disc = opts.get("disc", "zoh")  # dss without a length option: distill's length
         return gen_layouts.s4d_kernel(st, disc=disc, dt_transform=opts.get("dt-transform", "exp"),
                                       length=int(opts.get("length", length)))
     if layout == "s4":
