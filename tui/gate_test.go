@@ -147,10 +147,11 @@ func crowdedDiagonalZPK(t *testing.T) filters.Filter {
 
 // TestUndoKeepsInaccuracyMark: an undo back to a form taken with y after the question is that
 // inaccurate form again, and the list marks it ≈ again. The undo history kept only the
-// values, so after y, a pole move and u the list showed ✓ for the 1.1e-5 conversion (a
-// sixth-order Butterworth as tf, whose roots of (1 + z⁻¹)⁶ nudged to zpk lose 1e-5).
+// values, so after y, a pole move and u the list showed ✓ for an inaccurate conversion (an
+// eighth-order Butterworth at ωc = π/64 as tf, whose poles crowd near z = 1: as roots of
+// its denominator they lose about 3e-3, condition 7.5e12).
 func TestUndoKeepsInaccuracyMark(t *testing.T) {
-	b, err := presets.New("butter", map[string]string{"order": "6", "wc": "pi/6"})
+	b, err := presets.New("butter", map[string]string{"order": "8", "wc": "pi/64"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,9 +160,9 @@ func TestUndoKeepsInaccuracyMark(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := newTestModel(t, 140, 44, nil)
-	e := addFilter(t, m, "b6", tf)
+	e := addFilter(t, m, "b8", tf)
 	m.setFocus(panePlots)
-	keys(t, m, "n", "right") // the first key converts to zpk: 1.1e-5, so it asks
+	keys(t, m, "n", "right") // the first key converts to zpk, inaccurately, so it asks
 	if c, ok := dialogOf[*confirm](m); !ok || c.title != "inaccurate conversion" {
 		t.Fatalf("no question (dialog %T, status %q)", m.dialog, m.status.text)
 	}
@@ -171,7 +172,7 @@ func TestUndoKeepsInaccuracyMark(t *testing.T) {
 		if m.entry(e.id).form() != "zpk" || m.entry(e.id).inaccuracy() == nil {
 			t.Fatalf("%s: %s, report %v: want the inaccurate zpk form", how, m.entry(e.id).form(), m.entry(e.id).lastReport())
 		}
-		if line := lineWith(screen(m), "b6", "zpk 6"); !strings.Contains(line, "≈") {
+		if line := lineWith(screen(m), "b8", "zpk 8"); !strings.Contains(line, "≈") {
 			t.Errorf("%s: the list line %q does not mark the inaccurate form", how, line)
 		}
 	}
