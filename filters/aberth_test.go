@@ -73,13 +73,7 @@ func TestAberthAgainstQR(t *testing.T) {
 				a[i] = rng.NormFloat64()
 			}
 			got, ok, _ := aberthRoots(context.Background(), a)
-			old := qrRootsMax
-			qrRootsMax = 1 << 30
-			qr, err := rootsMonic(a)
-			qrRootsMax = old
-			if err != nil {
-				t.Fatal(err)
-			}
+			qr := qrRoots(t, a)
 			be, beQR := backwardError(a, got), backwardError(a, qr)
 			d := numtest.RootsRelDist(got, qr)
 			// Backward stable: a few roundings of the coefficients, as QR is (8 eps here).
@@ -209,14 +203,7 @@ func TestAberthKeepsClusterMean(t *testing.T) {
 		e, scale := traceErr(a, got)
 		tol := traceTol * scale
 		if len(a) > qrRootsMax {
-			old := qrRootsMax
-			qrRootsMax = 1 << 30
-			qr, err := rootsMonic(a)
-			qrRootsMax = old
-			if err != nil {
-				t.Fatal(err)
-			}
-			eQR, _ := traceErr(a, qr)
+			eQR, _ := traceErr(a, qrRoots(t, a))
 			tol = math.Max(tol, 4*eQR)
 		}
 		if e > tol || len(got) != len(a) {
@@ -276,10 +263,9 @@ func TestAberthTFToZPKConditionBoundsError(t *testing.T) {
 			if err != nil {
 				t.Fatalf("order %d, (z+1)^%d: %v", n, m, err)
 			}
-			old := qrRootsMax
-			qrRootsMax = 1 << 30
+			restore := forceQR()
 			_, repQR, err := ToZPK(tf)
-			qrRootsMax = old
+			restore()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -288,4 +274,23 @@ func TestAberthTFToZPKConditionBoundsError(t *testing.T) {
 			}
 		}
 	}
+}
+
+// forceQR makes rootsMonic take the companion matrix's eigenvalues at every degree (it takes
+// Aberth's above qrRootsMax) until the function it returns is called.
+func forceQR() (restore func()) {
+	old := qrRootsMax
+	qrRootsMax = 1 << 30
+	return func() { qrRootsMax = old }
+}
+
+// qrRoots returns the roots of the monic polynomial a by the companion matrix's eigenvalues.
+func qrRoots(t *testing.T, a []float64) []complex128 {
+	t.Helper()
+	defer forceQR()()
+	r, err := rootsMonic(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

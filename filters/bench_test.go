@@ -55,9 +55,7 @@ func BenchmarkPolesTF(b *testing.B) {
 				a[i] = (2*rng.Float64() - 1) / float64(tc.n)
 			}
 			if tc.qr {
-				old := qrRootsMax
-				qrRootsMax = 1 << 30
-				defer func() { qrRootsMax = old }()
+				defer forceQR()()
 			}
 			for b.Loop() {
 				if _, err := rootsMonic(a); err != nil {

@@ -189,7 +189,10 @@ func TestTmuxReadmeScreen(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, block, ok := strings.Cut(string(readme), "## The workbench\n\n```text\n")
-	if block, _, ok = strings.Cut(block, "```"); !ok {
+	if ok {
+		block, _, ok = strings.Cut(block, "```")
+	}
+	if !ok {
 		t.Fatal("README.md has no text block under ## The workbench")
 	}
 	if out, err := exec.Command(r.Bin, "preset", "butter", "--order", "6", "wc=pi/6", "-o", filepath.Join(r.Dir, "b6.json")).CombinedOutput(); err != nil {
