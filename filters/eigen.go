@@ -268,6 +268,7 @@ func rootsMonicContext(ctx context.Context, a []float64) ([]complex128, error) {
 		if imag(r) < 0 {
 			continue
 		}
+		p, _ := hornerMonic(a, r)
 		for iter := 0; iter < 3; iter++ {
 			// A residual within Horner's rounding error is noise: a Newton step from it would
 			// move each root of a cluster at random by up to ε·Σ|aₖ||r|ᵏ/|p′(r)|, losing the
@@ -276,15 +277,15 @@ func rootsMonicContext(ctx context.Context, a []float64) ([]complex128, error) {
 			if small || cmplx.IsNaN(ratio) || cmplx.IsInf(ratio) {
 				break
 			}
-			p, _ := hornerMonic(a, r)
 			next := r - ratio
 			if imag(r) == 0 {
 				next = complex(real(next), 0)
 			}
-			if q, _ := hornerMonic(a, next); cmplx.Abs(q) >= cmplx.Abs(p) {
+			q, _ := hornerMonic(a, next)
+			if cmplx.Abs(q) >= cmplx.Abs(p) {
 				break
 			}
-			r = next
+			r, p = next, q
 		}
 		roots[i] = r
 	}
