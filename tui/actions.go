@@ -312,6 +312,18 @@ func (a *app) remove(id string) {
 // how closely RTF tensors read back (as `ssmlab export` prints it), as a warning when they
 // lose more than filters.MaxRelError or cannot be read back.
 func (a *app) onExported(msg exportedMsg) {
+	var exists *ExistsError
+	if errors.As(msg.err, &exists) {
+		req, it := msg.req, msg.it
+		req.over = true
+		a.ask = overwriteQuestion(req.path+" exists.", ":export PATH writes elsewhere", "not exported: "+req.path+" is as it was",
+			func(m *Model) tea.Cmd {
+				m.setStatus(levelInfo, "exporting to "+req.path+"…")
+				return exportItem(m.deps.Store, it, req)
+			})
+		a.setStatus(levelWarn, req.path+" exists: overwrite it?")
+		return
+	}
 	if msg.err != nil {
 		a.setError(msg.err)
 		return
@@ -335,6 +347,17 @@ func (a *app) onExported(msg exportedMsg) {
 
 // onSaved records a filter written to a filter file (w, :save): its origin's file.
 func (a *app) onSaved(msg savedMsg) {
+	var exists *ExistsError
+	if errors.As(msg.err, &exists) {
+		a.ask = overwriteQuestion(fmt.Sprintf("%s exists and is not %s's file.", msg.path, msg.it.Name), ":save PATH saves elsewhere",
+			"not saved: "+msg.path+" is as it was, "+msg.it.Name+" is in the session",
+			func(m *Model) tea.Cmd {
+				m.setStatus(levelInfo, "saving "+msg.path+"…")
+				return saveItem(m.deps.Store, msg.s, msg.id, msg.path, msg.it, true)
+			})
+		a.setStatus(levelWarn, msg.path+" exists: overwrite it?")
+		return
+	}
 	if msg.err != nil {
 		a.setError(msg.err)
 		return

@@ -119,16 +119,18 @@ type openMsg struct {
 	err    error
 }
 
-// savedMsg reports a filter of session s written to a filter file.
+// savedMsg reports a filter of session s written to a filter file: it, as saved.
 type savedMsg struct {
 	s    *sessions.Session
 	id   string
 	path string
+	it   Item
 	err  error
 }
 
 type exportedMsg struct {
 	req exportReq
+	it  Item            // the item exported, before req.to's conversion
 	rep *filters.Report // of the conversion to req.to
 	out sessions.Exported
 	err error
@@ -333,10 +335,12 @@ func openFile(st Store, path string) tea.Cmd {
 	}
 }
 
-func saveItem(st Store, s *sessions.Session, id, path string, it Item) tea.Cmd {
+// saveItem writes it, the filter id of session s, to path; over an existing file only if
+// over.
+func saveItem(st Store, s *sessions.Session, id, path string, it Item, over bool) tea.Cmd {
 	return func() tea.Msg {
-		err := safely("save", func() error { return st.Save(path, it) })
-		return savedMsg{s: s, id: id, path: path, err: err}
+		err := safely("save", func() error { return st.Save(path, it, over) })
+		return savedMsg{s: s, id: id, path: path, it: it, err: err}
 	}
 }
 
@@ -347,11 +351,12 @@ type exportReq struct {
 	to    filters.Form
 	opts  sessions.ExportOptions
 	force bool // write even what fails its accuracy or read-back check
+	over  bool // overwrite a file that exists
 }
 
 func exportItem(st Store, it Item, req exportReq) tea.Cmd {
 	return func() tea.Msg {
-		msg := exportedMsg{req: req}
+		msg := exportedMsg{req: req, it: it}
 		msg.err = safely("export", func() error {
 			var reps []filters.Report
 			if req.to != "" && it.Filter != nil && it.Filter.Form() != req.to {
@@ -373,7 +378,7 @@ func exportItem(st Store, it Item, req exportReq) tea.Cmd {
 				return fmt.Errorf("%s: not written: %w; add force to write it anyway", req.path, err)
 			}
 			var err error
-			msg.out, err = st.Export(req.path, it, req.opts, req.force)
+			msg.out, err = st.Export(req.path, it, req.opts, req.force, req.over)
 			return err
 		})
 		return msg

@@ -64,14 +64,16 @@ type Store interface {
 	// OpenLayer reads the layer (or array) c of a checkpoint, as ssmlab import --layout
 	// --tensor does.
 	OpenLayer(path string, c LayerChoice) (Opened, error)
-	// Save writes one filter or bank to path.
-	Save(path string, it Item) error
+	// Save writes one filter or bank to path. Unless over is set, it refuses to overwrite a
+	// file that exists (an *ExistsError).
+	Save(path string, it Item, over bool) error
 	// Export writes a filter, a bank or kernels to path in o.Format (sessions.Export: a
 	// filter file, the RTF layout in .npz or .safetensors, impulse responses in CSV or
 	// .npy) and reports what it measured.
 	// Unless force is set, tensors that fail their read-back check (Exported.Failed) are
-	// not written, and the error is a *ReadBackError.
-	Export(path string, it Item, o sessions.ExportOptions, force bool) (sessions.Exported, error)
+	// not written, and the error is a *ReadBackError; unless over is set, neither is a file
+	// that exists (an *ExistsError).
+	Export(path string, it Item, o sessions.ExportOptions, force, over bool) (sessions.Exported, error)
 	// SaveSession writes s, a snapshot of the workbench's session taken on its event loop,
 	// to path. Unless over is set, it refuses to overwrite the session's own file changed on
 	// disk since it was opened or saved (a *sessions.ChangedError) and any other file that

@@ -168,3 +168,47 @@ func TestExportMissingDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveAndExportAskBeforeOverwriting: :save PATH and :export PATH over a file that
+// exists and is not the filter's own ask first, as :save-session PATH does; esc leaves the
+// file as it was and says so, o overwrites it. Saving again to the filter's own file does
+// not ask. Both overwrote the file without a word.
+func TestSaveAndExportAskBeforeOverwriting(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "ring")
+	const theirs = "someone else's file\n"
+	for _, tc := range []struct{ cmd, file, cancelled, done string }{
+		{"save", "other.json", "not saved: ", "saved "},
+		{"export", "other.npz", "not exported: ", "exported "},
+	} {
+		path := filepath.Join(dir, tc.file)
+		if err := os.WriteFile(path, []byte(theirs), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		keys(t, m, ":")
+		typeText(t, m, tc.cmd+" "+path)
+		keys(t, m, "enter")
+		c, ok := dialogOf[*confirm](m)
+		if !ok || c.title != "overwrite?" || !strings.Contains(c.body, path+" exists") {
+			t.Fatalf(":%s over an existing file: dialog %T, status %q", tc.cmd, m.dialog, m.status.text)
+		}
+		keys(t, m, "esc")
+		if data, _ := os.ReadFile(path); string(data) != theirs || !strings.Contains(m.status.text, tc.cancelled+path+" is as it was") {
+			t.Fatalf(":%s, esc: the file holds %q, status %q", tc.cmd, data, m.status.text)
+		}
+		keys(t, m, ":")
+		typeText(t, m, tc.cmd+" "+path)
+		keys(t, m, "enter", "o")
+		if data, _ := os.ReadFile(path); string(data) == theirs || m.dialog != nil || !strings.Contains(m.status.text, tc.done+path) {
+			t.Fatalf(":%s, o: the file holds %q, dialog %T, status %q", tc.cmd, data, m.dialog, m.status.text)
+		}
+	}
+	// the file :save wrote is the filter's own: saving to it again does not ask
+	keys(t, m, ":")
+	typeText(t, m, "save "+filepath.Join(dir, "other.json"))
+	keys(t, m, "enter")
+	if m.dialog != nil || !strings.Contains(m.status.text, "saved ") {
+		t.Errorf("saving to the filter's own file: dialog %T, status %q", m.dialog, m.status.text)
+	}
+}

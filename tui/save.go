@@ -86,11 +86,12 @@ func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
 	r := msg.req
 	var changed *sessions.ChangedError
 	var exists *ExistsError
+	again := func(m *Model) tea.Cmd { return m.saveSession(r.path, true, r.then) }
 	switch {
 	case errors.As(msg.err, &changed):
-		m.askOverwrite(r, changed.Error()+".")
+		m.openDialog(overwriteQuestion(changed.Error()+".", ":save-session PATH saves elsewhere", "not saved", again))
 	case errors.As(msg.err, &exists):
-		m.askOverwrite(r, r.path+" exists and is not this session's file.")
+		m.openDialog(overwriteQuestion(r.path+" exists and is not this session's file.", ":save-session PATH saves elsewhere", "not saved", again))
 	case msg.err != nil:
 		m.setError(msg.err)
 		if r.then.quit {
@@ -111,14 +112,13 @@ func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
 	return m.idle()
 }
 
-// askOverwrite asks whether a save may overwrite what it refused to.
-func (m *Model) askOverwrite(r saveReq, why string) {
-	m.openDialog(&confirm{title: "overwrite?", body: why + "\n\no overwrites it · esc cancels (:save-session PATH saves elsewhere)",
-		choices: []choice{{keys: []string{"o", "O"}, run: func(m *Model) tea.Cmd {
-			r.over = true
-			return m.saveSession(r.path, true, r.then)
-		}}},
-		cancel: func(m *Model) { m.setStatus(levelInfo, "not saved") }})
+// overwriteQuestion asks whether a write may overwrite the file it refused to (why): o
+// writes it again, over it (again); esc says cancelled. elsewhere says how to write to
+// another file.
+func overwriteQuestion(why, elsewhere, cancelled string, again func(m *Model) tea.Cmd) *confirm {
+	return &confirm{title: "overwrite?", body: why + "\n\no overwrites it · esc cancels (" + elsewhere + ")",
+		choices: []choice{{keys: []string{"o", "O"}, run: again}},
+		cancel:  func(m *Model) { m.setStatus(levelInfo, cancelled) }}
 }
 
 // idle starts what waited for the write in flight to end: a save asked for meanwhile, or
@@ -392,13 +392,14 @@ func (m *Model) askSave() error {
 	return nil
 }
 
-// saveFilter writes a filter or bank to a filter file.
+// saveFilter writes a filter or bank to a filter file: over its own file (origin.File), or
+// over another that exists once asked (onSaved).
 func (m *Model) saveFilter(e *entry, path string) (tea.Cmd, error) {
 	if e.kind == kindKernel {
 		return nil, errors.New("kernels cannot be saved as filter files: ctrl+s saves them with the session")
 	}
 	m.setStatus(levelInfo, "saving "+path+"…")
-	return saveItem(m.deps.Store, m.sess, e.id, path, e.stored()), nil
+	return saveItem(m.deps.Store, m.sess, e.id, path, e.stored(), samePath(path, e.origin.File)), nil
 }
 
 // expandHome replaces a leading ~ by the home directory.

@@ -95,7 +95,7 @@ func opened(path string, it sessions.Item) Opened {
 	return Opened{Items: []Item{{Name: it.Entry.Name, Filter: it.Entry.Filter, Bank: it.Entry.Bank, Note: it.Note, Warnings: it.Warnings}}}
 }
 
-func (fileStore) Save(path string, it Item) error {
+func (fileStore) Save(path string, it Item, over bool) error {
 	if it.Kernels != nil {
 		return fmt.Errorf("kernels are saved with the session (ctrl+s), not as a filter file")
 	}
@@ -103,13 +103,16 @@ func (fileStore) Save(path string, it Item) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
+	if err := refuseExisting(path, over); err != nil {
+		return err
+	}
 	if err := atomicfile.WriteFile(path, data); err != nil {
 		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	return nil
 }
 
-func (fileStore) Export(path string, it Item, o sessions.ExportOptions, force bool) (sessions.Exported, error) {
+func (fileStore) Export(path string, it Item, o sessions.ExportOptions, force, over bool) (sessions.Exported, error) {
 	var item sessions.Item
 	if it.Kernels != nil {
 		item.Target = &sessions.Target{Name: it.Name, Kernels: it.Kernels}
@@ -122,6 +125,9 @@ func (fileStore) Export(path string, it Item, o sessions.ExportOptions, force bo
 	}
 	if out.Failed() && !force {
 		return out, &ReadBackError{Path: path, Check: failedCheck(out)}
+	}
+	if err := refuseExisting(path, over); err != nil {
+		return out, err
 	}
 	if err := atomicfile.WriteFile(path, out.Data); err != nil {
 		return out, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
@@ -151,20 +157,29 @@ func failedCheck(out sessions.Exported) sessions.ReadBackCheck {
 	return sessions.ReadBackCheck{}
 }
 
-// ExistsError is the error of a save as a session file over a file that exists and is not
-// the session's own.
+// ExistsError is a write refused because its file exists and is not the session's or the
+// filter's own (the workbench asks before overwriting it).
 type ExistsError struct{ Path string }
 
 func (e *ExistsError) Error() string { return e.Path + " exists" }
+
+// refuseExisting is the *ExistsError of a write to path that exists, unless over.
+func refuseExisting(path string, over bool) error {
+	if over {
+		return nil
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return &ExistsError{Path: path}
+	}
+	return nil
+}
 
 func (fileStore) SaveSession(s *sessions.Session, path string, over bool) error {
 	if over {
 		return s.SaveOver(path)
 	}
-	if !samePath(path, s.Path) {
-		if _, err := os.Lstat(path); err == nil {
-			return &ExistsError{Path: path}
-		}
+	if err := refuseExisting(path, samePath(path, s.Path)); err != nil {
+		return err
 	}
 	return s.Save(path)
 }
