@@ -74,3 +74,33 @@ func TestJobProgressSaysOrder(t *testing.T) {
 		t.Errorf("the jobs' progress:\n%s", scr)
 	}
 }
+
+// TestEmptyJobsNamesSelection: the empty jobs pane says what D distils, named as the
+// selection is, in full in the normal layout's pane (22 and 26 cells); it said "the selected
+// filter" of a target's kernels too, cut to "no jobs · D distills …".
+func TestEmptyJobsNamesSelection(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := newTestModel(t, size[0], size[1], nil)
+		for _, tc := range []struct {
+			add  func()
+			want string
+		}{
+			{func() { addKernels(t, m, "k2", [][]float64{{1, 0.5, 0.25, 0.125}, {0, 1, 0, 0.5}}) }, "kernels"},
+			{func() { addKernels(t, m, "k1", [][]float64{{1, 0.5, 0.25, 0.125}}) }, "kernel"},
+			{func() { addPreset(t, m, "bank") }, "bank"},
+			{func() { addPreset(t, m, "ring") }, "filter"},
+		} {
+			tc.add()
+			var line string
+			for _, l := range strings.Split(screen(m), "\n") {
+				if i := strings.Index(l, "D distills"); i >= 0 {
+					line, _, _ = strings.Cut(l[i:], "│")
+					line = strings.TrimSpace(line)
+				}
+			}
+			if line != "D distills the "+tc.want && line != "D distills the selected "+tc.want {
+				t.Errorf("%dx%d, %s selected: the jobs pane says %q\n%s", size[0], size[1], tc.want, line, screen(m))
+			}
+		}
+	}
+}

@@ -158,7 +158,7 @@ func (j *jobsPane) view(focused bool) string {
 		return ""
 	}
 	if len(m.jobs) == 0 {
-		return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(ansi.Truncate(st.dim.Render("no jobs · D distills the selected filter"), w, "…"))
+		return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(st.dim.Render(firstFit(w, j.emptyHints()...)))
 	}
 	sel := j.selected()
 	curveH := j.curveHeight(sel)
@@ -192,6 +192,33 @@ func (j *jobsPane) view(focused bool) string {
 		lines = append(lines, drawChart(spec, w, curveH-1, st))
 	}
 	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(lines, "\n"))
+}
+
+// emptyHints are the empty pane's line, longest first: what D distils, named as the
+// selection is (a filter, a bank, or a target's kernels).
+func (j *jobsPane) emptyHints() []string {
+	e := j.m.selected()
+	if e == nil {
+		return []string{"no jobs"}
+	}
+	what := "filter"
+	switch e.kind {
+	case kindBank:
+		what = "bank"
+	case kindKernel:
+		what = e.fitted()
+	}
+	return []string{"no jobs · D distills the selected " + what, "D distills the selected " + what, "D distills the " + what}
+}
+
+// firstFit is the first of forms (longest first) that fits in w cells, else the last cut to w.
+func firstFit(w int, forms ...string) string {
+	for _, s := range forms {
+		if ansi.StringWidth(s) <= w {
+			return s
+		}
+	}
+	return ansi.Truncate(forms[len(forms)-1], w, "…")
 }
 
 // curveHeight is the room below the jobs for the selected job's loss curve or ladder: 0
