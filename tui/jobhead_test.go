@@ -104,3 +104,20 @@ func TestEmptyJobsNamesSelection(t *testing.T) {
 		}
 	}
 }
+
+// TestLadderProgressFitsNormalLayout: a running ladder's order n/TOP and its error fit the
+// jobs pane of the normal layout (22 cells at 80x24, 26 at 120x40); the line was cut to
+// "loss 3.2e-04 · orde…", and said the order only when the pane was zoomed.
+func TestLadderProgressFitsNormalLayout(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := newTestModel(t, size[0], size[1], nil)
+		addPreset(t, m, "ring")
+		m.jobs = []*job{{num: 1, spec: train.Spec{Model: "rtf", Order: 16}, orders: []int{4, 8, 16}, sourceID: m.sel, status: sessions.JobRunning,
+			last: JobProgress{Step: 7, Steps: 12, Loss: 3.2e-4, RelErr: 1.8e-6, Order: 8, TopOrder: 16, Fitted: 1, Channels: 4}, cancel: func() {}}}
+		m.jobsPane.seen = len(m.jobs)
+		send(t, m, statusMsg{text: "a ladder"})
+		if scr := screen(m); !strings.Contains(scr, "order 8/16") || !strings.Contains(scr, "err 1.8e-06") {
+			t.Errorf("%dx%d: the ladder's progress lacks its order or error:\n%s", size[0], size[1], scr)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -257,13 +258,7 @@ func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 		}
 		j.bar.Width = max(4, min(30, w-8-len(eta)))
 		lines = append(lines, ansi.Truncate(fmt.Sprintf("  %s %3d%%%s", j.bar.ViewAs(pct), int(100*pct), eta), w, ""))
-		info := "  loss " + sci(x.last.Loss)
-		if p := x.last; p.Order > 0 {
-			// each channel fits its orders in turn: the loss is of those at the highest order
-			info += fmt.Sprintf(" · order %d/%d, %d/%d channels", p.Order, p.TopOrder, p.Fitted, p.Channels)
-		}
-		info += fmt.Sprintf(" · step %d/%d", x.last.Step, x.last.Steps)
-		lines = append(lines, ansi.Truncate(st.dim.Render(info), w, "…"))
+		lines = append(lines, st.dim.Render(firstFit(w, progressForms(x.last)...)))
 	case sessions.JobDone:
 		r := x.report
 		s := fmt.Sprintf("  rel error %s · %s", sci(r.MaxRelError), dur(time.Duration(r.Seconds*float64(time.Second))))
@@ -283,6 +278,31 @@ func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 		lines = append(lines, st.dim.Render(ansi.Truncate(fmt.Sprintf("  at step %d/%d", x.last.Step, x.last.Steps), w, "…")))
 	}
 	return lines
+}
+
+// progressForms are a running job's numbers, longest first: the loss, the error, for a fit
+// by variable projection the order and channels they are of (each channel fits its orders
+// in turn: they are of those at the highest order), the step. The narrow ones, for the
+// normal layout's pane, keep the order and the error.
+func progressForms(p JobProgress) []string {
+	errText, short := "loss "+sci(p.Loss), "loss "+sci(p.Loss)
+	full := errText
+	if p.RelErr > 0 && !math.IsInf(p.RelErr, 0) {
+		errText, short = "rel error "+sci(p.RelErr), "err "+sci(p.RelErr)
+		full += " · " + errText
+	}
+	step := fmt.Sprintf("step %d/%d", p.Step, p.Steps)
+	if p.Order == 0 {
+		return []string{"  " + full + " · " + step, "  " + errText + " · " + step, "  " + errText, short}
+	}
+	order := fmt.Sprintf("order %d/%d", p.Order, p.TopOrder)
+	return []string{
+		fmt.Sprintf("  %s · %s, %d/%d channels · %s", full, order, p.Fitted, p.Channels, step),
+		"  " + order + " · " + errText,
+		"  " + order + " · " + short,
+		order + " " + short,
+		fmt.Sprintf("%d/%d %s", p.Order, p.TopOrder, short),
+	}
 }
 
 func oneLine(err error) string {
