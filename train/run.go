@@ -19,6 +19,10 @@ import (
 // fitted Order yet is left out. So RelError never rises with Order, and at one Order only
 // rises as more channels reach it, towards the worst channel's error at that order (at
 // TopOrder, the job's). Order, TopOrder, Fitted and Channels are 0 for the optimiser's jobs.
+//
+// An optimiser's job sends its last event (the last step, or the step it stopped early at)
+// once its filters are deployed: its Loss and RelError are theirs (Report.MaxRelError),
+// after the refinement, which the optimiser's own figures miss.
 type Progress struct {
 	Step, Steps int
 	Loss        float64 // mean over channels of the current loss (relative, ‖k − y‖²/‖y‖², for variable projection)
@@ -192,7 +196,7 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 		if spec.Tol > 0 && worst <= spec.Tol {
 			early = true
 		}
-		if progress != nil && ctx.Err() == nil && (done == spec.Steps || early || time.Since(last) >= ProgressInterval) {
+		if progress != nil && ctx.Err() == nil && done < spec.Steps && !early && time.Since(last) >= ProgressInterval {
 			last = time.Now()
 			el := time.Since(start)
 			eta := time.Duration(float64(el) / float64(done) * float64(spec.Steps-done))
@@ -214,7 +218,11 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 			return nil, err
 		}
 	}
-	return finish(job, backend.Name(), params, prob.models, obj, targets, initDens, done, early, start)
+	res, finalLoss, err := finish(job, backend.Name(), params, prob.models, obj, targets, initDens, done, early, start)
+	if err == nil && progress != nil && ctx.Err() == nil {
+		progress(Progress{Step: done, Steps: spec.Steps, Loss: finalLoss, RelError: res.Report.MaxRelError, Elapsed: time.Since(start)})
+	}
+	return res, err
 }
 
 // addZeroStarts appends a zero-initialised copy of every channel to prob (channel d+ch is
@@ -308,9 +316,10 @@ const modalHintRatio = 10
 // modalHintFloor is the RTF error below which the hint is not worth a warning.
 const modalHintFloor = 1e-6
 
-// finish deploys and measures every channel. initDens, when not nil, holds each channel's
-// initial denominator, a further candidate for the numerator refit.
-func finish(job Job, backend string, params [][]float64, models []model, obj objective, targets [][]float64, initDens [][]float64, steps int, early bool, start time.Time) (*Result, error) {
+// finish deploys and measures every channel, and returns the mean loss of the filters
+// deployed. initDens, when not nil, holds each channel's initial denominator, a further
+// candidate for the numerator refit.
+func finish(job Job, backend string, params [][]float64, models []model, obj objective, targets [][]float64, initDens [][]float64, steps int, early bool, start time.Time) (*Result, float64, error) {
 	spec := job.Spec
 	res := &Result{Report: Report{Model: spec.Model, Order: spec.Order, Init: spec.Init, Backend: backend,
 		Steps: steps, StoppedEarly: early, Stable: true}}
@@ -319,11 +328,12 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	// refine 0 deploys what the optimiser trained.
 	refitting := spec.refinable(job.Task != nil, len(targets[0]))
 	modalHints, worstHint := 0, -1
+	loss := 0.0
 	for ch, p := range params {
 		m := models[ch]
 		f, deployErr, err := m.filter(p)
 		if err != nil {
-			return nil, fmt.Errorf("channel %d: %w", ch, err)
+			return nil, 0, fmt.Errorf("channel %d: %w", ch, err)
 		}
 		k := f.Impulse(len(targets[ch]))
 		refitted := false
@@ -341,6 +351,7 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 			rho = math.Inf(1)
 		}
 		cr := ChannelReport{MSE: obj.mse(ch, k), RelError: obj.relError(ch, k), MaxPoleRadius: rho, Stable: filters.Stable(rho)}
+		loss += obj.loss(ch, k, make([]float64, len(k)))
 		if _, ok := m.(*rtfModel); ok && refitted {
 			cr.Refitted = true
 		} else if ok {
@@ -363,7 +374,7 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 			res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d is not stable (spectral radius %.6g)", ch, rho))
 		}
 		if math.IsNaN(cr.MSE) || math.IsInf(cr.MSE, 0) || math.IsNaN(cr.RelError) || math.IsInf(cr.RelError, 0) {
-			return nil, fmt.Errorf("channel %d: the fitted filter's response is not finite (spectral radius %.6g)", ch, rho)
+			return nil, 0, fmt.Errorf("channel %d: the fitted filter's response is not finite (spectral radius %.6g)", ch, rho)
 		}
 		res.Filters = append(res.Filters, f)
 		res.Report.Channels = append(res.Report.Channels, cr)
@@ -378,7 +389,7 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	}
 	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
 	res.Report.Seconds = time.Since(start).Seconds()
-	return res, nil
+	return res, loss / float64(len(params)), nil
 }
 
 // refitDeployed refits the numerator of the deployed RTF tf (response k) to the target y by

@@ -428,3 +428,32 @@ func TestLengthChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestLastProgressIsResult: the last progress event of an optimiser's job reports the
+// filters it returns, after the refinement: RelError is the report's worst error and Loss
+// the mean loss (mse: the channels' MSE) of the deployed filters. The zero init with Adam
+// (the RTF paper's recipe, refined) ended on best_rel_error 0.72 with a report of 3e-14.
+func TestLastProgressIsResult(t *testing.T) {
+	for _, tc := range []struct {
+		model Model
+		init  Init
+		steps int
+	}{{"rtf", InitZeros, 100}, {"modal", "xavier", 40}} {
+		s := quickSpec(tc.model, 4)
+		s.Init, s.Steps = tc.init, tc.steps
+		var got []Progress
+		res, err := Run(context.Background(), Job{Spec: s, Targets: iirTargets(256, 2)}, CPU{}, func(p Progress) { got = append(got, p) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		mse := 0.0
+		for _, c := range res.Report.Channels {
+			mse += c.MSE / float64(len(res.Report.Channels))
+		}
+		last := got[len(got)-1]
+		// the same figures, summed in another order
+		if last.Step != s.Steps || last.RelError != res.Report.MaxRelError || math.Abs(last.Loss-mse) > 1e-12*mse {
+			t.Errorf("%s %s: last event %+v, report worst %.3g, mean MSE %.3g", tc.model, tc.init, last, res.Report.MaxRelError, mse)
+		}
+	}
+}
