@@ -28,6 +28,16 @@
 //     (b₁, b₂) and (c₁, c₂) per block: [ν, θ, b₁, b₂, c₁, c₂] per block, [u, b, c] per real
 //     pole, then h0. Over-parametrised relative to modal, as a RotRNN layer is.
 //
+// # Real poles
+//
+// Spec.Poles real or positive makes a fit by variable projection place real poles only, for a
+// deployment that holds no others: an S4D layer with is_real, whose poles are e^{Δ·A} with A
+// real and negative, in (0, 1) (its zoh; its bilinear (1 + ΔA/2)/(1 − ΔA/2) goes through
+// log, NaN for a negative pole, so positive there too). Every start's conjugate pairs become
+// two real poles (poleStart.realOnly), the idle poles that pad a fit are real, and a positive
+// pole is λ = rmax·(1 + tanh u)/2, in (0, rmax) for every u. The ladder's orders are fitted
+// as ever, each from the one below, so the error never rises with the order.
+//
 // # Determinism and cancellation
 //
 // A job is deterministic for its seed: channels are independent (each has its own optimiser

@@ -195,7 +195,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	if spec.Constraint == ConstraintRadius {
 		rmax = math.Min(rmax, spec.MaxRadius)
 	}
-	o := projectOptions{rmax: rmax, iters: spec.Refine}
+	o := projectOptions{rmax: rmax, iters: spec.Refine, poles: spec.Poles}
 	forEach := filters.ForEachChannel
 	if dev != nil {
 		defer dev.close()

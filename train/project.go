@@ -74,6 +74,7 @@ func (f *modalFit) poles() []complex128 {
 type projectOptions struct {
 	rng   *rand.Rand // the random starts' stream (the channel's own)
 	rmax  float64    // every pole strictly inside this radius
+	poles Poles      // the poles placed (Spec.Poles): real only, for real or positive
 	iters int        // Levenberg–Marquardt iterations per order (0: the best start's residues)
 	sums  sampleSums // where the sums over the samples run (nil: here, cpuSums)
 }
@@ -272,7 +273,8 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	}
 	var cands []*candidate
 	add := func(st poleStart) {
-		s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: o.rmax}
+		st = st.realOnly(o.poles)
+		s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: o.rmax, poles: o.poles}
 		c := &candidate{v: newVarpro(s, y), a: s.params(st.pairs, st.reals)}
 		if o.sums != nil {
 			c.v.px = o.sums
@@ -384,27 +386,36 @@ func warmStart(y []float64, n int, prev *modalFit, rmax float64) poleStart {
 }
 
 // padFit returns f as a fit of order n: the missing poles idle (zero residues), pairs at
-// radius 1/2 and, for an odd difference, a real pole at 0.
+// radius 1/2 and, for an odd difference, a real pole at 0; in a real-only fit, real poles
+// apart in (0, 1/2).
 func padFit(f *modalFit, n int) *modalFit {
 	extra := n - f.s.order()
 	if extra <= 0 {
 		return f
 	}
-	s := poleSet{pairs: f.s.pairs + extra/2, reals: f.s.reals + extra%2, rmax: f.s.rmax}
 	var idle []complex128
-	for k := 0; k < extra/2; k++ {
-		idle = append(idle, cmplx.Rect(0.5, math.Pi*(float64(k)+0.5)/float64(extra)))
+	var idleReals []float64
+	if f.s.poles.realOnly() {
+		for k := range extra {
+			idleReals = append(idleReals, 0.5*(float64(k)+0.5)/float64(extra))
+		}
+	} else {
+		for k := 0; k < extra/2; k++ {
+			idle = append(idle, cmplx.Rect(0.5, math.Pi*(float64(k)+0.5)/float64(extra)))
+		}
+		if extra%2 == 1 {
+			idleReals = []float64{0}
+		}
 	}
-	ip := s.params(idle, nil)
+	s := poleSet{pairs: f.s.pairs + len(idle), reals: f.s.reals + len(idleReals), rmax: f.s.rmax, poles: f.s.poles}
+	ip := s.params(idle, idleReals)
 	out := &modalFit{s: s, h0: f.h0, rel: f.rel, c: make([]float64, s.order())}
 	out.a = append(out.a, f.a[:2*f.s.pairs]...)
 	out.a = append(out.a, ip[:2*len(idle)]...)
 	out.a = append(out.a, f.a[2*f.s.pairs:]...)
+	out.a = append(out.a, ip[2*len(idle):]...)
 	copy(out.c, f.c[:2*f.s.pairs])
 	copy(out.c[2*s.pairs:], f.c[2*f.s.pairs:])
-	if extra%2 == 1 {
-		out.a = append(out.a, 0)
-	}
 	return out
 }
 

@@ -434,6 +434,9 @@ func (j Job) validated() (objective, [][]float64, error) {
 	validate := j.Spec.ValidateDistillation
 	if j.Task != nil {
 		validate = j.Spec.Validate
+		if j.Spec.Poles.realOnly() {
+			return nil, nil, invalidf("poles %s applies to distillations by variable projection, not to training tasks", j.Spec.Poles)
+		}
 	}
 	if err := validate(len(targets), len(targets[0])); err != nil {
 		return nil, nil, err

@@ -64,6 +64,11 @@ type Spec struct {
 	// s4d and stripedhyena layouts) or forms its coefficients at its own dtype. Empty: the
 	// model's form (an rtf as a tf where its coefficients hold the fit).
 	Form filters.Form `json:"form,omitempty"`
+	// Poles, when real or positive, makes a fit by variable projection place real poles only
+	// (positive: in (0, 1)), for a deployment that holds no others: an S4D layer with
+	// is_real, whose poles are e^{Δ·A} with A real and negative. Empty or any: conjugate
+	// pairs too.
+	Poles Poles `json:"poles,omitempty"`
 }
 
 // DefaultKernelLength is the kernel length a distillation takes from a filter target when
@@ -238,6 +243,14 @@ func (s *Spec) Validate(channels, length int) error {
 	if s.Backend != "" {
 		if _, err := ParseBackend(string(s.Backend)); err != nil {
 			return err
+		}
+	}
+	if s.Poles != "" {
+		if _, err := ParsePoles(string(s.Poles)); err != nil {
+			return err
+		}
+		if s.Poles.realOnly() && !s.projectable(false) {
+			return invalidf("poles %s applies to the fits by variable projection: the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint", s.Poles)
 		}
 	}
 	switch {

@@ -12,12 +12,13 @@ import (
 // poleSet is the nonlinear half of a modal fit, its poles, in a parametrisation that keeps
 // every pole inside the radius rmax < 1 for every parameter value (stability by
 // construction, not by rejection): a conjugate pair is λ = exp(log rmax − e^ν + iθ),
-// parameters (ν, θ), a real pole is λ = rmax·tanh(u), parameter u. The residues, the linear
-// half, are not parameters: for given poles the best ones solve a linear least-squares
-// problem (variable projection).
+// parameters (ν, θ), a real pole is λ = rmax·tanh(u), parameter u, or with positive poles
+// λ = rmax·(1 + tanh u)/2, in (0, rmax). The residues, the linear half, are not parameters:
+// for given poles the best ones solve a linear least-squares problem (variable projection).
 type poleSet struct {
 	pairs, reals int
 	rmax         float64
+	poles        Poles // the job's (Spec.Poles): a real-only fit has no pairs, ever
 }
 
 // numParams is the number of pole parameters: 2 per pair, 1 per real pole.
@@ -31,7 +32,30 @@ func (s poleSet) pole(a []float64, i int) complex128 {
 	if i < s.pairs {
 		return cmplx.Exp(complex(math.Log(s.rmax)-math.Exp(a[2*i]), a[2*i+1]))
 	}
-	return complex(s.rmax*math.Tanh(a[2*s.pairs+i-s.pairs]), 0)
+	l, _, _ := s.realPole(a[s.pairs+i])
+	return complex(l, 0)
+}
+
+// realPole returns the real pole λ of parameter u, its logarithm (accurate near |λ| = 1; Im
+// π for a negative pole) and dλ/du.
+func (s poleSet) realPole(u float64) (float64, complex128, float64) {
+	logR := math.Log(s.rmax)
+	th := math.Tanh(u)
+	if s.poles == PolesPositive {
+		// λ = rmax/(1 + e^{−2u}), log λ = log rmax − log1p(e^{−2u}).
+		return s.rmax * (1 + th) / 2, complex(logR-math.Log1p(math.Exp(-2*u)), 0), s.rmax * (1 - th*th) / 2
+	}
+	var w complex128
+	switch {
+	case u == 0:
+		w = complex(-800, 0)
+	case u < 0:
+		// log|tanh u| = log1p(−2/(e^(2|u|)+1)), accurate near |tanh u| = 1.
+		w = complex(logR+math.Log1p(-2/(math.Exp(-2*u)+1)), math.Pi)
+	default:
+		w = complex(logR+math.Log1p(-2/(math.Exp(2*u)+1)), 0)
+	}
+	return s.rmax * th, w, s.rmax * (1 - th*th)
 }
 
 // Bounds on ν and u that keep the parametrisation away from where it saturates: ν = 3 is a
@@ -54,8 +78,15 @@ func (s poleSet) params(pairs []complex128, reals []float64) []float64 {
 		a[2*i+1] = cmplx.Phase(p)
 	}
 	for i, r := range reals {
-		x := math.Max(-1+1e-12, math.Min(1-1e-12, r/s.rmax))
-		a[2*s.pairs+i] = math.Max(-varproMaxU, math.Min(varproMaxU, math.Atanh(x)))
+		var u float64
+		if s.poles == PolesPositive {
+			// u = ½·logit(λ/rmax).
+			x := math.Max(1e-12, math.Min(1-1e-12, r/s.rmax))
+			u = 0.5 * math.Log(x/(1-x))
+		} else {
+			u = math.Atanh(math.Max(-1+1e-12, math.Min(1-1e-12, r/s.rmax)))
+		}
+		a[2*s.pairs+i] = math.Max(-varproMaxU, math.Min(varproMaxU, u))
 	}
 	return a
 }
@@ -155,19 +186,9 @@ func (v *varpro) setPoles(a []float64) {
 		v.cols[2*i+1] = basisCol{pole: i, beta: 1i}
 	}
 	for i := 0; i < s.reals; i++ {
-		u := a[2*s.pairs+i]
-		th := math.Tanh(u)
 		p := s.pairs + i
-		v.mu[p] = complex(s.rmax*th, 0)
-		switch {
-		case u == 0:
-			v.w[p] = complex(-800, 0)
-		case u < 0:
-			// log|tanh u| = log1p(−2/(e^(2|u|)+1)), accurate near |tanh u| = 1.
-			v.w[p] = complex(logR+math.Log1p(-2/(math.Exp(-2*u)+1)), math.Pi)
-		default:
-			v.w[p] = complex(logR+math.Log1p(-2/(math.Exp(2*u)+1)), 0)
-		}
+		l, w, _ := s.realPole(a[2*s.pairs+i])
+		v.mu[p], v.w[p] = complex(l, 0), w
 		v.cols[2*s.pairs+i] = basisCol{pole: p, beta: 1}
 	}
 }
@@ -318,9 +339,9 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 		v.cols[n+2*i+1] = basisCol{pole: i, beta: 1i * r, k: 1}
 	}
 	for i := 0; i < s.reals; i++ {
-		th := math.Tanh(a[2*s.pairs+i])
-		// ∂/∂u r·λ^τ = r·rmax(1 − tanh²u)·τλ^(τ−1).
-		v.cols[n+2*s.pairs+i] = basisCol{pole: s.pairs + i, beta: complex(v.c[2*s.pairs+i]*s.rmax*(1-th*th), 0), k: 1, s: 1}
+		_, _, d := s.realPole(a[2*s.pairs+i])
+		// ∂/∂u r·λ^τ = r·(dλ/du)·τλ^(τ−1).
+		v.cols[n+2*s.pairs+i] = basisCol{pole: s.pairs + i, beta: complex(v.c[2*s.pairs+i]*d, 0), k: 1, s: 1}
 	}
 	for i := 0; i < n+na; i++ {
 		for j := max(i, n); j < n+na; j++ {
@@ -446,4 +467,25 @@ func startFromPoles(poles []complex128, n int, rmax float64) poleStart {
 		s.reals = append(s.reals, 0)
 	}
 	return s
+}
+
+// realOnly returns the start for a fit that places real poles only (poles real or positive):
+// each pair p = ρe^{iθ} becomes the real poles ±ρ (the sign of Re p) and Re p, the decay of
+// its envelope and its projection on the axis (against ±ρ with ±ρ² and with ±ρ(1 − 10⁻³)
+// over seven target families at n = 2 to 16, none was better on all), and for positive
+// poles every one is taken by its modulus; the start itself for any other fit.
+func (st poleStart) realOnly(poles Poles) poleStart {
+	if !poles.realOnly() {
+		return st
+	}
+	out := poleStart{reals: append([]float64(nil), st.reals...)}
+	for _, p := range st.pairs {
+		out.reals = append(out.reals, math.Copysign(cmplx.Abs(p), real(p)), real(p))
+	}
+	if poles == PolesPositive {
+		for i, r := range out.reals {
+			out.reals[i] = math.Abs(r)
+		}
+	}
+	return out
 }

@@ -56,6 +56,25 @@ var Constraints = []Constraint{ConstraintNone, ConstraintL1Montel, ConstraintRad
 // ParseConstraint returns the Constraint named s.
 func ParseConstraint(s string) (Constraint, error) { return parse(Constraints, "constraint", s) }
 
+// Poles names the poles a fit by variable projection places.
+type Poles string
+
+// The pole sets; the empty string means PolesAny.
+const (
+	PolesAny      Poles = "any"      // conjugate pairs and real poles
+	PolesReal     Poles = "real"     // real poles only, in (−max_radius, max_radius)
+	PolesPositive Poles = "positive" // real poles in (0, max_radius): e^{Δ·A} with A real, negative
+)
+
+// PoleSets lists the pole sets.
+var PoleSets = []Poles{PolesAny, PolesReal, PolesPositive}
+
+// ParsePoles returns the Poles named s.
+func ParsePoles(s string) (Poles, error) { return parse(PoleSets, "poles", s) }
+
+// realOnly reports whether the fit places real poles only.
+func (p Poles) realOnly() bool { return p == PolesReal || p == PolesPositive }
+
 // Loss names what a distillation minimises.
 type Loss string
 
