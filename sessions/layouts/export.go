@@ -80,13 +80,15 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 }
 
 // ModalStateSize is the number of modes per channel of a modal layout's tensors as Export
-// writes them (S4D's A_imag, StripedHyena's poles: (channels, modes, …)), 0 for another
+// writes them (S4D's A_real, StripedHyena's poles: (channels, modes, …)), 0 for another
 // layout or tensors without them.
 func ModalStateSize(lay Layout, tensors []arrays.Named) int {
-	name := map[Layout]string{S4D: "kernel.A_imag", StripedHyena: "poles"}[lay]
+	names := map[Layout][]string{S4D: {"kernel.A_real", "kernel.log_A_real"}, StripedHyena: {"poles"}}[lay]
 	for _, t := range tensors {
-		if name != "" && strings.HasSuffix(t.Name, name) && len(t.Array.Shape) >= 2 {
-			return t.Array.Shape[1]
+		for _, name := range names {
+			if strings.HasSuffix(t.Name, name) && len(t.Array.Shape) >= 2 {
+				return t.Array.Shape[1]
+			}
 		}
 	}
 	return 0
@@ -123,11 +125,19 @@ func exportStripedHyena(bank *filters.Bank, half [][2][]complex128, width int, p
 // minimal: models/s4/s4d.py, kernel.log_dt, kernel.log_A_real, kernel.A_imag, kernel.C and
 // D). The layer keeps the member q of each pair with Im q ≤ 0 (S4's convention) and adds
 // its conjugate: K[t] = 2·Re Σ C̃·qᵗ with C̃ = conj(r½)/(2q), and C = C̃ / factor(disc).
+// With is-real (SSMKernelDiag with is_real=True) A, B and C are real and there is no A_imag:
+// the module's kernel is the same sum over real modes (ssm.py lines 526-545, 597-604, with
+// log_vandermonde_naive's 2·Re), which holds poles in (0, 1) only: e^{ΔA} for zoh, and for
+// bilinear (1 + ΔA/2)/(1 − ΔA/2), whose logarithm the module takes (NaN below 0).
 func exportS4D(bank *filters.Bank, half [][2][]complex128, width int, o Options, prefix string) ([]arrays.Named, error) {
 	variant := o.get(S4D, "variant")
 	disc := o.get(S4D, "disc")
 	if disc == "dss" || variant == "minimal" && disc != "zoh" {
 		return nil, invalidf("export writes the s4d layout with disc zoh or bilinear (the minimal variant: zoh only), not %s", disc)
+	}
+	isReal := o.bool(S4D, "is-real")
+	if isReal && variant == "minimal" {
+		return nil, invalidf("models/s4/s4d.py's S4D (variant minimal) has no is_real")
 	}
 	reT, imT, dtT := o.get(S4D, "real-transform"), o.get(S4D, "imag-transform"), o.get(S4D, "dt-transform")
 	if variant == "minimal" {
@@ -145,6 +155,9 @@ func exportS4D(bank *filters.Bank, half [][2][]complex128, width int, o Options,
 			lam, ct := complex(-1, 0), complex(0, 0) // padding: a mode with no residue
 			if k < len(hm[0]) {
 				q := cmplx.Conj(hm[0][k])
+				if isReal && !(imag(q) == 0 && real(q) > 0) {
+					return nil, invalidf("channel %d, mode %d: pole %v is not real and positive, which a module built with is_real cannot hold (its poles are e^{Δ·A} with A real and negative): fit with real positive poles (train.PolesPositive)", c, k, q)
+				}
 				if imag(q) == 0 && real(q) < 0 {
 					lam = complex(math.Log(-real(q)), -math.Pi)
 				} else {
@@ -162,15 +175,24 @@ func exportS4D(bank *filters.Bank, half [][2][]complex128, width int, o Options,
 			}
 			cv := ct / fac
 			i := c*width + k
-			if variant == "minimal" {
+			switch {
+			case isReal:
+			case variant == "minimal":
 				aIm[i] = imag(lam) // A = −exp(log_A_real) + i·A_imag
-			} else if aIm[i], err = inverseTransform(-imag(lam), imT); err != nil {
+			default:
+				aIm[i], err = inverseTransform(-imag(lam), imT)
+			}
+			if err != nil {
 				return nil, invalidf("channel %d, mode %d: −Im A = %v", c, k, err)
 			}
 			if aRe[i], err = inverseTransform(-real(lam), reT); err != nil {
 				return nil, invalidf("channel %d, mode %d: −Re A = %v (a pole on or outside the unit circle; --real-transform none holds any sign)", c, k, err)
 			}
-			cs[2*i], cs[2*i+1] = real(cv), imag(cv)
+			if isReal {
+				cs[i] = real(cv)
+			} else {
+				cs[2*i], cs[2*i+1] = real(cv), imag(cv)
+			}
 		}
 	}
 	invDt, err := inverseTransform(dt, dtT)
@@ -184,6 +206,14 @@ func exportS4D(bank *filters.Bank, half [][2][]complex128, width int, o Options,
 	if variant == "minimal" {
 		return named(prefix, []string{"kernel.log_dt", "kernel.log_A_real", "kernel.A_imag", "kernel.C", "D"},
 			[][]int{{h}, {h, width}, {h, width}, {h, width, 2}, {h}}, dts, aRe, aIm, cs, d)
+	}
+	if isReal {
+		ones := make([]float64, h*width)
+		for i := range ones {
+			ones[i] = 1
+		}
+		return named(prefix, []string{"kernel.inv_dt", "kernel.A_real", "kernel.B", "kernel.C", "D"},
+			[][]int{{h, 1}, {h, width}, {1, h, width}, {1, h, width}, {1, h}}, dts, aRe, ones, cs[:h*width], d)
 	}
 	ones := make([]float64, h*width*2)
 	for i := 0; i < len(ones); i += 2 {
@@ -223,7 +253,7 @@ func WriteBackVariant(l Layer) (variant string, others []Layout) {
 			why = append(why, "the l1_montel constraint (its scalar parameter)")
 		}
 	case S4D:
-		if l.Options["is_real"] == "true" {
+		if l.Options["is-real"] == "true" {
 			why = append(why, "is_real (real A_real, B and C, no A_imag)")
 		}
 		if l.Options["bidirectional"] == "true" {

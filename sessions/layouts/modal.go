@@ -121,10 +121,10 @@ func (s4dLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 		Options: map[string]string{"variant": "ssm", "disc": "zoh", "dt-transform": "exp", "real-transform": "exp", "imag-transform": "none"}}
 	if _, ok := in[p+"kernel.A_imag"]; !ok {
 		l.Order = a[1]
-		l.Options["is_real"] = "true"
+		l.Options["is-real"] = "true"
 	}
 	var c []int
-	if l.Options["is_real"] == "" {
+	if l.Options["is-real"] == "" {
 		c = shapeOf(in, p+"kernel.C", 4)
 	} else {
 		c = shapeOf(in, p+"kernel.C", 3)
@@ -148,11 +148,17 @@ func (s4dLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 
 func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if t.has("kernel.log_A_real") || o.Values["variant"] == "minimal" {
+		if o.bool(S4D, "is-real") {
+			return Result{}, invalidf("models/s4/s4d.py's S4D (variant minimal) has no is_real")
+		}
 		return readS4DMinimal(t, l, o)
 	}
 	disc := o.get(S4D, "disc")
 	dtT, reT, imT := o.get(S4D, "dt-transform"), o.get(S4D, "real-transform"), o.get(S4D, "imag-transform")
-	isReal := !t.has("kernel.A_imag")
+	isReal := !t.has("kernel.A_imag") // the shapes tell, unless --is-real says
+	if _, given := o.Values["is-real"]; given {
+		isReal = o.bool(S4D, "is-real")
+	}
 	aShape := []int{-1, -1}
 	aRe, err := t.get("kernel.A_real", "(n_ssm, N/2)", aShape)
 	if err != nil {
