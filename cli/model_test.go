@@ -737,7 +737,7 @@ func TestDistillModelKeepsModuleSettings(t *testing.T) {
 
 // TestDistillModelGoldenFamilies distils the golden checkpoint of every family of long-filter
 // layer in testdata/layouts (safari's Hyena; S4's NPLR kernel; S4D's SSMKernelDiag with zoh
-// or bilinear and models/s4/s4d.py's minimal S4D; StripedHyena, whose short_filter_weight
+// or bilinear, complex or is_real, and models/s4/s4d.py's minimal S4D; StripedHyena, whose short_filter_weight
 // shares the layer's prefix; RTF with a trunc_len, with h_0 counted once or twice) into each
 // target layout and container, one in bfloat16, and loads them with the reference formulas of
 // testdata/layouts/gen_layouts.py (check_distilled.py): every layer under the names and ranks
@@ -747,6 +747,7 @@ func TestDistillModelKeepsModuleSettings(t *testing.T) {
 // minimal S4D input, said a StripedHyena layer's module did not load it, counting the copied
 // short_filter_weight among its names (and not checking that it was copied), and read an S4D
 // layer written back for disc bilinear as zoh (0.243 from the input, the manifest: 0.251).
+// An is_real S4D layer was not written back as s4d (no real-poles fit, no real export).
 func TestDistillModelGoldenFamilies(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the reference code")
@@ -771,6 +772,8 @@ func TestDistillModelGoldenFamilies(t *testing.T) {
 		{golden("s4_32.pt"), "s4_s4d.npz", []string{"--to-layout", "s4d"}, "s4d", "s4d", 0, "s4"},
 		{golden("s4d_64.npz"), "s4d.safetensors", []string{"--to-layout", "stripedhyena"}, "stripedhyena", "stripedhyena", 0, "s4d"},
 		{golden("s4d_bilinear_64.pt"), "s4d_bilinear.pt", []string{"--disc", "bilinear", "--to-layout", "s4d"}, "s4d", "s4d", 0, "s4d_bilinear"},
+		{golden("s4d_real_64.pt"), "s4d_real.pt", []string{"--to-layout", "s4d"}, "s4d", "s4d real", 0, "s4d_real"},
+		{golden("s4d_real_32.pt"), "s4d_real_bilinear.safetensors", []string{"--disc", "bilinear", "--to-layout", "s4d"}, "s4d", "s4d real", 0, "s4d_real"},
 		{golden("s4d_dss_64.pt"), "s4d_dss.pt", []string{"--disc", "dss"}, "rtf", "rtf", 0, "s4d_dss"},
 		{golden("s4d_minimal_32.safetensors"), "s4d_minimal.safetensors", []string{"--to-layout", "s4d"}, "s4d", "s4d minimal", 0, "s4d_minimal"},
 		{golden("s4d_minimal_64.pt"), "s4d_minimal.pt", nil, "rtf", "rtf", 0, "s4d_minimal"},

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,29 +63,17 @@ func mustArray(t *testing.T, shape []int, data []float64) *arrays.Array {
 }
 
 // TestDistillModelVariants: a layer whose module is a variant its own layout is not written in
-// (an S4D layer with is_real, bidirectional, n_ssm < H, untied Δt; an RTF layer with shared
+// (an S4D layer bidirectional, with n_ssm < H or untied Δt; an RTF layer with shared
 // denominators or the l1_montel constraint; a StripedHyena layer of grouped systems) is
 // refused before any fit when --to-layout names that layout, in one line naming the layer,
 // the variant and the layouts that hold it, and nothing is written; by default it goes to
-// another layout, saying why. They were written as the plain layout with exit 0: an S4D
-// layer without A_imag got one, an RTF layer with num_a < D an ab of 2·D rows and no scalar,
-// a bidirectional S4D layer a C of 2·H SSMs and a D of 2·H, which their modules do not load.
+// another layout, saying why. They were written as the plain layout with exit 0: an RTF
+// layer with num_a < D an ab of 2·D rows and no scalar, a bidirectional S4D layer a C of 2·H
+// SSMs and a D of 2·H, which their modules do not load. (An S4D layer with is_real, which got
+// an A_imag, is written back as such: TestDistillModelGoldenFamilies.)
 func TestDistillModelVariants(t *testing.T) {
 	dir := t.TempDir()
 	const lay = "../testdata/layouts/"
-	isReal := variantCheckpoint(t, dir, "s4d_real", lay+"s4d_bilinear_64.pt", func(ts map[string]*arrays.Array) []string {
-		const h, n = 2, 3
-		aRe, c := make([]float64, h*n), make([]float64, h*n)
-		b := make([]float64, h*n)
-		for i := range aRe {
-			aRe[i], b[i], c[i] = math.Log(0.1*float64(i%n+1)), 1, 0.3*float64(i+1)
-		}
-		delete(ts, "layer.kernel.A_imag")
-		ts["layer.kernel.A_real"] = mustArray(t, []int{h, n}, aRe)
-		ts["layer.kernel.B"] = mustArray(t, []int{1, h, n}, b)
-		ts["layer.kernel.C"] = mustArray(t, []int{1, h, n}, c)
-		return nil
-	})
 	bidir := variantCheckpoint(t, dir, "s4d_bidir", lay+"s4d_bilinear_64.pt", func(ts map[string]*arrays.Array) []string {
 		c := ts["layer.kernel.C"]
 		ts["layer.kernel.C"] = mustArray(t, []int{2, 2, 4, 2}, append(slices.Clone(c.Data), c.Data...))
@@ -115,7 +102,6 @@ func TestDistillModelVariants(t *testing.T) {
 	for _, c := range []struct {
 		in, layout, prefix, variant, others string
 	}{
-		{isReal, "s4d", "layer.", "is_real", "rtf or stripedhyena"},
 		{bidir, "s4d", "layer.", "bidirectional", "rtf"},
 		{lay + "s4d_64.npz", "s4d", "layers.0.layer.", "n_ssm 1", "rtf or stripedhyena"},
 		{untied, "s4d", "layer.", "dt_tie false", "rtf or stripedhyena"},

@@ -14,6 +14,7 @@ import (
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
+	"github.com/ssmlab/ssmlab/train"
 	"github.com/ssmlab/ssmlab/train/plan"
 )
 
@@ -312,11 +313,16 @@ func channels(r layouts.Result) int {
 	return r.Kernels.Shape[0]
 }
 
-// PlanLayers returns the layers as plan.Layers, in order.
+// PlanLayers returns the layers as plan.Layers, in order, each with the poles its module
+// holds.
 func (c *Checkpoint) PlanLayers() []plan.Layer {
 	out := make([]plan.Layer, len(c.Layers))
 	for i, l := range c.Layers {
 		out[i] = plan.Layer{Prefix: l.Prefix, Channels: l.Channels, Length: l.Length}
+		if l.Layout == layouts.S4D && l.Options["is-real"] == "true" {
+			// The module's poles are e^{Δ·A} with A real and negative (layouts.Export).
+			out[i].Poles = train.PolesPositive
+		}
 	}
 	return out
 }

@@ -219,7 +219,7 @@ func otherModal(lay layouts.Layout) layouts.Layout {
 // module reads the new tensors as they were written: tensors written for zoh read as another
 // filter in an S4D module built with disc bilinear, and models/s4/s4d.py loads other names.
 var moduleSettings = map[layouts.Layout][]string{
-	layouts.S4D: {"variant", "disc", "dt-transform", "real-transform", "imag-transform"},
+	layouts.S4D: {"variant", "disc", "dt-transform", "real-transform", "imag-transform", "is-real"},
 	layouts.RTF: {"h0"},
 }
 

@@ -239,9 +239,9 @@ func named(prefix string, names []string, shapes [][]int, data ...[]float64) ([]
 // in the layer's own layout (other names or shapes, which that module would not load), from
 // what detection recorded in its Options, and the layouts that hold its filters in another
 // module; "" where Export writes what the layer's module loads. Export writes an rtf layer
-// with one denominator per channel and no constraint, an s4d layer (variant ssm) complex,
-// causal, with one SSM and one Δt per channel, and a stripedhyena layer with one system per
-// channel.
+// with one denominator per channel and no constraint, an s4d layer (variant ssm) complex or
+// real (is-real), causal, with one SSM and one Δt per channel, and a stripedhyena layer with
+// one system per channel.
 func WriteBackVariant(l Layer) (variant string, others []Layout) {
 	var why []string
 	switch l.Layout {
@@ -253,9 +253,6 @@ func WriteBackVariant(l Layer) (variant string, others []Layout) {
 			why = append(why, "the l1_montel constraint (its scalar parameter)")
 		}
 	case S4D:
-		if l.Options["is-real"] == "true" {
-			why = append(why, "is_real (real A_real, B and C, no A_imag)")
-		}
 		if l.Options["bidirectional"] == "true" {
 			why = append(why, "bidirectional (C's anti-causal rows share A with the causal ones)")
 		}

@@ -114,10 +114,17 @@ def param_transform(p, transform):
 def s4d_kernel(st, disc="zoh", dt_transform="exp", length=L):
     """SSMKernelDiag.forward (ssm.py lines 536-567 _get_params, 569-636 forward, with
     log_vandermonde_naive of src/models/functional/vandermonde.py lines 36-49) inside FFTConv,
-    whose D is added to the output (fftconv.py line 119): the kernel with D at t = 0."""
-    A = -param_transform(st["kernel.A_real"], "exp") - 1j * param_transform(st["kernel.A_imag"], "none")  # (S N)
-    B = torch.view_as_complex(st["kernel.B"].contiguous())  # (1 S N)
-    C = torch.view_as_complex(st["kernel.C"].contiguous())  # (C H N)
+    whose D is added to the output (fftconv.py line 119): the kernel with D at t = 0. A module
+    built with is_real=True (no A_imag) holds A, B and C real (lines 526-529, 540-543) and
+    runs the same formulas on them: 2·Re of a real sum, and for bilinear the logarithm of a
+    real dA (NaN where it is negative)."""
+    if "kernel.A_imag" not in st:  # is_real
+        A = -param_transform(st["kernel.A_real"], "exp")  # (S N)
+        B, C = st["kernel.B"], st["kernel.C"]  # (1 S N), (C H N)
+    else:
+        A = -param_transform(st["kernel.A_real"], "exp") - 1j * param_transform(st["kernel.A_imag"], "none")  # (S N)
+        B = torch.view_as_complex(st["kernel.B"].contiguous())  # (1 S N)
+        C = torch.view_as_complex(st["kernel.C"].contiguous())  # (C H N)
     H = C.shape[1]
     dt = param_transform(st["kernel.inv_dt"], dt_transform)  # (H 1)
     A = A.repeat(H // A.shape[0], 1)  # repeat 't n -> (v t) n'
@@ -163,6 +170,19 @@ def s4d_state(seed, H=3, N2=4, S=1):
         ("kernel.A_imag", A_imag),
         ("kernel.B", torch.randn(1, S, N2, 2, generator=g)),
         ("kernel.C", torch.randn(1, H, N2, 2, generator=g)),
+        ("D", torch.randn(1, H, generator=g)),
+    ])
+
+
+def s4d_real_state(seed, H=3, N=4):
+    """An S4D layer built with is_real=True and n_ssm = H: real A_real (H, N), B (1, H, N)
+    and C (1, H, N), no A_imag; Δt·A in (−0.5, 0), so that bilinear's poles are positive too."""
+    g = torch.Generator().manual_seed(seed)
+    return collections.OrderedDict([
+        ("kernel.inv_dt", torch.log(0.05 + 0.3 * torch.rand(H, 1, generator=g))),
+        ("kernel.A_real", torch.log(0.3 + torch.rand(H, N, generator=g))),
+        ("kernel.B", torch.randn(1, H, N, generator=g)),
+        ("kernel.C", torch.randn(1, H, N, generator=g)),
         ("D", torch.randn(1, H, generator=g)),
     ])
 
@@ -573,6 +593,7 @@ def main():
                options={"disc": "bilinear"}, containers=("pt64", "pt32"))
     write_case(cases, "s4d_dss", "s4d", "", s4d_state(3, H=2), lambda s: s4d_kernel(s, disc="dss", length=64),
                options={"disc": "dss", "length": "64"}, containers=("pt64", "pt32"))
+    write_case(cases, "s4d_real", "s4d", "layers.1.layer.", s4d_real_state(14), s4d_kernel, containers=("pt64", "pt32"))
     g = torch.Generator().manual_seed(4)
     minimal = collections.OrderedDict([
         ("kernel.log_dt", torch.log(0.01 + 0.1 * torch.rand(3, generator=g))),

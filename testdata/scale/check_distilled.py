@@ -14,7 +14,8 @@ It prints a JSON list, an object per OUTPUT:
            channel the relative L2 error of the module's kernel against the input layer's
            kernel, beside the manifest's rel_error. Both kernels are computed with
            testdata/layouts/gen_layouts.py's formulas of the layer's family (hyena, s4 (NPLR),
-           s4d (SSMKernelDiag with zoh, bilinear or dss, or models/s4/s4d.py), stripedhyena,
+           s4d (SSMKernelDiag with zoh, bilinear or dss, complex or is_real, or
+           models/s4/s4d.py), stripedhyena,
            rtf) from the tensors as stored, with the settings the layer's module is built with
            (the manifest's layout options, and those distill keeps for a layer written back in
            its own layout); a setting those formulas do not take is refused;
@@ -68,12 +69,13 @@ def raw(t):
     return t.numpy().tobytes()
 
 
-# The names and ranks each target module loads (s4d: SSMKernelDiag in FFTConv, or
-# models/s4/s4d.py's S4D for an S4D layer of that variant, or --variant minimal, written back
-# in its own layout).
+# The names and ranks each target module loads (s4d: SSMKernelDiag in FFTConv, or with
+# is_real=True for an S4D layer built so, or models/s4/s4d.py's S4D for an S4D layer of that
+# variant, or --variant minimal, written back in its own layout).
 MODULE_NAMES = {
     "stripedhyena": {"poles": 4, "residues": 4, "D": 1},
     "s4d": {"kernel.inv_dt": 2, "kernel.A_real": 2, "kernel.A_imag": 2, "kernel.B": 4, "kernel.C": 4, "D": 2},
+    "s4d real": {"kernel.inv_dt": 2, "kernel.A_real": 2, "kernel.B": 3, "kernel.C": 3, "D": 2},
     "s4d minimal": {"kernel.log_dt": 1, "kernel.log_A_real": 2, "kernel.A_imag": 2, "kernel.C": 3, "D": 1},
     "rtf": {"ab": 2, "h_0": 1},
 }
@@ -210,6 +212,8 @@ def check(src, src_meta, path):
         module = layer["to_layout"]
         if module == "s4d" == layer["layout"] and opts.get("variant", "minimal" if minimal(old) else "ssm") == "minimal":
             module = "s4d minimal"  # written back for models/s4/s4d.py, which loads its own names
+        if module == "s4d" == layer["layout"] and opts.get("is-real", str("kernel.A_imag" not in old).lower()) == "true":
+            module = "s4d real"  # written back for SSMKernelDiag(is_real=True): no A_imag
         want = MODULE_NAMES[module]
         H = len(layer["channels"])
         names_ok = set(new) == set(want) and all(new[k].dim() == r for k, r in want.items())

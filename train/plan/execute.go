@@ -174,6 +174,12 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 		spec := fit.Spec
 		spec.Order = n
 		spec.Target = train.Target{}
+		if u.Poles != "" && spec.ByProjection() {
+			// The poles the layer's module holds (an S4D layer with is_real: real and
+			// positive), so that its own layout holds the fit; another recipe's fit goes
+			// to a layout that holds it.
+			spec.Poles = u.Poles
+		}
 		if spec.Model == train.ModelRTF && spec.Form == "" && spec.ByProjection() {
 			// A checkpoint's layer is written in the rtf layout only where its coefficients
 			// read back at the layer's dtype, else as modes: the fit's own modes, not those

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/train"
 )
 
 func TestUnitsEvenChunks(t *testing.T) {
-	us, err := Units([]Layer{{"a.", 100, 64}, {"b.", 64, 32}, {"c.", 3, 16}}, 8, 64)
+	us, err := Units([]Layer{{"a.", 100, 64, ""}, {"b.", 64, 32, ""}, {"c.", 3, 16, ""}}, 8, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,10 +30,10 @@ func TestUnitsEvenChunks(t *testing.T) {
 	if c := us[0].Cost(); c != 50*64*8 {
 		t.Errorf("cost %v, want %v", c, 50*64*8)
 	}
-	if _, err := Units([]Layer{{"a.", 4, 8}, {"a.", 4, 8}}, 4, 2); !errors.Is(err, ErrInvalid) {
+	if _, err := Units([]Layer{{"a.", 4, 8, ""}, {"a.", 4, 8, ""}}, 4, 2); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a layer twice: %v", err)
 	}
-	if _, err := Units([]Layer{{"a.", 4, 8}}, 4, 0); !errors.Is(err, ErrInvalid) {
+	if _, err := Units([]Layer{{"a.", 4, 8, ""}}, 4, 0); !errors.Is(err, ErrInvalid) {
 		t.Errorf("chunk 0: %v", err)
 	}
 }
@@ -86,7 +87,7 @@ func TestAssignCoversAndBalances(t *testing.T) {
 }
 
 func TestCoverageNamesUnits(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 8, 16}, {"l1.", 8, 16}}, 4, 4)
+	us, _ := Units([]Layer{{"l0.", 8, 16, ""}, {"l1.", 8, 16, ""}}, 4, 4)
 	err := Coverage(us, [][]string{{"l0.[0:4]", "l0.[4:8]"}, {"l0.[4:8]", "l1.[0:4]", "x.[0:1]"}})
 	var ce *CoverageError
 	if !errors.As(err, &ce) || !errors.Is(err, ErrInvalid) {
@@ -217,7 +218,7 @@ func smallFit() Fit {
 // Units fitted by three shards equal the units fitted by one run; units the store holds are
 // not fitted again.
 func TestExecuteShardsAndResume(t *testing.T) {
-	us, err := Units([]Layer{{"l0.", 5, 64}, {"l1.", 3, 64}}, 2, 2)
+	us, err := Units([]Layer{{"l0.", 5, 64, ""}, {"l1.", 3, 64, ""}}, 2, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +268,7 @@ func TestExecuteShardsAndResume(t *testing.T) {
 }
 
 func TestExecuteCancelled(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 2, 64}}, 2, 1)
+	us, _ := Units([]Layer{{"l0.", 2, 64, ""}}, 2, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	store := memStore{}
 	_, err := Execute(ctx, smallFit(), us, &kernels{}, store, func(e Event) {
@@ -281,7 +282,7 @@ func TestExecuteCancelled(t *testing.T) {
 }
 
 func TestExecuteAutoOrder(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 4, 128}}, 16, 4)
+	us, _ := Units([]Layer{{"l0.", 4, 128, ""}}, 16, 4)
 	f := smallFit()
 	f.Tol, f.MaxOrder = 1e-3, 16
 	f.Auto = true
@@ -333,5 +334,44 @@ func TestMissedSuggestion(t *testing.T) {
 	want := "2 channel(s) end above relative error 0.01 at their order (channels [4 6]; channel 4: 0.0184 at order 50, 6.3× its lower bound 0.0029, where the suggestion counts on 3×)"
 	if w != want {
 		t.Errorf("got  %q\nwant %q", w, want)
+	}
+}
+
+// TestExecuteLayerPoles: a layer's poles (an S4D layer with is_real: positive) are those of
+// its units' fits where the recipe fits by variable projection, whatever the others'; the
+// damped cosines here fit with complex poles otherwise. Another recipe fits as ever (its
+// fit then goes to a layout that holds it).
+func TestExecuteLayerPoles(t *testing.T) {
+	us, err := Units([]Layer{{"l0.", 2, 64, train.PolesPositive}, {"l1.", 2, 64, ""}}, 4, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Execute(context.Background(), smallFit(), us, &kernels{}, memStore{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		complexPoles := 0
+		for c, f := range r.Filters {
+			d, ok := f.(*filters.Diagonal)
+			if !ok {
+				t.Fatalf("%s, channel %d: a %s filter, want diagonal", r.Unit.ID(), c, f.Form())
+			}
+			for _, p := range d.Poles {
+				if imag(p) != 0 {
+					complexPoles++
+				} else if i == 0 && !(real(p) > 0 && real(p) < 1) {
+					t.Errorf("%s, channel %d: pole %v outside (0, 1)", r.Unit.ID(), c, p)
+				}
+			}
+		}
+		if (complexPoles == 0) != (us[i].Poles == train.PolesPositive) {
+			t.Errorf("%s (poles %q): %d complex poles", r.Unit.ID(), us[i].Poles, complexPoles)
+		}
+	}
+	f := smallFit()
+	f.Spec.Init = train.InitZeros
+	if _, err := Execute(context.Background(), f, us[:1], &kernels{}, memStore{}, nil); err != nil {
+		t.Errorf("zeros init: %v", err)
 	}
 }

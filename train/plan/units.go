@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // ErrInvalid marks a plan that cannot be made or a share of it that does not fit the plan.
@@ -18,21 +20,25 @@ func invalidf(format string, args ...any) error {
 }
 
 // Layer is a long-filter layer to distil: its module prefix (the checkpoint's tensor names
-// less the layout's own), its channels and the length of its kernels.
+// less the layout's own), its channels, the length of its kernels, and the poles its module
+// holds (train.PolesPositive for an S4D layer with is_real; empty: any).
 type Layer struct {
 	Prefix   string
 	Channels int
 	Length   int
+	Poles    train.Poles
 }
 
 // Unit is a share of the work: channels [Lo, Hi) of the layer at Prefix, whose kernels have
-// Length samples, fitted at Order (the largest order tried, for an order picked per channel).
+// Length samples, fitted at Order (the largest order tried, for an order picked per channel)
+// with the layer's Poles where the recipe fits by variable projection (train.Spec.Poles).
 type Unit struct {
-	Prefix string `json:"prefix"`
-	Lo     int    `json:"lo"`
-	Hi     int    `json:"hi"`
-	Length int    `json:"length"`
-	Order  int    `json:"order"`
+	Prefix string      `json:"prefix"`
+	Lo     int         `json:"lo"`
+	Hi     int         `json:"hi"`
+	Length int         `json:"length"`
+	Order  int         `json:"order"`
+	Poles  train.Poles `json:"poles,omitempty"`
 }
 
 // ID names the unit: its prefix and channel range, "layers.0.filter_fn.[0:64]".
@@ -73,7 +79,7 @@ func Units(layers []Layer, order, chunk int) ([]Unit, error) {
 		n := (l.Channels + chunk - 1) / chunk
 		for i := range n {
 			lo, hi := i*l.Channels/n, (i+1)*l.Channels/n
-			out = append(out, Unit{Prefix: l.Prefix, Lo: lo, Hi: hi, Length: l.Length, Order: order})
+			out = append(out, Unit{Prefix: l.Prefix, Lo: lo, Hi: hi, Length: l.Length, Order: order, Poles: l.Poles})
 		}
 	}
 	return out, nil
