@@ -2,6 +2,7 @@ package sessions_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,11 +24,24 @@ import (
 // committed under testdata/fuzz (regenerate with -write-corpus), where inputs found by
 // fuzzing are kept as regression cases.
 
+// The seeds are small (fuzzcorpus.MaxSeed): kernels of two samples, or of just too many to
+// be written inline, and each golden .npz cut into archives of one array.
+
 func sessionSeeds(t testing.TB) [][]byte {
-	small := sessions.New()
-	must(small.AddFilter(filters.Document{Name: "d", Filter: filtertest.Dense()}))
-	must(small.AddTarget(sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 40)}))
-	seeds := [][]byte{must(sessions.Marshal(small))}
+	filter := sessions.New()
+	must(filter.AddFilter(filters.Document{Name: "d", Filter: filtertest.Dense()}))
+	target := sessions.New()
+	must(target.AddTarget(sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 2)}))
+	packed := sessions.New() // kernels of more than arrays.InlineMax numbers are packed
+	must(packed.AddTarget(sessions.Target{Name: "p", Kernels: kernels(t, 2, 1, arrays.InlineMax+1)}))
+	var seeds [][]byte
+	for _, s := range []*sessions.Session{filter, target, packed} {
+		var b bytes.Buffer // without Marshal's indentation, which is most of a small session
+		if err := json.Compact(&b, must(sessions.Marshal(s))); err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, b.Bytes())
+	}
 	for _, tc := range badSessions(t) {
 		seeds = append(seeds, []byte(tc.text))
 	}
@@ -68,26 +82,46 @@ func FuzzUnmarshal(f *testing.F) {
 // only whether a file without magic bytes is CSV.
 var importNames = []string{"x.json", "x.csv", "x.npy"}
 
-func importSeeds(t testing.TB) [][]byte {
-	var seeds [][]byte
+// importSeed is an input of FuzzImportData and the index of its name in importNames.
+type importSeed struct {
+	data []byte
+	name uint8
+}
+
+func importSeeds(t testing.TB) []importSeed {
+	var seeds []importSeed
 	for _, pat := range []string{"*.npy", "*.npz", "*.safetensors", "*.csv"} {
 		paths, _ := filepath.Glob(filepath.Join(goldenDir, pat))
 		for _, p := range paths {
-			seeds = append(seeds, must(os.ReadFile(p)))
+			b := must(os.ReadFile(p))
+			switch filepath.Ext(p) {
+			case ".csv":
+				seeds = append(seeds, importSeed{b, 1})
+			case ".npz": // each array alone; rtf.npz's two are one RTF layer, kept together
+				for _, e := range must(fuzzcorpus.SplitZip(b)) {
+					seeds = append(seeds, importSeed{e, 2})
+				}
+				if filepath.Base(p) == "rtf.npz" {
+					seeds = append(seeds, importSeed{b, 2})
+				}
+			default:
+				seeds = append(seeds, importSeed{b, 2})
+			}
 		}
 	}
-	tgt := &sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 40)}
-	seeds = append(seeds,
-		must(filterfile.Marshal(filters.Document{Filter: filtertest.Dense()})),
-		must(sessions.MarshalTarget(tgt)),
-		[]byte(`{"kernels": [[1, 2], [3]]}`),
-		[]byte(`{"form": "tf", "a": [1], "b": []}`))
-	return seeds
+	tgt := &sessions.Target{Name: "k", Kernels: kernels(t, 1, 2, 2)}
+	ragged := []byte(`{"kernels": [[1, 2], [3]]}`)
+	return append(seeds,
+		importSeed{must(filterfile.Marshal(filters.Document{Filter: filtertest.Dense()})), 0},
+		importSeed{must(sessions.MarshalTarget(tgt)), 0},
+		importSeed{ragged, 0},
+		importSeed{ragged, 1}, // JSON named .csv: read as CSV
+		importSeed{[]byte(`{"form": "tf", "a": [1], "b": []}`), 0})
 }
 
 func FuzzImportData(f *testing.F) {
-	for i, s := range importSeeds(f) {
-		f.Add(s, uint8(i))
+	for _, s := range importSeeds(f) {
+		f.Add(s.data, s.name)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
 		name := importNames[int(which)%len(importNames)]
@@ -125,14 +159,21 @@ func FuzzImportData(f *testing.F) {
 }
 
 // TestSeedCorpus writes the seed corpora with -write-corpus; otherwise it checks that the
-// committed corpora are the seeds as the tests build them now (fuzzcorpus.Check).
+// committed corpora are the seeds as the tests build them now (fuzzcorpus.Check). The seeds
+// are small (fuzzcorpus.CheckSmall).
 func TestSeedCorpus(t *testing.T) {
 	corpora := map[string][]string{}
+	fuzzcorpus.CheckSmall(t, "FuzzUnmarshal", sessionSeeds(t))
+	var imports [][]byte
+	for _, s := range importSeeds(t) {
+		imports = append(imports, s.data)
+	}
+	fuzzcorpus.CheckSmall(t, "FuzzImportData", imports)
 	for _, s := range sessionSeeds(t) {
 		corpora["FuzzUnmarshal"] = append(corpora["FuzzUnmarshal"], "[]byte("+strconv.Quote(string(s))+")")
 	}
-	for i, s := range importSeeds(t) {
-		corpora["FuzzImportData"] = append(corpora["FuzzImportData"], fmt.Sprintf("[]byte(%s)\nbyte(%q)", strconv.Quote(string(s)), byte(i)))
+	for _, s := range importSeeds(t) {
+		corpora["FuzzImportData"] = append(corpora["FuzzImportData"], fmt.Sprintf("[]byte(%s)\nbyte(%q)", strconv.Quote(string(s.data)), s.name))
 	}
 	fuzzcorpus.Check(t, corpora)
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/internal/fuzzcorpus"
 )
 
 // FuzzUnpickle runs the restricted unpickler on pickles alone (the torch archive around them
@@ -15,8 +17,15 @@ import (
 // a one-line ErrInvalid or ErrUnsupported. Storages are stubbed, so every view the pickle
 // builds is checked against the numel it declares.
 func FuzzUnpickle(f *testing.F) {
-	for _, name := range []string{"state.pt", "module.pt", "lightning.ckpt"} {
-		data, err := os.ReadFile(filepath.Join("../../testdata/golden/torch", name))
+	// The pickles of the small torch.save files (225 to 365 bytes; those of the files of
+	// several tensors are 390 to 760, and large seeds are slow to minimise).
+	paths, err := filepath.Glob("../../testdata/golden/torch/small_*")
+	if err != nil || len(paths) == 0 {
+		f.Fatalf("no small torch.save files: %v", err)
+	}
+	var seeds [][]byte
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -30,13 +39,17 @@ func FuzzUnpickle(f *testing.F) {
 				if err != nil {
 					f.Fatal(err)
 				}
-				f.Add(b)
+				seeds = append(seeds, b)
 			}
 		}
 	}
-	f.Add([]byte("cos\nsystem\n(S'echo pwned'\ntR."))
-	f.Add([]byte("\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x08builtins\x8c\x04eval\x93\x8c\x0bprint('hi')\x85R."))
-	f.Add([]byte("\x80\x02]q\x00(h\x00h\x00e."))
+	seeds = append(seeds, []byte("cos\nsystem\n(S'echo pwned'\ntR."),
+		[]byte("\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x08builtins\x8c\x04eval\x93\x8c\x0bprint('hi')\x85R."),
+		[]byte("\x80\x02]q\x00(h\x00h\x00e."))
+	fuzzcorpus.CheckSmall(f, "FuzzUnpickle", seeds)
+	for _, s := range seeds {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		hooks := pickleHooks{global: torchGlobal, call: torchCall, persistent: func(pid any) (any, error) {
 			tup, ok := pid.(*pyTuple)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/internal/fuzzcorpus"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -203,12 +204,8 @@ func TestWriteRawRefuses(t *testing.T) {
 // the file holds, exactly RawInfo.Bytes of them, and for the float types the same values
 // Read converts.
 func FuzzRawFile(f *testing.F) {
-	for _, p := range []string{filepath.Join(rawDir, "raw.npz"), filepath.Join(rawDir, "raw.safetensors"), filepath.Join(torchDir, "state.pt")} {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(data, filepath.Base(p))
+	for _, s := range rawSeeds(f) {
+		f.Add(s.data, s.name)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, name string) {
 		af, err := arrays.OpenReader(bytes.NewReader(data), int64(len(data)), name)
@@ -243,4 +240,52 @@ func FuzzRawFile(f *testing.F) {
 			}
 		}
 	})
+}
+
+// rawSeed is an input of FuzzRawFile: a file and its name.
+type rawSeed struct {
+	data []byte
+	name string
+}
+
+// rawSeeds are the raw golden files cut into files of one tensor each (the arrays of
+// raw.npz, 250 to 300 bytes, where the whole is 1.6 KB; the tensors of raw.safetensors as
+// WriteRaw writes them) and the small torch.save files, each with a name of its format.
+func rawSeeds(t testing.TB) []rawSeed {
+	var out []rawSeed
+	npz, err := os.ReadFile(filepath.Join(rawDir, "raw.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := fuzzcorpus.SplitZip(npz)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		out = append(out, rawSeed{e, "raw.npz"})
+	}
+	af, err := arrays.Open(filepath.Join(rawDir, "raw.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	infos, err := af.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos {
+		raw, err := af.ReadRaw(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := arrays.WriteRaw(&b, arrays.FormatSafetensors, []arrays.RawInfo{in}, arrays.RawOptions{}, func(int) ([]byte, error) { return raw, nil }); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, rawSeed{b.Bytes(), "raw.safetensors"})
+	}
+	for _, b := range smallTorch(t) {
+		out = append(out, rawSeed{b, "x.pt"})
+	}
+	return out
 }

@@ -8,7 +8,13 @@ It writes, next to this script:
   lightning.ckpt  a checkpoint as PyTorch Lightning saves one: the model under "state_dict",
                   with optimiser states and hyperparameters beside it
   legacy.pt       the legacy (pre-1.6, non-zip) format, which ssmlab refuses
+  small_*.pt, small_lightning.ckpt
+                  the same kinds of content, one or two tensors of at most four elements
+                  each: the fuzzers' seeds, which must be small (internal/fuzzcorpus)
   expected.json   the values of every float tensor, C order, complex as (..., 2) pairs
+
+legacy.pt differs from run to run (the legacy format keys storages by their addresses in
+memory); keep the committed one.
 """
 import collections
 import json
@@ -63,12 +69,37 @@ torch.save(ckpt, os.path.join(here, "lightning.ckpt"))
 
 torch.save({"w": torch.ones(2)}, os.path.join(here, "legacy.pt"), _use_new_zipfile_serialization=False)
 
+# Drawn after the files above, so that adding them left those files as they were.
+base = torch.randn(2, 2)
+small = {
+    "small_views.pt": collections.OrderedDict([("t", base.t()), ("s", base[1:, 1:])]),  # one storage
+    "small_f64.pt": collections.OrderedDict([("d", torch.randn(1, dtype=torch.float64)), ("x", torch.tensor(2.5))]),
+    "small_halves.pt": collections.OrderedDict([("h", torch.randn(1).half()), ("b", torch.randn(1).bfloat16())]),
+    "small_complex.pt": collections.OrderedDict([("c", torch.randn(1, dtype=torch.cfloat)), ("n", torch.tensor(7))]),
+    "small_module.pt": torch.nn.Linear(1, 1).state_dict(),
+    "small_lightning.ckpt": {
+        "epoch": 1,
+        "state_dict": collections.OrderedDict([("model.w", torch.randn(1))]),
+        "optimizer_states": [{0: {"m": torch.zeros(1)}}],
+        "hyper_parameters": {"lr": 0.1, "flags": (True, None)},
+    },
+}
+for name, obj in small.items():
+    torch.save(obj, os.path.join(here, name))
+
+
+def floats(state):
+    return {k: values(v) for k, v in state.items() if v.is_floating_point() or v.is_complex()}
+
+
 expected = {
     "torch": torch.__version__,
-    "state.pt": {k: values(v) for k, v in state.items() if v.is_floating_point() or v.is_complex()},
-    "module.pt": {k: values(v) for k, v in net.state_dict().items()},
-    "lightning.ckpt": {k: values(v) for k, v in ckpt["state_dict"].items()},
+    "state.pt": floats(state),
+    "module.pt": floats(net.state_dict()),
+    "lightning.ckpt": floats(ckpt["state_dict"]),
 }
+for name, obj in small.items():
+    expected[name] = floats(obj["state_dict"] if name.endswith(".ckpt") else obj)
 with open(os.path.join(here, "expected.json"), "w") as f:
     json.dump(expected, f, indent=1)
     f.write("\n")
