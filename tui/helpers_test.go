@@ -267,8 +267,12 @@ func keyMsg(k string) tea.KeyMsg {
 }
 
 // screen is the ANSI-stripped view with trailing spaces removed from each line.
-func screen(m *Model) string {
-	lines := strings.Split(ansi.Strip(m.View()), "\n")
+func screen(m *Model) string { return plain(m.View()) }
+
+// plain is a rendered view without ANSI sequences, with trailing spaces removed from each
+// line: the text screen shows, for a frame already rendered.
+func plain(view string) string {
+	lines := strings.Split(ansi.Strip(view), "\n")
 	for i, l := range lines {
 		lines[i] = strings.TrimRight(l, " ")
 	}

@@ -16,6 +16,10 @@ var fuzzKeys = []string{
 
 // FuzzKeys types a key sequence into the workbench, with a window size picked from the
 // input: it never panics, every frame fits the window, and no NaN or Inf reaches the screen.
+// Each frame is rendered once and both checks read it: rendering is nearly all of the time
+// an input takes (about a millisecond a frame), and rendering twice took 1.6 times as long.
+// Every frame is checked, not only the last (which would be 14 times faster), and the
+// windows stay large enough to show the numbers the NaN check looks for.
 func FuzzKeys(f *testing.F) {
 	for _, seed := range []string{"", "\x0f\x00\x00", "\x0f\x00\x00\x01\x26\x00", "\x0f\x00\x00\x24\x00\x00", "\x10\x3a\x0c"} {
 		f.Add([]byte(seed))
@@ -39,7 +43,7 @@ func FuzzKeys(f *testing.F) {
 			runCmd(t, m, cmd, 0)
 			v := m.View()
 			checkSize(t, v, w, h)
-			s := screen(m)
+			s := plain(v)
 			for _, bad := range []string{"NaN", "+Inf", "-Inf"} {
 				if strings.Contains(s, bad) {
 					t.Fatalf("%q on screen after %q:\n%s", bad, data, s)
