@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -108,6 +110,69 @@ func TestExportGolden(t *testing.T) {
 		}
 		if res.RelError > exportTol[c.dt.String()] || len(res.DTypes) != 1 || res.DTypes[0] != c.dt.String() {
 			t.Errorf("%s: the reference code computes the bank to %.3g (dtypes %v), want within %g in %s", c.file, res.RelError, res.DTypes, exportTol[c.dt.String()], c.dt)
+		}
+	}
+}
+
+// TestReferenceSafetensorsReader: gen_layouts.py's safetensors reader, with which its export
+// checks and testdata/scale/check_distilled.py read the files ssmlab writes, reads every
+// float dtype ssmlab writes (float64, float32, bfloat16) as written. It read F64 and F32
+// only: a bfloat16 tensor was a KeyError. It skips where /usr/bin/python3 lacks torch.
+func TestReferenceSafetensorsReader(t *testing.T) {
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import torch").Run(); err != nil {
+		t.Skipf("needs %s with torch (Debian's python3-torch): %v", py, err)
+	}
+	// Values every dtype holds exactly, each of a different exponent and mantissa: a reader
+	// that took one dtype's bytes for another's reads other numbers.
+	values := []float64{1, -2.5, 0.15625, 384}
+	cases := []struct{ raw, torch string }{{"F64", "torch.float64"}, {"F32", "torch.float32"}, {"BF16", "torch.bfloat16"}}
+	var infos []arrays.RawInfo
+	var data [][]byte
+	for _, c := range cases {
+		b, err := arrays.EncodeRaw(values, c.raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos = append(infos, arrays.RawInfo{Name: c.raw, DType: c.raw, Shape: []int{2, 2}})
+		data = append(data, b)
+	}
+	var file bytes.Buffer
+	if err := arrays.WriteRaw(&file, arrays.FormatSafetensors, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "dtypes.safetensors")
+	if err := os.WriteFile(path, file.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const script = `import json, sys
+sys.path.insert(0, sys.argv[1])
+import gen_layouts
+st = gen_layouts.load_safetensors(sys.argv[2])
+print(json.dumps({k: {"dtype": str(v.dtype), "shape": list(v.shape), "values": v.double().reshape(-1).tolist()} for k, v in st.items()}))`
+	cmd := exec.Command(py, "-c", script, goldenDir, path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	var got map[string]struct {
+		DType  string    `json:"dtype"`
+		Shape  []int     `json:"shape"`
+		Values []float64 `json:"values"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, c := range cases {
+		g, ok := got[c.raw]
+		if !ok {
+			t.Errorf("%s: not read (%s)", c.raw, out)
+			continue
+		}
+		if g.DType != c.torch || !slices.Equal(g.Shape, []int{2, 2}) || !slices.Equal(g.Values, values) {
+			t.Errorf("%s: read as %s %v %v, want %s [2 2] %v", c.raw, g.DType, g.Shape, g.Values, c.torch, values)
 		}
 	}
 }

@@ -27,12 +27,15 @@ import json
 import math
 import os
 import struct
+import sys
 import zipfile
 
 import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "golden", "raw"))
+import gen_raw  # noqa: E402  (the safetensors reader)
 L = 48  # samples of every reference kernel
 torch.set_default_dtype(torch.float64)
 
@@ -56,19 +59,20 @@ def save_safetensors(path, tensors, dtype):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-def load_safetensors(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    n = struct.unpack("<Q", data[:8])[0]
-    header = json.loads(data[8:8 + n])
+# The torch dtype of each safetensors dtype name.
+ST_DTYPES = {name: dt for dt, name in gen_raw.TORCH_NAMES.items()}
+
+
+def load_safetensors(path, metadata=False):
+    """name → tensor in the file's order, in the file's dtype (bfloat16, integers and booleans
+    too), and the metadata if asked for: the one reader of the checks here and of
+    testdata/scale/check_distilled.py, over gen_raw.py's reader of the bytes."""
+    tensors, meta = gen_raw.load_safetensors(path, metadata=True)
     out = collections.OrderedDict()
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        dt = {"F64": np.float64, "F32": np.float32}[info["dtype"]]
-        a, b = info["data_offsets"]
-        out[name] = torch.from_numpy(np.frombuffer(data[8 + n + a:8 + n + b], dtype=dt).reshape(info["shape"]).copy())
-    return out
+    for name, (dtype, shape, data) in tensors.items():
+        buf = bytearray(data)  # torch.frombuffer wants a writable buffer, and a non-empty one
+        out[name] = torch.frombuffer(buf, dtype=ST_DTYPES[dtype]).reshape(shape) if buf else torch.zeros(shape, dtype=ST_DTYPES[dtype])
+    return (out, meta) if metadata else out
 
 
 def rounded(state, dtype):

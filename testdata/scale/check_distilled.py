@@ -36,27 +36,12 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "layouts"))
-sys.path.insert(0, os.path.join(HERE, "..", "golden", "raw"))
 import gen_layouts  # noqa: E402
-import gen_raw  # noqa: E402
-
-ST_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
-             "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-             "BOOL": torch.bool}
-
-
-def load_safetensors(path):
-    out = collections.OrderedDict()
-    tensors, meta = gen_raw.load_safetensors(path, metadata=True)
-    for name, (dtype, shape, data) in tensors.items():
-        buf = bytearray(data)
-        out[name] = torch.frombuffer(buf, dtype=ST_DTYPES[dtype]).reshape(shape) if buf else torch.zeros(shape, dtype=ST_DTYPES[dtype])
-    return out, meta
 
 
 def load(path):
     if path.endswith(".safetensors"):
-        return load_safetensors(path)
+        return gen_layouts.load_safetensors(path, metadata=True)
     if path.endswith(".npz"):
         return collections.OrderedDict((k, torch.from_numpy(v)) for k, v in np.load(path).items()), {}
     return torch.load(path, weights_only=True), {}
