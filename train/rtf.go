@@ -3,8 +3,6 @@ package train
 import (
 	"math"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/rtf"
 	"github.com/ssmlab/ssmlab/internal/fft"
@@ -210,20 +208,19 @@ func refitNumerator(a, y []float64) ([]float64, error) {
 		return nil, err
 	}
 	g := tf.Impulse(length) // g[t] = response of z⁻¹/a(z⁻¹)
+	// Column j−1 is g delayed by j − 1 (rows t = 1…L−1), each contiguous for householderSolve.
 	rows := length - 1
-	basis := mat.NewDense(rows, n, nil)
-	for t := 1; t < length; t++ {
-		for j := 1; j <= n && j <= t; j++ {
-			basis.Set(t-1, j-1, g[t-j+1])
-		}
+	buf := make([]float64, rows*n)
+	cols := make([][]float64, n)
+	for j := range cols {
+		cols[j] = buf[j*rows : (j+1)*rows]
+		copy(cols[j][j:], g[1:length-j])
 	}
-	var qr mat.QR
-	qr.Factorize(basis)
-	var b mat.VecDense
-	if err := qr.SolveVecTo(&b, false, mat.NewVecDense(rows, append([]float64(nil), y[1:]...))); err != nil {
-		return nil, err
+	b := make([]float64, n)
+	if !householderSolve(cols, y[1:], b, make([]float64, n)) {
+		return nil, invalidf("refit: the numerator's least-squares problem is rank-deficient or too ill-conditioned for the denominator's response")
 	}
-	return b.RawVector().Data, nil
+	return b, nil
 }
 
 // within reports whether every pole of the denominator lies strictly inside radius r, by the
