@@ -1,8 +1,12 @@
 package train
 
 import (
+	"context"
 	"math"
+	"math/cmplx"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // TestRungTallyProgress: the progress of a variable-projection job, whose channels fit their
@@ -94,5 +98,48 @@ func TestLadderProgress(t *testing.T) {
 	// to within tfHoldRatio, or the diagonal form is deployed).
 	if events == 0 || last.Step != 4 || last.Order != 8 || last.Fitted != 2 || !(last.RelError <= worst*tfHoldRatio+tfHoldFloor && worst <= last.RelError*tfHoldRatio+tfHoldFloor) {
 		t.Errorf("last event %+v; worst error at order 8 %g", last, worst)
+	}
+}
+
+// TestExtendStopsAtFloor: a rung's best fit goes on past the rung's iterations while it
+// still descends and is above extendFloor, and not below it (where float32 deployments keep
+// no more: it took windowed sincs at n = 64 to 3.4e-8). The target is an order-6 filter,
+// started from its own poles moved a little (below the floor) or more (above it).
+func TestExtendStopsAtFloor(t *testing.T) {
+	var pairs []complex128
+	var poles, res []complex128
+	for i := 0; i < 3; i++ {
+		p := cmplx.Rect(0.9, 0.4*float64(i+1))
+		r := complex(1+float64(i), 0.5)
+		pairs = append(pairs, p)
+		poles, res = append(poles, p, cmplx.Conj(p)), append(res, r, cmplx.Conj(r))
+	}
+	d, err := filters.NewDiagonal(poles, res, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := d.Impulse(1024)
+	for _, c := range []struct {
+		move  float64
+		above bool
+	}{{1e-8, false}, {1e-3, true}} {
+		moved := make([]complex128, len(pairs))
+		for i, p := range pairs {
+			moved[i] = p * complex(1-c.move, 0)
+		}
+		s := poleSet{pairs: len(pairs), rmax: hankelRadius}
+		cand := &candidate{v: newVarpro(s, y), a: s.params(moved, nil)}
+		f := cand.v.sse(cand.a)
+		rel := math.Sqrt(2 * f / cand.v.yy)
+		if (rel > extendFloor) != c.above || rel <= varproFloor {
+			t.Fatalf("poles moved by %g: start at %.3g, not on the intended side of %g (or at %g)", c.move, rel, extendFloor, varproFloor)
+		}
+		_, chunks, err := cand.extend(context.Background(), f, 150)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (chunks > 0) != c.above {
+			t.Errorf("start at %.3g: %d chunks of iterations past the rung's (extendFloor %g)", rel, chunks, extendFloor)
+		}
 	}
 }

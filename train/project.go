@@ -154,6 +154,14 @@ func withinRatio(cands []*candidate, ratio float64) []*candidate {
 // while it still descends.
 const projectExtend = 3
 
+// extendFloor is the relative error (of y[1:]) below which a rung's best fit takes no more
+// iterations than the rung's: 1e-6 is the quality bar for targets an order-n filter holds
+// exactly, and float32 deployments, which round every parameter by 6e-8 and the response by
+// that times the modes' amplification, keep no more. On windowed sincs at n = 64 channels
+// went on to 3.4e-8 and 3.4e-7, which read back from float32 (as StripedHyena stores poles
+// and residues) at 2.1e-6 and 2.2e-6; that took 65% of the set's QR residue solves.
+const extendFloor = 1e-6
+
 // realisation holds a channel's balanced realisations, computed at the largest order a
 // ladder needs and truncated for each rung (a balanced realisation's truncation to order r is
 // its leading r×r block): ERA on the largest square Hankel matrix of the kernel, and, made
@@ -319,24 +327,20 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].sse < cands[j].sse })
 	best := cands[0]
-	if _, err := best.v.fit(ctx, best.a, o.iters-screen, &best.st, false); err != nil {
+	f, err := best.v.fit(ctx, best.a, o.iters-screen, &best.st, false)
+	if err != nil {
 		return nil, err
 	}
-	// A fit still descending goes on, until Levenberg–Marquardt converges or up to
-	// projectExtend times the iterations more: from ERA's or the FIR's poles, trained Hyena
-	// filters at n = 64 can take 150 iterations to their basin's floor (0.0081 after 50,
-	// 0.0035 after 150). This slow phase is where Gauss–Newton's model misses the
-	// Hessian's second-order term, and the run takes Dennis, Gay and Welsch's secant
-	// estimate of it (secantTerm) from here on.
-	if best.st.secant == nil {
-		best.st.secant = newSecantTerm(best.v.s.numParams())
+	// A fit still descending goes on, until Levenberg–Marquardt converges, up to
+	// projectExtend times the iterations more, or down to extendFloor: from ERA's or the
+	// FIR's poles, trained Hyena filters at n = 64 can take 150 iterations to their basin's
+	// floor (0.0081 after 50, 0.0035 after 150). This slow phase is where Gauss–Newton's
+	// model misses the Hessian's second-order term, and the run takes Dennis, Gay and
+	// Welsch's secant estimate of it (secantTerm) from here on.
+	if _, _, err := best.extend(ctx, f, projectExtend*o.iters); err != nil {
+		return nil, err
 	}
-	for more := 0; more < projectExtend*o.iters && !best.st.done; more += varproChunk {
-		if _, err := best.v.fit(ctx, best.a, varproChunk, &best.st, false); err != nil {
-			return nil, err
-		}
-	}
-	f, err := best.v.fit(ctx, best.a, 0, &best.st, true)
+	f, err = best.v.fit(ctx, best.a, 0, &best.st, true)
 	if err != nil {
 		return nil, err
 	}
@@ -351,6 +355,25 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 		return padFit(prev, n), nil
 	}
 	return fit, nil
+}
+
+// extend runs up to iters more Levenberg–Marquardt iterations on c, from objective f, in
+// chunks of varproChunk while it descends and is above extendFloor, with the secant term;
+// it returns the objective and the chunks run.
+func (c *candidate) extend(ctx context.Context, f float64, iters int) (float64, int, error) {
+	if c.st.secant == nil {
+		c.st.secant = newSecantTerm(c.v.s.numParams())
+	}
+	floor := extendFloor * extendFloor * c.v.yy / 2
+	chunks := 0
+	for more := 0; more < iters && !c.st.done && f > floor; more += varproChunk {
+		var err error
+		if f, err = c.v.fit(ctx, c.a, varproChunk, &c.st, false); err != nil {
+			return f, chunks, err
+		}
+		chunks++
+	}
+	return f, chunks, nil
 }
 
 func sumSquares(y []float64) float64 {
