@@ -1,9 +1,15 @@
 package sessions
 
 import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train/plan"
 )
 
@@ -42,5 +48,59 @@ func TestCheckpointLengthOfUnrecordedKernels(t *testing.T) {
 		if !slices.EqualFunc(got, want, slices.Equal[[]float64]) {
 			t.Errorf("%s: the kernels read at distill's length differ from those read with --length %d", c.file, length)
 		}
+	}
+}
+
+// TestCheckpointRefusesNamesNotUTF8: a checkpoint holding a tensor whose name is not valid
+// UTF-8 is refused when opened, naming the tensor, before any fitting. Distilled, its layers
+// were all fitted and then refused in the work directory (a layer's prefix), or the tensor
+// was copied into a safetensors file renamed with U+FFFD.
+func TestCheckpointRefusesNamesNotUTF8(t *testing.T) {
+	af, err := arrays.Open("../testdata/layouts/rtf_64.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	write := func(path string, extra ...string) {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		add := func(name string, a *arrays.Array) {
+			w, err := zw.CreateHeader(&zip.FileHeader{Name: name + ".npy", Method: zip.Store})
+			if err == nil {
+				err = arrays.WriteNPY(w, a, arrays.Float64)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, in := range af.Arrays() {
+			a, err := af.Read(in.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			add(in.Name, a)
+		}
+		for _, name := range extra {
+			add(name, arrays.Vector([]float64{1, 2}))
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	ok, bad := filepath.Join(dir, "ok.npz"), filepath.Join(dir, "bad.npz")
+	write(ok, "embedding.weight")
+	write(bad, "\xab.weight")
+	c, err := OpenCheckpoint(ok, CheckpointOptions{Length: 64})
+	if err != nil || len(c.Layers) != 1 {
+		t.Fatalf("%s: %v", ok, err)
+	}
+	c.Close()
+	_, err = OpenCheckpoint(bad, CheckpointOptions{Length: 64})
+	if err == nil || !strings.HasPrefix(err.Error(), bad+": ") || !strings.Contains(err.Error(), `"\xab.weight.npy": its name is not valid UTF-8`) {
+		t.Errorf("%s: %v, want it refused, naming the tensor", bad, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -320,6 +321,49 @@ func TestHostileInputAllocatesLittle(t *testing.T) {
 		}
 		if got := after.TotalAlloc - before.TotalAlloc; got > allocLimit {
 			t.Errorf("%s: allocated %d MiB before failing: %v", name, got>>20, err)
+		}
+	}
+}
+
+// TestTensorNamesAreUTF8: a tensor whose name is not valid UTF-8 is refused, naming it, by
+// the .npz and torch.save readers (the safetensors reader refuses such a header) and by the
+// writers. The readers took the name as it was, and import named an item after it that no
+// session could save; a distilled checkpoint copied it into a safetensors header as U+FFFD,
+// renaming the tensor, or fitted every layer and then failed, for a layer prefix.
+func TestTensorNamesAreUTF8(t *testing.T) {
+	good := npyFile(1, dict("<f8", "False", "(2,)"), f8(1, 2))
+	// A state_dict of one float64 tensor of 2 elements, named by the BINUNICODE string key.
+	torchFile := func(key string) []byte {
+		pkl := "\x80\x02ccollections\nOrderedDict\n)R(X" + string(binary.LittleEndian.AppendUint32(nil, uint32(len(key)))) + key +
+			"ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storagectorch\nDoubleStorage\nX\x01\x00\x00\x000X\x03\x00\x00\x00cpuJ\x02\x00\x00\x00tQK\x00(J\x02\x00\x00\x00t(J\x01\x00\x00\x00t\x89ccollections\nOrderedDict\n)RtRu."
+		return torchZip(t, []byte(pkl), map[string][]byte{"archive/data/0": f8(1, 2)})
+	}
+	for _, name := range []string{"k", "café", "\xab", "x\xffy"} {
+		for format, data := range map[string][]byte{
+			"npz":   zipWith(t, map[string][]byte{"b.npy": good, name + ".npy": good}, "b.npy", name+".npy"),
+			"torch": torchFile(name),
+		} {
+			af, err := arrays.OpenReader(bytes.NewReader(data), int64(len(data)), "x")
+			if utf8.ValidString(name) {
+				if err != nil {
+					t.Errorf("%s %q: %v", format, name, err)
+					continue
+				}
+				if _, err := af.Read(name); err != nil {
+					t.Errorf("%s %q: %v", format, name, err)
+				}
+				continue
+			}
+			quoted := strings.Trim(fmt.Sprintf("%q", name), `"`) // the entry's name has ".npy" after it
+			expectError(t, fmt.Sprintf("%s %q", format, name), err, arrays.ErrInvalid, quoted)
+		}
+		for _, format := range []arrays.Format{arrays.FormatNPZ, arrays.FormatTorch, arrays.FormatSafetensors} {
+			var b bytes.Buffer
+			err := arrays.WriteRaw(&b, format, []arrays.RawInfo{{Name: name, DType: "F64", Shape: []int{2}}}, arrays.RawOptions{},
+				func(int) ([]byte, error) { return f8(1, 2), nil })
+			if valid := utf8.ValidString(name); valid != (err == nil) || !valid && (b.Len() > 0 || !strings.Contains(err.Error(), fmt.Sprintf("%q", name))) {
+				t.Errorf("writing %q to %s: %v, %d bytes written", name, format, err, b.Len())
+			}
 		}
 	}
 }

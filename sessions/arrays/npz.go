@@ -53,6 +53,9 @@ func OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 			return nil, invalidf("npz: more than %d arrays", MaxEntries)
 		}
 		name := strings.TrimSuffix(f.Name, ".npy")
+		if !validName(name) {
+			return nil, invalidf("npz: entry %q: its name is not valid UTF-8", f.Name)
+		}
 		if _, dup := z.files[name]; dup {
 			return nil, invalidf("npz: the entry %q appears twice", f.Name)
 		}

@@ -356,6 +356,9 @@ func WriteRaw(w io.Writer, f Format, infos []RawInfo, o RawOptions, data func(i 
 		if in.Name == "" {
 			return fmt.Errorf("arrays: an array has no name")
 		}
+		if !validName(in.Name) {
+			return fmt.Errorf("arrays: tensor %q: its name is not valid UTF-8", in.Name)
+		}
 		if seen[in.Name] {
 			return fmt.Errorf("arrays: two arrays are named %q", in.Name)
 		}
