@@ -33,6 +33,16 @@ type Item struct {
 	Warnings []string
 }
 
+// validate checks an item as a session checks what is added to it (Entry.validate,
+// Target.validate), so that what Import returns can be added and saved: a name made of a
+// file's name, for one, may not be UTF-8.
+func (it Item) validate() error {
+	if it.Entry != nil {
+		return it.Entry.validate()
+	}
+	return it.Target.validate()
+}
+
 // Describe returns the item's description (Entry.Describe or Target.Describe).
 func (it Item) Describe() string {
 	if it.Entry != nil {
@@ -77,7 +87,8 @@ type ImportOptions struct {
 //
 // A file holding several arrays or layers needs Tensor to pick one, unless only one can be
 // meant; otherwise the error is a *ChoiceError (arrays) or a *layouts.ChoiceError listing
-// them. Errors are prefixed with the path.
+// them. The item is valid as a session checks what is added to it (Add), its name UTF-8, for
+// one; its target's Source.Path is path, which Add checks. Errors are prefixed with the path.
 func Import(path string, o ImportOptions) (Item, error) {
 	f, size, err := userfile.Open(path)
 	if err != nil {
@@ -85,6 +96,9 @@ func Import(path string, o ImportOptions) (Item, error) {
 	}
 	defer f.Close()
 	it, err := importFrom(f, size, path, o)
+	if err == nil {
+		err = it.validate() // before the path is its source: the caller's to check (Add does)
+	}
 	if err != nil {
 		return Item{}, fmt.Errorf("%s: %w", path, err)
 	}
@@ -98,6 +112,9 @@ func Import(path string, o ImportOptions) (Item, error) {
 // names, and to recognise CSV by its extension). Targets get no Source.
 func ImportData(data []byte, name string, o ImportOptions) (Item, error) {
 	it, err := importFrom(bytes.NewReader(data), int64(len(data)), name, o)
+	if err == nil {
+		err = it.validate()
+	}
 	if err != nil {
 		return Item{}, fmt.Errorf("%s: %w", name, err)
 	}

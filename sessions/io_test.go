@@ -1,8 +1,10 @@
 package sessions_test
 
 import (
+	"archive/zip"
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -409,5 +411,63 @@ func TestImportJSONRefusesColumns(t *testing.T) {
 	_, err := sessions.ImportData([]byte(`{"kernels": [[1, 2], [3, 4]]}`), "k.json", sessions.ImportOptions{Columns: true})
 	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "--columns") {
 		t.Errorf("%v", err)
+	}
+}
+
+// TestImportRefusesNamesNotUTF8: an import that would name its item with bytes that are not
+// UTF-8 (an .npz entry's name, the file's name, --name) is refused, in one line naming the
+// file and the name. The .npz was imported, and its item then refused by the session it was
+// added to ("invalid session: the name is not valid UTF-8"; FuzzImportData found it); a
+// file's name went the same way, or into a target file as U+FFFD.
+func TestImportRefusesNamesNotUTF8(t *testing.T) {
+	k := must(arrays.New([]int{2, 4}, []float64{1, 2, 3, 4, 5, 6, 7, 8}))
+	npy := must(arrays.EncodeNPY(k, arrays.Float64))
+	npz := func(entry string) []byte {
+		var b bytes.Buffer
+		zw := zip.NewWriter(&b)
+		w := must(zw.CreateHeader(&zip.FileHeader{Name: entry + ".npy", Method: zip.Store}))
+		w.Write(npy)
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	for _, tc := range []struct {
+		file, name string
+		data       []byte
+		want       string // quoted, as the error quotes it
+	}{
+		{"k.npz", "", npz("\xab"), `"\xab.npy"`},
+		{"k.npz", "", npz("x\xffy"), `"x\xffy.npy"`},
+		{"\xff.npy", "", npy, `"\xff"`},
+		{"k.npy", "\xfe", npy, `"\xfe"`},
+	} {
+		what := fmt.Sprintf("%q, name %q", tc.file, tc.name)
+		_, err := sessions.ImportData(tc.data, tc.file, sessions.ImportOptions{Name: tc.name})
+		if !errors.Is(err, sessions.ErrInvalid) && !errors.Is(err, arrays.ErrInvalid) {
+			t.Errorf("%s: %v, want it refused", what, err)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, tc.file+": ") || !strings.Contains(msg, tc.want) || !strings.Contains(msg, "not valid UTF-8") ||
+			strings.Contains(msg, "session") || strings.ContainsAny(msg, "\n\r") {
+			t.Errorf("%s: %q, want one line naming the file and %s", what, msg, tc.want)
+		}
+	}
+	// The same files, named in UTF-8, are imported and kept.
+	s := sessions.New()
+	for _, tc := range []struct {
+		file, name string
+		data       []byte
+	}{{"k.npz", "", npz("é")}, {"é.npy", "", npy}, {"k.npy", "ü", npy}} {
+		it, err := sessions.ImportData(tc.data, tc.file, sessions.ImportOptions{Name: tc.name})
+		if err == nil {
+			_, err = s.Add(it)
+		}
+		if err != nil {
+			t.Fatalf("%q, name %q: %v", tc.file, tc.name, err)
+		}
+	}
+	if got := strings.Join([]string{s.Targets[0].Name, s.Targets[1].Name, s.Targets[2].Name}, ", "); got != "k:é, é, ü" {
+		t.Errorf("names %s, want k:é, é, ü", got)
 	}
 }

@@ -76,9 +76,20 @@ func (e Entry) Describe() string {
 	return fmt.Sprintf("%s filter of order %d", e.Filter.Form(), e.Filter.Order())
 }
 
+// checkName is the rule for the names a session keeps: an item's, and the file and tensor a
+// target came from. A name is UTF-8 text: a session file is JSON, whose encoder would replace
+// other bytes, renaming the item. Its error is of kind ErrInvalid but says nothing of a
+// session, since the name may be one an import is about to give.
+func checkName(what, name string) error {
+	if !utf8.ValidString(name) {
+		return inputf("%s %q is not valid UTF-8", what, name)
+	}
+	return nil
+}
+
 func (e Entry) validate() error {
-	if !utf8.ValidString(e.Name) {
-		return invalidf("the name is not valid UTF-8")
+	if err := checkName("the name", e.Name); err != nil {
+		return err
 	}
 	if err := e.Origin.validate(); err != nil {
 		return err
@@ -185,11 +196,16 @@ func kernelShape(a *arrays.Array) (channels, length int) {
 }
 
 func (t Target) validate() error {
-	if !utf8.ValidString(t.Name) {
-		return invalidf("the name is not valid UTF-8")
+	if err := checkName("the name", t.Name); err != nil {
+		return err
 	}
-	if t.Source != nil && (!utf8.ValidString(t.Source.Path) || !utf8.ValidString(t.Source.Tensor)) {
-		return invalidf("the source is not valid UTF-8")
+	if t.Source != nil {
+		if err := checkName("the source file", t.Source.Path); err != nil {
+			return err
+		}
+		if err := checkName("the source tensor", t.Source.Tensor); err != nil {
+			return err
+		}
 	}
 	if err := t.Origin.validate(); err != nil {
 		return err
@@ -463,8 +479,8 @@ func (s *Session) AddTarget(t Target) (string, error) {
 
 // Rename gives an item a new name (a job's name is its Kind).
 func (s *Session) Rename(id, name string) error {
-	if !utf8.ValidString(name) {
-		return invalidf("the new name of %q is not valid UTF-8", id)
+	if err := checkName("the new name", name); err != nil {
+		return err
 	}
 	switch k, i := s.Lookup(id); k {
 	case KindFilter:
