@@ -41,6 +41,7 @@ type jobFlags struct {
 	tol        float64
 	seed       uint64
 	backend    string
+	poles      train.Poles // distill only (addPolesFlag)
 	out        string
 	report     string
 }
@@ -102,7 +103,15 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 	set("tol", func() { s.Tol = j.tol })
 	set("seed", func() { s.Seed = j.seed })
 	set("backend", func() { s.Backend = train.BackendName(j.backend) })
+	set("poles", func() { s.Poles = j.poles })
 	return s, nil
+}
+
+// addPolesFlag adds distill's --poles: train's fits of a task are not by variable
+// projection, which alone places real poles.
+func addPolesFlag(f *pflag.FlagSet, j *jobFlags) {
+	j.poles = train.PolesAny
+	f.Var(choiceFlag[train.Poles]{&j.poles, train.PoleSets}, "poles", "the poles a fit by variable projection (the hankel init, rtf or modal, mse or relative loss) places: any (conjugate pairs and real poles), real (real only, within --max-radius) or positive (real, in (0, --max-radius)): for an S4D layer built with is_real, whose poles are e^{Δ·A} with A real and negative (a checkpoint's such layers get positive whatever it says)")
 }
 
 // backendFor resolves --backend with train.SelectBackend, saying on stderr which backend
@@ -270,6 +279,7 @@ parts into the same OUT a single run writes (docs/scale.md). The backend is auto
 		},
 	}
 	addJobFlags(cmd.Flags(), &j)
+	addPolesFlag(cmd.Flags(), &j)
 	cmd.Flags().IntSliceVar(&orders, "orders", nil, "fit every order of `N,N,...` (each from the one below, so no error rises with the order) and print error and lower bound per order; -o then needs {n} in its name, or writes the ladder as JSON")
 	addModelFlags(cmd.Flags(), &m)
 	// The job flags' words are train's too; what they do for a checkpoint is said here.
@@ -575,3 +585,27 @@ func (o *orderFlag) Set(v string) error {
 }
 
 func (o *orderFlag) Type() string { return "n" }
+
+// choiceFlag is a flag whose value is one of a train vocabulary's list (train.PoleSets);
+// another is a command-line mistake (exit 2, flagError) that names the choices.
+type choiceFlag[T ~string] struct {
+	v    *T
+	list []T
+}
+
+func (c choiceFlag[T]) String() string {
+	if c.v == nil { // pflag's zero value, for its help
+		return ""
+	}
+	return string(*c.v)
+}
+
+func (c choiceFlag[T]) Set(v string) error {
+	if !slices.Contains(c.list, T(v)) {
+		return fmt.Errorf("want %s", train.Choices(c.list))
+	}
+	*c.v = T(v)
+	return nil
+}
+
+func (c choiceFlag[T]) Type() string { return strings.Join(train.Names(c.list), "|") }

@@ -71,6 +71,35 @@ func TestDistillKernelsAndJobFile(t *testing.T) {
 	}
 }
 
+// TestDistillPoles: --poles positive makes the fit place real poles in (0, 1) only, as an S4D
+// layer built with is_real holds; by default the same fit of the test filter, whose poles
+// include a conjugate pair, places complex ones.
+func TestDistillPoles(t *testing.T) {
+	in := writeDoc(t, t.TempDir(), "f.json", filters.Document{Filter: testFilter(t)})
+	for _, poles := range []string{"", "positive"} {
+		args := []string{"distill", in, "--model", "modal", "--order", "4", "--length", "256"}
+		if poles != "" {
+			args = append(args, "--poles", poles)
+		}
+		r := run(t, "", args...)
+		if r.code != 0 {
+			t.Fatalf("%v: %v", args, r)
+		}
+		doc, err := filterfile.Unmarshal([]byte(r.stdout))
+		d, ok := doc.Filter.(*filters.Diagonal)
+		if err != nil || !ok {
+			t.Fatalf("%v: output %q: %v", args, r.stdout, err)
+		}
+		positive := true
+		for _, p := range d.Poles {
+			positive = positive && imag(p) == 0 && real(p) > 0 && real(p) < 1
+		}
+		if positive != (poles == "positive") {
+			t.Errorf("%v: poles %v", args, d.Poles)
+		}
+	}
+}
+
 func TestTrainDelay(t *testing.T) {
 	r := run(t, "", "train", "--task", "delay", "--length", "1024", "--delay", "8", "--kernel-length", "32", "--order", "8", "--steps", "60")
 	if r.code != 0 {
@@ -93,6 +122,8 @@ func TestJobBadInput(t *testing.T) {
 		{[]string{"distill", in, "--order", "600", "--length", "256"}, ExitFailure, "needs kernels longer"},
 		{[]string{"distill", in, "--backend", "gpu"}, ExitFailure, "no GPU backend"},
 		{[]string{"distill", in, "--backend", "tpu"}, ExitUsage, `--backend "tpu"`},
+		{[]string{"distill", in, "--poles", "complex"}, ExitUsage, `--poles "complex": want any, real or positive`},
+		{[]string{"distill", in, "--poles", "real", "--init", "zeros"}, ExitFailure, "poles real applies to the fits by variable projection"},
 		{[]string{"distill", filepath.Join(dir, "missing.json")}, ExitFailure, "missing.json"},
 		{[]string{"distill", writeText(t, dir, "nan.json", `{"kernels": [[1, 2, "x"]]}`)}, ExitFailure, "nan.json"},
 		{[]string{"distill", writeText(t, dir, "empty.json", `{"kernels": []}`)}, ExitFailure, "empty"},
