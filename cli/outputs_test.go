@@ -107,13 +107,19 @@ func TestExportToStdoutSaysStdout(t *testing.T) {
 }
 
 // TestExportPrefixNeedsDot: export --prefix without the trailing "." is exit 2 before any
-// work; it failed as "the tensors do not hold the filters to the documented accuracy".
+// work; it failed as "the tensors do not hold the filters to the documented accuracy". A
+// prefix that is not UTF-8 is exit 2 too; the tensor writer refused it (exit 1).
 func TestExportPrefixNeedsDot(t *testing.T) {
 	dir := t.TempDir()
 	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
-	r := run(t, "", "export", in, "-o", filepath.Join(dir, "x.safetensors"), "--prefix", "layers.0.filter")
-	if r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "(layers.0.filter.)") {
-		t.Errorf("%v", r)
+	for _, c := range []struct{ prefix, want string }{
+		{"layers.0.filter", "(layers.0.filter.)"},
+		{"\xab.", `--prefix "\xab." is not valid UTF-8`},
+	} {
+		r := run(t, "", "export", in, "-o", filepath.Join(dir, "x.safetensors"), "--prefix", c.prefix)
+		if r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("--prefix %q: %v", c.prefix, r)
+		}
 	}
 }
 

@@ -172,8 +172,13 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 
 // CheckPrefix checks an export's tensor-name prefix: empty, or ending in "." or "/" as a
 // module's names do and as import finds layers. "layers.0.filter" would name the tensors
-// "layers.0.filterab", which no module loads and whose read-back found no layer.
+// "layers.0.filterab", which no module loads and whose read-back found no layer. It begins
+// every tensor's name, so it is UTF-8 as a name is (arrays.ValidName), which the writer
+// checked only once the work was done.
 func CheckPrefix(p string) error {
+	if !arrays.ValidName(p) {
+		return inputf("prefix %q is not valid UTF-8, as every tensor name it begins must be", p)
+	}
 	if p == "" || strings.HasSuffix(p, ".") || strings.HasSuffix(p, "/") {
 		return nil
 	}

@@ -388,7 +388,7 @@ func TestImportKernelErrorsNameNoSession(t *testing.T) {
 
 // TestExportPrefixEndsInDot: a prefix that does not end in "." or "/" is refused: with
 // "layers.0.filter" the tensors were "layers.0.filterab", which no module loads, and the
-// read-back, finding no layer, failed the export as inaccurate.
+// read-back, finding no layer, failed the export as inaccurate. So is one that is not UTF-8.
 func TestExportPrefixEndsInDot(t *testing.T) {
 	tf, _ := filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0)
 	it := sessions.Item{Entry: &sessions.Entry{Name: "f", Filter: tf}}
@@ -397,6 +397,10 @@ func TestExportPrefixEndsInDot(t *testing.T) {
 		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), `ends in "."`) {
 			t.Errorf("prefix %q: %v", p, err)
 		}
+	}
+	// Bytes that are not UTF-8 were refused by the tensor writer, as an error of the work.
+	if _, err := sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportSafetensors, Prefix: "\xab."}); !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "UTF-8") {
+		t.Errorf("prefix %q: %v", "\xab.", err)
 	}
 	for _, p := range []string{"", "layers.0.filter.", "model/"} {
 		if _, err := sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportSafetensors, Prefix: p}); err != nil {

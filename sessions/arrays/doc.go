@@ -39,7 +39,7 @@
 //     tensors of up to MaxListed elements (the embedding of a large model), which Read
 //     refuses beyond MaxElements and ReadRaw copies up to MaxRawBytes.
 //   - Round trips are exact: an array written as float64 and read back is bit-identical.
-//   - Tensor names are UTF-8 text, in the files read and in those written (validName): a
+//   - Tensor names are UTF-8 text, in the files read and in those written (ValidName): a
 //     name that is not is an error naming it, never replaced (JSON would put U+FFFD for it).
 //
 // # Errors

@@ -50,12 +50,12 @@ func Sniff(head []byte, name string) (Format, bool) {
 	return "", false
 }
 
-// validName reports whether a tensor may be named name, in a file read or written: a name is
+// ValidName reports whether a tensor may be named name, in a file read or written: a name is
 // UTF-8 text. A safetensors header is JSON (whose encoder would replace the other bytes,
 // renaming the tensor), torch.load decodes a pickle's strings as UTF-8, numpy.savez flags its
 // entries' names UTF-8, and a name read names a session's item and the tensor a target came
 // from, which a session file, JSON, keeps.
-func validName(name string) bool { return utf8.ValidString(name) }
+func ValidName(name string) bool { return utf8.ValidString(name) }
 
 // File is an open array file of any format Open reads. An .npy or CSV file holds one array,
 // named "".

@@ -53,7 +53,7 @@ func OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 			return nil, invalidf("npz: more than %d arrays", MaxEntries)
 		}
 		name := strings.TrimSuffix(f.Name, ".npy")
-		if !validName(name) {
+		if !ValidName(name) {
 			return nil, invalidf("npz: entry %q: its name is not valid UTF-8", f.Name)
 		}
 		if _, dup := z.files[name]; dup {

@@ -356,7 +356,7 @@ func WriteRaw(w io.Writer, f Format, infos []RawInfo, o RawOptions, data func(i 
 		if in.Name == "" {
 			return fmt.Errorf("arrays: an array has no name")
 		}
-		if !validName(in.Name) {
+		if !ValidName(in.Name) {
 			return fmt.Errorf("arrays: tensor %q: its name is not valid UTF-8", in.Name)
 		}
 		if seen[in.Name] {

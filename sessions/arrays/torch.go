@@ -232,7 +232,7 @@ func (w *walker) walk(v any, name string, depth int) error {
 	}
 	switch v := v.(type) {
 	case *torchTensor:
-		if !validName(name) {
+		if !ValidName(name) {
 			return invalidf("tensor %q: its name is not valid UTF-8", name)
 		}
 		if _, dup := w.t.tensors[name]; dup {
