@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -352,10 +353,26 @@ func halfToFloat(h uint16) float64 {
 	return sign * math.Ldexp(1024+mant, exp-25)
 }
 
-// appendFloats appends the little-endian encoding of data as d (Float32, Float64 or BFloat16,
-// rounded to nearest even). A value beyond the range of d is an error, since it would become
+// writtenTypes are the element types appendFloats encodes, which every writer's message
+// lists (writtenNames), so that none claims another; float16 is read only.
+var writtenTypes = []DType{Float64, Float32, BFloat16}
+
+// writtenNames lists writtenTypes as name writes each: "float64, float32 or bfloat16".
+func writtenNames(name func(DType) string) string {
+	names := make([]string, len(writtenTypes))
+	for i, d := range writtenTypes {
+		names[i] = name(d)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// appendFloats appends the little-endian encoding of data as d (one of writtenTypes, rounded
+// to nearest even). A value beyond the range of d is an error, since it would become
 // infinite.
 func appendFloats(dst []byte, data []float64, d DType) ([]byte, error) {
+	if !slices.Contains(writtenTypes, d) {
+		return nil, fmt.Errorf("arrays: cannot write %s: writers write %s", d, writtenNames(DType.String))
+	}
 	switch d {
 	case Float64:
 		for _, x := range data {
@@ -378,7 +395,7 @@ func appendFloats(dst []byte, data []float64, d DType) ([]byte, error) {
 			dst = binary.LittleEndian.AppendUint16(dst, b)
 		}
 	default:
-		return nil, fmt.Errorf("arrays: cannot write %s: writers write float64, float32 or bfloat16", d)
+		panic(fmt.Sprintf("arrays: %s is in writtenTypes but not encoded", d))
 	}
 	return dst, nil
 }

@@ -326,12 +326,13 @@ func fortranBytesToC(src []byte, shape []int, size int) []byte {
 	return out
 }
 
-// EncodeRaw returns values as the raw elements of a float type ("F64", "F32", "F16" or
-// "BF16"), rounded to nearest; a value beyond the type's range is an error.
+// EncodeRaw returns values as the raw elements of a float type the writers write ("F64",
+// "F32" or "BF16": writtenTypes), rounded to nearest; a value beyond the type's range is an
+// error.
 func EncodeRaw(values []float64, dtype string) ([]byte, error) {
 	rt, ok := rawTypes[dtype]
-	if !ok || !rt.ok || rt.part != rt.size {
-		return nil, fmt.Errorf("arrays: cannot encode values as %s: want F64, F32, F16 or BF16", dtype)
+	if !ok || !rt.ok || rt.part != rt.size || !slices.Contains(writtenTypes, rt.float) {
+		return nil, fmt.Errorf("arrays: cannot encode values as %s: want %s", dtype, writtenNames(RawType))
 	}
 	return appendFloats(make([]byte, 0, len(values)*rt.size), values, rt.float)
 }

@@ -200,6 +200,24 @@ func TestWriteRawRefuses(t *testing.T) {
 	}
 }
 
+// TestEncodeRawNamesItsTypes: the types EncodeRaw's refusal lists are exactly those it
+// encodes. It listed F16, which it refused ("cannot write float16").
+func TestEncodeRawNamesItsTypes(t *testing.T) {
+	_, err := arrays.EncodeRaw([]float64{1}, "I8")
+	msg := err.Error()
+	i := strings.LastIndex(msg, "want ")
+	if i < 0 {
+		t.Fatalf("%q lists no types", msg)
+	}
+	listed := strings.FieldsFunc(strings.ReplaceAll(msg[i+len("want "):], " or ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+	for _, dtype := range []string{"F64", "F32", "F16", "BF16", "C64", "C128", "I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8", "BOOL", "F8_E5M2", "F8_E4M3"} {
+		_, err := arrays.EncodeRaw([]float64{1, -0.5}, dtype)
+		if want := slices.Contains(listed, dtype); (err == nil) != want {
+			t.Errorf("%s: listed %v (%q), encoded: %v", dtype, want, msg, err)
+		}
+	}
+}
+
 // FuzzRawFile reads every tensor of any file as raw bytes: no panic, never more bytes than
 // the file holds, exactly RawInfo.Bytes of them, and for the float types the same values
 // Read converts.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -341,9 +342,8 @@ type SafetensorsOptions struct {
 // order, with "__metadata__" first, padded with spaces to a multiple of 8 bytes, and the
 // data follows in the same order.
 func EncodeSafetensors(arrays []Named, o SafetensorsOptions) ([]byte, error) {
-	dt := map[DType]string{Float64: "F64", Float32: "F32", BFloat16: "BF16"}[o.DType]
-	if dt == "" {
-		return nil, fmt.Errorf("arrays: cannot write %s to safetensors: writers write float64, float32 or bfloat16", o.DType)
+	if !slices.Contains(writtenTypes, o.DType) {
+		return nil, fmt.Errorf("arrays: cannot write %s to safetensors: writers write %s", o.DType, writtenNames(DType.String))
 	}
 	var b bytes.Buffer
 	err := writeArrays(&b, FormatSafetensors, arrays, o.DType, RawOptions{Metadata: o.Metadata})

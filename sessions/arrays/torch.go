@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -665,8 +666,8 @@ const torchAlign = 64
 // tensor (contiguous, on the CPU), which torch.load(PATH, weights_only=True) and a module's
 // load_state_dict read (WriteRaw's torch.save files).
 func EncodeTorch(arrays []Named, o TorchOptions) ([]byte, error) {
-	if o.DType != Float64 && o.DType != Float32 && o.DType != BFloat16 {
-		return nil, fmt.Errorf("arrays: cannot write %s to a torch file: writers write float64, float32 or bfloat16", o.DType)
+	if !slices.Contains(writtenTypes, o.DType) {
+		return nil, fmt.Errorf("arrays: cannot write %s to a torch file: writers write %s", o.DType, writtenNames(DType.String))
 	}
 	var b bytes.Buffer
 	err := writeArrays(&b, FormatTorch, arrays, o.DType, RawOptions{})
