@@ -4,12 +4,14 @@ import "math"
 
 // CompareBanks measures how closely the filters got give the impulse responses of want,
 // channel by channel: the worst relative L2 difference (RelDiff; math.MaxFloat64 for an
-// overflow), its channel, and the samples compared. It compares n samples, or
-// ReportLength(ρ) for the largest spectral radius ρ of want when n is 0, and fewer where
-// that many would cost more than maxWork multiply-adds (a sample costs N² for a dense
-// channel of order N, N for the other forms). It panics if the banks differ in length.
-func CompareBanks(want, got []Filter, n, maxWork int) (worst float64, channel, samples int) {
-	if len(want) != len(got) {
+// overflow), its channel, and the samples compared; each channel's difference goes into
+// errs unless it is nil, for a caller that holds each channel to its own limit. It compares
+// n samples, or ReportLength(ρ) for the largest spectral radius ρ of want when n is 0, and
+// fewer where that many would cost more than maxWork multiply-adds (a sample costs N² for a
+// dense channel of order N, N for the other forms). It panics if the banks, or errs when not
+// nil, differ in length.
+func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst float64, channel, samples int) {
+	if len(want) != len(got) || (errs != nil && len(errs) != len(want)) {
 		panic("filters: CompareBanks of banks of different lengths")
 	}
 	if n == 0 {
@@ -32,6 +34,9 @@ func CompareBanks(want, got []Filter, n, maxWork int) (worst float64, channel, s
 		e := RelDiff(f.Impulse(n), got[c].Impulse(n))
 		if math.IsNaN(e) || math.IsInf(e, 0) {
 			e = math.MaxFloat64
+		}
+		if errs != nil {
+			errs[c] = e
 		}
 		if e > worst {
 			worst, channel = e, c

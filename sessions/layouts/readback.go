@@ -6,11 +6,13 @@ import (
 )
 
 // Check is how closely tensors written by Export read back: the worst channel's relative L2
-// error over Length samples, and the channels that were stable and read back unstable.
+// error over Length samples, every channel's (Errors), and the channels that were stable and
+// read back unstable.
 type Check struct {
 	RelError float64
 	Channel  int
 	Length   int
+	Errors   []float64
 	Unstable []int
 }
 
@@ -64,7 +66,8 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 		n = o.int(RTF, "trunc-len")
 	}
 	var c Check
-	c.RelError, c.Channel, c.Length = filters.CompareBanks(chans, r.Bank.Channels, n, maxReadBackWork)
+	c.Errors = make([]float64, len(chans))
+	c.RelError, c.Channel, c.Length = filters.CompareBanks(c.Errors, chans, r.Bank.Channels, n, maxReadBackWork)
 	work := 0.0
 	for i, f := range chans {
 		work += cube(f.Order()) + cube(r.Bank.Channels[i].Order())
