@@ -28,8 +28,9 @@ type DistilledOptions struct {
 	Format arrays.Format
 	// Options are the job's, recorded in the manifest; their ToLayout is the layout every
 	// distilled layer is written in, or (empty) rtf where its tensors read back within
-	// their dtype's limit (ReadBackLimit), else the modal layout of its family (s4d for S4
-	// and S4D layers, stripedhyena for the others) where they do, else the other one.
+	// their limit (each channel within its dtype's ReadBackLimit or distilledReadBackShare
+	// of its fit error, whichever is larger), else the modal layout of its family (s4d for
+	// S4 and S4D layers, stripedhyena for the others) where they do, else the other one.
 	Options plan.Options
 	// Force writes a layer whose tensors do not read back within the limit in any layout
 	// tried (in the last one tried), with a note, where Assemble would fail. The options'
@@ -84,7 +85,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		if len(fs) != l.Channels {
 			return nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
 		}
-		tensors, rec, note, err := exportLayer(l, fs, o, 0)
+		tensors, rec, note, err := exportLayer(l, fs, fitErrors(recs, len(fs)), o, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +110,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		}
 		po := o
 		po.Options.ToLayout = string(lay)
-		tensors, rec, _, err := exportLayer(e.l, e.fs, po, widest[lay])
+		tensors, rec, _, err := exportLayer(e.l, e.fs, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
 		if err != nil {
 			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, e.l.Prefix, layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
 			continue
@@ -223,10 +224,24 @@ var moduleSettings = map[layouts.Layout][]string{
 	layouts.RTF: {"h0"},
 }
 
+// fitErrors are the fit errors of a layer's n channels on their targets, or nil where the
+// records are not one a channel.
+func fitErrors(recs []plan.ChannelRecord, n int) []float64 {
+	if len(recs) != n {
+		return nil
+	}
+	errs := make([]float64, n)
+	for i, r := range recs {
+		errs[i] = r.RelError
+	}
+	return errs
+}
+
 // exportLayer writes a layer's fitted filters in the layout asked for, or in rtf if its
-// tensors read back within their dtype's limit, else in the modal layout of its family, else
-// in the other modal layout.
-func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
+// tensors read back within their limit, else in the modal layout of its family, else in the
+// other modal layout. A channel's limit is its dtype's (ReadBackLimit) or
+// distilledReadBackShare of its fit error (fitErrs), whichever is larger.
+func exportLayer(l ModelLayer, fs []filters.Filter, fitErrs []float64, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length}
 	raw, dt, why := l.RawType, arrays.Float32, ""
 	if o.Options.DType != "" {
@@ -311,7 +326,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSiz
 			continue
 		}
 		rb, err := layouts.ReadBackOver(doc, tensors, dt, lay, lo, l.Prefix, l.Length)
-		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen}
+		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen, Errors: rb.Errors, FitErrors: fitErrs}
 		last = tensors
 		rec.ToLayout, rec.ReadBackError = string(lay), rb.RelError
 		if err != nil {
@@ -334,6 +349,10 @@ func exportLayer(l ModelLayer, fs []filters.Filter, o DistilledOptions, stateSiz
 		}
 		if why != "" {
 			note = strings.TrimPrefix(note+"; "+why, "; ")
+		}
+		if !(check.RelError <= ReadBackLimit(dt)) { // held to its channels' fit errors
+			text, _ := check.Summary("")
+			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, text), "; ")
 		}
 		if b := layouts.BidirectionalRTF(l.Layer); b != "" && lay == layouts.RTF {
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, b), "; ")

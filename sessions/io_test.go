@@ -258,6 +258,14 @@ func TestReadBackCheckSummary(t *testing.T) {
 			true, "with channel 3 unstable (1 stable channels in all read back unstable; relative error 1e-09 over 64 samples); the s4d", "--dtype"},
 		{sessions.ReadBackCheck{RelError: 1.7976931348623157e308, Length: 64, DType: arrays.Float64},
 			true, "relative error overflow", "e+308"},
+		// A distilled layer's channels are held to a tenth of their fit errors where that is
+		// more than their dtype's limit: the summary says so when it is.
+		{sessions.ReadBackCheck{RelError: 4e-6, Length: 64, Channel: 1, DType: arrays.Float32, Errors: []float64{1e-6, 4e-6}, FitErrors: []float64{1e-2, 1e-5}},
+			false, "reads back as float32 to relative error 4e-06 over 64 samples", "fit error"},
+		{sessions.ReadBackCheck{RelError: 4e-4, Length: 64, Channel: 1, DType: arrays.Float32, Layout: layouts.S4D, Errors: []float64{1e-6, 4e-4}, FitErrors: []float64{1e-5, 5e-3}},
+			false, "reads back in the s4d layout as float32 to relative error 0.0004 over 64 samples, above the 1e-04 float32 tensors are held to but within a tenth of each channel's fit error (worst channel 1: 0.0004 against its 0.005)", "--dtype"},
+		{sessions.ReadBackCheck{RelError: 4e-4, Length: 64, Channel: 1, DType: arrays.Float32, Layout: layouts.S4D, Errors: []float64{2e-4, 4e-4}, FitErrors: []float64{1e-3, 5e-3}},
+			true, "to relative error 0.0002 over 64 samples on channel 0, above both the 1e-04 float32 tensors are held to and a tenth of that channel's fit error (0.001); --dtype float64 may hold it", "channel 1"},
 		{sessions.ReadBackCheck{Err: errors.New("first\nsecond"), DType: arrays.Float32, TruncLen: 8},
 			true, "cannot be read back as float32 (trunc_len 8): first; second; the s4d", "relative error"},
 	} {
