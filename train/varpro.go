@@ -37,13 +37,14 @@ func (s poleSet) pole(a []float64, i int) complex128 {
 }
 
 // realPole returns the real pole λ of parameter u, its logarithm (accurate near |λ| = 1; Im
-// π for a negative pole) and dλ/du.
+// π for a negative pole) and dλ/du over rmax (so that the Jacobian's column is c·rmax·that,
+// in the order of operations the tanh map has always had: its fits are the same bits).
 func (s poleSet) realPole(u float64) (float64, complex128, float64) {
 	logR := math.Log(s.rmax)
 	th := math.Tanh(u)
 	if s.poles == PolesPositive {
 		// λ = rmax/(1 + e^{−2u}), log λ = log rmax − log1p(e^{−2u}).
-		return s.rmax * (1 + th) / 2, complex(logR-math.Log1p(math.Exp(-2*u)), 0), s.rmax * (1 - th*th) / 2
+		return s.rmax * (1 + th) / 2, complex(logR-math.Log1p(math.Exp(-2*u)), 0), (1 - th*th) / 2
 	}
 	var w complex128
 	switch {
@@ -55,7 +56,7 @@ func (s poleSet) realPole(u float64) (float64, complex128, float64) {
 	default:
 		w = complex(logR+math.Log1p(-2/(math.Exp(2*u)+1)), 0)
 	}
-	return s.rmax * th, w, s.rmax * (1 - th*th)
+	return s.rmax * th, w, 1 - th*th
 }
 
 // Bounds on ν and u that keep the parametrisation away from where it saturates: ν = 3 is a
@@ -341,7 +342,7 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 	for i := 0; i < s.reals; i++ {
 		_, _, d := s.realPole(a[2*s.pairs+i])
 		// ∂/∂u r·λ^τ = r·(dλ/du)·τλ^(τ−1).
-		v.cols[n+2*s.pairs+i] = basisCol{pole: s.pairs + i, beta: complex(v.c[2*s.pairs+i]*d, 0), k: 1, s: 1}
+		v.cols[n+2*s.pairs+i] = basisCol{pole: s.pairs + i, beta: complex(v.c[2*s.pairs+i]*s.rmax*d, 0), k: 1, s: 1}
 	}
 	for i := 0; i < n+na; i++ {
 		for j := max(i, n); j < n+na; j++ {
