@@ -27,15 +27,15 @@ import (
 // jobFlags are the job options shared by distill and train.
 type jobFlags struct {
 	job        string
-	model      string
+	model      train.Model
 	order      orderFlag
-	init       string
-	constraint string
+	init       train.Init
+	constraint train.Constraint
 	maxRadius  float64
 	optimizer  string
 	lr         float64
 	schedule   string
-	loss       string
+	loss       train.Loss
 	steps      int
 	refine     int
 	tol        float64
@@ -49,16 +49,20 @@ type jobFlags struct {
 func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	d := train.DefaultSpec()
 	f.StringVar(&j.job, "job", "", "read the job spec from `FILE` (JSON, the train.Spec format); flags given override it")
-	f.StringVar(&j.model, "model", string(d.Model), "the model: "+train.Choices(train.Models))
+	j.model = d.Model
+	f.Var(choiceFlag[train.Model]{&j.model, train.Models}, "model", "the model: "+train.Choices(train.Models))
 	j.order = orderFlag{n: d.Order}
 	f.Var(&j.order, "order", fmt.Sprintf("the state size `n`: %d to %d for distill, 0 (a gain) to %[2]d for train (distill: auto picks each channel's from the suggestion for --tol: the smallest whose lower bound is at most a third of it, at most --max-order)", train.MinDistillOrder, filters.MaxOrder))
-	f.StringVar(&j.init, "init", string(d.Init), "initialisation: "+train.Choices(train.Inits)+" (montel: rtf only; hankel: the stabilised ERA realisation)")
-	f.StringVar(&j.constraint, "constraint", string(d.Constraint), train.Choices(train.Constraints)+" (l1_montel: rtf only)")
+	j.init = d.Init
+	f.Var(choiceFlag[train.Init]{&j.init, train.Inits}, "init", "initialisation: "+train.Choices(train.Inits)+" (montel: rtf only; hankel: the stabilised ERA realisation)")
+	j.constraint = d.Constraint
+	f.Var(choiceFlag[train.Constraint]{&j.constraint, train.Constraints}, "constraint", train.Choices(train.Constraints)+" (l1_montel: rtf only)")
 	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius")
 	f.StringVar(&j.optimizer, "optimizer", d.Optimizer.Name, "adam or adamw")
 	f.Float64Var(&j.lr, "lr", d.Optimizer.LR, "the learning rate")
 	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
-	f.StringVar(&j.loss, "loss", string(d.Loss), train.Choices(train.Losses))
+	j.loss = d.Loss
+	f.Var(choiceFlag[train.Loss]{&j.loss, train.Losses}, "loss", train.Choices(train.Losses))
 	f.IntVar(&j.steps, "steps", d.Steps, "optimisation steps")
 	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations: per order of the variable projection (hankel init, rtf or modal); after the optimiser otherwise (mse/relative loss; rtf: then a least-squares refit of the numerator; rotation: up to n = 64 at L = 1024); 0: none")
 	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL` (0: run all steps)")
@@ -89,15 +93,15 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 			apply()
 		}
 	}
-	set("model", func() { s.Model = train.Model(j.model) })
+	set("model", func() { s.Model = j.model })
 	set("order", func() { s.Order = j.order.n })
-	set("init", func() { s.Init = train.Init(j.init) })
-	set("constraint", func() { s.Constraint = train.Constraint(j.constraint) })
+	set("init", func() { s.Init = j.init })
+	set("constraint", func() { s.Constraint = j.constraint })
 	set("max-radius", func() { s.MaxRadius = j.maxRadius })
 	set("optimizer", func() { s.Optimizer.Name = j.optimizer })
 	set("lr", func() { s.Optimizer.LR = j.lr })
 	set("schedule", func() { s.Optimizer.Schedule = j.schedule })
-	set("loss", func() { s.Loss = train.Loss(j.loss) })
+	set("loss", func() { s.Loss = j.loss })
 	set("steps", func() { s.Steps = j.steps })
 	set("refine", func() { s.Refine = j.refine })
 	set("tol", func() { s.Tol = j.tol })
@@ -586,7 +590,7 @@ func (o *orderFlag) Set(v string) error {
 
 func (o *orderFlag) Type() string { return "n" }
 
-// choiceFlag is a flag whose value is one of a train vocabulary's list (train.PoleSets);
+// choiceFlag is a flag whose value is one of a train vocabulary's list (train.Models, …);
 // another is a command-line mistake (exit 2, flagError) that names the choices.
 type choiceFlag[T ~string] struct {
 	v    *T

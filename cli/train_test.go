@@ -118,7 +118,13 @@ func TestJobBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"distill", in, "--model", "lstm"}, ExitFailure, `unknown model "lstm"`},
+		// A vocabulary flag's bad value is a command-line mistake (exit 2) naming the choices,
+		// as --backend's and --poles' are; it was refused by the job's validation (exit 1).
+		{[]string{"distill", in, "--model", "lstm"}, ExitUsage, `--model "lstm": want rtf, modal or rotation`},
+		{[]string{"distill", in, "--init", "ones"}, ExitUsage, `--init "ones": want hankel, zeros, xavier or montel`},
+		{[]string{"distill", in, "--constraint", "box"}, ExitUsage, `--constraint "box": want none, l1_montel or radius`},
+		{[]string{"distill", in, "--loss", "l1"}, ExitUsage, `--loss "l1": want mse, relative or freq`},
+		{[]string{"train", "--task", "delay", "--model", "lstm"}, ExitUsage, `--model "lstm"`},
 		{[]string{"distill", in, "--order", "600", "--length", "256"}, ExitFailure, "needs kernels longer"},
 		{[]string{"distill", in, "--backend", "gpu"}, ExitFailure, "no GPU backend"},
 		{[]string{"distill", in, "--backend", "tpu"}, ExitUsage, `--backend "tpu"`},
@@ -374,7 +380,7 @@ func TestDistillJobCheckedFirst(t *testing.T) {
 	}{
 		{[]string{"--order", "-2"}, ExitFailure},
 		{[]string{"--order", "5000"}, ExitFailure},
-		{[]string{"--model", "foo"}, ExitFailure},
+		{[]string{"--model", "foo"}, ExitUsage},
 		{[]string{"--lr", "NaN"}, ExitFailure},
 		{[]string{"--order", "auto", "--lr", "NaN"}, ExitFailure},
 		{[]string{"--orders", "2,4", "--steps", "-1", "-o", filepath.Join(dir, "x{n}.json")}, ExitFailure},
