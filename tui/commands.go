@@ -308,6 +308,10 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 			spec.Init, err = train.ParseInit(v)
 		case "backend":
 			spec.Backend, err = train.ParseBackend(v)
+		case "poles":
+			if spec.Poles, err = train.ParsePoles(v); spec.Poles == train.PolesAny {
+				spec.Poles = "" // the default, as the form leaves it
+			}
 		case "order", "steps", "length":
 			// The order's, the steps' and the length's ranges are the distillation's
 			// (Spec.ValidateDistillation, below).
@@ -324,7 +328,7 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 				spec.Target.Length = n
 			}
 		default:
-			return nil, fmt.Errorf("distill has no parameter %q (model, order, orders, init, steps, length, backend)", k)
+			return nil, fmt.Errorf("distill has no parameter %q (model, order, orders, init, steps, length, backend, poles)", k)
 		}
 		if err != nil {
 			return nil, err

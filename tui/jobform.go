@@ -76,6 +76,7 @@ func newJobForm(sourceID, source, fits string, def train.Spec, backends []train.
 		numberField("length", "samples of the "+fits+" to fit", def.Target.Length),
 		choiceField("backend", "where the optimiser runs", train.Names(backends), string(def.Backend)),
 		textField("orders", "a ladder: several orders, such as 4,8,16 (then order is ignored); empty: one order"),
+		choiceField("poles", "any: pairs and real · real · positive (an S4D is_real layer's): variable projection only", train.Names(train.PoleSets), string(def.Poles)),
 	}}
 	f.orderSet = strconv.Itoa(def.Order)
 	f.setFocus(0)
@@ -178,6 +179,10 @@ func (f *jobForm) read() (train.Spec, error) {
 			s.Init = train.Init(fl.value())
 		case "backend":
 			s.Backend = train.BackendName(fl.value())
+		case "poles":
+			if v := train.Poles(fl.value()); v != train.PolesAny {
+				s.Poles = v // any stays the default's "" (a job records only what it changes)
+			}
 		}
 	}
 	return s, nil

@@ -113,3 +113,72 @@ func TestDistillFormNamesKernels(t *testing.T) {
 		keys(t, m, "esc")
 	}
 }
+
+// TestJobFormPoles: the distill form sets the poles a fit by variable projection places
+// (distill --poles), real or positive for an S4D is_real layer's kernels; any is the
+// default, which the job leaves unset.
+func TestJobFormPoles(t *testing.T) {
+	def := train.DefaultSpec()
+	for _, want := range []train.Poles{train.PolesReal, train.PolesPositive, train.PolesAny} {
+		f := newJobForm("id", "k", "kernels", def, []train.BackendName{"cpu"})
+		found := false
+		for i := range f.fields {
+			fl := &f.fields[i]
+			if fl.name != "poles" {
+				continue
+			}
+			found = true
+			for c, name := range fl.choices {
+				if name == string(want) {
+					fl.choice = c
+				}
+			}
+		}
+		if !found {
+			t.Fatal("the form has no poles field")
+		}
+		s, err := f.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Poles
+		if got == "" {
+			got = train.PolesAny
+		}
+		if got != want || want == train.PolesAny && s.Poles != "" {
+			t.Errorf("poles %s: the job's are %q", want, s.Poles)
+		}
+	}
+}
+
+// TestDistillPolesCommand: :distill poles=… sets the job's poles as distill --poles does, and
+// refuses another value with train's words.
+func TestDistillPolesCommand(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	for _, tc := range []struct {
+		line  string
+		jobs  int
+		poles train.Poles
+		want  string
+	}{
+		{"distill poles=complex", 0, "", "poles"},
+		{"distill poles=positive order=2", 1, train.PolesPositive, ""},
+		{"distill poles=any order=2", 2, "", ""},
+	} {
+		keys(t, m, ":")
+		typeText(t, m, tc.line)
+		keys(t, m, "enter")
+		if len(m.jobs) != tc.jobs || !strings.Contains(m.status.text, tc.want) || tc.want == "" && m.status.level == levelError {
+			t.Fatalf(":%s: %d jobs, status %q, want %d jobs and %q", tc.line, len(m.jobs), m.status.text, tc.jobs, tc.want)
+		}
+		if tc.jobs > 0 {
+			if got := m.jobs[len(m.jobs)-1].spec.Poles; got != tc.poles {
+				t.Errorf(":%s: the job's poles are %q, want %q", tc.line, got, tc.poles)
+			}
+		}
+		if len(m.jobs) > 0 {
+			m.sel = m.jobs[0].sourceID
+		}
+	}
+}
