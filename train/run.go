@@ -329,6 +329,7 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	refitting := spec.refinable(job.Task != nil, len(targets[0]))
 	modalHints, worstHint := 0, -1
 	loss := 0.0
+	var grad []float64 // what obj.loss writes besides the loss; unused here
 	for ch, p := range params {
 		m := models[ch]
 		f, deployErr, err := m.filter(p)
@@ -351,7 +352,10 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 			rho = math.Inf(1)
 		}
 		cr := ChannelReport{MSE: obj.mse(ch, k), RelError: obj.relError(ch, k), MaxPoleRadius: rho, Stable: filters.Stable(rho)}
-		loss += obj.loss(ch, k, make([]float64, len(k)))
+		if len(grad) < len(k) {
+			grad = make([]float64, len(k))
+		}
+		loss += obj.loss(ch, k, grad[:len(k)])
 		if _, ok := m.(*rtfModel); ok && refitted {
 			cr.Refitted = true
 		} else if ok {
