@@ -58,7 +58,7 @@ func checkSumsParity(t *testing.T, open deviceOpener) {
 	}
 	shapes := []struct{ pairs, reals, m int }{{3, 2, 255}, {8, 0, 1023}, {0, 3, 100}, {5, 1, 1}}
 	g := newGPUSums(dev)
-	g.workers = 3 // fewer than the problems: a goroutine goes on to another, one leaves early
+	g.workers = 3 // fewer than the problems: a goroutine goes on to another
 	defer g.close()
 	rng := rand.New(rand.NewPCG(5, 6))
 	type out struct {
@@ -219,7 +219,8 @@ func checkShadowSums(t *testing.T, open deviceOpener, targets [][]float64, order
 	if err := g.error(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d sums of %d channels' ladders %v, served in %d batches: largest difference %.2g of the terms' magnitudes (%s)", sh.calls, len(targets), orders, g.batches, sh.worst, sh.where)
+	batches, _ := g.counts()
+	t.Logf("%d sums of %d channels' ladders %v, served in %d batches: largest difference %.2g of the terms' magnitudes (%s)", sh.calls, len(targets), orders, batches, sh.worst, sh.where)
 	if !(sh.worst <= shadowTol) {
 		t.Errorf("a device sum differs from the CPU's by %.3g of its terms' magnitudes (tolerance %.0e)", sh.worst, shadowTol)
 	}
@@ -289,19 +290,25 @@ func projectionParityTargets(t testing.TB, length, trained, preset int) [][]floa
 }
 
 // checkProjectionBackends checks how a job fitted by variable projection picks its device:
-// auto runs it on a GPU that opens (and says so), else on the CPU saying why; an explicit GPU
-// that fails to open is an error; a device failing mid-job fails the job.
+// auto runs kernels of gpuProjectionMinLength samples or more on a GPU that opens (and says
+// so), else on the CPU saying why; an explicit GPU runs any length, and one that fails to
+// open is an error; a device failing mid-job fails the job.
 func checkProjectionBackends(t *testing.T, open deviceOpener) {
-	targets := gpuTargets(128, 2, 3)
-	job := Job{Spec: withOrder(DefaultSpec(), 4), Targets: targets}
+	job := Job{Spec: withOrder(DefaultSpec(), 4), Targets: gpuTargets(128, 2, 3)}
+	long := Job{Spec: job.Spec, Targets: gpuTargets(gpuProjectionMinLength, 2, 3)}
 	broken := func(bool) (device, error) { return nil, errors.New("no device here") }
 	for _, c := range []struct {
+		job       Job
 		open      deviceOpener
 		ran, said string
-	}{{open, "gpu", "gpu (Emulated)\n"}, {broken, "cpu", "cpu (no device here)\n"}} {
+	}{
+		{long, open, "gpu", "gpu (Emulated)\n"},
+		{long, broken, "cpu", "cpu (no device here)\n"},
+		{job, open, "cpu", "cpu (variable projection of kernels shorter than 4096 samples runs faster on the CPU)\n"},
+	} {
 		said := ""
 		b := &autoBackend{gpu: GPU{open: c.open}, device: "Emulated", note: func(l string) { said += l + "\n" }}
-		res, err := Run(context.Background(), job, b, nil)
+		res, err := Run(context.Background(), c.job, b, nil)
 		if err != nil || res.Report.Backend != c.ran || said != c.said {
 			t.Errorf("auto: %v, ran on %v, said %q; want %s, %q", err, res.Report.Backend, said, c.ran, c.said)
 		}
@@ -367,5 +374,19 @@ func benchProjection(b *testing.B, backends []Backend, targets [][]float64, orde
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkGPUProjectionLength times the default distillation of 16 channels of decaying
+// noise (the quality test's family) at n = 32 for lengths from 1024 to 32768, on the device
+// and on the CPU: where the device's sums (O(n·L) a call) outweigh its round trips.
+func BenchmarkGPUProjectionLength(b *testing.B) {
+	requireGPU(b)
+	benchProjectionLength(b, []Backend{GPU{}, CPU{}})
+}
+
+func benchProjectionLength(b *testing.B, backends []Backend) {
+	for _, length := range []int{1024, 8192, 32768} {
+		benchProjection(b, backends, targetFamilies(length, 16, 3)["decaying-noise"], []int{32})
 	}
 }
