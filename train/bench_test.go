@@ -12,8 +12,13 @@ import (
 // of an RTF bank with D = 256 channels, n = 64, L = 4096, channels spread over GOMAXPROCS
 // goroutines; bench/rtf_step_torch.py times the same step in PyTorch (autograd) with the
 // same number of threads.
-func BenchmarkRTFStep(b *testing.B) {
-	const d, n, length = 256, 64, 4096
+func BenchmarkRTFStep(b *testing.B) { benchRTFStep(b, 256, 64, 4096) }
+
+// BenchmarkRTFStepLong is the GPU issue's bank (D = 1024, n = 64, L = 16384) on the CPU,
+// to set beside BenchmarkGPUStep's float/1024x16384x64.
+func BenchmarkRTFStepLong(b *testing.B) { benchRTFStep(b, 1024, 64, 16384) }
+
+func benchRTFStep(b *testing.B, d, n, length int) {
 	rng := rand.New(rand.NewPCG(1, 1))
 	s := DefaultSpec()
 	s.Order, s.Init, s.Constraint, s.Steps = n, "xavier", "none", 1<<30

@@ -450,8 +450,8 @@ func (d *emuDevice) close() error {
 
 func TestGPUEmulatedKernels(t *testing.T) {
 	open := emuOpener(t)
-	t.Run("float32", func(t *testing.T) { checkKernelParity(t, open, false, gpuTol32) })
-	t.Run("float64", func(t *testing.T) { checkKernelParity(t, open, true, gpuTol64) })
+	t.Run("float32", func(t *testing.T) { checkKernelParity(t, open, false) })
+	t.Run("float64", func(t *testing.T) { checkKernelParity(t, open, true) })
 }
 
 func TestGPUEmulatedSteps(t *testing.T) {
