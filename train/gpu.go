@@ -50,8 +50,8 @@ func DetectGPU() (Info, error) { return detectGPU() }
 //     loss, Adam and the stability check in kernels of its own, one launch sequence per step
 //     on one stream.
 //
-// Other jobs fail with ErrGPUUnsupported. Both have been checked against the CPU backend on
-// the tests' emulated device and compiled by NVRTC, not yet run on a GPU.
+// Other jobs fail with ErrGPUUnsupported. Both are checked against the CPU backend on the
+// tests' emulated device and, where there is one, on a GPU (an H200, 2026-11-28: README).
 //
 // The Adam recipe's arithmetic mirrors the CPU backend's. Parameters, Adam's moments, the pointwise
 // spectral products and every sum are float64; the transforms and the L-long arrays are
