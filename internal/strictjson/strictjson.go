@@ -12,6 +12,8 @@
 //   - nesting is bounded (MaxDepth), so a hostile file cannot exhaust the stack of a reader
 //     that recurses;
 //   - errors say where: line and column, 1-based, the column in characters;
+//   - a string that is not UTF-8 is an error (encoding/json reads each bad byte as U+FFFD,
+//     so a name read and written back would change without a word);
 //   - a leading byte order mark is ignored, as RFC 8259 allows.
 //
 // A Decoder reads one value token by token. Members and Elements walk an object or an array;
@@ -60,18 +62,34 @@ type Decoder struct {
 	base  int64
 	dec   *json.Decoder
 	depth int // of the arrays and objects open around the next token, counting enclosing ones
+	// notUTF8 is the offset in all of its first byte that is not UTF-8, or -1.
+	notUTF8 int64
 }
 
 // NewDecoder returns a Decoder reading the value in data.
 func NewDecoder(data []byte) *Decoder {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	return newDecoder(data, data, 0, 0)
+	d := newDecoder(data, data, 0, 0)
+	d.notUTF8 = firstNotUTF8(data)
+	return d
 }
 
 func newDecoder(all, text []byte, base int64, depth int) *Decoder {
 	dec := json.NewDecoder(bytes.NewReader(text))
 	dec.UseNumber()
-	return &Decoder{all: all, text: text, base: base, dec: dec, depth: depth}
+	return &Decoder{all: all, text: text, base: base, dec: dec, depth: depth, notUTF8: -1}
+}
+
+// firstNotUTF8 returns the offset of the first byte of data that is not UTF-8, or -1.
+func firstNotUTF8(data []byte) int64 {
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 {
+			return int64(i)
+		}
+		i += size
+	}
+	return -1
 }
 
 // Token returns the next token, as encoding/json's Decoder.Token does with UseNumber: a
@@ -81,6 +99,11 @@ func (d *Decoder) Token() (json.Token, error) {
 	tok, err := d.dec.Token()
 	if err != nil {
 		return nil, d.syntaxError(err)
+	}
+	// Outside strings the scanner refuses any byte that is not ASCII, so the bad byte is in
+	// the string token just read.
+	if bad := d.notUTF8 - d.base; bad >= 0 && bad < d.dec.InputOffset() {
+		return nil, d.notUTF8Error()
 	}
 	if delim, ok := tok.(json.Delim); ok {
 		switch delim {
@@ -148,7 +171,12 @@ func (d *Decoder) Value() (*Decoder, error) {
 		return nil, d.syntaxError(err)
 	}
 	base := d.base + d.dec.InputOffset() - int64(len(raw))
-	return newDecoder(d.all, raw, base, d.depth), nil
+	if bad := d.notUTF8 - base; bad >= 0 && bad < int64(len(raw)) {
+		return nil, d.notUTF8Error()
+	}
+	v := newDecoder(d.all, raw, base, d.depth)
+	v.notUTF8 = d.notUTF8
+	return v, nil
 }
 
 // Skip reads the next value and drops it, token by token: nothing of it is kept (Value
@@ -248,7 +276,9 @@ func (o *Object) Get(key string) (*Decoder, bool) {
 	if !ok {
 		return nil, false
 	}
-	return newDecoder(v.all, v.text, v.base, v.depth), true
+	g := newDecoder(v.all, v.text, v.base, v.depth)
+	g.notUTF8 = v.notUTF8
+	return g, true
 }
 
 // Position returns the line and column, 1-based, of the next token; after a token, of the
@@ -314,6 +344,11 @@ func nonFinite(text []byte) bool {
 	}
 	w := string(bytes.ToLower(text[:n]))
 	return w == "nan" || w == "inf" || w == "infinity"
+}
+
+// notUTF8Error is the *SyntaxError at the first byte of the input that is not UTF-8.
+func (d *Decoder) notUTF8Error() error {
+	return d.errorAt(d.notUTF8-d.base, fmt.Sprintf("byte 0x%02x in a string is not UTF-8 (JSON text must be UTF-8)", d.all[d.notUTF8]))
 }
 
 // errorAt returns a *SyntaxError at offset off of d's text.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // walk reads one value with Members and Elements, as the formats' readers do.
@@ -54,6 +55,9 @@ func TestErrors(t *testing.T) {
 		{"duplicate escaped", `{"a\"\\": 1, "a\"\\": 2}`, `duplicate key "a\"\\" at line 1, column 14`},
 		{"duplicate nested", "{\"channels\": [\n  {\"x\": 1},\n  {\"y\": 1, \"y\": 2}\n]}", `duplicate key "y" at line 3, column 12`},
 		{"too deep", strings.Repeat("[", MaxDepth+1) + strings.Repeat("]", MaxDepth+1), "bad JSON at line 1, column 65: nested more than 64 deep"},
+		{"not UTF-8", "{\"name\": \"a\xffb\"}", "bad JSON at line 1, column 12: byte 0xff in a string is not UTF-8 (JSON text must be UTF-8)"},
+		{"not UTF-8 in a key", "{\"π\xc3\": 1}", "bad JSON at line 1, column 4: byte 0xc3 in a string is not UTF-8 (JSON text must be UTF-8)"},
+		{"a cut sequence", "[\"ok\",\n \"\xe2\x82\"]", "bad JSON at line 2, column 3: byte 0xe2 in a string is not UTF-8 (JSON text must be UTF-8)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := read(tc.data)
@@ -79,6 +83,20 @@ func TestAccepts(t *testing.T) {
 		if err := read(data); err != nil {
 			t.Errorf("%.40q: %v", data, err)
 		}
+	}
+}
+
+// TestObjectRefusesNotUTF8 checks that a member's value kept whole (Object, Value) is
+// refused for a byte that is not UTF-8 as it is read, not only if a reader looks at it.
+func TestObjectRefusesNotUTF8(t *testing.T) {
+	d := NewDecoder([]byte("{\"a\": {\"n\": \"\xff\"},\n \"b\": 1}"))
+	if _, err := d.Token(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := d.Object()
+	const want = "bad JSON at line 1, column 14: byte 0xff in a string is not UTF-8 (JSON text must be UTF-8)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
 	}
 }
 
@@ -187,6 +205,8 @@ func TestUnmarshal(t *testing.T) {
 		{`{"X": 1, "Z": 2}`, false, point{X: 1}, ""},
 		{`{"X": 1, "Z": 2}`, true, point{}, `unknown field "Z"`},
 		{`{"X": "a"}`, false, point{}, "cannot unmarshal string"},
+		// encoding/json alone would read the byte as U+FFFD.
+		{"{\"X\": 1, \"Z\": \"\xff\"}", false, point{}, "byte 0xff in a string is not UTF-8"},
 	} {
 		var p point
 		err := Unmarshal([]byte(tc.data), &p)
@@ -220,7 +240,8 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("accepted invalid JSON %q", data)
 		case err != nil && !errors.As(err, &se) && !errors.As(err, &de):
 			t.Fatalf("%T: %v", err, err)
-		case err != nil && valid && !errors.As(err, &de) && !strings.Contains(err.Error(), "nested more than"):
+		case err != nil && valid && !errors.As(err, &de) && !strings.Contains(err.Error(), "nested more than") &&
+			!(strings.Contains(err.Error(), "is not UTF-8") && !utf8.Valid(data)):
 			t.Fatalf("refused valid JSON %q: %v", data, err)
 		case err != nil && strings.Contains(err.Error(), "\n"):
 			t.Fatalf("error spans lines: %q", err)
