@@ -21,10 +21,11 @@ device and the driver, NVRTC and cuFFT versions it found, or in one line why the
 GPU), then the backend --backend auto picks.
 
 The GPU runs the default distillation (variable projection: the same ladder, starts and
-Levenberg–Marquardt as the CPU, its sums over the samples on the device, all channels in one
-launch) and the rtf model's Adam recipe; other jobs need the CPU (auto runs them there and
-says so). The GPU code is checked against the CPU on an emulated device and compiled by
-NVRTC; it has not yet been run on a GPU.
+Levenberg–Marquardt as the CPU, its sums over the samples on the device) and the rtf model's
+Adam recipe; other jobs need the CPU (auto runs them there and says so). Each of the
+projection's sums is a round trip to the device, so auto distils kernels shorter than 4096
+samples on the CPU, which is faster there. The GPU code is checked against the CPU on an
+emulated device and, in the README's figures, on an H200.
 
 The GPU backend needs CUDA 11.2 or newer. It loads the CUDA driver (libcuda.so.1), NVRTC and
 cuFFT at run time from the usual places: LD_LIBRARY_PATH, /usr/local/cuda*/lib64, the
@@ -83,6 +84,15 @@ func describeBackends(asJSON bool) string {
 	} else {
 		fmt.Fprintf(&b, "gpu: unavailable: %s\n", doc.GPU.Reason)
 	}
-	fmt.Fprintf(&b, "auto: %s\n", doc.Auto)
+	fmt.Fprintf(&b, "auto: %s\n", autoLine(doc.Auto))
 	return b.String()
+}
+
+// autoLine is what auto picks, in words: the GPU leaves short kernels' distillation to the
+// CPU (train.GPUProjectionMinLength).
+func autoLine(auto string) string {
+	if auto != "gpu" {
+		return auto
+	}
+	return fmt.Sprintf("gpu (variable projection of kernels shorter than %d samples: cpu)", train.GPUProjectionMinLength)
 }

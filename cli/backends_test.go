@@ -51,6 +51,17 @@ func TestBackendsWithoutGPU(t *testing.T) {
 	}
 }
 
+// TestAutoLine checks what backends says auto picks on a machine with a GPU, which the
+// tests here cannot show.
+func TestAutoLine(t *testing.T) {
+	if got, want := autoLine("gpu"), "gpu (variable projection of kernels shorter than 4096 samples: cpu)"; got != want {
+		t.Errorf("autoLine(gpu) = %q, want %q", got, want)
+	}
+	if got := autoLine("cpu"); got != "cpu" {
+		t.Errorf("autoLine(cpu) = %q", got)
+	}
+}
+
 func TestBackendFlagWithoutGPU(t *testing.T) {
 	reason := skipWithGPU(t)
 	dir := t.TempDir()

@@ -290,12 +290,12 @@ func projectionParityTargets(t testing.TB, length, trained, preset int) [][]floa
 }
 
 // checkProjectionBackends checks how a job fitted by variable projection picks its device:
-// auto runs kernels of gpuProjectionMinLength samples or more on a GPU that opens (and says
+// auto runs kernels of GPUProjectionMinLength samples or more on a GPU that opens (and says
 // so), else on the CPU saying why; an explicit GPU runs any length, and one that fails to
 // open is an error; a device failing mid-job fails the job.
 func checkProjectionBackends(t *testing.T, open deviceOpener) {
 	job := Job{Spec: withOrder(DefaultSpec(), 4), Targets: gpuTargets(128, 2, 3)}
-	long := Job{Spec: job.Spec, Targets: gpuTargets(gpuProjectionMinLength, 2, 3)}
+	long := Job{Spec: job.Spec, Targets: gpuTargets(GPUProjectionMinLength, 2, 3)}
 	broken := func(bool) (device, error) { return nil, errors.New("no device here") }
 	for _, c := range []struct {
 		job       Job

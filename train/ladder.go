@@ -107,13 +107,13 @@ func runProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	return l.Results[len(l.Results)-1], nil
 }
 
-// gpuProjectionMinLength is the shortest kernel auto fits by variable projection on a GPU.
+// GPUProjectionMinLength is the shortest kernel auto fits by variable projection on a GPU.
 // The device serves only the sums over the samples, each a round trip from the driver on
 // the CPU, so short kernels are faster on the CPU's threads: on an H200 beside 16 CPU
 // threads (README, Backends), 16 channels of decaying noise at n = 32 took 0.35 s on the
 // device and 0.14 s on the CPU at L = 1024, but 0.77 against 2.2 s at L = 8192 and 2.7
 // against 22 s at L = 32768.
-const gpuProjectionMinLength = 4096
+const GPUProjectionMinLength = 4096
 
 // projectionBackend resolves where a variable-projection job of kernels of the given
 // length runs: the GPU backend's device (the sums over the samples there, the driver here:
@@ -132,8 +132,8 @@ func projectionBackend(backend Backend, length int) (string, *gpuSums, error) {
 		if !ok || b.chosen == "cpu" {
 			break
 		}
-		if length < gpuProjectionMinLength && b.chosen == "" {
-			b.runOnCPU(fmt.Sprintf("variable projection of kernels shorter than %d samples runs faster on the CPU", gpuProjectionMinLength))
+		if length < GPUProjectionMinLength && b.chosen == "" {
+			b.runOnCPU(fmt.Sprintf("variable projection of kernels shorter than %d samples runs faster on the CPU", GPUProjectionMinLength))
 			return "cpu", nil, nil
 		}
 		dev, err := g.openSums()
