@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train/plan"
@@ -828,6 +830,89 @@ func TestDistillModelGoldenFamilies(t *testing.T) {
 			}
 		}
 		checkModules(t, c.out, res)
+	}
+}
+
+// TestDistillModelRealLayerPoles: an S4D layer built with is_real (16 real modes a channel,
+// as S4D-Real's A_n = −(n+1)) is fitted with real positive poles where it may be written back
+// in its own layout (no --to-layout, or s4d), and with any poles for --to-layout rtf or
+// stripedhyena, which hold them: there the fit places complex poles and its worst channel
+// ends below the positive fit's (2.3e-6 against 8.6e-6). It was fitted positive whatever
+// --to-layout said. A work directory keeps the two apart: a rerun under the other constraint
+// fits anew, one under the same takes the units fitted.
+func TestDistillModelRealLayerPoles(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(5, 1))
+	var chans []filters.Filter
+	for _, dt := range []float64{0.05, 0.1, 0.2} {
+		var p, r []complex128
+		for n := range 16 {
+			p = append(p, complex(math.Exp(-dt*float64(n+1)), 0))
+			r = append(r, complex(rng.NormFloat64(), 0))
+		}
+		f, err := filters.NewDiagonal(p, r, rng.NormFloat64())
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, f)
+	}
+	bank, err := filters.NewBank(chans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "real.pt")
+	if r := run(t, "", "export", writeDoc(t, dir, "bank.json", filters.Document{Bank: bank}), "--layout", "s4d", "--is-real", "true", "--prefix", "m.layer.", "-o", in); r.code != 0 {
+		t.Fatal(r)
+	}
+	work := filepath.Join(dir, "work")
+	worst := map[string]float64{}
+	for _, c := range []struct {
+		to               string
+		positive, fitted bool
+	}{
+		{"rtf", false, true},
+		{"s4d", true, true},            // positive: fitted anew
+		{"", true, false},              // positive, as for s4d
+		{"stripedhyena", false, false}, // any, as for rtf
+	} {
+		out := filepath.Join(dir, "out-"+c.to+".safetensors")
+		args := []string{"distill", in, "--order", "6", "--length", "128", "--work-dir", work, "-o", out}
+		if c.to != "" {
+			args = append(args, "--to-layout", c.to)
+		}
+		r := run(t, "", args...)
+		if r.code != 0 {
+			t.Fatal(r)
+		}
+		if fitted := strings.Contains(r.stderr, "m.layer.[0:3]: fitted;"); fitted != c.fitted {
+			t.Errorf("--to-layout %q: fitted %v after the runs before, want %v:\n%s", c.to, fitted, c.fitted, r.stderr)
+		}
+		imp := run(t, "", "import", out)
+		doc, err := filterfile.Unmarshal([]byte(imp.stdout))
+		if err != nil || doc.Bank == nil {
+			t.Fatalf("--to-layout %q: %v: %v", c.to, imp, err)
+		}
+		positive := true
+		for _, f := range doc.Bank.Channels {
+			ps, err := filters.Poles(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range ps {
+				// Real to 1e-6: the rtf layout's polynomial may split a double real pole
+				// of the positive fit by about √ε; the other fit's pair is 5e-2 apart.
+				positive = positive && math.Abs(imag(p)) <= 1e-6 && real(p) > 0 && real(p) < 1
+			}
+		}
+		if positive != c.positive {
+			t.Errorf("--to-layout %q: the fit's poles are real and positive: %v, want %v", c.to, positive, c.positive)
+		}
+		for _, ch := range readManifest(t, out).Layers[0].Channels {
+			worst[c.to] = max(worst[c.to], ch.RelError)
+		}
+	}
+	if !(worst["rtf"] < worst["s4d"]) || worst["rtf"] != worst["stripedhyena"] || worst["s4d"] != worst[""] {
+		t.Errorf("worst channels %v: want rtf's (any poles) below s4d's (positive)", worst)
 	}
 }
 

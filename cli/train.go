@@ -115,7 +115,7 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 // projection, which alone places real poles.
 func addPolesFlag(f *pflag.FlagSet, j *jobFlags) {
 	j.poles = train.PolesAny
-	f.Var(choiceFlag[train.Poles]{&j.poles, train.PoleSets}, "poles", "the poles a fit by variable projection (the hankel init, rtf or modal, mse or relative loss) places: any (conjugate pairs and real poles), real (real only, within --max-radius) or positive (real, in (0, --max-radius)): for an S4D layer built with is_real, whose poles are e^{Δ·A} with A real and negative (a checkpoint's such layers get positive whatever it says)")
+	f.Var(choiceFlag[train.Poles]{&j.poles, train.PoleSets}, "poles", "the poles a fit by variable projection (the hankel init, rtf or modal, mse or relative loss) places: any (conjugate pairs and real poles), real (real only, within --max-radius) or positive (real, in (0, --max-radius)): for an S4D layer built with is_real, whose poles are e^{Δ·A} with A real and negative (a checkpoint's such layers get positive whatever it says, unless --to-layout is rtf or stripedhyena)")
 }
 
 // backendFor resolves --backend with train.SelectBackend, saying on stderr which backend

@@ -31,9 +31,10 @@ type Checkpoint struct {
 	Layers  []ModelLayer
 	Skipped []plan.Skipped
 
-	file    *arrays.File
-	infos   []arrays.RawInfo
-	options map[string]string
+	file     *arrays.File
+	infos    []arrays.RawInfo
+	options  map[string]string
+	toLayout layouts.Layout // CheckpointOptions.ToLayout
 
 	cached   string // the prefix of the layer last read, and what it read as
 	result   layouts.Result
@@ -123,7 +124,7 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			return inputf("--layout %s: a %s layer is multi-input multi-output; ssmlab distils the single-input single-output filters of %s layers", only, only, joinLayouts(distilled))
 		}
 	}
-	c.options = maps.Clone(o.Options)
+	c.options, c.toLayout = maps.Clone(o.Options), layouts.Layout(o.ToLayout)
 	raw := map[string]string{}
 	for _, in := range c.infos {
 		raw[in.Name] = in.DType
@@ -313,14 +314,15 @@ func channels(r layouts.Result) int {
 	return r.Kernels.Shape[0]
 }
 
-// PlanLayers returns the layers as plan.Layers, in order, each with the poles its module
-// holds.
+// PlanLayers returns the layers as plan.Layers, in order, each with the poles its fit must
+// place: those its module holds where the layer may be written back in its own layout.
 func (c *Checkpoint) PlanLayers() []plan.Layer {
 	out := make([]plan.Layer, len(c.Layers))
 	for i, l := range c.Layers {
 		out[i] = plan.Layer{Prefix: l.Prefix, Channels: l.Channels, Length: l.Length}
-		if l.Layout == layouts.S4D && l.Options["is-real"] == "true" {
-			// The module's poles are e^{Δ·A} with A real and negative (layouts.Export).
+		if l.Layout == layouts.S4D && l.Options["is-real"] == "true" && slices.Contains(layoutsTried(l.Layout, c.toLayout), layouts.S4D) {
+			// The module's poles are e^{Δ·A} with A real and negative (layouts.Export). A
+			// layer written in another layout (ToLayout) is fitted with the job's poles.
 			out[i].Poles = train.PolesPositive
 		}
 	}

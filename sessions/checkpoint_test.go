@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/train"
 	"github.com/ssmlab/ssmlab/train/plan"
 )
 
@@ -102,5 +103,31 @@ func TestCheckpointRefusesNamesNotUTF8(t *testing.T) {
 	_, err = OpenCheckpoint(bad, CheckpointOptions{Length: 64})
 	if err == nil || !strings.HasPrefix(err.Error(), bad+": ") || !strings.Contains(err.Error(), `"\xab.weight.npy": its name is not valid UTF-8`) {
 		t.Errorf("%s: %v, want it refused, naming the tensor", bad, err)
+	}
+}
+
+// TestCheckpointRealLayerPoles: an S4D layer built with is_real is fitted with real positive
+// poles where it may be written back in its own layout (no ToLayout: rtf, else s4d; or s4d),
+// and with the job's where ToLayout names a layout that holds any poles. It was fitted
+// positive whatever the layout, so --to-layout rtf or stripedhyena got a needlessly worse fit.
+func TestCheckpointRealLayerPoles(t *testing.T) {
+	for _, c := range []struct {
+		to   string
+		want train.Poles
+	}{
+		{"", train.PolesPositive},
+		{"s4d", train.PolesPositive},
+		{"rtf", ""},
+		{"stripedhyena", ""},
+	} {
+		ck, err := OpenCheckpoint("../testdata/layouts/s4d_real_64.pt", CheckpointOptions{Length: 64, ToLayout: c.to})
+		if err != nil {
+			t.Fatalf("to %q: %v", c.to, err)
+		}
+		ls := ck.PlanLayers()
+		ck.Close()
+		if len(ls) != 1 || ck.Layers[0].Options["is-real"] != "true" || ls[0].Poles != c.want {
+			t.Errorf("to %q: layers %+v, want one of poles %q", c.to, ls, c.want)
+		}
 	}
 }

@@ -207,6 +207,23 @@ func keepsRTF(c *Checkpoint) bool {
 	return false
 }
 
+// layoutsTried returns the layouts a layer of layout l may be written in, in the order
+// exportLayer tries them: to alone where it is given, else rtf, the modal layout of the
+// layer's family (s4d for S4 and S4D layers, stripedhyena for the others), then the other
+// one. PlanLayers asks it before the fit, which must suit every layout that may be written.
+func layoutsTried(l, to layouts.Layout) []layouts.Layout {
+	if to != "" {
+		return []layouts.Layout{to}
+	}
+	modal := layouts.StripedHyena
+	if l == layouts.S4 || l == layouts.S4D {
+		modal = layouts.S4D
+	}
+	// The other modal layout last: s4d stores a pole near the unit circle by its logarithm,
+	// stripedhyena by its real and imaginary parts, and each rounds some fits better.
+	return []layouts.Layout{layouts.RTF, modal, otherModal(modal)}
+}
+
 // otherModal is the modal layout that is not lay.
 func otherModal(lay layouts.Layout) layouts.Layout {
 	if lay == layouts.S4D {
@@ -260,13 +277,6 @@ func exportLayer(l ModelLayer, fs []filters.Filter, fitErrs []float64, o Distill
 		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes float64, float32 and bfloat16, not %s", raw)
 	}
 	rec.DType = raw
-	modal := layouts.StripedHyena
-	if l.Layout == layouts.S4 || l.Layout == layouts.S4D {
-		modal = layouts.S4D
-	}
-	// The other modal layout last: s4d stores a pole near the unit circle by its logarithm,
-	// stripedhyena by its real and imaginary parts, and each rounds some fits better.
-	tries := []layouts.Layout{layouts.RTF, modal, otherModal(modal)}
 	if o.Options.ToLayout != "" {
 		lay, err := layouts.ParseLayout(o.Options.ToLayout)
 		if err != nil {
@@ -275,8 +285,8 @@ func exportLayer(l ModelLayer, fs []filters.Filter, fitErrs []float64, o Distill
 		if !slices.Contains(layouts.ModuleLayouts, lay) {
 			return nil, rec, "", inputf("layout %s: a checkpoint's layers are written in a layout their model's module loads (%s); the fitted filters go to %s with ssmlab export", lay, layouts.JoinLayouts(layouts.ModuleLayouts), lay)
 		}
-		tries = []layouts.Layout{lay}
 	}
+	tries := layoutsTried(l.Layout, layouts.Layout(o.Options.ToLayout))
 	forms := map[filters.Form]bool{}
 	for _, f := range fs {
 		forms[f.Form()] = true

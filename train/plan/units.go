@@ -20,8 +20,10 @@ func invalidf(format string, args ...any) error {
 }
 
 // Layer is a long-filter layer to distil: its module prefix (the checkpoint's tensor names
-// less the layout's own), its channels, the length of its kernels, and the poles its module
-// holds (train.PolesPositive for an S4D layer with is_real; empty: any).
+// less the layout's own), its channels, the length of its kernels, and the poles its fit
+// must place (train.PolesPositive for an S4D layer with is_real that may be written back in
+// its own layout; empty: the job's). A unit carries them, so a work directory keeps fits
+// made under either apart (its files are named after the unit).
 type Layer struct {
 	Prefix   string
 	Channels int
