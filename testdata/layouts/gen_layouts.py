@@ -27,30 +27,49 @@ import json
 import math
 import os
 import struct
-import sys
-import zipfile
 
 import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "golden", "raw"))
-import gen_raw  # noqa: E402  (the safetensors reader)
 L = 48  # samples of every reference kernel
 torch.set_default_dtype(torch.float64)
 
 
 # ---------------------------------------------------------------- containers
 
-def save_safetensors(path, tensors, dtype):
-    """The safetensors format (8-byte header length, JSON header, data), written by hand:
-    Debian has no python3-safetensors."""
+# The safetensors name of each torch dtype, and the torch dtype of each name.
+ST_NAMES = {torch.float64: "F64", torch.float32: "F32", torch.float16: "F16", torch.bfloat16: "BF16",
+            torch.complex64: "C64", torch.complex128: "C128", torch.int64: "I64", torch.int32: "I32",
+            torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL"}
+ST_DTYPES = {name: dt for dt, name in ST_NAMES.items()}
+
+
+def array_bytes(a):
+    """A numpy array's elements as little-endian bytes in C order, whatever its byte order and layout."""
+    return np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes(order="C")
+
+
+def tensor_bytes(t):
+    """A tensor's elements as little-endian bytes in C order (bfloat16, which numpy lacks, by its bits)."""
+    t = t.detach().contiguous()
+    return array_bytes((t.view(torch.int16) if t.dtype == torch.bfloat16 else t).numpy())
+
+
+def save_safetensors(path, tensors, dtype=None, metadata=None):
+    """The one safetensors writer of the scripts under testdata: the format (8-byte little-endian
+    header length, JSON header padded with spaces to a multiple of 8 bytes, data) written by
+    hand, as Debian has no python3-safetensors. tensors maps name → tensor in data order, each
+    stored in dtype, or in its own dtype where dtype is None; metadata is the header's
+    __metadata__ (string → string), written first."""
     header, blobs, off = {}, [], 0
+    if metadata is not None:
+        header["__metadata__"] = metadata
     for name, t in tensors.items():
-        a = t.detach().to(dtype).contiguous().numpy()
-        b = a.tobytes()
-        header[name] = {"dtype": {torch.float64: "F64", torch.float32: "F32"}[dtype],
-                        "shape": list(a.shape), "data_offsets": [off, off + len(b)]}
+        if dtype is not None:
+            t = t.to(dtype)
+        b = tensor_bytes(t)
+        header[name] = {"dtype": ST_NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
     h = json.dumps(header, separators=(",", ":")).encode()
@@ -59,20 +78,24 @@ def save_safetensors(path, tensors, dtype):
         f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
 
 
-# The torch dtype of each safetensors dtype name.
-ST_DTYPES = {name: dt for dt, name in gen_raw.TORCH_NAMES.items()}
-
-
 def load_safetensors(path, metadata=False):
-    """name → tensor in the file's order, in the file's dtype (bfloat16, integers and booleans
-    too), and the metadata if asked for: the one reader of the checks here and of
-    testdata/scale/check_distilled.py, over gen_raw.py's reader of the bytes."""
-    tensors, meta = gen_raw.load_safetensors(path, metadata=True)
+    """The one safetensors reader of the scripts under testdata (the export checks here,
+    testdata/golden/raw/gen_raw.py, testdata/scale/check_distilled.py): name → tensor in the
+    file's order, in the file's dtype (bfloat16, integers and booleans too), and the metadata
+    if asked for."""
+    with open(path, "rb") as f:
+        data = f.read()
+    n = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + n])
     out = collections.OrderedDict()
-    for name, (dtype, shape, data) in tensors.items():
-        buf = bytearray(data)  # torch.frombuffer wants a writable buffer, and a non-empty one
-        out[name] = torch.frombuffer(buf, dtype=ST_DTYPES[dtype]).reshape(shape) if buf else torch.zeros(shape, dtype=ST_DTYPES[dtype])
-    return (out, meta) if metadata else out
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        a, b = info["data_offsets"]
+        dt, shape = ST_DTYPES[info["dtype"]], info["shape"]
+        buf = bytearray(data[8 + n + a:8 + n + b])  # torch.frombuffer wants a writable buffer, and a non-empty one
+        out[name] = torch.frombuffer(buf, dtype=dt).reshape(shape) if buf else torch.zeros(shape, dtype=dt)
+    return (out, header.get("__metadata__", {})) if metadata else out
 
 
 def rounded(state, dtype):

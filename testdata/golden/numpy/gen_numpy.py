@@ -1,28 +1,34 @@
 #!/usr/bin/python3
 """Write the NumPy and safetensors golden files of sessions/arrays' tests.
 
-Run from the repository root with Debian's interpreter (python3-numpy):
+Run from the repository root with Debian's interpreter (python3-numpy, and python3-torch for
+testdata/layouts/gen_layouts.py, whose safetensors writer it uses):
 
     /usr/bin/python3 testdata/golden/numpy/gen_numpy.py
 
 Every array is written by NumPy itself (np.save, np.savez, np.savez_compressed,
 np.lib.format.write_array for the 2.0 and 3.0 header versions, np.savetxt), except
-the .safetensors files, which are built byte by byte to the published format
-(https://github.com/huggingface/safetensors, "Format"): an 8-byte little-endian
-header length, a JSON header padded with spaces to a multiple of 8 bytes, then the
-little-endian data. expected.json holds, for every file and array, the shape and
+the .safetensors files, which gen_layouts.save_safetensors builds byte by byte to the
+published format (https://github.com/huggingface/safetensors, "Format"): an 8-byte
+little-endian header length, a JSON header padded with spaces to a multiple of 8 bytes,
+then the little-endian data. expected.json holds, for every file and array, the shape and
 the values as float64 (Python's repr: the exact value), after the conversion the
 Go reader must make (float32, float16 and bfloat16 widen exactly). The output is
 deterministic: the values come from np.random.default_rng(SEED).
 """
 
+import collections
 import json
 import os
-import struct
+import sys
 
 import numpy as np
+import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "layouts"))
+import gen_layouts  # noqa: E402  (the safetensors writer)
+
 SEED = 20240507
 rng = np.random.default_rng(SEED)
 
@@ -107,45 +113,23 @@ np.savetxt(path("bank.csv"), bank, delimiter=",", fmt="%.17g", header="three ker
 record("bank.csv", "", bank)
 
 
-# --- .safetensors, built to the published format --------------------------------------
-def bf16_bytes(a):
-    """bfloat16 little-endian bytes of float32 values (truncating the low 16 bits)."""
-    bits = np.asarray(a, dtype="<f4").view("<u4") >> 16
-    return bits.astype("<u2").tobytes()
-
-
-def bf16_values(a):
-    bits = (np.asarray(a, dtype="<f4").view("<u4") >> 16) << 16
-    return bits.astype("<u4").view("<f4")
-
-
-def write_safetensors(fname, tensors, metadata=None):
-    """tensors: list of (name, dtype, shape, little-endian bytes), in data order."""
-    header = {}
-    if metadata is not None:
-        header["__metadata__"] = metadata
-    data = b""
-    for name, dtype, shape, raw in tensors:
-        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [len(data), len(data) + len(raw)]}
-        data += raw
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path(fname), "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        f.write(data)
+# --- .safetensors, built to the published format by gen_layouts.save_safetensors ----
+def bf16(a):
+    """The bfloat16 tensor of float32 values, truncating their low 16 bits."""
+    bits = (np.asarray(a, dtype="<f4").view("<u4") >> 16).astype("<u2").view("<i2")
+    return torch.from_numpy(bits).view(torch.bfloat16)
 
 
 prefix = "layers.0.filter."
 norm = rng.standard_normal(D).astype("<f4")
-write_safetensors(
-    "rtf.safetensors",
-    [
-        (prefix + "ab", "F32", ab.shape, ab.astype("<f4").tobytes()),
-        (prefix + "h_0", "F32", (D,), h0.astype("<f4").tobytes()),
-        ("layers.0.norm.weight", "F32", (D,), norm.tobytes()),
-        ("step", "I64", (), struct.pack("<q", 1000)),
-    ],
+gen_layouts.save_safetensors(  # each tensor in its own dtype
+    path("rtf.safetensors"),
+    collections.OrderedDict([
+        (prefix + "ab", torch.from_numpy(ab)),
+        (prefix + "h_0", torch.from_numpy(h0.astype("<f4"))),
+        ("layers.0.norm.weight", torch.from_numpy(norm)),
+        ("step", torch.tensor(1000, dtype=torch.int64)),
+    ]),
     metadata={"format": "pt"},
 )
 record("rtf.safetensors", prefix + "ab", ab)
@@ -154,19 +138,19 @@ record("rtf.safetensors", "layers.0.norm.weight", norm)
 
 halfs = (rng.standard_normal(6) * 4).astype("<f2")
 bf = rng.standard_normal(5).astype("<f4")
-write_safetensors(
-    "dtypes.safetensors",
-    [
-        ("kernels", "F64", bank.shape, bank.astype("<f8").tobytes()),
-        ("half", "F16", halfs.shape, halfs.tobytes()),
-        ("brain", "BF16", bf.shape, bf16_bytes(bf)),
-        ("scalar", "F32", (), np.float32(-1.5).tobytes()),
-        ("empty", "F32", (0, 3), b""),
-    ],
+gen_layouts.save_safetensors(
+    path("dtypes.safetensors"),
+    collections.OrderedDict([
+        ("kernels", torch.from_numpy(bank)),
+        ("half", torch.from_numpy(halfs)),
+        ("brain", bf16(bf)),
+        ("scalar", torch.tensor(-1.5, dtype=torch.float32)),
+        ("empty", torch.zeros(0, 3, dtype=torch.float32)),
+    ]),
 )
 record("dtypes.safetensors", "kernels", bank)
 record("dtypes.safetensors", "half", halfs)
-record("dtypes.safetensors", "brain", bf16_values(bf))
+record("dtypes.safetensors", "brain", bf16(bf).to(torch.float32).numpy())  # widening is exact
 record("dtypes.safetensors", "scalar", np.float32(-1.5))
 record("dtypes.safetensors", "empty", np.zeros((0, 3)))
 
