@@ -380,7 +380,7 @@ func TestDistillModelResumes(t *testing.T) {
 			const attempts = 5
 			var stderr string
 			for attempt := 1; ; attempt++ {
-				cmd := exec.Command(os.Args[0], distillModelArgs(out)...)
+				cmd := exec.Command(self(), distillModelArgs(out)...)
 				cmd.Env = append(os.Environ(), asCLIEnv+"=1")
 				pipe, err := cmd.StderrPipe()
 				if err != nil {

@@ -20,10 +20,20 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// self is the test binary, as an absolute path: os.Args[0] is relative where the binary was
+// started as ../cli.test (README, Backends), and the processes run in other directories.
+func self() string {
+	p, err := os.Executable()
+	if err != nil {
+		return os.Args[0]
+	}
+	return p
+}
+
 // process returns a command running ssmlab with args in dir; its stdout and stderr go to the
 // returned buffers.
 func process(dir string, args ...string) (cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
-	cmd = exec.Command(os.Args[0], args...)
+	cmd = exec.Command(self(), args...)
 	cmd.Env = append(os.Environ(), asCLIEnv+"=1")
 	cmd.Dir = dir
 	stdout, stderr = new(bytes.Buffer), new(bytes.Buffer)

@@ -41,7 +41,7 @@ func TestSignalsCancelDistill(t *testing.T) {
 				}
 				// The zeros init trains with the optimiser for --steps (the default hankel init's
 				// variable projection would be done before the signal).
-				cmd := exec.Command(os.Args[0], "distill", src, "--order", "4", "--init", "zeros", "--steps", "1000000", "-o", out, "--report", out+".report")
+				cmd := exec.Command(self(), "distill", src, "--order", "4", "--init", "zeros", "--steps", "1000000", "-o", out, "--report", out+".report")
 				cmd.Env = append(os.Environ(), asCLIEnv+"=1")
 				cmd.Dir = dir
 				stdin, err := cmd.StdinPipe()

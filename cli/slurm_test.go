@@ -206,7 +206,7 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 	data := copyModel(t, ckpt)
 	flags := strings.Join(modelRecipe, " ")
 	submit := strings.Replace(blocks["submit"], `SHARDS=8`, `SHARDS=3`, 1)
-	submit = strings.Replace(submit, `SSMLAB=$PWD/ssmlab DISTILL_FLAGS="--order 16"`, fmt.Sprintf(`SSMLAB=%s DISTILL_FLAGS=%q`, os.Args[0], flags), 1)
+	submit = strings.Replace(submit, `SSMLAB=$PWD/ssmlab DISTILL_FLAGS="--order 16"`, fmt.Sprintf(`SSMLAB=%s DISTILL_FLAGS=%q`, self(), flags), 1)
 	if submit == blocks["submit"] {
 		t.Fatal("the submit block's settings changed: update this test")
 	}

@@ -126,7 +126,6 @@ func TestJobBadInput(t *testing.T) {
 		{[]string{"distill", in, "--loss", "l1"}, ExitUsage, `--loss "l1": want mse, relative or freq`},
 		{[]string{"train", "--task", "delay", "--model", "lstm"}, ExitUsage, `--model "lstm"`},
 		{[]string{"distill", in, "--order", "600", "--length", "256"}, ExitFailure, "needs kernels longer"},
-		{[]string{"distill", in, "--backend", "gpu"}, ExitFailure, "no GPU backend"},
 		{[]string{"distill", in, "--backend", "tpu"}, ExitUsage, `--backend "tpu"`},
 		{[]string{"distill", in, "--poles", "complex"}, ExitUsage, `--poles "complex": want any, real or positive`},
 		{[]string{"distill", in, "--poles", "real", "--init", "zeros"}, ExitFailure, "poles real applies to the fits by variable projection"},
