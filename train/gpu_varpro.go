@@ -42,7 +42,8 @@ type gpuSums struct {
 // gpuSumsBatch bounds a batch (the grid's second dimension takes up to 65535).
 const gpuSumsBatch = 4096
 
-// sumsRequest is one call of project (y nil) or residual (x nil).
+// sumsRequest is one call of project (y nil) or residual (x nil; with v0 or v1, a
+// residualProject).
 type sumsRequest struct {
 	b      poleBasis
 	x, y   []float64
@@ -64,6 +65,12 @@ func (g *gpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
 
 func (g *gpuSums) residual(b poleBasis, c, y, e []float64) {
 	g.submit(&sumsRequest{b: b, c: c, y: y, e: e})
+}
+
+// residualProject is residual and then project(b, e, v0, v1) on the device's e, in one
+// round trip (residualProjector).
+func (g *gpuSums) residualProject(b poleBasis, c, y, e []float64, v0, v1 []complex128) {
+	g.submit(&sumsRequest{b: b, c: c, y: y, e: e, v0: v0, v1: v1})
 }
 
 // gpuSumsWorkers is how many channels a device job fits at once (GOMAXPROCS where that is
@@ -233,11 +240,15 @@ func (g *gpuSums) run(batch []*sumsRequest) error {
 }
 
 // launch uploads one kind's requests (one copy: the arrays are staged together), runs its
-// kernel and downloads the results.
+// kernel and downloads the results. Residual requests that want their residual projected
+// (residualProject) get vp_project run on the residuals where vp_residual left them, and
+// both results in the one download.
 func (g *gpuSums) launch(rs []*sumsRequest, residual bool) error {
 	P, M := 1, 1
+	fused := false
 	for _, r := range rs {
 		P, M = max(P, len(r.b.w)), max(M, len(r.x)+len(r.y))
+		fused = fused || residual && r.v0 != nil
 	}
 	R := len(rs)
 	// The staged arrays in 8-byte words: meta int32 [R][4], w [R][P][2], x [R][M], c [R][P][2].
@@ -252,6 +263,9 @@ func (g *gpuSums) launch(rs []*sumsRequest, residual bool) error {
 	outLen := 4 * R * P
 	if residual {
 		outLen = R * M
+		if fused {
+			outLen += 4 * R * P
+		}
 	}
 	l.end = l.out + int64(outLen)
 	if err := g.reserve(8 * l.end); err != nil {
@@ -302,11 +316,23 @@ func (g *gpuSums) launch(rs []*sumsRequest, residual bool) error {
 		if err != nil {
 			return err
 		}
+		em := int64(R * M)
+		if fused {
+			// Every request's residual is projected (the others' are dropped); meta says
+			// which want the derivative sums.
+			err := g.dev.launch(kVPProject, P, R, packArgs(kVPProject, at(0), at(l.w), at(l.out), P, M, at(l.out+em)))
+			if err != nil {
+				return err
+			}
+		}
 		if err := g.dev.download(f64Bytes(out), at(l.out)); err != nil {
 			return err
 		}
 		for i, r := range rs {
 			copy(r.e, out[i*M:i*M+len(r.e)])
+		}
+		if fused {
+			copyProjections(rs, out[em:], P)
 		}
 		return nil
 	}
@@ -317,7 +343,17 @@ func (g *gpuSums) launch(rs []*sumsRequest, residual bool) error {
 	if err := g.dev.download(f64Bytes(out), at(l.out)); err != nil {
 		return err
 	}
+	copyProjections(rs, out, P)
+	return nil
+}
+
+// copyProjections gives each request that wants them its sums from vp_project's out
+// ([R][P][4]: Re, Im of v0, then of v1).
+func copyProjections(rs []*sumsRequest, out []float64, P int) {
 	for i, r := range rs {
+		if r.v0 == nil {
+			continue
+		}
 		for p := range r.b.w {
 			o := out[4*(i*P+p):]
 			r.v0[p] = complex(o[0], o[1])
@@ -326,7 +362,6 @@ func (g *gpuSums) launch(rs []*sumsRequest, residual bool) error {
 			}
 		}
 	}
-	return nil
 }
 
 // reserve makes the arena at least bytes long (growing it by half again, so a job's batches

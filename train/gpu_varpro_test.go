@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -65,6 +66,7 @@ func checkSumsParity(t *testing.T, open deviceOpener) {
 		v0, v1, w0, diff []complex128
 		e, f             []float64
 		scale            float64
+		fusedDiffers     bool // residualProject's residual is not residual's
 	}
 	outs := make([]out, len(shapes))
 	type problem struct {
@@ -95,6 +97,16 @@ func checkSumsParity(t *testing.T, open deviceOpener) {
 			o.diff = append(o.diff, v0[p]-o.v0[p], v1[p]-o.v1[p], v0[p]-o.w0[p])
 		}
 		cpu.residual(b, c, x, o.f)
+		// residualProject: the same residual, and its projection as project of it gives.
+		fe, f0, f1 := make([]float64, len(x)), make([]complex128, np), make([]complex128, np)
+		g.residualProject(b, c, x, fe, f0, f1)
+		if !slices.Equal(fe, o.e) {
+			o.fusedDiffers = true
+		}
+		cpu.project(b, fe, v0, v1)
+		for p := range v0 {
+			o.diff = append(o.diff, v0[p]-f0[p], v1[p]-f1[p])
+		}
 	})
 	if err := g.error(); err != nil {
 		t.Fatal(err)
@@ -109,6 +121,9 @@ func checkSumsParity(t *testing.T, open deviceOpener) {
 			worst = math.Max(worst, math.Abs(o.e[t]-o.f[t])/(1+math.Abs(o.f[t])))
 		}
 		t.Logf("problem %d %+v: largest difference %.2g", i, shapes[i], worst)
+		if o.fusedDiffers {
+			t.Errorf("problem %d %+v: residualProject's residual differs from residual's", i, shapes[i])
+		}
 		if !(worst <= tol) {
 			t.Errorf("problem %d %+v: the device's sums differ from the CPU's by %.3g (tolerance %.0e)", i, shapes[i], worst, tol)
 		}

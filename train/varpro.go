@@ -157,6 +157,10 @@ type varpro struct {
 	lastF float64
 	held  bool
 	px    sampleSums // where the sums over the samples run
+	// ev0 and ev1 are v.e's projection, made with it where px is a residualProjector;
+	// eProjected says they are v.e's for the current poles.
+	ev0, ev1   []complex128
+	eProjected bool
 }
 
 // basisCol is column 2Re(β τ^k λ^τ) of pole p (a pair), or β τ^k λ^(τ−s) (a real pole).
@@ -178,6 +182,7 @@ func newVarpro(s poleSet, y []float64) *varpro {
 
 // setPoles computes the poles and their logarithms from a, and Φ's columns.
 func (v *varpro) setPoles(a []float64) {
+	v.eProjected = false
 	s := v.s
 	logR := math.Log(s.rmax)
 	for i := 0; i < s.pairs; i++ {
@@ -349,7 +354,7 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 			v.gram.SetSym(i, j, v.gramEntry(v.cols[i], v.cols[j]))
 		}
 	}
-	v.project(v.e)
+	v.projectResidual()
 	// X = U⁻ᵀΦᵀD and U⁻ᵀΦᵀe, with U the Cholesky factor sse left (ridge included).
 	if len(v.xs) < n*na+n {
 		v.xs = make([]float64, n*na+n)

@@ -85,7 +85,7 @@ func (v *varpro) refineStep() float64 { return v.refineStepWith(v.chol) }
 // refineStepWith is refineStep with UᵀU in place of G, U upper triangular (row-major).
 func (v *varpro) refineStepWith(u []float64) float64 {
 	n := v.s.order()
-	v.project0(v.e)
+	v.projectResidual0()
 	for i := 0; i < n; i++ {
 		v.rhs[i] = v.dot(v.cols[i])
 	}

@@ -29,6 +29,15 @@ type sampleSums interface {
 	residual(b poleBasis, c, y, e []float64)
 }
 
+// residualProjector is a sampleSums that can also project the residual it computes, as
+// project(b, e, v0, v1) would, in the same call: a device saves the round trip the
+// projection would make (Levenberg–Marquardt projects the residual of every point it
+// accepts, and iterative refinement that of every step). The CPU has no trip to save and
+// projects only the residuals it is asked to.
+type residualProjector interface {
+	residualProject(b poleBasis, c, y, e []float64, v0, v1 []complex128)
+}
+
 // cpuSums is sampleSums on the calling goroutine.
 type cpuSums struct{}
 
@@ -42,8 +51,40 @@ func (v *varpro) project(x []float64) { v.px.project(v.basis(), x, v.v0, v.v1) }
 // right-hand sides use v0 alone.
 func (v *varpro) project0(x []float64) { v.px.project(v.basis(), x, v.v0, nil) }
 
-// residual writes Φc − y into v.e.
-func (v *varpro) residual() { v.px.residual(v.basis(), v.c, v.y, v.e) }
+// projectResidual is project(v.e), from what residual kept where the sums project the
+// residual they compute (residualProjector).
+func (v *varpro) projectResidual() {
+	if !v.eProjected {
+		v.project(v.e)
+		return
+	}
+	copy(v.v0, v.ev0)
+	copy(v.v1, v.ev1)
+}
+
+// projectResidual0 is project0(v.e), likewise.
+func (v *varpro) projectResidual0() {
+	if !v.eProjected {
+		v.project0(v.e)
+		return
+	}
+	copy(v.v0, v.ev0)
+}
+
+// residual writes Φc − y into v.e (and, where the sums can, its projection into ev0, ev1).
+func (v *varpro) residual() {
+	rp, ok := v.px.(residualProjector)
+	if !ok {
+		v.px.residual(v.basis(), v.c, v.y, v.e)
+		return
+	}
+	if len(v.ev0) < len(v.v0) {
+		v.ev0, v.ev1 = make([]complex128, len(v.v0)), make([]complex128, len(v.v1))
+	}
+	v.ev0, v.ev1 = v.ev0[:len(v.v0)], v.ev1[:len(v.v1)]
+	rp.residualProject(v.basis(), v.c, v.y, v.e, v.ev0, v.ev1)
+	v.eProjected = true
+}
 
 // project is sampleSums.project on the CPU. Pairs the kernels leave go four or two at a
 // time: each sum is its own chain of dependent multiplications, and interleaved chains run
