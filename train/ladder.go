@@ -110,9 +110,9 @@ func runProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 // GPUProjectionMinLength is the shortest kernel auto fits by variable projection on a GPU.
 // The device serves only the sums over the samples, each a round trip from the driver on
 // the CPU, so short kernels are faster on the CPU's threads: on an H200 beside 16 CPU
-// threads (README, Backends), 16 channels of decaying noise at n = 32 took 0.35 s on the
-// device and 0.14 s on the CPU at L = 1024, but 0.77 against 2.2 s at L = 8192 and 2.7
-// against 22 s at L = 32768.
+// threads (README, Backends), 16 channels of decaying noise at n = 32 took 0.33 s on the
+// device and 0.17 s on the CPU at L = 1024, but 0.77 against 2.6 s at L = 8192 and 2.8
+// against 26 s at L = 32768.
 const GPUProjectionMinLength = 4096
 
 // projectionBackend resolves where a variable-projection job of kernels of the given
