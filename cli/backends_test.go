@@ -73,9 +73,11 @@ func TestBackendFlagWithoutGPU(t *testing.T) {
 		t.Errorf("auto: %v", r)
 	}
 
-	r = run(t, "", "distill", in, "--order", "3", "--steps", "20", "--length", "64", "--backend", "gpu")
-	want := "ssmlab: --backend gpu: no GPU backend on this machine: " + reason + "; use --backend cpu or auto\n"
-	if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
-		t.Errorf("gpu: %v\nwant stderr %q", r, want)
+	for _, name := range []string{"gpu", "gpu64"} {
+		r = run(t, "", "distill", in, "--order", "3", "--steps", "20", "--length", "64", "--backend", name)
+		want := "ssmlab: --backend " + name + ": no GPU backend on this machine: " + reason + "; use --backend cpu or auto\n"
+		if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%s: %v\nwant stderr %q", name, r, want)
+		}
 	}
 }

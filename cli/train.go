@@ -119,11 +119,11 @@ func addPolesFlag(f *pflag.FlagSet, j *jobFlags) {
 }
 
 // backendFor resolves --backend with train.SelectBackend, saying on stderr which backend
-// auto chose and why; gpu without a GPU fails with the reason.
+// auto chose and why; gpu or gpu64 without a GPU fails with the reason.
 func backendFor(name train.BackendName, stderr io.Writer) (train.Backend, error) {
 	b, err := train.SelectBackend(name, func(line string) { fmt.Fprintf(stderr, "backend: %s\n", line) })
 	if errors.Is(err, train.ErrNoGPU) {
-		return nil, failf("--backend gpu: no GPU backend on this machine: %s; use --backend cpu or auto", train.NoGPUReason(err))
+		return nil, failf("--backend %s: no GPU backend on this machine: %s; use --backend cpu or auto", name, train.NoGPUReason(err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--backend %q is not a backend (want %s)", name, train.Choices(train.BackendNames))

@@ -9,6 +9,7 @@ import (
 //
 //   - "cpu" (or ""): the CPU backend;
 //   - "gpu": the GPU backend, or DetectGPU's error (it wraps ErrNoGPU) when there is none;
+//   - "gpu64": likewise, with the Adam recipe in float64 on the device (BackendGPU64);
 //   - "auto": the GPU backend when DetectGPU finds a GPU, else the CPU backend. On a machine
 //     with a GPU, a job the GPU does not run (ErrGPUUnsupported) or cannot start runs on
 //     the CPU instead.
@@ -29,15 +30,18 @@ func SelectBackend(name BackendName, note func(string)) (Backend, error) {
 			return CPU{}, nil
 		}
 		return &autoBackend{gpu: GPU{}, device: info.Device, note: note}, nil
-	case BackendGPU:
+	case BackendGPU, BackendGPU64:
 		if _, err := DetectGPU(); err != nil {
 			return nil, err
 		}
-		return GPU{}, nil
+		return gpuNamed(name), nil
 	}
 	_, err := ParseBackend(string(name))
 	return nil, err
 }
+
+// gpuNamed is the GPU backend of name (gpu or gpu64).
+func gpuNamed(name BackendName) GPU { return GPU{Float64: name == BackendGPU64} }
 
 // NoGPUReason is DetectGPU's error as one line, without the ErrNoGPU prefix.
 func NoGPUReason(err error) string {

@@ -16,7 +16,7 @@ func TestSelectBackend(t *testing.T) {
 			t.Errorf("%q: %v, %v", name, b, err)
 		}
 	}
-	if _, err := SelectBackend("tpu", nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "want auto, cpu or gpu") {
+	if _, err := SelectBackend("tpu", nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "want auto, cpu, gpu or gpu64") {
 		t.Errorf("tpu: %v", err)
 	}
 	info, gpuErr := DetectGPU()
@@ -31,8 +31,18 @@ func TestSelectBackend(t *testing.T) {
 	if b, err := SelectBackend("auto", func(l string) { said = append(said, l) }); err != nil || b.Name() != "cpu" || len(said) != 1 || said[0] != "cpu ("+reason+")" {
 		t.Errorf("auto: %v, %v, said %q", b, err, said)
 	}
-	if _, err := SelectBackend("gpu", nil); !errors.Is(err, ErrNoGPU) {
-		t.Errorf("gpu: %v", err)
+	for _, name := range []BackendName{"gpu", "gpu64"} {
+		if _, err := SelectBackend(name, nil); !errors.Is(err, ErrNoGPU) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestGPUNamed: gpu is the float32 device, gpu64 the float64 one (which a machine with a
+// GPU would select; see TestSelectBackend for the names without one).
+func TestGPUNamed(t *testing.T) {
+	if gpuNamed(BackendGPU).Float64 || !gpuNamed(BackendGPU64).Float64 {
+		t.Errorf("gpu: %+v, gpu64: %+v", gpuNamed(BackendGPU), gpuNamed(BackendGPU64))
 	}
 }
 

@@ -89,12 +89,12 @@ func (registryPresets) Build(name string, values map[string]string) (Built, erro
 // train.SelectBackend picks for the form's choice.
 type trainRunner struct{}
 
-// Backends offers the CPU and, on a machine with a GPU, auto and the GPU.
+// Backends offers the CPU and, on a machine with a GPU, auto and the GPU in both precisions.
 func (trainRunner) Backends() []train.BackendName {
 	if _, err := train.DetectGPU(); err != nil {
 		return []train.BackendName{train.BackendCPU}
 	}
-	return []train.BackendName{train.BackendCPU, train.BackendAuto, train.BackendGPU}
+	return []train.BackendName{train.BackendCPU, train.BackendAuto, train.BackendGPU, train.BackendGPU64}
 }
 
 // Defaults are train's recommended settings, for a filter's impulse response of the length
