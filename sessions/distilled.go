@@ -371,7 +371,11 @@ func exportLayer(l ModelLayer, fs []filters.Filter, fitErrs []float64, o Distill
 		return tensors, rec, note, nil
 	}
 	msg := fmt.Sprintf("layer %q: no layout tried holds the fit: %s", l.Prefix, strings.Join(failures, "; "))
-	if !o.Force || last == nil {
+	if last == nil {
+		// No layout could represent the fit at all: there are no tensors to force.
+		return nil, rec, "", inputf("%s (--to-layout picks another layout)", msg)
+	}
+	if !o.Force {
 		return nil, rec, "", inputf("%s (--force writes it anyway; --to-layout picks another layout, --dtype another element type)", msg)
 	}
 	for _, t := range last {

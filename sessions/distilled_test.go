@@ -94,3 +94,33 @@ func TestAssembleHoldsDistilledLayersToTheirFit(t *testing.T) {
 		t.Errorf("a channel fitted to %g reading back to %.2g: %v, want it refused saying %q", tight, rb.Errors[1], err, want)
 	}
 }
+
+// TestAssembleOffersNoForceWithoutTensors: where no layout tried can represent a fit (an
+// is_real layer, which holds real positive poles only, given a negative pole), the refusal
+// does not offer --force, which has nothing to write; it did, and --force failed the same.
+func TestAssembleOffersNoForceWithoutTensors(t *testing.T) {
+	ck, err := sessions.OpenCheckpoint("../testdata/layouts/s4d_real_64.pt", sessions.CheckpointOptions{ToLayout: "s4d", Length: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	l := ck.Layers[0]
+	f, err := filters.NewDiagonal([]complex128{0.5, -0.7}, []complex128{1, 0.2}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := make([]filters.Filter, l.Channels)
+	recs := make([]plan.ChannelRecord, l.Channels)
+	for c := range fs {
+		fs[c] = f
+		recs[c] = plan.ChannelRecord{Channel: c, Order: 2, ChannelReport: train.ChannelReport{RelError: 1e-3, Stable: true}}
+	}
+	res := []*plan.UnitResult{{Unit: plan.Unit{Prefix: l.Prefix, Lo: 0, Hi: l.Channels, Length: l.Length, Order: 2}, Filters: fs, Channels: recs}}
+	for _, force := range []bool{false, true} {
+		_, err := sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatTorch, Options: plan.Options{ToLayout: "s4d"}, Force: force})
+		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "is not real and positive") ||
+			!strings.HasSuffix(err.Error(), "(--to-layout picks another layout)") || strings.Contains(err.Error(), "--force") {
+			t.Errorf("force %v: %v, want it refused without offering --force", force, err)
+		}
+	}
+}
