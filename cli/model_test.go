@@ -492,11 +492,19 @@ func TestDistillModelBadUse(t *testing.T) {
 		{[]string{"train", "--task", "delay", "--order", "auto"}, 2, "--order auto picks"},
 		{[]string{"merge", "-o", filepath.Join(dir, "m.pt"), modelCkpt}, 1, "not a part file"},
 		{[]string{"merge", "-o", filepath.Join(dir, "m.pt")}, 2, "want the PART files"}, // was cobra's "requires at least 1 arg(s), only received 0"
+		// An is_real layer to be written as s4d under a recipe that cannot place real
+		// positive poles: it was fitted and then refused when written, leaving a work
+		// directory behind.
+		{[]string{"distill", "../testdata/layouts/s4d_real_64.pt", "--order", "4", "--length", "64", "--init", "zeros", "--to-layout", "s4d", "-o", filepath.Join(dir, "real.pt")}, 1,
+			`layer "layers.1.layer." is built with is_real: written as s4d its poles must be real and positive, which only the fits by variable projection place`},
 	} {
 		r := run(t, "", c.args...)
 		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
 			t.Errorf("%v: %v, want exit %d and %q", c.args, r, c.code, c.want)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "real.pt.work")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused is_real distillation left its work directory: %v", err)
 	}
 }
 
