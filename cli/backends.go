@@ -22,7 +22,8 @@ GPU), then the backend --backend auto picks.
 
 The GPU runs the default distillation (variable projection: the same ladder, starts and
 Levenberg–Marquardt as the CPU, its sums over the samples on the device) and the rtf model's
-Adam recipe; other jobs need the CPU (auto runs them there and says so). Each of the
+Adam recipe (its transforms in float32 with --backend gpu or auto, in float64 with
+--backend gpu64); other jobs need the CPU (auto runs them there and says so). Each of the
 projection's sums is a round trip to the device, so auto distils kernels shorter than 4096
 samples on the CPU, which is faster there. The GPU code is checked against the CPU on an
 emulated device and, in the README's figures, on an H200.
