@@ -400,6 +400,10 @@ func BenchmarkGPUProjectionLength(b *testing.B) {
 	benchProjectionLength(b, []Backend{GPU{}, CPU{}})
 }
 
+// BenchmarkProjectionLength is BenchmarkGPUProjectionLength's CPU half, which runs
+// anywhere: the figures to set beside a GPU machine's.
+func BenchmarkProjectionLength(b *testing.B) { benchProjectionLength(b, []Backend{CPU{}}) }
+
 func benchProjectionLength(b *testing.B, backends []Backend) {
 	for _, length := range []int{1024, 8192, 32768} {
 		benchProjection(b, backends, targetFamilies(length, 16, 3)["decaying-noise"], []int{32})

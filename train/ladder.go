@@ -112,7 +112,7 @@ func runProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 // the CPU, so short kernels are faster on the CPU's threads: on an H200 beside 16 CPU
 // threads (README, Backends), 16 channels of decaying noise at n = 32 took 0.33 s on the
 // device and 0.17 s on the CPU at L = 1024, but 0.77 against 2.6 s at L = 8192 and 2.8
-// against 26 s at L = 32768.
+// against 26 s at L = 32768 (2.0 and 6.4 s on the 2-core machine of the README's tables).
 const GPUProjectionMinLength = 4096
 
 // projectionBackend resolves where a variable-projection job of kernels of the given
