@@ -27,7 +27,7 @@ func TestBackendsWithoutGPU(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "cpu: available (pure Go, ") ||
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "cpu: available (pure Go, ") || !strings.HasSuffix(lines[0], "; "+sumsWords(train.CPUSums())+")") ||
 		lines[1] != "gpu: unavailable: "+reason || lines[2] != "auto: cpu" {
 		t.Errorf("ssmlab backends printed:\n%s", r.stdout)
 	}
@@ -43,11 +43,21 @@ func TestBackendsWithoutGPU(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if !doc.CPU.Available || doc.CPU.Threads < 1 || doc.GPU.Available || doc.GPU.Reason != reason || doc.GPU.Info != nil || doc.Auto != "cpu" {
+	if !doc.CPU.Available || doc.CPU.Threads < 1 || doc.CPU.Sums != train.CPUSums() || doc.GPU.Available || doc.GPU.Reason != reason || doc.GPU.Info != nil || doc.Auto != "cpu" {
 		t.Errorf("%+v", doc)
 	}
 	if r := run(t, "", "backends", "extra"); r.code != ExitUsage {
 		t.Errorf("an argument: %v", r)
+	}
+}
+
+// TestSumsWords: the cpu line says which sums run, and what the portable ones cost.
+func TestSumsWords(t *testing.T) {
+	if got := sumsWords("avx2"); got != "variable projection's sums in AVX2 kernels" {
+		t.Errorf("avx2: %q", got)
+	}
+	if got := sumsWords("go"); !strings.Contains(got, "portable Go loops, 4–8× slower") {
+		t.Errorf("go: %q", got)
 	}
 }
 

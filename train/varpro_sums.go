@@ -38,6 +38,16 @@ type residualProjector interface {
 	residualProject(b poleBasis, c, y, e []float64, v0, v1 []complex128)
 }
 
+// CPUSums says how the CPU backend runs variable projection's sums over the samples: "avx2"
+// (the kernels of varpro_sums_amd64.s, 4–8× faster) or "go" (the portable loops: other
+// processors, the noasm tag, GOAMD64=v3).
+func CPUSums() string {
+	if sumsAsm {
+		return "avx2"
+	}
+	return "go"
+}
+
 // cpuSums is sampleSums on the calling goroutine.
 type cpuSums struct{}
 
