@@ -272,7 +272,7 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 		// Only variable projection places the real positive poles such a layer needs in its
 		// own layout: refused before any fit, not when the first unit is written.
 		if pl.Poles == train.PolesPositive && opts.ToLayout == string(layouts.S4D) && !opts.Spec.ByProjection() {
-			return nil, failf("%s: layer %q is built with is_real: written as s4d its poles must be real and positive, which only the fits by variable projection place (--init hankel, the rtf or modal model, the mse or relative loss); fit it so, or write it with --to-layout rtf or stripedhyena", ck.Path, pl.Prefix)
+			return nil, failf("%s: layer %q is built with is_real: written as s4d its poles must be real and positive, which only the fits by variable projection place (%s); fit it so, or write it with --to-layout rtf or stripedhyena", ck.Path, pl.Prefix, train.ProjectionRecipe)
 		}
 	}
 	units, err := plan.Units(pls, order, opts.Chunk)

@@ -20,6 +20,10 @@ func (s *Spec) projectable(task bool) bool {
 		(s.Loss == LossMSE || s.Loss == LossRelative) && s.Constraint != ConstraintL1Montel && s.Order >= 1
 }
 
+// ProjectionRecipe says in words which distillations projectable accepts, for the messages
+// that refuse an option only they honour.
+const ProjectionRecipe = "the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint"
+
 // ByProjection reports whether a distillation of this spec is fitted by variable projection
 // (and so can be written in the diagonal form: Form).
 func (s *Spec) ByProjection() bool { return s.projectable(false) }

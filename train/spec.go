@@ -250,7 +250,7 @@ func (s *Spec) Validate(channels, length int) error {
 			return err
 		}
 		if s.Poles.realOnly() && !s.projectable(false) {
-			return invalidf("poles %s applies to the fits by variable projection: the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint", s.Poles)
+			return invalidf("poles %s applies to the fits by variable projection: %s", s.Poles, ProjectionRecipe)
 		}
 	}
 	switch {
@@ -258,7 +258,7 @@ func (s *Spec) Validate(channels, length int) error {
 	case s.Form != filters.FormDiagonal:
 		return invalidf("form %q: a fit is written as diagonal on request, or in its model's form", s.Form)
 	case !s.projectable(false):
-		return invalidf("form diagonal applies to the fits by variable projection: the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint")
+		return invalidf("form diagonal applies to the fits by variable projection: %s", ProjectionRecipe)
 	}
 	return nil
 }
