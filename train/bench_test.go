@@ -95,3 +95,27 @@ func BenchmarkVarproSums(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkVarproSumsDecaying is BenchmarkVarproSums at L = 8192 with poles of radius 0.55
+// to 0.91, whose powers leave float64's normal range within the samples: where processors
+// that run subnormal operations slowly spent most of the time before the sums flushed them
+// (flushTiny).
+func BenchmarkVarproSumsDecaying(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	basis, x, c, y := kernelProblem(rng, 16, 0, 8191, "decaying")
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	e := make([]float64, len(y))
+	v0, v1 := make([]complex128, len(basis.mu)), make([]complex128, len(basis.mu))
+	b.Run("residual", func(b *testing.B) {
+		for b.Loop() {
+			cpuSums{}.residual(basis, c, y, e)
+		}
+	})
+	b.Run("project", func(b *testing.B) {
+		for b.Loop() {
+			cpuSums{}.project(basis, x, v0, v1)
+		}
+	})
+}

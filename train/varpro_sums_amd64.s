@@ -59,6 +59,32 @@ DATA one<>+16(SB)/8, $1.0
 DATA one<>+24(SB)/8, $1.0
 GLOBL one<>(SB), RODATA|NOPTR, $32
 
+// FLUSH zeroes the lanes of a power (pr, pi) whose parts are both below flushBelow (2^-800;
+// tiny<>), as flushTiny does; the ordered comparison keeps a NaN part. Temporaries t1, t2.
+#define FLUSH(pr, pi, t1, t2) \
+	VANDPD  absmask<>(SB), pr, t1; \
+	VCMPPD  $0x11, tiny<>(SB), t1, t1; \
+	VANDPD  absmask<>(SB), pi, t2; \
+	VCMPPD  $0x11, tiny<>(SB), t2, t2; \
+	VANDPD  t2, t1, t1; \
+	VANDNPD pr, t1, pr; \
+	VANDNPD pi, t1, pi
+
+// FLUSHEVERY counts down the samples (DX; steps of four for residual) between flushes.
+#define FLUSHEVERY $64
+
+DATA absmask<>+0(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+8(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+16(SB)/8, $0x7fffffffffffffff
+DATA absmask<>+24(SB)/8, $0x7fffffffffffffff
+GLOBL absmask<>(SB), RODATA|NOPTR, $32
+
+DATA tiny<>+0(SB)/8, $0x0df0000000000000
+DATA tiny<>+8(SB)/8, $0x0df0000000000000
+DATA tiny<>+16(SB)/8, $0x0df0000000000000
+DATA tiny<>+24(SB)/8, $0x0df0000000000000
+GLOBL tiny<>(SB), RODATA|NOPTR, $32
+
 // mask<>+32r: the first r of four lanes (residual's last samples).
 DATA mask<>+32(SB)/8, $-1
 DATA mask<>+64(SB)/8, $-1
@@ -91,6 +117,7 @@ pairs8:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    x_base+24(FP), SI
 	MOVQ    x_len+32(FP), CX
+	MOVQ    FLUSHEVERY, DX
 	TESTQ   CX, CX
 	JZ      store8
 
@@ -100,8 +127,15 @@ loop8:
 	PSTEP(Y10, Y11, Y12, Y13, Y14, Y15, 64(SP), 96(SP))
 	VADDPD one<>(SB), Y1, Y1
 	ADDQ   $8, SI
-	DECQ   CX
-	JNZ    loop8
+	DECQ   DX
+	JNZ    next8
+	FLUSH(Y4, Y5, Y2, Y3)
+	FLUSH(Y10, Y11, Y2, Y3)
+	MOVQ   FLUSHEVERY, DX
+
+next8:
+	DECQ CX
+	JNZ  loop8
 
 store8:
 	STOREC4(Y6, Y7, R10, 0, Y2)
@@ -124,6 +158,7 @@ pairs4:
 	VXORPD  Y1, Y1, Y1
 	MOVQ    x_base+24(FP), SI
 	MOVQ    x_len+32(FP), CX
+	MOVQ    FLUSHEVERY, DX
 	TESTQ   CX, CX
 	JZ      store4
 
@@ -132,8 +167,14 @@ loop4:
 	PSTEP(Y4, Y5, Y6, Y7, Y8, Y9, 0(SP), 32(SP))
 	VADDPD one<>(SB), Y1, Y1
 	ADDQ   $8, SI
-	DECQ   CX
-	JNZ    loop4
+	DECQ   DX
+	JNZ    next4
+	FLUSH(Y4, Y5, Y2, Y3)
+	MOVQ   FLUSHEVERY, DX
+
+next4:
+	DECQ CX
+	JNZ  loop4
 
 store4:
 	STOREC4(Y6, Y7, R10, 0, Y2)
@@ -174,6 +215,7 @@ pairs8:
 	P0INIT(Y8, Y9, Y10, Y11)
 	MOVQ  x_base+24(FP), SI
 	MOVQ  x_len+32(FP), CX
+	MOVQ  FLUSHEVERY, DX
 	TESTQ CX, CX
 	JZ    store8
 
@@ -182,6 +224,13 @@ loop8:
 	P0STEP(Y4, Y5, Y6, Y7, Y12, Y13)
 	P0STEP(Y8, Y9, Y10, Y11, Y14, Y15)
 	ADDQ $8, SI
+	DECQ DX
+	JNZ  next8
+	FLUSH(Y4, Y5, Y2, Y3)
+	FLUSH(Y8, Y9, Y2, Y3)
+	MOVQ FLUSHEVERY, DX
+
+next8:
 	DECQ CX
 	JNZ  loop8
 
@@ -200,6 +249,7 @@ pairs4:
 	P0INIT(Y4, Y5, Y6, Y7)
 	MOVQ  x_base+24(FP), SI
 	MOVQ  x_len+32(FP), CX
+	MOVQ  FLUSHEVERY, DX
 	TESTQ CX, CX
 	JZ    store4
 
@@ -207,6 +257,12 @@ loop4:
 	VBROADCASTSD (SI), Y0
 	P0STEP(Y4, Y5, Y6, Y7, Y12, Y13)
 	ADDQ $8, SI
+	DECQ DX
+	JNZ  next4
+	FLUSH(Y4, Y5, Y2, Y3)
+	MOVQ FLUSHEVERY, DX
+
+next4:
 	DECQ CX
 	JNZ  loop4
 
@@ -269,6 +325,7 @@ pairs8:
 	RINIT(64, Y2, Y3, Y8, Y9)
 	MOVQ e_base+48(FP), DI
 	MOVQ e_len+56(FP), CX
+	MOVQ FLUSHEVERY, DX
 
 block8:
 	CMPQ CX, $4
@@ -283,6 +340,11 @@ block8:
 	VMOVUPD Y15, (DI)
 	ADDQ    $32, DI
 	SUBQ    $4, CX
+	SUBQ    $4, DX
+	JNZ     block8
+	FLUSH(Y0, Y1, Y4, Y5)
+	FLUSH(Y2, Y3, Y10, Y11)
+	MOVQ    FLUSHEVERY, DX
 	JMP     block8
 
 tail8:
@@ -311,6 +373,7 @@ pairs4:
 	RINIT(0, Y0, Y1, Y6, Y7)
 	MOVQ e_base+48(FP), DI
 	MOVQ e_len+56(FP), CX
+	MOVQ FLUSHEVERY, DX
 
 block4:
 	CMPQ CX, $4
@@ -324,6 +387,10 @@ block4:
 	VMOVUPD Y15, (DI)
 	ADDQ    $32, DI
 	SUBQ    $4, CX
+	SUBQ    $4, DX
+	JNZ     block4
+	FLUSH(Y0, Y1, Y4, Y5)
+	MOVQ    FLUSHEVERY, DX
 	JMP     block4
 
 tail4:

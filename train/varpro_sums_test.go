@@ -31,6 +31,70 @@ func TestSumsKernels(t *testing.T) {
 			}
 		}
 	}
+	// Powers that decay past 2^-800 within the samples, where both flush them (flushTiny).
+	for _, pairs := range []int{4, 9, 13} {
+		name := fmt.Sprintf("%d pairs, 3 reals, L = 8191, poles decaying", pairs)
+		b, x, c, y := kernelProblem(rng, pairs, 3, 8191, "decaying")
+		compareKernels(t, name, b, x, c, y)
+	}
+}
+
+// TestSumsFlush: flushing the powers that fall below 2^-800 leaves the sums as the chains
+// without it give them, to far below float64's precision, on poles whose powers turn
+// subnormal (and, for |λ| > 1/2, would stay so) within the samples.
+func TestSumsFlush(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, pairs := range []int{3, 8} {
+		b, x, c, y := kernelProblem(rng, pairs, 2, 8191, "decaying")
+		n := len(b.mu)
+		v0, v1, e := make([]complex128, n), make([]complex128, n), make([]float64, len(x))
+		cpuSums{}.project(b, x, v0, v1)
+		cpuSums{}.residual(b, c, y, e)
+		// The unflushed sums, term by term, with the size of their terms.
+		var xSize float64
+		for _, xt := range x {
+			xSize += math.Abs(xt)
+		}
+		for p, l := range b.mu {
+			var s0, s1 complex128
+			pw, prev := complex(1, 0), complex(0, 0)
+			for t, xt := range x {
+				s0 += complex(xt, 0) * pw
+				if p < b.pairs {
+					s1 += complex(xt*float64(t), 0) * pw
+				} else {
+					s1 += complex(xt*float64(t), 0) * prev
+				}
+				prev, pw = pw, pw*l
+			}
+			if d := cmplx.Abs(v0[p] - s0); d > 1e-15*xSize {
+				t.Errorf("%d pairs, pole %d (|λ| = %.3f): v0 %v, unflushed %v", pairs, p, cmplx.Abs(l), v0[p], s0)
+			}
+			if d := cmplx.Abs(v1[p] - s1); d > 1e-15*float64(len(x))*xSize {
+				t.Errorf("%d pairs, pole %d (|λ| = %.3f): v1 %v, unflushed %v", pairs, p, cmplx.Abs(l), v1[p], s1)
+			}
+		}
+		want := make([]float64, len(y))
+		for i := range want {
+			want[i] = -y[i]
+		}
+		for p, l := range b.mu {
+			coef := complex(c[p+b.pairs], 0) // a real pole's residue
+			if p < b.pairs {
+				coef = 2 * complex(c[2*p], c[2*p+1])
+			}
+			pw := coef
+			for t := range want {
+				want[t] += real(pw)
+				pw *= l
+			}
+		}
+		for i := range e {
+			if math.Abs(e[i]-want[i]) > 1e-14*(1+math.Abs(want[i])) {
+				t.Fatalf("%d pairs: e[%d] = %v, unflushed %v", pairs, i, e[i], want[i])
+			}
+		}
+	}
 }
 
 // kernelProblem draws poles of the given radius, samples x and y and residues c, a tenth of
@@ -47,6 +111,8 @@ func kernelProblem(rng *rand.Rand, pairs, reals, m int, radius string) (poleBasi
 			return 1e-3 * rng.Float64()
 		case "near 1":
 			return 1 - 1e-7*rng.Float64()
+		case "decaying": // below 2^-1022 within 8191 samples, above 1/2 (stuck there unflushed)
+			return 0.55 + 0.36*rng.Float64()
 		}
 		return rng.Float64()
 	}
