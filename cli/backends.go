@@ -22,11 +22,11 @@ NVRTC and cuFFT versions it found, or in one line why there is no GPU), then the
 --backend auto picks.
 
 The GPU runs the default distillation (variable projection: the same ladder, starts and
-Levenberg–Marquardt as the CPU, its sums over the samples on the device) and the rtf model's
-Adam recipe (its transforms in float32 with --backend gpu or auto, in float64 with
---backend gpu64); other jobs need the CPU (auto runs them there and says so). Each of the
-projection's sums is a round trip to the device, so auto distils kernels shorter than 4096
-samples on the CPU, which is faster there. The GPU code is checked against the CPU on an
+Levenberg–Marquardt as the CPU, its sums over the samples on the device) with --backend
+gpu, and the rtf model's Adam recipe (its transforms in float32 with --backend gpu or auto,
+in float64 with --backend gpu64); other jobs need the CPU (auto runs them there and says
+so). Each of the projection's sums is a round trip to the device, and the CPU was faster at
+every length measured, so auto runs variable projection on the CPU. The GPU code is checked against the CPU on an
 emulated device and, in the README's figures, on an H200.
 
 The GPU backend needs CUDA 11.2 or newer. It loads the CUDA driver (libcuda.so.1), NVRTC and
@@ -100,11 +100,10 @@ func sumsWords(sums string) string {
 	return "variable projection's sums in portable Go loops, 4–8× slower than the AVX2 kernels this processor or build lacks"
 }
 
-// autoLine is what auto picks, in words: the GPU leaves short kernels' distillation to the
-// CPU (train.GPUProjectionMinLength).
+// autoLine is what auto picks, in words: the GPU leaves variable projection to the CPU.
 func autoLine(auto string) string {
 	if auto != "gpu" {
 		return auto
 	}
-	return fmt.Sprintf("gpu (variable projection of kernels shorter than %d samples: cpu)", train.GPUProjectionMinLength)
+	return "gpu (the Adam recipe; variable projection, the default distillation, runs on the CPU)"
 }

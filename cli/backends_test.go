@@ -64,7 +64,7 @@ func TestSumsWords(t *testing.T) {
 // TestAutoLine checks what backends says auto picks on a machine with a GPU, which the
 // tests here cannot show.
 func TestAutoLine(t *testing.T) {
-	if got, want := autoLine("gpu"), "gpu (variable projection of kernels shorter than 4096 samples: cpu)"; got != want {
+	if got, want := autoLine("gpu"), "gpu (the Adam recipe; variable projection, the default distillation, runs on the CPU)"; got != want {
 		t.Errorf("autoLine(gpu) = %q, want %q", got, want)
 	}
 	if got := autoLine("cpu"); got != "cpu" {

@@ -191,8 +191,8 @@ keeps them, and the same command run again goes on where it stopped. --shard I/N
 Slurm array task, or a Kubernetes Indexed Job with --shards N) fits share I of N of the
 units, balanced by cost, and writes it to OUT.shard-I-of-N.json; ssmlab merge assembles the
 parts into the same OUT a single run writes (docs/scale.md). The backend is auto unless
---backend says otherwise: the GPU where there is one, for the layers whose kernels are
-long enough to gain from it (variable projection: 4096 samples or more).`,
+--backend says otherwise: the CPU for variable projection (the default; faster there than on
+the GPU at every length measured), the GPU where there is one for the Adam recipe.`,
 		Example: `  ssmlab distill hyena.json --order 16 -o rtf16.json --report rtf16-report.json
   ssmlab distill butter.json --length 2048 --model modal --order 8
   ssmlab distill kernels.json --job job.json --steps 2000

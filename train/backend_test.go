@@ -92,14 +92,14 @@ func TestAutoBackend(t *testing.T) {
 			}
 		})
 	}
-	// A job fitted by variable projection runs on the CPU under auto where the GPU backend
-	// cannot run it (fakeGPU is not the CUDA one, whose device runs it:
-	// checkProjectionBackends), which says so, and such a backend named explicitly refuses it
-	// rather than run another algorithm.
+	// A job fitted by variable projection runs on the CPU under auto, which says so
+	// (checkProjectionBackends: whatever the device), and a GPU backend that cannot run it
+	// (fakeGPU is not the CUDA one) named explicitly refuses it rather than run another
+	// algorithm.
 	said := ""
 	b := &autoBackend{gpu: fakeGPU{}, device: "Fake GPU", note: func(l string) { said += l + "\n" }}
 	res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 3), Targets: targets}, b, nil)
-	if err != nil || res.Report.Backend != "cpu" || said != "cpu (the hankel init's variable projection runs on the CPU)\n" {
+	if err != nil || res.Report.Backend != "cpu" || said != "cpu ("+autoProjectionNote+")\n" {
 		t.Errorf("variable projection under auto: %v, said %q", err, said)
 	}
 	if _, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 3), Targets: targets}, fakeGPU{}, nil); !errors.Is(err, ErrGPUUnsupported) {

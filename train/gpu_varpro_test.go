@@ -305,21 +305,21 @@ func projectionParityTargets(t testing.TB, length, trained, preset int) [][]floa
 }
 
 // checkProjectionBackends checks how a job fitted by variable projection picks its device:
-// auto runs kernels of GPUProjectionMinLength samples or more on a GPU that opens (and says
-// so), else on the CPU saying why; an explicit GPU runs any length, and one that fails to
-// open is an error; a device failing mid-job fails the job.
+// auto runs it on the CPU at any length, whether the device opens or not, and says why; an
+// explicit GPU runs it on the device, and one that fails to open is an error; a device
+// failing mid-job fails the job.
 func checkProjectionBackends(t *testing.T, open deviceOpener) {
 	job := Job{Spec: withOrder(DefaultSpec(), 4), Targets: gpuTargets(128, 2, 3)}
-	long := Job{Spec: job.Spec, Targets: gpuTargets(GPUProjectionMinLength, 2, 3)}
+	long := Job{Spec: job.Spec, Targets: gpuTargets(8192, 2, 3)}
 	broken := func(bool) (device, error) { return nil, errors.New("no device here") }
 	for _, c := range []struct {
 		job       Job
 		open      deviceOpener
 		ran, said string
 	}{
-		{long, open, "gpu", "gpu (Emulated)\n"},
-		{long, broken, "cpu", "cpu (no device here)\n"},
-		{job, open, "cpu", "cpu (variable projection of kernels shorter than 4096 samples runs faster on the CPU)\n"},
+		{long, open, "cpu", "cpu (" + autoProjectionNote + ")\n"},
+		{long, broken, "cpu", "cpu (" + autoProjectionNote + ")\n"},
+		{job, open, "cpu", "cpu (" + autoProjectionNote + ")\n"},
 	} {
 		said := ""
 		b := &autoBackend{gpu: GPU{open: c.open}, device: "Emulated", note: func(l string) { said += l + "\n" }}

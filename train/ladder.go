@@ -111,19 +111,14 @@ func runProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	return l.Results[len(l.Results)-1], nil
 }
 
-// GPUProjectionMinLength is the shortest kernel auto fits by variable projection on a GPU.
-// The device serves only the sums over the samples, each a round trip from the driver on
-// the CPU, so short kernels are faster on the CPU's threads: on an H200 beside 16 CPU
-// threads (README, Backends), 16 channels of decaying noise at n = 32 took 0.33 s on the
-// device and 0.17 s on the CPU at L = 1024, but 0.77 against 2.6 s at L = 8192 and 2.8
-// against 26 s at L = 32768 (2.0 and 6.4 s on the 2-core machine of the README's tables).
-const GPUProjectionMinLength = 4096
-
-// projectionBackend resolves where a variable-projection job of kernels of the given
-// length runs: the GPU backend's device (the sums over the samples there, the driver here:
-// gpuSums), auto's where it opens and the kernels are long enough (else the CPU, saying
-// why), or the CPU.
-func projectionBackend(backend Backend, length int) (string, *gpuSums, error) {
+// projectionBackend resolves where a variable-projection job runs: the GPU backend's device
+// (the sums over the samples there, the driver here: gpuSums), or the CPU. auto picks the
+// CPU and says why: each of the device's sums is a round trip from the driver on the CPU,
+// and on an H200 beside 16 CPU threads (README, Backends) the CPU was faster at every
+// length and channel count measured (16 channels of decaying noise at n = 32: 0.17 against
+// 0.46 s at L = 1024, 0.44 against 0.84 s at L = 8192, 1.9 against 2.4 s at L = 32768; 128
+// channels at L = 8192: 2.8 against 4.5 s). An explicit GPU backend runs it on the device.
+func projectionBackend(backend Backend) (string, *gpuSums, error) {
 	switch b := backend.(type) {
 	case GPU:
 		dev, err := b.openSums()
@@ -132,31 +127,15 @@ func projectionBackend(backend Backend, length int) (string, *gpuSums, error) {
 		}
 		return "gpu", dev, nil
 	case *autoBackend:
-		g, ok := b.gpu.(GPU)
-		if !ok || b.chosen == "cpu" {
-			break
-		}
-		if length < GPUProjectionMinLength && b.chosen == "" {
-			b.runOnCPU(fmt.Sprintf("variable projection of kernels shorter than %d samples runs faster on the CPU", GPUProjectionMinLength))
-			return "cpu", nil, nil
-		}
-		dev, err := g.openSums()
-		if err == nil {
-			if b.chosen == "" {
-				b.note("gpu (" + b.device + ")")
-			}
-			b.chosen = "gpu"
-			return "gpu", dev, nil
-		}
-		if b.chosen == "gpu" {
-			return "", nil, err
-		}
-		b.runOnCPU(oneLine(err.Error()))
+		b.runOnCPU(autoProjectionNote)
 		return "cpu", nil, nil
 	}
 	ran, err := cpuOnly(backend, "the hankel init's variable projection")
 	return ran, nil, err
 }
+
+// autoProjectionNote is why auto fits by variable projection on the CPU.
+const autoProjectionNote = "variable projection runs faster on the CPU; --backend gpu runs it on the device"
 
 // cpuOnly resolves the backend of a job only the CPU runs: auto says why it runs there, and
 // an explicit GPU backend is an error (never a silent change of algorithm or device).
@@ -204,7 +183,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	start := time.Now()
 	spec := job.Spec
 	d := len(targets)
-	ran, dev, err := projectionBackend(backend, len(targets[0]))
+	ran, dev, err := projectionBackend(backend)
 	if err != nil {
 		return nil, err
 	}
