@@ -119,3 +119,19 @@ func BenchmarkVarproSumsDecaying(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkModalStep is the modal model's kernel and gradient, what each of its Adam steps
+// computes, for 16 pole pairs of radius 0.6–0.95 at L = 8192, whose powers leave float64's
+// normal range within the samples (BenchmarkVarproSumsDecaying).
+func BenchmarkModalStep(b *testing.B) {
+	m, p := randomModal(rand.New(rand.NewPCG(3, 4)), 16, 0, 8192, false)
+	k, e, g := make([]float64, m.length), make([]float64, m.length), make([]float64, m.numParams())
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := range e {
+		e[i] = rng.NormFloat64()
+	}
+	for b.Loop() {
+		m.kernel(nil, p, k)
+		m.grad(nil, p, e, g)
+	}
+}

@@ -67,6 +67,9 @@ func (m *modalModel) kernel(_ workspace, p, k []float64) {
 		for t := 1; t < len(k); t++ {
 			k[t] += real(pw)
 			pw *= l
+			if t%flushEvery == 0 {
+				pw = flushTiny(pw)
+			}
 		}
 	}
 	for i := 0; i < m.reals; i++ {
@@ -75,6 +78,9 @@ func (m *modalModel) kernel(_ workspace, p, k []float64) {
 		for t := 1; t < len(k); t++ {
 			k[t] += pw
 			pw *= l
+			if t%flushEvery == 0 {
+				pw = flushTinyReal(pw)
+			}
 		}
 	}
 }
@@ -90,6 +96,9 @@ func (m *modalModel) grad(_ workspace, p, e, g []float64) {
 			s1 += v
 			s2 += complex(float64(t-1), 0) * v
 			pw *= l
+			if t%flushEvery == 0 {
+				pw = flushTiny(pw)
+			}
 		}
 		gq := g[i*m.pairSize() : (i+1)*m.pairSize()]
 		rs2 := r * s2
@@ -116,6 +125,9 @@ func (m *modalModel) grad(_ workspace, p, e, g []float64) {
 			s1 += e[t] * pw
 			s2 += e[t] * float64(t-1) * prev
 			prev, pw = pw, pw*l
+			if t%flushEvery == 0 {
+				pw = flushTinyReal(pw)
+			}
 		}
 		gq := g[off+i*m.realSize() : off+(i+1)*m.realSize()]
 		gq[0] = r * s2 * (1 - l*l)

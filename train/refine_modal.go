@@ -116,6 +116,9 @@ func (w *modalRefineWork) jacobian(q []float64) {
 			rr[t] = 2 * real(pw)
 			ri[t] = -2 * imag(pw)
 			pw *= lam
+			if t%flushEvery == 0 {
+				pw = flushTiny(pw)
+			}
 		}
 	}
 	off := 4 * m.pairs
@@ -128,6 +131,9 @@ func (w *modalRefineWork) jacobian(q []float64) {
 			ru[t] = r * float64(t-1) * prev * (1 - lam*lam)
 			rr[t] = pw
 			prev, pw = pw, pw*lam
+			if t%flushEvery == 0 {
+				pw = flushTinyReal(pw)
+			}
 		}
 	}
 	h0 := row(m.numParams() - 1)

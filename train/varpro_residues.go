@@ -184,6 +184,9 @@ func (v *varpro) basisColumns(from, to int, buf *[]float64) [][]float64 {
 			re[t] = 2 * real(c0.beta*pw)
 			im[t] = 2 * real(c1.beta*pw)
 			pw *= l
+			if t%flushEvery == 0 {
+				pw = flushTiny(pw)
+			}
 		}
 	}
 	for j := 2 * v.s.pairs; j < n; j++ {
@@ -192,6 +195,9 @@ func (v *varpro) basisColumns(from, to int, buf *[]float64) [][]float64 {
 		for t := range col {
 			col[t] = real(pw)
 			pw *= l
+			if t%flushEvery == 0 {
+				pw = flushTiny(pw)
+			}
 		}
 	}
 	return cols

@@ -60,7 +60,9 @@ func CPUSums() string {
 // thread than on an AMD EPYC. The terms dropped are below 2^-800 of their sample's (or
 // residue's) size, beyond any float64 sum of theirs; from 2^-800 a power needs 64 steps of
 // |λ| < 0.09 to pass 2^-1022, and such a power reaches zero a few steps later. The kernels
-// flush at the same samples by the same test, so the sums stay the same bit for bit.
+// flush at the same samples by the same test, so the sums stay the same bit for bit. The
+// package's other chains of powers over the samples flush the same way: the modal model's
+// kernel and gradient (every Adam step), its Jacobian, and the QR fallback's columns.
 const (
 	flushEvery = 64
 	flushBelow = 0x1p-800

@@ -206,3 +206,33 @@ func compareKernels(t *testing.T, name string, b poleBasis, x, c, y []float64) {
 		}
 	}
 }
+
+// TestChainsFlush: the package's other chains of powers over the samples flush as the sums
+// do (flushTiny), so that no subnormal number is left in what they write at L = 8192 with
+// poles whose powers pass 2^-1022 (and, above 1/2 in radius, would stay there): the modal
+// model's kernel and Jacobian, and the QR fallback's columns.
+func TestChainsFlush(t *testing.T) {
+	check := func(what string, xs []float64) {
+		t.Helper()
+		for i, x := range xs {
+			if x != 0 && math.Abs(x) < 0x1p-1022 {
+				t.Errorf("%s: entry %d is subnormal (%g)", what, i, x)
+				return
+			}
+		}
+	}
+	m, p := randomModal(rand.New(rand.NewPCG(3, 4)), 3, 2, 8192, false)
+	for i := range m.pairs {
+		p[i*m.pairSize()] = math.Log(-math.Log(0.7)) // 0.7^t passes 2^-1022 at t = 1986
+	}
+	k := make([]float64, m.length)
+	m.kernel(nil, p, k)
+	check("modal kernel", k)
+	w := newModalRefineWork(m, make([]float64, m.length))
+	w.jacobian(p)
+	check("modal Jacobian", w.jt.RawMatrix().Data)
+	v, _, _, _ := testVarpro(8192, 1, 1e-3, 1)
+	for j, c := range v.basisColumns(0, 8192, &v.qr) {
+		check(fmt.Sprintf("QR column %d", j), c)
+	}
+}
