@@ -83,7 +83,7 @@ func BenchmarkVarproSums(b *testing.B) {
 // BenchmarkVarproSumsDecaying is BenchmarkVarproSums at L = 8192 with poles of radius 0.55
 // to 0.91, whose powers leave float64's normal range within the samples: where processors
 // that run subnormal operations slowly spent most of the time before the sums flushed them
-// (flushTiny).
+// (package underflow).
 func BenchmarkVarproSumsDecaying(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	basis, _, c, y := kernelProblem(rng, 16, 0, 8191, "decaying")

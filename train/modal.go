@@ -5,6 +5,7 @@ import (
 	"math/cmplx"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // modalModel is the modal SSM of Laughing Hyena (RTF paper, §4.4) or, with rotation set, the
@@ -64,22 +65,24 @@ func (m *modalModel) kernel(_ workspace, p, k []float64) {
 	for i := 0; i < m.pairs; i++ {
 		l, r, _ := m.pairAt(p, i)
 		pw := 2 * r
+		scale := chainScale(pw)
 		for t := 1; t < len(k); t++ {
 			k[t] += real(pw)
 			pw *= l
-			if t%flushEvery == 0 {
-				pw = flushTiny(pw)
+			if t%underflow.Every == 0 {
+				pw = underflow.Complex(pw, scale)
 			}
 		}
 	}
 	for i := 0; i < m.reals; i++ {
 		l, r, _ := m.realAt(p, i)
 		pw := r
+		scale := math.Abs(r)
 		for t := 1; t < len(k); t++ {
 			k[t] += pw
 			pw *= l
-			if t%flushEvery == 0 {
-				pw = flushTinyReal(pw)
+			if t%underflow.Every == 0 {
+				pw = underflow.Real(pw, scale)
 			}
 		}
 	}
@@ -96,8 +99,8 @@ func (m *modalModel) grad(_ workspace, p, e, g []float64) {
 			s1 += v
 			s2 += complex(float64(t-1), 0) * v
 			pw *= l
-			if t%flushEvery == 0 {
-				pw = flushTiny(pw)
+			if t%underflow.Every == 0 {
+				pw = underflow.Complex(pw, 1)
 			}
 		}
 		gq := g[i*m.pairSize() : (i+1)*m.pairSize()]
@@ -125,8 +128,8 @@ func (m *modalModel) grad(_ workspace, p, e, g []float64) {
 			s1 += e[t] * pw
 			s2 += e[t] * float64(t-1) * prev
 			prev, pw = pw, pw*l
-			if t%flushEvery == 0 {
-				pw = flushTinyReal(pw)
+			if t%underflow.Every == 0 {
+				pw = underflow.Real(pw, 1)
 			}
 		}
 		gq := g[off+i*m.realSize() : off+(i+1)*m.realSize()]

@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // maxModalRefineWork bounds L·P², the multiply-adds of one Gauss–Newton system of the modal
@@ -116,8 +118,8 @@ func (w *modalRefineWork) jacobian(q []float64) {
 			rr[t] = 2 * real(pw)
 			ri[t] = -2 * imag(pw)
 			pw *= lam
-			if t%flushEvery == 0 {
-				pw = flushTiny(pw)
+			if t%underflow.Every == 0 {
+				pw = underflow.Complex(pw, 1)
 			}
 		}
 	}
@@ -131,8 +133,8 @@ func (w *modalRefineWork) jacobian(q []float64) {
 			ru[t] = r * float64(t-1) * prev * (1 - lam*lam)
 			rr[t] = pw
 			prev, pw = pw, pw*lam
-			if t%flushEvery == 0 {
-				pw = flushTinyReal(pw)
+			if t%underflow.Every == 0 {
+				pw = underflow.Real(pw, 1)
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math/cmplx"
 
 	"gonum.org/v1/gonum/floats"
+
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // The residues of a variable-projection fit: for fixed poles they solve a linear least-squares
@@ -184,8 +186,8 @@ func (v *varpro) basisColumns(from, to int, buf *[]float64) [][]float64 {
 			re[t] = 2 * real(c0.beta*pw)
 			im[t] = 2 * real(c1.beta*pw)
 			pw *= l
-			if t%flushEvery == 0 {
-				pw = flushTiny(pw)
+			if t%underflow.Every == 0 {
+				pw = underflow.Complex(pw, 1)
 			}
 		}
 	}
@@ -195,8 +197,8 @@ func (v *varpro) basisColumns(from, to int, buf *[]float64) [][]float64 {
 		for t := range col {
 			col[t] = real(pw)
 			pw *= l
-			if t%flushEvery == 0 {
-				pw = flushTiny(pw)
+			if t%underflow.Every == 0 {
+				pw = underflow.Complex(pw, 1)
 			}
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/floats"
+
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // The sums over the samples of variable projection (varpro), its O(n·L) work per evaluation:
@@ -52,38 +54,17 @@ func CPUSums() string {
 	return "go"
 }
 
-// Every flushEvery samples each chain's power is set to zero where both its parts are below
-// flushBelow. A power λ^τ that decays past 2^-1022 turns subnormal and, for |λ| > 1/2, never
-// reaches zero (the smallest subnormal times λ rounds back to itself), and many processors
-// run each subnormal operation in a slow microcode assist: on the H200 machine's Xeon, 14% of
-// the chains' steps at L = 8192 were subnormal and variable projection ran 8× slower per
-// thread than on an AMD EPYC. The terms dropped are below 2^-800 of their sample's (or
-// residue's) size, beyond any float64 sum of theirs; from 2^-800 a power needs 64 steps of
-// |λ| < 0.09 to pass 2^-1022, and such a power reaches zero a few steps later. The kernels
-// flush at the same samples by the same test, so the sums stay the same bit for bit. The
-// package's other chains of powers over the samples flush the same way: the modal model's
-// kernel and gradient (every Adam step), its Jacobian, and the QR fallback's columns.
-const (
-	flushEvery = 64
-	flushBelow = 0x1p-800
-)
+// The chains flush what has decayed below underflow.Below of their start (package underflow:
+// subnormal numbers run slowly on many processors) every underflow.Every samples: a power,
+// which starts at 1, by underflow.Complex(p, 1); a residual's term, which starts at twice a
+// residue, relative to that start's chainScale. The kernels flush at the same samples by the
+// same tests, so the sums stay the same bit for bit. The package's other chains over the
+// samples flush the same way: the modal model's kernel and gradient (every Adam step), its
+// Jacobian, and the QR fallback's columns.
 
-// flushTiny is a complex chain's flush: zero where both parts are below flushBelow (a NaN
-// part is kept, as the kernels' ordered comparison keeps it).
-func flushTiny(p complex128) complex128 {
-	if math.Abs(real(p)) < flushBelow && math.Abs(imag(p)) < flushBelow {
-		return 0
-	}
-	return p
-}
-
-// flushTinyReal is a real pole's flush.
-func flushTinyReal(p float64) float64 {
-	if math.Abs(p) < flushBelow {
-		return 0
-	}
-	return p
-}
+// chainScale is a residual chain's scale, |Re p| + |Im p| of its start (as the kernels
+// compute it: no max, whose NaN rules differ).
+func chainScale(p complex128) float64 { return math.Abs(real(p)) + math.Abs(imag(p)) }
 
 // cpuSums is sampleSums on the calling goroutine.
 type cpuSums struct{}
@@ -154,9 +135,9 @@ func (cpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
 				s1[j] += complex(tf*real(q), tf*imag(q))
 				pw[j] *= l[j]
 			}
-			if t%flushEvery == flushEvery-1 {
+			if t%underflow.Every == underflow.Every-1 {
 				for j := range pw {
-					pw[j] = flushTiny(pw[j])
+					pw[j] = underflow.Complex(pw[j], 1)
 				}
 			}
 		}
@@ -177,8 +158,8 @@ func (cpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
 			b1 += complex(tf*real(qb), tf*imag(qb))
 			pa *= l
 			pb *= m
-			if t%flushEvery == flushEvery-1 {
-				pa, pb = flushTiny(pa), flushTiny(pb)
+			if t%underflow.Every == underflow.Every-1 {
+				pa, pb = underflow.Complex(pa, 1), underflow.Complex(pb, 1)
 			}
 		}
 		v0[p], v1[p], v0[p+1], v1[p+1] = a0, a1, b0, b1
@@ -194,8 +175,8 @@ func (cpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
 				s0 += q
 				s1 += complex(tf*real(q), tf*imag(q))
 				pw *= l
-				if t%flushEvery == flushEvery-1 {
-					pw = flushTiny(pw)
+				if t%underflow.Every == underflow.Every-1 {
+					pw = underflow.Complex(pw, 1)
 				}
 			}
 			v0[p], v1[p] = s0, s1
@@ -208,8 +189,8 @@ func (cpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
 			s0 += xt * pw
 			s1 += xt * float64(t) * prev
 			prev, pw = pw, pw*r
-			if t%flushEvery == flushEvery-1 {
-				pw = flushTinyReal(pw)
+			if t%underflow.Every == underflow.Every-1 {
+				pw = underflow.Real(pw, 1)
 			}
 		}
 		v0[p], v1[p] = complex(s0, 0), complex(s1, 0)
@@ -219,7 +200,7 @@ func (cpuSums) project(b poleBasis, x []float64, v0, v1 []complex128) {
 // project0 is project without v1 (v0 term by term as project's). Pairs the kernels leave go
 // two at a time: four chains' powers, sums and poles (24 parts) do not fit in the 15
 // floating-point registers Go allocates, and their spills made the loop 1.5× slower
-// (BenchmarkVarproSums). The two-pair loop flushes between chunks of flushEvery samples (a
+// (BenchmarkVarproSums). The two-pair loop flushes between chunks of underflow.Every samples (a
 // flush after the last chunk changes nothing).
 func project0(b poleBasis, x []float64, v0 []complex128) {
 	p := projectPairs(b, x, v0, nil)
@@ -227,9 +208,9 @@ func project0(b poleBasis, x []float64, v0 []complex128) {
 		l0, l1 := b.mu[p], b.mu[p+1]
 		var s0, s1 complex128
 		p0, p1 := complex(1, 0), complex(1, 0)
-		for lo := 0; lo < len(x); lo += flushEvery {
-			s0, s1, p0, p1 = project0Two(x[lo:min(lo+flushEvery, len(x))], l0, l1, s0, s1, p0, p1)
-			p0, p1 = flushTiny(p0), flushTiny(p1)
+		for lo := 0; lo < len(x); lo += underflow.Every {
+			s0, s1, p0, p1 = project0Two(x[lo:min(lo+underflow.Every, len(x))], l0, l1, s0, s1, p0, p1)
+			p0, p1 = underflow.Complex(p0, 1), underflow.Complex(p1, 1)
 		}
 		v0[p], v0[p+1] = s0, s1
 	}
@@ -241,8 +222,8 @@ func project0(b poleBasis, x []float64, v0 []complex128) {
 			for t, xt := range x {
 				s0 += complex(xt*real(pw), xt*imag(pw))
 				pw *= l
-				if t%flushEvery == flushEvery-1 {
-					pw = flushTiny(pw)
+				if t%underflow.Every == underflow.Every-1 {
+					pw = underflow.Complex(pw, 1)
 				}
 			}
 			v0[p] = s0
@@ -254,8 +235,8 @@ func project0(b poleBasis, x []float64, v0 []complex128) {
 		for t, xt := range x {
 			s0 += xt * pw
 			pw *= r
-			if t%flushEvery == flushEvery-1 {
-				pw = flushTinyReal(pw)
+			if t%underflow.Every == underflow.Every-1 {
+				pw = underflow.Real(pw, 1)
 			}
 		}
 		v0[p] = complex(s0, 0)
@@ -292,6 +273,7 @@ func (cpuSums) residual(b poleBasis, c, y, e []float64) {
 		p1 := complex(2*c[2*i+2], 2*c[2*i+3])
 		p2 := complex(2*c[2*i+4], 2*c[2*i+5])
 		p3 := complex(2*c[2*i+6], 2*c[2*i+7])
+		s0, s1, s2, s3 := chainScale(p0), chainScale(p1), chainScale(p2), chainScale(p3)
 		for t := range e {
 			e[t] += real(p0)
 			e[t] += real(p1)
@@ -301,8 +283,8 @@ func (cpuSums) residual(b poleBasis, c, y, e []float64) {
 			p1 *= l[1]
 			p2 *= l[2]
 			p3 *= l[3]
-			if t%flushEvery == flushEvery-1 {
-				p0, p1, p2, p3 = flushTiny(p0), flushTiny(p1), flushTiny(p2), flushTiny(p3)
+			if t%underflow.Every == underflow.Every-1 {
+				p0, p1, p2, p3 = underflow.Complex(p0, s0), underflow.Complex(p1, s1), underflow.Complex(p2, s2), underflow.Complex(p3, s3)
 			}
 		}
 	}
@@ -310,35 +292,38 @@ func (cpuSums) residual(b poleBasis, c, y, e []float64) {
 		l, m := b.mu[i], b.mu[i+1]
 		pa := complex(2*c[2*i], 2*c[2*i+1])
 		pb := complex(2*c[2*i+2], 2*c[2*i+3])
+		sa, sb := chainScale(pa), chainScale(pb)
 		for t := range e {
 			e[t] += real(pa)
 			e[t] += real(pb)
 			pa *= l
 			pb *= m
-			if t%flushEvery == flushEvery-1 {
-				pa, pb = flushTiny(pa), flushTiny(pb)
+			if t%underflow.Every == underflow.Every-1 {
+				pa, pb = underflow.Complex(pa, sa), underflow.Complex(pb, sb)
 			}
 		}
 	}
 	for ; i < b.pairs; i++ {
 		l := b.mu[i]
 		pw := complex(2*c[2*i], 2*c[2*i+1])
+		scale := chainScale(pw)
 		for t := range e {
 			e[t] += real(pw)
 			pw *= l
-			if t%flushEvery == flushEvery-1 {
-				pw = flushTiny(pw)
+			if t%underflow.Every == underflow.Every-1 {
+				pw = underflow.Complex(pw, scale)
 			}
 		}
 	}
 	for i := 0; i < reals; i++ {
 		l := real(b.mu[b.pairs+i])
 		pw := c[2*b.pairs+i]
+		scale := math.Abs(pw)
 		for t := range e {
 			e[t] += pw
 			pw *= l
-			if t%flushEvery == flushEvery-1 {
-				pw = flushTinyReal(pw)
+			if t%underflow.Every == underflow.Every-1 {
+				pw = underflow.Real(pw, scale)
 			}
 		}
 	}

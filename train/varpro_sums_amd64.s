@@ -59,16 +59,28 @@ DATA one<>+16(SB)/8, $1.0
 DATA one<>+24(SB)/8, $1.0
 GLOBL one<>(SB), RODATA|NOPTR, $32
 
-// FLUSH zeroes the lanes of a power (pr, pi) whose parts are both below flushBelow (2^-800;
-// tiny<>), as flushTiny does; the ordered comparison keeps a NaN part. Temporaries t1, t2.
-#define FLUSH(pr, pi, t1, t2) \
+// FLUSHAT zeroes the lanes of (pr, pi) whose parts are both below the lanes of thr, as
+// underflow.Complex does; the ordered comparison keeps a NaN part. Temporaries t1, t2.
+#define FLUSHAT(pr, pi, t1, t2, thr) \
 	VANDPD  absmask<>(SB), pr, t1; \
-	VCMPPD  $0x11, tiny<>(SB), t1, t1; \
+	VCMPPD  $0x11, thr, t1, t1; \
 	VANDPD  absmask<>(SB), pi, t2; \
-	VCMPPD  $0x11, tiny<>(SB), t2, t2; \
+	VCMPPD  $0x11, thr, t2, t2; \
 	VANDPD  t2, t1, t1; \
 	VANDNPD pr, t1, pr; \
 	VANDNPD pi, t1, pi
+
+// FLUSH is FLUSHAT for a power, which starts at 1: below underflow.Below (2^-800, tiny<>).
+#define FLUSH(pr, pi, t1, t2) FLUSHAT(pr, pi, t1, t2, tiny<>(SB))
+
+// RTHRESH stores at slot the flush threshold of a residual's chains starting at (pr, pi):
+// underflow.Below·chainScale, (|Re p| + |Im p|)·2^-800 lane by lane.
+#define RTHRESH(pr, pi, t1, t2, slot) \
+	VANDPD  absmask<>(SB), pr, t1; \
+	VANDPD  absmask<>(SB), pi, t2; \
+	VADDPD  t2, t1, t1; \
+	VMULPD  tiny<>(SB), t1, t1; \
+	VMOVUPD t1, slot
 
 // FLUSHEVERY counts down the samples (DX; steps of four for residual) between flushes.
 #define FLUSHEVERY $64
@@ -312,8 +324,9 @@ done:
 	VADDPD pi, pi, pi
 
 // func residualAVX2(mu []complex128, c, e []float64)
-// Eight pairs at a time, then four; four samples at a time, the last ones masked.
-TEXT ·residualAVX2(SB), NOSPLIT, $256-72
+// Eight pairs at a time, then four; four samples at a time, the last ones masked. The flush
+// thresholds of the first four chains are kept at 256(SP), of the next four at 288(SP).
+TEXT ·residualAVX2(SB), NOSPLIT, $320-72
 	MOVQ mu_base+0(FP), R8
 	MOVQ mu_len+8(FP), R9
 	MOVQ c_base+24(FP), R10
@@ -323,6 +336,8 @@ pairs8:
 	JLT  pairs4
 	RINIT(0, Y0, Y1, Y6, Y7)
 	RINIT(64, Y2, Y3, Y8, Y9)
+	RTHRESH(Y0, Y1, Y4, Y5, 256(SP))
+	RTHRESH(Y2, Y3, Y4, Y5, 288(SP))
 	MOVQ e_base+48(FP), DI
 	MOVQ e_len+56(FP), CX
 	MOVQ FLUSHEVERY, DX
@@ -342,8 +357,8 @@ block8:
 	SUBQ    $4, CX
 	SUBQ    $4, DX
 	JNZ     block8
-	FLUSH(Y0, Y1, Y4, Y5)
-	FLUSH(Y2, Y3, Y10, Y11)
+	FLUSHAT(Y0, Y1, Y4, Y5, 256(SP))
+	FLUSHAT(Y2, Y3, Y10, Y11, 288(SP))
 	MOVQ    FLUSHEVERY, DX
 	JMP     block8
 
@@ -371,6 +386,7 @@ pairs4:
 	TESTQ R9, R9
 	JZ    done
 	RINIT(0, Y0, Y1, Y6, Y7)
+	RTHRESH(Y0, Y1, Y4, Y5, 256(SP))
 	MOVQ e_base+48(FP), DI
 	MOVQ e_len+56(FP), CX
 	MOVQ FLUSHEVERY, DX
@@ -389,7 +405,7 @@ block4:
 	SUBQ    $4, CX
 	SUBQ    $4, DX
 	JNZ     block4
-	FLUSH(Y0, Y1, Y4, Y5)
+	FLUSHAT(Y0, Y1, Y4, Y5, 256(SP))
 	MOVQ    FLUSHEVERY, DX
 	JMP     block4
 

@@ -31,7 +31,7 @@ func TestSumsKernels(t *testing.T) {
 			}
 		}
 	}
-	// Powers that decay past 2^-800 within the samples, where both flush them (flushTiny).
+	// Powers that decay past 2^-800 within the samples, where both flush them (package underflow).
 	for _, pairs := range []int{4, 9, 13} {
 		name := fmt.Sprintf("%d pairs, 3 reals, L = 8191, poles decaying", pairs)
 		b, x, c, y := kernelProblem(rng, pairs, 3, 8191, "decaying")
@@ -208,7 +208,7 @@ func compareKernels(t *testing.T, name string, b poleBasis, x, c, y []float64) {
 }
 
 // TestChainsFlush: the package's other chains of powers over the samples flush as the sums
-// do (flushTiny), so that no subnormal number is left in what they write at L = 8192 with
+// do (package underflow), so that no subnormal number is left in what they write at L = 8192 with
 // poles whose powers pass 2^-1022 (and, above 1/2 in radius, would stay there): the modal
 // model's kernel and Jacobian, and the QR fallback's columns.
 func TestChainsFlush(t *testing.T) {
@@ -234,5 +234,51 @@ func TestChainsFlush(t *testing.T) {
 	v, _, _, _ := testVarpro(8192, 1, 1e-3, 1)
 	for j, c := range v.basisColumns(0, 8192, &v.qr) {
 		check(fmt.Sprintf("QR column %d", j), c)
+	}
+}
+
+// TestChainsFlushRelative: a chain flushes relative to its start, so a target and residues
+// scaled by 2^-780 (where 2^-800 is a millionth of the chains' start) give the residual and
+// the modal kernel scaled by 2^-780, with the kernels and without.
+func TestChainsFlushRelative(t *testing.T) {
+	const scale = 0x1p-780
+	t.Cleanup(func() { sumsAsm = CPUSums() == "avx2" })
+	rng := rand.New(rand.NewPCG(11, 12))
+	b, _, c, y := kernelProblem(rng, 9, 3, 4095, "decaying")
+	cs, ys := make([]float64, len(c)), make([]float64, len(y))
+	for i := range c {
+		cs[i] = c[i] * scale
+	}
+	for i := range y {
+		ys[i] = y[i] * scale
+	}
+	for _, asm := range []bool{false, true} {
+		sumsAsm = asm && CPUSums() == "avx2"
+		e, es := make([]float64, len(y)), make([]float64, len(y))
+		cpuSums{}.residual(b, c, y, e)
+		cpuSums{}.residual(b, cs, ys, es)
+		for i := range e {
+			if d := math.Abs(es[i]/scale - e[i]); d > 1e-12*(1+math.Abs(e[i])) {
+				t.Fatalf("kernels %v: e[%d] = %g unscaled, %g scaled back", sumsAsm, i, e[i], es[i]/scale)
+			}
+		}
+	}
+	m, p := randomModal(rand.New(rand.NewPCG(3, 4)), 3, 2, 4096, false)
+	k := make([]float64, m.length)
+	m.kernel(nil, p, k)
+	for i := range m.pairs {
+		q := p[i*m.pairSize():]
+		q[2], q[3] = q[2]*scale, q[3]*scale
+	}
+	for i := range m.reals {
+		p[m.pairs*m.pairSize()+i*m.realSize()+m.realSize()-1] *= scale
+	}
+	p[len(p)-1] *= scale
+	ks := make([]float64, m.length)
+	m.kernel(nil, p, ks)
+	for i := range k {
+		if d := math.Abs(ks[i]/scale - k[i]); d > 1e-12*(1+math.Abs(k[i])) {
+			t.Fatalf("modal kernel: k[%d] = %g unscaled, %g scaled back", i, k[i], ks[i]/scale)
+		}
 	}
 }
