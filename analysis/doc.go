@@ -26,6 +26,9 @@
 //     form, accurate for |λ| near 1 (no λ^t by repeated pow, no t·eps drift).
 //   - Scan: the diagonal recurrence as a parallel prefix scan (LDStack paper, Prop. 2).
 //
+// Recurrence and Vandermonde set to zero what has decayed below 2^-800 of the residues' scale
+// rather than run on subnormal numbers (package underflow); Scan and FFT do not flush.
+//
 // Kernels (impulse responses given as samples, such as distillation targets) are FIR
 // filters: KernelResponse evaluates their DTFT and KernelGroupDelay the exact derivative of
 // its phase, which the workbench and the figures both show.

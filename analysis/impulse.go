@@ -8,6 +8,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/rtf"
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // Method names an algorithm for the impulse response. All four compute the same h[t] for
@@ -134,9 +135,13 @@ func modalRecurrence(h []float64, md modal) {
 	h[0] = md.h0
 	for _, m := range md.modes {
 		x, l, w := m.residue, m.pole, m.weight
+		scale := math.Abs(real(x)) + math.Abs(imag(x))
 		for t := 1; t < len(h); t++ {
 			h[t] += w * real(x)
 			x *= l
+			if t%underflow.Every == 0 { // package underflow
+				x = underflow.Complex(x, scale)
+			}
 		}
 	}
 }
@@ -173,6 +178,7 @@ func vandermonde(h []float64, md modal) {
 			default:
 				s, c := math.Sincos(theta * float64(start))
 				anchor = m.residue * complex(math.Exp(logr*float64(start))*c, math.Exp(logr*float64(start))*s)
+				anchor = underflow.Complex(anchor, math.Abs(real(m.residue))+math.Abs(imag(m.residue))) // package underflow
 			}
 			if anchor == 0 {
 				continue

@@ -338,3 +338,59 @@ func TestLengthForRadius(t *testing.T) {
 		t.Errorf("AutoLength = %d, %v, want 264", l, err)
 	}
 }
+
+// TestImpulseFlushesUnderflow: the recurrences of every form and the modal methods leave no
+// subnormal number in a response that decays past 2^-1022 within its samples (poles of radius
+// 0.7 and 0.6: package underflow), and flush relative to the filter's scale, not at an
+// absolute threshold: the filter scaled by 2^-780 gives the response scaled by 2^-780.
+func TestImpulseFlushesUnderflow(t *testing.T) {
+	const length, scale = 8192, 0x1p-780
+	p := cmplx.Rect(0.7, 0.5)
+	build := func(s float64) *filters.Diagonal {
+		r := complex(0.3*s, 0.2*s)
+		d, err := filters.NewDiagonal([]complex128{p, cmplx.Conj(p), 0.6}, []complex128{r, cmplx.Conj(r), complex(0.5*s, 0)}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, form := range filters.Forms {
+		for _, m := range []Method{Recurrence, Vandermonde} {
+			if m == Vandermonde && form != filters.FormDiagonal {
+				continue // the same modes as the diagonal form's
+			}
+			var h [2][]float64
+			for i, s := range []float64{1, scale} {
+				f, _, err := filters.Convert(build(s), form)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if h[i], err = Impulse(nil, f, length, m); err != nil {
+					t.Fatal(err)
+				}
+				if m == Recurrence && s == 1 { // the form's own, which Recurrence uses but for the diagonal form
+					for i, v := range f.Impulse(length) {
+						if v != 0 && math.Abs(v) < 0x1p-1022 {
+							t.Errorf("%s: its Impulse's h[%d] = %g is subnormal", form, i, v)
+							break
+						}
+					}
+				}
+			}
+			top := 0.0
+			for i, v := range h[0] {
+				if v != 0 && math.Abs(v) < 0x1p-1022 {
+					t.Errorf("%s, %s: h[%d] = %g is subnormal", form, m, i, v)
+					break
+				}
+				top = math.Max(top, math.Abs(v))
+			}
+			for i := range h[0] {
+				if d := math.Abs(h[1][i]/scale - h[0][i]); d > 1e-12*top {
+					t.Errorf("%s, %s: h[%d] = %g, %g from the filter scaled by 2^-780", form, m, i, h[0][i], h[1][i]/scale)
+					break
+				}
+			}
+		}
+	}
+}

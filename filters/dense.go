@@ -1,8 +1,12 @@
 package filters
 
 import (
+	"math"
+
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // Dense is a state-space filter (A, B, C, D) with a full n×n matrix A.
@@ -130,12 +134,18 @@ func (f *Dense) Impulse(length int) []float64 {
 	}
 	x := append([]float64(nil), f.B...)
 	next := make([]float64, n)
+	scale := floats.Norm(f.B, math.Inf(1))
 	for t := 1; t < length; t++ {
 		h[t] = floats.Dot(f.C, x)
 		for i := 0; i < n; i++ {
 			next[i] = floats.Dot(f.A.RawRowView(i), x)
 		}
 		x, next = next, x
+		if t%underflow.Every == 0 { // the state's decayed entries (package underflow)
+			for i, v := range x {
+				x[i] = underflow.Real(v, scale)
+			}
+		}
 	}
 	return h
 }

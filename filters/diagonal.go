@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/cmplx"
 	"sort"
+
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // Diagonal is the modal form: h[0] = H0, h[t] = Σ Residues[i]·Poles[i]^(t-1).
@@ -179,10 +181,13 @@ func (f *Diagonal) Impulse(length int) []float64 {
 			scale = 2
 		}
 		p := m.residue
+		size := math.Abs(real(p)) + math.Abs(imag(p))
 		for t := 1; t < length; t++ {
 			h[t] += scale * real(p)
 			if t%powerAnchor == 0 {
-				p = m.residue * cpow(m.pole, t)
+				// An anchor decayed below underflow.Below of the residue is zero: the chain
+				// does not run on subnormal numbers (package underflow).
+				p = underflow.Complex(m.residue*cpow(m.pole, t), size)
 			} else {
 				p *= m.pole
 			}

@@ -18,6 +18,10 @@
 // modulus, then by increasing |angle|, the member with a positive imaginary part first, so the
 // two members of a pair are adjacent.
 //
+// Each Impulse sets to zero what has decayed below 2^-800 of the filter's scale (its input
+// vector, numerator or residues) rather than run on subnormal numbers, which many processors
+// compute slowly and where a decaying recurrence can stick (package underflow).
+//
 // # Representations
 //
 //   - Dense: (A, B, C, D) with A n×n.

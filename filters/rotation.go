@@ -5,6 +5,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // RotationBlock is one 2×2 block ρ·R(θ) with R(θ) = [[cos θ, -sin θ], [sin θ, cos θ]]; its
@@ -328,16 +330,25 @@ func (f *Rotation) Impulse(length int) []float64 {
 		m00, m01, m10, m11 := b.Radius*c, -b.Radius*s, b.Radius*s, b.Radius*c
 		x0, x1 := bt[2*k], bt[2*k+1]
 		c0, c1 := ct[2*k], ct[2*k+1]
+		scale := math.Abs(x0) + math.Abs(x1)
 		for t := 1; t < length; t++ {
 			h[t] += c0*x0 + c1*x1
 			x0, x1 = m00*x0+m01*x1, m10*x0+m11*x1
+			if t%underflow.Every == 0 { // package underflow
+				p := underflow.Complex(complex(x0, x1), scale)
+				x0, x1 = real(p), imag(p)
+			}
 		}
 	}
 	for k, r := range f.Real {
 		x, c := bt[2*nb+k], ct[2*nb+k]
+		scale := math.Abs(x)
 		for t := 1; t < length; t++ {
 			h[t] += c * x
 			x *= r
+			if t%underflow.Every == 0 {
+				x = underflow.Real(x, scale)
+			}
 		}
 	}
 	return h

@@ -1,5 +1,11 @@
 package filters
 
+import (
+	"math"
+
+	"github.com/ssmlab/ssmlab/internal/underflow"
+)
+
 // TransferFunction is the rational transfer function of the RTF paper, eq. 4:
 //
 //	H(z) = H0 + (b₁z⁻¹ + … + bₙz⁻ⁿ) / (1 + a₁z⁻¹ + … + aₙz⁻ⁿ),
@@ -133,6 +139,13 @@ func coefficientImpulse(a, b []float64, h0 float64, length int) []float64 {
 		return h
 	}
 	n := len(a)
+	// The outputs that have decayed below underflow.Below of the numerator's scale are set
+	// to zero as they come (a comparison against n multiply-adds), so that the recursion
+	// does not run on subnormal numbers (package underflow).
+	scale := 0.0
+	for _, v := range b {
+		scale = max(scale, math.Abs(v))
+	}
 	for t := 1; t < length; t++ {
 		var s float64
 		if t <= n {
@@ -141,7 +154,7 @@ func coefficientImpulse(a, b []float64, h0 float64, length int) []float64 {
 		for k := 1; k <= n && k < t; k++ {
 			s -= a[k-1] * h[t-k]
 		}
-		h[t] = s
+		h[t] = underflow.Real(s, scale)
 	}
 	h[0] = h0
 	return h

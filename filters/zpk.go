@@ -3,6 +3,8 @@ package filters
 import (
 	"math"
 	"math/cmplx"
+
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // ZPK is the zero-pole-gain form H(z) = H0 + Gain·Π(z - zᵢ)/Π(z - pᵢ) with len(Zeros) ≤
@@ -68,6 +70,7 @@ func (f *ZPK) Impulse(length int) []float64 {
 		x[delay] = 1
 	}
 	scale := 0
+	inPeak := 1.0 // the section's input's largest |re| + |im|: the impulse's, then each output's
 	poles := append([]complex128(nil), f.Poles...)
 	for i := 0; i < n; i++ {
 		var zero complex128
@@ -92,6 +95,9 @@ func (f *ZPK) Impulse(length int) []float64 {
 			if hasZero {
 				out -= zero * prevIn
 			}
+			// What has decayed below underflow.Below of the input goes to zero as it comes,
+			// so that the section does not run on subnormal numbers (package underflow).
+			out = underflow.Complex(out, inPeak)
 			prevIn, prevOut = in, out
 			x[t] = out
 			// A plain comparison: math.Max's NaN handling dominated this loop.
@@ -105,7 +111,9 @@ func (f *ZPK) Impulse(length int) []float64 {
 				x[t] = complex(math.Ldexp(real(x[t]), -e), math.Ldexp(imag(x[t]), -e))
 			}
 			scale += e
+			peak = math.Ldexp(peak, -e)
 		}
+		inPeak = peak
 	}
 	for t := range h {
 		h[t] = math.Ldexp(f.Gain*real(x[t]), scale)
