@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/rtf"
+	"github.com/ssmlab/ssmlab/internal/underflow"
 )
 
 // channelRNG gives each channel its own stream, so results do not depend on scheduling.
@@ -154,6 +155,9 @@ func lsResidues(poles []complex128, y []float64) ([]complex128, error) {
 				v.Set(t, j, real(pw))
 			}
 			pw *= l
+			if t%underflow.Every == 0 { // package underflow
+				pw = underflow.Complex(pw, 1)
+			}
 		}
 		j++
 		if c.pair {
