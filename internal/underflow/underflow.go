@@ -12,8 +12,9 @@
 // 1, the residue, the input), far beyond what a float64 sum of them holds; from there a value
 // needs Every steps of |λ| < 0.09 to pass 2^-1022, and such a one reaches zero a few steps
 // later. Its users: train's sums over the samples (with AVX2 kernels that flush at the same
-// samples by the same test), the modal model's chains, the QR fallback's columns and the initial residues' columns; the
-// Impulse of every filters form; analysis's Recurrence and Vandermonde methods.
+// samples by the same test), the modal model's chains, the QR fallback's columns and the
+// initial residues' columns; the Impulse of every filters form; analysis's Recurrence and
+// Vandermonde methods.
 package underflow
 
 import "math"
