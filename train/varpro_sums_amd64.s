@@ -85,6 +85,21 @@ GLOBL one<>(SB), RODATA|NOPTR, $32
 // FLUSHEVERY counts down the samples (DX; steps of four for residual) between flushes.
 #define FLUSHEVERY $64
 
+// FLUSHDUE2 counts a sample down and, once FLUSHEVERY have passed, flushes two registers'
+// powers (a, b) with temporaries Y2, Y3; skip is the label after it. FLUSHDUE1 flushes one.
+#define FLUSHDUE2(ar, ai, br, bi, skip) \
+	DECQ  DX; \
+	JNZ   skip; \
+	FLUSH(ar, ai, Y2, Y3); \
+	FLUSH(br, bi, Y2, Y3); \
+	MOVQ  FLUSHEVERY, DX
+
+#define FLUSHDUE1(ar, ai, skip) \
+	DECQ  DX; \
+	JNZ   skip; \
+	FLUSH(ar, ai, Y2, Y3); \
+	MOVQ  FLUSHEVERY, DX
+
 DATA absmask<>+0(SB)/8, $0x7fffffffffffffff
 DATA absmask<>+8(SB)/8, $0x7fffffffffffffff
 DATA absmask<>+16(SB)/8, $0x7fffffffffffffff
@@ -139,11 +154,7 @@ loop8:
 	PSTEP(Y10, Y11, Y12, Y13, Y14, Y15, 64(SP), 96(SP))
 	VADDPD one<>(SB), Y1, Y1
 	ADDQ   $8, SI
-	DECQ   DX
-	JNZ    next8
-	FLUSH(Y4, Y5, Y2, Y3)
-	FLUSH(Y10, Y11, Y2, Y3)
-	MOVQ   FLUSHEVERY, DX
+	FLUSHDUE2(Y4, Y5, Y10, Y11, next8)
 
 next8:
 	DECQ CX
@@ -179,10 +190,7 @@ loop4:
 	PSTEP(Y4, Y5, Y6, Y7, Y8, Y9, 0(SP), 32(SP))
 	VADDPD one<>(SB), Y1, Y1
 	ADDQ   $8, SI
-	DECQ   DX
-	JNZ    next4
-	FLUSH(Y4, Y5, Y2, Y3)
-	MOVQ   FLUSHEVERY, DX
+	FLUSHDUE1(Y4, Y5, next4)
 
 next4:
 	DECQ CX
@@ -236,11 +244,7 @@ loop8:
 	P0STEP(Y4, Y5, Y6, Y7, Y12, Y13)
 	P0STEP(Y8, Y9, Y10, Y11, Y14, Y15)
 	ADDQ $8, SI
-	DECQ DX
-	JNZ  next8
-	FLUSH(Y4, Y5, Y2, Y3)
-	FLUSH(Y8, Y9, Y2, Y3)
-	MOVQ FLUSHEVERY, DX
+	FLUSHDUE2(Y4, Y5, Y8, Y9, next8)
 
 next8:
 	DECQ CX
@@ -269,10 +273,7 @@ loop4:
 	VBROADCASTSD (SI), Y0
 	P0STEP(Y4, Y5, Y6, Y7, Y12, Y13)
 	ADDQ $8, SI
-	DECQ DX
-	JNZ  next4
-	FLUSH(Y4, Y5, Y2, Y3)
-	MOVQ FLUSHEVERY, DX
+	FLUSHDUE1(Y4, Y5, next4)
 
 next4:
 	DECQ CX
