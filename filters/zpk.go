@@ -113,7 +113,9 @@ func (f *ZPK) Impulse(length int) []float64 {
 			scale += e
 			peak = math.Ldexp(peak, -e)
 		}
-		inPeak = peak
+		if !math.IsInf(peak, 0) { // an overflowed section flushes nothing after it
+			inPeak = peak
+		}
 	}
 	for t := range h {
 		h[t] = math.Ldexp(f.Gain*real(x[t]), scale)
