@@ -268,11 +268,16 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 		}
 	}
 	pls := ck.PlanLayers()
-	for _, pl := range pls {
+	for i, pl := range pls {
 		// Only variable projection places the real positive poles such a layer needs in its
 		// own layout: refused before any fit, not when the first unit is written.
 		if pl.Poles == train.PolesPositive && opts.ToLayout == string(layouts.S4D) && !opts.Spec.ByProjection() {
 			return nil, failf("%s: layer %q is built with is_real: written as s4d its poles must be real and positive, which only the fits by variable projection place (%s); fit it so, or write it with --to-layout rtf or stripedhyena", ck.Path, pl.Prefix, train.ProjectionRecipe)
+		}
+		if pl.Poles == opts.Spec.Poles {
+			// The job places these poles anyway: the unit is the one a run for another
+			// layout fits (--poles positive, then --to-layout s4d), and its work is reused.
+			pls[i].Poles = ""
 		}
 	}
 	units, err := plan.Units(pls, order, opts.Chunk)

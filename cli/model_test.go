@@ -922,6 +922,19 @@ func TestDistillModelRealLayerPoles(t *testing.T) {
 	if !(worst["rtf"] < worst["s4d"]) || worst["rtf"] != worst["stripedhyena"] || worst["s4d"] != worst[""] {
 		t.Errorf("worst channels %v: want rtf's (any poles) below s4d's (positive)", worst)
 	}
+	// With --poles positive every layout gets the same fit: a run for another layout reuses
+	// the work directory's units rather than fit them again.
+	work = filepath.Join(dir, "work-positive")
+	for i, to := range []string{"rtf", "s4d", "stripedhyena"} {
+		out := filepath.Join(dir, "positive-"+to+".safetensors")
+		r := run(t, "", "distill", in, "--order", "6", "--length", "128", "--poles", "positive", "--work-dir", work, "--to-layout", to, "-o", out)
+		if r.code != 0 {
+			t.Fatal(r)
+		}
+		if fitted := strings.Contains(r.stderr, "m.layer.[0:3]: fitted;"); fitted != (i == 0) {
+			t.Errorf("--poles positive --to-layout %s: fitted %v after the runs before, want %v:\n%s", to, fitted, i == 0, r.stderr)
+		}
+	}
 }
 
 // TestDistillModelChecksEveryOutput refuses, before any work, a run whose manifest or part
