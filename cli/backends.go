@@ -26,8 +26,8 @@ Levenberg–Marquardt as the CPU, its sums over the samples on the device) with 
 gpu, and the rtf model's Adam recipe (its transforms in float32 with --backend gpu or auto,
 in float64 with --backend gpu64); other jobs need the CPU (auto runs them there and says
 so). Each of the projection's sums is a round trip to the device, and the CPU was faster at
-every length measured, so auto runs variable projection on the CPU. The GPU code is checked against the CPU on an
-emulated device and, in the README's figures, on an H200.
+every length measured, so auto runs variable projection on the CPU. The GPU code is
+checked against the CPU on an emulated device and, in the README's figures, on an H200.
 
 The GPU backend needs CUDA 11.2 or newer. It loads the CUDA driver (libcuda.so.1), NVRTC and
 cuFFT at run time from the usual places: LD_LIBRARY_PATH, /usr/local/cuda*/lib64, the

@@ -115,8 +115,8 @@ func runProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 // (the sums over the samples there, the driver here: gpuSums), or the CPU. auto picks the
 // CPU and says why: each of the device's sums is a round trip from the driver on the CPU,
 // and on an H200 beside 16 CPU threads (README, Backends) the CPU was faster at every
-// length and channel count measured (16 channels of decaying noise at n = 32: 0.17 against
-// 0.46 s at L = 1024, 0.44 against 0.84 s at L = 8192, 1.9 against 2.4 s at L = 32768; 128
+// length and channel count measured (16 channels of decaying noise at n = 32: 0.16 against
+// 0.35 s at L = 1024, 0.46 against 0.81 s at L = 8192, 1.8 against 2.5 s at L = 32768; 128
 // channels at L = 8192: 2.8 against 4.5 s). An explicit GPU backend runs it on the device.
 func projectionBackend(backend Backend) (string, *gpuSums, error) {
 	switch b := backend.(type) {
