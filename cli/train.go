@@ -164,35 +164,36 @@ fits worse. Every result is stable. An rtf is written as a transfer function whe
 coefficients hold the fit on every channel, else as a diagonal (poles and residues) bank,
 and distill says which and why. Other inits train with Adam for --steps steps.
 
-Before the job starts, a suggested order for --suggest-tol is printed: the smallest at which
-the lower bound on the error of any filter of that order (the report's, from the targets'
-Hankel singular values) is at most a third of it on every kernel, since fits land about 1–3×
-above the bound; no order below it can reach the tolerance with that margin. The report (--report) gives per
-channel the MSE and the relative L2 error of the deployed filter, its largest pole radius,
-whether it is stable and a lower bound on the error of any filter of the order; --orders
-fits a ladder of orders and prints error and bound per order. TARGET may also be one layer of
-a model checkpoint (--tensor PREFIX, --layout and the layout's options as for import).
+Before the job starts, a suggested order for --suggest-tol is printed: the smallest at
+which the lower bound on the error of any filter of that order (the report's, from the
+targets' Hankel singular values) is at most a third of it on every kernel, since fits land
+about 1–3× above the bound; no order below it can reach the tolerance with that margin. The
+report (--report) gives per channel the MSE and the relative L2 error of the deployed
+filter, its largest pole radius, whether it is stable and a lower bound on the error of any
+filter of the order; --orders fits a ladder of orders and prints error and bound per order.
+TARGET may also be one layer of a model checkpoint (--tensor PREFIX, --layout and the
+layout's options as for import).
 
 A whole model: with -o OUT.safetensors, .pt or .npz, TARGET is a model checkpoint and every
 long-filter layer in it (Hyena implicit filters, S4 and S4D kernels, StripedHyena and RTF
-filters; --layers PATTERN picks some) is distilled, channel by channel, and written to OUT in
-place of its tensors, under the same prefix: in --to-layout, or by default in the rtf layout
-where its tensors read back within their dtype's limit, else in a modal layout (s4d for S4
-and S4D layers, stripedhyena for the others, else the other one), said on stderr; an rtf
-fit is kept as poles and residues for that, and its tensors are made from them. The dtype
-is the layer's own (--dtype picks another). Every other tensor is copied
-bit for bit. OUT.manifest.json (and a safetensors OUT's metadata, without the times) records
-per layer and channel the order, model, relative error, largest pole radius, stability,
-time and backend. --order auto gives each channel its suggested order for --tol (1e-3 by
-default: the smallest whose lower bound is at most a third of it), at most --max-order, and
-names the channels whose fit ends above --tol. The work is done in units of at most --chunk channels,
-each kept in the work directory (OUT.work) as soon as it is fitted: Ctrl-C exits 130 and
-keeps them, and the same command run again goes on where it stopped. --shard I/N (or a
-Slurm array task, or a Kubernetes Indexed Job with --shards N) fits share I of N of the
-units, balanced by cost, and writes it to OUT.shard-I-of-N.json; ssmlab merge assembles the
-parts into the same OUT a single run writes (docs/scale.md). The backend is auto unless
---backend says otherwise: the CPU for variable projection (the default; faster there than on
-the GPU at every length measured), the GPU where there is one for the Adam recipe.`,
+filters; --layers PATTERN picks some) is distilled, channel by channel, and written to OUT
+in place of its tensors, under the same prefix: in --to-layout, or by default in the rtf
+layout where its tensors read back within their dtype's limit, else in a modal layout (s4d
+for S4 and S4D layers, stripedhyena for the others, else the other one), said on stderr; an
+rtf fit is kept as poles and residues for that, and its tensors are made from them. The
+dtype is the layer's own (--dtype picks another). Every other tensor is copied bit for bit.
+OUT.manifest.json (and a safetensors OUT's metadata, without the times) records per layer
+and channel the order, model, relative error, largest pole radius, stability, time and
+backend. --order auto gives each channel its suggested order for --tol (1e-3 by default:
+the smallest whose lower bound is at most a third of it), at most --max-order, and names
+the channels whose fit ends above --tol. The work is done in units of at most --chunk
+channels, each kept in the work directory (OUT.work) as soon as it is fitted: Ctrl-C exits
+130 and keeps them, and the same command run again goes on where it stopped. --shard I/N
+(or a Slurm array task, or a Kubernetes Indexed Job with --shards N) fits share I of N of
+the units, balanced by cost, and writes it to OUT.shard-I-of-N.json; ssmlab merge assembles
+the parts into the same OUT a single run writes (docs/scale.md). The backend is auto unless
+--backend says otherwise: the CPU for variable projection (the default; faster there than
+on the GPU at every length measured), the GPU where there is one for the Adam recipe.`,
 		Example: `  ssmlab distill hyena.json --order 16 -o rtf16.json --report rtf16-report.json
   ssmlab distill butter.json --length 2048 --model modal --order 8
   ssmlab distill kernels.json --job job.json --steps 2000
