@@ -135,7 +135,7 @@ func modalRecurrence(h []float64, md modal) {
 	h[0] = md.h0
 	for _, m := range md.modes {
 		x, l, w := m.residue, m.pole, m.weight
-		scale := math.Abs(real(x)) + math.Abs(imag(x))
+		scale := underflow.Scale(x)
 		for t := 1; t < len(h); t++ {
 			h[t] += w * real(x)
 			x *= l
@@ -168,6 +168,7 @@ func vandermonde(h []float64, md modal) {
 			pw[k] = pw[k-1] * l
 		}
 		logr, theta := math.Log(cmplx.Abs(l)), cmplx.Phase(l)
+		scale := underflow.Scale(m.residue)
 		for start := 0; start < len(out); start += K {
 			var anchor complex128
 			switch {
@@ -178,7 +179,7 @@ func vandermonde(h []float64, md modal) {
 			default:
 				s, c := math.Sincos(theta * float64(start))
 				anchor = m.residue * complex(math.Exp(logr*float64(start))*c, math.Exp(logr*float64(start))*s)
-				anchor = underflow.Complex(anchor, math.Abs(real(m.residue))+math.Abs(imag(m.residue))) // package underflow
+				anchor = underflow.Complex(anchor, scale) // package underflow
 			}
 			if anchor == 0 {
 				continue

@@ -181,7 +181,7 @@ func (f *Diagonal) Impulse(length int) []float64 {
 			scale = 2
 		}
 		p := m.residue
-		size := math.Abs(real(p)) + math.Abs(imag(p))
+		size := underflow.Scale(p)
 		for t := 1; t < length; t++ {
 			h[t] += scale * real(p)
 			if t%powerAnchor == 0 {

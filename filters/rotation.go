@@ -330,7 +330,7 @@ func (f *Rotation) Impulse(length int) []float64 {
 		m00, m01, m10, m11 := b.Radius*c, -b.Radius*s, b.Radius*s, b.Radius*c
 		x0, x1 := bt[2*k], bt[2*k+1]
 		c0, c1 := ct[2*k], ct[2*k+1]
-		scale := math.Abs(x0) + math.Abs(x1)
+		scale := underflow.Scale(complex(x0, x1))
 		for t := 1; t < length; t++ {
 			h[t] += c0*x0 + c1*x1
 			x0, x1 = m00*x0+m01*x1, m10*x0+m11*x1

@@ -65,7 +65,7 @@ func (m *modalModel) kernel(_ workspace, p, k []float64) {
 	for i := 0; i < m.pairs; i++ {
 		l, r, _ := m.pairAt(p, i)
 		pw := 2 * r
-		scale := chainScale(pw)
+		scale := underflow.Scale(pw)
 		for t := 1; t < len(k); t++ {
 			k[t] += real(pw)
 			pw *= l

@@ -57,14 +57,10 @@ func CPUSums() string {
 // The chains flush what has decayed below underflow.Below of their start (package underflow:
 // subnormal numbers run slowly on many processors) every underflow.Every samples: a power,
 // which starts at 1, by underflow.Complex(p, 1); a residual's term, which starts at twice a
-// residue, relative to that start's chainScale. The kernels flush at the same samples by the
+// residue, relative to that start's underflow.Scale. The kernels flush at the same samples by the
 // same tests, so the sums stay the same bit for bit. The package's other chains over the
 // samples flush the same way: the modal model's kernel and gradient (every Adam step), its
 // Jacobian, and the QR fallback's columns.
-
-// chainScale is a residual chain's scale, |Re p| + |Im p| of its start (as the kernels
-// compute it: no max, whose NaN rules differ).
-func chainScale(p complex128) float64 { return math.Abs(real(p)) + math.Abs(imag(p)) }
 
 // cpuSums is sampleSums on the calling goroutine.
 type cpuSums struct{}
@@ -273,7 +269,7 @@ func (cpuSums) residual(b poleBasis, c, y, e []float64) {
 		p1 := complex(2*c[2*i+2], 2*c[2*i+3])
 		p2 := complex(2*c[2*i+4], 2*c[2*i+5])
 		p3 := complex(2*c[2*i+6], 2*c[2*i+7])
-		s0, s1, s2, s3 := chainScale(p0), chainScale(p1), chainScale(p2), chainScale(p3)
+		s0, s1, s2, s3 := underflow.Scale(p0), underflow.Scale(p1), underflow.Scale(p2), underflow.Scale(p3)
 		for t := range e {
 			e[t] += real(p0)
 			e[t] += real(p1)
@@ -292,7 +288,7 @@ func (cpuSums) residual(b poleBasis, c, y, e []float64) {
 		l, m := b.mu[i], b.mu[i+1]
 		pa := complex(2*c[2*i], 2*c[2*i+1])
 		pb := complex(2*c[2*i+2], 2*c[2*i+3])
-		sa, sb := chainScale(pa), chainScale(pb)
+		sa, sb := underflow.Scale(pa), underflow.Scale(pb)
 		for t := range e {
 			e[t] += real(pa)
 			e[t] += real(pb)
@@ -306,7 +302,7 @@ func (cpuSums) residual(b poleBasis, c, y, e []float64) {
 	for ; i < b.pairs; i++ {
 		l := b.mu[i]
 		pw := complex(2*c[2*i], 2*c[2*i+1])
-		scale := chainScale(pw)
+		scale := underflow.Scale(pw)
 		for t := range e {
 			e[t] += real(pw)
 			pw *= l

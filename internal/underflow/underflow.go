@@ -36,6 +36,10 @@ func Complex(p complex128, scale float64) complex128 {
 	return p
 }
 
+// Scale is a complex recurrence's scale, |Re p| + |Im p| of its start (the form train's AVX2
+// kernels compute: no max, whose NaN rules differ between Go and the processor).
+func Scale(p complex128) float64 { return math.Abs(real(p)) + math.Abs(imag(p)) }
+
 // Real returns 0 where |x| is below Below·scale, else x (a NaN is kept).
 func Real(x, scale float64) float64 {
 	if math.Abs(x) < Below*scale {
