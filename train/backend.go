@@ -11,8 +11,8 @@ import (
 //   - "gpu": the GPU backend, or DetectGPU's error (it wraps ErrNoGPU) when there is none;
 //   - "gpu64": likewise, with the Adam recipe in float64 on the device (BackendGPU64);
 //   - "auto": the GPU backend when DetectGPU finds a GPU, else the CPU backend. On a machine
-//     with a GPU, a job the GPU does not run (ErrGPUUnsupported) or cannot start runs on
-//     the CPU instead.
+//     with a GPU, variable projection (faster on the CPU: projectionBackend) and a job the
+//     GPU does not run (ErrGPUUnsupported) or cannot start run on the CPU instead.
 //
 // Under auto, note (if not nil) is told once, in one line, which backend runs the job and
 // why: "gpu (DEVICE)" or "cpu (REASON)". The returned backend serves one job at a time.

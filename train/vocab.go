@@ -97,7 +97,7 @@ type BackendName string
 
 // The backends.
 const (
-	BackendAuto BackendName = "auto" // the GPU when there is one, else the CPU
+	BackendAuto BackendName = "auto" // the GPU when there is one for the jobs it runs faster, else the CPU
 	BackendCPU  BackendName = "cpu"
 	BackendGPU  BackendName = "gpu"
 	// BackendGPU64 is the GPU with the Adam recipe's transforms and L-long arrays in float64
