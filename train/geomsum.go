@@ -11,7 +11,8 @@ import (
 // (columns τ^k λ^τ) is one of them at a product of two poles, so the variable projection's
 // Gauss–Newton system costs O(n²) instead of the O(L·n²) of forming it from the columns.
 //
-// With q = e^w, E = e^(Nw), A = E − 1 and B = q − 1 (both by expm1, exact to rounding):
+// With q = e^w, E = e^(Nw), A = E − 1 and B = q − 1 (each pole's by expm1, a product's from
+// its poles': pairAt):
 // S₀ = A/B, S₁ = (NEB − Aq)/B², S₂ = ((N²EB − Aq)B − 2(NEB − Aq)q)/B³. These cancel when
 // |Nw| is small (poles near z = 1, where the sums approach the power sums Σ τ^k); there the
 // Taylor series S_k = Σ_m w^m/m!·P_(k+m), P_p = Σ τ^p, converges fast and is used instead.
@@ -39,10 +40,11 @@ func newGeomSums(n int) *geomSums {
 	return g
 }
 
-// at returns S₀, S₁, S₂ at z = e^w (Re w ≤ 0).
-func (g *geomSums) at(w complex128) [3]complex128 {
+// special returns the sums where the closed forms do not serve (ok): by the Taylor series
+// where |Nw| is small, and where z underflows.
+func (g *geomSums) special(w complex128) ([3]complex128, bool) {
 	nf := float64(g.n)
-	if cmplx.Abs(w)*nf <= geomTaylorRadius {
+	if x, y := real(w)*nf, imag(w)*nf; x*x+y*y <= geomTaylorRadius*geomTaylorRadius {
 		var out [3]complex128
 		term := complex(1, 0) // w^m/m!
 		for m := 0; m <= geomTaylorTerms; m++ {
@@ -51,34 +53,76 @@ func (g *geomSums) at(w complex128) [3]complex128 {
 			}
 			term *= w / complex(float64(m+1), 0)
 		}
-		return out
+		return out, true
 	}
 	if real(w) < -700 {
 		// z underflows: only the τ = 0 term remains.
-		return [3]complex128{1, 0, 0}
+		return [3]complex128{1, 0, 0}, true
 	}
-	// |Nw| > 2 here and Re w < 0: e^(Nw) − 1 does not cancel unless the product lies on the
-	// unit circle (|e^(Nw)| ≈ 1 and Nw near 2πik), which no stable pair of poles reaches.
-	e := cmplx.Exp(complex(nf, 0) * w)
+	return [3]complex128{}, false
+}
+
+// wrapPhase is w with its imaginary part taken into [−π, π]: z = e^w is the same, and a
+// product of two poles near −1 (Im w near 2π) lies near z = 1, where the sums need the
+// Taylor series and e^w − 1 its small argument (unwrapped, S₂ lost 2e-11 there).
+func wrapPhase(w complex128) complex128 {
+	if y := imag(w); math.Abs(y) > math.Pi {
+		return complex(real(w), y-2*math.Pi*math.Round(y/(2*math.Pi)))
+	}
+	return w
+}
+
+// closed is the closed forms at z = e^w, given e = e^(Nw) and b = e^w − 1.
+func (g *geomSums) closed(w, e, b complex128) [3]complex128 {
+	nf := float64(g.n)
 	a := e - 1
 	if real(w)*nf > -1e-3 {
 		a = expm1c(complex(nf, 0) * w)
 	}
-	b := expm1c(w)
 	q := b + 1
 	u := complex(nf, 0)*e*b - a*q
-	s0 := a / b
-	s1 := u / (b * b)
-	s2 := (complex(nf*nf, 0)*e*b - a*q - 2*u*q/b) / (b * b)
+	// One division: the reciprocal's rounding adds a unit or two to each sum's.
+	ib := 1 / b
+	ib2 := ib * ib
+	s0 := a * ib
+	s1 := u * ib2
+	s2 := (complex(nf*nf, 0)*e*b - a*q - 2*u*q*ib) * ib2
 	return [3]complex128{s0, s1, s2}
 }
 
+// poleExp is what the sums at a product of two poles need of each (pairAt): e^(Nw) and
+// e^w − 1 (exact to rounding by expm1c), made once per pole rather than once per product.
+type poleExp struct{ e, b complex128 }
+
+func (g *geomSums) poleExp(w complex128) poleExp {
+	return poleExp{e: cmplx.Exp(complex(float64(g.n), 0) * w), b: expm1c(w)}
+}
+
+// pairAt returns S₀, S₁, S₂ at z = e^(wp+wq) (Re ≤ 0), the product of two poles, from their
+// exps xp and xq: e^(N(wp+wq)) = e_p·e_q and e^(wp+wq) − 1 = b_p + b_q + b_p·b_q, without a
+// transcendental function; a single pole's sums are pairAt(w, 0, poleExp(w), poleExp(0)).
+// The products round as the exponentials of the rounded sum wp + wq do (about ε·N·π in
+// e^(Nw)'s phase either way); where Re(wp+wq) < 0 and |N(wp+wq)| > 2, e^(Nw) − 1 does not
+// cancel unless the product lies on the unit circle, which no stable pair reaches.
+// TestGeomSumsPairs: within 8e-13 of direct summation.
+func (g *geomSums) pairAt(wp, wq complex128, xp, xq poleExp) [3]complex128 {
+	w := wrapPhase(wp + wq)
+	if s, ok := g.special(w); ok {
+		return s
+	}
+	return g.closed(w, xp.e*xq.e, xp.b+xq.b+xp.b*xq.b)
+}
+
+// conj is the exps of the conjugate pole.
+func (x poleExp) conj() poleExp { return poleExp{cmplx.Conj(x.e), cmplx.Conj(x.b)} }
+
 // shifted returns T_k = Σ_{τ=s}^{N-1} τ^k z^(τ−s), k = 0, 1, 2, for s ≤ 2: the sums of a
-// basis column τ^k λ^(τ−s) (a real pole's derivative column is τλ^(τ−1)). Small |z| is
-// summed directly (the terms vanish fast, and dividing S_k by z^s would cancel).
-func (g *geomSums) shifted(w complex128, s int) [3]complex128 {
+// basis column τ^k λ^(τ−s) (a real pole's derivative column is τλ^(τ−1)), from full, the
+// unshifted sums at w. Small |z| is summed directly (the terms vanish fast, and dividing S_k
+// by z^s would cancel).
+func (g *geomSums) shifted(w complex128, s int, full [3]complex128) [3]complex128 {
 	if s == 0 {
-		return g.at(w)
+		return full
 	}
 	z := cmplx.Exp(w)
 	if real(w) < -700 {
@@ -99,7 +143,6 @@ func (g *geomSums) shifted(w complex128, s int) [3]complex128 {
 		}
 		return out
 	}
-	full := g.at(w)
 	// Subtract the terms τ < s, then divide by z^s.
 	pw := complex(1, 0)
 	for t := 0; t < s; t++ {

@@ -140,6 +140,7 @@ type varpro struct {
 	// [0] at λ_p·λ_q (shift 0), [1] at λ_p·λ̄_q for two pairs, else the product's sums with
 	// shift 1 (for a real pole's derivative column).
 	pairSums [][2][3]complex128
+	exps     []poleExp     // each pole's, for pairSums
 	gram     *mat.SymDense // Gram matrix of [Φ D]
 	v0       []complex128  // Σ v_τ λ^τ per pole, for a vector v
 	v1       []complex128  // Σ v_τ τ λ^(τ−s) per pole
@@ -201,18 +202,26 @@ func (v *varpro) setPoles(a []float64) {
 
 func (v *varpro) isPair(p int) bool { return p < v.s.pairs }
 
-// fillSums evaluates the geometric sums of every product of two poles (setPoles first).
+// fillSums evaluates the geometric sums of every product of two poles (setPoles first),
+// from each pole's exps (geomSums.pairAt).
 func (v *varpro) fillSums() {
 	np := len(v.mu)
+	if len(v.exps) < np {
+		v.exps = make([]poleExp, np)
+	}
+	for p := range np {
+		v.exps[p] = v.sums.poleExp(v.w[p])
+	}
 	for p := 0; p < np; p++ {
 		for q := p; q < np; q++ {
 			ps := &v.pairSums[p*np+q]
 			wp, wq := v.w[p], v.w[q]
+			ps[0] = v.sums.pairAt(wp, wq, v.exps[p], v.exps[q])
 			switch {
 			case v.isPair(p) && v.isPair(q):
-				ps[0], ps[1] = v.sums.at(wp+wq), v.sums.at(wp+cmplx.Conj(wq))
+				ps[1] = v.sums.pairAt(wp, cmplx.Conj(wq), v.exps[p], v.exps[q].conj())
 			default:
-				ps[0], ps[1] = v.sums.at(wp+wq), v.sums.shifted(wp+wq, 1)
+				ps[1] = v.sums.shifted(wp+wq, 1, ps[0])
 			}
 		}
 	}

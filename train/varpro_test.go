@@ -45,11 +45,63 @@ func TestGeomSums(t *testing.T) {
 				want[2] += complex(tf*tf, 0) * pw
 				pw *= z
 			}
-			got := g.shifted(w, s)
+			got := g.shifted(w, s, g.pairAt(w, 0, g.poleExp(w), g.poleExp(0)))
 			for k := range got {
 				scale := math.Pow(n, float64(k)) * math.Max(1, cmplx.Abs(want[0]))
 				if d := cmplx.Abs(got[k]-want[k]) / scale; !(d <= geomSumTol) {
 					t.Errorf("w = %v, s = %d: S_%d = %v, want %v (%.2g)", w, s, k, got[k], want[k], d)
+				}
+			}
+		}
+	}
+}
+
+// TestGeomSumsPairs checks the sums at a product of two poles formed from each pole's exps
+// (pairAt, as fillSums makes them) against direct summation: pole pairs of every radius and
+// angle, a pole times the conjugate of a nearby one, and two poles near −1, whose product
+// lies near z = 1 (without wrapPhase six of them miss the tolerance).
+func TestGeomSumsPairs(t *testing.T) {
+	const n = 1023
+	g := newGeomSums(n)
+	rng := rand.New(rand.NewPCG(5, 6))
+	logPole := func() complex128 {
+		return complex(-math.Pow(10, -6+6*rng.Float64()), math.Pi*rng.Float64())
+	}
+	type pair struct{ p, q complex128 }
+	var ps []pair
+	for range 400 {
+		ps = append(ps, pair{logPole(), logPole()})
+	}
+	for range 100 {
+		p := logPole()
+		near := complex(real(p)*(1+0.1*rng.Float64()), imag(p)+1e-4*rng.NormFloat64())
+		ps = append(ps, pair{p, p}, pair{p, near}, pair{complex(real(p), math.Pi-1e-3*rng.Float64()), complex(real(near), math.Pi-1e-3*rng.Float64())})
+	}
+	ps = append(ps, pair{complex(-1e-4, math.Pi), complex(-2e-4, math.Pi)}, pair{complex(-1e-3, 0), complex(-2e-3, 0)})
+	for _, d := range []float64{0.002, 0.003, 0.005, 0.01, 0.03} {
+		ps = append(ps, pair{complex(-1e-5, math.Pi-d), complex(-2e-5, math.Pi-d/2)})
+	}
+	for _, pq := range ps {
+		for _, conj := range []bool{false, true} {
+			wq, xq := pq.q, g.poleExp(pq.q)
+			if conj {
+				wq, xq = cmplx.Conj(wq), xq.conj()
+			}
+			z := cmplx.Exp(pq.p + wq)
+			var want [3]complex128
+			pw := complex(1, 0)
+			for tau := 0; tau < n; tau++ {
+				tf := float64(tau)
+				want[0] += pw
+				want[1] += complex(tf, 0) * pw
+				want[2] += complex(tf*tf, 0) * pw
+				pw *= z
+			}
+			got := g.pairAt(pq.p, wq, g.poleExp(pq.p), xq)
+			for k := range got {
+				scale := math.Pow(n, float64(k)) * math.Max(1, cmplx.Abs(want[0]))
+				if d := cmplx.Abs(got[k]-want[k]) / scale; !(d <= geomSumTol) {
+					t.Errorf("w = %v + %v: S_%d = %v, want %v (%.2g)", pq.p, wq, k, got[k], want[k], d)
 				}
 			}
 		}
