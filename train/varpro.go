@@ -228,7 +228,7 @@ func (v *varpro) fillSums() {
 }
 
 // gramEntry is the inner product of columns a and b over τ = 0…N−1, from fillSums.
-func (v *varpro) gramEntry(a, b basisCol) float64 {
+func (v *varpro) gramEntry(a, b *basisCol) float64 {
 	k := a.k + b.k
 	if a.pole > b.pole {
 		a, b = b, a
@@ -293,7 +293,7 @@ func (v *varpro) solve(a []float64) float64 {
 	top := 0.0
 	for i := 0; i < n; i++ {
 		for j := i; j < n; j++ {
-			v.chol[i*n+j] = v.gramEntry(v.cols[i], v.cols[j])
+			v.chol[i*n+j] = v.gramEntry(&v.cols[i], &v.cols[j])
 		}
 		top = math.Max(top, v.chol[i*n+i])
 	}
@@ -358,9 +358,11 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 		// ∂/∂u r·λ^τ = r·(dλ/du)·τλ^(τ−1).
 		v.cols[n+2*s.pairs+i] = basisCol{pole: s.pairs + i, beta: complex(v.c[2*s.pairs+i]*s.rmax*d, 0), k: 1, s: 1}
 	}
+	gr := v.gram.RawSymmetric()
 	for i := 0; i < n+na; i++ {
+		row := gr.Data[i*gr.Stride : (i+1)*gr.Stride]
 		for j := max(i, n); j < n+na; j++ {
-			v.gram.SetSym(i, j, v.gramEntry(v.cols[i], v.cols[j]))
+			row[j] = v.gramEntry(&v.cols[i], &v.cols[j])
 		}
 	}
 	v.projectResidual()
@@ -382,7 +384,6 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 	// H's upper triangle and g, each entry less its terms i = 0, 1, … in turn, a row of X at
 	// a time (unit stride; the same operations in the same order as entry by entry).
 	hr := h.RawSymmetric()
-	gr := v.gram.RawSymmetric()
 	for k := 0; k < na; k++ {
 		g[k] = v.dot(v.cols[n+k])
 		copy(hr.Data[k*hr.Stride+k:k*hr.Stride+na], gr.Data[(n+k)*gr.Stride+n+k:(n+k)*gr.Stride+n+na])

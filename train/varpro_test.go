@@ -167,7 +167,7 @@ func TestVarproGram(t *testing.T) {
 			}
 			got := v.gram.At(i, j)
 			if j < n {
-				got = v.gramEntry(v.cols[i], v.cols[j])
+				got = v.gramEntry(&v.cols[i], &v.cols[j])
 			}
 			ni, nj := 0.0, 0.0
 			for tau := range cols[i] {
