@@ -49,7 +49,9 @@
 //
 // A Backend starts a Trainer for a Problem; the CPU backend here is the reference. On amd64
 // with AVX2 its variable-projection sums over the samples run in assembly kernels that give
-// the Go loops' results bit for bit (varpro_sums.go; the noasm build tag keeps them in Go).
+// the Go loops' results bit for bit (varpro_sums.go; the noasm build tag keeps them in Go);
+// the dot products and multiply-adds of its QR, Lanczos runs and Gauss–Newton systems are
+// package internal/vec's, fused and in one order on every machine.
 // The GPU backend (GPU; DetectGPU says whether this machine has one) runs on CUDA, loaded at
 // run time through purego (package train/cuda), so the binary needs neither cgo nor CUDA to
 // build or to run without a GPU. The default distillation, variable projection, keeps its one

@@ -3,15 +3,16 @@ package train
 import (
 	"errors"
 	"fmt"
-	"gonum.org/v1/gonum/lapack"
-	"gonum.org/v1/gonum/lapack/gonum"
 	"math"
 	"sort"
 
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/gonum"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/internal/fft"
+	"github.com/ssmlab/ssmlab/internal/vec"
 )
 
 // hankelOp applies the m×m Hankel matrix H[i][j] = c[i+j] (c has 2m-1 entries) by FFT:
@@ -141,7 +142,7 @@ func (l *lanczosRun) step() float64 {
 	l.qs = append(l.qs, l.q)
 	w := l.w
 	l.apply(w, l.q)
-	l.alpha = append(l.alpha, floats.Dot(w, l.q))
+	l.alpha = append(l.alpha, vec.Dot(w, l.q))
 	// Full reorthogonalisation against every Lanczos vector so far: the three-term
 	// recurrence alone loses orthogonality as soon as a Ritz pair converges. A second pass
 	// only where the first removed most of w (Daniel, Gragg, Kaufman and Stewart's
@@ -149,10 +150,10 @@ func (l *lanczosRun) step() float64 {
 	before := floats.Norm(w, 2)
 	for pass := 0; pass < 2; pass++ {
 		for j, v := range l.qs {
-			l.coef[j] = floats.Dot(w, v)
+			l.coef[j] = vec.Dot(w, v)
 		}
 		for j, v := range l.qs {
-			floats.AddScaled(w, -l.coef[j], v)
+			vec.Axpy(-l.coef[j], v, w)
 		}
 		if after := floats.Norm(w, 2); after > 0.7*before {
 			break
@@ -182,7 +183,7 @@ func (l *lanczosRun) restart() bool {
 	}
 	for pass := 0; pass < 2; pass++ {
 		for _, v := range l.qs {
-			floats.AddScaled(w, -floats.Dot(w, v), v)
+			vec.Axpy(-vec.Dot(w, v), v, w)
 		}
 	}
 	nw := floats.Norm(w, 2)
@@ -251,7 +252,7 @@ func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64,
 	for i := range vecs {
 		v := make([]float64, m)
 		for j, q := range run.qs {
-			floats.AddScaled(v, z[i][j], q)
+			vec.Axpy(z[i][j], q, v)
 		}
 		vecs[i] = v
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/fft"
+	"github.com/ssmlab/ssmlab/internal/vec"
 )
 
 // MaxRefineOrder bounds the orders the Levenberg–Marquardt refinement runs on: each iteration
@@ -496,7 +497,7 @@ func choleskySolve(a []float64, n int, x []float64) bool {
 		// Trailing update: row j of the remaining triangle loses U[i][j]·U[i][j:].
 		for j := i + 1; j < n; j++ {
 			if u := ri[j-i]; u != 0 {
-				floats.AddScaled(a[j*n+j:j*n+n], -u, ri[j-i:])
+				vec.Axpy(-u, ri[j-i:], a[j*n+j:j*n+n])
 			}
 		}
 	}
@@ -504,11 +505,11 @@ func choleskySolve(a []float64, n int, x []float64) bool {
 	for i := 0; i < n; i++ {
 		ri := a[i*n+i : i*n+n]
 		x[i] /= ri[0]
-		floats.AddScaled(x[i+1:n], -x[i], ri[1:])
+		vec.Axpy(-x[i], ri[1:], x[i+1:n])
 	}
 	for i := n - 1; i >= 0; i-- {
 		ri := a[i*n+i : i*n+n]
-		x[i] = (x[i] - floats.Dot(ri[1:], x[i+1:n])) / ri[0]
+		x[i] = (x[i] - vec.Dot(ri[1:], x[i+1:n])) / ri[0]
 	}
 	return true
 }

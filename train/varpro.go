@@ -7,6 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/internal/vec"
 )
 
 // poleSet is the nonlinear half of a modal fit, its poles, in a parametrisation that keeps
@@ -390,9 +392,9 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 	}
 	for i := 0; i < n; i++ {
 		xi := x[i*na : (i+1)*na]
-		floats.AddScaled(g, -pe[i], xi)
+		vec.Axpy(-pe[i], xi, g)
 		for k, xik := range xi {
-			floats.AddScaled(hr.Data[k*hr.Stride+k:k*hr.Stride+na], -xik, xi[k:])
+			vec.Axpy(-xik, xi[k:], hr.Data[k*hr.Stride+k:k*hr.Stride+na])
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"github.com/ssmlab/ssmlab/internal/underflow"
+	"github.com/ssmlab/ssmlab/internal/vec"
 )
 
 // The residues of a variable-projection fit: for fixed poles they solve a linear least-squares
@@ -336,7 +337,7 @@ func householderFactor(cols [][]float64, diag, uus []float64) bool {
 		uus[j] = 2 * alpha * (alpha - (v[0] + alpha))
 		for _, other := range cols[j+1:] {
 			u := other[j:]
-			floats.AddScaled(u, -2*floats.Dot(v, u)/uus[j], v)
+			vec.Axpy(-2*vec.Dot(v, u)/uus[j], v, u)
 		}
 		diag[j] = alpha
 	}
@@ -347,7 +348,7 @@ func householderFactor(cols [][]float64, diag, uus []float64) bool {
 func householderApply(cols [][]float64, uus, b []float64) {
 	for j, col := range cols {
 		v := col[j:]
-		floats.AddScaled(b[j:], -2*floats.Dot(v, b[j:])/uus[j], v)
+		vec.Axpy(-2*vec.Dot(v, b[j:])/uus[j], v, b[j:])
 	}
 }
 
@@ -360,7 +361,7 @@ func forwardU(u []float64, n int, b []float64, k int) {
 		floats.Scale(1/d, bi)
 		for j := i + 1; j < n; j++ {
 			if uij := u[i*n+j]; uij != 0 {
-				floats.AddScaled(b[j*k:j*k+k], -uij, bi)
+				vec.Axpy(-uij, bi, b[j*k:j*k+k])
 			}
 		}
 	}
@@ -371,6 +372,6 @@ func cholSolve(u []float64, n int, x []float64) {
 	forwardU(u, n, x, 1)
 	for i := n - 1; i >= 0; i-- {
 		ri := u[i*n+i : i*n+n]
-		x[i] = (x[i] - floats.Dot(ri[1:], x[i+1:n])) / ri[0]
+		x[i] = (x[i] - vec.Dot(ri[1:], x[i+1:n])) / ri[0]
 	}
 }

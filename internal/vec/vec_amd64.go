@@ -1,0 +1,15 @@
+//go:build !noasm
+
+package vec
+
+import "golang.org/x/sys/cpu"
+
+// useAsm says whether the AVX2 kernels of vec_amd64.s run (they need FMA too); built with
+// the noasm tag, the Go loops run everywhere.
+var useAsm = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+//go:noescape
+func dotAVX2(x, y []float64) float64
+
+//go:noescape
+func axpyAVX2(a float64, x, y []float64)

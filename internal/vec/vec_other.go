@@ -1,0 +1,9 @@
+//go:build !amd64 || noasm
+
+package vec
+
+const useAsm = false
+
+func dotAVX2(x, y []float64) float64 { panic("vec: no AVX2 kernels in this build") }
+
+func axpyAVX2(a float64, x, y []float64) { panic("vec: no AVX2 kernels in this build") }
