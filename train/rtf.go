@@ -217,7 +217,7 @@ func refitNumerator(a, y []float64) ([]float64, error) {
 		copy(cols[j][j:], g[1:length-j])
 	}
 	b := make([]float64, n)
-	if !householderSolve(cols, y[1:], b, make([]float64, n)) {
+	if !householderSolve(cols, y[1:], b, make([]float64, n), nil) {
 		return nil, invalidf("refit: the numerator's least-squares problem is rank-deficient or too ill-conditioned for the denominator's response")
 	}
 	return b, nil

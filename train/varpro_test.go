@@ -327,7 +327,7 @@ func TestReducedBasis(t *testing.T) {
 		v, _, a, _ := testVarpro(length, 3, 0.004, 0.9999)
 		v.sse(a)
 		n := v.s.order()
-		red, rhs, ok := v.reducedBasis()
+		red, rhs, limit, ok := v.reducedBasis()
 		if !ok {
 			t.Fatalf("L = %d, n = %d: no reduction", length, n)
 		}
@@ -335,7 +335,7 @@ func TestReducedBasis(t *testing.T) {
 			t.Errorf("L = %d: reduced problem of %d rows", length, len(rhs))
 		}
 		got, want := make([]float64, n), make([]float64, n)
-		if !householderSolve(red, rhs, got, make([]float64, n)) || !householderSolve(v.basisColumns(0, len(v.y), &v.qr), v.y, want, make([]float64, n)) {
+		if !householderSolve(red, rhs, got, make([]float64, n), limit) || !householderSolve(v.basisColumns(0, len(v.y), &v.qr), v.y, want, make([]float64, n), nil) {
 			t.Fatal("QR solve failed")
 		}
 		d, scale := 0.0, 0.0
