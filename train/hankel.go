@@ -428,17 +428,7 @@ func tridiagInverse(alpha, beta []float64, r int) ([]float64, [][]float64, bool)
 	}
 	sort.SliceStable(vals, func(i, j int) bool { return math.Abs(vals[i]) > math.Abs(vals[j]) })
 	vals = vals[:r]
-	norm := 0.0 // ‖T‖₁
-	for i := range alpha {
-		s := math.Abs(alpha[i])
-		if i > 0 {
-			s += math.Abs(beta[i-1])
-		}
-		if i < n-1 {
-			s += math.Abs(beta[i])
-		}
-		norm = math.Max(norm, s)
-	}
+	norm := tridiagNorm1(alpha, beta)
 	if norm == 0 {
 		return nil, nil, false
 	}
@@ -563,4 +553,21 @@ func (f *tridiagLU) solve(b []float64) {
 		}
 		b[i] = s / f.d[i]
 	}
+}
+
+// tridiagNorm1 is ‖T‖₁ of the symmetric tridiagonal matrix with diagonal alpha and
+// off-diagonal beta.
+func tridiagNorm1(alpha, beta []float64) float64 {
+	norm := 0.0
+	for i := range alpha {
+		s := math.Abs(alpha[i])
+		if i > 0 {
+			s += math.Abs(beta[i-1])
+		}
+		if i < len(alpha)-1 {
+			s += math.Abs(beta[i])
+		}
+		norm = math.Max(norm, s)
+	}
+	return norm
 }

@@ -254,17 +254,7 @@ func TestTridiagInverse(t *testing.T) {
 		if !ok {
 			t.Fatal("Dsteqr failed")
 		}
-		norm := 0.0
-		for i := range d {
-			s := math.Abs(d[i])
-			if i > 0 {
-				s += math.Abs(e[i-1])
-			}
-			if i < n-1 {
-				s += math.Abs(e[i])
-			}
-			norm = math.Max(norm, s)
-		}
+		norm := tridiagNorm1(d, e)
 		for k := range vals {
 			if math.Abs(math.Abs(vals[k])-math.Abs(want[k])) > 1e-13*norm {
 				t.Errorf("trial %d n=%d: |θ_%d| %.15g, Dsteqr's %.15g", trial, n, k, vals[k], want[k])
