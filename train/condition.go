@@ -232,7 +232,7 @@ func refitResidues(y []float64, s poleSet, pairs []complex128, reals []float64, 
 	v.sse(a)
 	f := v.polish()
 	if v.accurate {
-		f = v.exactResidues()
+		f = v.exactResidues(true)
 	}
 	norm := math.Sqrt(sumSquares(y))
 	rel := math.Sqrt(2 * f)

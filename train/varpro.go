@@ -333,7 +333,7 @@ func (v *varpro) solve(a []float64) float64 {
 			return g
 		}
 	}
-	return v.exactResidues()
+	return v.exactResidues(false)
 }
 
 // refineLimit is the ε·κ(ΦᵀΦ) (κ from the Cholesky factor's diagonal) up to which accurate
@@ -437,7 +437,7 @@ func (v *varpro) fit(ctx context.Context, a []float64, iters int, st *lmState, f
 	if f = v.polish(); !v.accurate {
 		return f, nil
 	}
-	return v.exactResidues(), nil
+	return v.exactResidues(true), nil
 }
 
 // varproChunk is how many iterations run between checks of varproFloor.
