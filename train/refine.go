@@ -485,6 +485,15 @@ func ringStart(m *rtfModel, y []float64, rng *rand.Rand) []float64 {
 // blocked routines, and unlike mat.Cholesky it does not estimate the condition number, which
 // costs as much again.
 func choleskySolve(a []float64, n int, x []float64) bool {
+	if !choleskyFactor(a, n) {
+		return false
+	}
+	choleskySubstitute(a, n, x)
+	return true
+}
+
+// choleskyFactor is choleskySolve's factorisation alone.
+func choleskyFactor(a []float64, n int) bool {
 	for i := 0; i < n; i++ {
 		ri := a[i*n+i : i*n+n]
 		d := ri[0]
@@ -501,6 +510,11 @@ func choleskySolve(a []float64, n int, x []float64) bool {
 			}
 		}
 	}
+	return true
+}
+
+// choleskySubstitute is choleskySolve's solve with the factor choleskyFactor left in a.
+func choleskySubstitute(a []float64, n int, x []float64) {
 	// Uᵀy = x (column-oriented: an axpy per row of U), then Ux = y (a dot per row).
 	for i := 0; i < n; i++ {
 		ri := a[i*n+i : i*n+n]
@@ -511,5 +525,4 @@ func choleskySolve(a []float64, n int, x []float64) bool {
 		ri := a[i*n+i : i*n+n]
 		x[i] = (x[i] - vec.Dot(ri[1:], x[i+1:n])) / ri[0]
 	}
-	return true
 }

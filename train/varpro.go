@@ -302,11 +302,27 @@ func (v *varpro) solve(a []float64) float64 {
 	for i := 0; i < n; i++ {
 		v.chol[i*n+i] += 1e-13 * top
 	}
+	factored := choleskyFactor(v.chol, n)
+	lo, hi := math.Inf(1), 0.0
+	for i := 0; i < n; i++ {
+		d := v.chol[i*n+i]
+		lo, hi = math.Min(lo, d), math.Max(hi, d)
+	}
+	epsKappa := 0x1p-52 * (hi / lo) * (hi / lo)
+	if v.accurate && factored && epsKappa > refineLimit {
+		// Residues from QR, as at every evaluation since the normal equations lost them: their
+		// solution and its residual (two passes over the samples) would only be the fallback.
+		if g, ok := v.qrResidues(false); ok {
+			return g
+		}
+	}
 	v.project0(v.y)
 	for i := 0; i < n; i++ {
 		v.c[i] = v.dot(v.cols[i])
 	}
-	if !choleskySolve(v.chol, n, v.c) {
+	if factored {
+		choleskySubstitute(v.chol, n, v.c)
+	} else {
 		clear(v.c)
 	}
 	v.residual()
@@ -316,12 +332,6 @@ func (v *varpro) solve(a []float64) float64 {
 	// is no longer well below the residual (or below varproFloor·‖y‖, beneath which no
 	// deployment can tell fits apart), the residues are made accurate (for this problem from
 	// now on, so that the optimiser compares values of one function).
-	lo, hi := math.Inf(1), 0.0
-	for i := 0; i < n; i++ {
-		d := v.chol[i*n+i]
-		lo, hi = math.Min(lo, d), math.Max(hi, d)
-	}
-	epsKappa := 0x1p-52 * (hi / lo) * (hi / lo)
 	if !v.accurate && !(epsKappa*math.Sqrt(v.yy) <= math.Max(1e-2*math.Sqrt(2*f), varproFloor*math.Sqrt(v.yy))) {
 		v.accurate = true
 	}

@@ -119,10 +119,28 @@ func (v *varpro) undoStep() {
 // channels change basins with any rounding.
 func (v *varpro) exactResidues(polish bool) float64 {
 	v.held = false
-	n := v.s.order()
 	f := v.objective()
-	if n == 0 {
+	old := append([]float64(nil), v.c...)
+	g, ok := v.qrResidues(polish)
+	switch {
+	case !ok:
 		return f
+	case g < f:
+		return g
+	}
+	copy(v.c, old)
+	v.residual()
+	return f
+}
+
+// qrResidues is exactResidues without the comparison: the QR solution's residues, residual
+// and ½‖e‖²; false, with v.c and v.e untouched, where there is no QR solution (no poles, or
+// a solve that fails).
+func (v *varpro) qrResidues(polish bool) (float64, bool) {
+	v.held = false
+	n := v.s.order()
+	if n == 0 {
+		return 0, false
 	}
 	x := make([]float64, n)
 	cols, rhs, limit, reduced := v.reducedBasis()
@@ -133,9 +151,8 @@ func (v *varpro) exactResidues(polish bool) float64 {
 		v.rdiag = make([]float64, n)
 	}
 	if !householderSolve(cols, rhs, x, v.rdiag[:n], limit) {
-		return f
+		return 0, false
 	}
-	old := append([]float64(nil), v.c...)
 	copy(v.c, x)
 	v.residual()
 	g := v.objective()
@@ -163,12 +180,7 @@ func (v *varpro) exactResidues(polish bool) float64 {
 			g = h
 		}
 	}
-	if g < f {
-		return g
-	}
-	copy(v.c, old)
-	v.residual()
-	return f
+	return g, true
 }
 
 // exactRefineSteps is the most refinement steps exactResidues takes after a reduced QR.
