@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"fmt"
+	"math/cmplx"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -88,6 +89,48 @@ func BenchmarkVarproSumsDecaying(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	basis, _, c, y := kernelProblem(rng, 16, 0, 8191, "decaying")
 	benchSums(b, basis, c, y)
+}
+
+// BenchmarkVarproIteration times the parts of one variable-projection iteration at the
+// issue's top order (32 pole pairs of radius 0.8–0.999, L = 1024, a noise target): the Gram
+// matrix's geometric sums (gram-sums), an evaluation by the normal equations (solve), the
+// Gauss–Newton system (normal) and the residues by the reduced QR (qr), which every
+// evaluation of a fit whose normal equations lost its residues runs in place of solve's.
+func BenchmarkVarproIteration(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	s := poleSet{pairs: 32, rmax: hankelRadius}
+	var pairs []complex128
+	for range s.pairs {
+		pairs = append(pairs, cmplx.Rect(0.8+0.199*rng.Float64(), 3.1*rng.Float64()))
+	}
+	a := s.params(pairs, nil)
+	y := make([]float64, 1024)
+	for i := range y {
+		y[i] = rng.NormFloat64()
+	}
+	v := newVarpro(s, y)
+	v.sse(a)
+	b.Run("gram-sums", func(b *testing.B) {
+		for b.Loop() {
+			v.fillSums()
+		}
+	})
+	b.Run("solve", func(b *testing.B) {
+		for b.Loop() {
+			v.solve(a)
+		}
+	})
+	g := make([]float64, s.numParams())
+	b.Run("normal", func(b *testing.B) {
+		for b.Loop() {
+			v.normal(a, v.lm.h, g)
+		}
+	})
+	b.Run("qr", func(b *testing.B) {
+		for b.Loop() {
+			v.exactResidues(false)
+		}
+	})
 }
 
 // benchSums times the residual Φc − y and the projections of y with and without the
