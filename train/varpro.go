@@ -149,6 +149,7 @@ type varpro struct {
 	lm       lmBuffers
 	qr       []float64 // exactResidues' basis
 	qrs, qrb []float64 // reducedBasis' problem and block
+	qrw      []float64 // its smaller workspaces (reducedBasis)
 	qrR      []float64 // the last QR's R (row-major, upper), for refineStepWith
 	rdiag    []float64 // its diagonal, as householderSolve leaves it
 	xs       []float64 // normal's U⁻ᵀΦᵀD and U⁻ᵀΦᵀe

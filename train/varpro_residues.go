@@ -273,25 +273,28 @@ func (v *varpro) reducedBasis() (red [][]float64, rhs []float64, limit []int, ok
 		copy(red[j][:rem], c)
 	}
 	first := v.basisColumns(0, b, &v.qrb)
-	diag, uus := make([]float64, n), make([]float64, n)
+	// diag, uus, rhs, block and R₀ (dense, row-major) in one buffer kept between calls: this
+	// runs at every evaluation of a fit whose residues need QR.
+	need := 2*n + rows + b + n*n
+	if len(v.qrw) < need {
+		v.qrw = make([]float64, need)
+	}
+	w := v.qrw[:need]
+	diag, uus, rhs, block, r0 := w[:n], w[n:2*n], w[2*n:2*n+rows], w[2*n+rows:2*n+rows+b], w[2*n+rows+b:]
 	if !householderFactor(first, diag, uus, nil) {
 		return nil, nil, nil, false
 	}
-	rhs = make([]float64, rows)
 	copy(rhs[:rem], v.y[k*b:])
 	// R₀ is diag on its diagonal and first's leading rows above it.
-	r := func(i, j int) float64 {
-		switch {
-		case i == j:
-			return diag[j]
-		case i < j:
-			return first[j][i]
+	clear(r0)
+	for j := 0; j < n; j++ {
+		r0[j*n+j] = diag[j]
+		for i := 0; i < j; i++ {
+			r0[i*n+j] = first[j][i]
 		}
-		return 0
 	}
 	// Row i of block q is row rem + i·K + q.
 	at := func(q, i int) int { return rem + i*k + q }
-	block := make([]float64, b)
 	for q := 0; q < k; q++ {
 		copy(block, v.y[q*b:(q+1)*b])
 		householderApply(first, uus, block, nil)
@@ -303,7 +306,7 @@ func (v *varpro) reducedBasis() (red [][]float64, rhs []float64, limit []int, ok
 			p := v.power(i, q*b)
 			c, s := real(p), imag(p)
 			for row := 0; row < n; row++ {
-				a0, a1 := r(row, 2*i), r(row, 2*i+1)
+				a0, a1 := r0[row*n+2*i], r0[row*n+2*i+1]
 				red[2*i][at(q, row)] = a0*c + a1*s
 				red[2*i+1][at(q, row)] = -a0*s + a1*c
 			}
@@ -311,7 +314,7 @@ func (v *varpro) reducedBasis() (red [][]float64, rhs []float64, limit []int, ok
 		for j := 2 * v.s.pairs; j < n; j++ {
 			p := real(v.power(v.cols[j].pole, q*b))
 			for row := 0; row < n; row++ {
-				red[j][at(q, row)] = r(row, j) * p
+				red[j][at(q, row)] = r0[row*n+j] * p
 			}
 		}
 	}
