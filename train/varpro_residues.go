@@ -112,13 +112,13 @@ func (v *varpro) undoStep() {
 // smaller residual and returns ½‖e‖².
 //
 // The iterations' evaluations (solve) do not refine: the reduced QR is backward stable, and
-// its rounding moves the objective by about 1e-5 of itself (at n = 64 on noise, 51.22968
-// against the full QR's 51.22922), far below what a step changes, while its two refinement
-// steps cost four or five passes over the samples, a fifth of an S4 job at n = 64; leaving
-// them to the final evaluation moved no quality cell's mean by 1% but S4 at n = 64's, whose
-// channels change basins with any rounding.
+// its rounding moves the objective by about 1e-5 of itself (at n = 64 on noise, with the
+// three-block reduction this replaced, 51.22968 against the full QR's 51.22922), far below
+// what a step changes, while its two refinement steps cost four or five passes over the
+// samples (the S4 n = 64 job took 12% less without them); leaving them to the final
+// evaluation moved no quality cell's mean by 1% but S4 at n = 64's, whose channels change
+// basins with any rounding.
 func (v *varpro) exactResidues(polish bool) float64 {
-	v.held = false
 	f := v.objective()
 	old := append([]float64(nil), v.c...)
 	g, ok := v.qrResidues(polish)
