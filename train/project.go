@@ -237,6 +237,32 @@ func (r *realisation) firStart(n int, rmax float64) (poleStart, bool) {
 	return startFromPoles(p, n, rmax), true
 }
 
+// conditionedStart is the start, where ERA's order-n truncation fits but its poles do not
+// (the best start so far, at relative error start, above firStartRatio × ERA's error), from
+// ERA's largest shorter truncation, by up to conditionedDepth states, whose eigenvector basis
+// the diagonal form holds (condition within filters.DiagonalizeCondLimit, as convert asks):
+// a kernel of exact order 64 can need a basis of condition 1e13–1e17 for all of its modes,
+// beyond what float64 residues resolve, while 61 of them are within 1e10 and fit to 1e-9
+// (S4 kernels at n = 64: ERA's poles start at 0.58–0.71 on four channels, its truncations'
+// at 4e-9–5e-6, and the set's mean ends at 2.7e-4 in place of 8.0e-4).
+func (r *realisation) conditionedStart(n int, rmax, start float64) (poleStart, bool) {
+	k := min(n, r.era.Order())
+	if e := r.eraError(n); !(e < 1 && start > firStartRatio*e) {
+		return poleStart{}, false
+	}
+	for kk := k - 1; kk >= max(1, k-conditionedDepth); kk-- {
+		// ToDiagonal refuses a basis beyond the limit.
+		if d, _, err := filters.ToDiagonal(leading(r.era, kk)); err == nil {
+			return startFromPoles(d.Poles, n, rmax), true
+		}
+	}
+	return poleStart{}, false
+}
+
+// conditionedDepth bounds conditionedStart's search: each step down costs an eigenvector
+// decomposition (at n = 64, 1–12 ms per channel for the 1–5 steps S4 kernels take).
+const conditionedDepth = 8
+
 // firStartRatio is how far above ERA's own (state-space) error its poles with least-squares
 // residues must start for the FIR realisation's truncation to join the starts: the
 // realisation fits, but its poles do not, because its eigenvectors are ill-conditioned (S4
@@ -293,9 +319,14 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 	for _, st := range starts {
 		add(st)
 	}
-	if len(cands) > 0 && real.firWanted(n, math.Sqrt(2*cands[0].sse/cands[0].v.yy)) {
-		if st, ok := real.firStart(n, o.rmax); ok {
-			add(st)
+	if len(cands) > 0 {
+		if start := math.Sqrt(2 * cands[0].sse / cands[0].v.yy); real.firWanted(n, start) {
+			if st, ok := real.firStart(n, o.rmax); ok {
+				add(st)
+			}
+			if st, ok := real.conditionedStart(n, o.rmax, start); ok {
+				add(st)
+			}
 		}
 	}
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].sse < cands[j].sse })

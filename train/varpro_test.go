@@ -552,3 +552,36 @@ func TestRidgeHiddenResidues(t *testing.T) {
 		t.Fatalf("ERA's start evaluates to %.3g (residues from QR from now on: %v); QR's residues give 8e-8", rel, v.accurate)
 	}
 }
+
+// TestConditionedStart: on quality target channel 6 of the S4 HiPPO-LegS kernels at n = 64,
+// ERA's realisation fits to 2e-14 but its 62 modes need an eigenvector basis of condition
+// 4e14: its poles with least-squares residues start at 0.635 (QR refuses that basis). Its
+// truncation to the 61 states the diagonal form holds starts at 3.6e-9.
+func TestConditionedStart(t *testing.T) {
+	y := targetFamilies(1024, 16, 1)["s4-hippo"][6]
+	real, err := newRealisation(y, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := func(st poleStart) float64 {
+		s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: hankelRadius}
+		v := newVarpro(s, y)
+		return math.Sqrt(2 * v.sse(s.params(st.pairs, st.reals)) / v.yy)
+	}
+	poles, err := filters.Poles(leading(real.era, min(64, real.era.Order())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	era := eval(startFromPoles(poles, 64, hankelRadius))
+	st, ok := real.conditionedStart(64, hankelRadius, era)
+	if !ok {
+		t.Fatalf("no conditioned start (ERA's own starts at %.3g)", era)
+	}
+	if got := eval(st); !(got < 1e-7) {
+		t.Fatalf("the conditioned start evaluates to %.3g (ERA's own to %.3g); 3.6e-9 measured", got, era)
+	}
+	// A start already within firStartRatio of ERA's error takes none.
+	if _, ok := real.conditionedStart(64, hankelRadius, real.eraError(64)); ok {
+		t.Fatal("a conditioned start where ERA's poles already fit")
+	}
+}
