@@ -168,10 +168,11 @@ const extendFloor = 1e-6
 // when an ERA truncation is unstable, the balanced truncation of the kernel's FIR
 // realisation.
 type realisation struct {
-	y   []float64
-	top int
-	era *filters.Dense
-	fir *filters.Dense
+	y    []float64
+	top  int
+	era  *filters.Dense
+	fir  *filters.Dense
+	errs map[int]float64 // eraError's, by order (a response of O(n²·L))
 }
 
 func newRealisation(y []float64, n int) (*realisation, error) {
@@ -209,10 +210,17 @@ func (r *realisation) starts(n int, rmax float64) []poleStart {
 
 // eraError is the relative error of ERA's order-n truncation as a state-space model.
 func (r *realisation) eraError(n int) float64 {
+	if e, ok := r.errs[n]; ok {
+		return e
+	}
 	e := filters.RelDiff(r.y, leading(r.era, min(n, r.era.Order())).Impulse(len(r.y)))
 	if math.IsNaN(e) {
-		return math.Inf(1)
+		e = math.Inf(1)
 	}
+	if r.errs == nil {
+		r.errs = map[int]float64{}
+	}
+	r.errs[n] = e
 	return e
 }
 
