@@ -28,7 +28,8 @@ const condAmplification = 100
 
 // condErrorRatio bounds the relative error of a conditioned fit by that of the fit it
 // started from; condErrorFloor is added for fits near exact, whose error is rounding (the
-// tutorial's order-16 Hyena fit, 1.85e-10, would rise to 3.3e-10 with its poles snapped).
+// tutorial's order-16 Hyena fit, at 1.9e-10, rose to 3.3e-10 with its poles snapped when
+// this was set).
 const (
 	condErrorRatio = 1.1
 	condErrorFloor = 1e-12

@@ -143,3 +143,36 @@ func TestExtendStopsAtFloor(t *testing.T) {
 		}
 	}
 }
+
+// TestRankLimitedFit: a kernel of exact order 6 fitted at n = 16 gets 6 fitted poles and 10
+// idle ones with zero residues (ERA's realisation has 6 states), at the error floor; fitting
+// all 16 poles would leave its residue problem singular.
+func TestRankLimitedFit(t *testing.T) {
+	poles := []complex128{cmplx.Rect(0.95, 0.3), cmplx.Rect(0.95, -0.3), cmplx.Rect(0.8, 1.1), cmplx.Rect(0.8, -1.1), 0.6, -0.4}
+	res := []complex128{complex(0.5, 0.2), complex(0.5, -0.2), complex(-0.3, 0.1), complex(-0.3, -0.1), 0.7, 0.2}
+	d, err := filters.NewDiagonal(poles, res, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := d.Impulse(1024)
+	o := projectOptions{rmax: hankelRadius, iters: DefaultSpec().Refine, rng: channelRNG(1, 0)}
+	fits, err := fitLadder(context.Background(), y, []int{16}, o, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := fits[0]
+	idle := 0
+	for i := 0; i < f.s.pairs; i++ {
+		if f.c[2*i] == 0 && f.c[2*i+1] == 0 {
+			idle += 2
+		}
+	}
+	for i := 2 * f.s.pairs; i < len(f.c); i++ {
+		if f.c[i] == 0 {
+			idle++
+		}
+	}
+	if f.s.order() != 16 || idle != 10 || !(f.rel < 1e-9) {
+		t.Fatalf("order %d with %d idle poles at relative error %.3g; want 16 with 10 idle below 1e-9", f.s.order(), idle, f.rel)
+	}
+}
