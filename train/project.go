@@ -252,7 +252,7 @@ func (r *realisation) firStart(n int, rmax float64) (poleStart, bool) {
 // a kernel of exact order 64 can need a basis of condition 1e13–1e17 for all of its modes,
 // beyond what float64 residues resolve, while 61 of them are within 1e10 and fit to 1e-9
 // (S4 kernels at n = 64: ERA's poles start at 0.58–0.71 on four channels, its truncations'
-// at 4e-9–5e-6, and the set's mean ends at 2.7e-4 in place of 8.0e-4).
+// at 4e-9–5e-6, and the set's mean ended at 2.7e-4 in place of 8.0e-4 when this was added).
 func (r *realisation) conditionedStart(n int, rmax, start float64) (poleStart, bool) {
 	k := min(n, r.era.Order())
 	if e := r.eraError(n); !(e < 1 && start > firStartRatio*e) {
