@@ -350,13 +350,10 @@ func (v *varpro) solve(a []float64) float64 {
 	// on the sets where no check succeeds the n = 64 jobs' checks already cost 18–28 ms (1–2%).
 	if !v.accurate && !v.ridgeChecked && (!factored || lo*lo <= ridgeCheck*1e-13*top) {
 		v.ridgeChecked = true
-		normal := append([]float64(nil), v.c...)
-		if g, ok := v.qrResidues(false); ok && g <= f/4 {
+		if g, byQR := v.qrIfBelow(false, 1.0/4); byQR {
 			v.accurate = true
 			return g
 		}
-		copy(v.c, normal)
-		v.residual()
 	}
 	if !v.accurate {
 		return f

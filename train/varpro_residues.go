@@ -119,18 +119,27 @@ func (v *varpro) undoStep() {
 // evaluation moved no quality cell's mean by 1% but S4 at n = 64's, whose channels change
 // basins with any rounding.
 func (v *varpro) exactResidues(polish bool) float64 {
+	f, _ := v.qrIfBelow(polish, 1)
+	return f
+}
+
+// qrIfBelow solves the residue problem of the last sse by QR (qrResidues) and keeps that
+// solution where its ½‖e‖² is below ratio times the current one's, else restores the
+// current residues and residual; it returns the ½‖e‖² of what it keeps and whether that is
+// QR's.
+func (v *varpro) qrIfBelow(polish bool, ratio float64) (float64, bool) {
 	f := v.objective()
 	old := append([]float64(nil), v.c...)
 	g, ok := v.qrResidues(polish)
 	switch {
 	case !ok:
-		return f
-	case g < f:
-		return g
+		return f, false
+	case g < ratio*f:
+		return g, true
 	}
 	copy(v.c, old)
 	v.residual()
-	return f
+	return f, false
 }
 
 // qrResidues is exactResidues without the comparison: the QR solution's residues, residual
