@@ -230,6 +230,7 @@ func moveMode(y []float64, f *modalFit, k int, limit float64) *modalFit {
 func refitResidues(y []float64, s poleSet, pairs []complex128, reals []float64, h0 float64) *modalFit {
 	a := s.params(pairs, reals)
 	v := newVarpro(s, y)
+	defer v.release()
 	v.sse(a)
 	f := v.polish()
 	if v.accurate {

@@ -314,6 +314,13 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 		starts = append(starts, warmStart(y, n, prev, o.rmax))
 	}
 	var cands []*candidate
+	// Every candidate's varpro goes back to the pool once the rung's fit is out of it.
+	var all []*candidate
+	defer func() {
+		for _, c := range all {
+			c.v.release()
+		}
+	}()
 	add := func(st poleStart) {
 		st = st.realOnly(o.poles)
 		s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: o.rmax, poles: o.poles}
@@ -323,6 +330,7 @@ func fitRung(ctx context.Context, y []float64, n int, o projectOptions, real *re
 		}
 		c.sse = c.v.sse(c.a)
 		cands = append(cands, c)
+		all = append(all, c)
 	}
 	for _, st := range starts {
 		add(st)

@@ -197,6 +197,16 @@ func newLMBuffers(np int) lmBuffers {
 	return b
 }
 
+// clear zeroes every buffer, as newLMBuffers leaves them.
+func (b *lmBuffers) clear() {
+	clear(b.h.RawSymmetric().Data)
+	clear(b.damped.RawSymmetric().Data)
+	clear(b.g)
+	clear(b.step)
+	clear(b.trial)
+	clear(b.hs.RawVector().Data)
+}
+
 // levenbergMarquardt runs up to iters iterations on p, in place, with Marquardt's diagonal
 // scaling and Nielsen's damping update, accepting only steps that lower the squared error.
 // st carries the damping and convergence state between calls on the same p (nil: afresh).
