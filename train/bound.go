@@ -214,6 +214,7 @@ func weightedTails(y []float64, m int, w weights, orders []int, top int, recipe 
 // time.
 func lanczosTails(apply func(dst, x []float64), m int, frob float64, orders []int, top int) []float64 {
 	run := newLanczosRun(apply, m)
+	defer run.release()
 	r := min(top+16, m)
 	check := r
 	var prev []float64

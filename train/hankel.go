@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack"
@@ -122,6 +123,54 @@ type lanczosRun struct {
 	qs          [][]float64
 	alpha, beta []float64
 	q, w, coef  []float64
+	// slabs hold the basis vectors, lanczosSlab at a time, from lanczosSlabs (release).
+	slabs [][]float64
+	free  []float64
+}
+
+// lanczosSlab is how many basis vectors a slab holds.
+const lanczosSlab = 32
+
+// lanczosSlabs keeps, per length m, the slabs of finished runs: a job runs several per
+// channel (ERA, the FIR realisation, the report's bounds, each warm start), of up to a few
+// hundred vectors each, and allocating every vector afresh was an eighth of what a job
+// allocated.
+var lanczosSlabs sync.Map // m → *sync.Pool of *[]float64
+
+func lanczosSlabPool(m int) *sync.Pool {
+	if p, ok := lanczosSlabs.Load(m); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := lanczosSlabs.LoadOrStore(m, &sync.Pool{})
+	return p.(*sync.Pool)
+}
+
+// vector returns an m-vector for the basis (its entries whatever they were: every caller
+// writes all of them).
+func (l *lanczosRun) vector() []float64 {
+	if len(l.free) < l.m {
+		var slab []float64
+		if p, _ := lanczosSlabPool(l.m).Get().(*[]float64); p != nil {
+			slab = *p
+		} else {
+			slab = make([]float64, lanczosSlab*l.m)
+		}
+		l.slabs = append(l.slabs, slab)
+		l.free = slab
+	}
+	v := l.free[:l.m:l.m]
+	l.free = l.free[l.m:]
+	return v
+}
+
+// release hands the run's slabs to the next run of its length; the basis must not be used
+// after.
+func (l *lanczosRun) release() {
+	pool := lanczosSlabPool(l.m)
+	for i := range l.slabs {
+		pool.Put(&l.slabs[i])
+	}
+	l.slabs, l.free, l.qs = nil, nil, nil
 }
 
 func newLanczosRun(apply func(dst, x []float64), m int) *lanczosRun {
@@ -167,7 +216,7 @@ func (l *lanczosRun) step() float64 {
 // next continues with w/b, b the β step returned.
 func (l *lanczosRun) next(b float64) {
 	l.beta = append(l.beta, b)
-	l.q = make([]float64, l.m)
+	l.q = l.vector()
 	floats.ScaleTo(l.q, 1/b, l.w)
 }
 
@@ -191,7 +240,7 @@ func (l *lanczosRun) restart() bool {
 		return false
 	}
 	l.beta = append(l.beta, 0)
-	l.q = make([]float64, l.m)
+	l.q = l.vector()
 	floats.ScaleTo(l.q, 1/nw, w)
 	return true
 }
@@ -199,6 +248,7 @@ func (l *lanczosRun) restart() bool {
 // lanczosTop is lanczosHankelTop for any symmetric m×m operator apply (dst = Mx).
 func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64, error) {
 	run := newLanczosRun(apply, m)
+	defer run.release()
 	impl := gonum.Implementation{}
 	var theta, prevLead []float64
 	var z [][]float64
