@@ -514,10 +514,8 @@ func choleskyFactor(a []float64, n int) bool {
 		ri[0] = d
 		floats.Scale(1/d, ri[1:])
 		// Trailing update: row j of the remaining triangle loses U[i][j]·U[i][j:].
-		for j := i + 1; j < n; j++ {
-			if u := ri[j-i]; u != 0 {
-				vec.Axpy(-u, ri[j-i:], a[j*n+j:j*n+n])
-			}
+		if i+1 < n {
+			vec.SubOuterUpper(ri[1:], a[(i+1)*n+i+1:], n)
 		}
 	}
 	return true

@@ -490,9 +490,7 @@ func (v *varpro) normal(a []float64, h *mat.SymDense, g []float64) {
 	for i := 0; i < n; i++ {
 		xi := x[i*na : (i+1)*na]
 		vec.Axpy(-pe[i], xi, g)
-		for k, xik := range xi {
-			vec.Axpy(-xik, xi[k:], hr.Data[k*hr.Stride+k:k*hr.Stride+na])
-		}
+		vec.SubOuterUpper(xi, hr.Data, hr.Stride)
 	}
 }
 

@@ -415,10 +415,8 @@ func forwardU(u []float64, n int, b []float64, k int) {
 		d := u[i*n+i]
 		bi := b[i*k : i*k+k]
 		floats.Scale(1/d, bi)
-		for j := i + 1; j < n; j++ {
-			if uij := u[i*n+j]; uij != 0 {
-				vec.Axpy(-uij, bi, b[j*k:j*k+k])
-			}
+		if i+1 < n {
+			vec.SubOuter(u[i*n+i+1:i*n+n], bi, b[(i+1)*k:], k)
 		}
 	}
 }

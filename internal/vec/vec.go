@@ -1,9 +1,10 @@
-// Package vec holds the dot product and the multiply-add of float64 vectors that the inner
-// loops of train's fits run on (Householder QR, Lanczos, the Gauss–Newton system): fused
-// multiply-adds in a fixed order, by AVX2 kernels on amd64 and by Go elsewhere, with the
-// same result bit for bit on every machine and build (TestKernelsMatchGo). gonum's
-// floats.Dot and floats.AddScaled round every product and run in SSE2 on amd64: on the
-// vectors of these fits (32 to 511 entries) 1.3–1.9× slower (BenchmarkDot, BenchmarkAxpy).
+// Package vec holds the dot product, the multiply-add and the outer-product updates of
+// float64 vectors that the inner loops of train's fits run on (Householder QR, Lanczos,
+// Cholesky, the Gauss–Newton system): fused multiply-adds in a fixed order, by AVX2 kernels
+// on amd64 and by Go elsewhere, with the same result bit for bit on every machine and build
+// (TestKernelsMatchGo, TestOuterKernelsMatchAxpy). gonum's floats.Dot and floats.AddScaled
+// round every product and run in SSE2 on amd64: on the vectors of these fits (32 to 511
+// entries) 1.3–1.9× slower (BenchmarkDot, BenchmarkAxpy).
 package vec
 
 import "math"
@@ -28,6 +29,69 @@ func Axpy(a float64, x, y []float64) {
 		return
 	}
 	axpyGo(a, x, y)
+}
+
+// SubOuterUpper subtracts the upper triangle of x·xᵀ from the n×n row-major h (n =
+// len(x), rows stride apart): row k from column k on loses x[k]·x[k:], each entry by one
+// fused multiply-add, as Axpy(−x[k], x[k:], h[k·stride+k:]) would for every k (rows whose
+// x[k] is zero are left alone). It is the symmetric rank-one update of a Cholesky
+// factorisation's trailing matrix and of the Gauss–Newton matrix: one call where Axpy took
+// n, whose calls cost as much as their sums at the n of these fits (8 to 64).
+func SubOuterUpper(x, h []float64, stride int) {
+	n := len(x)
+	if n == 0 {
+		return
+	}
+	if stride < n || len(h) < (n-1)*stride+n {
+		panic("vec: SubOuterUpper: h is shorter than len(x) rows of stride")
+	}
+	if useAsm {
+		subOuterUpperAVX2(x, h, stride)
+		return
+	}
+	subOuterUpperGo(x, h, stride)
+}
+
+// SubOuter subtracts a·xᵀ from the len(a)×len(x) row-major b (rows stride apart): row r
+// loses a[r]·x, each entry by one fused multiply-add, as Axpy(−a[r], x, b[r·stride:]) would
+// (rows whose a[r] is zero are left alone).
+func SubOuter(a, x, b []float64, stride int) {
+	rows, n := len(a), len(x)
+	if rows == 0 || n == 0 {
+		return
+	}
+	if stride < n || len(b) < (rows-1)*stride+n {
+		panic("vec: SubOuter: b is shorter than len(a) rows of stride")
+	}
+	if useAsm {
+		subOuterAVX2(a, x, b, stride)
+		return
+	}
+	subOuterGo(a, x, b, stride)
+}
+
+func subOuterUpperGo(x, h []float64, stride int) {
+	for k, a := range x {
+		if a == 0 {
+			continue
+		}
+		row := h[k*stride+k : k*stride+len(x)]
+		for c, v := range x[k:] {
+			row[c] = math.FMA(-a, v, row[c])
+		}
+	}
+}
+
+func subOuterGo(a, x, b []float64, stride int) {
+	for r, ar := range a {
+		if ar == 0 {
+			continue
+		}
+		row := b[r*stride : r*stride+len(x)]
+		for c, v := range x {
+			row[c] = math.FMA(-ar, v, row[c])
+		}
+	}
 }
 
 func dotGo(x, y []float64) float64 {

@@ -13,3 +13,9 @@ func dotAVX2(x, y []float64) float64
 
 //go:noescape
 func axpyAVX2(a float64, x, y []float64)
+
+//go:noescape
+func subOuterUpperAVX2(x, h []float64, stride int)
+
+//go:noescape
+func subOuterAVX2(a, x, b []float64, stride int)

@@ -118,3 +118,160 @@ axpy1loop:
 axpydone:
 	VZEROUPPER
 	RET
+
+// The two outer-product kernels subtract Y0·x from one row at a time, each entry by one
+// fused multiply-add (VFNMADD231PD: −(a·x) + y rounded once, which is FMA(−a, x, y)), in
+// Axpy's blocks of sixteen, four and one.
+
+// func subOuterUpperAVX2(x, h []float64, stride int)
+// Row k: h[k·stride+k …] −= x[k]·x[k …], skipped where x[k] is ±0.
+TEXT ·subOuterUpperAVX2(SB), NOSPLIT, $0-56
+	MOVQ x_base+0(FP), R8   // &x[k]
+	MOVQ x_len+8(FP), R9    // len(x) − k
+	MOVQ h_base+24(FP), R10 // &h[k·stride+k]
+	MOVQ stride+48(FP), R11
+	INCQ R11
+	SHLQ $3, R11            // bytes from one row's diagonal to the next's
+
+upperrow:
+	MOVQ (R8), AX
+	SHLQ $1, AX             // the sign dropped: zero for ±0
+	JZ   uppernext
+	VBROADCASTSD (R8), Y0
+	MOVQ R8, SI
+	MOVQ R10, DI
+	MOVQ R9, CX
+	MOVQ CX, BX
+	SHRQ $4, BX
+	JZ   upper4
+
+upper16:
+	VMOVUPD      0(DI), Y1
+	VMOVUPD      32(DI), Y2
+	VMOVUPD      64(DI), Y3
+	VMOVUPD      96(DI), Y4
+	VFNMADD231PD 0(SI), Y0, Y1
+	VFNMADD231PD 32(SI), Y0, Y2
+	VFNMADD231PD 64(SI), Y0, Y3
+	VFNMADD231PD 96(SI), Y0, Y4
+	VMOVUPD      Y1, 0(DI)
+	VMOVUPD      Y2, 32(DI)
+	VMOVUPD      Y3, 64(DI)
+	VMOVUPD      Y4, 96(DI)
+	ADDQ         $128, SI
+	ADDQ         $128, DI
+	DECQ         BX
+	JNZ          upper16
+
+upper4:
+	MOVQ CX, BX
+	ANDQ $15, BX
+	SHRQ $2, BX
+	JZ   upper1
+
+upper4loop:
+	VMOVUPD      (DI), Y1
+	VFNMADD231PD (SI), Y0, Y1
+	VMOVUPD      Y1, (DI)
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         BX
+	JNZ          upper4loop
+
+upper1:
+	ANDQ $3, CX
+	JZ   uppernext
+
+upper1loop:
+	VMOVSD       (DI), X1
+	VFNMADD231SD (SI), X0, X1
+	VMOVSD       X1, (DI)
+	ADDQ         $8, SI
+	ADDQ         $8, DI
+	DECQ         CX
+	JNZ          upper1loop
+
+uppernext:
+	ADDQ $8, R8
+	ADDQ R11, R10
+	DECQ R9
+	JNZ  upperrow
+	VZEROUPPER
+	RET
+
+// func subOuterAVX2(a, x, b []float64, stride int)
+// Row r: b[r·stride …] −= a[r]·x, skipped where a[r] is ±0.
+TEXT ·subOuterAVX2(SB), NOSPLIT, $0-80
+	MOVQ a_base+0(FP), R8   // &a[r]
+	MOVQ a_len+8(FP), R9    // rows left
+	MOVQ x_base+24(FP), R12
+	MOVQ x_len+32(FP), R13
+	MOVQ b_base+48(FP), R10 // &b[r·stride]
+	MOVQ stride+72(FP), R11
+	SHLQ $3, R11
+
+outerrow:
+	MOVQ (R8), AX
+	SHLQ $1, AX
+	JZ   outernext
+	VBROADCASTSD (R8), Y0
+	MOVQ R12, SI
+	MOVQ R10, DI
+	MOVQ R13, CX
+	MOVQ CX, BX
+	SHRQ $4, BX
+	JZ   outer4
+
+outer16:
+	VMOVUPD      0(DI), Y1
+	VMOVUPD      32(DI), Y2
+	VMOVUPD      64(DI), Y3
+	VMOVUPD      96(DI), Y4
+	VFNMADD231PD 0(SI), Y0, Y1
+	VFNMADD231PD 32(SI), Y0, Y2
+	VFNMADD231PD 64(SI), Y0, Y3
+	VFNMADD231PD 96(SI), Y0, Y4
+	VMOVUPD      Y1, 0(DI)
+	VMOVUPD      Y2, 32(DI)
+	VMOVUPD      Y3, 64(DI)
+	VMOVUPD      Y4, 96(DI)
+	ADDQ         $128, SI
+	ADDQ         $128, DI
+	DECQ         BX
+	JNZ          outer16
+
+outer4:
+	MOVQ CX, BX
+	ANDQ $15, BX
+	SHRQ $2, BX
+	JZ   outer1
+
+outer4loop:
+	VMOVUPD      (DI), Y1
+	VFNMADD231PD (SI), Y0, Y1
+	VMOVUPD      Y1, (DI)
+	ADDQ         $32, SI
+	ADDQ         $32, DI
+	DECQ         BX
+	JNZ          outer4loop
+
+outer1:
+	ANDQ $3, CX
+	JZ   outernext
+
+outer1loop:
+	VMOVSD       (DI), X1
+	VFNMADD231SD (SI), X0, X1
+	VMOVSD       X1, (DI)
+	ADDQ         $8, SI
+	ADDQ         $8, DI
+	DECQ         CX
+	JNZ          outer1loop
+
+outernext:
+	ADDQ $8, R8
+	ADDQ R11, R10
+	DECQ R9
+	JNZ  outerrow
+	VZEROUPPER
+	RET

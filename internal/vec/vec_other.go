@@ -7,3 +7,9 @@ const useAsm = false
 func dotAVX2(x, y []float64) float64 { panic("vec: no AVX2 kernels in this build") }
 
 func axpyAVX2(a float64, x, y []float64) { panic("vec: no AVX2 kernels in this build") }
+
+func subOuterUpperAVX2(x, h []float64, stride int) {
+	panic("vec: no AVX2 kernels in this build")
+}
+
+func subOuterAVX2(a, x, b []float64, stride int) { panic("vec: no AVX2 kernels in this build") }

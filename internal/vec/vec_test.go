@@ -43,6 +43,67 @@ func TestKernelsMatchGo(t *testing.T) {
 	}
 }
 
+// TestOuterKernelsMatchAxpy checks SubOuterUpper and SubOuter against the Axpy calls they
+// stand for, bit for bit, at every n to 70 (some x entries ±0, which leave their rows
+// alone) with strides beyond the rows, and the kernels this build runs against the Go loops.
+func TestOuterKernelsMatchAxpy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for n := 1; n <= 70; n++ {
+		for _, pad := range []int{0, 3} {
+			stride := n + pad
+			x := make([]float64, n)
+			for i := range x {
+				switch rng.IntN(8) {
+				case 0:
+					x[i] = 0
+				case 1:
+					x[i] = math.Copysign(0, -1)
+				default:
+					x[i] = rng.NormFloat64() * math.Pow(10, 6*rng.Float64()-3)
+				}
+			}
+			h := make([]float64, (n-1)*stride+n)
+			for i := range h {
+				h[i] = rng.NormFloat64()
+			}
+			want := append([]float64(nil), h...)
+			for k := range x {
+				if x[k] != 0 {
+					Axpy(-x[k], x[k:], want[k*stride+k:k*stride+n])
+				}
+			}
+			got, goLoop := append([]float64(nil), h...), append([]float64(nil), h...)
+			SubOuterUpper(x, got, stride)
+			subOuterUpperGo(x, goLoop, stride)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) || math.Float64bits(goLoop[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("SubOuterUpper, n = %d, stride %d: entry %d is %v (Go loop %v), Axpy gives %v", n, stride, i, got[i], goLoop[i], want[i])
+				}
+			}
+			rows := 1 + rng.IntN(9)
+			a := x[:min(rows, n)]
+			b := make([]float64, (len(a)-1)*stride+n)
+			for i := range b {
+				b[i] = rng.NormFloat64()
+			}
+			want = append([]float64(nil), b...)
+			for r := range a {
+				if a[r] != 0 {
+					Axpy(-a[r], x, want[r*stride:r*stride+n])
+				}
+			}
+			got, goLoop = append([]float64(nil), b...), append([]float64(nil), b...)
+			SubOuter(a, x, got, stride)
+			subOuterGo(a, x, goLoop, stride)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) || math.Float64bits(goLoop[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("SubOuter, n = %d, stride %d: entry %d is %v (Go loop %v), Axpy gives %v", n, stride, i, got[i], goLoop[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // TestAgainstExact checks Dot and Axpy against sums made exactly (float64 products summed
 // with compensation), to the fused operations' rounding.
 func TestAgainstExact(t *testing.T) {
@@ -116,6 +177,30 @@ func BenchmarkAxpy(b *testing.B) {
 		b.Run("gonum/"+strconv.Itoa(n), func(b *testing.B) {
 			for b.Loop() {
 				floats.AddScaled(y, 1e-9, x)
+			}
+		})
+	}
+}
+
+// BenchmarkSubOuterUpper times SubOuterUpper against the Axpy call a row it stands for, at
+// the orders of the fits' Gauss–Newton and Cholesky updates.
+func BenchmarkSubOuterUpper(b *testing.B) {
+	for _, n := range []int{16, 32, 64} {
+		x, _ := benchVectors(n)
+		floats.Scale(1e-9, x)
+		h := make([]float64, n*n)
+		b.Run("kernel/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				SubOuterUpper(x, h, n)
+			}
+		})
+		b.Run("axpy/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				for k := range x {
+					if x[k] != 0 {
+						Axpy(-x[k], x[k:], h[k*n+k:k*n+n])
+					}
+				}
 			}
 		})
 	}
