@@ -230,12 +230,14 @@ func (r *realisation) eraError(n int) float64 {
 // firStart is the start from the balanced truncation of the kernel's FIR realisation (order
 // L−1, every pole at 0, whose Hankel matrix is the kernel's padded with zeros), stable by
 // Pernebo and Silverman's theorem. It costs a Lanczos run on the (L−1)×(L−1) matrix, made
-// once, at the ladder's largest order.
+// once, to the largest order the ladder fits: its top, or ERA's rank where that is smaller
+// (fitLadder fits no more poles than the rank; S4 kernels of rank 36–63 took 3–11% less,
+// Butterworth kernels of order 2–8 a fifth less at n = 64).
 func (r *realisation) firStart(n int, rmax float64) (poleStart, bool) {
 	if r.fir == nil {
 		pad := make([]float64, 2*len(r.y))
 		copy(pad, r.y)
-		fir, err := eraRows(pad, r.top, len(r.y)-1)
+		fir, err := eraRows(pad, min(r.top, max(r.era.Order(), 1)), len(r.y)-1)
 		if err != nil {
 			return poleStart{}, false
 		}
