@@ -170,6 +170,7 @@ type varpro struct {
 	// eProjected says they are v.e's for the current poles.
 	ev0, ev1   []complex128
 	eProjected bool
+	lastQR     lastQR
 }
 
 // basisCol is column 2Re(β τ^k λ^τ) of pole p (a pair), or β τ^k λ^(τ−s) (a real pole).
@@ -253,6 +254,7 @@ func (v *varpro) reuse(s poleSet, y []float64) {
 // setPoles computes the poles and their logarithms from a, and Φ's columns.
 func (v *varpro) setPoles(a []float64) {
 	v.eProjected = false
+	v.lastQR = lastQR{}
 	s := v.s
 	logR := math.Log(s.rmax)
 	for i := 0; i < s.pairs; i++ {

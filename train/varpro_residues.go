@@ -151,16 +151,23 @@ func (v *varpro) qrResidues(polish bool) (float64, bool) {
 	if n == 0 {
 		return 0, false
 	}
-	x := make([]float64, n)
-	cols, rhs, limit, reduced := v.reducedBasis()
-	if !reduced {
-		cols, rhs = v.basisColumns(0, len(v.y), &v.qr), v.y
-	}
-	if len(v.rdiag) < n {
-		v.rdiag = make([]float64, n)
-	}
-	if !householderSolve(cols, rhs, x, v.rdiag[:n], limit) {
-		return 0, false
+	var x, cols = v.lastQR.x, v.lastQR.cols
+	reduced := v.lastQR.reduced
+	if !v.lastQR.valid {
+		x = make([]float64, n)
+		var rhs []float64
+		var limit []int
+		cols, rhs, limit, reduced = v.reducedBasis()
+		if !reduced {
+			cols, rhs = v.basisColumns(0, len(v.y), &v.qr), v.y
+		}
+		if len(v.rdiag) < n {
+			v.rdiag = make([]float64, n)
+		}
+		if !householderSolve(cols, rhs, x, v.rdiag[:n], limit) {
+			return 0, false
+		}
+		v.lastQR = lastQR{valid: true, x: x, cols: cols, reduced: reduced}
 	}
 	copy(v.c, x)
 	v.residual()
@@ -190,6 +197,17 @@ func (v *varpro) qrResidues(polish bool) (float64, bool) {
 		}
 	}
 	return g, true
+}
+
+// lastQR is qrResidues' solution at the current poles, with the factored columns (R above
+// the diagonal, rdiag on it) it leaves in the QR buffers: solve's QR and a final polish ask
+// for the same poles' QR twice (the last fit of a rung, every refit of conditionFit), and
+// the second needs only its solution and R. setPoles forgets it.
+type lastQR struct {
+	valid   bool
+	x       []float64
+	cols    [][]float64
+	reduced bool
 }
 
 // exactRefineSteps is the most refinement steps exactResidues takes after a reduced QR.
