@@ -197,6 +197,7 @@ func (l *lanczosRun) step() float64 {
 	// only where the first removed most of w (Daniel, Gragg, Kaufman and Stewart's
 	// criterion: then rounding left a component along the old vectors).
 	before := floats.Norm(w, 2)
+	after := before
 	for pass := 0; pass < 2; pass++ {
 		for j, v := range l.qs {
 			l.coef[j] = vec.Dot(w, v)
@@ -204,13 +205,12 @@ func (l *lanczosRun) step() float64 {
 		for j, v := range l.qs {
 			vec.Axpy(-l.coef[j], v, w)
 		}
-		if after := floats.Norm(w, 2); after > 0.7*before {
+		if after = floats.Norm(w, 2); after > 0.7*before {
 			break
-		} else {
-			before = after
 		}
+		before = after
 	}
-	return floats.Norm(w, 2)
+	return after
 }
 
 // next continues with w/b, b the β step returned.
