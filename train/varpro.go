@@ -199,9 +199,9 @@ type varproShape struct{ n, na, poles, m int }
 
 // varproPools holds, per shape, the varpros released (release) for the next newVarpro: a
 // ladder makes hundreds a channel (every start of every rung, every residue refit in
-// conditionFit), and allocating their buffers afresh, about 0.5 MB at n = 64, ran the
-// collector most of the time it ran (S4 kernels at n = 64: a tenth of the job's CPU time in
-// allocation, marking and returning memory to the system).
+// conditionFit), and allocating their buffers afresh, about 0.5 MB at n = 64, kept the
+// collector busy (S4 kernels at n = 64: a tenth of the job's CPU time went to allocation,
+// marking and returning memory to the system).
 var varproPools sync.Map // varproShape → *sync.Pool
 
 func varproPool(shape varproShape) *sync.Pool {
