@@ -144,9 +144,11 @@ func TestExtendStopsAtFloor(t *testing.T) {
 	}
 }
 
-// TestRankLimitedFit: a kernel of exact order 6 fitted at n = 16 gets 6 fitted poles and 10
-// idle ones with zero residues (ERA's realisation has 6 states), at the error floor; fitting
-// all 16 poles would leave its residue problem singular.
+// TestRankLimitedFit: a kernel of exact order 6 fitted at n = 16 (or 15) gets 6 fitted
+// poles and 10 (9) idle ones with zero residues (ERA's realisation has 6 states), at the error
+// floor; fitting all 16 poles would leave its residue problem singular. The idle pairs sit
+// at radius 1/2, the odd idle pole at 0, and the fit has one parameter per pole (padFit
+// appended the idle real pole's parameter with every slot after it, 22 for 16).
 func TestRankLimitedFit(t *testing.T) {
 	poles := []complex128{cmplx.Rect(0.95, 0.3), cmplx.Rect(0.95, -0.3), cmplx.Rect(0.8, 1.1), cmplx.Rect(0.8, -1.1), 0.6, -0.4}
 	res := []complex128{complex(0.5, 0.2), complex(0.5, -0.2), complex(-0.3, 0.1), complex(-0.3, -0.1), 0.7, 0.2}
@@ -155,24 +157,44 @@ func TestRankLimitedFit(t *testing.T) {
 		t.Fatal(err)
 	}
 	y := d.Impulse(1024)
-	o := projectOptions{rmax: hankelRadius, iters: DefaultSpec().Refine, rng: channelRNG(1, 0)}
-	fits, err := fitLadder(context.Background(), y, []int{16}, o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := fits[0]
-	idle := 0
-	for i := 0; i < f.s.pairs; i++ {
-		if f.c[2*i] == 0 && f.c[2*i+1] == 0 {
+	for _, n := range []int{16, 15} {
+		o := projectOptions{rmax: hankelRadius, iters: DefaultSpec().Refine, rng: channelRNG(1, 0)}
+		fits, err := fitLadder(context.Background(), y, []int{n}, o, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := fits[0]
+		idle := 0
+		for i := 0; i < f.s.pairs+f.s.reals; i++ {
+			r := math.Abs(f.c[2*f.s.pairs+i-f.s.pairs])
+			if i < f.s.pairs {
+				r = math.Hypot(f.c[2*i], f.c[2*i+1])
+			}
+			if r != 0 {
+				continue
+			}
 			idle += 2
+			if i >= f.s.pairs {
+				idle--
+			}
+			want := 0.5
+			if i >= f.s.pairs {
+				want = 0
+			}
+			if rho := cmplx.Abs(f.s.pole(f.a, i)); math.Abs(rho-want) > 1e-12 {
+				t.Errorf("n = %d: idle pole %d at radius %.17g, want %g", n, i, rho, want)
+			}
 		}
-	}
-	for i := 2 * f.s.pairs; i < len(f.c); i++ {
-		if f.c[i] == 0 {
-			idle++
+		if f.s.order() != n || idle != n-6 || !(f.rel < 1e-9) || len(f.a) != f.s.numParams() {
+			t.Fatalf("order %d with %d idle poles at relative error %.3g, %d parameters for %d; want %d with %d idle below 1e-9",
+				f.s.order(), idle, f.rel, len(f.a), f.s.numParams(), n, n-6)
 		}
-	}
-	if f.s.order() != 16 || idle != 10 || !(f.rel < 1e-9) {
-		t.Fatalf("order %d with %d idle poles at relative error %.3g; want 16 with 10 idle below 1e-9", f.s.order(), idle, f.rel)
+		dd, err := f.diagonal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := filters.RelDiff(y, dd.Impulse(len(y))); !(e < 1e-9) {
+			t.Errorf("n = %d: the padded fit's response is %.3g from the kernel", n, e)
+		}
 	}
 }

@@ -476,7 +476,8 @@ func warmStart(y []float64, n int, prev *modalFit, rmax float64) poleStart {
 }
 
 // padFit returns f as a fit of order n: the missing poles idle (zero residues), pairs at
-// radius 1/2 and, for an odd difference, a real pole at 0; in a real-only fit, real poles
+// radius 1/2 and, for an odd difference, a real pole at 0 (a factor 1 of a transfer
+// function's denominator, which no numerator has to cancel); in a real-only fit, real poles
 // apart in (0, 1/2).
 func padFit(f *modalFit, n int) *modalFit {
 	extra := n - f.s.order()
@@ -503,7 +504,7 @@ func padFit(f *modalFit, n int) *modalFit {
 	out.a = append(out.a, f.a[:2*f.s.pairs]...)
 	out.a = append(out.a, ip[:2*len(idle)]...)
 	out.a = append(out.a, f.a[2*f.s.pairs:]...)
-	out.a = append(out.a, ip[2*len(idle):]...)
+	out.a = append(out.a, ip[2*s.pairs:2*s.pairs+len(idleReals)]...)
 	copy(out.c, f.c[:2*f.s.pairs])
 	copy(out.c[2*s.pairs:], f.c[2*f.s.pairs:])
 	return out
