@@ -462,3 +462,30 @@ func TestImportSessionTwice(t *testing.T) {
 		t.Errorf("the session holds %s", s.Summary())
 	}
 }
+
+// TestExportRankLimitedFit: a kernel of order 5 distilled at order 8 keeps 5 fitted poles
+// and 3 idle ones (a pair, and a real pole at 0 with no residue), and the fit goes out in
+// the modal layouts, which store the poles' logarithms, and reads back: they refused the
+// idle pole at 0 (an S4 bank distilled at n = 64, with channels of rank 63, could not be
+// exported in them). A pole at 0 with a residue (a tap at t = 1) is still refused.
+func TestExportRankLimitedFit(t *testing.T) {
+	dir := t.TempDir()
+	butter := filepath.Join(dir, "butter.json")
+	if r := run(t, "", "preset", "butter", "order=5", "-o", butter); r.code != 0 {
+		t.Fatal(r)
+	}
+	fit := filepath.Join(dir, "fit.json")
+	if r := run(t, "", "distill", butter, "--order", "8", "-o", fit); r.code != 0 {
+		t.Fatal(r)
+	}
+	for _, layout := range []string{"s4d", "stripedhyena"} {
+		out := filepath.Join(dir, layout+".npz")
+		r := run(t, "", "export", fit, "--layout", layout, "-o", out)
+		if _, err := os.Stat(out); r.code != 0 || err != nil || !strings.Contains(r.stderr, "reads back in the "+layout+" layout as float64") {
+			t.Errorf("%s: %v (file: %v)", layout, r, err)
+		}
+	}
+	tap := writeDoc(t, dir, "tap.json", filters.Document{Name: "tap", Filter: ioMust(filters.NewDiagonal([]complex128{0.5, 0}, []complex128{1, 0.3}, 0))})
+	out := filepath.Join(dir, "tap.npz")
+	oneErrorLine(t, run(t, "", "export", tap, "--layout", "s4d", "-o", out), ExitFailure, "pole 1 is 0, which the s4d layout cannot hold")
+}

@@ -61,11 +61,20 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 		if !ok {
 			return nil, nil, invalidf("channel %d is %s after conversion to diagonal", c, f.Form())
 		}
-		p, r := filters.HalfModes(d)
-		for i, pole := range p {
+		modes, res := filters.HalfModes(d)
+		var p, r []complex128
+		for i, pole := range modes {
 			if cmplx.Abs(pole) < 1e-300 {
+				// A mode at 0 is a tap at t = 1 of its residue, which has no logarithm. One
+				// whose residue is rounding is an idle pole (distill pads an odd number of
+				// idle poles with one at 0, and a tf keeps it as a last coefficient 0), and is
+				// left out.
+				if cmplx.Abs(res[i]) <= idleTap*responseNorm(d) {
+					continue
+				}
 				return nil, nil, invalidf("channel %d: pole %d is 0, which the %s layout cannot hold (it takes the poles' logarithms)", c, i, lay)
 			}
+			p, r = append(p, pole), append(r, res[i])
 		}
 		half[c] = [2][]complex128{p, r}
 		width = max(width, len(p))
@@ -77,6 +86,24 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 	}
 	out, err := exportS4D(bank, half, width, o, prefix)
 	return out, reports, err
+}
+
+// idleTap is the largest residue of a mode at 0, relative to the norm of the channel's
+// response, that the modal layouts leave out as rounding.
+const idleTap = 1e-12
+
+// responseNorm is the L2 norm of d's impulse response over the length ssmlab's reports
+// measure it (filters.ReportLength).
+func responseNorm(d *filters.Diagonal) float64 {
+	rho, err := filters.SpectralRadius(d)
+	if err != nil {
+		rho = math.NaN()
+	}
+	s := 0.0
+	for _, v := range d.Impulse(filters.ReportLength(rho)) {
+		s += v * v
+	}
+	return math.Sqrt(s)
 }
 
 // ModalStateSize is the number of modes per channel of a modal layout's tensors as Export
