@@ -978,3 +978,21 @@ func TestDistillModelChecksEveryOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillModelRankLimited distils an S4 layer of state size 6 at order 7 into each modal
+// layout: each channel's fit has an idle pole at 0, which the layouts leave out (they refused
+// the layer, "no layout tried holds the fit"), and the written layer reads back to rounding.
+func TestDistillModelRankLimited(t *testing.T) {
+	dir := t.TempDir()
+	for _, layout := range []string{"s4d", "stripedhyena"} {
+		out := filepath.Join(dir, layout+".pt")
+		if r := run(t, "", "distill", "../testdata/layouts/s4_64.pt", "--order", "7", "--to-layout", layout, "-o", out); r.code != 0 {
+			t.Fatalf("%s: %v", layout, r)
+		}
+		for _, l := range readManifest(t, out).Layers {
+			if l.ToLayout != layout || !(l.ReadBackError <= 1e-12) {
+				t.Errorf("%s: layer %s written as %s, read back to %.3g", layout, l.Prefix, l.ToLayout, l.ReadBackError)
+			}
+		}
+	}
+}
