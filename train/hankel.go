@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"sync"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack"
@@ -135,22 +134,14 @@ const lanczosSlab = 32
 // channel (ERA, the FIR realisation, the report's bounds, each warm start), of up to a few
 // hundred vectors each, and allocating every vector afresh was an eighth of what a job
 // allocated.
-var lanczosSlabs sync.Map // m → *sync.Pool of *[]float64
-
-func lanczosSlabPool(m int) *sync.Pool {
-	if p, ok := lanczosSlabs.Load(m); ok {
-		return p.(*sync.Pool)
-	}
-	p, _ := lanczosSlabs.LoadOrStore(m, &sync.Pool{})
-	return p.(*sync.Pool)
-}
+var lanczosSlabs keyedPools[int] // by m, pools of *[]float64
 
 // vector returns an m-vector for the basis (its entries whatever they were: every caller
 // writes all of them).
 func (l *lanczosRun) vector() []float64 {
 	if len(l.free) < l.m {
 		var slab []float64
-		if p, _ := lanczosSlabPool(l.m).Get().(*[]float64); p != nil {
+		if p, _ := lanczosSlabs.pool(l.m).Get().(*[]float64); p != nil {
 			slab = *p
 		} else {
 			slab = make([]float64, lanczosSlab*l.m)
@@ -166,7 +157,7 @@ func (l *lanczosRun) vector() []float64 {
 // release hands the run's slabs to the next run of its length; the basis must not be used
 // after.
 func (l *lanczosRun) release() {
-	pool := lanczosSlabPool(l.m)
+	pool := lanczosSlabs.pool(l.m)
 	for i := range l.slabs {
 		pool.Put(&l.slabs[i])
 	}

@@ -184,7 +184,7 @@ func newVarpro(s poleSet, y []float64) *varpro {
 	n, na := s.order(), s.numParams()
 	m := len(y) - 1
 	poles := s.pairs + s.reals
-	if v, _ := varproPool(varproShape{n, na, poles, m}).Get().(*varpro); v != nil {
+	if v, _ := varproPools.pool(varproShape{n, na, poles, m}).Get().(*varpro); v != nil {
 		v.reuse(s, y)
 		return v
 	}
@@ -202,19 +202,23 @@ type varproShape struct{ n, na, poles, m int }
 // conditionFit), and allocating their buffers afresh, about 0.5 MB at n = 64, kept the
 // collector busy (S4 kernels at n = 64: a tenth of the job's CPU time went to allocation,
 // marking and returning memory to the system).
-var varproPools sync.Map // varproShape → *sync.Pool
+var varproPools keyedPools[varproShape]
 
-func varproPool(shape varproShape) *sync.Pool {
-	if p, ok := varproPools.Load(shape); ok {
+// keyedPools holds a sync.Pool per key (the shape of what it pools), made on first use.
+type keyedPools[K comparable] struct{ pools sync.Map }
+
+// pool returns key's pool.
+func (k *keyedPools[K]) pool(key K) *sync.Pool {
+	if p, ok := k.pools.Load(key); ok {
 		return p.(*sync.Pool)
 	}
-	p, _ := varproPools.LoadOrStore(shape, &sync.Pool{})
+	p, _ := k.pools.LoadOrStore(key, &sync.Pool{})
 	return p.(*sync.Pool)
 }
 
 // release hands v's buffers to the next newVarpro of its shape; v must not be used after.
 func (v *varpro) release() {
-	varproPool(varproShape{v.s.order(), v.s.numParams(), v.s.pairs + v.s.reals, len(v.y)}).Put(v)
+	varproPools.pool(varproShape{v.s.order(), v.s.numParams(), v.s.pairs + v.s.reals, len(v.y)}).Put(v)
 }
 
 // reuse makes a released v a new problem for s and y: every field as newVarpro leaves it,
