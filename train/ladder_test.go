@@ -166,21 +166,18 @@ func TestRankLimitedFit(t *testing.T) {
 		f := fits[0]
 		idle := 0
 		for i := 0; i < f.s.pairs+f.s.reals; i++ {
-			r := math.Abs(f.c[2*f.s.pairs+i-f.s.pairs])
+			// A pair: two poles at radius 1/2 when idle; a real pole: one, at 0.
+			var r, want float64
+			var poles int
 			if i < f.s.pairs {
-				r = math.Hypot(f.c[2*i], f.c[2*i+1])
+				r, poles, want = math.Hypot(f.c[2*i], f.c[2*i+1]), 2, 0.5
+			} else {
+				r, poles, want = math.Abs(f.c[f.s.pairs+i]), 1, 0
 			}
 			if r != 0 {
 				continue
 			}
-			idle += 2
-			if i >= f.s.pairs {
-				idle--
-			}
-			want := 0.5
-			if i >= f.s.pairs {
-				want = 0
-			}
+			idle += poles
 			if rho := cmplx.Abs(f.s.pole(f.a, i)); math.Abs(rho-want) > 1e-12 {
 				t.Errorf("n = %d: idle pole %d at radius %.17g, want %g", n, i, rho, want)
 			}
