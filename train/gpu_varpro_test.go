@@ -227,7 +227,7 @@ func checkShadowSums(t *testing.T, open deviceOpener, targets [][]float64, order
 	spec := DefaultSpec()
 	g.forEach(len(targets), func(ch int) {
 		o := projectOptions{rmax: math.Min(hankelRadius, spec.MaxRadius), iters: spec.Refine, rng: channelRNG(spec.Seed, ch), sums: sh}
-		if _, err := fitLadder(context.Background(), targets[ch], orders, o, nil); err != nil {
+		if _, err := fitLadder(context.Background(), targets[ch], orders, nil, o, false, nil); err != nil {
 			t.Error(err)
 		}
 	})

@@ -78,7 +78,7 @@ func FitLadder(ctx context.Context, job Job, orders []int, backend Backend, prog
 	if err != nil {
 		return nil, err
 	}
-	return fitProjection(ctx, job, obj, targets, orders, backend, progress)
+	return fitProjection(ctx, job, obj, targets, orders, false, backend, progress)
 }
 
 func dedupe(v []int) []int {
@@ -104,7 +104,7 @@ func chainOrders(n int) []int {
 
 // runProjection is Run for a projectable job: the ladder of chainOrders, its last order.
 func runProjection(ctx context.Context, job Job, obj objective, targets [][]float64, backend Backend, progress func(Progress)) (*Result, error) {
-	l, err := fitProjection(ctx, job, obj, targets, chainOrders(job.Spec.Order), backend, progress)
+	l, err := fitProjection(ctx, job, obj, targets, chainOrders(job.Spec.Order), true, backend, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -170,16 +170,20 @@ const tfHoldRatio = 1.05
 // well as the poles and residues.
 const tfHoldFloor = filters.MaxRelError
 
-// channelRung is one channel's fit at one order of the ladder.
+// channelRung is one channel's fit at one order of the ladder (fit nil where a job did not
+// need it).
 type channelRung struct {
 	fit   *modalFit
+	free  bool // fitted without the order below (fitLadder)
 	diag  *filters.Diagonal
 	tf    *filters.TransferFunction // nil when its coefficients cannot be formed
 	tfErr float64
 }
 
-// fitProjection fits the validated job's targets at every order of orders (ascending).
-func fitProjection(ctx context.Context, job Job, obj objective, targets [][]float64, orders []int, backend Backend, progress func(Progress)) (*Ladder, error) {
+// fitProjection fits the validated job's targets at every order of orders (ascending), or
+// with topOnly at the last (the Ladder's only Result), fitting the orders below only where
+// that one needs them.
+func fitProjection(ctx context.Context, job Job, obj objective, targets [][]float64, orders []int, topOnly bool, backend Backend, progress func(Progress)) (*Ladder, error) {
 	start := time.Now()
 	spec := job.Spec
 	d := len(targets)
@@ -205,11 +209,10 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	done, total := 0, d*len(orders)
 	tally := newRungTally(d)
 	var last time.Time
-	report := func(ch int, rel float64) {
+	report := func(ch, k int, rel float64) {
 		mu.Lock()
 		defer mu.Unlock()
-		done++
-		tally.add(ch, rel)
+		done += tally.add(ch, k, rel)
 		// Another channel's rung may finish after a cancel; nothing is reported after one.
 		if progress == nil || ctx.Err() != nil || done < total && time.Since(last) < ProgressInterval {
 			return
@@ -226,13 +229,18 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		bounds[ch] = LowerBounds(y, orders)
 		co := o
 		co.rng = channelRNG(spec.Seed, ch)
-		fits, err := fitLadder(ctx, y, orders, co, func(f *modalFit) { report(ch, f.rel) })
+		fits, err := fitLadder(ctx, y, orders, bounds[ch], co, topOnly, func(k int, f *modalFit) { report(ch, k, f.rel) })
 		if err != nil {
 			errs[ch] = err
 			return
 		}
-		for _, f := range fits {
-			r := channelRung{fit: f, tfErr: math.Inf(1)}
+		rungs[ch] = make([]channelRung, len(fits))
+		for k, lf := range fits {
+			f := lf.fit
+			if f == nil {
+				continue
+			}
+			r := channelRung{fit: f, free: lf.free, tfErr: math.Inf(1)}
 			if r.diag, err = f.diagonal(); err != nil {
 				errs[ch] = fmt.Errorf("channel %d: %w", ch, err)
 				return
@@ -240,7 +248,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 			if spec.Model == ModelRTF {
 				r.tf, r.tfErr = tfFromPoles(f.poles(), y)
 			}
-			rungs[ch] = append(rungs[ch], r)
+			rungs[ch][k] = r
 		}
 	})
 	if err := ctx.Err(); err != nil {
@@ -257,9 +265,26 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		}
 	}
 	l := &Ladder{Orders: orders}
-	prevOut := make([]float64, d) // each channel's error at the order below, as deployed
+	prevOut := make([]float64, d) // each channel's error at the order below
 	prevTF := true
-	for k, n := range orders {
+	first := 0
+	if topOnly {
+		// The job deploys its order, and the orders below it back to the highest with a
+		// free channel, whose form does not depend on the orders below it (rungFloor).
+		l.Orders = orders[len(orders)-1:]
+		first = len(orders) - 1
+		for first > 0 && !anyFree(rungs, first) {
+			first--
+		}
+	}
+	for k := first; k < len(orders); k++ {
+		n := orders[k]
+		if anyFree(rungs, k) {
+			for ch := range rungs {
+				prevOut[ch] = rungFloor(rungs[ch], bounds[ch], k)
+			}
+			prevTF = true
+		}
 		useTF, note := rungForm(spec, rungs, k, orders, prevOut, prevTF)
 		prevTF = useTF
 		res := &Result{Report: Report{Model: spec.Model, Order: n, Init: spec.Init, Backend: ran, Stable: true,
@@ -271,7 +296,9 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 			return nil, err
 		}
 		res.Report.Seconds = time.Since(start).Seconds()
-		l.Results = append(l.Results, res)
+		if !topOnly || k == len(orders)-1 {
+			l.Results = append(l.Results, res)
+		}
 	}
 	return l, nil
 }
@@ -288,9 +315,11 @@ type rungTally struct {
 
 func newRungTally(channels int) *rungTally { return &rungTally{done: make([]int, channels)} }
 
-// add records that channel ch fitted its next rung, with relative error rel.
-func (t *rungTally) add(ch int, rel float64) {
-	t.done[ch]++
+// add records that channel ch fitted rung k (those below it that a job skips count as
+// done), with relative error rel, and returns how many rungs that completes.
+func (t *rungTally) add(ch, k int, rel float64) int {
+	more := k + 1 - t.done[ch]
+	t.done[ch] = k + 1
 	switch n := t.done[ch]; {
 	case n > t.reached:
 		t.reached, t.fitted, t.worst, t.sumSq = n, 1, rel, rel*rel
@@ -298,6 +327,7 @@ func (t *rungTally) add(ch int, rel float64) {
 		t.fitted++
 		t.worst, t.sumSq = max(t.worst, rel), t.sumSq+rel*rel
 	}
+	return more
 }
 
 // progress returns the error, loss, order and channels of a progress event of a ladder of
@@ -310,9 +340,9 @@ func (t *rungTally) progress(orders []int) Progress {
 // rungForm decides the form of order k's bank, and for an rtf model says why (FormNote).
 // The transfer function is deployed where it holds the fit on every channel (the bank has
 // one form) and, to keep the ladder monotone, where the order below was one too (prevTF) and
-// it ends no worse than that order (prevOut, each channel's error as deployed) on any
-// channel. Otherwise the diagonal form, unless that would end worse on some channel than
-// the tf the order below deployed, while this order's tf does not.
+// it ends no worse than that order (prevOut, each channel's error there) on any channel.
+// Otherwise the diagonal form, unless that would end worse on some channel than the order
+// below, while this order's tf does not.
 func rungForm(spec Spec, rungs [][]channelRung, k int, orders []int, prevOut []float64, prevTF bool) (bool, string) {
 	holds := spec.Model == ModelRTF // on every channel, whatever the order below
 	monotoneTF, monotoneDiag := true, true
@@ -340,14 +370,42 @@ func rungForm(spec Spec, rungs [][]channelRung, k int, orders []int, prevOut []f
 	switch {
 	case spec.Form == filters.FormDiagonal:
 		return useTF, "diagonal (poles and residues), as the job asks (form diagonal)"
-	case useTF:
+	case useTF && holds:
 		return useTF, fmt.Sprintf("tf: float64 coefficients hold the fit on every channel (worst channel %d: %.3g against %.3g as poles and residues)", worstCh, r.tfErr, r.fit.rel)
+	case useTF:
+		return useTF, fmt.Sprintf("tf: float64 coefficients lose some of the fit (channel %d: %s against %.3g as poles and residues), but poles and residues would end above order %d on some channel, and the tf on none", worstCh, fmtErr(r.tfErr), r.fit.rel, orders[k-1])
 	case !holds:
 		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients lose the fit (channel %d: %s against %.3g); the diagonal form keeps the poles", worstCh, fmtErr(r.tfErr), r.fit.rel)
 	case !monotoneTF:
-		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients hold the fit to the documented %.0e, but channel %d's would end at %.3g, above the %.3g of order %d", tfHoldFloor, riseCh, rungs[riseCh][k].tfErr, prevOut[riseCh], orders[k-1])
+		above := fmt.Sprintf("the %.3g of order %d", prevOut[riseCh], orders[k-1])
+		if rungs[riseCh][k].free {
+			above = fmt.Sprintf("%.3g, the lower bound of any filter of order %d", prevOut[riseCh], orders[k-1])
+		}
+		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients hold the fit to the documented %.0e, but channel %d's would end at %.3g, above %s", tfHoldFloor, riseCh, rungs[riseCh][k].tfErr, above)
 	}
 	return useTF, fmt.Sprintf("diagonal (poles and residues), as at order %d: float64 tf coefficients hold this fit (worst channel %d: %.3g against %.3g), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order", orders[k-1], worstCh, r.tfErr, r.fit.rel)
+}
+
+// anyFree reports whether some channel's order k was fitted without the order below.
+func anyFree(rungs [][]channelRung, k int) bool {
+	for _, r := range rungs {
+		if r[k].free {
+			return true
+		}
+	}
+	return false
+}
+
+// rungFloor is, where some channel of order k is free (fitLadder) and a job need not have
+// fitted or deployed every channel of the order below, what rungForm holds order k to on
+// channel ch (its rungs and lower bounds) in place of that order's deployed error: no more
+// than the order-(k−1) fit ends at in either form, or, on a free channel, the lower bound of
+// any filter of order k−1. So a job of order n deploys what a ladder does at n.
+func rungFloor(rungs []channelRung, bounds []float64, k int) float64 {
+	if rungs[k].free {
+		return bounds[k-1]
+	}
+	return math.Min(rungs[k-1].fit.rel, rungs[k-1].tfErr)
 }
 
 // deployRung fills res with order k's filters in the chosen form, each measured on its
@@ -367,6 +425,7 @@ func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]chann
 		}
 		cr := ChannelReport{MSE: obj.mse(ch, kern), RelError: obj.relError(ch, kern), MaxPoleRadius: rho,
 			Stable: filters.Stable(rho), LowerBound: bounds[ch][k]}
+		prevOut[ch] = cr.RelError
 		if cr.LowerBound > 0 {
 			cr.BoundRatio = cr.RelError / cr.LowerBound
 		}
@@ -377,7 +436,6 @@ func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]chann
 			res.Report.Stable = false
 			res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d is not stable (spectral radius %.6g)", ch, rho))
 		}
-		prevOut[ch] = cr.RelError
 		res.Filters = append(res.Filters, f)
 		res.Report.Channels = append(res.Report.Channels, cr)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/cmplx"
+	"slices"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -24,8 +25,10 @@ func TestRungTallyProgress(t *testing.T) {
 	var got []want
 	tally := newRungTally(len(rel))
 	for ch, errs := range rel { // one worker: channel after channel
-		for _, e := range errs {
-			tally.add(ch, e)
+		for k, e := range errs {
+			if more := tally.add(ch, k, e); more != 1 {
+				t.Fatalf("channel %d's rung %d completes %d rungs", ch, k, more)
+			}
 			p := tally.progress(orders)
 			if p.TopOrder != 16 || p.Channels != 3 {
 				t.Fatalf("top order %d, channels %d", p.TopOrder, p.Channels)
@@ -58,10 +61,10 @@ func TestRungTallyProgress(t *testing.T) {
 	prev := math.Inf(1)
 	prevOrder := 0
 	for _, ev := range []struct {
-		ch int
-		e  float64
-	}{{0, 0.5}, {1, 0.7}, {0, 0.1}, {1, 0.2}, {1, 0.02}, {0, 0.01}} {
-		tally.add(ev.ch, ev.e)
+		ch, k int
+		e     float64
+	}{{0, 0, 0.5}, {1, 0, 0.7}, {0, 1, 0.1}, {1, 1, 0.2}, {1, 2, 0.02}, {0, 2, 0.01}} {
+		tally.add(ev.ch, ev.k, ev.e)
 		p := tally.progress(orders)
 		if p.Order > prevOrder && p.RelError > prev || p.Order < prevOrder {
 			t.Errorf("after channel %d's %g: order %d error %g, after order %d error %g", ev.ch, ev.e, p.Order, p.RelError, prevOrder, prev)
@@ -70,6 +73,15 @@ func TestRungTallyProgress(t *testing.T) {
 	}
 	if p := tally.progress(orders); p.Order != 16 || p.Fitted != 2 || p.RelError != 0.02 {
 		t.Errorf("at the end: %+v", p)
+	}
+
+	// A job that fits its top order without the orders below (a free rung) counts them done.
+	tally = newRungTally(2)
+	if more := tally.add(0, 2, 0.01); more != 3 {
+		t.Errorf("a first fit at rung 2 completes %d rungs, want 3", more)
+	}
+	if p := tally.progress(orders); p.Order != 16 || p.Fitted != 1 || p.RelError != 0.01 {
+		t.Errorf("after a free top rung: %+v", p)
 	}
 }
 
@@ -159,11 +171,11 @@ func TestRankLimitedFit(t *testing.T) {
 	y := d.Impulse(1024)
 	for _, n := range []int{16, 15} {
 		o := projectOptions{rmax: hankelRadius, iters: DefaultSpec().Refine, rng: channelRNG(1, 0)}
-		fits, err := fitLadder(context.Background(), y, []int{n}, o, nil)
+		fits, err := fitLadder(context.Background(), y, []int{n}, nil, o, false, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		f := fits[0]
+		f := fits[0].fit
 		idle := 0
 		for i := 0; i < f.s.pairs+f.s.reals; i++ {
 			// A pair: two poles at radius 1/2 when idle; a real pole: one, at 0.
@@ -192,6 +204,58 @@ func TestRankLimitedFit(t *testing.T) {
 		}
 		if e := filters.RelDiff(y, dd.Impulse(len(y))); !(e < 1e-9) {
 			t.Errorf("n = %d: the padded fit's response is %.3g from the kernel", n, e)
+		}
+	}
+}
+
+// TestFreeRung: at order 64 a channel whose own starts begin below half the order-32 bound
+// is fitted without the orders below (a job leaves them out), a channel whose starts do not
+// is fitted from order 32's warm start, and the order-64 job deploys what the ladder does
+// there, channel by channel and in the same form, below the order-32 bound on free
+// channels and never above order 32 on any.
+func TestFreeRung(t *testing.T) {
+	targets := targetFamilies(1024, 6, 1)["s4-hippo"]
+	orders := chainOrders(64)
+	spec := DefaultSpec()
+	o := projectOptions{rmax: hankelRadius, iters: spec.Refine}
+	free := make([]bool, len(targets))
+	for ch, y := range targets {
+		o.rng = channelRNG(spec.Seed, ch)
+		fits, err := fitLadder(t.Context(), y, orders, LowerBounds(y, orders), o, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		free[ch] = fits[len(orders)-1].free
+		for k, f := range fits {
+			if needed := k == len(orders)-1 || !free[ch]; (f.fit != nil) != needed {
+				t.Errorf("channel %d (free %v): order %d fitted %v", ch, free[ch], orders[k], f.fit != nil)
+			}
+		}
+	}
+	if !slices.Contains(free, true) || !slices.Contains(free, false) {
+		t.Fatalf("free channels %v: the test needs both kinds", free)
+	}
+	l, err := FitLadder(t.Context(), Job{Spec: spec, Targets: targets}, orders, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(t.Context(), Job{Spec: withOrder(spec, 64), Targets: targets}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, below := l.Results[len(orders)-1].Report, l.Results[len(orders)-2].Report
+	if res.Report.Form != top.Form || res.Report.FormNote != top.FormNote {
+		t.Errorf("the job deploys %s (%s), the ladder %s (%s)", res.Report.Form, res.Report.FormNote, top.Form, top.FormNote)
+	}
+	for ch, c := range res.Report.Channels {
+		if c.RelError != top.Channels[ch].RelError {
+			t.Errorf("channel %d: the order-64 job ends at %.9g, the ladder at %.9g", ch, c.RelError, top.Channels[ch].RelError)
+		}
+		if free[ch] && !(c.RelError < below.Channels[ch].LowerBound) {
+			t.Errorf("free channel %d ends at %.3g, not below the order-32 bound %.3g", ch, c.RelError, below.Channels[ch].LowerBound)
+		}
+		if c.RelError > below.Channels[ch].RelError*(1+1e-9)+monotoneSlack {
+			t.Errorf("channel %d: order 64 ends at %.3g, above order 32's %.3g", ch, c.RelError, below.Channels[ch].RelError)
 		}
 	}
 }
