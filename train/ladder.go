@@ -242,7 +242,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 			}
 			r := channelRung{fit: f, free: lf.free, tfErr: math.Inf(1)}
 			if r.diag, err = f.diagonal(); err != nil {
-				errs[ch] = fmt.Errorf("channel %d: %w", ch, err)
+				errs[ch] = err // the job names the channel
 				return
 			}
 			if spec.Model == ModelRTF {
