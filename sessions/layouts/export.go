@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -99,11 +101,7 @@ func responseNorm(d *filters.Diagonal) float64 {
 	if err != nil {
 		rho = math.NaN()
 	}
-	s := 0.0
-	for _, v := range d.Impulse(filters.ReportLength(rho)) {
-		s += v * v
-	}
-	return math.Sqrt(s)
+	return floats.Norm(d.Impulse(filters.ReportLength(rho)), 2)
 }
 
 // ModalStateSize is the number of modes per channel of a modal layout's tensors as Export
