@@ -309,7 +309,6 @@ type rungStarts struct {
 	y     []float64
 	o     projectOptions
 	cands []*candidate
-	own   int  // the candidates before the conditioned and FIR starts, where the warm start goes
 	warm  bool // whether the warm start is among them
 }
 
@@ -326,7 +325,6 @@ func prepareRung(y []float64, n int, o projectOptions, real *realisation, prev *
 	for _, st := range starts {
 		rs.add(st)
 	}
-	rs.own = len(rs.cands)
 	if prev != nil {
 		rs.add(warmStart(y, n, prev, o.rmax))
 		rs.warm = true
@@ -390,11 +388,8 @@ func runRung(ctx context.Context, rs *rungStarts, prev *modalFit) (*modalFit, er
 	defer rs.release()
 	y, n, o := rs.y, rs.n, rs.o
 	if prev != nil && !rs.warm {
-		// Beside the rung's own starts, where prepareRung places it (sort.SliceStable breaks
-		// ties by position).
-		w := rs.add(warmStart(y, n, prev, o.rmax))
-		copy(rs.cands[rs.own+1:], rs.cands[rs.own:len(rs.cands)-1])
-		rs.cands[rs.own], rs.warm = w, true
+		rs.add(warmStart(y, n, prev, o.rmax))
+		rs.warm = true
 	}
 	cands := append([]*candidate(nil), rs.cands...)
 	sort.SliceStable(cands, func(i, j int) bool { return cands[i].sse < cands[j].sse })
