@@ -300,18 +300,23 @@ func (v *varpro) reducedBasis() (red [][]float64, rhs []float64, limit []int, ok
 		copy(red[j][:rem], c)
 	}
 	first := v.basisColumns(0, b, &v.qrb)
-	// diag, uus, rhs, block and R₀ (dense, row-major) in one buffer kept between calls: this
-	// runs at every evaluation of a fit whose residues need QR.
-	need := 2*n + rows + b + n*n
+	// diag, uus, rhs, the blocks of y and R₀ (dense, row-major) in one buffer kept between
+	// calls: this runs at every evaluation of a fit whose residues need QR.
+	need := 2*n + rows + k*b + n*n
 	if len(v.qrw) < need {
 		v.qrw = make([]float64, need)
 	}
 	w := v.qrw[:need]
-	diag, uus, rhs, block, r0 := w[:n], w[n:2*n], w[2*n:2*n+rows], w[2*n+rows:2*n+rows+b], w[2*n+rows+b:]
+	diag, uus, rhs, blocks, r0 := w[:n], w[n:2*n], w[2*n:2*n+rows], w[2*n+rows:2*n+rows+k*b], w[2*n+rows+k*b:]
 	if !householderFactor(first, diag, uus, nil) {
 		return nil, nil, nil, false
 	}
 	copy(rhs[:rem], v.y[k*b:])
+	// Q₀ᵀ on every block of y at once, a reflection at a time (householderApply on each).
+	copy(blocks, v.y[:k*b])
+	for j := 0; j < n; j++ {
+		vec.Reflect(first[j][j:], blocks[j:], b, k, uus[j])
+	}
 	// R₀ is diag on its diagonal and first's leading rows above it.
 	clear(r0)
 	for j := 0; j < n; j++ {
@@ -323,10 +328,8 @@ func (v *varpro) reducedBasis() (red [][]float64, rhs []float64, limit []int, ok
 	// Row i of block q is row rem + i·K + q.
 	at := func(q, i int) int { return rem + i*k + q }
 	for q := 0; q < k; q++ {
-		copy(block, v.y[q*b:(q+1)*b])
-		householderApply(first, uus, block, nil)
 		for i := 0; i < n; i++ {
-			rhs[at(q, i)] = block[i]
+			rhs[at(q, i)] = blocks[q*b+i]
 		}
 		// Block q's rows: R₀M(qB).
 		for i := 0; i < v.s.pairs; i++ {
@@ -389,6 +392,7 @@ func householderSolve(cols [][]float64, y, x, diag []float64, limit []int) bool 
 // limit is non-decreasing (with limit[j] > j): reflection j then mixes rows j…limit[j]−1
 // only, which every column's later reflections leave zero below their own limits.
 func householderFactor(cols [][]float64, diag, uus []float64, limit []int) bool {
+	data, stride, strided := columnBuffer(cols)
 	for j, col := range cols {
 		end := len(col)
 		if limit != nil {
@@ -405,13 +409,38 @@ func householderFactor(cols [][]float64, diag, uus []float64, limit []int) bool 
 		// H = I − 2uuᵀ/uᵀu with u = v − αe₁ maps v to αe₁; uᵀu = 2α(α − v₀).
 		v[0] -= alpha
 		uus[j] = 2 * alpha * (alpha - (v[0] + alpha))
-		for _, other := range cols[j+1:] {
-			u := other[j:end]
-			vec.Axpy(-2*vec.Dot(v, u)/uus[j], v, u)
+		switch {
+		case j+1 == len(cols):
+		case strided:
+			vec.Reflect(v, data[(j+1)*stride+j:], stride, len(cols)-j-1, uus[j])
+		default:
+			for _, other := range cols[j+1:] {
+				vec.Reflect(v, other[j:end], end-j, 1, uus[j])
+			}
 		}
 		diag[j] = alpha
 	}
 	return true
+}
+
+// columnBuffer returns the buffer the columns lie in back to back, column j at
+// data[j·stride:] with stride their common length, and false where they do not (then
+// householderFactor reflects them one by one, with the same result).
+func columnBuffer(cols [][]float64) (data []float64, stride int, ok bool) {
+	if len(cols) == 0 || len(cols[0]) == 0 {
+		return nil, 0, false
+	}
+	stride = len(cols[0])
+	data = cols[0][:cap(cols[0])]
+	if len(data) < len(cols)*stride {
+		return nil, 0, false
+	}
+	for j, c := range cols {
+		if len(c) != stride || &c[0] != &data[j*stride] {
+			return nil, 0, false
+		}
+	}
+	return data[:len(cols)*stride], stride, true
 }
 
 // householderApply applies householderFactor's reflections (with its limit) to b: b ← Qᵀb.
@@ -421,8 +450,7 @@ func householderApply(cols [][]float64, uus, b []float64, limit []int) {
 		if limit != nil {
 			end = limit[j]
 		}
-		v := col[j:end]
-		vec.Axpy(-2*vec.Dot(v, b[j:end])/uus[j], v, b[j:end])
+		vec.Reflect(col[j:end], b[j:end], end-j, 1, uus[j])
 	}
 }
 

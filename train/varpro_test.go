@@ -349,6 +349,46 @@ func TestReducedBasis(t *testing.T) {
 	}
 }
 
+// TestHouseholderStrided checks that householderFactor gives the same R and reflections,
+// bit for bit, whether the columns lie back to back in one buffer (one vec.Reflect call per
+// reflection) or apart (a call per column), with and without a prefix limit.
+func TestHouseholderStrided(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	const rows, n = 97, 13
+	buf := make([]float64, rows*n)
+	for i := range buf {
+		buf[i] = rng.NormFloat64()
+	}
+	for _, limit := range [][]int{nil, {20, 20, 30, 40, 50, 60, 70, 80, 90, 97, 97, 97, 97}} {
+		strided, apart := make([][]float64, n), make([][]float64, n)
+		flat := append([]float64(nil), buf...)
+		for j := range strided {
+			strided[j] = flat[j*rows : (j+1)*rows]
+			apart[j] = append([]float64(nil), buf[j*rows:(j+1)*rows]...)
+		}
+		if _, _, ok := columnBuffer(strided); !ok {
+			t.Fatal("columnBuffer: the back-to-back columns are not found strided")
+		}
+		if _, _, ok := columnBuffer(apart); ok {
+			t.Fatal("columnBuffer: columns apart are found strided")
+		}
+		d1, d2, u1, u2 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		if !householderFactor(strided, d1, u1, limit) || !householderFactor(apart, d2, u2, limit) {
+			t.Fatal("householderFactor failed")
+		}
+		for j := range strided {
+			for i := range strided[j] {
+				if math.Float64bits(strided[j][i]) != math.Float64bits(apart[j][i]) {
+					t.Fatalf("limit %v: column %d, row %d: %v strided, %v apart", limit, j, i, strided[j][i], apart[j][i])
+				}
+			}
+			if math.Float64bits(d1[j]) != math.Float64bits(d2[j]) || math.Float64bits(u1[j]) != math.Float64bits(u2[j]) {
+				t.Fatalf("limit %v: reflection %d differs", limit, j)
+			}
+		}
+	}
+}
+
 // TestResidualOrder: cpuSums.residual, blocked over poles, gives every e_τ the additions of a
 // pole-by-pole evaluation in the same order, so its result is that one's bit for bit
 // (blocking is a matter of speed, never of the fit).

@@ -19,3 +19,6 @@ func subOuterUpperAVX2(x, h []float64, stride int)
 
 //go:noescape
 func subOuterAVX2(a, x, b []float64, stride int)
+
+//go:noescape
+func reflectAVX2(v, data []float64, stride, count int, uu float64)

@@ -275,3 +275,131 @@ outernext:
 	JNZ  outerrow
 	VZEROUPPER
 	RET
+
+// func reflectAVX2(v, data []float64, stride, count int, uu float64)
+// For each of count vectors u (stride entries apart): s = Dot(v, u) as dotAVX2 makes it, then
+// u += ((−2·s)/uu)·v as axpyAVX2 does.
+TEXT ·reflectAVX2(SB), NOSPLIT, $0-72
+	MOVQ v_base+0(FP), R8      // v
+	MOVQ v_len+8(FP), R9       // len(v)
+	MOVQ data_base+24(FP), R10 // the current vector
+	MOVQ stride+48(FP), R11
+	SHLQ $3, R11
+	MOVQ count+56(FP), R12
+	MOVQ $0xc000000000000000, AX
+	MOVQ AX, X14               // −2
+
+refcol:
+	// The dot product, as dotAVX2.
+	MOVQ   R8, SI
+	MOVQ   R10, DI
+	MOVQ   R9, CX
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	VXORPD Y2, Y2, Y2
+	VXORPD Y3, Y3, Y3
+	MOVQ   CX, BX
+	SHRQ   $4, BX
+	JZ     refreduce
+
+refdot:
+	VMOVUPD     0(SI), Y4
+	VMOVUPD     32(SI), Y5
+	VMOVUPD     64(SI), Y6
+	VMOVUPD     96(SI), Y7
+	VFMADD231PD 0(DI), Y4, Y0
+	VFMADD231PD 32(DI), Y5, Y1
+	VFMADD231PD 64(DI), Y6, Y2
+	VFMADD231PD 96(DI), Y7, Y3
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	DECQ        BX
+	JNZ         refdot
+
+refreduce:
+	VADDPD       Y1, Y0, Y0
+	VADDPD       Y3, Y2, Y2
+	VADDPD       Y2, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPD       X1, X0, X0
+	VPERMILPD    $1, X0, X1
+	VADDSD       X1, X0, X0
+	VXORPD       X2, X2, X2
+	ANDQ         $15, CX
+	JZ           refcoef
+
+reftail:
+	VMOVSD      (SI), X3
+	VFMADD231SD (DI), X3, X2
+	ADDQ        $8, SI
+	ADDQ        $8, DI
+	DECQ        CX
+	JNZ         reftail
+
+refcoef:
+	VADDSD       X2, X0, X0
+	VMULSD       X14, X0, X0       // −2·s
+	VDIVSD       uu+64(FP), X0, X0 // ÷ uu
+	VBROADCASTSD X0, Y0
+
+	// The multiply-add, as axpyAVX2.
+	MOVQ R8, SI
+	MOVQ R10, DI
+	MOVQ R9, CX
+	MOVQ CX, BX
+	SHRQ $4, BX
+	JZ   refaxpy4
+
+refaxpy16:
+	VMOVUPD     0(DI), Y1
+	VMOVUPD     32(DI), Y2
+	VMOVUPD     64(DI), Y3
+	VMOVUPD     96(DI), Y4
+	VFMADD231PD 0(SI), Y0, Y1
+	VFMADD231PD 32(SI), Y0, Y2
+	VFMADD231PD 64(SI), Y0, Y3
+	VFMADD231PD 96(SI), Y0, Y4
+	VMOVUPD     Y1, 0(DI)
+	VMOVUPD     Y2, 32(DI)
+	VMOVUPD     Y3, 64(DI)
+	VMOVUPD     Y4, 96(DI)
+	ADDQ        $128, SI
+	ADDQ        $128, DI
+	DECQ        BX
+	JNZ         refaxpy16
+
+refaxpy4:
+	MOVQ CX, BX
+	ANDQ $15, BX
+	SHRQ $2, BX
+	JZ   refaxpy1
+
+refaxpy4loop:
+	VMOVUPD     (DI), Y1
+	VFMADD231PD (SI), Y0, Y1
+	VMOVUPD     Y1, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	DECQ        BX
+	JNZ         refaxpy4loop
+
+refaxpy1:
+	ANDQ $3, CX
+	JZ   refnext
+
+refaxpy1loop:
+	VMOVSD      (DI), X1
+	VFMADD231SD (SI), X0, X1
+	VMOVSD      X1, (DI)
+	ADDQ        $8, SI
+	ADDQ        $8, DI
+	DECQ        CX
+	JNZ         refaxpy1loop
+
+refnext:
+	ADDQ R11, R10
+	DECQ R12
+	JNZ  refcol
+	VZEROUPPER
+	RET
+

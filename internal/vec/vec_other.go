@@ -13,3 +13,7 @@ func subOuterUpperAVX2(x, h []float64, stride int) {
 }
 
 func subOuterAVX2(a, x, b []float64, stride int) { panic("vec: no AVX2 kernels in this build") }
+
+func reflectAVX2(v, data []float64, stride, count int, uu float64) {
+	panic("vec: no AVX2 kernels in this build")
+}

@@ -104,6 +104,40 @@ func TestOuterKernelsMatchAxpy(t *testing.T) {
 	}
 }
 
+// TestReflectMatchesDotAxpy checks Reflect against the Dot and Axpy calls it stands for, bit
+// for bit, at every length to 70 with strides beyond it and up to five vectors, and the
+// kernel this build runs against the Go loop.
+func TestReflectMatchesDotAxpy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for n := 0; n <= 70; n++ {
+		for _, pad := range []int{0, 5} {
+			stride, count := n+pad, 1+rng.IntN(5)
+			v := make([]float64, n)
+			for i := range v {
+				v[i] = rng.NormFloat64() * math.Pow(10, 6*rng.Float64()-3)
+			}
+			uu := 0.5 + rng.Float64()
+			data := make([]float64, (count-1)*stride+n)
+			for i := range data {
+				data[i] = rng.NormFloat64() * math.Pow(10, 4*rng.Float64()-2)
+			}
+			want := append([]float64(nil), data...)
+			for c := 0; c < count; c++ {
+				u := want[c*stride : c*stride+n]
+				Axpy(-2*Dot(v, u)/uu, v, u)
+			}
+			got, goLoop := append([]float64(nil), data...), append([]float64(nil), data...)
+			Reflect(v, got, stride, count, uu)
+			reflectGo(v, goLoop, stride, count, uu)
+			for i := range want {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) || math.Float64bits(goLoop[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("n = %d, stride %d, %d vectors: entry %d is %v (Go loop %v), Dot and Axpy give %v", n, stride, count, i, got[i], goLoop[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 // TestAgainstExact checks Dot and Axpy against sums made exactly (float64 products summed
 // with compensation), to the fused operations' rounding.
 func TestAgainstExact(t *testing.T) {
