@@ -6,6 +6,8 @@ import (
 	"math"
 	"time"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ssmlab/ssmlab/filters"
 )
 
@@ -479,7 +481,9 @@ func CheckTargets(targets [][]float64) error {
 			zero = zero && v == 0
 		}
 		if !zero && !(e >= MinEnergy && e <= MaxEnergy) {
-			return invalidf("kernel %d: its energy Σh² = %.3g is outside [%g, %g], where the fit's sums stay within float64: scale the kernels (the fit scales with them)", i, e, MinEnergy, MaxEnergy)
+			// Σh² itself under- or overflows there (a kernel of 1e-160 said "= 0", one of
+			// 1e160 "+Inf"): the norm, which float64 holds, is the number to give.
+			return invalidf("kernel %d: its energy Σh² is outside [%g, %g] (‖h‖₂ = %.3g), where the fit's sums stay within float64: scale the kernels (the fit scales with them)", i, MinEnergy, MaxEnergy, floats.Norm(y, 2))
 		}
 	}
 	if len(targets) > MaxChannels {

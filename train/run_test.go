@@ -3,10 +3,13 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"reflect"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/gonum/floats"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/presets"
@@ -202,6 +205,10 @@ func TestCheckTargetsEnergy(t *testing.T) {
 		err := CheckTargets([][]float64{tc.k})
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrInvalid)) {
 			t.Errorf("h[0] = %g: %v, want ok %v", tc.k[0], err, tc.ok)
+		}
+		// The refusal gives the kernel's norm (Σh² itself would read 0 or +Inf here).
+		if want := fmt.Sprintf("‖h‖₂ = %.3g", floats.Norm(tc.k, 2)); err != nil && !strings.Contains(err.Error(), want) {
+			t.Errorf("h[0] = %g: %v, want it to say %s", tc.k[0], err, want)
 		}
 	}
 	if _, err := Run(t.Context(), Job{Spec: withOrder(DefaultSpec(), 2), Targets: [][]float64{kernel(1e160)}}, CPU{}, nil); !errors.Is(err, ErrInvalid) {
