@@ -12,6 +12,7 @@ import (
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/cplx"
 )
 
 // Limits and defaults of analyze.
@@ -139,8 +140,8 @@ is printed.`,
 	return cmd
 }
 
-// pair is a complex number as [re, im].
-type pair [2]float64
+// pair is a complex number as [re, im] (package cplx).
+type pair = [2]float64
 
 // groupDelayJSON is the "group_delay" section.
 type groupDelayJSON struct {
@@ -456,14 +457,12 @@ func overflowHint(f filters.Filter, i int, flag string) string {
 // pairs converts v to [re, im] pairs (an empty, non-nil slice for none), rejecting
 // non-finite values.
 func pairs(name string, v []complex128) ([]pair, error) {
-	out := make([]pair, len(v))
 	for i, z := range v {
 		if cmplx.IsNaN(z) || cmplx.IsInf(z) {
 			return nil, fmt.Errorf("%s[%d] is %v", name, i, z)
 		}
-		out[i] = pair{real(z), imag(z)}
 	}
-	return out, nil
+	return cplx.Pairs(v), nil
 }
 
 // propertiesJSON is the --properties section.

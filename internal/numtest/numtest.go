@@ -1,8 +1,8 @@
 // Package numtest holds what the tests of several packages share to read golden files,
-// compare numbers and list what a test left in a directory. It imports nothing of ssmlab, so
-// that the tests of filters and internal/fft can use it too (internal/filtertest builds
-// filters: a filters test importing it would be a cycle). The relative error of real vectors
-// is filters.RelDiff.
+// compare numbers and list what a test left in a directory. It imports nothing of ssmlab but
+// internal/cplx (which imports nothing), so that the tests of filters and internal/fft can
+// use it too (internal/filtertest builds filters: a filters test importing it would be a
+// cycle). The relative error of real vectors is filters.RelDiff.
 package numtest
 
 import (
@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/internal/cplx"
 )
 
 // RelErrC returns ‖got − want‖₂/‖want‖₂ (absolute when want is zero), by running
@@ -38,13 +40,7 @@ func MaxAbsDiff(a, b []float64) float64 {
 }
 
 // Complexes returns the complex numbers of golden files, which JSON holds as [re, im] pairs.
-func Complexes(v [][2]float64) []complex128 {
-	out := make([]complex128, len(v))
-	for i, p := range v {
-		out[i] = complex(p[0], p[1])
-	}
-	return out
-}
+func Complexes(v [][2]float64) []complex128 { return cplx.FromPairs(v) }
 
 // RootsDist compares roots as multisets: it pairs each root of want, in order, with the
 // nearest unused root of got and returns the largest distance (+Inf when the counts differ).
