@@ -1,0 +1,374 @@
+package train
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// SharedModes describes channels whose poles are exp(Δₕ·Aₙ): modes Aₙ (Re Aₙ < 0) shared by
+// the channels of a group and a step Δₕ > 0 per channel, each mode a conjugate pair. This is
+// S4D's layer with n_ssm SSMs below its H channels (channel h uses SSM h mod n_ssm), tied Δt
+// and zero-order hold: its kernel is 2·Re Σₙ C̃ₕₙ·exp(Δₕ·Aₙ·t) with C̃ free per channel.
+type SharedModes struct {
+	Group []int          // each channel's group
+	A     [][]complex128 // each group's modes, one member of each pair
+	Dt    []float64      // each channel's step
+}
+
+// check reports what makes m unusable for channels kernels, or nil.
+func (m SharedModes) check(channels int) error {
+	if len(m.Group) != channels || len(m.Dt) != channels {
+		return fmt.Errorf("%d channels, %d groups and %d steps given", channels, len(m.Group), len(m.Dt))
+	}
+	for h, g := range m.Group {
+		if g < 0 || g >= len(m.A) {
+			return fmt.Errorf("channel %d: group %d of %d", h, g, len(m.A))
+		}
+		if !(m.Dt[h] > 0) || math.IsInf(m.Dt[h], 0) {
+			return fmt.Errorf("channel %d: step Δ = %v is not positive and finite", h, m.Dt[h])
+		}
+	}
+	for g, a := range m.A {
+		if len(a) == 0 || len(a) != len(m.A[0]) {
+			return fmt.Errorf("group %d has %d modes, group 0 %d", g, len(a), len(m.A[0]))
+		}
+		for n, l := range a {
+			if !(real(l) < 0) || math.IsInf(real(l), 0) || math.IsNaN(imag(l)) || math.IsInf(imag(l), 0) {
+				return fmt.Errorf("group %d, mode %d: A = %v does not decay", g, n, l)
+			}
+		}
+	}
+	return nil
+}
+
+// SharedFit is FitShared's result: the modes and steps, and each channel's filter (poles
+// exp(Δₕ·Aₙ) and their conjugates) with its relative error.
+type SharedFit struct {
+	Modes SharedModes
+	// Residues are each channel's, per mode: its kernel is h[0] = H0 and
+	// h[t] = 2·Re Σₙ Residues[n]·exp(Δₕ·Aₙ·(t−1)) for t ≥ 1.
+	Residues  [][]complex128
+	Filters   []*filters.Diagonal
+	RelErrors []float64
+}
+
+// FitShared fits kernels (one per channel, h[0] matched exactly) with modes shared by each
+// group and a step per channel (docs/maths.md, "Shared modes"): each channel's variable
+// projection (Golub and Pereyra) gives its residues and its Gauss–Newton system, which the
+// chain rule sums into the system of the modes and steps, moved by Levenberg–Marquardt. Two
+// starts from start's modes, cut to `modes` per group: those whose least-squares residues
+// carry the most energy over the group's channels, and those spread over its frequencies;
+// each gets sharedScreen iterations and the better one goes on, up to iters in all. The
+// objective is the channels' squared errors summed, each kernel as it is. Every channel's
+// poles stay inside the unit circle by construction (Aₙ = −e^α + iω, Δ = e^δ).
+func FitShared(ctx context.Context, targets [][]float64, start SharedModes, modes, iters int) (*SharedFit, error) {
+	if err := CheckTargets(targets); err != nil {
+		return nil, err
+	}
+	if err := start.check(len(targets)); err != nil {
+		return nil, invalidf("shared modes: %v", err)
+	}
+	if modes < 1 || modes > len(start.A[0]) {
+		return nil, invalidf("%d shared modes asked of %d", modes, len(start.A[0]))
+	}
+	if 2*modes >= len(targets[0]) {
+		return nil, invalidf("%d modes (order %d) need kernels longer than %d samples, got %d", modes, 2*modes, 2*modes, len(targets[0]))
+	}
+	// Neither start is best everywhere: on a layer's own modes cut to a quarter, the ends
+	// from single starts differ by 5–10% (the landscape has a basin near each).
+	strong, err := strongestModes(targets, start, modes)
+	if err != nil {
+		return nil, err
+	}
+	var best *sharedRun
+	for _, m := range []SharedModes{strong, spreadModes(start, modes)} {
+		r := newSharedRun(targets, m)
+		if err := r.run(ctx, min(iters, sharedScreen)); err != nil {
+			r.release()
+			return nil, err
+		}
+		if best == nil || r.f < best.f {
+			if best != nil {
+				best.release()
+			}
+			best = r
+		} else {
+			r.release()
+		}
+	}
+	defer best.release()
+	if err := best.run(ctx, iters-min(iters, sharedScreen)); err != nil {
+		return nil, err
+	}
+	best.p.sse(best.x) // the residues of x, whichever point the last step tried
+	return best.p.result(best.x, targets)
+}
+
+// sharedScreen is how many iterations each start of FitShared gets before the best goes on.
+const sharedScreen = 20
+
+// sharedRun is a start of FitShared being refined.
+type sharedRun struct {
+	p   *sharedProblem
+	x   []float64
+	buf lmBuffers
+	st  lmState
+	f   float64
+}
+
+func newSharedRun(targets [][]float64, m SharedModes) *sharedRun {
+	p := newSharedProblem(targets, m)
+	x := p.params(m)
+	return &sharedRun{p: p, x: x, buf: newLMBuffers(len(x)), f: p.sse(x)}
+}
+
+func (r *sharedRun) run(ctx context.Context, iters int) error {
+	for done := 0; done < iters && !r.st.done; done += varproChunk {
+		f, err := levenbergMarquardt(ctx, r.p, &r.buf, r.x, min(varproChunk, iters-done), &r.st)
+		if err != nil {
+			return err
+		}
+		r.f = f
+	}
+	return nil
+}
+
+func (r *sharedRun) release() { r.p.release() }
+
+// spreadModes returns start with each group's modes cut to n spread evenly over them in the
+// order of their frequencies (|Im A|).
+func spreadModes(start SharedModes, n int) SharedModes {
+	out := SharedModes{Group: start.Group, Dt: start.Dt, A: make([][]complex128, len(start.A))}
+	for g, a := range start.A {
+		byFreq := slices.Clone(a)
+		slices.SortStableFunc(byFreq, func(x, y complex128) int {
+			return cmp.Compare(math.Abs(imag(x)), math.Abs(imag(y)))
+		})
+		for k := range n {
+			i := 0
+			if n > 1 {
+				i = int(math.Round(float64(k) * float64(len(a)-1) / float64(n-1)))
+			}
+			out.A[g] = append(out.A[g], byFreq[i])
+		}
+	}
+	return out
+}
+
+// strongestModes returns start with each group's modes cut to the n whose least-squares
+// residues carry the most energy over the group's channels (Σₕ |rₕₙ|²·Σ_τ |λₕₙ|^{2τ}).
+func strongestModes(targets [][]float64, start SharedModes, n int) (SharedModes, error) {
+	all := len(start.A[0])
+	out := SharedModes{Group: start.Group, Dt: start.Dt, A: make([][]complex128, len(start.A))}
+	energy := make([][]float64, len(start.A))
+	for g := range energy {
+		energy[g] = make([]float64, all)
+	}
+	for h, y := range targets {
+		g := start.Group[h]
+		s := poleSet{pairs: all, rmax: 1}
+		a := modeParams(start.A[g], start.Dt[h])
+		v := newVarpro(s, y)
+		v.sse(a)
+		if v.accurate {
+			v.exactResidues(true)
+		}
+		for k := range all {
+			l := v.mu[k]
+			r2 := v.c[2*k]*v.c[2*k] + v.c[2*k+1]*v.c[2*k+1]
+			rho := real(l)*real(l) + imag(l)*imag(l)
+			energy[g][k] += r2 * (1 - math.Pow(rho, float64(len(y)-1))) / (1 - rho)
+		}
+		v.release()
+	}
+	for g, e := range energy {
+		order := make([]int, all)
+		for k := range order {
+			order[k] = k
+		}
+		sort.SliceStable(order, func(i, j int) bool { return e[order[i]] > e[order[j]] })
+		keep := slices.Clone(order[:n])
+		slices.Sort(keep)
+		for _, k := range keep {
+			out.A[g] = append(out.A[g], start.A[g][k])
+		}
+	}
+	return out, nil
+}
+
+// modeParams returns the variable projection's parameters (ν, θ per pair, rmax 1) of the
+// poles exp(dt·Aₙ): ν = log(dt·(−Re Aₙ)), θ = dt·Im Aₙ (beyond ±π too: the geometric sums
+// take the phase into [−π, π] themselves, wrapPhase).
+func modeParams(a []complex128, dt float64) []float64 {
+	out := make([]float64, 2*len(a))
+	for n, l := range a {
+		out[2*n] = math.Log(-real(l) * dt)
+		out[2*n+1] = imag(l) * dt
+	}
+	return out
+}
+
+// sharedProblem is FitShared's least-squares problem over x = (α, ω per mode of each group,
+// then δ per channel): channel h's pole n is exp(e^δₕ·(−e^αₙ + iωₙ)), that is ν = δₕ + αₙ and
+// θ = e^δₕ·ωₙ in the parameters of its variable projection (rmax 1), so its Gauss–Newton
+// system reaches x through the chain rule: H += TₕᵀHₕTₕ, g += Tₕᵀgₕ.
+type sharedProblem struct {
+	groups, modes int
+	group         []int
+	vs            []*varpro
+	a             [][]float64     // each channel's parameters at the last point
+	f             []float64       // and its ½‖e‖² there
+	hh            []*mat.SymDense // each channel's Gauss–Newton system
+	gh            [][]float64
+}
+
+func newSharedProblem(targets [][]float64, m SharedModes) *sharedProblem {
+	n := len(m.A[0])
+	p := &sharedProblem{groups: len(m.A), modes: n, group: m.Group, f: make([]float64, len(targets))}
+	for _, y := range targets {
+		p.vs = append(p.vs, newVarpro(poleSet{pairs: n, rmax: 1}, y))
+		p.a = append(p.a, make([]float64, 2*n))
+		p.hh = append(p.hh, mat.NewSymDense(2*n, nil))
+		p.gh = append(p.gh, make([]float64, 2*n))
+	}
+	return p
+}
+
+func (p *sharedProblem) release() {
+	for _, v := range p.vs {
+		v.release()
+	}
+}
+
+// params returns x for the modes m (each group's A, each channel's Δ).
+func (p *sharedProblem) params(m SharedModes) []float64 {
+	x := make([]float64, 2*p.modes*p.groups+len(p.vs))
+	for g, a := range m.A {
+		for n, l := range a {
+			x[p.alpha(g, n)] = math.Log(-real(l))
+			x[p.alpha(g, n)+1] = imag(l)
+		}
+	}
+	for h, dt := range m.Dt {
+		x[p.delta(h)] = math.Log(dt)
+	}
+	return x
+}
+
+func (p *sharedProblem) alpha(g, n int) int { return 2 * (g*p.modes + n) }
+func (p *sharedProblem) delta(h int) int    { return 2*p.modes*p.groups + h }
+
+// channel sets channel h's parameters from x.
+func (p *sharedProblem) channel(x []float64, h int) []float64 {
+	a, d, g := p.a[h], x[p.delta(h)], p.group[h]
+	e := math.Exp(d)
+	for n := range p.modes {
+		a[2*n] = d + x[p.alpha(g, n)]
+		a[2*n+1] = e * x[p.alpha(g, n)+1]
+	}
+	return a
+}
+
+// sse is the channels' ½‖e‖² summed (each channel's on its own thread, the sum in channel
+// order: the same bits however they are scheduled).
+func (p *sharedProblem) sse(x []float64) float64 {
+	filters.ForEachChannel(len(p.vs), func(h int) {
+		p.f[h] = p.vs[h].sse(p.channel(x, h))
+	})
+	f := 0.0
+	for _, fh := range p.f {
+		f += fh
+	}
+	return f
+}
+
+func (p *sharedProblem) normal(x []float64, h *mat.SymDense, g []float64) {
+	hr := h.RawSymmetric()
+	clear(hr.Data)
+	clear(g)
+	m2 := 2 * p.modes
+	s := make([]float64, m2) // ∂a/∂(α, ω) of the channel: 1 for ν, e^δ for θ
+	q := make([]float64, m2) // ∂a/∂δ: 1 for ν, θ for θ
+	filters.ForEachChannel(len(p.vs), func(ch int) {
+		p.vs[ch].normal(p.channel(x, ch), p.hh[ch], p.gh[ch])
+	})
+	for ch := range p.vs {
+		a, hh, gh := p.a[ch], p.hh[ch], p.gh[ch]
+		e := math.Exp(x[p.delta(ch)])
+		for n := range p.modes {
+			s[2*n], s[2*n+1] = 1, e
+			q[2*n], q[2*n+1] = 1, a[2*n+1]
+		}
+		base, d := p.alpha(p.group[ch], 0), p.delta(ch)
+		hq, qhq := 0.0, 0.0
+		for r := range m2 {
+			hqr := 0.0
+			for c := range m2 {
+				hrc := hh.At(r, c)
+				hqr += hrc * q[c]
+				if c >= r {
+					hr.Data[(base+r)*hr.Stride+base+c] += s[r] * hrc * s[c]
+				}
+			}
+			hr.Data[(base+r)*hr.Stride+d] += s[r] * hqr
+			qhq += q[r] * hqr
+			g[base+r] += s[r] * gh[r]
+			hq += q[r] * gh[r]
+		}
+		hr.Data[d*hr.Stride+d] += qhq
+		g[d] += hq
+	}
+}
+
+// admit refuses a step that takes a channel's pole where its parametrisation saturates
+// (varproMinNu ≤ ν ≤ varproMaxNu); Levenberg–Marquardt then damps it.
+func (p *sharedProblem) admit(_, trial, _ []float64) bool {
+	for ch := range p.vs {
+		d := trial[p.delta(ch)]
+		for n := range p.modes {
+			if nu := d + trial[p.alpha(p.group[ch], n)]; !(nu >= varproMinNu && nu <= varproMaxNu) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// result is the fit at x (after sse(x)), its residues polished as a modal fit's final ones.
+func (p *sharedProblem) result(x []float64, targets [][]float64) (*SharedFit, error) {
+	out := &SharedFit{Modes: SharedModes{Group: p.group, A: make([][]complex128, p.groups), Dt: make([]float64, len(p.vs))}}
+	for g := range p.groups {
+		for n := range p.modes {
+			out.Modes.A[g] = append(out.Modes.A[g], complex(-math.Exp(x[p.alpha(g, n)]), x[p.alpha(g, n)+1]))
+		}
+	}
+	for ch, v := range p.vs {
+		out.Modes.Dt[ch] = math.Exp(x[p.delta(ch)])
+		if v.polish(); v.accurate {
+			v.exactResidues(true)
+		}
+		y := targets[ch]
+		c := slices.Clone(v.c)
+		f := &modalFit{s: v.s, a: slices.Clone(p.channel(x, ch)), c: c, h0: y[0]}
+		d, err := f.diagonal()
+		if err != nil {
+			return nil, fmt.Errorf("channel %d: %w", ch, err)
+		}
+		res := make([]complex128, p.modes)
+		for n := range res {
+			res[n] = complex(c[2*n], c[2*n+1])
+		}
+		out.Residues = append(out.Residues, res)
+		out.Filters = append(out.Filters, d)
+		out.RelErrors = append(out.RelErrors, filters.RelDiff(y, d.Impulse(len(y))))
+	}
+	return out, nil
+}

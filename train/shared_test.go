@@ -1,0 +1,150 @@
+package train
+
+import (
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// sharedKernels returns the kernels of channels with poles exp(Δₕ·Aₙ) (modes shared by each
+// group, channel h in group h mod groups) and random residues, as S4D's layer with n_ssm
+// SSMs makes them: S4D-Lin modes (A = −1/2 + iπn), Δ log-uniform in [1e-3, 1e-1].
+func sharedKernels(rng *rand.Rand, groups, modes, channels, length int) ([][]float64, SharedModes) {
+	m := SharedModes{A: make([][]complex128, groups)}
+	for g := range groups {
+		for n := range modes {
+			m.A[g] = append(m.A[g], complex(-0.5*(1+0.2*float64(g)), math.Pi*float64(n)))
+		}
+	}
+	var out [][]float64
+	for h := range channels {
+		m.Group = append(m.Group, h%groups)
+		m.Dt = append(m.Dt, math.Exp(math.Log(1e-3)+rng.Float64()*math.Log(100)))
+		y := make([]float64, length)
+		y[0] = rng.NormFloat64()
+		for _, a := range m.A[h%groups] {
+			l := cmplx.Exp(complex(m.Dt[h], 0) * a)
+			r := complex(rng.NormFloat64(), rng.NormFloat64())
+			p := complex(1, 0)
+			for t := 1; t < length; t++ {
+				y[t] += 2 * real(r*p)
+				p *= l
+			}
+		}
+		out = append(out, y)
+	}
+	return out, m
+}
+
+// sharedImpulse is channel h's kernel from a SharedFit's modes and residues.
+func sharedImpulse(f *SharedFit, h int, h0 float64, length int) []float64 {
+	y := make([]float64, length)
+	y[0] = h0
+	for n, a := range f.Modes.A[f.Modes.Group[h]] {
+		l := cmplx.Exp(complex(f.Modes.Dt[h], 0) * a)
+		p := complex(1, 0)
+		for t := 1; t < length; t++ {
+			y[t] += 2 * real(f.Residues[h][n]*p)
+			p *= l
+		}
+	}
+	return y
+}
+
+// TestFitSharedRecovers: kernels made by shared modes are fitted to rounding from a start
+// 5% off in A and 10% off in Δ, and the result's modes, steps and residues are its filters.
+func TestFitSharedRecovers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ys, truth := sharedKernels(rng, 2, 4, 6, 512)
+	start := SharedModes{Group: truth.Group, A: make([][]complex128, 2)}
+	for g, a := range truth.A {
+		for _, l := range a {
+			start.A[g] = append(start.A[g], complex(real(l)*(1+0.05*rng.NormFloat64()), imag(l)*(1+0.05*rng.NormFloat64())+0.05))
+		}
+	}
+	for _, dt := range truth.Dt {
+		start.Dt = append(start.Dt, dt*(1+0.1*rng.NormFloat64()))
+	}
+	first, err := FitShared(t.Context(), ys, start, 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := FitShared(t.Context(), ys, start, 4, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, e := range f.RelErrors {
+		if !(e < 1e-8) {
+			t.Errorf("channel %d: relative error %.3g (the start's %.3g), want below 1e-8", h, e, first.RelErrors[h])
+		}
+		if d := filters.RelDiff(f.Filters[h].Impulse(512), sharedImpulse(f, h, ys[h][0], 512)); !(d < 1e-12) {
+			t.Errorf("channel %d: the filter and the modes with their residues differ by %.3g", h, d)
+		}
+		for _, p := range f.Filters[h].Poles {
+			if !(cmplx.Abs(p) < 1) {
+				t.Errorf("channel %d: pole %v outside the unit circle", h, p)
+			}
+		}
+	}
+	// Δ·A is what the kernels determine (A/s with Δ·s is the same filter).
+	for h, dt := range f.Modes.Dt {
+		for n, a := range f.Modes.A[f.Modes.Group[h]] {
+			got := cmplx.Exp(complex(dt, 0) * a)
+			if d := cmplx.Abs(got - cmplx.Exp(complex(truth.Dt[h], 0)*truth.A[truth.Group[h]][n])); !(d < 1e-6) {
+				t.Errorf("channel %d, mode %d: pole %v, %.3g from the true one", h, n, got, d)
+			}
+		}
+	}
+}
+
+// TestFitSharedTruncates: twelve shared modes cut to four (the four of most energy) and
+// moved together lower the total squared error of the group's channels (by a quarter on these
+// random kernels, whose twelve modes are about equally strong).
+func TestFitSharedTruncates(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ys, truth := sharedKernels(rng, 1, 12, 8, 1024)
+	total := func(f *SharedFit) float64 {
+		s := 0.0
+		for h, e := range f.RelErrors {
+			s += e * e * sumSquares(ys[h])
+		}
+		return s
+	}
+	cut, err := FitShared(t.Context(), ys, truth, 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fit, err := FitShared(t.Context(), ys, truth, 4, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := total(cut), total(fit); !(b < 0.9*a) {
+		t.Errorf("total squared error %.4g after the fit, %.4g for the cut: want below 0.9 of it", b, a)
+	}
+	if len(fit.Modes.A[0]) != 4 {
+		t.Errorf("%d modes, want 4", len(fit.Modes.A[0]))
+	}
+}
+
+// TestFitSharedRefuses: modes that do not decay, a step that is not positive and groups that
+// do not cover the channels are refused before any fit.
+func TestFitSharedRefuses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	ys, m := sharedKernels(rng, 1, 2, 2, 64)
+	bad := []SharedModes{
+		{Group: m.Group, Dt: m.Dt, A: [][]complex128{{complex(0.1, 1), -1}}},
+		{Group: m.Group, Dt: []float64{1e-2, 0}, A: m.A},
+		{Group: []int{0, 1}, Dt: m.Dt, A: m.A},
+	}
+	for i, b := range bad {
+		if _, err := FitShared(t.Context(), ys, b, 2, 10); err == nil {
+			t.Errorf("case %d: no error", i)
+		}
+	}
+	if _, err := FitShared(t.Context(), ys, m, 3, 10); err == nil {
+		t.Error("3 modes of 2: no error")
+	}
+}
