@@ -56,6 +56,13 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 			return nil, nil, fmt.Errorf("the %s layout holds modes: %w", lay, err)
 		}
 	}
+	if o.Shared != nil {
+		if lay != S4D {
+			return nil, nil, invalidf("shared modes are written in the s4d layout, not %s", lay)
+		}
+		out, err := exportS4DShared(bank, o.Shared, o.StateSize, o, prefix)
+		return out, reports, err
+	}
 	half := make([][2][]complex128, len(bank.Channels))
 	width := 0
 	for c, f := range bank.Channels {

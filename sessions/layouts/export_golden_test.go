@@ -70,24 +70,40 @@ func encode(t *testing.T, file string, named []arrays.Named, dt arrays.DType) []
 // TestExportGolden: the exported files are the ones the reference code was run on, and what
 // it computed from them (names and shapes exactly the module's, loaded with
 // torch.load(weights_only=True) for .pt) is the bank's impulse response.
+// sharedGolden is the shared-modes case of TestExportGolden: 2 SSMs tiled over 4 channels.
+const sharedGolden = "s4dshared_64.pt"
+
 func TestExportGolden(t *testing.T) {
 	bank := randomModal(t, 21, 3)
+	shared, sharedBank := sharedBank(t, 22, 2, 3, 4)
 	g := loadGolden(t)
 	if *update {
 		if err := os.MkdirAll(exportDir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		imp := make([][]float64, len(bank.Channels))
-		for i, f := range bank.Channels {
-			imp[i] = f.Impulse(g.Length)
+		impulses := func(b *filters.Bank) [][]float64 {
+			imp := make([][]float64, len(b.Channels))
+			for i, f := range b.Channels {
+				imp[i] = f.Impulse(g.Length)
+			}
+			return imp
 		}
-		b, _ := json.Marshal(map[string]any{"impulse": imp})
+		b, _ := json.Marshal(map[string]any{"impulse": impulses(bank), "shared_impulse": impulses(sharedBank), "shared_ssms": len(shared.A)})
 		if err := os.WriteFile(filepath.Join(exportDir, "bank.json"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, c := range exportCases() {
-		named, _, err := layouts.Export(filters.Document{Bank: bank}, c.lay, layouts.Options{}, "blocks.1.filter.")
+	cases := append(exportCases(), struct {
+		file string
+		lay  layouts.Layout
+		dt   arrays.DType
+	}{sharedGolden, layouts.S4D, arrays.Float64})
+	for _, c := range cases {
+		doc, o := filters.Document{Bank: bank}, layouts.Options{}
+		if c.file == sharedGolden {
+			doc, o = filters.Document{Bank: sharedBank}, layouts.Options{Shared: shared}
+		}
+		named, _, err := layouts.Export(doc, c.lay, o, "blocks.1.filter.")
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}

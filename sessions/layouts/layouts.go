@@ -128,6 +128,9 @@ type Result struct {
 	// Tensors are the full names of the file's tensors the layer was read from (and the
 	// kernel's buffers), in the order read: what a layer written in their place replaces.
 	Tensors []string
+	// Shared are the modes of an S4D layer that SharesModes (without residues), for a fit
+	// that keeps them shared; nil for any other layer.
+	Shared *SharedModes
 }
 
 // Detect lists the layers among a file's arrays, by prefix then layout.

@@ -267,7 +267,28 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if bidir {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the layer is bidirectional: channels %d–%d are its anti-causal kernels, which FFTConv applies flipped in time (without D)", len(out)/2, len(out)-1))
 	}
+	if s < h && chans == 1 && dtShape[1] == 1 && !isReal && disc == "zoh" {
+		r.Shared = readSharedModes(aRe, aIm, inv, s, h, reT, imT, dtT)
+	}
 	return r, nil
+}
+
+// readSharedModes returns the modes of an S4D layer's s SSMs (A_real and A_imag of (s, N/2))
+// and the steps of its h channels (inv_dt of (h, 1)): what a fit that keeps the SSMs shared
+// starts from (SharesModes).
+func readSharedModes(aRe, aIm, inv *arrays.Array, s, h int, reT, imT, dtT string) *SharedModes {
+	n2 := len(aRe.Data) / s
+	m := &SharedModes{A: make([][]complex128, s)}
+	for g := range s {
+		for n := range n2 {
+			m.A[g] = append(m.A[g], complex(-paramTransform(aRe.Data[g*n2+n], reT), -paramTransform(aIm.Data[g*n2+n], imT)))
+		}
+	}
+	for hh := range h {
+		m.Group = append(m.Group, hh%s)
+		m.Dt = append(m.Dt, paramTransform(inv.Data[hh], dtT))
+	}
+	return m
 }
 
 // discretizeMode returns the discrete pole of s-plane pole λ with step dt and the factor

@@ -83,6 +83,9 @@ type Options struct {
 	// (s4d, stripedhyena), the rest padded with modes of no residue, so that every layer of
 	// a model can share one state size; 0: the bank's own (ModalStateSize).
 	StateSize int
+	// Shared, where not nil, are the modes the bank was fitted with, shared by the channels
+	// of each SSM (SharedModes): Export writes the s4d layout of those SSMs (exportS4DShared).
+	Shared *SharedModes
 }
 
 func optionSpec(name string) (Option, bool) {

@@ -1,0 +1,162 @@
+package layouts_test
+
+import (
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+)
+
+// sharedBank returns shared modes with residues for channels channels of ssms SSMs (modes
+// with Im A of both signs and one real), and the bank of diagonal filters they are.
+func sharedBank(t *testing.T, seed uint64, ssms, modes, channels int) (*layouts.SharedModes, *filters.Bank) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	m := &layouts.SharedModes{A: make([][]complex128, ssms)}
+	for g := range ssms {
+		for n := range modes {
+			im := math.Pi * float64(n) * (1 + rng.Float64())
+			if n%2 == 1 {
+				im = -im
+			}
+			m.A[g] = append(m.A[g], complex(-0.2-rng.Float64(), im))
+		}
+	}
+	var chans []filters.Filter
+	for h := range channels {
+		m.Group = append(m.Group, h%ssms)
+		m.Dt = append(m.Dt, 0.01+0.2*rng.Float64())
+		var poles, rs []complex128
+		for _, a := range m.A[h%ssms] {
+			poles = append(poles, cmplx.Exp(complex(m.Dt[h], 0)*a))
+			rs = append(rs, complex(rng.NormFloat64(), rng.NormFloat64()))
+		}
+		m.Residues = append(m.Residues, rs)
+		// h[t] = 2·Re Σ r·λ^(t−1): Re Σ (2r)·λ^(t−1); mode 0 (Im A = 0) is real.
+		twice := make([]complex128, len(rs))
+		for i, r := range rs {
+			twice[i] = 2 * r
+		}
+		d, err := filters.NewDiagonalRealPart(poles, twice, rng.NormFloat64())
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, d)
+	}
+	b, err := filters.NewBank(chans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, b
+}
+
+// TestExportSharedModes: a bank fitted with modes shared by n_ssm SSMs is written with A and
+// B of n_ssm rows, one Δt per channel, and reads back (through the s4d reader, which tiles the
+// SSMs over the channels) as the bank, padded or not, with softplus transforms too; the reader
+// gives the modes and steps back as the start of a shared fit.
+func TestExportSharedModes(t *testing.T) {
+	for _, c := range []struct {
+		ssms, width int
+		values      map[string]string
+	}{
+		{1, 0, nil},
+		{2, 6, nil},
+		{1, 0, map[string]string{"dt-transform": "softplus", "real-transform": "softplus"}},
+	} {
+		m, bank := sharedBank(t, uint64(c.ssms+c.width), c.ssms, 3, 4)
+		o := layouts.Options{Values: c.values, StateSize: c.width, Shared: m}
+		tensors, _, err := layouts.Export(filters.Document{Bank: bank}, layouts.S4D, o, "layer.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		width := max(3, c.width)
+		shapes := map[string][]int{"layer.kernel.inv_dt": {4, 1}, "layer.kernel.A_real": {c.ssms, width}, "layer.kernel.A_imag": {c.ssms, width},
+			"layer.kernel.B": {1, c.ssms, width, 2}, "layer.kernel.C": {1, 4, width, 2}, "layer.D": {1, 4}}
+		for _, tn := range tensors {
+			if want := shapes[tn.Name]; len(want) == 0 || !equalInts(tn.Array.Shape, want) {
+				t.Errorf("%d SSMs: %s has shape %v, want %v", c.ssms, tn.Name, tn.Array.Shape, want)
+			}
+		}
+		ro := layouts.Options{Values: c.values}
+		rb, err := layouts.ReadBackOver(filters.Document{Bank: bank}, tensors, arrays.Float64, layouts.S4D, ro, "layer.", 256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !(rb.RelError < roundTripTol) {
+			t.Errorf("%d SSMs, width %d, %v: read back to %.3g", c.ssms, c.width, c.values, rb.RelError)
+		}
+		l, err := layouts.Find(layouts.NamedSource(tensors).Arrays(), layouts.S4D, "layer.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !layouts.SharesModes(l) {
+			t.Errorf("%d SSMs: the layer read back does not share modes (options %v)", c.ssms, l.Options)
+		}
+		r, err := layouts.Import(layouts.NamedSource(tensors), l, ro)
+		if err != nil || r.Shared == nil {
+			t.Fatalf("%d SSMs: %v, shared %v", c.ssms, err, r.Shared)
+		}
+		for g, as := range m.A {
+			for n, a := range as {
+				got := r.Shared.A[g][n]
+				if imag(a) > 0 {
+					a = cmplx.Conj(a) // written as the member with Im A ≤ 0
+				}
+				if cmplx.Abs(got-a) > 1e-12*cmplx.Abs(a) {
+					t.Errorf("SSM %d, mode %d: read back as %v, written %v", g, n, got, a)
+				}
+			}
+		}
+		for h, dt := range m.Dt {
+			if math.Abs(r.Shared.Dt[h]-dt) > 1e-12*dt || r.Shared.Group[h] != h%c.ssms {
+				t.Errorf("channel %d: Δt %v of SSM %d, written %v of %d", h, r.Shared.Dt[h], r.Shared.Group[h], dt, h%c.ssms)
+			}
+		}
+	}
+}
+
+// TestSharesModes: only an S4D layer of n_ssm SSMs that is causal, complex, of one Δt per
+// channel and zero-order hold is written back from shared modes.
+func TestSharesModes(t *testing.T) {
+	base := map[string]string{"n_ssm": "1", "disc": "zoh", "variant": "ssm"}
+	with := func(k, v string) map[string]string {
+		o := map[string]string{}
+		for a, b := range base {
+			o[a] = b
+		}
+		o[k] = v
+		return o
+	}
+	for _, c := range []struct {
+		l    layouts.Layer
+		want bool
+	}{
+		{layouts.Layer{Layout: layouts.S4D, Options: base}, true},
+		{layouts.Layer{Layout: layouts.S4D, Options: with("n_ssm", "")}, false},
+		{layouts.Layer{Layout: layouts.S4D, Options: with("disc", "bilinear")}, false},
+		{layouts.Layer{Layout: layouts.S4D, Options: with("is-real", "true")}, false},
+		{layouts.Layer{Layout: layouts.S4D, Options: with("dt_tie", "false")}, false},
+		{layouts.Layer{Layout: layouts.S4D, Options: with("bidirectional", "true")}, false},
+		{layouts.Layer{Layout: layouts.S4, Options: base}, false},
+	} {
+		if got := layouts.SharesModes(c.l); got != c.want {
+			t.Errorf("%s %v: %v, want %v", c.l.Layout, c.l.Options, got, c.want)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
