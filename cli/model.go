@@ -274,6 +274,13 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 		if pl.Poles == train.PolesPositive && opts.ToLayout == string(layouts.S4D) && !opts.Spec.ByProjection() {
 			return nil, failf("%s: layer %q is built with is_real: written as s4d its poles must be real and positive, which only the fits by variable projection place (%s); fit it so, or write it with --to-layout rtf or stripedhyena", ck.Path, pl.Prefix, train.ProjectionRecipe)
 		}
+		// A layer of shared modes is fitted together, by variable projection, at one order.
+		if pl.Shared && opts.OrderAuto {
+			return nil, failf("%s: layer %q shares its SSMs' modes among its channels (n_ssm): written back as s4d they are fitted together, at one order: give --order, or write it with --to-layout rtf or stripedhyena to fit each channel at its own", ck.Path, pl.Prefix)
+		}
+		if pl.Shared && !opts.Spec.ByProjection() {
+			return nil, failf("%s: layer %q shares its SSMs' modes among its channels (n_ssm): written back as s4d they are fitted together by variable projection (%s); fit it so, or write it with --to-layout rtf or stripedhyena", ck.Path, pl.Prefix, train.ProjectionRecipe)
+		}
 		if pl.Poles == opts.Spec.Poles {
 			// The job places these poles anyway: the unit is the one a run for another
 			// layout fits (--poles positive, then --to-layout s4d), and its work is reused.

@@ -63,7 +63,7 @@ func mustArray(t *testing.T, shape []int, data []float64) *arrays.Array {
 }
 
 // TestDistillModelVariants: a layer whose module is a variant its own layout is not written in
-// (an S4D layer bidirectional, with n_ssm < H or untied Δt; an RTF layer with shared
+// (an S4D layer bidirectional or with untied Δt; an RTF layer with shared
 // denominators or the l1_montel constraint; a StripedHyena layer of grouped systems) is
 // refused before any fit when --to-layout names that layout, in one line naming the layer,
 // the variant and the layouts that hold it, and nothing is written; by default it goes to
@@ -103,7 +103,6 @@ func TestDistillModelVariants(t *testing.T) {
 		in, layout, prefix, variant, others string
 	}{
 		{bidir, "s4d", "layer.", "bidirectional", "rtf"},
-		{lay + "s4d_64.npz", "s4d", "layers.0.layer.", "n_ssm 1", "rtf or stripedhyena"},
 		{untied, "s4d", "layer.", "dt_tie false", "rtf or stripedhyena"},
 		{scalar, "rtf", "layers.0.filter.", "l1_montel", "s4d or stripedhyena"},
 		{shared, "rtf", "layers.0.filter.", "shared denominators", "s4d or stripedhyena"},

@@ -191,12 +191,8 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		if ml.Length < 2 {
 			return inputf("%s layer %q: kernel length %d: give the length to distil at", l.Layout, l.Prefix, ml.Length)
 		}
-		if v, others := layouts.WriteBackVariant(l); v != "" && o.ToLayout == string(l.Layout) {
-			return inputf("%s layer %q: its module is of a variant that the %s layout is not written in: %s; --to-layout %s writes it for another module, --layers leaves it out", l.Layout, l.Prefix, l.Layout, v, joinLayoutsOr(others))
-		}
-		if why := layouts.NotHeldBy(l, layouts.Layout(o.ToLayout)); why != "" {
-			_, others := layouts.WriteBackVariant(l)
-			return inputf("%s layer %q: %s; --to-layout %s writes it for another module, --layers leaves it out", l.Layout, l.Prefix, why, joinLayoutsOr(others))
+		if err := checkWriteBack(ml, layouts.Layout(o.ToLayout)); err != nil {
+			return err
 		}
 		c.Layers = append(c.Layers, ml)
 	}
@@ -217,6 +213,49 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		c.Layers[i].Channels = channels(r)
 		c.Layers[i].Warnings = r.Warnings
 		c.Layers[i].RawType = raw[c.readFrom[l.Prefix][0]]
+		if c.sharesModes(l) && r.Shared == nil {
+			return inputf("%s layer %q: its %s SSMs are shared by channels of several C rows, which the s4d layout is not written back with; --to-layout rtf or stripedhyena writes it for another module", l.Layout, l.Prefix, l.Options["n_ssm"])
+		}
+	}
+	return nil
+}
+
+// sharesModes reports whether layer l is fitted with its SSMs' modes shared (train.FitShared)
+// and written back so: an S4D layer of n_ssm SSMs below its channels (layouts.SharesModes)
+// written in its own layout (--to-layout s4d; any other layout holds independent fits).
+func (c *Checkpoint) sharesModes(l ModelLayer) bool {
+	return layouts.SharesModes(l.Layer) && c.toLayout == layouts.S4D
+}
+
+// SharedStart returns the modes and steps of a unit's layer as it is (plan.SharedSource):
+// where a fit of shared modes starts from.
+func (c *Checkpoint) SharedStart(u plan.Unit) (train.SharedModes, error) {
+	i := slices.IndexFunc(c.Layers, func(l ModelLayer) bool { return l.Prefix == u.Prefix })
+	if i < 0 {
+		return train.SharedModes{}, fmt.Errorf("%s: no layer %q", c.Path, u.Prefix)
+	}
+	r, err := c.read(c.Layers[i])
+	if err != nil {
+		return train.SharedModes{}, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	if r.Shared == nil || u.Lo != 0 || u.Hi != len(r.Shared.Group) {
+		return train.SharedModes{}, fmt.Errorf("%s: unit %s: layer %q has no shared modes for its channels", c.Path, u.ID(), u.Prefix)
+	}
+	return train.SharedModes{Group: slices.Clone(r.Shared.Group), A: r.Shared.A, Dt: slices.Clone(r.Shared.Dt)}, nil
+}
+
+// checkWriteBack refuses, before any work, a layer that --to-layout would write for a module
+// that does not load it: its own layout, where its module is a variant that layout is not
+// written in (but for shared modes, which it is: layouts.SharesModes), or a layout that does
+// not hold its filters (layouts.NotHeldBy).
+func checkWriteBack(ml ModelLayer, to layouts.Layout) error {
+	l := ml.Layer
+	if v, others := layouts.WriteBackVariant(l); v != "" && to == l.Layout && !layouts.SharesModes(l) {
+		return inputf("%s layer %q: its module is of a variant that the %s layout is not written in: %s; --to-layout %s writes it for another module, --layers leaves it out", l.Layout, l.Prefix, l.Layout, v, joinLayoutsOr(others))
+	}
+	if why := layouts.NotHeldBy(l, to); why != "" {
+		_, others := layouts.WriteBackVariant(l)
+		return inputf("%s layer %q: %s; --to-layout %s writes it for another module, --layers leaves it out", l.Layout, l.Prefix, why, joinLayoutsOr(others))
 	}
 	return nil
 }
@@ -319,7 +358,7 @@ func channels(r layouts.Result) int {
 func (c *Checkpoint) PlanLayers() []plan.Layer {
 	out := make([]plan.Layer, len(c.Layers))
 	for i, l := range c.Layers {
-		out[i] = plan.Layer{Prefix: l.Prefix, Channels: l.Channels, Length: l.Length}
+		out[i] = plan.Layer{Prefix: l.Prefix, Channels: l.Channels, Length: l.Length, Shared: c.sharesModes(l)}
 		if l.Layout == layouts.S4D && l.Options["is-real"] == "true" && slices.Contains(layoutsTried(l.Layout, c.toLayout), layouts.S4D) {
 			// The module's poles are e^{Δ·A} with A real and negative (layouts.Export). A
 			// layer written in another layout (ToLayout) is fitted with the job's poles.

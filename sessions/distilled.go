@@ -66,6 +66,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	type exported struct {
 		l       ModelLayer
 		fs      []filters.Filter
+		shared  *layouts.SharedModes
 		tensors []arrays.Named
 		rec     plan.LayerRecord
 		note    string
@@ -75,23 +76,31 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		rs := byLayer[l.Prefix]
 		var fs []filters.Filter
 		var recs []plan.ChannelRecord
+		var shared *layouts.SharedModes
 		for _, r := range rs {
 			if r.Unit.Lo != len(fs) {
 				return nil, inputf("layer %q: channels %d to %d are missing from the results", l.Prefix, len(fs), r.Unit.Lo-1)
 			}
 			fs = append(fs, r.Filters...)
 			recs = append(recs, r.Channels...)
+			if r.Shared != nil {
+				if len(rs) != 1 {
+					return nil, inputf("layer %q: its shared modes come in %d units, not one", l.Prefix, len(rs))
+				}
+				a, res := r.Shared.Complex()
+				shared = &layouts.SharedModes{Group: r.Shared.Group, A: a, Dt: r.Shared.Dt, Residues: res}
+			}
 		}
 		if len(fs) != l.Channels {
 			return nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
 		}
-		tensors, rec, note, err := exportLayer(l, fs, fitErrors(recs, len(fs)), o, 0)
+		tensors, rec, note, err := exportLayer(l, fs, shared, fitErrors(recs, len(fs)), o, 0)
 		if err != nil {
 			return nil, err
 		}
 		rec.Channels = recs
 		rec.Warnings = l.Warnings
-		layers = append(layers, exported{l, fs, tensors, rec, note})
+		layers = append(layers, exported{l, fs, shared, tensors, rec, note})
 	}
 	// The layers written in one modal layout share its largest state size, the others' extra
 	// modes with no residue, so that one module (one d_state) loads every layer: a fit's
@@ -110,7 +119,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		}
 		po := o
 		po.Options.ToLayout = string(lay)
-		tensors, rec, _, err := exportLayer(e.l, e.fs, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
+		tensors, rec, _, err := exportLayer(e.l, e.fs, e.shared, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
 		if err != nil {
 			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, e.l.Prefix, layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
 			continue
@@ -257,8 +266,9 @@ func fitErrors(recs []plan.ChannelRecord, n int) []float64 {
 // exportLayer writes a layer's fitted filters in the layout asked for, or in rtf if its
 // tensors read back within their limit, else in the modal layout of its family, else in the
 // other modal layout. A channel's limit is its dtype's (ReadBackLimit) or
-// distilledReadBackShare of its fit error (fitErrs), whichever is larger.
-func exportLayer(l ModelLayer, fs []filters.Filter, fitErrs []float64, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
+// distilledReadBackShare of its fit error (fitErrs), whichever is larger. Filters fitted with
+// shared modes (shared, not nil) are written in the layer's own layout as such.
+func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes, fitErrs []float64, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length}
 	raw, dt, why := l.RawType, arrays.Float32, ""
 	if o.Options.DType != "" {
@@ -302,7 +312,8 @@ func exportLayer(l ModelLayer, fs []filters.Filter, fitErrs []float64, o Distill
 	var failures []string
 	var last []arrays.Named
 	for _, lay := range tries {
-		if lay == l.Layout {
+		own := lay == l.Layout && shared != nil && layouts.SharesModes(l.Layer)
+		if lay == l.Layout && !own {
 			if v, _ := layouts.WriteBackVariant(l.Layer); v != "" {
 				failures = append(failures, fmt.Sprintf("%s: the layer's module is of a variant the %s layout is not written in (%s)", lay, lay, v))
 				continue
@@ -330,6 +341,9 @@ func exportLayer(l ModelLayer, fs []filters.Filter, fitErrs []float64, o Distill
 			}
 		}
 		lo := layouts.Options{Values: opts, StateSize: stateSize}
+		if own {
+			lo.Shared = shared
+		}
 		tensors, _, err := layouts.Export(doc, lay, lo, l.Prefix)
 		if err != nil {
 			failures = append(failures, fmt.Sprintf("%s: %v", lay, oneLineErr(err)))
@@ -363,6 +377,9 @@ func exportLayer(l ModelLayer, fs []filters.Filter, fitErrs []float64, o Distill
 		if !(check.RelError <= ReadBackLimit(dt)) { // held to its channels' fit errors
 			text, _ := check.Summary("")
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, text), "; ")
+		}
+		if own {
+			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", l.Prefix, len(shared.A), len(fs), len(shared.A[0])), "; ")
 		}
 		if b := layouts.BidirectionalRTF(l.Layer); b != "" && lay == layouts.RTF {
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, b), "; ")

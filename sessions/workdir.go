@@ -37,10 +37,11 @@ type unitRecord struct {
 	Channels []plan.ChannelRecord `json:"channels"`
 	Filters  []json.RawMessage    `json:"filters"`
 	Warnings []string             `json:"warnings,omitempty"`
+	Shared   *plan.SharedRecord   `json:"shared,omitempty"`
 }
 
 func encodeUnit(key string, r *plan.UnitResult) (unitRecord, error) {
-	rec := unitRecord{Format: UnitFormat, Key: key, Unit: r.Unit, Channels: r.Channels, Warnings: r.Warnings}
+	rec := unitRecord{Format: UnitFormat, Key: key, Unit: r.Unit, Channels: r.Channels, Warnings: r.Warnings, Shared: r.Shared}
 	for c, f := range r.Filters {
 		b, err := filterfile.Marshal(filters.Document{Filter: f})
 		if err != nil {
@@ -62,8 +63,12 @@ func (rec unitRecord) decode(key string, want plan.Unit) (*plan.UnitResult, erro
 		return nil, fmt.Errorf("holds unit %s (length %d, order %d), want %s (length %d, order %d)", rec.Unit.ID(), rec.Unit.Length, rec.Unit.Order, want.ID(), want.Length, want.Order)
 	case len(rec.Filters) != want.Channels() || len(rec.Channels) != want.Channels():
 		return nil, fmt.Errorf("holds %d filters and %d records for %d channels", len(rec.Filters), len(rec.Channels), want.Channels())
+	case want.Shared != (rec.Shared != nil):
+		return nil, fmt.Errorf("holds a unit of shared modes without them, or modes for a unit of its own")
+	case rec.Shared != nil && (len(rec.Shared.Group) != want.Channels() || len(rec.Shared.Dt) != want.Channels() || len(rec.Shared.Residues) != want.Channels()):
+		return nil, fmt.Errorf("holds shared modes of %d channels for %d", len(rec.Shared.Group), want.Channels())
 	}
-	r := &plan.UnitResult{Unit: rec.Unit, Channels: rec.Channels, Warnings: rec.Warnings}
+	r := &plan.UnitResult{Unit: rec.Unit, Channels: rec.Channels, Warnings: rec.Warnings, Shared: rec.Shared}
 	for c, b := range rec.Filters {
 		doc, err := filterfile.Unmarshal(b)
 		if err != nil {

@@ -15,6 +15,12 @@ type Source interface {
 	Kernels(u Unit) ([][]float64, error)
 }
 
+// SharedSource gives the start of a unit of shared modes (Unit.Shared): the modes and steps
+// of the layer as it is, which FitShared cuts to the unit's order.
+type SharedSource interface {
+	SharedStart(u Unit) (train.SharedModes, error)
+}
+
 // Store keeps fitted units: Load returns a unit fitted before (nil when there is none), Save
 // keeps one so that a later Load finds it even if the process dies right after.
 type Store interface {
@@ -94,10 +100,14 @@ func Execute(ctx context.Context, fit Fit, units []Unit, src Source, store Store
 			if err != nil {
 				return nil, err
 			}
-			r, err = fitUnit(ctx, fit, u, kernels, func(p train.Progress) {
-				cur := u.Cost() * float64(p.Step) / float64(max(p.Steps, 1))
-				events(Event{Unit: u, Step: &p, Done: i, Total: len(units), DoneCost: doneCost + cur, TotalCost: total, Elapsed: time.Since(start), ETA: eta(cur, began)})
-			})
+			if u.Shared {
+				r, err = fitSharedUnit(ctx, fit, u, kernels, src)
+			} else {
+				r, err = fitUnit(ctx, fit, u, kernels, func(p train.Progress) {
+					cur := u.Cost() * float64(p.Step) / float64(max(p.Steps, 1))
+					events(Event{Unit: u, Step: &p, Done: i, Total: len(units), DoneCost: doneCost + cur, TotalCost: total, Elapsed: time.Since(start), ETA: eta(cur, began)})
+				})
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -208,6 +218,66 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 		}
 	}
 	return r, nil
+}
+
+// fitSharedUnit fits a unit of shared modes (a whole layer) by train.FitShared at the spec's
+// order (its modes each a conjugate pair: order/2 of them) from the source's start, with
+// sharedIterations Levenberg–Marquardt iterations; each channel's record has its lower bound
+// at that order.
+func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, src Source) (*UnitResult, error) {
+	ss, ok := src.(SharedSource)
+	if !ok {
+		return nil, fmt.Errorf("%s: the layer's modes are shared, and the source gives no start for them", u.ID())
+	}
+	switch {
+	case fit.Auto:
+		return nil, invalidf("%s: a layer of shared modes is fitted at one order for all its channels, not one per channel (give --order)", u.ID())
+	case !fit.Spec.ByProjection():
+		return nil, invalidf("%s: a layer of shared modes is fitted by variable projection (%s), not this recipe", u.ID(), train.ProjectionRecipe)
+	case fit.Spec.Order < 2:
+		return nil, invalidf("%s: order %d: a layer of shared modes is fitted with conjugate pairs, order 2 or more", u.ID(), fit.Spec.Order)
+	}
+	start, err := ss.SharedStart(u)
+	if err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	f, err := train.FitShared(ctx, kernels, start, fit.Spec.Order/2, sharedIterations)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("%s: %w", u.ID(), err)
+	}
+	order := 2 * (fit.Spec.Order / 2)
+	r := &UnitResult{Unit: u, Shared: NewSharedRecord(f)}
+	share := time.Since(began).Seconds() / float64(len(kernels))
+	for c, d := range f.Filters {
+		rho, _ := filters.SpectralRadius(d)
+		rep := train.ChannelReport{RelError: f.RelErrors[c], MaxPoleRadius: rho, Stable: filters.Stable(rho)}
+		rep.MSE = f.RelErrors[c] * f.RelErrors[c] * sumSquares(kernels[c]) / float64(len(kernels[c]))
+		if b := train.LowerBounds(kernels[c], []int{order}); b[0] > 0 {
+			rep.LowerBound, rep.BoundRatio = b[0], f.RelErrors[c]/b[0]
+		}
+		r.Filters = append(r.Filters, d)
+		r.Channels = append(r.Channels, ChannelRecord{Channel: u.Lo + c, Order: order, Model: train.ModelModal, ChannelReport: rep, Backend: "cpu", Seconds: share})
+	}
+	if order != fit.Spec.Order {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: fitted at order %d: its modes are conjugate pairs", u.ID(), order))
+	}
+	return r, nil
+}
+
+// sharedIterations is the most Levenberg–Marquardt iterations of a layer of shared modes
+// (a modal fit's rung and its extension take up to 200).
+const sharedIterations = 200
+
+func sumSquares(y []float64) float64 {
+	s := 0.0
+	for _, v := range y {
+		s += v * v
+	}
+	return s
 }
 
 // missedSuggestion says which channels their order (train.SuggestOrder's, which counts on a

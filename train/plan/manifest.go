@@ -4,8 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/cplx"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -129,6 +131,40 @@ type UnitResult struct {
 	Filters  []filters.Filter
 	Channels []ChannelRecord
 	Warnings []string
+	// Shared are the modes a unit of shared modes (Unit.Shared) was fitted with.
+	Shared *SharedRecord
+}
+
+// SharedRecord is a train.SharedFit's modes and residues as stored (a complex number as
+// [re, im]).
+type SharedRecord struct {
+	Group    []int          `json:"group"`
+	A        [][][2]float64 `json:"a"`
+	Dt       []float64      `json:"dt"`
+	Residues [][][2]float64 `json:"residues"`
+}
+
+// NewSharedRecord records a shared fit.
+func NewSharedRecord(f *train.SharedFit) *SharedRecord {
+	r := &SharedRecord{Group: slices.Clone(f.Modes.Group), Dt: slices.Clone(f.Modes.Dt)}
+	for _, a := range f.Modes.A {
+		r.A = append(r.A, cplx.Pairs(a))
+	}
+	for _, res := range f.Residues {
+		r.Residues = append(r.Residues, cplx.Pairs(res))
+	}
+	return r
+}
+
+// Complex returns the record's modes and residues as complex numbers.
+func (r *SharedRecord) Complex() (a, residues [][]complex128) {
+	for _, x := range r.A {
+		a = append(a, cplx.FromPairs(x))
+	}
+	for _, x := range r.Residues {
+		residues = append(residues, cplx.FromPairs(x))
+	}
+	return a, residues
 }
 
 // FitKey names what a unit's fit depends on beside the unit itself: the input's content and

@@ -15,7 +15,7 @@ import (
 )
 
 func TestUnitsEvenChunks(t *testing.T) {
-	us, err := Units([]Layer{{"a.", 100, 64, ""}, {"b.", 64, 32, ""}, {"c.", 3, 16, ""}}, 8, 64)
+	us, err := Units([]Layer{{"a.", 100, 64, "", false}, {"b.", 64, 32, "", false}, {"c.", 3, 16, "", false}, {"d.", 200, 16, "", true}}, 8, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,17 +23,21 @@ func TestUnitsEvenChunks(t *testing.T) {
 	for _, u := range us {
 		ids = append(ids, u.ID())
 	}
-	want := []string{"a.[0:50]", "a.[50:100]", "b.[0:64]", "c.[0:3]"}
+	// A layer of shared modes is one unit, whatever the chunk.
+	want := []string{"a.[0:50]", "a.[50:100]", "b.[0:64]", "c.[0:3]", "d.[0:200]"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("units %v, want %v", ids, want)
+	}
+	if !us[4].Shared || us[0].Shared {
+		t.Errorf("shared: %v and %v, want true for d. only", us[4].Shared, us[0].Shared)
 	}
 	if c := us[0].Cost(); c != 50*64*8 {
 		t.Errorf("cost %v, want %v", c, 50*64*8)
 	}
-	if _, err := Units([]Layer{{"a.", 4, 8, ""}, {"a.", 4, 8, ""}}, 4, 2); !errors.Is(err, ErrInvalid) {
+	if _, err := Units([]Layer{{"a.", 4, 8, "", false}, {"a.", 4, 8, "", false}}, 4, 2); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a layer twice: %v", err)
 	}
-	if _, err := Units([]Layer{{"a.", 4, 8, ""}}, 4, 0); !errors.Is(err, ErrInvalid) {
+	if _, err := Units([]Layer{{"a.", 4, 8, "", false}}, 4, 0); !errors.Is(err, ErrInvalid) {
 		t.Errorf("chunk 0: %v", err)
 	}
 }
@@ -87,7 +91,7 @@ func TestAssignCoversAndBalances(t *testing.T) {
 }
 
 func TestCoverageNamesUnits(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 8, 16, ""}, {"l1.", 8, 16, ""}}, 4, 4)
+	us, _ := Units([]Layer{{"l0.", 8, 16, "", false}, {"l1.", 8, 16, "", false}}, 4, 4)
 	err := Coverage(us, [][]string{{"l0.[0:4]", "l0.[4:8]"}, {"l0.[4:8]", "l1.[0:4]", "x.[0:1]"}})
 	var ce *CoverageError
 	if !errors.As(err, &ce) || !errors.Is(err, ErrInvalid) {
@@ -218,7 +222,7 @@ func smallFit() Fit {
 // Units fitted by three shards equal the units fitted by one run; units the store holds are
 // not fitted again.
 func TestExecuteShardsAndResume(t *testing.T) {
-	us, err := Units([]Layer{{"l0.", 5, 64, ""}, {"l1.", 3, 64, ""}}, 2, 2)
+	us, err := Units([]Layer{{"l0.", 5, 64, "", false}, {"l1.", 3, 64, "", false}}, 2, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +272,7 @@ func TestExecuteShardsAndResume(t *testing.T) {
 }
 
 func TestExecuteCancelled(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 2, 64, ""}}, 2, 1)
+	us, _ := Units([]Layer{{"l0.", 2, 64, "", false}}, 2, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	store := memStore{}
 	_, err := Execute(ctx, smallFit(), us, &kernels{}, store, func(e Event) {
@@ -282,7 +286,7 @@ func TestExecuteCancelled(t *testing.T) {
 }
 
 func TestExecuteAutoOrder(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 4, 128, ""}}, 16, 4)
+	us, _ := Units([]Layer{{"l0.", 4, 128, "", false}}, 16, 4)
 	f := smallFit()
 	f.Tol, f.MaxOrder = 1e-3, 16
 	f.Auto = true
@@ -342,7 +346,7 @@ func TestMissedSuggestion(t *testing.T) {
 // damped cosines here fit with complex poles otherwise. Another recipe fits as ever (its
 // fit then goes to a layout that holds it).
 func TestExecuteLayerPoles(t *testing.T) {
-	us, err := Units([]Layer{{"l0.", 2, 64, train.PolesPositive}, {"l1.", 2, 64, ""}}, 4, 2)
+	us, err := Units([]Layer{{"l0.", 2, 64, train.PolesPositive, false}, {"l1.", 2, 64, "", false}}, 4, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,9 @@ type Layer struct {
 	Channels int
 	Length   int
 	Poles    train.Poles
+	// Shared says that the layer is fitted with modes shared by groups of its channels
+	// (train.FitShared, from SharedSource's start), to be written back as such: one unit.
+	Shared bool
 }
 
 // Unit is a share of the work: channels [Lo, Hi) of the layer at Prefix, whose kernels have
@@ -41,6 +44,7 @@ type Unit struct {
 	Length int         `json:"length"`
 	Order  int         `json:"order"`
 	Poles  train.Poles `json:"poles,omitempty"`
+	Shared bool        `json:"shared,omitempty"`
 }
 
 // ID names the unit: its prefix and channel range, "layers.0.filter_fn.[0:64]".
@@ -77,11 +81,15 @@ func Units(layers []Layer, order, chunk int) ([]Unit, error) {
 		if l.Channels < 1 || l.Length < 1 {
 			return nil, invalidf("layer %q has %d channels of %d samples", l.Prefix, l.Channels, l.Length)
 		}
-		// Even chunks: 100 channels in chunks of 64 make 50 + 50, not 64 + 36.
+		// Even chunks: 100 channels in chunks of 64 make 50 + 50, not 64 + 36. A layer of
+		// shared modes is fitted whole.
 		n := (l.Channels + chunk - 1) / chunk
+		if l.Shared {
+			n = 1
+		}
 		for i := range n {
 			lo, hi := i*l.Channels/n, (i+1)*l.Channels/n
-			out = append(out, Unit{Prefix: l.Prefix, Lo: lo, Hi: hi, Length: l.Length, Order: order, Poles: l.Poles})
+			out = append(out, Unit{Prefix: l.Prefix, Lo: lo, Hi: hi, Length: l.Length, Order: order, Poles: l.Poles, Shared: l.Shared})
 		}
 	}
 	return out, nil
