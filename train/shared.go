@@ -84,10 +84,7 @@ func FitShared(ctx context.Context, targets [][]float64, start SharedModes, mode
 	}
 	// Neither start is best everywhere: on a layer's own modes cut to a quarter, the ends
 	// from single starts differ by 5–10% (the landscape has a basin near each).
-	strong, err := strongestModes(targets, start, modes)
-	if err != nil {
-		return nil, err
-	}
+	strong := strongestModes(targets, start, modes)
 	var best *sharedRun
 	for _, m := range []SharedModes{strong, spreadModes(start, modes)} {
 		r := newSharedRun(targets, m)
@@ -165,7 +162,7 @@ func spreadModes(start SharedModes, n int) SharedModes {
 
 // strongestModes returns start with each group's modes cut to the n whose least-squares
 // residues carry the most energy over the group's channels (Σₕ |rₕₙ|²·Σ_τ |λₕₙ|^{2τ}).
-func strongestModes(targets [][]float64, start SharedModes, n int) (SharedModes, error) {
+func strongestModes(targets [][]float64, start SharedModes, n int) SharedModes {
 	all := len(start.A[0])
 	out := SharedModes{Group: start.Group, Dt: start.Dt, A: make([][]complex128, len(start.A))}
 	energy := make([][]float64, len(start.A))
@@ -201,7 +198,7 @@ func strongestModes(targets [][]float64, start SharedModes, n int) (SharedModes,
 			out.A[g] = append(out.A[g], start.A[g][k])
 		}
 	}
-	return out, nil
+	return out
 }
 
 // modeParams returns the variable projection's parameters (ν, θ per pair, rmax 1) of the

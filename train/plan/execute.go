@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -255,7 +257,7 @@ func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, sr
 	for c, d := range f.Filters {
 		rho, _ := filters.SpectralRadius(d)
 		rep := train.ChannelReport{RelError: f.RelErrors[c], MaxPoleRadius: rho, Stable: filters.Stable(rho)}
-		rep.MSE = f.RelErrors[c] * f.RelErrors[c] * sumSquares(kernels[c]) / float64(len(kernels[c]))
+		rep.MSE = f.RelErrors[c] * f.RelErrors[c] * floats.Dot(kernels[c], kernels[c]) / float64(len(kernels[c]))
 		if b := train.LowerBounds(kernels[c], []int{order}); b[0] > 0 {
 			rep.LowerBound, rep.BoundRatio = b[0], f.RelErrors[c]/b[0]
 		}
@@ -271,14 +273,6 @@ func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, sr
 // sharedIterations is the most Levenberg–Marquardt iterations of a layer of shared modes
 // (a modal fit's rung and its extension take up to 200).
 const sharedIterations = 200
-
-func sumSquares(y []float64) float64 {
-	s := 0.0
-	for _, v := range y {
-		s += v * v
-	}
-	return s
-}
 
 // missedSuggestion says which channels their order (train.SuggestOrder's, which counts on a
 // fit within train.SuggestMargin of the lower bound) left above tol, and how far above their
