@@ -88,6 +88,9 @@ func exportS4DShared(bank *filters.Bank, m *SharedModes, width int, o Options, p
 		}
 		d[c] = diag.H0
 		g := m.Group[c]
+		if len(m.Residues[c]) != modes {
+			return nil, invalidf("channel %d has %d residues for %d modes", c, len(m.Residues[c]), modes)
+		}
 		for k := range modes {
 			lam, r := m.A[g][k], m.Residues[c][k]
 			if flip[g][k] {

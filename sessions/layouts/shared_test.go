@@ -119,6 +119,25 @@ func TestExportSharedModes(t *testing.T) {
 	}
 }
 
+// TestExportSharedModesRefuses: shared modes that do not fit the bank (a residue row short
+// of the modes, SSMs not tiled as the layout tiles them, another disc) are refused, not
+// written (a damaged work file must not panic the writer).
+func TestExportSharedModesRefuses(t *testing.T) {
+	m, bank := sharedBank(t, 9, 2, 3, 4)
+	short := *m
+	short.Residues = append([][]complex128{m.Residues[0][:2]}, m.Residues[1:]...)
+	untiled := *m
+	untiled.Group = []int{0, 0, 1, 1}
+	for i, c := range []struct {
+		m      *layouts.SharedModes
+		values map[string]string
+	}{{&short, nil}, {&untiled, nil}, {m, map[string]string{"disc": "bilinear"}}} {
+		if _, _, err := layouts.Export(filters.Document{Bank: bank}, layouts.S4D, layouts.Options{Values: c.values, Shared: c.m}, "layer."); err == nil {
+			t.Errorf("case %d: no error", i)
+		}
+	}
+}
+
 // TestSharesModes: only an S4D layer of n_ssm SSMs that is causal, complex, of one Δt per
 // channel and zero-order hold is written back from shared modes.
 func TestSharesModes(t *testing.T) {
