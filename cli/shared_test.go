@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -14,19 +16,19 @@ import (
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
-// layerKernels reads an s4d layer's kernels (length samples) from a checkpoint.
-func layerKernels(t *testing.T, path, prefix string, length int) [][]float64 {
+// layerKernels reads a layer's kernels (length samples) from a checkpoint.
+func layerKernels(t *testing.T, path string, lay layouts.Layout, prefix string, length int, values map[string]string) [][]float64 {
 	t.Helper()
 	f, err := arrays.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	l, err := layouts.Find(f.Arrays(), layouts.S4D, prefix)
+	l, err := layouts.Find(f.Arrays(), lay, prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := layouts.Import(f, l, layouts.Options{})
+	r, err := layouts.Import(f, l, layouts.Options{Values: values})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +50,7 @@ func layerKernels(t *testing.T, path, prefix string, length int) [][]float64 {
 func TestDistillModelSharedModes(t *testing.T) {
 	const in, prefix, length = "../testdata/layouts/s4d_64.npz", "layers.0.layer.", 256
 	dir := t.TempDir()
-	want := layerKernels(t, in, prefix, length)
+	want := layerKernels(t, in, layouts.S4D, prefix, length, nil)
 	for _, order := range []string{"4", "8"} {
 		out := filepath.Join(dir, "out"+order+".npz")
 		args := []string{"distill", in, "--order", order, "--length", "256", "--to-layout", "s4d", "-o", out}
@@ -71,7 +73,7 @@ func TestDistillModelSharedModes(t *testing.T) {
 		if s := shapes[prefix+"kernel.inv_dt"]; len(s) != 2 || s[0] != 3 || s[1] != 1 {
 			t.Errorf("order %s: inv_dt of shape %v, want (3, 1)", order, s)
 		}
-		got := layerKernels(t, out, prefix, length)
+		got := layerKernels(t, out, layouts.S4D, prefix, length, nil)
 		m := readManifest(t, out)
 		for c, ch := range m.Layers[0].Channels {
 			e := filters.RelDiff(want[c], got[c])
@@ -123,4 +125,50 @@ func TestDistillModelSharedModes(t *testing.T) {
 func atoiOrder(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// TestDistillModelSharedModesS4: an S4 (DPLR) layer of one SSM shared by its channels (the
+// default of state-spaces/s4's s4 layer config: mode nplr, n_ssm 1, dt_transform softplus)
+// written with --to-layout s4d keeps its SSM shared: A and B of one row, the layer's
+// transforms, and a note that its module loads it built with mode diag; the written layer,
+// read as that module reads it, is the manifest's errors away from the input's kernels. It
+// was written with an A per channel, which that module (n_ssm 1) does not load.
+func TestDistillModelSharedModesS4(t *testing.T) {
+	dir := t.TempDir()
+	const prefix, length = "encoder.layers.2.layer.", 128
+	in := variantCheckpoint(t, dir, "s4_nssm1", "../testdata/layouts/s4_64.npz", func(ts map[string]*arrays.Array) []string {
+		for _, n := range []string{"kernel.A_real", "kernel.A_imag"} {
+			a := ts[prefix+n] // (2, N/2): keep SSM 0
+			ts[prefix+n] = mustArray(t, []int{1, a.Shape[1]}, slices.Clone(a.Data[:a.Shape[1]]))
+		}
+		for _, n := range []string{"kernel.B", "kernel.P"} {
+			a := ts[prefix+n] // (1, 2, N/2, 2)
+			ts[prefix+n] = mustArray(t, []int{1, 1, a.Shape[2], 2}, slices.Clone(a.Data[:2*a.Shape[2]]))
+		}
+		return nil
+	})
+	softplus := map[string]string{"dt-transform": "softplus"}
+	// No l_kernel in the file: C̃ is undone for the length distilled at, as distill reads it.
+	want := layerKernels(t, in, layouts.S4, prefix, length, map[string]string{"dt-transform": "softplus", "length": "128"})
+	out := filepath.Join(dir, "out.npz")
+	r := run(t, "", "distill", in, "--order", "4", "--length", "128", "--dt-transform", "softplus", "--to-layout", "s4d", "-o", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "(n_ssm 1 over 2 channels, 2 modes each); its module loads it built with mode diag (SSMKernelDiag, disc zoh) and d_state 4") {
+		t.Fatalf("%v", r)
+	}
+	got := layerKernels(t, out, layouts.S4D, prefix, length, softplus)
+	for c, ch := range readManifest(t, out).Layers[0].Channels {
+		if e := filters.RelDiff(want[c], got[c]); math.Abs(e-ch.RelError) > 1e-9*ch.RelError+1e-14 {
+			t.Errorf("channel %d: the written layer is %.6g from the input, the manifest says %.6g", c, e, ch.RelError)
+		}
+	}
+	f, err := arrays.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, a := range f.Arrays() {
+		if strings.HasSuffix(a.Name, "kernel.A_real") && a.Shape[0] != 1 {
+			t.Errorf("%s of shape %v, want one row", a.Name, a.Shape)
+		}
+	}
 }

@@ -312,7 +312,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 	var failures []string
 	var last []arrays.Named
 	for _, lay := range tries {
-		own := lay == l.Layout && shared != nil && layouts.SharesModes(l.Layer)
+		own := shared != nil && lay == layouts.S4D // fitted so for no other layout (Checkpoint.sharesModes)
 		if lay == l.Layout && !own {
 			if v, _ := layouts.WriteBackVariant(l.Layer); v != "" {
 				failures = append(failures, fmt.Sprintf("%s: the layer's module is of a variant the %s layout is not written in (%s)", lay, lay, v))
@@ -335,6 +335,14 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		}
 		if lay == l.Layout {
 			for _, name := range moduleSettings[lay] {
+				if v, ok := l.Options[name]; ok {
+					opts[name] = v
+				}
+			}
+		}
+		if own && l.Layout == layouts.S4 {
+			// For the layer's own module built with mode diag: its transforms.
+			for _, name := range []string{"dt-transform", "real-transform", "imag-transform"} {
 				if v, ok := l.Options[name]; ok {
 					opts[name] = v
 				}
@@ -379,7 +387,11 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, text), "; ")
 		}
 		if own {
-			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", l.Prefix, len(shared.A), len(fs), len(shared.A[0])), "; ")
+			text := fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", l.Prefix, len(shared.A), len(fs), len(shared.A[0]))
+			if l.Layout == layouts.S4 {
+				text += fmt.Sprintf("; its module loads it built with mode diag (SSMKernelDiag, disc zoh) and d_state %d", 2*len(shared.A[0]))
+			}
+			note = strings.TrimPrefix(note+"; "+text, "; ")
 		}
 		if b := layouts.BidirectionalRTF(l.Layer); b != "" && lay == layouts.RTF {
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, b), "; ")

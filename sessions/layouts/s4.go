@@ -40,6 +40,9 @@ func (s4Layout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 		Options: map[string]string{"disc": "bilinear", "dt-transform": "exp", "real-transform": "exp", "imag-transform": "none", "rank": fmt.Sprint(ps[0])}}
 	if c := shapeOf(in, p+"kernel.C", 4); c != nil {
 		l.Channels = c[0] * c[1]
+		if a := shapeOf(in, p+"kernel.A_real", 2); a[0] < c[1] {
+			l.Options["n_ssm"] = fmt.Sprint(a[0]) // SharesModes
+		}
 	}
 	return l, true
 }
@@ -181,6 +184,11 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 		what += ", C taken as stored: l_kernel is 0)"
 	}
 	r := Result{Bank: bank, Note: t.note(what)}
+	if s < h && chans == 1 {
+		// Its SSMs' diagonal parts Λ (the S4D paper's diagonal approximation of the same
+		// SSM) and its steps: where a fit written as s4d with the SSMs still shared starts.
+		r.Shared = readSharedModes(aRe, aIm, inv, s, h, reT, imT, dtT)
+	}
 	if d == nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term D is taken as 0", t.prefix+"D"))
 	}

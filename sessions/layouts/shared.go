@@ -20,13 +20,21 @@ type SharedModes struct {
 	Residues [][]complex128
 }
 
-// SharesModes reports whether l is an S4D layer of n_ssm SSMs below its channels that
-// Export writes back as such from shared modes (Options.Shared): causal, complex, one Δt per
-// channel, zero-order hold (its module's default disc).
+// SharesModes reports whether l is a layer of n_ssm SSMs below its channels that Export
+// writes in the s4d layout from shared modes (Options.Shared), for a module that keeps them
+// shared: an S4D layer that is causal, complex, of one Δt per channel and zero-order hold
+// (its module's default disc), or an S4 (DPLR) layer, whose module built with mode diag
+// (SSMKernelDiag, zero-order hold by default) and the same n_ssm loads it.
 func SharesModes(l Layer) bool {
 	o := l.Options
-	return l.Layout == S4D && o["n_ssm"] != "" && o["bidirectional"] != "true" && o["dt_tie"] != "false" &&
-		o["is-real"] != "true" && (o["disc"] == "" || o["disc"] == "zoh") && (o["variant"] == "" || o["variant"] == "ssm")
+	switch l.Layout {
+	case S4:
+		return o["n_ssm"] != ""
+	case S4D:
+		return o["n_ssm"] != "" && o["bidirectional"] != "true" && o["dt_tie"] != "false" &&
+			o["is-real"] != "true" && (o["disc"] == "" || o["disc"] == "zoh") && (o["variant"] == "" || o["variant"] == "ssm")
+	}
+	return false
 }
 
 // exportS4DShared writes a bank fitted with shared modes (m) in the s4d layout of its n_ssm

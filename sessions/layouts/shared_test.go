@@ -138,8 +138,9 @@ func TestExportSharedModesRefuses(t *testing.T) {
 	}
 }
 
-// TestSharesModes: only an S4D layer of n_ssm SSMs that is causal, complex, of one Δt per
-// channel and zero-order hold is written back from shared modes.
+// TestSharesModes: an S4D layer of n_ssm SSMs that is causal, complex, of one Δt per channel
+// and zero-order hold, and an S4 (DPLR) layer of n_ssm SSMs (its module built with mode diag
+// holds them whatever its own disc), are written from shared modes; no other layer is.
 func TestSharesModes(t *testing.T) {
 	base := map[string]string{"n_ssm": "1", "disc": "zoh", "variant": "ssm"}
 	with := func(k, v string) map[string]string {
@@ -160,7 +161,9 @@ func TestSharesModes(t *testing.T) {
 		{layouts.Layer{Layout: layouts.S4D, Options: with("is-real", "true")}, false},
 		{layouts.Layer{Layout: layouts.S4D, Options: with("dt_tie", "false")}, false},
 		{layouts.Layer{Layout: layouts.S4D, Options: with("bidirectional", "true")}, false},
-		{layouts.Layer{Layout: layouts.S4, Options: base}, false},
+		{layouts.Layer{Layout: layouts.S4, Options: map[string]string{"n_ssm": "1", "disc": "bilinear"}}, true},
+		{layouts.Layer{Layout: layouts.S4, Options: map[string]string{"disc": "bilinear"}}, false},
+		{layouts.Layer{Layout: layouts.StripedHyena, Options: base}, false},
 	} {
 		if got := layouts.SharesModes(c.l); got != c.want {
 			t.Errorf("%s %v: %v, want %v", c.l.Layout, c.l.Options, got, c.want)
