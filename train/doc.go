@@ -38,6 +38,15 @@
 // pole is λ = rmax·(1 + tanh u)/2, in (0, rmax) for every u. The ladder's orders are fitted
 // as ever, each from the one below, so the error never rises with the order.
 //
+// # Shared modes
+//
+// FitShared fits a layer whose channels share their modes: poles exp(Δₕ·Aₙ), Aₙ shared by
+// the channels of a group (an S4 or S4D layer's n_ssm SSMs) and Δₕ per channel, residues per
+// channel. Each channel keeps its own variable projection; their Gauss–Newton systems are
+// summed through the chain rule into one system for the modes and steps, which one
+// Levenberg–Marquardt run moves (docs/maths.md, "Shared modes"). It fits the layer as a
+// whole, on the CPU: the channels' systems on their own goroutines, summed in channel order.
+//
 // # Determinism and cancellation
 //
 // A job is deterministic for its seed: channels are independent (each has its own optimiser
