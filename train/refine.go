@@ -245,7 +245,7 @@ func levenbergMarquardt(ctx context.Context, prob lmProblem, b *lmBuffers, p []f
 				damped.SetSym(i, i, model.At(i, i)+mu*d)
 				step[i] = -g[i]
 			}
-			if !choleskySolve(damped.RawSymmetric().Data, np, step) {
+			if !solveDamped(prob, damped, np, step) {
 				mu *= nu
 				nu *= 2
 				continue
@@ -292,6 +292,23 @@ func levenbergMarquardt(ctx context.Context, prob lmProblem, b *lmBuffers, p []f
 		}
 	}
 	return f, nil
+}
+
+// dampedSolver is an lmProblem that solves its damped Gauss–Newton system itself, through a
+// structure a dense factorisation does not see (sharedProblem).
+type dampedSolver interface {
+	// solveDamped overwrites step (−g on entry) with the damped system's solution, or
+	// reports that the system is not positive definite.
+	solveDamped(damped *mat.SymDense, step []float64) bool
+}
+
+// solveDamped solves the damped system by prob's own solver where it has one, else by a dense
+// Cholesky factorisation.
+func solveDamped(prob lmProblem, damped *mat.SymDense, np int, step []float64) bool {
+	if ds, ok := prob.(dampedSolver); ok {
+		return ds.solveDamped(damped, step)
+	}
+	return choleskySolve(damped.RawSymmetric().Data, np, step)
 }
 
 // lmState is a Levenberg–Marquardt run's damping (μ, ν), its count of stalled steps,

@@ -325,6 +325,50 @@ func (p *sharedProblem) normal(x []float64, h *mat.SymDense, g []float64) {
 	}
 }
 
+// solveDamped solves Levenberg–Marquardt's damped system through its structure: a channel's
+// δ meets only itself and its group's modes, so the δ block is diagonal, and eliminating it
+// leaves the modes' Schur complement A − B·D⁻¹·Bᵀ, O(H·m²) to form and O(m³) to factor, where
+// the dense factorisation of the whole, which eliminates the modes first, is O(H³) (1,024
+// channels at order 16: half of the fit's time).
+func (p *sharedProblem) solveDamped(damped *mat.SymDense, step []float64) bool {
+	raw := damped.RawSymmetric()
+	n1, m2 := 2*p.modes*p.groups, 2*p.modes
+	schur := make([]float64, n1*n1) // upper triangle, row-major, as choleskySolve takes it
+	for i := range n1 {
+		copy(schur[i*n1+i:(i+1)*n1], raw.Data[i*raw.Stride+i:i*raw.Stride+n1])
+	}
+	x := step[:n1] // the modes' right-hand side, less what the δs take, then their step
+	for ch := range p.vs {
+		dh, base := p.delta(ch), p.alpha(p.group[ch], 0)
+		d := raw.Data[dh*raw.Stride+dh]
+		if !(d > 0) {
+			return false
+		}
+		col := func(r int) float64 { return raw.Data[(base+r)*raw.Stride+dh] }
+		rd := step[dh] / d
+		for r := range m2 {
+			br := col(r)
+			x[base+r] -= br * rd
+			row := schur[(base+r)*n1:]
+			for c := r; c < m2; c++ {
+				row[base+c] -= br * col(c) / d
+			}
+		}
+	}
+	if !choleskySolve(schur, n1, x) {
+		return false
+	}
+	for ch := range p.vs {
+		dh, base := p.delta(ch), p.alpha(p.group[ch], 0)
+		v := step[dh]
+		for r := range m2 {
+			v -= raw.Data[(base+r)*raw.Stride+dh] * x[base+r]
+		}
+		step[dh] = v / raw.Data[dh*raw.Stride+dh]
+	}
+	return true
+}
+
 // admit refuses a step that takes a channel's pole where its parametrisation saturates
 // (varproMinNu ≤ ν ≤ varproMaxNu); Levenberg–Marquardt then damps it.
 func (p *sharedProblem) admit(_, trial, _ []float64) bool {

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"github.com/ssmlab/ssmlab/filters"
 )
 
@@ -146,5 +148,47 @@ func TestFitSharedRefuses(t *testing.T) {
 	}
 	if _, err := FitShared(t.Context(), ys, m, 3, 10); err == nil {
 		t.Error("3 modes of 2: no error")
+	}
+}
+
+// TestSharedSolveDamped: the damped Gauss–Newton system solved through its structure (the
+// channels' δ block eliminated first) is the dense Cholesky solution, to rounding.
+func TestSharedSolveDamped(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	ys, m := sharedKernels(rng, 2, 3, 7, 256)
+	p := newSharedProblem(ys, m)
+	defer p.release()
+	x := p.params(m)
+	np := len(x)
+	h, g := mat.NewSymDense(np, nil), make([]float64, np)
+	p.sse(x)
+	p.normal(x, h, g)
+	for _, mu := range []float64{1e-4, 1e-2, 1} { // one direction, Δ·s with A/s, is flat: μ = 0 is singular
+		damped := mat.NewSymDense(np, nil)
+		damped.CopySym(h)
+		maxDiag := 0.0
+		for i := range np {
+			maxDiag = math.Max(maxDiag, h.At(i, i))
+		}
+		for i := range np { // as levenbergMarquardt damps (a real mode's θ column is 0)
+			damped.SetSym(i, i, h.At(i, i)+mu*(h.At(i, i)+1e-12*maxDiag))
+		}
+		dense, structured := make([]float64, np), make([]float64, np)
+		for i := range g {
+			dense[i], structured[i] = -g[i], -g[i]
+		}
+		copyD := mat.NewSymDense(np, nil)
+		copyD.CopySym(damped)
+		if !choleskySolve(copyD.RawSymmetric().Data, np, dense) || !p.solveDamped(damped, structured) {
+			t.Fatalf("μ = %g: a solve failed", mu)
+		}
+		diff, size := 0.0, 0.0
+		for i := range dense {
+			diff = math.Max(diff, math.Abs(dense[i]-structured[i]))
+			size = math.Max(size, math.Abs(dense[i]))
+		}
+		if !(diff <= 1e-8*size) {
+			t.Errorf("μ = %g: structured and dense steps differ by %.3g (of %.3g)", mu, diff, size)
+		}
 	}
 }
