@@ -68,8 +68,9 @@ type SharedFit struct {
 // carry the most energy over the group's channels, and those spread over its frequencies;
 // each gets sharedScreen iterations and the better one goes on, up to iters in all. The
 // objective is the channels' squared errors summed, each kernel as it is. Every channel's
-// poles stay inside the unit circle by construction (Aₙ = −e^α + iω, Δ = e^δ).
-func FitShared(ctx context.Context, targets [][]float64, start SharedModes, modes, iters int) (*SharedFit, error) {
+// poles stay inside the unit circle by construction (Aₙ = −e^α + iω, Δ = e^δ). progress (if
+// not nil) is told of the iterations done of those planned, after each chunk of them.
+func FitShared(ctx context.Context, targets [][]float64, start SharedModes, modes, iters int, progress func(done, total int)) (*SharedFit, error) {
 	if err := CheckTargets(targets); err != nil {
 		return nil, err
 	}
@@ -85,10 +86,18 @@ func FitShared(ctx context.Context, targets [][]float64, start SharedModes, mode
 	// Neither start is best everywhere: on a layer's own modes cut to a quarter, the ends
 	// from single starts differ by 5–10% (the landscape has a basin near each).
 	strong := strongestModes(targets, start, modes)
+	screen := min(iters, sharedScreen)
+	total, done := 2*screen+iters-screen, 0
+	tell := func(n int) {
+		done += n
+		if progress != nil {
+			progress(done, total)
+		}
+	}
 	var best *sharedRun
 	for _, m := range []SharedModes{strong, spreadModes(start, modes)} {
 		r := newSharedRun(targets, m)
-		if err := r.run(ctx, min(iters, sharedScreen)); err != nil {
+		if err := r.run(ctx, screen, tell); err != nil {
 			r.release()
 			return nil, err
 		}
@@ -102,7 +111,7 @@ func FitShared(ctx context.Context, targets [][]float64, start SharedModes, mode
 		}
 	}
 	defer best.release()
-	if err := best.run(ctx, iters-min(iters, sharedScreen)); err != nil {
+	if err := best.run(ctx, iters-screen, tell); err != nil {
 		return nil, err
 	}
 	best.p.sse(best.x) // the residues of x, whichever point the last step tried
@@ -127,13 +136,20 @@ func newSharedRun(targets [][]float64, m SharedModes) *sharedRun {
 	return &sharedRun{p: p, x: x, buf: newLMBuffers(len(x)), f: p.sse(x)}
 }
 
-func (r *sharedRun) run(ctx context.Context, iters int) error {
-	for done := 0; done < iters && !r.st.done; done += varproChunk {
+// run gives the start up to iters more iterations, telling tell of each chunk's (and, when
+// it stops early, of the rest, so that the count reaches what was planned).
+func (r *sharedRun) run(ctx context.Context, iters int, tell func(int)) error {
+	done := 0
+	for ; done < iters && !r.st.done; done += varproChunk {
 		f, err := levenbergMarquardt(ctx, r.p, &r.buf, r.x, min(varproChunk, iters-done), &r.st)
 		if err != nil {
 			return err
 		}
 		r.f = f
+		tell(min(varproChunk, iters-done))
+	}
+	if done < iters {
+		tell(iters - done)
 	}
 	return nil
 }

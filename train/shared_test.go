@@ -70,11 +70,11 @@ func TestFitSharedRecovers(t *testing.T) {
 	for _, dt := range truth.Dt {
 		start.Dt = append(start.Dt, dt*(1+0.1*rng.NormFloat64()))
 	}
-	first, err := FitShared(t.Context(), ys, start, 4, 0)
+	first, err := FitShared(t.Context(), ys, start, 4, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := FitShared(t.Context(), ys, start, 4, 200)
+	f, err := FitShared(t.Context(), ys, start, 4, 200, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,13 +115,23 @@ func TestFitSharedTruncates(t *testing.T) {
 		}
 		return s
 	}
-	cut, err := FitShared(t.Context(), ys, truth, 4, 0)
+	cut, err := FitShared(t.Context(), ys, truth, 4, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fit, err := FitShared(t.Context(), ys, truth, 4, 100)
+	var told [][2]int
+	fit, err := FitShared(t.Context(), ys, truth, 4, 100, func(done, total int) { told = append(told, [2]int{done, total}) })
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Progress rises to what was planned (two starts of 20 iterations, then 80 more).
+	for i, c := range told {
+		if c[1] != 120 || c[0] > c[1] || i > 0 && c[0] <= told[i-1][0] {
+			t.Fatalf("progress %v", told)
+		}
+	}
+	if len(told) == 0 || told[len(told)-1][0] != 120 {
+		t.Errorf("progress ends at %v, want 120 of 120", told)
 	}
 	if a, b := total(cut), total(fit); !(b < 0.9*a) {
 		t.Errorf("total squared error %.4g after the fit, %.4g for the cut: want below 0.9 of it", b, a)
@@ -142,11 +152,11 @@ func TestFitSharedRefuses(t *testing.T) {
 		{Group: []int{0, 1}, Dt: m.Dt, A: m.A},
 	}
 	for i, b := range bad {
-		if _, err := FitShared(t.Context(), ys, b, 2, 10); err == nil {
+		if _, err := FitShared(t.Context(), ys, b, 2, 10, nil); err == nil {
 			t.Errorf("case %d: no error", i)
 		}
 	}
-	if _, err := FitShared(t.Context(), ys, m, 3, 10); err == nil {
+	if _, err := FitShared(t.Context(), ys, m, 3, 10, nil); err == nil {
 		t.Error("3 modes of 2: no error")
 	}
 }

@@ -102,13 +102,14 @@ func Execute(ctx context.Context, fit Fit, units []Unit, src Source, store Store
 			if err != nil {
 				return nil, err
 			}
+			progress := func(p train.Progress) {
+				cur := u.Cost() * float64(p.Step) / float64(max(p.Steps, 1))
+				events(Event{Unit: u, Step: &p, Done: i, Total: len(units), DoneCost: doneCost + cur, TotalCost: total, Elapsed: time.Since(start), ETA: eta(cur, began)})
+			}
 			if u.Shared {
-				r, err = fitSharedUnit(ctx, fit, u, kernels, src)
+				r, err = fitSharedUnit(ctx, fit, u, kernels, src, progress)
 			} else {
-				r, err = fitUnit(ctx, fit, u, kernels, func(p train.Progress) {
-					cur := u.Cost() * float64(p.Step) / float64(max(p.Steps, 1))
-					events(Event{Unit: u, Step: &p, Done: i, Total: len(units), DoneCost: doneCost + cur, TotalCost: total, Elapsed: time.Since(start), ETA: eta(cur, began)})
-				})
+				r, err = fitUnit(ctx, fit, u, kernels, progress)
 			}
 			if err != nil {
 				return nil, err
@@ -226,7 +227,7 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 // order (its modes each a conjugate pair: order/2 of them) from the source's start, with
 // sharedIterations Levenberg–Marquardt iterations; each channel's record has its lower bound
 // at that order.
-func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, src Source) (*UnitResult, error) {
+func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, src Source, progress func(train.Progress)) (*UnitResult, error) {
 	ss, ok := src.(SharedSource)
 	if !ok {
 		return nil, fmt.Errorf("%s: the layer's modes are shared, and the source gives no start for them", u.ID())
@@ -244,7 +245,9 @@ func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, sr
 		return nil, err
 	}
 	began := time.Now()
-	f, err := train.FitShared(ctx, kernels, start, fit.Spec.Order/2, sharedIterations)
+	f, err := train.FitShared(ctx, kernels, start, fit.Spec.Order/2, sharedIterations, func(done, total int) {
+		progress(train.Progress{Step: done, Steps: total, Order: fit.Spec.Order, Elapsed: time.Since(began)})
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
