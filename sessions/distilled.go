@@ -323,31 +323,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 			failures = append(failures, fmt.Sprintf("%s: %s", lay, why))
 			continue
 		}
-		opts := map[string]string{}
-		truncLen := 0
-		if lay == layouts.RTF {
-			truncLen = l.Length
-			opts["trunc-len"] = strconv.Itoa(truncLen)
-			opts["h0"] = "once"
-			if layouts.SafariHyenaRTF(l.Prefix) {
-				opts["h0"] = "twice"
-			}
-		}
-		if lay == l.Layout {
-			for _, name := range moduleSettings[lay] {
-				if v, ok := l.Options[name]; ok {
-					opts[name] = v
-				}
-			}
-		}
-		if own && l.Layout == layouts.S4 {
-			// For the layer's own module built with mode diag: its transforms.
-			for _, name := range []string{"dt-transform", "real-transform", "imag-transform"} {
-				if v, ok := l.Options[name]; ok {
-					opts[name] = v
-				}
-			}
-		}
+		opts, truncLen := writeOptions(l, lay, own)
 		lo := layouts.Options{Values: opts, StateSize: stateSize}
 		if own {
 			lo.Shared = shared
@@ -412,6 +388,36 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 	}
 	rec.Why = strings.Join(failures, "; ")
 	return last, rec, "written anyway (--force): " + msg, nil
+}
+
+// writeOptions are the settings a layer is written in layout lay with (and the rtf layout's
+// trunc_len, else 0): a layer written back in its own layout keeps its module's settings
+// (moduleSettings), and an S4 layer written from shared modes (own) the transforms its module,
+// built with mode diag, reads them with.
+func writeOptions(l ModelLayer, lay layouts.Layout, own bool) (map[string]string, int) {
+	opts := map[string]string{}
+	truncLen := 0
+	if lay == layouts.RTF {
+		truncLen = l.Length
+		opts["trunc-len"] = strconv.Itoa(truncLen)
+		opts["h0"] = "once"
+		if layouts.SafariHyenaRTF(l.Prefix) {
+			opts["h0"] = "twice"
+		}
+	}
+	keep := moduleSettings[lay]
+	switch {
+	case lay != l.Layout && !(own && l.Layout == layouts.S4):
+		keep = nil
+	case lay != l.Layout:
+		keep = []string{"dt-transform", "real-transform", "imag-transform"}
+	}
+	for _, name := range keep {
+		if v, ok := l.Options[name]; ok {
+			opts[name] = v
+		}
+	}
+	return opts, truncLen
 }
 
 func oneLineErr(err error) string {
