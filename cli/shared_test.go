@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,8 +46,8 @@ func layerKernels(t *testing.T, path string, lay layouts.Layout, prefix string, 
 // manifest's errors are those of the written layer's kernels against the input's, at the
 // layer's own order they are rounding, and a re-run takes the fit from the work directory
 // and writes the same bytes. It was refused ("n_ssm 1 (A and B shared among the 3 channels)").
-// Under the bilinear disc (not the shared fit's zero-order hold) it is still refused, and
-// by default it goes to rtf, fitted channel by channel, as before.
+// Under the bilinear disc it is written so (exact at its own order too); under dss it is
+// still refused; by default it goes to rtf, fitted channel by channel, as before.
 func TestDistillModelSharedModes(t *testing.T) {
 	const in, prefix, length = "../testdata/layouts/s4d_64.npz", "layers.0.layer.", 256
 	dir := t.TempDir()
@@ -94,13 +95,28 @@ func TestDistillModelSharedModes(t *testing.T) {
 			t.Errorf("order %s: a re-run wrote other bytes or fitted again (%v): %v", order, err, r)
 		}
 	}
+	// Under the bilinear disc the poles are the bilinear transform's, and the layer at its own
+	// order is fitted to rounding too.
 	out := filepath.Join(dir, "bilinear.npz")
-	r := run(t, "", "distill", in, "--order", "4", "--length", "256", "--to-layout", "s4d", "--disc", "bilinear", "-o", out)
+	bil := map[string]string{"disc": "bilinear"}
+	r := run(t, "", "distill", in, "--order", "8", "--length", "256", "--to-layout", "s4d", "--disc", "bilinear", "-o", out)
+	if r.code != 0 {
+		t.Fatalf("bilinear: %v", r)
+	}
+	wantBil, gotBil := layerKernels(t, in, layouts.S4D, prefix, length, bil), layerKernels(t, out, layouts.S4D, prefix, length, bil)
+	for c := range wantBil {
+		if e := filters.RelDiff(wantBil[c], gotBil[c]); !(e < 1e-9) {
+			t.Errorf("bilinear, channel %d: %.3g from the input", c, e)
+		}
+	}
+	// The dss disc (its kernel normalised by its length) is not written from shared modes.
+	out = filepath.Join(dir, "dss.npz")
+	r = run(t, "", "distill", in, "--order", "4", "--length", "256", "--to-layout", "s4d", "--disc", "dss", "-o", out)
 	if r.code != 1 || !strings.Contains(r.stderr, "n_ssm 1") || !strings.Contains(r.stderr, "--to-layout rtf or stripedhyena") {
-		t.Errorf("bilinear: %v", r)
+		t.Errorf("dss: %v", r)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("bilinear: wrote %s (%v)", out, err)
+		t.Errorf("dss: wrote %s (%v)", out, err)
 	}
 	// Fitted together, at one order, by variable projection: other asks are refused first.
 	for _, extra := range [][]string{{"--order", "auto", "--tol", "1e-3"}, {"--order", "4", "--init", "zeros"}} {
@@ -130,9 +146,10 @@ func atoiOrder(s string) int {
 // TestDistillModelSharedModesS4: an S4 (DPLR) layer of one SSM shared by its channels (the
 // default of state-spaces/s4's s4 layer config: mode nplr, n_ssm 1, dt_transform softplus)
 // written with --to-layout s4d keeps its SSM shared: A and B of one row, the layer's
-// transforms, and a note that its module loads it built with mode diag; the written layer,
-// read as that module reads it, is the manifest's errors away from the input's kernels. It
-// was written with an A per channel, which that module (n_ssm 1) does not load.
+// transforms and disc (bilinear), and a note that its module loads it built with mode diag;
+// the written layer, read as that module reads it, is the manifest's errors away from the
+// input's kernels, and at the layer's own order exact. It was written with an A per channel,
+// which that module (n_ssm 1) does not load.
 func TestDistillModelSharedModesS4(t *testing.T) {
 	dir := t.TempDir()
 	const prefix, length = "encoder.layers.2.layer.", 128
@@ -147,20 +164,27 @@ func TestDistillModelSharedModesS4(t *testing.T) {
 		}
 		return nil
 	})
-	softplus := map[string]string{"dt-transform": "softplus"}
 	// No l_kernel in the file: C̃ is undone for the length distilled at, as distill reads it.
 	want := layerKernels(t, in, layouts.S4, prefix, length, map[string]string{"dt-transform": "softplus", "length": "128"})
-	out := filepath.Join(dir, "out.npz")
-	r := run(t, "", "distill", in, "--order", "4", "--length", "128", "--dt-transform", "softplus", "--to-layout", "s4d", "-o", out)
-	if r.code != 0 || !strings.Contains(r.stderr, "(n_ssm 1 over 2 channels, 2 modes each); its module loads it built with mode diag (SSMKernelDiag, disc zoh) and d_state 4") {
-		t.Fatalf("%v", r)
-	}
-	got := layerKernels(t, out, layouts.S4D, prefix, length, softplus)
-	for c, ch := range readManifest(t, out).Layers[0].Channels {
-		if e := filters.RelDiff(want[c], got[c]); math.Abs(e-ch.RelError) > 1e-9*ch.RelError+1e-14 {
-			t.Errorf("channel %d: the written layer is %.6g from the input, the manifest says %.6g", c, e, ch.RelError)
+	outBil := map[string]string{"dt-transform": "softplus", "disc": "bilinear"} // as the module built with mode diag reads it
+	for _, order := range []int{4, 6} {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.npz", order))
+		r := run(t, "", "distill", in, "--order", strconv.Itoa(order), "--length", "128", "--dt-transform", "softplus", "--to-layout", "s4d", "-o", out)
+		if r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("(n_ssm 1 over 2 channels, %d modes each); its module loads it built with mode diag (SSMKernelDiag) and disc bilinear, d_state %d", order/2, order)) {
+			t.Fatalf("%v", r)
+		}
+		got := layerKernels(t, out, layouts.S4D, prefix, length, outBil)
+		for c, ch := range readManifest(t, out).Layers[0].Channels {
+			e := filters.RelDiff(want[c], got[c])
+			if math.Abs(e-ch.RelError) > 1e-9*ch.RelError+1e-14 {
+				t.Errorf("order %d, channel %d: the written layer is %.6g from the input, the manifest says %.6g", order, c, e, ch.RelError)
+			}
+			if order == 6 && !(e < 1e-9) { // the layer's own order: its bilinear poles held exactly
+				t.Errorf("order 6, channel %d: %.3g from the input", c, e)
+			}
 		}
 	}
+	out := filepath.Join(dir, "out4.npz")
 	f, err := arrays.Open(out)
 	if err != nil {
 		t.Fatal(err)

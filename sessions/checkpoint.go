@@ -241,7 +241,9 @@ func (c *Checkpoint) SharedStart(u plan.Unit) (train.SharedModes, error) {
 	if r.Shared == nil || u.Lo != 0 || u.Hi != len(r.Shared.Group) {
 		return train.SharedModes{}, fmt.Errorf("%s: unit %s: layer %q has no shared modes for its channels", c.Path, u.ID(), u.Prefix)
 	}
-	return train.SharedModes{Group: slices.Clone(r.Shared.Group), A: r.Shared.A, Dt: slices.Clone(r.Shared.Dt)}, nil
+	l := c.Layers[i]
+	bilinear := l.Layout == layouts.S4 || l.Options["disc"] == "bilinear" // as the layer discretises
+	return train.SharedModes{Group: slices.Clone(r.Shared.Group), A: r.Shared.A, Dt: slices.Clone(r.Shared.Dt), Bilinear: bilinear}, nil
 }
 
 // checkWriteBack refuses, before any work, a layer that --to-layout would write for a module

@@ -365,7 +365,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		if own {
 			text := fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", l.Prefix, len(shared.A), len(fs), len(shared.A[0]))
 			if l.Layout == layouts.S4 {
-				text += fmt.Sprintf("; its module loads it built with mode diag (SSMKernelDiag, disc zoh) and d_state %d", 2*len(shared.A[0]))
+				text += fmt.Sprintf("; its module loads it built with mode diag (SSMKernelDiag) and disc %s, d_state %d", l.Options["disc"], 2*len(shared.A[0]))
 			}
 			note = strings.TrimPrefix(note+"; "+text, "; ")
 		}
@@ -392,8 +392,8 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 
 // writeOptions are the settings a layer is written in layout lay with (and the rtf layout's
 // trunc_len, else 0): a layer written back in its own layout keeps its module's settings
-// (moduleSettings), and an S4 layer written from shared modes (own) the transforms its module,
-// built with mode diag, reads them with.
+// (moduleSettings), and an S4 layer written from shared modes (own) the disc and transforms
+// its module, built with mode diag, reads them with.
 func writeOptions(l ModelLayer, lay layouts.Layout, own bool) (map[string]string, int) {
 	opts := map[string]string{}
 	truncLen := 0
@@ -410,7 +410,7 @@ func writeOptions(l ModelLayer, lay layouts.Layout, own bool) (map[string]string
 	case lay != l.Layout && !(own && l.Layout == layouts.S4):
 		keep = nil
 	case lay != l.Layout:
-		keep = []string{"dt-transform", "real-transform", "imag-transform"}
+		keep = []string{"disc", "dt-transform", "real-transform", "imag-transform"}
 	}
 	for _, name := range keep {
 		if v, ok := l.Options[name]; ok {

@@ -40,9 +40,9 @@
 //
 // # Shared modes
 //
-// FitShared fits a layer whose channels share their modes: poles exp(Δₕ·Aₙ), Aₙ shared by
-// the channels of a group (an S4 or S4D layer's n_ssm SSMs) and Δₕ per channel, residues per
-// channel. Each channel keeps its own variable projection; their Gauss–Newton systems are
+// FitShared fits a layer whose channels share their modes: poles exp(Δₕ·Aₙ) (or the
+// bilinear transform's, SharedModes.Bilinear), Aₙ shared by the channels of a group (an S4
+// or S4D layer's n_ssm SSMs) and Δₕ per channel, residues per channel. Each channel keeps its own variable projection; their Gauss–Newton systems are
 // summed through the chain rule into one system for the modes and steps, which one
 // Levenberg–Marquardt run moves (docs/maths.md, "Shared modes"). It fits the layer as a
 // whole, on the CPU: the channels' systems on their own goroutines, summed in channel order.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/cmplx"
 	"slices"
 	"sort"
 
@@ -13,14 +14,18 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 )
 
-// SharedModes describes channels whose poles are exp(Δₕ·Aₙ): modes Aₙ (Re Aₙ < 0) shared by
-// the channels of a group and a step Δₕ > 0 per channel, each mode a conjugate pair. This is
-// S4D's layer with n_ssm SSMs below its H channels (channel h uses SSM h mod n_ssm), tied Δt
-// and zero-order hold: its kernel is 2·Re Σₙ C̃ₕₙ·exp(Δₕ·Aₙ·t) with C̃ free per channel.
+// SharedModes describes channels whose poles are exp(Δₕ·Aₙ), or the bilinear transform's
+// (1 + ΔₕAₙ/2)/(1 − ΔₕAₙ/2): modes Aₙ (Re Aₙ < 0) shared by the channels of a group and a
+// step Δₕ > 0 per channel, each mode a conjugate pair. This is S4D's layer with n_ssm SSMs
+// below its H channels (channel h uses SSM h mod n_ssm) and tied Δt, under disc zoh or
+// bilinear (an S4 layer's): its kernel is 2·Re Σₙ C̃ₕₙ·λₕₙ^t with C̃ free per channel.
 type SharedModes struct {
 	Group []int          // each channel's group
 	A     [][]complex128 // each group's modes, one member of each pair
 	Dt    []float64      // each channel's step
+	// Bilinear makes the poles (1 + Δₕ·Aₙ/2)/(1 − Δₕ·Aₙ/2), the bilinear transform's (an S4
+	// layer's disc, and an S4D layer's with disc bilinear), in place of exp(Δₕ·Aₙ).
+	Bilinear bool
 }
 
 // check reports what makes m unusable for channels kernels, or nil.
@@ -159,7 +164,7 @@ func (r *sharedRun) release() { r.p.release() }
 // spreadModes returns start with each group's modes cut to n spread evenly over them in the
 // order of their frequencies (|Im A|).
 func spreadModes(start SharedModes, n int) SharedModes {
-	out := SharedModes{Group: start.Group, Dt: start.Dt, A: make([][]complex128, len(start.A))}
+	out := SharedModes{Group: start.Group, Dt: start.Dt, A: make([][]complex128, len(start.A)), Bilinear: start.Bilinear}
 	for g, a := range start.A {
 		byFreq := slices.Clone(a)
 		slices.SortStableFunc(byFreq, func(x, y complex128) int {
@@ -180,7 +185,7 @@ func spreadModes(start SharedModes, n int) SharedModes {
 // residues carry the most energy over the group's channels (Σₕ |rₕₙ|²·Σ_τ |λₕₙ|^{2τ}).
 func strongestModes(targets [][]float64, start SharedModes, n int) SharedModes {
 	all := len(start.A[0])
-	out := SharedModes{Group: start.Group, Dt: start.Dt, A: make([][]complex128, len(start.A))}
+	out := SharedModes{Group: start.Group, Dt: start.Dt, A: make([][]complex128, len(start.A)), Bilinear: start.Bilinear}
 	energy := make([][]float64, len(start.A))
 	for g := range energy {
 		energy[g] = make([]float64, all)
@@ -188,7 +193,7 @@ func strongestModes(targets [][]float64, start SharedModes, n int) SharedModes {
 	for h, y := range targets {
 		g := start.Group[h]
 		s := poleSet{pairs: all, rmax: 1}
-		a := modeParams(start.A[g], start.Dt[h])
+		a := modeParams(start.A[g], start.Dt[h], start.Bilinear)
 		v := newVarpro(s, y)
 		v.sse(a)
 		if v.accurate {
@@ -218,26 +223,49 @@ func strongestModes(targets [][]float64, start SharedModes, n int) SharedModes {
 }
 
 // modeParams returns the variable projection's parameters (ν, θ per pair, rmax 1) of the
-// poles exp(dt·Aₙ): ν = log(dt·(−Re Aₙ)), θ = dt·Im Aₙ (beyond ±π too: the geometric sums
-// take the phase into [−π, π] themselves, wrapPhase).
-func modeParams(a []complex128, dt float64) []float64 {
+// poles of modes a at step dt (sharedPole).
+func modeParams(a []complex128, dt float64, bilinear bool) []float64 {
 	out := make([]float64, 2*len(a))
 	for n, l := range a {
-		out[2*n] = math.Log(-real(l) * dt)
-		out[2*n+1] = imag(l) * dt
+		out[2*n], out[2*n+1], _, _ = sharedPole(math.Log(-real(l)), imag(l), math.Log(dt), bilinear)
 	}
 	return out
 }
 
+// sharedPole returns the variable projection's parameters (ν, θ; rmax 1) of the pole of mode
+// A = −e^α + iω at step Δ = e^δ, and their derivatives with respect to (α, ω, δ). Under
+// zero-order hold the pole is e^x with x = Δ·A: ν = δ + α, θ = Δ·ω (beyond ±π too: the
+// geometric sums take the phase into [−π, π] themselves, wrapPhase). Bilinear, it is
+// (1 + x/2)/(1 − x/2) = e^w with w = 2·atanh(x/2), dw/dx = 1/(1 − x²/4): ν = log(−Re w),
+// θ = Im w, and ∂ν = Re ∂w/Re w, ∂θ = Im ∂w.
+func sharedPole(alpha, omega, delta float64, bilinear bool) (nu, theta float64, dnu, dtheta [3]float64) {
+	dt := math.Exp(delta)
+	if !bilinear {
+		theta = dt * omega
+		return delta + alpha, theta, [3]float64{1, 0, 1}, [3]float64{0, dt, theta}
+	}
+	a := complex(-math.Exp(alpha), omega)
+	x := complex(dt, 0) * a
+	w := 2 * cmplx.Atanh(x/2)
+	g := 1 / (1 - x*x/4)
+	dw := [3]complex128{g * complex(-dt*math.Exp(alpha), 0), g * complex(0, dt), g * x}
+	for i, d := range dw {
+		dnu[i], dtheta[i] = real(d)/real(w), imag(d)
+	}
+	return math.Log(-real(w)), imag(w), dnu, dtheta
+}
+
 // sharedProblem is FitShared's least-squares problem over x = (α, ω per mode of each group,
-// then δ per channel): channel h's pole n is exp(e^δₕ·(−e^αₙ + iωₙ)), that is ν = δₕ + αₙ and
-// θ = e^δₕ·ωₙ in the parameters of its variable projection (rmax 1), so its Gauss–Newton
-// system reaches x through the chain rule: H += TₕᵀHₕTₕ, g += Tₕᵀgₕ.
+// then δ per channel): channel h's pole n is that of x = e^δₕ·(−e^αₙ + iωₙ) (sharedPole), in
+// the parameters (ν, θ) of its variable projection (rmax 1), so its Gauss–Newton system
+// reaches x through the chain rule: H += TₕᵀHₕTₕ, g += Tₕᵀgₕ, Tₕ = ∂(ν, θ)/∂(α, ω, δ).
 type sharedProblem struct {
 	groups, modes int
 	group         []int
+	bilinear      bool
 	vs            []*varpro
 	a             [][]float64     // each channel's parameters at the last point
+	da            [][]float64     // and their derivatives: 6 per mode, sharedPole's dν, dθ
 	f             []float64       // and its ½‖e‖² there
 	hh            []*mat.SymDense // each channel's Gauss–Newton system
 	gh            [][]float64
@@ -245,10 +273,11 @@ type sharedProblem struct {
 
 func newSharedProblem(targets [][]float64, m SharedModes) *sharedProblem {
 	n := len(m.A[0])
-	p := &sharedProblem{groups: len(m.A), modes: n, group: m.Group, f: make([]float64, len(targets))}
+	p := &sharedProblem{groups: len(m.A), modes: n, group: m.Group, bilinear: m.Bilinear, f: make([]float64, len(targets))}
 	for _, y := range targets {
 		p.vs = append(p.vs, newVarpro(poleSet{pairs: n, rmax: 1}, y))
 		p.a = append(p.a, make([]float64, 2*n))
+		p.da = append(p.da, make([]float64, 6*n))
 		p.hh = append(p.hh, mat.NewSymDense(2*n, nil))
 		p.gh = append(p.gh, make([]float64, 2*n))
 	}
@@ -281,11 +310,12 @@ func (p *sharedProblem) delta(h int) int    { return 2*p.modes*p.groups + h }
 
 // channel sets channel h's parameters from x.
 func (p *sharedProblem) channel(x []float64, h int) []float64 {
-	a, d, g := p.a[h], x[p.delta(h)], p.group[h]
-	e := math.Exp(d)
+	a, da, d, g := p.a[h], p.da[h], x[p.delta(h)], p.group[h]
 	for n := range p.modes {
-		a[2*n] = d + x[p.alpha(g, n)]
-		a[2*n+1] = e * x[p.alpha(g, n)+1]
+		var dnu, dth [3]float64
+		a[2*n], a[2*n+1], dnu, dth = sharedPole(x[p.alpha(g, n)], x[p.alpha(g, n)+1], d, p.bilinear)
+		copy(da[6*n:], dnu[:])
+		copy(da[6*n+3:], dth[:])
 	}
 	return a
 }
@@ -308,36 +338,49 @@ func (p *sharedProblem) normal(x []float64, h *mat.SymDense, g []float64) {
 	clear(hr.Data)
 	clear(g)
 	m2 := 2 * p.modes
-	s := make([]float64, m2) // ∂a/∂(α, ω) of the channel: 1 for ν, e^δ for θ
-	q := make([]float64, m2) // ∂a/∂δ: 1 for ν, θ for θ
 	filters.ForEachChannel(len(p.vs), func(ch int) {
 		p.vs[ch].normal(p.channel(x, ch), p.hh[ch], p.gh[ch])
 	})
+	// Per channel, T = ∂(ν, θ)/∂(α, ω, δ): a 2×2 block per mode (rows ν, θ; columns α, ω)
+	// and a column for δ (q). The joint system gains TᵀHT and Tᵀg.
+	hp := make([]float64, m2*m2) // H·P, P the modes' block-diagonal part of T
+	q := make([]float64, m2)
 	for ch := range p.vs {
-		a, hh, gh := p.a[ch], p.hh[ch], p.gh[ch]
-		e := math.Exp(x[p.delta(ch)])
+		hh, gh, da := p.hh[ch], p.gh[ch], p.da[ch]
+		blk := func(n, k, j int) float64 { return da[6*n+3*k+j] } // ∂(ν, θ)[k]/∂(α, ω)[j]
 		for n := range p.modes {
-			s[2*n], s[2*n+1] = 1, e
-			q[2*n], q[2*n+1] = 1, a[2*n+1]
+			q[2*n], q[2*n+1] = da[6*n+2], da[6*n+5]
+		}
+		for r := range m2 {
+			for n := range p.modes {
+				h0, h1 := hh.At(r, 2*n), hh.At(r, 2*n+1)
+				hp[r*m2+2*n] = h0*blk(n, 0, 0) + h1*blk(n, 1, 0)
+				hp[r*m2+2*n+1] = h0*blk(n, 0, 1) + h1*blk(n, 1, 1)
+			}
 		}
 		base, d := p.alpha(p.group[ch], 0), p.delta(ch)
-		hq, qhq := 0.0, 0.0
+		qhq, qg := 0.0, 0.0
 		for r := range m2 {
-			hqr := 0.0
+			n, j := r/2, r%2
+			hq := 0.0
 			for c := range m2 {
-				hrc := hh.At(r, c)
-				hqr += hrc * q[c]
-				if c >= r {
-					hr.Data[(base+r)*hr.Stride+base+c] += s[r] * hrc * s[c]
-				}
+				hq += hh.At(r, c) * q[c]
 			}
-			hr.Data[(base+r)*hr.Stride+d] += s[r] * hqr
-			qhq += q[r] * hqr
-			g[base+r] += s[r] * gh[r]
-			hq += q[r] * gh[r]
+			qhq += q[r] * hq
+			qg += q[r] * gh[r]
+			// Row r of Pᵀ·(H·P), and of Pᵀ·H·q, Pᵀ·g: P's column r has mode n's rows ν, θ.
+			for c := r; c < m2; c++ {
+				hr.Data[(base+r)*hr.Stride+base+c] += blk(n, 0, j)*hp[2*n*m2+c] + blk(n, 1, j)*hp[(2*n+1)*m2+c]
+			}
+			hqn := 0.0
+			for c := range m2 {
+				hqn += (blk(n, 0, j)*hh.At(2*n, c) + blk(n, 1, j)*hh.At(2*n+1, c)) * q[c]
+			}
+			hr.Data[(base+r)*hr.Stride+d] += hqn
+			g[base+r] += blk(n, 0, j)*gh[2*n] + blk(n, 1, j)*gh[2*n+1]
 		}
 		hr.Data[d*hr.Stride+d] += qhq
-		g[d] += hq
+		g[d] += qg
 	}
 }
 
@@ -389,9 +432,10 @@ func (p *sharedProblem) solveDamped(damped *mat.SymDense, step []float64) bool {
 // (varproMinNu ≤ ν ≤ varproMaxNu); Levenberg–Marquardt then damps it.
 func (p *sharedProblem) admit(_, trial, _ []float64) bool {
 	for ch := range p.vs {
-		d := trial[p.delta(ch)]
+		d, g := trial[p.delta(ch)], p.group[ch]
 		for n := range p.modes {
-			if nu := d + trial[p.alpha(p.group[ch], n)]; !(nu >= varproMinNu && nu <= varproMaxNu) {
+			nu, _, _, _ := sharedPole(trial[p.alpha(g, n)], trial[p.alpha(g, n)+1], d, p.bilinear)
+			if !(nu >= varproMinNu && nu <= varproMaxNu) {
 				return false
 			}
 		}
@@ -401,7 +445,7 @@ func (p *sharedProblem) admit(_, trial, _ []float64) bool {
 
 // result is the fit at x (after sse(x)), its residues polished as a modal fit's final ones.
 func (p *sharedProblem) result(x []float64, targets [][]float64) (*SharedFit, error) {
-	out := &SharedFit{Modes: SharedModes{Group: p.group, A: make([][]complex128, p.groups), Dt: make([]float64, len(p.vs))}}
+	out := &SharedFit{Modes: SharedModes{Group: p.group, A: make([][]complex128, p.groups), Dt: make([]float64, len(p.vs)), Bilinear: p.bilinear}}
 	for g := range p.groups {
 		for n := range p.modes {
 			out.Modes.A[g] = append(out.Modes.A[g], complex(-math.Exp(x[p.alpha(g, n)]), x[p.alpha(g, n)+1]))

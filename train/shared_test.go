@@ -15,7 +15,12 @@ import (
 // group, channel h in group h mod groups) and random residues, as S4D's layer with n_ssm
 // SSMs makes them: S4D-Lin modes (A = −1/2 + iπn), Δ log-uniform in [1e-3, 1e-1].
 func sharedKernels(rng *rand.Rand, groups, modes, channels, length int) ([][]float64, SharedModes) {
-	m := SharedModes{A: make([][]complex128, groups)}
+	return sharedKernelsDisc(rng, groups, modes, channels, length, false)
+}
+
+// sharedKernelsDisc is sharedKernels with the bilinear transform's poles where bilinear.
+func sharedKernelsDisc(rng *rand.Rand, groups, modes, channels, length int, bilinear bool) ([][]float64, SharedModes) {
+	m := SharedModes{A: make([][]complex128, groups), Bilinear: bilinear}
 	for g := range groups {
 		for n := range modes {
 			m.A[g] = append(m.A[g], complex(-0.5*(1+0.2*float64(g)), math.Pi*float64(n)))
@@ -28,7 +33,7 @@ func sharedKernels(rng *rand.Rand, groups, modes, channels, length int) ([][]flo
 		y := make([]float64, length)
 		y[0] = rng.NormFloat64()
 		for _, a := range m.A[h%groups] {
-			l := cmplx.Exp(complex(m.Dt[h], 0) * a)
+			l := sharedPoleOf(a, m.Dt[h], bilinear)
 			r := complex(rng.NormFloat64(), rng.NormFloat64())
 			p := complex(1, 0)
 			for t := 1; t < length; t++ {
@@ -41,12 +46,21 @@ func sharedKernels(rng *rand.Rand, groups, modes, channels, length int) ([][]flo
 	return out, m
 }
 
+// sharedPoleOf is the pole of mode a at step dt: e^{dt·a}, or bilinear (1 + x/2)/(1 − x/2).
+func sharedPoleOf(a complex128, dt float64, bilinear bool) complex128 {
+	x := complex(dt, 0) * a
+	if bilinear {
+		return (1 + x/2) / (1 - x/2)
+	}
+	return cmplx.Exp(x)
+}
+
 // sharedImpulse is channel h's kernel from a SharedFit's modes and residues.
 func sharedImpulse(f *SharedFit, h int, h0 float64, length int) []float64 {
 	y := make([]float64, length)
 	y[0] = h0
 	for n, a := range f.Modes.A[f.Modes.Group[h]] {
-		l := cmplx.Exp(complex(f.Modes.Dt[h], 0) * a)
+		l := sharedPoleOf(a, f.Modes.Dt[h], f.Modes.Bilinear)
 		p := complex(1, 0)
 		for t := 1; t < length; t++ {
 			y[t] += 2 * real(f.Residues[h][n]*p)
@@ -56,12 +70,19 @@ func sharedImpulse(f *SharedFit, h int, h0 float64, length int) []float64 {
 	return y
 }
 
-// TestFitSharedRecovers: kernels made by shared modes are fitted to rounding from a start
-// 5% off in A and 10% off in Δ, and the result's modes, steps and residues are its filters.
+// TestFitSharedRecovers: kernels made by shared modes, under zero-order hold or the bilinear
+// transform, are fitted to rounding from a start 5% off in A and 10% off in Δ, and the
+// result's modes, steps and residues are its filters.
 func TestFitSharedRecovers(t *testing.T) {
+	for _, bilinear := range []bool{false, true} {
+		t.Run(map[bool]string{false: "zoh", true: "bilinear"}[bilinear], func(t *testing.T) { testFitSharedRecovers(t, bilinear) })
+	}
+}
+
+func testFitSharedRecovers(t *testing.T, bilinear bool) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	ys, truth := sharedKernels(rng, 2, 4, 6, 512)
-	start := SharedModes{Group: truth.Group, A: make([][]complex128, 2)}
+	ys, truth := sharedKernelsDisc(rng, 2, 4, 6, 512, bilinear)
+	start := SharedModes{Group: truth.Group, A: make([][]complex128, 2), Bilinear: bilinear}
 	for g, a := range truth.A {
 		for _, l := range a {
 			start.A[g] = append(start.A[g], complex(real(l)*(1+0.05*rng.NormFloat64()), imag(l)*(1+0.05*rng.NormFloat64())+0.05))
@@ -94,8 +115,8 @@ func TestFitSharedRecovers(t *testing.T) {
 	// Δ·A is what the kernels determine (A/s with Δ·s is the same filter).
 	for h, dt := range f.Modes.Dt {
 		for n, a := range f.Modes.A[f.Modes.Group[h]] {
-			got := cmplx.Exp(complex(dt, 0) * a)
-			if d := cmplx.Abs(got - cmplx.Exp(complex(truth.Dt[h], 0)*truth.A[truth.Group[h]][n])); !(d < 1e-6) {
+			got := sharedPoleOf(a, dt, bilinear)
+			if d := cmplx.Abs(got - sharedPoleOf(truth.A[truth.Group[h]][n], truth.Dt[h], bilinear)); !(d < 1e-6) {
 				t.Errorf("channel %d, mode %d: pole %v, %.3g from the true one", h, n, got, d)
 			}
 		}

@@ -70,12 +70,17 @@ func encode(t *testing.T, file string, named []arrays.Named, dt arrays.DType) []
 // TestExportGolden: the exported files are the ones the reference code was run on, and what
 // it computed from them (names and shapes exactly the module's, loaded with
 // torch.load(weights_only=True) for .pt) is the bank's impulse response.
-// sharedGolden is the shared-modes case of TestExportGolden: 2 SSMs tiled over 4 channels.
-const sharedGolden = "s4dshared_64.pt"
+// sharedGolden and sharedBilinearGolden are the shared-modes cases of TestExportGolden: 2
+// SSMs tiled over 4 channels, under zero-order hold and the bilinear disc.
+const (
+	sharedGolden         = "s4dshared_64.pt"
+	sharedBilinearGolden = "s4dsharedbil_64.pt"
+)
 
 func TestExportGolden(t *testing.T) {
 	bank := randomModal(t, 21, 3)
 	shared, sharedBank := sharedBank(t, 22, 2, 3, 4)
+	sharedBil, sharedBilBank := sharedBankDisc(t, 23, 2, 3, 4, "bilinear")
 	g := loadGolden(t)
 	if *update {
 		if err := os.MkdirAll(exportDir, 0o755); err != nil {
@@ -88,7 +93,8 @@ func TestExportGolden(t *testing.T) {
 			}
 			return imp
 		}
-		b, _ := json.Marshal(map[string]any{"impulse": impulses(bank), "shared_impulse": impulses(sharedBank), "shared_ssms": len(shared.A)})
+		b, _ := json.Marshal(map[string]any{"impulse": impulses(bank), "shared_impulse": impulses(sharedBank), "shared_ssms": len(shared.A),
+			"sharedbil_impulse": impulses(sharedBilBank)})
 		if err := os.WriteFile(filepath.Join(exportDir, "bank.json"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -97,11 +103,18 @@ func TestExportGolden(t *testing.T) {
 		file string
 		lay  layouts.Layout
 		dt   arrays.DType
-	}{sharedGolden, layouts.S4D, arrays.Float64})
+	}{sharedGolden, layouts.S4D, arrays.Float64}, struct {
+		file string
+		lay  layouts.Layout
+		dt   arrays.DType
+	}{sharedBilinearGolden, layouts.S4D, arrays.Float64})
 	for _, c := range cases {
 		doc, o := filters.Document{Bank: bank}, layouts.Options{}
-		if c.file == sharedGolden {
+		switch c.file {
+		case sharedGolden:
 			doc, o = filters.Document{Bank: sharedBank}, layouts.Options{Shared: shared}
+		case sharedBilinearGolden:
+			doc, o = filters.Document{Bank: sharedBilBank}, layouts.Options{Shared: sharedBil, Values: map[string]string{"disc": "bilinear"}}
 		}
 		named, _, err := layouts.Export(doc, c.lay, o, "blocks.1.filter.")
 		if err != nil {

@@ -267,7 +267,7 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if bidir {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("the layer is bidirectional: channels %d–%d are its anti-causal kernels, which FFTConv applies flipped in time (without D)", len(out)/2, len(out)-1))
 	}
-	if s < h && chans == 1 && dtShape[1] == 1 && !isReal && disc == "zoh" {
+	if s < h && chans == 1 && dtShape[1] == 1 && !isReal && (disc == "zoh" || disc == "bilinear") {
 		r.Shared = readSharedModes(aRe, aIm, inv, s, h, reT, imT, dtT)
 	}
 	return r, nil

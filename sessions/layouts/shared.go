@@ -11,8 +11,9 @@ import (
 // SharedModes are the modes of an S4D layer with n_ssm SSMs below its H channels
 // (state-spaces/s4's default layer configs have n_ssm 1): each SSM's modes Aₙ shared by its
 // channels (channel h uses SSM h mod n_ssm), a step Δₕ per channel (inv_dt of (H, 1)), and,
-// for a fit to write, each channel's residue per mode: under zero-order hold its kernel is
-// h[t] = 2·Re Σₙ Residues[h][n]·exp(Δₕ·Aₙ·(t−1)) for t ≥ 1, h[0] the bank's direct term.
+// for a fit to write, each channel's residue per mode: its kernel is
+// h[t] = 2·Re Σₙ Residues[h][n]·λₕₙ^(t−1) for t ≥ 1, h[0] the bank's direct term, with
+// λₕₙ = exp(Δₕ·Aₙ) (disc zoh) or (1 + Δₕ·Aₙ/2)/(1 − Δₕ·Aₙ/2) (bilinear).
 type SharedModes struct {
 	Group    []int
 	A        [][]complex128
@@ -22,29 +23,30 @@ type SharedModes struct {
 
 // SharesModes reports whether l is a layer of n_ssm SSMs below its channels that Export
 // writes in the s4d layout from shared modes (Options.Shared), for a module that keeps them
-// shared: an S4D layer that is causal, complex, of one Δt per channel and zero-order hold
-// (its module's default disc), or an S4 (DPLR) layer, whose module built with mode diag
-// (SSMKernelDiag, zero-order hold by default) and the same n_ssm loads it.
+// shared: an S4D layer that is causal, complex, of one Δt per channel and disc zoh or
+// bilinear, or an S4 (DPLR) layer (bilinear), whose module built with mode diag
+// (SSMKernelDiag) and disc bilinear loads it.
 func SharesModes(l Layer) bool {
 	o := l.Options
 	switch l.Layout {
 	case S4:
 		return o["n_ssm"] != ""
 	case S4D:
-		return o["n_ssm"] != "" && o["bidirectional"] != "true" && o["dt_tie"] != "false" &&
-			o["is-real"] != "true" && (o["disc"] == "" || o["disc"] == "zoh") && (o["variant"] == "" || o["variant"] == "ssm")
+		return o["n_ssm"] != "" && o["bidirectional"] != "true" && o["dt_tie"] != "false" && o["is-real"] != "true" &&
+			(o["disc"] == "" || o["disc"] == "zoh" || o["disc"] == "bilinear") && (o["variant"] == "" || o["variant"] == "ssm")
 	}
 	return false
 }
 
 // exportS4DShared writes a bank fitted with shared modes (m) in the s4d layout of its n_ssm
 // SSMs: A_real and A_imag of (n_ssm, width) from each SSM's modes (the member with Im A ≤ 0,
-// as S4 keeps), inv_dt of (H, 1) from each channel's step, B = 1 and C = C̃/f(ΔA), with
-// C̃ = r/e^{ΔA} (r conjugated with its mode) so that 2·Re(C̃·e^{ΔA·t}) is the fit's
+// as S4 keeps), inv_dt of (H, 1) from each channel's step, B = 1 and C = C̃/f(ΔA) (the disc's
+// factor), with C̃ = r/λ (r conjugated with its mode) so that 2·Re(C̃·λ^t) is the fit's
 // 2·Re(r·λ^{t−1}); padding modes have A = −1 and no C.
 func exportS4DShared(bank *filters.Bank, m *SharedModes, width int, o Options, prefix string) ([]arrays.Named, error) {
-	if o.get(S4D, "variant") != "ssm" || o.get(S4D, "disc") != "zoh" || o.bool(S4D, "is-real") {
-		return nil, invalidf("shared modes are written for SSMKernelDiag with disc zoh and complex modes, not variant %s, disc %s, is-real %v", o.get(S4D, "variant"), o.get(S4D, "disc"), o.bool(S4D, "is-real"))
+	disc := o.get(S4D, "disc")
+	if o.get(S4D, "variant") != "ssm" || disc != "zoh" && disc != "bilinear" || o.bool(S4D, "is-real") {
+		return nil, invalidf("shared modes are written for SSMKernelDiag with disc zoh or bilinear and complex modes, not variant %s, disc %s, is-real %v", o.get(S4D, "variant"), disc, o.bool(S4D, "is-real"))
 	}
 	h, s := len(bank.Channels), len(m.A)
 	if len(m.Group) != h || len(m.Dt) != h || len(m.Residues) != h || s == 0 {
@@ -104,12 +106,13 @@ func exportS4DShared(bank *filters.Bank, m *SharedModes, width int, o Options, p
 			if flip[g][k] {
 				lam, r = cmplx.Conj(lam), cmplx.Conj(r)
 			}
-			q, fac, err := discretizeMode("zoh", lam, m.Dt[c], 0)
+			q, fac, err := discretizeMode(disc, lam, m.Dt[c], 0)
 			if err != nil {
 				return nil, fmt.Errorf("channel %d, mode %d: %w", c, k, err)
 			}
 			if cmplx.Abs(q) < 1e-300 || fac == 0 {
-				// e^{ΔA} underflows: the mode is a tap at t = 1 of its residue, which the
+				// The pole is 0 (e^{ΔA} underflows, or ΔA = −2 bilinear): the mode is a tap at
+				// t = 1 of its residue, which the
 				// module's 2·Re(C̃·e^{ΔA·t}) cannot make; an idle one (its residue rounding,
 				// as the plain export leaves idle poles at 0 out) is written with no C.
 				if cmplx.Abs(r) <= idleTap*responseNorm(diag) {

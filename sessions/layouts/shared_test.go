@@ -16,6 +16,12 @@ import (
 // with Im A of both signs and one real), and the bank of diagonal filters they are.
 func sharedBank(t *testing.T, seed uint64, ssms, modes, channels int) (*layouts.SharedModes, *filters.Bank) {
 	t.Helper()
+	return sharedBankDisc(t, seed, ssms, modes, channels, "zoh")
+}
+
+// sharedBankDisc is sharedBank with the poles of disc (zoh or bilinear).
+func sharedBankDisc(t *testing.T, seed uint64, ssms, modes, channels int, disc string) (*layouts.SharedModes, *filters.Bank) {
+	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
 	m := &layouts.SharedModes{A: make([][]complex128, ssms)}
 	for g := range ssms {
@@ -33,7 +39,12 @@ func sharedBank(t *testing.T, seed uint64, ssms, modes, channels int) (*layouts.
 		m.Dt = append(m.Dt, 0.01+0.2*rng.Float64())
 		var poles, rs []complex128
 		for _, a := range m.A[h%ssms] {
-			poles = append(poles, cmplx.Exp(complex(m.Dt[h], 0)*a))
+			x := complex(m.Dt[h], 0) * a
+			if disc == "bilinear" {
+				poles = append(poles, (1+x/2)/(1-x/2))
+			} else {
+				poles = append(poles, cmplx.Exp(x))
+			}
 			rs = append(rs, complex(rng.NormFloat64(), rng.NormFloat64()))
 		}
 		m.Residues = append(m.Residues, rs)
@@ -57,8 +68,8 @@ func sharedBank(t *testing.T, seed uint64, ssms, modes, channels int) (*layouts.
 
 // TestExportSharedModes: a bank fitted with modes shared by n_ssm SSMs is written with A and
 // B of n_ssm rows, one Δt per channel, and reads back (through the s4d reader, which tiles the
-// SSMs over the channels) as the bank, padded or not, with softplus transforms too; the reader
-// gives the modes and steps back as the start of a shared fit.
+// SSMs over the channels) as the bank, padded or not, with softplus transforms, under the
+// bilinear disc too; the reader gives the modes and steps back as the start of a shared fit.
 func TestExportSharedModes(t *testing.T) {
 	for _, c := range []struct {
 		ssms, width int
@@ -67,8 +78,9 @@ func TestExportSharedModes(t *testing.T) {
 		{1, 0, nil},
 		{2, 6, nil},
 		{1, 0, map[string]string{"dt-transform": "softplus", "real-transform": "softplus"}},
+		{2, 0, map[string]string{"disc": "bilinear"}},
 	} {
-		m, bank := sharedBank(t, uint64(c.ssms+c.width), c.ssms, 3, 4)
+		m, bank := sharedBankDisc(t, uint64(c.ssms+c.width), c.ssms, 3, 4, c.values["disc"])
 		o := layouts.Options{Values: c.values, StateSize: c.width, Shared: m}
 		tensors, _, err := layouts.Export(filters.Document{Bank: bank}, layouts.S4D, o, "layer.")
 		if err != nil {
@@ -121,7 +133,7 @@ func TestExportSharedModes(t *testing.T) {
 }
 
 // TestExportSharedModesRefuses: shared modes that do not fit the bank (a residue row short
-// of the modes, SSMs not tiled as the layout tiles them, another disc) are refused, not
+// of the modes, SSMs not tiled as the layout tiles them, the dss disc) are refused, not
 // written (a damaged work file must not panic the writer).
 func TestExportSharedModesRefuses(t *testing.T) {
 	m, bank := sharedBank(t, 9, 2, 3, 4)
@@ -135,7 +147,7 @@ func TestExportSharedModesRefuses(t *testing.T) {
 	for i, c := range []struct {
 		m      *layouts.SharedModes
 		values map[string]string
-	}{{&short, nil}, {&untiled, nil}, {m, map[string]string{"disc": "bilinear"}}, {&tap, nil}} {
+	}{{&short, nil}, {&untiled, nil}, {m, map[string]string{"disc": "dss", "length": "64"}}, {&tap, nil}} {
 		_, _, err := layouts.Export(filters.Document{Bank: bank}, layouts.S4D, layouts.Options{Values: c.values, Shared: c.m}, "layer.")
 		if err == nil || c.m == &tap && !strings.Contains(err.Error(), "its pole e^{ΔA} is 0") {
 			t.Errorf("case %d: %v", i, err)
@@ -144,8 +156,8 @@ func TestExportSharedModesRefuses(t *testing.T) {
 }
 
 // TestSharesModes: an S4D layer of n_ssm SSMs that is causal, complex, of one Δt per channel
-// and zero-order hold, and an S4 (DPLR) layer of n_ssm SSMs (its module built with mode diag
-// holds them whatever its own disc), are written from shared modes; no other layer is.
+// and disc zoh or bilinear, and an S4 (DPLR) layer of n_ssm SSMs (its module built with mode
+// diag and disc bilinear holds them), are written from shared modes; no other layer is.
 func TestSharesModes(t *testing.T) {
 	base := map[string]string{"n_ssm": "1", "disc": "zoh", "variant": "ssm"}
 	with := func(k, v string) map[string]string {
@@ -162,7 +174,8 @@ func TestSharesModes(t *testing.T) {
 	}{
 		{layouts.Layer{Layout: layouts.S4D, Options: base}, true},
 		{layouts.Layer{Layout: layouts.S4D, Options: with("n_ssm", "")}, false},
-		{layouts.Layer{Layout: layouts.S4D, Options: with("disc", "bilinear")}, false},
+		{layouts.Layer{Layout: layouts.S4D, Options: with("disc", "bilinear")}, true},
+		{layouts.Layer{Layout: layouts.S4D, Options: with("disc", "dss")}, false},
 		{layouts.Layer{Layout: layouts.S4D, Options: with("is-real", "true")}, false},
 		{layouts.Layer{Layout: layouts.S4D, Options: with("dt_tie", "false")}, false},
 		{layouts.Layer{Layout: layouts.S4D, Options: with("bidirectional", "true")}, false},

@@ -573,14 +573,14 @@ def check_exports(results):
         dtypes = sorted({str(v.dtype).replace("torch.", "") for v in st.values()})
         st = collections.OrderedDict((k[len(prefix):], v.to(torch.float64)) for k, v in st.items())
         want = banks["impulse"]
-        if layout == "s4dshared":  # n_ssm SSMs (A, B) tiled over the channels
-            want = banks["shared_impulse"]
+        if layout in ("s4dshared", "s4dsharedbil"):  # n_ssm SSMs (A, B) tiled over the channels
+            want = banks[layout[3:] + "_impulse"]  # shared_impulse, sharedbil_impulse
         H = len(want)
-        if layout == "s4dshared":
+        if layout in ("s4dshared", "s4dsharedbil"):
             S = banks["shared_ssms"]
             names = {"kernel.inv_dt": (H, 1), "kernel.A_real": (S, -1), "kernel.A_imag": (S, -1),
                      "kernel.B": (1, S, -1, 2), "kernel.C": (1, H, -1, 2), "D": (1, H)}
-            k = s4d_kernel(st)
+            k = s4d_kernel(st, disc="bilinear" if layout == "s4dsharedbil" else "zoh")
         elif layout == "stripedhyena":
             names = {"poles": (H, -1, 1, 2), "residues": (H, -1, 1, 2), "D": (H,)}
             k = stripedhyena_kernel(st)
