@@ -344,7 +344,7 @@ func (p *sharedProblem) normal(x []float64, h *mat.SymDense, g []float64) {
 	// Per channel, T = ∂(ν, θ)/∂(α, ω, δ): a 2×2 block per mode (rows ν, θ; columns α, ω)
 	// and a column for δ (q). The joint system gains TᵀHT and Tᵀg.
 	hp := make([]float64, m2*m2) // H·P, P the modes' block-diagonal part of T
-	q := make([]float64, m2)
+	q, hq := make([]float64, m2), make([]float64, m2)
 	for ch := range p.vs {
 		hh, gh, da := p.hh[ch], p.gh[ch], p.da[ch]
 		blk := func(n, k, j int) float64 { return da[6*n+3*k+j] } // ∂(ν, θ)[k]/∂(α, ω)[j]
@@ -352,31 +352,25 @@ func (p *sharedProblem) normal(x []float64, h *mat.SymDense, g []float64) {
 			q[2*n], q[2*n+1] = da[6*n+2], da[6*n+5]
 		}
 		for r := range m2 {
+			hq[r] = 0
 			for n := range p.modes {
 				h0, h1 := hh.At(r, 2*n), hh.At(r, 2*n+1)
 				hp[r*m2+2*n] = h0*blk(n, 0, 0) + h1*blk(n, 1, 0)
 				hp[r*m2+2*n+1] = h0*blk(n, 0, 1) + h1*blk(n, 1, 1)
+				hq[r] += h0*q[2*n] + h1*q[2*n+1]
 			}
 		}
 		base, d := p.alpha(p.group[ch], 0), p.delta(ch)
 		qhq, qg := 0.0, 0.0
 		for r := range m2 {
 			n, j := r/2, r%2
-			hq := 0.0
-			for c := range m2 {
-				hq += hh.At(r, c) * q[c]
-			}
-			qhq += q[r] * hq
+			qhq += q[r] * hq[r]
 			qg += q[r] * gh[r]
-			// Row r of Pᵀ·(H·P), and of Pᵀ·H·q, Pᵀ·g: P's column r has mode n's rows ν, θ.
+			// Row r of Pᵀ·(H·P), of Pᵀ·(H·q) and of Pᵀ·g: P's column r has mode n's rows ν, θ.
 			for c := r; c < m2; c++ {
 				hr.Data[(base+r)*hr.Stride+base+c] += blk(n, 0, j)*hp[2*n*m2+c] + blk(n, 1, j)*hp[(2*n+1)*m2+c]
 			}
-			hqn := 0.0
-			for c := range m2 {
-				hqn += (blk(n, 0, j)*hh.At(2*n, c) + blk(n, 1, j)*hh.At(2*n+1, c)) * q[c]
-			}
-			hr.Data[(base+r)*hr.Stride+d] += hqn
+			hr.Data[(base+r)*hr.Stride+d] += blk(n, 0, j)*hq[2*n] + blk(n, 1, j)*hq[2*n+1]
 			g[base+r] += blk(n, 0, j)*gh[2*n] + blk(n, 1, j)*gh[2*n+1]
 		}
 		hr.Data[d*hr.Stride+d] += qhq
