@@ -131,6 +131,9 @@ type Result struct {
 	// Shared are the modes of an S4D layer that SharesModes (without residues), for a fit
 	// that keeps them shared; nil for any other layer.
 	Shared *SharedModes
+	// MIMO is the whole layer of an lru or s5 layer (the forward part of a bidirectional S5
+	// layer), of which Bank holds the pairs: what ExportMIMO writes back; nil for others.
+	MIMO *filters.MIMO
 }
 
 // Detect lists the layers among a file's arrays, by prefix then layout.

@@ -547,23 +547,30 @@ func (lruLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	// λ = exp(−exp(ν_log) + i·exp(θ_log)), B̃ = (B_re + i·B_im)·exp(γ_log), y = Re(C x) + D u
-	// with x updated before the output (minimal-LRU lru/model.py, lines 84–93).
+	// with x updated before the output (minimal-LRU lru/model.py, lines 84–93): the MIMO
+	// form itself.
 	lam := make([]complex128, n)
+	bt := make([]complex128, n*ins)
 	for k := range n {
 		lam[k] = cmplx.Exp(complex(-math.Exp(nu.Data[k]), math.Exp(theta.Data[k])))
-	}
-	bank, warn, err := pairBank(LRU, o, outs, ins, d.Data, func(po, pi int, dv float64) (filters.Filter, error) {
-		m := modes{scale: 1, p: lam}
-		for k := range n {
-			bk := complex(bRe.Data[k*ins+pi], bIm.Data[k*ins+pi]) * complex(math.Exp(gamma.Data[k]), 0)
-			m.c = append(m.c, complex(cRe.Data[po*n+k], cIm.Data[po*n+k])*bk)
+		g := complex(math.Exp(gamma.Data[k]), 0)
+		for j := range ins {
+			bt[k*ins+j] = complex(bRe.Data[k*ins+j], bIm.Data[k*ins+j]) * g
 		}
-		return m.filter(dv)
-	})
+	}
+	ct := make([]complex128, outs*n)
+	for i := range ct {
+		ct[i] = complex(cRe.Data[i], cIm.Data[i])
+	}
+	m, err := filters.NewMIMO(lam, bt, ct, diagonalD(d.Data, outs, ins), ins, outs)
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (S4 convention)", len(bank.Channels), 2*n)),
+	bank, warn, err := mimoBank(LRU, o, m)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (S4 convention)", len(bank.Channels), 2*n)),
 		Warnings: []string{warn}}, nil
 }
 
@@ -636,9 +643,10 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	}
 	rescale := o.float(S5, "step-rescale")
 	// Λ̄, B̄ by discretize_zoh / discretize_bilinear, y = f·Re(C̃ x) + D u with x updated
-	// before the output (lindermanlab/S5 s5/ssm.py, lines 11–42, 60–88, 152–247).
+	// before the output (lindermanlab/S5 s5/ssm.py, lines 11–42, 60–88, 152–247): the MIMO
+	// form with B = B̄ and C = f·C̃.
 	p := make([]complex128, n)
-	fac := make([]complex128, n)
+	bb := make([]complex128, n*ins)
 	for k := range n {
 		re := lr.Data[k]
 		if o.bool(S5, "clip-eigs") {
@@ -646,21 +654,27 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 		}
 		lam := complex(re, li.Data[k])
 		dt := rescale * math.Exp(step.Data[k])
-		if p[k], fac[k], err = discretizeMode(disc, lam, dt, 0); err != nil {
+		var fac complex128
+		if p[k], fac, err = discretizeMode(disc, lam, dt, 0); err != nil {
 			return Result{}, fmt.Errorf("mode %d: %w", k, err)
 		}
-	}
-	bank, warn, err := pairBank(S5, o, outs, ins, d.Data, func(po, pi int, dv float64) (filters.Filter, error) {
-		m := modes{scale: scale, p: p}
-		for k := range n {
-			m.c = append(m.c, complexAt(c, po*n+k)*fac[k]*complexAt(b, k*ins+pi))
+		for j := range ins {
+			bb[k*ins+j] = fac * complexAt(b, k*ins+j)
 		}
-		return m.filter(dv)
-	})
+	}
+	cc := make([]complex128, outs*n)
+	for i := range cc {
+		cc[i] = complex(scale, 0) * complexAt(c, i)
+	}
+	m, err := filters.NewMIMO(p, bb, cc, diagonalD(d.Data, outs, ins), ins, outs)
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (%s, S4 convention)", len(bank.Channels), 2*n, disc)),
+	bank, warn, err := mimoBank(S5, o, m)
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (%s, S4 convention)", len(bank.Channels), 2*n, disc)),
 		Warnings: []string{warn}}
 	if bidir {
 		r.Warnings = append(r.Warnings, "the layer is bidirectional: C1 (the forward scan) was read; C2 acts on the reverse scan, anti-causally, and was left out")

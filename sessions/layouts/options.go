@@ -207,20 +207,15 @@ func mimoWarning(lay Layout, outs, ins int, pairs [][2]int, asked bool) string {
 }
 
 // pairBank reads a MIMO layer as a bank of one channel per (output, input) pair that o
-// picks, and returns it with mimoWarning's account of them. A pair's channel takes the
-// direct term d[out] only when out == in: D acts on each channel's own input alone.
-func pairBank(lay Layout, o Options, outs, ins int, d []float64, channel func(out, in int, d float64) (filters.Filter, error)) (*filters.Bank, string, error) {
+// picks, and returns it with mimoWarning's account of them.
+func pairBank(lay Layout, o Options, outs, ins int, channel func(out, in int) (filters.Filter, error)) (*filters.Bank, string, error) {
 	pairs, err := o.pairs(outs, ins)
 	if err != nil {
 		return nil, "", err
 	}
 	out := make([]filters.Filter, len(pairs))
 	for i, pr := range pairs {
-		dv := 0.0
-		if pr[0] == pr[1] {
-			dv = d[pr[0]]
-		}
-		if out[i], err = channel(pr[0], pr[1], dv); err != nil {
+		if out[i], err = channel(pr[0], pr[1]); err != nil {
 			return nil, "", fmt.Errorf("pair (%d, %d): %w", pr[0], pr[1], err)
 		}
 	}
@@ -229,4 +224,21 @@ func pairBank(lay Layout, o Options, outs, ins int, d []float64, channel func(ou
 		return nil, "", err
 	}
 	return bank, mimoWarning(lay, outs, ins, pairs, len(o.Pairs) > 0), nil
+}
+
+// mimoBank reads a layer of complex modes (lru, s5) as pairBank does, each pair m.Channel.
+func mimoBank(lay Layout, o Options, m *filters.MIMO) (*filters.Bank, string, error) {
+	return pairBank(lay, o, m.Outputs, m.Inputs, func(out, in int) (filters.Filter, error) {
+		return m.Channel(out, in)
+	})
+}
+
+// diagonalD is the Outputs × Inputs direct term of a layer whose D acts on each channel's
+// own input alone (D ⊙ u): d[h] at (h, h) for h below both sizes, 0 elsewhere.
+func diagonalD(d []float64, outs, ins int) []float64 {
+	out := make([]float64, outs*ins)
+	for h := range min(outs, ins, len(d)) {
+		out[h*ins+h] = d[h]
+	}
+	return out
 }

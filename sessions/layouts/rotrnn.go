@@ -98,7 +98,11 @@ func (rotrnnLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		}
 		xi[h] = math.Sqrt((1 - g*g) / tr)
 	}
-	bank, warn, err := pairBank(RotRNN, o, outs, ins, d.Data, func(po, pi int, dv float64) (filters.Filter, error) {
+	bank, warn, err := pairBank(RotRNN, o, outs, ins, func(po, pi int) (filters.Filter, error) {
+		dv := 0.0 // D ⊙ u acts on each channel's own input alone
+		if po == pi {
+			dv = d.Data[po]
+		}
 		bv := make([]float64, heads*k)
 		for h := range heads {
 			for j := range k {
