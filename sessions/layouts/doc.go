@@ -9,6 +9,8 @@
 //     one by layout and prefix; Import reads it as a bank of filters (or kernels).
 //   - Export writes a bank in rtf or a modal layout (s4d, stripedhyena) under the names the
 //     module's load_state_dict(strict=True) expects, or as second-order sections (sos).
+//     ExportMIMO writes a whole multi-input multi-output layer (filters.MIMO, Result.MIMO
+//     of an lru or s5 layer read) in the lru or s5 layout.
 //   - Options are the settings a checkpoint does not record (discretisation, transforms, …),
 //     each defaulting to the reference code's default; OptionList lists them for front ends.
 //
