@@ -79,6 +79,7 @@ const (
 
 func TestExportGolden(t *testing.T) {
 	bank := randomModal(t, 21, 3)
+	mimo := randomMIMO(t, 24, 6, 3)
 	shared, sharedBank := sharedBank(t, 22, 2, 3, 4)
 	sharedBil, sharedBilBank := sharedBankDisc(t, 23, 2, 3, 4, "bilinear")
 	g := loadGolden(t)
@@ -93,8 +94,12 @@ func TestExportGolden(t *testing.T) {
 			}
 			return imp
 		}
+		mimoOpts := map[string]map[string]string{}
+		for _, c := range mimoGoldens {
+			mimoOpts[c.file] = c.o
+		}
 		b, _ := json.Marshal(map[string]any{"impulse": impulses(bank), "shared_impulse": impulses(sharedBank), "shared_ssms": len(shared.A),
-			"sharedbil_impulse": impulses(sharedBilBank)})
+			"sharedbil_impulse": impulses(sharedBilBank), "mimo_impulse": mimoImpulses(t, mimo, g.Length), "mimo_options": mimoOpts})
 		if err := os.WriteFile(filepath.Join(exportDir, "bank.json"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -120,26 +125,73 @@ func TestExportGolden(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
-		b := encode(t, c.file, named, c.dt)
-		path := filepath.Join(exportDir, c.file)
-		if *update {
-			if err := os.WriteFile(path, b, 0o644); err != nil {
+		checkExportGolden(t, g, c.file, named, c.dt)
+	}
+	for _, c := range mimoGoldens {
+		named, err := layouts.ExportMIMO(mimo, c.lay, layouts.Options{Values: c.o}, "blocks.1.filter.")
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		checkExportGolden(t, g, c.file, named, c.dt)
+	}
+}
+
+// mimoGoldens are the MIMO cases of TestExportGolden: one layer of 6 modes (|λ| up to
+// 0.9999, a real pole of each sign) and 3 inputs and outputs, written by ExportMIMO, whose
+// every pair gen_layouts.py computes with lru_run or s5_run (the s5 options recorded in
+// bank.json: an S5SSM built with them loads the file). The file's name up to "_" is the
+// layout gen_layouts.py checks it as.
+var mimoGoldens = []struct {
+	file string
+	lay  layouts.Layout
+	dt   arrays.DType
+	o    map[string]string
+}{
+	{"lru_64.pt", layouts.LRU, arrays.Float64, nil},
+	{"lru_32.safetensors", layouts.LRU, arrays.Float32, nil},
+	{"s5_64.pt", layouts.S5, arrays.Float64, nil},
+	{"s5bil_64.npz", layouts.S5, arrays.Float64, map[string]string{"disc": "bilinear", "conj-sym": "false", "step-rescale": "0.5", "log-step": "-0.3"}},
+}
+
+// mimoImpulses are the responses of every pair of m, (outputs, inputs, n).
+func mimoImpulses(t *testing.T, m *filters.MIMO, n int) [][][]float64 {
+	out := make([][][]float64, m.Outputs)
+	for o := range out {
+		out[o] = make([][]float64, m.Inputs)
+		for i := range out[o] {
+			f, err := m.Channel(o, i)
+			if err != nil {
 				t.Fatal(err)
 			}
-			continue
+			out[o][i] = f.Impulse(n)
 		}
-		old, err := os.ReadFile(path)
-		if err != nil || !bytes.Equal(old, b) {
-			t.Errorf("%s: the export differs from the file the reference code checked (go test -run TestExportGolden -update, then gen_layouts.py)", c.file)
+	}
+	return out
+}
+
+// checkExportGolden writes the export under -update; else checks that it is the file the
+// reference code checked and that the reference code computed it within exportTol.
+func checkExportGolden(t *testing.T, g goldenFile, file string, named []arrays.Named, dt arrays.DType) {
+	t.Helper()
+	b := encode(t, file, named, dt)
+	path := filepath.Join(exportDir, file)
+	if *update {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
 		}
-		res, ok := g.Exports[c.file]
-		if !ok {
-			t.Errorf("%s: gen_layouts.py has not checked it", c.file)
-			continue
-		}
-		if res.RelError > exportTol[c.dt.String()] || len(res.DTypes) != 1 || res.DTypes[0] != c.dt.String() {
-			t.Errorf("%s: the reference code computes the bank to %.3g (dtypes %v), want within %g in %s", c.file, res.RelError, res.DTypes, exportTol[c.dt.String()], c.dt)
-		}
+		return
+	}
+	old, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(old, b) {
+		t.Errorf("%s: the export differs from the file the reference code checked (go test -run TestExportGolden -update, then gen_layouts.py)", file)
+	}
+	res, ok := g.Exports[file]
+	if !ok {
+		t.Errorf("%s: gen_layouts.py has not checked it", file)
+		return
+	}
+	if res.RelError > exportTol[dt.String()] || len(res.DTypes) != 1 || res.DTypes[0] != dt.String() {
+		t.Errorf("%s: the reference code computes the bank to %.3g (dtypes %v), want within %g in %s", file, res.RelError, res.DTypes, exportTol[dt.String()], dt)
 	}
 }
 

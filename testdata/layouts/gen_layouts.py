@@ -445,13 +445,15 @@ def s5_state(seed, H=3, P=4):
     ])
 
 
-def s5_run(st, u, disc="zoh"):
+def s5_run(st, u, disc="zoh", conj_sym=True, step_rescale=1.0, clip_eigs=False):
     """S5SSM (lindermanlab/S5 s5/ssm.py lines 11-42 discretize_*, 60-88 apply_ssm with
-    conj_sym, 139-247 setup and __call__), as a sequential scan."""
-    Lam = st["Lambda_re"] + 1j * st["Lambda_im"]
+    conj_sym, 139-247 setup and __call__: clip_eigs at line 193, step_rescale at 240), as a
+    sequential scan."""
+    re = torch.clamp(st["Lambda_re"], max=-1e-4) if clip_eigs else st["Lambda_re"]
+    Lam = re + 1j * st["Lambda_im"]
     Bt = st["B"][..., 0] + 1j * st["B"][..., 1]
     Ct = st["C"][..., 0] + 1j * st["C"][..., 1]
-    step = torch.exp(st["log_step"][:, 0])
+    step = step_rescale * torch.exp(st["log_step"][:, 0])
     if disc == "zoh":
         Lb = torch.exp(Lam * step)
         Bb = (1 / Lam * (Lb - 1))[..., None] * Bt
@@ -463,7 +465,7 @@ def s5_run(st, u, disc="zoh"):
     ys = []
     for t in range(u.shape[0]):
         x = Lb * x + Bb @ u[t].to(Lam.dtype)
-        ys.append(2 * (Ct @ x).real + st["D"] * u[t])
+        ys.append((2 if conj_sym else 1) * (Ct @ x).real + st["D"] * u[t])
     return torch.stack(ys)
 
 
@@ -572,6 +574,9 @@ def check_exports(results):
             st = collections.OrderedDict((k, torch.from_numpy(v)) for k, v in np.load(path).items())
         dtypes = sorted({str(v.dtype).replace("torch.", "") for v in st.values()})
         st = collections.OrderedDict((k[len(prefix):], v.to(torch.float64)) for k, v in st.items())
+        if layout in ("lru", "s5", "s5bil"):
+            check_mimo_export(results, fname, layout, st, dtypes, banks)
+            continue
         want = banks["impulse"]
         if layout in ("s4dshared", "s4dsharedbil"):  # n_ssm SSMs (A, B) tiled over the channels
             want = banks[layout[3:] + "_impulse"]  # shared_impulse, sharedbil_impulse
@@ -598,6 +603,34 @@ def check_exports(results):
         w = torch.tensor(want)
         err = float(torch.linalg.norm(k - w) / torch.linalg.norm(w))
         results[fname] = {"dtypes": dtypes, "rel_error": err}
+
+
+def check_mimo_export(results, fname, layout, st, dtypes, banks):
+    """A MIMO layer written by ExportMIMO: its names and shapes the module's parameters'
+    (LRU.setup, lru/model.py lines 46-80; S5SSM.setup, s5/ssm.py lines 175-241), and every
+    pair's response by lru_run or s5_run, with the S5SSM settings the Go test wrote it for,
+    against the layer's (bank.json's mimo_impulse, (outputs, inputs, L))."""
+    w = torch.tensor(banks["mimo_impulse"])
+    H = w.shape[0]
+    opts = banks["mimo_options"].get(fname) or {}
+    if layout == "lru":
+        names = {"nu_log": (-1,), "theta_log": (-1,), "gamma_log": (-1,), "B_re": (-1, H), "B_im": (-1, H),
+                 "C_re": (H, -1), "C_im": (H, -1), "D": (H,)}
+        step = lambda u: lru_run(st, u)
+    else:
+        names = {"Lambda_re": (-1,), "Lambda_im": (-1,), "B": (-1, H, 2), "C": (H, -1, 2), "D": (H,), "log_step": (-1, 1)}
+        kw = dict(disc=opts.get("disc", "zoh"), conj_sym=opts.get("conj-sym", "true") == "true",
+                  step_rescale=float(opts.get("step-rescale", "1")), clip_eigs=opts.get("clip-eigs", "false") == "true")
+        step = lambda u: s5_run(st, u, **kw)
+    assert set(st) == set(names), (fname, sorted(st), sorted(names))
+    P = st[next(iter(names))].shape[0]
+    for n, shape in names.items():
+        got = tuple(st[n].shape)
+        assert len(got) == len(shape) and all(s in (-1, g) for s, g in zip(shape, got)), (fname, n, got, shape)
+        assert all(g == P for s, g in zip(shape, got) if s == -1), (fname, n, got, P)
+    k = impulse_mimo(step, H, [(i, j) for i in range(H) for j in range(H)]).reshape(H, H, -1)
+    err = float(torch.linalg.norm(k - w) / torch.linalg.norm(w))
+    results[fname] = {"dtypes": dtypes, "rel_error": err}
 
 
 def rtf_plain_kernel(st):
