@@ -28,15 +28,18 @@ type modes struct {
 	scale float64
 }
 
-// filter returns the channel with the direct term d.
+// filter returns the channel with the direct term d: the one-input one-output MIMO layer
+// of B = c and C = scale, so that the pair formula has one home (MIMO.Channel).
 func (m modes) filter(d float64) (*filters.Diagonal, error) {
-	res := make([]complex128, len(m.p))
-	h0 := d
-	for n, p := range m.p {
-		res[n] = complex(m.scale, 0) * m.c[n] * p
-		h0 += m.scale * real(m.c[n])
+	c := make([]complex128, len(m.p))
+	for n := range c {
+		c[n] = complex(m.scale, 0)
 	}
-	return filters.NewDiagonalRealPart(m.p, res, h0)
+	l, err := filters.NewMIMO(m.p, m.c, c, []float64{d}, 1, 1)
+	if err != nil {
+		return nil, err
+	}
+	return l.Channel(0, 0)
 }
 
 // paramTransform is state-spaces/s4's param_transform (src/models/sequence/kernels/ssm.py).
