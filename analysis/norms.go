@@ -103,9 +103,71 @@ func HankelSV(f filters.Filter) (*HSV, error) {
 type balanced struct {
 	stable, rest *schurSys
 	unstable     []complex128
-	sigma        []float64
-	u, v         *mat.Dense // Rᵀ·S = U·Σ·Vᵀ
-	r, s         *mat.Dense // Q = R·Rᵀ, P = S·Sᵀ
+	sqrtBalanced
+}
+
+// sqrtBalanced is the square-root method on a pair of Gramians (Laub et al. 1987): the factors
+// P = S·Sᵀ and Q = R·Rᵀ and the SVD Rᵀ·S = U·Σ·Vᵀ, whose singular values are the Hankel
+// singular values. BalancedTruncation and ReduceMIMO share it.
+type sqrtBalanced struct {
+	sigma []float64
+	u, v  *mat.Dense // Rᵀ·S = U·Σ·Vᵀ
+	r, s  *mat.Dense // Q = R·Rᵀ, P = S·Sᵀ
+}
+
+// sqrtBalance factors the Gramians p and q (symmetric positive semi-definite, n ≥ 1) and
+// takes the SVD of Rᵀ·S.
+func sqrtBalance(p, q *mat.Dense) (sqrtBalanced, error) {
+	out := sqrtBalanced{s: psdFactor(p), r: psdFactor(q)}
+	var rs mat.Dense
+	rs.Mul(out.r.T(), out.s)
+	var svd mat.SVD
+	if !svd.Factorize(&rs, mat.SVDFull) {
+		return out, fmt.Errorf("%w: the SVD of the Gramian factors did not converge", filters.ErrIllConditioned)
+	}
+	out.sigma = svd.Values(nil)
+	out.u, out.v = &mat.Dense{}, &mat.Dense{}
+	svd.UTo(out.u)
+	svd.VTo(out.v)
+	return out, nil
+}
+
+// keep returns how many states truncation to order r keeps: at most r, and no state whose σᵢ
+// is at or below the numerical rank's threshold n·eps·σ₁ (neither controllable nor observable
+// to working accuracy: its Σ^{-1/2} would only scale rounding up).
+func (b *sqrtBalanced) keep(r int) int {
+	rs := min(r, len(b.sigma))
+	for rs > 0 && b.sigma[rs-1] <= float64(len(b.sigma))*eps*b.sigma[0] {
+		rs--
+	}
+	return rs
+}
+
+// tail is 2·Σ_{i>rs} σᵢ, the bound on the H∞ norm of the truncation error.
+func (b *sqrtBalanced) tail(rs int) float64 {
+	t := 0.0
+	for _, s := range b.sigma[rs:] {
+		t += 2 * s
+	}
+	return t
+}
+
+// projections returns T_l = Σᵣ^{-1/2}·Uᵣᵀ·Rᵀ (rs×n) and T_r = S·Vᵣ·Σᵣ^{-1/2} (n×rs), rs ≥ 1,
+// with T_l·T_r = I: the reduced system is (T_l·A·T_r, T_l·B, C·T_r, D).
+func (b *sqrtBalanced) projections(rs int) (tl, tr *mat.Dense) {
+	n, _ := b.s.Dims()
+	tl = mat.NewDense(rs, n, nil)
+	tr = mat.NewDense(n, rs, nil)
+	tl.Mul(b.u.Slice(0, n, 0, rs).T(), b.r.T())
+	tr.Mul(b.s, b.v.Slice(0, n, 0, rs))
+	for i := 0; i < rs; i++ {
+		w := 1 / math.Sqrt(b.sigma[i])
+		for j := 0; j < n; j++ {
+			tl.Set(i, j, tl.At(i, j)*w)
+			tr.Set(j, i, tr.At(j, i)*w)
+		}
+	}
+	return tl, tr
 }
 
 func balance(f filters.Filter) (*balanced, error) {
@@ -117,7 +179,7 @@ func balance(f filters.Filter) (*balanced, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &balanced{stable: st, rest: rest, unstable: filters.SortRoots(un), sigma: []float64{}}
+	out := &balanced{stable: st, rest: rest, unstable: filters.SortRoots(un), sqrtBalanced: sqrtBalanced{sigma: []float64{}}}
 	if st.order() == 0 {
 		return out, nil
 	}
@@ -125,17 +187,9 @@ func balance(f filters.Filter) (*balanced, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.s, out.r = psdFactor(p), psdFactor(q)
-	var rs mat.Dense
-	rs.Mul(out.r.T(), out.s)
-	var svd mat.SVD
-	if !svd.Factorize(&rs, mat.SVDFull) {
-		return nil, fmt.Errorf("%w: the SVD of the Gramian factors did not converge", filters.ErrIllConditioned)
+	if out.sqrtBalanced, err = sqrtBalance(p, q); err != nil {
+		return nil, err
 	}
-	out.sigma = svd.Values(nil)
-	out.u, out.v = &mat.Dense{}, &mat.Dense{}
-	svd.UTo(out.u)
-	svd.VTo(out.v)
 	return out, nil
 }
 
@@ -197,31 +251,15 @@ func BalancedTruncation(f filters.Filter, r int) (*Reduced, error) {
 		return nil, fmt.Errorf("%w: order %d is below the %d poles on or outside the unit circle, which balanced truncation keeps (%s)",
 			filters.ErrInvalid, r, nu, describePoles(b.unstable))
 	}
-	rs := min(r-nu, len(b.sigma))
-	for rs > 0 && b.sigma[rs-1] <= float64(len(b.sigma))*eps*b.sigma[0] {
-		rs--
-	}
-	out := &Reduced{Order: rs + nu, HSV: b.sigma, Unstable: b.unstable}
-	for _, s := range b.sigma[rs:] {
-		out.Bound += 2 * s
-	}
+	rs := b.keep(r - nu)
+	out := &Reduced{Order: rs + nu, HSV: b.sigma, Unstable: b.unstable, Bound: b.tail(rs)}
 	n := rs + nu
 	a := mat.NewDense(max(n, 1), max(n, 1), nil)
 	bv := make([]float64, n)
 	cv := make([]float64, n)
 	if rs > 0 {
 		ns := b.stable.order()
-		tl := mat.NewDense(rs, ns, nil) // Σ^{-1/2}·Uᵣᵀ·Rᵀ
-		tr := mat.NewDense(ns, rs, nil) // S·Vᵣ·Σ^{-1/2}
-		tl.Mul(b.u.Slice(0, ns, 0, rs).T(), b.r.T())
-		tr.Mul(b.s, b.v.Slice(0, ns, 0, rs))
-		for i := 0; i < rs; i++ {
-			w := 1 / math.Sqrt(b.sigma[i])
-			for j := 0; j < ns; j++ {
-				tl.Set(i, j, tl.At(i, j)*w)
-				tr.Set(j, i, tr.At(j, i)*w)
-			}
-		}
+		tl, tr := b.projections(rs)
 		var at, ar mat.Dense
 		at.Mul(b.stable.t, tr)
 		ar.Mul(tl, &at)
