@@ -1,0 +1,295 @@
+package analysis
+
+import (
+	"errors"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
+)
+
+// ReduceMIMO's tolerances.
+const (
+	// mimoFullOrderTol: at full order the reduction is a similarity by the balancing
+	// transformation, whose condition √(σ₁/σₙ) (about 100 here) times ε, and the modal basis's
+	// (about 7), bound the change; measured 4e-15 and 6e-14, relative L2 over all pairs.
+	mimoFullOrderTol = 1e-10
+	// mimoBoundSlack: the H∞ error is at most the bound up to rounding of the reduced system
+	// (κ·ε relative) and of the transfer matrices on the grid; measured margins are far larger.
+	mimoBoundSlack = 1e-9
+	// mimoHSVTol, relative, for σᵢ ≥ 1e-3·σ₁: SciPy's sqrt(eig(P·Q)) carries ε·σ₁²/σᵢ² (1e-10
+	// there). Measured 1.3e-12.
+	mimoHSVTol = 1e-9
+)
+
+// randomLayer returns a MIMO layer of n modes with radii up to rmax (mode 0 at rmax), every
+// third mode a real pole with real B row and C column.
+func randomLayer(rng *rand.Rand, n, in, out int, rmax float64) *filters.MIMO {
+	poles := make([]complex128, n)
+	b := make([]complex128, n*in)
+	c := make([]complex128, out*n)
+	d := make([]float64, out*in)
+	for k := range poles {
+		r := rmax * math.Sqrt(rng.Float64())
+		if k == 0 {
+			r = rmax
+		}
+		isReal := k%3 == 2
+		if isReal {
+			poles[k] = complex(r*math.Copysign(1, rng.Float64()-0.3), 0)
+		} else {
+			poles[k] = cmplx.Rect(r, math.Pi*rng.Float64())
+		}
+		for i := 0; i < in; i++ {
+			b[k*in+i] = complex(rng.NormFloat64(), rng.NormFloat64())
+			if isReal {
+				b[k*in+i] = complex(real(b[k*in+i]), 0)
+			}
+		}
+		for o := 0; o < out; o++ {
+			c[o*n+k] = complex(rng.NormFloat64(), rng.NormFloat64())
+			if isReal {
+				c[o*n+k] = complex(real(c[o*n+k]), 0)
+			}
+		}
+	}
+	for i := range d {
+		d[i] = rng.NormFloat64()
+	}
+	m, err := filters.NewMIMO(poles, b, c, d, in, out)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// layerImpulse simulates h_oi[t] = Re Σₖ C_ok·pₖᵗ·B_ki + D_oi·δ[t], all pairs concatenated.
+func layerImpulse(m *filters.MIMO, length int) []float64 {
+	n := len(m.Poles)
+	var h []float64
+	pw := make([]complex128, n)
+	for o := 0; o < m.Outputs; o++ {
+		for i := 0; i < m.Inputs; i++ {
+			for k := range pw {
+				pw[k] = m.C[o*n+k] * m.B[k*m.Inputs+i]
+			}
+			for t := 0; t < length; t++ {
+				var s complex128
+				for k := range pw {
+					s += pw[k]
+					pw[k] *= m.Poles[k]
+				}
+				v := real(s)
+				if t == 0 {
+					v += m.D[o*m.Inputs+i]
+				}
+				h = append(h, v)
+			}
+		}
+	}
+	return h
+}
+
+// layerFreq returns H(e^{jω}) = D + Σₜ h[t]·e^{−jωt}, outputs × inputs: each mode gives
+// (c·b/(1 − p·e^{−jω}) + conj(c·b)/(1 − p̄·e^{−jω}))/2.
+func layerFreq(m *filters.MIMO, w float64) []complex128 {
+	n := len(m.Poles)
+	z := cmplx.Exp(complex(0, -w))
+	h := make([]complex128, m.Outputs*m.Inputs)
+	for o := 0; o < m.Outputs; o++ {
+		for i := 0; i < m.Inputs; i++ {
+			s := complex(m.D[o*m.Inputs+i], 0)
+			for k, p := range m.Poles {
+				cb := m.C[o*n+k] * m.B[k*m.Inputs+i]
+				s += (cb/(1-p*z) + cmplx.Conj(cb)/(1-cmplx.Conj(p)*z)) / 2
+			}
+			h[o*m.Inputs+i] = s
+		}
+	}
+	return h
+}
+
+// largestSV is the largest singular value of a complex r×c matrix, that of the real
+// [[Re, −Im], [Im, Re]] (whose singular values are the complex one's, each twice).
+func largestSV(h []complex128, r, c int) float64 {
+	x := mat.NewDense(2*r, 2*c, nil)
+	for i := 0; i < r; i++ {
+		for j := 0; j < c; j++ {
+			v := h[i*c+j]
+			x.Set(i, j, real(v))
+			x.Set(i, c+j, -imag(v))
+			x.Set(r+i, j, imag(v))
+			x.Set(r+i, c+j, real(v))
+		}
+	}
+	var svd mat.SVD
+	if !svd.Factorize(x, mat.SVDNone) {
+		panic("analysis: SVD failed")
+	}
+	return svd.Values(nil)[0]
+}
+
+func TestReduceMIMOFullOrder(t *testing.T) {
+	const length = 512
+	rng := rand.New(rand.NewPCG(5, 8))
+	for _, rmax := range []float64{0.9, 0.999} {
+		m := randomLayer(rng, 7, 3, 2, rmax)
+		red, err := ReduceMIMO(m, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(red.HSV) != 12 || red.Order != 12 {
+			t.Fatalf("ρ %g: %d HSV, order %d; want 12 real states (5 pairs, 2 real modes)", rmax, len(red.HSV), red.Order)
+		}
+		if e := relErr(layerImpulse(red.System, length), layerImpulse(m, length)); e > mimoFullOrderTol {
+			t.Errorf("ρ %g: full-order reduction changes the responses by %.3g (cond %.3g)", rmax, e, red.Condition)
+		}
+		if red.Bound != 0 {
+			t.Errorf("ρ %g: full order, bound %g", rmax, red.Bound)
+		}
+	}
+}
+
+func TestReduceMIMOBound(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 2))
+	m := randomLayer(rng, 10, 3, 4, 0.98)
+	grid := LinearGrid(512)
+	for _, order := range []int{1, 2, 3, 5, 8, 12} {
+		red, err := ReduceMIMO(m, order)
+		if err != nil {
+			t.Fatalf("order %d: %v", order, err)
+		}
+		if red.Order != order {
+			t.Errorf("order %d: kept %d", order, red.Order)
+		}
+		if got := 2*len(red.System.Poles) - countReal(red.System.Poles); got != red.Order {
+			t.Errorf("order %d: %d modes make %d real states", order, len(red.System.Poles), got)
+		}
+		worst, scale := 0.0, 0.0
+		for _, w := range grid {
+			h, g := layerFreq(m, w), layerFreq(red.System, w)
+			scale = math.Max(scale, largestSV(h, m.Outputs, m.Inputs))
+			for i := range h {
+				h[i] -= g[i]
+			}
+			worst = math.Max(worst, largestSV(h, m.Outputs, m.Inputs))
+		}
+		if worst > red.Bound*(1+mimoBoundSlack)+1e-12*scale {
+			t.Errorf("order %d: H∞ error %.6g above the bound %.6g", order, worst, red.Bound)
+		}
+		// No reduction of order r does better than σ_{r+1} (the grid may miss the peak a little).
+		if worst < 0.5*red.HSV[order] {
+			t.Errorf("order %d: H∞ error %.6g below σ_{r+1}/2 = %.6g: the grid or the bound is wrong", order, worst, red.HSV[order]/2)
+		}
+		t.Logf("order %d: H∞ error %.4g, bound %.4g, σ_{r+1} %.4g, condition %.3g", order, worst, red.Bound, red.HSV[order], red.Condition)
+	}
+}
+
+func countReal(p []complex128) int {
+	c := 0
+	for _, z := range p {
+		if imag(z) == 0 {
+			c++
+		}
+	}
+	return c
+}
+
+// The golden values come from SciPy: testdata/golden/analysis/gen_mimo_hsv.py.
+func TestReduceMIMOGoldenHSV(t *testing.T) {
+	var g struct {
+		Inputs  int          `json:"inputs"`
+		Outputs int          `json:"outputs"`
+		Poles   [][2]float64 `json:"poles"`
+		B       [][2]float64 `json:"B"`
+		C       [][2]float64 `json:"C"`
+		D       []float64    `json:"D"`
+		HSV     []float64    `json:"hsv"`
+	}
+	numtest.ReadJSON(t, filepath.Join("..", "testdata", "golden", "analysis", "mimo_hsv.json"), &g)
+	m, err := filters.NewMIMO(numtest.Complexes(g.Poles), numtest.Complexes(g.B), numtest.Complexes(g.C), g.D, g.Inputs, g.Outputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	red, err := ReduceMIMO(m, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(red.HSV) != len(g.HSV) {
+		t.Fatalf("%d Hankel singular values, SciPy %d", len(red.HSV), len(g.HSV))
+	}
+	worst := 0.0
+	for i, want := range g.HSV {
+		if want < 1e-3*g.HSV[0] {
+			break
+		}
+		worst = math.Max(worst, math.Abs(red.HSV[i]-want)/want)
+	}
+	if worst > mimoHSVTol {
+		t.Errorf("HSV differ from SciPy's by %.3g relative:\n got %v\nwant %v", worst, red.HSV, g.HSV)
+	}
+	t.Logf("largest relative difference from SciPy: %.3g", worst)
+}
+
+func TestReduceMIMORefuses(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 3))
+	m := randomLayer(rng, 4, 2, 2, 0.9)
+	if _, err := ReduceMIMO(m, 0); !errors.Is(err, filters.ErrInvalid) {
+		t.Errorf("order 0: %v", err)
+	}
+	un := randomLayer(rng, 4, 2, 2, 0.9)
+	un.Poles[2] = 1.25
+	_, err := ReduceMIMO(un, 2)
+	if !errors.Is(err, ErrUnstable) || !strings.Contains(err.Error(), "mode 2") || !strings.Contains(err.Error(), "|p| = 1.25") {
+		t.Errorf("pole 1.25 at mode 2: %v", err)
+	}
+}
+
+// The condition refusal, on a reduced A that is a Jordan block to working accuracy (the
+// eigenvalues 0.5 and 0.5 + 1e-12 coupled by 1: eigenvectors at an angle of 1e-12). A diagonal
+// layer does not reach it through ReduceMIMO: the Gramians of two modes that close carry
+// residues of 1/δ and lose the small Hankel singular value to cancellation first, so the
+// numerical rank drops the state and the kept order is 1.
+func TestModalLayerRefusesNearJordan(t *testing.T) {
+	m := &filters.MIMO{Poles: []complex128{0.5, 0.6}, B: []complex128{1, 1}, C: []complex128{1, 1}, D: []float64{0}, Inputs: 1, Outputs: 1}
+	a := mat.NewDense(2, 2, []float64{0.5, 1, 0, 0.5 + 1e-12})
+	_, cond, err := modalLayer(a, mat.NewDense(2, 1, []float64{0, 1}), mat.NewDense(1, 2, []float64{1, 0}), m)
+	var ce *filters.ConditionError
+	if !errors.As(err, &ce) || !errors.Is(err, filters.ErrIllConditioned) || ce.Condition <= MIMOCondLimit || cond != ce.Condition {
+		t.Errorf("a near Jordan block: condition %.3g, %v", cond, err)
+	}
+}
+
+// A layer whose B or C is zero has no controllable or observable state: its reduction is D.
+func TestReduceMIMOZero(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	m := randomLayer(rng, 3, 2, 2, 0.9)
+	for i := range m.C {
+		m.C[i] = 0
+	}
+	red, err := ReduceMIMO(m, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if red.Order != 0 || len(red.System.Poles) != 0 || red.System.D[1] != m.D[1] {
+		t.Errorf("order %d, %d modes, D %v", red.Order, len(red.System.Poles), red.System.D)
+	}
+}
+
+// BenchmarkReduceMIMO reduces a layer of the LRU's size: 256 modes (512 real states), 128
+// inputs and outputs, to 64 real states.
+func BenchmarkReduceMIMO(b *testing.B) {
+	m := randomLayer(rand.New(rand.NewPCG(2, 2)), 256, 128, 128, 0.999)
+	for b.Loop() {
+		if _, err := ReduceMIMO(m, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
