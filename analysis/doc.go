@@ -101,7 +101,9 @@
 // method on factors P = S·Sᵀ, Q = R·Rᵀ (from symmetric eigendecompositions, so singular
 // Gramians of non-minimal systems are accepted): σ are the singular values of Rᵀ·S. Minimal
 // removes uncontrollable, then unobservable, states by an orthogonal staircase with a stated
-// tolerance.
+// tolerance. ReduceMIMO applies the same square-root balanced truncation to a whole
+// filters.MIMO layer (LRU, S5), its Gramians in closed form from the modes, and returns the
+// reduced layer diagonalised again, with its Hankel singular values and error bound.
 //
 // # Cost
 //
@@ -134,5 +136,7 @@
 //   - LSSL paper: the Krylov kernel K = (CB, CAB, …), which Impulse computes.
 //   - R. H. Bartels and G. W. Stewart, Solution of the matrix equation AX + XB = C (1972);
 //     A. J. Laub et al., Computation of system balancing transformations (1987) for the
-//     square-root method; the discrete-time bound ‖H - H_r‖_∞ ≤ 2·Σ_{i>r} σᵢ.
+//     square-root method; the discrete-time bound ‖H - H_r‖_∞ ≤ 2·Σ_{i>r} σᵢ (U. M. Al-Saggaf
+//     and G. F. Franklin, An error bound for a discrete reduced order model of a linear
+//     multivariable system, 1987; after B. C. Moore 1981 and D. Enns 1984 in continuous time).
 package analysis

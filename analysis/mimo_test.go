@@ -151,6 +151,11 @@ func TestReduceMIMOFullOrder(t *testing.T) {
 		if e := relErr(layerImpulse(red.System, length), layerImpulse(m, length)); e > mimoFullOrderTol {
 			t.Errorf("ρ %g: full-order reduction changes the responses by %.3g (cond %.3g)", rmax, e, red.Condition)
 		}
+		// filters.MIMODiff, from the closed-form finite-horizon Gramians, says the same to
+		// its rounding floor (√ε).
+		if _, tot, err := filters.MIMODiff(m, red.System, length); err != nil || tot > 1e-7 {
+			t.Errorf("ρ %g: MIMODiff of the full-order reduction %.3g, %v", rmax, tot, err)
+		}
 		if red.Bound != 0 {
 			t.Errorf("ρ %g: full order, bound %g", rmax, red.Bound)
 		}
