@@ -166,11 +166,13 @@ func mimoEnergy(poles, b, c []complex128, d []float64, in, out, length int) []fl
 
 // geomSum returns Σ_{t<L} zᵗ for z = e^w as expm1(L·w)/expm1(w), which keeps its digits for
 // z near 1 where (1 − z^L)/(1 − z) would divide two cancelled differences; L at w = 0 and 1
-// for z = 0 (0⁰ = 1).
+// for z = 0 (0⁰ = 1). Im w is first taken into [−π, π], so that two poles near −1, whose
+// angles add to about 2π, give L·Im w near 0 and not near 2πL.
 func geomSum(w complex128, length int) complex128 {
 	if math.IsInf(real(w), -1) {
 		return 1
 	}
+	w = complex(real(w), math.Remainder(imag(w), 2*math.Pi))
 	if w == 0 {
 		return complex(float64(length), 0)
 	}

@@ -204,6 +204,39 @@ func TestMIMODiffEdges(t *testing.T) {
 	}
 }
 
+// Poles at and next to z = −1: pₖ·pₗ is near 1 while log pₖ + log pₗ is near 2πi, so the
+// closed form must take the angle into (−π, π] before expm1.
+func TestMIMODiffNearMinusOne(t *testing.T) {
+	const length = 1024
+	poles := []complex128{-1, -0.9999, cmplx.Rect(0.9999, math.Pi-1e-9), cmplx.Rect(0.99999, -math.Pi+1e-7)}
+	rng := rand.New(rand.NewPCG(5, 6))
+	ref := randomMIMO(rng, 4, 2, 2, 0.5)
+	ref.Poles = poles
+	for k := 0; k < 2; k++ {
+		for i := 0; i < 2; i++ {
+			ref.B[k*2+i] = complex(real(ref.B[k*2+i]), 0)
+			ref.C[i*4+k] = complex(real(ref.C[i*4+k]), 0)
+		}
+	}
+	for _, delta := range []float64{1e-2, 1e-5} {
+		approx := perturbMIMO(rng, ref, delta)
+		approx.Poles[0] = -1
+		per, tot, err := MIMODiff(ref, approx, length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantPer, wantTot := simDiff(ref, approx, length)
+		for o := range per {
+			if math.Abs(per[o]-wantPer[o]) > mimoDiffRelTol*wantPer[o]+mimoDiffFloor {
+				t.Errorf("δ %g output %d: closed form %.12g, simulation %.12g", delta, o, per[o], wantPer[o])
+			}
+		}
+		if math.Abs(tot-wantTot) > mimoDiffRelTol*wantTot+mimoDiffFloor {
+			t.Errorf("δ %g: closed form %.12g, simulation %.12g", delta, tot, wantTot)
+		}
+	}
+}
+
 func TestMIMODiffRefuses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	a := randomMIMO(rng, 3, 2, 2, 0.9)
