@@ -157,11 +157,22 @@ func TestMIMODiffMatchesSimulation(t *testing.T) {
 		noD.D = make([]float64, in*out)
 		cases["D only"] = &noD
 		for name, approx := range cases {
-			per, tot, err := MIMODiff(ref, approx, length)
+			per, tot, err := mimoDiff(ref, approx, length, true)
 			if err != nil {
 				t.Fatalf("trial %d %s: %v", trial, name, err)
 			}
 			wantPer, wantTot := simDiff(ref, approx, length)
+			// Layers this small take the sums over the samples, exact to rounding (1e-14 of the
+			// response: each difference is of responses rounded apart).
+			if dper, dtot, err := MIMODiff(ref, approx, length); err != nil || math.Abs(dtot-wantTot) > 1e-12*wantTot+1e-14 {
+				t.Errorf("trial %d %s: sums over the samples %.12g (%v), simulation %.12g", trial, name, dtot, err, wantTot)
+			} else {
+				for o := range dper {
+					if math.Abs(dper[o]-wantPer[o]) > 1e-12*wantPer[o]+1e-14 {
+						t.Errorf("trial %d %s output %d: sums over the samples %.12g, simulation %.12g", trial, name, o, dper[o], wantPer[o])
+					}
+				}
+			}
 			check := func(what string, got, want float64) {
 				if math.IsNaN(got) || got < 0 {
 					t.Fatalf("trial %d %s %s: %g", trial, name, what, got)
@@ -194,7 +205,7 @@ func TestMIMODiffEdges(t *testing.T) {
 	}
 	approx := perturbMIMO(rand.New(rand.NewPCG(1, 2)), ref, 1e-2)
 	approx.Poles[1] = 1
-	per, tot, err := MIMODiff(ref, approx, length)
+	per, tot, err := mimoDiff(ref, approx, length, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +232,7 @@ func TestMIMODiffNearMinusOne(t *testing.T) {
 	for _, delta := range []float64{1e-2, 1e-5} {
 		approx := perturbMIMO(rng, ref, delta)
 		approx.Poles[0] = -1
-		per, tot, err := MIMODiff(ref, approx, length)
+		per, tot, err := mimoDiff(ref, approx, length, true)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,5 +261,34 @@ func TestMIMODiffRefuses(t *testing.T) {
 	big.Poles[0] = 1.5
 	if _, _, err := MIMODiff(big, a, 4096); !errors.Is(err, ErrInvalid) {
 		t.Errorf("an energy that overflows: %v", err)
+	}
+}
+
+// Energies gives each output's energy over every input's response, as the simulation does,
+// by the sums over the samples and by the closed form (within its floor).
+func TestMIMOEnergies(t *testing.T) {
+	const length = 512
+	rng := rand.New(rand.NewPCG(3, 9))
+	for trial := 0; trial < 10; trial++ {
+		m := randomMIMO(rng, 1+rng.IntN(10), 1+rng.IntN(3), 1+rng.IntN(3), []float64{0.9, 0.9999}[trial%2])
+		got, err := m.Energies(length)
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := mimoEnergy(m.Poles, m.B, m.C, m.D, m.Inputs, m.Outputs, length)
+		for o, rows := range mimoImpulse(m, length) {
+			want := 0.0
+			for _, h := range rows {
+				for _, v := range h {
+					want += v * v
+				}
+			}
+			if math.Abs(got[o]-want) > 1e-12*want || math.Abs(closed[o]-want) > 1e-9*want {
+				t.Errorf("trial %d output %d: energy %.15g (closed form %.15g), simulation %.15g", trial, o, got[o], closed[o], want)
+			}
+		}
+	}
+	if _, err := (&MIMO{Poles: []complex128{0.5}, B: []complex128{1}, C: []complex128{1}, D: []float64{0}, Inputs: 1, Outputs: 1}).Energies(0); !errors.Is(err, ErrInvalid) {
+		t.Errorf("length 0: %v", err)
 	}
 }
