@@ -122,6 +122,9 @@ type Result struct {
 	// layer's slices, a part of the layer left out).
 	Note     string
 	Warnings []string
+	// Pairs is the warning that says which pairs of a MIMO layer the bank holds (one of
+	// Warnings), which does not apply where the layer is taken whole (MIMO).
+	Pairs string
 	// Single says that the layer holds one filter, not a bank (an sos tensor of shape
 	// (sections, 6)): Bank has its one channel.
 	Single bool

@@ -574,7 +574,7 @@ func (lruLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (S4 convention)", len(bank.Channels), 2*n)),
-		Warnings: []string{warn}}, nil
+		Warnings: []string{warn}, Pairs: warn}, nil
 }
 
 // ---- S5 ----
@@ -678,7 +678,7 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	r := Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (%s, S4 convention)", len(bank.Channels), 2*n, disc)),
-		Warnings: []string{warn}}
+		Warnings: []string{warn}, Pairs: warn}
 	if bidir {
 		r.Warnings = append(r.Warnings, "the layer is bidirectional: C1 (the forward scan) was read; C2 acts on the reverse scan, anti-causally, and was left out")
 	}

@@ -42,19 +42,7 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 	if doc.Bank != nil {
 		chans = doc.Bank.Channels
 	}
-	src := make(NamedSource, len(tensors))
-	for i, t := range tensors {
-		a := t.Array.Clone()
-		for j, v := range a.Data {
-			a.Data[j] = dt.Round(v)
-		}
-		src[i] = arrays.Named{Name: t.Name, Array: a}
-	}
-	l, err := Find(src.Arrays(), lay, prefix)
-	if err != nil {
-		return Check{}, err
-	}
-	r, err := Import(src, l, o)
+	r, err := readRounded(tensors, dt, lay, o, prefix)
 	if err != nil {
 		return Check{}, err
 	}
@@ -83,6 +71,54 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 		}
 	}
 	return c, nil
+}
+
+// ReadBackMIMO is ReadBack for a MIMO layer written by ExportMIMO: it rounds the tensors to
+// dt, reads them back as Import reads the layer, and measures each output's relative error
+// against m over length samples, every input together (filters.MIMODiff); Unstable lists
+// every output where m is stable and the layer read back is not.
+func ReadBackMIMO(m *filters.MIMO, tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string, length int) (Check, error) {
+	r, err := readRounded(tensors, dt, lay, o, prefix)
+	if err != nil {
+		return Check{}, err
+	}
+	if r.MIMO == nil {
+		return Check{}, invalidf("the tensors read back as no MIMO layer")
+	}
+	errs, _, err := filters.MIMODiff(m, r.MIMO, length)
+	if err != nil {
+		return Check{}, err
+	}
+	c := Check{Errors: errs, Length: length}
+	for o, e := range errs {
+		if !(e <= c.RelError) {
+			c.RelError, c.Channel = e, o
+		}
+	}
+	if m.MaxRadius() < 1 && !(r.MIMO.MaxRadius() < 1) {
+		for o := range errs {
+			c.Unstable = append(c.Unstable, o)
+		}
+	}
+	return c, nil
+}
+
+// readRounded reads tensors back as Import reads the layer at prefix, each value first
+// rounded to dt.
+func readRounded(tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string) (Result, error) {
+	src := make(NamedSource, len(tensors))
+	for i, t := range tensors {
+		a := t.Array.Clone()
+		for j, v := range a.Data {
+			a.Data[j] = dt.Round(v)
+		}
+		src[i] = arrays.Named{Name: t.Name, Array: a}
+	}
+	l, err := Find(src.Arrays(), lay, prefix)
+	if err != nil {
+		return Result{}, err
+	}
+	return Import(src, l, o)
 }
 
 func cube(n int) float64 { return float64(n) * float64(n) * float64(n) }
