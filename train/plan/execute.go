@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -21,6 +22,11 @@ type Source interface {
 // of the layer as it is, which FitShared cuts to the unit's order.
 type SharedSource interface {
 	SharedStart(u Unit) (train.SharedModes, error)
+}
+
+// MIMOSource gives the layer of a MIMO unit (Unit.MIMO) as it is, which the unit reduces.
+type MIMOSource interface {
+	MIMO(u Unit) (*filters.MIMO, error)
 }
 
 // Store keeps fitted units: Load returns a unit fitted before (nil when there is none), Save
@@ -98,20 +104,11 @@ func Execute(ctx context.Context, fit Fit, units []Unit, src Source, store Store
 		if !resumed {
 			began := time.Now()
 			events(Event{Unit: u, Done: i, Total: len(units), DoneCost: doneCost, TotalCost: total, Elapsed: time.Since(start), ETA: eta(0, began)})
-			kernels, err := src.Kernels(u)
-			if err != nil {
-				return nil, err
-			}
 			progress := func(p train.Progress) {
 				cur := u.Cost() * float64(p.Step) / float64(max(p.Steps, 1))
 				events(Event{Unit: u, Step: &p, Done: i, Total: len(units), DoneCost: doneCost + cur, TotalCost: total, Elapsed: time.Since(start), ETA: eta(cur, began)})
 			}
-			if u.Shared {
-				r, err = fitSharedUnit(ctx, fit, u, kernels, src, progress)
-			} else {
-				r, err = fitUnit(ctx, fit, u, kernels, progress)
-			}
-			if err != nil {
+			if r, err = runUnit(ctx, fit, u, src, progress); err != nil {
 				return nil, err
 			}
 			if err := store.Save(r); err != nil {
@@ -132,6 +129,22 @@ func Execute(ctx context.Context, fit Fit, units []Unit, src Source, store Store
 		events(ev)
 	}
 	return out, nil
+}
+
+// runUnit fits a unit: a MIMO layer reduced, a layer of shared modes fitted together, or
+// the kernels of its channels fitted.
+func runUnit(ctx context.Context, fit Fit, u Unit, src Source, progress func(train.Progress)) (*UnitResult, error) {
+	if u.MIMO {
+		return reduceUnit(ctx, fit, u, src)
+	}
+	kernels, err := src.Kernels(u)
+	if err != nil {
+		return nil, err
+	}
+	if u.Shared {
+		return fitSharedUnit(ctx, fit, u, kernels, src, progress)
+	}
+	return fitUnit(ctx, fit, u, kernels, progress)
 }
 
 // fitUnit fits a unit's kernels: all at the spec's order, or each channel at its own
@@ -269,6 +282,55 @@ func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, sr
 	}
 	if order != fit.Spec.Order {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: fitted at order %d: its modes are conjugate pairs", u.ID(), order))
+	}
+	return r, nil
+}
+
+// reduceUnit reduces a MIMO layer (a whole layer, its outputs the unit's channels) by
+// balanced truncation to the spec's order, whatever the recipe (analysis.ReduceMIMO), and
+// records each output's relative error over the unit's length, all inputs together
+// (filters.MIMODiff).
+func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, error) {
+	ms, ok := src.(MIMOSource)
+	if !ok {
+		return nil, fmt.Errorf("%s: a MIMO layer, and the source does not give it", u.ID())
+	}
+	if fit.Auto {
+		return nil, invalidf("%s: a multi-input multi-output layer is reduced to one order for all its outputs, not one per channel (give --order)", u.ID())
+	}
+	m, err := ms.MIMO(u)
+	if err != nil {
+		return nil, err
+	}
+	if u.Lo != 0 || u.Hi != m.Outputs {
+		return nil, fmt.Errorf("%s: a MIMO layer of %d outputs is one unit of them all", u.ID(), m.Outputs)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	began := time.Now()
+	red, err := analysis.ReduceMIMO(m, fit.Spec.Order)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u.ID(), err)
+	}
+	errs, _, err := filters.MIMODiff(m, red.System, u.Length)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u.ID(), err)
+	}
+	energies, err := m.Energies(u.Length)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", u.ID(), err)
+	}
+	rho := red.System.MaxRadius()
+	r := &UnitResult{Unit: u, MIMO: NewMIMORecord(red)}
+	share := time.Since(began).Seconds() / float64(m.Outputs)
+	for o, e := range errs {
+		rep := train.ChannelReport{RelError: e, MaxPoleRadius: rho, Stable: filters.Stable(rho)}
+		rep.MSE = e * e * energies[o] / float64(m.Inputs*u.Length) // per sample of every input's response
+		r.Channels = append(r.Channels, ChannelRecord{Channel: o, Order: red.Order, Model: train.ModelModal, ChannelReport: rep, Backend: "cpu", Seconds: share})
+	}
+	if red.Order < fit.Spec.Order {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: reduced to order %d, the numerical rank of its Hankel operator (order %d asked)", u.ID(), red.Order, fit.Spec.Order))
 	}
 	return r, nil
 }

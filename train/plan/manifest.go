@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/cplx"
 	"github.com/ssmlab/ssmlab/train"
@@ -133,6 +134,36 @@ type UnitResult struct {
 	Warnings []string
 	// Shared are the modes a unit of shared modes (Unit.Shared) was fitted with.
 	Shared *SharedRecord
+	// MIMO is the reduced layer of a MIMO unit (Unit.MIMO), which has no Filters.
+	MIMO *MIMORecord
+}
+
+// MIMORecord is a reduced MIMO layer as stored (filters.MIMO, a complex number as [re, im]),
+// with what its reduction reported.
+type MIMORecord struct {
+	Poles   [][2]float64 `json:"poles"`
+	B       [][2]float64 `json:"b"`
+	C       [][2]float64 `json:"c"`
+	D       []float64    `json:"d"`
+	Inputs  int          `json:"inputs"`
+	Outputs int          `json:"outputs"`
+	// Order is the number of real states kept; HSV the input's Hankel singular values and
+	// Bound the balanced-truncation bound on the H∞ norm of the error (analysis.MIMOReduction).
+	Order int       `json:"order"`
+	HSV   []float64 `json:"hsv"`
+	Bound float64   `json:"bound"`
+}
+
+// NewMIMORecord records a reduction.
+func NewMIMORecord(red *analysis.MIMOReduction) *MIMORecord {
+	m := red.System
+	return &MIMORecord{Poles: cplx.Pairs(m.Poles), B: cplx.Pairs(m.B), C: cplx.Pairs(m.C), D: slices.Clone(m.D),
+		Inputs: m.Inputs, Outputs: m.Outputs, Order: red.Order, HSV: slices.Clone(red.HSV), Bound: red.Bound}
+}
+
+// System returns the reduced layer the record holds, its shapes checked.
+func (r *MIMORecord) System() (*filters.MIMO, error) {
+	return filters.NewMIMO(cplx.FromPairs(r.Poles), cplx.FromPairs(r.B), cplx.FromPairs(r.C), slices.Clone(r.D), r.Inputs, r.Outputs)
 }
 
 // SharedRecord is a train.SharedFit's modes and residues as stored (a complex number as

@@ -15,7 +15,8 @@ import (
 )
 
 func TestUnitsEvenChunks(t *testing.T) {
-	us, err := Units([]Layer{{"a.", 100, 64, "", false}, {"b.", 64, 32, "", false}, {"c.", 3, 16, "", false}, {"d.", 200, 16, "", true}}, 8, 64)
+	us, err := Units([]Layer{{Prefix: "a.", Channels: 100, Length: 64}, {Prefix: "b.", Channels: 64, Length: 32}, {Prefix: "c.", Channels: 3, Length: 16},
+		{Prefix: "d.", Channels: 200, Length: 16, Shared: true}, {Prefix: "e.", Channels: 300, Length: 16, MIMO: true}}, 8, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,21 +24,24 @@ func TestUnitsEvenChunks(t *testing.T) {
 	for _, u := range us {
 		ids = append(ids, u.ID())
 	}
-	// A layer of shared modes is one unit, whatever the chunk.
-	want := []string{"a.[0:50]", "a.[50:100]", "b.[0:64]", "c.[0:3]", "d.[0:200]"}
+	// A layer of shared modes is one unit, whatever the chunk, and so is a MIMO layer.
+	want := []string{"a.[0:50]", "a.[50:100]", "b.[0:64]", "c.[0:3]", "d.[0:200]", "e.[0:300]"}
 	if !slices.Equal(ids, want) {
 		t.Fatalf("units %v, want %v", ids, want)
 	}
 	if !us[4].Shared || us[0].Shared {
 		t.Errorf("shared: %v and %v, want true for d. only", us[4].Shared, us[0].Shared)
 	}
+	if !us[5].MIMO || us[4].MIMO || us[5].Shared {
+		t.Errorf("MIMO: %v and %v, want true for e. only", us[5].MIMO, us[4].MIMO)
+	}
 	if c := us[0].Cost(); c != 50*64*8 {
 		t.Errorf("cost %v, want %v", c, 50*64*8)
 	}
-	if _, err := Units([]Layer{{"a.", 4, 8, "", false}, {"a.", 4, 8, "", false}}, 4, 2); !errors.Is(err, ErrInvalid) {
+	if _, err := Units([]Layer{{Prefix: "a.", Channels: 4, Length: 8}, {Prefix: "a.", Channels: 4, Length: 8}}, 4, 2); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a layer twice: %v", err)
 	}
-	if _, err := Units([]Layer{{"a.", 4, 8, "", false}}, 4, 0); !errors.Is(err, ErrInvalid) {
+	if _, err := Units([]Layer{{Prefix: "a.", Channels: 4, Length: 8}}, 4, 0); !errors.Is(err, ErrInvalid) {
 		t.Errorf("chunk 0: %v", err)
 	}
 }
@@ -91,7 +95,7 @@ func TestAssignCoversAndBalances(t *testing.T) {
 }
 
 func TestCoverageNamesUnits(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 8, 16, "", false}, {"l1.", 8, 16, "", false}}, 4, 4)
+	us, _ := Units([]Layer{{Prefix: "l0.", Channels: 8, Length: 16}, {Prefix: "l1.", Channels: 8, Length: 16}}, 4, 4)
 	err := Coverage(us, [][]string{{"l0.[0:4]", "l0.[4:8]"}, {"l0.[4:8]", "l1.[0:4]", "x.[0:1]"}})
 	var ce *CoverageError
 	if !errors.As(err, &ce) || !errors.Is(err, ErrInvalid) {
@@ -222,7 +226,7 @@ func smallFit() Fit {
 // Units fitted by three shards equal the units fitted by one run; units the store holds are
 // not fitted again.
 func TestExecuteShardsAndResume(t *testing.T) {
-	us, err := Units([]Layer{{"l0.", 5, 64, "", false}, {"l1.", 3, 64, "", false}}, 2, 2)
+	us, err := Units([]Layer{{Prefix: "l0.", Channels: 5, Length: 64}, {Prefix: "l1.", Channels: 3, Length: 64}}, 2, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +276,7 @@ func TestExecuteShardsAndResume(t *testing.T) {
 }
 
 func TestExecuteCancelled(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 2, 64, "", false}}, 2, 1)
+	us, _ := Units([]Layer{{Prefix: "l0.", Channels: 2, Length: 64}}, 2, 1)
 	ctx, cancel := context.WithCancel(context.Background())
 	store := memStore{}
 	_, err := Execute(ctx, smallFit(), us, &kernels{}, store, func(e Event) {
@@ -286,7 +290,7 @@ func TestExecuteCancelled(t *testing.T) {
 }
 
 func TestExecuteAutoOrder(t *testing.T) {
-	us, _ := Units([]Layer{{"l0.", 4, 128, "", false}}, 16, 4)
+	us, _ := Units([]Layer{{Prefix: "l0.", Channels: 4, Length: 128}}, 16, 4)
 	f := smallFit()
 	f.Tol, f.MaxOrder = 1e-3, 16
 	f.Auto = true
@@ -346,7 +350,7 @@ func TestMissedSuggestion(t *testing.T) {
 // damped cosines here fit with complex poles otherwise. Another recipe fits as ever (its
 // fit then goes to a layout that holds it).
 func TestExecuteLayerPoles(t *testing.T) {
-	us, err := Units([]Layer{{"l0.", 2, 64, train.PolesPositive, false}, {"l1.", 2, 64, "", false}}, 4, 2)
+	us, err := Units([]Layer{{Prefix: "l0.", Channels: 2, Length: 64, Poles: train.PolesPositive}, {Prefix: "l1.", Channels: 2, Length: 64}}, 4, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,10 @@ type Layer struct {
 	// Shared says that the layer is fitted with modes shared by groups of its channels
 	// (train.FitShared, from SharedSource's start), to be written back as such: one unit.
 	Shared bool
+	// MIMO says that the layer is a multi-input multi-output layer of modes (LRU, S5),
+	// reduced whole by balanced truncation (MIMOSource gives it): one unit, whose channels
+	// are the layer's outputs.
+	MIMO bool
 }
 
 // Unit is a share of the work: channels [Lo, Hi) of the layer at Prefix, whose kernels have
@@ -45,6 +49,7 @@ type Unit struct {
 	Order  int         `json:"order"`
 	Poles  train.Poles `json:"poles,omitempty"`
 	Shared bool        `json:"shared,omitempty"`
+	MIMO   bool        `json:"mimo,omitempty"`
 }
 
 // ID names the unit: its prefix and channel range, "layers.0.filter_fn.[0:64]".
@@ -82,14 +87,14 @@ func Units(layers []Layer, order, chunk int) ([]Unit, error) {
 			return nil, invalidf("layer %q has %d channels of %d samples", l.Prefix, l.Channels, l.Length)
 		}
 		// Even chunks: 100 channels in chunks of 64 make 50 + 50, not 64 + 36. A layer of
-		// shared modes is fitted whole.
+		// shared modes is fitted whole, and a MIMO layer reduced whole.
 		n := (l.Channels + chunk - 1) / chunk
-		if l.Shared {
+		if l.Shared || l.MIMO {
 			n = 1
 		}
 		for i := range n {
 			lo, hi := i*l.Channels/n, (i+1)*l.Channels/n
-			out = append(out, Unit{Prefix: l.Prefix, Lo: lo, Hi: hi, Length: l.Length, Order: order, Poles: l.Poles, Shared: l.Shared})
+			out = append(out, Unit{Prefix: l.Prefix, Lo: lo, Hi: hi, Length: l.Length, Order: order, Poles: l.Poles, Shared: l.Shared, MIMO: l.MIMO})
 		}
 	}
 	return out, nil
