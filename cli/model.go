@@ -274,6 +274,9 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 		if pl.Poles == train.PolesPositive && opts.ToLayout == string(layouts.S4D) && !opts.Spec.ByProjection() {
 			return nil, failf("%s: layer %q is built with is_real: written as s4d its poles must be real and positive, which only the fits by variable projection place (%s); fit it so, or write it with --to-layout rtf or stripedhyena", ck.Path, pl.Prefix, train.ProjectionRecipe)
 		}
+		if pl.MIMO && opts.OrderAuto {
+			return nil, failf("%s: layer %q is a multi-input multi-output layer: it is reduced whole, to one order for all its outputs: give --order (its real states: a mode of complex pole is two)", ck.Path, pl.Prefix)
+		}
 		// A layer of shared modes is fitted together, by variable projection, at one order.
 		if pl.Shared && opts.OrderAuto {
 			return nil, failf("%s: layer %q shares its SSMs' modes among its channels (n_ssm): written back as s4d they are fitted together, at one order: give --order, or write it with --to-layout rtf or stripedhyena to fit each channel at its own", ck.Path, pl.Prefix)
@@ -634,5 +637,9 @@ func layerLine(e plan.Event) string {
 	if unstable > 0 {
 		stable = fmt.Sprintf("%d unstable", unstable)
 	}
-	return fmt.Sprintf("layer %s: %d channels, order %s: relative error mean %.3g, worst %.3g, %s; %.1fs on %s", e.Unit.Prefix, n, orderText, sum/float64(max(n, 1)), worst, stable, secs, strings.Join(be, ", "))
+	what := "channels"
+	if e.Unit.MIMO {
+		what = "outputs (each over every input)" // a MIMO layer's records are its outputs
+	}
+	return fmt.Sprintf("layer %s: %d %s, order %s: relative error mean %.3g, worst %.3g, %s; %.1fs on %s", e.Unit.Prefix, n, what, orderText, sum/float64(max(n, 1)), worst, stable, secs, strings.Join(be, ", "))
 }

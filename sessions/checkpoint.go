@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -74,9 +75,31 @@ type CheckpointOptions struct {
 	ToLayout string
 }
 
-// distilled are the layouts of single-input single-output long filters: the layers a whole
-// model's distillation fits. MIMO layers (lru, s5, rotrnn) stay as they are.
-var distilled = []layouts.Layout{layouts.Hyena, layouts.S4D, layouts.S4, layouts.StripedHyena, layouts.RTF}
+// distilled are the layouts of single-input single-output long filters, whose channels a
+// whole model's distillation fits, and reduced those of multi-input multi-output layers of
+// modes, each reduced whole (analysis.ReduceMIMO) and written back in its own layout. A
+// RotRNN layer stays as it is: its heads share one decay each, which a reduced layer's
+// modes do not.
+var (
+	distilled = []layouts.Layout{layouts.Hyena, layouts.S4D, layouts.S4, layouts.StripedHyena, layouts.RTF}
+	reduced   = []layouts.Layout{layouts.LRU, layouts.S5}
+)
+
+// notDistilled says why layers of layout lay are left as they are.
+func notDistilled(lay layouts.Layout) string {
+	if lay == layouts.RotRNN {
+		return "a RotRNN layer: each head's modes share one decay, which a reduced layer's do not"
+	}
+	return "a filter's second-order sections, not a model's layer"
+}
+
+// distils reports whether a whole model's distillation takes layers of layout lay.
+func distils(lay layouts.Layout) bool {
+	return slices.Contains(distilled, lay) || slices.Contains(reduced, lay)
+}
+
+// isMIMO reports whether a layer is reduced whole (a layer of a reduced layout).
+func isMIMO(l layouts.Layer) bool { return slices.Contains(reduced, l.Layout) }
 
 // OpenCheckpoint opens a model checkpoint (safetensors, torch.save or .npz), hashes it, and
 // finds the layers to distil. Its errors start with the path.
@@ -120,8 +143,8 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		if only, err = layouts.ParseLayout(o.Layout); err != nil {
 			return inputError{err}
 		}
-		if !slices.Contains(distilled, only) {
-			return inputf("--layout %s: a %s layer is multi-input multi-output; ssmlab distils the single-input single-output filters of %s layers", only, only, joinLayouts(distilled))
+		if !distils(only) {
+			return inputf("--layout %s: ssmlab distils the filters of %s layers and reduces %s layers, not %s layers (%s)", only, joinLayouts(distilled), joinLayouts(reduced), only, notDistilled(only))
 		}
 	}
 	c.options, c.toLayout = maps.Clone(o.Options), layouts.Layout(o.ToLayout)
@@ -132,27 +155,27 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 	detected := layouts.Detect(c.file.Arrays())
 	var candidates []layouts.Layer // what --layers picks from
 	for _, l := range detected {
-		if slices.Contains(distilled, l.Layout) && (only == "" || l.Layout == only) {
+		if distils(l.Layout) && (only == "" || l.Layout == only) {
 			candidates = append(candidates, l)
 		}
 	}
 	if only != "" && len(candidates) == 0 && len(detected) > 0 {
-		return inputf("no long-filter layer to distil: --layout %s picks none; the file holds %s", only, (&layouts.ChoiceError{Layers: detected}).List())
+		return inputf("no layer to distil: --layout %s picks none; the file holds %s", only, (&layouts.ChoiceError{Layers: detected}).List())
 	}
 	if miss := o.Layers.Unmatched(prefixes(candidates)); len(miss) > 0 && len(candidates) > 0 {
 		what := (&layouts.ChoiceError{Layers: candidates}).List()
 		if len(miss) == len(o.Layers) {
-			return inputf("no long-filter layer to distil: --layers %q picks none of the file's (%s layers): %s", strings.Join(o.Layers, ","), joinLayouts(distilled), what)
+			return inputf("no layer to distil: --layers %q picks none of the file's (%s layers): %s", strings.Join(o.Layers, ","), joinLayouts(slices.Concat(distilled, reduced)), what)
 		}
-		return inputf("--layers %q: %q picks none of the file's long-filter layers (%s layers): %s", strings.Join(o.Layers, ","), strings.Join(miss, ","), joinLayouts(distilled), what)
+		return inputf("--layers %q: %q picks none of the file's layers to distil (%s layers): %s", strings.Join(o.Layers, ","), strings.Join(miss, ","), joinLayouts(slices.Concat(distilled, reduced)), what)
 	}
 	for _, l := range detected {
 		skip := func(why string) {
 			c.Skipped = append(c.Skipped, plan.Skipped{Prefix: l.Prefix, Layout: string(l.Layout), Why: why})
 		}
 		switch {
-		case !slices.Contains(distilled, l.Layout):
-			skip("a multi-input multi-output layer: ssmlab distils single-input single-output filters")
+		case !distils(l.Layout):
+			skip(notDistilled(l.Layout))
 			continue
 		case only != "" && l.Layout != only:
 			skip("not of the layout asked for (" + string(only) + ")")
@@ -201,7 +224,7 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		if len(detected) > 0 {
 			what = (&layouts.ChoiceError{Layers: detected}).List()
 		}
-		return inputf("no long-filter layer to distil (%s layers); the file holds %s", joinLayouts(distilled), what)
+		return inputf("no layer to distil (%s layers); the file holds %s", joinLayouts(slices.Concat(distilled, reduced)), what)
 	}
 	// The element type of each layer's tensors: read each once, which also checks that it
 	// reads, before any work starts.
@@ -212,6 +235,11 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		}
 		c.Layers[i].Channels = channels(r)
 		c.Layers[i].Warnings = r.Warnings
+		if isMIMO(l.Layer) {
+			// Reduced whole: its units' channels are its outputs, whatever --pair reads.
+			c.Layers[i].Channels = r.MIMO.Outputs
+			c.Layers[i].Warnings = slices.DeleteFunc(slices.Clone(r.Warnings), func(w string) bool { return w == r.Pairs })
+		}
 		c.Layers[i].RawType = raw[c.readFrom[l.Prefix][0]]
 		if c.sharesModes(l) && r.Shared == nil {
 			return inputf("%s layer %q: its %s SSMs are shared by channels of several C rows, which the s4d layout is not written back with; --to-layout rtf or stripedhyena writes it for another module", l.Layout, l.Prefix, l.Options["n_ssm"])
@@ -246,12 +274,37 @@ func (c *Checkpoint) SharedStart(u plan.Unit) (train.SharedModes, error) {
 	return train.SharedModes{Group: slices.Clone(r.Shared.Group), A: r.Shared.A, Dt: slices.Clone(r.Shared.Dt), Bilinear: bilinear}, nil
 }
 
+// MIMO returns the layer of a MIMO unit as it is (plan.MIMOSource): what the unit reduces.
+func (c *Checkpoint) MIMO(u plan.Unit) (*filters.MIMO, error) {
+	i := slices.IndexFunc(c.Layers, func(l ModelLayer) bool { return l.Prefix == u.Prefix })
+	if i < 0 {
+		return nil, fmt.Errorf("%s: no layer %q", c.Path, u.Prefix)
+	}
+	r, err := c.read(c.Layers[i])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.Path, err)
+	}
+	if r.MIMO == nil || u.Lo != 0 || u.Hi != r.MIMO.Outputs || u.Length != c.Layers[i].Length {
+		return nil, fmt.Errorf("%s: unit %s does not fit layer %q (a MIMO layer whose outputs are one unit)", c.Path, u.ID(), u.Prefix)
+	}
+	return r.MIMO, nil
+}
+
 // checkWriteBack refuses, before any work, a layer that --to-layout would write for a module
 // that does not load it: its own layout, where its module is a variant that layout is not
 // written in (but for shared modes, which it is: layouts.SharesModes), or a layout that does
 // not hold its filters (layouts.NotHeldBy).
 func checkWriteBack(ml ModelLayer, to layouts.Layout) error {
 	l := ml.Layer
+	if isMIMO(l) {
+		if to != "" && to != l.Layout {
+			return inputf("%s layer %q: a multi-input multi-output layer is reduced and written back in its own layout, not %s; --layers leaves it out", l.Layout, l.Prefix, to)
+		}
+		if v, _ := layouts.WriteBackVariant(l); v != "" {
+			return inputf("%s layer %q: its module is of a variant that the %s layout is not written in: %s; --layers leaves it out", l.Layout, l.Prefix, l.Layout, v)
+		}
+		return nil
+	}
 	if v, others := layouts.WriteBackVariant(l); v != "" && to == l.Layout && !layouts.SharesModes(l) {
 		return inputf("%s layer %q: its module is of a variant that the %s layout is not written in: %s; --to-layout %s writes it for another module, --layers leaves it out", l.Layout, l.Prefix, l.Layout, v, joinLayoutsOr(others))
 	}
@@ -360,7 +413,7 @@ func channels(r layouts.Result) int {
 func (c *Checkpoint) PlanLayers() []plan.Layer {
 	out := make([]plan.Layer, len(c.Layers))
 	for i, l := range c.Layers {
-		out[i] = plan.Layer{Prefix: l.Prefix, Channels: l.Channels, Length: l.Length, Shared: c.sharesModes(l)}
+		out[i] = plan.Layer{Prefix: l.Prefix, Channels: l.Channels, Length: l.Length, Shared: c.sharesModes(l), MIMO: isMIMO(l.Layer)}
 		if l.Layout == layouts.S4D && l.Options["is-real"] == "true" && slices.Contains(layoutsTried(l.Layout, c.toLayout), layouts.S4D) {
 			// The module's poles are e^{Δ·A} with A real and negative (layouts.Export). A
 			// layer written in another layout (ToLayout) is fitted with the job's poles.

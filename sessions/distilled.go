@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
@@ -77,6 +79,17 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		var fs []filters.Filter
 		var recs []plan.ChannelRecord
 		var shared *layouts.SharedModes
+		if isMIMO(l.Layer) {
+			if len(rs) != 1 || rs[0].MIMO == nil {
+				return nil, inputf("layer %q: a MIMO layer comes as one reduced unit, not %d units", l.Prefix, len(rs))
+			}
+			tensors, rec, note, err := exportMIMOLayer(c, l, rs[0], o)
+			if err != nil {
+				return nil, err
+			}
+			layers = append(layers, exported{l: l, tensors: tensors, rec: rec, note: note})
+			continue
+		}
 		for _, r := range rs {
 			if r.Unit.Lo != len(fs) {
 				return nil, inputf("layer %q: channels %d to %d are missing from the results", l.Prefix, len(fs), r.Unit.Lo-1)
@@ -248,6 +261,7 @@ func otherModal(lay layouts.Layout) layouts.Layout {
 var moduleSettings = map[layouts.Layout][]string{
 	layouts.S4D: {"variant", "disc", "dt-transform", "real-transform", "imag-transform", "is-real"},
 	layouts.RTF: {"h0"},
+	layouts.S5:  {"disc", "conj-sym", "step-rescale", "clip-eigs"},
 }
 
 // fitErrors are the fit errors of a layer's n channels on their targets, or nil where the
@@ -270,22 +284,7 @@ func fitErrors(recs []plan.ChannelRecord, n int) []float64 {
 // shared modes (shared, not nil) are written in the layer's own layout as such.
 func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes, fitErrs []float64, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length}
-	raw, dt, why := l.RawType, arrays.Float32, ""
-	if o.Options.DType != "" {
-		raw = o.Options.DType
-	}
-	switch raw {
-	case "F64":
-		dt = arrays.Float64
-	case "BF16":
-		dt = arrays.BFloat16
-		if o.Format == arrays.FormatNPZ {
-			raw, dt, why = "F32", arrays.Float32, "written as F32: NumPy files cannot hold bfloat16"
-		}
-	case "F32":
-	default:
-		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes float64, float32 and bfloat16, not %s", raw)
-	}
+	raw, dt, why := writtenType(l, o)
 	rec.DType = raw
 	if o.Options.ToLayout != "" {
 		lay, err := layouts.ParseLayout(o.Options.ToLayout)
@@ -388,6 +387,90 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 	}
 	rec.Why = strings.Join(failures, "; ")
 	return last, rec, "written anyway (--force): " + msg, nil
+}
+
+// writtenType is the element type a layer's tensors are written in: the one asked for, else
+// the layer's own, where the container holds it (else F32, with why).
+func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType, why string) {
+	raw, dt = l.RawType, arrays.Float32
+	if o.Options.DType != "" {
+		raw = o.Options.DType
+	}
+	switch raw {
+	case "F64":
+		dt = arrays.Float64
+	case "BF16":
+		dt = arrays.BFloat16
+		if o.Format == arrays.FormatNPZ {
+			raw, dt, why = "F32", arrays.Float32, "written as F32: NumPy files cannot hold bfloat16"
+		}
+	case "F32":
+	default:
+		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes float64, float32 and bfloat16, not %s", raw)
+	}
+	return raw, dt, why
+}
+
+// exportMIMOLayer writes a reduced MIMO layer (the unit r) back in its own layout, with its
+// module's settings (an S5 layer every state at the mean of its log_step), and checks that
+// the tensors, rounded to their dtype, read back within their limit of the reduced layer.
+func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions) ([]arrays.Named, plan.LayerRecord, string, error) {
+	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), ToLayout: string(l.Layout), Length: l.Length, Channels: r.Channels, Warnings: l.Warnings}
+	raw, dt, why := writtenType(l, o)
+	rec.DType = raw
+	m, err := r.MIMO.System()
+	if err != nil {
+		return nil, rec, "", inputf("layer %q: the reduced layer: %v", l.Prefix, err)
+	}
+	opts := map[string]string{}
+	for _, name := range moduleSettings[l.Layout] {
+		if v, ok := l.Options[name]; ok {
+			opts[name] = v
+		}
+	}
+	if l.Layout == layouts.S5 {
+		step, err := c.file.Read(l.Prefix + "log_step")
+		if err != nil {
+			return nil, rec, "", fmt.Errorf("%s: %w", c.Path, err)
+		}
+		opts["log-step"] = strconv.FormatFloat(floats.Sum(step.Data)/float64(len(step.Data)), 'g', -1, 64)
+	}
+	lo := layouts.Options{Values: opts}
+	tensors, err := layouts.ExportMIMO(m, l.Layout, lo, l.Prefix)
+	if err != nil {
+		return nil, rec, "", inputf("layer %q: %v", l.Prefix, oneLineErr(err))
+	}
+	rb, err := layouts.ReadBackMIMO(m, tensors, dt, l.Layout, lo, l.Prefix, l.Length)
+	check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Err: err, Layout: l.Layout, DType: dt, Errors: rb.Errors, FitErrors: fitErrors(r.Channels, m.Outputs)}
+	rec.ReadBackError = rb.RelError
+	if err != nil {
+		rec.ReadBackError = math.MaxFloat64
+	}
+	for _, t := range tensors {
+		rec.Tensors = append(rec.Tensors, t.Name)
+	}
+	size := fmt.Sprintf("d_hidden %d", len(m.Poles))
+	if l.Layout == layouts.S5 {
+		size = fmt.Sprintf("P = %d (ssm_size_base %d)", len(m.Poles), len(m.Poles))
+		if l.Options["conj-sym"] != "false" {
+			size = fmt.Sprintf("P = %d (ssm_size_base %d under conj_sym)", len(m.Poles), 2*len(m.Poles))
+		}
+	}
+	rec.Module = "build it with " + size
+	note := fmt.Sprintf("layer %s: reduced by balanced truncation to order %d (%d modes; H∞ error bound %.3g): its module loads it built with %s", l.Prefix, r.MIMO.Order, len(m.Poles), r.MIMO.Bound, size)
+	if why != "" {
+		note += "; " + why
+	}
+	if check.Failed() {
+		text, _ := check.Summary("")
+		msg := fmt.Sprintf("layer %q: the reduced layer %s", l.Prefix, text)
+		if !o.Force {
+			return nil, rec, "", inputf("%s (--force writes it anyway; --dtype another element type)", msg)
+		}
+		rec.Why = text
+		note += "; written anyway (--force): " + msg
+	}
+	return tensors, rec, note, nil
 }
 
 // writeOptions are the settings a layer is written in layout lay with (and the rtf layout's

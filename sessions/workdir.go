@@ -38,10 +38,11 @@ type unitRecord struct {
 	Filters  []json.RawMessage    `json:"filters"`
 	Warnings []string             `json:"warnings,omitempty"`
 	Shared   *plan.SharedRecord   `json:"shared,omitempty"`
+	MIMO     *plan.MIMORecord     `json:"mimo,omitempty"`
 }
 
 func encodeUnit(key string, r *plan.UnitResult) (unitRecord, error) {
-	rec := unitRecord{Format: UnitFormat, Key: key, Unit: r.Unit, Channels: r.Channels, Warnings: r.Warnings, Shared: r.Shared}
+	rec := unitRecord{Format: UnitFormat, Key: key, Unit: r.Unit, Channels: r.Channels, Warnings: r.Warnings, Shared: r.Shared, MIMO: r.MIMO}
 	for c, f := range r.Filters {
 		b, err := filterfile.Marshal(filters.Document{Filter: f})
 		if err != nil {
@@ -61,14 +62,28 @@ func (rec unitRecord) decode(key string, want plan.Unit) (*plan.UnitResult, erro
 		return nil, fmt.Errorf("fitted with other options or from another input (key %.12s…, want %.12s…)", rec.Key, key)
 	case rec.Unit != want:
 		return nil, fmt.Errorf("holds unit %s (length %d, order %d), want %s (length %d, order %d)", rec.Unit.ID(), rec.Unit.Length, rec.Unit.Order, want.ID(), want.Length, want.Order)
-	case len(rec.Filters) != want.Channels() || len(rec.Channels) != want.Channels():
+	case want.MIMO != (rec.MIMO != nil):
+		return nil, fmt.Errorf("holds a MIMO unit without its reduced layer, or a reduced layer for a unit of channels")
+	case rec.MIMO != nil && (len(rec.Filters) != 0 || len(rec.Channels) != want.Channels() || rec.MIMO.Outputs != want.Channels()):
+		return nil, fmt.Errorf("holds a reduced layer of %d outputs with %d filters and %d records for %d channels", rec.MIMO.Outputs, len(rec.Filters), len(rec.Channels), want.Channels())
+	case rec.MIMO == nil && (len(rec.Filters) != want.Channels() || len(rec.Channels) != want.Channels()):
 		return nil, fmt.Errorf("holds %d filters and %d records for %d channels", len(rec.Filters), len(rec.Channels), want.Channels())
 	case want.Shared != (rec.Shared != nil):
 		return nil, fmt.Errorf("holds a unit of shared modes without them, or modes for a unit of its own")
 	case rec.Shared != nil && (len(rec.Shared.Group) != want.Channels() || len(rec.Shared.Dt) != want.Channels() || len(rec.Shared.Residues) != want.Channels()):
 		return nil, fmt.Errorf("holds shared modes of %d channels for %d", len(rec.Shared.Group), want.Channels())
 	}
-	r := &plan.UnitResult{Unit: rec.Unit, Channels: rec.Channels, Warnings: rec.Warnings, Shared: rec.Shared}
+	r := &plan.UnitResult{Unit: rec.Unit, Channels: rec.Channels, Warnings: rec.Warnings, Shared: rec.Shared, MIMO: rec.MIMO}
+	if rec.MIMO != nil {
+		if _, err := rec.MIMO.System(); err != nil {
+			return nil, fmt.Errorf("its reduced layer: %w", err)
+		}
+		for c, ch := range rec.Channels {
+			if ch.Channel != c {
+				return nil, fmt.Errorf("record %d is of channel %d, want %d", c, ch.Channel, c)
+			}
+		}
+	}
 	for c, b := range rec.Filters {
 		doc, err := filterfile.Unmarshal(b)
 		if err != nil {

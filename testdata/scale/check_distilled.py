@@ -16,7 +16,8 @@ It prints a JSON list, an object per OUTPUT:
            testdata/layouts/gen_layouts.py's formulas of the layer's family (hyena, s4 (NPLR),
            s4d (SSMKernelDiag with zoh, bilinear or dss, complex or is_real, or
            models/s4/s4d.py), stripedhyena,
-           rtf) from the tensors as stored, with the settings the layer's module is built with
+           rtf; lru and s5 by their scans, every pair, a channel being an output over every
+           input) from the tensors as stored, with the settings the layer's module is built with
            (the manifest's layout options, and those distill keeps for a layer written back in
            its own layout); a setting those formulas do not take is refused;
   copied   whether every other tensor of INPUT is in OUTPUT with the same dtype, shape and
@@ -63,6 +64,8 @@ MODULE_NAMES = {
     "s4d real": {"kernel.inv_dt": 2, "kernel.A_real": 2, "kernel.B": 3, "kernel.C": 3, "D": 2},
     "s4d minimal": {"kernel.log_dt": 1, "kernel.log_A_real": 2, "kernel.A_imag": 2, "kernel.C": 3, "D": 1},
     "rtf": {"ab": 2, "h_0": 1},
+    "lru": {"nu_log": 1, "theta_log": 1, "gamma_log": 1, "B_re": 2, "B_im": 2, "C_re": 2, "C_im": 2, "D": 1},
+    "s5": {"Lambda_re": 1, "Lambda_im": 1, "B": 3, "C": 3, "D": 1, "log_step": 2},
 }
 
 # Layout options whose reference default is the only value gen_layouts.py's formulas compute.
@@ -131,7 +134,18 @@ def family_kernel(layout, st, prefix, length, opts, trunc_len):
         if h0_twice(prefix, opts):
             k[:, 0] += st["h_0"]
         return k
-    raise ValueError("check_distilled.py reads hyena, s4, s4d, stripedhyena and rtf layers, not " + layout)
+    if layout in ("lru", "s5"):
+        # Every pair's impulse response (outputs, inputs, length), by the module's own scan.
+        H = st["D"].shape[0]
+        pairs = [(i, j) for i in range(H) for j in range(H)]
+        if layout == "lru":
+            step = lambda u: gen_layouts.lru_run(st, u)  # noqa: E731
+        else:
+            step = lambda u: gen_layouts.s5_run(  # noqa: E731
+                st, u, disc=opts.get("disc", "zoh"), conj_sym=opts.get("conj-sym", "true") == "true",
+                step_rescale=float(opts.get("step-rescale", "1")), clip_eigs=opts.get("clip-eigs", "false") == "true")
+        return gen_layouts.impulse_mimo(step, H, pairs).reshape(H, H, length)
+    raise ValueError("check_distilled.py reads hyena, s4, s4d, stripedhyena, rtf, lru and s5 layers, not " + layout)
 
 
 def module_kernel(layer, st, opts):
@@ -204,10 +218,12 @@ def check(src, src_meta, path):
         names_ok = set(new) == set(want) and all(new[k].dim() == r for k, r in want.items())
         st = collections.OrderedDict((k, v.to(torch.float64)) for k, v in new.items())
         k_out = module_kernel(layer, st, opts) if names_ok else None
-        rel = (torch.linalg.norm(k_out - k_in, dim=1) / torch.linalg.norm(k_in, dim=1)).tolist() if names_ok else []
+        # A channel is a kernel, or an output of a MIMO layer over every input.
+        flat = lambda k: k.reshape(k.shape[0], -1)  # noqa: E731
+        rel = (torch.linalg.norm(flat(k_out - k_in), dim=1) / torch.linalg.norm(flat(k_in), dim=1)).tolist() if names_ok else []
         result["layers"][p] = {
             "layout": layer["layout"], "to_layout": layer["to_layout"], "module": module,
-            "names_ok": names_ok and tuple(k_in.shape) == (H, L) and tuple(k_out.shape) == (H, L),
+            "names_ok": names_ok and k_in.shape == k_out.shape and (k_in.shape[0], k_in.shape[-1]) == (H, L),
             "names": sorted(new), "neighbours": sorted(k[len(p):] for k in neighbours),
             "dtypes": sorted({str(v.dtype) for v in new.values()}),
             "rel_errors": rel, "manifest": [c["rel_error"] for c in layer["channels"]],

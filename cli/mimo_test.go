@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
+)
+
+// mimoResponses reads a MIMO layer (lru, s5) of a checkpoint and returns every pair's
+// impulse response over length samples, by output then input.
+func mimoResponses(t *testing.T, path string, lay layouts.Layout, prefix string, length int, values map[string]string) [][][]float64 {
+	t.Helper()
+	f, err := arrays.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	l, err := layouts.Find(f.Arrays(), lay, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := layouts.Import(f, l, layouts.Options{Values: values})
+	if err != nil || r.MIMO == nil {
+		t.Fatalf("%s: %v (MIMO %v)", path, err, r.MIMO)
+	}
+	m := r.MIMO
+	out := make([][][]float64, m.Outputs)
+	for o := range out {
+		for i := range m.Inputs {
+			d, err := m.Channel(o, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[o] = append(out[o], d.Impulse(length))
+		}
+	}
+	return out
+}
+
+// rowError is the relative L2 error of an output's responses over every input.
+func rowError(want, got [][]float64) float64 {
+	return filters.RelDiff(slicesConcat(want), slicesConcat(got))
+}
+
+func slicesConcat(rows [][]float64) []float64 {
+	var out []float64
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// TestDistillModelMIMO: an LRU or S5 checkpoint is distilled by reducing each layer whole
+// (balanced truncation of all its inputs and outputs together) and writing it back in its own
+// layout, for its own module with a smaller state: the manifest's errors per output are the
+// written layer's against the input's, every pair counted; at the layer's own order (two real
+// states a mode) it is exact; a re-run writes the same bytes from the work directory; the
+// reference code's scans (check_distilled.py) compute the same errors. Such files were refused
+// ("no long-filter layer to distil"). --order auto and another layout are refused before any
+// work.
+func TestDistillModelMIMO(t *testing.T) {
+	const length = 256
+	dir := t.TempDir()
+	cases := []struct {
+		in     string
+		lay    layouts.Layout
+		prefix string
+		modes  string // the tensor whose length is the layer's mode count
+	}{
+		{"../testdata/layouts/lru_64.pt", layouts.LRU, "layers_0.seq.", "nu_log"},
+		{"../testdata/layouts/s5_64.pt", layouts.S5, "layers.1.seq.", "Lambda_re"},
+	}
+	var pairs []string
+	for _, c := range cases {
+		want := mimoResponses(t, c.in, c.lay, c.prefix, length, nil)
+		errs := map[string][]float64{}
+		for _, order := range []string{"3", "4", "8"} {
+			out := filepath.Join(dir, string(c.lay)+order+filepath.Ext(c.in))
+			args := []string{"distill", c.in, "--order", order, "--length", "256", "-o", out}
+			r := run(t, "", args...)
+			if r.code != 0 || !strings.Contains(r.stderr, "reduced by balanced truncation to order "+order) {
+				t.Fatalf("%s, order %s: %v", c.lay, order, r)
+			}
+			got := mimoResponses(t, out, c.lay, c.prefix, length, nil)
+			m := readManifest(t, out)
+			if len(m.Layers) != 1 || m.Layers[0].ToLayout != string(c.lay) || len(m.Layers[0].Channels) != len(want) {
+				t.Fatalf("%s, order %s: manifest %+v", c.lay, order, m.Layers)
+			}
+			for o, ch := range m.Layers[0].Channels {
+				e := rowError(want[o], got[o])
+				errs[order] = append(errs[order], e)
+				// The manifest's error comes from the Gramians in closed form, whose
+				// cancellation leaves about 1e-8 of the response (filters.MIMODiff).
+				if d := math.Abs(e - ch.RelError); d > 1e-6*e+1e-7 {
+					t.Errorf("%s, order %s, output %d: the written layer is %.6g from the input, the manifest says %.6g", c.lay, order, o, e, ch.RelError)
+				}
+				if ch.Order != atoiOrder(order) || !ch.Stable {
+					t.Errorf("%s, order %s, output %d: order %d, stable %v", c.lay, order, o, ch.Order, ch.Stable)
+				}
+			}
+			f, err := arrays.Open(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range f.Arrays() {
+				if a.Name == c.prefix+c.modes && (a.Shape[0] < atoiOrder(order)/2 || a.Shape[0] > atoiOrder(order)) {
+					t.Errorf("%s, order %s: %d modes", c.lay, order, a.Shape[0])
+				}
+			}
+			f.Close()
+			first, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = run(t, "", args...)
+			second, err := os.ReadFile(out)
+			if r.code != 0 || err != nil || !bytes.Equal(first, second) || !strings.Contains(r.stderr, "done before (work directory)") {
+				t.Errorf("%s, order %s: a re-run wrote other bytes or reduced again (%v): %v", c.lay, order, err, r)
+			}
+			pairs = append(pairs, c.in, out)
+		}
+		for o := range want {
+			if !(errs["8"][o] < 1e-9) || !(errs["3"][o] >= errs["4"][o]*0.999) {
+				t.Errorf("%s, output %d: errors %.3g, %.3g, %.3g at orders 3, 4, 8 (8 is the layer's own)", c.lay, o, errs["3"][o], errs["4"][o], errs["8"][o])
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--order", "auto"}, "a multi-input multi-output layer: it is reduced whole"},
+		{[]string{"--order", "4", "--to-layout", "rtf"}, "reduced and written back in its own layout, not rtf"},
+	} {
+		args := append([]string{"distill", cases[0].in, "--length", "256", "-o", filepath.Join(dir, "refused.pt")}, c.args...)
+		if r := run(t, "", args...); r.code == 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: %v, want %q", c.args, r, c.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "refused.pt.work")); err == nil {
+			t.Errorf("%v: work was started", c.args)
+		}
+	}
+	for i, res := range checkDistilled(t, len(pairs)/2, append([]string{"--pairs"}, pairs...)...) {
+		if len(res.Layers) != 1 || res.Copied.Count != 0 || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
+			t.Errorf("%s: %d layers; copied %+v", pairs[2*i+1], len(res.Layers), res.Copied)
+		}
+		checkModules(t, pairs[2*i+1], res)
+	}
+}
