@@ -194,23 +194,7 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			ml.Options = map[string]string{}
 		}
 		maps.Copy(ml.Options, opts)
-		switch {
-		case l.Length > 0:
-			ml.Length = l.Length
-			if v, ok := opts["length"]; ok {
-				ml.Length, _ = strconv.Atoi(v)
-			}
-		case l.Layout == layouts.RTF:
-			if n, _ := strconv.Atoi(opts["trunc-len"]); n > 0 {
-				ml.Length = n
-			}
-		case l.Layout == layouts.S4:
-			if n, _ := strconv.Atoi(opts["length"]); n > 0 {
-				ml.Length = n
-			} else if n, err := c.file.ReadInt(l.Prefix + "kernel.l_kernel"); err == nil && n > 1 {
-				ml.Length = int(n)
-			}
-		}
+		ml.Length = c.layerLength(l, opts, o.Length)
 		if ml.Length < 2 {
 			return inputf("%s layer %q: kernel length %d: give the length to distil at", l.Layout, l.Prefix, ml.Length)
 		}
@@ -246,6 +230,31 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		}
 	}
 	return nil
+}
+
+// layerLength is the kernel length a layer is distilled at: a Hyena layer's stored length
+// (or the length given), an RTF layer's trunc_len, an S4 layer's l_kernel, else given.
+func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given int) int {
+	switch {
+	case l.Length > 0:
+		if v, ok := opts["length"]; ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+		return l.Length
+	case l.Layout == layouts.RTF:
+		if n, _ := strconv.Atoi(opts["trunc-len"]); n > 0 {
+			return n
+		}
+	case l.Layout == layouts.S4:
+		if n, _ := strconv.Atoi(opts["length"]); n > 0 {
+			return n
+		}
+		if n, err := c.file.ReadInt(l.Prefix + "kernel.l_kernel"); err == nil && n > 1 {
+			return int(n)
+		}
+	}
+	return given
 }
 
 // sharesModes reports whether layer l is fitted with its SSMs' modes shared (train.FitShared)
