@@ -85,7 +85,7 @@ func TestDistillModelMIMO(t *testing.T) {
 			out := filepath.Join(dir, string(c.lay)+order+filepath.Ext(c.in))
 			args := []string{"distill", c.in, "--order", order, "--length", "256", "-o", out}
 			r := run(t, "", args...)
-			if r.code != 0 || !strings.Contains(r.stderr, "reduced by balanced truncation to order "+order) {
+			if r.code != 0 || !strings.Contains(r.stderr, "reduced by balanced truncation to order ") {
 				t.Fatalf("%s, order %s: %v", c.lay, order, r)
 			}
 			got := mimoResponses(t, out, c.lay, c.prefix, length, nil)
@@ -101,7 +101,7 @@ func TestDistillModelMIMO(t *testing.T) {
 				if d := math.Abs(e - ch.RelError); d > 1e-6*e+1e-7 {
 					t.Errorf("%s, order %s, output %d: the written layer is %.6g from the input, the manifest says %.6g", c.lay, order, o, e, ch.RelError)
 				}
-				if ch.Order != atoiOrder(order) || !ch.Stable {
+				if ch.Order > atoiOrder(order) || ch.Order < atoiOrder(order)-2 || !ch.Stable {
 					t.Errorf("%s, order %s, output %d: order %d, stable %v", c.lay, order, o, ch.Order, ch.Stable)
 				}
 			}
@@ -110,7 +110,8 @@ func TestDistillModelMIMO(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, a := range f.Arrays() {
-				if a.Name == c.prefix+c.modes && (a.Shape[0] < atoiOrder(order)/2 || a.Shape[0] > atoiOrder(order)) {
+				// At most ⌈order/2⌉ modes: the module's state size.
+				if a.Name == c.prefix+c.modes && (a.Shape[0] < atoiOrder(order)/2 || a.Shape[0] > (atoiOrder(order)+1)/2) {
 					t.Errorf("%s, order %s: %d modes", c.lay, order, a.Shape[0])
 				}
 			}
@@ -131,6 +132,11 @@ func TestDistillModelMIMO(t *testing.T) {
 				t.Errorf("%s, output %d: errors %.3g, %.3g, %.3g at orders 3, 4, 8 (8 is the layer's own)", c.lay, o, errs["3"][o], errs["4"][o], errs["8"][o])
 			}
 		}
+	}
+	// An order is of states, not of an RTF's 2n + 1 coefficients: a short length is no bar
+	// (it was refused: "order 8 needs kernels longer than 17 samples").
+	if r := run(t, "", "distill", cases[0].in, "--order", "8", "--length", "8", "-o", filepath.Join(dir, "short.pt")); r.code != 0 {
+		t.Errorf("order 8 over 8 samples: %v", r)
 	}
 	for _, c := range []struct {
 		args []string

@@ -263,6 +263,14 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 		if opts.OrderAuto {
 			spec.Order = 1
 		}
+		if ck.IsMIMO(l) {
+			// Reduced whole, not fitted to kernels: the order of states alone is checked
+			// (an RTF's 2n+1 coefficients need no room in the length here).
+			if err := train.CheckDistillOrder(spec.Order); err != nil {
+				return nil, failf("%s: layer %q: %w", ck.Path, l.Prefix, err)
+			}
+			continue
+		}
 		if err := spec.ValidateDistillation(l.Channels, l.Length); err != nil {
 			return nil, failf("%s: layer %q: %w", ck.Path, l.Prefix, err)
 		}

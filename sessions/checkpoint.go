@@ -101,6 +101,10 @@ func distils(lay layouts.Layout) bool {
 // isMIMO reports whether a layer is reduced whole (a layer of a reduced layout).
 func isMIMO(l layouts.Layer) bool { return slices.Contains(reduced, l.Layout) }
 
+// IsMIMO reports whether layer l of the checkpoint is a multi-input multi-output layer,
+// reduced whole (plan.Layer.MIMO), not fitted channel by channel.
+func (c *Checkpoint) IsMIMO(l ModelLayer) bool { return isMIMO(l.Layer) }
+
 // OpenCheckpoint opens a model checkpoint (safetensors, torch.save or .npz), hashes it, and
 // finds the layers to distil. Its errors start with the path.
 func OpenCheckpoint(path string, o CheckpointOptions) (*Checkpoint, error) {

@@ -330,7 +330,8 @@ func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, 
 		r.Channels = append(r.Channels, ChannelRecord{Channel: o, Order: red.Order, Model: train.ModelModal, ChannelReport: rep, Backend: "cpu", Seconds: share})
 	}
 	if red.Order < fit.Spec.Order {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: reduced to order %d, the numerical rank of its Hankel operator (order %d asked)", u.ID(), red.Order, fit.Spec.Order))
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: reduced to order %d in %d modes (order %d asked: the numerical rank of its Hankel operator, or at most %d modes where real poles take a mode for one state)",
+			u.ID(), red.Order, len(red.System.Poles), fit.Spec.Order, (fit.Spec.Order+1)/2))
 	}
 	return r, nil
 }
