@@ -138,6 +138,34 @@ func TestDistillModelMIMO(t *testing.T) {
 	if r := run(t, "", "distill", cases[0].in, "--order", "8", "--length", "8", "-o", filepath.Join(dir, "short.pt")); r.code != 0 {
 		t.Errorf("order 8 over 8 samples: %v", r)
 	}
+	// An S5 layer's states are written at the mean of its log_step, or at --log-step.
+	for _, c := range []struct {
+		args []string
+		want func(float64) bool
+	}{
+		{nil, func(v float64) bool { return v < 0 && v > -3 }}, // s5_64.pt's steps are in [0.1, 0.6]
+		{[]string{"--log-step", "-1.5"}, func(v float64) bool { return v == -1.5 }},
+	} {
+		out := filepath.Join(dir, "s5step"+strings.Join(c.args, "")+".npz")
+		if r := run(t, "", append([]string{"distill", cases[1].in, "--order", "4", "--length", "64", "--dtype", "F64", "-o", out}, c.args...)...); r.code != 0 {
+			t.Fatalf("%v: %v", c.args, r)
+		}
+		f, err := arrays.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		steps, err := f.Read(cases[1].prefix + "log_step")
+		f.Close()
+		if err != nil || len(steps.Data) == 0 {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		for _, v := range steps.Data {
+			if v != steps.Data[0] || !c.want(v) {
+				t.Errorf("%v: log_step %v", c.args, steps.Data)
+				break
+			}
+		}
+	}
 	for _, c := range []struct {
 		args []string
 		want string

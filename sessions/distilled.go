@@ -412,8 +412,9 @@ func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType,
 }
 
 // exportMIMOLayer writes a reduced MIMO layer (the unit r) back in its own layout, with its
-// module's settings (an S5 layer every state at the mean of its log_step), and checks that
-// the tensors, rounded to their dtype, read back within their limit of the reduced layer.
+// module's settings (an S5 layer every state at --log-step, else the mean of its log_step),
+// and checks that the tensors, rounded to their dtype, read back within their limit of the
+// reduced layer.
 func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), ToLayout: string(l.Layout), Length: l.Length, Channels: r.Channels, Warnings: l.Warnings}
 	raw, dt, why := writtenType(l, o)
@@ -428,12 +429,14 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 			opts[name] = v
 		}
 	}
-	if l.Layout == layouts.S5 {
+	if _, given := c.options["log-step"]; l.Layout == layouts.S5 && !given {
 		step, err := c.file.Read(l.Prefix + "log_step")
 		if err != nil {
 			return nil, rec, "", fmt.Errorf("%s: %w", c.Path, err)
 		}
 		opts["log-step"] = strconv.FormatFloat(floats.Sum(step.Data)/float64(len(step.Data)), 'g', -1, 64)
+	} else if given {
+		opts["log-step"] = c.options["log-step"]
 	}
 	lo := layouts.Options{Values: opts}
 	tensors, err := layouts.ExportMIMO(m, l.Layout, lo, l.Prefix)

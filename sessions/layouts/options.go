@@ -66,7 +66,7 @@ var OptionList = []Option{
 		Help:   "s5: factor on the step Δ (its step_rescale)",
 		Export: "s5: the module's step_rescale: Δ = step_rescale·exp(log_step)"},
 	{Name: "log-step", Kind: "float", Defaults: map[Layout]string{S5: "0"},
-		Help:   "s5: the log_step export writes for every state (import reads the file's)",
+		Help:   "s5: the log_step export and distill write for every state (distill: the mean of the layer's unless given; import reads the file's)",
 		Export: "s5: the log_step written for every state: Δ = step_rescale·exp(log_step), from which Λ and B are found (a smaller Δ puts Re Λ = log|λ|/Δ further below −1e-4, as clip_eigs wants)"},
 	{Name: "short-filter", Kind: "bool", Defaults: map[Layout]string{StripedHyena: "false"},
 		Help: "stripedhyena: read the short FIR filters (short_filter_weight) as kernels instead of the long IIR filter"},
