@@ -62,11 +62,73 @@ type MIMOReduction struct {
 // a reduced A whose eigenvector basis has a condition number above MIMOCondLimit with a
 // *filters.ConditionError (ErrIllConditioned).
 func ReduceMIMO(m *filters.MIMO, order int) (*MIMOReduction, error) {
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
 	if order < 1 {
 		return nil, fmt.Errorf("%w: reduction to order %d: want at least 1", filters.ErrInvalid, order)
+	}
+	b, err := balanceMIMO(m)
+	if err != nil {
+		return nil, err
+	}
+	return b.reduce(order)
+}
+
+// ReduceMIMOWithin reduces m, as ReduceMIMO does, to the smallest order up to maxOrder at
+// which every output's relative error over length samples (filters.MIMODiff) is at most tol,
+// found by bisection over the orders (the errors fall with the order but for rounding), and
+// returns it with those errors; reached is false, and the reduction is to maxOrder, where
+// maxOrder does not reach tol. The layer is balanced once; each order tried costs a
+// truncation, an eigendecomposition of its A and a MIMODiff.
+func ReduceMIMOWithin(m *filters.MIMO, tol float64, length, maxOrder int) (red *MIMOReduction, errs []float64, reached bool, err error) {
+	if maxOrder < 1 || !(tol > 0) {
+		return nil, nil, false, fmt.Errorf("%w: reduction within relative error %g up to order %d: want a positive error and order", filters.ErrInvalid, tol, maxOrder)
+	}
+	b, err := balanceMIMO(m)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	try := func(order int) (*MIMOReduction, []float64, bool, error) {
+		r, err := b.reduce(order)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		e, _, err := filters.MIMODiff(m, r.System, length)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		return r, e, !(slices.Max(e) > tol), nil
+	}
+	hi := maxOrder // an order asked: the modes' budget may keep fewer states (reduce)
+	red, errs, ok, err := try(hi)
+	if err != nil || !ok {
+		return red, errs, false, err
+	}
+	lo := 0 // orders ≤ lo do not reach tol; hi does
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		r, e, ok, err := try(mid)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		if ok {
+			hi, red, errs = mid, r, e
+		} else {
+			lo = mid
+		}
+	}
+	return red, errs, true, nil
+}
+
+// mimoBalancing is a MIMO layer's real realisation and its square-root balancing, from which
+// reductions to any order are taken.
+type mimoBalancing struct {
+	m  *filters.MIMO
+	rl *realLayer
+	sb sqrtBalanced
+}
+
+func balanceMIMO(m *filters.MIMO) (*mimoBalancing, error) {
+	if err := m.Validate(); err != nil {
+		return nil, err
 	}
 	n := len(m.Poles)
 	if n > MaxCubicOrder {
@@ -78,23 +140,28 @@ func ReduceMIMO(m *filters.MIMO, order int) (*MIMOReduction, error) {
 			return nil, fmt.Errorf("mode %d: %w", k, &UnstableError{What: "balanced truncation of a MIMO layer", Poles: []complex128{p}})
 		}
 	}
-	rl := newRealLayer(m)
-	out := &MIMOReduction{HSV: []float64{}, Condition: 1}
-	empty := func() *MIMOReduction {
-		out.System = &filters.MIMO{Poles: []complex128{}, B: []complex128{}, C: []complex128{}, D: slices.Clone(m.D), Inputs: m.Inputs, Outputs: m.Outputs}
-		return out
+	b := &mimoBalancing{m: m, rl: newRealLayer(m)}
+	if b.rl.order() == 0 {
+		return b, nil
 	}
-	if rl.order() == 0 {
-		return empty(), nil
-	}
-	p, q := rl.gramians(m)
-	sb, err := sqrtBalance(p, q)
-	if err != nil {
+	p, q := b.rl.gramians(m)
+	var err error
+	if b.sb, err = sqrtBalance(p, q); err != nil {
 		return nil, err
 	}
-	out.HSV = sb.sigma
+	return b, nil
+}
+
+// reduce truncates the balanced layer to at most order real states in at most ⌈order/2⌉
+// modes (ReduceMIMO).
+func (b *mimoBalancing) reduce(order int) (*MIMOReduction, error) {
+	m, rl, sb := b.m, b.rl, b.sb
+	out := &MIMOReduction{HSV: []float64{}, Condition: 1}
+	if sb.sigma != nil {
+		out.HSV = sb.sigma
+	}
 	budget := (order + 1) / 2
-	for r := sb.keep(order); r > 0; r-- {
+	for r := sb.keep(order); r > 0 && rl.order() > 0; r-- {
 		tl, tr := sb.projections(r)
 		var ar, br, cr mat.Dense
 		ar.Mul(tl, rl.mulA(tr))
@@ -109,8 +176,11 @@ func ReduceMIMO(m *filters.MIMO, order int) (*MIMOReduction, error) {
 			return out, nil
 		}
 	}
-	out.Bound = sb.tail(0)
-	return empty(), nil
+	if rl.order() > 0 {
+		out.Bound = sb.tail(0)
+	}
+	out.System = &filters.MIMO{Poles: []complex128{}, B: []complex128{}, C: []complex128{}, D: slices.Clone(m.D), Inputs: m.Inputs, Outputs: m.Outputs}
+	return out, nil
 }
 
 // realLayer is the real realisation of a MIMO layer: mode k's states are re[k] and, where it

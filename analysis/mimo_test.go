@@ -6,6 +6,7 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -298,5 +299,49 @@ func BenchmarkReduceMIMO(b *testing.B) {
 		if _, err := ReduceMIMO(m, 64); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// ReduceMIMOWithin finds the smallest order whose every output is within the tolerance: its
+// errors are MIMODiff's and within it, one order less (asked) misses it, a tighter tolerance
+// needs at least as many states, and a tolerance beyond the largest order allowed is
+// reported as not reached, at that order.
+func TestReduceMIMOWithin(t *testing.T) {
+	const length = 512
+	rng := rand.New(rand.NewPCG(4, 4))
+	m := randomLayer(rng, 12, 3, 3, 0.97)
+	prev := 0
+	for _, tol := range []float64{0.5, 0.2, 0.05, 0.01, 1e-4} {
+		red, errs, reached, err := ReduceMIMOWithin(m, tol, length, 24)
+		if err != nil {
+			t.Fatalf("tol %g: %v", tol, err)
+		}
+		want, _, err := filters.MIMODiff(m, red.System, length)
+		if err != nil || !reached || !slices.Equal(want, errs) || slices.Max(errs) > tol {
+			t.Fatalf("tol %g: order %d, errors %v (MIMODiff %v, %v), reached %v", tol, red.Order, errs, want, err, reached)
+		}
+		if red.Order < prev {
+			t.Errorf("tol %g: order %d below the looser tolerance's %d", tol, red.Order, prev)
+		}
+		prev = red.Order
+		if red.Order > 1 {
+			// An order asked keeps at most that many states (fewer where real poles take
+			// modes): one state fewer than found, asked, misses the tolerance.
+			less, err := ReduceMIMO(m, red.Order-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, _, _ := filters.MIMODiff(m, less.System, length); slices.Max(e) <= tol {
+				t.Errorf("tol %g: order %d reaches it too (%.3g), below the %d found", tol, red.Order-1, slices.Max(e), red.Order)
+			}
+		}
+		t.Logf("tol %g: order %d in %d modes, worst output %.3g", tol, red.Order, len(red.System.Poles), slices.Max(errs))
+	}
+	red, errs, reached, err := ReduceMIMOWithin(m, 1e-6, length, 4)
+	if err != nil || reached || red.Order > 4 || slices.Max(errs) <= 1e-6 {
+		t.Errorf("1e-6 within order 4: order %d, reached %v, errors %v, %v", red.Order, reached, errs, err)
+	}
+	if _, _, _, err := ReduceMIMOWithin(m, 0, length, 4); !errors.Is(err, filters.ErrInvalid) {
+		t.Errorf("tolerance 0: %v", err)
 	}
 }

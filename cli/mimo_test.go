@@ -5,17 +5,19 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
-// mimoResponses reads a MIMO layer (lru, s5) of a checkpoint and returns every pair's
-// impulse response over length samples, by output then input.
-func mimoResponses(t *testing.T, path string, lay layouts.Layout, prefix string, length int, values map[string]string) [][][]float64 {
+// mimoLayer reads a MIMO layer (lru, s5) of a checkpoint.
+func mimoLayer(t *testing.T, path string, lay layouts.Layout, prefix string) *filters.MIMO {
 	t.Helper()
 	f, err := arrays.Open(path)
 	if err != nil {
@@ -26,11 +28,18 @@ func mimoResponses(t *testing.T, path string, lay layouts.Layout, prefix string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := layouts.Import(f, l, layouts.Options{Values: values})
+	r, err := layouts.Import(f, l, layouts.Options{})
 	if err != nil || r.MIMO == nil {
 		t.Fatalf("%s: %v (MIMO %v)", path, err, r.MIMO)
 	}
-	m := r.MIMO
+	return r.MIMO
+}
+
+// mimoResponses reads a MIMO layer (lru, s5) of a checkpoint and returns every pair's
+// impulse response over length samples, by output then input.
+func mimoResponses(t *testing.T, path string, lay layouts.Layout, prefix string, length int) [][][]float64 {
+	t.Helper()
+	m := mimoLayer(t, path, lay, prefix)
 	out := make([][][]float64, m.Outputs)
 	for o := range out {
 		for i := range m.Inputs {
@@ -79,7 +88,7 @@ func TestDistillModelMIMO(t *testing.T) {
 	}
 	var pairs []string
 	for _, c := range cases {
-		want := mimoResponses(t, c.in, c.lay, c.prefix, length, nil)
+		want := mimoResponses(t, c.in, c.lay, c.prefix, length)
 		errs := map[string][]float64{}
 		for _, order := range []string{"3", "4", "8"} {
 			out := filepath.Join(dir, string(c.lay)+order+filepath.Ext(c.in))
@@ -88,7 +97,7 @@ func TestDistillModelMIMO(t *testing.T) {
 			if r.code != 0 || !strings.Contains(r.stderr, "reduced by balanced truncation to order ") {
 				t.Fatalf("%s, order %s: %v", c.lay, order, r)
 			}
-			got := mimoResponses(t, out, c.lay, c.prefix, length, nil)
+			got := mimoResponses(t, out, c.lay, c.prefix, length)
 			m := readManifest(t, out)
 			if len(m.Layers) != 1 || m.Layers[0].ToLayout != string(c.lay) || len(m.Layers[0].Channels) != len(want) {
 				t.Fatalf("%s, order %s: manifest %+v", c.lay, order, m.Layers)
@@ -138,6 +147,31 @@ func TestDistillModelMIMO(t *testing.T) {
 	if r := run(t, "", "distill", cases[0].in, "--order", "8", "--length", "8", "-o", filepath.Join(dir, "short.pt")); r.code != 0 {
 		t.Errorf("order 8 over 8 samples: %v", r)
 	}
+	// --order auto picks one order for the layer: the smallest at which every output is
+	// within --tol (it was refused).
+	for _, tol := range []float64{0.2, 0.02} {
+		out := filepath.Join(dir, "auto"+strconv.FormatFloat(tol, 'g', -1, 64)+".pt")
+		if r := run(t, "", "distill", cases[0].in, "--order", "auto", "--tol", strconv.FormatFloat(tol, 'g', -1, 64), "--length", "256", "-o", out); r.code != 0 {
+			t.Fatalf("tol %g: %v", tol, r)
+		}
+		m := readManifest(t, out)
+		order := m.Layers[0].Channels[0].Order
+		for o, ch := range m.Layers[0].Channels {
+			if ch.RelError > tol || ch.Order != order {
+				t.Errorf("tol %g, output %d: error %.3g at order %d (the layer's %d)", tol, o, ch.RelError, ch.Order, order)
+			}
+		}
+		if order > 1 {
+			less, err := analysis.ReduceMIMO(mimoLayer(t, cases[0].in, cases[0].lay, cases[0].prefix), order-1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, _, err := filters.MIMODiff(mimoLayer(t, cases[0].in, cases[0].lay, cases[0].prefix), less.System, length); err != nil || slices.Max(e) <= tol {
+				t.Errorf("tol %g: order %d, where order %d is within it (%v, %v)", tol, order, order-1, e, err)
+			}
+		}
+		t.Logf("lru, tol %g: order %d", tol, order)
+	}
 	// An S5 layer's states are written at the mean of its log_step, or at --log-step.
 	for _, c := range []struct {
 		args []string
@@ -170,7 +204,6 @@ func TestDistillModelMIMO(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--order", "auto"}, "a multi-input multi-output layer: it is reduced whole"},
 		{[]string{"--order", "4", "--to-layout", "rtf"}, "reduced and written back in its own layout, not rtf"},
 	} {
 		args := append([]string{"distill", cases[0].in, "--length", "256", "-o", filepath.Join(dir, "refused.pt")}, c.args...)

@@ -282,9 +282,6 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 		if pl.Poles == train.PolesPositive && opts.ToLayout == string(layouts.S4D) && !opts.Spec.ByProjection() {
 			return nil, failf("%s: layer %q is built with is_real: written as s4d its poles must be real and positive, which only the fits by variable projection place (%s); fit it so, or write it with --to-layout rtf or stripedhyena", ck.Path, pl.Prefix, train.ProjectionRecipe)
 		}
-		if pl.MIMO && opts.OrderAuto {
-			return nil, failf("%s: layer %q is a multi-input multi-output layer: it is reduced whole, to one order for all its outputs: give --order (its real states: a mode of complex pole is two)", ck.Path, pl.Prefix)
-		}
 		// A layer of shared modes is fitted together, by variable projection, at one order.
 		if pl.Shared && opts.OrderAuto {
 			return nil, failf("%s: layer %q shares its SSMs' modes among its channels (n_ssm): written back as s4d they are fitted together, at one order: give --order, or write it with --to-layout rtf or stripedhyena to fit each channel at its own", ck.Path, pl.Prefix)

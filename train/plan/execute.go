@@ -287,16 +287,14 @@ func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, sr
 }
 
 // reduceUnit reduces a MIMO layer (a whole layer, its outputs the unit's channels) by
-// balanced truncation to the spec's order, whatever the recipe (analysis.ReduceMIMO), and
-// records each output's relative error over the unit's length, all inputs together
-// (filters.MIMODiff).
+// balanced truncation to the spec's order, whatever the recipe (analysis.ReduceMIMO), or with
+// Auto to the smallest order up to MaxOrder at which every output is within Tol
+// (analysis.ReduceMIMOWithin), and records each output's relative error over the unit's
+// length, all inputs together (filters.MIMODiff).
 func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, error) {
 	ms, ok := src.(MIMOSource)
 	if !ok {
 		return nil, fmt.Errorf("%s: a MIMO layer, and the source does not give it", u.ID())
-	}
-	if fit.Auto {
-		return nil, invalidf("%s: a multi-input multi-output layer is reduced to one order for all its outputs, not one per channel (give --order)", u.ID())
 	}
 	m, err := ms.MIMO(u)
 	if err != nil {
@@ -309,11 +307,23 @@ func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, 
 		return nil, err
 	}
 	began := time.Now()
-	red, err := analysis.ReduceMIMO(m, fit.Spec.Order)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", u.ID(), err)
+	var red *analysis.MIMOReduction
+	var errs []float64
+	var warning string
+	if fit.Auto {
+		// One order for the layer: the smallest at which every output is within Tol.
+		var reached bool
+		red, errs, reached, err = analysis.ReduceMIMOWithin(m, fit.Tol, u.Length, fit.MaxOrder)
+		if err == nil && !reached {
+			warning = fmt.Sprintf("%s: no order up to %d reaches relative error %g on every output: reduced to order %d (worst output %.3g)", u.ID(), fit.MaxOrder, fit.Tol, red.Order, slices.Max(errs))
+		}
+	} else if red, err = analysis.ReduceMIMO(m, fit.Spec.Order); err == nil {
+		errs, _, err = filters.MIMODiff(m, red.System, u.Length)
+		if red.Order < fit.Spec.Order {
+			warning = fmt.Sprintf("%s: reduced to order %d in %d modes (order %d asked: the numerical rank of its Hankel operator, or at most %d modes where real poles take a mode for one state)",
+				u.ID(), red.Order, len(red.System.Poles), fit.Spec.Order, (fit.Spec.Order+1)/2)
+		}
 	}
-	errs, _, err := filters.MIMODiff(m, red.System, u.Length)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", u.ID(), err)
 	}
@@ -329,9 +339,8 @@ func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, 
 		rep.MSE = e * e * energies[o] / float64(m.Inputs*u.Length) // per sample of every input's response
 		r.Channels = append(r.Channels, ChannelRecord{Channel: o, Order: red.Order, Model: train.ModelModal, ChannelReport: rep, Backend: "cpu", Seconds: share})
 	}
-	if red.Order < fit.Spec.Order {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: reduced to order %d in %d modes (order %d asked: the numerical rank of its Hankel operator, or at most %d modes where real poles take a mode for one state)",
-			u.ID(), red.Order, len(red.System.Poles), fit.Spec.Order, (fit.Spec.Order+1)/2))
+	if warning != "" {
+		r.Warnings = append(r.Warnings, warning)
 	}
 	return r, nil
 }
