@@ -221,3 +221,70 @@ func TestDistillModelMIMO(t *testing.T) {
 		checkModules(t, pairs[2*i+1], res)
 	}
 }
+
+// TestDistillModelMIMOLayersShareSize: the LRU layers of one model are written with one state
+// size, the widest layer's, the others padded with idle modes, so that one module (one
+// d_hidden) loads them all: under --order auto each layer takes its own order, and two
+// copies of the test layer, one with two modes barely seen, came back with 4 and 2 modes.
+func TestDistillModelMIMOLayersShareSize(t *testing.T) {
+	dir := t.TempDir()
+	f, err := arrays.Open("../testdata/layouts/lru_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model []arrays.Named
+	for _, in := range f.Arrays() {
+		a, err := f.Read(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(in.Name, "layers_0.seq.")
+		model = append(model, arrays.Named{Name: "layers.0.seq." + name, Array: a})
+		b := a.Clone()
+		if name == "C_re" || name == "C_im" { // the second layer's last two modes barely seen: fewer states reach the tolerance
+			for i := range b.Data {
+				if i%4 >= 2 {
+					b.Data[i] *= 1e-4
+				}
+			}
+		}
+		model = append(model, arrays.Named{Name: "layers.1.seq." + name, Array: b})
+	}
+	f.Close()
+	in := filepath.Join(dir, "model.npz")
+	data, err := arrays.EncodeNPZ(model, arrays.NPZOptions{})
+	if err != nil || os.WriteFile(in, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.npz")
+	r := run(t, "", "distill", in, "--order", "auto", "--tol", "0.05", "--length", "128", "--dtype", "F64", "-o", out)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	m := readManifest(t, out)
+	orders := map[int]bool{}
+	for _, l := range m.Layers {
+		orders[l.Channels[0].Order] = true
+	}
+	sizes := map[int]bool{}
+	g, err := arrays.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for _, a := range g.Arrays() {
+		if strings.HasSuffix(a.Name, "nu_log") {
+			sizes[a.Shape[0]] = true
+		}
+	}
+	if len(orders) < 2 || len(sizes) != 1 || !strings.Contains(r.stderr, "idle ones up to the model's widest layer") {
+		t.Errorf("orders %v, state sizes %v: %v", orders, sizes, r.stderr)
+	}
+	for _, l := range m.Layers {
+		for o, ch := range l.Channels {
+			if ch.RelError > 0.05 {
+				t.Errorf("%s output %d: %.3g above the tolerance", l.Prefix, o, ch.RelError)
+			}
+		}
+	}
+}

@@ -69,6 +69,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		l       ModelLayer
 		fs      []filters.Filter
 		shared  *layouts.SharedModes
+		mimo    *plan.UnitResult // a MIMO layer's reduced unit
 		tensors []arrays.Named
 		rec     plan.LayerRecord
 		note    string
@@ -83,11 +84,11 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 			if len(rs) != 1 || rs[0].MIMO == nil {
 				return nil, inputf("layer %q: a MIMO layer comes as one reduced unit, not %d units", l.Prefix, len(rs))
 			}
-			tensors, rec, note, err := exportMIMOLayer(c, l, rs[0], o)
+			tensors, rec, note, err := exportMIMOLayer(c, l, rs[0], o, 0)
 			if err != nil {
 				return nil, err
 			}
-			layers = append(layers, exported{l: l, tensors: tensors, rec: rec, note: note})
+			layers = append(layers, exported{l: l, mimo: rs[0], tensors: tensors, rec: rec, note: note})
 			continue
 		}
 		for _, r := range rs {
@@ -113,12 +114,12 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		}
 		rec.Channels = recs
 		rec.Warnings = l.Warnings
-		layers = append(layers, exported{l, fs, shared, tensors, rec, note})
+		layers = append(layers, exported{l: l, fs: fs, shared: shared, tensors: tensors, rec: rec, note: note})
 	}
 	// The layers written in one modal layout share its largest state size, the others' extra
 	// modes with no residue, so that one module (one d_state) loads every layer: a fit's
 	// real poles take a mode each, and an S4D model distilled at order 8 came back with
-	// layers of 5 and 6 modes.
+	// layers of 5 and 6 modes (and LRU layers reduced to order 32, of 15 and 16).
 	widest := map[layouts.Layout]int{}
 	for _, e := range layers {
 		lay := layouts.Layout(e.rec.ToLayout)
@@ -132,7 +133,17 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		}
 		po := o
 		po.Options.ToLayout = string(lay)
-		tensors, rec, _, err := exportLayer(e.l, e.fs, e.shared, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
+		var tensors []arrays.Named
+		var rec plan.LayerRecord
+		var err error
+		if e.mimo != nil {
+			var note string
+			if tensors, rec, note, err = exportMIMOLayer(c, e.l, e.mimo, o, widest[lay]); err == nil {
+				e.note, e.rec.Module = note, rec.Module // the state size written
+			}
+		} else {
+			tensors, rec, _, err = exportLayer(e.l, e.fs, e.shared, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
+		}
 		if err != nil {
 			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, e.l.Prefix, layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
 			continue
@@ -415,7 +426,7 @@ func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType,
 // module's settings (an S5 layer every state at --log-step, else the mean of its log_step),
 // and checks that the tensors, rounded to their dtype, read back within their limit of the
 // reduced layer.
-func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions) ([]arrays.Named, plan.LayerRecord, string, error) {
+func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), ToLayout: string(l.Layout), Length: l.Length, Channels: r.Channels, Warnings: l.Warnings}
 	raw, dt, why := writtenType(l, o)
 	rec.DType = raw
@@ -438,7 +449,7 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	} else if given {
 		opts["log-step"] = c.options["log-step"]
 	}
-	lo := layouts.Options{Values: opts}
+	lo := layouts.Options{Values: opts, StateSize: stateSize}
 	tensors, err := layouts.ExportMIMO(m, l.Layout, lo, l.Prefix)
 	if err != nil {
 		return nil, rec, "", inputf("layer %q: %v", l.Prefix, oneLineErr(err))
@@ -452,12 +463,16 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	for _, t := range tensors {
 		rec.Tensors = append(rec.Tensors, t.Name)
 	}
-	size := fmt.Sprintf("d_hidden %d", len(m.Poles))
+	states := max(len(m.Poles), stateSize) // padded with idle modes to the model's widest layer
+	size := fmt.Sprintf("d_hidden %d", states)
 	if l.Layout == layouts.S5 {
-		size = fmt.Sprintf("P = %d (ssm_size_base %d)", len(m.Poles), len(m.Poles))
+		size = fmt.Sprintf("P = %d (ssm_size_base %d)", states, states)
 		if l.Options["conj-sym"] != "false" {
-			size = fmt.Sprintf("P = %d (ssm_size_base %d under conj_sym)", len(m.Poles), 2*len(m.Poles))
+			size = fmt.Sprintf("P = %d (ssm_size_base %d under conj_sym)", states, 2*states)
 		}
+	}
+	if states > len(m.Poles) {
+		size += fmt.Sprintf(" (its %d modes and idle ones up to the model's widest layer)", len(m.Poles))
 	}
 	rec.Module = "build it with " + size
 	note := fmt.Sprintf("layer %s: reduced by balanced truncation to order %d (%d modes; H∞ error bound %.3g): its module loads it built with %s", l.Prefix, r.MIMO.Order, len(m.Poles), r.MIMO.Bound, size)

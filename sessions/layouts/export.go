@@ -112,9 +112,18 @@ func responseNorm(d *filters.Diagonal) float64 {
 }
 
 // ModalStateSize is the number of modes per channel of a modal layout's tensors as Export
-// writes them (S4D's A_real, StripedHyena's poles: (channels, modes, …)), 0 for another
-// layout or tensors without them.
+// writes them (S4D's A_real, StripedHyena's poles: (channels, modes, …)), or of a layer's
+// as ExportMIMO writes them (LRU's nu_log, S5's Lambda_re: (modes)), 0 for another layout or
+// tensors without them.
 func ModalStateSize(lay Layout, tensors []arrays.Named) int {
+	if name := map[Layout]string{LRU: "nu_log", S5: "Lambda_re"}[lay]; name != "" {
+		for _, t := range tensors {
+			if strings.HasSuffix(t.Name, name) && len(t.Array.Shape) == 1 {
+				return t.Array.Shape[0]
+			}
+		}
+		return 0
+	}
 	names := map[Layout][]string{S4D: {"kernel.A_real", "kernel.log_A_real"}, StripedHyena: {"poles"}}[lay]
 	for _, t := range tensors {
 		for _, name := range names {
