@@ -226,7 +226,7 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		if isMIMO(l.Layer) {
 			// Reduced whole: its units' channels are its outputs, whatever --pair reads.
 			c.Layers[i].Channels = r.MIMO.Outputs
-			c.Layers[i].Warnings = slices.DeleteFunc(slices.Clone(r.Warnings), func(w string) bool { return w == r.Pairs })
+			c.Layers[i].Warnings = slices.DeleteFunc(slices.Clone(r.Warnings), func(w string) bool { return slices.Contains(r.Pairs, w) })
 		}
 		c.Layers[i].RawType = raw[c.readFrom[l.Prefix][0]]
 		if c.sharesModes(l) && r.Shared == nil {

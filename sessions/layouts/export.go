@@ -282,7 +282,7 @@ func named(prefix string, names []string, shapes [][]int, data ...[]float64) ([]
 // module; "" where Export writes what the layer's module loads. Export writes an rtf layer
 // with one denominator per channel and no constraint, an s4d layer (variant ssm) complex or
 // real (is-real), causal, with one SSM and one Δt per channel, and a stripedhyena layer with
-// one system per channel; ExportMIMO an s5 layer that is not bidirectional.
+// one system per channel; ExportMIMO every lru and s5 layer (bidirectional too).
 func WriteBackVariant(l Layer) (variant string, others []Layout) {
 	var why []string
 	switch l.Layout {
@@ -302,10 +302,6 @@ func WriteBackVariant(l Layer) (variant string, others []Layout) {
 		}
 		if l.Options["dt_tie"] == "false" {
 			why = append(why, "dt_tie false (inv_dt of (H, N/2))")
-		}
-	case S5:
-		if l.Options["bidirectional"] == "true" {
-			why = append(why, "bidirectional (C1 on the forward scan, C2 on the reversed one, anti-causal: ExportMIMO writes one causal C)")
 		}
 	case StripedHyena:
 		if n := l.Options["num_systems"]; n != "" {

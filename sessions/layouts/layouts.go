@@ -122,9 +122,10 @@ type Result struct {
 	// layer's slices, a part of the layer left out).
 	Note     string
 	Warnings []string
-	// Pairs is the warning that says which pairs of a MIMO layer the bank holds (one of
-	// Warnings), which does not apply where the layer is taken whole (MIMO).
-	Pairs string
+	// Pairs are the warnings about the bank alone (among Warnings): which pairs of a MIMO
+	// layer it holds, and the part of a bidirectional S5 layer it leaves out, which do not
+	// apply where the layer is taken whole (MIMO).
+	Pairs []string
 	// Single says that the layer holds one filter, not a bank (an sos tensor of shape
 	// (sections, 6)): Bank has its one channel.
 	Single bool
@@ -134,8 +135,9 @@ type Result struct {
 	// Shared are the modes of an S4D layer that SharesModes (without residues), for a fit
 	// that keeps them shared; nil for any other layer.
 	Shared *SharedModes
-	// MIMO is the whole layer of an lru or s5 layer (the forward part of a bidirectional S5
-	// layer), of which Bank holds the pairs: what ExportMIMO writes back; nil for others.
+	// MIMO is the whole layer of an lru or s5 layer, of which Bank holds the pairs: what
+	// ExportMIMO writes back; nil for others. A bidirectional S5 layer's has 2H outputs, the
+	// forward ones then the backward (anti-causal) ones, whose pairs the bank leaves out.
 	MIMO *filters.MIMO
 }
 

@@ -24,8 +24,9 @@ const padPole = 0.5
 // with D acting on each channel's own input (D ⊙ u), so m.D must be diagonal. Options:
 // none for lru; disc, conj-sym, clip-eigs, step-rescale and log-step for s5 (its module's
 // settings, which the checkpoint does not record, and the step written). Options.StateSize
-// pads the layer with modes of no B and C (pole 0.5). A bidirectional S5 layer is not
-// written: WriteBackVariant says so.
+// pads the layer with modes of no B and C (pole 0.5). A layer of 2H outputs and H inputs
+// is a bidirectional S5 layer, as Import reads one (Result.MIMO): its first H rows are
+// written as C1, the next H, the reverse scan's, as C2, and they must have no D.
 func ExportMIMO(m *filters.MIMO, lay Layout, o Options, prefix string) ([]arrays.Named, error) {
 	if lay != LRU && lay != S5 {
 		return nil, fmt.Errorf("%w: ExportMIMO writes the layouts %s, not %s", ErrNotFound, JoinLayouts([]Layout{LRU, S5}), lay)
@@ -48,15 +49,20 @@ func ExportMIMO(m *filters.MIMO, lay Layout, o Options, prefix string) ([]arrays
 		return nil, err
 	}
 	h := m.Inputs
-	if m.Outputs != h {
-		return nil, invalidf("a layer of %d inputs and %d outputs: the %s layout's module has as many of each (H)", m.Inputs, m.Outputs, lay)
+	// The shape says bidirectional: neither module has another layer of 2H outputs.
+	bidir := lay == S5 && m.Outputs == 2*h
+	if m.Outputs != h && !bidir {
+		return nil, invalidf("a layer of %d inputs and %d outputs: the %s layout's module has as many of each (H; s5 also 2H outputs, bidirectional)", m.Inputs, m.Outputs, lay)
 	}
 	d := make([]float64, h)
-	for out := range h {
+	for out := range m.Outputs {
 		for in := range h {
-			if v := m.D[out*h+in]; out == in {
+			switch v := m.D[out*h+in]; {
+			case out == in:
 				d[out] = v
-			} else if v != 0 {
+			case v != 0 && out >= h:
+				return nil, invalidf("D[%d][%d] = %v: a bidirectional S5 layer's D acts on its forward outputs alone (outputs %d–%d, the reverse scan's, have none)", out, in, v, h, 2*h-1)
+			case v != 0:
 				return nil, invalidf("D[%d][%d] = %v: the %s layout's D acts on each channel's own input (D ⊙ u), so D must be diagonal", out, in, v, lay)
 			}
 		}
@@ -128,7 +134,8 @@ func exportLRU(m *filters.MIMO, d []float64, prefix string) ([]arrays.Named, err
 // state's log_step the option log-step, Δ = step_rescale·exp(log_step) as the module (and
 // the reader) takes it; Λ the pole's continuous mode by the disc (zoh: log(λ)/Δ; bilinear:
 // (2/Δ)(λ − 1)/(λ + 1)); B = b over the factor the disc multiplies B by (discretizeMode's,
-// as the reader); C = c/2 where conj_sym doubles Re(C x).
+// as the reader); C = c/2 where conj_sym doubles Re(C x). A layer of 2H outputs is written
+// bidirectional: C1 its first H rows, C2 the next H (s5/ssm.py lines 193–203).
 func exportS5(m *filters.MIMO, d []float64, o Options, prefix string) ([]arrays.Named, error) {
 	disc := o.get(S5, "disc")
 	if disc != "zoh" && disc != "bilinear" {
@@ -146,7 +153,7 @@ func exportS5(m *filters.MIMO, d []float64, o Options, prefix string) ([]arrays.
 	clip := o.bool(S5, "clip-eigs")
 	n, h := len(m.Poles), m.Inputs
 	lre, lim := make([]float64, n), make([]float64, n)
-	bs, cs := make([]float64, n*h*2), make([]float64, h*n*2)
+	bs, cs := make([]float64, n*h*2), make([]float64, m.Outputs*n*2)
 	steps := make([]float64, n)
 	for k, p := range m.Poles {
 		var lam complex128
@@ -175,10 +182,14 @@ func exportS5(m *filters.MIMO, d []float64, o Options, prefix string) ([]arrays.
 			b := m.B[k*h+j] / fac
 			bs[2*(k*h+j)], bs[2*(k*h+j)+1] = real(b), imag(b)
 		}
-		for out := range h {
+		for out := range m.Outputs {
 			c := m.C[out*n+k] / complex(scale, 0)
 			cs[2*(out*n+k)], cs[2*(out*n+k)+1] = real(c), imag(c)
 		}
+	}
+	if m.Outputs == 2*h {
+		return named(prefix, []string{"Lambda_re", "Lambda_im", "B", "C1", "C2", "D", "log_step"},
+			[][]int{{n}, {n}, {n, h, 2}, {h, n, 2}, {h, n, 2}, {h}, {n, 1}}, lre, lim, bs, cs[:h*n*2], cs[h*n*2:], d, steps)
 	}
 	return named(prefix, []string{"Lambda_re", "Lambda_im", "B", "C", "D", "log_step"},
 		[][]int{{n}, {n}, {n, h, 2}, {h, n, 2}, {h}, {n, 1}}, lre, lim, bs, cs, d, steps)

@@ -127,9 +127,9 @@ func TestExportMIMORoundTrip(t *testing.T) {
 // TestExportMIMORefuses: what the lru and s5 modules cannot hold is refused, naming why: a
 // D off the diagonal, inputs other than outputs, a pole on or outside the unit circle or at
 // 0 (lru), a pole at 0 (s5 zoh) or −1 (s5 bilinear), a mode that clip_eigs would clip, a
-// step that is not positive; settings of reading (pairs) and options of other layouts. A
-// bidirectional S5 layer is read as its forward part, and WriteBackVariant refuses to write
-// it back.
+// step that is not positive; settings of reading (pairs) and options of other layouts; a
+// layer of 2H outputs (bidirectional) in the lru layout, or with D on its backward rows. A
+// bidirectional S5 layer's bank is its forward part, as before it was written back.
 func TestExportMIMORefuses(t *testing.T) {
 	base := func() *filters.MIMO { return randomMIMO(t, 32, 4, 2) }
 	withPole := func(p complex128) *filters.MIMO { m := base(); m.Poles[3] = p; return m }
@@ -139,6 +139,8 @@ func TestExportMIMORefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	backD := randomBidirectional(t, 33, 4, 2)
+	backD.D[2*2+0] = 0.5 // output 2, the first backward one, from input 0
 	for _, c := range []struct {
 		m    *filters.MIMO
 		lay  layouts.Layout
@@ -160,6 +162,8 @@ func TestExportMIMORefuses(t *testing.T) {
 		{base(), layouts.S5, layouts.Options{Pairs: [][2]int{{0, 1}}}, layouts.ErrNotExported, "written whole"},
 		{base(), layouts.LRU, layouts.Options{Values: map[string]string{"disc": "zoh"}}, nil, "not of lru"},
 		{base(), layouts.S4D, layouts.Options{}, layouts.ErrNotFound, "writes the layouts lru, s5"},
+		{randomBidirectional(t, 33, 4, 2), layouts.LRU, layouts.Options{}, layouts.ErrInvalid, "2 inputs and 4 outputs"},
+		{backD, layouts.S5, layouts.Options{}, layouts.ErrInvalid, "D[2][0] = 0.5: a bidirectional S5 layer's D acts on its forward outputs alone"},
 	} {
 		_, err := layouts.ExportMIMO(c.m, c.lay, c.o, "")
 		if err == nil || c.is != nil && !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.want) {
@@ -189,16 +193,86 @@ func TestExportMIMORefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e := mimoDiff(t, m, r.MIMO, mimoLength); e > roundTripTol {
-		t.Errorf("bidirectional: the forward part reads back off by %.3g", e)
+	for h, f := range r.Bank.Channels {
+		g, _ := m.Channel(h, h)
+		if e := filters.RelDiff(g.Impulse(mimoLength), f.Impulse(mimoLength)); e > roundTripTol {
+			t.Errorf("bidirectional: channel %d is off the forward pair (%d, %d) by %.3g", h, h, h, e)
+		}
 	}
 	if !strings.Contains(strings.Join(r.Warnings, "\n"), "C2 acts on the reverse scan") {
 		t.Errorf("bidirectional: warnings %q do not say C2 was left out", r.Warnings)
 	}
-	if v, _ := layouts.WriteBackVariant(l); !strings.Contains(v, "bidirectional") {
-		t.Errorf("bidirectional: WriteBackVariant says %q, want it refused as bidirectional", v)
+}
+
+// randomBidirectional returns a bidirectional S5 layer as Import reads one: randomMIMO's
+// layer of n modes and h inputs as its forward part, and h backward outputs of another
+// random C (randomMIMO's of seed+1) and no D.
+func randomBidirectional(t *testing.T, seed uint64, n, h int) *filters.MIMO {
+	t.Helper()
+	fwd, bwd := randomMIMO(t, seed, n, h), randomMIMO(t, seed+1, n, h)
+	m, err := filters.NewMIMO(fwd.Poles, fwd.B, append(fwd.C, bwd.C...), append(fwd.D, make([]float64, h*h)...), h, 2*h)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if v, _ := layouts.WriteBackVariant(layouts.Layer{Layout: layouts.S5, Options: map[string]string{}}); v != "" {
-		t.Errorf("a causal S5 layer: WriteBackVariant says %q, want \"\"", v)
+	return m
+}
+
+// TestExportMIMOBidirectional: a bidirectional S5 layer (2H outputs, the reverse scan's
+// below the forward ones) is written with C1 and C2 and read back by Import as the same
+// layer (every pair's response to roundTripTol), under zoh and bilinear, conj-sym true and
+// false, padded; its bank is the forward pairs with the warning that C2 is left out, and
+// WriteBackVariant no longer refuses it.
+func TestExportMIMOBidirectional(t *testing.T) {
+	m := randomBidirectional(t, 34, 9, 3)
+	worst := 0.0
+	for _, c := range []struct {
+		o     map[string]string
+		state int
+	}{
+		{nil, 0},
+		{map[string]string{"conj-sym": "false", "step-rescale": "0.5", "log-step": "-1"}, 0},
+		{map[string]string{"disc": "bilinear", "log-step": "0.3"}, 11},
+	} {
+		named, err := layouts.ExportMIMO(m, layouts.S5, layouts.Options{Values: c.o, StateSize: c.state}, "layers.0.seq.")
+		if err != nil {
+			t.Fatalf("%v: %v", c.o, err)
+		}
+		var names []string
+		for _, n := range named {
+			names = append(names, n.Name)
+		}
+		if got := strings.Join(names, " "); !strings.Contains(got, "seq.C1 layers.0.seq.C2 ") || strings.Contains(got, "seq.C ") {
+			t.Errorf("%v: tensors %s, want C1 and C2 in place of C", c.o, got)
+		}
+		src := layouts.NamedSource(named)
+		l, err := layouts.Find(src.Arrays(), layouts.S5, "layers.0.seq.")
+		if err != nil {
+			t.Fatalf("%v: %v", c.o, err)
+		}
+		if l.Options["bidirectional"] != "true" {
+			t.Errorf("%v: detected as %v, want bidirectional", c.o, l.Options)
+		}
+		if v, _ := layouts.WriteBackVariant(l); v != "" {
+			t.Errorf("%v: WriteBackVariant says %q, want \"\" (ExportMIMO writes it)", c.o, v)
+		}
+		r, err := layouts.Import(src, l, layouts.Options{Values: c.o})
+		if err != nil {
+			t.Fatalf("%v: %v", c.o, err)
+		}
+		e := mimoDiff(t, m, r.MIMO, mimoLength)
+		worst = max(worst, e)
+		if e > roundTripTol {
+			t.Errorf("%v: the layer comes back off by %.3g", c.o, e)
+		}
+		if len(r.Bank.Channels) != 3 || len(r.Pairs) != 2 || !strings.Contains(r.Pairs[1], "C2 acts on the reverse scan") {
+			t.Errorf("%v: bank of %d channels, warnings about the pairs %q", c.o, len(r.Bank.Channels), r.Pairs)
+		}
+		for h, f := range r.Bank.Channels {
+			g, _ := r.MIMO.Channel(h, h)
+			if e := filters.RelDiff(f.Impulse(mimoLength), g.Impulse(mimoLength)); e != 0 {
+				t.Errorf("%v: channel %d is not the forward pair (%d, %d): %.3g", c.o, h, h, h, e)
+			}
+		}
 	}
+	t.Logf("worst relative difference over the bidirectional round trips: %.2g", worst)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"slices"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -574,7 +575,7 @@ func (lruLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (S4 convention)", len(bank.Channels), 2*n)),
-		Warnings: []string{warn}, Pairs: warn}, nil
+		Warnings: []string{warn}, Pairs: []string{warn}}, nil
 }
 
 // ---- S5 ----
@@ -628,6 +629,12 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	outs := cShape[0]
+	var c2 *arrays.Array
+	if bidir {
+		if c2, err = t.get("C2", "(H, P, 2)", []int{outs, n, 2}); err != nil {
+			return Result{}, err
+		}
+	}
 	d, err := t.get("D", "(H)", []int{outs})
 	if err != nil {
 		return Result{}, err
@@ -678,9 +685,33 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	r := Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (%s, S4 convention)", len(bank.Channels), 2*n, disc)),
-		Warnings: []string{warn}, Pairs: warn}
+		Warnings: []string{warn}, Pairs: []string{warn}}
 	if bidir {
-		r.Warnings = append(r.Warnings, "the layer is bidirectional: C1 (the forward scan) was read; C2 acts on the reverse scan, anti-causally, and was left out")
+		// The pairs are the forward part's; the whole layer stacks the reverse scan's
+		// outputs below (bidirectionalS5).
+		if r.MIMO, err = bidirectionalS5(m, c2, scale); err != nil {
+			return Result{}, err
+		}
+		w := "the layer is bidirectional: C1 (the forward scan) was read; C2 acts on the reverse scan, anti-causally, and was left out"
+		r.Warnings, r.Pairs = append(r.Warnings, w), append(r.Pairs, w)
 	}
 	return r, nil
+}
+
+// bidirectionalS5 is the whole of a bidirectional S5 layer of forward part fwd (C = f·C1)
+// and C2: y = f·Re(C1·x_fwd) + f·Re(C2·x_bwd) + D·u, x_bwd the reverse scan over the same
+// Λ̄ and B̄, x_bwd[t] = Λ̄·x_bwd[t+1] + B̄·u[t] (lindermanlab/S5 s5/ssm.py: apply_ssm,
+// lines 74–88, scans again with reverse=True and concatenates C1 and C2, lines 193–203;
+// D ⊙ u once, lines 245–247). It is the MIMO layer of 2H outputs whose rows 0..H−1 are the
+// forward outputs and H..2H−1 f·C2 with no D: row H+o's impulse response at lag k is the
+// anti-causal kernel that output o applies to u[t+k], so each row's Markov sequence is one
+// of the two kernels, and balanced truncation reduces both over the shared Λ̄ and B̄.
+func bidirectionalS5(fwd *filters.MIMO, c2 *arrays.Array, scale float64) (*filters.MIMO, error) {
+	h, n := fwd.Outputs, len(fwd.Poles)
+	c := append(slices.Clone(fwd.C), make([]complex128, h*n)...)
+	for i := range h * n {
+		c[h*n+i] = complex(scale, 0) * complexAt(c2, i)
+	}
+	d := append(slices.Clone(fwd.D), make([]float64, h*fwd.Inputs)...)
+	return filters.NewMIMO(fwd.Poles, fwd.B, c, d, fwd.Inputs, 2*h)
 }

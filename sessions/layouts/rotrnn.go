@@ -119,5 +119,5 @@ func (rotrnnLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d rotation channels of order %d (%d heads, S4 convention)", len(bank.Channels), heads*k, heads)),
-		Warnings: []string{warn}, Pairs: warn}, nil
+		Warnings: []string{warn}, Pairs: []string{warn}}, nil
 }
