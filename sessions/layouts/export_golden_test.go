@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -80,6 +81,7 @@ const (
 func TestExportGolden(t *testing.T) {
 	bank := randomModal(t, 21, 3)
 	mimo := randomMIMO(t, 24, 6, 3)
+	bidir := randomBidirectional(t, 25, 6, 3)
 	shared, sharedBank := sharedBank(t, 22, 2, 3, 4)
 	sharedBil, sharedBilBank := sharedBankDisc(t, 23, 2, 3, 4, "bilinear")
 	g := loadGolden(t)
@@ -99,7 +101,8 @@ func TestExportGolden(t *testing.T) {
 			mimoOpts[c.file] = c.o
 		}
 		b, _ := json.Marshal(map[string]any{"impulse": impulses(bank), "shared_impulse": impulses(sharedBank), "shared_ssms": len(shared.A),
-			"sharedbil_impulse": impulses(sharedBilBank), "mimo_impulse": mimoImpulses(t, mimo, g.Length), "mimo_options": mimoOpts})
+			"sharedbil_impulse": impulses(sharedBilBank), "mimo_impulse": mimoImpulses(t, mimo, g.Length), "mimo_options": mimoOpts,
+			"bidir_impulse": mimoImpulses(t, bidir, g.Length)})
 		if err := os.WriteFile(filepath.Join(exportDir, "bank.json"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -128,7 +131,11 @@ func TestExportGolden(t *testing.T) {
 		checkExportGolden(t, g, c.file, named, c.dt)
 	}
 	for _, c := range mimoGoldens {
-		named, err := layouts.ExportMIMO(mimo, c.lay, layouts.Options{Values: c.o}, "blocks.1.filter.")
+		m := mimo
+		if strings.HasPrefix(c.file, "s5bidir_") {
+			m = bidir
+		}
+		named, err := layouts.ExportMIMO(m, c.lay, layouts.Options{Values: c.o}, "blocks.1.filter.")
 		if err != nil {
 			t.Fatalf("%s: %v", c.file, err)
 		}
@@ -140,7 +147,9 @@ func TestExportGolden(t *testing.T) {
 // 0.9999, a real pole of each sign) and 3 inputs and outputs, written by ExportMIMO, whose
 // every pair gen_layouts.py computes with lru_run or s5_run (the s5 options recorded in
 // bank.json: an S5SSM built with them loads the file). The file's name up to "_" is the
-// layout gen_layouts.py checks it as.
+// layout gen_layouts.py checks it as; s5bidir is a bidirectional layer of the same shape
+// (randomBidirectional), whose 2H rows gen_layouts.py computes with the module's forward
+// and reverse scans (s5_bidir_kernels) against bank.json's bidir_impulse.
 var mimoGoldens = []struct {
 	file string
 	lay  layouts.Layout
@@ -151,6 +160,7 @@ var mimoGoldens = []struct {
 	{"lru_32.safetensors", layouts.LRU, arrays.Float32, nil},
 	{"s5_64.pt", layouts.S5, arrays.Float64, nil},
 	{"s5bil_64.npz", layouts.S5, arrays.Float64, map[string]string{"disc": "bilinear", "conj-sym": "false", "step-rescale": "0.5", "log-step": "-0.3"}},
+	{"s5bidir_64.pt", layouts.S5, arrays.Float64, map[string]string{"disc": "bilinear", "log-step": "-0.5"}},
 }
 
 // mimoImpulses are the responses of every pair of m, (outputs, inputs, n).

@@ -394,13 +394,16 @@ def hyena_kernel(st):
 
 # ---------------------------------------------------------------- LRU, S5, RotRNN (MIMO)
 
-def impulse_mimo(step, n_in, pairs):
-    """Feeds a unit impulse into input j and records output i for each pair (i, j)."""
+def impulse_mimo(step, n_in, pairs, anticausal=False):
+    """Feeds a unit impulse into input j and records output i for each pair (i, j); with
+    anticausal, the impulse at the last sample and the output read backwards: the kernel at
+    lag k ≥ 0 that an anti-causal layer applies to u[t + k]."""
     out = []
     for i, j in pairs:
         u = torch.zeros(L, n_in)
-        u[0, j] = 1
-        out.append(step(u)[:, i])
+        u[-1 if anticausal else 0, j] = 1
+        y = step(u)[:, i]
+        out.append(y.flip(0) if anticausal else y)
     return torch.stack(out)
 
 
@@ -445,14 +448,30 @@ def s5_state(seed, H=3, P=4):
     ])
 
 
+def s5_bidir_state(seed, H=3, P=4):
+    """A bidirectional S5SSM's parameters: C1 and C2 in place of C (s5/ssm.py lines 193-203)."""
+    g = torch.Generator().manual_seed(seed + 1000)
+    st = collections.OrderedDict()
+    for k, v in s5_state(seed, H, P).items():
+        if k == "C":
+            st["C1"], st["C2"] = v, torch.randn(H, P, 2, generator=g) / math.sqrt(P)
+        else:
+            st[k] = v
+    return st
+
+
 def s5_run(st, u, disc="zoh", conj_sym=True, step_rescale=1.0, clip_eigs=False):
     """S5SSM (lindermanlab/S5 s5/ssm.py lines 11-42 discretize_*, 60-88 apply_ssm with
-    conj_sym, 139-247 setup and __call__: clip_eigs at line 193, step_rescale at 240), as a
-    sequential scan."""
+    conj_sym, 139-247 setup and __call__: clip_eigs at lines 154-155, step_rescale at 219), as a
+    sequential scan. A bidirectional layer (C1 and C2, lines 193-203) scans again in reverse
+    over the same Λ̄ and B̄ (associative_scan with reverse=True, lines 79-83) and applies the
+    concatenation of C1 and C2 to both states."""
     re = torch.clamp(st["Lambda_re"], max=-1e-4) if clip_eigs else st["Lambda_re"]
     Lam = re + 1j * st["Lambda_im"]
     Bt = st["B"][..., 0] + 1j * st["B"][..., 1]
-    Ct = st["C"][..., 0] + 1j * st["C"][..., 1]
+    bidir = "C1" in st
+    Cs = [st["C1"], st["C2"]] if bidir else [st["C"]]
+    Ct = torch.cat([c[..., 0] + 1j * c[..., 1] for c in Cs], dim=-1)
     step = step_rescale * torch.exp(st["log_step"][:, 0])
     if disc == "zoh":
         Lb = torch.exp(Lam * step)
@@ -461,12 +480,31 @@ def s5_run(st, u, disc="zoh", conj_sym=True, step_rescale=1.0, clip_eigs=False):
         BL = 1 / (1 - (step / 2.0) * Lam)
         Lb = BL * (1 + (step / 2.0) * Lam)
         Bb = (BL * step)[..., None] * Bt
+    xs = []
     x = torch.zeros(Lam.shape[0], dtype=Lam.dtype)
-    ys = []
     for t in range(u.shape[0]):
         x = Lb * x + Bb @ u[t].to(Lam.dtype)
-        ys.append((2 if conj_sym else 1) * (Ct @ x).real + st["D"] * u[t])
-    return torch.stack(ys)
+        xs.append(x)
+    if bidir:
+        x2 = torch.zeros(Lam.shape[0], dtype=Lam.dtype)
+        for t in reversed(range(u.shape[0])):
+            x2 = Lb * x2 + Bb @ u[t].to(Lam.dtype)
+            xs[t] = torch.cat([xs[t], x2])
+    return torch.stack([(2 if conj_sym else 1) * (Ct @ x).real + st["D"] * u[t] for t, x in enumerate(xs)])
+
+
+def s5_bidir_kernels(st, **kw):
+    """A bidirectional S5 layer's kernels (2H, H, L), each by the module's own scan (s5_run):
+    rows 0..H-1 causal, of the layer with C2 zeroed; rows H..2H-1 anti-causal (lag k ≥ 0 on
+    u[t + k]), of the layer with C1 and D zeroed, fed an impulse at the last sample and read
+    backwards."""
+    H = st["D"].shape[0]
+    pairs = [(i, j) for i in range(H) for j in range(H)]
+    fwd = collections.OrderedDict(st, C2=torch.zeros_like(st["C2"]))
+    bwd = collections.OrderedDict(st, C1=torch.zeros_like(st["C1"]), D=torch.zeros_like(st["D"]))
+    kf = impulse_mimo(lambda u: s5_run(fwd, u, **kw), H, pairs).reshape(H, H, -1)
+    kb = impulse_mimo(lambda u: s5_run(bwd, u, **kw), H, pairs, anticausal=True).reshape(H, H, -1)
+    return torch.cat([kf, kb])
 
 
 def rotrnn_state(seed, heads=2, k=4, du=3):
@@ -574,7 +612,7 @@ def check_exports(results):
             st = collections.OrderedDict((k, torch.from_numpy(v)) for k, v in np.load(path).items())
         dtypes = sorted({str(v.dtype).replace("torch.", "") for v in st.values()})
         st = collections.OrderedDict((k[len(prefix):], v.to(torch.float64)) for k, v in st.items())
-        if layout in ("lru", "s5", "s5bil"):
+        if layout in ("lru", "s5", "s5bil", "s5bidir"):
             check_mimo_export(results, fname, layout, st, dtypes, banks)
             continue
         want = banks["impulse"]
@@ -610,8 +648,9 @@ def check_mimo_export(results, fname, layout, st, dtypes, banks):
     (LRU.setup, lru/model.py lines 46-80; S5SSM.setup, s5/ssm.py lines 175-241), and every
     pair's response by lru_run or s5_run, with the S5SSM settings the Go test wrote it for,
     against the layer's (bank.json's mimo_impulse, (outputs, inputs, L))."""
-    w = torch.tensor(banks["mimo_impulse"])
-    H = w.shape[0]
+    bidir = layout == "s5bidir"  # a layer of 2H outputs: C1's rows, then C2's anti-causal ones
+    w = torch.tensor(banks["bidir_impulse" if bidir else "mimo_impulse"])
+    H = w.shape[1]
     opts = banks["mimo_options"].get(fname) or {}
     if layout == "lru":
         names = {"nu_log": (-1,), "theta_log": (-1,), "gamma_log": (-1,), "B_re": (-1, H), "B_im": (-1, H),
@@ -619,6 +658,9 @@ def check_mimo_export(results, fname, layout, st, dtypes, banks):
         step = lambda u: lru_run(st, u)
     else:
         names = {"Lambda_re": (-1,), "Lambda_im": (-1,), "B": (-1, H, 2), "C": (H, -1, 2), "D": (H,), "log_step": (-1, 1)}
+        if bidir:
+            del names["C"]
+            names["C1"], names["C2"] = (H, -1, 2), (H, -1, 2)
         kw = dict(disc=opts.get("disc", "zoh"), conj_sym=opts.get("conj-sym", "true") == "true",
                   step_rescale=float(opts.get("step-rescale", "1")), clip_eigs=opts.get("clip-eigs", "false") == "true")
         step = lambda u: s5_run(st, u, **kw)
@@ -628,7 +670,10 @@ def check_mimo_export(results, fname, layout, st, dtypes, banks):
         got = tuple(st[n].shape)
         assert len(got) == len(shape) and all(s in (-1, g) for s, g in zip(shape, got)), (fname, n, got, shape)
         assert all(g == P for s, g in zip(shape, got) if s == -1), (fname, n, got, P)
-    k = impulse_mimo(step, H, [(i, j) for i in range(H) for j in range(H)]).reshape(H, H, -1)
+    if bidir:
+        k = s5_bidir_kernels(st, **kw)
+    else:
+        k = impulse_mimo(step, H, [(i, j) for i in range(H) for j in range(H)]).reshape(H, H, -1)
     err = float(torch.linalg.norm(k - w) / torch.linalg.norm(w))
     results[fname] = {"dtypes": dtypes, "rel_error": err}
 
@@ -683,6 +728,10 @@ def main():
     write_case(cases, "s5", "s5", "layers.1.seq.", s5_state(10), lambda s: impulse_mimo(lambda u: s5_run(s, u), 3, pairs))
     write_case(cases, "s5_bilinear", "s5", "", s5_state(11), lambda s: impulse_mimo(lambda u: s5_run(s, u, "bilinear"), 3, pairs),
                options={"disc": "bilinear"}, containers=("pt64",))
+    bidir = s5_bidir_state(15)  # the bank is the forward pairs: the layer with C2 zeroed
+    write_case(cases, "s5_bidir", "s5", "encoder.layers.0.seq.", bidir,
+               lambda s: impulse_mimo(lambda u: s5_run(collections.OrderedDict(s, C2=torch.zeros_like(s["C2"])), u), 3, pairs),
+               containers=("pt64",))
     write_case(cases, "rotrnn", "rotrnn", "layers.0.", rotrnn_state(12), lambda s: impulse_mimo(lambda u: rotrnn_run(s, u), 3, pairs))
     st, tl = rtf_state(13)
     write_case(cases, "rtf", "rtf", "layers.0.filter.", st, lambda s: rtf_kernel(s, tl), options={"trunc-len": str(tl)})
