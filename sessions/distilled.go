@@ -425,7 +425,8 @@ func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType,
 // exportMIMOLayer writes a reduced MIMO layer (the unit r) back in its own layout, with its
 // module's settings (an S5 layer every state at --log-step, else the mean of its log_step),
 // and checks that the tensors, rounded to their dtype, read back within their limit of the
-// reduced layer.
+// reduced layer. A bidirectional S5 layer's 2H outputs (Result.MIMO's) are written as C1 and
+// C2 by ExportMIMO from their number; the note says which channels are which.
 func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), ToLayout: string(l.Layout), Length: l.Length, Channels: r.Channels, Warnings: l.Warnings}
 	raw, dt, why := writtenType(l, o)
@@ -473,6 +474,11 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	}
 	if states > len(m.Poles) {
 		size += fmt.Sprintf(" (its %d modes and idle ones up to the model's widest layer)", len(m.Poles))
+	}
+	if l.Options["bidirectional"] == "true" {
+		// ExportMIMO writes the 2H outputs as C1 and C2 (Result.MIMO's order).
+		h := m.Outputs / 2
+		size += fmt.Sprintf(", bidirectional=True: channels 0–%d its forward outputs, %d–%d its backward ones", h-1, h, 2*h-1)
 	}
 	rec.Module = "build it with " + size
 	note := fmt.Sprintf("layer %s: reduced by balanced truncation to order %d (%d modes; H∞ error bound %.3g): its module loads it built with %s", l.Prefix, r.MIMO.Order, len(m.Poles), r.MIMO.Bound, size)

@@ -17,7 +17,8 @@ It prints a JSON list, an object per OUTPUT:
            s4d (SSMKernelDiag with zoh, bilinear or dss, complex or is_real, or
            models/s4/s4d.py), stripedhyena,
            rtf; lru and s5 by their scans, every pair, a channel being an output over every
-           input) from the tensors as stored, with the settings the layer's module is built with
+           input, a bidirectional S5 layer's 2H channels its forward outputs then its backward
+           ones, each by the module's scan with the other C zeroed) from the tensors as stored, with the settings the layer's module is built with
            (the manifest's layout options, and those distill keeps for a layer written back in
            its own layout); a setting those formulas do not take is refused;
   copied   whether every other tensor of INPUT is in OUTPUT with the same dtype, shape and
@@ -66,6 +67,7 @@ MODULE_NAMES = {
     "rtf": {"ab": 2, "h_0": 1},
     "lru": {"nu_log": 1, "theta_log": 1, "gamma_log": 1, "B_re": 2, "B_im": 2, "C_re": 2, "C_im": 2, "D": 1},
     "s5": {"Lambda_re": 1, "Lambda_im": 1, "B": 3, "C": 3, "D": 1, "log_step": 2},
+    "s5 bidirectional": {"Lambda_re": 1, "Lambda_im": 1, "B": 3, "C1": 3, "C2": 3, "D": 1, "log_step": 2},
 }
 
 # Layout options whose reference default is the only value gen_layouts.py's formulas compute.
@@ -135,15 +137,18 @@ def family_kernel(layout, st, prefix, length, opts, trunc_len):
             k[:, 0] += st["h_0"]
         return k
     if layout in ("lru", "s5"):
-        # Every pair's impulse response (outputs, inputs, length), by the module's own scan.
+        # Every pair's impulse response (outputs, inputs, length), by the module's own scan;
+        # a bidirectional S5 layer's causal kernels then its anti-causal ones (2H, H, length).
         H = st["D"].shape[0]
         pairs = [(i, j) for i in range(H) for j in range(H)]
         if layout == "lru":
             step = lambda u: gen_layouts.lru_run(st, u)  # noqa: E731
-        else:
-            step = lambda u: gen_layouts.s5_run(  # noqa: E731
-                st, u, disc=opts.get("disc", "zoh"), conj_sym=opts.get("conj-sym", "true") == "true",
-                step_rescale=float(opts.get("step-rescale", "1")), clip_eigs=opts.get("clip-eigs", "false") == "true")
+            return gen_layouts.impulse_mimo(step, H, pairs).reshape(H, H, length)
+        kw = dict(disc=opts.get("disc", "zoh"), conj_sym=opts.get("conj-sym", "true") == "true",
+                  step_rescale=float(opts.get("step-rescale", "1")), clip_eigs=opts.get("clip-eigs", "false") == "true")
+        if "C1" in st:
+            return gen_layouts.s5_bidir_kernels(st, **kw)
+        step = lambda u: gen_layouts.s5_run(st, u, **kw)  # noqa: E731
         return gen_layouts.impulse_mimo(step, H, pairs).reshape(H, H, length)
     raise ValueError("check_distilled.py reads hyena, s4, s4d, stripedhyena, rtf, lru and s5 layers, not " + layout)
 
@@ -213,6 +218,8 @@ def check(src, src_meta, path):
             module = "s4d minimal"  # written back for models/s4/s4d.py, which loads its own names
         if module == "s4d" == layer["layout"] and opts.get("is-real", str("kernel.A_imag" not in old).lower()) == "true":
             module = "s4d real"  # written back for SSMKernelDiag(is_real=True): no A_imag
+        if module == "s5" == layer["layout"] and "C1" in old:
+            module = "s5 bidirectional"  # S5SSM(bidirectional=True): C1 and C2
         want = MODULE_NAMES[module]
         H = len(layer["channels"])
         names_ok = set(new) == set(want) and all(new[k].dim() == r for k, r in want.items())
