@@ -25,7 +25,7 @@ func TestDistillModelBidirectionalS5(t *testing.T) {
 		length = 256
 	)
 	dir := t.TempDir()
-	want := mimoResponses(t, in, layouts.S5, prefix, length, nil)
+	want := mimoResponses(t, in, layouts.S5, prefix, length)
 	if len(want) != 6 {
 		t.Fatalf("the input reads as %d outputs, want 2H = 6", len(want))
 	}
@@ -47,7 +47,7 @@ func TestDistillModelBidirectionalS5(t *testing.T) {
 		if w := strings.Join(m.Layers[0].Warnings, "\n"); strings.Contains(w, "left out") {
 			t.Errorf("order %s: the manifest warns %q", order, w)
 		}
-		got := mimoResponses(t, out, layouts.S5, prefix, length, nil)
+		got := mimoResponses(t, out, layouts.S5, prefix, length)
 		for o, ch := range m.Layers[0].Channels {
 			e := rowError(want[o], got[o])
 			errs[order] = append(errs[order], e)
