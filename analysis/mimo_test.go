@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -300,6 +301,37 @@ func BenchmarkReduceMIMO(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkReduceMIMOFile reduces the layer bench/mimo_bt_scipy.py writes (an LRU layer as
+// minimal-LRU initialises it, 256 modes, 128 inputs and outputs) to order 64, beside that
+// script's SciPy timing of the same reduction; it logs the leading Hankel singular values,
+// which the script prints too. Skipped without SSMLAB_MIMO_JSON.
+func BenchmarkReduceMIMOFile(b *testing.B) {
+	path := os.Getenv("SSMLAB_MIMO_JSON")
+	if path == "" {
+		b.Skip("SSMLAB_MIMO_JSON names the layer bench/mimo_bt_scipy.py wrote")
+	}
+	var g struct {
+		Inputs  int          `json:"inputs"`
+		Outputs int          `json:"outputs"`
+		Poles   [][2]float64 `json:"poles"`
+		B       [][2]float64 `json:"B"`
+		C       [][2]float64 `json:"C"`
+		D       []float64    `json:"D"`
+	}
+	numtest.ReadJSON(b, path, &g)
+	m, err := filters.NewMIMO(numtest.Complexes(g.Poles), numtest.Complexes(g.B), numtest.Complexes(g.C), g.D, g.Inputs, g.Outputs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var red *MIMOReduction
+	for b.Loop() {
+		if red, err = ReduceMIMO(m, 64); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Logf("leading Hankel singular values: %.10g", red.HSV[:5])
 }
 
 // ReduceMIMOWithin finds the smallest order whose every output is within the tolerance: its
