@@ -69,3 +69,56 @@ func FuzzWorkDirLoad(f *testing.F) {
 		}
 	})
 }
+
+// FuzzWorkDirLoadMIMO is FuzzWorkDirLoad for a MIMO unit (an LRU or S5 layer reduced whole):
+// a unit it returns holds a reduced layer that validates, of as many outputs as the unit has
+// channels, a record per output and no filters, and saves and loads back the same.
+func FuzzWorkDirLoadMIMO(f *testing.F) {
+	u := plan.Unit{Prefix: "l.", Lo: 0, Hi: 2, Length: 32, Order: 2, MIMO: true}
+	dir := f.TempDir()
+	w, err := sessions.OpenWorkDir(dir, "k")
+	if err != nil {
+		f.Fatal(err)
+	}
+	rec := &plan.MIMORecord{Poles: [][2]float64{{0.5, 0.25}}, B: [][2]float64{{1, 0}, {0, 1}}, C: [][2]float64{{1, 1}, {2, 0}},
+		D: []float64{0.5, 0, 0, 0.5}, Inputs: 2, Outputs: 2, Order: 2, HSV: []float64{1, 0.5}, Bound: 1}
+	res := &plan.UnitResult{Unit: u, MIMO: rec, Channels: []plan.ChannelRecord{{Channel: 0, Order: 2}, {Channel: 1, Order: 2}}}
+	if err := w.Save(res); err != nil {
+		f.Fatal(err)
+	}
+	seed, err := os.ReadFile(w.Path(u))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(seed)
+	f.Add([]byte(`{"format": "ssmlab-distill-unit/1", "key": "k", "unit": {"prefix": "l.", "lo": 0, "hi": 2, "length": 32, "order": 2, "mimo": true}, "filters": [], "channels": [], "mimo": {"poles": [], "b": [], "c": [], "d": [], "inputs": 0, "outputs": 2}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		w, err := sessions.OpenWorkDir(dir, "k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(w.Path(u), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := w.Load(u)
+		if err != nil {
+			t.Fatalf("Load failed on a file's content: %v", err)
+		}
+		if r == nil {
+			return
+		}
+		if r.Unit != u || r.MIMO == nil || len(r.Filters) != 0 || len(r.Channels) != u.Channels() || r.MIMO.Outputs != u.Channels() {
+			t.Fatalf("asked for %v, loaded %v with %d filters, %d records and layer %v", u, r.Unit, len(r.Filters), len(r.Channels), r.MIMO)
+		}
+		if _, err := r.MIMO.System(); err != nil {
+			t.Fatalf("an invalid reduced layer loaded: %v", err)
+		}
+		if err := w.Save(r); err != nil {
+			t.Fatalf("a loaded unit does not save: %v", err)
+		}
+		back, err := w.Load(u)
+		if err != nil || !reflect.DeepEqual(back, r) {
+			t.Fatalf("a loaded unit saves and loads back as %+v, %v; want %+v", back, err, r)
+		}
+	})
+}
