@@ -66,9 +66,10 @@ func slicesConcat(rows [][]float64) []float64 {
 	return out
 }
 
-// TestDistillModelMIMO: an LRU or S5 checkpoint is distilled by reducing each layer whole
+// TestDistillModelMIMO: an LRU, S5 or RotRNN checkpoint is distilled by reducing each layer whole
 // (balanced truncation of all its inputs and outputs together) and writing it back in its own
-// layout, for its own module with a smaller state: the manifest's errors per output are the
+// layout (a RotRNN layer as heads of two states), for its own module with a smaller state:
+// the manifest's errors per output are the
 // written layer's against the input's, every pair counted; at the layer's own order (two real
 // states a mode) it is exact; a re-run writes the same bytes from the work directory; the
 // reference code's scans (check_distilled.py) compute the same errors. Such files were refused
@@ -85,6 +86,7 @@ func TestDistillModelMIMO(t *testing.T) {
 	}{
 		{"../testdata/layouts/lru_64.pt", layouts.LRU, "layers_0.seq.", "nu_log"},
 		{"../testdata/layouts/s5_64.pt", layouts.S5, "layers.1.seq.", "Lambda_re"},
+		{"../testdata/layouts/rotrnn_64.npz", layouts.RotRNN, "layers.0.", "gamma_log"},
 	}
 	var pairs []string
 	for _, c := range cases {

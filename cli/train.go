@@ -186,7 +186,7 @@ OUT.manifest.json (and a safetensors OUT's metadata, without the times) records 
 and channel the order, model, relative error, largest pole radius, stability, time and
 backend. --order auto gives each channel its suggested order for --tol (1e-3 by default:
 the smallest whose lower bound is at most a third of it), at most --max-order, and names
-the channels whose fit ends above --tol. An LRU or S5 layer (multi-input multi-output) is
+the channels whose fit ends above --tol. An LRU, S5 or RotRNN layer (multi-input multi-output) is
 reduced whole by balanced truncation to at most --order real states in at most --order/2
 modes (--order auto: the smallest order at which every output is within --tol) and written
 back in its own layout with that state size; its channels in the manifest are its outputs,

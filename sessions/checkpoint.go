@@ -77,20 +77,16 @@ type CheckpointOptions struct {
 
 // distilled are the layouts of single-input single-output long filters, whose channels a
 // whole model's distillation fits, and reduced those of multi-input multi-output layers of
-// modes, each reduced whole (analysis.ReduceMIMO) and written back in its own layout. A
-// RotRNN layer stays as it is: its heads share one decay each, which a reduced layer's
-// modes do not.
+// modes, each reduced whole (analysis.ReduceMIMO) and written back in its own layout (a
+// RotRNN layer as heads of two states, one mode each).
 var (
 	distilled = []layouts.Layout{layouts.Hyena, layouts.S4D, layouts.S4, layouts.StripedHyena, layouts.RTF}
-	reduced   = []layouts.Layout{layouts.LRU, layouts.S5}
+	reduced   = []layouts.Layout{layouts.LRU, layouts.S5, layouts.RotRNN}
 )
 
-// notDistilled says why layers of layout lay are left as they are.
+// notDistilled says why layers of layout lay (sos) are left as they are.
 func notDistilled(lay layouts.Layout) string {
-	if lay == layouts.RotRNN {
-		return "a RotRNN layer: each head's modes share one decay, which a reduced layer's do not"
-	}
-	return "a filter's second-order sections, not a model's layer"
+	return fmt.Sprintf("a filter's second-order sections (%s), not a model's layer", lay)
 }
 
 // distils reports whether a whole model's distillation takes layers of layout lay.

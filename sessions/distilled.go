@@ -466,7 +466,10 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	}
 	states := max(len(m.Poles), stateSize) // padded with idle modes to the model's widest layer
 	size := fmt.Sprintf("d_hidden %d", states)
-	if l.Layout == layouts.S5 {
+	switch l.Layout {
+	case layouts.RotRNN:
+		size = fmt.Sprintf("%d heads of 2 states (k = 2, state size %d)", states, 2*states)
+	case layouts.S5:
 		size = fmt.Sprintf("P = %d (ssm_size_base %d)", states, states)
 		if l.Options["conj-sym"] != "false" {
 			size = fmt.Sprintf("P = %d (ssm_size_base %d under conj_sym)", states, 2*states)

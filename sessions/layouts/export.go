@@ -113,12 +113,12 @@ func responseNorm(d *filters.Diagonal) float64 {
 
 // ModalStateSize is the number of modes per channel of a modal layout's tensors as Export
 // writes them (S4D's A_real, StripedHyena's poles: (channels, modes, …)), or of a layer's
-// as ExportMIMO writes them (LRU's nu_log, S5's Lambda_re: (modes)), 0 for another layout or
-// tensors without them.
+// as ExportMIMO writes them (LRU's nu_log, S5's Lambda_re: (modes); RotRNN's gamma_log:
+// (heads, 1), a mode a head), 0 for another layout or tensors without them.
 func ModalStateSize(lay Layout, tensors []arrays.Named) int {
-	if name := map[Layout]string{LRU: "nu_log", S5: "Lambda_re"}[lay]; name != "" {
+	if name := map[Layout]string{LRU: "nu_log", S5: "Lambda_re", RotRNN: "gamma_log"}[lay]; name != "" {
 		for _, t := range tensors {
-			if strings.HasSuffix(t.Name, name) && len(t.Array.Shape) == 1 {
+			if strings.HasSuffix(t.Name, name) && len(t.Array.Shape) >= 1 {
 				return t.Array.Shape[0]
 			}
 		}

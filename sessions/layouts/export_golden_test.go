@@ -145,7 +145,7 @@ func TestExportGolden(t *testing.T) {
 
 // mimoGoldens are the MIMO cases of TestExportGolden: one layer of 6 modes (|λ| up to
 // 0.9999, a real pole of each sign) and 3 inputs and outputs, written by ExportMIMO, whose
-// every pair gen_layouts.py computes with lru_run or s5_run (the s5 options recorded in
+// every pair gen_layouts.py computes with lru_run, s5_run or rotrnn_run (the s5 options recorded in
 // bank.json: an S5SSM built with them loads the file). The file's name up to "_" is the
 // layout gen_layouts.py checks it as; s5bidir is a bidirectional layer of the same shape
 // (randomBidirectional), whose 2H rows gen_layouts.py computes with the module's forward
@@ -161,6 +161,7 @@ var mimoGoldens = []struct {
 	{"s5_64.pt", layouts.S5, arrays.Float64, nil},
 	{"s5bil_64.npz", layouts.S5, arrays.Float64, map[string]string{"disc": "bilinear", "conj-sym": "false", "step-rescale": "0.5", "log-step": "-0.3"}},
 	{"s5bidir_64.pt", layouts.S5, arrays.Float64, map[string]string{"disc": "bilinear", "log-step": "-0.5"}},
+	{"rotrnn_64.pt", layouts.RotRNN, arrays.Float64, nil},
 }
 
 // mimoImpulses are the responses of every pair of m, (outputs, inputs, n).

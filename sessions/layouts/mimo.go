@@ -7,6 +7,8 @@ import (
 	"math/cmplx"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -28,8 +30,8 @@ const padPole = 0.5
 // is a bidirectional S5 layer, as Import reads one (Result.MIMO): its first H rows are
 // written as C1, the next H, the reverse scan's, as C2, and they must have no D.
 func ExportMIMO(m *filters.MIMO, lay Layout, o Options, prefix string) ([]arrays.Named, error) {
-	if lay != LRU && lay != S5 {
-		return nil, fmt.Errorf("%w: ExportMIMO writes the layouts %s, not %s", ErrNotFound, JoinLayouts([]Layout{LRU, S5}), lay)
+	if lay != LRU && lay != S5 && lay != RotRNN {
+		return nil, fmt.Errorf("%w: ExportMIMO writes the layouts %s, not %s", ErrNotFound, JoinLayouts([]Layout{LRU, S5, RotRNN}), lay)
 	}
 	if err := o.check(lay); err != nil {
 		return nil, err
@@ -68,8 +70,11 @@ func ExportMIMO(m *filters.MIMO, lay Layout, o Options, prefix string) ([]arrays
 		}
 	}
 	m = padded(m, o.StateSize)
-	if lay == LRU {
+	switch lay {
+	case LRU:
 		return exportLRU(m, d, prefix)
+	case RotRNN:
+		return exportRotRNN(m, d, prefix)
 	}
 	return exportS5(m, d, o, prefix)
 }
@@ -127,6 +132,44 @@ func exportLRU(m *filters.MIMO, d []float64, prefix string) ([]arrays.Named, err
 	}
 	return named(prefix, []string{"nu_log", "theta_log", "gamma_log", "B_re", "B_im", "C_re", "C_im", "D"},
 		[][]int{{n}, {n}, {n}, {n, h}, {n, h}, {h, n}, {h, n}, {h}}, nu, theta, gamma, bRe, bIm, cRe, cIm, d)
+}
+
+// exportRotRNN writes a layer of modes as RotRNN heads of two states each (the RotRNN paper's
+// listing, Appendix A): head q is mode q, γ = |λ| (gamma_log = log(−log γ)), one angle
+// θ = arg λ (thetas (heads, 1)) and M = 0, so that P = expm(M − Mᵀ) = I and A = γR(θ) turns
+// the states (a, b) = (Re z, Im z). B's rows are Re b and Im b, C's columns Re c and −Im c;
+// since the module normalises B per head to ‖ξ·B‖_F = sqrt(1 − γ²) (eq. 11), C's columns
+// carry the scale ‖B_q‖_F/sqrt(1 − γ²) instead. A real pole is a head of θ = 0 or π with the
+// mode in its first state; a mode of no B (padding) gets B's first entry 1 and no C, so that
+// ξ is defined.
+func exportRotRNN(m *filters.MIMO, d []float64, prefix string) ([]arrays.Named, error) {
+	n, h := len(m.Poles), m.Inputs
+	gl, th := make([]float64, n), make([]float64, n)
+	bs, cs := make([]float64, n*2*h), make([]float64, h*2*n)
+	for q, p := range m.Poles {
+		g := cmplx.Abs(p)
+		if g == 0 || g >= 1 {
+			return nil, invalidf("mode %d: pole %v of |λ| = %.17g is outside 0 < |λ| < 1, which the rotrnn layout cannot hold (γ = exp(−exp(gamma_log)))", q, p, g)
+		}
+		gl[q], th[q] = math.Log(-math.Log(g)), cmplx.Phase(p)
+		row := bs[q*2*h : (q+1)*2*h] // B[q] of shape (2, d_u)
+		for i := range h {
+			row[i], row[h+i] = real(m.B[q*h+i]), imag(m.B[q*h+i])
+		}
+		norm := floats.Norm(row, 2)
+		scale := 0.0
+		if norm == 0 {
+			row[0] = 1 // no input: any B the normalisation takes, and no C
+		} else {
+			scale = norm / math.Sqrt((1-g)*(1+g))
+		}
+		for o := range h {
+			c := m.C[o*n+q]
+			cs[o*2*n+2*q], cs[o*2*n+2*q+1] = scale*real(c), -scale*imag(c)
+		}
+	}
+	return named(prefix, []string{"thetas", "gamma_log", "M", "B", "C", "D"},
+		[][]int{{n, 1}, {n, 1}, {n, 2, 2}, {n, 2, h}, {h, 2 * n}, {h}}, th, gl, make([]float64, n*4), bs, cs, d)
 }
 
 // exportS5 writes Lambda_re, Lambda_im (P), B (P, H, 2), C (H, P, 2), D (H) and log_step

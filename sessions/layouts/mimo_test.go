@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/cmplx"
 	"math/rand/v2"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -71,7 +72,8 @@ func mimoDiff(t *testing.T, want, got *filters.MIMO, n int) float64 {
 }
 
 // TestExportMIMORoundTrip: a MIMO layer written by ExportMIMO and read back by Import is the
-// layer (every pair's response to roundTripTol), for lru and for s5 under zoh and bilinear,
+// layer (every pair's response to roundTripTol), for lru, rotrnn (heads of two states) and
+// for s5 under zoh and bilinear,
 // conj-sym true and false, a step_rescale other than 1 and a written log_step, with clip-eigs
 // where the modes are below its clip; the bank is the diagonal pairs of Result.MIMO; a
 // StateSize above the layer's order pads it with modes that change nothing.
@@ -91,6 +93,8 @@ func TestExportMIMORoundTrip(t *testing.T) {
 		{layouts.S5, map[string]string{"disc": "bilinear", "conj-sym": "false"}, 11},
 		{layouts.S5, map[string]string{"clip-eigs": "true", "log-step": "-2"}, 0},
 		{layouts.S5, map[string]string{"disc": "bilinear", "clip-eigs": "true", "log-step": "-2", "step-rescale": "0.7"}, 0},
+		{layouts.RotRNN, nil, 0},
+		{layouts.RotRNN, nil, 12},
 	} {
 		o := layouts.Options{Values: c.o, StateSize: c.state}
 		named, err := layouts.ExportMIMO(m, c.lay, o, "layers.2.seq.")
@@ -116,7 +120,13 @@ func TestExportMIMORoundTrip(t *testing.T) {
 		}
 		for h, f := range r.Bank.Channels {
 			g, _ := r.MIMO.Channel(h, h)
-			if e := filters.RelDiff(f.Impulse(mimoLength), g.Impulse(mimoLength)); e != 0 {
+			// A RotRNN layer's bank is its rotation form, another computation of the same
+			// responses; the others' is Result.MIMO's pairs.
+			tol := 0.0
+			if c.lay == layouts.RotRNN {
+				tol = roundTripTol
+			}
+			if e := filters.RelDiff(f.Impulse(mimoLength), g.Impulse(mimoLength)); e > tol {
 				t.Errorf("%s %v: channel %d is not the layer's pair (%d, %d): %.3g", c.lay, c.o, h, h, h, e)
 			}
 		}
@@ -275,4 +285,40 @@ func TestExportMIMOBidirectional(t *testing.T) {
 		}
 	}
 	t.Logf("worst relative difference over the bidirectional round trips: %.2g", worst)
+}
+
+// TestRotRNNAsModes: a RotRNN layer read as modes (Result.MIMO: each head's pairs of states
+// turned by γR(θ) in P's basis, a mode each) has the responses of its rotation form (the
+// bank, which the golden files hold against the reference listing's scan), every pair.
+func TestRotRNNAsModes(t *testing.T) {
+	for _, name := range []string{"rotrnn_64.npz", "rotrnn_32.safetensors"} {
+		f, err := arrays.Open(filepath.Join(goldenDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := layouts.Find(f.Arrays(), layouts.RotRNN, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pairs [][2]int
+		for o := range 3 {
+			for i := range 3 {
+				pairs = append(pairs, [2]int{o, i})
+			}
+		}
+		r, err := layouts.Import(f, l, layouts.Options{Pairs: pairs})
+		f.Close()
+		if err != nil || r.MIMO == nil || len(r.MIMO.Poles) != l.Order/2 {
+			t.Fatalf("%s: %v, %+v", name, err, r.MIMO)
+		}
+		for c, p := range pairs {
+			g, err := r.MIMO.Channel(p[0], p[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := filters.RelDiff(r.Bank.Channels[c].Impulse(mimoLength), g.Impulse(mimoLength)); e > 1e-12 {
+				t.Errorf("%s: pair %v: the modes are %.3g from the rotation form", name, p, e)
+			}
+		}
+	}
 }

@@ -3,6 +3,7 @@ package layouts
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -118,6 +119,53 @@ func (rotrnnLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d rotation channels of order %d (%d heads, S4 convention)", len(bank.Channels), heads*k, heads)),
+	m, err := rotrnnMIMO(hs, xi, b.Data, c.Data, d.Data, ins, outs)
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d rotation channels of order %d (%d heads, S4 convention)", len(bank.Channels), heads*k, heads)),
 		Warnings: []string{warn}, Pairs: []string{warn}}, nil
+}
+
+// rotrnnMIMO is the layer as modes: with x̂ = Pᵀx each pair of states (a, b) of a head turns
+// by γR(θ), so z = a + i·b is a mode of pole γe^{iθ}, its B row (PᵀB̃)_a + i(PᵀB̃)_b with
+// B̃ = ξ·B, and its C column (CP)_a − i(CP)_b, since (CP)_a·a + (CP)_b·b = Re(((CP)_a −
+// i(CP)_b)·z).
+func rotrnnMIMO(hs []filters.RotRNNHead, xi, b, c, d []float64, ins, outs int) (*filters.MIMO, error) {
+	k := len(hs[0].M)
+	n := len(hs) * k
+	rot, err := filters.NewRotationFromRotRNN(hs, make([]float64, n), make([]float64, n), 0)
+	if err != nil {
+		return nil, err
+	}
+	modes := n / 2
+	poles := make([]complex128, modes)
+	mb := make([]complex128, modes*ins)
+	mc := make([]complex128, outs*modes)
+	for q, blk := range rot.Blocks {
+		poles[q] = cmplx.Rect(blk.Radius, blk.Angle)
+		h := 2 * q / k
+		for i := range ins {
+			var ra, rb float64 // (PᵀB̃)_a, (PᵀB̃)_b over the head's states
+			for j := h * k; j < (h+1)*k; j++ {
+				bj := xi[h] * b[j*ins+i]
+				ra += rot.P.At(j, 2*q) * bj
+				rb += rot.P.At(j, 2*q+1) * bj
+			}
+			mb[q*ins+i] = complex(ra, rb)
+		}
+		for o := range outs {
+			var ca, cb float64 // (CP)_a, (CP)_b
+			for j := h * k; j < (h+1)*k; j++ {
+				ca += c[o*n+j] * rot.P.At(j, 2*q)
+				cb += c[o*n+j] * rot.P.At(j, 2*q+1)
+			}
+			mc[o*modes+q] = complex(ca, -cb)
+		}
+	}
+	dm := make([]float64, outs*ins)
+	for o := range min(outs, ins) {
+		dm[o*ins+o] = d[o]
+	}
+	return filters.NewMIMO(poles, mb, mc, dm, ins, outs)
 }

@@ -612,7 +612,7 @@ def check_exports(results):
             st = collections.OrderedDict((k, torch.from_numpy(v)) for k, v in np.load(path).items())
         dtypes = sorted({str(v.dtype).replace("torch.", "") for v in st.values()})
         st = collections.OrderedDict((k[len(prefix):], v.to(torch.float64)) for k, v in st.items())
-        if layout in ("lru", "s5", "s5bil", "s5bidir"):
+        if layout in ("lru", "s5", "s5bil", "s5bidir", "rotrnn"):
             check_mimo_export(results, fname, layout, st, dtypes, banks)
             continue
         want = banks["impulse"]
@@ -645,8 +645,9 @@ def check_exports(results):
 
 def check_mimo_export(results, fname, layout, st, dtypes, banks):
     """A MIMO layer written by ExportMIMO: its names and shapes the module's parameters'
-    (LRU.setup, lru/model.py lines 46-80; S5SSM.setup, s5/ssm.py lines 175-241), and every
-    pair's response by lru_run or s5_run, with the S5SSM settings the Go test wrote it for,
+    (LRU.setup, lru/model.py lines 46-80; S5SSM.setup, s5/ssm.py lines 175-241; the RotRNN
+    listing's, heads of two states), and every pair's response by lru_run, s5_run or
+    rotrnn_run, with the S5SSM settings the Go test wrote it for,
     against the layer's (bank.json's mimo_impulse, (outputs, inputs, L))."""
     bidir = layout == "s5bidir"  # a layer of 2H outputs: C1's rows, then C2's anti-causal ones
     w = torch.tensor(banks["bidir_impulse" if bidir else "mimo_impulse"])
@@ -656,6 +657,9 @@ def check_mimo_export(results, fname, layout, st, dtypes, banks):
         names = {"nu_log": (-1,), "theta_log": (-1,), "gamma_log": (-1,), "B_re": (-1, H), "B_im": (-1, H),
                  "C_re": (H, -1), "C_im": (H, -1), "D": (H,)}
         step = lambda u: lru_run(st, u)
+    elif layout == "rotrnn":  # heads of two states: C is (H, 2·heads)
+        names = {"thetas": (-1, 1), "gamma_log": (-1, 1), "M": (-1, 2, 2), "B": (-1, 2, H), "C": (H, 2 * st["M"].shape[0]), "D": (H,)}
+        step = lambda u: rotrnn_run(st, u)
     else:
         names = {"Lambda_re": (-1,), "Lambda_im": (-1,), "B": (-1, H, 2), "C": (H, -1, 2), "D": (H,), "log_step": (-1, 1)}
         if bidir:

@@ -67,6 +67,7 @@ MODULE_NAMES = {
     "rtf": {"ab": 2, "h_0": 1},
     "lru": {"nu_log": 1, "theta_log": 1, "gamma_log": 1, "B_re": 2, "B_im": 2, "C_re": 2, "C_im": 2, "D": 1},
     "s5": {"Lambda_re": 1, "Lambda_im": 1, "B": 3, "C": 3, "D": 1, "log_step": 2},
+    "rotrnn": {"thetas": 2, "gamma_log": 2, "M": 3, "B": 3, "C": 2, "D": 1},
     "s5 bidirectional": {"Lambda_re": 1, "Lambda_im": 1, "B": 3, "C1": 3, "C2": 3, "D": 1, "log_step": 2},
 }
 
@@ -136,13 +137,14 @@ def family_kernel(layout, st, prefix, length, opts, trunc_len):
         if h0_twice(prefix, opts):
             k[:, 0] += st["h_0"]
         return k
-    if layout in ("lru", "s5"):
+    if layout in ("lru", "s5", "rotrnn"):
         # Every pair's impulse response (outputs, inputs, length), by the module's own scan;
         # a bidirectional S5 layer's causal kernels then its anti-causal ones (2H, H, length).
         H = st["D"].shape[0]
         pairs = [(i, j) for i in range(H) for j in range(H)]
-        if layout == "lru":
-            step = lambda u: gen_layouts.lru_run(st, u)  # noqa: E731
+        if layout in ("lru", "rotrnn"):
+            run = gen_layouts.lru_run if layout == "lru" else gen_layouts.rotrnn_run
+            step = lambda u: run(st, u)  # noqa: E731
             return gen_layouts.impulse_mimo(step, H, pairs).reshape(H, H, length)
         kw = dict(disc=opts.get("disc", "zoh"), conj_sym=opts.get("conj-sym", "true") == "true",
                   step_rescale=float(opts.get("step-rescale", "1")), clip_eigs=opts.get("clip-eigs", "false") == "true")
@@ -150,7 +152,7 @@ def family_kernel(layout, st, prefix, length, opts, trunc_len):
             return gen_layouts.s5_bidir_kernels(st, **kw)
         step = lambda u: gen_layouts.s5_run(st, u, **kw)  # noqa: E731
         return gen_layouts.impulse_mimo(step, H, pairs).reshape(H, H, length)
-    raise ValueError("check_distilled.py reads hyena, s4, s4d, stripedhyena, rtf, lru and s5 layers, not " + layout)
+    raise ValueError("check_distilled.py reads hyena, s4, s4d, stripedhyena, rtf, lru, s5 and rotrnn layers, not " + layout)
 
 
 def module_kernel(layer, st, opts):
