@@ -1,4 +1,4 @@
-package filters
+package filters_test
 
 import (
 	"errors"
@@ -6,11 +6,14 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 )
 
 // mimoImpulse simulates the layer: h[o][i][t] = Re Σₖ C_ok·pₖᵗ·B_ki (+ D_oi at t = 0), each
 // mode's power by repeated multiplication (error about t·ε, 1e-13 at L = 1024).
-func mimoImpulse(m *MIMO, length int) [][][]float64 {
+func mimoImpulse(m *filters.MIMO, length int) [][][]float64 {
 	n := len(m.Poles)
 	h := make([][][]float64, m.Outputs)
 	pw := make([]complex128, n)
@@ -36,7 +39,7 @@ func mimoImpulse(m *MIMO, length int) [][][]float64 {
 }
 
 // simDiff is MIMODiff by simulation.
-func simDiff(ref, approx *MIMO, length int) ([]float64, float64) {
+func simDiff(ref, approx *filters.MIMO, length int) ([]float64, float64) {
 	h, g := mimoImpulse(ref, length), mimoImpulse(approx, length)
 	per := make([]float64, ref.Outputs)
 	var nt, dt float64
@@ -58,53 +61,12 @@ func simDiff(ref, approx *MIMO, length int) ([]float64, float64) {
 	return per, math.Sqrt(nt) / math.Sqrt(dt)
 }
 
-// randomMIMO returns a layer of n modes: radii up to rmax (one at exactly rmax when n > 1),
-// every third mode a real pole with real B row and C column, standard normal B, C and D.
-func randomMIMO(rng *rand.Rand, n, in, out int, rmax float64) *MIMO {
-	poles := make([]complex128, n)
-	b := make([]complex128, n*in)
-	c := make([]complex128, out*n)
-	d := make([]float64, out*in)
-	for k := range poles {
-		r := rmax * math.Sqrt(rng.Float64())
-		if k == 0 {
-			r = rmax
-		}
-		real := k%3 == 2
-		if real {
-			poles[k] = complex(r*math.Copysign(1, rng.Float64()-0.3), 0)
-		} else {
-			poles[k] = cmplx.Rect(r, math.Pi*rng.Float64())
-		}
-		for i := 0; i < in; i++ {
-			b[k*in+i] = complex(rng.NormFloat64(), rng.NormFloat64())
-			if real {
-				b[k*in+i] = complex(rng.NormFloat64(), 0)
-			}
-		}
-		for o := 0; o < out; o++ {
-			c[o*n+k] = complex(rng.NormFloat64(), rng.NormFloat64())
-			if real {
-				c[o*n+k] = complex(rng.NormFloat64(), 0)
-			}
-		}
-	}
-	for i := range d {
-		d[i] = rng.NormFloat64()
-	}
-	m, err := NewMIMO(poles, b, c, d, in, out)
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
 // perturbMIMO returns a copy of m with every number moved by a relative δ.
-func perturbMIMO(rng *rand.Rand, m *MIMO, delta float64) *MIMO {
+func perturbMIMO(rng *rand.Rand, m *filters.MIMO, delta float64) *filters.MIMO {
 	jitter := func(z complex128) complex128 {
 		return z * complex(1+delta*rng.NormFloat64(), delta*rng.NormFloat64())
 	}
-	out := &MIMO{Inputs: m.Inputs, Outputs: m.Outputs}
+	out := &filters.MIMO{Inputs: m.Inputs, Outputs: m.Outputs}
 	for _, p := range m.Poles {
 		q := jitter(p)
 		if cmplx.Abs(q) >= 1 {
@@ -144,9 +106,9 @@ func TestMIMODiffMatchesSimulation(t *testing.T) {
 	for trial := 0; trial < 60; trial++ {
 		n, in, out := 1+rng.IntN(12), 1+rng.IntN(4), 1+rng.IntN(4)
 		rmax := []float64{0.9, 0.99, 0.9999}[trial%3]
-		ref := randomMIMO(rng, n, in, out, rmax)
-		cases := map[string]*MIMO{
-			"unrelated": randomMIMO(rng, 1+rng.IntN(7), in, out, rmax),
+		ref := filtertest.RandomMIMO(rng, n, in, out, rmax)
+		cases := map[string]*filters.MIMO{
+			"unrelated": filtertest.RandomMIMO(rng, 1+rng.IntN(7), in, out, rmax),
 			"1e-3":      perturbMIMO(rng, ref, 1e-3),
 			"1e-6":      perturbMIMO(rng, ref, 1e-6),
 			"1e-9":      perturbMIMO(rng, ref, 1e-9),
@@ -157,14 +119,14 @@ func TestMIMODiffMatchesSimulation(t *testing.T) {
 		noD.D = make([]float64, in*out)
 		cases["D only"] = &noD
 		for name, approx := range cases {
-			per, tot, err := mimoDiff(ref, approx, length, true)
+			per, tot, err := filters.MIMODiffClosedForm(ref, approx, length)
 			if err != nil {
 				t.Fatalf("trial %d %s: %v", trial, name, err)
 			}
 			wantPer, wantTot := simDiff(ref, approx, length)
 			// Layers this small take the sums over the samples, exact to rounding (1e-14 of the
 			// response: each difference is of responses rounded apart).
-			if dper, dtot, err := MIMODiff(ref, approx, length); err != nil || math.Abs(dtot-wantTot) > 1e-12*wantTot+1e-14 {
+			if dper, dtot, err := filters.MIMODiff(ref, approx, length); err != nil || math.Abs(dtot-wantTot) > 1e-12*wantTot+1e-14 {
 				t.Errorf("trial %d %s: sums over the samples %.12g (%v), simulation %.12g", trial, name, dtot, err, wantTot)
 			} else {
 				for o := range dper {
@@ -197,7 +159,7 @@ func TestMIMODiffMatchesSimulation(t *testing.T) {
 // on the unit circle, whose Gramian diagonal is L) and a real negative pole.
 func TestMIMODiffEdges(t *testing.T) {
 	const length = 64
-	ref, err := NewMIMO([]complex128{0, 1, -0.5, 1i},
+	ref, err := filters.NewMIMO([]complex128{0, 1, -0.5, 1i},
 		[]complex128{1, 2, 1, 3, -1, 0.5, 1 + 1i, 2},
 		[]complex128{0.5, -0.25, 2, 1 - 1i}, []float64{0.3, 0}, 2, 1)
 	if err != nil {
@@ -205,7 +167,7 @@ func TestMIMODiffEdges(t *testing.T) {
 	}
 	approx := perturbMIMO(rand.New(rand.NewPCG(1, 2)), ref, 1e-2)
 	approx.Poles[1] = 1
-	per, tot, err := mimoDiff(ref, approx, length, true)
+	per, tot, err := filters.MIMODiffClosedForm(ref, approx, length)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +183,7 @@ func TestMIMODiffNearMinusOne(t *testing.T) {
 	const length = 1024
 	poles := []complex128{-1, -0.9999, cmplx.Rect(0.9999, math.Pi-1e-9), cmplx.Rect(0.99999, -math.Pi+1e-7)}
 	rng := rand.New(rand.NewPCG(5, 6))
-	ref := randomMIMO(rng, 4, 2, 2, 0.5)
+	ref := filtertest.RandomMIMO(rng, 4, 2, 2, 0.5)
 	ref.Poles = poles
 	for k := 0; k < 2; k++ {
 		for i := 0; i < 2; i++ {
@@ -232,7 +194,7 @@ func TestMIMODiffNearMinusOne(t *testing.T) {
 	for _, delta := range []float64{1e-2, 1e-5} {
 		approx := perturbMIMO(rng, ref, delta)
 		approx.Poles[0] = -1
-		per, tot, err := mimoDiff(ref, approx, length, true)
+		per, tot, err := filters.MIMODiffClosedForm(ref, approx, length)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -250,16 +212,16 @@ func TestMIMODiffNearMinusOne(t *testing.T) {
 
 func TestMIMODiffRefuses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	a := randomMIMO(rng, 3, 2, 2, 0.9)
-	if _, _, err := MIMODiff(a, randomMIMO(rng, 3, 2, 3, 0.9), 16); !errors.Is(err, ErrInvalid) {
+	a := filtertest.RandomMIMO(rng, 3, 2, 2, 0.9)
+	if _, _, err := filters.MIMODiff(a, filtertest.RandomMIMO(rng, 3, 2, 3, 0.9), 16); !errors.Is(err, filters.ErrInvalid) {
 		t.Errorf("outputs 2 against 3: %v", err)
 	}
-	if _, _, err := MIMODiff(a, a, 0); !errors.Is(err, ErrInvalid) {
+	if _, _, err := filters.MIMODiff(a, a, 0); !errors.Is(err, filters.ErrInvalid) {
 		t.Errorf("length 0: %v", err)
 	}
-	big := randomMIMO(rng, 3, 2, 2, 0.9)
+	big := filtertest.RandomMIMO(rng, 3, 2, 2, 0.9)
 	big.Poles[0] = 1.5
-	if _, _, err := MIMODiff(big, a, 4096); !errors.Is(err, ErrInvalid) {
+	if _, _, err := filters.MIMODiff(big, a, 4096); !errors.Is(err, filters.ErrInvalid) {
 		t.Errorf("an energy that overflows: %v", err)
 	}
 }
@@ -270,12 +232,12 @@ func TestMIMOEnergies(t *testing.T) {
 	const length = 512
 	rng := rand.New(rand.NewPCG(3, 9))
 	for trial := 0; trial < 10; trial++ {
-		m := randomMIMO(rng, 1+rng.IntN(10), 1+rng.IntN(3), 1+rng.IntN(3), []float64{0.9, 0.9999}[trial%2])
+		m := filtertest.RandomMIMO(rng, 1+rng.IntN(10), 1+rng.IntN(3), 1+rng.IntN(3), []float64{0.9, 0.9999}[trial%2])
 		got, err := m.Energies(length)
 		if err != nil {
 			t.Fatal(err)
 		}
-		closed := mimoEnergy(m.Poles, m.B, m.C, m.D, m.Inputs, m.Outputs, length)
+		closed := filters.MIMOEnergyClosedForm(m.Poles, m.B, m.C, m.D, m.Inputs, m.Outputs, length)
 		for o, rows := range mimoImpulse(m, length) {
 			want := 0.0
 			for _, h := range rows {
@@ -288,7 +250,7 @@ func TestMIMOEnergies(t *testing.T) {
 			}
 		}
 	}
-	if _, err := (&MIMO{Poles: []complex128{0.5}, B: []complex128{1}, C: []complex128{1}, D: []float64{0}, Inputs: 1, Outputs: 1}).Energies(0); !errors.Is(err, ErrInvalid) {
+	if _, err := (&filters.MIMO{Poles: []complex128{0.5}, B: []complex128{1}, C: []complex128{1}, D: []float64{0}, Inputs: 1, Outputs: 1}).Energies(0); !errors.Is(err, filters.ErrInvalid) {
 		t.Errorf("length 0: %v", err)
 	}
 }

@@ -1,10 +1,12 @@
 // Package filtertest makes the filters tests of several packages share (sessions and its
-// layouts): random stable transfer functions, banks of them, a small dense filter. Its
+// layouts, filters, analysis): random stable transfer functions, banks of them, a small
+// dense filter, random MIMO layers. Its
 // constructors panic on error, as they build from values that cannot fail.
 package filtertest
 
 import (
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -65,4 +67,41 @@ func must[T any](v T, err error) T {
 		panic(err)
 	}
 	return v
+}
+
+// RandomMIMO returns a layer of n modes: radii up to rmax (one at exactly rmax when n > 1),
+// every third mode a real pole with real B row and C column, standard normal B, C and D.
+func RandomMIMO(rng *rand.Rand, n, in, out int, rmax float64) *filters.MIMO {
+	poles := make([]complex128, n)
+	b := make([]complex128, n*in)
+	c := make([]complex128, out*n)
+	d := make([]float64, out*in)
+	for k := range poles {
+		r := rmax * math.Sqrt(rng.Float64())
+		if k == 0 {
+			r = rmax
+		}
+		real := k%3 == 2
+		if real {
+			poles[k] = complex(r*math.Copysign(1, rng.Float64()-0.3), 0)
+		} else {
+			poles[k] = cmplx.Rect(r, math.Pi*rng.Float64())
+		}
+		for i := 0; i < in; i++ {
+			b[k*in+i] = complex(rng.NormFloat64(), rng.NormFloat64())
+			if real {
+				b[k*in+i] = complex(rng.NormFloat64(), 0)
+			}
+		}
+		for o := 0; o < out; o++ {
+			c[o*n+k] = complex(rng.NormFloat64(), rng.NormFloat64())
+			if real {
+				c[o*n+k] = complex(rng.NormFloat64(), 0)
+			}
+		}
+	}
+	for i := range d {
+		d[i] = rng.NormFloat64()
+	}
+	return must(filters.NewMIMO(poles, b, c, d, in, out))
 }
