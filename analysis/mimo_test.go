@@ -32,28 +32,13 @@ const (
 	mimoHSVTol = 1e-9
 )
 
-// layerImpulse simulates h_oi[t] = Re Σₖ C_ok·pₖᵗ·B_ki + D_oi·δ[t], all pairs concatenated.
+// layerImpulse is every pair's response, h_oi[t] = Re Σₖ C_ok·pₖᵗ·B_ki + D_oi·δ[t], all
+// pairs concatenated.
 func layerImpulse(m *filters.MIMO, length int) []float64 {
-	n := len(m.Poles)
 	var h []float64
-	pw := make([]complex128, n)
-	for o := 0; o < m.Outputs; o++ {
-		for i := 0; i < m.Inputs; i++ {
-			for k := range pw {
-				pw[k] = m.C[o*n+k] * m.B[k*m.Inputs+i]
-			}
-			for t := 0; t < length; t++ {
-				var s complex128
-				for k := range pw {
-					s += pw[k]
-					pw[k] *= m.Poles[k]
-				}
-				v := real(s)
-				if t == 0 {
-					v += m.D[o*m.Inputs+i]
-				}
-				h = append(h, v)
-			}
+	for _, rows := range filtertest.MIMOImpulse(m, length) {
+		for _, r := range rows {
+			h = append(h, r...)
 		}
 	}
 	return h

@@ -16,23 +16,14 @@ import (
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
-// mimoLayer reads a MIMO layer (lru, s5) of a checkpoint.
+// mimoLayer reads a MIMO layer (lru, s5, rotrnn) of a checkpoint.
 func mimoLayer(t *testing.T, path string, lay layouts.Layout, prefix string) *filters.MIMO {
 	t.Helper()
-	f, err := arrays.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	m := importLayer(t, path, lay, prefix, nil).MIMO
+	if m == nil {
+		t.Fatalf("%s: %s layer %q read as no MIMO layer", path, lay, prefix)
 	}
-	defer f.Close()
-	l, err := layouts.Find(f.Arrays(), lay, prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := layouts.Import(f, l, layouts.Options{})
-	if err != nil || r.MIMO == nil {
-		t.Fatalf("%s: %v (MIMO %v)", path, err, r.MIMO)
-	}
-	return r.MIMO
+	return m
 }
 
 // mimoResponses reads a MIMO layer (lru, s5) of a checkpoint and returns every pair's

@@ -17,8 +17,8 @@ import (
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
-// layerKernels reads a layer's kernels (length samples) from a checkpoint.
-func layerKernels(t *testing.T, path string, lay layouts.Layout, prefix string, length int, values map[string]string) [][]float64 {
+// importLayer reads the layer of layout lay at prefix of a checkpoint, as import does.
+func importLayer(t *testing.T, path string, lay layouts.Layout, prefix string, values map[string]string) layouts.Result {
 	t.Helper()
 	f, err := arrays.Open(path)
 	if err != nil {
@@ -33,8 +33,14 @@ func layerKernels(t *testing.T, path string, lay layouts.Layout, prefix string, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// layerKernels reads a layer's kernels (length samples) from a checkpoint.
+func layerKernels(t *testing.T, path string, lay layouts.Layout, prefix string, length int, values map[string]string) [][]float64 {
+	t.Helper()
 	var out [][]float64
-	for _, c := range r.Bank.Channels {
+	for _, c := range importLayer(t, path, lay, prefix, values).Bank.Channels {
 		out = append(out, c.Impulse(length))
 	}
 	return out
