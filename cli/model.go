@@ -300,18 +300,25 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 		return nil, fail(err)
 	}
 	kinds := map[string]int{}
-	chans := 0
+	chans, mimo := 0, 0
 	for _, l := range ck.Layers {
 		kinds[string(l.Layout)]++
 		chans += l.Channels
+		if ck.IsMIMO(l) {
+			mimo++
+		}
 	}
 	var ks []string
 	for k, n := range kinds {
 		ks = append(ks, fmt.Sprintf("%s ×%d", k, n))
 	}
 	sort.Strings(ks)
-	fmt.Fprintf(s.err, "%s: %d long-filter layer(s) to distil (%s), %d channels in %d units of at most %d channels\n",
-		ck.Path, len(ck.Layers), strings.Join(ks, ", "), chans, len(units), opts.Chunk)
+	what, kindText := "long-filter layer(s)", strings.Join(ks, ", ")
+	if mimo > 0 {
+		what, kindText = "layer(s)", fmt.Sprintf("%s; %d reduced whole, their outputs the channels", kindText, mimo)
+	}
+	fmt.Fprintf(s.err, "%s: %d %s to distil (%s), %d channels in %d units of at most %d channels\n",
+		ck.Path, len(ck.Layers), what, kindText, chans, len(units), opts.Chunk)
 	for _, l := range ck.Layers {
 		for _, w := range l.Warnings {
 			fmt.Fprintf(s.err, "warning: %s layer %q: %s\n", l.Layout, l.Prefix, oneLine(w))
