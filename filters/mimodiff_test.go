@@ -11,7 +11,6 @@ import (
 	"github.com/ssmlab/ssmlab/internal/filtertest"
 )
 
-
 // simDiff is MIMODiff by simulation.
 func simDiff(ref, approx *filters.MIMO, length int) ([]float64, float64) {
 	h, g := filtertest.MIMOImpulse(ref, length), filtertest.MIMOImpulse(approx, length)
