@@ -57,84 +57,113 @@ func slicesConcat(rows [][]float64) []float64 {
 	return out
 }
 
-// TestDistillModelMIMO: an LRU, S5 or RotRNN checkpoint is distilled by reducing each layer whole
-// (balanced truncation of all its inputs and outputs together) and writing it back in its own
-// layout (a RotRNN layer as heads of two states), for its own module with a smaller state:
-// the manifest's errors per output are the
-// written layer's against the input's, every pair counted; at the layer's own order (two real
-// states a mode) it is exact; a re-run writes the same bytes from the work directory; the
-// reference code's scans (check_distilled.py) compute the same errors. Such files were refused
-// ("no long-filter layer to distil"). --order auto and another layout are refused before any
-// work.
+// mimoCase is a checkpoint of one MIMO layer of the golden files.
+type mimoCase struct {
+	in     string
+	lay    layouts.Layout
+	prefix string
+	modes  string // the tensor whose length is the layer's mode count
+}
+
+var mimoCases = []mimoCase{
+	{"../testdata/layouts/lru_64.pt", layouts.LRU, "layers_0.seq.", "nu_log"},
+	{"../testdata/layouts/s5_64.pt", layouts.S5, "layers.1.seq.", "Lambda_re"},
+	{"../testdata/layouts/rotrnn_64.npz", layouts.RotRNN, "layers.0.", "gamma_log"},
+}
+
+// TestDistillModelMIMO: an LRU, S5 or RotRNN checkpoint is distilled by reducing each layer
+// whole (balanced truncation of all its inputs and outputs together) and writing it back in
+// its own layout (a RotRNN layer as heads of two states), for its own module with a smaller
+// state: the manifest's errors per output are the written layer's against the input's, every
+// pair counted; at the layer's own order (two real states a mode) it is exact; a re-run
+// writes the same bytes from the work directory; the reference code's scans
+// (check_distilled.py) compute the same errors. Such files were refused ("no long-filter
+// layer to distil").
 func TestDistillModelMIMO(t *testing.T) {
+	dir := t.TempDir()
+	var pairs []string
+	for _, c := range mimoCases {
+		pairs = append(pairs, distilMIMOCase(t, dir, c)...)
+	}
+	for i, res := range checkDistilled(t, len(pairs)/2, append([]string{"--pairs"}, pairs...)...) {
+		if len(res.Layers) != 1 || res.Copied.Count != 0 || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
+			t.Errorf("%s: %d layers; copied %+v", pairs[2*i+1], len(res.Layers), res.Copied)
+		}
+		checkModules(t, pairs[2*i+1], res)
+	}
+}
+
+// distilMIMOCase distils c at orders 3, 4 and 8 (its own), checks each as
+// TestDistillModelMIMO says, and returns the input and output pairs for check_distilled.py.
+func distilMIMOCase(t *testing.T, dir string, c mimoCase) []string {
+	t.Helper()
+	const length = 256
+	var pairs []string
+	want := mimoResponses(t, c.in, c.lay, c.prefix, length)
+	errs := map[string][]float64{}
+	for _, order := range []string{"3", "4", "8"} {
+		out := filepath.Join(dir, string(c.lay)+order+filepath.Ext(c.in))
+		args := []string{"distill", c.in, "--order", order, "--length", "256", "-o", out}
+		r := run(t, "", args...)
+		if r.code != 0 || !strings.Contains(r.stderr, "reduced by balanced truncation to order ") {
+			t.Fatalf("%s, order %s: %v", c.lay, order, r)
+		}
+		got := mimoResponses(t, out, c.lay, c.prefix, length)
+		m := readManifest(t, out)
+		if len(m.Layers) != 1 || m.Layers[0].ToLayout != string(c.lay) || len(m.Layers[0].Channels) != len(want) {
+			t.Fatalf("%s, order %s: manifest %+v", c.lay, order, m.Layers)
+		}
+		for o, ch := range m.Layers[0].Channels {
+			e := rowError(want[o], got[o])
+			errs[order] = append(errs[order], e)
+			// The manifest's error comes from the Gramians in closed form, whose
+			// cancellation leaves about 1e-8 of the response (filters.MIMODiff).
+			if d := math.Abs(e - ch.RelError); d > 1e-6*e+1e-7 {
+				t.Errorf("%s, order %s, output %d: the written layer is %.6g from the input, the manifest says %.6g", c.lay, order, o, e, ch.RelError)
+			}
+			if ch.Order > atoiOrder(order) || ch.Order < atoiOrder(order)/2 || !ch.Stable {
+				t.Errorf("%s, order %s, output %d: order %d, stable %v", c.lay, order, o, ch.Order, ch.Stable)
+			}
+		}
+		f, err := arrays.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range f.Arrays() {
+			// At most ⌈order/2⌉ modes: the module's state size.
+			if a.Name == c.prefix+c.modes && (a.Shape[0] < atoiOrder(order)/2 || a.Shape[0] > (atoiOrder(order)+1)/2) {
+				t.Errorf("%s, order %s: %d modes", c.lay, order, a.Shape[0])
+			}
+		}
+		f.Close()
+		first, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = run(t, "", args...)
+		second, err := os.ReadFile(out)
+		if r.code != 0 || err != nil || !bytes.Equal(first, second) || !strings.Contains(r.stderr, "done before (work directory)") {
+			t.Errorf("%s, order %s: a re-run wrote other bytes or reduced again (%v): %v", c.lay, order, err, r)
+		}
+		pairs = append(pairs, c.in, out)
+	}
+	for o := range want {
+		if !(errs["8"][o] < 1e-9) || !(errs["3"][o] >= errs["4"][o]*0.999) {
+			t.Errorf("%s, output %d: errors %.3g, %.3g, %.3g at orders 3, 4, 8 (8 is the layer's own)", c.lay, o, errs["3"][o], errs["4"][o], errs["8"][o])
+		}
+	}
+	return pairs
+}
+
+// TestDistillModelMIMOOptions: a MIMO layer's order counts states, not an RTF's 2n + 1
+// coefficients, so a short length is no bar; --order auto picks one order for the layer, the
+// smallest at which every output is within --tol (it was refused); an S5 layer's states are
+// written at the mean of its log_step or at --log-step; another layout is refused before any
+// work.
+func TestDistillModelMIMOOptions(t *testing.T) {
 	const length = 256
 	dir := t.TempDir()
-	cases := []struct {
-		in     string
-		lay    layouts.Layout
-		prefix string
-		modes  string // the tensor whose length is the layer's mode count
-	}{
-		{"../testdata/layouts/lru_64.pt", layouts.LRU, "layers_0.seq.", "nu_log"},
-		{"../testdata/layouts/s5_64.pt", layouts.S5, "layers.1.seq.", "Lambda_re"},
-		{"../testdata/layouts/rotrnn_64.npz", layouts.RotRNN, "layers.0.", "gamma_log"},
-	}
-	var pairs []string
-	for _, c := range cases {
-		want := mimoResponses(t, c.in, c.lay, c.prefix, length)
-		errs := map[string][]float64{}
-		for _, order := range []string{"3", "4", "8"} {
-			out := filepath.Join(dir, string(c.lay)+order+filepath.Ext(c.in))
-			args := []string{"distill", c.in, "--order", order, "--length", "256", "-o", out}
-			r := run(t, "", args...)
-			if r.code != 0 || !strings.Contains(r.stderr, "reduced by balanced truncation to order ") {
-				t.Fatalf("%s, order %s: %v", c.lay, order, r)
-			}
-			got := mimoResponses(t, out, c.lay, c.prefix, length)
-			m := readManifest(t, out)
-			if len(m.Layers) != 1 || m.Layers[0].ToLayout != string(c.lay) || len(m.Layers[0].Channels) != len(want) {
-				t.Fatalf("%s, order %s: manifest %+v", c.lay, order, m.Layers)
-			}
-			for o, ch := range m.Layers[0].Channels {
-				e := rowError(want[o], got[o])
-				errs[order] = append(errs[order], e)
-				// The manifest's error comes from the Gramians in closed form, whose
-				// cancellation leaves about 1e-8 of the response (filters.MIMODiff).
-				if d := math.Abs(e - ch.RelError); d > 1e-6*e+1e-7 {
-					t.Errorf("%s, order %s, output %d: the written layer is %.6g from the input, the manifest says %.6g", c.lay, order, o, e, ch.RelError)
-				}
-				if ch.Order > atoiOrder(order) || ch.Order < atoiOrder(order)/2 || !ch.Stable {
-					t.Errorf("%s, order %s, output %d: order %d, stable %v", c.lay, order, o, ch.Order, ch.Stable)
-				}
-			}
-			f, err := arrays.Open(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range f.Arrays() {
-				// At most ⌈order/2⌉ modes: the module's state size.
-				if a.Name == c.prefix+c.modes && (a.Shape[0] < atoiOrder(order)/2 || a.Shape[0] > (atoiOrder(order)+1)/2) {
-					t.Errorf("%s, order %s: %d modes", c.lay, order, a.Shape[0])
-				}
-			}
-			f.Close()
-			first, err := os.ReadFile(out)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r = run(t, "", args...)
-			second, err := os.ReadFile(out)
-			if r.code != 0 || err != nil || !bytes.Equal(first, second) || !strings.Contains(r.stderr, "done before (work directory)") {
-				t.Errorf("%s, order %s: a re-run wrote other bytes or reduced again (%v): %v", c.lay, order, err, r)
-			}
-			pairs = append(pairs, c.in, out)
-		}
-		for o := range want {
-			if !(errs["8"][o] < 1e-9) || !(errs["3"][o] >= errs["4"][o]*0.999) {
-				t.Errorf("%s, output %d: errors %.3g, %.3g, %.3g at orders 3, 4, 8 (8 is the layer's own)", c.lay, o, errs["3"][o], errs["4"][o], errs["8"][o])
-			}
-		}
-	}
+	cases := mimoCases
 	// An order is of states, not of an RTF's 2n + 1 coefficients: a short length is no bar
 	// (it was refused: "order 8 needs kernels longer than 17 samples").
 	if r := run(t, "", "distill", cases[0].in, "--order", "8", "--length", "8", "-o", filepath.Join(dir, "short.pt")); r.code != 0 {
@@ -206,12 +235,6 @@ func TestDistillModelMIMO(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, "refused.pt.work")); err == nil {
 			t.Errorf("%v: work was started", c.args)
 		}
-	}
-	for i, res := range checkDistilled(t, len(pairs)/2, append([]string{"--pairs"}, pairs...)...) {
-		if len(res.Layers) != 1 || res.Copied.Count != 0 || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
-			t.Errorf("%s: %d layers; copied %+v", pairs[2*i+1], len(res.Layers), res.Copied)
-		}
-		checkModules(t, pairs[2*i+1], res)
 	}
 }
 

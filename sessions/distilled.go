@@ -65,15 +65,6 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	for _, r := range results {
 		byLayer[r.Unit.Prefix] = append(byLayer[r.Unit.Prefix], r)
 	}
-	type exported struct {
-		l       ModelLayer
-		fs      []filters.Filter
-		shared  *layouts.SharedModes
-		mimo    *plan.UnitResult // a MIMO layer's reduced unit
-		tensors []arrays.Named
-		rec     plan.LayerRecord
-		note    string
-	}
 	var layers []exported
 	for _, l := range c.Layers {
 		rs := byLayer[l.Prefix]
@@ -116,40 +107,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		rec.Warnings = l.Warnings
 		layers = append(layers, exported{l: l, fs: fs, shared: shared, tensors: tensors, rec: rec, note: note})
 	}
-	// The layers written in one modal layout share its largest state size, the others' extra
-	// modes with no residue, so that one module (one d_state) loads every layer: a fit's
-	// real poles take a mode each, and an S4D model distilled at order 8 came back with
-	// layers of 5 and 6 modes (and LRU layers reduced to order 32, of 15 and 16).
-	widest := map[layouts.Layout]int{}
-	for _, e := range layers {
-		lay := layouts.Layout(e.rec.ToLayout)
-		widest[lay] = max(widest[lay], layouts.ModalStateSize(lay, e.tensors))
-	}
-	for i := range layers {
-		e := &layers[i]
-		lay := layouts.Layout(e.rec.ToLayout)
-		if w := layouts.ModalStateSize(lay, e.tensors); w == 0 || w == widest[lay] {
-			continue
-		}
-		po := o
-		po.Options.ToLayout = string(lay)
-		var tensors []arrays.Named
-		var rec plan.LayerRecord
-		var err error
-		if e.mimo != nil {
-			var note string
-			if tensors, rec, note, err = exportMIMOLayer(c, e.l, e.mimo, o, widest[lay]); err == nil {
-				e.note, e.rec.Module = note, rec.Module // the state size written
-			}
-		} else {
-			tensors, rec, _, err = exportLayer(e.l, e.fs, e.shared, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
-		}
-		if err != nil {
-			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, e.l.Prefix, layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
-			continue
-		}
-		e.tensors, e.rec.ReadBackError, e.rec.Tensors = tensors, rec.ReadBackError, rec.Tensors
-	}
+	padToWidest(c, layers, o)
 	replaced := map[string]string{} // tensor → prefix of the layer replacing it
 	written := map[string][]arrays.Named{}
 	outType := map[string]string{}
@@ -228,6 +186,56 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		}
 	}
 	return a, nil
+}
+
+// exported is a layer as Assemble writes it: its fitted filters (or shared modes, or a MIMO
+// layer's reduced unit), its tensors, its record and its note.
+type exported struct {
+	l       ModelLayer
+	fs      []filters.Filter
+	shared  *layouts.SharedModes
+	mimo    *plan.UnitResult // a MIMO layer's reduced unit
+	tensors []arrays.Named
+	rec     plan.LayerRecord
+	note    string
+}
+
+// padToWidest writes the layers of one modal layout again with its widest layer's state
+// size, the others' extra modes with no residue, so that one module (one d_state) loads every
+// layer: a fit's real poles take a mode each, and an S4D model distilled at order 8 came back
+// with layers of 5 and 6 modes (and LRU layers reduced under --order auto, of 23 and 24). A
+// layer that cannot be padded keeps its modes, and its note says so.
+func padToWidest(c *Checkpoint, layers []exported, o DistilledOptions) {
+	widest := map[layouts.Layout]int{}
+	for _, e := range layers {
+		lay := layouts.Layout(e.rec.ToLayout)
+		widest[lay] = max(widest[lay], layouts.ModalStateSize(lay, e.tensors))
+	}
+	for i := range layers {
+		e := &layers[i]
+		lay := layouts.Layout(e.rec.ToLayout)
+		if w := layouts.ModalStateSize(lay, e.tensors); w == 0 || w == widest[lay] {
+			continue
+		}
+		po := o
+		po.Options.ToLayout = string(lay)
+		var tensors []arrays.Named
+		var rec plan.LayerRecord
+		var err error
+		if e.mimo != nil {
+			var note string
+			if tensors, rec, note, err = exportMIMOLayer(c, e.l, e.mimo, o, widest[lay]); err == nil {
+				e.note, e.rec.Module = note, rec.Module // the state size written
+			}
+		} else {
+			tensors, rec, _, err = exportLayer(e.l, e.fs, e.shared, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
+		}
+		if err != nil {
+			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, e.l.Prefix, layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
+			continue
+		}
+		e.tensors, e.rec.ReadBackError, e.rec.Tensors = tensors, rec.ReadBackError, rec.Tensors
+	}
 }
 
 // keepsRTF reports whether the checkpoint keeps an rtf layer it does not distil.
