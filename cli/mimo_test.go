@@ -244,34 +244,7 @@ func TestDistillModelMIMOOptions(t *testing.T) {
 // copies of the test layer, one with two modes barely seen, came back with 4 and 2 modes.
 func TestDistillModelMIMOLayersShareSize(t *testing.T) {
 	dir := t.TempDir()
-	f, err := arrays.Open("../testdata/layouts/lru_64.pt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var model []arrays.Named
-	for _, in := range f.Arrays() {
-		a, err := f.Read(in.Name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := strings.TrimPrefix(in.Name, "layers_0.seq.")
-		model = append(model, arrays.Named{Name: "layers.0.seq." + name, Array: a})
-		b := a.Clone()
-		if name == "C_re" || name == "C_im" { // the second layer's last two modes barely seen: fewer states reach the tolerance
-			for i := range b.Data {
-				if i%4 >= 2 {
-					b.Data[i] *= 1e-4
-				}
-			}
-		}
-		model = append(model, arrays.Named{Name: "layers.1.seq." + name, Array: b})
-	}
-	f.Close()
-	in := filepath.Join(dir, "model.npz")
-	data, err := arrays.EncodeNPZ(model, arrays.NPZOptions{})
-	if err != nil || os.WriteFile(in, data, 0o644) != nil {
-		t.Fatal(err)
-	}
+	in := twoLayerLRU(t, dir)
 	out := filepath.Join(dir, "out.npz")
 	r := run(t, "", "distill", in, "--order", "auto", "--tol", "0.05", "--length", "128", "--dtype", "F64", "-o", out)
 	if r.code != 0 {
@@ -302,5 +275,68 @@ func TestDistillModelMIMOLayersShareSize(t *testing.T) {
 				t.Errorf("%s output %d: %.3g above the tolerance", l.Prefix, o, ch.RelError)
 			}
 		}
+	}
+}
+
+// twoLayerLRU writes a model of two LRU layers (layers.0.seq., layers.1.seq.) to dir: the
+// golden test layer twice, the second with its last two modes barely seen.
+func twoLayerLRU(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := arrays.Open("../testdata/layouts/lru_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var model []arrays.Named
+	for _, in := range f.Arrays() {
+		a, err := f.Read(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimPrefix(in.Name, "layers_0.seq.")
+		model = append(model, arrays.Named{Name: "layers.0.seq." + name, Array: a})
+		b := a.Clone()
+		if name == "C_re" || name == "C_im" { // the second layer's last two modes barely seen: fewer states reach the tolerance
+			for i := range b.Data {
+				if i%4 >= 2 {
+					b.Data[i] *= 1e-4
+				}
+			}
+		}
+		model = append(model, arrays.Named{Name: "layers.1.seq." + name, Array: b})
+	}
+	f.Close()
+	in := filepath.Join(dir, "model.npz")
+	data, err := arrays.EncodeNPZ(model, arrays.NPZOptions{})
+	if err != nil || os.WriteFile(in, data, 0o644) != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// TestDistillModelMIMOShards: a model of MIMO layers split over two shards (one unit each)
+// and merged is the single run's bytes.
+func TestDistillModelMIMOShards(t *testing.T) {
+	dir := t.TempDir()
+	in := twoLayerLRU(t, dir)
+	args := []string{"distill", in, "--order", "4", "--length", "128"}
+	single := filepath.Join(dir, "single.npz")
+	if r := run(t, "", append(args, "-o", single)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	sharded := filepath.Join(dir, "sharded.npz")
+	var parts []string
+	for i := range 2 {
+		if r := run(t, "", append(args, "--shard", strconv.Itoa(i)+"/2", "-o", sharded)...); r.code != 0 {
+			t.Fatal(r)
+		}
+		parts = append(parts, sharded+".shard-"+strconv.Itoa(i)+"-of-2.json")
+	}
+	if r := run(t, "", append(append([]string{"merge"}, parts...), "-o", sharded)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	a, err1 := os.ReadFile(single)
+	b, err2 := os.ReadFile(sharded)
+	if err1 != nil || err2 != nil || !bytes.Equal(a, b) {
+		t.Errorf("the merged shards differ from the single run (%v, %v)", err1, err2)
 	}
 }
