@@ -20,8 +20,8 @@ C_re, C_im (H, P), D (H)) behind the prefixes layers_0.seq. and layers_1.seq., s
 `ssmlab distill testdata/trained/copy-drawn-lru.safetensors --order 16 -o out.safetensors`
 reduces both layers. The output is deterministic on a given machine (fixed seeds, one thread,
 deterministic algorithms, data from a seeded generator), not the same bits on every machine
-(train_hyena.py says why); the initial checkpoint is made before any kernel runs on the data
-and does not depend on the machine's vector instructions.
+(train_hyena.py says why); the initial checkpoint is made from the seeded generator before
+any step, so another machine should differ from it by float32 rounding at most (not checked).
 TRAIN_STEPS, TRAIN_LR, TRAIN_LRU_LR, TRAIN_MAX_PHASE and TRAIN_OUT (a folder) override the
 settings for trials.
 
