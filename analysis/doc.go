@@ -98,12 +98,14 @@
 // back-substitution over its 1×1 and 2×2 blocks (block by block in O(n²) for the modal forms,
 // whose Schur form is their block diagonal). H2 uses the closed form Σ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ))
 // for a diagonal filter. Hankel singular values and balanced truncation use the square-root
-// method on factors P = S·Sᵀ, Q = R·Rᵀ (from symmetric eigendecompositions, so singular
+// method on factors P = S·Sᵀ, Q = R·Rᵀ (by Cholesky with complete pivoting, so singular
 // Gramians of non-minimal systems are accepted): σ are the singular values of Rᵀ·S. Minimal
 // removes uncontrollable, then unobservable, states by an orthogonal staircase with a stated
 // tolerance. ReduceMIMO applies the same square-root balanced truncation to a whole
-// filters.MIMO layer (LRU, S5), its Gramians in closed form from the modes, and returns the
-// reduced layer diagonalised again, with its Hankel singular values and error bound.
+// filters.MIMO layer (LRU, S5, RotRNN), its Gramians in closed form from the modes, and
+// returns the reduced layer diagonalised again, with its Hankel singular values and error
+// bound; RefitMIMO then refits its B and C by least squares over a length, its poles kept;
+// ReduceMIMOWithin finds the smallest order within a tolerance.
 //
 // # Cost
 //

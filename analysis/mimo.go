@@ -72,8 +72,9 @@ func ReduceMIMO(m *filters.MIMO, order int) (*MIMOReduction, error) {
 	return b.reduce(order)
 }
 
-// ReduceMIMOWithin reduces m, as ReduceMIMO does, to the smallest order up to maxOrder at
-// which every output's relative error over length samples (filters.MIMODiff) is at most tol,
+// ReduceMIMOWithin reduces m, as ReduceMIMO does and then refitted (RefitMIMO), to the
+// smallest order up to maxOrder at which every output's relative error over length samples
+// (filters.MIMODiff) is at most tol,
 // found by bisection over the orders (the errors fall with the order but for rounding), and
 // returns it with those errors; reached is false, and the reduction is to maxOrder, where
 // maxOrder does not reach tol. The layer is balanced once; each order tried costs a
@@ -89,6 +90,9 @@ func ReduceMIMOWithin(m *filters.MIMO, tol float64, length, maxOrder int) (red *
 	try := func(order int) (*MIMOReduction, []float64, bool, error) {
 		r, err := b.reduce(order)
 		if err != nil {
+			return nil, nil, false, err
+		}
+		if r.System, err = RefitMIMO(m, r.System, length); err != nil {
 			return nil, nil, false, err
 		}
 		e, _, err := filters.MIMODiff(m, r.System, length)

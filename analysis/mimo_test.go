@@ -308,7 +308,11 @@ func TestReduceMIMOWithin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e, _, _ := filters.MIMODiff(m, less.System, length); slices.Max(e) <= tol {
+			refit, err := RefitMIMO(m, less.System, length)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e, _, _ := filters.MIMODiff(m, refit, length); slices.Max(e) <= tol {
 				t.Errorf("tol %g: order %d reaches it too (%.3g), below the %d found", tol, red.Order-1, slices.Max(e), red.Order)
 			}
 		}
@@ -320,5 +324,101 @@ func TestReduceMIMOWithin(t *testing.T) {
 	}
 	if _, _, _, err := ReduceMIMOWithin(m, 0, length, 4); !errors.Is(err, filters.ErrInvalid) {
 		t.Errorf("tolerance 0: %v", err)
+	}
+}
+
+// RefitMIMO's C step is the least-squares solution over the samples: its closed-form normal
+// equations agree with the problem solved from the simulated responses (a QR least squares
+// on every output's samples), and the refit never raises the total error, lowers it where
+// balanced truncation is not L2-optimal, keeps an exact reduction exact and refuses a layer
+// of another D.
+func TestRefitMIMO(t *testing.T) {
+	const length = 96
+	m := filtertest.RandomMIMO(rand.New(rand.NewPCG(3, 3)), 16, 4, 5, 0.98)
+	red, err := ReduceMIMO(m, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := red.System
+	// The C step from the samples: for output o the columns Re φ_k and −Im φ_k over (i, t).
+	c, ok := refitRows(m.Poles, m.B, m.C, r.Poles, r.B, m.Inputs, m.Outputs, length)
+	if !ok {
+		t.Fatal("the C step failed")
+	}
+	h := filtertest.MIMOImpulse(m, length)
+	nr := len(r.Poles)
+	// A real mode's Im c multiplies Im φ = 0: no column (the refit holds it at 0).
+	unseen := func(k int) bool { return imag(r.Poles[k]) == 0 && realRow(r.B[k*m.Inputs:(k+1)*m.Inputs]) }
+	col := make([]int, 2*nr) // the column of Re c_k (k) and Im c_k (nr + k), or −1
+	cols := 0
+	for j := range col {
+		col[j] = -1
+		if j < nr || !unseen(j-nr) {
+			col[j], cols = cols, cols+1
+		}
+	}
+	a := mat.NewDense(m.Inputs*length, cols, nil)
+	for i := range m.Inputs {
+		for k, q := range r.Poles {
+			phi := r.B[k*m.Inputs+i]
+			for tt := range length {
+				a.Set(i*length+tt, col[k], real(phi))
+				if col[nr+k] >= 0 {
+					a.Set(i*length+tt, col[nr+k], -imag(phi))
+				}
+				phi *= q
+			}
+		}
+	}
+	worst := 0.0
+	for o := range m.Outputs {
+		y := mat.NewVecDense(m.Inputs*length, nil)
+		for i := range m.Inputs {
+			for tt := range length {
+				v := h[o][i][tt]
+				if tt == 0 {
+					v -= m.D[o*m.Inputs+i]
+				}
+				y.SetVec(i*length+tt, v)
+			}
+		}
+		var x mat.VecDense
+		if err := x.SolveVec(a, y); err != nil {
+			t.Fatal(err)
+		}
+		for k := range nr {
+			want := complex(x.AtVec(col[k]), 0)
+			if col[nr+k] >= 0 {
+				want += complex(0, x.AtVec(col[nr+k]))
+			}
+			worst = math.Max(worst, cmplx.Abs(c[o*nr+k]-want)/(1+cmplx.Abs(want)))
+		}
+	}
+	if worst > 1e-8 {
+		t.Errorf("the closed-form C step is %.3g from the least squares over the samples", worst)
+	}
+	_, before, _ := filters.MIMODiff(m, r, length)
+	refit, err := RefitMIMO(m, r, length)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := filters.MIMODiff(m, refit, length)
+	if !(after < 0.99*before) {
+		t.Errorf("the refit took the error from %.6g to %.6g", before, after)
+	}
+	t.Logf("C step %.2g from the samples' least squares; the error %.4g → %.4g", worst, before, after)
+	full, err := ReduceMIMO(m, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refit, err := RefitMIMO(m, full.System, length); err != nil {
+		t.Fatal(err)
+	} else if _, e, _ := filters.MIMODiff(m, refit, length); e > 1e-9 {
+		t.Errorf("an exact reduction refitted is %.3g from the layer", e)
+	}
+	other := *r
+	other.D = make([]float64, len(r.D))
+	if _, err := RefitMIMO(m, &other, length); !errors.Is(err, filters.ErrInvalid) {
+		t.Errorf("another D: %v", err)
 	}
 }

@@ -29,11 +29,12 @@ const (
 	exactLRU = 1e-6
 )
 
-// trainedLRUBar bounds each layer's mean error at trainedLRUOrder: measured 0.514 and 0.525
-// (2026-11-29, docs/scale.md), with 15% of margin for another correct reduction (another
-// order among near-equal Hankel singular values). The layers as initialised, before
-// training, measured 0.57 and 0.54: trained LRU layers of this task compress little better.
-var trainedLRUBar = []float64{0.6, 0.6}
+// trainedLRUBar bounds each layer's mean error at trainedLRUOrder: measured 0.483 and 0.494
+// with the least-squares refit, 0.514 and 0.525 by balanced truncation alone (2026-11-29,
+// docs/scale.md), with margin for another correct reduction (another order among
+// near-equal Hankel singular values). The layers as initialised, before training, measured
+// 0.540 and 0.507: trained LRU layers of this task compress little better.
+var trainedLRUBar = []float64{0.56, 0.57}
 
 // TestDistillTrainedLRU: both layers of the trained LRU model are reduced whole and written
 // back for minimal-LRU's module with a smaller d_hidden. At order trainedLRUOrder and at the

@@ -209,8 +209,8 @@ func mimoEnergy(poles, b, c []complex128, d []float64, in, out, length int) []fl
 		for l := 0; l < n; l++ {
 			w := complex(rr.At(k, l)+ii.At(k, l), ir.At(k, l)-ir.At(l, k))
 			v := complex(rr.At(k, l)-ii.At(k, l), ir.At(k, l)+ir.At(l, k))
-			m := w * geomSum(logs[k]+cmplx.Conj(logs[l]), length)
-			nn := v * geomSum(logs[k]+logs[l], length)
+			m := w * GeomSum(logs[k]+cmplx.Conj(logs[l]), length)
+			nn := v * GeomSum(logs[k]+logs[l], length)
 			pr.Set(k, l, real(m)+real(nn))
 			pi.Set(k, l, imag(m)+imag(nn))
 			qr.Set(k, l, real(m)-real(nn))
@@ -249,11 +249,11 @@ func mimoEnergy(poles, b, c []complex128, d []float64, in, out, length int) []fl
 	return e
 }
 
-// geomSum returns Σ_{t<L} zᵗ for z = e^w as expm1(L·w)/expm1(w), which keeps its digits for
+// GeomSum returns Σ_{t<L} zᵗ for z = e^w as expm1(L·w)/expm1(w), which keeps its digits for
 // z near 1 where (1 − z^L)/(1 − z) would divide two cancelled differences; L at w = 0 and 1
 // for z = 0 (0⁰ = 1). Im w is first taken into [−π, π], so that two poles near −1, whose
 // angles add to about 2π, give L·Im w near 0 and not near 2πL.
-func geomSum(w complex128, length int) complex128 {
+func GeomSum(w complex128, length int) complex128 {
 	if math.IsInf(real(w), -1) {
 		return 1
 	}

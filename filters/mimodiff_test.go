@@ -128,7 +128,7 @@ func TestMIMODiffMatchesSimulation(t *testing.T) {
 	t.Logf("largest closed-form error where the true error is below 1e-6: %.3g (floor %g)", worstFloor, mimoDiffFloor)
 }
 
-// The closed form at the three edges of geomSum: a zero pole (0⁰ = 1), z = 1 exactly (a pole
+// The closed form at the three edges of GeomSum: a zero pole (0⁰ = 1), z = 1 exactly (a pole
 // on the unit circle, whose Gramian diagonal is L) and a real negative pole.
 func TestMIMODiffEdges(t *testing.T) {
 	const length = 64

@@ -492,7 +492,7 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 		size += fmt.Sprintf(", bidirectional=True: channels 0–%d its forward outputs, %d–%d its backward ones", h-1, h, 2*h-1)
 	}
 	rec.Module = "build it with " + size
-	note := fmt.Sprintf("layer %s: reduced by balanced truncation to order %d (%d modes; H∞ error bound %.3g): its module loads it built with %s", l.Prefix, r.MIMO.Order, len(m.Poles), r.MIMO.Bound, size)
+	note := fmt.Sprintf("layer %s: reduced by balanced truncation to order %d and refitted by least squares (%d modes; the truncation's H∞ error bound %.3g): its module loads it built with %s", l.Prefix, r.MIMO.Order, len(m.Poles), r.MIMO.Bound, size)
 	if why != "" {
 		note += "; " + why
 	}

@@ -287,7 +287,8 @@ func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, sr
 }
 
 // reduceUnit reduces a MIMO layer (a whole layer, its outputs the unit's channels) by
-// balanced truncation to the spec's order, whatever the recipe (analysis.ReduceMIMO), or with
+// balanced truncation to the spec's order, whatever the recipe (analysis.ReduceMIMO), its B
+// and C then refitted by least squares over the unit's length (analysis.RefitMIMO), or with
 // Auto to the smallest order up to MaxOrder at which every output is within Tol
 // (analysis.ReduceMIMOWithin), and records each output's relative error over the unit's
 // length, all inputs together (filters.MIMODiff).
@@ -318,7 +319,9 @@ func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, 
 			warning = fmt.Sprintf("%s: no order up to %d reaches relative error %g on every output: reduced to order %d (worst output %.3g)", u.ID(), fit.MaxOrder, fit.Tol, red.Order, slices.Max(errs))
 		}
 	} else if red, err = analysis.ReduceMIMO(m, fit.Spec.Order); err == nil {
-		errs, _, err = filters.MIMODiff(m, red.System, u.Length)
+		if red.System, err = analysis.RefitMIMO(m, red.System, u.Length); err == nil {
+			errs, _, err = filters.MIMODiff(m, red.System, u.Length)
+		}
 		if red.Order < fit.Spec.Order {
 			warning = fmt.Sprintf("%s: reduced to order %d in %d modes (order %d asked: the numerical rank of its Hankel operator, or at most %d modes where real poles take a mode for one state)",
 				u.ID(), red.Order, len(red.System.Poles), fit.Spec.Order, (fit.Spec.Order+1)/2)
