@@ -341,7 +341,7 @@ func TestRefitMIMO(t *testing.T) {
 	}
 	r := red.System
 	// The C step from the samples: for output o the columns Re φ_k and −Im φ_k over (i, t).
-	c, ok := refitRows(m.Poles, m.B, m.C, r.Poles, r.B, m.Inputs, m.Outputs, length)
+	c, _, ok := refitRows(m.Poles, m.B, m.C, r.Poles, r.B, m.Inputs, m.Outputs, length)
 	if !ok {
 		t.Fatal("the C step failed")
 	}
