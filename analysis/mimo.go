@@ -280,24 +280,13 @@ func (r *realLayer) gramians(m *filters.MIMO) (p, q *mat.Dense) {
 // of the imaginary parts' functional (1 for states, −1 for outputs).
 func (r *realLayer) realGramian(x []complex128, cols int, sign float64) *mat.Dense {
 	n := len(r.poles)
-	xr, xi := mat.NewDense(n, cols, nil), mat.NewDense(n, cols, nil)
-	for k := 0; k < n; k++ {
-		for j := 0; j < cols; j++ {
-			xr.Set(k, j, real(x[k*cols+j]))
-			xi.Set(k, j, imag(x[k*cols+j]))
-		}
-	}
-	var rr, ii, ir mat.Dense // Xr·Xrᵀ, Xi·Xiᵀ, Xi·Xrᵀ
-	rr.Mul(xr, xr.T())
-	ii.Mul(xi, xi.T())
-	ir.Mul(xi, xr.T())
+	xh, xt := filters.Products(x, n, x, n, cols) // X·Xᴴ, X·Xᵀ
 	s := r.order()
 	g := mat.NewDense(s, s, nil)
 	for k, pk := range r.poles {
 		for l, pl := range r.poles {
-			// X·Xᴴ = (rr + ii) + i(ir − irᵀ), X·Xᵀ = (rr − ii) + i(ir + irᵀ).
-			s1 := complex(rr.At(k, l)+ii.At(k, l), ir.At(k, l)-ir.At(l, k)) / oneMinus(pk, cmplx.Conj(pl))
-			s2 := complex(rr.At(k, l)-ii.At(k, l), ir.At(k, l)+ir.At(l, k)) / oneMinus(pk, pl)
+			s1 := xh[k*n+l] / oneMinus(pk, cmplx.Conj(pl))
+			s2 := xt[k*n+l] / oneMinus(pk, pl)
 			rk, ik, rl, il := r.re[k], r.im[k], r.re[l], r.im[l]
 			g.Set(rk, rl, real(s2+s1)/2)
 			if il >= 0 {

@@ -94,43 +94,33 @@ const maxRefitSweeps = 20
 // not positive definite.
 func refitRows(p, bRef, cRef, q, b []complex128, in, out, length int) ([]complex128, float64, bool) {
 	n, r := len(p), len(q)
-	lp, lq := logs(p), logs(q)
-	bbH, bbT := mat.NewCDense(r, r, nil), mat.NewCDense(r, r, nil)
+	lp, lq := filters.PoleLogs(p), filters.PoleLogs(q)
+	bbH, bbT := filters.Products(b, r, b, r, in) // b·bᴴ, b·bᵀ, then S₁ and S₂
 	for k := range r {
 		for l := range r {
-			var s1, s2 complex128
-			for i := range in {
-				s1 += b[k*in+i] * cmplx.Conj(b[l*in+i])
-				s2 += b[k*in+i] * b[l*in+i]
-			}
-			bbH.Set(k, l, s1*filters.GeomSum(lq[k]+cmplx.Conj(lq[l]), length))
-			bbT.Set(k, l, s2*filters.GeomSum(lq[k]+lq[l], length))
+			bbH[k*r+l] *= filters.GeomSum(lq[k]+cmplx.Conj(lq[l]), length)
+			bbT[k*r+l] *= filters.GeomSum(lq[k]+lq[l], length)
 		}
 	}
 	g := mat.NewSymDense(2*r, nil)
 	for k := range r {
 		for l := k; l < r; l++ {
-			s1, s2 := bbH.At(k, l), bbT.At(k, l)
+			s1, s2 := bbH[k*r+l], bbT[k*r+l]
 			g.SetSym(k, l, real(s2+s1)/2)     // Σ Re φ_k·Re φ_l
 			g.SetSym(r+k, r+l, real(s1-s2)/2) // Σ Im φ_k·Im φ_l
 			g.SetSym(k, r+l, -imag(s2-s1)/2)  // −Σ Re φ_k·Im φ_l
 			if l > k {
-				s1, s2 = bbH.At(l, k), bbT.At(l, k)
+				s1, s2 = bbH[l*r+k], bbT[l*r+k]
 				g.SetSym(l, r+k, -imag(s2-s1)/2)
 			}
 		}
 	}
 	// X₁ = (B·bᴴ) ∘ g(p_j·q̄_k), X₂ = (B·bᵀ) ∘ g(p_j·q_k): n × r.
-	x1, x2 := make([]complex128, n*r), make([]complex128, n*r)
+	x1, x2 := filters.Products(bRef, n, b, r, in)
 	for j := range n {
 		for k := range r {
-			var s1, s2 complex128
-			for i := range in {
-				s1 += bRef[j*in+i] * cmplx.Conj(b[k*in+i])
-				s2 += bRef[j*in+i] * b[k*in+i]
-			}
-			x1[j*r+k] = s1 * filters.GeomSum(lp[j]+cmplx.Conj(lq[k]), length)
-			x2[j*r+k] = s2 * filters.GeomSum(lp[j]+lq[k], length)
+			x1[j*r+k] *= filters.GeomSum(lp[j]+cmplx.Conj(lq[k]), length)
+			x2[j*r+k] *= filters.GeomSum(lp[j]+lq[k], length)
 		}
 	}
 	rhs := mat.NewDense(2*r, out, nil)
@@ -184,15 +174,6 @@ func refitRows(p, bRef, cRef, q, b []complex128, in, out, length int) ([]complex
 		}
 	}
 	return c, explained, true
-}
-
-// logs returns log p for each pole (−Inf real part at 0, which GeomSum takes as 0ᵗ).
-func logs(p []complex128) []complex128 {
-	out := make([]complex128, len(p))
-	for k, z := range p {
-		out[k] = complex(math.Log(cmplx.Abs(z)), cmplx.Phase(z))
-	}
-	return out
 }
 
 // transpose returns the transpose of a row-major rows × cols complex matrix.

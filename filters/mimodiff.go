@@ -193,22 +193,14 @@ func mimoEnergy(poles, b, c []complex128, d []float64, in, out, length int) []fl
 	}
 	br, bi := splitDense(b, n, in)
 	cr, ci := splitDense(c, out, n)
-	var rr, ii, ir mat.Dense // Br·Brᵀ, Bi·Biᵀ, Bi·Brᵀ
-	rr.Mul(br, br.T())
-	ii.Mul(bi, bi.T())
-	ir.Mul(bi, br.T())
-	logs := make([]complex128, n)
-	for k, p := range poles {
-		logs[k] = complex(math.Log(cmplx.Abs(p)), cmplx.Phase(p))
-	}
-	// P = M + N and Q = M − N, M = W∘G, N = V∘F; W = (rr + ii) + i(ir − irᵀ),
-	// V = (rr − ii) + i(ir + irᵀ).
+	wh, vt := Products(b, n, b, n, in) // B·Bᴴ, B·Bᵀ
+	logs := PoleLogs(poles)
+	// P = M + N and Q = M − N, M = W∘G, N = V∘F; W = B·Bᴴ, V = B·Bᵀ.
 	pr, pi := mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
 	qr, qi := mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
 	for k := 0; k < n; k++ {
 		for l := 0; l < n; l++ {
-			w := complex(rr.At(k, l)+ii.At(k, l), ir.At(k, l)-ir.At(l, k))
-			v := complex(rr.At(k, l)-ii.At(k, l), ir.At(k, l)+ir.At(l, k))
+			w, v := wh[k*n+l], vt[k*n+l]
 			m := w * GeomSum(logs[k]+cmplx.Conj(logs[l]), length)
 			nn := v * GeomSum(logs[k]+logs[l], length)
 			pr.Set(k, l, real(m)+real(nn))
@@ -247,6 +239,54 @@ func mimoEnergy(poles, b, c []complex128, d []float64, in, out, length int) []fl
 		}
 	}
 	return e
+}
+
+// Products returns X·Yᴴ and X·Yᵀ, row-major rx × ry, of the row-major complex X (rx × cols)
+// and Y (ry × cols), from real matrix products of their parts: X·Yᴴ = (XrYrᵀ + XiYiᵀ) +
+// i(XiYrᵀ − XrYiᵀ) and X·Yᵀ = (XrYrᵀ − XiYiᵀ) + i(XiYrᵀ + XrYiᵀ). Given the same slice for
+// both (X·Xᴴ, X·Xᵀ), XrXiᵀ is taken as XiXrᵀ transposed, so X·Xᴴ is Hermitian to the bit.
+// The Gramians of a layer of modes are these times sums over the powers of its poles.
+func Products(x []complex128, rx int, y []complex128, ry, cols int) (h, t []complex128) {
+	h, t = make([]complex128, rx*ry), make([]complex128, rx*ry)
+	if rx == 0 || ry == 0 {
+		return h, t
+	}
+	xr, xi := splitDense(x, rx, cols)
+	same := rx == ry && len(x) > 0 && &x[0] == &y[0]
+	yr, yi := xr, xi
+	if !same {
+		yr, yi = splitDense(y, ry, cols)
+	}
+	var rr, ii, ir, ri mat.Dense // Xr·Yrᵀ, Xi·Yiᵀ, Xi·Yrᵀ, Xr·Yiᵀ
+	rr.Mul(xr, yr.T())
+	ii.Mul(xi, yi.T())
+	ir.Mul(xi, yr.T())
+	if !same {
+		ri.Mul(xr, yi.T())
+	}
+	for k := range rx {
+		for l := range ry {
+			var xy float64 // (Xr·Yiᵀ)_kl; for one matrix, (Xi·Xrᵀ)_lk
+			if same {
+				xy = ir.At(l, k)
+			} else {
+				xy = ri.At(k, l)
+			}
+			h[k*ry+l] = complex(rr.At(k, l)+ii.At(k, l), ir.At(k, l)-xy)
+			t[k*ry+l] = complex(rr.At(k, l)-ii.At(k, l), ir.At(k, l)+xy)
+		}
+	}
+	return h, t
+}
+
+// PoleLogs returns log p for each pole, log|p| + i·arg p, the exponents GeomSum takes (−Inf
+// real part for p = 0, which it takes as 0ᵗ).
+func PoleLogs(p []complex128) []complex128 {
+	out := make([]complex128, len(p))
+	for k, z := range p {
+		out[k] = complex(math.Log(cmplx.Abs(z)), cmplx.Phase(z))
+	}
+	return out
 }
 
 // GeomSum returns Σ_{t<L} zᵗ for z = e^w as expm1(L·w)/expm1(w), which keeps its digits for

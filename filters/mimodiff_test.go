@@ -227,3 +227,44 @@ func TestMIMOEnergies(t *testing.T) {
 		t.Errorf("length 0: %v", err)
 	}
 }
+
+// Products is X·Yᴴ and X·Yᵀ as the sums over the columns give them, for two matrices and for
+// one (where X·Xᴴ comes out Hermitian to the bit).
+func TestProducts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 1))
+	rnd := func(n int) []complex128 {
+		z := make([]complex128, n)
+		for i := range z {
+			z[i] = complex(rng.NormFloat64(), rng.NormFloat64())
+		}
+		return z
+	}
+	const cols = 5
+	x, y := rnd(3*cols), rnd(4*cols)
+	for _, c := range []struct {
+		y  []complex128
+		ry int
+	}{{y, 4}, {x, 3}} {
+		h, tt := filters.Products(x, 3, c.y, c.ry, cols)
+		for k := range 3 {
+			for l := range c.ry {
+				var wh, wt complex128
+				for j := range cols {
+					wh += x[k*cols+j] * cmplx.Conj(c.y[l*cols+j])
+					wt += x[k*cols+j] * c.y[l*cols+j]
+				}
+				if cmplx.Abs(h[k*c.ry+l]-wh) > 1e-14*(1+cmplx.Abs(wh)) || cmplx.Abs(tt[k*c.ry+l]-wt) > 1e-14*(1+cmplx.Abs(wt)) {
+					t.Errorf("(%d, %d): %v and %v, want %v and %v", k, l, h[k*c.ry+l], tt[k*c.ry+l], wh, wt)
+				}
+			}
+		}
+	}
+	h, _ := filters.Products(x, 3, x, 3, cols)
+	for k := range 3 {
+		for l := range 3 {
+			if h[k*3+l] != cmplx.Conj(h[l*3+k]) {
+				t.Errorf("X·Xᴴ (%d, %d) = %v, (%d, %d) = %v: not Hermitian", k, l, h[k*3+l], l, k, h[l*3+k])
+			}
+		}
+	}
+}
