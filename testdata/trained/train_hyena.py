@@ -231,6 +231,33 @@ def make_batch(rng, task, batch):
     return torch.from_numpy(toks), torch.from_numpy(copied[:, 1:])
 
 
+def fit(model, opt, rng, task, vocab, steps, label=""):
+    """The training loop of the trained-model scripts (this one and train_lru.py): steps of
+    opt on next-token cross-entropy over batches of `task` drawn from rng, the learning rate
+    warmed up over WARMUP steps then cosine-decayed, gradients clipped at norm 1; it logs
+    every 50 steps (and the last) to stderr, each line led by label, and returns the log and
+    the CPU time it started at."""
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / WARMUP) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    start = time.process_time()
+    log = []
+    for step in range(steps):
+        toks, copied = make_batch(rng, task, BATCH)
+        logits = model(toks[:, :-1])
+        loss = F.cross_entropy(logits.reshape(-1, vocab), toks[:, 1:].reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        if step % 50 == 0 or step == steps - 1:
+            acc = ((logits.argmax(-1) == toks[:, 1:]) & copied).sum().item() / max(copied.sum().item(), 1)
+            log.append({"step": step, "loss": round(loss.item(), 4), "copy_accuracy": round(acc, 4)})
+            print(f"{label}step {step} loss {loss.item():.4f} copy accuracy {acc:.3f} "
+                  f"cpu {time.process_time() - start:.0f}s", file=sys.stderr, flush=True)
+    return log, start
+
+
 def train(task, seed):
     torch.manual_seed(seed)
     rng = np.random.default_rng(seed)
@@ -250,24 +277,7 @@ def train(task, seed):
     opt = torch.optim.AdamW([{"params": groups["filter"], "lr": FILTER_LR, "weight_decay": FILTER_WD},
                              {"params": groups["decay"], "weight_decay": WEIGHT_DECAY},
                              {"params": groups["other"], "weight_decay": 0.0}], lr=LR)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / WARMUP) * 0.5 * (1 + math.cos(math.pi * min(s, STEPS) / STEPS)))
-    start = time.process_time()
-    log = []
-    for step in range(STEPS):
-        toks, copied = make_batch(rng, task, BATCH)
-        logits = model(toks[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, vocab), toks[:, 1:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        if step % 50 == 0 or step == STEPS - 1:
-            acc = ((logits.argmax(-1) == toks[:, 1:]) & copied).sum().item() / max(copied.sum().item(), 1)
-            log.append({"step": step, "loss": round(loss.item(), 4), "copy_accuracy": round(acc, 4)})
-            print(f"{task} step {step} loss {loss.item():.4f} copy accuracy {acc:.3f} "
-                  f"cpu {time.process_time() - start:.0f}s", file=sys.stderr, flush=True)
+    log, start = fit(model, opt, rng, task, vocab, STEPS, f"{task} ")
     with torch.no_grad():
         toks, copied = make_batch(np.random.default_rng(seed + 1000), task, 16)
         pred = model(toks[:, :-1]).argmax(-1)

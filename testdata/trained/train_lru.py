@@ -183,24 +183,7 @@ def main():
     opt = torch.optim.AdamW([{"params": groups["lru"], "lr": LRU_LR, "weight_decay": 0.0},
                              {"params": groups["decay"], "weight_decay": WEIGHT_DECAY},
                              {"params": groups["other"], "weight_decay": 0.0}], lr=LR)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / WARMUP) * 0.5 * (1 + math.cos(math.pi * min(s, STEPS) / STEPS)))
-    start = time.process_time()
-    log = []
-    for step in range(STEPS):
-        toks, copied = th.make_batch(rng, TASK, BATCH)
-        logits = model(toks[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, vocab), toks[:, 1:].reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        if step % 50 == 0 or step == STEPS - 1:
-            acc = ((logits.argmax(-1) == toks[:, 1:]) & copied).sum().item() / max(copied.sum().item(), 1)
-            log.append({"step": step, "loss": round(loss.item(), 4), "copy_accuracy": round(acc, 4)})
-            print(f"step {step} loss {loss.item():.4f} copy accuracy {acc:.3f} "
-                  f"cpu {time.process_time() - start:.0f}s", file=sys.stderr, flush=True)
+    log, start = th.fit(model, opt, rng, TASK, vocab, STEPS)
     cpu = time.process_time() - start
     acc = copy_accuracy(model, SEED)
     print(f"{STEPS} steps, {cpu:.0f} s of CPU, held-out copy accuracy {acc:.4f}", file=sys.stderr)
