@@ -92,11 +92,8 @@ func ReduceMIMOWithin(m *filters.MIMO, tol float64, length, maxOrder int) (red *
 		if err != nil {
 			return nil, nil, false, err
 		}
-		if r.System, err = RefitMIMO(m, r.System, length); err != nil {
-			return nil, nil, false, err
-		}
-		e, _, err := filters.MIMODiff(m, r.System, length)
-		if err != nil {
+		var e []float64
+		if r.System, e, err = RefitMIMO(m, r.System, length); err != nil {
 			return nil, nil, false, err
 		}
 		return r, e, !(slices.Max(e) > tol), nil

@@ -308,7 +308,7 @@ func TestReduceMIMOWithin(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			refit, err := RefitMIMO(m, less.System, length)
+			refit, _, err := RefitMIMO(m, less.System, length)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -398,7 +398,7 @@ func TestRefitMIMO(t *testing.T) {
 		t.Errorf("the closed-form C step is %.3g from the least squares over the samples", worst)
 	}
 	_, before, _ := filters.MIMODiff(m, r, length)
-	refit, err := RefitMIMO(m, r, length)
+	refit, _, err := RefitMIMO(m, r, length)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,14 +411,14 @@ func TestRefitMIMO(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if refit, err := RefitMIMO(m, full.System, length); err != nil {
+	if refit, _, err := RefitMIMO(m, full.System, length); err != nil {
 		t.Fatal(err)
 	} else if _, e, _ := filters.MIMODiff(m, refit, length); e > 1e-9 {
 		t.Errorf("an exact reduction refitted is %.3g from the layer", e)
 	}
 	other := *r
 	other.D = make([]float64, len(r.D))
-	if _, err := RefitMIMO(m, &other, length); !errors.Is(err, filters.ErrInvalid) {
+	if _, _, err := RefitMIMO(m, &other, length); !errors.Is(err, filters.ErrInvalid) {
 		t.Errorf("another D: %v", err)
 	}
 }

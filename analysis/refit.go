@@ -21,18 +21,16 @@ import (
 // H∞ norm, not in this finite-horizon L2 error, which the refit lowers: a trained LRU layer
 // of 64 modes at order 64 from 0.514 to 0.482 (mean per output). Its normal equations come in
 // closed form from the modes (filters.GeomSum at products of poles), O((n + r)·r·(in + out))
-// a sweep. A sweep whose normal equations are singular ends the refit. It returns red itself
-// where the refitted layer, measured by filters.MIMODiff, is not better.
-func RefitMIMO(m, red *filters.MIMO, length int) (*filters.MIMO, error) {
+// a sweep. A sweep whose normal equations are singular ends the refit. It returns the layer
+// with each output's relative error (filters.MIMODiff, which measures it once before and once
+// after): red itself where the refitted layer is not better.
+func RefitMIMO(m, red *filters.MIMO, length int) (*filters.MIMO, []float64, error) {
 	if m.Inputs != red.Inputs || m.Outputs != red.Outputs || !slices.Equal(m.D, red.D) {
-		return nil, fmt.Errorf("%w: a refit keeps the layer's inputs, outputs and D", filters.ErrInvalid)
+		return nil, nil, fmt.Errorf("%w: a refit keeps the layer's inputs, outputs and D", filters.ErrInvalid)
 	}
-	if len(red.Poles) == 0 {
-		return red, nil
-	}
-	_, start, err := filters.MIMODiff(m, red, length)
-	if err != nil {
-		return nil, err
+	startErrs, start, err := filters.MIMODiff(m, red, length)
+	if err != nil || len(red.Poles) == 0 {
+		return red, startErrs, err
 	}
 	// The sweeps follow the squared error as the target's energy (D aside: both layers have
 	// it) less what each step's least squares explains, with no MIMODiff per sweep; the
@@ -40,7 +38,7 @@ func RefitMIMO(m, red *filters.MIMO, length int) (*filters.MIMO, error) {
 	markov := &filters.MIMO{Poles: m.Poles, B: m.B, C: m.C, D: make([]float64, len(m.D)), Inputs: m.Inputs, Outputs: m.Outputs}
 	energies, err := markov.Energies(length)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	total := floats.Sum(energies)
 	cur := &filters.MIMO{Poles: red.Poles, B: slices.Clone(red.B), C: slices.Clone(red.C), D: red.D, Inputs: red.Inputs, Outputs: red.Outputs}
@@ -64,12 +62,13 @@ func RefitMIMO(m, red *filters.MIMO, length int) (*filters.MIMO, error) {
 		prev = sq
 	}
 	if err := cur.Validate(); err != nil {
-		return red, nil
+		return red, startErrs, nil
 	}
-	if _, end, err := filters.MIMODiff(m, cur, length); err != nil || !(end < start) {
-		return red, nil
+	endErrs, end, err := filters.MIMODiff(m, cur, length)
+	if err != nil || !(end < start) {
+		return red, startErrs, nil
 	}
-	return cur, nil
+	return cur, endErrs, nil
 }
 
 // refitGain is the relative drop of the squared error below which RefitMIMO stops: on the

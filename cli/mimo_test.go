@@ -189,7 +189,7 @@ func TestDistillModelMIMOOptions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			refit, err := analysis.RefitMIMO(layer, less.System, length)
+			refit, _, err := analysis.RefitMIMO(layer, less.System, length)
 			if err != nil {
 				t.Fatal(err)
 			}

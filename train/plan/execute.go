@@ -319,9 +319,7 @@ func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, 
 			warning = fmt.Sprintf("%s: no order up to %d reaches relative error %g on every output: reduced to order %d (worst output %.3g)", u.ID(), fit.MaxOrder, fit.Tol, red.Order, slices.Max(errs))
 		}
 	} else if red, err = analysis.ReduceMIMO(m, fit.Spec.Order); err == nil {
-		if red.System, err = analysis.RefitMIMO(m, red.System, u.Length); err == nil {
-			errs, _, err = filters.MIMODiff(m, red.System, u.Length)
-		}
+		red.System, errs, err = analysis.RefitMIMO(m, red.System, u.Length)
 		if red.Order < fit.Spec.Order {
 			warning = fmt.Sprintf("%s: reduced to order %d in %d modes (order %d asked: the numerical rank of its Hankel operator, or at most %d modes where real poles take a mode for one state)",
 				u.ID(), red.Order, len(red.System.Poles), fit.Spec.Order, (fit.Spec.Order+1)/2)
