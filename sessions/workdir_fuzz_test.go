@@ -9,6 +9,42 @@ import (
 	"github.com/ssmlab/ssmlab/train/plan"
 )
 
+// savedUnit saves r in a work directory at dir (key "k") and returns the file's bytes: the
+// fuzz targets' seed.
+func savedUnit(f *testing.F, dir string, r *plan.UnitResult) []byte {
+	w, err := sessions.OpenWorkDir(dir, "k")
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := w.Save(r); err != nil {
+		f.Fatal(err)
+	}
+	seed, err := os.ReadFile(w.Path(r.Unit))
+	if err != nil {
+		f.Fatal(err)
+	}
+	return seed
+}
+
+// loadFuzzed writes data as the file of unit u in the work directory at dir and loads it:
+// Load must not fail on a file's content. One directory for the process, not t.TempDir per
+// input: making and removing a directory per input held a run to a few hundred inputs a
+// second. Inputs run one after another in a process, and each overwrites the unit's one file.
+func loadFuzzed(t *testing.T, dir string, u plan.Unit, data []byte) (*sessions.WorkDir, *plan.UnitResult) {
+	w, err := sessions.OpenWorkDir(dir, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.Path(u), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := w.Load(u)
+	if err != nil {
+		t.Fatalf("Load failed on a file's content: %v", err)
+	}
+	return w, r
+}
+
 // FuzzWorkDirLoad puts fuzzed bytes in a work directory's file of a unit (as a run stopped
 // mid-write, a disk error or another version might leave it): Load never panics and never
 // fails on the content, a file it cannot use is listed as ignored (and fitted again), and a
@@ -17,35 +53,11 @@ import (
 func FuzzWorkDirLoad(f *testing.F) {
 	u := plan.Unit{Prefix: "l.", Lo: 0, Hi: 2, Length: 32, Order: 2}
 	dir := f.TempDir()
-	w, err := sessions.OpenWorkDir(dir, "k")
-	if err != nil {
-		f.Fatal(err)
-	}
-	if err := w.Save(fittedUnit(f, u)); err != nil {
-		f.Fatal(err)
-	}
-	seed, err := os.ReadFile(w.Path(u))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(seed)
+	f.Add(savedUnit(f, dir, fittedUnit(f, u)))
 	f.Add([]byte(`{"format": "ssmlab-distill-unit/1", "key": "k", "unit": {"prefix": "l.", "lo": 0, "hi": 2, "length": 32, "order": 2}, "filters": [], "channels": []}`))
 	f.Add([]byte(`{"format": "ssmlab-distill-unit/1", "key": "k"`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// One directory for the process, not t.TempDir per input: making and removing a
-		// directory per input held a run to a few hundred inputs a second. Inputs run one
-		// after another in a process, and each overwrites the unit's one file.
-		w, err := sessions.OpenWorkDir(dir, "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(w.Path(u), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := w.Load(u)
-		if err != nil {
-			t.Fatalf("Load failed on a file's content: %v", err)
-		}
+		w, r := loadFuzzed(t, dir, u, data)
 		if r == nil {
 			if len(w.Ignored) != 1 {
 				t.Fatalf("an unusable file, but %d ignored", len(w.Ignored))
@@ -76,34 +88,13 @@ func FuzzWorkDirLoad(f *testing.F) {
 func FuzzWorkDirLoadMIMO(f *testing.F) {
 	u := plan.Unit{Prefix: "l.", Lo: 0, Hi: 2, Length: 32, Order: 2, MIMO: true}
 	dir := f.TempDir()
-	w, err := sessions.OpenWorkDir(dir, "k")
-	if err != nil {
-		f.Fatal(err)
-	}
 	rec := &plan.MIMORecord{Poles: [][2]float64{{0.5, 0.25}}, B: [][2]float64{{1, 0}, {0, 1}}, C: [][2]float64{{1, 1}, {2, 0}},
 		D: []float64{0.5, 0, 0, 0.5}, Inputs: 2, Outputs: 2, Order: 2, HSV: []float64{1, 0.5}, Bound: 1}
 	res := &plan.UnitResult{Unit: u, MIMO: rec, Channels: []plan.ChannelRecord{{Channel: 0, Order: 2}, {Channel: 1, Order: 2}}}
-	if err := w.Save(res); err != nil {
-		f.Fatal(err)
-	}
-	seed, err := os.ReadFile(w.Path(u))
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(seed)
+	f.Add(savedUnit(f, dir, res))
 	f.Add([]byte(`{"format": "ssmlab-distill-unit/1", "key": "k", "unit": {"prefix": "l.", "lo": 0, "hi": 2, "length": 32, "order": 2, "mimo": true}, "filters": [], "channels": [], "mimo": {"poles": [], "b": [], "c": [], "d": [], "inputs": 0, "outputs": 2}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		w, err := sessions.OpenWorkDir(dir, "k")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(w.Path(u), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := w.Load(u)
-		if err != nil {
-			t.Fatalf("Load failed on a file's content: %v", err)
-		}
+		w, r := loadFuzzed(t, dir, u, data)
 		if r == nil {
 			return
 		}
