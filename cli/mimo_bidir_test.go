@@ -11,16 +11,24 @@ import (
 )
 
 // TestDistillModelBidirectionalS5: a bidirectional S5 layer (S5SSM bidirectional=True: C1 on
-// the forward scan, C2 on the reverse one; testdata/layouts/s5_bidir_64.pt, H = 3, P = 4) is
-// reduced whole as one layer of 2H outputs, its causal kernels then its anti-causal ones, and
-// written back as C1 and C2 for the same module with a smaller P. The manifest's 2H errors are
+// the forward scan, C2 on the reverse one; testdata/layouts/s5_bidir_64.pt, H = 3, P = 4; or
+// C_init complex_normal's one C of (H, 2P, 2), s5_bidir_cn_64.pt) is reduced whole as one
+// layer of 2H outputs, its causal kernels then its anti-causal ones, and written back as C1
+// and C2 (or one C) for the same module with a smaller P. The manifest's 2H errors are
 // the written layer's against the input's, as Import reads both; at the layer's own order it is
 // exact; the module's own scans (check_distilled.py, each kernel with the other C zeroed)
 // compute the same errors. Such a layer was refused ("its module is of a variant that the s5
 // layout is not written in").
 func TestDistillModelBidirectionalS5(t *testing.T) {
+	// C1 and C2, or one C of (H, 2P, 2) from a module built with C_init complex_normal
+	// (written back so).
+	for _, in := range []string{"../testdata/layouts/s5_bidir_64.pt", "../testdata/layouts/s5_bidir_cn_64.pt"} {
+		t.Run(filepath.Base(in), func(t *testing.T) { distilBidirectionalS5(t, in, strings.Contains(in, "_cn_")) })
+	}
+}
+
+func distilBidirectionalS5(t *testing.T, in string, stacked bool) {
 	const (
-		in     = "../testdata/layouts/s5_bidir_64.pt"
 		prefix = "encoder.layers.0.seq."
 		length = 256
 	)
@@ -68,11 +76,15 @@ func TestDistillModelBidirectionalS5(t *testing.T) {
 			names[strings.TrimPrefix(a.Name, prefix)] = a.Shape
 		}
 		f.Close()
-		if _, ok := names["C"]; ok || len(names["C1"]) != 3 || len(names["C2"]) != 3 {
-			t.Errorf("order %s: tensors %v, want C1 and C2 in place of C", order, names)
+		p := names["Lambda_re"]
+		if len(p) != 1 || p[0] < atoiOrder(order)/2 || p[0] > (atoiOrder(order)+1)/2 {
+			t.Fatalf("order %s: Lambda_re of shape %v, want ⌈order/2⌉ modes", order, p)
 		}
-		if p := names["Lambda_re"]; len(p) != 1 || p[0] < atoiOrder(order)/2 || p[0] > (atoiOrder(order)+1)/2 {
-			t.Errorf("order %s: Lambda_re of shape %v, want ⌈order/2⌉ modes", order, p)
+		if c := names["C"]; stacked && (len(names) != 6 || len(c) != 3 || c[1] != 2*p[0]) {
+			t.Errorf("order %s: tensors %v, want one C of (H, 2P, 2)", order, names)
+		}
+		if _, ok := names["C"]; !stacked && (ok || len(names["C1"]) != 3 || len(names["C2"]) != 3) {
+			t.Errorf("order %s: tensors %v, want C1 and C2 in place of C", order, names)
 		}
 		pairs = append(pairs, in, out)
 	}
@@ -85,7 +97,11 @@ func TestDistillModelBidirectionalS5(t *testing.T) {
 	}
 	for i, res := range checkDistilled(t, len(pairs)/2, append([]string{"--pairs"}, pairs...)...) {
 		l, ok := res.Layers[prefix]
-		if len(res.Layers) != 1 || !ok || l.Module != "s5 bidirectional" || res.Copied.Count != 0 || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
+		module := "s5 bidirectional"
+		if stacked {
+			module += " complex_normal"
+		}
+		if len(res.Layers) != 1 || !ok || l.Module != module || res.Copied.Count != 0 || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
 			t.Errorf("%s: layers %+v; copied %+v", pairs[2*i+1], res.Layers, res.Copied)
 		}
 		if len(l.RelErrors) != len(want) {

@@ -280,7 +280,7 @@ func otherModal(lay layouts.Layout) layouts.Layout {
 var moduleSettings = map[layouts.Layout][]string{
 	layouts.S4D: {"variant", "disc", "dt-transform", "real-transform", "imag-transform", "is-real"},
 	layouts.RTF: {"h0"},
-	layouts.S5:  {"disc", "conj-sym", "step-rescale", "clip-eigs"},
+	layouts.S5:  {"disc", "conj-sym", "step-rescale", "clip-eigs", "c-init"},
 }
 
 // fitErrors are the fit errors of a layer's n channels on their targets, or nil where the
@@ -434,7 +434,8 @@ func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType,
 // module's settings (an S5 layer every state at --log-step, else the mean of its log_step),
 // and checks that the tensors, rounded to their dtype, read back within their limit of the
 // reduced layer. A bidirectional S5 layer's 2H outputs (Result.MIMO's) are written as C1 and
-// C2 by ExportMIMO from their number; the note says which channels are which.
+// C2 by ExportMIMO from their number (one C of (H, 2P, 2) where the layer was read so,
+// c-init complex_normal); the note says which channels are which.
 func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), ToLayout: string(l.Layout), Length: l.Length, Channels: r.Channels, Warnings: l.Warnings}
 	raw, dt, why := writtenType(l, o)

@@ -48,7 +48,7 @@ func FuzzImportLayer(f *testing.F) {
 	for _, name := range []string{
 		"rtf_32.safetensors", "s4d_32.safetensors", "s4d_minimal_32.safetensors", "s4_32.safetensors",
 		"stripedhyena_32.safetensors", "hyena_32.safetensors", "lru_32.safetensors",
-		"rotrnn_32.safetensors", "s5_64.npz", "s5_bidir_64.pt", "sos_ellip7_32.npz",
+		"rotrnn_32.safetensors", "s5_64.npz", "s5_bidir_64.pt", "s5_bidir_cn_64.pt", "sos_ellip7_32.npz",
 	} {
 		data, err := os.ReadFile(filepath.Join(goldenDir, name))
 		if err != nil {

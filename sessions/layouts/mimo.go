@@ -178,7 +178,8 @@ func exportRotRNN(m *filters.MIMO, d []float64, prefix string) ([]arrays.Named, 
 // the reader) takes it; Λ the pole's continuous mode by the disc (zoh: log(λ)/Δ; bilinear:
 // (2/Δ)(λ − 1)/(λ + 1)); B = b over the factor the disc multiplies B by (discretizeMode's,
 // as the reader); C = c/2 where conj_sym doubles Re(C x). A layer of 2H outputs is written
-// bidirectional: C1 its first H rows, C2 the next H (s5/ssm.py lines 193–203).
+// bidirectional: C1 its first H rows, C2 the next H (s5/ssm.py lines 193–203), or side by
+// side in one C of (H, 2n, 2) under c-init complex_normal (lines 183–186).
 func exportS5(m *filters.MIMO, d []float64, o Options, prefix string) ([]arrays.Named, error) {
 	disc := o.get(S5, "disc")
 	if disc != "zoh" && disc != "bilinear" {
@@ -229,6 +230,16 @@ func exportS5(m *filters.MIMO, d []float64, o Options, prefix string) ([]arrays.
 			c := m.C[out*n+k] / complex(scale, 0)
 			cs[2*(out*n+k)], cs[2*(out*n+k)+1] = real(c), imag(c)
 		}
+	}
+	if m.Outputs == 2*h && o.get(S5, "c-init") == "complex_normal" {
+		// One C of (H, 2n, 2): row r is C1's row r, then C2's.
+		stacked := make([]float64, 0, len(cs))
+		for row := range h {
+			stacked = append(stacked, cs[row*n*2:(row+1)*n*2]...)
+			stacked = append(stacked, cs[(h+row)*n*2:(h+row+1)*n*2]...)
+		}
+		return named(prefix, []string{"Lambda_re", "Lambda_im", "B", "C", "D", "log_step"},
+			[][]int{{n}, {n}, {n, h, 2}, {h, 2 * n, 2}, {h}, {n, 1}}, lre, lim, bs, stacked, d, steps)
 	}
 	if m.Outputs == 2*h {
 		return named(prefix, []string{"Lambda_re", "Lambda_im", "B", "C1", "C2", "D", "log_step"},

@@ -5,6 +5,7 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,9 +229,9 @@ func randomBidirectional(t *testing.T, seed uint64, n, h int) *filters.MIMO {
 }
 
 // TestExportMIMOBidirectional: a bidirectional S5 layer (2H outputs, the reverse scan's
-// below the forward ones) is written with C1 and C2 and read back by Import as the same
-// layer (every pair's response to roundTripTol), under zoh and bilinear, conj-sym true and
-// false, padded; its bank is the forward pairs with the warning that C2 is left out, and
+// below the forward ones) is written with C1 and C2 (one C of (H, 2P, 2) under c-init
+// complex_normal) and read back by Import as the same layer (every pair's response to
+// roundTripTol), under zoh and bilinear, conj-sym true and false, padded; its bank is the forward pairs with the warning that C2 is left out, and
 // WriteBackVariant no longer refuses it.
 func TestExportMIMOBidirectional(t *testing.T) {
 	m := randomBidirectional(t, 34, 9, 3)
@@ -242,6 +243,8 @@ func TestExportMIMOBidirectional(t *testing.T) {
 		{nil, 0},
 		{map[string]string{"conj-sym": "false", "step-rescale": "0.5", "log-step": "-1"}, 0},
 		{map[string]string{"disc": "bilinear", "log-step": "0.3"}, 11},
+		{map[string]string{"c-init": "complex_normal"}, 0},
+		{map[string]string{"c-init": "complex_normal", "conj-sym": "false"}, 11},
 	} {
 		named, err := layouts.ExportMIMO(m, layouts.S5, layouts.Options{Values: c.o, StateSize: c.state}, "layers.0.seq.")
 		if err != nil {
@@ -251,16 +254,20 @@ func TestExportMIMOBidirectional(t *testing.T) {
 		for _, n := range named {
 			names = append(names, n.Name)
 		}
-		if got := strings.Join(names, " "); !strings.Contains(got, "seq.C1 layers.0.seq.C2 ") || strings.Contains(got, "seq.C ") {
+		stacked := c.o["c-init"] == "complex_normal"
+		if got := strings.Join(names, " "); !stacked && (!strings.Contains(got, "seq.C1 layers.0.seq.C2 ") || strings.Contains(got, "seq.C ")) {
 			t.Errorf("%v: tensors %s, want C1 and C2 in place of C", c.o, got)
+		}
+		if stacked && (named[3].Name != "layers.0.seq.C" || !slices.Equal(named[3].Array.Shape, []int{3, 2 * max(9, c.state), 2})) {
+			t.Errorf("%v: tensor %s of shape %v, want C of (3, 2P, 2)", c.o, named[3].Name, named[3].Array.Shape)
 		}
 		src := layouts.NamedSource(named)
 		l, err := layouts.Find(src.Arrays(), layouts.S5, "layers.0.seq.")
 		if err != nil {
 			t.Fatalf("%v: %v", c.o, err)
 		}
-		if l.Options["bidirectional"] != "true" {
-			t.Errorf("%v: detected as %v, want bidirectional", c.o, l.Options)
+		if l.Options["bidirectional"] != "true" || stacked != (l.Options["c-init"] == "complex_normal") {
+			t.Errorf("%v: detected as %v, want bidirectional (c-init complex_normal where C is stacked)", c.o, l.Options)
 		}
 		if v, _ := layouts.WriteBackVariant(l); v != "" {
 			t.Errorf("%v: WriteBackVariant says %q, want \"\" (ExportMIMO writes it)", c.o, v)
@@ -274,7 +281,7 @@ func TestExportMIMOBidirectional(t *testing.T) {
 		if e > roundTripTol {
 			t.Errorf("%v: the layer comes back off by %.3g", c.o, e)
 		}
-		if len(r.Bank.Channels) != 3 || len(r.Pairs) != 2 || !strings.Contains(r.Pairs[1], "C2 acts on the reverse scan") {
+		if len(r.Bank.Channels) != 3 || len(r.Pairs) != 2 || !strings.Contains(r.Pairs[1], "on the reverse scan") {
 			t.Errorf("%v: bank of %d channels, warnings about the pairs %q", c.o, len(r.Bank.Channels), r.Pairs)
 		}
 		for h, f := range r.Bank.Channels {
@@ -285,6 +292,21 @@ func TestExportMIMOBidirectional(t *testing.T) {
 		}
 	}
 	t.Logf("worst relative difference over the bidirectional round trips: %.2g", worst)
+
+	// A C of neither P nor 2P columns is refused, naming both.
+	named, err := layouts.ExportMIMO(m, layouts.S5, layouts.Options{Values: map[string]string{"c-init": "complex_normal"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named[3].Array = &arrays.Array{Shape: []int{3, 10, 2}, Data: make([]float64, 60)}
+	src := layouts.NamedSource(named)
+	l, err := layouts.Find(src.Arrays(), layouts.S5, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := layouts.Import(src, l, layouts.Options{}); !errors.Is(err, layouts.ErrInvalid) || !strings.Contains(err.Error(), `"C" has shape (3, 10, 2): want (H, 9, 2), or (H, 18, 2)`) {
+		t.Errorf("a C of 10 columns for 9 states: %v", err)
+	}
 }
 
 // TestRotRNNAsModes: a RotRNN layer read as modes (Result.MIMO: each head's pairs of states

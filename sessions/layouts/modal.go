@@ -599,6 +599,10 @@ func (s5Layout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	if _, ok := in[p+"C1"]; ok {
 		l.Options["bidirectional"] = "true"
 	}
+	if c := shapeOf(in, p+"C", 3); c != nil && c[1] == 2*lr[0] {
+		// C_init complex_normal keeps a bidirectional layer's C1 and C2 side by side.
+		l.Options["bidirectional"], l.Options["c-init"] = "true", "complex_normal"
+	}
 	return l, true
 }
 
@@ -619,22 +623,11 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	ins := bShape[1]
-	cName, bidir := "C", false
-	if t.has("C1") {
-		cName, bidir = "C1", true
-	}
-	cShape := []int{-1, n, 2}
-	c, err := t.get(cName, "(H, P, 2)", cShape)
+	c, c2, err := s5OutputMatrices(t, n)
 	if err != nil {
 		return Result{}, err
 	}
-	outs := cShape[0]
-	var c2 *arrays.Array
-	if bidir {
-		if c2, err = t.get("C2", "(H, P, 2)", []int{outs, n, 2}); err != nil {
-			return Result{}, err
-		}
-	}
+	outs, bidir := c.Shape[0], c2 != nil
 	d, err := t.get("D", "(H)", []int{outs})
 	if err != nil {
 		return Result{}, err
@@ -693,9 +686,46 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 			return Result{}, err
 		}
 		w := "the layer is bidirectional: C1 (the forward scan) was read; C2 acts on the reverse scan, anti-causally, and was left out"
+		if !t.has("C1") {
+			w = fmt.Sprintf("the layer is bidirectional: C's first %d columns (the forward scan) were read; the next %d act on the reverse scan, anti-causally, and were left out", n, n)
+		}
 		r.Warnings, r.Pairs = append(r.Warnings, w), append(r.Pairs, w)
 	}
 	return r, nil
+}
+
+// s5OutputMatrices reads an S5 layer's C of n modes as (H, n, 2), and the reverse scan's C2
+// of a bidirectional layer (nil otherwise): C1 and C2, or the halves of one C of (H, 2n, 2),
+// as a module built with C_init complex_normal holds them (lindermanlab/S5 s5/ssm.py lines
+// 183–203: C_tilde's first n columns act on the forward scan's states).
+func s5OutputMatrices(t *tensors, n int) (c, c2 *arrays.Array, err error) {
+	if t.has("C1") {
+		shape := []int{-1, n, 2}
+		if c, err = t.get("C1", "(H, P, 2)", shape); err != nil {
+			return nil, nil, err
+		}
+		c2, err = t.get("C2", "(H, P, 2)", []int{shape[0], n, 2})
+		return c, c2, err
+	}
+	shape := []int{-1, -1, 2}
+	whole, err := t.get("C", "(H, P, 2), or (H, 2P, 2) for a bidirectional layer", shape)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := shape[0]
+	switch shape[1] {
+	case n:
+		return whole, nil, nil
+	case 2 * n:
+		c = &arrays.Array{Shape: []int{h, n, 2}, Data: make([]float64, h*n*2)}
+		c2 = &arrays.Array{Shape: []int{h, n, 2}, Data: make([]float64, h*n*2)}
+		for row := range h {
+			copy(c.Data[row*2*n:(row+1)*2*n], whole.Data[row*4*n:row*4*n+2*n])
+			copy(c2.Data[row*2*n:(row+1)*2*n], whole.Data[row*4*n+2*n:(row+1)*4*n])
+		}
+		return c, c2, nil
+	}
+	return nil, nil, invalidf("the tensor %q has shape %s: want (H, %d, 2), or (H, %d, 2) for a bidirectional layer (Lambda_re has %d states)", t.prefix+"C", arrays.ShapeString(whole.Shape), n, 2*n, n)
 }
 
 // bidirectionalS5 is the whole of a bidirectional S5 layer of forward part fwd (C = f·C1)

@@ -460,6 +460,22 @@ def s5_bidir_state(seed, H=3, P=4):
     return st
 
 
+def s5_bidir_cn_state(seed, H=3, P=4):
+    """A bidirectional S5SSM built with C_init="complex_normal": one C of (H, 2P, 2), C1's
+    columns then C2's (s5/ssm.py lines 183-186)."""
+    st = s5_bidir_state(seed, H, P)
+    c = torch.cat([st.pop("C1"), st.pop("C2")], dim=1)
+    return collections.OrderedDict([(k, st[k]) for k in ("Lambda_re", "Lambda_im", "B")] + [("C", c)] +
+                                   [(k, st[k]) for k in ("D", "log_step")])
+
+
+def forward_only(st):
+    """A complex_normal bidirectional layer with the reverse scan's columns of C zeroed."""
+    c = st["C"].clone()
+    c[:, st["Lambda_re"].shape[0]:] = 0
+    return collections.OrderedDict(st, C=c)
+
+
 def s5_run(st, u, disc="zoh", conj_sym=True, step_rescale=1.0, clip_eigs=False):
     """S5SSM (lindermanlab/S5 s5/ssm.py lines 11-42 discretize_*, 60-88 apply_ssm with
     conj_sym, 139-247 setup and __call__: clip_eigs at lines 154-155, step_rescale at 219), as a
@@ -469,8 +485,8 @@ def s5_run(st, u, disc="zoh", conj_sym=True, step_rescale=1.0, clip_eigs=False):
     re = torch.clamp(st["Lambda_re"], max=-1e-4) if clip_eigs else st["Lambda_re"]
     Lam = re + 1j * st["Lambda_im"]
     Bt = st["B"][..., 0] + 1j * st["B"][..., 1]
-    bidir = "C1" in st
-    Cs = [st["C1"], st["C2"]] if bidir else [st["C"]]
+    bidir = "C1" in st or st["C"].shape[1] == 2 * st["Lambda_re"].shape[0]
+    Cs = [st["C1"], st["C2"]] if "C1" in st else [st["C"]]
     Ct = torch.cat([c[..., 0] + 1j * c[..., 1] for c in Cs], dim=-1)
     step = step_rescale * torch.exp(st["log_step"][:, 0])
     if disc == "zoh":
@@ -495,13 +511,20 @@ def s5_run(st, u, disc="zoh", conj_sym=True, step_rescale=1.0, clip_eigs=False):
 
 def s5_bidir_kernels(st, **kw):
     """A bidirectional S5 layer's kernels (2H, H, L), each by the module's own scan (s5_run):
-    rows 0..H-1 causal, of the layer with C2 zeroed; rows H..2H-1 anti-causal (lag k ≥ 0 on
-    u[t + k]), of the layer with C1 and D zeroed, fed an impulse at the last sample and read
+    rows 0..H-1 causal, of the layer with C2 (or C's last P columns) zeroed; rows H..2H-1
+    anti-causal (lag k ≥ 0 on u[t + k]), of the layer with C1 (C's first P columns) and D
+    zeroed, fed an impulse at the last sample and read
     backwards."""
-    H = st["D"].shape[0]
+    H, P = st["D"].shape[0], st["Lambda_re"].shape[0]
     pairs = [(i, j) for i in range(H) for j in range(H)]
-    fwd = collections.OrderedDict(st, C2=torch.zeros_like(st["C2"]))
-    bwd = collections.OrderedDict(st, C1=torch.zeros_like(st["C1"]), D=torch.zeros_like(st["D"]))
+    if "C1" in st:
+        fwd = collections.OrderedDict(st, C2=torch.zeros_like(st["C2"]))
+        bwd = collections.OrderedDict(st, C1=torch.zeros_like(st["C1"]), D=torch.zeros_like(st["D"]))
+    else:  # one C of (H, 2P, 2) (C_init complex_normal): its first P columns act forward
+        fwd = forward_only(st)
+        c = st["C"].clone()
+        c[:, :P] = 0
+        bwd = collections.OrderedDict(st, C=c, D=torch.zeros_like(st["D"]))
     kf = impulse_mimo(lambda u: s5_run(fwd, u, **kw), H, pairs).reshape(H, H, -1)
     kb = impulse_mimo(lambda u: s5_run(bwd, u, **kw), H, pairs, anticausal=True).reshape(H, H, -1)
     return torch.cat([kf, kb])
@@ -735,6 +758,10 @@ def main():
     bidir = s5_bidir_state(15)  # the bank is the forward pairs: the layer with C2 zeroed
     write_case(cases, "s5_bidir", "s5", "encoder.layers.0.seq.", bidir,
                lambda s: impulse_mimo(lambda u: s5_run(collections.OrderedDict(s, C2=torch.zeros_like(s["C2"])), u), 3, pairs),
+               containers=("pt64",))
+    cn = s5_bidir_cn_state(16)  # the forward pairs: C's last P columns zeroed
+    write_case(cases, "s5_bidir_cn", "s5", "encoder.layers.0.seq.", cn,
+               lambda s: impulse_mimo(lambda u: s5_run(forward_only(s), u), 3, pairs),
                containers=("pt64",))
     write_case(cases, "rotrnn", "rotrnn", "layers.0.", rotrnn_state(12), lambda s: impulse_mimo(lambda u: rotrnn_run(s, u), 3, pairs))
     st, tl = rtf_state(13)

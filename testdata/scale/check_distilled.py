@@ -69,6 +69,7 @@ MODULE_NAMES = {
     "s5": {"Lambda_re": 1, "Lambda_im": 1, "B": 3, "C": 3, "D": 1, "log_step": 2},
     "rotrnn": {"thetas": 2, "gamma_log": 2, "M": 3, "B": 3, "C": 2, "D": 1},
     "s5 bidirectional": {"Lambda_re": 1, "Lambda_im": 1, "B": 3, "C1": 3, "C2": 3, "D": 1, "log_step": 2},
+    "s5 bidirectional complex_normal": {"Lambda_re": 1, "Lambda_im": 1, "B": 3, "C": 3, "D": 1, "log_step": 2},
 }
 
 # Layout options whose reference default is the only value gen_layouts.py's formulas compute.
@@ -148,7 +149,7 @@ def family_kernel(layout, st, prefix, length, opts, trunc_len):
             return gen_layouts.impulse_mimo(step, H, pairs).reshape(H, H, length)
         kw = dict(disc=opts.get("disc", "zoh"), conj_sym=opts.get("conj-sym", "true") == "true",
                   step_rescale=float(opts.get("step-rescale", "1")), clip_eigs=opts.get("clip-eigs", "false") == "true")
-        if "C1" in st:
+        if "C1" in st or st["C"].shape[1] == 2 * st["Lambda_re"].shape[0]:
             return gen_layouts.s5_bidir_kernels(st, **kw)
         step = lambda u: gen_layouts.s5_run(st, u, **kw)  # noqa: E731
         return gen_layouts.impulse_mimo(step, H, pairs).reshape(H, H, length)
@@ -222,6 +223,8 @@ def check(src, src_meta, path):
             module = "s4d real"  # written back for SSMKernelDiag(is_real=True): no A_imag
         if module == "s5" == layer["layout"] and "C1" in old:
             module = "s5 bidirectional"  # S5SSM(bidirectional=True): C1 and C2
+        elif module == "s5" == layer["layout"] and old["C"].shape[1] == 2 * old["Lambda_re"].shape[0]:
+            module = "s5 bidirectional complex_normal"  # one C of (H, 2P, 2)
         want = MODULE_NAMES[module]
         H = len(layer["channels"])
         names_ok = set(new) == set(want) and all(new[k].dim() == r for k, r in want.items())
