@@ -50,8 +50,10 @@
 //
 // No result holds NaN or ±Inf. A value that cannot be represented is either an error (a
 // *NonFiniteError naming the first offending index, such as the overflowing impulse response
-// of an unstable filter) or a masked grid point with a Note saying why (a Response or
-// GroupDelay at a pole or zero on the unit circle).
+// of an unstable filter, or index −1 for a scalar such as the H2 norm of a stable filter of
+// gain beyond float64) or a masked grid point with a Note saying why (a Response or
+// GroupDelay at a pole or zero on the unit circle; a Response where |H| overflows float64
+// with no pole there, Note.Overflow).
 //
 // # Poles on the unit circle
 //

@@ -54,12 +54,15 @@ func describePoles(p []complex128) string {
 // response of an unstable filter. No function of the package returns a non-finite number;
 // it returns this error instead.
 type NonFiniteError struct {
-	What  string  // the quantity: "impulse", "step", "kernel", "H", …
-	Index int     // the first offending index
+	What  string  // the quantity: "impulse", "step", "kernel", "H", "H2 norm", …
+	Index int     // the first offending index; -1 for a scalar or a whole matrix
 	Value float64 // the offending value (NaN or ±Inf)
 }
 
 func (e *NonFiniteError) Error() string {
+	if e.Index < 0 {
+		return fmt.Sprintf("%s is %v: beyond float64's range (the filter's gain is too large; scale B and C, or the numerator, down)", e.What, e.Value)
+	}
 	return fmt.Sprintf("%s[%d] is %v", e.What, e.Index, e.Value)
 }
 

@@ -58,14 +58,17 @@ type Note struct {
 	// Root is "pole" or "zero" for a pole or zero of H on the unit circle at Omega, and ""
 	// otherwise (H identically zero).
 	Root string `json:"root,omitempty"`
-	Text string `json:"note"`
+	// Overflow is set where H is beyond float64's range with no pole there (a filter of huge
+	// gain); H is stored as 0, as at a pole.
+	Overflow bool   `json:"overflow,omitempty"`
+	Text     string `json:"note"`
 }
 
 // Response is a frequency response on a grid of ω (rad/sample).
 type Response struct {
 	Omega []float64
 	// H is H(e^{jω}). Where a pole lies exactly on e^{jω}, H is infinite: H is 0 there and
-	// Masked is set.
+	// Masked is set; so where H overflows float64 without a pole (Note.Overflow).
 	H []complex128
 	// MagDB is 20·log₁₀|H|. Where |H| = 0 (a zero on the unit circle) it is the floor
 	// min(MagFloorDB, smallest finite value on the grid) and Masked is set; at a masked
@@ -96,12 +99,36 @@ func FreqResponse(f filters.Filter, omega []float64) *Response {
 	default:
 		h = f.FreqResponse(omega)
 	}
-	return newResponse(omega, h)
+	var poles []complex128
+	found := false
+	poleAt := func(w float64) bool {
+		if !found {
+			var err error
+			if poles, err = Poles(f); err != nil {
+				return true // unknown poles: the infinite H is taken to be one's
+			}
+			found = true
+		}
+		z := cmplx.Rect(1, w)
+		for _, p := range poles {
+			if cmplx.Abs(p-z) <= onCircleTol {
+				return true
+			}
+		}
+		return false
+	}
+	return newResponse(omega, h, poleAt)
 }
 
+// onCircleTol is how close to e^{jω} a computed pole must be for an infinite H there to be
+// its: H overflows float64 only within rounding of a pole, and a pole's computed position is
+// off by about ε times its condition.
+const onCircleTol = 1e-6
+
 // newResponse completes a Response from H on omega: magnitude, unwrapped phase and the masks
-// of FreqResponse's documentation.
-func newResponse(omega []float64, h []complex128) *Response {
+// of FreqResponse's documentation. poleAt says whether an infinite H at ω is a pole's (else
+// it is an overflow).
+func newResponse(omega []float64, h []complex128, poleAt func(w float64) bool) *Response {
 	r := &Response{Omega: omega, H: h, Masked: make([]bool, len(omega))}
 	r.MagDB = make([]float64, len(omega))
 	r.Phase = make([]float64, len(omega))
@@ -111,7 +138,11 @@ func newResponse(omega []float64, h []complex128) *Response {
 		if cmplx.IsNaN(h) || cmplx.IsInf(h) {
 			r.H[i] = 0
 			r.Masked[i], atPole[i] = true, true
-			r.Notes = append(r.Notes, Note{i, omega[i], "pole", "a pole on the unit circle: H is infinite here (stored as 0)"})
+			if poleAt(omega[i]) {
+				r.Notes = append(r.Notes, Note{Index: i, Omega: omega[i], Root: "pole", Text: "a pole on the unit circle: H is infinite here (stored as 0)"})
+			} else {
+				r.Notes = append(r.Notes, Note{Index: i, Omega: omega[i], Overflow: true, Text: "|H| is beyond float64's range here, with no pole (stored as 0)"})
+			}
 			continue
 		}
 		if a := cmplx.Abs(h); a > 0 {
@@ -120,7 +151,7 @@ func newResponse(omega []float64, h []complex128) *Response {
 			lo, hi = math.Min(lo, db), math.Max(hi, db)
 		} else {
 			r.Masked[i] = true
-			r.Notes = append(r.Notes, Note{i, omega[i], "zero", "H = 0 (a zero on the unit circle): magnitude floored, phase undefined"})
+			r.Notes = append(r.Notes, Note{Index: i, Omega: omega[i], Root: "zero", Text: "H = 0 (a zero on the unit circle): magnitude floored, phase undefined"})
 		}
 	}
 	floor := math.Min(MagFloorDB, lo)
@@ -261,7 +292,7 @@ func GroupDelayOf(f filters.Filter, omega []float64) (*GroupDelay, error) {
 				g.Masked[i] = true
 			}
 			if len(omega) > 0 {
-				g.Notes = append(g.Notes, Note{0, omega[0], "", "H is identically zero: the phase and its delay are undefined (stored as 0)"})
+				g.Notes = append(g.Notes, Note{Index: 0, Omega: omega[0], Text: "H is identically zero: the phase and its delay are undefined (stored as 0)"})
 			}
 		}
 		return g, nil
@@ -291,7 +322,7 @@ func GroupDelayOf(f filters.Filter, omega []float64) (*GroupDelay, error) {
 						if r.sign > 0 {
 							what = "pole"
 						}
-						g.Notes = append(g.Notes, Note{i, w, what, fmt.Sprintf("a %s on the unit circle at %.6g%+.6gi: the phase jumps by π here; τ is the two-sided limit", what, real(r.q), imag(r.q))})
+						g.Notes = append(g.Notes, Note{Index: i, Omega: w, Root: what, Text: fmt.Sprintf("a %s on the unit circle at %.6g%+.6gi: the phase jumps by π here; τ is the two-sided limit", what, real(r.q), imag(r.q))})
 					}
 					g.Masked[i] = true
 				}

@@ -87,6 +87,15 @@ func TestFreqResponseCircle(t *testing.T) {
 	if r.Phase[0] != 0 {
 		t.Errorf("masked first point: phase %v, want 0 (unwrapping starts after it)", r.Phase[0])
 	}
+	// A stable filter of gain beyond float64: the same mask, called an overflow, not a pole.
+	huge, err := filters.NewZPK(nil, []complex128{0.5}, 1e308, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ro := FreqResponse(huge, w)
+	if !ro.Masked[0] || ro.H[0] != 0 || len(ro.Notes) != 1 || ro.Notes[0].Root != "" || !ro.Notes[0].Overflow {
+		t.Errorf("overflow: masks %v, H %v, notes %+v", ro.Masked, ro.H, ro.Notes)
+	}
 	r2 := FreqResponse(zero, w)
 	if !r2.Masked[0] || r2.MagDB[0] != MagFloorDB || len(r2.Notes) != 1 || r2.Notes[0].Root != "zero" {
 		t.Errorf("zero: masks %v, MagDB %v, notes %+v", r2.Masked, r2.MagDB, r2.Notes)

@@ -17,7 +17,7 @@ func KernelResponse(h, omega []float64) *Response {
 	for i, w := range omega {
 		out[i], _ = kernelAt(h, w)
 	}
-	return newResponse(omega, out)
+	return newResponse(omega, out, func(float64) bool { return false }) // an FIR kernel has no poles
 }
 
 // kernelAt returns H(e^{jω}) and Σ t·h[t]e^{-jωt}.
@@ -58,9 +58,9 @@ func KernelGroupDelay(h, omega []float64) *GroupDelay {
 			g.Tau[i] = prev
 			switch {
 			case l1 != 0:
-				g.Notes = append(g.Notes, Note{i, w, "zero", "H = 0 here (a zero on the unit circle): the phase has no derivative; τ repeats the previous point"})
+				g.Notes = append(g.Notes, Note{Index: i, Omega: w, Root: "zero", Text: "H = 0 here (a zero on the unit circle): the phase has no derivative; τ repeats the previous point"})
 			case i == 0:
-				g.Notes = append(g.Notes, Note{i, w, "", "the kernel is identically zero: the phase and its delay are undefined (stored as 0)"})
+				g.Notes = append(g.Notes, Note{Index: i, Omega: w, Text: "the kernel is identically zero: the phase and its delay are undefined (stored as 0)"})
 			}
 			continue
 		}

@@ -31,7 +31,7 @@ func H2(f filters.Filter) (float64, error) {
 				s += d.Residues[i] * cmplx.Conj(d.Residues[j]) / (1 - li*cmplx.Conj(lj))
 			}
 		}
-		return math.Sqrt(math.Max(d.H0*d.H0+real(s), 0)), nil
+		return finiteNorm(math.Sqrt(math.Max(d.H0*d.H0+real(s), 0)))
 	}
 	if err := checkCubic("the H2 norm", f); err != nil {
 		return 0, err
@@ -54,7 +54,16 @@ func H2(f filters.Filter) (float64, error) {
 		return 0, err
 	}
 	cv := mat.NewVecDense(n, sys.c)
-	return math.Sqrt(math.Max(sys.d*sys.d+mat.Inner(cv, p, cv), 0)), nil
+	return finiteNorm(math.Sqrt(math.Max(sys.d*sys.d+mat.Inner(cv, p, cv), 0)))
+}
+
+// finiteNorm returns an H2 norm, or a *NonFiniteError where it is beyond float64 (a stable
+// filter of huge gain: the Gramian's entries overflow).
+func finiteNorm(v float64) (float64, error) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, &NonFiniteError{What: "the H2 norm", Index: -1, Value: v}
+	}
+	return v, nil
 }
 
 // unstablePoles returns the eigenvalues of T with |λ| ≥ 1 - filters.MarginalTol, in the
@@ -121,6 +130,13 @@ type sqrtBalanced struct {
 // sqrtBalance factors the Gramians p and q (symmetric positive semi-definite, n ≥ 1) and
 // takes the SVD of Rᵀ·S.
 func sqrtBalance(p, q *mat.Dense) (sqrtBalanced, error) {
+	for _, g := range []*mat.Dense{p, q} {
+		for i := range g.RawMatrix().Rows {
+			if err := checkFinite("", g.RawRowView(i)); err != nil {
+				return sqrtBalanced{}, &NonFiniteError{What: "a Gramian's entry", Index: -1, Value: err.(*NonFiniteError).Value}
+			}
+		}
+	}
 	out := sqrtBalanced{s: psdFactor(p), r: psdFactor(q)}
 	var rs mat.Dense
 	rs.Mul(out.r.T(), out.s)

@@ -7,6 +7,7 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -44,6 +45,31 @@ func TestH2Property(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestNormsOverflow: a stable filter of gain beyond float64 has no finite H2 norm or Hankel
+// singular values; each says so (a *NonFiniteError) instead of returning +Inf or NaN.
+func TestNormsOverflow(t *testing.T) {
+	huge, err := filters.NewDense([][]float64{{0.5}}, []float64{1e200}, []float64{1e200}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diag, err := filters.NewDiagonal([]complex128{0.5}, []complex128{1e308}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nf *NonFiniteError
+	for _, f := range []filters.Filter{huge, diag} {
+		if v, err := H2(f); !errors.As(err, &nf) || nf.Index != -1 {
+			t.Errorf("%s: H2 = %v, %v; want a NonFiniteError", f.Form(), v, err)
+		}
+	}
+	if hs, err := HankelSV(huge); !errors.As(err, &nf) || !strings.Contains(err.Error(), "beyond float64's range") {
+		t.Errorf("HankelSV = %v, %v; want a NonFiniteError", hs, err)
+	}
+	if _, err := BalancedTruncation(huge, 1); !errors.As(err, &nf) {
+		t.Errorf("BalancedTruncation: %v; want a NonFiniteError", err)
 	}
 }
 

@@ -335,9 +335,15 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		a.Omega = omega
 		a.H = make([]pair, len(omega))
 		for i, h := range r.H {
-			if r.Masked[i] && isPole(r.Notes, i) {
-				//lint:ignore ST1005 H is the transfer function's symbol
-				return nil, fmt.Errorf("H at omega[%d] = %.6g is infinite: a pole lies on the unit circle there", i, omega[i])
+			if r.Masked[i] {
+				switch n := noteAt(r.Notes, i); {
+				case n.Root == "pole":
+					//lint:ignore ST1005 H is the transfer function's symbol
+					return nil, fmt.Errorf("H at omega[%d] = %.6g is infinite: a pole lies on the unit circle there", i, omega[i])
+				case n.Overflow:
+					//lint:ignore ST1005 H is the transfer function's symbol
+					return nil, fmt.Errorf("H at omega[%d] = %.6g is beyond float64's range, with no pole there: the filter's gain is too large (scale B and C, or the numerator, down)", i, omega[i])
+				}
 			}
 			a.H[i] = pair{real(h), imag(h)}
 		}
@@ -423,13 +429,14 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 	return a, nil
 }
 
-func isPole(notes []analysis.Note, i int) bool {
+// noteAt returns the note of grid point i (the zero Note where there is none).
+func noteAt(notes []analysis.Note, i int) analysis.Note {
 	for _, n := range notes {
-		if n.Index == i && n.Root == "pole" {
-			return true
+		if n.Index == i && (n.Root == "pole" || n.Overflow) {
+			return n
 		}
 	}
-	return false
+	return analysis.Note{}
 }
 
 // responseError explains a failed impulse or step response; flag names the option whose

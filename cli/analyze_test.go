@@ -224,6 +224,9 @@ func TestAnalyzeNewBadInput(t *testing.T) {
 	un := writeText(t, dir, "un.json", `{"form": "diagonal", "poles": [[1.5, 0], [0.5, 0]], "residues": [[1, 0], [2, 0]], "h0": 0}`)
 	big := writeText(t, dir, "big.json", `{"form": "dense", "A": [[10]], "B": [1], "C": [1], "D": 0}`)
 	integ := writeText(t, dir, "integ.json", `{"form": "tf", "a": [-1], "b": [1], "h0": 0}`)
+	// Stable (pole 0.5) but of a gain beyond float64: the H2 norm was +Inf ("json: unsupported
+	// value: +Inf"), the Hankel singular values NaN, and H's overflow was called a pole.
+	huge := writeText(t, dir, "huge.json", `{"form": "dense", "A": [[0.5]], "B": [1e200], "C": [1e200], "D": 0}`)
 	defective := writeText(t, dir, "defective.json", `{"form": "dense", "A": [[0.5, 1], [0, 0.5]], "B": [1, 1], "C": [1, 0], "D": 0}`)
 	for _, c := range []struct {
 		name string
@@ -246,6 +249,12 @@ func TestAnalyzeNewBadInput(t *testing.T) {
 		{"fft of an integrator", []string{"analyze", integ, "--impulse", "8", "--method", "fft"}, 1, []string{"integ.json", "8-point grid", "a pole lies on it (ω = 0π)", "the recurrence computes"}},
 		{"modal method on a defective filter", []string{"analyze", defective, "--impulse", "8", "--method", "vandermonde"}, 1, []string{"defective.json", "impulse", "defective"}},
 		{"reduce below the unstable part", []string{"analyze", un, "--reduce", "0"}, 1, []string{"un.json", "--reduce 0", "1.5"}},
+		{"huge h2", []string{"analyze", huge, "--h2"}, 1, []string{"huge.json: the H2 norm is +Inf: beyond float64's range"}},
+		{"huge hsv", []string{"analyze", huge, "--hsv"}, 1, []string{"huge.json: Hankel singular values: a Gramian's entry is +Inf: beyond float64's range"}},
+		{"huge reduce", []string{"analyze", huge, "--reduce", "1"}, 1, []string{"--reduce 1: a Gramian's entry is +Inf"}},
+		{"huge freq", []string{"analyze", huge, "--freq", "2"}, 1, []string{"H at omega[0] = 0 is beyond float64's range, with no pole there"}},
+		{"integrator freq", []string{"analyze", integ, "--freq", "2"}, 1, []string{"H at omega[0] = 0 is infinite: a pole lies on the unit circle there"}},
+		{"huge to tf", []string{"convert", huge, "--to", "tf"}, 1, []string{"dense → tf", "not representable: invalid filter: b[0] is NaN"}},
 		{"unstable h2 in a bank", []string{"analyze", writeText(t, dir, "ubank.json", `{"channels": [{"form": "tf", "a": [-0.5], "b": [1], "h0": 0}, {"form": "tf", "a": [-2], "b": [1], "h0": 0}]}`), "--h2"}, 1, []string{"ubank.json: channel 1: H2 norm", "pole 2"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -100,7 +100,9 @@ func Convert(f Filter, to Form) (Filter, Report, error) {
 		return nil, Report{}, fmt.Errorf("%s → %s: %w", f.Form(), to, err)
 	}
 	if err := out.Validate(); err != nil {
-		return nil, Report{}, fmt.Errorf("%s → %s: %w: the result is not representable (condition of %s %.3g)", f.Form(), to, ErrIllConditioned, c.of, c.value)
+		// Validate's error names the first coefficient out of float64's range; the condition
+		// says whether the conversion amplified it or the filter's own scale is beyond float64.
+		return nil, Report{}, fmt.Errorf("%s → %s: %w: the result is not representable: %v (condition of %s %.3g)", f.Form(), to, ErrIllConditioned, err, c.of, c.value)
 	}
 	return out, measure(f, out, c), nil
 }
