@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -446,11 +445,15 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 		return err
 	}
 	var worst, readBack float64
-	chans, unstable := 0, 0
+	chans, unstable, unreadable := 0, 0, false
 	layoutsWritten := map[string]int{}
 	for _, l := range a.Manifest.Layers {
 		layoutsWritten[l.ToLayout]++
-		readBack = max(readBack, l.ReadBackError)
+		if l.ReadBackError == nil {
+			unreadable = true
+		} else {
+			readBack = max(readBack, *l.ReadBackError)
+		}
 		for _, c := range l.Channels {
 			chans++
 			worst = max(worst, c.RelError)
@@ -465,7 +468,7 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	}
 	sort.Strings(lw)
 	rb := fmt.Sprintf("read back to %.2g at worst", readBack)
-	if readBack >= math.MaxFloat64 {
+	if unreadable {
 		rb = "some cannot be read back"
 	}
 	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s, %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable\n",

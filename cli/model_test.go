@@ -340,8 +340,8 @@ func TestDistillModelFormatsAndLayouts(t *testing.T) {
 		for _, c := range l.Channels {
 			worst = math.Max(worst, c.RelError)
 		}
-		if l.DType != "F32" || l.ToLayout != "stripedhyena" || !(l.ReadBackError <= 1e-4) || !(l.ReadBackError <= worst) || !strings.Contains(l.Why, "rtf: ") {
-			t.Errorf("layer %s: %s %s, read back to %.3g (worst channel %.3g; %s)", l.Prefix, l.ToLayout, l.DType, l.ReadBackError, worst, l.Why)
+		if l.DType != "F32" || l.ToLayout != "stripedhyena" || !(readBackOf(l) <= 1e-4) || !(readBackOf(l) <= worst) || !strings.Contains(l.Why, "rtf: ") {
+			t.Errorf("layer %s: %s %s, read back to %.3g (worst channel %.3g; %s)", l.Prefix, l.ToLayout, l.DType, readBackOf(l), worst, l.Why)
 		}
 	}
 	rtf := filepath.Join(dir, "rtf.safetensors")
@@ -353,8 +353,8 @@ func TestDistillModelFormatsAndLayouts(t *testing.T) {
 		t.Fatal(r)
 	}
 	for _, l := range readManifest(t, rtf).Layers {
-		if l.DType != "F32" || l.ToLayout != "rtf" || !(l.ReadBackError > 1e-4) {
-			t.Errorf("layer %s: %s %s, read back to %.3g", l.Prefix, l.ToLayout, l.DType, l.ReadBackError)
+		if l.DType != "F32" || l.ToLayout != "rtf" || !(readBackOf(l) > 1e-4) {
+			t.Errorf("layer %s: %s %s, read back to %.3g", l.Prefix, l.ToLayout, l.DType, readBackOf(l))
 		}
 	}
 	checkInTorch(t, modelCkpt, f32)
@@ -675,8 +675,8 @@ func TestDistillModelOneStateSize(t *testing.T) {
 			t.Errorf("%s: the layers' %s have %d state sizes %v, want one", c.layout, c.tensor, len(widths), widths)
 		}
 		for _, l := range readManifest(t, out).Layers {
-			if l.ToLayout != c.layout || !(l.ReadBackError <= 1e-9) {
-				t.Errorf("%s: layer %s written as %s, read back to %.3g", c.layout, l.Prefix, l.ToLayout, l.ReadBackError)
+			if l.ToLayout != c.layout || !(readBackOf(l) <= 1e-9) {
+				t.Errorf("%s: layer %s written as %s, read back to %.3g", c.layout, l.Prefix, l.ToLayout, readBackOf(l))
 			}
 		}
 		outs = append(outs, out)
@@ -991,9 +991,18 @@ func TestDistillModelRankLimited(t *testing.T) {
 			t.Fatalf("%s: %v", layout, r)
 		}
 		for _, l := range readManifest(t, out).Layers {
-			if l.ToLayout != layout || !(l.ReadBackError <= 1e-12) {
-				t.Errorf("%s: layer %s written as %s, read back to %.3g", layout, l.Prefix, l.ToLayout, l.ReadBackError)
+			if l.ToLayout != layout || !(readBackOf(l) <= 1e-12) {
+				t.Errorf("%s: layer %s written as %s, read back to %.3g", layout, l.Prefix, l.ToLayout, readBackOf(l))
 			}
 		}
 	}
+}
+
+// readBackOf is a layer's read-back error, +Inf where its tensors cannot be read back (null
+// in the manifest).
+func readBackOf(l plan.LayerRecord) float64 {
+	if l.ReadBackError == nil {
+		return math.Inf(1)
+	}
+	return *l.ReadBackError
 }

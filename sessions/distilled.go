@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,6 +272,15 @@ func otherModal(lay layouts.Layout) layouts.Layout {
 	return layouts.S4D
 }
 
+// readBackError is a manifest's read-back error: nil where the tensors cannot be read back
+// (err), so that no number stands for "unknown".
+func readBackError(rel float64, err error) *float64 {
+	if err != nil {
+		return nil
+	}
+	return &rel
+}
+
 // moduleSettings are the options of a layout that its module's constructor sets and its
 // tensors do not record. A layer written back in its own layout keeps them, so that its
 // module reads the new tensors as they were written: tensors written for zoh read as another
@@ -354,10 +362,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		rb, err := layouts.ReadBackOver(doc, tensors, dt, lay, lo, l.Prefix, l.Length)
 		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen, Errors: rb.Errors, FitErrors: fitErrs}
 		last = tensors
-		rec.ToLayout, rec.ReadBackError = string(lay), rb.RelError
-		if err != nil {
-			rec.ReadBackError = math.MaxFloat64 // unknown: they cannot be read back (Why says why)
-		}
+		rec.ToLayout, rec.ReadBackError = string(lay), readBackError(rb.RelError, err)
 		if check.Failed() {
 			text, _ := check.Summary("") // the advice follows the list of failures
 			failures = append(failures, fmt.Sprintf("%s: %s", lay, text))
@@ -466,10 +471,7 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	}
 	rb, err := layouts.ReadBackMIMO(m, tensors, dt, l.Layout, lo, l.Prefix, l.Length)
 	check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Err: err, Layout: l.Layout, DType: dt, Errors: rb.Errors, FitErrors: fitErrors(r.Channels, m.Outputs)}
-	rec.ReadBackError = rb.RelError
-	if err != nil {
-		rec.ReadBackError = math.MaxFloat64
-	}
+	rec.ReadBackError = readBackError(rb.RelError, err)
 	for _, t := range tensors {
 		rec.Tensors = append(rec.Tensors, t.Name)
 	}

@@ -78,9 +78,9 @@ type LayerRecord struct {
 	DType  string `json:"dtype"`
 	Length int    `json:"length"`
 	// ReadBackError is the worst channel's relative error of the tensors as written (rounded
-	// to DType, read back as the model's code reads them) against the fitted filters; the
-	// largest float64 for tensors that cannot be read back (written with --force).
-	ReadBackError float64 `json:"read_back_error"`
+	// to DType, read back as the model's code reads them) against the fitted filters; nil
+	// (null) for tensors that cannot be read back (written with --force; Why says why).
+	ReadBackError *float64 `json:"read_back_error"`
 	// Warnings are what reading the layer warned of (import's warnings: a D taken as 0, a
 	// bidirectional layer's anti-causal channels).
 	Warnings []string `json:"warnings,omitempty"`
