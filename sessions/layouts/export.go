@@ -298,7 +298,12 @@ func WriteBackVariant(l Layer) (variant string, others []Layout) {
 			why = append(why, "bidirectional (C's anti-causal rows share A with the causal ones)")
 		}
 		if n := l.Options["n_ssm"]; n != "" {
-			why = append(why, fmt.Sprintf("n_ssm %s (A and B shared among the %d channels)", n, l.Channels))
+			w := fmt.Sprintf("n_ssm %s (A and B shared among the %d channels)", n, l.Channels)
+			// The shared modes are written but for b; a reason listed already is not repeated.
+			if b := notSharedBecause(l); b != "" && !slices.ContainsFunc(why, func(w string) bool { return strings.HasPrefix(w, b) }) {
+				w += " with " + b
+			}
+			why = append(why, w)
 		}
 		if l.Options["dt_tie"] == "false" {
 			why = append(why, "dt_tie false (inv_dt of (H, N/2))")

@@ -27,15 +27,32 @@ type SharedModes struct {
 // bilinear, or an S4 (DPLR) layer (bilinear), whose module built with mode diag
 // (SSMKernelDiag) and disc bilinear loads it.
 func SharesModes(l Layer) bool {
-	o := l.Options
 	switch l.Layout {
 	case S4:
-		return o["n_ssm"] != ""
+		return l.Options["n_ssm"] != ""
 	case S4D:
-		return o["n_ssm"] != "" && o["bidirectional"] != "true" && o["dt_tie"] != "false" && o["is-real"] != "true" &&
-			(o["disc"] == "" || o["disc"] == "zoh" || o["disc"] == "bilinear") && (o["variant"] == "" || o["variant"] == "ssm")
+		return l.Options["n_ssm"] != "" && notSharedBecause(l) == ""
 	}
 	return false
+}
+
+// notSharedBecause names what keeps an S4D layer's shared modes from being written in the
+// s4d layout ("" where nothing does).
+func notSharedBecause(l Layer) string {
+	o := l.Options
+	switch {
+	case o["bidirectional"] == "true":
+		return "bidirectional"
+	case o["dt_tie"] == "false":
+		return "dt_tie false"
+	case o["is-real"] == "true":
+		return "is_real"
+	case o["disc"] != "" && o["disc"] != "zoh" && o["disc"] != "bilinear":
+		return "disc " + o["disc"] + " (shared modes are written for zoh or bilinear)"
+	case o["variant"] != "" && o["variant"] != "ssm":
+		return "variant " + o["variant"]
+	}
+	return ""
 }
 
 // exportS4DShared writes a bank fitted with shared modes (m) in the s4d layout of its n_ssm

@@ -168,6 +168,20 @@ func TestSharesModes(t *testing.T) {
 		o[k] = v
 		return o
 	}
+	// A layer of shared modes that the s4d layout does not hold says what keeps it, once: it
+	// blamed n_ssm alone where disc dss was the reason.
+	for _, c := range []struct {
+		o    map[string]string
+		want string
+	}{
+		{with("disc", "dss"), "n_ssm 1 (A and B shared among the 3 channels) with disc dss (shared modes are written for zoh or bilinear)"},
+		{with("bidirectional", "true"), "bidirectional (C's anti-causal rows share A with the causal ones), n_ssm 1 (A and B shared among the 3 channels)"},
+		{base, "n_ssm 1 (A and B shared among the 3 channels)"},
+	} {
+		if v, _ := layouts.WriteBackVariant(layouts.Layer{Layout: layouts.S4D, Channels: 3, Options: c.o}); v != c.want {
+			t.Errorf("%v: WriteBackVariant says %q, want %q", c.o, v, c.want)
+		}
+	}
 	for _, c := range []struct {
 		l    layouts.Layer
 		want bool
