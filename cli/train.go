@@ -187,9 +187,11 @@ and channel the order, model, relative error, largest pole radius, stability, ti
 backend. --order auto gives each channel its suggested order for --tol (1e-3 by default:
 the smallest whose lower bound is at most a third of it), at most --max-order, and names
 the channels whose fit ends above --tol. An LRU, S5 or RotRNN layer (multi-input multi-output) is
-reduced whole by balanced truncation to at most --order real states in at most --order/2
-modes (--order auto: the smallest order at which every output is within --tol) and written
-back in its own layout with that state size; its channels in the manifest are its outputs,
+reduced whole by balanced truncation to order at most --order (--order auto: the smallest
+order at which every output is within --tol) and written back in its own layout with that
+state size: at most ⌈order/2⌉ modes, each a complex state of the module or a RotRNN head of
+two states, a real pole taking a whole mode (--order 3: d_hidden 2, or 2 heads of state
+size 4); its channels in the manifest are its outputs,
 each over every input (docs/scale.md). The work is done in units of at most --chunk
 channels, each kept in the work directory (OUT.work) as soon as it is fitted: Ctrl-C exits
 130 and keeps them, and the same command run again goes on where it stopped. --shard I/N
