@@ -160,6 +160,29 @@ func lyingZip(t testing.TB, name string, declared uint64, crc uint32, actual []b
 	return b.Bytes()
 }
 
+// flipBit returns a copy of the zip archive data with one bit flipped in the data of the
+// named (stored) entry, at byte at of it, as a disk or a download might corrupt it.
+func flipBit(t *testing.T, data []byte, entry string, at int64) []byte {
+	t.Helper()
+	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range zr.File {
+		if f.Name == entry {
+			start, err := f.DataOffset()
+			if err != nil || f.Method != zip.Store || uint64(at) >= f.UncompressedSize64 {
+				t.Fatalf("%s: cannot flip byte %d of %+v: %v", entry, at, f.FileHeader, err)
+			}
+			bad := bytes.Clone(data)
+			bad[start+at] ^= 0x10
+			return bad
+		}
+	}
+	t.Fatalf("no entry %s", entry)
+	return nil
+}
+
 // readAllNPZ opens an archive and reads every array, returning the first error.
 func readAllNPZ(data []byte) error {
 	z, err := arrays.OpenNPZ(bytes.NewReader(data), int64(len(data)))
@@ -211,6 +234,24 @@ func TestNPZBadInput(t *testing.T) {
 	for _, tc := range badNPZ(t) {
 		expectError(t, tc.name, readAllNPZ(tc.data), arrays.ErrInvalid, tc.want)
 	}
+}
+
+// TestNPZChecksumRaw: ReadRaw, which copies a tensor's bytes into a checkpoint, catches a
+// corrupted entry by its CRC-32 as Read does.
+func TestNPZChecksumRaw(t *testing.T) {
+	data, err := arrays.EncodeNPZ([]arrays.Named{{Name: "x", Array: arrays.Vector([]float64{1, 2, 3})}}, arrays.NPZOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := flipBit(t, data, "x.npy", 130) // in the second value
+	af, err := arrays.OpenReader(bytes.NewReader(bad), int64(len(bad)), "x.npz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = af.ReadRaw("x")
+	expectError(t, "ReadRaw", err, arrays.ErrInvalid, `npz: entry "x.npy": checksum error`)
+	_, err = af.Read("x")
+	expectError(t, "Read", err, arrays.ErrInvalid, `npz: entry "x.npy": checksum error`)
 }
 
 // stFile builds a safetensors file from a header text and a buffer.

@@ -80,11 +80,6 @@ func OpenNPZ(r io.ReaderAt, size int64) (*NPZ, error) {
 	return z, nil
 }
 
-// trimZip drops the "zip: " prefix of archive/zip's errors.
-func trimZip(err error) string {
-	return strings.TrimPrefix(err.Error(), "zip: ")
-}
-
 // header reads and checks the .npy header of an entry against the directory's sizes.
 func (z *NPZ) header(f *zip.File) (*npyHeader, error) {
 	rc, err := f.Open()
@@ -130,15 +125,10 @@ func (z *NPZ) Read(name string) (*Array, error) {
 	if _, err := readNPYHeader(rc); err != nil {
 		return nil, within(err, fmt.Sprintf("npz: entry %q", f.Name))
 	}
+	// readNPYData reads past the data, to the entry's end: the checksum is checked.
 	a, err := readNPYData(h, rc)
 	if err != nil {
-		if errors.Is(err, zip.ErrFormat) || errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrAlgorithm) {
-			err = invalidf("%s", trimZip(err))
-		} else if !errors.Is(err, ErrInvalid) {
-			// Inflate errors (corrupt deflate data) carry no sentinel.
-			err = invalidf("%v", err)
-		}
-		return nil, within(err, fmt.Sprintf("npz: entry %q", f.Name))
+		return nil, within(entryErr(err), fmt.Sprintf("npz: entry %q", f.Name))
 	}
 	return a, nil
 }

@@ -296,6 +296,9 @@ func (z *NPZ) readRaw(name string) ([]byte, error) {
 	if int64(len(raw)) != n {
 		return nil, invalidf("npz: entry %q: truncated: %d bytes of data, the header declares %d", f.Name, len(raw), n)
 	}
+	if err := finishEntry(rc); err != nil {
+		return nil, within(entryErr(err), fmt.Sprintf("npz: entry %q", f.Name))
+	}
 	if h.fortran && len(h.shape) > 1 {
 		raw = fortranBytesToC(raw, h.shape, rt.size)
 	}
