@@ -38,6 +38,9 @@
 //     present, not with what a header claims. Safetensors and torch.save headers may list
 //     tensors of up to MaxListed elements (the embedding of a large model), which Read
 //     refuses beyond MaxElements and ReadRaw copies up to MaxRawBytes.
+//   - The data of a zip entry (.npz, torch.save) is checked against its CRC-32 when it is
+//     first read, as numpy.load and torch.load check it: a corrupted entry is an error naming
+//     it, never data.
 //   - Round trips are exact: an array written as float64 and read back is bit-identical.
 //   - Tensor names are UTF-8 text, in the files read and in those written (ValidName): a
 //     name that is not is an error naming it, never replaced (JSON would put U+FFFD for it).

@@ -82,6 +82,7 @@ type Torch struct {
 	r       io.ReaderAt
 	size    int64
 	files   map[string]*zip.File // storage key → entry
+	checked map[string]bool      // storage keys whose entries' checksums were checked
 	big     bool
 	infos   []Info
 	tensors map[string]*torchTensor
@@ -132,7 +133,7 @@ func OpenTorch(r io.ReaderAt, size int64) (*Torch, error) {
 			return nil, unsupportedf("torch: a TorchScript archive (torch.jit.save); save the model's state_dict with torch.save instead")
 		}
 	}
-	t := &Torch{r: r, size: size, files: map[string]*zip.File{}, tensors: map[string]*torchTensor{}}
+	t := &Torch{r: r, size: size, files: map[string]*zip.File{}, checked: map[string]bool{}, tensors: map[string]*torchTensor{}}
 	for _, f := range zr.File {
 		if key, ok := strings.CutPrefix(f.Name, dir+"data/"); ok && key != "" && !strings.Contains(key, "/") {
 			t.files[key] = f
@@ -614,7 +615,9 @@ func (t *Torch) shapeOf(tt *torchTensor, d DType) []int {
 	return shape
 }
 
-// readStorage reads n bytes at off of a storage's entry.
+// readStorage reads n bytes at off of a storage's entry. The first read of an entry goes
+// through archive/zip to the entry's end, so that its checksum is checked once (zipentry.go);
+// later reads of a stored entry, as torch.save writes them all, read only the view, in place.
 func (t *Torch) readStorage(key string, off, n int64) ([]byte, error) {
 	f := t.files[key]
 	if uint64(off+n) > f.UncompressedSize64 {
@@ -623,34 +626,49 @@ func (t *Torch) readStorage(key string, off, n int64) ([]byte, error) {
 	if f.Method == zip.Store {
 		start, err := f.DataOffset()
 		if err != nil {
-			return nil, invalidf("storage %q: %s", key, trimZip(err))
+			return nil, invalidf("entry %q: %s", f.Name, trimZip(err))
 		}
 		if start+off+n > t.size {
-			return nil, invalidf("storage %q: truncated: the view needs bytes up to %d, the file has %d", key, start+off+n, t.size)
+			return nil, invalidf("entry %q: truncated: the view needs bytes up to %d, the file has %d", f.Name, start+off+n, t.size)
 		}
-		buf := make([]byte, n)
-		if _, err := t.r.ReadAt(buf, start+off); err != nil {
-			return nil, invalidf("storage %q: truncated: %v", key, err)
+		if t.checked[key] {
+			buf := make([]byte, n)
+			if _, err := t.r.ReadAt(buf, start+off); err != nil {
+				return nil, invalidf("entry %q: truncated: %v", f.Name, err)
+			}
+			return buf, nil
 		}
-		return buf, nil
 	}
-	// A compressed entry (torch.save stores them plain) is read as a stream, so storage
-	// grows with the data actually present, whatever the directory declares.
 	rc, err := f.Open()
 	if err != nil {
-		return nil, invalidf("storage %q: %s", key, trimZip(err))
+		return nil, invalidf("entry %q: %s", f.Name, trimZip(err))
 	}
 	defer rc.Close()
 	if _, err := io.CopyN(io.Discard, rc, off); err != nil {
-		return nil, invalidf("storage %q: %s", key, trimZip(err))
+		return nil, within(entryErr(err), fmt.Sprintf("entry %q", f.Name))
 	}
-	buf, err := io.ReadAll(io.LimitReader(rc, n))
+	var buf []byte
+	if f.Method == zip.Store {
+		buf = make([]byte, n) // the data lies in the file, checked above
+		// A chunk at a time, so that the checksum runs over each while it is in cache.
+		for i := int64(0); i < n && err == nil; i += chunk {
+			_, err = io.ReadFull(rc, buf[i:min(i+chunk, n)])
+		}
+	} else {
+		// A compressed entry is read as a stream, so storage grows with the data actually
+		// present, whatever the directory declares.
+		buf, err = io.ReadAll(io.LimitReader(rc, n))
+		if err == nil && int64(len(buf)) != n {
+			return nil, invalidf("entry %q: truncated: %d bytes of %d", f.Name, len(buf), n)
+		}
+	}
+	if err == nil && !t.checked[key] {
+		err = finishEntry(rc)
+	}
 	if err != nil {
-		return nil, invalidf("storage %q: %s", key, trimZip(err))
+		return nil, within(entryErr(err), fmt.Sprintf("entry %q", f.Name))
 	}
-	if int64(len(buf)) != n {
-		return nil, invalidf("storage %q: truncated: %d bytes of %d", key, len(buf), n)
-	}
+	t.checked[key] = true
 	return buf, nil
 }
 

@@ -270,6 +270,53 @@ func FuzzTorch(f *testing.F) {
 	})
 }
 
+// TestTorchChecksum: a bit flipped in a storage's data is caught by the entry's CRC-32 on
+// the first read of any tensor of it, even of a view that misses the flipped byte, in one line
+// naming the tensor and the entry (torch.load refuses such a file too), however often it is
+// read. The file still opens and lists, as its data is read only when asked for, and the
+// tensors of the other storages read.
+func TestTorchChecksum(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/layouts/lru_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := flipBit(t, data, "lru_64/data/3", 5) // B_re's storage
+	af, err := arrays.OpenReader(bytes.NewReader(bad), int64(len(bad)), "lru_64.pt")
+	if err != nil {
+		t.Fatalf("opening: %v", err)
+	}
+	const want = `torch: tensor "layers_0.seq.B_re": entry "lru_64/data/3": checksum error`
+	for _, in := range af.Arrays() {
+		for range 2 {
+			_, err := af.Read(in.Name)
+			_, errRaw := af.ReadRaw(in.Name)
+			if in.Name != "layers_0.seq.B_re" {
+				if err != nil || errRaw != nil {
+					t.Errorf("%s: %v, %v", in.Name, err, errRaw)
+				}
+				continue
+			}
+			expectError(t, "Read", err, arrays.ErrInvalid, want)
+			expectError(t, "ReadRaw", errRaw, arrays.ErrInvalid, want)
+		}
+	}
+
+	// small_views.pt: t (all of a 2×2 storage, transposed) and s (its last element).
+	data, err = os.ReadFile(filepath.Join(torchDir, "small_views.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad = flipBit(t, data, "small_views/data/0", 0)
+	af, err = arrays.OpenReader(bytes.NewReader(bad), int64(len(bad)), "small_views.pt")
+	if err != nil {
+		t.Fatalf("opening: %v", err)
+	}
+	for _, name := range []string{"s", "t"} {
+		_, err := af.Read(name)
+		expectError(t, name, err, arrays.ErrInvalid, `entry "small_views/data/0": checksum error`)
+	}
+}
+
 // TestTruncatedTorchFile: a torch.save file cut in half is no longer a readable zip, which
 // npz and torch.save files both are; the error says so without calling it an npz ("npz: not
 // a valid zip archive" for model.pt).
