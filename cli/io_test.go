@@ -39,7 +39,7 @@ func TestImportRTFLayer(t *testing.T) {
 	if err != nil || doc.Bank == nil || len(doc.Bank.Channels) != 3 || doc.Bank.Form() != filters.FormTF || doc.Name != "rtf:layers.0.filter" {
 		t.Fatalf("stdout is not the bank: %v\n%s", err, r.stdout)
 	}
-	if !strings.HasPrefix(r.stderr, "imported ") || !strings.Contains(r.stderr, `rtf layer layers.0.filter: ab (6, 4) F32`) || strings.Count(r.stderr, "\n") != 1 {
+	if !strings.HasPrefix(r.stderr, "imported ") || !strings.Contains(r.stderr, `rtf layer layers.0.filter: ab (6, 4) float32`) || strings.Count(r.stderr, "\n") != 1 {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 }
@@ -97,7 +97,7 @@ func TestImportList(t *testing.T) {
 	if l.Format != "safetensors" || len(l.Arrays) != 4 || l.Arrays[3].Supported || len(l.Layers) != 1 {
 		t.Fatalf("listing %+v", l)
 	}
-	if y := l.Layers[0]; y.Prefix != "layers.0.filter." || y.Layout != "rtf" || y.Channels != 3 || y.Order != 4 || y.DType != "F32" || y.Options["h0"] != "once" {
+	if y := l.Layers[0]; y.Prefix != "layers.0.filter." || y.Layout != "rtf" || y.Channels != 3 || y.Order != 4 || y.DType != "float32" || y.Options["h0"] != "once" {
 		t.Errorf("layer %+v", y)
 	}
 }
@@ -205,7 +205,7 @@ func TestExportFilterFile(t *testing.T) {
 	for _, in := range af.Arrays() {
 		names = append(names, in.Name+" "+in.DType)
 	}
-	if !slices.Equal(names, []string{"layers.0.filter.ab F32", "layers.0.filter.h_0 F32"}) {
+	if !slices.Equal(names, []string{"layers.0.filter.ab float32", "layers.0.filter.h_0 float32"}) {
 		t.Errorf("tensors %v", names)
 	}
 	// CSV of a filter is its impulse response.

@@ -60,7 +60,7 @@ func TestOpenCheckpointLayers(t *testing.T) {
 		t.Fatalf("no layer picker: %T (status %q)", m.dialog, m.status.text)
 	}
 	s := screen(m)
-	for _, want := range []string{"open a layer of " + path, "f1.", "f2.", "stripedhyena", "2 channels, order 4, F64", "1 channel, order 16"} {
+	for _, want := range []string{"open a layer of " + path, "f1.", "f2.", "stripedhyena", "2 channels, order 4, float64", "1 channel, order 16"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the picker lacks %q:\n%s", want, s)
 		}

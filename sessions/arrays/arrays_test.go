@@ -113,7 +113,7 @@ func TestNPZRoundTrip(t *testing.T) {
 			t.Fatalf("%d arrays, want %d", len(infos), len(named))
 		}
 		for i, n := range named {
-			if infos[i].Name != n.Name || infos[i].DType != "<f8" || !slices.Equal(infos[i].Shape, n.Array.Shape) {
+			if infos[i].Name != n.Name || infos[i].DType != "float64" || !slices.Equal(infos[i].Shape, n.Array.Shape) {
 				t.Errorf("info %d = %+v", i, infos[i])
 			}
 			got, err := z.Read(n.Name)

@@ -32,8 +32,8 @@ func ExampleOpenSafetensors() {
 		fmt.Println(in.Name, in.DType, arrays.ShapeString(in.Shape), a.Data)
 	}
 	// Output:
-	// filter.ab F32 (2, 1) [-0.5 1]
-	// filter.h_0 F32 (1,) [0.25]
+	// filter.ab float32 (2, 1) [-0.5 1]
+	// filter.h_0 float32 (1,) [0.25]
 }
 
 func ExamplePack() {

@@ -144,7 +144,7 @@ func OpenReader(r io.ReaderAt, size int64, name string) (*File, error) {
 func (af *File) Arrays() []Info {
 	switch af.Format {
 	case FormatNPY:
-		return []Info{af.npy.info("")}
+		return listed([]Info{af.npy.info("")}, npyListed)
 	case FormatNPZ:
 		return af.npz.Arrays()
 	case FormatSafetensors:

@@ -141,7 +141,7 @@ func TestGoldenMetadataAndListing(t *testing.T) {
 		t.Errorf(`metadata["format"] = %q, want "pt"`, got)
 	}
 	infos := af.Arrays()
-	if len(infos) != 4 || infos[3].Name != "step" || infos[3].DType != "I64" || infos[3].Supported || len(infos[3].Shape) != 0 {
+	if len(infos) != 4 || infos[3].Name != "step" || infos[3].DType != "int64" || infos[3].Supported || len(infos[3].Shape) != 0 {
 		t.Errorf("listing = %+v", infos)
 	}
 	if _, err := af.Read("nope"); !errors.Is(err, arrays.ErrNotFound) || !strings.Contains(err.Error(), `"layers.0.filter.ab"`) {

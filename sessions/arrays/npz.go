@@ -15,8 +15,11 @@ const MaxEntries = 1 << 16
 
 // Info describes one array of a file without its data.
 type Info struct {
-	Name  string
-	DType string // as the file names it: "<f8", ">f4" (npy, npz), "F32", "BF16", "I64" (safetensors)
+	Name string
+	// DType names the element type as torch and NumPy do, whatever the container: "float64"
+	// for an .npy "<f8" or ">f8", a safetensors "F64" and a torch.float64 alike; "int64",
+	// "bfloat16", "bool". A type ssmlab does not know keeps the file's spelling.
+	DType string
 	Shape []int
 	// Supported says whether Read can convert the dtype to float64.
 	Supported bool
@@ -29,7 +32,7 @@ type Info struct {
 // numpy.savez_compressed write it). Its arrays are named after their entries without the
 // ".npy" suffix; entries of other kinds are ignored.
 type NPZ struct {
-	infos   []Info
+	infos   []Info // DType as the entry's header spells it ("<f8"); Arrays names it
 	files   map[string]*zip.File
 	headers map[string]*npyHeader // nil for an unsupported dtype
 }
@@ -103,7 +106,13 @@ func (z *NPZ) header(f *zip.File) (*npyHeader, error) {
 }
 
 // Arrays lists the arrays in the archive's order.
-func (z *NPZ) Arrays() []Info { return cloneInfos(z.infos) }
+func (z *NPZ) Arrays() []Info { return listed(z.infos, npyListed) }
+
+// npyListed gives listed the raw type of a .npy type string.
+func npyListed(descr string) (string, bool) {
+	raw, _, ok := npyRawType(descr)
+	return raw, ok
+}
 
 // Read reads and converts the named array.
 func (z *NPZ) Read(name string) (*Array, error) {

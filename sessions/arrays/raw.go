@@ -31,6 +31,7 @@ const MaxRawBytes = 1 << 34
 
 // rawType describes an element type.
 type rawType struct {
+	name  string // as torch and NumPy name it ("float64", "int64"): every listing's spelling
 	size  int
 	part  int    // bytes swapped together to change byte order: a complex element's halves
 	torch string // the torch.save storage class, "" where ssmlab writes none
@@ -44,14 +45,14 @@ type rawType struct {
 var RawTypes = []string{"F64", "F32", "F16", "BF16", "C64", "C128", "I64", "I32", "I16", "I8", "U64", "U32", "U16", "U8", "BOOL", "F8_E5M2", "F8_E4M3"}
 
 var rawTypes = map[string]rawType{
-	"F64": {8, 8, "DoubleStorage", "f8", Float64, true}, "F32": {4, 4, "FloatStorage", "f4", Float32, true},
-	"F16": {2, 2, "HalfStorage", "f2", Float16, true}, "BF16": {2, 2, "BFloat16Storage", "", BFloat16, true},
-	"C64": {8, 4, "ComplexFloatStorage", "c8", Complex64, true}, "C128": {16, 8, "ComplexDoubleStorage", "c16", Complex128, true},
-	"I64": {8, 8, "LongStorage", "i8", 0, false}, "I32": {4, 4, "IntStorage", "i4", 0, false},
-	"I16": {2, 2, "ShortStorage", "i2", 0, false}, "I8": {1, 1, "CharStorage", "i1", 0, false},
-	"U64": {8, 8, "", "u8", 0, false}, "U32": {4, 4, "", "u4", 0, false}, "U16": {2, 2, "", "u2", 0, false},
-	"U8": {1, 1, "ByteStorage", "u1", 0, false}, "BOOL": {1, 1, "BoolStorage", "b1", 0, false},
-	"F8_E5M2": {1, 1, "", "", 0, false}, "F8_E4M3": {1, 1, "", "", 0, false},
+	"F64": {"float64", 8, 8, "DoubleStorage", "f8", Float64, true}, "F32": {"float32", 4, 4, "FloatStorage", "f4", Float32, true},
+	"F16": {"float16", 2, 2, "HalfStorage", "f2", Float16, true}, "BF16": {"bfloat16", 2, 2, "BFloat16Storage", "", BFloat16, true},
+	"C64": {"complex64", 8, 4, "ComplexFloatStorage", "c8", Complex64, true}, "C128": {"complex128", 16, 8, "ComplexDoubleStorage", "c16", Complex128, true},
+	"I64": {"int64", 8, 8, "LongStorage", "i8", 0, false}, "I32": {"int32", 4, 4, "IntStorage", "i4", 0, false},
+	"I16": {"int16", 2, 2, "ShortStorage", "i2", 0, false}, "I8": {"int8", 1, 1, "CharStorage", "i1", 0, false},
+	"U64": {"uint64", 8, 8, "", "u8", 0, false}, "U32": {"uint32", 4, 4, "", "u4", 0, false}, "U16": {"uint16", 2, 2, "", "u2", 0, false},
+	"U8": {"uint8", 1, 1, "ByteStorage", "u1", 0, false}, "BOOL": {"bool", 1, 1, "BoolStorage", "b1", 0, false},
+	"F8_E5M2": {"float8_e5m2", 1, 1, "", "", 0, false}, "F8_E4M3": {"float8_e4m3fn", 1, 1, "", "", 0, false},
 }
 
 // RawType returns the raw element type a float DType is written as: "F64", "F32", "F16" or
@@ -100,10 +101,28 @@ func rawElements(shape []int) (int64, error) {
 	return n, nil
 }
 
-// torchRawTypes maps torchDTypes' names to raw types.
-var torchRawTypes = map[string]string{
-	"float64": "F64", "float32": "F32", "float16": "F16", "bfloat16": "BF16", "complex64": "C64", "complex128": "C128",
-	"int64": "I64", "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8", "bool": "BOOL",
+// rawTypeNamed returns the raw type of an element type's name ("float64": "F64"), as torch
+// names its dtypes (torchDTypes).
+func rawTypeNamed(name string) (string, bool) {
+	for raw, t := range rawTypes {
+		if t.name == name {
+			return raw, true
+		}
+	}
+	return "", false
+}
+
+// listed returns infos with their element types named as every listing names them
+// (rawType.name), whatever the container; raw gives the raw type of a file's spelling, and
+// a type without one keeps that spelling.
+func listed(infos []Info, raw func(dtype string) (string, bool)) []Info {
+	out := cloneInfos(infos)
+	for i := range out {
+		if r, ok := raw(out[i].DType); ok {
+			out[i].DType = rawTypes[r].name
+		}
+	}
+	return out
 }
 
 // npyRawType maps a .npy type string to a raw type and its byte order.
@@ -135,7 +154,7 @@ func (af *File) RawInfos() ([]RawInfo, error) {
 	case FormatTorch:
 		for _, in := range af.torch.infos {
 			tt := af.torch.tensors[in.Name]
-			name, ok := torchRawTypes[torchDTypes[tt.storage.dtype].name]
+			name, ok := rawTypeNamed(torchDTypes[tt.storage.dtype].name)
 			if !ok {
 				return nil, unsupportedf("torch: tensor %q has dtype %s, which ssmlab cannot copy", in.Name, torchDTypes[tt.storage.dtype].name)
 			}
@@ -202,7 +221,8 @@ func (t *Torch) readRaw(name string) ([]byte, error) {
 	if !ok {
 		return nil, notFound(name, t.infos)
 	}
-	rt := rawTypes[torchRawTypes[torchDTypes[tt.storage.dtype].name]]
+	raw, _ := rawTypeNamed(torchDTypes[tt.storage.dtype].name) // every torch dtype has one
+	rt := rawTypes[raw]
 	n, _ := rawElements(tt.size) // checked by rebuildTensor
 	if n == 0 {
 		return []byte{}, nil

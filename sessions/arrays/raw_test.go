@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -136,6 +137,65 @@ func TestRawGolden(t *testing.T) {
 			}
 			if ok, checked := g.Written[name]; !checked || !ok {
 				t.Errorf("%s: the reference libraries read it back as the original: %v (checked: %v)", name, ok, checked)
+			}
+		}
+	}
+}
+
+// TestListingNamesDTypesAlike: an element type is listed by one name whatever the container
+// holds it (.npy "<f8" or ">f8", safetensors "F64", torch.float64 are all "float64"), and
+// distinct types by distinct names: over the raw golden files, which hold integers, booleans,
+// half and complex tensors, big-endian and Fortran-ordered ones; and over the same arrays
+// written to every container.
+func TestListingNamesDTypesAlike(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(rawDir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g rawGolden
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	named := map[string]string{} // raw type → its listed name
+	seen := map[string]string{}  // listed name → the file that listed it
+	for src, want := range g.Files {
+		for _, in := range openRaw(t, src).Arrays() {
+			raw := want[in.Name].DType
+			if name, ok := named[raw]; ok && name != in.DType {
+				t.Errorf("%s: %q of %s is listed as %s, %s as %s", src, in.Name, raw, in.DType, seen[name], name)
+			}
+			named[raw], seen[in.DType] = in.DType, src
+		}
+	}
+	byName := map[string]string{}
+	for raw, name := range named {
+		if other, dup := byName[name]; dup {
+			t.Errorf("%s and %s are both listed as %s", raw, other, name)
+		}
+		byName[name] = raw
+	}
+	want := map[string]string{"F64": "float64", "F32": "float32", "F16": "float16", "BF16": "bfloat16",
+		"C64": "complex64", "I64": "int64", "I32": "int32", "U8": "uint8", "BOOL": "bool"}
+	if !maps.Equal(named, want) {
+		t.Errorf("listed names %v, want %v", named, want)
+	}
+
+	a := []arrays.Named{{Name: "x", Array: arrays.Vector([]float64{1, 2})}}
+	for _, d := range []arrays.DType{arrays.Float64, arrays.Float32, arrays.BFloat16} {
+		files := map[string][]byte{}
+		files["x.safetensors"], _ = arrays.EncodeSafetensors(a, arrays.SafetensorsOptions{DType: d})
+		files["x.pt"], _ = arrays.EncodeTorch(a, arrays.TorchOptions{DType: d})
+		if d != arrays.BFloat16 { // NumPy has none
+			files["x.npz"], _ = arrays.EncodeNPZ(a, arrays.NPZOptions{DType: d})
+			files["x.npy"], _ = arrays.EncodeNPY(a[0].Array, d)
+		}
+		for name, b := range files {
+			af, err := arrays.OpenReader(bytes.NewReader(b), int64(len(b)), name)
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if got := af.Arrays()[0].DType; got != d.String() {
+				t.Errorf("%s of %s: listed as %s, want %s", name, d, got, d)
 			}
 		}
 	}

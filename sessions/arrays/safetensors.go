@@ -44,8 +44,8 @@ var safetensorsFloats = map[string]DType{"F64": Float64, "F32": Float32, "F16": 
 // reads one tensor, so a large checkpoint costs only the tensors asked for.
 type Safetensors struct {
 	r        io.ReaderAt
-	base     int64 // offset of the byte buffer in r
-	infos    []Info
+	base     int64  // offset of the byte buffer in r
+	infos    []Info // DType as the header spells it ("F64"); Arrays names it
 	offsets  map[string][2]int64
 	Metadata map[string]string // the "__metadata__" map, nil when absent
 }
@@ -297,7 +297,12 @@ func (s *Safetensors) checkLayout(size int64) error {
 }
 
 // Arrays lists the tensors in the order of the header.
-func (s *Safetensors) Arrays() []Info { return cloneInfos(s.infos) }
+func (s *Safetensors) Arrays() []Info {
+	return listed(s.infos, func(dtype string) (string, bool) {
+		_, ok := rawTypes[dtype]
+		return dtype, ok
+	})
+}
 
 // Read reads and converts the named tensor (F64, F32, F16 or BF16).
 func (s *Safetensors) Read(name string) (*Array, error) {
