@@ -201,7 +201,7 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 	}
 	o.m = m
 	if o.wantReduce {
-		if err := checkOutputs([]string{path}, o.out); err != nil {
+		if err := checkOutputs([]string{path}, output{"-o", "the reduced filter", o.out}); err != nil {
 			return err
 		}
 	}

@@ -73,10 +73,7 @@ func runConvert(s *streams, path string, o convertOptions) error {
 	if o.report == "-" && o.out == "-" {
 		return fmt.Errorf("--report - needs -o OUT: stdout already carries the converted filter")
 	}
-	if o.report != "" && o.report == o.out {
-		return fmt.Errorf("--report and -o both name %s: the report would overwrite the filter", o.out)
-	}
-	if err := checkOutputs([]string{path}, o.out, o.report); err != nil {
+	if err := checkOutputs([]string{path}, output{"-o", "the filter", o.out}, output{"--report", "the report", o.report}); err != nil {
 		return err
 	}
 

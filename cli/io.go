@@ -117,7 +117,7 @@ func runImport(s *streams, path string, o importOptions) error {
 	if o.list {
 		return s.listFile(path)
 	}
-	if err := checkOutputs([]string{path}, o.out); err != nil {
+	if err := checkOutputs([]string{path}, output{"-o", "the item", o.out}); err != nil {
 		return err
 	}
 	pairs, err := o.layout.parsePairs()
@@ -230,9 +230,14 @@ var errUnchanged = errors.New("unchanged")
 // (atomicfile.Check: not a directory, not a read-only directory), and must not be one of the
 // inputs, so that a long run does not end in "no such file or directory", a command that
 // writes several files never fails after writing the first ones, and a result never replaces
-// what it was made from (a checkpoint distilled onto itself lost its trained filters).
-func checkOutputs(inputs []string, outputs ...string) error {
-	for _, out := range outputs {
+// what it was made from (a checkpoint distilled onto itself lost its trained filters), nor
+// another of its results (distinctOutputs).
+func checkOutputs(inputs []string, outputs ...output) error {
+	if err := distinctOutputs(outputs...); err != nil {
+		return err
+	}
+	for _, o := range outputs {
+		out := o.path
 		if out == "" || out == "-" {
 			continue
 		}
@@ -250,6 +255,41 @@ func checkOutputs(inputs []string, outputs ...string) error {
 		}
 	}
 	return nil
+}
+
+// output is a file a command writes: the flag that names it and what it holds, for
+// distinctOutputs' message.
+type output struct{ flag, what, path string }
+
+// distinctOutputs refuses two outputs that name one file (a command-line mistake: exit 2):
+// the one written second would replace the first ("--report and -o both name o/c.json: the
+// report would overwrite the filter"). outs come in the order they are written; "" and "-"
+// name no file.
+func distinctOutputs(outs ...output) error {
+	for j, b := range outs {
+		for _, a := range outs[:j] {
+			if sameFile(a.path, b.path) {
+				return fmt.Errorf("%s and %s both name %s: %s would overwrite %s", b.flag, a.flag, b.path, b.what, a.what)
+			}
+		}
+	}
+	return nil
+}
+
+// sameFile reports whether two paths (neither "" nor "-") name one file: the same path once
+// made absolute, or, for existing files, one file under two names (a link).
+func sameFile(a, b string) bool {
+	if a == "" || a == "-" || b == "" || b == "-" {
+		return false
+	}
+	if x, errA := filepath.Abs(a); errA == nil {
+		if y, errB := filepath.Abs(b); errB == nil && x == y {
+			return true
+		}
+	}
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }
 
 // put writes a result, data, to path ("-" for stdout) atomically: the one place results go
@@ -385,7 +425,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if err := sessions.CheckPrefix(o.prefix); err != nil {
 		return fmt.Errorf("--%w", err) // a command-line mistake: exit 2
 	}
-	if err := checkOutputs([]string{src}, o.out); err != nil {
+	if err := checkOutputs([]string{src}, output{"-o", "the export", o.out}); err != nil {
 		return err
 	}
 	items, err := s.exportItems(src, o.ids, o.allowOutside)

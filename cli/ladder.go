@@ -19,14 +19,15 @@ type ladderReport struct {
 	Reports []train.Report `json:"reports"`
 }
 
-// ladderOutputs are the files -o names for the orders: one per order where it holds {n}.
-func ladderOutputs(out string, orders []int) []string {
+// fitOutputs are the files a fit writes, in that order: --report, then the filter, or one
+// filter per order of a ladder whose -o holds {n} (runJob, runLadder).
+func fitOutputs(out, report string, orders []int) []output {
+	outs := []output{{"--report", "the report", report}}
 	if len(orders) == 0 || !strings.Contains(out, "{n}") {
-		return []string{out}
+		return append(outs, output{"-o", "the filter", out})
 	}
-	var outs []string
 	for _, n := range orders {
-		outs = append(outs, strings.ReplaceAll(out, "{n}", strconv.Itoa(n)))
+		outs = append(outs, output{"-o", fmt.Sprintf("the filter of order %d", n), strings.ReplaceAll(out, "{n}", strconv.Itoa(n))})
 	}
 	return outs
 }

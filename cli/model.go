@@ -101,9 +101,13 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 	}
 	// The run writes OUT and its manifest, or a shard its part: check them all before the
 	// work, so that it never fails having written the checkpoint without its manifest.
-	outs := []string{j.out, j.out + ".manifest.json"}
+	// The work directory, kept between runs, is no file to check, but none of them either.
+	outs := []output{{"-o", "the distilled checkpoint", j.out}, {"-o", "its manifest", j.out + ".manifest.json"}}
 	if shard.Count > 1 {
-		outs = []string{partPath(j.out, shard)}
+		outs = []output{{"--shard", "the shard's part", partPath(j.out, shard)}}
+	}
+	if err := distinctOutputs(append([]output{{"--work-dir", "the work directory", m.workDir}}, outs...)...); err != nil {
+		return err
 	}
 	if err := checkOutputs([]string{path}, outs...); err != nil {
 		return err
@@ -517,7 +521,7 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 			if input != "" {
 				path = input
 			}
-			if err := checkOutputs(append([]string{path}, args...), out, out+".manifest.json"); err != nil {
+			if err := checkOutputs(append([]string{path}, args...), output{"-o", "the distilled checkpoint", out}, output{"-o", "the manifest", out + ".manifest.json"}); err != nil {
 				return err
 			}
 			opts := first.Options

@@ -142,3 +142,32 @@ func TestExportIDMistakes(t *testing.T) {
 		t.Errorf("--id t1 --id t1: %v", r)
 	}
 }
+
+// TestOutputsNamingOneFileRefused: two outputs of one command that name the same file are a
+// command-line mistake (exit 2) named as convert names it, and nothing is written; distill
+// and train wrote the report and then the filter over it, and exited 0.
+func TestOutputsNamingOneFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	same := filepath.Join(dir, "same.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"convert", in, "--to", "tf", "-o", same, "--report", same}, "--report and -o both name " + same + ": the report would overwrite the filter"},
+		{[]string{"distill", in, "--order", "2", "--length", "64", "-o", same, "--report", same}, "-o and --report both name " + same + ": the filter would overwrite the report"},
+		{[]string{"distill", in, "--order", "2", "--length", "64", "-o", same, "--report", filepath.Join(dir, ".", "same.json")}, "-o and --report both name"},
+		{[]string{"distill", in, "--orders", "1,2", "--length", "64", "-o", filepath.Join(dir, "f{n}.json"), "--report", filepath.Join(dir, "f2.json")}, "the filter of order 2 would overwrite the report"},
+		{[]string{"train", "--task", "delay", "--order", "2", "-o", same, "--report", same}, "-o and --report both name"},
+		{distillModelArgs(filepath.Join(dir, "m.pt"), "--work-dir", filepath.Join(dir, "m.pt")), "-o and --work-dir both name"},
+		{distillModelArgs(filepath.Join(dir, "m.pt"), "--work-dir", filepath.Join(dir, "m.pt.manifest.json")), "its manifest would overwrite the work directory"},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: want exit 2 saying %q; got %v", strings.Join(tc.args, " "), tc.want, r)
+		}
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.json"}) {
+		t.Errorf("left %v", names)
+	}
+}

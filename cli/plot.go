@@ -121,7 +121,7 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 	if err != nil {
 		return fmt.Errorf("-o %s: %v", o.out, err)
 	}
-	if err := checkOutputs(append([]string{o.target, o.result, o.report, o.ladder}, args...), o.out); err != nil {
+	if err := checkOutputs(append([]string{o.target, o.result, o.report, o.ladder}, args...), output{"-o", "the figure", o.out}); err != nil {
 		return err
 	}
 	fo, err := o.figureOptions(fl.Changed("length"))

@@ -201,7 +201,7 @@ func runPreset(s *streams, name string, values map[string]string, out string) er
 		}
 		return failf("%s: %w", p.Name, err)
 	}
-	if err := checkOutputs(nil, out); err != nil {
+	if err := checkOutputs(nil, output{"-o", "the filter", out}); err != nil {
 		return err
 	}
 	if doc, ok := r.Document(); ok {

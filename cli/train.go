@@ -208,7 +208,7 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
   ssmlab distill model.pt --order auto --tol 1e-3 --shard 0/8 -o distilled.pt`,
 		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutputs([]string{args[0], j.job}, append(ladderOutputs(j.out, orders), j.report)...); err != nil {
+			if err := checkOutputs([]string{args[0], j.job}, fitOutputs(j.out, j.report, orders)...); err != nil {
 				return err
 			}
 			if _, ok := checkpointFormat(j.out); ok {
@@ -326,7 +326,7 @@ The job flags are those of distill; the report's errors are relative prediction 
   ssmlab train --task sysid --data io.json --model modal --order 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkOutputs([]string{data, j.job}, j.out, j.report); err != nil {
+			if err := checkOutputs([]string{data, j.job}, fitOutputs(j.out, j.report, nil)...); err != nil {
 				return err
 			}
 			spec, err := j.spec(cmd.Flags())
