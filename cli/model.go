@@ -84,6 +84,9 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 	if err != nil {
 		return err
 	}
+	if err := j.check(flags, spec, !j.order.auto); err != nil {
+		return err
+	}
 	if !flags.Changed("backend") && (j.job == "" || spec.Backend == "") {
 		spec.Backend = train.BackendAuto
 	}

@@ -88,27 +88,83 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 			return s, failf("%s: %w", j.job, err)
 		}
 	}
-	set := func(name string, apply func()) {
-		if j.job == "" || flags.Changed(name) {
-			apply()
+	for _, st := range j.settings() {
+		if j.job == "" || flags.Changed(st.flag) {
+			st.apply(&s)
 		}
 	}
-	set("model", func() { s.Model = j.model })
-	set("order", func() { s.Order = j.order.n })
-	set("init", func() { s.Init = j.init })
-	set("constraint", func() { s.Constraint = j.constraint })
-	set("max-radius", func() { s.MaxRadius = j.maxRadius })
-	set("optimizer", func() { s.Optimizer.Name = j.optimizer })
-	set("lr", func() { s.Optimizer.LR = j.lr })
-	set("schedule", func() { s.Optimizer.Schedule = j.schedule })
-	set("loss", func() { s.Loss = j.loss })
-	set("steps", func() { s.Steps = j.steps })
-	set("refine", func() { s.Refine = j.refine })
-	set("tol", func() { s.Tol = j.tol })
-	set("seed", func() { s.Seed = j.seed })
-	set("backend", func() { s.Backend = train.BackendName(j.backend) })
-	set("poles", func() { s.Poles = j.poles })
 	return s, nil
+}
+
+// jobSetting is a job flag: its name, its key in a job file (train.FieldError's Field), and
+// how it sets the spec.
+type jobSetting struct {
+	flag, field string
+	apply       func(*train.Spec)
+}
+
+func (j *jobFlags) settings() []jobSetting {
+	return []jobSetting{
+		{"model", "model", func(s *train.Spec) { s.Model = j.model }},
+		{"order", "order", func(s *train.Spec) { s.Order = j.order.n }},
+		{"init", "init", func(s *train.Spec) { s.Init = j.init }},
+		{"constraint", "constraint", func(s *train.Spec) { s.Constraint = j.constraint }},
+		{"max-radius", "max_radius", func(s *train.Spec) { s.MaxRadius = j.maxRadius }},
+		{"optimizer", "optimizer.name", func(s *train.Spec) { s.Optimizer.Name = j.optimizer }},
+		{"lr", "optimizer.lr", func(s *train.Spec) { s.Optimizer.LR = j.lr }},
+		{"schedule", "optimizer.schedule", func(s *train.Spec) { s.Optimizer.Schedule = j.schedule }},
+		{"loss", "loss", func(s *train.Spec) { s.Loss = j.loss }},
+		{"steps", "steps", func(s *train.Spec) { s.Steps = j.steps }},
+		{"refine", "refine", func(s *train.Spec) { s.Refine = j.refine }},
+		{"tol", "tol", func(s *train.Spec) { s.Tol = j.tol }},
+		{"seed", "seed", func(s *train.Spec) { s.Seed = j.seed }},
+		{"backend", "backend", func(s *train.Spec) { s.Backend = train.BackendName(j.backend) }},
+		{"poles", "poles", func(s *train.Spec) { s.Poles = j.poles }},
+	}
+}
+
+// check checks the job's settings before any target is read (train.Spec.CheckSettings; a
+// distillation's order too, unless auto or a ladder's, which are checked on their own). A
+// fault of a setting given as a flag, or of any without --job, is a command-line mistake
+// (exit 2) worded with the flags; one of the --job file's alone is a failure of that file.
+func (j *jobFlags) check(flags *pflag.FlagSet, s train.Spec, distillOrder bool) error {
+	var err error
+	if distillOrder {
+		err = train.CheckDistillOrder(s.Order)
+	}
+	if err == nil {
+		err = s.CheckSettings()
+	}
+	fe := (*train.FieldError)(nil)
+	if err == nil || !errors.As(err, &fe) {
+		if err != nil {
+			return failf("%s: %w", j.job, err)
+		}
+		return nil
+	}
+	flagOf := map[string]string{}
+	for _, st := range j.settings() {
+		flagOf[st.field] = st.flag
+	}
+	name, ours := flagOf[fe.Field]
+	ours = ours && (j.job == "" || flags.Changed(name))
+	var with []string
+	for _, f := range fe.With {
+		if n, ok := flagOf[f]; ok && flags.Changed(n) {
+			with = append(with, fmt.Sprintf("--%s %s", n, flags.Lookup(n).Value))
+		}
+	}
+	switch {
+	case ours:
+		msg := fmt.Sprintf("--%s %s %s", name, fe.Value, fe.Why)
+		if len(with) > 0 {
+			msg += " (" + strings.Join(with, ", ") + ")"
+		}
+		return errors.New(msg)
+	case len(with) > 0:
+		return fmt.Errorf("%s: %s's %s %s %s", strings.Join(with, ", "), j.job, fe.Field, fe.Value, fe.Why)
+	}
+	return failf("%s: %w", j.job, err)
 }
 
 // addPolesFlag adds distill's --poles: train's fits of a task are not by variable
@@ -231,6 +287,9 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 					return err
 				}
 			}
+			if err := j.check(cmd.Flags(), spec, !j.order.auto && len(orders) == 0); err != nil {
+				return err
+			}
 			if j.order.auto && cmd.Flags().Changed("tol") {
 				suggestTol = spec.Tol
 			}
@@ -339,6 +398,12 @@ The job flags are those of distill; the report's errors are relative prediction 
 			if !cmd.Flags().Changed("init") && j.job == "" {
 				spec.Init = "hankel"
 			}
+			if err := j.check(cmd.Flags(), spec, false); err != nil {
+				return err
+			}
+			if err := train.CheckLength(klen); err != nil {
+				return fmt.Errorf("--kernel-length: %w", err)
+			}
 			var t *train.Task
 			name := "task " + task
 			switch task {
@@ -346,6 +411,10 @@ The job flags are those of distill; the report's errors are relative prediction 
 				return fmt.Errorf("--task is required: delay or sysid")
 			case "delay":
 				if t, err = train.DelayTask(length, delay, cutoff, spec.Seed); err != nil {
+					// Its parameters are the flags of the same names.
+					if fe := (*train.FieldError)(nil); errors.As(err, &fe) {
+						return fmt.Errorf("--%s %s %s", fe.Field, fe.Value, fe.Why)
+					}
 					return failf("%s: %w", name, err)
 				}
 			case "sysid":

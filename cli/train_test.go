@@ -128,15 +128,16 @@ func TestJobBadInput(t *testing.T) {
 		{[]string{"distill", in, "--order", "600", "--length", "256"}, ExitFailure, "needs kernels longer"},
 		{[]string{"distill", in, "--backend", "tpu"}, ExitUsage, `--backend "tpu"`},
 		{[]string{"distill", in, "--poles", "complex"}, ExitUsage, `--poles "complex": want any, real or positive`},
-		{[]string{"distill", in, "--poles", "real", "--init", "zeros"}, ExitFailure, "poles real applies to the fits by variable projection"},
+		{[]string{"distill", in, "--poles", "real", "--init", "zeros"}, ExitUsage, "--poles real applies to the fits by variable projection: the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint (--init zeros)"},
 		{[]string{"distill", filepath.Join(dir, "missing.json")}, ExitFailure, "missing.json"},
 		{[]string{"distill", writeText(t, dir, "nan.json", `{"kernels": [[1, 2, "x"]]}`)}, ExitFailure, "nan.json"},
 		{[]string{"distill", writeText(t, dir, "empty.json", `{"kernels": []}`)}, ExitFailure, "empty"},
 		{[]string{"train", "--task", "copy"}, ExitUsage, `--task "copy"`},
 		{[]string{"train"}, ExitUsage, "--task is required"},
-		{[]string{"train", "--task", "delay", "--length", "0"}, ExitFailure, "length 0 outside"},
+		{[]string{"train", "--task", "delay", "--length", "0"}, ExitUsage, "--length 0 outside"},
+		{[]string{"train", "--task", "delay", "--kernel-length", "1"}, ExitUsage, "--kernel-length: invalid job: kernel length 1 outside"},
 		{[]string{"train", "--task", "sysid"}, ExitUsage, "--data"},
-		{[]string{"train", "--task", "delay", "--delay", "5000", "--length", "100"}, ExitFailure, "delay 5000"},
+		{[]string{"train", "--task", "delay", "--delay", "5000", "--length", "100"}, ExitUsage, "--delay 5000 outside [0, 100)"},
 	}
 	for _, c := range cases {
 		r := run(t, "", c.args...)
@@ -347,9 +348,9 @@ func TestDistillStepsTrainsWords(t *testing.T) {
 			t.Errorf("--steps 0 --init %s: %v", init, r)
 		}
 	}
-	want := train.CheckSteps(-1).Error()
-	if r := run(t, "", "distill", in, "--length", "64", "--steps", "-1"); r.code != ExitFailure || !strings.Contains(r.stderr, want) {
-		t.Errorf("--steps -1: want exit 1 saying %q; got %v", want, r)
+	want := "--steps -1 " + train.CheckSteps(-1).(*train.FieldError).Why
+	if r := run(t, "", "distill", in, "--length", "64", "--init", "zeros", "--steps", "-1"); r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+		t.Errorf("--steps -1: want exit 2 saying %q; got %v", want, r)
 	}
 }
 
@@ -377,12 +378,13 @@ func TestDistillJobCheckedFirst(t *testing.T) {
 		args []string
 		code int
 	}{
-		{[]string{"--order", "-2"}, ExitFailure},
-		{[]string{"--order", "5000"}, ExitFailure},
+		{[]string{"--order", "-2"}, ExitUsage},
+		{[]string{"--order", "5000"}, ExitUsage},
 		{[]string{"--model", "foo"}, ExitUsage},
-		{[]string{"--lr", "NaN"}, ExitFailure},
-		{[]string{"--order", "auto", "--lr", "NaN"}, ExitFailure},
-		{[]string{"--orders", "2,4", "--steps", "-1", "-o", filepath.Join(dir, "x{n}.json")}, ExitFailure},
+		{[]string{"--init", "zeros", "--lr", "NaN"}, ExitUsage},
+		{[]string{"--order", "auto", "--init", "zeros", "--lr", "NaN"}, ExitUsage},
+		{[]string{"--orders", "2,4", "--refine", "-1", "-o", filepath.Join(dir, "x{n}.json")}, ExitUsage},
+		{[]string{"--order", "600"}, ExitFailure}, // for these kernels of 64 samples
 		{[]string{"--orders", "2,4", "-o", filepath.Join(dir, "x.json")}, ExitUsage},
 	} {
 		r := run(t, "", append([]string{"distill", in, "--length", "64"}, tc.args...)...)
@@ -392,19 +394,19 @@ func TestDistillJobCheckedFirst(t *testing.T) {
 	}
 }
 
-// TestDistillOrderZeroRefused: --order 0 (on the command line or in --job) is refused in
-// one line saying that a distillation's order starts at 1, and nothing is written; it wrote
-// an order-0 filter, a gain fitting only the kernels' first sample, and exited 0. train's
-// tasks keep order 0, where a gain can fit (a delay of 0).
+// TestDistillOrderZeroRefused: --order 0 (on the command line, exit 2, or in --job, exit 1)
+// is refused in one line saying that a distillation's order starts at 1, and nothing is
+// written; it wrote an order-0 filter, a gain fitting only the kernels' first sample, and
+// exited 0. train's tasks keep order 0, where a gain can fit (a delay of 0).
 func TestDistillOrderZeroRefused(t *testing.T) {
 	dir := t.TempDir()
 	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
 	job := writeText(t, dir, "job.json", `{"order": 0}`)
 	out := filepath.Join(dir, "out.json")
-	for _, args := range [][]string{{"--order", "0"}, {"--job", job}} {
+	for code, args := range map[int][]string{ExitUsage: {"--order", "0"}, ExitFailure: {"--job", job}} {
 		r := run(t, "", append([]string{"distill", in, "--length", "64", "-o", out}, args...)...)
-		if r.code != ExitFailure || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "order 0 outside [1, 4096]: a distillation's order starts at 1") {
-			t.Errorf("%v: want exit 1 and one line saying orders start at 1; got %v", args, r)
+		if r.code != code || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "order 0 outside [1, 4096]: a distillation's order starts at 1") {
+			t.Errorf("%v: want exit %d and one line saying orders start at 1; got %v", args, code, r)
 		}
 	}
 	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.json", "job.json"}) {
@@ -479,5 +481,45 @@ func TestDistillGrowingKernelExplained(t *testing.T) {
 	}
 	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], says) {
 		t.Errorf("report's warnings %q", rep.Warnings)
+	}
+}
+
+// TestJobFlagMistakesAreUsage: a job flag's value that the job refuses (train.FieldError) is a
+// command-line mistake, exit 2, named by its flag, for distill (a filter or a checkpoint) and
+// train; they exited 1 in the job file's words ("optimizer tol = -1 is out of range"). The same
+// settings from a --job file stay a failure of that file, exit 1.
+func TestJobFlagMistakesAreUsage(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	job := writeText(t, dir, "job.json", `{"model": "modal", "init": "montel", "max_radius": 1.5}`)
+	montel := writeText(t, dir, "montel.json", `{"init": "montel"}`)
+	ckpt := filepath.Join(dir, "x.pt")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"distill", in, "--order", "0"}, ExitUsage, "--order 0 outside [1, 4096]"},
+		{[]string{"distill", in, "--order", "5000"}, ExitUsage, "--order 5000 outside [1, 4096]"},
+		{[]string{"distill", in, "--tol", "-1"}, ExitUsage, "--tol -1 is out of range: want a relative error in [0, 1)"},
+		{[]string{"distill", in, "--max-radius", "1.5"}, ExitUsage, "--max-radius 1.5 is outside (0, 1)"},
+		{[]string{"distill", in, "--model", "modal", "--init", "montel"}, ExitUsage, "--init montel applies to the rtf model only (--model modal)"},
+		{[]string{"distill", in, "--init", "zeros", "--optimizer", "sgd"}, ExitUsage, `--optimizer "sgd" is not an optimizer: want adam or adamw`},
+		{[]string{"distill", modelCkpt, "--order", "5000", "-o", ckpt}, ExitUsage, "--order 5000 outside [1, 4096]"},
+		{[]string{"distill", modelCkpt, "--order", "4", "--max-radius", "0", "-o", ckpt}, ExitUsage, "--max-radius 0 is outside (0, 1)"},
+		{[]string{"train", "--task", "delay", "--tol", "-1"}, ExitUsage, "--tol -1 is out of range"},
+		{[]string{"train", "--task", "delay", "--model", "modal", "--init", "montel"}, ExitUsage, "--init montel applies to the rtf model only (--model modal)"},
+		// From the job file: its mistake, unless a flag given makes it one.
+		{[]string{"distill", in, "--job", job}, ExitFailure, job + ": invalid job: init montel applies to the rtf model only"},
+		{[]string{"distill", in, "--job", job, "--model", "rtf"}, ExitFailure, job + ": invalid job: max_radius 1.5 is outside (0, 1)"},
+		{[]string{"distill", in, "--job", montel, "--model", "modal"}, ExitUsage, "--model modal: " + montel + "'s init montel applies to the rtf model only"},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != tc.code || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: want exit %d saying %q; got %v", strings.Join(tc.args, " "), tc.code, tc.want, r)
+		}
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.json", "job.json", "montel.json"}) {
+		t.Errorf("left %v", names)
 	}
 }

@@ -16,6 +16,26 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
 }
 
+// FieldError is a setting of a job that CheckSettings refuses (an ErrInvalid), named by its
+// key in the job file ("order", "max_radius", "optimizer.lr"), so that a front end can name
+// its own field or flag: the value given, why it is refused, and With, the other settings
+// whose values make it wrong (init montel beside model modal: "model").
+type FieldError struct {
+	Field, Value, Why string
+	With              []string
+}
+
+func (e *FieldError) Error() string {
+	return fmt.Sprintf("%v: %s %s %s", ErrInvalid, e.Field, e.Value, e.Why)
+}
+
+// Is makes a FieldError an ErrInvalid.
+func (e *FieldError) Is(target error) bool { return target == ErrInvalid }
+
+func fieldErrorf(field string, value any, with []string, why string, args ...any) error {
+	return &FieldError{Field: field, Value: fmt.Sprint(value), Why: fmt.Sprintf(why, args...), With: with}
+}
+
 // Limits on what one job may ask for (its order is at most filters.MaxOrder).
 const (
 	MaxLength   = 1 << 20
@@ -132,12 +152,13 @@ func (s *Spec) ValidateDistillation(channels, length int) error {
 	return s.Validate(channels, length)
 }
 
-// CheckDistillOrder checks a distillation's order alone (for a form that points at the field).
+// CheckDistillOrder checks a distillation's order alone (for a form that points at the field);
+// its error is a *FieldError.
 func CheckDistillOrder(n int) error {
-	if why := distillOrderFault(n); why != "" {
-		return invalidf("%s", why)
+	if n >= MinDistillOrder && n <= filters.MaxOrder {
+		return nil
 	}
-	return nil
+	return fieldErrorf("order", n, nil, "%s", distillOrderFault(n))
 }
 
 // CheckLadderOrders checks the orders of a ladder (FitLadder, ssmlab distill --orders, the
@@ -148,23 +169,20 @@ func CheckLadderOrders(orders []int) error {
 		return invalidf("a ladder needs at least one order")
 	}
 	for _, n := range orders {
-		if why := distillOrderFault(n); why != "" {
-			return invalidf("ladder %s", why)
+		if CheckDistillOrder(n) != nil {
+			return invalidf("ladder order %d %s", n, distillOrderFault(n))
 		}
 	}
 	return nil
 }
 
-// distillOrderFault says what is wrong with n as a distillation's order, "" if nothing.
+// distillOrderFault says what is wrong with n, out of range, as a distillation's order.
 func distillOrderFault(n int) string {
-	if n >= MinDistillOrder && n <= filters.MaxOrder {
-		return ""
-	}
 	why := ""
 	if n == 0 {
 		why = ": a distillation's order starts at 1 (order 0 is a gain, which fits only the kernels' first sample)"
 	}
-	return fmt.Sprintf("order %d outside [%d, %d]%s", n, MinDistillOrder, filters.MaxOrder, why)
+	return fmt.Sprintf("outside [%d, %d]%s", MinDistillOrder, filters.MaxOrder, why)
 }
 
 // CheckSteps checks a job's optimiser steps alone (for a form that points at the field).
@@ -172,7 +190,7 @@ func distillOrderFault(n int) string {
 // projection (the hankel init with the rtf or modal model) takes no steps anyway.
 func CheckSteps(n int) error {
 	if n < 0 || n > MaxSteps {
-		return invalidf("steps %d outside [0, %d]", n, MaxSteps)
+		return fieldErrorf("steps", n, nil, "outside [0, %d]", MaxSteps)
 	}
 	return nil
 }
@@ -187,14 +205,11 @@ func CheckLength(n int) error {
 	return nil
 }
 
-// Validate checks the spec against the target's shape (a distillation:
-// ValidateDistillation).
+// Validate checks the settings (CheckSettings), then the spec against the target's shape (a
+// distillation: ValidateDistillation).
 func (s *Spec) Validate(channels, length int) error {
-	if _, err := ParseModel(string(s.Model)); err != nil {
+	if err := s.CheckSettings(); err != nil {
 		return err
-	}
-	if s.Order < 0 || s.Order > filters.MaxOrder {
-		return invalidf("order %d outside [0, %d]", s.Order, filters.MaxOrder)
 	}
 	if channels == 0 {
 		return invalidf("the target has no kernels")
@@ -211,11 +226,24 @@ func (s *Spec) Validate(channels, length int) error {
 	if s.Model != ModelRTF && s.Order >= length {
 		return invalidf("order %d must be below the kernel length %d", s.Order, length)
 	}
+	return nil
+}
+
+// CheckSettings checks what Validate checks without the target: each setting alone and
+// against the others, for a front end to check its fields or flags before it reads the
+// target. A fault of a setting it names is a *FieldError.
+func (s *Spec) CheckSettings() error {
+	if _, err := ParseModel(string(s.Model)); err != nil {
+		return err
+	}
+	if s.Order < 0 || s.Order > filters.MaxOrder {
+		return fieldErrorf("order", s.Order, nil, "outside [0, %d]", filters.MaxOrder)
+	}
 	if _, err := ParseInit(string(s.Init)); err != nil {
 		return err
 	}
 	if s.Init == InitMontel && s.Model != ModelRTF {
-		return invalidf("init montel applies to the rtf model only")
+		return fieldErrorf("init", s.Init, []string{"model"}, "applies to the rtf model only")
 	}
 	if s.Constraint != "" {
 		if _, err := ParseConstraint(string(s.Constraint)); err != nil {
@@ -224,9 +252,9 @@ func (s *Spec) Validate(channels, length int) error {
 	}
 	switch {
 	case s.Constraint == ConstraintL1Montel && s.Model != ModelRTF:
-		return invalidf("constraint l1_montel applies to the rtf model only")
+		return fieldErrorf("constraint", s.Constraint, []string{"model"}, "applies to the rtf model only")
 	case s.Constraint == ConstraintRadius && !(s.MaxRadius > 0 && s.MaxRadius < 1):
-		return invalidf("constraint radius needs 0 < max_radius < 1, got %v", s.MaxRadius)
+		return fieldErrorf("max_radius", s.MaxRadius, []string{"constraint"}, "is outside (0, 1): the radius constraint keeps every pole within it, inside the unit circle")
 	}
 	if err := s.validateOptimizer(); err != nil {
 		return err
@@ -238,7 +266,7 @@ func (s *Spec) Validate(channels, length int) error {
 		return err
 	}
 	if s.Refine < 0 || s.Refine > MaxSteps {
-		return invalidf("refine %d outside [0, %d]", s.Refine, MaxSteps)
+		return fieldErrorf("refine", s.Refine, nil, "outside [0, %d]", MaxSteps)
 	}
 	if s.Backend != "" {
 		if _, err := ParseBackend(string(s.Backend)); err != nil {
@@ -250,7 +278,7 @@ func (s *Spec) Validate(channels, length int) error {
 			return err
 		}
 		if s.Poles.realOnly() && !s.projectable(false) {
-			return invalidf("poles %s applies to the fits by variable projection: %s", s.Poles, ProjectionRecipe)
+			return fieldErrorf("poles", s.Poles, []string{"model", "init", "loss", "constraint"}, "applies to the fits by variable projection: %s", ProjectionRecipe)
 		}
 	}
 	switch {
@@ -263,34 +291,38 @@ func (s *Spec) Validate(channels, length int) error {
 	return nil
 }
 
-// validateOptimizer checks the optimiser's settings (and the early-stopping tolerance).
+// validateOptimizer checks the optimiser's settings and the early-stopping tolerance, a
+// relative error: at 1 the zero filter meets it, so it lies below.
 func (s *Spec) validateOptimizer() error {
 	o := s.Optimizer
 	switch o.Name {
 	case "adam", "adamw":
 	default:
-		return invalidf("unknown optimizer %q (want adam or adamw)", o.Name)
+		return fieldErrorf("optimizer.name", fmt.Sprintf("%q", o.Name), nil, "is not an optimizer: want adam or adamw")
 	}
 	for _, v := range []struct {
-		name string
-		x    float64
-		ok   bool
+		field, want string
+		x           float64
+		ok          bool
 	}{
-		{"lr", o.LR, o.LR > 0}, {"beta1", o.Beta1, o.Beta1 >= 0 && o.Beta1 < 1},
-		{"beta2", o.Beta2, o.Beta2 >= 0 && o.Beta2 < 1}, {"eps", o.Eps, o.Eps > 0},
-		{"weight_decay", o.WeightDecay, o.WeightDecay >= 0}, {"tol", s.Tol, s.Tol >= 0},
+		{"optimizer.lr", "above 0", o.LR, o.LR > 0},
+		{"optimizer.beta1", "in [0, 1)", o.Beta1, o.Beta1 >= 0 && o.Beta1 < 1},
+		{"optimizer.beta2", "in [0, 1)", o.Beta2, o.Beta2 >= 0 && o.Beta2 < 1},
+		{"optimizer.eps", "above 0", o.Eps, o.Eps > 0},
+		{"optimizer.weight_decay", "0 or more", o.WeightDecay, o.WeightDecay >= 0},
+		{"tol", "a relative error in [0, 1) (0: no early stop)", s.Tol, s.Tol >= 0 && s.Tol < 1},
 	} {
 		if !v.ok || math.IsNaN(v.x) || math.IsInf(v.x, 0) {
-			return invalidf("optimizer %s = %v is out of range", v.name, v.x)
+			return fieldErrorf(v.field, v.x, nil, "is out of range: want %s", v.want)
 		}
 	}
 	switch o.Schedule {
 	case "constant", "cosine":
 	default:
-		return invalidf("unknown schedule %q (want constant or cosine)", o.Schedule)
+		return fieldErrorf("optimizer.schedule", fmt.Sprintf("%q", o.Schedule), nil, "is not a schedule: want constant or cosine")
 	}
 	if o.Warmup < 0 {
-		return invalidf("warmup %d is negative", o.Warmup)
+		return fieldErrorf("optimizer.warmup", o.Warmup, nil, "is negative")
 	}
 	return nil
 }

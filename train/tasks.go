@@ -17,17 +17,17 @@ type Task struct {
 }
 
 // DelayTask builds the Delay task of the RTF paper, §4.3: band-limited white noise u (white noise
-// with every frequency above cutoff·π removed) and y[t] = u[t-d], over length samples.
+// with every frequency above cutoff·π removed) and y[t] = u[t-d], over length samples. A parameter out of range is a *FieldError naming it.
 func DelayTask(length, delay int, cutoff float64, seed uint64) (*Task, error) {
 	// The length first: the delay's range depends on it.
 	if length < 2 || length > MaxLength {
-		return nil, invalidf("length %d outside [2, %d]", length, MaxLength)
+		return nil, fieldErrorf("length", length, nil, "outside [2, %d]", MaxLength)
 	}
 	if delay < 0 || delay >= length {
-		return nil, invalidf("delay %d outside [0, %d)", delay, length)
+		return nil, fieldErrorf("delay", delay, []string{"length"}, "outside [0, %d)", length)
 	}
 	if !(cutoff > 0 && cutoff <= 1) {
-		return nil, invalidf("cutoff %v outside (0, 1] (a fraction of the Nyquist frequency)", cutoff)
+		return nil, fieldErrorf("cutoff", cutoff, nil, "outside (0, 1] (a fraction of the Nyquist frequency)")
 	}
 	rng := channelRNG(seed, 0)
 	u := make([]float64, length)

@@ -1,6 +1,9 @@
 package train
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // The closed sets of names a job is made of. Each is a string type with the list of its
 // values, in the order the command line and the workbench show them, and a Parse function;
@@ -131,12 +134,12 @@ func Names[T ~string](list []T) []string {
 	return names
 }
 
-// parse returns the value of list named s, or an error of kind ErrInvalid listing them.
+// parse returns the value of list named s, or a *FieldError for the setting what listing them.
 func parse[T ~string](list []T, what, s string) (T, error) {
 	for _, v := range list {
 		if string(v) == s {
 			return v, nil
 		}
 	}
-	return "", invalidf("unknown %s %q (want %s)", what, s, Choices(list))
+	return "", fieldErrorf(what, fmt.Sprintf("%q", s), nil, "is unknown: want %s", Choices(list))
 }

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestVocabularies: every listed name parses to itself, and an unknown one is an ErrInvalid
-// naming the choices, as Spec.Validate words it.
+// TestVocabularies: every listed name parses to itself, and an unknown one is an ErrInvalid,
+// a FieldError of the setting, naming the choices, as Spec.Validate words it.
 func TestVocabularies(t *testing.T) {
 	check := func(what string, names []string, parse func(string) error) {
 		for _, n := range names {
@@ -16,7 +16,8 @@ func TestVocabularies(t *testing.T) {
 			}
 		}
 		err := parse("nope")
-		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "unknown "+what+` "nope"`) || !strings.Contains(err.Error(), names[len(names)-1]) {
+		fe := (*FieldError)(nil)
+		if !errors.Is(err, ErrInvalid) || !errors.As(err, &fe) || fe.Field != what || !strings.Contains(err.Error(), what+` "nope" is unknown`) || !strings.Contains(err.Error(), names[len(names)-1]) {
 			t.Errorf("%s: %v", what, err)
 		}
 	}

@@ -1,0 +1,48 @@
+package train
+
+import (
+	"errors"
+	"slices"
+	"testing"
+)
+
+// TestCheckSettingsNamesTheField: every setting CheckSettings refuses is a FieldError naming
+// its key in the job file and the other settings that make it wrong, for the front ends to
+// name their own field or flag; a tolerance of 1 or more, a relative error the zero filter
+// meets, is refused.
+func TestCheckSettingsNamesTheField(t *testing.T) {
+	for _, tc := range []struct {
+		change func(*Spec)
+		field  string
+		with   []string
+	}{
+		{func(s *Spec) { s.Order = -1 }, "order", nil},
+		{func(s *Spec) { s.Model, s.Init = ModelModal, InitMontel }, "init", []string{"model"}},
+		{func(s *Spec) { s.Model, s.Constraint = ModelModal, ConstraintL1Montel }, "constraint", []string{"model"}},
+		{func(s *Spec) { s.MaxRadius = 1.5 }, "max_radius", []string{"constraint"}},
+		{func(s *Spec) { s.Optimizer.LR = 0 }, "optimizer.lr", nil},
+		{func(s *Spec) { s.Optimizer.Name = "sgd" }, "optimizer.name", nil},
+		{func(s *Spec) { s.Tol = -1 }, "tol", nil},
+		{func(s *Spec) { s.Tol = 1 }, "tol", nil},
+		{func(s *Spec) { s.Steps = -1 }, "steps", nil},
+		{func(s *Spec) { s.Refine = -1 }, "refine", nil},
+		{func(s *Spec) { s.Loss = "l3" }, "loss", nil},
+		{func(s *Spec) { s.Init, s.Poles = InitZeros, PolesReal }, "poles", []string{"model", "init", "loss", "constraint"}},
+	} {
+		s := DefaultSpec()
+		tc.change(&s)
+		err := s.CheckSettings()
+		fe := (*FieldError)(nil)
+		if !errors.As(err, &fe) || !errors.Is(err, ErrInvalid) || fe.Field != tc.field || !slices.Equal(fe.With, tc.with) {
+			t.Errorf("%s: got %#v (%v), want a FieldError of %s with %v", tc.field, fe, err, tc.field, tc.with)
+		}
+		if err2 := s.Validate(1, 64); err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("%s: Validate says %v, CheckSettings %v", tc.field, err2, err)
+		}
+	}
+	s := DefaultSpec()
+	s.Tol = 0.5
+	if err := s.CheckSettings(); err != nil {
+		t.Errorf("tol 0.5: %v", err)
+	}
+}
