@@ -66,9 +66,11 @@ A layer's tensor names may sit behind a module prefix ("layers.0.layer."); --ten
 a layer by its prefix (or an array by its name) when the file holds several, and --list
 prints, as JSON, every layer detected (prefix, layout, channels, order or length, dtype and
 the options assumed) and every array. Settings a checkpoint does not record are flags whose
-defaults are the reference code's (--disc, --dt-transform, --h0, …); docs/formats.md gives
-each layout's names, shapes, formula and source. --layout kernels reads an array as
-kernels even where it belongs to a layer (with a warning).
+defaults are the reference code's (--disc, --dt-transform, --h0, …); one of a layout the
+layer read does not have (--bias of an lru layer), or given where no layer is read (a filter
+file), is refused as a command-line mistake (exit 2), as is a value outside its choices.
+docs/formats.md gives each layout's names, shapes, formula and source. --layout kernels
+reads an array as kernels even where it belongs to a layer (with a warning).
 
 A 1-D array is one kernel; a 2-D array holds one kernel per row (per column with
 --columns; a single column is one kernel); leading dimensions of size 1 are dropped.
@@ -142,7 +144,7 @@ func runImport(s *streams, path string, o importOptions) error {
 		it, err = sessions.Import(path, opts)
 	}
 	if err != nil {
-		return fail(withHint(err))
+		return failUnlessOption(withHint(err))
 	}
 	for _, w := range it.Warnings {
 		fmt.Fprintf(s.err, "warning: %s: %s\n", name, oneLine(w))
@@ -440,7 +442,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 		if len(items) > 1 && (format == sessions.ExportJSON || format == sessions.ExportCSV || format == sessions.ExportNPY) {
 			return failf("%s: %s holds one item and %s has %d: pick one with --id", src, format, src, len(items))
 		}
-		return failf("%s: %w", src, err)
+		return failUnlessOption(fmt.Errorf("%s: %w", src, err))
 	}
 	if len(out.Reports) > 0 {
 		summarize(s.err, out.Reports, true)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -64,16 +65,40 @@ func addLayoutFlags(f *pflag.FlagSet, use layoutUse) *layoutFlags {
 		if export {
 			// Export's help says how it writes; a setting of reading only is hidden and
 			// refused (checkExported) rather than unknown, to say why.
-			f.StringVar(v, o.Name, "", o.Export)
+			f.Var(optionValue{o.Name, v}, o.Name, o.Export)
 			if o.Export == "" {
 				_ = f.MarkHidden(o.Name)
 			}
 			continue
 		}
-		f.StringVar(v, o.Name, "", fmt.Sprintf("(%s) %s", strings.Join(applies, ", "), o.Help))
+		f.Var(optionValue{o.Name, v}, o.Name, fmt.Sprintf("(%s) %s", strings.Join(applies, ", "), o.Help))
 	}
 	return lf
 }
+
+// optionValue is a layout option's flag: a value the option cannot take (layouts.CheckValue)
+// is a command-line mistake when parsed (exit 2, flagError), whatever the file holds.
+type optionValue struct {
+	name string
+	v    *string
+}
+
+func (o optionValue) String() string {
+	if o.v == nil { // pflag's zero value, for its help
+		return ""
+	}
+	return *o.v
+}
+
+func (o optionValue) Set(v string) error {
+	if err := layouts.CheckValue(o.name, v); err != nil {
+		return err
+	}
+	*o.v = v
+	return nil
+}
+
+func (optionValue) Type() string { return "string" }
 
 // checkExported refuses a layout option given to export that export does not use: a
 // setting of reading a layer (--short-filter read back the short filters export does not
@@ -166,6 +191,16 @@ func (s *streams) listFile(path string) error {
 		return failf("%s: %w", path, err)
 	}
 	return s.writeOut(data)
+}
+
+// failUnlessOption marks err, of reading or writing layers through package sessions, a failure
+// of the work (exit 1), unless it is a layout option given where no layer has it
+// (layouts.OptionLayoutError): a command-line mistake (exit 2).
+func failUnlessOption(err error) error {
+	if e := (*layouts.OptionLayoutError)(nil); errors.As(err, &e) {
+		return err
+	}
+	return fail(err)
 }
 
 // exportFailed says why an export wrote nothing: a read-back check beyond the limit.

@@ -118,7 +118,7 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 	format, _ := checkpointFormat(j.out)
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length, ToLayout: opts.ToLayout})
 	if err != nil {
-		return fail(err)
+		return failUnlessOption(err)
 	}
 	defer ck.Close()
 	units, err := s.planModel(ck, opts)

@@ -228,7 +228,8 @@ report (--report) gives per channel the MSE and the relative L2 error of the dep
 filter, its largest pole radius, whether it is stable and a lower bound on the error of any
 filter of the order; --orders fits a ladder of orders and prints error and bound per order.
 TARGET may also be one layer of a model checkpoint (--tensor PREFIX, --layout and the
-layout's options as for import).
+layout's options as for import). A layout option applies to the layers of its layout: one
+that no layer read has (--bias of an lru layer, or any of a filter file) is refused.
 
 A whole model: with -o OUT.safetensors, .pt or .npz, TARGET is a model checkpoint and every
 long-filter layer in it (Hyena implicit filters, S4 and S4D kernels, StripedHyena and RTF
@@ -508,7 +509,7 @@ func (s *streams) readKernels(path string, length int, opts sessions.ImportOptio
 		item, err = sessions.Import(path, opts)
 	}
 	if err != nil {
-		return nil, name, fail(err)
+		return nil, name, failUnlessOption(err)
 	}
 	if t := item.Target; t != nil {
 		k := t.Kernels

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -320,5 +322,42 @@ func TestDistillModelBidirectional(t *testing.T) {
 		if bound := (1.01*res.Manifest[c] + 1.01*res.ReadBackError) * res.NormRatio[c]; e > bound+1e-10 {
 			t.Errorf("channel %d: RTF(bidirectional=True) applies a kernel %.3g from the one FFTConv applies, above the fit's %.3g (read-back %.3g)", c, e, res.Manifest[c], res.ReadBackError)
 		}
+	}
+}
+
+// TestLayoutOptionMistakesAreUsage: a layout option's value outside its choices, and an option
+// of a layout that no layer read has, are command-line mistakes (exit 2) and nothing is
+// written: --disc foo, --length abc and --normalized maybe exited 1 after the file was read,
+// and distill of a checkpoint ignored --bias for an LRU layer and --disc for a Hyena one,
+// exiting 0, where import refused them.
+func TestLayoutOptionMistakesAreUsage(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	const lay = "../testdata/layouts/"
+	x := filepath.Join(dir, "x.pt")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", lay + "s4d_64.pt", "--disc", "foo"}, `--disc "foo": want zoh, bilinear, dss`},
+		{[]string{"import", lay + "s4d_dss_64.pt", "--length", "abc"}, `--length "abc": want an integer in [0, 4194304]`},
+		{[]string{"import", lay + "hyena_64.pt", "--normalized", "maybe"}, `--normalized "maybe": want true or false`},
+		{[]string{"export", in, "--layout", "s4d", "--disc", "foo", "-o", x}, `--disc "foo": want zoh, bilinear, dss`},
+		{[]string{"distill", lay + "s4d_64.pt", "--disc", "foo", "-o", x}, `--disc "foo": want zoh, bilinear, dss`},
+		{[]string{"import", lay + "lru_64.pt", "--bias", "true"}, "--bias is an option of the hyena layout, not of lru"},
+		{[]string{"distill", lay + "lru_64.pt", "--bias", "true", "-o", x}, "--bias is an option of the hyena layout, not of lru"},
+		{[]string{"distill", lay + "hyena_64.pt", "--disc", "zoh", "-o", x}, "--disc is an option of the s4d and s5 layout, not of hyena"},
+		{[]string{"distill", lay + "lru_64.pt", "--tensor", "layers_0.seq.", "--bias", "true"}, "--bias is an option of the hyena layout, not of lru"},
+		{[]string{"export", in, "--layout", "rtf", "--disc", "zoh", "-o", x}, "--disc is an option of the s4d and s5 layout, not of rtf"},
+		{[]string{"import", in, "--disc", "zoh"}, "--disc is an option of the s4d and s5 layout, and no layer is read from this file"},
+		{[]string{"distill", in, "--bias", "false"}, "--bias is an option of the hyena layout, and no layer is read from this file"},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: want exit 2 saying %q; got %v", strings.Join(tc.args, " "), tc.want, r)
+		}
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.json"}) {
+		t.Errorf("left %v", names)
 	}
 }

@@ -210,6 +210,17 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		}
 		return inputf("no layer to distil (%s layers); the file holds %s", joinLayouts(slices.Concat(distilled, reduced)), what)
 	}
+	// An option is given for every layer and each takes those of its layout (layerOptions):
+	// one that no layer to distil has would change nothing.
+	var lays []layouts.Layout
+	for _, l := range c.Layers {
+		if !slices.Contains(lays, l.Layout) {
+			lays = append(lays, l.Layout)
+		}
+	}
+	if err := layouts.CheckApplies(o.Options, lays...); err != nil {
+		return err
+	}
 	// The element type of each layer's tensors: read each once, which also checks that it
 	// reads, before any work starts.
 	for i, l := range c.Layers {

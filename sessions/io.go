@@ -169,6 +169,9 @@ func importJSON(data []byte, stem string, o ImportOptions) (Item, error) {
 		// Ignoring it would hand back rows the user said were columns.
 		return Item{}, inputf("--columns reads an array's columns (.npy, .npz, .safetensors, .pt, CSV); a JSON file's kernels are its rows")
 	}
+	if err := layouts.CheckApplies(o.Options); err != nil {
+		return Item{}, err // a layer's setting, and a JSON file holds none
+	}
 	// One pass over the text: a target file's kernels go straight into their numbers.
 	if t, isTarget, err := decodeTargetFile(data); isTarget {
 		if err != nil {
@@ -209,6 +212,9 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 	}
 	if o.TruncLen > 0 {
 		return Item{}, inputf("--trunc-len applies to an RTF layer, and the file holds none")
+	}
+	if err := layouts.CheckApplies(o.Options); err != nil {
+		return Item{}, err // a layer's setting, and kernels are read
 	}
 	// A single array, or the one asked for.
 	var pick *arrays.Info

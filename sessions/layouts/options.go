@@ -106,52 +106,92 @@ func optionSpec(name string) (Option, bool) {
 	return Option{}, false
 }
 
-// check refuses an option the layout does not have, and values outside an option's choices,
-// naming the first wrong one by name (the same error on every run).
-func (o Options) check(lay Layout) error {
-	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
-		v := o.Values[name]
-		spec, ok := optionSpec(name)
-		if !ok {
-			return fmt.Errorf("unknown option %q", name)
-		}
-		if _, applies := spec.Defaults[lay]; !applies {
-			var for_ []string
-			for _, l := range Layouts {
-				if _, ok := spec.Defaults[l]; ok {
-					for_ = append(for_, string(l))
-				}
-			}
-			return fmt.Errorf("--%s is an option of the %s layout, not of %s", name, strings.Join(for_, " and "), lay)
-		}
-		if err := spec.parse(v); err != nil {
-			return err
-		}
+// OptionLayoutError is an option given for layers whose layouts do not have it, or where no
+// layer is read: a setting that would change nothing (CheckApplies).
+type OptionLayoutError struct {
+	Option string   // its name, the flag --Option
+	Of     []Layout // the layouts that have it
+	Not    []Layout // the layouts of the layers it was given for; none: no layer is read
+}
+
+func (e *OptionLayoutError) Error() string {
+	of := make([]string, len(e.Of))
+	for i, l := range e.Of {
+		of[i] = string(l)
 	}
-	if len(o.Pairs) > 0 && !slices.Contains([]Layout{LRU, S5, RotRNN}, lay) {
-		return fmt.Errorf("--pair picks slices of a MIMO layer (lru, s5, rotrnn), not of %s", lay)
+	if len(e.Not) == 0 {
+		return fmt.Sprintf("--%s is an option of the %s layout, and no layer is read from this file", e.Option, strings.Join(of, " and "))
+	}
+	return fmt.Sprintf("--%s is an option of the %s layout, not of %s", e.Option, strings.Join(of, " and "), JoinLayouts(e.Not))
+}
+
+// CheckApplies refuses, as an *OptionLayoutError, an option of values that none of the
+// layouts lays has (an unknown one too), naming the first by name (the same error on every
+// run): import's layer, or the layers of a checkpoint that distill reads.
+func CheckApplies(values map[string]string, lays ...Layout) error {
+	for _, name := range slices.Sorted(maps.Keys(values)) {
+		spec, _ := optionSpec(name)
+		if slices.ContainsFunc(lays, func(l Layout) bool { _, ok := spec.Defaults[l]; return ok }) {
+			continue
+		}
+		e := &OptionLayoutError{Option: name, Not: lays}
+		for _, l := range Layouts {
+			if _, ok := spec.Defaults[l]; ok {
+				e.Of = append(e.Of, l)
+			}
+		}
+		return e
 	}
 	return nil
 }
 
-func (spec Option) parse(v string) error {
+// CheckValue checks a value of the option name (an OptionList entry) alone, whatever the
+// layer: one of its choices, a whole number, a finite number, true or false. Its error says
+// what the option wants ("want zoh, bilinear, dss"), for a front end to name its flag.
+func CheckValue(name, v string) error {
+	spec, ok := optionSpec(name)
+	if !ok {
+		return fmt.Errorf("no such option")
+	}
 	switch spec.Kind {
 	case "choice":
 		if !slices.Contains(spec.Choices, v) {
-			return fmt.Errorf("--%s %q: want %s", spec.Name, v, strings.Join(spec.Choices, ", "))
+			return fmt.Errorf("want %s", strings.Join(spec.Choices, ", "))
 		}
 	case "int":
 		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 1<<22 {
-			return fmt.Errorf("--%s %q: want an integer in [0, %d]", spec.Name, v, 1<<22)
+			return fmt.Errorf("want an integer in [0, %d]", 1<<22)
 		}
 	case "float":
 		if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("--%s %q: want a finite number", spec.Name, v)
+			return fmt.Errorf("want a finite number")
 		}
 	case "bool":
 		if _, err := strconv.ParseBool(v); err != nil {
-			return fmt.Errorf("--%s %q: want true or false", spec.Name, v)
+			return fmt.Errorf("want true or false")
 		}
+	}
+	return nil
+}
+
+// check refuses an option the layout does not have (CheckApplies), and values outside an
+// option's choices (CheckValue), naming the first wrong one by name.
+func (o Options) check(lay Layout) error {
+	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
+		if _, ok := optionSpec(name); !ok {
+			return fmt.Errorf("unknown option %q", name)
+		}
+	}
+	if err := CheckApplies(o.Values, lay); err != nil {
+		return err
+	}
+	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
+		if err := CheckValue(name, o.Values[name]); err != nil {
+			return fmt.Errorf("--%s %q: %w", name, o.Values[name], err)
+		}
+	}
+	if len(o.Pairs) > 0 && !slices.Contains([]Layout{LRU, S5, RotRNN}, lay) {
+		return fmt.Errorf("--pair picks slices of a MIMO layer (lru, s5, rotrnn), not of %s", lay)
 	}
 	return nil
 }
