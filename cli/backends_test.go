@@ -78,13 +78,13 @@ func TestBackendFlagWithoutGPU(t *testing.T) {
 	in := writeDoc(t, dir, "target.json", filters.Document{Filter: testFilter(t)})
 	rep := filepath.Join(dir, "report.json")
 
-	r := run(t, "", "distill", in, "--order", "3", "--steps", "20", "--length", "64", "--backend", "auto", "--report", rep, "-o", filepath.Join(dir, "out.json"))
+	r := run(t, "", "distill", in, "--order", "3", "--length", "64", "--backend", "auto", "--report", rep, "-o", filepath.Join(dir, "out.json"))
 	if r.code != 0 || !strings.Contains(r.stderr, "backend: cpu ("+reason+")\n") || !strings.Contains(r.stderr, "on cpu\n") {
 		t.Errorf("auto: %v", r)
 	}
 
 	for _, name := range []string{"gpu", "gpu64"} {
-		r = run(t, "", "distill", in, "--order", "3", "--steps", "20", "--length", "64", "--backend", name)
+		r = run(t, "", "distill", in, "--order", "3", "--length", "64", "--backend", name)
 		want := "ssmlab: --backend " + name + ": no GPU backend on this machine: " + reason + "; use --backend cpu or auto\n"
 		if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
 			t.Errorf("%s: %v\nwant stderr %q", name, r, want)

@@ -16,7 +16,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -66,7 +65,7 @@ func checkpointFormat(path string) (arrays.Format, bool) {
 var modelOnly = []string{"to-layout", "layers", "shard", "shards", "work-dir", "chunk", "force", "dtype"}
 
 // distillModel distils every long-filter layer of a checkpoint (or this shard's share).
-func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *modelFlags, lf *layoutFlags, length int) error {
+func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec, j *jobFlags, m *modelFlags, lf *layoutFlags, length int) error {
 	flags := cmd.Flags()
 	if path == "-" {
 		return fmt.Errorf("a checkpoint is read from a FILE, not stdin")
@@ -80,12 +79,8 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, j *jobFlags, m *
 	if flags.Changed("report") {
 		return fmt.Errorf("--report is for one target; a checkpoint's report is its manifest, %s.manifest.json", j.out)
 	}
-	spec, err := j.spec(flags)
-	if err != nil {
-		return err
-	}
-	if err := j.check(flags, spec, !j.order.auto); err != nil {
-		return err
+	if flags.Changed("suggest-tol") {
+		return fmt.Errorf("--suggest-tol is for one target; a checkpoint is distilled at --order N, or auto for --tol")
 	}
 	if !flags.Changed("backend") && (j.job == "" || spec.Backend == "") {
 		spec.Backend = train.BackendAuto
@@ -209,11 +204,8 @@ func (m *modelFlags) options(j *jobFlags, lf *layoutFlags, spec train.Spec, leng
 	if j.order.auto {
 		opts.OrderAuto, opts.MaxOrder = true, m.maxOrder
 		opts.Tol = spec.Tol
-		if opts.Tol == 0 {
+		if opts.Tol == 0 { // unset: --tol 0 is refused (checkDistillFlags)
 			opts.Tol = defaultSuggestTol
-		}
-		if m.maxOrder < 1 || m.maxOrder > filters.MaxOrder {
-			return plan.Options{}, fmt.Errorf("--max-order %d outside [1, %d]", m.maxOrder, filters.MaxOrder)
 		}
 	} else {
 		opts.Order = spec.Order

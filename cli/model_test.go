@@ -45,7 +45,7 @@ func copyModel(t *testing.T, path string) []byte {
 
 // modelRecipe is a quick recipe for it: 6 units of 8 channels, written in the checkpoint's
 // float32.
-var modelRecipe = []string{"--order", "6", "--model", "modal", "--steps", "40", "--refine", "5", "--chunk", "8"}
+var modelRecipe = []string{"--order", "6", "--model", "modal", "--refine", "5", "--chunk", "8"}
 
 func distillModelArgs(out string, extra ...string) []string {
 	return append(append(append([]string{"distill", modelCkpt}, modelRecipe...), "-o", out), extra...)
@@ -309,7 +309,7 @@ func TestDistillModelFormatsAndLayouts(t *testing.T) {
 		{"rtf.pt", "", "rtf"}, {"s4d.npz", "s4d", "s4d"}, {"sh.safetensors", "stripedhyena", "stripedhyena"},
 	} {
 		out := filepath.Join(dir, c.out)
-		args := []string{"distill", in, "--order", "4", "--model", "modal", "--steps", "40", "-o", out}
+		args := []string{"distill", in, "--order", "4", "--model", "modal", "-o", out}
 		if c.layout != "" {
 			args = append(args, "--to-layout", c.layout)
 		}
@@ -514,7 +514,7 @@ func TestDistillModelBadUse(t *testing.T) {
 func TestDistillModelSubsetAndAutoOrder(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "auto.safetensors")
-	r := run(t, "", "distill", modelCkpt, "--order", "auto", "--tol", "1e-2", "--max-order", "12", "--model", "modal", "--steps", "40",
+	r := run(t, "", "distill", modelCkpt, "--order", "auto", "--tol", "1e-2", "--max-order", "12", "--model", "modal",
 		"--layers", "backbone.layers.[02].*", "-o", out)
 	if r.code != 0 {
 		t.Fatal(r)
@@ -563,7 +563,7 @@ func TestDistillModelSubsetAndAutoOrder(t *testing.T) {
 func TestDistillModelWarnsAboveTol(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "auto.safetensors")
-	args := []string{"distill", modelCkpt, "--order", "auto", "--tol", "1e-3", "--max-order", "4", "--model", "modal", "--steps", "40", "--refine", "5",
+	args := []string{"distill", modelCkpt, "--order", "auto", "--tol", "1e-3", "--max-order", "4", "--model", "modal", "--refine", "5",
 		"--chunk", "8", "--layers", "backbone.layers.0.*"}
 	const unit = "warning: backbone.layers.0.mixer.filter_fn.[0:8]: "
 	wantWarned := func(what string, r result) {
@@ -652,7 +652,7 @@ func TestDistillModelOneStateSize(t *testing.T) {
 	var outs []string
 	for _, c := range []struct{ layout, tensor string }{{"s4d", "kernel.A_imag"}, {"stripedhyena", "poles"}} {
 		out := filepath.Join(dir, c.layout+".npz")
-		if r := run(t, "", "distill", in, "--order", "5", "--model", "modal", "--steps", "40", "--to-layout", c.layout, "-o", out); r.code != 0 {
+		if r := run(t, "", "distill", in, "--order", "5", "--model", "modal", "--to-layout", c.layout, "-o", out); r.code != 0 {
 			t.Fatal(r)
 		}
 		r := run(t, "", "import", out, "--list")

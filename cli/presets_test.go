@@ -164,7 +164,7 @@ func TestPresetHyenaKernels(t *testing.T) {
 		t.Errorf("-o wrote %q (%v), want stdout's text", data, err)
 	}
 	// distill reads the kernel file format.
-	if d := run(t, "", "distill", out, "--order", "2", "--steps", "1"); d.code != 0 {
+	if d := run(t, "", "distill", out, "--order", "2"); d.code != 0 {
 		t.Errorf("distill does not read the kernels: %v", d)
 	}
 }

@@ -65,7 +65,7 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	f.Var(choiceFlag[train.Loss]{&j.loss, train.Losses}, "loss", train.Choices(train.Losses))
 	f.IntVar(&j.steps, "steps", d.Steps, "optimisation steps")
 	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations: per order of the variable projection (hankel init, rtf or modal); after the optimiser otherwise (mse/relative loss; rtf: then a least-squares refit of the numerator; rotation: up to n = 64 at L = 1024); 0: none")
-	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL` (0: run all steps)")
+	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL`, below 1 (0: run all steps)")
 	f.Uint64Var(&j.seed, "seed", 0, "the random seed (results are deterministic for a seed)")
 	f.StringVar(&j.backend, "backend", string(train.BackendCPU), train.Choices(train.BackendNames))
 	f.StringVarP(&j.out, "output", "o", "-", "write the fitted filter (a bank for several channels) to `OUT`")
@@ -165,6 +165,38 @@ func (j *jobFlags) check(flags *pflag.FlagSet, s train.Spec, distillOrder bool) 
 		return fmt.Errorf("%s: %s's %s %s %s", strings.Join(with, ", "), j.job, fe.Field, fe.Value, fe.Why)
 	}
 	return failf("%s: %w", j.job, err)
+}
+
+// checkDistillFlags refuses distill's flags that contradict each other, or that the
+// distillation asked for would ignore (exit 2); spec is the job as the flags and --job make it.
+func checkDistillFlags(flags *pflag.FlagSet, j *jobFlags, m *modelFlags, spec train.Spec) error {
+	given := flags.Changed
+	switch {
+	case given("orders") && given("order"):
+		return fmt.Errorf("--orders and --order both give the order: --orders fits a ladder of orders, --order one")
+	case given("max-order") && !j.order.auto:
+		return fmt.Errorf("--max-order bounds the orders --order auto picks, and --order is %s", j.order.String())
+	case j.order.auto && (m.maxOrder < 1 || m.maxOrder > filters.MaxOrder):
+		return fmt.Errorf("--max-order %d outside [1, %d]", m.maxOrder, filters.MaxOrder)
+	case j.order.auto && given("tol") && !(spec.Tol > 0):
+		return fmt.Errorf("--tol %g: --order auto picks each channel's order for a relative error above 0 (1e-3 by default)", spec.Tol)
+	case j.order.auto && given("suggest-tol"):
+		return fmt.Errorf("--suggest-tol: --order auto suggests each channel's order for --tol")
+	}
+	// The optimiser's settings are those of the recipes that train with Adam: variable
+	// projection fits poles and residues without it, in no steps.
+	recipe := spec
+	recipe.Order = max(recipe.Order, train.MinDistillOrder) // auto, or a ladder's: any order
+	if !recipe.ByProjection() {
+		return nil
+	}
+	for _, name := range []string{"steps", "lr", "optimizer", "schedule", "tol"} {
+		if !given(name) || name == "tol" && j.order.auto {
+			continue
+		}
+		return fmt.Errorf("--%s is a setting of the optimiser, which this recipe does not use: --init hankel with the rtf or modal model fits by variable projection, in no steps; --init zeros, xavier or montel (or --model rotation, --loss freq, --constraint l1_montel) trains with the optimiser", name)
+	}
+	return nil
 }
 
 // addPolesFlag adds distill's --poles: train's fits of a task are not by variable
@@ -268,17 +300,23 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 			if err := checkOutputs([]string{args[0], j.job}, fitOutputs(j.out, j.report, orders)...); err != nil {
 				return err
 			}
+			spec, err := j.spec(cmd.Flags())
+			if err != nil {
+				return err
+			}
+			if err := j.check(cmd.Flags(), spec, !j.order.auto && len(orders) == 0); err != nil {
+				return err
+			}
+			if err := checkDistillFlags(cmd.Flags(), &j, &m, spec); err != nil {
+				return err
+			}
 			if _, ok := checkpointFormat(j.out); ok {
-				return s.distillModel(cmd, args[0], &j, &m, lf, length)
+				return s.distillModel(cmd, args[0], spec, &j, &m, lf, length)
 			}
 			for _, name := range modelOnly {
 				if cmd.Flags().Changed(name) {
 					return fmt.Errorf("--%s applies to a checkpoint's distillation: -o OUT.safetensors, .pt or .npz", name)
 				}
-			}
-			spec, err := j.spec(cmd.Flags())
-			if err != nil {
-				return err
 			}
 			if len(orders) > 0 {
 				if err := train.CheckLadderOrders(orders); err != nil {
@@ -288,18 +326,11 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 					return err
 				}
 			}
-			if err := j.check(cmd.Flags(), spec, !j.order.auto && len(orders) == 0); err != nil {
-				return err
-			}
 			if j.order.auto && cmd.Flags().Changed("tol") {
 				suggestTol = spec.Tol
 			}
 			if !(suggestTol > 0) || math.IsInf(suggestTol, 0) {
-				flag := "--suggest-tol"
-				if j.order.auto && cmd.Flags().Changed("tol") {
-					flag = "--tol"
-				}
-				return fmt.Errorf("%s %g: the order is suggested for a relative error above 0 (1e-3 by default)", flag, suggestTol)
+				return fmt.Errorf("--suggest-tol %g: the order is suggested for a relative error above 0 (1e-3 by default)", suggestTol)
 			}
 			pairs, err := lf.parsePairs()
 			if err != nil {
@@ -356,6 +387,10 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 	addModelFlags(cmd.Flags(), &m)
 	// The job flags' words are train's too; what they do for a checkpoint is said here.
 	cmd.Flags().Lookup("backend").Usage += "; a checkpoint (-o OUT.safetensors, .pt, .npz): auto unless given"
+	for _, name := range []string{"optimizer", "lr", "schedule", "steps", "tol"} {
+		// Variable projection (the default recipe) takes no steps: checkDistillFlags.
+		cmd.Flags().Lookup(name).Usage += "; the recipes that train with the optimiser only (not --init hankel with rtf or modal)"
+	}
 	cmd.Flags().Lookup("tol").Usage += "; --order auto: the relative error each channel's order is suggested for (default 1e-3)"
 	lf = addLayoutFlags(cmd.Flags(), forDistill)
 	cmd.Flags().IntVar(&length, "length", train.DefaultKernelLength, "kernel length `L` taken from a filter TARGET, and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len, S4 without l_kernel), whose kernels are made for it (S4D dss, S4)")

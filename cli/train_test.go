@@ -25,7 +25,7 @@ func TestDistillFilterTarget(t *testing.T) {
 	in := writeDoc(t, dir, "target.json", filters.Document{Name: "target", Filter: target})
 	out := filepath.Join(dir, "rtf.json")
 	rep := filepath.Join(dir, "report.json")
-	r := run(t, "", "distill", in, "--order", "3", "--steps", "40", "--length", "256", "-o", out, "--report", rep)
+	r := run(t, "", "distill", in, "--order", "3", "--length", "256", "-o", out, "--report", rep)
 	if r.code != 0 || r.stdout != "" {
 		t.Fatalf("%v", r)
 	}
@@ -163,7 +163,7 @@ func TestDistillNPY(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := writeText(t, dir, "k.npy", string(data))
-	r := run(t, "", "distill", in, "--order", "3", "--steps", "30")
+	r := run(t, "", "distill", in, "--order", "3")
 	if r.code != 0 {
 		t.Fatalf("%v", r)
 	}
@@ -339,14 +339,13 @@ func TestDistillOrdersTrainsWords(t *testing.T) {
 
 // TestDistillStepsTrainsWords: --steps 0 runs (the init and its refinement alone), as the
 // workbench's form now takes it; a negative count is refused with train's words
-// (CheckSteps), which the form says too.
+// (CheckSteps), which the form says too. The hankel init's variable projection takes no
+// steps, and refuses --steps (checkDistillFlags).
 func TestDistillStepsTrainsWords(t *testing.T) {
 	dir := t.TempDir()
 	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
-	for _, init := range []string{"hankel", "zeros"} {
-		if r := run(t, "", "distill", in, "--length", "64", "--order", "2", "--init", init, "--steps", "0", "-o", filepath.Join(dir, init+".json")); r.code != 0 {
-			t.Errorf("--steps 0 --init %s: %v", init, r)
-		}
+	if r := run(t, "", "distill", in, "--length", "64", "--order", "2", "--init", "zeros", "--steps", "0", "-o", filepath.Join(dir, "zeros.json")); r.code != 0 {
+		t.Errorf("--steps 0 --init zeros: %v", r)
 	}
 	want := "--steps -1 " + train.CheckSteps(-1).(*train.FieldError).Why
 	if r := run(t, "", "distill", in, "--length", "64", "--init", "zeros", "--steps", "-1"); r.code != ExitUsage || !strings.Contains(r.stderr, want) {
@@ -521,5 +520,52 @@ func TestJobFlagMistakesAreUsage(t *testing.T) {
 	}
 	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.json", "job.json", "montel.json"}) {
 		t.Errorf("left %v", names)
+	}
+}
+
+// TestDistillFlagsThatDoNotApply: distill's flags that contradict each other, or that the
+// distillation would ignore, are refused in one line naming them (exit 2), before any work;
+// each was silently ignored: --order beside --orders, --max-order without --order auto, --tol
+// 0 with it (which took 1e-3), --suggest-tol where --tol decides, and the optimiser's
+// settings under variable projection, which takes no steps.
+func TestDistillFlagsThatDoNotApply(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	x := filepath.Join(dir, "x.pt")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"distill", in, "--orders", "4", "--order", "8"}, "--orders and --order both give the order"},
+		{[]string{"distill", in, "--order", "8", "--max-order", "4"}, "--max-order bounds the orders --order auto picks, and --order is 8"},
+		{[]string{"distill", in, "--max-order", "4"}, "--max-order bounds the orders --order auto picks, and --order is 16"},
+		{[]string{"distill", in, "--order", "auto", "--max-order", "0"}, "--max-order 0 outside [1, 4096]"},
+		{[]string{"distill", in, "--order", "auto", "--tol", "0"}, "--tol 0: --order auto picks each channel's order for a relative error above 0"},
+		{[]string{"distill", modelCkpt, "--order", "auto", "--tol", "0", "-o", x}, "--tol 0: --order auto picks each channel's order"},
+		{[]string{"distill", in, "--order", "auto", "--tol", "2"}, "--tol 2 is out of range: want a relative error in [0, 1)"},
+		{[]string{"distill", in, "--order", "auto", "--tol", "1e-2", "--suggest-tol", "1e-3"}, "--suggest-tol: --order auto suggests each channel's order for --tol"},
+		{[]string{"distill", modelCkpt, "--order", "4", "--suggest-tol", "1e-2", "-o", x}, "--suggest-tol is for one target"},
+		{[]string{"distill", in, "--order", "4", "--steps", "200"}, "--steps is a setting of the optimiser, which this recipe does not use: --init hankel with the rtf or modal model fits by variable projection"},
+		{[]string{"distill", in, "--model", "modal", "--lr", "0.1"}, "--lr is a setting of the optimiser"},
+		{[]string{"distill", in, "--orders", "2,4", "--schedule", "constant"}, "--schedule is a setting of the optimiser"},
+		{[]string{"distill", in, "--order", "4", "--tol", "1e-3"}, "--tol is a setting of the optimiser"},
+		{[]string{"distill", modelCkpt, "--order", "4", "--steps", "40", "-o", x}, "--steps is a setting of the optimiser"},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: want exit 2 saying %q; got %v", strings.Join(tc.args, " "), tc.want, r)
+		}
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"in.json"}) {
+		t.Errorf("left %v", names)
+	}
+	// What the optimiser's recipes use, and --order auto's --tol, still run.
+	for _, args := range [][]string{
+		{"--order", "2", "--init", "zeros", "--steps", "5", "--lr", "0.01", "--tol", "0.5"},
+		{"--order", "auto", "--tol", "1e-2", "--max-order", "4"},
+	} {
+		if r := run(t, "", append([]string{"distill", in, "--length", "64"}, args...)...); r.code != 0 {
+			t.Errorf("%v: %v", args, r)
+		}
 	}
 }
