@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // ssmlab import, ssmlab export and ssmlab session: moving filters and kernels between
@@ -104,20 +106,34 @@ On stderr, one line says what was read, and warnings what was left out or assume
 	f.IntVar(&o.truncLen, "trunc-len", 0, "undo the RTF module's truncation correction for trunc_len `L`")
 	f.StringVarP(&o.out, "output", "o", "-", "write the JSON to `OUT` instead of stdout")
 	f.StringVar(&o.session, "session", "", "add to the session file `SESSION` instead of writing JSON")
-	f.BoolVar(&o.list, "list", false, "list the layers and arrays in FILE as JSON, and import nothing")
+	f.BoolVar(&o.list, "list", false, "list the layers and arrays in FILE as JSON on stdout, and import nothing (it takes no other flag)")
 	o.layout = addLayoutFlags(f, forImport)
 	return cmd
 }
 
 func runImport(s *streams, path string, o importOptions) error {
+	if o.list {
+		// The listing goes to stdout and imports nothing: a flag of the import would be ignored.
+		var other []string
+		o.layout.flags.Visit(func(f *pflag.Flag) {
+			switch {
+			case f.Name == "list":
+			case f.Shorthand != "":
+				other = append(other, "-"+f.Shorthand)
+			default:
+				other = append(other, "--"+f.Name)
+			}
+		})
+		if len(other) > 0 {
+			return fmt.Errorf("--list prints the file's layers and arrays on stdout and imports nothing: leave out %s", strings.Join(other, ", "))
+		}
+		return s.listFile(path)
+	}
 	if o.session != "" && o.out != "-" {
 		return fmt.Errorf("-o and --session exclude each other: the item goes to one place")
 	}
 	if o.truncLen < 0 || o.truncLen > sessions.MaxTruncLen {
 		return fmt.Errorf("--trunc-len %d is outside [0, %d]", o.truncLen, sessions.MaxTruncLen)
-	}
-	if o.list {
-		return s.listFile(path)
 	}
 	if err := checkOutputs([]string{path}, output{"-o", "the item", o.out}); err != nil {
 		return err
@@ -358,7 +374,9 @@ repeatable) picks items; by default every filter and target is exported.
 --dtype writes float64 (the default, exact), float32 or, to pt and safetensors, bfloat16.
 --trunc-len L stores the RTF numerators as the module trains them for trunc_len L
 (b̃ = b(I − A^L)), so that its convolution reproduces the filter; a safetensors file
-records it for import. See docs/formats.md.
+records it for import. See docs/formats.md. A flag of a format other than the one written
+(--layout, its options or --prefix for json, csv or npy; --length for pt, safetensors or
+npz) is refused.
 
 The read-back check: export reads the tensors back as the model's code would — rounded
 to --dtype, the RTF correction undone as its get_C does — and prints how closely they give
@@ -401,6 +419,9 @@ func runExport(s *streams, src string, o exportOptions) error {
 	format, err := sessions.ParseExportFormat(o.format)
 	if err != nil {
 		return fmt.Errorf("--format: %v", err)
+	}
+	if err := o.checkFormatFlags(format); err != nil {
+		return err
 	}
 	dt, err := arrays.ParseDType(o.dtype)
 	if err != nil || (dt != arrays.Float32 && dt != arrays.Float64 && dt != arrays.BFloat16) {
@@ -469,6 +490,28 @@ func runExport(s *streams, src string, o exportOptions) error {
 		to = "stdout"
 	}
 	fmt.Fprintf(s.err, "exported %s from %s to %s as %s: %s\n", count, src, to, format, strings.Join(what, "; "))
+	return nil
+}
+
+// checkFormatFlags refuses a flag that format does not use (exit 2): export of a filter
+// file to JSON with --layout s4d wrote the filter file as it was, and exited 0.
+func (o exportOptions) checkFormatFlags(format sessions.ExportFormat) error {
+	tensors := []sessions.ExportFormat{sessions.ExportTorch, sessions.ExportSafetensors, sessions.ExportNPZ}
+	uses := map[string][]sessions.ExportFormat{
+		"layout": tensors, "prefix": tensors, "tensor-prefix": tensors, "trunc-len": tensors,
+		"dtype":    append(tensors, sessions.ExportNPY),
+		"length":   {sessions.ExportCSV, sessions.ExportNPY},
+		"compress": {sessions.ExportNPZ},
+	}
+	for name := range o.layout.values {
+		uses[name] = tensors // a layer's settings
+	}
+	flags := o.layout.flags
+	for _, name := range slices.Sorted(maps.Keys(uses)) {
+		if flags.Changed(name) && !slices.Contains(uses[name], format) {
+			return fmt.Errorf("--%s applies to %s, not to %s", name, train.Choices(uses[name]), format)
+		}
+	}
 	return nil
 }
 

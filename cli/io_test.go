@@ -113,6 +113,13 @@ func TestImportErrors(t *testing.T) {
 	oneErrorLine(t, run(t, "", "import", i8, "-o", "x", "--session", "y"), ExitUsage, "-o and --session exclude each other")
 	oneErrorLine(t, run(t, "", "import", i8, "--trunc-len", "-2"), ExitUsage, "--trunc-len -2")
 	oneErrorLine(t, run(t, "", "import"), ExitUsage, "want one FILE")
+	// --list prints on stdout and imports nothing: -o was ignored.
+	out := filepath.Join(dir, "out.json")
+	oneErrorLine(t, run(t, "", "import", i8, "--list", "-o", out), ExitUsage, "--list prints the file's layers and arrays on stdout and imports nothing: leave out -o")
+	oneErrorLine(t, run(t, "", "import", i8, "--list", "--tensor", "x", "--columns"), ExitUsage, "leave out --columns, --tensor")
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("import --list -o wrote %s", out)
+	}
 }
 
 // TestSessionWorkflow builds a session from files with import --session, inspects it with
@@ -230,8 +237,18 @@ func TestExportUsage(t *testing.T) {
 		{[]string{"export", fp, "-o", "x.csv", "--length", "0"}, "--length 0"},
 		{[]string{"export", fp, "-o", "x.npz", "--id", "f1"}, "--id picks items of a session"},
 		{[]string{"export", "-", "-o", "x.npz"}, "not stdin"},
+		// A flag of other formats: a filter file's JSON ignored --layout, and exited 0.
+		{[]string{"export", fp, "--layout", "s4d", "-o", filepath.Join(dir, "e.json")}, "--layout applies to pt, safetensors or npz, not to json"},
+		{[]string{"export", fp, "--disc", "zoh", "-o", filepath.Join(dir, "e.npy")}, "--disc applies to pt, safetensors or npz, not to npy"},
+		{[]string{"export", fp, "--prefix", "m.", "-o", filepath.Join(dir, "e.csv")}, "--prefix applies to pt, safetensors or npz, not to csv"},
+		{[]string{"export", fp, "--dtype", "float32", "-o", filepath.Join(dir, "e.csv")}, "--dtype applies to pt, safetensors, npz or npy, not to csv"},
+		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.pt")}, "--length applies to csv or npy, not to pt"},
+		{[]string{"export", fp, "--compress", "-o", filepath.Join(dir, "e.safetensors")}, "--compress applies to npz, not to safetensors"},
 	} {
 		oneErrorLine(t, run(t, "", tc.args...), ExitUsage, tc.want)
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"toy.json"}) {
+		t.Errorf("left %v", names)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"slices"
@@ -439,6 +440,13 @@ The job flags are those of distill; the report's errors are relative prediction 
 			}
 			if err := train.CheckLength(klen); err != nil {
 				return fmt.Errorf("--kernel-length: %w", err)
+			}
+			// Each task reads its own flags; another task's would be ignored.
+			taskFlags := map[string]string{"data": "sysid", "length": "delay", "delay": "delay", "cutoff": "delay"}
+			for _, flag := range slices.Sorted(maps.Keys(taskFlags)) {
+				if want := taskFlags[flag]; cmd.Flags().Changed(flag) && task != want && (task == "delay" || task == "sysid") {
+					return fmt.Errorf("--%s applies to --task %s, not to --task %s", flag, want, task)
+				}
 			}
 			var t *train.Task
 			name := "task " + task

@@ -137,6 +137,9 @@ func TestJobBadInput(t *testing.T) {
 		{[]string{"train", "--task", "delay", "--length", "0"}, ExitUsage, "--length 0 outside"},
 		{[]string{"train", "--task", "delay", "--kernel-length", "1"}, ExitUsage, "--kernel-length: invalid job: kernel length 1 outside"},
 		{[]string{"train", "--task", "sysid"}, ExitUsage, "--data"},
+		// Another task's flags: --data of a delay task was ignored.
+		{[]string{"train", "--task", "delay", "--data", in}, ExitUsage, "--data applies to --task sysid, not to --task delay"},
+		{[]string{"train", "--task", "sysid", "--data", in, "--delay", "4"}, ExitUsage, "--delay applies to --task delay, not to --task sysid"},
 		{[]string{"train", "--task", "delay", "--delay", "5000", "--length", "100"}, ExitUsage, "--delay 5000 outside [0, 100)"},
 	}
 	for _, c := range cases {
