@@ -381,8 +381,9 @@ npz) is refused.
 The read-back check: export reads the tensors back as the model's code would — rounded
 to --dtype, the RTF correction undone as its get_C does — and prints how closely they give
 each filter's impulse response. Beyond the documented limit (relative error 1e-6), or when
-a stable filter reads back unstable, it exits 1 and writes nothing; --force writes anyway,
-with the warnings, and exits 0.`,
+a stable filter reads back unstable, it exits 1 and writes nothing, its one line naming the
+check that failed and counting the other warnings; --force writes anyway, with every
+warning, and exits 0.`,
 		Example: `  ssmlab export fit.json --layout stripedhyena --dtype float32 -o filter.pt --prefix blocks.3.filter.
   ssmlab export layer.json -o layer.safetensors --prefix layers.0.filter. --trunc-len 1024
   ssmlab export work.ssmlab --id "hyena L3" -o targets.npz
@@ -465,17 +466,18 @@ func runExport(s *streams, src string, o exportOptions) error {
 		}
 		return failUnlessOption(fmt.Errorf("%s: %w", src, err))
 	}
+	if out.Failed() && !o.force {
+		return exportFailed(src, out)
+	}
+	if err := s.put(o.out, out.Data); err != nil {
+		return err
+	}
+	// Last, so that a failure above leaves its error as the only line on stderr.
 	if len(out.Reports) > 0 {
 		summarize(s.err, out.Reports, true)
 	}
 	for _, c := range out.ReadBack {
 		readBackLine(s.err, c)
-	}
-	if out.Failed() && !o.force {
-		return exportFailed()
-	}
-	if err := s.put(o.out, out.Data); err != nil {
-		return err
 	}
 	what := make([]string, len(items))
 	for i, it := range items {
@@ -518,13 +520,17 @@ func (o exportOptions) checkFormatFlags(format sessions.ExportFormat) error {
 // readBackLine says how closely an exported layer gives its filter's impulse responses, as
 // a warning when it fails the check (sessions.ReadBackCheck.Failed).
 func readBackLine(w io.Writer, c sessions.ReadBackCheck) {
-	text, warn := c.Summary("--dtype float64")
+	text, warn := readBackText(c)
 	if warn {
-		text = "warning: checked " + c.Item + ": " + text
-	} else {
-		text = "checked " + c.Item + ": " + text
+		text = "warning: " + text
 	}
 	fmt.Fprintln(w, text)
+}
+
+// readBackText is readBackLine's text, and whether it is a warning.
+func readBackText(c sessions.ReadBackCheck) (string, bool) {
+	text, warn := c.Summary("--dtype float64")
+	return "checked " + c.Item + ": " + text, warn
 }
 
 // relError prints a relative error, saying "overflow" for one saturated at math.MaxFloat64.

@@ -362,7 +362,8 @@ func TestSessionFileWhereAFilterIsRead(t *testing.T) {
 }
 
 // export reads RTF tensors back and says how closely they give the filter: a line for a
-// filter float32 holds, a warning for poles float32 moves out of the unit circle.
+// filter float32 holds; for poles float32 moves out of the unit circle, the one error line
+// (it printed the warnings before it), or with --force a warning.
 func TestExportReadBack(t *testing.T) {
 	dir := t.TempDir()
 	// (1 − p₁z⁻¹)…(1 − p₄z⁻¹) for poles 0.9990…0.9996: float32 keeps ~6e-8 of each
@@ -383,7 +384,7 @@ func TestExportReadBack(t *testing.T) {
 		want   string
 	}{
 		{testFilter(t), "float64", "checked \"x\": reads back as float64 (trunc_len 512) to relative error "},
-		{crowded, "float32", "warning: checked \"x\": "},
+		{crowded, "float32", ": nothing was written: checked \"x\": "},
 		{crowded, "float32", "--dtype float64 may hold it"},
 	} {
 		in := writeDoc(t, dir, "f.json", filters.Document{Name: "x", Filter: tc.filter})
@@ -391,13 +392,13 @@ func TestExportReadBack(t *testing.T) {
 		r := run(t, "", "export", in, "-o", out, "--dtype", tc.dtype, "--trunc-len", "512")
 		_, statErr := os.Stat(out)
 		ok := tc.dtype == "float64"
-		if (r.code == 0) != ok || (statErr == nil) != ok || !strings.Contains(r.stderr, tc.want) || ok == strings.Contains(r.stderr, "warning") {
-			t.Errorf("%s: want %q, and for float32 a warning, exit 1 and no file:\n%v", tc.dtype, tc.want, r)
+		if (r.code == 0) != ok || (statErr == nil) != ok || !strings.Contains(r.stderr, tc.want) || strings.Contains(r.stderr, "warning:") || !ok && strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: want %q, and for float32 exit 1, one line and no file:\n%v", tc.dtype, tc.want, r)
 		}
 		if !ok {
 			// --force writes it anyway, with the warning, and exits 0.
 			r = run(t, "", "export", in, "-o", out, "--dtype", tc.dtype, "--trunc-len", "512", "--force")
-			if _, err := os.Stat(out); r.code != 0 || err != nil || !strings.Contains(r.stderr, tc.want) {
+			if _, err := os.Stat(out); r.code != 0 || err != nil || !strings.Contains(r.stderr, "warning: checked \"x\": ") {
 				t.Errorf("%s --force: %v (file: %v)", tc.dtype, r, err)
 			}
 		}
@@ -432,7 +433,7 @@ func TestExportSOS(t *testing.T) {
 	out32 := filepath.Join(dir, "near32.npz")
 	args := []string{"export", in, "--layout", "sos", "--dtype", "float32", "-o", out32}
 	r = run(t, "", args...)
-	if _, err := os.Stat(out32); r.code != ExitFailure || err == nil || !strings.Contains(r.stderr, "warning: checked \"near\": reads back in the sos layout as float32 to relative error") {
+	if _, err := os.Stat(out32); r.code != ExitFailure || err == nil || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "nothing was written: checked \"near\": reads back in the sos layout as float32 to relative error") {
 		t.Errorf("float32: %v", r)
 	}
 	if r = run(t, "", append(args, "--force")...); r.code != 0 || !strings.Contains(r.stderr, "warning: ") {
@@ -505,4 +506,31 @@ func TestExportRankLimitedFit(t *testing.T) {
 	tap := writeDoc(t, dir, "tap.json", filters.Document{Name: "tap", Filter: ioMust(filters.NewDiagonal([]complex128{0.5, 0}, []complex128{1, 0.3}, 0))})
 	out := filepath.Join(dir, "tap.npz")
 	oneErrorLine(t, run(t, "", "export", tap, "--layout", "s4d", "-o", out), ExitFailure, "pole 1 is 0, which the s4d layout cannot hold")
+}
+
+// TestExportFailureIsOneLine: an export the read-back check refuses prints its error alone,
+// naming the check that failed and counting the other warnings (the README's order-8 Hyena
+// fit as float32 RTF coefficients printed its conversion's and read-back's warnings first,
+// then the error); --force prints them all.
+func TestExportFailureIsOneLine(t *testing.T) {
+	dir := t.TempDir()
+	hyena, fit, out := filepath.Join(dir, "hyena.json"), filepath.Join(dir, "fit.json"), filepath.Join(dir, "e.pt")
+	for _, args := range [][]string{{"preset", "hyena", "channels=4", "w=4", "-o", hyena}, {"distill", hyena, "--order", "8", "-o", fit}} {
+		if r := run(t, "", args...); r.code != 0 {
+			t.Fatalf("%v: %v", args, r)
+		}
+	}
+	args := []string{"export", fit, "--layout", "rtf", "--dtype", "float32", "-o", out}
+	r := run(t, "", args...)
+	oneErrorLine(t, r, ExitFailure, fit+`: nothing was written: checked "rtf 8 (`)
+	if !strings.Contains(r.stderr, "reads back as float32 with channel 0 unstable") || !strings.Contains(r.stderr, "--force writes them anyway, with 12 more warnings") {
+		t.Errorf("the error line does not say what failed and how many warnings --force prints: %v", r)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s was written", out)
+	}
+	r = run(t, "", append(args, "--force")...)
+	if n := strings.Count(r.stderr, "warning: "); r.code != 0 || n != 13 || !strings.Contains(r.stderr, `warning: checked "rtf 8 (`) {
+		t.Errorf("--force: %d warnings, want 13 (the conversion's 12 and the read-back's): %v", n, r)
+	}
 }

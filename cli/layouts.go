@@ -203,7 +203,25 @@ func failUnlessOption(err error) error {
 	return fail(err)
 }
 
-// exportFailed says why an export wrote nothing: a read-back check beyond the limit.
-func exportFailed() error {
-	return failf("nothing was written: the tensors do not hold the filters to the documented accuracy (a relative error of at most 1e-6 in float64, 1e-4 in float32, 3e-2 in bfloat16, and stable filters staying stable); --force writes them anyway")
+// exportFailed says in one line why an export of src wrote nothing: the first read-back check
+// beyond the limit, and how many more warnings --force would print with it.
+func exportFailed(src string, out sessions.Exported) error {
+	var first string
+	warnings := 0
+	for _, r := range out.Reports {
+		warnings += len(r.Warnings)
+	}
+	for _, c := range out.ReadBack {
+		if text, warn := readBackText(c); warn {
+			warnings++
+			if first == "" && c.Failed() {
+				first = text
+			}
+		}
+	}
+	more := ""
+	if warnings > 1 {
+		more = fmt.Sprintf(", with %d more warnings", warnings-1)
+	}
+	return failf("%s: nothing was written: %s; the tensors do not hold the filters to the documented accuracy (a relative error of at most 1e-6 in float64, 1e-4 in float32, 3e-2 in bfloat16, and stable filters staying stable); --force writes them anyway%s", src, first, more)
 }
