@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -182,6 +183,21 @@ func runImport(s *streams, path string, o importOptions) error {
 	}
 	fmt.Fprintf(s.err, "imported %s: %s\n", name, oneLine(it.Note))
 	return nil
+}
+
+// unmarshalAs reads data, the file path, into v strictly (strictjson.UnmarshalKnown: a key
+// v has no field for is an error), as what the command wants ("a distill report"), and says
+// so when path is a filter file instead: read leniently, a filter file was "not a ladder: 0
+// orders", and a report with no fields set.
+func unmarshalAs(data []byte, path, what string, v any) error {
+	err := strictjson.UnmarshalKnown(data, v)
+	if err == nil {
+		return nil
+	}
+	if _, ferr := filterfile.Unmarshal(data); ferr == nil {
+		return failf("%s is a filter file, not %s", path, what)
+	}
+	return failf("%s: not %s: %v", path, what, err)
 }
 
 // sessionFileError refuses a session file where a command reads one filter or target, and

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -110,7 +111,7 @@ func (s *streams) printLadder(rep ladderReport) {
 	w.Flush()
 	if n := len(rep.Reports); n > 0 {
 		last := rep.Reports[n-1]
-		fmt.Fprintf(s.err, "fitted %d channel(s), %s at %d orders, in %.2fs on %s\n", len(last.Channels), last.Model, n, last.Seconds, last.Backend)
+		fmt.Fprintf(s.err, "fitted %d channel(s), %s at %s, in %.2fs on %s\n", len(last.Channels), last.Model, plural.Count(n, "order"), last.Seconds, last.Backend)
 	}
 	for _, r := range rep.Reports {
 		for _, warn := range r.Warnings {

@@ -112,6 +112,16 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	}
 	format, _ := checkpointFormat(j.out)
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length, ToLayout: opts.ToLayout})
+	if errors.Is(err, arrays.ErrUnsupported) {
+		// Not an array file: say what it is, rather than "unsupported array".
+		if it, ierr := sessions.Import(path, sessions.ImportOptions{}); ierr == nil {
+			what := "a filter file"
+			if it.Target != nil {
+				what = "a target file"
+			}
+			return failf("%s is %s (%s), not a model checkpoint: an output of .pt, .safetensors or .npz (-o %s) makes distill read its input as a checkpoint, every layer of it distilled; distil %s to a filter file (-o OUT.json), which ssmlab export writes in a model's layout", path, what, it.Describe(), j.out, path)
+		}
+	}
 	if err != nil {
 		return failUnlessOption(err)
 	}
@@ -655,5 +665,5 @@ func layerLine(e plan.Event) string {
 	if e.Unit.MIMO {
 		what = "outputs (each over every input)" // a MIMO layer's records are its outputs
 	}
-	return fmt.Sprintf("layer %s: %d %s, order %s: relative error mean %.3g, worst %.3g, %s; %.1fs on %s", e.Unit.Prefix, n, what, orderText, sum/float64(max(n, 1)), worst, stable, secs, strings.Join(be, ", "))
+	return fmt.Sprintf("layer %s: %d %s, order %s: relative error mean %.3g, worst %.3g, %s; %.1fs on %s", layouts.PrefixName(e.Unit.Prefix), n, what, orderText, sum/float64(max(n, 1)), worst, stable, secs, strings.Join(be, ", "))
 }

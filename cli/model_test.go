@@ -1006,3 +1006,37 @@ func readBackOf(l plan.LayerRecord) float64 {
 	}
 	return *l.ReadBackError
 }
+
+// TestDistillMessagesReadWell: a layer of no prefix is named "layer (no prefix)", not
+// "layer : …"; counts of one are singular ("1 mode", "1 head", "at 1 order"); a filter file
+// distilled to a checkpoint output is named as such, not "unsupported array".
+func TestDistillMessagesReadWell(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	for _, tc := range []struct {
+		args     []string
+		want     []string
+		wantNot  string
+		exitCode int
+	}{
+		{[]string{"distill", "../testdata/layouts/lru_pairs_64.pt", "--order", "2", "-o", filepath.Join(dir, "lru.pt")},
+			[]string{"layer (no prefix): 3 outputs", "note: layer (no prefix): reduced", "(1 mode;", "in 1 mode (order 2 asked", "at most 1 mode where"}, "layer :", 0},
+		{[]string{"distill", "../testdata/layouts/s4d_dss_64.pt", "--order", "2", "--length", "64", "-o", filepath.Join(dir, "dss.pt")},
+			[]string{"layer (no prefix): 2 channels"}, "layer :", 0},
+		{[]string{"distill", "../testdata/layouts/rotrnn_64.pt", "--order", "2", "-o", filepath.Join(dir, "rot.pt")},
+			[]string{"built with 1 head of 2 states"}, "1 heads", 0},
+		{[]string{"distill", in, "--orders", "2", "--length", "64"}, []string{"rtf at 1 order,"}, "1 orders", 0},
+		{[]string{"distill", in, "-o", filepath.Join(dir, "x.pt")},
+			[]string{in + " is a filter file (dense filter of order 3), not a model checkpoint: an output of .pt, .safetensors or .npz"}, "unsupported array", 1},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != tc.exitCode || strings.Contains(r.stderr, tc.wantNot) {
+			t.Errorf("%s: want exit %d, no %q: %v", strings.Join(tc.args, " "), tc.exitCode, tc.wantNot, r)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%s: stderr lacks %q:\n%s", strings.Join(tc.args, " "), w, r.stderr)
+			}
+		}
+	}
+}

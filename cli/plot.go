@@ -13,7 +13,7 @@ import (
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/filters"
-	"github.com/ssmlab/ssmlab/internal/strictjson"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
@@ -475,8 +475,8 @@ func readReport(path string) (*train.Report, error) {
 // parseReport reads the JSON of a distill report.
 func parseReport(data []byte, path string) (*train.Report, error) {
 	var r train.Report
-	if err := strictjson.Unmarshal(data, &r); err != nil {
-		return nil, failf("%s: not a distill report: %v", path, err)
+	if err := unmarshalAs(data, path, "a distill report", &r); err != nil {
+		return nil, err
 	}
 	if len(r.Channels) == 0 {
 		return nil, failf("%s: not a distill report: no channels", path)
@@ -494,8 +494,8 @@ func ladderFigure(path string, fo figures.Options) (*figures.Figure, string, err
 		return nil, "", fail(err)
 	}
 	var rep ladderReport
-	if err := strictjson.Unmarshal(data, &rep); err != nil {
-		return nil, "", failf("%s: not a distill --orders ladder: %v", path, err)
+	if err := unmarshalAs(data, path, "a distill --orders ladder", &rep); err != nil {
+		return nil, "", err
 	}
 	if len(rep.Orders) == 0 || len(rep.Reports) != len(rep.Orders) {
 		return nil, "", failf("%s: not a distill --orders ladder: %d orders, %d reports", path, len(rep.Orders), len(rep.Reports))
@@ -516,5 +516,5 @@ func ladderFigure(path string, fo figures.Options) (*figures.Figure, string, err
 	if err != nil {
 		return nil, "", failf("%s: %w", path, err)
 	}
-	return fig, fmt.Sprintf("%d orders", len(rep.Orders)), nil
+	return fig, plural.Count(len(rep.Orders), "order"), nil
 }

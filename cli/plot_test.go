@@ -199,3 +199,24 @@ func TestPlotErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestReportsReadStrictly: plot's --ladder and --report, and train's --data, read their
+// JSON strictly and name a filter file given in their place; --ladder said "not a distill
+// --orders ladder: 0 orders, 0 reports", --report read a bank's channels as reports of
+// nothing, and --data said `json: unknown field "name"`.
+func TestReportsReadStrictly(t *testing.T) {
+	dir := t.TempDir()
+	bank := writeDoc(t, dir, "bank.json", filters.Document{Bank: &filters.Bank{Channels: []filters.Filter{testFilter(t), testFilter(t)}}})
+	svg := filepath.Join(dir, "x.svg")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plot", "--ladder", bank, "-o", svg}, bank + " is a filter file, not a distill --orders ladder"},
+		{[]string{"plot", "--target", bank, "--result", bank, "--report", bank, "-o", svg}, bank + " is a filter file, not a distill report"},
+		{[]string{"train", "--task", "sysid", "--data", bank}, bank + ` is a filter file, not input/output data, {"u": [...], "y": [...]}`},
+		{[]string{"plot", "--ladder", writeText(t, dir, "extra.json", `{"orders": [4], "reports": [], "bounds": []}`), "-o", svg}, `extra.json: not a distill --orders ladder: json: unknown field "bounds"`},
+	} {
+		oneErrorLine(t, run(t, "", tc.args...), ExitFailure, tc.want)
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/ssmlab/ssmlab/filters"
-	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -499,6 +498,9 @@ func readIOData(path string) (*train.Task, error) {
 	return parseIOData(data, path)
 }
 
+// ioDataFormat is what --data holds, for parseIOData's messages.
+const ioDataFormat = `{"u": [...], "y": [...]} or {"channels": [{"u": [...], "y": [...]}, ...]}`
+
 // parseIOData reads system-identification data: {"u": [...], "y": [...]} for one channel or
 // {"channels": [{"u": [...], "y": [...]}, ...]}. The job checks lengths and values.
 func parseIOData(data []byte, path string) (*train.Task, error) {
@@ -510,8 +512,8 @@ func parseIOData(data []byte, path string) (*train.Task, error) {
 		pair
 		Channels []pair `json:"channels"`
 	}
-	if err := strictjson.UnmarshalKnown(data, &doc); err != nil {
-		return nil, failf("%s: %v", path, err)
+	if err := unmarshalAs(data, path, "input/output data, "+ioDataFormat, &doc); err != nil {
+		return nil, err
 	}
 	if doc.U != nil {
 		doc.Channels = append(doc.Channels, doc.pair)
@@ -521,7 +523,7 @@ func parseIOData(data []byte, path string) (*train.Task, error) {
 		t.U, t.Y = append(t.U, c.U), append(t.Y, c.Y)
 	}
 	if len(t.U) == 0 {
-		return nil, failf(`%s: no data: want {"u": [...], "y": [...]} or {"channels": [...]}`, path)
+		return nil, failf(`%s: no data: want %s`, path, ioDataFormat)
 	}
 	return t, nil
 }

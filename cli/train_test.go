@@ -183,7 +183,7 @@ func TestDistillNPY(t *testing.T) {
 // TestDataFilesRefuseDuplicateKeys: encoding/json keeps the last of two equal keys, so a
 // sysid data file or a report with "u" twice was read as the second one, silently.
 func TestDataFilesRefuseDuplicateKeys(t *testing.T) {
-	if _, err := parseIOData([]byte(`{"u": [1, 0], "y": [1, 1], "u": [0, 1]}`), "d.json"); err == nil || !strings.Contains(err.Error(), `d.json: duplicate key "u" at line 1, column 28`) {
+	if _, err := parseIOData([]byte(`{"u": [1, 0], "y": [1, 1], "u": [0, 1]}`), "d.json"); err == nil || !strings.Contains(err.Error(), `d.json: not input/output data`) || !strings.Contains(err.Error(), `duplicate key "u" at line 1, column 28`) {
 		t.Errorf("sysid data: %v", err)
 	}
 	if _, err := parseReport([]byte(`{"channels": [{"mse": 1}], "channels": []}`), "r.json"); err == nil || !strings.Contains(err.Error(), `r.json: not a distill report: duplicate key "channels"`) {

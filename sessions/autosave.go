@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 )
 
@@ -348,12 +349,5 @@ func DiscardAutosave(path string) error {
 
 // Summary returns "2 filters, 1 target, 0 jobs".
 func (s *Session) Summary() string {
-	return fmt.Sprintf("%s, %s, %s", plural(len(s.Filters), "filter"), plural(len(s.Targets), "target"), plural(len(s.Jobs), "job"))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
+	return fmt.Sprintf("%s, %s, %s", plural.Count(len(s.Filters), "filter"), plural.Count(len(s.Targets), "target"), plural.Count(len(s.Jobs), "job"))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -230,7 +231,7 @@ func padToWidest(c *Checkpoint, layers []exported, o DistilledOptions) {
 			tensors, rec, _, err = exportLayer(e.l, e.fs, e.shared, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
 		}
 		if err != nil {
-			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, e.l.Prefix, layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
+			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, layouts.PrefixName(e.l.Prefix), layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
 			continue
 		}
 		e.tensors, e.rec.ReadBackError, e.rec.Tensors = tensors, rec.ReadBackError, rec.Tensors
@@ -376,24 +377,24 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		}
 		note := ""
 		if lay != layouts.RTF && o.Options.ToLayout == "" {
-			note = fmt.Sprintf("layer %s: written in the %s layout: the rtf layout does not hold the fit (%s)", l.Prefix, lay, rec.Why)
+			note = fmt.Sprintf("layer %s: written in the %s layout: the rtf layout does not hold the fit (%s)", layouts.PrefixName(l.Prefix), lay, rec.Why)
 		}
 		if why != "" {
 			note = strings.TrimPrefix(note+"; "+why, "; ")
 		}
 		if !(check.RelError <= ReadBackLimit(dt)) { // held to its channels' fit errors
 			text, _ := check.Summary("")
-			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, text), "; ")
+			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", layouts.PrefixName(l.Prefix), text), "; ")
 		}
 		if own {
-			text := fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", l.Prefix, len(shared.A), len(fs), len(shared.A[0]))
+			text := fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", layouts.PrefixName(l.Prefix), len(shared.A), len(fs), len(shared.A[0]))
 			if l.Layout == layouts.S4 {
 				text += fmt.Sprintf("; its module loads it built with mode diag (SSMKernelDiag) and disc %s, d_state %d", l.Options["disc"], 2*len(shared.A[0]))
 			}
 			note = strings.TrimPrefix(note+"; "+text, "; ")
 		}
 		if b := layouts.BidirectionalRTF(l.Layer); b != "" && lay == layouts.RTF {
-			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", l.Prefix, b), "; ")
+			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", layouts.PrefixName(l.Prefix), b), "; ")
 			rec.Module = b
 		}
 		return tensors, rec, note, nil
@@ -479,7 +480,7 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	size := fmt.Sprintf("d_hidden %d", states)
 	switch l.Layout {
 	case layouts.RotRNN:
-		size = fmt.Sprintf("%d heads of 2 states (k = 2, state size %d)", states, 2*states)
+		size = fmt.Sprintf("%s of 2 states (k = 2, state size %d)", plural.Count(states, "head"), 2*states)
 	case layouts.S5:
 		size = fmt.Sprintf("P = %d (ssm_size_base %d)", states, states)
 		if l.Options["conj-sym"] != "false" {
@@ -487,7 +488,7 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 		}
 	}
 	if states > len(m.Poles) {
-		size += fmt.Sprintf(" (its %d modes and idle ones up to the model's widest layer)", len(m.Poles))
+		size += fmt.Sprintf(" (its %s and idle ones up to the model's widest layer)", plural.Count(len(m.Poles), "mode"))
 	}
 	if l.Options["bidirectional"] == "true" {
 		// ExportMIMO writes the 2H outputs as C1 and C2 (Result.MIMO's order).
@@ -495,7 +496,7 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 		size += fmt.Sprintf(", bidirectional=True: channels 0–%d its forward outputs, %d–%d its backward ones", h-1, h, 2*h-1)
 	}
 	rec.Module = "build it with " + size
-	note := fmt.Sprintf("layer %s: reduced by balanced truncation to order %d and refitted by least squares (%d modes; the truncation's H∞ error bound %.3g): its module loads it built with %s", l.Prefix, r.MIMO.Order, len(m.Poles), r.MIMO.Bound, size)
+	note := fmt.Sprintf("layer %s: reduced by balanced truncation to order %d and refitted by least squares (%s; the truncation's H∞ error bound %.3g): its module loads it built with %s", layouts.PrefixName(l.Prefix), r.MIMO.Order, plural.Count(len(m.Poles), "mode"), r.MIMO.Bound, size)
 	if why != "" {
 		note += "; " + why
 	}

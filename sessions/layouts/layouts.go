@@ -58,6 +58,16 @@ func JoinLayouts(ls []Layout) string {
 	return strings.Join(s, ", ")
 }
 
+// PrefixName names a layer by its prefix in messages ("layer %s"): the prefix, or "(no
+// prefix)" for a layer whose tensors are named as its module alone names them, which read
+// "layer : 2 channels".
+func PrefixName(prefix string) string {
+	if prefix == "" {
+		return "(no prefix)"
+	}
+	return prefix
+}
+
 // Errors wrapped by the package's failures.
 var (
 	// ErrInvalid marks tensors that do not make the layer: missing, mis-shaped or

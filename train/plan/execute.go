@@ -10,6 +10,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -321,8 +322,8 @@ func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, 
 	} else if red, err = analysis.ReduceMIMO(m, fit.Spec.Order); err == nil {
 		red.System, errs, err = analysis.RefitMIMO(m, red.System, u.Length)
 		if red.Order < fit.Spec.Order {
-			warning = fmt.Sprintf("%s: reduced to order %d in %d modes (order %d asked: the numerical rank of its Hankel operator, or at most %d modes where real poles take a mode for one state)",
-				u.ID(), red.Order, len(red.System.Poles), fit.Spec.Order, (fit.Spec.Order+1)/2)
+			warning = fmt.Sprintf("%s: reduced to order %d in %s (order %d asked: the numerical rank of its Hankel operator, or at most %s where real poles take a mode for one state)",
+				u.ID(), red.Order, plural.Count(len(red.System.Poles), "mode"), fit.Spec.Order, plural.Count((fit.Spec.Order+1)/2, "mode"))
 		}
 	}
 	if err != nil {
