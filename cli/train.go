@@ -241,7 +241,8 @@ exits 130 (143, 129).
 
 TARGET is a filter or bank file (its impulse responses of --length samples are the
 kernels), a target file written by ssmlab import, or kernels in .npy, .npz, .safetensors or
-CSV (one kernel per row; --tensor picks the array of a file holding several).
+CSV (one kernel per row; --tensor picks the array of a file holding several), fitted at
+their own length (--length is refused for them).
 
 The default recipe (--init hankel with the rtf or modal model) fits poles and residues by
 variable projection: the residues by least squares for given poles, the poles by
@@ -341,7 +342,7 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 				layout = ""
 			}
 			opts := sessions.ImportOptions{Tensor: tensor, Layout: layout, Options: lf.options(), Pairs: pairs}
-			targets, name, err := s.readKernels(args[0], length, opts)
+			targets, name, err := s.readKernels(args[0], length, cmd.Flags().Changed("length"), opts)
 			if ce := (*layouts.ChoiceError)(nil); errors.As(err, &ce) {
 				return failf("%w; or, for every layer, -o a checkpoint (OUT.safetensors, .pt or .npz)", errors.Unwrap(err))
 			}
@@ -393,7 +394,7 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 	}
 	cmd.Flags().Lookup("tol").Usage += "; --order auto: the relative error each channel's order is suggested for (default 1e-3)"
 	lf = addLayoutFlags(cmd.Flags(), forDistill)
-	cmd.Flags().IntVar(&length, "length", train.DefaultKernelLength, "kernel length `L` taken from a filter TARGET, and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len, S4 without l_kernel), whose kernels are made for it (S4D dss, S4)")
+	cmd.Flags().IntVar(&length, "length", train.DefaultKernelLength, "kernel length `L` taken from a filter TARGET (kernels are fitted at their own length), and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len, S4 without l_kernel), whose kernels are made for it (S4D dss, S4)")
 	cmd.Flags().Float64Var(&suggestTol, "suggest-tol", 1e-3, "the relative error the suggested order is computed for")
 	cmd.Flags().StringVar(&tensor, "tensor", "", "the array, or the prefix of the layer, to read from a TARGET file holding several (.npz, .safetensors, .pt)")
 	return cmd
@@ -530,8 +531,9 @@ func parseIOData(data []byte, path string) (*train.Task, error) {
 
 // readKernels reads TARGET through sessions.Import: a filter or bank file (its impulse
 // responses of length samples), a target file, or kernels in .npy, .npz, .safetensors or CSV
-// (tensor picks one array of a file holding several).
-func (s *streams) readKernels(path string, length int, opts sessions.ImportOptions) ([][]float64, string, error) {
+// (tensor picks one array of a file holding several), which are fitted as they are: a
+// length given (lengthGiven) for them is refused.
+func (s *streams) readKernels(path string, length int, lengthGiven bool, opts sessions.ImportOptions) ([][]float64, string, error) {
 	if err := train.CheckLength(length); err != nil {
 		return nil, path, fmt.Errorf("--length: %w", err)
 	}
@@ -560,6 +562,10 @@ func (s *streams) readKernels(path string, length int, opts sessions.ImportOptio
 		k := t.Kernels
 		if k == nil || k.Len() == 0 {
 			return nil, name, failf("%s: the target holds no kernels", name)
+		}
+		if lengthGiven {
+			// They were fitted whole, --length silently ignored.
+			return nil, name, fmt.Errorf("--length %d is the length of a filter TARGET's impulse responses; %s holds kernels (%s), which are fitted as they are", length, name, t.Describe())
 		}
 		switch len(k.Shape) {
 		case 1:

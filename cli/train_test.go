@@ -227,7 +227,7 @@ func TestDistillOrders(t *testing.T) {
 	if last := lastStepLine(r.stderr); !progressLine(" order 4/4 channels 2/2").MatchString(last) {
 		t.Errorf("last progress line of a ladder %q", last)
 	}
-	r = run(t, "", "distill", target, "--order", "2", "--init", "zeros", "--steps", "5", "--length", "64", "-o", filepath.Join(dir, "adam.json"))
+	r = run(t, "", "distill", target, "--order", "2", "--init", "zeros", "--steps", "5", "-o", filepath.Join(dir, "adam.json"))
 	if last := lastStepLine(r.stderr); r.code != 0 || !progressLine("").MatchString(last) {
 		t.Errorf("last progress line of a job trained by Adam %q: %v", last, r)
 	}
@@ -529,8 +529,8 @@ func TestJobFlagMistakesAreUsage(t *testing.T) {
 // TestDistillFlagsThatDoNotApply: distill's flags that contradict each other, or that the
 // distillation would ignore, are refused in one line naming them (exit 2), before any work;
 // each was silently ignored: --order beside --orders, --max-order without --order auto, --tol
-// 0 with it (which took 1e-3), --suggest-tol where --tol decides, and the optimiser's
-// settings under variable projection, which takes no steps.
+// 0 with it (which took 1e-3), --suggest-tol where --tol decides, the optimiser's settings
+// under variable projection, which takes no steps, and --length for kernels.
 func TestDistillFlagsThatDoNotApply(t *testing.T) {
 	dir := t.TempDir()
 	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
@@ -553,6 +553,8 @@ func TestDistillFlagsThatDoNotApply(t *testing.T) {
 		{[]string{"distill", in, "--orders", "2,4", "--schedule", "constant"}, "--schedule is a setting of the optimiser"},
 		{[]string{"distill", in, "--order", "4", "--tol", "1e-3"}, "--tol is a setting of the optimiser"},
 		{[]string{"distill", modelCkpt, "--order", "4", "--steps", "40", "-o", x}, "--steps is a setting of the optimiser"},
+		// Kernels are fitted at their own length: --length had no effect on them.
+		{[]string{"distill", "../testdata/trained/copy-fixed-layer0.npy", "--length", "64"}, "--length 64 is the length of a filter TARGET's impulse responses; ../testdata/trained/copy-fixed-layer0.npy holds kernels (16 kernels of length 1024)"},
 	} {
 		r := run(t, "", tc.args...)
 		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
