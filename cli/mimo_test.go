@@ -230,12 +230,17 @@ func TestDistillModelMIMOOptions(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
+		code int
 	}{
-		{[]string{"--order", "4", "--to-layout", "rtf"}, "reduced and written back in its own layout, not rtf"},
+		{[]string{"--order", "4", "--to-layout", "rtf"}, "reduced and written back in its own layout, not rtf", 1},
+		// A recipe's flags were ignored: the layer is reduced whatever they say.
+		{[]string{"--order", "4", "--model", "modal"}, "--model is a setting of a fitting recipe, and every layer picked is an LRU, S5 or RotRNN layer", 2},
+		{[]string{"--order", "auto", "--tol", "0.1", "--refine", "10"}, "--refine is a setting of a fitting recipe", 2},
+		{[]string{"--order", "4", "--seed", "3"}, "--seed is a setting of a fitting recipe", 2},
 	} {
 		args := append([]string{"distill", cases[0].in, "--length", "256", "-o", filepath.Join(dir, "refused.pt")}, c.args...)
-		if r := run(t, "", args...); r.code == 0 || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("%v: %v, want %q", c.args, r, c.want)
+		if r := run(t, "", args...); r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: %v, want exit %d and one line saying %q", c.args, r, c.code, c.want)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "refused.pt.work")); err == nil {
 			t.Errorf("%v: work was started", c.args)

@@ -64,6 +64,28 @@ func checkpointFormat(path string) (arrays.Format, bool) {
 // modelOnly are the flags that apply to a whole checkpoint only.
 var modelOnly = []string{"to-layout", "layers", "shard", "shards", "work-dir", "chunk", "force", "dtype"}
 
+// recipeFlags are the flags of a fitting recipe, which balanced truncation does not take.
+var recipeFlags = []string{"model", "init", "constraint", "max-radius", "optimizer", "lr", "schedule", "loss", "steps", "refine", "seed", "poles", "tol"}
+
+// checkReductionFlags refuses a recipe's flag where every unit is a MIMO layer's (lru, s5,
+// rotrnn), reduced by balanced truncation whatever the recipe: the flag would be ignored.
+func checkReductionFlags(flags *pflag.FlagSet, j *jobFlags, ck *sessions.Checkpoint) error {
+	if len(ck.Layers) == 0 {
+		return nil
+	}
+	for _, l := range ck.Layers {
+		if !ck.IsMIMO(l) {
+			return nil
+		}
+	}
+	for _, name := range recipeFlags {
+		if flags.Changed(name) && !(name == "tol" && j.order.auto) {
+			return fmt.Errorf("--%s is a setting of a fitting recipe, and every layer picked is an LRU, S5 or RotRNN layer, reduced by balanced truncation (--order, or auto with --tol, sets it)", name)
+		}
+	}
+	return nil
+}
+
 // distillModel distils every long-filter layer of a checkpoint (or this shard's share).
 func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec, j *jobFlags, m *modelFlags, lf *layoutFlags, length int) error {
 	flags := cmd.Flags()
@@ -126,6 +148,9 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		return failUnlessOption(err)
 	}
 	defer ck.Close()
+	if err := checkReductionFlags(flags, j, ck); err != nil {
+		return err
+	}
 	units, err := s.planModel(ck, opts)
 	if err != nil {
 		return err
