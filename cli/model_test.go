@@ -607,7 +607,7 @@ func TestKeptNote(t *testing.T) {
 func TestDistillHelpForCheckpoints(t *testing.T) {
 	r := run(t, "", "distill", "--help")
 	for _, want := range []string{
-		"a checkpoint (-o OUT.safetensors, .pt, .npz): auto unless given",
+		"(default: cpu; auto for a checkpoint, -o OUT.safetensors, .pt, .npz)",
 		"--order auto: the relative error each channel's order is suggested for (default 1e-3)",
 		"and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len, S4 without l_kernel), whose kernels are made for it (S4D dss, S4)",
 		"the array, or the prefix of the layer,",
@@ -616,8 +616,11 @@ func TestDistillHelpForCheckpoints(t *testing.T) {
 			t.Errorf("distill --help lacks %q", want)
 		}
 	}
-	if r := run(t, "", "train", "--help"); strings.Contains(r.stdout, "--order auto: the relative error") {
-		t.Error("train --help speaks of distill's --order auto")
+	if strings.Contains(r.stdout, `(default "cpu")`) {
+		t.Error(`distill --help says --backend's default is "cpu" alone`)
+	}
+	if r := run(t, "", "train", "--help"); strings.Contains(r.stdout, "--order auto: the relative error") || !strings.Contains(r.stdout, `(default "cpu")`) {
+		t.Error("train --help speaks of distill's --order auto, or not of --backend's default cpu")
 	}
 }
 

@@ -387,7 +387,9 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 	cmd.Flags().IntSliceVar(&orders, "orders", nil, "fit every order of `N,N,...` (each from the one below, so no error rises with the order) and print error and lower bound per order; -o then needs {n} in its name, or writes the ladder as JSON")
 	addModelFlags(cmd.Flags(), &m)
 	// The job flags' words are train's too; what they do for a checkpoint is said here.
-	cmd.Flags().Lookup("backend").Usage += "; a checkpoint (-o OUT.safetensors, .pt, .npz): auto unless given"
+	backend := cmd.Flags().Lookup("backend")
+	backend.Usage += " (default: cpu; auto for a checkpoint, -o OUT.safetensors, .pt, .npz)"
+	backend.DefValue = "" // the help's "(default "cpu")" read as a checkpoint's too; the usage says both
 	for _, name := range []string{"optimizer", "lr", "schedule", "steps", "tol"} {
 		// Variable projection (the default recipe) takes no steps: checkDistillFlags.
 		cmd.Flags().Lookup(name).Usage += "; the recipes that train with the optimiser only (not --init hankel with rtf or modal)"
