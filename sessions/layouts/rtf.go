@@ -2,6 +2,7 @@ package layouts
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -87,7 +88,31 @@ func (rtfLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if len(parts) > 0 {
 		what += " (" + strings.Join(parts, "; ") + ")"
 	}
-	return Result{Bank: bank, Note: t.note(what)}, nil
+	r := Result{Bank: bank, Note: t.note(what)}
+	if _, given := o.Values["trunc-len"]; !given {
+		if w := truncLenWarning(bank); w != "" {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
+	return r, nil
+}
+
+// truncLenWarning says, where no trunc_len was given or recorded, that the numerators were
+// read as stored although the module's trunc_len L may have corrected them: an RTF module
+// computes its kernel by an L-point FFT, which keeps b̃ = b(I − A^L) (RTF paper, eq. 13),
+// and poles near the unit circle make b̃ differ from b by up to ρ^L. "" where the poles make
+// that negligible (ρ^1024 below 1e-6).
+func truncLenWarning(bank *filters.Bank) string {
+	rho := 0.0
+	for _, f := range bank.Channels {
+		if r, err := filters.SpectralRadius(f); err == nil {
+			rho = math.Max(rho, r)
+		}
+	}
+	if aliased := math.Pow(rho, 1024); !(aliased > 1e-6) {
+		return ""
+	}
+	return fmt.Sprintf("no trunc_len given: the numerators were read as stored, but a module built with trunc_len L keeps b̃ = b(I − A^L) (RTF paper, eq. 13), and poles of radius up to %.6g make that differ from b by up to ρ^L (%.2g at L = 1024): give --trunc-len L, the module's trunc_len", rho, math.Pow(rho, 1024))
 }
 
 func invalidRTF(err error) error { return &layerError{err} }

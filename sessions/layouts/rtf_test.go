@@ -384,3 +384,32 @@ func TestReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestRTFTruncLenWarning: an RTF layer read with no trunc_len given, whose poles lie near the
+// unit circle, warns that a module's trunc_len changes what the numerators mean (its FFT
+// keeps b̃ = b(I − A^L)); one whose trunc_len is given, or whose poles are far inside, does
+// not.
+func TestRTFTruncLenWarning(t *testing.T) {
+	slow := must(filters.NewTransferFunction([]float64{-0.999}, []float64{1}, 0)) // pole 0.999
+	fast := must(filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0))
+	for _, c := range []struct {
+		f    filters.Filter
+		opts layouts.Options
+		warn bool
+	}{
+		{slow, layouts.Options{}, true},
+		{slow, truncOpt(1024), false},
+		{slow, truncOpt(0), false}, // given: the user says the module stores b itself
+		{fast, layouts.Options{}, false},
+	} {
+		named, _ := must2(exportRTF(filters.Document{Bank: &filters.Bank{Channels: []filters.Filter{c.f}}}, "", 0))
+		r, err := layouts.Import(layouts.NamedSource(named), layouts.Layer{Layout: layouts.RTF}, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := strings.Join(r.Warnings, "\n")
+		if got := strings.Contains(w, "no trunc_len given") && strings.Contains(w, "radius up to 0.999 ") && strings.Contains(w, "(0.36 at L = 1024)"); got != c.warn {
+			t.Errorf("%v, options %v: warnings %q, want the trunc_len warning: %v", c.f, c.opts.Values, r.Warnings, c.warn)
+		}
+	}
+}
