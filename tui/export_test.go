@@ -212,3 +212,42 @@ func TestSaveAndExportAskBeforeOverwriting(t *testing.T) {
 		t.Errorf("saving to the filter's own file: dialog %T, status %q", m.dialog, m.status.text)
 	}
 }
+
+// TestSaveRefusesOtherFormats: w writes a filter file, JSON, so a name whose extension
+// names another format is refused, pointing at the command that writes it; it wrote JSON
+// into out.npz and said "✓ saved out.npz". .json, no extension and unknown ones are saved.
+func TestSaveRefusesOtherFormats(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "ring")
+	for _, tc := range []struct{ file, want string }{
+		{"out.npz", ":export PATH writes .npz"},
+		{"out.NPY", ":export PATH writes .npy"},
+		{"out.safetensors", ":export PATH writes .safetensors"},
+		{"out.pt", ":export PATH writes .pt"},
+		{"out.csv", ":export PATH writes .csv"},
+		{"out.svg", ":export-plot PATH"},
+		{"out.png", ":export-plot PATH"},
+		{"out.ssmlab", ":save-session PATH"},
+	} {
+		path := filepath.Join(dir, tc.file)
+		keys(t, m, "w", "ctrl+u")
+		typeText(t, m, path)
+		keys(t, m, "enter")
+		if m.status.level != levelError || !strings.Contains(m.status.text, "a filter file is JSON") || !strings.Contains(m.status.text, tc.want) {
+			t.Errorf("w %s: status %v %q", tc.file, m.status.level, m.status.text)
+		}
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("w %s wrote it: %v", tc.file, err)
+		}
+	}
+	for _, file := range []string{"a.json", "b", "c.filter"} {
+		path := filepath.Join(dir, file)
+		keys(t, m, ":")
+		typeText(t, m, "save "+path)
+		keys(t, m, "enter")
+		if _, err := readDoc(path); err != nil || m.status.level != levelOK {
+			t.Errorf(":save %s: %v, status %q", file, err, m.status.text)
+		}
+	}
+}

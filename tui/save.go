@@ -9,6 +9,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/sessions"
 )
 
@@ -398,8 +399,39 @@ func (m *Model) saveFilter(e *entry, path string) (tea.Cmd, error) {
 	if e.kind == kindKernel {
 		return nil, errors.New("kernels cannot be saved as filter files: ctrl+s saves them with the session")
 	}
+	if err := filterFilePath(path); err != nil {
+		return nil, err
+	}
 	m.setStatus(levelInfo, "saving "+path+"…")
 	return saveItem(m.deps.Store, m.sess, e.id, path, e.stored(), samePath(path, e.origin.File)), nil
+}
+
+// filterFilePath refuses a path for a filter file (JSON) whose extension names another
+// format: out.npz holding JSON is read as neither. .json, no extension and extensions of no
+// format ssmlab knows are written as they were.
+func filterFilePath(path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	var other string
+	switch {
+	case ext == "" || ext == ".json":
+		return nil
+	case ext == sessions.Extension:
+		other = ":save-session PATH saves the session"
+	case isExportExt(ext):
+		other = ":export PATH writes " + ext + " (the extension chooses the format)"
+	default:
+		if _, err := figures.FormatOf(path); err != nil {
+			return nil
+		}
+		other = ":export-plot PATH writes the plots as " + ext
+	}
+	return fmt.Errorf("%s: a filter file is JSON (.json), not %s; %s", path, ext, other)
+}
+
+// isExportExt reports whether ext (".npz") names a format :export writes.
+func isExportExt(ext string) bool {
+	_, err := sessions.ParseExportFormat(strings.TrimPrefix(ext, "."))
+	return err == nil
 }
 
 // expandHome replaces a leading ~ by the home directory.
