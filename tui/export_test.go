@@ -251,3 +251,25 @@ func TestSaveRefusesOtherFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveRefusesDirectory: a directory as the path of w, :save-session or :export is
+// refused at once, as o refuses one; they asked "exists: overwrite it?" and failed after o.
+func TestSaveRefusesDirectory(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "ring")
+	for _, cmd := range []string{"save " + dir, "save-session " + dir, "export " + dir + " force"} {
+		keys(t, m, ":")
+		typeText(t, m, cmd)
+		keys(t, m, "enter")
+		if m.dialog != nil || m.status.level != levelError || !strings.Contains(m.status.text, dir+": not a regular file: a directory") {
+			t.Errorf(":%s: dialog %T, status %v %q", cmd, m.dialog, m.status.level, m.status.text)
+		}
+	}
+	keys(t, m, "w", "ctrl+u")
+	typeText(t, m, dir)
+	keys(t, m, "enter")
+	if m.dialog != nil || !strings.Contains(m.status.text, "not a regular file: a directory") {
+		t.Errorf("w DIR: dialog %T, status %q", m.dialog, m.status.text)
+	}
+}

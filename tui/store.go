@@ -163,8 +163,13 @@ type ExistsError struct{ Path string }
 
 func (e *ExistsError) Error() string { return e.Path + " exists" }
 
-// refuseExisting is the *ExistsError of a write to path that exists, unless over.
+// refuseExisting is the *ExistsError of a write to path that exists, unless over. A
+// directory is refused whatever over says, as opening one is: asking "overwrite it?" first
+// would only fail after o.
 func refuseExisting(path string, over bool) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s: %w", path, userfile.NotRegular(fi.Mode()))
+	}
 	if over {
 		return nil
 	}

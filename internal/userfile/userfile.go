@@ -117,6 +117,10 @@ func (e *NotRegularError) Error() string {
 
 const kindPipe = "a named pipe (FIFO)"
 
+// NotRegular is the *NotRegularError of a file of mode m: for a writer that refuses a
+// directory as Open does.
+func NotRegular(m fs.FileMode) *NotRegularError { return &NotRegularError{Kind: kindOf(m)} }
+
 // kindOf names a file type for NotRegularError.
 func kindOf(m fs.FileMode) string {
 	switch {
