@@ -126,7 +126,7 @@ func summarize(w io.Writer, reports []filters.Report, bank bool) {
 	if !bank {
 		r := reports[0]
 		fmt.Fprintf(w, "converted %s → %s: rel error %s over %d samples; condition %.3g: %s\n",
-			r.From, r.To, relError(r.RelError), r.Length, r.Condition, r.ConditionOf)
+			r.From, r.To, filters.RelErrorText(r.RelError), r.Length, r.Condition, r.ConditionOf)
 		for _, msg := range r.Warnings {
 			fmt.Fprintf(w, "warning: %s\n", oneLine(msg))
 		}
@@ -143,7 +143,7 @@ func summarize(w io.Writer, reports []filters.Report, bank bool) {
 	}
 	e, c := reports[worstErr], reports[worstCond]
 	fmt.Fprintf(w, "converted %d channels %s → %s: worst rel error %s over %d samples (channel %d); worst condition %.3g (channel %d): %s\n",
-		len(reports), e.From, e.To, relError(e.RelError), e.Length, worstErr, c.Condition, worstCond, c.ConditionOf)
+		len(reports), e.From, e.To, filters.RelErrorText(e.RelError), e.Length, worstErr, c.Condition, worstCond, c.ConditionOf)
 	printed, total := 0, 0
 	for i, r := range reports {
 		for _, msg := range r.Warnings {

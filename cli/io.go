@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -547,14 +546,6 @@ func readBackLine(w io.Writer, c sessions.ReadBackCheck) {
 func readBackText(c sessions.ReadBackCheck) (string, bool) {
 	text, warn := c.Summary("--dtype float64")
 	return "checked " + c.Item + ": " + text, warn
-}
-
-// relError prints a relative error, saying "overflow" for one saturated at math.MaxFloat64.
-func relError(e float64) string {
-	if e >= math.MaxFloat64 {
-		return "overflow"
-	}
-	return fmt.Sprintf("%.2g", e)
 }
 
 // exportItems reads the items to export from a session (those named by ids) or from any

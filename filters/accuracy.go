@@ -43,6 +43,15 @@ func (e *AccuracyError) Error() string {
 
 func (e *AccuracyError) Unwrap() error { return ErrInaccurate }
 
+// RelErrorText prints a relative error in two digits, or "overflow" for one saturated at
+// math.MaxFloat64 (Convert's mark of a response that overflowed: no error was measured).
+func RelErrorText(e float64) string {
+	if e >= math.MaxFloat64 {
+		return "overflow"
+	}
+	return fmt.Sprintf("%.2g", e)
+}
+
 // Inaccurate reports whether the conversion r describes is outside the documented accuracy:
 // a relative error above MaxRelError, or a stable filter made unstable.
 func (r Report) Inaccurate() bool { return r.RelError > MaxRelError || r.BecameUnstable }

@@ -211,7 +211,7 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	if len(advice) > 0 {
 		hint = "; " + strings.Join(advice, ", or ") + " may hold it"
 	}
-	rel := relText(c.RelError)
+	rel := filters.RelErrorText(c.RelError)
 	switch {
 	case c.Err != nil:
 		msg := strings.TrimPrefix(c.Err.Error(), ErrInvalid.Error()+": ")
@@ -221,7 +221,7 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s over %d samples)%s", how, c.Unstable[0], len(c.Unstable), rel, c.Length, hint), true
 	case c.Failed() && c.perChannel():
 		ch, _ := c.binding()
-		return fmt.Sprintf("reads back %s to relative error %s over %d samples on channel %d, above both the %.0e %s tensors are held to and a tenth of that channel's fit error (%.2g)%s", how, relText(c.Errors[ch]), c.Length, ch, ReadBackLimit(c.DType), c.DType, c.FitErrors[ch], hint), true
+		return fmt.Sprintf("reads back %s to relative error %s over %d samples on channel %d, above both the %.0e %s tensors are held to and a tenth of that channel's fit error (%.2g)%s", how, filters.RelErrorText(c.Errors[ch]), c.Length, ch, ReadBackLimit(c.DType), c.DType, c.FitErrors[ch], hint), true
 	case c.Failed():
 		return fmt.Sprintf("reads back %s to relative error %s over %d samples (channel %d), above the %.0e %s tensors are held to%s", how, rel, c.Length, c.Channel, ReadBackLimit(c.DType), c.DType, hint), true
 	case c.perChannel() && !(c.RelError <= ReadBackLimit(c.DType)):
@@ -229,14 +229,6 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		return fmt.Sprintf("reads back %s to relative error %s over %d samples, above the %.0e %s tensors are held to but within a tenth of each channel's fit error (worst channel %d: %.2g against its %.2g)", how, rel, c.Length, ReadBackLimit(c.DType), c.DType, ch, c.Errors[ch], c.FitErrors[ch]), false
 	}
 	return fmt.Sprintf("reads back %s to relative error %s over %d samples", how, rel, c.Length), false
-}
-
-// relText is a read-back error as Summary prints it: two digits, or "overflow".
-func relText(e float64) string {
-	if e >= math.MaxFloat64 {
-		return "overflow"
-	}
-	return fmt.Sprintf("%.2g", e)
 }
 
 // CheckPrefix checks an export's tensor-name prefix: empty, or ending in "." or "/" as a

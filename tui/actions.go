@@ -110,8 +110,13 @@ func (a *app) gate(e *entry, reps []filters.Report, apply func(a *app, e *entry)
 	}
 	r := acc.Report
 	name := e.name
+	// the mark the list will show: stability comes first (stabilityMark)
+	marks := "≈"
+	if r.BecameUnstable {
+		marks = "✗, unstable"
+	}
 	body := fmt.Sprintf("%s (condition %s). The %s form would hold %s inaccurately. "+
-		"y replaces it anyway (u undoes; the list marks it ≈), n keeps it in %s", oneLine(err), sci(r.Condition), r.To, name, r.From)
+		"y replaces it anyway (u undoes; the list marks it %s), n keeps it in %s", oneLine(err), sci(r.Condition), r.To, name, marks, r.From)
 	kept := func(m *Model) { m.setStatus(levelInfo, fmt.Sprintf("kept %s in %s", name, r.From)) }
 	a.ask = &confirm{title: "inaccurate conversion", body: body, cancel: kept, choices: []choice{
 		{keys: []string{"y", "Y"}, run: run},
@@ -137,7 +142,7 @@ func reportLevel(rep filters.Report) level {
 }
 
 func reportSummary(rep filters.Report) string {
-	s := fmt.Sprintf("converted %s → %s: rel error %s over %d samples, condition %s", rep.From, rep.To, sci(rep.RelError), rep.Length, sci(rep.Condition))
+	s := fmt.Sprintf("converted %s → %s: rel error %s over %d samples, condition %s", rep.From, rep.To, filters.RelErrorText(rep.RelError), rep.Length, sci(rep.Condition))
 	if len(rep.Warnings) > 0 {
 		s += " · warning: " + rep.Warnings[0]
 	}
@@ -175,7 +180,7 @@ func (a *app) onBankConvert(msg bankConvertMsg) {
 		if warns > 0 {
 			lvl = levelWarn
 		}
-		a.setStatus(lvl, fmt.Sprintf("converted %d channels to %s: worst rel error %s, %d warnings", len(msg.reps), msg.form, sci(msg.reps[worst].RelError), warns))
+		a.setStatus(lvl, fmt.Sprintf("converted %d channels to %s: worst rel error %s, %d warnings", len(msg.reps), msg.form, filters.RelErrorText(msg.reps[worst].RelError), warns))
 	})
 }
 
@@ -330,7 +335,7 @@ func (a *app) onExported(msg exportedMsg) {
 	}
 	done := fmt.Sprintf("exported %s as %s", msg.req.path, msg.req.opts.Format)
 	if msg.rep != nil {
-		a.setStatus(levelOK, fmt.Sprintf("%s (%s → %s, rel error %s)", done, msg.rep.From, msg.rep.To, sci(msg.rep.RelError)))
+		a.setStatus(levelOK, fmt.Sprintf("%s (%s → %s, rel error %s)", done, msg.rep.From, msg.rep.To, filters.RelErrorText(msg.rep.RelError)))
 		return
 	}
 	if len(msg.out.ReadBack) == 0 {

@@ -91,7 +91,7 @@ func TestInaccurateConversionAsks(t *testing.T) {
 	if line == "" || strings.Contains(line, "✓") || !strings.ContainsAny(line, "≈✗") {
 		t.Errorf("the list line %q does not mark the inaccurate form:\n%s", line, s)
 	}
-	if r := m.entry(e.id).inaccuracy(); r == nil || !strings.Contains(s, "≈ rel error "+sci(r.RelError)) {
+	if r := m.entry(e.id).inaccuracy(); r == nil || !strings.Contains(s, "rel error "+filters.RelErrorText(r.RelError)) {
 		t.Errorf("no detail line:\n%s", s)
 	}
 	keys(t, m, "u")
@@ -103,6 +103,40 @@ func TestInaccurateConversionAsks(t *testing.T) {
 	keys(t, m, "5", "c")
 	if m.dialog != nil || m.selected().form() != "tf" {
 		t.Errorf("an accurate conversion: dialog %T, form %s", m.dialog, m.selected().form())
+	}
+}
+
+// TestOverflowIsNotAnError: a conversion whose response overflowed shows its error as
+// "overflow", not as the sentinel 1.8e+308 it is held as, and the detail line under the list
+// marks the unstable form ✗ as the list does, as the question said it would (issue: butter
+// order=40 in tf read "rel error 1.8e+308", the list ✗, the detail ≈, the question "≈").
+func TestOverflowIsNotAnError(t *testing.T) {
+	r, err := presets.New("butter", map[string]string{"order": "40", "wc": "0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := newTestModel(t, 140, 44, nil)
+	e := addFilter(t, m, "butter", r.Filter)
+	m.setFocus(paneRepr)
+	keys(t, m, "5")
+	if s := screen(m); !strings.Contains(s, "zpk → tf: rel error overflow (4096 samples)") || strings.Contains(s, "e+308") {
+		t.Errorf("the tf view's report:\n%s", s)
+	}
+	keys(t, m, "c")
+	c, ok := dialogOf[*confirm](m)
+	if !ok || !strings.Contains(c.body, "the list marks it ✗, unstable") {
+		t.Fatalf("c: dialog %T %+v", m.dialog, c)
+	}
+	keys(t, m, "y")
+	s := screen(m)
+	if !strings.Contains(s, "tf 40 ✗") || !strings.Contains(s, "│✗ rel error overflow (zpk") || strings.Contains(s, "e+308") {
+		t.Errorf("y: the list and its detail line:\n%s", s)
+	}
+	if !strings.Contains(m.status.text, "rel error overflow over 4096 samples") {
+		t.Errorf("status %q", m.status.text)
+	}
+	if m.entry(e.id).form() != "tf" {
+		t.Errorf("y kept %s", m.entry(e.id).form())
 	}
 }
 

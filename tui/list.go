@@ -78,16 +78,30 @@ func (l *listPane) channel(d int) {
 // a stable filter its form holds outside the documented accuracy (the conversion that made
 // it lost more than filters.MaxRelError: what it shows is not the filter it was).
 func stability(st *styles, e *entry) string {
+	mark := stabilityMark(e)
+	switch mark {
+	case "·":
+		return st.dim.Render(mark)
+	case "✗":
+		return st.unstable.Render(mark)
+	case "≈":
+		return st.warn.Render(mark)
+	}
+	return st.stable.Render(mark)
+}
+
+// stabilityMark is stability's mark, unstyled: an unstable filter is ✗ however it was made.
+func stabilityMark(e *entry) string {
 	rho, ok := e.rhoOf()
 	switch {
 	case !ok:
-		return st.dim.Render("·")
+		return "·"
 	case !filters.Stable(rho):
-		return st.unstable.Render("✗")
+		return "✗"
 	case e.inaccuracy() != nil:
-		return st.warn.Render("≈")
+		return "≈"
 	}
-	return st.stable.Render("✓")
+	return "✓"
 }
 
 func (l *listPane) view(focused bool) string {
@@ -122,7 +136,8 @@ func (l *listPane) view(focused bool) string {
 		if err := e.problem(); err != nil {
 			d = oneLine(err)
 		} else if r := e.inaccuracy(); r != nil {
-			d = fmt.Sprintf("≈ rel error %s (%s → %s)", sci(r.RelError), r.From, r.To)
+			// the list's mark, so that the two agree: ≈, or ✗ for a form held unstable
+			d = fmt.Sprintf("%s rel error %s (%s → %s)", stabilityMark(e), filters.RelErrorText(r.RelError), r.From, r.To)
 		} else if e.kind != kindFilter {
 			d = fmt.Sprintf("ch %d/%d · %s", e.ch+1, e.channels(), d)
 		}

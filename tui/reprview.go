@@ -91,7 +91,7 @@ func reportLines(st *styles, rep filters.Report, w int) []string {
 		condStyle = st.warn
 	}
 	line := fmt.Sprintf("%s → %s: rel error %s (%d samples), condition %s",
-		rep.From, rep.To, errStyle.Render(sci(rep.RelError)), rep.Length, condStyle.Render(sci(rep.Condition)))
+		rep.From, rep.To, errStyle.Render(filters.RelErrorText(rep.RelError)), rep.Length, condStyle.Render(sci(rep.Condition)))
 	out := strings.Split(lipgloss.NewStyle().Width(max(8, w)).Render(line), "\n")
 	if len(out) > 2 {
 		out = out[:2]
