@@ -193,3 +193,25 @@ func (a *app) overlayEntry() *entry {
 	}
 	return nil
 }
+
+// sayOverlay puts what the plots overlay now on the status line, naming it whole: a plot's
+// legend may have room for only part of its name.
+func (a *app) sayOverlay() {
+	ov := a.overlayEntry()
+	switch {
+	case !a.overlayOn && ov != nil:
+		a.setStatus(levelInfo, "overlay off: "+ov.name+" is not drawn (o or :overlay on draws it)")
+	case !a.overlayOn:
+		a.setStatus(levelInfo, "overlay off")
+	case ov == nil && a.overlay != "" && a.overlay == a.sel:
+		a.setStatus(levelInfo, "overlay on: "+a.selected().name+" is pinned: select another filter to compare")
+	case ov == nil:
+		a.setStatus(levelInfo, "overlay on, but nothing to overlay: pin a filter with v in the list, or select a distilled one")
+	default:
+		what := "the plots"
+		if sel := a.selected(); sel != nil {
+			what = sel.name
+		}
+		a.setStatus(levelInfo, "overlay on: "+ov.name+" is drawn over "+what)
+	}
+}

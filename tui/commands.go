@@ -44,7 +44,7 @@ func commands() []command {
 		{"duplicate", "", "copy the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.duplicate() }},
 		{"rename", "NAME", "rename the selected filter", cmdRename},
 		{"delete", "", "delete the selected filter (asks first)", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.askDelete() }},
-		{"overlay", "[NAME|off]", "overlay another filter on the plots (no argument: the selected one)", cmdOverlay},
+		{"overlay", "[NAME|on|off]", "overlay another filter on the plots (no argument: the selected one); says what is overlaid", cmdOverlay},
 		{"length", "N", "impulse response length L of the plots", cmdLength},
 		{"plot", "impulse|magnitude|phase|delay|polezero", "toggle a plot", cmdPlot},
 		{"log", "", "toggle a log scale on the impulse response", func(m *Model, _ []string) (tea.Cmd, error) {
@@ -389,16 +389,15 @@ func cmdOverlay(m *Model, args []string) (tea.Cmd, error) {
 	}
 	name := strings.Join(args, " ")
 	switch name {
-	case "off":
-		m.overlayOn = false
-		return nil, nil
-	case "on":
-		m.overlayOn = true
+	case "off", "on":
+		m.overlayOn = name == "on"
+		m.sayOverlay()
 		return nil, nil
 	}
 	for _, e := range m.entries() {
 		if e.name == name {
 			m.overlay, m.overlayOn = e.id, true
+			m.sayOverlay()
 			return nil, nil
 		}
 	}

@@ -144,9 +144,7 @@ func (p *plotsPane) bindings() []binding {
 		{key: k.Scale, run: do(func() { p.logImpulse = !p.logImpulse }), short: true},
 		{key: k.Overlay, run: do(func() {
 			a.overlayOn = !a.overlayOn
-			if a.overlayOn && a.overlayEntry() == nil {
-				a.setStatus(levelInfo, "nothing to overlay: pin a filter with v in the list, or select a distilled one")
-			}
+			a.sayOverlay()
 		})},
 		{key: k.Shorter, run: do(func() { setL(max(minLength, a.length/2)) })},
 		{key: k.Longer, run: do(func() { setL(min(maxLength, a.length*2)) })},

@@ -64,7 +64,13 @@ func (p *plotsPane) draw(d plotData, focused bool) string {
 func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string {
 	st := p.m.st
 	title := st.bold.Render(plotNames[k])
+	// the legend's parts, and which give way first when the line is too short for them
+	// all: the filters' names stay, so that the overlay can be told from the filter
 	var legend []string
+	var spare []bool
+	add := func(part string, canDrop bool) {
+		legend, spare = append(legend, part), append(spare, canDrop)
+	}
 	overlay := p.m.overlayOn && d.ovResp != nil && d.ovResp.err == nil
 	chartW, chartH := w-1, h-1
 	body := ""
@@ -80,9 +86,9 @@ func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string 
 	case k == plotPZ:
 		var extra string
 		body, extra = p.pzChart(d, chartW, chartH, overlay)
-		legend = append(legend, st.pole.Render("×")+"pole "+st.zero.Render("○")+"zero")
+		add(st.pole.Render("×")+"pole "+st.zero.Render("○")+"zero", true)
 		if extra != "" {
-			legend = append(legend, extra)
+			add(extra, true)
 		}
 	default:
 		var spec chartSpec
@@ -90,23 +96,49 @@ func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string 
 		spec, unit = p.responseChart(k, d, overlay)
 		body = drawChart(spec, chartW, chartH, st)
 		if unit != "" {
-			legend = append(legend, st.dim.Render(unit))
+			add(st.dim.Render(unit), true)
 		}
 	}
 	if k != plotPZ {
-		legend = append(legend, st.series.Render("━")+" "+d.name)
+		add(st.series.Render("━")+" "+d.name, false)
 		if overlay {
-			legend = append(legend, st.overlay.Render("━")+" "+d.ovName)
+			add(st.overlay.Render("━")+" "+d.ovName, false)
 		}
 	} else if overlay && d.ovPZ != nil {
-		legend = append(legend, st.overlay.Render("+ o")+" "+d.ovName)
+		add(st.overlay.Render("+ o")+" "+d.ovName, false)
 	}
 	if d.stale {
-		legend = append(legend, st.dim.Render("…"))
+		add(st.dim.Render("…"), false)
 	}
-	head := title + "  " + strings.Join(legend, "  ")
-	head = ansi.Truncate(head, w-1, "…")
+	head := legendLine(title, legend, spare, w-1)
 	return lipgloss.NewStyle().Width(w).Height(h).MaxWidth(w).MaxHeight(h).Render(head + "\n" + body)
+}
+
+// legendLine is a plot's title and legend in w cells. When they do not fit but the parts
+// that may not be spared do, spared parts give way, first ones first, until the line fits;
+// otherwise (a name too long anyway) the line is cut at its end.
+func legendLine(title string, legend []string, spare []bool, w int) string {
+	join := func(keep func(i int) bool) string {
+		var parts []string
+		for i, l := range legend {
+			if keep(i) {
+				parts = append(parts, l)
+			}
+		}
+		return title + "  " + strings.Join(parts, "  ")
+	}
+	head := join(func(int) bool { return true })
+	if lipgloss.Width(head) > w && lipgloss.Width(join(func(i int) bool { return !spare[i] })) <= w {
+		dropped := 0
+		for lipgloss.Width(head) > w {
+			for !spare[dropped] {
+				dropped++
+			}
+			dropped++
+			head = join(func(i int) bool { return !spare[i] || i >= dropped })
+		}
+	}
+	return ansi.Truncate(head, w, "…")
 }
 
 // responseChart builds the chart of a response plot and names its unit.

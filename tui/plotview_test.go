@@ -85,3 +85,34 @@ func checkPZLabels(t *testing.T, view string, size [2]int, zp [2][]complex128) {
 		}
 	}
 }
+
+// TestOverlayIsNamed: the plots' legends keep the filters' names whole when they have room
+// for them but not for the unit or the pole-zero key, which give way first, and :overlay
+// on, off and NAME say on the status line what is overlaid now (they said nothing; a legend
+// read "━ butte…" at 250 columns).
+func TestOverlayIsNamed(t *testing.T) {
+	m := newTestModel(t, 250, 60, nil)
+	p, _ := pairZPK(0.9)
+	addFilter(t, m, "butterworth", p)
+	keys(t, m, "v")
+	q, _ := pairZPK(0.7)
+	addFilter(t, m, "cheby1~rtf16", q)
+	s := screen(m)
+	if n := strings.Count(s, "━ butterworth"); n != 4 {
+		t.Errorf("%d response legends name the overlay whole, want 4:\n%s", n, s)
+	}
+	if !strings.Contains(s, "+ o butterworth") {
+		t.Errorf("the pole-zero legend does not name the overlay whole:\n%s", s)
+	}
+	for _, tc := range []struct{ cmd, want string }{
+		{"overlay off", "overlay off: butterworth is not drawn"},
+		{"overlay on", "overlay on: butterworth is drawn over cheby1~rtf16"},
+		{"overlay cheby1~rtf16", "overlay on: cheby1~rtf16 is pinned: select another filter to compare"},
+		{"overlay butterworth", "overlay on: butterworth is drawn over cheby1~rtf16"},
+	} {
+		runPalette(t, m, tc.cmd)
+		if !strings.Contains(m.status.text, tc.want) {
+			t.Errorf(":%s: status %q, want %q", tc.cmd, m.status.text, tc.want)
+		}
+	}
+}
