@@ -180,9 +180,15 @@ func (req *exportReq) option(a string) error {
 		}
 		req.opts.DType = dt
 	case "trunc_len", "trunc-len", "length":
+		// the ranges of ssmlab export --trunc-len and --length: a length of 0 is refused
+		// there too, not read as the default
+		lo, hi := 0, sessions.MaxTruncLen
+		if key == "length" {
+			lo, hi = 1, sessions.MaxLength
+		}
 		v, err := strconv.Atoi(val)
-		if err != nil || v < 0 {
-			return fmt.Errorf("%s %q: want a whole number ≥ 0", key, val)
+		if err != nil || v < lo || v > hi {
+			return fmt.Errorf("%s=%s: want a whole number in [%d, %d]", key, val, lo, hi)
 		}
 		if key == "length" {
 			req.opts.Length = v

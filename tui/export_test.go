@@ -134,7 +134,13 @@ func TestExportMistakes(t *testing.T) {
 		{"x.npz tf", "FORM applies to .json exports"},
 		{"x.xyz", "the extension chooses the format"},
 		{"x.npz dtype=float16", `dtype "float16"`},
-		{"x.npz trunc_len=-3", `trunc_len "-3"`},
+		{"x.npz trunc_len=-3", "trunc_len=-3: want a whole number in [0, "},
+		// an export's length, in its range, as ssmlab export --length: 0 wrote the default
+		// 1024 samples, 1e12 wanted "a whole number ≥ 0" and 5000000000 was an "invalid
+		// session"
+		{"x.npy length=0", "length=0: want a whole number in [1, 1048576]"},
+		{"x.npy length=1e12", "length=1e12: want a whole number in [1, 1048576]"},
+		{"x.npy length=5000000000", "length=5000000000: want a whole number in [1, 1048576]"},
 		{"x.npz scale=2", `no export option "scale"`},
 		{"x.npz layout=s4", `layout "s4": want rtf, s4d, stripedhyena, sos`},
 		{"x.csv layout=s4d", "a layout applies to .npz, .safetensors and .pt exports"},
