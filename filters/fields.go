@@ -147,7 +147,7 @@ func WithEntry(f Fielder, name string, k int, v complex128) (Filter, error) {
 		roots := fields[FieldIndex(fields, fd.Pairs)].Complex
 		j := Partner(roots, k)
 		if j < 0 && imag(v) != 0 {
-			return nil, invalidf("%s %d belongs to a real pole: it must stay real", name, k+1)
+			return nil, invalidf("%s is complex, but %s %d belongs to a real pole: it must stay real", formatC(v), name, k+1)
 		}
 		fd.Complex[k] = v
 		if j >= 0 {

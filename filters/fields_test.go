@@ -118,8 +118,8 @@ func TestWithEntryKeepsPairs(t *testing.T) {
 		v    complex128
 		want string
 	}{
-		{"poles", 0, 0.7, "one of a conjugate pair: it must stay complex"},
-		{"poles", 2, 0.3 + 0.1i, "is real and has no conjugate partner"},
+		{"poles", 0, 0.7, "0.7 is real, but 0.5+0.5j is one of a conjugate pair: it must stay complex"},
+		{"poles", 2, 0.3 + 0.1i, "0.3+0.1j is complex, but 0.25 is real and has no conjugate partner"},
 		{"gain", 0, 1 + 1i, "gain is real"},
 	} {
 		if _, err := WithEntry(z, tc.name, tc.k, tc.v); err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {

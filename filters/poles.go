@@ -69,10 +69,11 @@ func Partner(roots []complex128, i int) int {
 func setRoot(roots []complex128, i int, p complex128) error {
 	j := Partner(roots, i)
 	switch {
+	// name the value given first: it is what was typed, and what is wrong
 	case j < 0 && imag(p) != 0:
-		return invalidf("%s is real and has no conjugate partner: it must stay real", formatC(roots[i]))
+		return invalidf("%s is complex, but %s is real and has no conjugate partner: it must stay real (type a real value)", formatC(p), formatC(roots[i]))
 	case j >= 0 && imag(p) == 0:
-		return invalidf("%s is one of a conjugate pair: it must stay complex", formatC(roots[i]))
+		return invalidf("%s is real, but %s is one of a conjugate pair: it must stay complex (type a complex value; its partner follows)", formatC(p), formatC(roots[i]))
 	}
 	if j >= 0 && math.Signbit(imag(p)) != math.Signbit(imag(roots[i])) {
 		p = conj(p)

@@ -127,7 +127,16 @@ func (p Param) parse(preset, text string) (value, error) {
 	case Int:
 		i, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			return v, paramErrorf(preset, "%s=%s is not an integer: want an integer %s", p.Name, text, interval(p.Min, p.Max, p.OpenMin, p.OpenMax))
+			// a whole number in another notation (1e3, 64.0) is one: checked against the
+			// range below, so that order=1e9 is out of range rather than "not an integer"
+			x, ferr := ParseFloat(text)
+			if ferr != nil || x != math.Trunc(x) {
+				return v, paramErrorf(preset, "%s=%s is not an integer: want an integer %s", p.Name, text, interval(p.Min, p.Max, p.OpenMin, p.OpenMax))
+			}
+			if math.Abs(x) >= 1<<53 {
+				return v, paramErrorf(preset, "%s=%s is out of range: want %s", p.Name, text, p.Range())
+			}
+			i = int64(x)
 		}
 		v.num = float64(i)
 		v.integer = i

@@ -155,8 +155,17 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 		}
 		return importJSON(data, stem, o)
 	}
-	return Item{}, fmt.Errorf("%w: not a file ssmlab imports: want %s", arrays.ErrUnsupported, importable)
+	return Item{}, &NotImportableError{}
 }
+
+// NotImportableError is Import's error for a file in none of the formats it reads. It wraps
+// arrays.ErrUnsupported, as an array file of a format no reader has does, but does not say
+// "unsupported array": the file need not be meant as one (a README). The workbench, which
+// reads sessions too, says what it reads in its place.
+type NotImportableError struct{}
+
+func (*NotImportableError) Error() string { return "not a file ssmlab imports: want " + importable }
+func (*NotImportableError) Unwrap() error { return arrays.ErrUnsupported }
 
 func importJSON(data []byte, stem string, o ImportOptions) (Item, error) {
 	if sniffSession(data) {

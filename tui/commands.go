@@ -63,13 +63,17 @@ func commands() []command {
 	}
 }
 
-// kv parses "k=v" arguments.
+// kv parses "k=v" arguments; a key given twice is refused, as ssmlab preset refuses it
+// (the last one was taken silently).
 func kv(args []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, a := range args {
 		k, v, ok := strings.Cut(a, "=")
 		if !ok || k == "" {
 			return nil, fmt.Errorf("want key=value, got %q", a)
+		}
+		if old, dup := out[k]; dup {
+			return nil, fmt.Errorf("parameter %s is given twice (%s=%s, %s=%s)", k, k, old, k, v)
 		}
 		out[k] = v
 	}

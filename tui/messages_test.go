@@ -2,9 +2,12 @@ package tui
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	tea "github.com/charmbracelet/bubbletea"
 )
 
 // TestMessageLog: a warning cut to the terminal's width says so, and M shows it whole.
@@ -80,4 +83,43 @@ func containsRun(words, want []string) bool {
 		}
 	}
 	return false
+}
+
+// TestMessagesNameWhatWasGiven: errors name what the user gave and why it is refused. o on a
+// text file said "unsupported array: not a file ssmlab imports" (it is not meant as an
+// array, and sessions, which o opens too, were not in the list); a preset's order=1e9 was
+// "not an integer" rather than out of range; order=4 order=5 took 5 without a word.
+func TestMessagesNameWhatWasGiven(t *testing.T) {
+	deps := testDeps(nil)
+	deps.Presets = registryPresets{}
+	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+
+	readme := filepath.Join(t.TempDir(), "README.md")
+	if err := os.WriteFile(readme, []byte("# notes\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runPalette(t, m, "open "+readme)
+	if want := readme + ": not a filter, session or array file ssmlab reads: want a session (.ssmlab), a filter or target file (JSON), kernels"; m.status.level != levelError || !strings.HasPrefix(m.status.text, want) {
+		t.Errorf("open a text file: status %q, want %q…", m.status.text, want)
+	}
+	for _, tc := range []struct{ cmd, want string }{
+		{"preset butter order=1e9", "order=1e9 is out of range: want integer in [1, 64]"},
+		{"preset butter order=4.5", "order=4.5 is not an integer: want an integer in [1, 64]"},
+		{"preset butter order=4 order=5", "parameter order is given twice (order=4, order=5)"},
+	} {
+		runPalette(t, m, tc.cmd)
+		if m.status.level != levelError || !strings.Contains(m.status.text, tc.want) {
+			t.Errorf(":%s: status %q, want %q", tc.cmd, m.status.text, tc.want)
+		}
+	}
+	if len(m.entries()) != 0 {
+		t.Errorf("a refused preset was added: %d items", len(m.entries()))
+	}
+	p, _ := pairZPK(0.9)
+	addFilter(t, m, "pair", p)
+	runPalette(t, m, "distill order=4 order=8")
+	if !strings.Contains(m.status.text, "parameter order is given twice (order=4, order=8)") || len(m.jobs) != 0 {
+		t.Errorf(":distill order=4 order=8: status %q, %d jobs", m.status.text, len(m.jobs))
+	}
 }

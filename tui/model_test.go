@@ -318,6 +318,14 @@ func TestEditCell(t *testing.T) {
 	if f := m.selected().filter; m.status.level != levelError || f.(*filters.ZPK) != z {
 		t.Errorf("bad input: status %q, filter changed %v", m.status.text, f != z)
 	}
+	// a real value for a member of a pair: the error names what was typed (it named only
+	// the pole it would have replaced)
+	keys(t, m, "left", "enter", "ctrl+u")
+	typeText(t, m, "5")
+	keys(t, m, "enter")
+	if want := "5 is real, but " + cnum(z.Poles[0]) + " is one of a conjugate pair: it must stay complex"; m.status.level != levelError || !strings.Contains(m.status.text, want) {
+		t.Errorf("a real value for a pair: status %q, want %q", m.status.text, want)
+	}
 	// esc cancels
 	keys(t, m, "enter", "esc")
 	if m.repr.editing {

@@ -38,6 +38,8 @@ func (fileStore) Open(path string) (Opened, error) {
 			out = append(out, LayerChoice{Prefix: name, Layout: sessions.Kernels, Label: name + " (as kernels)"})
 		}
 		return Opened{Layers: out}, nil
+	case errors.As(err, new(*sessions.NotImportableError)):
+		return Opened{}, fmt.Errorf("%s: not a filter, session or array file ssmlab reads: want %s", path, workbenchReads)
 	case err != nil:
 		return Opened{}, err
 	}
@@ -46,6 +48,9 @@ func (fileStore) Open(path string) (Opened, error) {
 	}
 	return opened(path, it), nil
 }
+
+// workbenchReads names the files o opens, for its error about a file of none of them.
+const workbenchReads = "a session (.ssmlab), a filter or target file (JSON), kernels (.npy, .npz, .safetensors, .pt, CSV) or a model checkpoint's layer (.safetensors, .npz, .pt, .bin, .ckpt)"
 
 func isArrayFile(head []byte, path string) bool {
 	_, ok := arrays.Sniff(head, path)
