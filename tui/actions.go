@@ -303,6 +303,7 @@ func (a *app) remove(id string) {
 		return
 	}
 	delete(a.cache, id)
+	a.deleted = append(a.deleted, deletion{name: e.name, gen: a.sess.Generation()})
 	if a.overlay == id {
 		a.overlay = ""
 	}
@@ -310,7 +311,7 @@ func (a *app) remove(id string) {
 		a.sel = ""
 		a.selectIndex(at)
 	}
-	a.setStatus(levelInfo, "deleted "+e.name+" (there is no undo for this)")
+	a.setStatus(levelInfo, "deleted "+e.name)
 }
 
 // onExported reports an export on the status line: the conversion a .json export made, or

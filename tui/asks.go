@@ -77,14 +77,15 @@ func (m *Model) askDelete() error {
 	if e == nil {
 		return errNoSelection
 	}
-	body := fmt.Sprintf("delete %s? y deletes, n keeps it", e.name)
+	body := fmt.Sprintf("delete %s? There is no undo for this.\n\ny deletes · n keeps it", e.name)
 	if e.dirty {
-		body = fmt.Sprintf("%s has unsaved changes. delete it? y deletes, n keeps it", e.name)
+		body = fmt.Sprintf("%s has unsaved changes. delete it? There is no undo for this.\n\ny deletes · n keeps it", e.name)
 	}
-	id := e.id
-	m.openDialog(&confirm{title: "delete", body: body, choices: []choice{
+	id, name := e.id, e.name
+	kept := func(m *Model) { m.setStatus(levelInfo, "kept "+name) }
+	m.openDialog(&confirm{title: "delete", body: body, cancel: kept, choices: []choice{
 		{keys: []string{"y", "Y", "enter"}, run: func(m *Model) tea.Cmd { m.remove(id); return nil }},
-		{keys: []string{"n", "N", "q"}, run: func(*Model) tea.Cmd { return nil }},
+		{keys: []string{"n", "N", "q"}, run: func(m *Model) tea.Cmd { kept(m); return nil }},
 	}})
 	return nil
 }

@@ -368,6 +368,44 @@ func TestListActions(t *testing.T) {
 	}
 }
 
+// TestDeleteSaysWhatHappens: x's question warns that there is no undo (the status said so
+// only after y), n and esc say what was kept (an old status stayed up), and a deletion counts
+// among the unsaved work as other changes do (the status line showed a bare "unsaved").
+func TestDeleteSaysWhatHappens(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	addPreset(t, m, "ring")
+	runPalette(t, m, "save-session "+filepath.Join(t.TempDir(), "s.ssmlab"))
+	if m.sess.Dirty() {
+		t.Fatalf("not saved: %q", m.status.text)
+	}
+	keys(t, m, "x")
+	c, ok := dialogOf[*confirm](m)
+	if !ok || !strings.Contains(c.body, "delete ring? There is no undo for this.") {
+		t.Fatalf("x: dialog %T %+v", m.dialog, c)
+	}
+	for _, k := range []string{"n", "esc"} {
+		m.setStatus(levelOK, "an older result")
+		keys(t, m, "x", k)
+		if m.dialog != nil || len(m.entries()) != 2 || m.status.text != "kept ring" {
+			t.Errorf("x, %s: dialog %T, %d items, status %q", k, m.dialog, len(m.entries()), m.status.text)
+		}
+	}
+	keys(t, m, "x", "y")
+	line := strings.Split(screen(m), "\n")[38]
+	if m.status.text != "deleted ring" || !strings.HasSuffix(line, "1 unsaved") {
+		t.Errorf("x, y: status %q, status line %q", m.status.text, line)
+	}
+	keys(t, m, "q")
+	if c, ok := dialogOf[*confirm](m); !ok || !strings.Contains(c.body, "1 unsaved: ring (deleted)") {
+		t.Errorf("q: dialog %T %+v", m.dialog, c)
+	}
+	keys(t, m, "esc", "ctrl+s")
+	if line := strings.Split(screen(m), "\n")[38]; m.sess.Dirty() || len(m.unsavedNames()) != 0 || strings.Contains(line, "unsaved") {
+		t.Errorf("saved: %v, unsaved %v, status line %q", m.sess.Dirty(), m.unsavedNames(), line)
+	}
+}
+
 func TestBankAndKernel(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "bank")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -100,6 +101,8 @@ func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
 		}
 	default:
 		m.sess.MarkSaved(r.path, msg.gen)
+		// a deletion after the snapshot that was saved is still unsaved
+		m.deleted = slices.DeleteFunc(m.deleted, func(d deletion) bool { return d.gen <= msg.gen })
 		done := fmt.Sprintf("saved the session (%d item(s)) to %s", msg.items, r.path)
 		m.setStatus(levelOK, done)
 		switch {
@@ -143,13 +146,16 @@ func (m *Model) idle() tea.Cmd {
 	return nil
 }
 
-// unsavedNames names the items with unsaved changes.
+// unsavedNames names the items with unsaved changes, and those deleted since the save.
 func (m *Model) unsavedNames() []string {
 	var names []string
 	for _, e := range m.entries() {
 		if e.dirty {
 			names = append(names, e.name)
 		}
+	}
+	for _, d := range m.deleted {
+		names = append(names, d.name+" (deleted)")
 	}
 	return names
 }
@@ -287,7 +293,7 @@ func (m *Model) openSession(path string, s *sessions.Session) tea.Cmd {
 // install makes s the workbench's session, shown as it was saved.
 func (m *Model) install(s *sessions.Session, path string) tea.Cmd {
 	m.cancelJobs()
-	m.sess, m.cache = s, map[string]*item{}
+	m.sess, m.cache, m.deleted = s, map[string]*item{}, nil
 	m.epoch += epochStep
 	m.commit.id = ""
 	m.disk.gen = 0
