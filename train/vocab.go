@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // The closed sets of names a job is made of. Each is a string type with the list of its
@@ -25,6 +27,22 @@ var Models = []Model{ModelRTF, ModelModal, ModelRotation}
 
 // ParseModel returns the Model named s.
 func ParseModel(s string) (Model, error) { return parse(Models, "model", s) }
+
+// Form is the form a fit of the model is written in: an rtf as a tf, a modal fit as
+// diagonal, a rotation fit as rotation. An rtf fitted by variable projection is written
+// diagonal instead where float64 tf coefficients lose it, or when Spec.Form asks
+// (Report.Form says which).
+func (m Model) Form() filters.Form {
+	switch m {
+	case ModelRTF:
+		return filters.FormTF
+	case ModelModal:
+		return filters.FormDiagonal
+	case ModelRotation:
+		return filters.FormRotation
+	}
+	return ""
+}
 
 // Init names how a job's parameters start.
 type Init string

@@ -297,6 +297,20 @@ func (a *app) onJobProgress(msg jobProgressMsg) tea.Cmd {
 
 // onJobDone records how a job ended and adds its result to the session, linked to the item
 // it fits and to the job.
+// fitName names a job's fit by what it is, for a single fit and a ladder alike: its source,
+// the model whose form it is written in, and its order. An rtf fitted by variable projection
+// (a ladder's rungs, the default recipe) is written as poles and residues where tf
+// coefficients lose it: a diagonal fit, named ~modalN as a modal job's is, not ~rtfN beside
+// "diagonal" in the list.
+func fitName(source string, model train.Model, order int, form filters.Form) string {
+	for _, m := range train.Models {
+		if m.Form() == form {
+			model = m
+		}
+	}
+	return fmt.Sprintf("%s~%s%d", source, model, order)
+}
+
 func (a *app) onJobDone(msg jobDoneMsg) {
 	j := a.jobByID(msg.id)
 	if j == nil || j.cancel == nil {
@@ -334,7 +348,7 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 		j.report.Ladder = res.Ladder
 	}
 	j.last.Step = j.last.Steps
-	it := Item{Name: fmt.Sprintf("%s~%s%d", a.sourceName(j), j.spec.Model, j.spec.Order), Filter: res.Filters[0]}
+	it := Item{Name: fitName(a.sourceName(j), j.spec.Model, j.spec.Order, res.Filters[0].Form()), Filter: res.Filters[0]}
 	if len(res.Filters) > 1 {
 		b, err := filters.NewBank(res.Filters)
 		if err != nil {

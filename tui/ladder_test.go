@@ -11,6 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -188,5 +189,31 @@ func TestFormLengthAsDistill(t *testing.T) {
 	form := openFormAt(t, m, "length")
 	if got, want := form.fields[form.focus].value(), strconv.Itoa(train.DefaultKernelLength); got != want {
 		t.Errorf("the form's length is %s, distill's %s", got, want)
+	}
+}
+
+// TestFitNamedByItsForm: a fit is named by the form it is written in, a ladder's as a single
+// fit's: a ladder of the default rtf model on Hyena kernels, written as poles and residues,
+// was added as "hyena~rtf16" beside "4×diagonal 16" in the list.
+func TestFitNamedByItsForm(t *testing.T) {
+	m := newLadderModel(t)
+	r, err := presets.New("hyena", map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addKernels(t, m, "hyena", r.Kernels)
+	runPalette(t, m, "ladder 4,8,16")
+	if len(m.jobs) != 1 {
+		t.Fatalf("no job: status %q", m.status.text)
+	}
+	res := m.entry(m.jobs[0].resultID)
+	if res == nil || res.form() != "diagonal" || res.name != "hyena~modal16" {
+		t.Fatalf("the ladder's fit: %+v (status %q)", res, m.status.text)
+	}
+	if !strings.Contains(m.status.text, "added hyena~modal16, order 16") {
+		t.Errorf("status %q", m.status.text)
+	}
+	if got := fitName("ring", train.ModelRTF, 8, "tf"); got != "ring~rtf8" {
+		t.Errorf("an rtf written as a tf is %q", got)
 	}
 }
