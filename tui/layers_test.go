@@ -107,3 +107,22 @@ func TestOpenCheckpointLayers(t *testing.T) {
 		t.Errorf("a one-layer checkpoint: dialog %T, status %q", m.dialog, m.status.text)
 	}
 }
+
+// TestLayerPickerCountsModes: an LRU layer's size is its complex modes, each a real order of
+// 2 once imported, so the picker says "64 modes", not "order 64" for what imports as a
+// diagonal bank of order 128.
+func TestLayerPickerCountsModes(t *testing.T) {
+	path := filepath.Join("..", "testdata", "trained", "copy-drawn-lru.safetensors")
+	m := newTestModel(t, 140, 44, nil)
+	runPalette(t, m, "open "+path)
+	if _, ok := dialogOf[*layerPicker](m); !ok {
+		t.Fatalf("no layer picker: %T (status %q)", m.dialog, m.status.text)
+	}
+	if s := screen(m); !strings.Contains(s, "64 channels, 64 modes,") || strings.Contains(s, "order 64") {
+		t.Errorf("the picker:\n%s", s)
+	}
+	keys(t, m, "enter")
+	if e := m.selected(); e == nil || e.order() != 128 {
+		t.Fatalf("imported %+v (status %q)", e, m.status.text)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -70,17 +71,18 @@ func layerChoices(ls []layouts.Layer) []LayerChoice {
 	out := make([]LayerChoice, len(ls))
 	for i, l := range ls {
 		size := fmt.Sprintf("order %d", l.Order)
-		if l.Length > 0 {
+		switch {
+		case l.Length > 0:
 			size = fmt.Sprintf("length %d", l.Length)
+		case l.ComplexModes():
+			// not an order: the filter it imports as has twice as many real states
+			size = plural.Count(l.Order, "mode")
 		}
 		prefix := l.Prefix
 		if prefix == "" {
 			prefix = "(top level)"
 		}
-		chans := fmt.Sprintf("%d channels", l.Channels)
-		if l.Channels == 1 {
-			chans = "1 channel"
-		}
+		chans := plural.Count(l.Channels, "channel")
 		out[i] = LayerChoice{Prefix: l.Prefix, Layout: string(l.Layout),
 			Label: fmt.Sprintf("%-24s %-12s %s, %s, %s", prefix, l.Layout, chans, size, l.DType)}
 	}

@@ -102,14 +102,20 @@ type Source interface {
 // own names, "layers.0.layer." or ""), its layout and its size. Options holds what detection
 // found or assumed (the defaults of options the checkpoint does not record).
 type Layer struct {
-	Prefix   string            `json:"prefix"`
-	Layout   Layout            `json:"layout"`
-	Channels int               `json:"channels"`
-	Order    int               `json:"order,omitempty"`  // state size of a channel
-	Length   int               `json:"length,omitempty"` // samples of a kernel (hyena)
-	DType    string            `json:"dtype"`
-	Options  map[string]string `json:"options"`
+	Prefix   string `json:"prefix"`
+	Layout   Layout `json:"layout"`
+	Channels int    `json:"channels"`
+	Order    int    `json:"order,omitempty"` // state size of a channel: complex modes where ComplexModes
+
+	Length  int               `json:"length,omitempty"` // samples of a kernel (hyena)
+	DType   string            `json:"dtype"`
+	Options map[string]string `json:"options"`
 }
+
+// ComplexModes reports whether Order counts complex modes (LRU's d_hidden, S5's P), each
+// held with its conjugate once imported, as a real order of 2·Order, rather than real
+// states.
+func (l Layer) ComplexModes() bool { return l.Layout == LRU || l.Layout == S5 }
 
 // layout is one layout's implementation.
 type layout interface {
