@@ -930,3 +930,35 @@ func TestPresetMistakeAsksAgain(t *testing.T) {
 		t.Errorf("esc after a refused preset: dialog %T, %d entries, status %q", m.dialog, len(m.entries()), m.status.text)
 	}
 }
+
+// TestSmallScreensShowPlots: at 80×24 and 100×30 the plots are drawn beside (under) the
+// representation whichever of them is focused, so that an edited cell's effect shows; they
+// were drawn only when focused, and focusing them hid the representation. A shorter window
+// shows one of them and says how to see the other.
+func TestSmallScreensShowPlots(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {100, 30}} {
+		m := newTestModel(t, size[0], size[1], nil)
+		addPreset(t, m, "pair")
+		for _, k := range []string{"tab", "tab"} { // the representation, then the plots
+			keys(t, m, k)
+			if s := screen(m); !strings.Contains(s, "representation · pair") || !strings.Contains(s, "plots · L=64") || !strings.Contains(s, "impulse") {
+				t.Fatalf("%v, %s focused:\n%s", size, paneNames[m.focus], s)
+			}
+		}
+		// a cell edited with the representation focused: the plots follow
+		keys(t, m, "shift+tab")
+		before := strings.Join(strings.Split(screen(m), "\n")[size[1]-12:size[1]-3], "\n")
+		keys(t, m, "right", "enter", "ctrl+u")
+		typeText(t, m, "0.5")
+		keys(t, m, "enter")
+		if after := strings.Join(strings.Split(screen(m), "\n")[size[1]-12:size[1]-3], "\n"); after == before {
+			t.Errorf("%v: the plots did not follow the edit:\n%s", size, after)
+		}
+	}
+	m := newTestModel(t, 80, 20, nil)
+	addPreset(t, m, "pair")
+	keys(t, m, "tab")
+	if s := screen(m); !strings.Contains(s, "representation · pair · tab: plots, or 24 rows") || strings.Contains(s, "plots · L=") {
+		t.Errorf("80×20, the representation focused:\n%s", s)
+	}
+}

@@ -43,10 +43,15 @@ func (r *reprPane) setSize(w, h int) {
 }
 
 func (r *reprPane) title() string {
+	t := paneNames[paneRepr]
 	if e := r.m.selected(); e != nil {
-		return "representation · " + e.name
+		t = "representation · " + e.name
 	}
-	return paneNames[paneRepr]
+	if l := r.m.lay; l.mode == layoutNarrow && l.plots.h == 0 {
+		// the plots are hidden on a short screen: say how to see them
+		t += fmt.Sprintf(" · tab: plots, or %d rows", narrowSplitRows+statusLines)
+	}
+	return t
 }
 
 // sync follows the session: another item or channel puts the cursor at the top, another

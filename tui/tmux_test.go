@@ -161,8 +161,11 @@ func TestTmux(t *testing.T) {
 	r.keys("Enter")
 	r.wait("done: added butter4~rtf2")
 
-	// a smaller window degrades to fewer panes
+	// at 80×24 the representation and the plots are both on screen; a shorter window shows
+	// one of them, saying how to see the other
 	r.Run("resize-window", "-t", r.session, "-x", "80", "-y", "24")
+	r.wait("representation · butter4", "plots · L=")
+	r.Run("resize-window", "-t", r.session, "-x", "80", "-y", "20")
 	r.wait("tab: repr")
 
 	// quit, discarding the unsaved filters: the autosave goes too

@@ -13,7 +13,7 @@ type layoutMode int
 
 const (
 	layoutTiny   layoutMode = iota // the focused pane alone
-	layoutNarrow                   // list and jobs on the left, repr or plots on the right
+	layoutNarrow                   // list and jobs on the left, repr and plots (or one of them, when short) on the right
 	layoutMedium                   // list and jobs on the left, repr over plots on the right
 	layoutWide                     // list and jobs, repr, plots side by side
 )
@@ -33,6 +33,11 @@ func (l layout) boxes() [nPanes]box {
 
 // statusLines is the height of the status bar (message, key hints).
 const statusLines = 2
+
+// narrowSplitRows is the least body height (80×24's) at which the narrow layout shows the
+// representation and the plots one over the other: the one last focused gets the larger
+// part, so that the plots follow an edited cell, and the representation a moved pole.
+const narrowSplitRows = 22
 
 // relayout sizes the panes for the window and hands each child its inner size. Only the root
 // sees tea.WindowSizeMsg; the children get sizes from here.
@@ -87,9 +92,15 @@ func (m *Model) relayout() {
 			l.repr = box{rightW, reprH}
 			l.plots = box{rightW, B - reprH}
 		default:
-			if m.main == paneRepr {
+			small := max(10, B*2/5)
+			switch {
+			case B >= narrowSplitRows && m.main == paneRepr:
+				l.repr, l.plots = box{rightW, B - small}, box{rightW, small}
+			case B >= narrowSplitRows:
+				l.repr, l.plots = box{rightW, small}, box{rightW, B - small}
+			case m.main == paneRepr:
 				l.repr = box{rightW, B}
-			} else {
+			default:
 				l.plots = box{rightW, B}
 			}
 		}
@@ -164,7 +175,11 @@ func (m *Model) bodyView() string {
 		return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
 	}
 	left := lipgloss.JoinVertical(lipgloss.Left, list, jobs)
-	return lipgloss.JoinHorizontal(lipgloss.Top, left, repr+plots)
+	right := repr + plots // one of them, on a short screen
+	if repr != "" && plots != "" {
+		right = lipgloss.JoinVertical(lipgloss.Left, repr, plots)
+	}
+	return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
 }
 
 // frame draws a pane's border with its title in the top edge; the focused pane has a thick
