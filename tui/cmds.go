@@ -232,7 +232,11 @@ var errNonFinite = errors.New("the impulse response overflows")
 func checkFinite(h []float64) error {
 	for t, v := range h {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("%w at sample %d (the filter is unstable; shorten L with <)", errNonFinite, t)
+			if t < minLength {
+				// no L that < reaches is short enough: the pole is what needs fixing
+				return fmt.Errorf("%w at sample %d, before the shortest L (%d): the filter is unstable; move or edit the pole outside the unit circle", errNonFinite, t, minLength)
+			}
+			return fmt.Errorf("%w at sample %d (the filter is unstable; shorten L with <, or move the pole outside the unit circle)", errNonFinite, t)
 		}
 	}
 	return nil

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -253,8 +255,31 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if cmd, ok := dispatch(m.globalBindings(), msg); ok {
 		return cmd
 	}
-	cmd, _ := dispatch(p.bindings(), msg)
+	cmd, ok := dispatch(p.bindings(), msg)
+	if !ok {
+		m.sayWhereKeyWorks(msg)
+	}
 	return cmd
+}
+
+// sayWhereKeyWorks says which panes a key the focused pane does not handle works in (a in
+// the representation did nothing, without a word, while it adds a preset in the list).
+func (m *Model) sayWhereKeyWorks(msg tea.KeyMsg) {
+	var where []string
+	for q := range nPanes {
+		if q == m.focus {
+			continue
+		}
+		for _, b := range m.panes[q].bindings() {
+			if !b.hidden && key.Matches(msg, b.key) {
+				where = append(where, fmt.Sprintf("%s in the %s pane", b.key.Help().Desc, paneNames[q]))
+				break
+			}
+		}
+	}
+	if len(where) > 0 {
+		m.setStatus(levelInfo, fmt.Sprintf("%s: %s (tab moves the focus)", msg.String(), strings.Join(where, ", ")))
+	}
 }
 
 // globalBindings are the keys that work in every pane.

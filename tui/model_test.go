@@ -962,3 +962,36 @@ func TestSmallScreensShowPlots(t *testing.T) {
 		t.Errorf("80×20, the representation focused:\n%s", s)
 	}
 }
+
+// TestSmallThingsSaySo: a key of another pane says where it works (a in the representation
+// did nothing and said nothing); a response that overflows before the shortest L does not
+// advise shortening L; the "too small" line fits a tiny window (it was cut to "ssmlab: wind").
+func TestSmallThingsSaySo(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	m.setFocus(paneRepr)
+	keys(t, m, "a")
+	if m.dialog != nil || m.status.text != "a: add preset in the filters pane (tab moves the focus)" {
+		t.Errorf("a in the representation: dialog %T, status %q", m.dialog, m.status.text)
+	}
+	keys(t, m, "n")
+	if want := "n: next pole in the plots pane, new job in the jobs pane (tab moves the focus)"; m.status.text != want {
+		t.Errorf("n in the representation: status %q, want %q", m.status.text, want)
+	}
+
+	// h[1] = 1e100, h[2] = 1e400: past any L
+	f, err := filters.NewDiagonal([]complex128{1e300}, []complex128{1e100}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addFilter(t, m, "huge", f)
+	d := m.plots.data()
+	if d.err == nil || !strings.Contains(d.err.Error(), "at sample 2, before the shortest L (8): the filter is unstable") || strings.Contains(d.err.Error(), "shorten L") {
+		t.Errorf("an overflow at sample 2: %v", d.err)
+	}
+
+	small := newTestModel(t, 12, 4, nil)
+	if s := screen(small); !strings.Contains(s, "too small") {
+		t.Errorf("12×4:\n%s", s)
+	}
+}

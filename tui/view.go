@@ -125,7 +125,11 @@ func (m *Model) View() string {
 		m.relayout()
 	}
 	if m.width < 16 || m.height < 4 {
-		return fit(m.st.dim.Render("ssmlab: window too small"), m.width, m.height)
+		msg := "ssmlab: window too small"
+		if len(msg) > m.width {
+			msg = "too small" // whole, where the other would be cut to "ssmlab: wind"
+		}
+		return fit(m.st.dim.Render(msg), m.width, m.height)
 	}
 	return fit(m.bodyView()+"\n"+m.statusView(), m.width, m.height)
 }
