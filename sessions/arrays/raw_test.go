@@ -51,12 +51,9 @@ func sum(b []byte) string {
 	return hex.EncodeToString(h[:])
 }
 
-// TestRawGolden reads every tensor of files torch.save, numpy.savez and a safetensors writer
-// made, whatever its element type, layout (transposed, sliced, Fortran order) and byte order,
-// as the little-endian C-order bytes the reference libraries give; copies each file to every
-// format that can hold its types with WriteRaw and reads the copies back unchanged; and
-// checks that the reference libraries read the committed copies (gen_raw.py) as the originals.
-func TestRawGolden(t *testing.T) {
+// readRawGolden reads the raw golden files' expectations (gen_raw.py's expected.json).
+func readRawGolden(t *testing.T) rawGolden {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(rawDir, "expected.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -65,6 +62,16 @@ func TestRawGolden(t *testing.T) {
 	if err := json.Unmarshal(data, &g); err != nil {
 		t.Fatal(err)
 	}
+	return g
+}
+
+// TestRawGolden reads every tensor of files torch.save, numpy.savez and a safetensors writer
+// made, whatever its element type, layout (transposed, sliced, Fortran order) and byte order,
+// as the little-endian C-order bytes the reference libraries give; copies each file to every
+// format that can hold its types with WriteRaw and reads the copies back unchanged; and
+// checks that the reference libraries read the committed copies (gen_raw.py) as the originals.
+func TestRawGolden(t *testing.T) {
+	g := readRawGolden(t)
 	if len(g.Files) < 5 {
 		t.Fatalf("expected.json lists %d files", len(g.Files))
 	}
@@ -148,14 +155,7 @@ func TestRawGolden(t *testing.T) {
 // half and complex tensors, big-endian and Fortran-ordered ones; and over the same arrays
 // written to every container.
 func TestListingNamesDTypesAlike(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(rawDir, "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g rawGolden
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
+	g := readRawGolden(t)
 	named := map[string]string{} // raw type → its listed name
 	seen := map[string]string{}  // listed name → the file that listed it
 	for src, want := range g.Files {
