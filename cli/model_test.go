@@ -1043,3 +1043,40 @@ func TestDistillMessagesReadWell(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillEditedUnitFittedAgain: a unit file of the work directory edited so that it still
+// reads (a pole moved outside the unit circle) is not taken as fitted: its content no longer
+// matches its SHA-256, so the unit is fitted again, said on stderr, and OUT is a fresh run's.
+// It was taken, and OUT held the unstable pole under a manifest saying every channel stable.
+func TestDistillEditedUnitFittedAgain(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "lru.pt")
+	args := []string{"distill", "../testdata/layouts/lru_64.pt", "--order", "4", "-o", out}
+	if r := run(t, "", args...); r.code != 0 {
+		t.Fatal(r)
+	}
+	units, err := filepath.Glob(filepath.Join(out+".work", "unit-*.json"))
+	if err != nil || len(units) != 1 {
+		t.Fatalf("units %v, %v", units, err)
+	}
+	data, err := os.ReadFile(units[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`"poles":\[\[[-0-9.e]+,`).ReplaceAll(data, []byte(`"poles":[[1.1,`))
+	if bytes.Equal(edited, data) {
+		t.Fatalf("no pole to edit in %s", data)
+	}
+	if err := os.WriteFile(units[0], edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", args...)
+	if r.code != 0 || !strings.Contains(r.stderr, "does not match its SHA-256 (edited or damaged)") || !strings.Contains(r.stderr, ": fitted;") {
+		t.Fatal(r)
+	}
+	fresh := filepath.Join(dir, "fresh.pt")
+	if r := run(t, "", "distill", "../testdata/layouts/lru_64.pt", "--order", "4", "-o", fresh); r.code != 0 {
+		t.Fatal(r)
+	}
+	sameDistilled(t, fresh, out)
+}

@@ -24,12 +24,15 @@ import (
 // The formats of the files a whole-model distillation leaves: a fitted unit in a work
 // directory, and a shard's part (its units, for ssmlab merge).
 const (
-	UnitFormat = "ssmlab-distill-unit/1"
-	PartFormat = "ssmlab-distill-part/1"
+	UnitFormat = "ssmlab-distill-unit/2"
+	PartFormat = "ssmlab-distill-part/2"
 )
 
 // unitRecord is a fitted unit as stored: the unit, its fit key (plan.FitKey), a record and a
-// filter file document per channel.
+// filter file document per channel, and the SHA-256 of all that (Sum). A unit is trusted as
+// fitted, its records written into the manifest as they are, so a file edited or damaged in
+// a way that still parses (a pole moved outside the unit circle under a record that says
+// stable) must not read: Sum makes it a damaged file, fitted again or refused.
 type unitRecord struct {
 	Format   string               `json:"format"`
 	Key      string               `json:"key"`
@@ -39,6 +42,20 @@ type unitRecord struct {
 	Warnings []string             `json:"warnings,omitempty"`
 	Shared   *plan.SharedRecord   `json:"shared,omitempty"`
 	MIMO     *plan.MIMORecord     `json:"mimo,omitempty"`
+	Sum      string               `json:"sha256"`
+}
+
+// checksum is the SHA-256 of the record as JSON without its Sum: encoding/json writes a
+// struct's fields in order, compacts the filters' raw JSON and writes each float64 in its
+// shortest form, which reads back to the same bits, so a record read encodes as written.
+func (rec unitRecord) checksum() string {
+	rec.Sum = ""
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return "" // a value beyond JSON: matches no stored sum
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
 }
 
 func encodeUnit(key string, r *plan.UnitResult) (unitRecord, error) {
@@ -50,6 +67,7 @@ func encodeUnit(key string, r *plan.UnitResult) (unitRecord, error) {
 		}
 		rec.Filters = append(rec.Filters, b)
 	}
+	rec.Sum = rec.checksum()
 	return rec, nil
 }
 
@@ -58,6 +76,8 @@ func (rec unitRecord) decode(key string, want plan.Unit) (*plan.UnitResult, erro
 	switch {
 	case rec.Format != UnitFormat:
 		return nil, fmt.Errorf("format %q, want %q", rec.Format, UnitFormat)
+	case rec.Sum != rec.checksum():
+		return nil, fmt.Errorf("its content does not match its SHA-256 (edited or damaged)")
 	case rec.Key != key:
 		return nil, fmt.Errorf("fitted with other options or from another input (key %.12s…, want %.12s…)", rec.Key, key)
 	case rec.Unit != want:

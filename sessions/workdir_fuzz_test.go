@@ -54,8 +54,8 @@ func FuzzWorkDirLoad(f *testing.F) {
 	u := plan.Unit{Prefix: "l.", Lo: 0, Hi: 2, Length: 32, Order: 2}
 	dir := f.TempDir()
 	f.Add(savedUnit(f, dir, fittedUnit(f, u)))
-	f.Add([]byte(`{"format": "ssmlab-distill-unit/1", "key": "k", "unit": {"prefix": "l.", "lo": 0, "hi": 2, "length": 32, "order": 2}, "filters": [], "channels": []}`))
-	f.Add([]byte(`{"format": "ssmlab-distill-unit/1", "key": "k"`))
+	f.Add([]byte(`{"format": "ssmlab-distill-unit/2", "key": "k", "unit": {"prefix": "l.", "lo": 0, "hi": 2, "length": 32, "order": 2}, "filters": [], "channels": []}`))
+	f.Add([]byte(`{"format": "ssmlab-distill-unit/2", "key": "k"`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, r := loadFuzzed(t, dir, u, data)
 		if r == nil {
@@ -92,7 +92,7 @@ func FuzzWorkDirLoadMIMO(f *testing.F) {
 		D: []float64{0.5, 0, 0, 0.5}, Inputs: 2, Outputs: 2, Order: 2, HSV: []float64{1, 0.5}, Bound: 1}
 	res := &plan.UnitResult{Unit: u, MIMO: rec, Channels: []plan.ChannelRecord{{Channel: 0, Order: 2}, {Channel: 1, Order: 2}}}
 	f.Add(savedUnit(f, dir, res))
-	f.Add([]byte(`{"format": "ssmlab-distill-unit/1", "key": "k", "unit": {"prefix": "l.", "lo": 0, "hi": 2, "length": 32, "order": 2, "mimo": true}, "filters": [], "channels": [], "mimo": {"poles": [], "b": [], "c": [], "d": [], "inputs": 0, "outputs": 2}}`))
+	f.Add([]byte(`{"format": "ssmlab-distill-unit/2", "key": "k", "unit": {"prefix": "l.", "lo": 0, "hi": 2, "length": 32, "order": 2, "mimo": true}, "filters": [], "channels": [], "mimo": {"poles": [], "b": [], "c": [], "d": [], "inputs": 0, "outputs": 2}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w, r := loadFuzzed(t, dir, u, data)
 		if r == nil {

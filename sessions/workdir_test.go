@@ -2,7 +2,6 @@ package sessions_test
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -70,6 +69,28 @@ func TestWorkDir(t *testing.T) {
 	if r, _ := w.Load(u); r != nil || len(w.Ignored) != 2 || !strings.Contains(w.Ignored[1], "duplicate key") {
 		t.Errorf("got %v, ignored %q", r, w.Ignored)
 	}
+	// A file edited so that it still reads, a pole moved outside the unit circle under the
+	// record that says stable: it was loaded, and its records went into the manifest.
+	if err := w.Save(want); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := w.Load(u); r == nil || err != nil {
+		t.Fatalf("the saved unit did not load: %v", err)
+	}
+	data, err := os.ReadFile(w.Path(u))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "[0.54,0.1]", "[1.1,0.1]", 1)
+	if edited == string(data) {
+		t.Fatalf("no pole [0.54,0.1] to edit in %s", data)
+	}
+	if err := os.WriteFile(w.Path(u), []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r, _ := w.Load(u); r != nil || len(w.Ignored) != 3 || !strings.Contains(w.Ignored[2], "does not match its SHA-256 (edited or damaged)") {
+		t.Errorf("an edited unit: got %v, ignored %q", r, w.Ignored)
+	}
 }
 
 // A part file reads back as written; merging refuses parts of other inputs.
@@ -90,6 +111,14 @@ func TestPartRoundTrip(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(got, p) {
 		t.Fatalf("read %+v, %v", got, err)
 	}
+	// A part edited so that it still reads is refused: merge wrote its filters as fitted.
+	edited := strings.Replace(string(data), `"rel_error":0.00014285714285714287`, `"rel_error":1e-9`, 1)
+	if edited == string(data) {
+		t.Fatalf("no rel_error to edit in %s", data)
+	}
+	if _, err := sessions.DecodePart([]byte(edited)); !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "does not match its SHA-256") {
+		t.Errorf("an edited part: %v", err)
+	}
 	q := *p
 	q.Input.SHA256 = "cd"
 	q.Units = []*plan.UnitResult{fittedUnit(t, u0)}
@@ -107,14 +136,19 @@ func TestPartRoundTrip(t *testing.T) {
 // FuzzDecodePart: any bytes give a part or an error, never a panic, and a part read encodes
 // to what reads back as the same part.
 func FuzzDecodePart(f *testing.F) {
-	// The first, a part of one unit of one channel whose zero fields are left out, is 370
-	// bytes; EncodePart's of two channels, which writes every field of the options, was 1 KB
-	// (fuzzcorpus.MaxSeed).
+	// The first, EncodePart's of one unit of one channel, is 971 bytes (fuzzcorpus.MaxSeed is
+	// 1 KB): a part that reads, its unit's SHA-256 right.
+	valid, err := sessions.EncodePart(&sessions.Part{Shard: plan.Shard{Index: 0, Count: 2}, Units: []*plan.UnitResult{fittedUnit(f, plan.Unit{Lo: 0, Hi: 1})}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := sessions.DecodePart(valid); err != nil {
+		f.Fatalf("the valid seed does not read: %v", err)
+	}
 	seeds := [][]byte{
-		fmt.Appendf(nil, `{"format": "ssmlab-distill-part/1", "shard": {"index": 0, "count": 2}, "units": [{"format": "ssmlab-distill-unit/1", "key": %q, "unit": {"lo": 0, "hi": 1}, "channels": [{"channel": 0, "order": 1, "model": "modal"}], "filters": [{"form": "diagonal", "poles": [[0.5, 0]], "residues": [[1, 0]], "h0": 0}]}]}`,
-			plan.FitKey(plan.Input{}, plan.Options{})),
-		[]byte(`{"format": "ssmlab-distill-part/1", "shard": {"index": 3, "count": 2}}`),
-		[]byte(`{"format": "ssmlab-distill-part/1", "shard": {"index": 0, "count": 1}, "units": [{"unit": {"lo": 5, "hi": 2}}]}`),
+		valid,
+		[]byte(`{"format": "ssmlab-distill-part/2", "shard": {"index": 3, "count": 2}}`),
+		[]byte(`{"format": "ssmlab-distill-part/2", "shard": {"index": 0, "count": 1}, "units": [{"unit": {"lo": 5, "hi": 2}}]}`),
 	}
 	fuzzcorpus.CheckSmall(f, "FuzzDecodePart", seeds)
 	for _, s := range seeds {
