@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"strconv"
 
 	"github.com/ssmlab/ssmlab/filters"
 )
@@ -235,17 +236,98 @@ func buildIIR(a Args, cheby bool) (Result, error) {
 		}
 		w = []float64{a.Float("wlo"), a.Float("whi")}
 	}
-	var f *filters.ZPK
-	var err error
-	if cheby {
-		f, err = Cheby1(a.Int("order"), a.Float("ripple"), band, w...)
-	} else {
-		f, err = Butter(a.Int("order"), band, w...)
+	n := a.Int("order")
+	designIIR := func(w []float64) (*filters.ZPK, error) {
+		if cheby {
+			return Cheby1(n, a.Float("ripple"), band, w...)
+		}
+		return Butter(n, band, w...)
 	}
+	// The passband's nominal gain: 1, or -rp dB where an even-order Chebyshev filter starts.
+	nominal := 1.0
+	if cheby && n%2 == 0 {
+		nominal = math.Pow(10, -a.Float("ripple")/20)
+	}
+	f, err := designIIR(w)
 	if err != nil {
 		return Result{}, err
 	}
+	if flaw := iirFlaw(f, band, w, nominal); flaw != "" {
+		return Result{}, iirLimitError(a, band, w, flaw, func(w []float64) string {
+			g, err := designIIR(w)
+			if err != nil {
+				return err.Error()
+			}
+			return iirFlaw(g, band, w, nominal)
+		})
+	}
 	return Result{Filter: f}, nil
+}
+
+// iirFlaw says why the designed filter f is not the one asked for, or "" if it is: in float64
+// a cut-off near 0 (or an edge near π) puts the poles within rounding of z = ±1, where the
+// bilinear transform loses them (1 + 2e-17 rounds to 1). The filter must then be stable with
+// the margin the rest of ssmlab calls stable (filters.Stable), and its passband gain, at the
+// frequency the analog prototype's s = 0 maps to, within the documented accuracy
+// filters.MaxRelError of nominal.
+func iirFlaw(f *filters.ZPK, band Band, w []float64, nominal float64) string {
+	for _, p := range f.Poles {
+		if !filters.Stable(cmplx.Abs(p)) {
+			return fmt.Sprintf("a pole at |p| = %.12g is on the unit circle to within %g", cmplx.Abs(p), filters.MarginalTol)
+		}
+	}
+	at := 0.0 // lowpass and bandstop pass ω = 0
+	switch band {
+	case Highpass:
+		at = math.Pi
+	case Bandpass:
+		// the centre √(ω̃₁ω̃₂) of the prewarped edges, warped back
+		at = 2 * math.Atan(math.Sqrt(math.Tan(w[0]/2)*math.Tan(w[1]/2)))
+	}
+	g := cmplx.Abs(f.FreqResponse([]float64{at})[0])
+	if !(math.Abs(g/nominal-1) <= filters.MaxRelError) {
+		return fmt.Sprintf("its passband gain is %.6g, not %.6g", g, nominal)
+	}
+	return ""
+}
+
+// iirLimitError refuses edges w whose design has the given flaw. For a lowpass or highpass
+// cut-off it finds, by bisection on log ωc (or log(π - ωc) near π) with flawOf judging each
+// try, the nearest cut-off toward π/2 that designs accurately at this order.
+func iirLimitError(a Args, band Band, w []float64, flaw string, flawOf func([]float64) string) error {
+	name := a.preset.Name
+	if band != Lowpass && band != Highpass {
+		return paramErrorf(name, "wlo=%g, whi=%g at order %d are beyond what float64 designs accurately: %s; move the edges away from 0 and π",
+			w[0], w[1], a.Int("order"), flaw)
+	}
+	wc := w[0]
+	// distance from the end of (0, π) the cut-off is near, and the cut-off at a distance
+	near := func(x float64) float64 { return x }
+	if wc > math.Pi/2 {
+		near = func(x float64) float64 { return math.Pi - x }
+	}
+	bad, good := math.Log(near(wc)), math.Log(math.Pi/2)
+	if flawOf([]float64{math.Pi / 2}) != "" {
+		return paramErrorf(name, "wc=%g at order %d is beyond what float64 designs accurately: %s", wc, a.Int("order"), flaw)
+	}
+	for range 60 {
+		mid := (bad + good) / 2
+		if flawOf([]float64{near(math.Exp(mid))}) == "" {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	// two significant digits, rounded toward π/2 so that the value named designs accurately
+	d := math.Exp(good)
+	unit := math.Pow(10, math.Floor(math.Log10(d))-1)
+	d = math.Ceil(d/unit) * unit
+	if wc > math.Pi/2 {
+		return paramErrorf(name, "wc=%g at order %d is too close to π for float64 to design accurately (%s): the largest workable wc is π - %s",
+			wc, a.Int("order"), flaw, strconv.FormatFloat(d, 'g', 2, 64))
+	}
+	return paramErrorf(name, "wc=%g at order %d is too small for float64 to design accurately (%s): the smallest workable wc is %s",
+		wc, a.Int("order"), flaw, strconv.FormatFloat(d, 'g', 2, 64))
 }
 
 func iirParams(cheby bool) []Param {
@@ -254,7 +336,7 @@ func iirParams(cheby bool) []Param {
 		{Name: "band", Kind: Choice, Default: "lowpass", Choices: []string{"lowpass", "highpass", "bandpass", "bandstop"},
 			Help: "band type"},
 		{Name: "wc", Kind: Float, Min: 0, Max: math.Pi, OpenMin: true, OpenMax: true,
-			Help: "cut-off ωc in rad/sample, lowpass and highpass only (default pi/4); SciPy's Wn = ωc/π"},
+			Help: "cut-off ωc in rad/sample, lowpass and highpass only (default pi/4); SciPy's Wn = ωc/π; one too close to 0 or π for float64 is refused, naming the nearest workable value"},
 		{Name: "wlo", Kind: Float, Min: 0, Max: math.Pi, OpenMin: true, OpenMax: true,
 			Help: "lower band edge in rad/sample, bandpass and bandstop only (default pi/4)"},
 		{Name: "whi", Kind: Float, Min: 0, Max: math.Pi, OpenMin: true, OpenMax: true,

@@ -196,6 +196,26 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// A cut-off too small for float64 is refused, naming the smallest that designs accurately,
+// and that value (like a normal cut-off) then builds a stable filter of the nominal gain.
+func TestIIRCutoffLimit(t *testing.T) {
+	for _, name := range []string{"butter", "cheby1"} {
+		_, err := New(name, map[string]string{"order": "8", "wc": "1e-17"})
+		if !errors.Is(err, ErrParam) {
+			t.Fatalf("%s wc=1e-17: error %v, want one wrapping ErrParam", name, err)
+		}
+		m := regexp.MustCompile(`wc=1e-17 .* smallest workable wc is (\S+)$`).FindStringSubmatch(err.Error())
+		if m == nil {
+			t.Fatalf("%s wc=1e-17: error %q does not name wc and the smallest workable value", name, err)
+		}
+		for _, wc := range []string{m[1], "pi/4"} {
+			if _, err := New(name, map[string]string{"order": "8", "wc": wc}); err != nil {
+				t.Errorf("%s wc=%s: %v", name, wc, err)
+			}
+		}
+	}
+}
+
 func mapKeys(m map[string]string) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
