@@ -77,7 +77,9 @@ figure shows (without it, the errors are measured here).
 Figures are deterministic: the same input gives the same file, byte for byte. The fonts are
 the Liberation fonts (named in SVG, embedded in PDF); PDF text is ASCII (ω/π becomes
 omega/pi). --width and --height take lengths such as 16cm, 6in or 300pt; --dpi sets the
-resolution of PNG files (default 150).`,
+resolution of PNG files (default 150); width × height × dpi² may not exceed ` +
+			fmt.Sprint(figures.MaxPixels) + ` pixels
+(20in × 20in at 350 DPI).`,
 		Example: `  ssmlab plot butter.json --impulse -o butter-impulse.svg
   ssmlab plot b6.json b6-zpk.json --spectrum --label before --label after -o bode.pdf
   ssmlab plot hyena.json rtf4.json rtf8.json --impulse --log -o compare.png
@@ -155,6 +157,11 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 		fig, what, err = s.distillFigure(o, length, fo)
 	default:
 		fig, what, err = s.panelsFigure(args, o, kinds, fo)
+	}
+	if pe := (*figures.PixelsError)(nil); errors.As(err, &pe) {
+		// the size and resolution are the command line's: a usage error
+		return fmt.Errorf("a %.3g × %.3g in figure at --dpi %d is %.0f pixels, above the limit %d: lower --width, --height or --dpi",
+			pe.Width/vg.Inch, pe.Height/vg.Inch, pe.DPI, pe.Pixels, figures.MaxPixels)
 	}
 	if err != nil {
 		return err

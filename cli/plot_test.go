@@ -175,6 +175,7 @@ func TestPlotErrors(t *testing.T) {
 		{"channel syntax", []string{f, "--impulse", "--channel", "x", "-o", p("x.svg")}, ExitUsage, "--channel"},
 		{"length", []string{f, "--impulse", "--length", "0", "-o", p("x.svg")}, ExitUsage, "--length 0"},
 		{"width", []string{f, "--impulse", "--width", "1km", "-o", p("x.svg")}, ExitUsage, "--width"},
+		{"pixels", []string{f, "--impulse", "--width", "20in", "--height", "20in", "--dpi", "1200", "-o", p("x.png")}, ExitUsage, "576000000 pixels, above the limit 50000000: lower --width, --height or --dpi"},
 		{"two stdin", []string{"-", "-", "--impulse", "-o", p("x.svg")}, ExitUsage, "once"},
 		{"target without result", []string{"--target", p("kernels.json"), "-o", p("x.svg")}, ExitUsage, "both --target"},
 		{"kind with target", []string{"--target", f, "--result", f, "--pz", "-o", p("x.svg")}, ExitUsage, "do not apply"},

@@ -22,6 +22,21 @@ import (
 // ErrInvalid is wrapped by the errors of bad input to New and NewDistillation.
 var ErrInvalid = errors.New("invalid figure data")
 
+// PixelsError says that a figure's size at its DPI is above MaxPixels; it wraps ErrInvalid.
+// It is its own type because the size and DPI are the caller's choice, so a front end can
+// name the settings to lower.
+type PixelsError struct {
+	Width, Height vg.Length
+	DPI           int
+	Pixels        float64
+}
+
+func (e *PixelsError) Error() string {
+	return fmt.Sprintf("%v: %.0f pixels at %d DPI, above the limit %d", ErrInvalid, e.Pixels, e.DPI, MaxPixels)
+}
+
+func (e *PixelsError) Unwrap() error { return ErrInvalid }
+
 // ErrFormat is wrapped by the error of an unsupported image format.
 var ErrFormat = errors.New("unsupported image format")
 
@@ -148,7 +163,7 @@ func (f *Figure) layout(o Options, allSquare bool) error {
 		return fmt.Errorf("%w: DPI %d outside [36, 1200]", ErrInvalid, f.dpi)
 	}
 	if px := (f.width / vg.Inch * vg.Length(f.dpi)) * (f.height / vg.Inch * vg.Length(f.dpi)); px > MaxPixels {
-		return fmt.Errorf("%w: %.0f pixels at %d DPI, above the limit %d", ErrInvalid, px, f.dpi, MaxPixels)
+		return &PixelsError{Width: f.width, Height: f.height, DPI: f.dpi, Pixels: float64(px)}
 	}
 	return nil
 }
