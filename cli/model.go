@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -132,6 +133,13 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	if err := checkOutputs([]string{path}, outs...); err != nil {
 		return err
 	}
+	dir := m.workDir
+	if dir == "" {
+		dir = j.out + ".work"
+	}
+	if err := checkWorkDir(dir); err != nil {
+		return err
+	}
 	format, _ := checkpointFormat(j.out)
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length, ToLayout: opts.ToLayout})
 	if errors.Is(err, arrays.ErrUnsupported) {
@@ -155,6 +163,7 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	if err != nil {
 		return err
 	}
+	s.describePlan(ck, units, opts)
 	mine := plan.Of(units, shard)
 	if shard.Count > 1 {
 		var cost, total float64
@@ -169,10 +178,6 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	backend, err := backendFor(spec.Backend, s.err)
 	if err != nil {
 		return err
-	}
-	dir := m.workDir
-	if dir == "" {
-		dir = j.out + ".work"
 	}
 	wd, err := sessions.OpenWorkDir(dir, plan.FitKey(ck.Input, opts))
 	if err != nil {
@@ -205,6 +210,27 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		return nil
 	}
 	return s.writeDistilled(ck, results, opts, j.out, format, m.force)
+}
+
+// checkWorkDir checks, before any planning or fitting, that the work directory is one or
+// can be made: it exists as a directory, or the nearest existing folder above it is one.
+func checkWorkDir(dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		switch {
+		case err == nil && fi.IsDir():
+			return nil
+		case err == nil && d == dir:
+			return failf("work directory %s: not a directory", dir)
+		case err == nil:
+			return failf("work directory %s: %s is not a directory", dir, d)
+		case !errors.Is(err, fs.ErrNotExist):
+			return failf("work directory %s: %w", dir, err)
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
 }
 
 // options checks the flags that shape a whole checkpoint's distillation and gathers them.
@@ -283,8 +309,7 @@ func (s *streams) shardOf(m *modelFlags) (plan.Shard, string, error) {
 	return sh, from, nil
 }
 
-// planModel cuts the checkpoint's layers into units, checks the recipe against each layer
-// and says what will be done.
+// planModel cuts the checkpoint's layers into units and checks the recipe against each layer.
 func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.Unit, error) {
 	order := opts.Order
 	if opts.OrderAuto {
@@ -332,6 +357,12 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 	if err != nil {
 		return nil, fail(err)
 	}
+	return units, nil
+}
+
+// describePlan says what will be done: called once the checks that can fail have passed, so
+// that a failure prints its error alone.
+func (s *streams) describePlan(ck *sessions.Checkpoint, units []plan.Unit, opts plan.Options) {
 	kinds := map[string]int{}
 	chans, mimo := 0, 0
 	for _, l := range ck.Layers {
@@ -360,7 +391,6 @@ func (s *streams) planModel(ck *sessions.Checkpoint, opts plan.Options) ([]plan.
 	for _, sk := range ck.Skipped {
 		fmt.Fprintf(s.err, "left as it is: %s layer %q: %s\n", sk.Layout, sk.Prefix, sk.Why)
 	}
-	return units, nil
 }
 
 // fitUnits fits the units (or takes them from the work directory) with progress on stderr,
@@ -576,6 +606,7 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 			if err != nil {
 				return fail(err)
 			}
+			s.describePlan(ck, units, opts)
 			fmt.Fprintf(s.err, "merging %d parts: %d units\n", len(parts), len(units))
 			s.unitWarnings(results, out+".manifest.json")
 			return s.writeDistilled(ck, results, opts, out, format, force)

@@ -196,7 +196,7 @@ func checkMergeRefusals(t *testing.T, dir string, parts []string) {
 		{"input", append(slices.Clone(parts), "--input", filepath.Join(dir, "single.safetensors")), []string{"is not the input the parts distilled"}},
 	} {
 		r := run(t, "", append(append([]string{"merge"}, c.args...), "-o", out)...)
-		if r.code != 1 {
+		if r.code != 1 || strings.Count(r.stderr, "\n") != 1 { // the error alone, no plan line before it
 			t.Errorf("%s: %v", c.name, r)
 		}
 		for _, w := range c.wants {
@@ -506,6 +506,15 @@ func TestDistillModelBadUse(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "real.pt.work")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the refused is_real distillation left its work directory: %v", err)
+	}
+	// A --work-dir that is a file is refused before the plan and backend lines, alone.
+	file := filepath.Join(dir, "file.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", append(distillModelArgs(filepath.Join(dir, "wd.safetensors")), "--work-dir", file)...)
+	if r.code != 1 || r.stderr != "ssmlab: work directory "+file+": not a directory\n" {
+		t.Errorf("--work-dir a file: %v", r)
 	}
 }
 
