@@ -297,6 +297,9 @@ func (s *streams) shardOf(m *modelFlags) (plan.Shard, string, error) {
 		return sh, "--shard", nil
 	}
 	sh, from, ok, err := plan.FromEnv(os.Getenv, m.shards)
+	if errors.Is(err, plan.ErrNoShardCount) {
+		return sh, "", fmt.Errorf("%s=%s without --shards: give --shards N, the number of the Job's completions", plan.EnvK8sIndex, os.Getenv(plan.EnvK8sIndex))
+	}
 	if err != nil {
 		return sh, "", fail(err)
 	}

@@ -518,6 +518,19 @@ func TestDistillModelBadUse(t *testing.T) {
 	}
 }
 
+// A shard is a command-line matter however it is missing: --shards without an index, or a
+// Kubernetes index without --shards (that exited 1), both exit 2 saying what to give.
+func TestDistillModelShardMissing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "x.safetensors")
+	if r := run(t, "", append(distillModelArgs(out), "--shards", "4")...); r.code != ExitUsage || !strings.Contains(r.stderr, "--shards 4 without a shard: give --shard I/4") {
+		t.Errorf("--shards without an index: %v", r)
+	}
+	t.Setenv("JOB_COMPLETION_INDEX", "1")
+	if r := run(t, "", distillModelArgs(out)...); r.code != ExitUsage || !strings.Contains(r.stderr, "JOB_COMPLETION_INDEX=1 without --shards: give --shards N") {
+		t.Errorf("an index without --shards: %v", r)
+	}
+}
+
 // TestDistillModelSubsetAndAutoOrder distils the layers a pattern picks, each channel at the
 // order the suggestion gives for the tolerance, and copies the others unchanged.
 func TestDistillModelSubsetAndAutoOrder(t *testing.T) {

@@ -443,6 +443,10 @@ The job flags are those of distill; the report's errors are relative prediction 
 			if err := train.CheckLength(klen); err != nil {
 				return fmt.Errorf("--kernel-length: %w", err)
 			}
+			// Both are flags: checked here, not when the job runs (exit 1).
+			if err := spec.CheckOrderFits(klen); err != nil {
+				return fmt.Errorf("--order %d and --kernel-length %d: %w", spec.Order, klen, err)
+			}
 			// Each task reads its own flags; another task's would be ignored.
 			taskFlags := map[string]string{"data": "sysid", "length": "delay", "delay": "delay", "cutoff": "delay"}
 			for _, flag := range slices.Sorted(maps.Keys(taskFlags)) {

@@ -136,6 +136,7 @@ func TestJobBadInput(t *testing.T) {
 		{[]string{"train"}, ExitUsage, "--task is required"},
 		{[]string{"train", "--task", "delay", "--length", "0"}, ExitUsage, "--length 0 outside"},
 		{[]string{"train", "--task", "delay", "--kernel-length", "1"}, ExitUsage, "--kernel-length: invalid job: kernel length 1 outside"},
+		{[]string{"train", "--task", "delay", "--delay", "64", "--kernel-length", "32"}, ExitUsage, "--order 16 and --kernel-length 32: invalid job: order 16 needs kernels longer than 33 samples"},
 		{[]string{"train", "--task", "sysid"}, ExitUsage, "--data"},
 		// Another task's flags: --data of a delay task was ignored.
 		{[]string{"train", "--task", "delay", "--data", in}, ExitUsage, "--data applies to --task sysid, not to --task delay"},

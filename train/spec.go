@@ -220,6 +220,12 @@ func (s *Spec) Validate(channels, length int) error {
 	if err := CheckLength(length); err != nil {
 		return err
 	}
+	return s.CheckOrderFits(length)
+}
+
+// CheckOrderFits refuses an order whose parameters a kernel of length samples cannot
+// determine.
+func (s *Spec) CheckOrderFits(length int) error {
 	if s.Model == ModelRTF && 2*s.Order+1 >= length {
 		return invalidf("order %d needs kernels longer than %d samples (an RTF of order n has 2n+1 parameters), got %d", s.Order, 2*s.Order+1, length)
 	}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -56,6 +57,10 @@ const (
 	EnvSlurmTaskStep  = "SLURM_ARRAY_TASK_STEP"
 	EnvK8sIndex       = "JOB_COMPLETION_INDEX"
 )
+
+// ErrNoShardCount is wrapped by FromEnv's error for a Kubernetes index without a count: the
+// caller must be told the count, so it is the caller's mistake, not the environment's.
+var ErrNoShardCount = errors.New("no shard count")
 
 // FromEnv finds the shard of a task of a scheduler's job array in its environment (getenv
 // is os.Getenv, or a map's lookup in tests):
@@ -121,7 +126,7 @@ func FromEnv(getenv func(string) string, count int) (s Shard, from string, ok bo
 		}
 		from = fmt.Sprintf("%s=%d of %d", EnvK8sIndex, id, count)
 		if count == 0 {
-			return Shard{}, from, false, invalidf("%s=%d is set (a Kubernetes Indexed Job) but not the number of shards: give it (the Job's completions)", EnvK8sIndex, id)
+			return Shard{}, from, false, fmt.Errorf("%w: %w: %s=%d is set (a Kubernetes Indexed Job), and the environment does not hold the number of shards (the Job's completions)", ErrInvalid, ErrNoShardCount, EnvK8sIndex, id)
 		}
 		s = Shard{Index: id, Count: count}
 		if err := s.Check(); err != nil {
