@@ -137,7 +137,10 @@ func ladderView(l *figures.Ladder, num, w, h, top int, st *styles) []string {
 	logs := func(v []float64) []float64 {
 		out := make([]float64, len(v))
 		for i, x := range v {
-			out[i] = math.Log10(math.Max(x, 1e-16)) // a zero bound sits at the floor
+			out[i] = math.NaN() // a zero bound is left out (figures.BoundNote), not drawn at a floor
+			if x > 0 {
+				out[i] = math.Log10(math.Max(x, 1e-16))
+			}
 		}
 		return out
 	}
@@ -156,7 +159,7 @@ func ladderView(l *figures.Ladder, num, w, h, top int, st *styles) []string {
 	}
 	chartH, shown, scroll := ladderLayout(len(l.Orders), h)
 	top = max(0, min(top, len(l.Orders)-shown))
-	lines := []string{ansi.Truncate(st.dim.Render(fmt.Sprintf("#%d error ≥ bound by order", num)), w, "…")}
+	lines := []string{ansi.Truncate(st.dim.Render(fmt.Sprintf("#%d error ≥ bound by order%s", num, figures.BoundNote(l.Orders, bounds))), w, "…")}
 	lines = append(lines, drawChart(spec, w, chartH, st))
 	for k := top; k < top+shown; k++ {
 		lines = append(lines, ansi.Truncate(fmt.Sprintf("n=%-4d %s ≥ %s", l.Orders[k], sci(errs[k]), sci(bounds[k])), w, "…"))

@@ -99,7 +99,15 @@ func NewLadder(l Ladder, o Options) (*Figure, error) {
 		p.Add(line, points)
 	}
 	p.Add(mustLine(xy{x, floor(meanErr)}, meanErrorStyle()))
-	p.Add(mustLine(xy{x, floor(meanBound)}, boundStyle()))
+	var bx, by []float64 // a zero bound is left out: at the log axis' floor it reads as measured
+	for k, b := range meanBound {
+		if b > 0 {
+			bx, by = append(bx, x[k]), append(by, b)
+		}
+	}
+	if len(bx) > 0 {
+		p.Add(mustLine(xy{bx, floor(by)}, boundStyle()))
+	}
 	errorAxis(p, lo, hi)
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, orderTicks(l.Orders)
 	p.X.Min, p.X.Max = x[0]/1.2, x[n-1]*1.2
@@ -108,7 +116,7 @@ func NewLadder(l Ladder, o Options) (*Figure, error) {
 	fig.cells = [][]cell{{{p: p}}}
 	fig.legend = append(fig.legend,
 		legendEntry{"mean error", lineThumb(meanErrorStyle())},
-		legendEntry{"mean lower bound (any filter of the order)", lineThumb(boundStyle())})
+		legendEntry{"mean lower bound (any filter of the order)" + BoundNote(l.Orders, meanBound), lineThumb(boundStyle())})
 	for ch := range shown {
 		fig.legend = append(fig.legend, legendEntry{fmt.Sprintf("channel %d", ch), lineThumb(channelStyle(ch))})
 	}
@@ -119,6 +127,18 @@ func NewLadder(l Ladder, o Options) (*Figure, error) {
 		return nil, err
 	}
 	return fig, nil
+}
+
+// BoundNote says from which order the mean lower bound is 0, which a log axis cannot show:
+// ", 0 from order 4 (not drawn)", or "" where no bound is 0. The figure and the workbench's
+// ladder view both leave zero bounds out of the bound's line and say so with it.
+func BoundNote(orders []int, meanBounds []float64) string {
+	for k, b := range meanBounds {
+		if b == 0 {
+			return fmt.Sprintf(", 0 from order %d (not drawn)", orders[k])
+		}
+	}
+	return ""
 }
 
 func meanErrorStyle() draw.LineStyle {

@@ -60,3 +60,14 @@ func TestChannelStylesDistinct(t *testing.T) {
 		seen[key] = i
 	}
 }
+
+// A zero mean bound is left out of the bound's line (at the log axis' floor it read as a
+// measured value) and the legend says from which order it is 0.
+func TestBoundNote(t *testing.T) {
+	if got, want := BoundNote([]int{2, 4, 8}, []float64{0.1, 0, 0}), ", 0 from order 4 (not drawn)"; got != want {
+		t.Errorf("BoundNote = %q, want %q", got, want)
+	}
+	if got := BoundNote([]int{2, 4}, []float64{0.1, 0.01}); got != "" {
+		t.Errorf("BoundNote of nonzero bounds = %q, want none", got)
+	}
+}
