@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -206,7 +207,7 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		if err := s.put(out, data); err != nil {
 			return err
 		}
-		fmt.Fprintf(s.err, "wrote %s (%d units); when every shard is done: ssmlab merge %s -o %s\n", out, len(results), strings.Replace(out, fmt.Sprintf("shard-%d-of", shard.Index), "shard-*-of", 1), j.out)
+		fmt.Fprintf(s.err, "wrote %s (%s); when every shard is done: ssmlab merge %s -o %s\n", out, plural.Count(len(results), "unit"), strings.Replace(out, fmt.Sprintf("shard-%d-of", shard.Index), "shard-*-of", 1), j.out)
 		return nil
 	}
 	return s.writeDistilled(ck, results, opts, j.out, format, m.force)
@@ -380,12 +381,12 @@ func (s *streams) describePlan(ck *sessions.Checkpoint, units []plan.Unit, opts 
 		ks = append(ks, fmt.Sprintf("%s ×%d", k, n))
 	}
 	sort.Strings(ks)
-	what, kindText := "long-filter layer(s)", strings.Join(ks, ", ")
+	what, kindText := "long-filter layer", strings.Join(ks, ", ")
 	if mimo > 0 {
-		what, kindText = "layer(s)", fmt.Sprintf("%s; %d reduced whole, their outputs the channels", kindText, mimo)
+		what, kindText = "layer", fmt.Sprintf("%s; %d reduced whole, their outputs the channels", kindText, mimo)
 	}
-	fmt.Fprintf(s.err, "%s: %d %s to distil (%s), %d channels in %d units of at most %d channels\n",
-		ck.Path, len(ck.Layers), what, kindText, chans, len(units), opts.Chunk)
+	fmt.Fprintf(s.err, "%s: %s to distil (%s), %s in %s of at most %s\n",
+		ck.Path, plural.Count(len(ck.Layers), what), kindText, plural.Count(chans, "channel"), plural.Count(len(units), "unit"), plural.Count(opts.Chunk, "channel"))
 	for _, l := range ck.Layers {
 		for _, w := range l.Warnings {
 			fmt.Fprintf(s.err, "warning: %s layer %q: %s\n", l.Layout, l.Prefix, oneLine(w))
@@ -593,12 +594,15 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 				return failf("%s: %w", args[0], err)
 			}
 			ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: opts.Length, ToLayout: opts.ToLayout})
+			if errors.Is(err, fs.ErrNotExist) && input == "" {
+				return failf("%v: the parts were distilled from it there; --input names a copy of it elsewhere (checked against their SHA-256)", err)
+			}
 			if err != nil {
 				return fail(err)
 			}
 			defer ck.Close()
 			if ck.Input.SHA256 != first.Input.SHA256 || ck.Input.Size != first.Input.Size {
-				return failf("%s is not the input the parts distilled (%s, %d bytes, sha256 %.12s…, where %s has %d bytes, sha256 %.12s…): --input names it", path, first.Input.Name, first.Input.Size, first.Input.SHA256, path, ck.Input.Size, ck.Input.SHA256)
+				return failf("%s is not the file the parts were distilled from (that was %s, %d bytes, sha256 %.12s…; this has %d bytes, sha256 %.12s…): give the original with --input", path, first.Input.Name, first.Input.Size, first.Input.SHA256, ck.Input.Size, ck.Input.SHA256)
 			}
 			ck.Input.Name = first.Input.Name
 			units, err := s.planModel(ck, opts)

@@ -94,7 +94,7 @@ func TestDistillModel(t *testing.T) {
 	if r.code != 0 {
 		t.Fatal(r)
 	}
-	for _, want := range []string{"3 long-filter layer(s) to distil (hyena ×3), 48 channels in 6 units", "layer backbone.layers.2.mixer.filter_fn.: 16 channels, order 6", "backend: cpu (", "wrote " + single} {
+	for _, want := range []string{"3 long-filter layers to distil (hyena ×3), 48 channels in 6 units", "layer backbone.layers.2.mixer.filter_fn.: 16 channels, order 6", "backend: cpu (", "wrote " + single} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
@@ -185,15 +185,30 @@ func checkMergeRefusals(t *testing.T, dir string, parts []string) {
 	if r := run(t, "", append(distillModelArgs(other, "--shard", "0/3"), "--order", "5")...); r.code != 0 {
 		t.Fatal(r)
 	}
+	// The parts of an input moved since: their input_path names no file.
+	var moved []string
+	for i, part := range parts {
+		data, err := os.ReadFile(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile(`"input_path":"[^"]*"`)
+		edited := re.ReplaceAll(data, []byte(`"input_path":"`+filepath.Join(dir, "moved-away.safetensors")+`"`))
+		moved = append(moved, filepath.Join(dir, fmt.Sprintf("moved-%d.json", i)))
+		if bytes.Equal(edited, data) || os.WriteFile(moved[i], edited, 0o644) != nil {
+			t.Fatalf("%s: no input_path to edit", part)
+		}
+	}
 	for _, c := range []struct {
 		name  string
 		args  []string
 		wants []string
 	}{
+		{"moved input", moved, []string{"moved-away.safetensors", "the parts were distilled from it there; --input names a copy of it elsewhere"}},
 		{"gap", parts[:2], append([]string{"the parts do not cover the work once", "2 unit(s) missing"}, units(parts[2])...)},
 		{"overlap", append(slices.Clone(parts), twice), append([]string{"2 unit(s) in more than one part"}, units(parts[1])...)},
 		{"options", []string{parts[0], other + ".shard-0-of-3.json"}, []string{"different options", `order 6 and 5`}},
-		{"input", append(slices.Clone(parts), "--input", filepath.Join(dir, "single.safetensors")), []string{"is not the input the parts distilled"}},
+		{"input", append(slices.Clone(parts), "--input", filepath.Join(dir, "single.safetensors")), []string{"is not the file the parts were distilled from"}},
 	} {
 		r := run(t, "", append(append([]string{"merge"}, c.args...), "-o", out)...)
 		if r.code != 1 || strings.Count(r.stderr, "\n") != 1 { // the error alone, no plan line before it

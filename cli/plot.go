@@ -219,7 +219,7 @@ func (s *streams) panelsFigure(args []string, o plotOptions, kinds []figures.Kin
 		return nil, "", fmt.Errorf("say what to draw: --impulse, --spectrum, --magnitude, --phase, --group-delay or --pz")
 	}
 	if len(o.labels) > 0 && len(o.labels) != len(args) {
-		return nil, "", fmt.Errorf("--label given %d times for %d FILEs: give it once per FILE, or not at all", len(o.labels), len(args))
+		return nil, "", fmt.Errorf("--label given %s for %s: give it once per FILE, or not at all", plural.Count(len(o.labels), "time"), plural.Count(len(args), "FILE"))
 	}
 	chans, err := parseChannels(o.channel)
 	if err != nil {
@@ -299,6 +299,9 @@ func parseChannels(v string) ([]int, error) {
 		c, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || c < 0 {
 			return nil, fmt.Errorf("--channel %q: want all, a channel number or a list such as 0,2", v)
+		}
+		if slices.Contains(out, c) {
+			return nil, fmt.Errorf("--channel %q names channel %d twice: each channel is drawn once", v, c)
 		}
 		out = append(out, c)
 	}

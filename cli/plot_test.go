@@ -171,8 +171,10 @@ func TestPlotErrors(t *testing.T) {
 		{"bad extension", []string{f, "--impulse", "-o", p("x.jpg")}, ExitUsage, `".jpg"`},
 		{"no kind", []string{f, "-o", p("x.svg")}, ExitUsage, "say what to draw"},
 		{"no file", []string{"--impulse", "-o", p("x.svg")}, ExitUsage, "at least one FILE"},
-		{"labels", []string{f, f, "--impulse", "--label", "a", "-o", p("x.svg")}, ExitUsage, "--label given 1 times for 2 FILEs"},
+		{"labels", []string{f, f, "--impulse", "--label", "a", "-o", p("x.svg")}, ExitUsage, "--label given 1 time for 2 FILEs"},
 		{"channel syntax", []string{f, "--impulse", "--channel", "x", "-o", p("x.svg")}, ExitUsage, "--channel"},
+		// A channel named twice was drawn twice.
+		{"channel twice", []string{f, "--impulse", "--channel", "0,0", "-o", p("x.svg")}, ExitUsage, `--channel "0,0" names channel 0 twice`},
 		{"length", []string{f, "--impulse", "--length", "0", "-o", p("x.svg")}, ExitUsage, "--length 0"},
 		{"width", []string{f, "--impulse", "--width", "1km", "-o", p("x.svg")}, ExitUsage, "--width"},
 		{"pixels", []string{f, "--impulse", "--width", "20in", "--height", "20in", "--dpi", "1200", "-o", p("x.png")}, ExitUsage, "576000000 pixels, above the limit 50000000: lower --width, --height or --dpi"},
