@@ -674,6 +674,14 @@ func runSessionInfo(s *streams, path string, asJSON, allowOutside bool) error {
 		}
 		in.Targets = append(in.Targets, ii)
 	}
+	// Filters and targets as the workbench lists them (the file's order).
+	rank := map[string]int{}
+	for i, id := range sess.Order() {
+		rank[id] = i
+	}
+	byRank := func(a, b itemInfo) int { return rank[a.ID] - rank[b.ID] }
+	slices.SortStableFunc(in.Filters, byRank)
+	slices.SortStableFunc(in.Targets, byRank)
 	for _, j := range sess.Jobs {
 		desc := ""
 		if j.Status != "" {

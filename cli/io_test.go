@@ -272,6 +272,24 @@ func TestSessionInfoJobs(t *testing.T) {
 	}
 }
 
+// TestSessionInfoOrder: session info lists filters and targets in the file's order, as the
+// workbench does; it listed them by their place in their arrays.
+func TestSessionInfoOrder(t *testing.T) {
+	path := writeText(t, t.TempDir(), "order.ssmlab", `{"format": "ssmlab-session", "version": 2,
+	  "filters": [{"id": "f1", "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}},
+	              {"id": "f2", "filter": {"form": "tf", "a": [-0.25], "b": [1], "h0": 0}}],
+	  "order": ["f2", "f1"]}`)
+	r := run(t, "", "session", "info", path, "--json")
+	var in struct {
+		Filters []struct {
+			ID string `json:"id"`
+		} `json:"filters"`
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &in) != nil || len(in.Filters) != 2 || in.Filters[0].ID != "f2" || in.Filters[1].ID != "f1" {
+		t.Errorf("session info --json lists %+v, want f2 then f1:\n%v", in.Filters, r)
+	}
+}
+
 // TestSessionInfoVersion1: session info of a version-1 file says version 1, and that saving
 // writes version 2; it said "version 2" (the version this ssmlab writes, not the file's).
 func TestSessionInfoVersion1(t *testing.T) {

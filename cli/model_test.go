@@ -205,8 +205,8 @@ func checkMergeRefusals(t *testing.T, dir string, parts []string) {
 		wants []string
 	}{
 		{"moved input", moved, []string{"moved-away.safetensors", "the parts were distilled from it there; --input names a copy of it elsewhere"}},
-		{"gap", parts[:2], append([]string{"the parts do not cover the work once", "2 unit(s) missing"}, units(parts[2])...)},
-		{"overlap", append(slices.Clone(parts), twice), append([]string{"2 unit(s) in more than one part"}, units(parts[1])...)},
+		{"gap", parts[:2], append([]string{"the parts do not cover the work once", "2 units missing"}, units(parts[2])...)},
+		{"overlap", append(slices.Clone(parts), twice), append([]string{"2 units in more than one part"}, units(parts[1])...)},
 		{"options", []string{parts[0], other + ".shard-0-of-3.json"}, []string{"different options", `order 6 and 5`}},
 		{"input", append(slices.Clone(parts), "--input", filepath.Join(dir, "single.safetensors")), []string{"is not the file the parts were distilled from"}},
 	} {

@@ -104,7 +104,7 @@ func TestCoverageNamesUnits(t *testing.T) {
 	if !slices.Equal(ce.Missing, []string{"l1.[4:8]"}) || !slices.Equal(ce.Doubled, []string{"l0.[4:8]"}) || !slices.Equal(ce.Unknown, []string{"x.[0:1]"}) {
 		t.Fatalf("got %+v", ce)
 	}
-	for _, s := range []string{"1 unit(s) missing: l1.[4:8]", "in more than one part: l0.[4:8]", "not in the plan: x.[0:1]"} {
+	for _, s := range []string{"1 unit missing: l1.[4:8]", "in more than one part: l0.[4:8]", "not in the plan: x.[0:1]"} {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("%q lacks %q", err, s)
 		}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ssmlab/ssmlab/internal/plural"
 )
 
 // Shard is share Index of Count (0 ≤ Index < Count) of a job's units.
@@ -190,13 +192,13 @@ type CoverageError struct {
 func (e *CoverageError) Error() string {
 	var parts []string
 	if len(e.Missing) > 0 {
-		parts = append(parts, fmt.Sprintf("%d unit(s) missing: %s", len(e.Missing), listIDs(e.Missing)))
+		parts = append(parts, fmt.Sprintf("%s missing: %s", plural.Count(len(e.Missing), "unit"), listIDs(e.Missing)))
 	}
 	if len(e.Doubled) > 0 {
-		parts = append(parts, fmt.Sprintf("%d unit(s) in more than one part: %s", len(e.Doubled), listIDs(e.Doubled)))
+		parts = append(parts, fmt.Sprintf("%s in more than one part: %s", plural.Count(len(e.Doubled), "unit"), listIDs(e.Doubled)))
 	}
 	if len(e.Unknown) > 0 {
-		parts = append(parts, fmt.Sprintf("%d unit(s) not in the plan: %s", len(e.Unknown), listIDs(e.Unknown)))
+		parts = append(parts, fmt.Sprintf("%s not in the plan: %s", plural.Count(len(e.Unknown), "unit"), listIDs(e.Unknown)))
 	}
 	return strings.Join(parts, "; ")
 }
