@@ -231,6 +231,8 @@ func TestTaskErrorsNameTheCause(t *testing.T) {
 	}{
 		{[]float64{1, 2, 3}, []float64{1, 2}, "3 input samples and 2 output samples"},
 		{[]float64{}, []float64{}, "sequences of 0 samples"},
+		// It fitted, and reported the start's error as the fit's.
+		{make([]float64, 300), make([]float64, 300), "sequence 0's input is all zero"},
 	} {
 		job := Job{Spec: s, Task: &Task{Name: "sysid", U: [][]float64{tc.u}, Y: [][]float64{tc.y}}}
 		if _, err := Run(t.Context(), job, CPU{}, nil); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {

@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"slices"
 	"sync"
 
 	"gonum.org/v1/gonum/mat"
@@ -99,6 +100,11 @@ func (t *Task) objective(s Spec) (objective, [][]float64, error) {
 			if math.IsNaN(v) || math.IsInf(v, 0) || math.IsNaN(t.Y[i][j]) || math.IsInf(t.Y[i][j], 0) {
 				return nil, nil, invalidf("sequence %d sample %d is not finite", i, j)
 			}
+		}
+		// Every kernel maps a zero input to a zero output: such a sequence identifies none,
+		// and its channel's fit would be whatever the start was, reported as exact.
+		if !slices.ContainsFunc(u, func(v float64) bool { return v != 0 }) {
+			return nil, nil, invalidf("sequence %d's input is all zero: every kernel gives it the same output, so it identifies none", i)
 		}
 		clear(buf)
 		copy(buf, u)
