@@ -156,22 +156,33 @@ func countReal(p []complex128) int {
 	return c
 }
 
-// The golden values come from SciPy: testdata/golden/analysis/gen_mimo_hsv.py.
-func TestReduceMIMOGoldenHSV(t *testing.T) {
-	var g struct {
-		Inputs  int          `json:"inputs"`
-		Outputs int          `json:"outputs"`
-		Poles   [][2]float64 `json:"poles"`
-		B       [][2]float64 `json:"B"`
-		C       [][2]float64 `json:"C"`
-		D       []float64    `json:"D"`
-		HSV     []float64    `json:"hsv"`
-	}
-	numtest.ReadJSON(t, filepath.Join("..", "testdata", "golden", "analysis", "mimo_hsv.json"), &g)
+// mimoFile is a MIMO layer as gen_mimo_hsv.py and bench/mimo_bt_scipy.py write it, with
+// SciPy's Hankel singular values where the golden file has them.
+type mimoFile struct {
+	Inputs  int          `json:"inputs"`
+	Outputs int          `json:"outputs"`
+	Poles   [][2]float64 `json:"poles"`
+	B       [][2]float64 `json:"B"`
+	C       [][2]float64 `json:"C"`
+	D       []float64    `json:"D"`
+	HSV     []float64    `json:"hsv"`
+}
+
+// readMIMOFile reads the layer at path.
+func readMIMOFile(t testing.TB, path string) (*filters.MIMO, mimoFile) {
+	t.Helper()
+	var g mimoFile
+	numtest.ReadJSON(t, path, &g)
 	m, err := filters.NewMIMO(numtest.Complexes(g.Poles), numtest.Complexes(g.B), numtest.Complexes(g.C), g.D, g.Inputs, g.Outputs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m, g
+}
+
+// The golden values come from SciPy: testdata/golden/analysis/gen_mimo_hsv.py.
+func TestReduceMIMOGoldenHSV(t *testing.T) {
+	m, g := readMIMOFile(t, filepath.Join("..", "testdata", "golden", "analysis", "mimo_hsv.json"))
 	red, err := ReduceMIMO(m, 4)
 	if err != nil {
 		t.Fatal(err)
@@ -257,20 +268,9 @@ func BenchmarkReduceMIMOFile(b *testing.B) {
 	if path == "" {
 		b.Skip("SSMLAB_MIMO_JSON names the layer bench/mimo_bt_scipy.py wrote")
 	}
-	var g struct {
-		Inputs  int          `json:"inputs"`
-		Outputs int          `json:"outputs"`
-		Poles   [][2]float64 `json:"poles"`
-		B       [][2]float64 `json:"B"`
-		C       [][2]float64 `json:"C"`
-		D       []float64    `json:"D"`
-	}
-	numtest.ReadJSON(b, path, &g)
-	m, err := filters.NewMIMO(numtest.Complexes(g.Poles), numtest.Complexes(g.B), numtest.Complexes(g.C), g.D, g.Inputs, g.Outputs)
-	if err != nil {
-		b.Fatal(err)
-	}
+	m, _ := readMIMOFile(b, path)
 	var red *MIMOReduction
+	var err error
 	for b.Loop() {
 		if red, err = ReduceMIMO(m, 64); err != nil {
 			b.Fatal(err)
