@@ -136,15 +136,7 @@ func distilMIMOCase(t *testing.T, dir string, c mimoCase) []string {
 			}
 		}
 		f.Close()
-		first, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = run(t, "", args...)
-		second, err := os.ReadFile(out)
-		if r.code != 0 || err != nil || !bytes.Equal(first, second) || !strings.Contains(r.stderr, "done before (work directory)") {
-			t.Errorf("%s, order %s: a re-run wrote other bytes or reduced again (%v): %v", c.lay, order, err, r)
-		}
+		rerunSameBytes(t, out, args, string(c.lay)+", order "+order)
 		pairs = append(pairs, c.in, out)
 	}
 	for o := range want {

@@ -91,15 +91,7 @@ func TestDistillModelSharedModes(t *testing.T) {
 				t.Errorf("order 8 (the layer's own), channel %d: %.3g from the input", c, e)
 			}
 		}
-		first, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r = run(t, "", args...)
-		second, err := os.ReadFile(out)
-		if r.code != 0 || err != nil || !bytes.Equal(first, second) || !strings.Contains(r.stderr, "done before (work directory)") {
-			t.Errorf("order %s: a re-run wrote other bytes or fitted again (%v): %v", order, err, r)
-		}
+		rerunSameBytes(t, out, args, "order "+order)
 	}
 	// Under the bilinear disc the poles are the bilinear transform's, and the layer at its own
 	// order is fitted to rounding too.
@@ -200,5 +192,20 @@ func TestDistillModelSharedModesS4(t *testing.T) {
 		if strings.HasSuffix(a.Name, "kernel.A_real") && a.Shape[0] != 1 {
 			t.Errorf("%s of shape %v, want one row", a.Name, a.Shape)
 		}
+	}
+}
+
+// rerunSameBytes runs args again, which wrote out: the re-run takes every unit from the work
+// directory and writes the same bytes.
+func rerunSameBytes(t *testing.T, out string, args []string, what string) {
+	t.Helper()
+	first, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", args...)
+	second, err := os.ReadFile(out)
+	if r.code != 0 || err != nil || !bytes.Equal(first, second) || !strings.Contains(r.stderr, "done before (work directory)") {
+		t.Errorf("%s: a re-run wrote other bytes or fitted again (%v): %v", what, err, r)
 	}
 }
