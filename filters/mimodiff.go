@@ -289,29 +289,6 @@ func PoleLogs(p []complex128) []complex128 {
 	return out
 }
 
-// GeomSum returns Σ_{t<L} zᵗ for z = e^w as expm1(L·w)/expm1(w), which keeps its digits for
-// z near 1 where (1 − z^L)/(1 − z) would divide two cancelled differences; L at w = 0 and 1
-// for z = 0 (0⁰ = 1). Im w is first taken into [−π, π], so that two poles near −1, whose
-// angles add to about 2π, give L·Im w near 0 and not near 2πL.
-func GeomSum(w complex128, length int) complex128 {
-	if math.IsInf(real(w), -1) {
-		return 1
-	}
-	w = complex(real(w), math.Remainder(imag(w), 2*math.Pi))
-	if w == 0 {
-		return complex(float64(length), 0)
-	}
-	return expm1c(complex(float64(length), 0)*w) / expm1c(w)
-}
-
-// expm1c is e^w − 1 without cancellation for small |w|:
-// (e^x − 1)·cos y − 2·sin²(y/2) + i·e^x·sin y.
-func expm1c(w complex128) complex128 {
-	x, y := real(w), imag(w)
-	s := math.Sin(y / 2)
-	return complex(math.Expm1(x)*math.Cos(y)-2*s*s, math.Exp(x)*math.Sin(y))
-}
-
 // splitDense returns the real and imaginary parts of a row-major r×c complex matrix.
 func splitDense(z []complex128, r, c int) (re, im *mat.Dense) {
 	re, im = mat.NewDense(r, c, nil), mat.NewDense(r, c, nil)

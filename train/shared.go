@@ -235,7 +235,7 @@ func modeParams(a []complex128, dt float64, bilinear bool) []float64 {
 // sharedPole returns the variable projection's parameters (ν, θ; rmax 1) of the pole of mode
 // A = −e^α + iω at step Δ = e^δ, and their derivatives with respect to (α, ω, δ). Under
 // zero-order hold the pole is e^x with x = Δ·A: ν = δ + α, θ = Δ·ω (beyond ±π too: the
-// geometric sums take the phase into [−π, π] themselves, wrapPhase). Bilinear, it is
+// geometric sums take the phase into [−π, π] themselves, filters.PowerSums). Bilinear, it is
 // (1 + x/2)/(1 − x/2) = e^w with w = 2·atanh(x/2), dw/dx = 1/(1 − x²/4): ν = log(−Re w),
 // θ = Im w, and ∂ν = Re ∂w/Re w, ∂θ = Im ∂w.
 func sharedPole(alpha, omega, delta float64, bilinear bool) (nu, theta float64, dnu, dtheta [3]float64) {

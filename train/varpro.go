@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/vec"
 )
 
@@ -118,10 +119,10 @@ const varproFloor = 1e-9
 // projects onto the complement of Φ's range.
 //
 // Every column is 2Re(β τ^k λ^τ) (pairs) or β τ^k λ^(τ−s) (real poles), so the Gram matrix of
-// [Φ D] has closed-form entries (geomSums) and costs O(n²); only the products with the data
-// and the residual are sums over the L samples, O(n·L) in all. The residues come from the
-// normal equations ΦᵀΦc = Φᵀy by Cholesky (with a ridge of 1e-13 of the largest diagonal
-// entry, for nearly coincident poles) and, once their rounding or their ridge loses them,
+// [Φ D] has closed-form entries (filters.PowerSums) and costs O(n²); only the products with
+// the data and the residual are sums over the L samples, O(n·L) in all. The residues come
+// from the normal equations ΦᵀΦc = Φᵀy by Cholesky (with a ridge of 1e-13 of the largest
+// diagonal entry, for nearly coincident poles) and, once their rounding or their ridge loses them,
 // from iterative refinement on the true residual or Householder QR (solve); the residual
 // itself is always evaluated from the samples, so the objective is exact whatever the
 // conditioning.
@@ -135,7 +136,7 @@ type varpro struct {
 	// ridgeChecked is set once an evaluation with the ridge near a pivot has been checked
 	// against QR (solve).
 	ridgeChecked bool
-	sums         *geomSums
+	sums         *filters.PowerSums
 	mu           []complex128 // the poles (one member of each pair, then the real ones)
 	w            []complex128 // their logarithms, exact from the parameters
 	c            []float64    // residues for the last sse
@@ -147,10 +148,10 @@ type varpro struct {
 	// [0] at λ_p·λ_q (shift 0), [1] at λ_p·λ̄_q for two pairs, else the product's sums with
 	// shift 1 (for a real pole's derivative column).
 	pairSums [][2][3]complex128
-	exps     []poleExp     // each pole's, for pairSums
-	gram     *mat.SymDense // Gram matrix of [Φ D]
-	v0       []complex128  // Σ v_τ λ^τ per pole, for a vector v
-	v1       []complex128  // Σ v_τ τ λ^(τ−s) per pole
+	exps     []filters.PoleExp // each pole's, for pairSums
+	gram     *mat.SymDense     // Gram matrix of [Φ D]
+	v0       []complex128      // Σ v_τ λ^τ per pole, for a vector v
+	v1       []complex128      // Σ v_τ τ λ^(τ−s) per pole
 	lm       lmBuffers
 	qr       []float64 // exactResidues' basis
 	qrs, qrb []float64 // reducedBasis' problem and block
@@ -188,7 +189,7 @@ func newVarpro(s poleSet, y []float64) *varpro {
 		v.reuse(s, y)
 		return v
 	}
-	return &varpro{s: s, y: y[1:], yy: floats.Dot(y[1:], y[1:]), sums: sharedGeomSums(m), mu: make([]complex128, poles), w: make([]complex128, poles),
+	return &varpro{s: s, y: y[1:], yy: floats.Dot(y[1:], y[1:]), sums: filters.SharedPowerSums(m), mu: make([]complex128, poles), w: make([]complex128, poles),
 		c: make([]float64, n), e: make([]float64, m), chol: make([]float64, n*n), rhs: make([]float64, n),
 		cols: make([]basisCol, n+na), gram: mat.NewSymDense(n+na, nil), pairSums: make([][2][3]complex128, poles*poles),
 		v0: make([]complex128, poles), v1: make([]complex128, poles), lm: newLMBuffers(na), px: cpuSums{}}
@@ -226,7 +227,7 @@ func (v *varpro) release() {
 // written, such as qrR's lower triangle).
 func (v *varpro) reuse(s poleSet, y []float64) {
 	old := *v
-	*v = varpro{s: s, y: y[1:], yy: floats.Dot(y[1:], y[1:]), sums: sharedGeomSums(len(y) - 1),
+	*v = varpro{s: s, y: y[1:], yy: floats.Dot(y[1:], y[1:]), sums: filters.SharedPowerSums(len(y) - 1),
 		mu: old.mu, w: old.w, c: old.c, e: old.e, chol: old.chol, rhs: old.rhs, cols: old.cols,
 		gram: old.gram, pairSums: old.pairSums, exps: old.exps, v0: old.v0, v1: old.v1, lm: old.lm,
 		qr: old.qr, qrs: old.qrs, qrb: old.qrb, qrw: old.qrw, qrR: old.qrR, rdiag: old.rdiag,
@@ -278,25 +279,25 @@ func (v *varpro) setPoles(a []float64) {
 func (v *varpro) isPair(p int) bool { return p < v.s.pairs }
 
 // fillSums evaluates the geometric sums of every product of two poles (setPoles first),
-// from each pole's exps (geomSums.pairAt).
+// from each pole's exps (PowerSums.AtProduct).
 func (v *varpro) fillSums() {
 	np := len(v.mu)
 	if len(v.exps) < np {
-		v.exps = make([]poleExp, np)
+		v.exps = make([]filters.PoleExp, np)
 	}
 	for p := range np {
-		v.exps[p] = v.sums.poleExp(v.w[p])
+		v.exps[p] = v.sums.PoleExp(v.w[p])
 	}
 	for p := 0; p < np; p++ {
 		for q := p; q < np; q++ {
 			ps := &v.pairSums[p*np+q]
 			wp, wq := v.w[p], v.w[q]
-			ps[0] = v.sums.pairAt(wp, wq, v.exps[p], v.exps[q])
+			ps[0] = v.sums.AtProduct(wp, wq, v.exps[p], v.exps[q])
 			switch {
 			case v.isPair(p) && v.isPair(q):
-				ps[1] = v.sums.pairAt(wp, cmplx.Conj(wq), v.exps[p], v.exps[q].conj())
+				ps[1] = v.sums.AtProduct(wp, cmplx.Conj(wq), v.exps[p], v.exps[q].Conj())
 			default:
-				ps[1] = v.sums.shifted(wp+wq, 1, ps[0])
+				ps[1] = v.sums.Shifted(wp+wq, 1, ps[0])
 			}
 		}
 	}
