@@ -3,6 +3,8 @@ package train
 import (
 	"math"
 	"math/cmplx"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // Conditioning of a modal fit. Variable projection is free to reach its error with modes
@@ -83,12 +85,9 @@ func modeSize(f *modalFit, i, m int) float64 {
 	if r == 0 {
 		return 0
 	}
-	g := math.Sqrt(float64(m)) // ‖λ^τ‖ over τ < m, in closed form
+	g := math.Sqrt(float64(m)) // ‖λ^τ‖ over τ < m: √Σ ρ^(2τ), in closed form
 	if rho < 1 {
-		g = math.Sqrt(-math.Expm1(2*float64(m)*math.Log(rho)) / -math.Expm1(2*math.Log(rho)))
-	}
-	if rho == 0 {
-		g = 1
+		g = math.Sqrt(real(filters.GeomSum(complex(2*math.Log(rho), 0), m)))
 	}
 	return r * math.Max(1, 1/rho) * g
 }
