@@ -200,10 +200,10 @@ func strongestModes(targets [][]float64, start SharedModes, n int) SharedModes {
 			v.exactResidues(true)
 		}
 		for k := range all {
-			l := v.mu[k]
 			r2 := v.c[2*k]*v.c[2*k] + v.c[2*k+1]*v.c[2*k+1]
-			rho := real(l)*real(l) + imag(l)*imag(l)
-			energy[g][k] += r2 * (1 - math.Pow(rho, float64(len(y)-1))) / (1 - rho)
+			// Σ_{τ<L−1} |λ|^(2τ) from the exact log|λ|: (1 − ρ^(L−1))/(1 − ρ) of ρ = |λ|² is
+			// 0/0 where ρ rounds to 1.
+			energy[g][k] += r2 * real(filters.GeomSum(complex(2*real(v.w[k]), 0), len(y)-1))
 		}
 		v.release()
 	}
