@@ -129,7 +129,9 @@ A filter or a bank is written in the filter file format (docs/formats.md), in th
 convention, and its "name" records the preset and every parameter value used, so the same
 line rebuilds it. The same seed always gives the same filter. The hyena preset is a kernel,
 not a state-space filter: it writes {"kernels": [[h[0], ..., h[L-1]], ...]}, one kernel per
-channel, which convert and analyze do not read.
+channel, which convert and analyze do not read. A filter that comes out with fewer states than
+the order normally gives (pole pairs that fall on the real axis or underflow, each kept as one
+real pole) is written with a note on stderr that says so and why.
 
 NAME is one of:
 ` + wrapList(presets.Names(), "  ", 90) + `
@@ -205,7 +207,13 @@ func runPreset(s *streams, name string, values map[string]string, out string) er
 		return err
 	}
 	if doc, ok := r.Document(); ok {
-		return s.write(out, doc)
+		if err := s.write(out, doc); err != nil {
+			return err
+		}
+		if r.Note != "" {
+			fmt.Fprintf(s.err, "note: %s\n", r.Note)
+		}
+		return nil
 	}
 	data, err := encodePresetKernels(r.Kernels)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,6 +138,45 @@ func TestPresetDeterministicAndRebuildable(t *testing.T) {
 		again := run(t, "", append([]string{"preset"}, strings.Fields(doc.Name)...)...)
 		if again.code != 0 || again.stdout != r.stdout {
 			t.Errorf("rebuilding %q:\n%v", doc.Name, again)
+		}
+	}
+}
+
+// TestPresetFewerStatesNote: a preset whose filter came out with fewer states than its order
+// gives (poles that fall on the real axis or underflow, each kept once) says so on stderr,
+// after writing the filter; these were written without a word. The normal case stays quiet.
+func TestPresetFewerStatesNote(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "lru.json")
+	for _, c := range []struct {
+		args []string
+		note string
+	}{
+		{[]string{"lru", "max_phase=0", "order=4"}, "note: lru: the filter has 2 states where order=4 gives 4: max_phase=0"},
+		{[]string{"lru", "max_phase=0", "order=4", "-o", out}, "note: lru: the filter has 2 states where order=4 gives 4: max_phase=0"},
+		{[]string{"s4d-lin", "dt=1000", "--order", "8"}, "note: s4d-lin: the filter has 4 states where order=8 gives 7: "},
+		{[]string{"s4d-lin", "--order", "16"}, ""},
+		{[]string{"lru"}, ""},
+	} {
+		r := run(t, "", append([]string{"preset"}, c.args...)...)
+		if r.code != 0 {
+			t.Fatalf("%v: %v", c.args, r)
+		}
+		if c.note == "" {
+			if r.stderr != "" {
+				t.Errorf("%v: stderr %q, want nothing", c.args, r.stderr)
+			}
+			continue
+		}
+		if !strings.HasPrefix(r.stderr, c.note) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: stderr %q, want one line starting %q", c.args, r.stderr, c.note)
+		}
+		if slices.Contains(c.args, "-o") {
+			data, _ := os.ReadFile(out)
+			if _, err := filterfile.Unmarshal(data); err != nil || r.stdout != "" {
+				t.Errorf("%v: -o wrote no filter (%v), or stdout %q", c.args, err, r.stdout)
+			}
+		} else if _, err := filterfile.Unmarshal([]byte(r.stdout)); err != nil {
+			t.Errorf("%v: stdout is not a filter file: %v", c.args, err)
 		}
 	}
 }

@@ -1,10 +1,12 @@
 package presets
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 )
 
 // Limits shared by the presets.
@@ -152,4 +154,37 @@ func uniforms(rng *rand.Rand, n int, lo, hi float64) []float64 {
 		v[i] = lo + (hi-lo)*rng.Float64()
 	}
 	return v
+}
+
+// statesNote returns the note of a result whose filter, or some of whose channels, came out
+// with fewer than want states, the number the preset's parameters give when no state is lost;
+// why says how states were lost. It returns "" when every channel has want states.
+func statesNote(a Args, r Result, want int, why string) string {
+	var orders []int
+	switch {
+	case r.Filter != nil:
+		orders = []int{r.Filter.Order()}
+	case r.Bank != nil:
+		for _, f := range r.Bank.Channels {
+			orders = append(orders, f.Order())
+		}
+	}
+	short, fewest, first := 0, want, -1
+	for i, k := range orders {
+		if k < want {
+			short++
+			if k < fewest {
+				fewest, first = k, i
+			}
+		}
+	}
+	asked := fmt.Sprintf("order=%d", a.Int("order"))
+	switch {
+	case short == 0:
+		return ""
+	case r.Filter != nil:
+		return fmt.Sprintf("%s: the filter has %s where %s gives %d: %s", a.preset.Name, plural.Count(fewest, "state"), asked, want, why)
+	}
+	return fmt.Sprintf("%s: %d of %s have fewer than the %d states %s gives (fewest: %d, channel %d): %s",
+		a.preset.Name, short, plural.Count(len(orders), "channel"), want, asked, fewest, first, why)
 }

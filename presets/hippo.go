@@ -266,14 +266,22 @@ func buildS4D(a Args, kind string) (Result, error) {
 		return Result{}, err
 	}
 	rng := a.rng()
-	return channels(a, 4*n, func(int) (filters.Filter, error) {
+	want := 0 // the states of the continuous-time system: N-1 for lin, N for inv and real
+	r, err := channels(a, 4*n, func(int) (filters.Filter, error) {
 		dt := st.step(rng)
 		sys, err := s4dModal(rng, modes, kind == "real")
 		if err != nil {
 			return nil, err
 		}
+		want = sys.Order()
 		return st.discretize(sys, dt)
 	})
+	if err != nil {
+		return r, err
+	}
+	r.Note = statesNote(a, r, want, "conjugate pole pairs came out real when discretised, each kept as one real pole "+
+		"(e^{Δt·λ} is real where Δt·Im λ is a multiple of π, and counts as real where it underflows towards 0)")
+	return r, nil
 }
 
 func s4dParams(method string) []Param {

@@ -86,9 +86,18 @@ func buildLRU(a Args) (Result, error) {
 		return Result{}, paramErrorf(a.preset.Name, "r_min = r_max and max_phase = 0 put every pole at %g: the filter would have one repeated pole", rMin)
 	}
 	rng := a.rng()
-	return channels(a, 4*n, func(int) (filters.Filter, error) {
+	r, err := channels(a, 4*n, func(int) (filters.Filter, error) {
 		return NewLRU(rng, n/2, rMin, rMax, phase).Filter()
 	})
+	if err != nil {
+		return r, err
+	}
+	why := "modes drawn with the phase 0 (or the radius 0) are real, each kept as one real pole without a conjugate"
+	if phase == 0 {
+		why = "max_phase=0 gives every mode the phase 0, so each is real and kept as one real pole without a conjugate"
+	}
+	r.Note = statesNote(a, r, n, why)
+	return r, nil
 }
 
 // RotRNN holds the initial parameters of a multi-head single-input single-output RotRNN layer

@@ -5,6 +5,7 @@ import (
 	"math/cmplx"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -278,6 +279,42 @@ func TestS4DLinRealPoles(t *testing.T) {
 		// The mode k = 0 is real in continuous time already.
 		if reals != c.real+1 {
 			t.Errorf("order %s dt %s: %d real poles, want %d", c.order, c.dt, reals, c.real+1)
+		}
+	}
+}
+
+// TestFewerStatesNote: a filter that comes out with fewer states than its order gives (pole
+// pairs that fall on the real axis, or underflow, and are kept as one real pole each) carries
+// a note saying so and why; these were written without a word. S4D-Lin's N-1 states (λ₀ is
+// real) and the drawn defaults are what the preset gives and carry none.
+func TestFewerStatesNote(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		kv   []string
+		want []string // in the note; none for no note
+	}{
+		{"lru", []string{"order=4", "max_phase=0"}, []string{"lru: the filter has 2 states where order=4 gives 4", "max_phase=0"}},
+		{"s4d-lin", []string{"order=8", "dt=1000"}, []string{"s4d-lin: the filter has 4 states where order=8 gives 7", "real", "underflows"}},
+		{"s4d-lin", []string{"order=16", "dt=1"}, []string{"the filter has 8 states where order=16 gives 15", "multiple of π"}},
+		{"s4d-inv", []string{"order=8", "dt=1000", "channels=3"}, []string{"s4d-inv: 3 of 3 channels have fewer than the 8 states order=8 gives (fewest: 4, channel 0)"}},
+		{"lru", []string{"order=8", "max_phase=0", "channels=2"}, []string{"2 of 2 channels have fewer than the 8 states order=8 gives (fewest: 4, channel 0)"}},
+		{"lru", []string{"order=16"}, nil},
+		{"lru", []string{"order=64", "channels=16", "max_phase=pi/10"}, nil},
+		{"s4d-lin", []string{"order=16"}, nil},
+		{"s4d-lin", []string{"order=64", "channels=16"}, nil},
+		{"s4d-lin", []string{"order=16", "dt=0.02"}, nil},
+		{"s4d-inv", []string{"order=64", "channels=16"}, nil},
+		{"s4d-real", []string{"order=16", "dt=1000"}, nil},
+		{"hippo-fout", []string{"order=8"}, nil},
+	} {
+		r := build(t, c.name, c.kv...)
+		if c.want == nil && r.Note != "" {
+			t.Errorf("%s %v: note %q, want none", c.name, c.kv, r.Note)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.Note, w) {
+				t.Errorf("%s %v: note %q, want it to contain %q", c.name, c.kv, r.Note, w)
+			}
 		}
 	}
 }

@@ -272,6 +272,10 @@ type Result struct {
 	// Kernels holds time-domain kernels h[0..L-1], one per channel, for presets that are
 	// not state-space filters (the Hyena implicit filter).
 	Kernels [][]float64
+	// Note, when not empty, is one line for the user on how the result falls short of what
+	// its parameters normally give: a filter with fewer states than the order asked gives,
+	// and why (poles that came out real, each kept once without a conjugate).
+	Note string
 }
 
 // Document returns the result as a filter document; ok is false for kernels.

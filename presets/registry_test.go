@@ -61,6 +61,9 @@ func TestEveryPresetBuilds(t *testing.T) {
 			if !strings.HasPrefix(r.Name, p.Name) {
 				t.Errorf("result name %q", r.Name)
 			}
+			if r.Note != "" {
+				t.Errorf("the defaults give a note: %s", r.Note)
+			}
 			doc, ok := r.Document()
 			if !ok {
 				if p.Output != "kernels" || len(r.Kernels) == 0 {

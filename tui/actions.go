@@ -215,7 +215,12 @@ func (a *app) onPreset(msg presetMsg) {
 		return
 	}
 	e := a.entry(id)
-	a.setStatus(levelOK, fmt.Sprintf("added %s (%s, %s)", e.name, e.form(), e.size()))
+	added := fmt.Sprintf("added %s (%s, %s)", e.name, e.form(), e.size())
+	if b.Note != "" {
+		a.setStatus(levelWarn, added+"; note: "+b.Note)
+		return
+	}
+	a.setStatus(levelOK, added)
 }
 
 // onImport adds the items of a filter, bank or kernel file to the session and selects the

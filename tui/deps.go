@@ -53,6 +53,7 @@ type Built struct {
 	Filter  filters.Filter
 	Bank    *filters.Bank
 	Kernels [][]float64
+	Note    string // a line on how the result falls short of its parameters (presets.Result.Note)
 }
 
 // Store loads and saves work.

@@ -123,3 +123,26 @@ func TestMessagesNameWhatWasGiven(t *testing.T) {
 		t.Errorf(":distill order=4 order=8: status %q, %d jobs", m.status.text, len(m.jobs))
 	}
 }
+
+// TestPresetFewerStatesNote: a preset whose filter came out with fewer states than its order
+// gives (LRU's modes at phase 0 are real, each kept once) is added with a warning that says
+// so and why, as ssmlab preset's note; it was added as "ok" without a word.
+func TestPresetFewerStatesNote(t *testing.T) {
+	deps := testDeps(nil)
+	deps.Presets = registryPresets{}
+	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 200, Height: 40})
+
+	runPalette(t, m, "preset lru order=4 max_phase=0")
+	if len(m.entries()) != 1 {
+		t.Fatalf("%d items, want the filter added; status %q", len(m.entries()), m.status.text)
+	}
+	want := "note: lru: the filter has 2 states where order=4 gives 4: max_phase=0"
+	if m.status.level != levelWarn || !strings.HasPrefix(m.status.text, "added ") || !strings.Contains(m.status.text, want) {
+		t.Errorf("status %v %q, want a warning containing %q", m.status.level, m.status.text, want)
+	}
+	runPalette(t, m, "preset lru order=4")
+	if m.status.level != levelOK || strings.Contains(m.status.text, "note") {
+		t.Errorf("a full filter: status %v %q, want ok without a note", m.status.level, m.status.text)
+	}
+}

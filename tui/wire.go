@@ -72,7 +72,7 @@ func (registryPresets) Build(name string, values map[string]string) (Built, erro
 	if err != nil {
 		return Built{}, err
 	}
-	b := Built{Label: r.Name, Filter: r.Filter, Bank: r.Bank, Kernels: r.Kernels}
+	b := Built{Label: r.Name, Filter: r.Filter, Bank: r.Bank, Kernels: r.Kernels, Note: r.Note}
 	// A short name for the list: the preset and its order ("butter4", "hippo-legs64").
 	b.Name = name
 	switch {
