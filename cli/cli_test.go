@@ -612,3 +612,44 @@ func TestFlagValueErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagGivenTwice: a flag given twice is a command-line mistake naming the flag, in every
+// command (pflag kept the last value without a word: preset butter --order 6 --order 4 wrote
+// an order-4 filter). The flags that take several values (--label, --orders, --id, --pair)
+// stay repeatable.
+func TestFlagGivenTwice(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f.json")
+	if r := run(t, "", "preset", "butter", "--order", "4", "-o", f); r.code != 0 {
+		t.Fatal(r)
+	}
+	out := filepath.Join(dir, "out.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"preset", "butter", "--order", "6", "--order", "4", "-o", out}, "preset: --order given twice (6, then 4): give it once"},
+		{[]string{"preset", "butter", "--order=6", "--order", "6", "-o", out}, "preset: --order given twice: give it once"},
+		{[]string{"preset", "butter", "-o", out, "--output", filepath.Join(dir, "other.json")}, "preset: --output given twice ("},
+		{[]string{"convert", f, "--to", "tf", "--to", "zpk", "-o", out}, "convert: --to given twice (tf, then zpk)"},
+		{[]string{"analyze", f, "--poles", "--poles"}, "analyze: --poles given twice: give it once"},
+		{[]string{"analyze", f, "--impulse", "4", "--impulse", "8", "--impulse", "2"}, "--impulse given 3 times (4, then 8, then 2)"},
+		{[]string{"distill", f, "--order", "2", "--order", "3", "-o", out}, "distill: --order given twice (2, then 3)"},
+		{[]string{"plot", f, "--impulse", "--width", "6in", "--width", "8in", "-o", filepath.Join(dir, "p.svg")}, "plot: --width given twice"},
+	} {
+		r := run(t, "", tc.args...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: want exit 2 saying %q; got %v", tc.args, tc.want, r)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v wrote %s", tc.args, out)
+		}
+	}
+	// Repeatable flags.
+	if r := run(t, "", "distill", f, "--orders", "2", "--orders", "3"); r.code != 0 || !strings.Contains(r.stdout, `"orders": [`) {
+		t.Errorf("--orders given twice: %v", r)
+	}
+	if r := run(t, "", "plot", f, f, "--impulse", "--label", "a", "--label", "b", "-o", filepath.Join(dir, "two.svg")); r.code != 0 {
+		t.Errorf("--label given once per FILE: %v", r)
+	}
+}

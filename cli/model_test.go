@@ -182,7 +182,10 @@ func checkMergeRefusals(t *testing.T, dir string, parts []string) {
 		t.Fatal(err)
 	}
 	other := filepath.Join(dir, "other.safetensors")
-	if r := run(t, "", append(distillModelArgs(other, "--shard", "0/3"), "--order", "5")...); r.code != 0 {
+	// the recipe at order 5, not 6 (a flag given twice is refused: --order replaced, not added)
+	recipe := slices.Clone(modelRecipe)
+	recipe[slices.Index(recipe, "--order")+1] = "5"
+	if r := run(t, "", append(append([]string{"distill", modelCkpt}, recipe...), "-o", other, "--shard", "0/3")...); r.code != 0 {
 		t.Fatal(r)
 	}
 	// The parts of an input moved since: their input_path names no file.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +95,9 @@ func signalStatus(sig os.Signal) int {
 func execute(s *streams, args []string) (code int) {
 	root := newRoot(s)
 	root.SetArgs(args)
+	// Every command's flags have been parsed when this runs: refuse one given twice (pflag
+	// keeps the last value without a word).
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return repeatedFlag(cmd, args) }
 	defer func() {
 		// filters panics only on programmer errors; still, the user gets one line, not a trace.
 		if r := recover(); r != nil {
@@ -317,6 +321,58 @@ func flagError(err error) error {
 		return fmt.Errorf("--%s %q is out of range: want %s", f.Name, ive.GetValue(), want)
 	}
 	return fmt.Errorf("--%s %q: want %s", f.Name, ive.GetValue(), want)
+}
+
+// repeatedFlag refuses a flag that args give more than once ("--order given twice (6, then 4):
+// give it once"):
+// pflag keeps the last value, silently. It parses args again with cmd's flags, counting each
+// flag's values; flags that take several values (their pflag.Value is a SliceValue: --id,
+// --pair, --label, --orders) are repeatable and not counted.
+func repeatedFlag(cmd *cobra.Command, args []string) error {
+	shadow := pflag.NewFlagSet(cmd.Name(), pflag.ContinueOnError)
+	shadow.SetOutput(io.Discard)
+	shadow.ParseErrorsAllowlist.UnknownFlags = true
+	seen := map[string]*flagValues{}
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		v := &flagValues{typ: f.Value.Type()}
+		if _, many := f.Value.(pflag.SliceValue); !many {
+			seen[f.Name] = v
+		}
+		shadow.AddFlag(&pflag.Flag{Name: f.Name, Shorthand: f.Shorthand, NoOptDefVal: f.NoOptDefVal, Value: v, Usage: f.Usage})
+	})
+	if err := shadow.Parse(args); err != nil {
+		return nil // cobra parsed these args already; its verdict stands
+	}
+	var err error
+	shadow.VisitAll(func(f *pflag.Flag) {
+		v, counted := seen[f.Name]
+		if err != nil || !counted || len(v.values) < 2 {
+			return
+		}
+		times := "twice"
+		if n := len(v.values); n > 2 {
+			times = strconv.Itoa(n) + " times"
+		}
+		values := "" // the values, where they differ: which one was meant?
+		if slices.ContainsFunc(v.values, func(x string) bool { return x != v.values[0] }) {
+			values = " (" + strings.Join(v.values, ", then ") + ")"
+		}
+		err = fmt.Errorf("--%s given %s%s: give it once", f.Name, times, values)
+	})
+	return err
+}
+
+// flagValues records the values a flag is given, for repeatedFlag.
+type flagValues struct {
+	typ    string
+	values []string
+}
+
+func (v *flagValues) String() string { return "" }
+func (v *flagValues) Type() string   { return v.typ }
+func (v *flagValues) Set(s string) error {
+	v.values = append(v.values, s)
+	return nil
 }
 
 // unknownCommand is the error for words after cmd that name none of its subcommands, with
