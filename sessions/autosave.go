@@ -136,7 +136,7 @@ func (s *Session) Autosave(dir string) (string, error) {
 			origin = abs
 		}
 	}
-	data, err := marshal(s, &autosaveInfo{Origin: origin, Saved: now(), Dirty: s.dirtyItems()})
+	data, err := marshal(s, &autosaveInfo{Origin: origin, Saved: now(), Dirty: s.dirtyItems(), Deleted: s.Deleted()})
 	if err != nil {
 		return "", fmt.Errorf("autosave: %w", err)
 	}
@@ -277,9 +277,9 @@ func readAutosave(path string) (*Session, *autosaveInfo, error) {
 }
 
 // RecoverAutosave reads an autosave file. The session it returns belongs to the autosave's
-// origin (its Path; "" for an untitled session), is dirty (and so are the items that were),
-// and keeps writing to the same autosave file, whose lock it takes, until it is saved or
-// RemoveAutosave is called. A file another running ssmlab holds is refused.
+// origin (its Path; "" for an untitled session), is dirty (and so are the items that were;
+// Deleted names the items removed before the autosave), and keeps writing to the same
+// autosave file, whose lock it takes, until it is saved or RemoveAutosave is called. A file another running ssmlab holds is refused.
 func RecoverAutosave(path string) (*Session, error) {
 	s, auto, err := readAutosave(path)
 	if err != nil {
@@ -299,6 +299,9 @@ func RecoverAutosave(path string) (*Session, error) {
 		case KindTarget:
 			s.Targets[i].changed = s.gen
 		}
+	}
+	for _, name := range auto.Deleted {
+		s.deleted = append(s.deleted, deletion{name: name, gen: s.gen})
 	}
 	s.knowOrigin(auto.Saved)
 	if err := s.auto.claim(path); err != nil {

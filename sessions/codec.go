@@ -52,6 +52,9 @@ type autosaveInfo struct {
 	Origin string    // the session's file, absolute; "" for an untitled session
 	Saved  time.Time // when the autosave was written
 	Dirty  []string  // the items with unsaved changes
+	// Deleted names the filters and targets removed since the session was saved
+	// (Session.Deleted)
+	Deleted []string
 }
 
 // uiKeys are the UI's own keys in the "ui" object; other keys are UIState.Extra.
@@ -73,6 +76,9 @@ func marshal(s *Session, auto *autosaveInfo) ([]byte, error) {
 		a.set("origin", strNode(auto.Origin))
 		a.set("saved", strNode(auto.Saved.UTC().Format(time.RFC3339Nano)))
 		a.set("dirty", strList(auto.Dirty))
+		if len(auto.Deleted) > 0 {
+			a.set("deleted", strList(auto.Deleted))
+		}
 		root.set("autosave", a)
 	}
 	root.set("next_id", intNode(max(s.nextID, 1)))

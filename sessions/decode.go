@@ -389,7 +389,7 @@ func decodeAutosave(an *jnode) (*autosaveInfo, error) {
 	if an == nil {
 		return nil, nil
 	}
-	if err := an.objectKeys(`"autosave"`, "origin", "saved", "dirty"); err != nil {
+	if err := an.objectKeys(`"autosave"`, "origin", "saved", "dirty", "deleted"); err != nil {
 		return nil, err
 	}
 	auto := &autosaveInfo{}
@@ -405,6 +405,9 @@ func decodeAutosave(an *jnode) (*autosaveInfo, error) {
 		return nil, invalidf("\"saved\" of \"autosave\" is not an RFC 3339 time: %q", saved)
 	}
 	if auto.Dirty, err = stringList(an, `"autosave"`, "dirty"); err != nil {
+		return nil, err
+	}
+	if auto.Deleted, err = stringList(an, `"autosave"`, "deleted"); err != nil {
 		return nil, err
 	}
 	return auto, nil

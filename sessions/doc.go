@@ -11,7 +11,8 @@
 // and loads and are never reused, an Origin (where they came from; a distilled filter's
 // target and job) and a place in the Order they are listed in. Add*, Rename, Duplicate,
 // Remove, ReplaceFilter and ReplaceJob change the session and advance its Generation; Dirty
-// says whether it changed since it was loaded or saved, ItemDirty which items did.
+// says whether it changed since it was loaded or saved, ItemDirty which items did, Deleted
+// which were removed since.
 //
 //   - Files: Load reads a session file, Save writes one atomically and keeps the previous
 //     version as FILE.bak. Marshal and Unmarshal work in memory.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +189,54 @@ func TestAutosaveAndRecover(t *testing.T) {
 	}
 	if list := must(sessions.ListAutosaves(auto)); len(list) != 0 {
 		t.Errorf("autosaves left: %+v", list)
+	}
+}
+
+// TestRecoveredDeletions: the filters and targets removed since the save are unsaved work
+// (Deleted) that the autosave keeps and RecoverAutosave brings back; a save, of the session
+// or of a clone taken after the removal, clears them. Recovered, they were forgotten.
+func TestRecoveredDeletions(t *testing.T) {
+	dir := t.TempDir()
+	auto := filepath.Join(dir, "autosave")
+	path := filepath.Join(dir, "work.ssmlab")
+	s := sessions.New()
+	keep := must(s.AddFilter(filters.Document{Name: "keep", Filter: filtertest.Dense()}))
+	gone := must(s.AddFilter(filters.Document{Name: "gone", Filter: filtertest.Dense()}))
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove(gone); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Deleted(); !slices.Equal(got, []string{"gone"}) {
+		t.Fatalf("Deleted = %v, want [gone]", got)
+	}
+	p := must(s.Autosave(auto))
+	sessions.Abandon(s)
+	r := must(sessions.RecoverAutosave(p))
+	if got := r.Deleted(); !r.Dirty() || !slices.Equal(got, []string{"gone"}) {
+		t.Errorf("recovered: dirty %v, Deleted %v, want [gone]", r.Dirty(), got)
+	}
+	if r.ItemDirty(keep) {
+		t.Error("recovered: the kept filter is dirty")
+	}
+	// A save of a clone taken before a later removal leaves that removal unsaved.
+	c := r.Clone()
+	if err := r.Remove(keep); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	r.MarkSaved(path, c.Generation())
+	if got := r.Deleted(); !slices.Equal(got, []string{"keep"}) {
+		t.Errorf("after the clone's save: Deleted %v, want [keep]", got)
+	}
+	if err := r.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Deleted(); len(got) != 0 {
+		t.Errorf("saved: Deleted %v", got)
 	}
 }
 

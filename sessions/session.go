@@ -265,6 +265,9 @@ type Session struct {
 	uiGen    uint64   // advances on every change of UI
 	order    []string // IDs of filters and targets as listed; Order reconciles it
 	version  int      // the format version the session's file was read at; 0: CurrentVersion
+	// deleted are the filters and targets removed since the session was loaded or saved:
+	// unsaved work, as the items ItemDirty reports are (Deleted)
+	deleted []deletion
 	// auto is the session's autosave file; Clone shares it, so that an autosave or a save
 	// of a clone is known to the session it was cloned from.
 	auto *autosaveState
@@ -298,6 +301,8 @@ func (s *Session) change() uint64 {
 func (s *Session) MarkSaved(path string, gen uint64) {
 	s.Path = path
 	s.savedGen = gen
+	// a removal after the snapshot that was saved is still unsaved
+	s.deleted = slices.DeleteFunc(s.deleted, func(d deletion) bool { return d.gen <= gen })
 	s.version = CurrentVersion // what Marshal writes
 }
 
@@ -327,6 +332,24 @@ func (s *Session) Changed(id string) uint64 {
 // ItemDirty reports whether a filter or target changed since the session was loaded or
 // saved.
 func (s *Session) ItemDirty(id string) bool { return s.Changed(id) > s.savedGen }
+
+// deletion is a filter or target removed from the session: its name, and the generation of
+// its removal.
+type deletion struct {
+	name string
+	gen  uint64
+}
+
+// Deleted names the filters and targets removed since the session was loaded or saved, in
+// the order of their removal: unsaved work, like the items ItemDirty reports. An autosave
+// keeps them, and RecoverAutosave brings them back.
+func (s *Session) Deleted() []string {
+	names := make([]string, len(s.deleted))
+	for i, d := range s.deleted {
+		names[i] = d.name
+	}
+	return names
+}
 
 // Kind is the kind of an item.
 type Kind int
@@ -501,10 +524,13 @@ func (s *Session) Rename(id, name string) error {
 // Remove deletes an item; the UI's selection and overlay, and the links of other items to
 // it, are cleared.
 func (s *Session) Remove(id string) error {
+	name := ""
 	switch k, i := s.Lookup(id); k {
 	case KindFilter:
+		name = s.Filters[i].Name
 		s.Filters = slices.Delete(s.Filters, i, i+1)
 	case KindTarget:
+		name = s.Targets[i].Name
 		s.Targets = slices.Delete(s.Targets, i, i+1)
 	case KindJob:
 		s.Jobs = slices.Delete(s.Jobs, i, i+1)
@@ -513,7 +539,10 @@ func (s *Session) Remove(id string) error {
 	}
 	s.order = slices.DeleteFunc(s.order, func(o string) bool { return o == id })
 	s.unlink(id)
-	s.change()
+	gen := s.change()
+	if name != "" {
+		s.deleted = append(s.deleted, deletion{name: name, gen: gen})
+	}
 	return nil
 }
 
@@ -632,6 +661,7 @@ func (s *Session) Clone() *Session {
 		c.Jobs[i].Log = slices.Clone(c.Jobs[i].Log)
 	}
 	c.order = slices.Clone(s.order)
+	c.deleted = slices.Clone(s.deleted)
 	c.UI = s.UI.clone()
 	return &c
 }

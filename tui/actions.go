@@ -308,7 +308,6 @@ func (a *app) remove(id string) {
 		return
 	}
 	delete(a.cache, id)
-	a.deleted = append(a.deleted, deletion{name: e.name, gen: a.sess.Generation()})
 	if a.overlay == id {
 		a.overlay = ""
 	}

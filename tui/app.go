@@ -38,9 +38,6 @@ type app struct {
 		key viewKey
 	}
 	jobs []*job // the session's jobs, as the jobs pane shows them
-	// deleted are the items deleted since the session was saved, counted with the items
-	// changed among its unsaved work (unsavedNames)
-	deleted []deletion
 	// ask is a question an action needs answered (a conversion outside the documented
 	// accuracy): the root opens it once no other dialog is open.
 	ask      dialog
@@ -48,12 +45,6 @@ type app struct {
 	messages []statusMsg // the last maxMessages results, warnings and errors, oldest first
 	dir      string      // where new files go
 	progress time.Duration
-}
-
-// deletion is an item deleted: its name, and the session's generation once it was.
-type deletion struct {
-	name string
-	gen  uint64
 }
 
 var errNoSelection = errors.New("no filter selected: add one with a")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -101,8 +100,6 @@ func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
 		}
 	default:
 		m.sess.MarkSaved(r.path, msg.gen)
-		// a deletion after the snapshot that was saved is still unsaved
-		m.deleted = slices.DeleteFunc(m.deleted, func(d deletion) bool { return d.gen <= msg.gen })
 		done := fmt.Sprintf("saved the session (%d item(s)) to %s", msg.items, r.path)
 		m.setStatus(levelOK, done)
 		switch {
@@ -154,8 +151,8 @@ func (m *Model) unsavedNames() []string {
 			names = append(names, e.name)
 		}
 	}
-	for _, d := range m.deleted {
-		names = append(names, d.name+" (deleted)")
+	for _, name := range m.sess.Deleted() {
+		names = append(names, name+" (deleted)")
 	}
 	return names
 }
@@ -293,7 +290,7 @@ func (m *Model) openSession(path string, s *sessions.Session) tea.Cmd {
 // install makes s the workbench's session, shown as it was saved.
 func (m *Model) install(s *sessions.Session, path string) tea.Cmd {
 	m.cancelJobs()
-	m.sess, m.cache, m.deleted = s, map[string]*item{}, nil
+	m.sess, m.cache = s, map[string]*item{}
 	m.epoch += epochStep
 	m.commit.id = ""
 	m.disk.gen = 0

@@ -597,3 +597,68 @@ func TestOpenSameFileTwice(t *testing.T) {
 		t.Fatalf("other kernels: items %q, status %q", got, m.status.text)
 	}
 }
+
+// TestRecoveredDeletionIsUnsaved: an item deleted before the workbench was killed is unsaved
+// work once its autosave is recovered: the status bar counts it and quitting names it, as it
+// did before the crash. Recovered, the deletion was not counted ("0 unsaved" items, and the
+// quit question named nothing it would lose).
+func TestRecoveredDeletionIsUnsaved(t *testing.T) {
+	dir := t.TempDir()
+	s := sessions.New()
+	for _, name := range []string{"keep", "gone"} {
+		f, _ := pairZPK(0.8)
+		if _, err := s.AddFilter(filters.Document{Name: name, Filter: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "s.ssmlab")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	auto := filepath.Join(t.TempDir(), "autosave")
+	m := openModel(t, path, auto, 120, 40)
+	keys(t, m, "down", "x", "y")
+	if got := m.unsavedNames(); len(got) != 1 || got[0] != "gone (deleted)" {
+		t.Fatalf("before the crash: unsaved %v", got)
+	}
+	files := autosaveFiles(t, auto)
+	if len(files) != 1 {
+		t.Fatalf("autosaves %v", files)
+	}
+	// The process is killed: its autosave stays (a copy, as in TestAutosaveAndRecovery).
+	killed := filepath.Join(t.TempDir(), "autosave")
+	if err := os.MkdirAll(killed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(killed, filepath.Base(files[0])), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m2 := openModel(t, "", killed, 120, 40)
+	if _, ok := dialogOf[*recoverDialog](m2); !ok {
+		t.Fatalf("no offer to recover:\n%s", screen(m2))
+	}
+	keys(t, m2, "enter")
+	if got := m2.unsavedNames(); len(got) != 1 || got[0] != "gone (deleted)" {
+		t.Errorf("recovered: unsaved %v, want [gone (deleted)]", got)
+	}
+	if !strings.Contains(screen(m2), "1 unsaved") {
+		t.Errorf("recovered: the status bar does not count the deletion:\n%s", screen(m2))
+	}
+	keys(t, m2, "q")
+	c, ok := dialogOf[*confirm](m2)
+	if !ok || !strings.Contains(c.body, "gone (deleted)") {
+		t.Fatalf("quitting: dialog %T %+v, want the deletion named", m2.dialog, c)
+	}
+	// Saved, the deletion is saved work: nothing is unsaved any more.
+	keys(t, m2, "s")
+	if m2.sess.Dirty() || len(m2.unsavedNames()) != 0 {
+		t.Errorf("saved: dirty %v, unsaved %v", m2.sess.Dirty(), m2.unsavedNames())
+	}
+	if got := names(loadSession(t, path)); len(got) != 1 || got[0] != "keep" {
+		t.Errorf("saved session holds %v", got)
+	}
+}
