@@ -88,6 +88,29 @@ func checkReductionFlags(flags *pflag.FlagSet, j *jobFlags, ck *sessions.Checkpo
 	return nil
 }
 
+// checkLengthUsed refuses --length where every layer picked records the kernel length it is
+// distilled at (an RTF layer's trunc_len, an S4 layer's l_kernel, a Hyena layer's
+// positions): the flag would be ignored (an RTF layer with a trunc_len was distilled at it,
+// --length silently dropped).
+func checkLengthUsed(flags *pflag.FlagSet, ck *sessions.Checkpoint, length int) error {
+	if !flags.Changed("length") || len(ck.Layers) == 0 {
+		return nil
+	}
+	var own []string
+	for _, l := range ck.Layers {
+		if l.LengthFrom == "" {
+			return nil // this layer is distilled at --length
+		}
+		own = append(own, fmt.Sprintf("%s layer %q at %s", l.Layout, l.Prefix, l.LengthFrom))
+	}
+	const most = 3
+	if len(own) > most {
+		own = append(own[:most], fmt.Sprintf("%d more", len(own)-most))
+	}
+	return fmt.Errorf("--length %d would change nothing: every layer picked is distilled at the kernel length it records (%s); --length is for the layers that record none (S4D, StripedHyena, RTF without trunc_len, S4 without l_kernel)",
+		length, strings.Join(own, "; "))
+}
+
 // distillModel distils every long-filter layer of a checkpoint (or this shard's share).
 func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec, j *jobFlags, m *modelFlags, lf *layoutFlags, length int) error {
 	flags := cmd.Flags()
@@ -158,6 +181,9 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	}
 	defer ck.Close()
 	if err := checkReductionFlags(flags, j, ck); err != nil {
+		return err
+	}
+	if err := checkLengthUsed(flags, ck, length); err != nil {
 		return err
 	}
 	units, err := s.planModel(ck, opts)

@@ -862,7 +862,12 @@ func TestDistillModelGoldenFamilies(t *testing.T) {
 	var pairs []string
 	for _, c := range cases {
 		out := filepath.Join(dir, c.out)
-		args := append([]string{"distill", c.in, "--order", "2", "--length", "128", "-o", out}, c.args...)
+		args := append([]string{"distill", c.in, "--order", "2", "-o", out}, c.args...)
+		if !slices.Contains([]string{"hyena", "s4", "rtf"}, c.family) {
+			// the layers that record no kernel length; the others are distilled at theirs,
+			// and --length is refused for them
+			args = append(args, "--length", "128")
+		}
 		if r := run(t, "", args...); r.code != 0 {
 			t.Fatal(r)
 		}
@@ -978,6 +983,50 @@ func TestDistillModelRealLayerPoles(t *testing.T) {
 		if fitted := strings.Contains(r.stderr, "m.layer.[0:3]: fitted;"); fitted != (i == 0) {
 			t.Errorf("--poles positive --to-layout %s: fitted %v after the runs before, want %v:\n%s", to, fitted, i == 0, r.stderr)
 		}
+	}
+}
+
+// TestDistillModelLengthIgnored: --length where every layer picked records the kernel length
+// it is distilled at (an RTF layer's trunc_len, from --trunc-len or the file's metadata; an
+// S4 layer's l_kernel; a Hyena layer's positions) would change nothing, and is refused
+// naming both, before any work; an RTF layer with a trunc_len was distilled at it, --length
+// silently dropped. Where a layer records none, --length is its length.
+func TestDistillModelLengthIgnored(t *testing.T) {
+	dir := t.TempDir()
+	golden := func(name string) string { return filepath.Join("..", "testdata", "layouts", name) }
+	meta := filepath.Join(dir, "rtf_tl.safetensors") // trunc_len 32 in its metadata
+	if r := run(t, "", "export", golden("rtf_64.pt"), "--trunc-len", "32", "-o", meta); r.code != 0 {
+		t.Fatal(r)
+	}
+	out := filepath.Join(dir, "out.pt")
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{golden("rtf_64.pt"), "--trunc-len", "32"}, []string{`--length 4096 would change nothing`, `rtf layer "layers.0.filter." at trunc_len 32, from --trunc-len`}},
+		{[]string{meta}, []string{`--length 4096`, `trunc_len 32, from the file's metadata`}},
+		{[]string{golden("s4_64.pt")}, []string{`--length 4096`, `at l_kernel 64, its kernel.l_kernel buffer`}},
+		{[]string{golden("hyena_64.pt")}, []string{`--length 4096`, `positions it stores`}},
+	} {
+		r := run(t, "", append([]string{"distill", "--order", "2", "--length", "4096", "-o", out}, c.args...)...)
+		if r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%v: want exit 2 and one line; got %v", c.args, r)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("%v: stderr %q lacks %q", c.args, r.stderr, w)
+			}
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%v wrote %s", c.args, out)
+		}
+	}
+	// An RTF layer without a trunc_len is distilled at --length.
+	if r := run(t, "", "distill", golden("rtf_64.pt"), "--order", "2", "--length", "64", "-o", out); r.code != 0 {
+		t.Fatal(r)
+	}
+	if l := readManifest(t, out).Layers[0]; l.Length != 64 {
+		t.Errorf("distilled at %d samples, want 64", l.Length)
 	}
 }
 

@@ -50,6 +50,10 @@ type ModelLayer struct {
 	// Length is the number of kernel samples fitted: a Hyena layer's stored length, an RTF
 	// layer's trunc_len, an S4 layer's l_kernel, else CheckpointOptions.Length.
 	Length int
+	// LengthFrom says where a layer that records its kernel length records it ("trunc_len
+	// 512, from --trunc-len", "l_kernel 2048, its kernel.l_kernel buffer"); "" where Length
+	// is CheckpointOptions.Length.
+	LengthFrom string
 	// RawType is the element type of its tensors (arrays.RawTypes).
 	RawType string
 	// Warnings are what reading it warned of (layouts.Result.Warnings), as import says them.
@@ -194,7 +198,7 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			ml.Options = map[string]string{}
 		}
 		maps.Copy(ml.Options, opts)
-		ml.Length = c.layerLength(l, opts, o.Length)
+		ml.Length, ml.LengthFrom = c.layerLength(l, opts, o.Length)
 		if ml.Length < 2 {
 			return inputf("%s layer %q: kernel length %d: give the length to distil at", l.Layout, l.Prefix, ml.Length)
 		}
@@ -244,28 +248,33 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 }
 
 // layerLength is the kernel length a layer is distilled at: a Hyena layer's stored length
-// (or the length given), an RTF layer's trunc_len, an S4 layer's l_kernel, else given.
-func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given int) int {
+// (or the length given), an RTF layer's trunc_len, an S4 layer's l_kernel, else given; and
+// where the layer records it ("" for given, ModelLayer.LengthFrom).
+func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given int) (int, string) {
 	switch {
 	case l.Length > 0:
 		if v, ok := opts["length"]; ok {
 			n, _ := strconv.Atoi(v)
-			return n
+			return n, fmt.Sprintf("length %d, the layout option given", n)
 		}
-		return l.Length
+		return l.Length, fmt.Sprintf("the %d positions it stores", l.Length)
 	case l.Layout == layouts.RTF:
 		if n, _ := strconv.Atoi(opts["trunc-len"]); n > 0 {
-			return n
+			from := "the file's metadata"
+			if _, flag := c.options["trunc-len"]; flag {
+				from = "--trunc-len"
+			}
+			return n, fmt.Sprintf("trunc_len %d, from %s", n, from)
 		}
 	case l.Layout == layouts.S4:
 		if n, _ := strconv.Atoi(opts["length"]); n > 0 {
-			return n
+			return n, fmt.Sprintf("length %d, the layout option given", n)
 		}
 		if n, err := c.file.ReadInt(l.Prefix + "kernel.l_kernel"); err == nil && n > 1 {
-			return int(n)
+			return int(n), fmt.Sprintf("l_kernel %d, its kernel.l_kernel buffer", n)
 		}
 	}
-	return given
+	return given, ""
 }
 
 // sharesModes reports whether layer l is fitted with its SSMs' modes shared (train.FitShared)
