@@ -479,6 +479,9 @@ func runExport(s *streams, src string, o exportOptions) error {
 		if len(items) > 1 && (format == sessions.ExportJSON || format == sessions.ExportCSV || format == sessions.ExportNPY) {
 			return failf("%s: %s holds one item and %s has %d: pick one with --id", src, format, src, len(items))
 		}
+		if oe := (*sessions.ExportOptionError)(nil); errors.As(err, &oe) {
+			return fmt.Errorf("--%w", oe) // a command-line mistake: exit 2
+		}
 		return failUnlessOption(fmt.Errorf("%s: %w", src, err))
 	}
 	if out.Failed() && !o.force {

@@ -460,7 +460,9 @@ func TestExportSOS(t *testing.T) {
 	if _, err := os.Stat(out32); err != nil {
 		t.Error(err)
 	}
-	oneErrorLine(t, run(t, "", "export", in, "--layout", "sos", "--trunc-len", "64", "-o", out), ExitFailure, "trunc_len applies to the rtf layout, not to sos")
+	// a command-line mistake, naming the flag and its value (it was exit 1, "invalid session:
+	// trunc_len applies …")
+	oneErrorLine(t, run(t, "", "export", in, "--layout", "sos", "--trunc-len", "64", "-o", out), ExitUsage, "export: --trunc-len 64 applies to the rtf layout, not to the sos layout")
 }
 
 // TestImportSessionTwice: importing the same file into a session again adds nothing, writes

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -258,28 +259,27 @@ func CheckPrefix(p string) error {
 //
 // For filters written in a layout it also reads the tensors back (layouts.ReadBack) and
 // reports how closely they give the filters' impulse responses; Exported.Failed says whether
-// that is beyond the documented limit, which the caller decides what to do about.
+// that is beyond the documented limit, which the caller decides what to do about. An option
+// it cannot take (a length out of range, trunc_len for another layout than rtf, a dtype the
+// format has not) is an *ExportOptionError naming the option and its value.
 func Export(items []Item, o ExportOptions) (Exported, error) {
 	if len(items) == 0 {
-		return Exported{}, invalidf("nothing to export")
+		return Exported{}, inputf("nothing to export: no items given")
 	}
-	for _, it := range items {
+	for i, it := range items {
 		if (it.Entry == nil) == (it.Target == nil) {
-			return Exported{}, invalidf("an Item holds an Entry or a Target")
+			return Exported{}, inputf("item %d holds both an Entry and a Target, or neither: want one", i)
 		}
 	}
 	if o.Length == 0 {
 		o.Length = DefaultLength
 	}
-	if o.Length < 1 || o.Length > MaxLength {
-		return Exported{}, invalidf("length %d is outside [1, %d]", o.Length, MaxLength)
-	}
-	if err := CheckPrefix(o.Prefix); err != nil {
+	if err := o.check(); err != nil {
 		return Exported{}, err
 	}
 	one := func() error {
 		if len(items) != 1 {
-			return invalidf("%s holds one item, not %d: choose one", o.Format, len(items))
+			return &ExportOptionError{"format", string(o.Format), fmt.Sprintf(" holds one item, not %d: choose one", len(items))}
 		}
 		return nil
 	}
@@ -318,9 +318,6 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 			lo.Values = map[string]string{}
 		}
 		if o.TruncLen > 0 {
-			if lay != layouts.RTF {
-				return Exported{}, invalidf("trunc_len applies to the rtf layout, not to %s", lay)
-			}
 			lo.Values["trunc-len"] = strconv.Itoa(o.TruncLen)
 		}
 		var (
@@ -386,7 +383,62 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 		b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: o.DType, Metadata: meta})
 		return Exported{Data: b, Reports: reports, ReadBack: checks}, err
 	}
-	return Exported{}, invalidf("unknown export format %q (want npz, safetensors, pt, json, csv or npy)", o.Format)
+	return Exported{}, unknownFormat(o.Format) // check refused it
+}
+
+// unknownFormat is the error of a format Export does not write.
+func unknownFormat(f ExportFormat) error {
+	return &ExportOptionError{"format", strconv.Quote(string(f)), " is unknown: want " + formatList()}
+}
+
+// formatList lists the export formats: "npz, safetensors, pt, json, csv or npy".
+func formatList() string {
+	formats := make([]string, len(ExportFormats))
+	for i, f := range ExportFormats {
+		formats[i] = string(f)
+	}
+	n := len(formats) - 1
+	return strings.Join(formats[:n], ", ") + " or " + formats[n]
+}
+
+// ExportOptionError is an ExportOptions value Export cannot take. Option names it as ssmlab
+// export's flag does, without the dashes ("length", "trunc-len", "layout", "dtype",
+// "format"); Value is the value given, and Why says what is wrong with it, so that the
+// message reads "length 0 is outside [1, 1048576]" (and "--length 0 …" with the dashes).
+type ExportOptionError struct {
+	Option, Value, Why string
+}
+
+func (e *ExportOptionError) Error() string { return e.Option + " " + e.Value + e.Why }
+
+// Unwrap makes it a failure of kind ErrInvalid: a bad argument.
+func (e *ExportOptionError) Unwrap() error { return ErrInvalid }
+
+// check refuses the options Export cannot take, naming each with its value
+// (ExportOptionError), and a prefix CheckPrefix refuses. o.Length is set (0 is the default).
+func (o ExportOptions) check() error {
+	tensors := o.Format == ExportNPZ || o.Format == ExportSafetensors || o.Format == ExportTorch
+	lay := o.Layout
+	if lay == "" {
+		lay = layouts.RTF
+	}
+	switch {
+	case !slices.Contains(ExportFormats, o.Format):
+		return unknownFormat(o.Format)
+	case o.Length < 1 || o.Length > MaxLength:
+		return &ExportOptionError{"length", strconv.Itoa(o.Length), fmt.Sprintf(" is outside [1, %d]", MaxLength)}
+	case o.TruncLen < 0 || o.TruncLen > MaxTruncLen:
+		return &ExportOptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" is outside [0, %d]", MaxTruncLen)}
+	case o.DType != arrays.Float64 && o.DType != arrays.Float32 && o.DType != arrays.BFloat16:
+		return &ExportOptionError{"dtype", strconv.Quote(o.DType.String()), ": want float64, float32 or bfloat16"}
+	case o.DType == arrays.BFloat16 && o.Format != ExportTorch && o.Format != ExportSafetensors:
+		return &ExportOptionError{"dtype", o.DType.String(), fmt.Sprintf(": %s has no bfloat16 (pt and safetensors have)", o.Format)}
+	case tensors && !slices.Contains(layouts.ExportLayouts, lay):
+		return &ExportOptionError{"layout", strconv.Quote(string(lay)), ": want " + layouts.JoinLayouts(layouts.ExportLayouts)}
+	case tensors && o.TruncLen > 0 && lay != layouts.RTF:
+		return &ExportOptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" applies to the rtf layout, not to the %s layout", lay)}
+	}
+	return CheckPrefix(o.Prefix)
 }
 
 func itemErr(it Item, err error) error {
@@ -463,5 +515,5 @@ func ParseExportFormat(s string) (ExportFormat, error) {
 	case "pth", "bin", "ckpt":
 		return ExportTorch, nil
 	}
-	return "", errors.New("unknown export format " + strconv.Quote(s) + " (want npz, safetensors, pt, json, csv or npy)")
+	return "", errors.New("unknown export format " + strconv.Quote(s) + " (want " + formatList() + ")")
 }

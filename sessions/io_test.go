@@ -417,6 +417,48 @@ func TestExportPrefixEndsInDot(t *testing.T) {
 	}
 }
 
+// TestExportOptionErrors: an option Export cannot take is refused naming the option and its
+// value, as ssmlab export names its flag (an ExportOptionError, of kind ErrInvalid); they
+// read "invalid session: trunc_len applies to the rtf layout, not to s4d", naming neither
+// the value nor a session, which there was none of. An out-of-range dtype, a bfloat16 .npz
+// and a layout no filter is written in were refused by the writers below, for the item.
+func TestExportOptionErrors(t *testing.T) {
+	tf, _ := filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0)
+	it := sessions.Item{Entry: &sessions.Entry{Name: "f", Filter: tf}}
+	for _, c := range []struct {
+		o      sessions.ExportOptions
+		option string
+		want   string
+	}{
+		{sessions.ExportOptions{Format: sessions.ExportNPZ, Layout: layouts.S4D, TruncLen: 32}, "trunc-len", "trunc-len 32 applies to the rtf layout, not to the s4d layout"},
+		{sessions.ExportOptions{Format: sessions.ExportNPZ, TruncLen: -1}, "trunc-len", fmt.Sprintf("trunc-len -1 is outside [0, %d]", sessions.MaxTruncLen)},
+		{sessions.ExportOptions{Format: sessions.ExportCSV, Length: -5}, "length", fmt.Sprintf("length -5 is outside [1, %d]", sessions.MaxLength)},
+		{sessions.ExportOptions{Format: "hdf5"}, "format", `format "hdf5" is unknown: want npz, safetensors, pt, json, csv or npy`},
+		{sessions.ExportOptions{Format: sessions.ExportNPZ, DType: arrays.BFloat16}, "dtype", "dtype bfloat16: npz has no bfloat16 (pt and safetensors have)"},
+		{sessions.ExportOptions{Format: sessions.ExportNPY, DType: arrays.Complex64}, "dtype", `dtype "complex64": want float64, float32 or bfloat16`},
+		{sessions.ExportOptions{Format: sessions.ExportTorch, Layout: "hyena"}, "layout", `layout "hyena": want rtf, s4d, stripedhyena, sos`},
+	} {
+		_, err := sessions.Export([]sessions.Item{it}, c.o)
+		var oe *sessions.ExportOptionError
+		if !errors.As(err, &oe) || oe.Option != c.option || err.Error() != c.want || !errors.Is(err, sessions.ErrInvalid) {
+			t.Errorf("%+v: error %v, want %q (option %s)", c.o, err, c.want, c.option)
+		}
+	}
+	_, err := sessions.Export([]sessions.Item{it, it}, sessions.ExportOptions{Format: sessions.ExportCSV})
+	if err == nil || err.Error() != "format csv holds one item, not 2: choose one" {
+		t.Errorf("two items to csv: %v", err)
+	}
+	if _, err := sessions.Export(nil, sessions.ExportOptions{Format: sessions.ExportCSV}); err == nil || strings.Contains(err.Error(), "invalid session") {
+		t.Errorf("no items: %v", err)
+	}
+	// What Export takes: the zero length is the default, trunc_len is the rtf layout's.
+	for _, o := range []sessions.ExportOptions{{Format: sessions.ExportCSV}, {Format: sessions.ExportNPZ, TruncLen: 32}, {Format: sessions.ExportSafetensors, Layout: layouts.S4D, DType: arrays.BFloat16}} {
+		if _, err := sessions.Export([]sessions.Item{it}, o); err != nil {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}
+
 // TestImportJSONRefusesColumns: --columns on a JSON file is an error; it was ignored, and the
 // rows the user called columns came back as kernels.
 func TestImportJSONRefusesColumns(t *testing.T) {

@@ -279,3 +279,19 @@ func TestSaveRefusesDirectory(t *testing.T) {
 		t.Errorf("w DIR: dialog %T, status %q", m.dialog, m.status.text)
 	}
 }
+
+// TestExportOptionNamed: an export option the export cannot take is refused naming the option
+// and its value, as ssmlab export names its flag; :export x.npz layout=s4d trunc_len=32 said
+// "x.npz: invalid session: trunc_len applies to the rtf layout, not to s4d".
+func TestExportOptionNamed(t *testing.T) {
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "ring")
+	path := filepath.Join(t.TempDir(), "x.npz")
+	st := exportCmd(t, m, path+" layout=s4d trunc_len=32")
+	if want := path + ": trunc-len 32 applies to the rtf layout, not to the s4d layout"; st.level != levelError || st.text != want {
+		t.Errorf("status %v %q, want %q", st.level, st.text, want)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Errorf("%s was written", path)
+	}
+}
