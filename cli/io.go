@@ -411,7 +411,6 @@ warning, and exits 0.`,
 	f.StringVarP(&o.out, "output", "o", "", "write to `OUT` (\"-\" for stdout; required)")
 	f.StringArrayVar(&o.ids, "id", nil, "export the session item `ID` (an ID or a name; repeatable)")
 	f.StringVar(&o.prefix, "prefix", "", "put `P`, ending in \".\" or \"/\", before every tensor name (pt, safetensors, npz)")
-	f.StringVar(&o.prefix, "tensor-prefix", "", "the same as --prefix")
 	f.StringVar(&o.dtype, "dtype", "float64", "the element type of pt, safetensors, npz and npy: `float64`, float32, or bfloat16 (pt, safetensors)")
 	f.BoolVar(&o.force, "force", false, "write the file even when the read-back check fails (with the warnings)")
 	f.IntVar(&o.truncLen, "trunc-len", 0, "store RTF numerators with the truncation correction for trunc_len `L`")
@@ -518,7 +517,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 func (o exportOptions) checkFormatFlags(format sessions.ExportFormat) error {
 	tensors := []sessions.ExportFormat{sessions.ExportTorch, sessions.ExportSafetensors, sessions.ExportNPZ}
 	uses := map[string][]sessions.ExportFormat{
-		"layout": tensors, "prefix": tensors, "tensor-prefix": tensors, "trunc-len": tensors,
+		"layout": tensors, "prefix": tensors, "trunc-len": tensors,
 		"dtype":    append(tensors, sessions.ExportNPY),
 		"length":   {sessions.ExportCSV, sessions.ExportNPY},
 		"compress": {sessions.ExportNPZ},

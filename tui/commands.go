@@ -199,7 +199,7 @@ func (req *exportReq) option(a string) error {
 		} else {
 			req.opts.TruncLen = v
 		}
-	case "prefix", "tensor-prefix":
+	case "prefix":
 		req.opts.Prefix = val
 	case "force":
 		req.force = val == "true" || val == "1"
