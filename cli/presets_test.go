@@ -223,6 +223,7 @@ func TestPresetErrors(t *testing.T) {
 		{"flag for a preset without it", []string{"preset", "delay", "--order", "3"}, 2, []string{`"order"`, "delay accepts: d"}},
 		{"seed for a deterministic preset", []string{"preset", "butter", "--seed", "1"}, 2, []string{`"seed"`}},
 		{"out of range", []string{"preset", "resonator", "r=1.5"}, 2, []string{"r=1.5", "(0, 1)"}},
+		{"beyond float64", []string{"preset", "resonator", "r=0.9999999999999", "theta=1e-10"}, 2, []string{"theta=1e-10", "its poles are real", "smallest workable theta is 0.41"}},
 		{"not a number", []string{"preset", "hippo-legs", "--dt", "small"}, 2, []string{"dt=small", "not a number"}},
 		{"not an integer", []string{"preset", "lru", "--order", "8.5"}, 2, []string{"order=8.5", "integer"}},
 		{"bad choice", []string{"preset", "comb", "kind=allpass"}, 2, []string{"kind=allpass", "feedback, feedforward"}},

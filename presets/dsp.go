@@ -301,33 +301,55 @@ func iirLimitError(a Args, band Band, w []float64, flaw string, flawOf func([]fl
 			w[0], w[1], a.Int("order"), flaw)
 	}
 	wc := w[0]
-	// distance from the end of (0, π) the cut-off is near, and the cut-off at a distance
-	near := func(x float64) float64 { return x }
-	if wc > math.Pi/2 {
-		near = func(x float64) float64 { return math.Pi - x }
-	}
-	bad, good := math.Log(near(wc)), math.Log(math.Pi/2)
 	if flawOf([]float64{math.Pi / 2}) != "" {
 		return paramErrorf(name, "wc=%g at order %d is beyond what float64 designs accurately: %s", wc, a.Int("order"), flaw)
 	}
-	for range 60 {
-		mid := (bad + good) / 2
-		if flawOf([]float64{near(math.Exp(mid))}) == "" {
-			good = mid
-		} else {
-			bad = mid
-		}
-	}
-	// two significant digits, rounded toward π/2 so that the value named designs accurately
-	d := math.Exp(good)
-	unit := math.Pow(10, math.Floor(math.Log10(d))-1)
-	d = math.Ceil(d/unit) * unit
+	d := nearestWorkable(wc, func(x float64) bool { return flawOf([]float64{x}) == "" })
 	if wc > math.Pi/2 {
 		return paramErrorf(name, "wc=%g at order %d is too close to π for float64 to design accurately (%s): the largest workable wc is π - %s",
-			wc, a.Int("order"), flaw, strconv.FormatFloat(d, 'g', 2, 64))
+			wc, a.Int("order"), flaw, d)
 	}
 	return paramErrorf(name, "wc=%g at order %d is too small for float64 to design accurately (%s): the smallest workable wc is %s",
-		wc, a.Int("order"), flaw, strconv.FormatFloat(d, 'g', 2, 64))
+		wc, a.Int("order"), flaw, d)
+}
+
+// nearestWorkable finds, for a frequency x in (0, π) at which a design fails and π/2 at
+// which ok says it works, the nearest workable frequency toward π/2 by bisection on the log
+// of its distance from the end of (0, π) that x is near. It returns that distance with two
+// significant digits, rounded toward π/2 so that the value named works.
+func nearestWorkable(x float64, ok func(float64) bool) string {
+	near := func(d float64) float64 { return d } // the frequency at distance d from the end
+	if x > math.Pi/2 {
+		near = func(d float64) float64 { return math.Pi - d }
+	}
+	return distanceWorkable(near(x), math.Pi/2, func(d float64) bool { return ok(near(d)) })
+}
+
+// distanceWorkable bisects on log d between bad, a distance from a limit at which a design
+// fails, and good, one at which ok says it works, and returns the smallest workable distance
+// with two significant digits, rounded away from the limit. Near the limit rounding errors
+// make ok flicker, so it steps on from the rounded value until ok holds there.
+func distanceWorkable(bad, good float64, ok func(float64) bool) string {
+	lb, lg := math.Log(bad), math.Log(good)
+	for range 60 {
+		mid := (lb + lg) / 2
+		if ok(math.Exp(mid)) {
+			lg = mid
+		} else {
+			lb = mid
+		}
+	}
+	d := math.Exp(lg)
+	unit := math.Pow(10, math.Floor(math.Log10(d))-1)
+	d = math.Ceil(d/unit) * unit
+	for range 100 {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(d, 'g', 2, 64), 64)
+		if v >= good || ok(v) {
+			break
+		}
+		d += math.Pow(10, math.Floor(math.Log10(d))-1)
+	}
+	return strconv.FormatFloat(d, 'g', 2, 64)
 }
 
 func iirParams(cheby bool) []Param {
@@ -378,14 +400,85 @@ func Delay(d int) (*filters.TransferFunction, error) {
 
 // Resonator returns the two-pole resonator with poles r·e^{±iθ},
 //
-//	H(z) = g / (1 - 2r·cos θ·z⁻¹ + r²z⁻²),   g = (1 - r)·√(1 - 2r·cos 2θ + r²),
+//	H(z) = g / (1 - 2r·cos θ·z⁻¹ + r²z⁻²),   g = (1 - r)·√((1 - r)² + 4r·sin²θ),
 //
 // normalised so that |H(e^{iθ})| = 1 (J. O. Smith, Introduction to Digital Filters, "Two-Pole
-// Resonator"; the peak of |H| lies near, not exactly at, θ).
+// Resonator"; the peak of |H| lies near, not exactly at, θ). g is Smith's
+// (1 - r)·√(1 - 2r·cos 2θ + r²) written without its cancellation as r → 1 and θ → 0. Near
+// those limits the coefficients themselves cannot hold the poles; ResonatorFlaw says when.
 func Resonator(r, theta float64) (*filters.TransferFunction, error) {
-	g := (1 - r) * math.Sqrt(1-2*r*math.Cos(2*theta)+r*r)
+	s := math.Sin(theta)
+	g := (1 - r) * math.Sqrt((1-r)*(1-r)+4*r*s*s)
 	a1, a2 := -2*r*math.Cos(theta), r*r
 	return filters.NewTransferFunction([]float64{a1, a2}, []float64{-g * a1, -g * a2}, g)
+}
+
+// ResonatorFlaw says how f, built by Resonator(r, theta), misses what was asked for by more
+// than filters.MaxRelError, or returns "" if it does not. The float64 coefficients
+// -2r·cos θ and r² lose θ as θ nears 0 or π (their discriminant -4r²·sin²θ drowns in
+// rounding and the poles collapse onto the real axis), and as r nears 1 the gain at θ,
+// 1/((1-r)·|1 - r·e^{2iθ}|) before normalisation, magnifies those errors. So the realised
+// poles' distance from the real axis must be r·sin θ, and the realised |H(e^{iθ})| must be
+// 1, both to within MaxRelError. Both are computed from the stored coefficients without
+// cancellation.
+func ResonatorFlaw(f *filters.TransferFunction, r, theta float64) string {
+	if len(f.Den) != 2 || len(f.Num) != 2 {
+		return fmt.Sprintf("it has order %d, not 2", len(f.Den))
+	}
+	a1, a2 := f.Den[0], f.Den[1]
+	disc := math.FMA(-a1, a1, 4*a2) // 4a2 - a1², rounded once: -(p - p̄)² for poles p, p̄
+	if !(disc > 0) {
+		return "its poles are real"
+	}
+	rr := math.Sqrt(a2)
+	if im, want := math.Sqrt(disc)/2, r*math.Sin(theta); !(math.Abs(im-want) <= filters.MaxRelError*want) {
+		return fmt.Sprintf("its poles lie %.6g from the real axis, not r·sin θ = %.6g", im, want)
+	}
+	phi := math.Atan2(math.Sqrt(disc), -a1) // the realised pole angle
+	// |1 - ρe^{iα}| = √((1-ρ)² + 4ρ·sin²(α/2)), with 1 - ρ = (1 - ρ²)/(1 + ρ) free of cancellation
+	omr := (1 - a2) / (1 + rr)
+	side := func(alpha float64) float64 {
+		s := math.Sin(alpha / 2)
+		return math.Sqrt(omr*omr + 4*rr*s*s)
+	}
+	den := side(phi-theta) * side(phi+theta)
+	// numerator h0·A(z) + b₁z⁻¹ + b₂z⁻²: h0 + c₁z⁻¹ + c₂z⁻² with c small, so no cancellation
+	c1, c2 := math.FMA(f.H0, a1, f.Num[0]), math.FMA(f.H0, a2, f.Num[1])
+	num := cmplx.Abs(complex(f.H0, 0) + complex(c1, 0)*cmplx.Rect(1, -theta) + complex(c2, 0)*cmplx.Rect(1, -2*theta))
+	if g := num / den; !(math.Abs(g-1) <= filters.MaxRelError) {
+		return fmt.Sprintf("|H(e^{iθ})| is %.6g, not 1", g)
+	}
+	return ""
+}
+
+// resonatorLimitError refuses r and theta whose resonator has the given flaw, naming the
+// nearest workable theta at this r, or else the nearest workable r (toward 0.5) at this theta.
+func resonatorLimitError(name string, r, theta float64, flaw string) error {
+	ok := func(r, theta float64) bool {
+		f, err := Resonator(r, theta)
+		return err == nil && ResonatorFlaw(f, r, theta) == ""
+	}
+	switch {
+	case ok(r, math.Pi/2):
+		d := nearestWorkable(theta, func(th float64) bool { return ok(r, th) })
+		if theta > math.Pi/2 {
+			return paramErrorf(name, "theta=%g at r=%g is too close to π for float64 to hold the resonator (%s): the largest workable theta is π - %s",
+				theta, r, flaw, d)
+		}
+		return paramErrorf(name, "theta=%g at r=%g is too small for float64 to hold the resonator (%s): the smallest workable theta is %s",
+			theta, r, flaw, d)
+	case ok(0.5, theta) && r > 0.5:
+		d := distanceWorkable(1-r, 0.5, func(d float64) bool { return ok(1-d, theta) })
+		return paramErrorf(name, "r=%g at theta=%g is too close to 1 for float64 to hold the resonator (%s): the largest workable r is 1 - %s",
+			r, theta, flaw, d)
+	case ok(0.5, theta):
+		// r² underflows
+		d := distanceWorkable(r, 0.5, func(d float64) bool { return ok(d, theta) })
+		return paramErrorf(name, "r=%g at theta=%g is too small for float64 to hold the resonator (%s): the smallest workable r is %s",
+			r, theta, flaw, d)
+	}
+	return paramErrorf(name, "r=%g, theta=%g are beyond what float64 holds as a resonator: %s; move r away from 0 and 1 and theta away from 0 and π",
+		r, theta, flaw)
 }
 
 // Comb returns a comb filter of delay d and gain g: the feedback comb y[t] = u[t] + g·y[t-d],

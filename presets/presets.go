@@ -233,11 +233,18 @@ var registry = []*Preset{
 		Params: []Param{
 			{Name: "r", Kind: Float, Default: "0.9", Min: 0, Max: 1, OpenMin: true, OpenMax: true, Help: "pole radius"},
 			{Name: "theta", Kind: Float, Default: "pi/4", Min: 0, Max: math.Pi, OpenMin: true, OpenMax: true,
-				Help: "resonance frequency in rad/sample"},
+				Help: "resonance frequency in rad/sample; a theta (or r) whose float64 coefficients miss the poles or |H(e^{iθ})| = 1 by more than 1e-6 is refused, naming the nearest workable value"},
 		},
 		Build: func(a Args) (Result, error) {
-			f, err := Resonator(a.Float("r"), a.Float("theta"))
-			return Result{Filter: f}, err
+			r, theta := a.Float("r"), a.Float("theta")
+			f, err := Resonator(r, theta)
+			if err != nil {
+				return Result{}, err
+			}
+			if flaw := ResonatorFlaw(f, r, theta); flaw != "" {
+				return Result{}, resonatorLimitError(a.preset.Name, r, theta, flaw)
+			}
+			return Result{Filter: f}, nil
 		},
 	},
 	{
