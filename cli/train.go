@@ -57,7 +57,7 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	f.Var(choiceFlag[train.Init]{&j.init, train.Inits}, "init", "initialisation: "+train.Choices(train.Inits)+" (montel: rtf only; hankel: the stabilised ERA realisation)")
 	j.constraint = d.Constraint
 	f.Var(choiceFlag[train.Constraint]{&j.constraint, train.Constraints}, "constraint", train.Choices(train.Constraints)+" (l1_montel: rtf only)")
-	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius")
+	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius, in (0, 1 - 1e-10]: every pole of a fit stays inside it (closer to 1 for kernels that decay more slowly than 0.9999ᵗ)")
 	f.StringVar(&j.optimizer, "optimizer", d.Optimizer.Name, "adam or adamw")
 	f.Float64Var(&j.lr, "lr", d.Optimizer.LR, "the learning rate")
 	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
@@ -247,11 +247,14 @@ their own length (--length is refused for them).
 The default recipe (--init hankel with the rtf or modal model) fits poles and residues by
 variable projection: the residues by least squares for given poles, the poles by
 Levenberg–Marquardt (--refine iterations per order) in a parametrisation that keeps every
-pole inside --max-radius, from the target's ERA realisation (unstable poles reflected or
-clipped) and from the fit of half the order with more poles, so that a higher order never
-fits worse. Every result is stable. An rtf is written as a transfer function where float64
-coefficients hold the fit on every channel, else as a diagonal (poles and residues) bank,
-and distill says which and why. Other inits train with Adam for --steps steps.
+pole inside --max-radius (0.9999 under --constraint none), from the target's ERA
+realisation (unstable poles reflected or clipped) and from the fit of half the order with
+more poles, so that a higher order never fits worse. Every result is stable. A fit that ends
+far above its lower bound with poles on that radius bound, where moving them out alone
+halves its error, gets a warning with the numbers and a wider --max-radius to try. An rtf
+is written as a transfer function where float64 coefficients hold the fit on every
+channel, else as a diagonal (poles and residues) bank, and distill says which and why.
+Other inits train with Adam for --steps steps.
 
 Before the job starts, a suggested order for --suggest-tol is printed: the smallest at
 which the lower bound on the error of any filter of that order (the report's, from the

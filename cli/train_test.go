@@ -487,6 +487,39 @@ func TestDistillGrowingKernelExplained(t *testing.T) {
 	}
 }
 
+// TestDistillMaxRadius: --max-radius above the default 0.9999 reaches the default recipe
+// (it was capped at 0.9999: the exactly order-1 kernel 0.99999ᵗ ended at 0.05 either way),
+// and under the default the warning says the bound stops the fit and which --max-radius to
+// try.
+func TestDistillMaxRadius(t *testing.T) {
+	dir := t.TempDir()
+	var y []string
+	for τ := range 2000 {
+		y = append(y, strconv.FormatFloat(math.Pow(0.99999, float64(τ)), 'g', -1, 64))
+	}
+	in := writeText(t, dir, "slow.csv", strings.Join(y, ",")+"\n")
+	report := filepath.Join(dir, "r.json")
+	r := run(t, "", "distill", in, "--order", "1", "-o", filepath.Join(dir, "a.json"))
+	if r.code != ExitOK || !strings.Contains(r.stderr, "warning: channel 0's fit ends at 0.0518") || !strings.Contains(r.stderr, "e.g. 0.99999,") {
+		t.Errorf("default --max-radius: want exit 0 and the radius warning; got %v", r)
+	}
+	r = run(t, "", "distill", in, "--order", "1", "--max-radius", "0.999999", "-o", filepath.Join(dir, "b.json"), "--report", report)
+	if r.code != ExitOK || strings.Contains(r.stderr, "warning") {
+		t.Fatalf("--max-radius 0.999999: want exit 0 and no warning; got %v", r)
+	}
+	data, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep train.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if !(rep.MaxRelError < 1e-8) {
+		t.Errorf("--max-radius 0.999999: error %.3g, want the order-1 kernel fitted to rounding", rep.MaxRelError)
+	}
+}
+
 // TestJobFlagMistakesAreUsage: a job flag's value that the job refuses (train.FieldError) is a
 // command-line mistake, exit 2, named by its flag, for distill (a filter or a checkpoint) and
 // train; they exited 1 in the job file's words ("optimizer tol = -1 is out of range"). The same
@@ -505,16 +538,17 @@ func TestJobFlagMistakesAreUsage(t *testing.T) {
 		{[]string{"distill", in, "--order", "0"}, ExitUsage, "--order 0 outside [1, 4096]"},
 		{[]string{"distill", in, "--order", "5000"}, ExitUsage, "--order 5000 outside [1, 4096]"},
 		{[]string{"distill", in, "--tol", "-1"}, ExitUsage, "--tol -1 is out of range: want a relative error in [0, 1)"},
-		{[]string{"distill", in, "--max-radius", "1.5"}, ExitUsage, "--max-radius 1.5 is outside (0, 1)"},
+		{[]string{"distill", in, "--max-radius", "1.5"}, ExitUsage, "--max-radius 1.5 is outside (0, 1 - 1e-10]"},
+		{[]string{"distill", in, "--max-radius", "0.99999999999"}, ExitUsage, "--max-radius 0.99999999999 is outside (0, 1 - 1e-10]: the radius constraint keeps every pole within it, and a pole closer than 1e-10 to the unit circle is not stable"},
 		{[]string{"distill", in, "--model", "modal", "--init", "montel"}, ExitUsage, "--init montel applies to the rtf model only (--model modal)"},
 		{[]string{"distill", in, "--init", "zeros", "--optimizer", "sgd"}, ExitUsage, `--optimizer "sgd" is not an optimizer: want adam or adamw`},
 		{[]string{"distill", modelCkpt, "--order", "5000", "-o", ckpt}, ExitUsage, "--order 5000 outside [1, 4096]"},
-		{[]string{"distill", modelCkpt, "--order", "4", "--max-radius", "0", "-o", ckpt}, ExitUsage, "--max-radius 0 is outside (0, 1)"},
+		{[]string{"distill", modelCkpt, "--order", "4", "--max-radius", "0", "-o", ckpt}, ExitUsage, "--max-radius 0 is outside (0, 1 - 1e-10]"},
 		{[]string{"train", "--task", "delay", "--tol", "-1"}, ExitUsage, "--tol -1 is out of range"},
 		{[]string{"train", "--task", "delay", "--model", "modal", "--init", "montel"}, ExitUsage, "--init montel applies to the rtf model only (--model modal)"},
 		// From the job file: its mistake, unless a flag given makes it one.
 		{[]string{"distill", in, "--job", job}, ExitFailure, job + ": invalid job: init montel applies to the rtf model only"},
-		{[]string{"distill", in, "--job", job, "--model", "rtf"}, ExitFailure, job + ": invalid job: max_radius 1.5 is outside (0, 1)"},
+		{[]string{"distill", in, "--job", job, "--model", "rtf"}, ExitFailure, job + ": invalid job: max_radius 1.5 is outside (0, 1 - 1e-10]"},
 		{[]string{"distill", in, "--job", montel, "--model", "modal"}, ExitUsage, "--model modal: " + montel + "'s init montel applies to the rtf model only"},
 	} {
 		r := run(t, "", tc.args...)

@@ -3,6 +3,8 @@ package train
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +12,8 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // LowerBounds returns, for each order n in orders, a lower bound on the relative L2 error
@@ -380,13 +384,17 @@ func kernelGrowth(y []float64) float64 {
 	return last / first
 }
 
-// growingNoteRatio is how far above its lower bound (or above 1e-6, where the bound is below
-// that) a growing kernel's fit must end for the report to say why (growingNote): the
-// factor issue 23's bar allows.
-const growingNoteRatio = 3
+// noteRatio is how far above its lower bound (or above 1e-6, where the bound is below that) a
+// fit must end for the report to look for why (growingNote, radiusNote): the factor issue
+// 23's bar allows.
+const noteRatio = 3
+
+// farAboveBound reports whether a fit of relative error rel ends more than noteRatio above
+// its lower bound.
+func farAboveBound(rel, bound float64) bool { return rel > noteRatio*math.Max(bound, 1e-6) }
 
 // growingNote explains the report's channels whose kernel grows over its length and whose
-// fit ends more than growingNoteRatio above its lower bound (as the deployed errors rel and
+// fit ends more than noteRatio above its lower bound (as the deployed errors rel and
 // bounds bound say), or returns "" where there are none: a stable filter's response decays,
 // and the bound does not assume stability. Every quality target's last quarter is at most
 // 0.34 of its first in RMS; a kernel growing by 0.3% a sample reaches 100.
@@ -395,7 +403,7 @@ func growingNote(targets [][]float64, rel, bound []float64) string {
 	worst := 0.0
 	for ch, y := range targets {
 		g := kernelGrowth(y)
-		if !(g > 1) || !(rel[ch] > growingNoteRatio*math.Max(bound[ch], 1e-6)) {
+		if !(g > 1) || !farAboveBound(rel[ch], bound[ch]) {
 			continue
 		}
 		chans = append(chans, ch)
@@ -412,7 +420,100 @@ func growingNote(targets [][]float64, rel, bound []float64) string {
 	if math.IsInf(worst, 1) {
 		how = "a first quarter of zeros, a last one that is not"
 	}
-	return fmt.Sprintf("%s from start to end (%s) and %s more than %d× above the lower bound, which holds for unstable filters too: a stable filter's response decays, so it follows a growing kernel only in part", channelsGrow(chans), how, fits, growingNoteRatio)
+	return fmt.Sprintf("%s from start to end (%s) and %s more than %d× above the lower bound, which holds for unstable filters too: a stable filter's response decays, so it follows a growing kernel only in part", channelsGrow(chans), how, fits, noteRatio)
+}
+
+// onBound reports whether a pole of radius rho sits on the radius bound rmax: within 1% of
+// its distance from the unit circle (the projection keeps poles strictly inside rmax).
+func onBound(rho, rmax float64) bool { return 1-rho <= 1.01*(1-rmax) }
+
+// widerBound is the radius bound radiusNote suggests in place of rmax: a tenth as far from
+// the unit circle, and no further out than a MaxRadius may be.
+func widerBound(rmax float64) float64 { return math.Min(1-(1-rmax)/10, 1-filters.MarginalTol) }
+
+// boundProbe returns obj's relative error on channel ch (target y) of the fit with poles
+// once its poles on the radius bound rmax are moved out to widerBound(rmax) and the
+// residues refitted in least squares (lsResidues), or +Inf where no pole is on the bound,
+// rmax cannot widen or the refit fails. The wider bound admits these poles, so a probe
+// well below the fit's error says that the bound, not the search, is what stops it.
+func boundProbe(obj objective, ch int, y []float64, poles []complex128, rmax float64) float64 {
+	if !(widerBound(rmax) > rmax) {
+		return math.Inf(1)
+	}
+	moved := slices.Clone(poles)
+	found := false
+	for i, p := range moved {
+		if r := cmplx.Abs(p); onBound(r, rmax) {
+			moved[i] = p * complex(widerBound(rmax)/r, 0) // conjugates stay conjugate
+			found = true
+		}
+	}
+	if !found {
+		return math.Inf(1)
+	}
+	res, err := lsResidues(moved, y)
+	if err != nil {
+		return math.Inf(1)
+	}
+	d, err := filters.NewDiagonal(moved, res, y[0])
+	if err != nil {
+		return math.Inf(1)
+	}
+	return obj.relError(ch, d.Impulse(len(y)))
+}
+
+// boundProbeRatio is how far below a channel's error its boundProbe must end for
+// radiusNote to blame the radius bound.
+const boundProbeRatio = 2
+
+// radiusNote explains the report's channels whose fit ends more than noteRatio above its
+// lower bound (the deployed errors rel and bounds bound) with poles on the radius bound
+// rmax whose move to widerBound(rmax) alone (probe, boundProbe's) at least halves the
+// error, or returns "" where there are none: the bound, which the lower bound does not
+// assume, is what stops the fit (a kernel decaying as 0.99999ᵗ ended at 0.05 at order 1
+// under 0.9999). constrained says whether rmax is the job's MaxRadius (else hankelRadius,
+// which the radius constraint replaces).
+func radiusNote(rel, bound, probe []float64, rmax float64, constrained bool) string {
+	var chans []int
+	worst := -1
+	for ch := range rel {
+		if !farAboveBound(rel[ch], bound[ch]) || !(probe[ch]*boundProbeRatio <= rel[ch]) {
+			continue
+		}
+		chans = append(chans, ch)
+		if worst < 0 || rel[ch] > rel[worst] {
+			worst = ch
+		}
+	}
+	if len(chans) == 0 {
+		return ""
+	}
+	wider := widerBound(rmax)
+	// the digits that show the distance from the unit circle
+	w := strconv.FormatFloat(wider, 'g', int(math.Ceil(-math.Log10(1-wider)))+1, 64)
+	which := fmt.Sprintf("channel %d's fit ends at %.3g, far above its lower bound %.3g, with a pole on the radius bound %g: moved out to %s (residues refitted), its poles give %.3g",
+		worst, rel[worst], bound[worst], rmax, w, probe[worst])
+	if len(chans) > 1 {
+		which = fmt.Sprintf("the fits of %s end far above their lower bounds with poles on the radius bound %g (worst channel %d: %.3g against %.3g; moved out to %s, residues refitted, its poles give %.3g)",
+			channelsList(chans), rmax, worst, rel[worst], bound[worst], w, probe[worst])
+	}
+	how := fmt.Sprintf("a --max-radius closer to 1, e.g. %s, lets the fit place them there", w)
+	if !constrained {
+		how = fmt.Sprintf("--constraint radius with a --max-radius closer to 1, e.g. %s, lets the fit place them there", w)
+	}
+	return fmt.Sprintf("%s, so the bound, not the order, limits the fit; %s", which, how)
+}
+
+// channelsList names channels: "channel 3", "channels 0, 1".
+func channelsList(chans []int) string {
+	if len(chans) == 1 {
+		return fmt.Sprintf("channel %d", chans[0])
+	}
+	names := make([]string, len(chans))
+	for i, c := range chans {
+		names[i] = strconv.Itoa(c)
+	}
+	return "channels " + strings.Join(names, ", ")
 }
 
 // channelsGrow names growing kernels: "the kernel of channel 3 grows", "the kernels of
@@ -421,9 +522,5 @@ func channelsGrow(chans []int) string {
 	if len(chans) == 1 {
 		return fmt.Sprintf("the kernel of channel %d grows", chans[0])
 	}
-	names := make([]string, len(chans))
-	for i, c := range chans {
-		names[i] = strconv.Itoa(c)
-	}
-	return "the kernels of channels " + strings.Join(names, ", ") + " grow"
+	return "the kernels of " + channelsList(chans) + " grow"
 }

@@ -192,17 +192,25 @@ func lsResidues(poles []complex128, y []float64) ([]complex128, error) {
 	return res, nil
 }
 
-// hankelRadius bounds the poles of the hankel init even without a radius constraint.
+// hankelRadius bounds the poles of the hankel init and the variable projection without a
+// radius constraint (poleBound); it is also DefaultSpec's MaxRadius.
 const hankelRadius = 0.9999
+
+// poleBound is the radius within which the hankel init and the variable projection keep
+// every pole: the job's MaxRadius under the radius constraint (above hankelRadius too, as
+// --max-radius promises), else hankelRadius.
+func (s *Spec) poleBound() float64 {
+	if s.Constraint == ConstraintRadius {
+		return s.MaxRadius
+	}
+	return hankelRadius
+}
 
 // initParams returns the initial parameters of channel ch and the model they use.
 func initParams(s *Spec, target []float64, ch int) (model, []float64, error) {
 	rng := channelRNG(s.Seed, ch)
 	n, length := s.Order, len(target)
-	rmax := hankelRadius
-	if s.Constraint == "radius" {
-		rmax = math.Min(rmax, s.MaxRadius)
-	}
+	rmax := s.poleBound()
 	if s.Model == ModelRTF {
 		return initRTF(s, target, rng, rmax)
 	}

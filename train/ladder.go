@@ -191,11 +191,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	if err != nil {
 		return nil, err
 	}
-	rmax := hankelRadius
-	if spec.Constraint == ConstraintRadius {
-		rmax = math.Min(rmax, spec.MaxRadius)
-	}
-	o := projectOptions{rmax: rmax, iters: spec.Refine, poles: spec.Poles}
+	o := projectOptions{rmax: spec.poleBound(), iters: spec.Refine, poles: spec.Poles}
 	forEach := filters.ForEachChannel
 	if dev != nil {
 		defer dev.close()
@@ -292,7 +288,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		if useTF {
 			res.Report.Form = string(filters.FormTF)
 		}
-		if err := deployRung(res, obj, targets, rungs, bounds, k, useTF, prevOut); err != nil {
+		if err := deployRung(res, obj, targets, rungs, bounds, k, useTF, prevOut, o.rmax, spec.Constraint == ConstraintRadius); err != nil {
 			return nil, err
 		}
 		res.Report.Seconds = time.Since(start).Seconds()
@@ -410,8 +406,9 @@ func rungFloor(rungs []channelRung, bounds []float64, k int) float64 {
 
 // deployRung fills res with order k's filters in the chosen form, each measured on its
 // deployed response against the target, with its lower bound, and leaves each channel's
-// error in prevOut.
-func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]channelRung, bounds [][]float64, k int, useTF bool, prevOut []float64) error {
+// error in prevOut. rmax is the radius bound the fits kept their poles within (constrained:
+// the job's MaxRadius), for radiusNote.
+func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]channelRung, bounds [][]float64, k int, useTF bool, prevOut []float64, rmax float64, constrained bool) error {
 	for ch, y := range targets {
 		r := rungs[ch][k]
 		var f filters.Filter = r.diag
@@ -441,13 +438,20 @@ func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]chann
 	}
 	rels := make([]float64, len(targets))
 	lbs := make([]float64, len(targets))
+	probes := make([]float64, len(targets))
 	for i, c := range res.Report.Channels {
-		rels[i], lbs[i] = c.RelError, c.LowerBound
+		rels[i], lbs[i], probes[i] = c.RelError, c.LowerBound, math.Inf(1)
+		// growing kernels are growingNote's
+		if farAboveBound(c.RelError, c.LowerBound) && kernelGrowth(targets[i]) <= 1 {
+			probes[i] = boundProbe(obj, i, targets[i], rungs[i][k].diag.Poles, rmax)
+		}
 	}
 	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
 	res.Report.MeanLowerBound = mean(lbs)
-	if note := growingNote(targets, rels, lbs); note != "" {
-		res.Report.Warnings = append(res.Report.Warnings, note)
+	for _, note := range []string{growingNote(targets, rels, lbs), radiusNote(rels, lbs, probes, rmax, constrained)} {
+		if note != "" {
+			res.Report.Warnings = append(res.Report.Warnings, note)
+		}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -257,5 +258,60 @@ func TestFreeRung(t *testing.T) {
 		if c.RelError > below.Channels[ch].RelError*(1+1e-9)+monotoneSlack {
 			t.Errorf("channel %d: order 64 ends at %.3g, above order 32's %.3g", ch, c.RelError, below.Channels[ch].RelError)
 		}
+	}
+}
+
+// TestMaxRadiusHonoured: the default recipe keeps poles inside the job's MaxRadius, above
+// 0.9999 too, and says when that bound is what stops a fit. The kernel 0.99999ᵗ is exactly
+// order 1: under 0.9999 its fit ends at 0.05 with a warning naming the bound and what moving
+// the pole out gives; under 0.999999 it fits to rounding without one. Before, the projection
+// capped every bound at 0.9999 (0.05 either way) and said nothing.
+func TestMaxRadiusHonoured(t *testing.T) {
+	y := make([]float64, 2000)
+	for i := range y {
+		y[i] = math.Pow(0.99999, float64(i))
+	}
+	spec := withOrder(DefaultSpec(), 1)
+	res, err := Run(t.Context(), Job{Spec: spec, Targets: [][]float64{y}}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Report.MaxRelError; !(e > 0.01) {
+		t.Fatalf("under 0.9999: error %.3g; the test wants a fit the bound stops", e)
+	}
+	if len(res.Report.Warnings) != 1 || !strings.Contains(res.Report.Warnings[0], "radius bound 0.9999: moved out to 0.99999") ||
+		!strings.Contains(res.Report.Warnings[0], "--max-radius closer to 1, e.g. 0.99999") {
+		t.Errorf("under 0.9999: warnings %q, want one naming the bound and a wider --max-radius", res.Report.Warnings)
+	}
+	spec.MaxRadius = 0.999999
+	res, err = Run(t.Context(), Job{Spec: spec, Targets: [][]float64{y}}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Report.MaxRelError; !(e < 1e-8) || len(res.Report.Warnings) != 0 {
+		t.Errorf("under 0.999999: error %.3g, warnings %q; want it fitted to rounding, no warning", e, res.Report.Warnings)
+	}
+	if r := res.Report.Channels[0].MaxPoleRadius; math.Abs(r-0.99999) > 1e-9 {
+		t.Errorf("under 0.999999: pole radius %.12g, want 0.99999", r)
+	}
+}
+
+// TestRadiusNote: the note names the channels far above their bounds whose probe at least
+// halves the error, and no others.
+func TestRadiusNote(t *testing.T) {
+	rel := []float64{0.05, 0.05, 0.05, 2e-6}
+	bound := []float64{0, 0.02, 0, 0}
+	probe := []float64{0.001, 0.001, 0.03, 0}
+	got := radiusNote(rel, bound, probe, 0.9999, true)
+	if !strings.HasPrefix(got, "channel 0's fit ends at 0.05, far above its lower bound 0, with a pole on the radius bound 0.9999") {
+		t.Errorf("note %q", got)
+	}
+	if got := radiusNote(rel[1:], bound[1:], probe[1:], 0.9999, true); got != "" {
+		t.Errorf("within 3× the bound, a probe that does not halve, or below 3e-6: got the note %q", got)
+	}
+	got = radiusNote([]float64{0.05, 0.1}, []float64{0, 0}, []float64{0, 0.01}, 0.999, false)
+	if !strings.HasPrefix(got, "the fits of channels 0, 1 end far above") || !strings.Contains(got, "worst channel 1: 0.1 against 0") ||
+		!strings.Contains(got, "--constraint radius with a --max-radius closer to 1, e.g. 0.9999,") {
+		t.Errorf("note %q", got)
 	}
 }

@@ -259,8 +259,8 @@ func (s *Spec) CheckSettings() error {
 	switch {
 	case s.Constraint == ConstraintL1Montel && s.Model != ModelRTF:
 		return fieldErrorf("constraint", s.Constraint, []string{"model"}, "applies to the rtf model only")
-	case s.Constraint == ConstraintRadius && !(s.MaxRadius > 0 && s.MaxRadius < 1):
-		return fieldErrorf("max_radius", s.MaxRadius, []string{"constraint"}, "is outside (0, 1): the radius constraint keeps every pole within it, inside the unit circle")
+	case s.Constraint == ConstraintRadius && !(s.MaxRadius > 0 && s.MaxRadius <= 1-filters.MarginalTol):
+		return fieldErrorf("max_radius", s.MaxRadius, []string{"constraint"}, "is outside (0, 1 - %g]: the radius constraint keeps every pole within it, and a pole closer than %g to the unit circle is not stable", filters.MarginalTol, filters.MarginalTol)
 	}
 	if err := s.validateOptimizer(); err != nil {
 		return err
