@@ -487,6 +487,18 @@ func TestDistillGrowingKernelExplained(t *testing.T) {
 	}
 }
 
+// TestDistillConstantTailDoesNotGrow: an integrator's response 0, 1, 1, … is constant, and
+// neither the suggestion nor the report says it grows (both did: "the last quarter's RMS up
+// to 1.02× the first's").
+func TestDistillConstantTailDoesNotGrow(t *testing.T) {
+	dir := t.TempDir()
+	in := writeText(t, dir, "int.json", `{"form":"zpk","zeros":[],"poles":[[1,0]],"gain":1,"h0":0}`)
+	r := run(t, "", "distill", in, "--order", "2", "-o", filepath.Join(dir, "fit.json"))
+	if r.code != ExitOK || strings.Contains(r.stderr, "grows") {
+		t.Errorf("want exit 0 and no word of growth; got %v", r)
+	}
+}
+
 // TestDistillMaxRadius: --max-radius above the default 0.9999 reaches the default recipe
 // (it was capped at 0.9999: the exactly order-1 kernel 0.99999ᵗ ended at 0.05 either way),
 // and under the default the warning says the bound stops the fit and which --max-radius to

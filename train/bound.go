@@ -368,20 +368,25 @@ func denseTails(y []float64, m int, w weights, orders []int) []float64 {
 	return out
 }
 
-// kernelGrowth is the RMS of y's last quarter over that of its first (+Inf where the first is
-// zero and the last is not, 0 for an empty or all-zero y). Above 1 the kernel grows over its
-// length, which a stable filter's response does only in part and LowerBounds, holding for
-// every filter, stable or not, does not see (growingNote).
+// kernelGrowth is the RMS of y's last quarter over the largest of the three quarters before
+// it (+Inf where those are zero and the last is not, 0 for an empty or all-zero y). Above 1
+// the kernel grows over its length, which a stable filter's response does only in part and
+// LowerBounds, holding for every filter, stable or not, does not see (growingNote); a
+// constant tail (an integrator's 0, 1, 1, …) is 1, not growth.
 func kernelGrowth(y []float64) float64 {
 	q := len(y) / 4
 	if q == 0 {
 		return 0
 	}
-	first, last := floats.Norm(y[:q], 2), floats.Norm(y[len(y)-q:], 2)
+	last := floats.Norm(y[len(y)-q:], 2)
 	if last == 0 {
 		return 0
 	}
-	return last / first
+	before := 0.0
+	for i := range 3 {
+		before = math.Max(before, floats.Norm(y[i*q:(i+1)*q], 2))
+	}
+	return last / before
 }
 
 // noteRatio is how far above its lower bound (or above 1e-6, where the bound is below that) a
@@ -397,7 +402,7 @@ func farAboveBound(rel, bound float64) bool { return rel > noteRatio*math.Max(bo
 // fit ends more than noteRatio above its lower bound (as the deployed errors rel and
 // bounds bound say), or returns "" where there are none: a stable filter's response decays,
 // and the bound does not assume stability. Every quality target's last quarter is at most
-// 0.34 of its first in RMS; a kernel growing by 0.3% a sample reaches 100.
+// 0.34 of its first in RMS (so of the largest before it too).
 func growingNote(targets [][]float64, rel, bound []float64) string {
 	var chans []int
 	worst := 0.0
@@ -416,9 +421,9 @@ func growingNote(targets [][]float64, rel, bound []float64) string {
 	if len(chans) > 1 {
 		fits = "their fits end"
 	}
-	how := fmt.Sprintf("the last quarter's RMS up to %.3g× the first's", worst)
+	how := fmt.Sprintf("the last quarter's RMS up to %.3g× that of any quarter before it", worst)
 	if math.IsInf(worst, 1) {
-		how = "a first quarter of zeros, a last one that is not"
+		how = "three quarters of zeros, a last one that is not"
 	}
 	return fmt.Sprintf("%s from start to end (%s) and %s more than %d× above the lower bound, which holds for unstable filters too: a stable filter's response decays, so it follows a growing kernel only in part", channelsGrow(chans), how, fits, noteRatio)
 }
