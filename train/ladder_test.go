@@ -209,6 +209,41 @@ func TestRankLimitedFit(t *testing.T) {
 	}
 }
 
+// TestNonDecayingKernelUsesEveryPole: a kernel that does not decay, of rank below the order,
+// whose ERA poles lie beyond the radius bound (1.01ᵗ of rank 1; the integrator 0, 1, 1, …),
+// is fitted with all n poles, which cluster under the bound: errors fall with the order. With
+// the rank's poles alone every order ended near order 1's (1.01ᵗ: 0.274, 0.271, 0.263,
+// 0.243; the integrator: 0.0295, 0.0295, 0.0294, 0.0291).
+func TestNonDecayingKernelUsesEveryPole(t *testing.T) {
+	grow := make([]float64, 100)
+	for i := range grow {
+		grow[i] = math.Pow(1.01, float64(i))
+	}
+	integrator := make([]float64, 1024)
+	for i := 1; i < len(integrator); i++ {
+		integrator[i] = 1
+	}
+	orders := []int{1, 2, 4, 8}
+	for _, c := range []struct {
+		name string
+		y    []float64
+		want []float64 // the most each order may end at
+	}{
+		{"1.01ᵗ", grow, []float64{0.28, 0.04, 1e-3, 1e-6}},
+		{"integrator", integrator, []float64{0.03, 1e-3, 1e-5, 1e-8}},
+	} {
+		l, err := FitLadder(t.Context(), Job{Spec: DefaultSpec(), Targets: [][]float64{c.y}}, orders, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, e := range l.Errors() {
+			if !(e[0] <= c.want[k]) || !l.Results[k].Report.Stable {
+				t.Errorf("%s, order %d: error %.3g (stable %v), want at most %g and stable", c.name, orders[k], e[0], l.Results[k].Report.Stable, c.want[k])
+			}
+		}
+	}
+}
+
 // TestFreeRung: at order 64 a channel whose own starts begin below half the order-32 bound
 // is fitted without the orders below (a job leaves them out), a channel whose starts do not
 // is fitted from order 32's warm start, and the order-64 job deploys what the ladder does
