@@ -1,0 +1,246 @@
+package filters
+
+import (
+	"fmt"
+	"math"
+	"math/cmplx"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/internal/numtest"
+)
+
+// movingAverageZPK is the moving average of length n in zpk form: the n−1 roots of unity
+// other than 1 as zeros, n−1 poles at the origin, gain 1/n, in the package's root order.
+func movingAverageZPK(n int) *ZPK {
+	zeros := make([]complex128, 0, n-1)
+	for k := 1; k < n; k++ {
+		zeros = append(zeros, cmplx.Rect(1, 2*math.Pi*float64(k)/float64(n)))
+	}
+	for k := 1; k < n-k; k++ { // exact conjugates
+		zeros[n-1-k] = cmplx.Conj(zeros[k-1])
+	}
+	if n%2 == 0 {
+		zeros[n/2-1] = -1
+	}
+	return &ZPK{Zeros: SortRoots(zeros), Poles: make([]complex128, n-1), Gain: 1 / float64(n)}
+}
+
+// TestZPKImpulseMovingAverage: h[t] = 1/n for t < n and 0 after. In stored order (by
+// modulus, then angle) the cascade's partial responses reached 1e14 at n = 200 and 1e59 at
+// n = 1000, and h[100] came out as −9.9e13.
+func TestZPKImpulseMovingAverage(t *testing.T) {
+	for _, n := range []int{8, 200, 1000} {
+		f := movingAverageZPK(n)
+		want := make([]float64, n+16)
+		for i := range n {
+			want[i] = 1 / float64(n)
+		}
+		h, est, ok := f.ImpulseError(len(want))
+		e := relErr(h, want)
+		// The zeros are roots of unity rounded to float64: a few eps each.
+		if e > 1e-13 {
+			t.Errorf("n=%d: relative error %.3g", n, e)
+		}
+		if !ok || est < e || est > 1e-9 {
+			t.Errorf("n=%d: error estimate %.3g (ok %v) for an error of %.3g", n, est, ok, e)
+		}
+		if e2 := relErr(f.Impulse(len(want)), h); e2 != 0 {
+			t.Errorf("n=%d: Impulse and ImpulseError differ by %.3g", n, e2)
+		}
+	}
+}
+
+// TestZPKImpulseAllPoleRing: the poles r·e^{iπ(2k+1)/n} make z⁻ⁿ/(1 + rⁿz⁻ⁿ), whose response
+// is (−rⁿ)^(t/n − 1) at the multiples t of n and 0 elsewhere; in stored order the cascade of pole
+// sections lost every digit at n = 200 (1e22 relative).
+func TestZPKImpulseAllPoleRing(t *testing.T) {
+	for _, c := range []struct {
+		n int
+		r float64
+	}{{50, 0.9}, {200, 0.98}} {
+		poles := make([]complex128, c.n)
+		for k := range c.n / 2 {
+			p := cmplx.Rect(c.r, math.Pi*float64(2*k+1)/float64(c.n))
+			poles[2*k], poles[2*k+1] = p, cmplx.Conj(p)
+		}
+		f := &ZPK{Poles: SortRoots(poles), Gain: 1}
+		want := make([]float64, 4*c.n)
+		for t := c.n; t < len(want); t += c.n { // delayed by the n zeros it lacks
+			want[t] = math.Pow(-math.Pow(c.r, float64(c.n)), float64(t/c.n-1))
+		}
+		if e := relErr(f.Impulse(len(want)), want); e > 1e-12 {
+			t.Errorf("n=%d: relative error %.3g", c.n, e)
+		}
+	}
+}
+
+// TestZPKImpulseGolden: zpk forms of firwin(201, 0.3) (whose end taps of −2.7e-18 give a
+// zero near −7.6e13) and of a random polynomial of degree 300, against their coefficients
+// expanded at 600 bits (testdata/golden/zpk/gen_zpk_golden.py). The stored order gave
+// errors of 4.8e7 and 670.
+func TestZPKImpulseGolden(t *testing.T) {
+	var g struct {
+		Cases []struct {
+			Name    string       `json:"name"`
+			Zeros   [][2]float64 `json:"zeros"`
+			Poles   int          `json:"poles"`
+			Gain    float64      `json:"gain"`
+			Impulse []float64    `json:"impulse"`
+		} `json:"cases"`
+	}
+	numtest.ReadJSON(t, "../testdata/golden/zpk/zpk_impulse.json", &g)
+	if len(g.Cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range g.Cases {
+		f, err := NewZPK(SortRoots(numtest.Complexes(c.Zeros)), make([]complex128, c.Poles), c.Gain, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		h, est, ok := f.ImpulseError(len(c.Impulse))
+		if e := relErr(h, c.Impulse); e > 1e-13 || !ok || est < e || est > 1e-9 {
+			t.Errorf("%s: relative error %.3g, estimate %.3g (ok %v)", c.Name, e, est, ok)
+		}
+	}
+}
+
+// TestZPKImpulseMatchesTF: the zpk cascade agrees with the difference equation of the same
+// filter's tf form where that form is well conditioned: FIR filters (the denominator zⁿ,
+// condition 1) with zeros on the unit circle, in reciprocal pairs (linear phase) or spread
+// over an annulus, and low-order IIR filters with poles inside 0.8.
+func TestZPKImpulseMatchesTF(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 14))
+	pair := func(r, a float64) []complex128 {
+		p := cmplx.Rect(r, a)
+		return []complex128{p, cmplx.Conj(p)}
+	}
+	for trial := range 60 {
+		var zeros, poles []complex128
+		kind := trial % 4
+		n := 2 * (1 + rng.IntN(150))
+		switch kind {
+		case 0: // on the circle
+			for range n / 2 {
+				zeros = append(zeros, pair(1, math.Pi*rng.Float64())...)
+			}
+		case 1: // reciprocal pairs and pairs on the circle
+			for len(zeros) < n {
+				r, a := 0.5+rng.Float64(), math.Pi*rng.Float64()
+				if len(zeros)+4 <= n && rng.IntN(2) == 0 {
+					zeros = append(zeros, pair(r, a)...)
+					zeros = append(zeros, pair(1/r, a)...)
+				} else {
+					zeros = append(zeros, pair(1, a)...)
+				}
+			}
+		case 2: // an annulus
+			for range n / 2 {
+				zeros = append(zeros, pair(0.3+1.5*rng.Float64(), math.Pi*rng.Float64())...)
+			}
+		case 3: // IIR, order 2 to 12
+			n = 2 * (1 + rng.IntN(6))
+			for range n / 2 {
+				poles = append(poles, pair(0.8*rng.Float64(), math.Pi*rng.Float64())...)
+			}
+			for range n/2 - rng.IntN(2) {
+				zeros = append(zeros, pair(0.3+1.5*rng.Float64(), math.Pi*rng.Float64())...)
+			}
+		}
+		if poles == nil {
+			poles = make([]complex128, n)
+		}
+		f := &ZPK{Zeros: SortRoots(zeros), Poles: SortRoots(poles), Gain: rng.NormFloat64()}
+		tf, rep, err := ToTF(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if kind == 3 && rep.Condition > 1e4 {
+			continue
+		}
+		l := n + 64
+		if e := relErr(f.Impulse(l), tf.Impulse(l)); e > 1e-12*rep.Condition {
+			t.Errorf("trial %d (kind %d, order %d): zpk and tf differ by %.3g (tf condition %.3g)", trial, kind, n, e, rep.Condition)
+		}
+	}
+}
+
+// TestCascadeErrorEstimate: the estimate flags the cancelling stored order (the order
+// Impulse used before its Leja order) of the moving average of length 200, stays far below
+// MaxRelError on random stable filters (it bounds the errors of the tests above), and is
+// not made for a response that grows.
+func TestCascadeErrorEstimate(t *testing.T) {
+	ma := movingAverageZPK(200)
+	stored := make([]zpkSection, len(ma.Poles))
+	for i := range stored {
+		stored[i] = zpkSection{zero: ma.Zeros[i], pole: ma.Poles[i]}
+	}
+	if _, est := ma.run(stored, 216, true); est < 1 {
+		t.Errorf("moving average 200 in stored order: estimate %.3g, want ≥ 1 (its error is 1e16)", est)
+	}
+	rng := rand.New(rand.NewPCG(5, 9))
+	for trial := range 20 {
+		n := 2 + rng.IntN(60)
+		var zeros, poles []complex128
+		for len(poles) < n {
+			p := cmplx.Rect(0.99*rng.Float64(), math.Pi*rng.Float64())
+			poles = append(poles, p, cmplx.Conj(p))
+		}
+		for len(zeros)+2 <= n-1 {
+			z := cmplx.Rect(2*rng.Float64(), math.Pi*rng.Float64())
+			zeros = append(zeros, z, cmplx.Conj(z))
+		}
+		f := &ZPK{Zeros: SortRoots(zeros), Poles: SortRoots(poles), Gain: 1}
+		if _, est, ok := f.ImpulseError(256); !ok || est > 1e-8 {
+			t.Errorf("trial %d (order %d): estimate %.3g (ok %v)", trial, n, est, ok)
+		}
+	}
+	// A pole outside the circle: no estimate.
+	if _, est, ok := (&ZPK{Zeros: []complex128{0.5}, Poles: []complex128{1.5}, Gain: 1}).ImpulseError(8); ok || est != 0 {
+		t.Errorf("unstable pole: estimate %.3g, ok %v", est, ok)
+	}
+	// A zero that cancels a pole on the circle exactly: the identity, estimated.
+	if _, _, ok := (&ZPK{Zeros: []complex128{1}, Poles: []complex128{1, 0.5}, Gain: 1}).ImpulseError(8); !ok {
+		t.Error("a pole at 1 cancelled by a zero at 1: no estimate")
+	}
+}
+
+// TestZPKImpulseMultipleZero: the 300 zeros of a Butterworth filter all lie at −1, so the
+// poles decide the order: taken in Leja order the cascade of order 100 rounds at 6e-13
+// (1e-10 in pairing order, 5e-4 and 5e3 at orders 200 and 300). Order 300 still rounds at
+// about 6e-4 (mpmath), so its estimate is above MaxRelError, and a conversion, even the
+// copy to zpk that measures 0, warns of it.
+func TestZPKImpulseMultipleZero(t *testing.T) {
+	for _, c := range []struct {
+		n      int
+		wc     float64
+		lo, hi float64 // the range the estimate must fall in
+	}{{100, 0.3, 0, 1e-9}, {300, 0.5, 1e-3, 1}} {
+		f := lowpassZPK(c.n, c.wc, 0)
+		_, est, ok := f.ImpulseError(1500)
+		if !ok || est < c.lo || est > c.hi {
+			t.Errorf("order %d: estimate %.3g (ok %v), want in [%g, %g]", c.n, est, ok, c.lo, c.hi)
+		}
+		_, rep, err := ToZPK(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(strings.Join(rep.Warnings, "\n"), "rounding-error estimate")
+		if warned != (c.lo > 0) {
+			t.Errorf("order %d: warnings %q", c.n, rep.Warnings)
+		}
+	}
+}
+
+// BenchmarkZPKImpulse: the cascade with its Leja order, O(n² + nL).
+func BenchmarkZPKImpulse(b *testing.B) {
+	for _, n := range []int{200, 1000, 4000} {
+		f := movingAverageZPK(n + 1)
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for range b.N {
+				f.Impulse(n + 64)
+			}
+		})
+	}
+}
