@@ -365,7 +365,7 @@ func Minimal(f filters.Filter, tol float64) (*filters.Dense, MinimalReport, erro
 		return nil, rep, err
 	}
 	rho, _ := filters.SpectralRadius(d)
-	l := filters.ReportLength(rho)
+	l := filters.ReportLength(rho, d.Order())
 	if rep.RelError = filters.RelDiff(d.Impulse(l), out.Impulse(l)); math.IsNaN(rep.RelError) || math.IsInf(rep.RelError, 0) {
 		rep.RelError = math.MaxFloat64
 	}

@@ -6,24 +6,25 @@ import "math"
 // channel by channel: the worst relative L2 difference (RelDiff; math.MaxFloat64 for an
 // overflow), its channel, and the samples compared; each channel's difference goes into
 // errs unless it is nil, for a caller that holds each channel to its own limit. It compares
-// n samples, or ReportLength(ρ) for the largest spectral radius ρ of want when n is 0, and
-// fewer where that many would cost more than maxWork multiply-adds (a sample costs N² for a
-// dense channel of order N, N for the other forms). It panics if the banks, or errs when not
-// nil, differ in length.
+// n samples, or ReportLength(ρ, N) for the largest spectral radius ρ of want and the largest
+// order N of either bank when n is 0, and fewer where that many would cost more than maxWork
+// multiply-adds (a sample costs N² for a dense channel of order N, N for the other forms). It
+// panics if the banks, or errs when not nil, differ in length.
 func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst float64, channel, samples int) {
 	if len(want) != len(got) || (errs != nil && len(errs) != len(want)) {
 		panic("filters: CompareBanks of banks of different lengths")
 	}
 	if n == 0 {
-		rho := 0.0
-		for _, f := range want {
+		rho, order := 0.0, 0
+		for c, f := range want {
 			r, err := SpectralRadius(f)
 			if err != nil {
 				r = math.NaN()
 			}
 			rho = max(rho, r)
+			order = max(order, f.Order(), got[c].Order())
 		}
-		n = ReportLength(rho)
+		n = ReportLength(rho, order)
 	}
 	perSample := 0.0
 	for c, f := range want {

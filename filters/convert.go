@@ -19,7 +19,10 @@ type Report struct {
 	Condition   float64 `json:"condition"`
 	ConditionOf string  `json:"condition_of"`
 	// RelError is the measured ‖h_in - h_out‖₂/‖h_in‖₂ over the first Length samples of the
-	// impulse responses (absolute when h_in is zero).
+	// impulse responses (absolute when h_in is zero). Length is ReportLength of the filter's
+	// spectral radius and the larger order, doubled (up to MaxReportLength, for a stable
+	// filter) until both responses have fallen to 1e-12 of their peak over the window's
+	// last fifth.
 	RelError float64 `json:"rel_error"`
 	Length   int     `json:"length"`
 	// BecameUnstable is set when the filter was stable and its new form is not (a
@@ -43,18 +46,50 @@ const MarginalTol = 1e-10
 // Stable reports whether a spectral radius is safely inside the unit circle.
 func Stable(rho float64) bool { return rho < 1-MarginalTol }
 
-// ReportLength is the number of impulse samples compared for a filter of spectral radius
-// rho: enough for a stable response to decay to 1e-16 of its start, between 64 and 4096;
-// 512 for marginal and unstable filters, whose responses never decay.
-func ReportLength(rho float64) int {
+// ReportLength is the number of impulse samples a comparison starts from for a filter of
+// order n and spectral radius rho: enough for a simple mode of radius rho to decay to 1e-16
+// of its start, between 64 and MaxReportLength, or 512 for a marginal or unstable filter,
+// whose response never decays; and at least n + 1, since the first n + 1 samples of a
+// response of order n decide it (zero there, zero throughout), however late it starts.
+// A pole of multiplicity k decays as t^(k−1)·ρ^t, which peaks near t = (k−1)/ln(1/ρ): a
+// conversion's report extends the window until the responses have decayed (Report.Length).
+func ReportLength(rho float64, n int) int {
+	l := 512
 	switch {
 	case math.IsNaN(rho) || !Stable(rho):
-		return 512
 	case rho < 1e-3:
-		return 64
+		l = 64
+	default:
+		l = int(math.Min(math.Max(math.Ceil(math.Log(1e-16)/math.Log(rho))+1, 64), MaxReportLength))
 	}
-	l := math.Ceil(math.Log(1e-16)/math.Log(rho)) + 1
-	return int(math.Min(math.Max(l, 64), 4096))
+	return max(l, n+1)
+}
+
+// MaxReportLength is the longest window a report compares for a stable filter of order
+// below it: a response that has not decayed there (a pole within about 1e-2 of the unit
+// circle) is compared over its first MaxReportLength samples only.
+const MaxReportLength = 4096
+
+// decayTol is how far a response must have fallen at the end of a report's window: its
+// largest |h[t]| over the window's last fifth, against its largest over t ≥ 1. A simple mode
+// over ReportLength samples ends at 1e-16 and passes from the last fifth on; a multiple or
+// clustered pole whose t^(k−1)·ρ^t has yet to peak or fall does not.
+const decayTol = 1e-12
+
+// decayed reports whether h has fallen to decayTol of its peak over its last fifth.
+func decayed(h []float64) bool {
+	if len(h) < 2 {
+		return true
+	}
+	peak, end := 0.0, 0.0
+	from := len(h) - max(1, (len(h)-1)/5)
+	for t, v := range h[1:] {
+		peak = max(peak, math.Abs(v))
+		if t+1 >= from {
+			end = max(end, math.Abs(v))
+		}
+	}
+	return !(end > decayTol*peak) // NaN: an overflow, which no longer window mends
 }
 
 // conditioned is what each conversion path knows about its own accuracy.
@@ -148,9 +183,17 @@ func measure(in, out Filter, c conditioned) Report {
 	if err != nil {
 		rho = math.NaN()
 	}
-	rep.Length = ReportLength(rho)
+	rep.Length = ReportLength(rho, max(in.Order(), out.Order()))
 	hIn, estIn := impulseEstimate(in, rep.Length)
 	hOut, estOut := impulseEstimate(out, rep.Length)
+	// A multiple or clustered pole's response can still be rising at the end of the window
+	// (a Jordan block of 37 at 0.3 peaks at t = 52 and falls to 1e-12 near t = 105): double
+	// it while either response has not decayed.
+	for Stable(rho) && rep.Length < MaxReportLength && !(decayed(hIn) && decayed(hOut)) {
+		rep.Length = min(2*rep.Length, MaxReportLength)
+		hIn, estIn = impulseEstimate(in, rep.Length)
+		hOut, estOut = impulseEstimate(out, rep.Length)
+	}
 	rep.RelError = RelDiff(hIn, hOut)
 	if est := max(estIn, estOut); est > MaxRelError {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the zpk form's cascade of first-order sections evaluates this response only to about %.3g relative (its rounding-error estimate): the error measured is the evaluation's as much as the conversion's", est))

@@ -108,7 +108,7 @@ func responseNorm(d *filters.Diagonal) float64 {
 	if err != nil {
 		rho = math.NaN()
 	}
-	return floats.Norm(d.Impulse(filters.ReportLength(rho)), 2)
+	return floats.Norm(d.Impulse(filters.ReportLength(rho, d.Order())), 2)
 }
 
 // ModalStateSize is the number of modes per channel of a modal layout's tensors as Export
