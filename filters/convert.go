@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/cmplx"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -486,7 +487,18 @@ func mustModes(poles, res []complex128) []mode {
 	return modes
 }
 
-// residuesChecked builds the modal form and measures how much its modes cancel.
+// powerNorm is ‖λ^t‖₂ over t = 0 … T−1 for |λ| = l: √((1 − l^(2T))/(1 − l²)), T at l = 1.
+func powerNorm(l float64, T int) float64 {
+	if l == 1 {
+		return math.Sqrt(float64(T))
+	}
+	ln := math.Log(l) // −Inf at 0, where the norm is 1
+	return math.Sqrt(math.Expm1(2*float64(T)*ln) / math.Expm1(2*ln))
+}
+
+// residuesChecked builds the modal form and measures how much its modes cancel: the
+// condition Σ|rᵢ|·‖λᵢᵗ‖ / ‖h‖, both norms over the same first samples, is 1 for one pole
+// and the ratio by which the modes' terms cancel in h otherwise.
 func residuesChecked(poles, res []complex128, h0 float64, src Filter) (*Diagonal, conditioned, error) {
 	for _, r := range res {
 		if cmplx.IsNaN(r) || cmplx.IsInf(r) {
@@ -495,23 +507,24 @@ func residuesChecked(poles, res []complex128, h0 float64, src Filter) (*Diagonal
 			return nil, c, &ConditionError{What: "the modal sum (repeated poles)", Condition: math.Inf(1), Limit: CancellationLimit, Kind: ErrDefective}
 		}
 	}
+	// Both norms over the same first T samples h[1..T]: 64, fewer where the largest pole
+	// would overflow them (|λ|^(2T) < 1e300).
+	horizon := 64
+	if l := maxAbs(poles); l > 1 {
+		horizon = max(1, min(horizon, int(345/math.Log(l))))
+	}
 	total := 0.0
 	for i, r := range res {
-		l := cmplx.Abs(poles[i])
-		norm := 64.0 // ‖λ^t‖₂ over the first 64 samples for |λ| ≥ 1
-		if l < 1 {
-			norm = 1 / math.Sqrt(1-l*l)
-		}
-		total += cmplx.Abs(r) * math.Min(norm, 64)
+		total += cmplx.Abs(r) * powerNorm(cmplx.Abs(poles[i]), horizon)
 	}
-	h := src.Impulse(64)
-	h[0] = 0
-	hn := 0.0
-	for _, v := range h {
-		hn = math.Hypot(hn, v)
-	}
+	h := src.Impulse(horizon + 1)
+	hn := floats.Norm(h[1:], 2)
 	cancel := 1.0
-	if hn > 0 {
+	switch {
+	case hn > math.MaxFloat64:
+		// The response overflows within the horizon: nothing to hold the modes against
+		// (the conversion's report says so).
+	case hn > 0:
 		cancel = math.Max(total/hn, 1)
 	}
 	c := conditioned{value: cancel, of: "the modal sum (Σ|rᵢ|·‖λᵢᵗ‖ / ‖h‖: repeated or close poles cancel)"}

@@ -3,6 +3,7 @@ package filters
 import (
 	"fmt"
 	"math"
+	"math/cmplx"
 	"math/rand/v2"
 	"testing"
 
@@ -167,4 +168,58 @@ func TestReportWindowHoldsResponse(t *testing.T) {
 	if whole := RelDiff(f.Impulse(2000), tf.Impulse(2000)); rep.RelError < whole/1.1 || rep.RelError <= MaxRelError {
 		t.Errorf("Jordan 37 at 0.3 → tf: reported %.3g over %d samples, %.3g over 2000", rep.RelError, rep.Length, whole)
 	}
+}
+
+// TestModalSumCondition: the modal sum's condition Σ|rᵢ|·‖λᵢᵗ‖ / ‖h‖ holds both norms over
+// the same first 64 samples (fewer for a pole far outside the circle): a real pole cancels
+// nothing and reports 1 (a pole at 0.9999 reported 8.09, one at 1 8.06: ‖λᵗ‖ was taken over
+// the whole response, capped at 64 rather than √64); a conjugate pair reports the ratio of
+// its terms to their real part (about √2), and a close pair the ratio by which its terms
+// cancel, both as computed here from the residues.
+func TestModalSumCondition(t *testing.T) {
+	for _, p := range []float64{0, 0.5, -0.9999, 1, 1.5, 1e3} {
+		_, rep, err := ToDiagonal(&ZPK{Poles: []complex128{complex(p, 0)}, Gain: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(rep.Condition-1) > 1e-12 {
+			t.Errorf("pole %v: condition %.15g, want 1", p, rep.Condition)
+		}
+	}
+	for _, c := range []struct {
+		poles []complex128
+		least float64 // the smallest ratio expected
+	}{
+		{[]complex128{0.3 + 0.9i, 0.3 - 0.9i}, 1},
+		{[]complex128{0.9001, 0.9}, 1e3},
+		{[]complex128{0.99 + 1e-6, 0.99}, 1e4},
+		{[]complex128{0.5 + 0.5001i, 0.5 + 0.5i, 0.5 - 0.5i, 0.5 - 0.5001i}, 1e3},
+	} {
+		f := &ZPK{Poles: SortRoots(c.poles), Gain: 1}
+		d, rep, err := ToDiagonal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for i, r := range d.Residues {
+			var n2 float64
+			for k := range 64 {
+				n2 += math.Pow(cmplx.Abs(d.Poles[i]), 2*float64(k))
+			}
+			sum += cmplx.Abs(r) * math.Sqrt(n2)
+		}
+		h := f.Impulse(65)
+		want := sum / math.Sqrt(floatsDot(h[1:], h[1:]))
+		if math.Abs(rep.Condition-want) > 1e-6*want || want < c.least {
+			t.Errorf("poles %v: condition %.6g, want %.6g (at least %g)", c.poles, rep.Condition, want, c.least)
+		}
+	}
+}
+
+func floatsDot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
 }
