@@ -90,8 +90,9 @@ func (c *Continuous) discretizeDense(s *Dense) (Filter, error) {
 			aug.Set(i, n, s.B[i]*dt)
 		}
 		// mat.Exp scales by log2 of the norm; an infinite norm would never finish.
-		if norm := mat.Norm(aug, 1); math.IsInf(norm, 0) || math.IsNaN(norm) {
-			return nil, invalidf("zoh: the norm of [A B]·dt overflows float64")
+		norm := mat.Norm(aug, 1)
+		if math.IsInf(norm, 0) || math.IsNaN(norm) {
+			return nil, invalidf("zoh: ‖[A B]·Δt‖₁ overflows float64 (Δt = %g, ‖[A B]‖₁ = %.3g)", dt, mat.Norm(denseAB(s), 1))
 		}
 		var e mat.Dense
 		e.Exp(aug)
@@ -101,14 +102,27 @@ func (c *Continuous) discretizeDense(s *Dense) (Filter, error) {
 			bd[i] = e.At(i, n)
 		}
 		out := newDenseMat(ad, bd, append([]float64(nil), s.C...), s.D)
-		if err := out.Validate(); err != nil {
-			return nil, fmt.Errorf("zoh: %w", err)
+		if out.Validate() != nil {
+			// e^{ΔtA} grows as e^{Δt·Re λ} for the eigenvalues λ of A (faster while a
+			// non-normal A's transient lasts), and float64 ends at e^709.78.
+			msg := fmt.Sprintf("zoh: e^(Δt·A) overflows float64 (‖[A B]·Δt‖₁ = %.3g", norm)
+			if vals, err := eigenvalues(s.A); err == nil {
+				top := math.Inf(-1)
+				for _, v := range vals {
+					top = max(top, real(v)*dt)
+				}
+				msg += fmt.Sprintf(", and Δt·Re λ reaches %.6g over A's eigenvalues λ", top)
+			}
+			return nil, invalidf("%s; e^x overflows from x = %.2f)", msg, maxExp)
 		}
 		return out, nil
 	}
 	alpha, err := c.alpha()
 	if err != nil {
 		return nil, err
+	}
+	if norm := mat.Norm(denseAB(s), 1); norm*dt > math.MaxFloat64 {
+		return nil, invalidf("%s: ‖[A B]·Δt‖₁ overflows float64 (Δt = %g, ‖[A B]‖₁ = %.3g)", c.Method, dt, norm)
 	}
 	// Ā = (I - αΔA)⁻¹(I + (1-α)ΔA), B̄ = Δ(I - αΔA)⁻¹B  (LSSL paper, eq. 3).
 	left := mat.NewDense(n, n, nil)
@@ -140,7 +154,22 @@ func (c *Continuous) discretizeDense(s *Dense) (Filter, error) {
 		return nil, fmt.Errorf("%w: %v", ErrIllConditioned, err)
 	}
 	out := newDenseMat(&ad, bd.RawVector().Data, append([]float64(nil), s.C...), s.D)
-	return out, out.Validate()
+	if out.Validate() != nil {
+		return nil, invalidf("%s: the discretised A or B overflows float64 (‖[A B]·Δt‖₁ = %.3g, condition of I − αΔtA %.3g)", c.Method, mat.Norm(denseAB(s), 1)*dt, lu.Cond())
+	}
+	return out, nil
+}
+
+// maxExp is the largest x whose e^x float64 holds.
+var maxExp = math.Log(math.MaxFloat64)
+
+// denseAB is [A B].
+func denseAB(s *Dense) *mat.Dense {
+	n := s.Order()
+	ab := mat.NewDense(n, n+1, nil)
+	ab.Slice(0, n, 0, n).(*mat.Dense).Copy(s.A)
+	ab.SetCol(n, s.B)
+	return ab
 }
 
 // discretizeDiagonal maps each s-plane pole λ to its z-plane image and scales the residue by
@@ -164,21 +193,30 @@ func (c *Continuous) discretizeDiagonal(s *Diagonal) (Filter, error) {
 	}
 	for i, m := range modes {
 		x := complex(dt, 0) * m.pole
+		if cmplx.IsInf(x) {
+			return nil, invalidf("%s: Δt·λ overflows float64 at pole %s (Δt = %g)", c.Method, formatC(m.pole), dt)
+		}
 		scale := complex(dt, 0) // both members of a pair: Re of twice one of them
 		if m.pair {
 			scale *= 2
 		}
 		if c.Method == ZOH {
+			if real(x) > maxExp {
+				return nil, invalidf("zoh: e^(Δt·λ) overflows float64 at Δt·λ = %s (pole %s; e^x overflows from Re x = %.2f)", formatC(x), formatC(m.pole), maxExp)
+			}
 			poles[i] = cmplx.Exp(x)
 			res[i] = m.residue * scale * phi1(x)
-			continue
+		} else {
+			den := 1 - complex(alpha, 0)*x
+			if cmplx.Abs(den) < eps {
+				return nil, &ConditionError{What: fmt.Sprintf("1 - αΔtλ at pole %d", i), Condition: 1 / cmplx.Abs(den), Limit: 1 / eps, Kind: ErrIllConditioned}
+			}
+			poles[i] = (1 + complex(1-alpha, 0)*x) / den
+			res[i] = m.residue * scale / den
 		}
-		den := 1 - complex(alpha, 0)*x
-		if cmplx.Abs(den) < eps {
-			return nil, &ConditionError{What: fmt.Sprintf("1 - αΔtλ at pole %d", i), Condition: 1 / cmplx.Abs(den), Limit: 1 / eps, Kind: ErrIllConditioned}
+		if cmplx.IsInf(res[i]) || cmplx.IsNaN(res[i]) {
+			return nil, invalidf("%s: the discretised residue of pole %s overflows float64 (residue %s, Δt·λ = %s)", c.Method, formatC(m.pole), formatC(m.residue), formatC(x))
 		}
-		poles[i] = (1 + complex(1-alpha, 0)*x) / den
-		res[i] = m.residue * scale / den
 	}
 	return NewDiagonalRealPart(poles, res, s.H0)
 }

@@ -291,6 +291,37 @@ func TestDiscretizeOverflow(t *testing.T) {
 	}
 }
 
+// TestDiscretizeExpOverflow: a discretisation that float64 cannot hold says which number
+// overflows, as a number, where it named the Inf and NaN it had made ("poles[0] is
+// (+Inf+NaNi)", "A row[0] is +Inf"); a step just inside the range is discretised.
+func TestDiscretizeExpOverflow(t *testing.T) {
+	diag := func(poles, res []complex128) *Diagonal {
+		d, err := NewDiagonal(poles, res, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name string
+		c    Continuous
+		want string
+	}{
+		{"diagonal zoh", Continuous{System: diag([]complex128{1000}, []complex128{1}), Dt: 1, Method: ZOH}, "e^(Δt·λ) overflows float64 at Δt·λ = 1000"},
+		{"dense zoh", Continuous{System: mustDense(t, [][]float64{{1000}}, []float64{1}, []float64{1}, 0), Dt: 1, Method: ZOH}, "Δt·Re λ reaches 1000"},
+		{"residue", Continuous{System: diag([]complex128{700 + 5i, 700 - 5i}, []complex128{1e300, 1e300}), Dt: 1, Method: ZOH}, "residue of pole 700+5j overflows"},
+		{"bilinear", Continuous{System: diag([]complex128{1e300}, []complex128{1}), Dt: 1e10, Method: Bilinear}, "Δt·λ overflows float64 at pole 1e+300"},
+	} {
+		_, err := c.c.Discretize()
+		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "NaN") || strings.Contains(err.Error(), "Inf") {
+			t.Errorf("%s: got %v, want %q", c.name, err, c.want)
+		}
+	}
+	if _, err := (&Continuous{System: diag([]complex128{700}, []complex128{1}), Dt: 1, Method: ZOH}).Discretize(); err != nil {
+		t.Errorf("Δt·λ = 700: %v", err)
+	}
+}
+
 // TestZeroNumerator: the RTF zero init (a = b = 0, every pole at 0) is the constant h0 and
 // converts to every form; repeated poles with non-zero residues still fail cleanly.
 func TestZeroNumerator(t *testing.T) {

@@ -427,7 +427,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"time/alpha-range", `{` + diag + `, "continuous": true, "dt": 1, "discretization": "gbt", "alpha": 2}`, "alpha 2 is outside [0, 1]", nil},
 		{"time/discrete-dt", `{` + dense + `, "dt": 1}`, `key "dt" needs "continuous": true`, nil},
 		{"time/zoh-overflow", `{"form": "dense", "A": [[1e300, 0], [1e300, 0]], "B": [1, 1], "C": [1, 1], "continuous": true, "dt": 1e10, "discretization": "zoh"}`,
-			"zoh: the norm of [A B]·dt overflows", nil},
+			"zoh: ‖[A B]·Δt‖₁ overflows float64 (Δt = 1e+10, ‖[A B]‖₁ = 2e+300)", nil},
 		{"convention/unknown", `{` + dense + `, "convention": "lssl"}`, `unknown convention "lssl"`, nil},
 		{"convention/tf", `{` + tf + `, "convention": "s4"}`, "the S4 convention applies to state-space forms", nil},
 		{"convention/overflow", `{"form": "dense", "A": [[1e300]], "B": [1], "C": [1e300], "convention": "s4"}`, "C[0] is +Inf", nil},
