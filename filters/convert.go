@@ -199,8 +199,12 @@ func measure(in, out Filter, c conditioned) Report {
 	if est := max(estIn, estOut); est > MaxRelError {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the zpk form's cascade of first-order sections evaluates this response only to about %.3g relative (its rounding-error estimate): the error measured is the evaluation's as much as the conversion's", est))
 	}
-	if !Stable(rho) {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("not stable (spectral radius %.6g): the error is measured over %d samples of a response that does not decay", rho, rep.Length))
+	switch {
+	case math.IsNaN(rho):
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the spectral radius could not be computed: the error is measured over %d samples", rep.Length))
+	case !Stable(rho):
+		// Within MarginalTol inside, the response decays by at most 5e-8 over 512 samples.
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("not stable (spectral radius %s, %s): the error is measured over %d samples of a response that does not decay over them", FormatModulus(rho), CirclePlace(rho), rep.Length))
 	}
 	if math.IsNaN(rep.RelError) || math.IsInf(rep.RelError, 0) {
 		rep.RelError = math.MaxFloat64
@@ -217,7 +221,7 @@ func measure(in, out Filter, c conditioned) Report {
 		// compared: a pole just outside the circle shows only later.
 		if out, err := SpectralRadius(out); err == nil && (out >= 1 || inaccurate && !Stable(out)) {
 			rep.BecameUnstable = true
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the %s form of this stable filter is unstable (spectral radius %.6g → %.6g): it cannot hold these poles in float64; keep a modal form (diagonal, rotation, zpk)", rep.To, rho, out))
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("the %s form of this stable filter is unstable (spectral radius %s → %s): it cannot hold these poles in float64; keep a modal form (diagonal, rotation, zpk)", rep.To, FormatModulus(rho), FormatModulus(out)))
 		}
 	}
 	switch {

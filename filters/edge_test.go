@@ -351,3 +351,50 @@ func TestZerosOfOffsetZPK(t *testing.T) {
 		t.Errorf("zeros %v, %v; want [-0.5]", z, err)
 	}
 }
+
+// TestMarginalWording: a pole at 1 − 1e-12 reads as itself and as within 1e-10 of the unit
+// circle (a conversion's warning said "spectral radius 1"); counts of one are singular
+// ("only 1 poles" was printed).
+func TestMarginalWording(t *testing.T) {
+	for _, c := range []struct {
+		r            float64
+		modulus, say string
+	}{
+		{1 - 1e-12, "0.999999999999", "within 1e-10 of the unit circle"},
+		{1 + 1e-12, "1.000000000001", "within 1e-10 of the unit circle"},
+		{1, "1", "on the unit circle"},
+		{0.5, "0.5", "inside the unit circle"},
+		{0.99999, "0.99999", "inside the unit circle"},
+		{1.5, "1.5", "outside the unit circle"},
+	} {
+		if got := FormatModulus(c.r); got != c.modulus {
+			t.Errorf("FormatModulus(%v) = %q, want %q", c.r, got, c.modulus)
+		}
+		if got := CirclePlace(c.r); got != c.say {
+			t.Errorf("CirclePlace(%v) = %q, want %q", c.r, got, c.say)
+		}
+	}
+	_, rep, err := ToTF(&ZPK{Poles: []complex128{1 - 1e-12}, Gain: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := strings.Join(rep.Warnings, "\n")
+	if !strings.Contains(w, "spectral radius 0.999999999999, within 1e-10 of the unit circle") {
+		t.Errorf("warnings %q", w)
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{(&ZPK{Zeros: []complex128{0.5, 0.2}, Poles: []complex128{0.5}, Gain: 1}).Validate(), "2 zeros but only 1 pole:"},
+		{func() error { _, err := NewDiagonalRealPart([]complex128{0.5}, []complex128{1, 2}, 0); return err }(), "1 pole and 2 residues"},
+		{func() error {
+			_, err := NewRotationFromRotRNN([]RotRNNHead{{M: [][]float64{{0, 1, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 0, 0}}, Theta: []float64{0.1}}}, nil, nil, 0)
+			return err
+		}(), "head 0: 1 angle, want 2"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("got %v, want %q", c.err, c.want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package filters
 import (
 	"math"
 	"math/cmplx"
+
+	"github.com/ssmlab/ssmlab/internal/plural"
 )
 
 // NewDiagonalRealPart returns the real modal filter whose impulse response is the real part
@@ -20,7 +22,7 @@ import (
 // give the same response. The slices are not modified.
 func NewDiagonalRealPart(poles, residues []complex128, h0 float64) (*Diagonal, error) {
 	if len(poles) != len(residues) {
-		return nil, invalidf("%d poles and %d residues: want one residue per pole", len(poles), len(residues))
+		return nil, invalidf("%s and %s: want one residue per pole", plural.Count(len(poles), "pole"), plural.Count(len(residues), "residue"))
 	}
 	if err := checkOrder(len(poles)); err != nil {
 		return nil, err

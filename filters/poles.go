@@ -100,6 +100,32 @@ func formatC(v complex128) string {
 
 func format6(x float64) string { return strconv.FormatFloat(x, 'g', 6, 64) }
 
+// FormatModulus writes a modulus or spectral radius for a message: to 6 digits, or, within
+// 1e-5 of 1, to as many as tell it from 1 (the shortest decimal that reads back as the same
+// float64), so that 1 − 1e-12 reads "0.999999999999", not "1".
+func FormatModulus(r float64) string {
+	if math.Abs(r-1) < 1e-5 {
+		return strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return format6(r)
+}
+
+// CirclePlace says where a modulus puts a pole against the unit circle, for a message:
+// "inside the unit circle", "on the unit circle" (exactly 1), "within 1e-10 of the unit
+// circle" (||p| − 1| ≤ MarginalTol, which Stable does not call stable) or "outside the unit
+// circle".
+func CirclePlace(r float64) string {
+	switch {
+	case r == 1:
+		return "on the unit circle"
+	case math.Abs(r-1) <= MarginalTol:
+		return "within " + strconv.FormatFloat(MarginalTol, 'g', -1, 64) + " of the unit circle"
+	case r < 1:
+		return "inside the unit circle"
+	}
+	return "outside the unit circle"
+}
+
 // HeldPoles returns a copy of the poles.
 func (f *ZPK) HeldPoles() []complex128 { return slices.Clone(f.Poles) }
 

@@ -3,6 +3,7 @@ package filters
 import (
 	"math"
 
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -61,7 +62,7 @@ func NewRotationFromRotRNN(heads []RotRNNHead, b, c []float64, d float64) (*Rota
 			return nil, invalidf("head %d: M is %d×%d, want an even size (one 2×2 rotation per pair of states)", h, k, k)
 		}
 		if len(head.Theta) != k/2 {
-			return nil, invalidf("head %d: %d angles, want %d", h, len(head.Theta), k/2)
+			return nil, invalidf("head %d: %s, want %d", h, plural.Count(len(head.Theta), "angle"), k/2)
 		}
 		if err := checkFinite("gamma", head.Gamma); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/cmplx"
 
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/underflow"
 	"gonum.org/v1/gonum/floats"
 )
@@ -37,7 +38,7 @@ func (f *ZPK) Validate() error {
 		return err
 	}
 	if len(f.Zeros) > len(f.Poles) {
-		return invalidf("%d zeros but only %d poles: H(z) must be proper", len(f.Zeros), len(f.Poles))
+		return invalidf("%s but only %s: H(z) must be proper", plural.Count(len(f.Zeros), "zero"), plural.Count(len(f.Poles), "pole"))
 	}
 	if err := checkFiniteC("zeros", f.Zeros...); err != nil {
 		return err

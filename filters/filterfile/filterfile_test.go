@@ -365,7 +365,7 @@ func TestUnmarshalErrors(t *testing.T) {
 		{"shape/A-flat", `{"form": "dense", "A": [1], "B": [1], "C": [1]}`, `"A" row 0 is the number 1, want an array of numbers`, nil},
 		{"shape/b", `{"form": "tf", "a": [0.5, 0.1], "b": [1]}`, "b has length 1, want 2", nil},
 		{"shape/residues", `{"form": "diagonal", "poles": [[0.5, 0]], "residues": []}`, "residues has length 0, want 1", nil},
-		{"shape/zeros", `{"form": "zpk", "zeros": [[1, 0], [2, 0]], "poles": [[0.5, 0]], "gain": 1}`, "2 zeros but only 1 poles", nil},
+		{"shape/zeros", `{"form": "zpk", "zeros": [[1, 0], [2, 0]], "poles": [[0.5, 0]], "gain": 1}`, "2 zeros but only 1 pole", nil},
 		{"shape/P", `{"form": "rotation", "P": [[1]], "blocks": [{"radius": 1, "angle": 0}], "real": [], "B": [1, 1], "C": [1, 1]}`,
 			"P has size 1 but the blocks and real eigenvalues give order 2", nil},
 		{"shape/blocks", `{"form": "rotation", "P": [[1, 0], [0, 1]], "blocks": [[1, 0]], "real": [], "B": [1, 1], "C": [1, 1]}`,
