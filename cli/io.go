@@ -67,7 +67,9 @@ SESSION with --session (created if missing; its previous version is kept as SESS
 A layer's tensor names may sit behind a module prefix ("layers.0.layer."); --tensor picks
 a layer by its prefix (or an array by its name) when the file holds several, and --list
 prints, as JSON, every layer detected (prefix, layout, channels, order or length, dtype and
-the options assumed) and every array. Settings a checkpoint does not record are flags whose
+the options assumed) and every array; its order is a channel's real state count, the order
+distill's --order counts, and a layout of complex modes (each standing for a conjugate pair)
+gives their number as complex_modes, half the order. Settings a checkpoint does not record are flags whose
 defaults are the reference code's (--disc, --dt-transform, --h0, …); one of a layout the
 layer read does not have (--bias of an lru layer), or given where no layer is read (a filter
 file), is refused as a command-line mistake (exit 2), as is a value outside its choices.

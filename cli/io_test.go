@@ -423,6 +423,28 @@ func TestExportReadBack(t *testing.T) {
 	}
 }
 
+// TestImportListOrder: --list's order is a channel's real state count in every layout, the
+// order distill's --order counts and import's note says: a StripedHyena layer of 4 poles
+// ("order up to 8" once imported) lists order 8, as an S4D layer of N = 8 (4 modes) does,
+// each with its 4 complex modes alongside; an is_real S4D layer's 4 real modes are order 4.
+// StripedHyena's order was 4, its count of poles.
+func TestImportListOrder(t *testing.T) {
+	for _, c := range []struct{ file, want string }{
+		{"stripedhyena_64.pt", `"layout":"stripedhyena","channels":3,"order":8,"complex_modes":4,`},
+		{"s4d_64.pt", `"layout":"s4d","channels":3,"order":8,"complex_modes":4,`},
+		{"s4d_real_64.pt", `"layout":"s4d","channels":3,"order":4,"dtype"`},
+		{"lru_64.pt", `"layout":"lru","channels":3,"order":8,"complex_modes":4,`},
+	} {
+		path := filepath.Join("..", "testdata", "layouts", c.file)
+		if r := run(t, "", "import", path, "--list"); r.code != 0 || !strings.Contains(r.stdout, c.want) {
+			t.Errorf("%s --list: want %s in %v", c.file, c.want, r)
+		}
+	}
+	if r := run(t, "", "import", filepath.Join("..", "testdata", "layouts", "stripedhyena_64.pt"), "-o", filepath.Join(t.TempDir(), "sh.json")); r.code != 0 || !strings.Contains(r.stderr, "of order up to 8 ") {
+		t.Errorf("import: %v", r)
+	}
+}
+
 // TestExportSOS: a filter goes out as second-order sections and comes back as the zpk
 // filter it was; scipy's sections are detected (--list) and read; sections float32 cannot
 // hold (a pole pair near z = 1 at a small angle, whose a1 and a2 float32 rounds by a tenth

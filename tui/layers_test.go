@@ -60,7 +60,7 @@ func TestOpenCheckpointLayers(t *testing.T) {
 		t.Fatalf("no layer picker: %T (status %q)", m.dialog, m.status.text)
 	}
 	s := screen(m)
-	for _, want := range []string{"open a layer of " + path, "f1.", "f2.", "stripedhyena", "2 channels, order 4, float64", "1 channel, order 16"} {
+	for _, want := range []string{"open a layer of " + path, "f1.", "f2.", "stripedhyena", "2 channels, order 8 (4 complex poles), float64", "1 channel, order 32 (16 complex poles)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("the picker lacks %q:\n%s", want, s)
 		}
@@ -108,9 +108,9 @@ func TestOpenCheckpointLayers(t *testing.T) {
 	}
 }
 
-// TestLayerPickerCountsModes: an LRU layer's size is its complex modes, each a real order of
-// 2 once imported, so the picker says "64 modes", not "order 64" for what imports as a
-// diagonal bank of order 128.
+// TestLayerPickerCountsModes: an LRU layer's order is its real state count, each of its
+// complex modes counting 2 once imported, so the picker says "order 128 (64 complex modes)"
+// for what imports as a diagonal bank of order 128, not "order 64".
 func TestLayerPickerCountsModes(t *testing.T) {
 	path := filepath.Join("..", "testdata", "trained", "copy-drawn-lru.safetensors")
 	m := newTestModel(t, 140, 44, nil)
@@ -118,7 +118,7 @@ func TestLayerPickerCountsModes(t *testing.T) {
 	if _, ok := dialogOf[*layerPicker](m); !ok {
 		t.Fatalf("no layer picker: %T (status %q)", m.dialog, m.status.text)
 	}
-	if s := screen(m); !strings.Contains(s, "64 channels, 64 modes,") || strings.Contains(s, "order 64") {
+	if s := screen(m); !strings.Contains(s, "64 channels, order 128 (64 complex modes),") || strings.Contains(s, "order 64") {
 		t.Errorf("the picker:\n%s", s)
 	}
 	keys(t, m, "enter")

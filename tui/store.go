@@ -70,21 +70,13 @@ func (fileStore) OpenLayer(path string, c LayerChoice) (Opened, error) {
 func layerChoices(ls []layouts.Layer) []LayerChoice {
 	out := make([]LayerChoice, len(ls))
 	for i, l := range ls {
-		size := fmt.Sprintf("order %d", l.Order)
-		switch {
-		case l.Length > 0:
-			size = fmt.Sprintf("length %d", l.Length)
-		case l.ComplexModes():
-			// not an order: the filter it imports as has twice as many real states
-			size = plural.Count(l.Order, "mode")
-		}
 		prefix := l.Prefix
 		if prefix == "" {
 			prefix = "(top level)"
 		}
 		chans := plural.Count(l.Channels, "channel")
 		out[i] = LayerChoice{Prefix: l.Prefix, Layout: string(l.Layout),
-			Label: fmt.Sprintf("%-24s %-12s %s, %s, %s", prefix, l.Layout, chans, size, l.DType)}
+			Label: fmt.Sprintf("%-24s %-12s %s, %s, %s", prefix, l.Layout, chans, l.Size(), l.DType)}
 	}
 	return out
 }

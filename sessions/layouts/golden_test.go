@@ -184,3 +184,58 @@ func TestImportNamesItsTensors(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectedOrderIsRealStates: the order Detect gives a layer (what import --list prints) is
+// its real state count in every layout, the order it imports as and distill's --order counts:
+// no channel of the golden layers imports above it, and none of a layer of complex modes at
+// or below half of it (StripedHyena's and LRU's listed order was their count of complex
+// poles: 4 for what imports as "order up to 8"). ComplexModes is the layout's own count, half
+// the order where it is set.
+func TestDetectedOrderIsRealStates(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(goldenDir, "*_64.pt"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("%d golden files: %v", len(files), err)
+	}
+	seen := map[layouts.Layout]bool{}
+	for _, name := range files {
+		f, err := arrays.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range layouts.Detect(f.Arrays()) {
+			if l.Length > 0 {
+				continue // kernels: a length, not an order
+			}
+			r, err := layouts.Import(f, l, layouts.Options{})
+			if err != nil || r.Bank == nil {
+				t.Errorf("%s: %s: %v", name, l.Layout, err)
+				continue
+			}
+			n := 0
+			for _, c := range r.Bank.Channels {
+				n = max(n, c.Order())
+			}
+			seen[l.Layout] = true
+			if n > l.Order || (l.ComplexModes > 0 && 2*n <= l.Order) {
+				t.Errorf("%s: %s layer listed as %s imports as order %d", name, l.Layout, l.Size(), n)
+			}
+			if l.ComplexModes > 0 && l.Order != 2*l.ComplexModes {
+				t.Errorf("%s: %s layer: order %d, %d complex modes", name, l.Layout, l.Order, l.ComplexModes)
+			}
+		}
+		f.Close()
+	}
+	for _, lay := range []layouts.Layout{layouts.S4D, layouts.S4, layouts.StripedHyena, layouts.LRU, layouts.S5, layouts.RotRNN, layouts.RTF} {
+		if !seen[lay] {
+			t.Errorf("no golden %s layer was checked", lay)
+		}
+	}
+	f, err := arrays.Open(filepath.Join(goldenDir, "stripedhyena_64.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if ls := layouts.Detect(f.Arrays()); len(ls) != 1 || ls[0].Order != 8 || ls[0].ComplexModes != 4 || ls[0].Size() != "order 8 (4 complex poles)" {
+		t.Errorf("stripedhyena_64.pt: %+v", ls)
+	}
+}

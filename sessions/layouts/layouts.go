@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -105,17 +106,34 @@ type Layer struct {
 	Prefix   string `json:"prefix"`
 	Layout   Layout `json:"layout"`
 	Channels int    `json:"channels"`
-	Order    int    `json:"order,omitempty"` // state size of a channel: complex modes where ComplexModes
+	// Order is a channel's real state count, at most (a complex mode held with its
+	// conjugate counts 2): the order it imports as, and the order distill's --order counts,
+	// in every layout. ComplexModes is the layout's own count where it stores complex modes
+	// (or poles) each standing for a conjugate pair: S4D's and S4's N/2, StripedHyena's
+	// state_size, LRU's d_hidden, S5's P; 0 elsewhere.
+	Order        int `json:"order,omitempty"`
+	ComplexModes int `json:"complex_modes,omitempty"`
 
 	Length  int               `json:"length,omitempty"` // samples of a kernel (hyena)
 	DType   string            `json:"dtype"`
 	Options map[string]string `json:"options"`
 }
 
-// ComplexModes reports whether Order counts complex modes (LRU's d_hidden, S5's P), each
-// held with its conjugate once imported, as a real order of 2·Order, rather than real
-// states.
-func (l Layer) ComplexModes() bool { return l.Layout == LRU || l.Layout == S5 }
+// Size says a layer's size as import --list gives it: "order 8 (4 complex poles)", "order
+// 6", "length 64".
+func (l Layer) Size() string {
+	switch {
+	case l.Length > 0:
+		return fmt.Sprintf("length %d", l.Length)
+	case l.ComplexModes > 0:
+		what := "mode"
+		if l.Layout == StripedHyena {
+			what = "pole"
+		}
+		return fmt.Sprintf("order %d (%s)", l.Order, plural.Count(l.ComplexModes, "complex "+what))
+	}
+	return fmt.Sprintf("order %d", l.Order)
+}
 
 // layout is one layout's implementation.
 type layout interface {

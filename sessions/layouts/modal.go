@@ -113,7 +113,7 @@ func (s4dLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 		return Layer{}, false
 	}
 	if a := shapeOf(in, p+"kernel.log_A_real", 2); a != nil {
-		l := Layer{Channels: a[0], Order: 2 * a[1], DType: in[p+"kernel.log_A_real"].DType,
+		l := Layer{Channels: a[0], Order: 2 * a[1], ComplexModes: a[1], DType: in[p+"kernel.log_A_real"].DType,
 			Options: map[string]string{"variant": "minimal", "disc": "zoh"}}
 		return l, true
 	}
@@ -121,10 +121,10 @@ func (s4dLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	if a == nil {
 		return Layer{}, false
 	}
-	l := Layer{Order: 2 * a[1], DType: in[p+"kernel.A_real"].DType,
+	l := Layer{Order: 2 * a[1], ComplexModes: a[1], DType: in[p+"kernel.A_real"].DType,
 		Options: map[string]string{"variant": "ssm", "disc": "zoh", "dt-transform": "exp", "real-transform": "exp", "imag-transform": "none"}}
 	if _, ok := in[p+"kernel.A_imag"]; !ok {
-		l.Order = a[1]
+		l.Order, l.ComplexModes = a[1], 0
 		l.Options["is-real"] = "true"
 	}
 	var c []int
@@ -398,7 +398,7 @@ func (stripedHyenaLayout) detect(in map[string]arrays.Info, p string) (Layer, bo
 	if ps == nil || rs == nil {
 		return Layer{}, false
 	}
-	l := Layer{Channels: ps[0], Order: ps[1], DType: in[p+"poles"].DType, Options: map[string]string{"short-filter": "false"}}
+	l := Layer{Channels: ps[0], Order: 2 * ps[1], ComplexModes: ps[1], DType: in[p+"poles"].DType, Options: map[string]string{"short-filter": "false"}}
 	if d := shapeOf(in, p+"D", 1); d != nil {
 		l.Channels = d[0]
 		if ps[0] < d[0] { // hyena_filter_groups > 1: WriteBackVariant
@@ -500,7 +500,7 @@ func (lruLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	if nu == nil || shapeOf(in, p+"theta_log", 1) == nil {
 		return Layer{}, false
 	}
-	l := Layer{Order: nu[0], DType: in[p+"nu_log"].DType, Options: map[string]string{}}
+	l := Layer{Order: 2 * nu[0], ComplexModes: nu[0], DType: in[p+"nu_log"].DType, Options: map[string]string{}}
 	if b := shapeOf(in, p+"B_re", 2); b != nil {
 		l.Channels = b[1]
 		l.Options["inputs"] = fmt.Sprint(b[1])
@@ -591,7 +591,7 @@ func (s5Layout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	if lr == nil || shapeOf(in, p+"Lambda_im", 1) == nil {
 		return Layer{}, false
 	}
-	l := Layer{Order: lr[0], DType: in[p+"Lambda_re"].DType, Options: map[string]string{"disc": "zoh", "conj-sym": "true", "clip-eigs": "false", "step-rescale": "1"}}
+	l := Layer{Order: 2 * lr[0], ComplexModes: lr[0], DType: in[p+"Lambda_re"].DType, Options: map[string]string{"disc": "zoh", "conj-sym": "true", "clip-eigs": "false", "step-rescale": "1"}}
 	if b := shapeOf(in, p+"B", 3); b != nil {
 		l.Channels = b[1]
 		l.Options["inputs"] = fmt.Sprint(b[1])

@@ -36,7 +36,7 @@ func (s4Layout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	if ps == nil || shapeOf(in, p+"kernel.A_real", 2) == nil {
 		return Layer{}, false
 	}
-	l := Layer{Order: 2 * ps[2], DType: in[p+"kernel.A_real"].DType,
+	l := Layer{Order: 2 * ps[2], ComplexModes: ps[2], DType: in[p+"kernel.A_real"].DType,
 		Options: map[string]string{"disc": "bilinear", "dt-transform": "exp", "real-transform": "exp", "imag-transform": "none", "rank": fmt.Sprint(ps[0])}}
 	if c := shapeOf(in, p+"kernel.C", 4); c != nil {
 		l.Channels = c[0] * c[1]
