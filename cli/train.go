@@ -257,9 +257,13 @@ channel, else as a diagonal (poles and residues) bank, and distill says which an
 Other inits train with Adam for --steps steps.
 
 Before the job starts, a suggested order for --suggest-tol is printed: the smallest at
-which the lower bound on the error of any filter of that order (the report's, from the
-targets' Hankel singular values) is at most a third of it on every kernel, since fits land
-about 1–3× above the bound; no order below it can reach the tolerance with that margin. The
+which the lower bound on the error of any filter of that order (from the targets' Hankel
+singular values, on the report's Hankel matrices and weightings, but computed for the
+orders 1 … 16, 32, 64, … in one run, where a report computes it for its own order alone, so
+a report's can differ either way) is at most a third of it on every kernel, since fits
+land about 1–3× above the bound; the line gives that bound at the order suggested and at
+the order below, where it is still above a third; no order below it can reach the
+tolerance with that margin. The
 report (--report) gives per channel the MSE and the relative L2 error of the deployed
 filter, its largest pole radius, whether it is stable and a lower bound on the error of any
 filter of the order; --orders fits a ladder of orders and prints error and bound per order.

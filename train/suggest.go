@@ -34,6 +34,13 @@ type Suggestion struct {
 	// (Kernel), still above Tol/SuggestMargin. Kernel is the kernel that settled Order.
 	Bound  float64
 	Kernel int
+	// Below is, when OK and Order > 1, Kernel's lower bound at Order − 1 (above
+	// Tol/SuggestMargin), and Run the top order of the run that computed both: the bounds are
+	// the report's (the same Hankel matrices and weightings) computed for the orders 1 … Run
+	// in one run, where a report computes them for its own order alone, so a report's figure
+	// at an order can differ (either way: each is a lower bound).
+	Below float64
+	Run   int
 	// Growing are the kernels that grow over their length (kernelGrowth above 1), where a
 	// stable fit can land far above the bound, which does not assume stability.
 	Growing []int
@@ -46,6 +53,8 @@ func (s Suggestion) String() string {
 	switch {
 	case s.OK && s.Bound == 0:
 		out = fmt.Sprintf("%d (from the lower bound: at order %d it is zero to rounding on every channel)", s.Order, s.Order)
+	case s.OK && s.Order > 1:
+		out = fmt.Sprintf("%d (from the lower bound: at order %d it is at most %.3g on every channel, 1/%d of the tolerance, and at order %d still %.3g on channel %d, computed for orders 1 … %d in one run, where a report's is computed for its own order and can differ; fits land 1–3× above it on average, some channels further)", s.Order, s.Order, s.Bound, SuggestMargin, s.Order-1, s.Below, s.Kernel, s.Run)
 	case s.OK:
 		out = fmt.Sprintf("%d (from the lower bound: at order %d it is at most %.2g on every channel, 1/%d of the tolerance; fits land 1–3× above it on average, some channels further)", s.Order, s.Order, s.Bound, SuggestMargin)
 	default:
@@ -83,9 +92,9 @@ var suggestBounds = boundRecipe{sizes: reportBounds.sizes, weightings: reportBou
 // answer (not OK, Order the limit), so the others stop there.
 func SuggestOrder(kernels [][]float64, tol float64, maxOrder int) Suggestion {
 	type answer struct {
-		order int
-		bound float64
-		ok    bool
+		order, run   int
+		bound, below float64
+		ok           bool
 	}
 	answers := make([]answer, len(kernels))
 	var failed atomic.Bool
@@ -94,7 +103,7 @@ func SuggestOrder(kernels [][]float64, tol float64, maxOrder int) Suggestion {
 			return
 		}
 		a := &answers[i]
-		a.order, a.bound, a.ok = suggestKernel(kernels[i], tol, maxOrder, failed.Load)
+		a.order, a.bound, a.below, a.run, a.ok = suggestKernel(kernels[i], tol, maxOrder, failed.Load)
 		if !a.ok && a.order > 0 {
 			failed.Store(true)
 		}
@@ -117,6 +126,7 @@ func SuggestOrder(kernels [][]float64, tol float64, maxOrder int) Suggestion {
 	// s.Order, up to the recipe's rounding); else the bound of the kernel that failed.
 	s.Bound = answers[s.Kernel].bound
 	if s.OK {
+		s.Below, s.Run = answers[s.Kernel].below, answers[s.Kernel].run
 		for _, a := range answers {
 			s.Bound = max(s.Bound, a.bound)
 		}
@@ -132,14 +142,15 @@ func suggestLimit(l int) int {
 	return max(1, m/2)
 }
 
-// suggestKernel is SuggestOrder for one kernel: its order and its bound there, or (when not
-// ok) the largest order examined and its bound; order 0 when stop (polled between
-// searches) ended it first.
-func suggestKernel(h []float64, tol float64, maxOrder int, stop func() bool) (int, float64, bool) {
+// suggestKernel is SuggestOrder for one kernel: its order, its bound there and at the order
+// below (0 at order 1), and the top order of the run that computed them, or (when not ok)
+// the largest order examined and its bound; order 0 when stop (polled between searches)
+// ended it first.
+func suggestKernel(h []float64, tol float64, maxOrder int, stop func() bool) (order int, bound, below float64, run int, ok bool) {
 	limit := min(maxOrder, suggestLimit(len(h)))
 	for top := min(16, limit); ; top = min(2*top, limit) {
 		if stop() {
-			return 0, 0, false
+			return 0, 0, 0, 0, false
 		}
 		orders := make([]int, top)
 		for i := range orders {
@@ -148,11 +159,14 @@ func suggestKernel(h []float64, tol float64, maxOrder int, stop func() bool) (in
 		bounds := lowerBounds(h, orders, suggestBounds)
 		for i, b := range bounds {
 			if b <= tol/SuggestMargin {
-				return orders[i], b, true
+				if i > 0 {
+					below = bounds[i-1]
+				}
+				return orders[i], b, below, top, true
 			}
 		}
 		if top == limit {
-			return top, bounds[top-1], false
+			return top, bounds[top-1], 0, top, false
 		}
 	}
 }
