@@ -39,17 +39,27 @@ func companionStep(w, v, a []float64) {
 
 // powerTimes returns v·Aᵐ in O(m·n), failing if it overflows.
 func powerTimes(v, a []float64, m int) ([]float64, error) {
+	p, _, err := powerTimesHead(v, a, m)
+	return p, err
+}
+
+// powerTimesHead is powerTimes that also returns (v·A^{m−1})₀, which is h[m] of the
+// strictly proper response b/a when v = b (B = e₁ in the companion form: h[t] = b·A^{t−1}·e₁),
+// and 0 for m = 0.
+func powerTimesHead(v, a []float64, m int) ([]float64, float64, error) {
 	cur, next := slices.Clone(v), make([]float64, len(v))
+	head := 0.0
 	for range m {
+		head = cur[0]
 		companionStep(next, cur, a)
 		cur, next = next, cur
 	}
 	for i, x := range cur {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, &OverflowError{Power: m, Index: i, Value: x}
+			return nil, 0, &OverflowError{Power: m, Index: i, Value: x}
 		}
 	}
-	return cur, nil
+	return cur, head, nil
 }
 
 // OverflowError reports a truncation correction whose b·Aᵐ is not finite: the filter is
@@ -83,19 +93,42 @@ func checkCoefficients(a, b []float64, m int) {
 // *OverflowError when b·Aᵐ overflows (an unstable filter). It panics if a and
 // b differ in length or m is negative.
 func Truncate(a, b []float64, m int) ([]float64, error) {
+	bt, _, err := TruncateFold(a, b, m)
+	return bt, err
+}
+
+// TruncateFold is Truncate that also returns h[m] = b·A^{m−1}·e₁, the sample of the strictly
+// proper response b/a that the module's m-point kernel of b̃ folds onto t = 0: the periodic
+// sum of h̃[t] = h[t] − h[t+m] telescopes to h[t] for 1 ≤ t < m but to h[m] at t = 0. It
+// comes from the same m steps of the recurrence.
+func TruncateFold(a, b []float64, m int) ([]float64, float64, error) {
 	checkCoefficients(a, b, m)
 	if len(a) == 0 {
-		return []float64{}, nil
+		return []float64{}, 0, nil
 	}
-	tail, err := powerTimes(b, a, m)
+	tail, fold, err := powerTimesHead(b, a, m)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]float64, len(b))
 	for i := range b {
 		out[i] = b[i] - tail[i]
 	}
-	return out, nil
+	return out, fold, nil
+}
+
+// Fold returns h[m] = b·A^{m−1}·e₁ for m ≥ 1 (TruncateFold's fold, from b), failing with an
+// *OverflowError where the response overflows.
+func Fold(a, b []float64, m int) (float64, error) {
+	checkCoefficients(a, b, m)
+	if len(a) == 0 || m == 0 {
+		return 0, nil
+	}
+	p, err := powerTimes(b, a, m-1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
 }
 
 // maxNeumann bounds the terms of the Neumann series Untruncate sums first. The series

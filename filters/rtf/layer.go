@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/fft"
 )
 
 // Tensor names of the layout, as in the reference module's state_dict (after a module
@@ -54,11 +55,13 @@ func checkWork(truncLen, channels, order int) error {
 // are converted to it first (companion coefficients are taken as they are); the conversion
 // reports are returned, nil when nothing was converted. Channels of lower order are padded
 // with zero coefficients, which leaves their transfer functions unchanged. With truncLen > 0
-// the numerators are stored as the module trains them, b̃ = b(I − Aᴹ) with M = FFTLen(truncLen):
-// the module's kernel is then the impulse response h[t] for 1 ≤ t < truncLen, and
-// h[0] + h[M] at t = 0 (its algorithm folds the sample at M onto 0). With truncLen 0, b is
-// stored as it is and every sample of the module's kernel carries the aliased tail
-// Σⱼ≥₁ h[t + jM]. Both differences vanish once the response has decayed within truncLen.
+// the numerators are stored as the module trains them, b̃ = b(I − Aᴹ) with M = FFTLen(truncLen),
+// and h_0 as h0 − h[M]: the module's FFT kernel (ModuleKernels, what its forward pass uses)
+// folds h[M] onto t = 0, so it is then exactly h[t] for 0 ≤ t < truncLen. Its recurrent step
+// (get_C) then gives h0 − h[M] at t = 0, as for any module trained with trunc_len. With
+// truncLen 0, b and h0 are stored as they are and every sample of the module's kernel
+// carries the aliased tail Σⱼ≥₁ h[t + jM], negligible once the response has decayed within
+// truncLen.
 func FromBank(bank *filters.Bank, truncLen int) (*Layer, []filters.Report, error) {
 	if err := checkTruncLen(truncLen); err != nil {
 		return nil, nil, err
@@ -98,7 +101,9 @@ func FromBank(bank *filters.Bank, truncLen int) (*Layer, []filters.Report, error
 	filters.ForEachChannel(d, func(c int) {
 		b := num[c]
 		if truncLen > 0 {
-			b, errs[c] = Truncate(den[c], b, FFTLen(truncLen))
+			var fold float64
+			b, fold, errs[c] = TruncateFold(den[c], b, FFTLen(truncLen))
+			l.H0[c] -= fold
 		}
 		copy(l.AB[c*n:], den[c])
 		copy(l.AB[(d+c)*n:], b)
@@ -113,7 +118,9 @@ func FromBank(bank *filters.Bank, truncLen int) (*Layer, []filters.Report, error
 
 // Bank returns the bank of transfer functions the layer describes, with the l1_montel
 // constraint applied when the layer has a scalar and, with truncLen > 0, the truncation
-// correction undone (Untruncate). Errors name the channel.
+// correction undone (Untruncate) and h0 = h_0 + h[M] (Fold): the filter whose first truncLen
+// samples are the module's FFT kernel (ModuleKernels), t = 0 included, the inverse of
+// FromBank. Errors name the channel.
 func (l *Layer) Bank(truncLen int) (*filters.Bank, error) {
 	if err := checkTruncLen(truncLen); err != nil {
 		return nil, err
@@ -138,13 +145,19 @@ func (l *Layer) Bank(truncLen int) (*filters.Bank, error) {
 	share := d / numA
 	work := maxCorrectionWork / d // each channel's share of the limit
 	filters.ForEachChannel(d, func(c int) {
-		a, b := dens[c/share], row(numA+c)
+		a, b, h0 := dens[c/share], row(numA+c), l.H0[c]
 		if truncLen > 0 {
-			if b, errs[c] = untruncate(a, b, FFTLen(truncLen), work); errs[c] != nil {
+			m := FFTLen(truncLen)
+			if b, errs[c] = untruncate(a, b, m, work); errs[c] != nil {
 				return
 			}
+			var fold float64
+			if fold, errs[c] = Fold(a, b, m); errs[c] != nil {
+				return
+			}
+			h0 += fold
 		}
-		chans[c], errs[c] = filters.NewTransferFunction(a, b, l.H0[c])
+		chans[c], errs[c] = filters.NewTransferFunction(a, b, h0)
 	})
 	for c, err := range errs {
 		if err != nil {
@@ -152,6 +165,47 @@ func (l *Layer) Bank(truncLen int) (*filters.Bank, error) {
 		}
 	}
 	return filters.NewBank(chans)
+}
+
+// ModuleKernels returns the first length samples of each channel's convolution kernel as the
+// reference module's get_k computes it for trunc_len truncLen (rtf.py lines 78–95; RTF paper,
+// Algorithm 1): irfft(rfft(b̃)/rfft(a) + h_0) over M = FFTLen(truncLen) points of the
+// zero-padded coefficients (Spectra, SpectraAny), the l1_montel constraint applied where the
+// layer has a scalar. That is the M-periodic sum of the response of (a, b̃, h_0): b̃'s h[t]
+// for 1 ≤ t < M and h_0 + h[M] at t = 0. It fails unless 1 ≤ length ≤ truncLen (get_k's
+// assertion).
+func (l *Layer) ModuleKernels(truncLen, length int) ([][]float64, error) {
+	if err := checkTruncLen(truncLen); err != nil {
+		return nil, err
+	}
+	if length < 1 || length > truncLen {
+		return nil, invalidf("a kernel of %d samples of a module of trunc_len %d: want 1 to trunc_len", length, truncLen)
+	}
+	if err := l.check(); err != nil {
+		return nil, err
+	}
+	d, n, numA := l.Channels(), l.Order, l.NumA
+	if err := checkWork(truncLen, d, n); err != nil {
+		return nil, err
+	}
+	m := FFTLen(truncLen)
+	share := d / numA
+	out := make([][]float64, d)
+	filters.ForEachChannel(d, func(c int) {
+		a := l.AB[c/share*n : (c/share+1)*n]
+		if l.Scalar != nil {
+			a = L1Montel(nil, a, l.Scalar[c/share])
+		}
+		h := m/2 + 1
+		g, fb := make([]complex128, h), make([]complex128, h)
+		pa, pb := make([]float64, m), make([]float64, m)
+		r := fft.NewReal(m)
+		SpectraAny(r, g, nil, a, l.AB[(numA+c)*n:(numA+c+1)*n], 1/float64(m), pa, pb, fb)
+		k := r.Sequence(pa, g)
+		k[0] += l.H0[c]
+		out[c] = k[:length:length]
+	})
+	return out, nil
 }
 
 // check reports a layer whose sizes do not fit together.

@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math"
+	"math/cmplx"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
@@ -82,6 +86,7 @@ func TestExportGolden(t *testing.T) {
 	bank := randomModal(t, 21, 3)
 	mimo := randomMIMO(t, 24, 6, 3)
 	bidir := randomBidirectional(t, 25, 6, 3)
+	slow := slowRTFBank(t)
 	shared, sharedBank := sharedBank(t, 22, 2, 3, 4)
 	sharedBil, sharedBilBank := sharedBankDisc(t, 23, 2, 3, 4, "bilinear")
 	g := loadGolden(t)
@@ -100,9 +105,13 @@ func TestExportGolden(t *testing.T) {
 		for _, c := range mimoGoldens {
 			mimoOpts[c.file] = c.o
 		}
+		slowImp := make([][]float64, len(slow.Channels))
+		for i, f := range slow.Channels {
+			slowImp[i] = f.Impulse(1024)
+		}
 		b, _ := json.Marshal(map[string]any{"impulse": impulses(bank), "shared_impulse": impulses(sharedBank), "shared_ssms": len(shared.A),
 			"sharedbil_impulse": impulses(sharedBilBank), "mimo_impulse": mimoImpulses(t, mimo, g.Length), "mimo_options": mimoOpts,
-			"bidir_impulse": mimoImpulses(t, bidir, g.Length)})
+			"bidir_impulse": mimoImpulses(t, bidir, g.Length), "slow_impulse": slowImp})
 		if err := os.WriteFile(filepath.Join(exportDir, "bank.json"), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -129,6 +138,9 @@ func TestExportGolden(t *testing.T) {
 			t.Fatalf("%s: %v", c.file, err)
 		}
 		checkExportGolden(t, g, c.file, named, c.dt)
+	}
+	for _, c := range rtfTruncGoldens {
+		checkRTFTruncGolden(t, g, slow, c.file, c.truncLen, c.fold)
 	}
 	for _, c := range mimoGoldens {
 		m := mimo
@@ -162,6 +174,101 @@ var mimoGoldens = []struct {
 	{"s5bil_64.npz", layouts.S5, arrays.Float64, map[string]string{"disc": "bilinear", "conj-sym": "false", "step-rescale": "0.5", "log-step": "-0.3"}},
 	{"s5bidir_64.pt", layouts.S5, arrays.Float64, map[string]string{"disc": "bilinear", "log-step": "-0.5"}},
 	{"rotrnn_64.pt", layouts.RotRNN, arrays.Float64, nil},
+}
+
+// rtfTruncGoldens are the RTF cases of TestExportGolden written with trunc_len, of a slowly
+// decaying bank (slowRTFBank), whose kernels gen_layouts.py computes as the module's get_k
+// does (rtf_get_k) over trunc_len samples against bank.json's slow_impulse. rtffold32 holds
+// what export wrote before it took off the h[M] that get_k folds onto t = 0 (h_0 = h0), for
+// which the module's kernel is 0.23 off at t = 0 while the recurrent reading is exact.
+var rtfTruncGoldens = []struct {
+	file     string
+	truncLen int
+	fold     bool
+}{
+	{"rtftrunc32_64.pt", 32, false},
+	{"rtftrunc1024_64.pt", 1024, false},
+	{"rtffold32_64.pt", 32, true},
+}
+
+// slowRTFBank is a bank whose responses have not decayed within 32 samples, nor quite within
+// 1024: channel 0 the QA's slow.json (poles 0.997·e^{±0.3i}, residues 1 ± 0.5i, h0 0),
+// channel 1 poles 0.99·e^{±1.1i} and h0 0.5.
+func slowRTFBank(t *testing.T) *filters.Bank {
+	t.Helper()
+	var chans []filters.Filter
+	for _, c := range []struct {
+		p, r complex128
+		h0   float64
+	}{
+		{complex(0.9524704796582292, 0.2946336460413555), complex(1, 0.5), 0},
+		{cmplx.Rect(0.99, 1.1), complex(0.3, -0.2), 0.5},
+	} {
+		d, err := filters.NewDiagonal([]complex128{c.p, cmplx.Conj(c.p)}, []complex128{c.r, cmplx.Conj(c.r)}, c.h0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		chans = append(chans, d)
+	}
+	b, err := filters.NewBank(chans)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// checkRTFTruncGolden exports slow with trunc_len (for fold, with h[M] added back to h_0, as
+// export wrote it before) and checks it against what the reference code computed: the
+// module's get_k is the bank's response to rounding (not for fold), and ReadBack reports the
+// module kernel's error gen_layouts.py measured, 0.23 included.
+func checkRTFTruncGolden(t *testing.T, g goldenFile, slow *filters.Bank, file string, truncLen int, fold bool) {
+	t.Helper()
+	doc := filters.Document{Bank: slow}
+	o := layouts.Options{Values: map[string]string{"trunc-len": strconv.Itoa(truncLen)}}
+	named, _, err := layouts.Export(doc, layouts.RTF, o, "blocks.1.filter.")
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	if fold {
+		h0 := named[1].Array.Clone()
+		for c, f := range slow.Channels {
+			h0.Data[c] += f.Impulse(rtf.FFTLen(truncLen) + 1)[rtf.FFTLen(truncLen)]
+		}
+		named[1].Array = h0
+		b := encode(t, file, named, arrays.Float64)
+		path := filepath.Join(exportDir, file)
+		if *update {
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		if old, err := os.ReadFile(path); err != nil || !bytes.Equal(old, b) {
+			t.Errorf("%s: the file differs from the one the reference code checked", file)
+		}
+	} else {
+		checkExportGolden(t, g, file, named, arrays.Float64)
+	}
+	if *update {
+		return
+	}
+	res, ok := g.Exports[file]
+	if !ok {
+		t.Errorf("%s: gen_layouts.py has not checked it", file)
+		return
+	}
+	c, err := layouts.ReadBack(doc, named, arrays.Float64, layouts.RTF, o, "blocks.1.filter.")
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	// Both figures are rounding (1e-14 to 1e-13) for the files written now; for the folded
+	// one they are the same error computed twice.
+	if c.Length != truncLen || !(math.Abs(c.RelError-res.RelError) <= 1e-12+1e-9*res.RelError) {
+		t.Errorf("%s: read back to %.6g over %d samples, while the module's get_k is %.6g off over %d", file, c.RelError, c.Length, res.RelError, truncLen)
+	}
+	if fold && !(res.RelError > 0.1) {
+		t.Errorf("%s: the module's get_k is %.3g off; the folded file should show h[M] at t = 0", file, res.RelError)
+	}
 }
 
 // mimoImpulses are the responses of every pair of m, (outputs, inputs, n).

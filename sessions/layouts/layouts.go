@@ -352,10 +352,7 @@ func Import(src Source, l Layer, o Options) (Result, error) {
 	if err := o.check(l.Layout); err != nil {
 		return Result{}, err
 	}
-	t := &tensors{src: src, prefix: l.Prefix, infos: map[string]arrays.Info{}}
-	for _, in := range src.Arrays() {
-		t.infos[in.Name] = in
-	}
+	t := newTensors(src, l)
 	if l.Options == nil {
 		l.Options = map[string]string{}
 	}

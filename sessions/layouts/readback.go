@@ -1,6 +1,8 @@
 package layouts
 
 import (
+	"math"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -24,10 +26,11 @@ const (
 )
 
 // ReadBack measures what a model's code gets from tensors Export wrote: it rounds them to
-// dt, reads them back as Import reads the layer (for rtf, with the truncation correction
-// undone, as the module's get_C does), and compares each channel's impulse response with
-// doc's over trunc_len samples (rtf) or filters.ReportLength of their spectral radius, fewer
-// where that would cost more than 2^30 multiply-adds. It also finds the channels whose
+// dt, reads them back as Import reads the layer, and compares each channel's impulse
+// response with doc's over filters.ReportLength of their spectral radius, fewer where that
+// would cost more than 2^30 multiply-adds; for rtf with a trunc_len it compares the module's
+// FFT kernel (rtf.Layer.ModuleKernels, what its forward pass convolves with) over trunc_len
+// samples instead. It also finds the channels whose
 // filter was stable and whose read-back is not (where finding the poles costs less than
 // 2^33 multiply-adds). It fails when the tensors cannot be read back.
 func ReadBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string) (Check, error) {
@@ -42,7 +45,8 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 	if doc.Bank != nil {
 		chans = doc.Bank.Channels
 	}
-	r, err := readRounded(tensors, dt, lay, o, prefix)
+	src := rounded(tensors, dt)
+	l, r, err := readSource(src, lay, o, prefix)
 	if err != nil {
 		return Check{}, err
 	}
@@ -55,7 +59,16 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 	}
 	var c Check
 	c.Errors = make([]float64, len(chans))
-	c.RelError, c.Channel, c.Length = filters.CompareBanks(c.Errors, chans, r.Bank.Channels, n, maxReadBackWork)
+	if truncLen := o.int(RTF, "trunc-len"); lay == RTF && truncLen > 0 {
+		// The module convolves with its FFT kernel (get_k), which folds h[M] onto t = 0;
+		// the bank read back is what its recurrent step computes there.
+		c.Length = min(n, truncLen)
+		if err := compareModuleKernels(&c, chans, src, l, o, truncLen); err != nil {
+			return Check{}, err
+		}
+	} else {
+		c.RelError, c.Channel, c.Length = filters.CompareBanks(c.Errors, chans, r.Bank.Channels, n, maxReadBackWork)
+	}
 	work := 0.0
 	for i, f := range chans {
 		work += cube(f.Order()) + cube(r.Bank.Channels[i].Order())
@@ -103,9 +116,33 @@ func ReadBackMIMO(m *filters.MIMO, tensors []arrays.Named, dt arrays.DType, lay 
 	return c, nil
 }
 
-// readRounded reads tensors back as Import reads the layer at prefix, each value first
-// rounded to dt.
-func readRounded(tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string) (Result, error) {
+// compareModuleKernels sets c's errors to those of the RTF module's FFT kernel of the
+// tensors in src (rtf.Layer.ModuleKernels) against chans over c.Length samples. Its cost is
+// bounded as the truncation correction's that export ran (trunc_len · N · D).
+func compareModuleKernels(c *Check, chans []filters.Filter, src NamedSource, l Layer, o Options, truncLen int) error {
+	layer, err := readLayer(newTensors(src, l), l, o)
+	if err != nil {
+		return err
+	}
+	kernels, err := layer.ModuleKernels(truncLen, c.Length)
+	if err != nil {
+		return invalidRTF(err)
+	}
+	for i, f := range chans {
+		e := filters.RelDiff(f.Impulse(c.Length), kernels[i])
+		if math.IsNaN(e) || math.IsInf(e, 0) {
+			e = math.MaxFloat64
+		}
+		c.Errors[i] = e
+		if e > c.RelError {
+			c.RelError, c.Channel = e, i
+		}
+	}
+	return nil
+}
+
+// rounded returns tensors with each value rounded to dt.
+func rounded(tensors []arrays.Named, dt arrays.DType) NamedSource {
 	src := make(NamedSource, len(tensors))
 	for i, t := range tensors {
 		a := t.Array.Clone()
@@ -114,11 +151,24 @@ func readRounded(tensors []arrays.Named, dt arrays.DType, lay Layout, o Options,
 		}
 		src[i] = arrays.Named{Name: t.Name, Array: a}
 	}
+	return src
+}
+
+// readRounded reads tensors back as Import reads the layer at prefix, each value first
+// rounded to dt.
+func readRounded(tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string) (Result, error) {
+	_, r, err := readSource(rounded(tensors, dt), lay, o, prefix)
+	return r, err
+}
+
+// readSource finds the layer at prefix in src and reads it as Import does.
+func readSource(src NamedSource, lay Layout, o Options, prefix string) (Layer, Result, error) {
 	l, err := Find(src.Arrays(), lay, prefix)
 	if err != nil {
-		return Result{}, err
+		return Layer{}, Result{}, err
 	}
-	return Import(src, l, o)
+	r, err := Import(src, l, o)
+	return l, r, err
 }
 
 func cube(n int) float64 { return float64(n) * float64(n) * float64(n) }

@@ -3,6 +3,7 @@ package layouts
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -47,24 +48,40 @@ func h0Twice(l Layer, o Options) bool {
 	return l.Options["h0"] == "twice" || l.Options["h0"] == "" && SafariHyenaRTF(l.Prefix)
 }
 
-func (rtfLayout) read(t *tensors, l Layer, o Options) (Result, error) {
+// readLayer reads the layer's tensors, h_0 doubled where the layer counts it twice (the
+// kernel's direct term, before the truncation correction's fold is added to it).
+func readLayer(t *tensors, l Layer, o Options) (*rtf.Layer, error) {
 	abShape := []int{-1, -1}
 	ab, err := t.get(rtf.NameAB, "(num_a + D, N)", abShape)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	h0Shape := []int{-1}
 	h0, err := t.get(rtf.NameH0, "(D)", h0Shape)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
 	layer := &rtf.Layer{AB: ab.Data, H0: h0.Data, NumA: abShape[0] - h0Shape[0], Order: abShape[1]}
 	if t.has(rtf.NameScalar) {
 		sc, err := t.get(rtf.NameScalar, "(num_a)", []int{max(layer.NumA, 0)})
 		if err != nil {
-			return Result{}, err
+			return nil, err
 		}
 		layer.Scalar = sc.Data
+	}
+	if h0Twice(l, o) {
+		layer.H0 = slices.Clone(layer.H0)
+		for i := range layer.H0 {
+			layer.H0[i] *= 2
+		}
+	}
+	return layer, nil
+}
+
+func (rtfLayout) read(t *tensors, l Layer, o Options) (Result, error) {
+	layer, err := readLayer(t, l, o)
+	if err != nil {
+		return Result{}, err
 	}
 	truncLen := o.int(RTF, "trunc-len")
 	bank, err := layer.Bank(truncLen)
@@ -76,12 +93,9 @@ func (rtfLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		parts = append(parts, "l1_montel constraint applied")
 	}
 	if truncLen > 0 {
-		parts = append(parts, fmt.Sprintf("truncation correction for trunc_len %d undone", truncLen))
+		parts = append(parts, fmt.Sprintf("truncation correction for trunc_len %d undone, h[%d] folded onto t = 0 as the module's FFT kernel does", truncLen, rtf.FFTLen(truncLen)))
 	}
 	if h0Twice(l, o) {
-		for _, f := range bank.Channels {
-			f.(*filters.TransferFunction).H0 *= 2
-		}
 		parts = append(parts, "h_0 counted twice (safari's Hyena-RTF wrapper; --h0 once reads it as rtf.py does)")
 	}
 	what := fmt.Sprintf("bank of %d tf channels of order %d", len(bank.Channels), layer.Order)
@@ -117,8 +131,9 @@ func truncLenWarning(bank *filters.Bank) string {
 
 func invalidRTF(err error) error { return &layerError{err} }
 
-// exportRTF writes ab (2·D, N) and h_0 (D) by rtf.FromBank, h_0 halved for a layer that
-// counts it twice: by default one under a Hyena operator's prefix, as import reads it.
+// exportRTF writes ab (2·D, N) and h_0 (D) by rtf.FromBank (with trunc_len, h_0 less the
+// h[M] the module's FFT kernel folds onto t = 0), h_0 halved for a layer that counts it
+// twice: by default one under a Hyena operator's prefix, as import reads it.
 func exportRTF(bank *filters.Bank, o Options, prefix string) ([]arrays.Named, []filters.Report, error) {
 	l, reports, err := rtf.FromBank(bank, o.int(RTF, "trunc-len"))
 	if err != nil {

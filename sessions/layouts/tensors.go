@@ -19,6 +19,14 @@ type tensors struct {
 	dtype  string
 }
 
+func newTensors(src Source, l Layer) *tensors {
+	t := &tensors{src: src, prefix: l.Prefix, infos: map[string]arrays.Info{}}
+	for _, in := range src.Arrays() {
+		t.infos[in.Name] = in
+	}
+	return t
+}
+
 func (t *tensors) has(name string) bool {
 	_, ok := t.infos[t.prefix+name]
 	return ok

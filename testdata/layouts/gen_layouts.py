@@ -588,14 +588,31 @@ def rtf_state(seed, D=2, N=3, trunc_len=32):
     return collections.OrderedDict([("ab", torch.cat([a, torch.stack(bt)])), ("h_0", torch.randn(D, generator=g))]), trunc_len
 
 
+def rtf_get_k(st, trunc_len, length=None):
+    """RTF.get_k (rtf.py lines 78-95; num_a = D, no constraint): the coefficients zero-padded
+    to M = trunc_len + trunc_len % 2, K = rfft(b̃)/rfft(a) + h_0, irfft cut to length samples
+    (trunc_len by default). What the module's forward pass convolves with."""
+    ab, h0 = st["ab"].clone(), st["h_0"]
+    D, N = h0.shape[0], ab.shape[1]
+    ab = torch.nn.functional.pad(ab, (1, trunc_len - N - 1 + trunc_len % 2))
+    ab[:D, 0] = 1.0
+    AB = torch.fft.rfft(ab, dim=-1)
+    K = AB[D:] / AB[:D] + h0[:, None]
+    return torch.fft.irfft(K, dim=-1)[:, :length or trunc_len]
+
+
 def rtf_kernel(st, trunc_len):
-    """The recurrent inference of RTF.get_k_step with correct_C (rtf.py lines 127-167), for L
-    samples, with c from b̃ = c(I − Aᴸ) as the RTF paper's eq. 13 and RTF2.get_C_prime
-    (rtf.py lines 291-301) form it. (RTF.get_C, lines 139-151, solves (I − Aᴸ)c = b̃, the
+    """The filter ssmlab reads from an RTF layer with trunc_len, for L samples: the module's
+    get_k kernel (rtf_get_k) for t < trunc_len, continued by the recurrent inference of
+    RTF.get_k_step with correct_C (rtf.py lines 127-167), with c from b̃ = c(I − Aᴸ) as the
+    RTF paper's eq. 13 and RTF2.get_C_prime (rtf.py lines 291-301) form it. The two agree
+    for 1 ≤ t < trunc_len (checked here); at t = 0 get_k holds h_0 + h[M], the sample its
+    FFT folds, and get_k_step h_0. (RTF.get_C, lines 139-151, solves (I − Aᴸ)c = b̃, the
     transpose: it agrees with its own get_k only where Aᴸ vanishes; ssmlab follows eq. 13.)"""
     ab, h0 = st["ab"], st["h_0"]
     D, N = h0.shape[0], ab.shape[1]
     a, bt = ab[:D], ab[D:]
+    k_fft = rtf_get_k(st, trunc_len)
     out = []
     for c in range(D):
         A = torch.roll(torch.eye(N), 1, 0)
@@ -609,7 +626,11 @@ def rtf_kernel(st, trunc_len):
             xf = torch.roll(x, 1)
             xf[0] = -a[c] @ x + u
             x = xf
-        out.append(torch.stack(k))
+        k = torch.stack(k)
+        err = float(torch.max(torch.abs(k[1:trunc_len] - k_fft[c, 1:])) / torch.max(torch.abs(k_fft[c])))
+        assert err < 1e-12, ("get_k and get_k_step differ away from t = 0", c, err)
+        k[0] = k_fft[c, 0]
+        out.append(k)
     return torch.stack(out)
 
 
@@ -639,6 +660,9 @@ def check_exports(results):
             check_mimo_export(results, fname, layout, st, dtypes, banks)
             continue
         want = banks["impulse"]
+        if layout.startswith("rtftrunc") or layout.startswith("rtffold"):
+            check_rtf_trunc_export(results, fname, layout, st, dtypes, banks)
+            continue
         if layout in ("s4dshared", "s4dsharedbil"):  # n_ssm SSMs (A, B) tiled over the channels
             want = banks[layout[3:] + "_impulse"]  # shared_impulse, sharedbil_impulse
         H = len(want)
@@ -664,6 +688,23 @@ def check_exports(results):
         w = torch.tensor(want)
         err = float(torch.linalg.norm(k - w) / torch.linalg.norm(w))
         results[fname] = {"dtypes": dtypes, "rel_error": err}
+
+
+def check_rtf_trunc_export(results, fname, layout, st, dtypes, banks):
+    """An RTF layer written with trunc_len (the digits after rtftrunc or rtffold): the module's
+    names and shapes, and its get_k kernel (rtf_get_k) over trunc_len samples against
+    bank.json's slow_impulse."""
+    trunc_len = int("".join(ch for ch in layout if ch.isdigit()))
+    w = torch.tensor(banks["slow_impulse"])[:, :trunc_len]
+    H = w.shape[0]
+    names = {"ab": (2 * H, -1), "h_0": (H,)}
+    assert set(st) == set(names), (fname, sorted(st), sorted(names))
+    for n, shape in names.items():
+        got = tuple(st[n].shape)
+        assert len(got) == len(shape) and all(s in (-1, g) for s, g in zip(shape, got)), (fname, n, got, shape)
+    k = rtf_get_k(st, trunc_len)
+    err = max(float(torch.linalg.norm(k[c] - w[c]) / torch.linalg.norm(w[c])) for c in range(H))
+    results[fname] = {"dtypes": dtypes, "rel_error": err}
 
 
 def check_mimo_export(results, fname, layout, st, dtypes, banks):
