@@ -84,8 +84,9 @@ arrays are read, little- or big-endian, in C or Fortran order; NaN and infinitie
 refused.
 
 --trunc-len L undoes the truncation correction the RTF module trains its numerators with
-(b̃ = b(I − A^L)), giving the filter its recurrent form computes (get_C); give the
-module's trunc_len. A safetensors file written by ssmlab export --trunc-len records it,
+(b̃ = b(I − A^L)) and adds to h_0 the sample h[M] its FFT folds onto t = 0, giving the
+filter whose response is the module's convolution kernel (get_k); give the module's
+trunc_len. A safetensors file written by ssmlab export --trunc-len records it,
 and import reads it from there; a different --trunc-len is an error.
 
 With --session, an item the session holds already, under its name and with identical
@@ -390,14 +391,15 @@ repeatable) picks items; by default every filter and target is exported.
 
 --dtype writes float64 (the default, exact), float32 or, to pt and safetensors, bfloat16.
 --trunc-len L stores the RTF numerators as the module trains them for trunc_len L
-(b̃ = b(I − A^L)), so that its convolution reproduces the filter; a safetensors file
+(b̃ = b(I − A^L)) and h_0 less the sample h[M] its FFT folds onto t = 0, so that its
+convolution (get_k) reproduces the filter; a safetensors file
 records it for import. See docs/formats.md. A flag of a format other than the one written
 (--layout, its options or --prefix for json, csv or npy; --length for pt, safetensors or
 npz) is refused.
 
 The read-back check: export reads the tensors back as the model's code would — rounded
-to --dtype, the RTF correction undone as its get_C does — and prints how closely they give
-each filter's impulse response. Beyond the documented limit (relative error 1e-6), or when
+to --dtype, for RTF with --trunc-len as the kernel its get_k computes — and prints how
+closely they give each filter's impulse response. Beyond the documented limit (relative error 1e-6), or when
 a stable filter reads back unstable, it exits 1 and writes nothing, its one line naming the
 check that failed and counting the other warnings; --force writes anyway, with every
 warning, and exits 0.`,

@@ -20,17 +20,21 @@
 // The module computes its kernel by FFTs of length M of the zero-padded coefficients
 // (Algorithm 1), which yields the M-periodic sum Σⱼ h[t + jM] of the impulse response, not
 // h[t]. It therefore trains the corrected numerator b̃ = b(I − Aᴹ) of eq. 13, whose periodic
-// sum is exactly h[t] for 1 ≤ t < M. Truncate computes b̃ (M steps of the companion
-// recurrence); Untruncate recovers b for recurrent inference, as the module's get_C does
-// (here by the Neumann series Σₖ b̃·A^{kM} where it converges quickly, else LU on I − Aᴹ with
-// iterative refinement, else the series on). FFTLen gives M for a layer's trunc_len.
+// sum is exactly h[t] for 1 ≤ t < M, and h[M] at t = 0 (the sum telescopes). Truncate
+// computes b̃ (M steps of the companion recurrence; TruncateFold also returns h[M], which a
+// layer's h_0 leaves out so that the module's FFT kernel, ModuleKernels, is h[t] at t = 0
+// too; Fold computes it from b); Untruncate recovers b for recurrent inference, as the
+// module's get_C does (here by the Neumann series Σₖ b̃·A^{kM} where it converges quickly,
+// else LU on I − Aᴹ with iterative refinement, else the series on). The module's recurrent
+// step then differs from its FFT kernel by h[M] at t = 0, as for any module trained with
+// trunc_len. FFTLen gives M for a layer's trunc_len.
 //
 // # Spectra
 //
 // Spectra evaluates B̃/A at the roots of unity with the pruned power-of-two FFTs of
 // internal/fft, and SpectraAny at any number of them with two real transforms: the step of
-// Algorithm 1 that analysis.KernelPlan and the distillation's RTF model (package train)
-// share.
+// Algorithm 1 that analysis.KernelPlan, the distillation's RTF model (package train) and
+// Layer.ModuleKernels share.
 //
 // # Layout
 //
@@ -39,7 +43,7 @@
 //
 //	ab      (num_a + D) × N   rows 0 … num_a−1: denominators a₁…a_N; rows num_a … num_a+D−1:
 //	                          numerators b₁…b_N (b̃ when trained with trunc_len)
-//	h_0     D                 direct terms
+//	h_0     D                 direct terms (h0 − h[M] when trained with trunc_len)
 //	scalar  num_a             only with the "l1_montel" constraint (see L1Montel)
 //
 // Channel c takes its denominator from row c/(D/num_a): num_a divides D, and num_a = D
