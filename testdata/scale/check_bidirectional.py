@@ -13,8 +13,9 @@ does (ruke1ire/RTF rtf.py, RTF.__init__, get_k and forward): ab of ((1 + 1)(H + 
 first 2H rows the denominators and the next 2H the numerators, h_0 of 2H, both in the order
 causal channels then anti-causal ones; get_k adds h_0 to every kernel (the anti-causal ones
 too) and concatenates k[:H] with k[H:].flip(-1), which forward applies by an FFT of 2L, with
-no other direct term. The RTF kernels are those of check_distilled.rtf_kernel (the module's
-kernel for trunc_len L, without get_k's fold of h[M] onto t = 0, docs/scale.md).
+no other direct term. The RTF kernels are those of check_distilled.rtf_kernel (get_k's
+kernel for trunc_len L, its fold of h[M] onto t = 0 included, docs/scale.md; each of the 2H
+kernels has its own h_0, so each half is exact).
 
 It prints JSON: whether the written tensors have the shapes that module loads, per channel
 (causal 0..H-1, anti-causal H..2H-1) the relative L2 error of the kernel the RTF module's
@@ -57,7 +58,7 @@ def s4_bidirectional(st, L):
 
 
 def rtf_bidirectional(st, L, H):
-    k = check_distilled.rtf_kernel(st, L)  # (2H, L), h_0 at t = 0 of every kernel
+    k = check_distilled.rtf_kernel(st, L)  # (2H, L), h_0 + h[M] at t = 0 of every kernel
     return lambda x: conv_two_sided(k[:H], k[H:], x)
 
 

@@ -167,37 +167,38 @@ def module_kernel(layer, st, opts):
     if lay == "rtf":
         k = rtf_kernel(st, L)
         if h0_twice(p, {n: v for n, v in own.items() if n == "h0"}):
-            k[:, 0] *= 2
+            k[:, 0] += st["h_0"]  # the wrapper's bias: h_0 again, not the fold
         return k
     return family_kernel(lay, st, p, L, own, 0)
 
 
 def rtf_kernel(st, trunc_len, max_periods=100000):
-    """The RTF module's recurrent kernel for trunc_len L (ruke1ire/RTF rtf.py; RTF paper eq.
-    13), h[t] for t < L with h_0 at t = 0, computed without the companion matrix power that
-    gen_layouts.rtf_kernel's get_C solve takes (in float64 it loses digits for poles near the
-    circle): the stored b̃ = b(I − Aᴸ) is the numerator of h̃[t] = h[t] − h[t + L] for t ≥ 1,
-    so h[t] = Σⱼ h̃[t + jL] there, with h̃ the impulse response of b̃/a run by its recurrence
-    (scipy.signal.lfilter), period after period until a period adds less than 1e-17 of the
-    sum; b/a is strictly proper, so h[0] is h_0 alone."""
+    """The RTF module's convolution kernel for trunc_len L (ruke1ire/RTF rtf.py get_k, lines
+    78-95; RTF paper eq. 13), the M-periodic sum (M = L + L mod 2) of the response of
+    (a, b̃, h_0), computed without get_k's FFT division (in float64 it loses digits for poles
+    near the circle, 1e-6 of an order-4 Hyena fit at L = 1024): the impulse response of b̃/a
+    run by its recurrence (scipy.signal.lfilter), period after period until a period adds
+    less than 1e-17 of the sum. For b̃ = b(I − Aᴹ), h̃[t] = h[t] − h[t + M] for t ≥ 1, so
+    the sum is h[t] for 1 ≤ t < M and h_0 + h[M] at t = 0 (the sample get_k folds; the
+    recurrent step gives h_0 there)."""
     import scipy.signal
     ab, h0 = st["ab"].numpy(), st["h_0"].numpy()
-    D = h0.shape[0]
+    D, M = h0.shape[0], trunc_len + trunc_len % 2
     out = []
     for c in range(D):
         b, a = np.concatenate([[0.0], ab[D + c]]), np.concatenate([[1.0], ab[c]])
-        x = np.zeros(trunc_len)
+        x = np.zeros(M)
         x[0] = 1
         zi = np.zeros(len(a) - 1)
-        h = np.zeros(trunc_len)
+        h = np.zeros(M)
         for _ in range(max_periods):
             y, zi = scipy.signal.lfilter(b, a, x, zi=zi)
             x[0] = 0
             h += y
             if np.abs(y).max() <= 1e-17 * np.abs(h).max():
                 break
-        h[0] = h0[c]
-        out.append(h)
+        h[0] += h0[c]
+        out.append(h[:trunc_len])
     return torch.tensor(np.array(out))
 
 
