@@ -98,7 +98,11 @@
 // The Gramians solve the Stein (discrete Lyapunov) equations A·P·Aᵀ - P + B·Bᵀ = 0 and
 // Aᵀ·Q·A - Q + Cᵀ·C = 0 by the Bartels–Stewart method: one real Schur decomposition, then a
 // back-substitution over its 1×1 and 2×2 blocks (block by block in O(n²) for the modal forms,
-// whose Schur form is their block diagonal). H2 uses the closed form Σ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ))
+// whose Schur form is their block diagonal). B and C (the residues) are scaled to unit norm
+// first and the scales multiplied back at the end, so that a gain inside float64's range never
+// overflows or underflows on the way (B = C = 1e-100 gives H2 7.7e-201, not 0); a result beyond
+// that range (or below 4.9e-318, where float64 keeps fewer digits than filters.MaxRelError) is
+// a *NonFiniteError that gives its size. H2 uses the closed form Σ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ))
 // for a diagonal filter. Hankel singular values and balanced truncation use the square-root
 // method on factors P = S·Sᵀ, Q = R·Rᵀ (by Cholesky with complete pivoting, so singular
 // Gramians of non-minimal systems are accepted): σ are the singular values of Rᵀ·S. Minimal

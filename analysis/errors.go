@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/cmplx"
 	"strings"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // ErrUnstable is wrapped by the errors of quantities that exist only for stable filters.
@@ -51,20 +53,65 @@ func describePoles(p []complex128) string {
 }
 
 // NonFiniteError reports a result that would hold NaN or ±Inf, such as the overflowing impulse
-// response of an unstable filter. No function of the package returns a non-finite number;
-// it returns this error instead.
+// response of an unstable filter, or a scalar beyond float64's range. No function of the
+// package returns a non-finite number; it returns this error instead.
 type NonFiniteError struct {
-	What  string  // the quantity: "impulse", "step", "kernel", "H", "H2 norm", …
+	What  string  // the quantity: "impulse", "step", "kernel", "H", "the H2 norm", …
 	Index int     // the first offending index; -1 for a scalar or a whole matrix
-	Value float64 // the offending value (NaN or ±Inf)
+	Value float64 // the offending value (NaN or ±Inf), or 0 for a scalar below the range
+	// Log10 is log₁₀ of a scalar's true magnitude (Index -1), which lies above float64's
+	// largest number (Log10 > 308) or below smallestAccurate (Log10 < -317); 0 when only the
+	// overflow is known.
+	Log10 float64
 }
 
 func (e *NonFiniteError) Error() string {
-	if e.Index < 0 {
-		return fmt.Sprintf("%s is %v: beyond float64's range (the filter's gain is too large; scale B and C, or the numerator, down)", e.What, e.Value)
+	if e.Index >= 0 {
+		return fmt.Sprintf("%s[%d] is %v", e.What, e.Index, e.Value)
 	}
-	return fmt.Sprintf("%s[%d] is %v", e.What, e.Index, e.Value)
+	if e.Log10 == 0 {
+		return fmt.Sprintf("%s overflows float64 (the filter's gain is too large: scale B and C, or the numerator, down)", e.What)
+	}
+	if e.Log10 < 0 {
+		return fmt.Sprintf("%s is about %s: below float64's range (the smallest number it holds to %g is %.2g; the filter's gain is too small: scale B and C, or the numerator, up)", e.What, pow10(e.Log10), filters.MaxRelError, smallestAccurate)
+	}
+	return fmt.Sprintf("%s is about %s: beyond float64's range (the filter's gain is too large: scale B and C, or the numerator, down)", e.What, pow10(e.Log10))
 }
+
+// pow10 writes 10^l as a number with three significant digits, such as 7.75e+400.
+func pow10(l float64) string {
+	e := math.Floor(l)
+	m := math.Pow(10, l-e)
+	if m >= 9.995 {
+		m, e = 1, e+1
+	}
+	return fmt.Sprintf("%.3ge%+03d", m, int(e))
+}
+
+// inRange returns x·a·b for x, a, b ≥ 0 without intermediate overflow or underflow, or a
+// *NonFiniteError (what, index -1) when the product lies beyond float64's range or, being
+// nonzero, below smallestAccurate.
+func inRange(what string, x, a, b float64) (float64, error) {
+	if x == 0 || a == 0 || b == 0 {
+		return 0, nil
+	}
+	fx, ex := math.Frexp(x)
+	fa, ea := math.Frexp(a)
+	fb, eb := math.Frexp(b)
+	m, e := fx*fa*fb, ex+ea+eb // m in [1/8, 1)
+	if v := math.Ldexp(m, e); !math.IsInf(v, 0) && v >= smallestAccurate {
+		return v, nil
+	}
+	l := math.Log10(m) + float64(e)*math.Log10(2)
+	if l > 0 {
+		return 0, &NonFiniteError{What: what, Index: -1, Value: math.Inf(1), Log10: l}
+	}
+	return 0, &NonFiniteError{What: what, Index: -1, Log10: l}
+}
+
+// smallestAccurate is the smallest number float64 holds to filters.MaxRelError: below 2^-1022
+// the subnormal numbers keep a fixed spacing of 2^-1074, so about 4.9e-318.
+const smallestAccurate = math.SmallestNonzeroFloat64 / filters.MaxRelError
 
 // checkFinite returns a *NonFiniteError for the first non-finite value of v. A sum screens
 // the common all-finite case in one pass without a branch per element.

@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
@@ -17,21 +18,14 @@ import (
 // H2 returns the H2 norm ‖H‖₂ = (Σ_{t≥0} h[t]²)^{1/2} = (D² + C·P·Cᵀ)^{1/2}, with P the
 // controllability Gramian (A·P·Aᵀ - P + B·Bᵀ = 0). A modal filter uses the closed form
 // Σᵢⱼ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ)) (the Gramian of the modal coordinates), O(n²); the other
-// forms solve the Stein equation in Schur coordinates (Bartels–Stewart), O(n³). The norm
-// exists only for stable filters: otherwise the error is an *UnstableError naming the poles
-// on or outside the unit circle.
+// forms solve the Stein equation in Schur coordinates (Bartels–Stewart), O(n³). B and C (the
+// residues) are scaled to unit norm first and the scales multiplied back at the end, so no
+// gain inside float64's range overflows or underflows on the way; a norm beyond that range is
+// a *NonFiniteError (index -1). The norm exists only for stable filters: otherwise the error
+// is an *UnstableError naming the poles on or outside the unit circle.
 func H2(f filters.Filter) (float64, error) {
 	if d, ok := f.(*filters.Diagonal); ok {
-		if _, off := Classify(d.Poles); len(off) > 0 {
-			return 0, &UnstableError{What: "H2 norm", Poles: filters.SortRoots(off)}
-		}
-		var s complex128
-		for i, li := range d.Poles {
-			for j, lj := range d.Poles {
-				s += d.Residues[i] * cmplx.Conj(d.Residues[j]) / (1 - li*cmplx.Conj(lj))
-			}
-		}
-		return finiteNorm(math.Sqrt(math.Max(d.H0*d.H0+real(s), 0)))
+		return diagonalH2(d)
 	}
 	if err := checkCubic("the H2 norm", f); err != nil {
 		return 0, err
@@ -44,26 +38,63 @@ func H2(f filters.Filter) (float64, error) {
 		return 0, &UnstableError{What: "H2 norm", Poles: off}
 	}
 	n := sys.order()
-	if n == 0 {
+	nb, nc := floats.Norm(sys.b, 2), floats.Norm(sys.c, 2)
+	if n == 0 || nb == 0 || nc == 0 {
 		return math.Abs(sys.d), nil
 	}
+	b := scaledCopy(sys.b, 1/nb)
 	w := mat.NewDense(n, n, nil)
-	w.Outer(1, mat.NewVecDense(n, sys.b), mat.NewVecDense(n, sys.b))
+	w.Outer(1, mat.NewVecDense(n, b), mat.NewVecDense(n, b))
 	p, err := stein(sys.t, w, false, sys.blockDiag)
 	if err != nil {
 		return 0, err
 	}
-	cv := mat.NewVecDense(n, sys.c)
-	return finiteNorm(math.Sqrt(math.Max(sys.d*sys.d+mat.Inner(cv, p, cv), 0)))
+	cv := mat.NewVecDense(n, scaledCopy(sys.c, 1/nc))
+	return withOffset(sys.d, math.Sqrt(math.Max(mat.Inner(cv, p, cv), 0)), nb, nc)
 }
 
-// finiteNorm returns an H2 norm, or a *NonFiniteError where it is beyond float64 (a stable
-// filter of huge gain: the Gramian's entries overflow).
-func finiteNorm(v float64) (float64, error) {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, &NonFiniteError{What: "the H2 norm", Index: -1, Value: v}
+// diagonalH2 is the closed form of H2 with the residues scaled by the largest.
+func diagonalH2(d *filters.Diagonal) (float64, error) {
+	if _, off := Classify(d.Poles); len(off) > 0 {
+		return 0, &UnstableError{What: "H2 norm", Poles: filters.SortRoots(off)}
 	}
-	return v, nil
+	m := 0.0
+	for _, r := range d.Residues {
+		m = math.Max(m, cmplx.Abs(r))
+	}
+	if m == 0 {
+		return math.Abs(d.H0), nil
+	}
+	var s complex128
+	for i, li := range d.Poles {
+		for j, lj := range d.Poles {
+			s += d.Residues[i] / complex(m, 0) * cmplx.Conj(d.Residues[j]/complex(m, 0)) / (1 - li*cmplx.Conj(lj))
+		}
+	}
+	return withOffset(d.H0, math.Sqrt(math.Max(real(s), 0)), m, 1)
+}
+
+// withOffset returns the H2 norm (d² + (x·a·b)²)^{1/2}, or a *NonFiniteError where it lies
+// outside float64's range. A strictly proper part below the range is negligible next to d ≠ 0.
+func withOffset(d, x, a, b float64) (float64, error) {
+	v, err := inRange("the H2 norm", x, a, b)
+	var nf *NonFiniteError
+	if errors.As(err, &nf) && nf.Log10 < 0 && d != 0 {
+		return math.Abs(d), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return math.Hypot(d, v), nil
+}
+
+// scaledCopy returns a·v.
+func scaledCopy(v []float64, a float64) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = a * x
+	}
+	return out
 }
 
 // unstablePoles returns the eigenvalues of T with |λ| ≥ 1 - filters.MarginalTol, in the
@@ -108,14 +139,37 @@ func HankelSV(f filters.Filter) (*HSV, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HSV{Values: b.sigma, Unstable: b.unstable}, nil
+	v, err := b.values()
+	if err != nil {
+		return nil, err
+	}
+	return &HSV{Values: v, Unstable: b.unstable}, nil
 }
 
-// balanced is the square-root balancing of a filter's stable part.
+// balanced is the square-root balancing of a filter's stable part (T, B/nb, C/nc): its Hankel
+// singular values are nb·nc·sigma.
 type balanced struct {
 	stable, rest *schurSys
 	unstable     []complex128
+	nb, nc       float64
 	sqrtBalanced
+}
+
+// values returns the Hankel singular values nb·nc·σ̂ᵢ, or a *NonFiniteError where one beyond
+// rounding (σ̂ᵢ > n·ε·σ̂₁) lies outside float64's range.
+func (b *balanced) values() ([]float64, error) {
+	out := make([]float64, len(b.sigma))
+	for i, s := range b.sigma {
+		v, err := inRange(fmt.Sprintf("Hankel singular value σ%d", i+1), s, b.nb, b.nc)
+		if err != nil {
+			if s > float64(len(b.sigma))*eps*b.sigma[0] {
+				return nil, err
+			}
+			v = 0 // rounding noise below the range
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // sqrtBalanced is the square-root method on a pair of Gramians (Laub et al. 1987): the factors
@@ -133,7 +187,7 @@ func sqrtBalance(p, q *mat.Dense) (sqrtBalanced, error) {
 	for _, g := range []*mat.Dense{p, q} {
 		for i := range g.RawMatrix().Rows {
 			if err := checkFinite("", g.RawRowView(i)); err != nil {
-				return sqrtBalanced{}, &NonFiniteError{What: "a Gramian's entry", Index: -1, Value: err.(*NonFiniteError).Value}
+				return sqrtBalanced{}, &NonFiniteError{What: "a Gramian's entry", Index: -1, Value: math.Inf(1)}
 			}
 		}
 	}
@@ -199,10 +253,21 @@ func balance(f filters.Filter) (*balanced, error) {
 		return nil, err
 	}
 	out := &balanced{stable: st, rest: rest, unstable: filters.SortRoots(un), sqrtBalanced: sqrtBalanced{sigma: []float64{}}}
-	if st.order() == 0 {
+	n := st.order()
+	out.nb, out.nc = floats.Norm(st.b, 2), floats.Norm(st.c, 2)
+	if n == 0 {
 		return out, nil
 	}
-	p, q, err := st.gramians()
+	if out.nb == 0 || out.nc == 0 {
+		// No input or no output reaches the stable part: every σ is 0.
+		out.sigma = make([]float64, n)
+		out.s, out.r = mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
+		out.u, out.v = identity(n), identity(n)
+		return out, nil
+	}
+	// The Gramians of unit B and C: their entries are B's and C's squares.
+	unit := &schurSys{t: st.t, b: scaledCopy(st.b, 1/out.nb), c: scaledCopy(st.c, 1/out.nc), blockDiag: st.blockDiag}
+	p, q, err := unit.gramians()
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +275,14 @@ func balance(f filters.Filter) (*balanced, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+func identity(n int) *mat.Dense {
+	m := mat.NewDense(n, n, nil)
+	for i := 0; i < n; i++ {
+		m.Set(i, i, 1)
+	}
+	return m
 }
 
 // psdFactor returns S with X = S·Sᵀ for a symmetric positive semi-definite X: the Cholesky
@@ -269,8 +342,18 @@ func BalancedTruncation(f filters.Filter, r int) (*Reduced, error) {
 		return nil, fmt.Errorf("%w: order %d is below the %d poles on or outside the unit circle, which balanced truncation keeps (%s)",
 			filters.ErrInvalid, r, nu, describePoles(b.unstable))
 	}
+	hsv, err := b.values()
+	if err != nil {
+		return nil, err
+	}
 	rs := b.keep(r - nu)
-	out := &Reduced{Order: rs + nu, HSV: b.sigma, Unstable: b.unstable, Bound: b.tail(rs)}
+	bound := 0.0
+	if rs < len(b.sigma) {
+		if bound, err = inRange("the error bound", b.tail(rs), b.nb, b.nc); err != nil {
+			return nil, err
+		}
+	}
+	out := &Reduced{Order: rs + nu, HSV: hsv, Unstable: b.unstable, Bound: bound}
 	n := rs + nu
 	a := mat.NewDense(max(n, 1), max(n, 1), nil)
 	bv := make([]float64, n)
@@ -282,6 +365,7 @@ func BalancedTruncation(f filters.Filter, r int) (*Reduced, error) {
 		at.Mul(b.stable.t, tr)
 		ar.Mul(tl, &at)
 		a.Slice(0, rs, 0, rs).(*mat.Dense).Copy(&ar)
+		// T_l and T_r balance (T, B/nb, C/nc); T_l·B = T_l·(B/nb)·nb keeps B's scale.
 		mat.NewVecDense(rs, bv[:rs]).MulVec(tl, mat.NewVecDense(ns, b.stable.b))
 		mat.NewVecDense(rs, cv[:rs]).MulVec(tr.T(), mat.NewVecDense(ns, b.stable.c))
 	}

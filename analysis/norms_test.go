@@ -55,7 +55,7 @@ func TestNormsOverflow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diag, err := filters.NewDiagonal([]complex128{0.5}, []complex128{1e308}, 0)
+	diag, err := filters.NewDiagonal([]complex128{0.9}, []complex128{1.7e308}, 0) // H2 3.9e308
 	if err != nil {
 		t.Fatal(err)
 	}
