@@ -96,16 +96,23 @@
 // # Norms and reduction
 //
 // The Gramians solve the Stein (discrete Lyapunov) equations A·P·Aᵀ - P + B·Bᵀ = 0 and
-// Aᵀ·Q·A - Q + Cᵀ·C = 0 by the Bartels–Stewart method: one real Schur decomposition, then a
-// back-substitution over its 1×1 and 2×2 blocks (block by block in O(n²) for the modal forms,
-// whose Schur form is their block diagonal). B and C (the residues) are scaled to unit norm
-// first and the scales multiplied back at the end, so that a gain inside float64's range never
-// overflows or underflows on the way (B = C = 1e-100 gives H2 7.7e-201, not 0); a result beyond
-// that range (or below 4.9e-318, where float64 keeps fewer digits than filters.MaxRelError) is
-// a *NonFiniteError that gives its size. H2 uses the closed form Σ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ))
-// for a diagonal filter. Hankel singular values and balanced truncation use the square-root
-// method on factors P = S·Sᵀ, Q = R·Rᵀ (by Cholesky with complete pivoting, so singular
-// Gramians of non-minimal systems are accepted): σ are the singular values of Rᵀ·S. Minimal
+// Aᵀ·Q·A - Q + Cᵀ·C = 0 for their Cholesky factors directly, by Hammarling's method: one real
+// Schur decomposition (none for the modal forms, whose Schur form is their block diagonal, nor
+// for an A already in Schur form), its 2×2 blocks triangularised over the complex numbers, then
+// a back-substitution that never forms P or Q (O(n³), O(n²) for the modal forms). B and C are
+// scaled to unit norm first and the scales multiplied back at the end, so that a gain inside
+// float64's range never overflows or underflows on the way (B = C = 1e-100 gives H2 7.7e-201,
+// not 0); a result beyond that range (or below 4.9e-318, where float64 keeps fewer digits than
+// filters.MaxRelError) is a *NonFiniteError that gives its size. H2 uses the closed form
+// Σ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ)) for a diagonal filter, ‖Uᴴ·C‖ with P = U·Uᴴ otherwise.
+// Hankel singular values and balanced truncation use the square-root method on the factors
+// P = S·Sᵀ, Q = R·Rᵀ: σ are the singular values of Rᵀ·S, accurate where σᵢ is far below
+// √ε·σ₁ (factoring a computed P would lose those: a 5×5 Jordan block at 0.99 has
+// σ₅ = 5e-4·σ₁). Where the Schur decomposition rounded A, its rounding (ε·‖A‖) can move the
+// results of repeated or clustered poles near the unit circle much further; a first-order
+// screen, and where it is not negligible the same computation on a perturbed A, estimates
+// by how much, and above filters.MaxRelError the result is an *AccuracyError. The error bound
+// of balanced truncation counts each dropped σ with its estimated error. Minimal
 // removes uncontrollable, then unobservable, states by an orthogonal staircase with a stated
 // tolerance. ReduceMIMO applies the same square-root balanced truncation to a whole
 // filters.MIMO layer (LRU, S5, RotRNN), its Gramians in closed form from the modes, and
@@ -130,7 +137,9 @@
 //
 // Programmer errors (a negative length, a dst of the wrong length, mismatched coefficient
 // slices) panic with a message starting "analysis: ". Numerical failures return errors:
-// *NonFiniteError, *UnstableError (errors.Is ErrUnstable), a *filters.ConditionError for an
+// *NonFiniteError, *UnstableError (errors.Is ErrUnstable), *AccuracyError (errors.Is
+// filters.ErrIllConditioned) for a Gramian result the Schur form's rounding moves by more than
+// filters.MaxRelError, a *filters.ConditionError for an
 // ill-conditioned I - A^L, and the filters package's ErrDefective and ErrIllConditioned from
 // the conversions a method needs (the modal methods cannot hold repeated poles).
 //
@@ -143,6 +152,9 @@
 //   - LDStack paper: Proposition 2 (parallel linear recurrences by scans).
 //   - LSSL paper: the Krylov kernel K = (CB, CAB, …), which Impulse computes.
 //   - R. H. Bartels and G. W. Stewart, Solution of the matrix equation AX + XB = C (1972);
+//     S. J. Hammarling, Numerical solution of the discrete-time, convergent, non-negative
+//     definite Lyapunov equation (1991); C. S. Kenney and A. J. Laub, Small-sample statistical
+//     condition estimates for general matrix functions (1994);
 //     A. J. Laub et al., Computation of system balancing transformations (1987) for the
 //     square-root method; the discrete-time bound ‖H - H_r‖_∞ ≤ 2·Σ_{i>r} σᵢ (U. M. Al-Saggaf
 //     and G. F. Franklin, An error bound for a discrete reduced order model of a linear

@@ -52,6 +52,31 @@ func describePoles(p []complex128) string {
 	return b.String()
 }
 
+// AccuracyError reports a result whose estimated error is above filters.MaxRelError, the
+// accuracy the package's results are documented to: the Gramians of a filter whose A had to be
+// brought to Schur form, when the rounding of that form (a change of A by ε·‖A‖) moves them
+// further. Repeated or clustered poles near the unit circle do that (a rotated Jordan block, a
+// transfer function with a repeated pole); the modal forms and an A already in Schur form
+// (upper triangular, say) are used as given, without that rounding. It wraps
+// filters.ErrIllConditioned.
+type AccuracyError struct {
+	What      string  // the result: "the H2 norm", "the Hankel singular values", …
+	Rel       float64 // the estimated relative error
+	OfLargest bool    // Rel is relative to the largest value (σ₁), not to each
+}
+
+func (e *AccuracyError) Error() string {
+	of := "relative"
+	if e.OfLargest {
+		of = "of σ₁"
+	}
+	return fmt.Sprintf("%s: %v: estimated error %.1e %s, above the documented %g: rounding A to its Schur form moves the result that much "+
+		"(repeated or clustered poles near the unit circle); the modal forms (diagonal, rotation, zpk with distinct poles) and an A already upper triangular are used as given",
+		e.What, filters.ErrIllConditioned, e.Rel, of, filters.MaxRelError)
+}
+
+func (e *AccuracyError) Unwrap() error { return filters.ErrIllConditioned }
+
 // NonFiniteError reports a result that would hold NaN or ±Inf, such as the overflowing impulse
 // response of an unstable filter, or a scalar beyond float64's range. No function of the
 // package returns a non-finite number; it returns this error instead.

@@ -300,14 +300,6 @@ func (r *realLayer) realGramian(x []complex128, cols int, sign float64) *mat.Den
 	return g
 }
 
-// oneMinus is 1 − a·b with the real part in fused multiply-adds, so that it keeps its relative
-// accuracy near the unit circle (1 − |p|² for |p| = 0.9999 is 2e-4); the imaginary part is
-// formed plainly so that it is exactly 0 for b = ā.
-func oneMinus(a, b complex128) complex128 {
-	re := math.FMA(-imag(a), -imag(b), math.FMA(-real(a), real(b), 1))
-	return complex(re, -(real(a)*imag(b) + imag(a)*real(b)))
-}
-
 // mulA returns A·x for the block-diagonal real A: Re x' = Re p·Re x − Im p·Im x,
 // Im x' = Im p·Re x + Re p·Im x.
 func (r *realLayer) mulA(x *mat.Dense) *mat.Dense {

@@ -102,35 +102,49 @@ func TestH2Edges(t *testing.T) {
 	}
 }
 
-// TestStein checks the Bartels–Stewart solver against the Kronecker form of the equation.
-func TestStein(t *testing.T) {
+// TestGramianFactors checks Hammarling's factors against the Stein equations they solve: the
+// residual of T·P·Tᵀ - P + b·bᵀ (Tᵀ·Q·T - Q + c·cᵀ) with P = S·Sᵀ, on dense (quasi-triangular)
+// and modal (block-diagonal) T, with real and complex poles.
+func TestGramianFactors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
+	var fs []filters.Filter
 	for _, n := range []int{1, 2, 3, 6, 11} {
-		f := randomStable(rng, n, 0.9)
+		fs = append(fs, randomStable(rng, n, 0.9))
+	}
+	modal, err := filters.NewDiagonal([]complex128{0.99i, -0.99i, 0.5 + 0.8i, 0.5 - 0.8i, -0.3}, []complex128{1 + 1i, 1 - 1i, 2i, -2i, 0.5}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs = append(fs, modal)
+	for _, f := range fs {
 		sys, err := schurOf(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := mat.NewDense(n, n, nil)
-		w.Outer(1, mat.NewVecDense(n, sys.b), mat.NewVecDense(n, sys.b))
+		n := sys.order()
+		cs := complexSchur(sys.t, sys.blockDiag)
 		for _, trans := range []bool{false, true} {
-			x, err := stein(sys.t, w, trans, false)
-			if err != nil {
-				t.Fatal(err)
+			v := sys.b
+			if trans {
+				v = sys.c
 			}
-			// Residual T X Tᵀ - X + W (or Tᵀ X T - X + W).
+			s := cs.realFactor(v, trans)
+			var x mat.Dense
+			x.Mul(s, s.T())
 			var r, tmp mat.Dense
 			if trans {
-				tmp.Mul(sys.t.T(), x)
+				tmp.Mul(sys.t.T(), &x)
 				r.Mul(&tmp, sys.t)
 			} else {
-				tmp.Mul(sys.t, x)
+				tmp.Mul(sys.t, &x)
 				r.Mul(&tmp, sys.t.T())
 			}
-			r.Sub(&r, x)
-			r.Add(&r, w)
-			if res := mat.Norm(&r, 1) / mat.Norm(x, 1); res > 1e-14 {
-				t.Errorf("n=%d trans=%v: relative residual %.3g", n, trans, res)
+			r.Sub(&r, &x)
+			var w mat.Dense
+			w.Outer(1, mat.NewVecDense(n, v), mat.NewVecDense(n, v))
+			r.Add(&r, &w)
+			if res := mat.Norm(&r, 1) / mat.Norm(&x, 1); res > 1e-14 {
+				t.Errorf("%s n=%d trans=%v: relative residual %.3g", f.Form(), n, trans, res)
 			}
 		}
 	}

@@ -401,8 +401,7 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 	if o.hsv {
 		hs, err := analysis.HankelSV(f)
 		if err != nil {
-			//lint:ignore ST1005 Hankel is a name
-			return nil, fmt.Errorf("Hankel singular values: %w", err)
+			return nil, about("Hankel singular values", err)
 		}
 		a.HSV = hs.Values
 		if len(hs.Unstable) > 0 {
@@ -427,6 +426,18 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		}
 	}
 	return a, nil
+}
+
+// about prefixes err with the analysis it comes from, unless err names its quantity itself
+// (an accuracy, range or order-limit refusal).
+func about(what string, err error) error {
+	var ae *analysis.AccuracyError
+	var nf *analysis.NonFiniteError
+	var ol *analysis.OrderLimitError
+	if errors.As(err, &ae) || errors.As(err, &nf) || errors.As(err, &ol) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }
 
 // noteAt returns the note of grid point i (the zero Note where there is none).

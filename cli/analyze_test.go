@@ -218,6 +218,64 @@ func TestAnalyzeReduce(t *testing.T) {
 	}
 }
 
+// TestAnalyzeJordanHSV: a Jordan block at 0.99 (QA finding 2) prints its five Hankel
+// singular values (mpmath, testdata/golden/analysis/gramian.json), not [7.2631e9, …, 0], and
+// its reduction a nonzero bound; the same block in a rotated basis, whose Schur form rounds the
+// 5-fold pole apart, is refused with its estimated error.
+func TestAnalyzeJordanHSV(t *testing.T) {
+	dir := t.TempDir()
+	j5 := writeText(t, dir, "j5.json", `{"form": "dense", "A": [[0.99, 1, 0, 0, 0], [0, 0.99, 1, 0, 0], [0, 0, 0.99, 1, 0], [0, 0, 0, 0.99, 1], [0, 0, 0, 0, 0.99]], "B": [1, 1, 1, 1, 1], "C": [1, 0, 0, 0, 0], "D": 0}`)
+	m := decodeAnalysis(t, run(t, "", "analyze", j5, "--hsv", "--reduce", "4"))
+	var hsv []float64
+	var red struct {
+		ErrorBound float64 `json:"error_bound"`
+	}
+	if json.Unmarshal(m["hsv"], &hsv) != nil || json.Unmarshal(m["reduce"], &red) != nil {
+		t.Fatalf("%s", m)
+	}
+	want := []float64{7373538871.847729, 2868808113.5824122, 613733575.2478465, 71593749.46134768, 3634466.120746967}
+	for i, w := range want {
+		if i >= len(hsv) || math.Abs(hsv[i]-w) > 1e-10*w {
+			t.Fatalf("hsv = %v, want %v", hsv, want)
+		}
+	}
+	if math.Abs(red.ErrorBound-2*want[4]) > 1e-9*want[4] {
+		t.Errorf("error_bound %v, want 2σ₅ = %v", red.ErrorBound, 2*want[4])
+	}
+	var g struct {
+		Cases []map[string]json.RawMessage
+	}
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "golden", "analysis", "gramian.json"))
+	if err != nil || json.Unmarshal(data, &g) != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range g.Cases {
+		if string(c["name"]) != `"rotjordan6"` {
+			continue
+		}
+		found = true
+		var a [][]float64
+		var b, cv []float64
+		if json.Unmarshal(c["A"], &a) != nil || json.Unmarshal(c["B"], &b) != nil || json.Unmarshal(c["C"], &cv) != nil {
+			t.Fatal("rotjordan6")
+		}
+		f, err := filters.NewDense(a, b, cv, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := writeDoc(t, dir, "rot.json", filters.Document{Filter: f})
+		r := run(t, "", "analyze", path, "--hsv")
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "rot.json: the Hankel singular values: ill-conditioned: estimated error ") ||
+			!strings.Contains(r.stderr, "of σ₁, above the documented 1e-06") {
+			t.Errorf("rotated Jordan block: %+v", r)
+		}
+	}
+	if !found {
+		t.Error("no rotjordan6 in gramian.json")
+	}
+}
+
 func TestAnalyzeNewBadInput(t *testing.T) {
 	dir := t.TempDir()
 	good := twoState(t)
@@ -250,7 +308,7 @@ func TestAnalyzeNewBadInput(t *testing.T) {
 		{"modal method on a defective filter", []string{"analyze", defective, "--impulse", "8", "--method", "vandermonde"}, 1, []string{"defective.json", "impulse", "defective"}},
 		{"reduce below the unstable part", []string{"analyze", un, "--reduce", "0"}, 1, []string{"un.json", "--reduce 0", "1.5"}},
 		{"huge h2", []string{"analyze", huge, "--h2"}, 1, []string{"huge.json: the H2 norm is about 1.15e+400: beyond float64's range"}},
-		{"huge hsv", []string{"analyze", huge, "--hsv"}, 1, []string{"huge.json: Hankel singular values: Hankel singular value σ1 is about 1.33e+400: beyond float64's range"}},
+		{"huge hsv", []string{"analyze", huge, "--hsv"}, 1, []string{"huge.json: Hankel singular value σ1 is about 1.33e+400: beyond float64's range"}},
 		{"huge reduce", []string{"analyze", huge, "--reduce", "1"}, 1, []string{"--reduce 1: Hankel singular value σ1 is about 1.33e+400"}},
 		{"huge freq", []string{"analyze", huge, "--freq", "2"}, 1, []string{"H at omega[0] = 0 is beyond float64's range, with no pole there"}},
 		{"integrator freq", []string{"analyze", integ, "--freq", "2"}, 1, []string{"H at omega[0] = 0 is infinite: a pole lies on the unit circle there"}},

@@ -21,6 +21,16 @@ and, where float64 can compute them (not the scaled cases), SciPy's values for c
 about sqrt(eps)*sigma_1 are rounding noise).
 
 The cases:
+  jordan5, jordan6      a Jordan block at 0.99 (A upper bidiagonal, ones above the diagonal),
+                        B all ones, C = e_1: the Gramians span 22 and 27 orders of magnitude,
+                        and factoring a computed P loses every Hankel singular value below
+                        sqrt(eps)*sigma_1 (QA finding 2)
+  cjordan3              the real Jordan form of a triple pair 0.99*exp(+-0.3i) (2x2 rotation
+                        blocks, identity blocks above them)
+  rotjordan5,           jordan5 and jordan6 in a random orthonormal basis (seed 1): the Schur
+  rotjordan6            form rounds A, which moves the clustered poles by eps^(1/n); "refuse"
+                        is true where that moves the results by more than 1e-6
+  tfrepeated5           (1 - 0.99 z^-1)^-5 as a transfer function (refuse: true)
   scaled_*              A = [[0.5, -0.5], [0.5, 0.5]] with B = [s, 0] and C = [0, s] (or
                         C = [0, 1]), and tf b = [0, s]: gains far from 1 whose squares
                         leave float64's range (QA finding 3)
@@ -125,6 +135,25 @@ def tf_case(name, a, b, h0=0.0, refuse=False):
     c.update(refs(*exact(A, B, C, h0)))
     cases.append(c)
 
+
+for n in (5, 6):
+    dense_case("jordan%d" % n, *jordan(n, 0.99))
+
+k, r, th = 3, 0.99, 0.3
+A = np.zeros((2 * k, 2 * k))
+rot = r * np.array([[np.cos(th), -np.sin(th)], [np.sin(th), np.cos(th)]])
+for i in range(k):
+    A[2 * i:2 * i + 2, 2 * i:2 * i + 2] = rot
+    if i + 1 < k:
+        A[2 * i:2 * i + 2, 2 * i + 2:2 * i + 4] = np.eye(2)
+dense_case("cjordan3", A, np.ones(2 * k), np.eye(2 * k)[0])
+
+for n in (5, 6):
+    J, B, C = jordan(n, 0.99)
+    V, _ = np.linalg.qr(np.random.default_rng(1).standard_normal((n, n)))
+    dense_case("rotjordan%d" % n, V @ J @ V.T, V @ B, C @ V.T, refuse=True)
+
+tf_case("tfrepeated5", list(np.poly([0.99] * 5)[1:]), [0.0, 0.0, 0.0, 0.0, 1.0], refuse=True)
 
 ROT = np.array([[0.5, -0.5], [0.5, 0.5]])
 for s in (1e-170, 1e-150, 1e-100, 1e100, 1e150):
