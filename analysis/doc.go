@@ -57,9 +57,11 @@
 //
 // # Poles on the unit circle
 //
-//   - FreqResponse: at a grid point that is exactly a pole, H is infinite; H is stored as 0,
-//     the point is masked with a "pole" Note, and MagDB holds the grid's largest finite value.
-//     Near such a pole H is large and finite, as it is.
+//   - FreqResponse: at a grid point that is a pole, H is infinite; H is stored as 0, the point
+//     is masked with a "pole" Note, and MagDB holds the grid's largest finite value. A grid
+//     point within 1e-12 of the pole counts as on it: rounding leaves H finite there
+//     (e^{j·fl(π)} misses z = -1 by 1.2e-16, and 1/(z + 1) comes out -8.2e15j). Near such a
+//     pole H is large and finite, as it is.
 //   - GroupDelayOf: a pole or zero with ||q| - 1| ≤ CircleTol contributes exactly ±1/2, the
 //     value of Re(z/(z - q)) on the circle away from q, so τ stays finite next to it; grid
 //     points on it are masked and hold the two-sided limit. Where H evaluates to exactly 0

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"slices"
 
 	"github.com/ssmlab/ssmlab/filters"
 )
@@ -67,8 +68,9 @@ type Note struct {
 // Response is a frequency response on a grid of ω (rad/sample).
 type Response struct {
 	Omega []float64
-	// H is H(e^{jω}). Where a pole lies exactly on e^{jω}, H is infinite: H is 0 there and
-	// Masked is set; so where H overflows float64 without a pole (Note.Overflow).
+	// H is H(e^{jω}). Where a pole lies on e^{jω} (within 1e-12: a grid point meant to be
+	// the pole, such as ω = π for z = -1, misses it by rounding), H is infinite: H is 0 there
+	// and Masked is set; so where H overflows float64 without a pole (Note.Overflow).
 	H []complex128
 	// MagDB is 20·log₁₀|H|. Where |H| = 0 (a zero on the unit circle) it is the floor
 	// min(MagFloorDB, smallest finite value on the grid) and Masked is set; at a masked
@@ -100,14 +102,18 @@ func FreqResponse(f filters.Filter, omega []float64) *Response {
 		h = f.FreqResponse(omega)
 	}
 	var poles []complex128
-	found := false
-	poleAt := func(w float64) bool {
+	found, known := false, false
+	getPoles := func() bool {
 		if !found {
 			var err error
-			if poles, err = Poles(f); err != nil {
-				return true // unknown poles: the infinite H is taken to be one's
-			}
-			found = true
+			poles, err = Poles(f)
+			found, known = true, err == nil
+		}
+		return known
+	}
+	poleAt := func(w float64) bool {
+		if !getPoles() {
+			return true // unknown poles: the infinite H is taken to be one's
 		}
 		z := cmplx.Rect(1, w)
 		for _, p := range poles {
@@ -117,7 +123,60 @@ func FreqResponse(f filters.Filter, omega []float64) *Response {
 		}
 		return false
 	}
+	markGridPoles(f, omega, h, func() []complex128 {
+		if !getPoles() {
+			return nil
+		}
+		return poles
+	})
 	return newResponse(omega, h, poleAt)
+}
+
+// gridPoleTol is how close e^{jω} must come to a pole for the grid point to be that pole.
+// There H is infinite, but rounding leaves it finite, about |residue|/1e-16: ω = fl(π) lies
+// 1.2e-16 from π, so 1/(e^{jω} + 1) is -8.2e15j, not ∞; a computed pole carries its own
+// rounding. A grid point this close to a pole it is not meant to hit would need a grid
+// finer than 1e-12 rad, which LinearGrid and LogGrid never are.
+const gridPoleTol = 1e-12
+
+// markGridPoles sets h[i] to ∞ where e^{jω_i} lies within gridPoleTol of a pole, so that
+// newResponse masks it as the pole it is. The poles are asked for only where some |H| stands
+// 1e12 above the grid's median (a pole within 1e-12 of a grid point puts |H| about 1e4 above
+// any grid point 1e-8 away), except for the forms that store them.
+func markGridPoles(f filters.Filter, omega []float64, h []complex128, poles func() []complex128) {
+	switch f.(type) {
+	case *filters.Diagonal, *filters.ZPK, *filters.Rotation:
+	default:
+		mags := make([]float64, 0, len(h))
+		for _, v := range h {
+			if a := cmplx.Abs(v); !math.IsInf(a, 0) && !math.IsNaN(a) {
+				mags = append(mags, a)
+			}
+		}
+		if len(mags) == 0 {
+			return
+		}
+		slices.Sort(mags)
+		med := mags[len(mags)/2]
+		if !(mags[len(mags)-1] > 1e12*med) {
+			return
+		}
+	}
+	var onCircle []complex128
+	for _, p := range poles() {
+		if math.Abs(cmplx.Abs(p)-1) <= gridPoleTol {
+			onCircle = append(onCircle, p)
+		}
+	}
+	for i, w := range omega {
+		s, c := math.Sincos(w)
+		for _, p := range onCircle {
+			if math.Hypot(c-real(p), s-imag(p)) <= gridPoleTol {
+				h[i] = cmplx.Inf()
+				break
+			}
+		}
+	}
 }
 
 // onCircleTol is how close to e^{jω} a computed pole must be for an infinite H there to be

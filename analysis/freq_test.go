@@ -62,7 +62,8 @@ func TestFreqResponseModal(t *testing.T) {
 
 // TestFreqResponseCircle: a pole on the unit circle at a grid point is masked (H infinite),
 // a zero there floors the magnitude; every number stays finite. Only z = 1 (ω = 0) is exactly
-// on the grid: e^{jπ} = -1 + 1.2e-16i, so a root at -1 leaves H large or small but finite.
+// on the grid: e^{jπ} = -1 + 1.2e-16i, so a zero at -1 leaves H small but finite (a pole there:
+// TestFreqResponsePoleOnGrid).
 func TestFreqResponseCircle(t *testing.T) {
 	w := LinearGrid(9)
 	pole, err := filters.NewZPK([]complex128{-1}, []complex128{1, 0.5}, 1, 0) // (z + 1)/((z - 1)(z - 0.5))
@@ -115,6 +116,52 @@ func TestFreqResponseCircle(t *testing.T) {
 		if !r3.Masked[i] || r3.MagDB[i] != MagFloorDB {
 			t.Fatalf("zero gain: %+v", r3)
 		}
+	}
+}
+
+// TestFreqResponsePoleOnGrid: a pole on the circle at a grid point other than ω = 0 is
+// masked as a pole in every form, as z = 1 is, although rounding leaves H finite there
+// (1/(e^{j·fl(π)} + 1) = -8.2e15j, QA finding 6); a grid point 1e-9 from it is not.
+func TestFreqResponsePoleOnGrid(t *testing.T) {
+	w := LinearGrid(5) // 0, π/4, π/2, 3π/4, π
+	// 1/(z + 1) and 1/(z² + 1).
+	minus1, err := filters.NewTransferFunction([]float64{1}, []float64{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pmj, err := filters.NewZPK(nil, []complex128{1i, -1i}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fs []filters.Filter
+	for _, f := range []filters.Filter{minus1, pmj} {
+		for _, form := range filters.Forms {
+			g, _, err := filters.Convert(f, form)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs = append(fs, g)
+		}
+	}
+	for k, f := range fs {
+		at := 4 // ω = π
+		if k >= len(filters.Forms) {
+			at = 2 // ω = π/2
+		}
+		r := FreqResponse(f, w)
+		for i := range w {
+			if r.Masked[i] != (i == at) {
+				t.Errorf("%s (order %d): masks %v, H %v", f.Form(), f.Order(), r.Masked, r.H)
+				break
+			}
+		}
+		if len(r.Notes) != 1 || r.Notes[0].Index != at || r.Notes[0].Root != "pole" || r.H[at] != 0 {
+			t.Errorf("%s (order %d): notes %+v, H %v", f.Form(), f.Order(), r.Notes, r.H)
+		}
+	}
+	near := FreqResponse(minus1, []float64{0, math.Pi - 1e-9})
+	if near.Masked[1] || cmplx.Abs(near.H[1]) < 1e8 || cmplx.Abs(near.H[1]) > 1e10 {
+		t.Errorf("1e-9 from the pole: masked %v, H %v", near.Masked[1], near.H[1])
 	}
 }
 
