@@ -308,11 +308,28 @@ func LengthForRadius(rho float64, n int, tol float64) int {
 	return int(math.Min(math.Max(l, 1), MaxAutoLength))
 }
 
-// AutoLength is LengthForRadius with f's order and spectral radius.
+// AutoLength is LengthForRadius with f's order and spectral radius, or for a stable filter
+// the measured time its response takes to fall for good below tol of its peak (decay, the
+// effective memory of Properties), when that is longer: a repeated pole or a late start
+// outlasts the radius's estimate.
 func AutoLength(f filters.Filter, tol float64) (int, error) {
+	if tol <= 0 {
+		tol = DefaultTol
+	}
 	rho, err := SpectralRadius(f)
 	if err != nil {
 		return 0, err
 	}
-	return LengthForRadius(rho, f.Order(), tol), nil
+	l := LengthForRadius(rho, f.Order(), tol)
+	if !filters.Stable(rho) || tol >= 1 {
+		return l, nil
+	}
+	t, atLeast, err := decay(f, rho, tol)
+	if err != nil {
+		return 0, err
+	}
+	if atLeast {
+		return MaxAutoLength, nil
+	}
+	return max(l, t), nil
 }

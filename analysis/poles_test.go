@@ -146,3 +146,64 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// jordanBlock returns the n×n Jordan block at r fed at its last state and read at its first:
+// h[t] = C(t-1, n-1)·r^(t-n), 0 before t = n.
+func jordanBlock(t *testing.T, n int, r float64) *filters.Dense {
+	t.Helper()
+	a := make([][]float64, n)
+	b, c := make([]float64, n), make([]float64, n)
+	for i := range a {
+		a[i] = make([]float64, n)
+		a[i][i] = r
+		if i+1 < n {
+			a[i][i+1] = 1
+		}
+	}
+	b[n-1], c[0] = 1, 1
+	return mustDense(t, a, b, c, 0)
+}
+
+// TestMemoryMeasured: the memory is measured until the response is over, not over a window
+// from the pole radius alone (QA finding 5): the 37×37 Jordan block at 0.3 starts at t = 37,
+// peaks at 52 and stays below 1e-12 of its peak from 105 on (mpmath), where the window was 76
+// and the memory printed 76; AutoLength covers it too (it gave 38). A response not over
+// within MaxAutoLength samples says so (MemoryAtLeast) rather than giving the window.
+func TestMemoryMeasured(t *testing.T) {
+	f := jordanBlock(t, 37, 0.3)
+	p, err := Analyze(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// |h[t]| = C(t-1, 36)·0.3^(t-37) in logs: the last t above 1e-12·max.
+	lh := func(t int) float64 {
+		lg1, _ := math.Lgamma(float64(t))
+		lg2, _ := math.Lgamma(float64(t - 36))
+		lg3, _ := math.Lgamma(37)
+		return lg1 - lg2 - lg3 + float64(t-37)*math.Log(0.3)
+	}
+	peak := math.Inf(-1)
+	for tt := 37; tt < 400; tt++ {
+		peak = math.Max(peak, lh(tt))
+	}
+	want := 0
+	for tt := 37; tt < 400; tt++ {
+		if lh(tt) > peak+math.Log(1e-12) {
+			want = tt + 1
+		}
+	}
+	if want != 105 || p.Memory != want || p.MemoryAtLeast {
+		t.Errorf("Memory = %d (at least %v), want %d", p.Memory, p.MemoryAtLeast, want)
+	}
+	if l, err := AutoLength(f, 0); err != nil || l != want {
+		t.Errorf("AutoLength = %d, %v, want %d", l, err, want)
+	}
+	slow, err := filters.NewDiagonal([]complex128{0.99999}, []complex128{1}, 0) // 1e-12 at t = 2.8e6
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err = Analyze(slow, 0)
+	if err != nil || !p.MemoryAtLeast || p.Memory != MaxAutoLength {
+		t.Errorf("pole 0.99999: Memory %d, at least %v, %v", p.Memory, p.MemoryAtLeast, err)
+	}
+}

@@ -65,8 +65,10 @@ func newAnalyze(s *streams) *cobra.Command {
   properties         --properties: {"stability": stable|marginal|unstable, "offending_poles",
                      "montel_sum" (Σ|aᵢ| of the monic denominator, the RTF paper, eq. 17; ≤ 1
                      guarantees stability), "memory" (samples until |h| stays below
-                     memory_tol·max|h|, -1 when not stable), "memory_tol", "dc_gain" (H(1),
-                     null for a pole at z = 1)}
+                     memory_tol·max|h|, measured on the response; -1 when not stable; null
+                     when the response is not over within the 65536 samples measured, and
+                     "memory_at_least" then gives a lower bound), "memory_tol", "dc_gain"
+                     (H(1), null for a pole at z = 1)}
   reduce             --reduce R: balanced truncation to order R: {"order", "error_bound",
                      "filter"}; max over ω of |H - H_R| ≤ error_bound. Poles on or outside
                      the unit circle are kept exactly, so R must be at least their number.
@@ -82,7 +84,9 @@ last three convert the filter to the form they need first, and fail on a defecti
 
 --auto-length picks L from the pole radius (log(1e-12)/log ρ samples: until a stable
 response has decayed to 1e-12, an unstable one has grown by 1e12; 65536 for a marginal
-one), at most the L given to --impulse or --step; alone it prints the impulse response.
+one), or for a stable filter the measured time its response takes to stay below 1e-12 of
+its peak when that is longer (repeated poles, a late start), at most the L given to
+--impulse or --step; alone it prints the impulse response.
 
 With none of --impulse, --step, --freq, --group-delay, --poles, --h2, --hsv, --reduce,
 --properties and --auto-length, impulse, frequency response and poles are printed with L = 64 and N = 64;
@@ -382,7 +386,10 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		if err != nil {
 			return nil, fmt.Errorf("properties: %w", err)
 		}
-		pj := &propertiesJSON{Stability: pr.Stability.String(), Montel: pr.Montel, Memory: pr.Memory, MemoryTol: pr.Tol}
+		pj := &propertiesJSON{Stability: pr.Stability.String(), Montel: pr.Montel, Memory: &pr.Memory, MemoryTol: pr.Tol}
+		if pr.MemoryAtLeast {
+			pj.Memory, pj.MemoryAtLeast = nil, &pr.Memory
+		}
 		if pr.DCFinite {
 			pj.DCGain = &pr.DCGain
 		}
@@ -485,10 +492,13 @@ func pairs(name string, v []complex128) ([]pair, error) {
 
 // propertiesJSON is the --properties section.
 type propertiesJSON struct {
-	Stability string   `json:"stability"` // stable, marginal or unstable
-	Offending []pair   `json:"offending_poles,omitempty"`
-	Montel    float64  `json:"montel_sum"` // Σ|aᵢ| of the monic denominator (RTF paper, eq. 17)
-	Memory    int      `json:"memory"`     // samples until |h| stays below memory_tol·max|h|; -1 if not stable
-	MemoryTol float64  `json:"memory_tol"`
-	DCGain    *float64 `json:"dc_gain"` // H(1); null for a pole at z = 1
+	Stability string  `json:"stability"` // stable, marginal or unstable
+	Offending []pair  `json:"offending_poles,omitempty"`
+	Montel    float64 `json:"montel_sum"` // Σ|aᵢ| of the monic denominator (RTF paper, eq. 17)
+	Memory    *int    `json:"memory"`     // samples until |h| stays below memory_tol·max|h|; -1 if not stable; null if not over within the window measured
+	// MemoryAtLeast is set instead of Memory where the response is not over within the
+	// analysis.MaxAutoLength samples measured: a lower bound.
+	MemoryAtLeast *int     `json:"memory_at_least,omitempty"`
+	MemoryTol     float64  `json:"memory_tol"`
+	DCGain        *float64 `json:"dc_gain"` // H(1); null for a pole at z = 1
 }

@@ -346,7 +346,8 @@ func TestAnalyzeHelpNewFlags(t *testing.T) {
 
 // TestAnalyzeProperties: the leaky integrator h[t] = 0.1·0.9^t has Montel sum 0.9, DC gain
 // 1 and decays below 1e-12 of its peak from t = ⌈log(1e-12)/log(0.9)⌉; an integrator is
-// marginal, with no memory and no finite DC gain.
+// marginal, with no memory and no finite DC gain; a memory beyond the samples measured is
+// null, with its lower bound.
 func TestAnalyzeProperties(t *testing.T) {
 	dir := t.TempDir()
 	type props struct {
@@ -373,5 +374,12 @@ func TestAnalyzeProperties(t *testing.T) {
 	p = read(run(t, "", "analyze", integ, "--properties"))
 	if p.Stability != "marginal" || len(p.Offending) != 1 || p.Offending[0] != [2]float64{1, 0} || p.Memory != -1 || p.DCGain != nil {
 		t.Errorf("integrator: %+v", p)
+	}
+	// A pole at 0.99999 decays to 1e-12 after 2.8e6 samples: not within the 65536 measured,
+	// which was printed as the memory.
+	slow := writeText(t, dir, "slow.json", `{"form": "tf", "a": [-0.99999], "b": [1], "h0": 0}`)
+	r := run(t, "", "analyze", slow, "--properties")
+	if r.code != 0 || !strings.Contains(r.stdout, `"memory":null,"memory_at_least":65536,"memory_tol":1e-12`) {
+		t.Errorf("slow pole: %v", r)
 	}
 }
