@@ -403,7 +403,7 @@ func GroupDelayOf(f filters.Filter, omega []float64) (*GroupDelay, error) {
 // ZPK filter with an offset H0 goes through its state-space realisation.
 func rootsOf(f filters.Filter) (poles, zeros []complex128, constant, zero bool, err error) {
 	if cubicPoles(f) || cubicZeros(f) {
-		if err := checkCubic("the group delay", f); err != nil {
+		if err := checkCubic("the group delay", adviceRoots, f); err != nil {
 			return nil, nil, false, false, err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +51,35 @@ func TestCubicAnalysesRefusedAboveLimit(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("refusing took %v", d)
 	}
+	// The advice fits the form: a dense filter's poles come from converting it, a tf's H2 norm
+	// from the diagonal form, and no form avoids the Hankel singular values (QA finding 11: it
+	// advised "a tf, companion or modal form" for a tf).
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{second(Poles(dense)), "the tf, companion and modal forms (diagonal, rotation, zpk) hold their poles"},
+		{second(H2(tf)), "the diagonal form's H2 norm has a closed form"},
+		{second(HankelSV(tf)), "every form needs it: distill the filter to a lower order first"},
+		{second(GroupDelayOf(dense, []float64{0.1})), "the tf and zpk (without h0) forms hold their poles and zeros"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) || !strings.Contains(tc.err.Error(), "half a minute at order 1024") {
+			t.Errorf("%v, want %q", tc.err, tc.want)
+		}
+	}
+	// The properties need no zeros: those of a diagonal filter above the limit come back.
+	d, _, err := filters.ToDiagonal(randomStableTF(64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := &filters.Diagonal{H0: d.H0}
+	for len(big.Poles) <= MaxCubicOrder {
+		big.Poles = append(big.Poles, d.Poles...)
+		big.Residues = append(big.Residues, d.Residues...)
+	}
+	if p, err := Analyze(big, 0); err != nil || p.Stability != Stable {
+		t.Errorf("properties of a diagonal filter of order %d: %v", big.Order(), err)
+	}
 }
 
 func second[T any](_ T, err error) error { return err }
@@ -82,8 +112,12 @@ func TestPolesAndZerosAtMaxOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pr.Poles) != filters.MaxOrder || len(pr.Zeros) != filters.MaxOrder || pr.Stability != Stable || pr.SpectralRadius >= 1 || math.IsNaN(pr.SpectralRadius) {
-		t.Errorf("%d poles, %d zeros, %v, radius %v", len(pr.Poles), len(pr.Zeros), pr.Stability, pr.SpectralRadius)
+	zeros, err := Zeros(tf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pr.Poles) != filters.MaxOrder || len(zeros) != filters.MaxOrder || pr.Stability != Stable || pr.SpectralRadius >= 1 || math.IsNaN(pr.SpectralRadius) {
+		t.Errorf("%d poles, %d zeros, %v, radius %v", len(pr.Poles), len(zeros), pr.Stability, pr.SpectralRadius)
 	}
 	if _, err := GroupDelayOf(tf, LinearGrid(64)); err != nil {
 		t.Error(err)

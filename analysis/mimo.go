@@ -53,7 +53,8 @@ type MIMOReduction struct {
 // C column doubled: c·λᵗ·b + c̄·λ̄ᵗ·b̄ = 2·Re(c·λᵗ·b)); each mode's B row and C column are
 // scaled to equal norms, and the modes are sorted by decreasing modulus.
 //
-// It refuses order < 1 and layers of more than MaxCubicOrder modes with ErrInvalid (the cost
+// It refuses order < 1 and layers of more than MaxCubicOrder/2 modes (MaxCubicOrder real
+// states) with ErrInvalid (the cost
 // is O(n²·(inputs + outputs)) for the Gramians and O(n³) in the 2n real states for the rest:
 // 0.37 s at 256 modes and 128 inputs and outputs (BenchmarkReduceMIMO), 1.6 s for an LRU
 // layer of that size with poles of radius 0.9–0.999, whose SVD takes longer, on a shared
@@ -132,9 +133,9 @@ func balanceMIMO(m *filters.MIMO) (*mimoBalancing, error) {
 		return nil, err
 	}
 	n := len(m.Poles)
-	if n > MaxCubicOrder {
+	if n > MaxCubicOrder/2 {
 		return nil, fmt.Errorf("%w: a MIMO layer of %d modes: balanced truncation is refused above %d modes (O(n³) in its %d real states)",
-			filters.ErrInvalid, n, MaxCubicOrder, 2*n)
+			filters.ErrInvalid, n, MaxCubicOrder/2, 2*n)
 	}
 	for k, p := range m.Poles {
 		if !filters.Stable(cmplx.Abs(p)) {

@@ -29,7 +29,7 @@ func H2(f filters.Filter) (float64, error) {
 	if d, ok := f.(*filters.Diagonal); ok {
 		return diagonalH2(d)
 	}
-	if err := checkCubic("the H2 norm", f); err != nil {
+	if err := checkCubic("the H2 norm", adviceH2, f); err != nil {
 		return 0, err
 	}
 	sys, err := schurOf(f)
@@ -197,7 +197,7 @@ type HSV struct {
 // Schur form moves by more than filters.MaxRelError·σ₁ are an *AccuracyError; values beyond
 // float64's range a *NonFiniteError.
 func HankelSV(f filters.Filter) (*HSV, error) {
-	if err := checkCubic("the Hankel singular values", f); err != nil {
+	if err := checkCubic("the Hankel singular values", adviceGramian, f); err != nil {
 		return nil, err
 	}
 	b, err := balance(f, false)
@@ -453,7 +453,7 @@ func BalancedTruncation(f filters.Filter, r int) (*Reduced, error) {
 	if r < 0 {
 		panic("analysis: negative order")
 	}
-	if err := checkCubic("balanced truncation", f); err != nil {
+	if err := checkCubic("balanced truncation", adviceGramian, f); err != nil {
 		return nil, err
 	}
 	b, err := balance(f, true)
@@ -537,7 +537,7 @@ func Minimal(f filters.Filter, tol float64) (*filters.Dense, MinimalReport, erro
 	if tol <= 0 {
 		tol = DefaultMinimalTol
 	}
-	if err := checkCubic("a minimal realisation", f); err != nil {
+	if err := checkCubic("a minimal realisation", adviceGramian, f); err != nil {
 		return nil, MinimalReport{}, err
 	}
 	d, ok := f.(*filters.Dense)

@@ -57,10 +57,11 @@ func Classify(poles []complex128) (Stability, []complex128) {
 	return v, off
 }
 
-// Properties are the pole–zero facts of a filter that the workbench reports.
+// Properties are the facts about a filter's poles and response that analyze --properties
+// reports.
 type Properties struct {
 	Order          int
-	Poles, Zeros   []complex128 // largest modulus first (the filters package's order)
+	Poles          []complex128 // largest modulus first (the filters package's order)
 	SpectralRadius float64      // max |pᵢ|, 0 for order 0
 	Stability      Stability
 	Offending      []complex128 // the poles with |p| ≥ 1 - filters.MarginalTol
@@ -85,8 +86,9 @@ type Properties struct {
 }
 
 // Analyze returns the Properties of f; tol is the decay tolerance of Memory (0 means
-// DefaultTol). The zeros come from filters.Zeros (the system's zero dynamics; the zeros of
-// the whole H, offset included). Every number is finite.
+// DefaultTol). Every number is finite. The zeros are not among them (Zeros computes them: an
+// O(n³) eigenvalue problem for every form but tf, companion and zpk, which the properties do
+// not need).
 func Analyze(f filters.Filter, tol float64) (*Properties, error) {
 	if tol <= 0 {
 		tol = DefaultTol
@@ -95,11 +97,7 @@ func Analyze(f filters.Filter, tol float64) (*Properties, error) {
 	if err != nil {
 		return nil, err
 	}
-	zeros, err := Zeros(f)
-	if err != nil {
-		return nil, err
-	}
-	p := &Properties{Order: f.Order(), Poles: poles, Zeros: zeros, Tol: tol}
+	p := &Properties{Order: f.Order(), Poles: poles, Tol: tol}
 	for _, z := range poles {
 		p.SpectralRadius = math.Max(p.SpectralRadius, cmplx.Abs(z))
 	}
@@ -123,7 +121,7 @@ func Analyze(f filters.Filter, tol float64) (*Properties, error) {
 // Zeros other than a transfer function's are refused above MaxCubicOrder (*OrderLimitError).
 func Zeros(f filters.Filter) ([]complex128, error) {
 	if cubicZeros(f) {
-		if err := checkCubic("the zeros", f); err != nil {
+		if err := checkCubic("the zeros", adviceZeros, f); err != nil {
 			return nil, err
 		}
 	}
