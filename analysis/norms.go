@@ -37,7 +37,7 @@ func H2(f filters.Filter) (float64, error) {
 		return 0, err
 	}
 	if off := sys.unstablePoles(); len(off) > 0 {
-		return 0, &UnstableError{What: "H2 norm", Poles: off}
+		return 0, &UnstableError{What: "H2 norm", Poles: ownPoles(f, off)}
 	}
 	h, part, cs, u, err := sys.h2()
 	if err != nil || sys.src == nil || part == 0 {
@@ -335,8 +335,12 @@ func balance(f filters.Filter, vectors bool) (*balanced, error) {
 		return nil, err
 	}
 	b, err := balanceSchur(sys, vectors)
-	if err != nil || sys.src == nil || len(b.sigma) == 0 || b.sigma[0] == 0 {
-		return b, err
+	if err != nil {
+		return nil, err
+	}
+	b.unstable = ownPoles(f, b.unstable)
+	if sys.src == nil || len(b.sigma) == 0 || b.sigma[0] == 0 {
+		return b, nil
 	}
 	// Screen: a rounding δA of size ε‖A‖ moves σ by about ε·‖A‖·‖S‖·‖R‖/(1 - ρ²) (the change
 	// of the Hankel matrix, summed over the response's length), relative to σ₁.

@@ -412,3 +412,26 @@ func ExampleH2() {
 	// Output:
 	// 1.154701 1.154701
 }
+
+// TestUnstablePolesAsPoles: the poles on the circle that HankelSV, BalancedTruncation and H2
+// name are the filter's poles as Poles gives them; a zpk filter's ±j came out of the Schur
+// blocks as 6.1e-17 ± 1i (QA finding 13).
+func TestUnstablePolesAsPoles(t *testing.T) {
+	f, err := filters.NewZPK(nil, []complex128{1i, -1i, 0.5}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []complex128{1i, -1i}
+	hs, err := HankelSV(f)
+	if err != nil || !slices.Equal(hs.Unstable, want) {
+		t.Errorf("HankelSV: %v, %v; want unstable %v", hs, err, want)
+	}
+	red, err := BalancedTruncation(f, 2)
+	if err != nil || !slices.Equal(red.Unstable, want) {
+		t.Errorf("BalancedTruncation: %v; want unstable %v", err, want)
+	}
+	var ue *UnstableError
+	if _, err := H2(f); !errors.As(err, &ue) || !slices.Equal(ue.Poles, want) || !strings.Contains(err.Error(), "0+1i (|p| = 1)") {
+		t.Errorf("H2: %v", err)
+	}
+}

@@ -112,6 +112,24 @@ func Analyze(f filters.Filter, tol float64) (*Properties, error) {
 	return p, nil
 }
 
+// ownPoles returns the poles of f on or outside the unit circle as Poles gives them (the
+// form's stored poles, or its eigenvalues), in place of computed, the same poles found
+// otherwise (from the blocks of a Schur form, where cos(π/2) turns ±j into 6.1e-17 ± 1i), so
+// that every result names a pole alike; computed stays where the two disagree in number.
+func ownPoles(f filters.Filter, computed []complex128) []complex128 {
+	if len(computed) == 0 {
+		return computed
+	}
+	poles, err := Poles(f)
+	if err != nil {
+		return computed
+	}
+	if _, off := Classify(poles); len(off) == len(computed) {
+		return filters.SortRoots(off)
+	}
+	return computed
+}
+
 // Zeros returns the zeros of all of H(z), offset included, from the system's zero dynamics
 // (filters.Zeros), largest modulus first; an empty, non-nil slice for none. filters.Zeros
 // returns a ZPK filter's stored zeros, which ignore its offset H0 (the zeros of
