@@ -213,8 +213,14 @@ func fftImpulse(h []float64, f filters.Filter) error {
 		// A report that overflowed (an unstable filter's long response) measured nothing;
 		// the kernel below then reports the overflow itself.
 		if rep.RelError > filters.MaxRelError && rep.RelError < math.MaxFloat64 {
-			return fmt.Errorf("%w: the fft method needs the tf form, which holds this filter only to a relative error of %.3g (%s condition %.3g)",
-				filters.ErrIllConditioned, rep.RelError, rep.ConditionOf, rep.Condition)
+			why := ""
+			if rep.Condition < 1e3 {
+				// A well-conditioned conversion does not make such a difference: the evaluation
+				// of one of the forms does.
+				why = fmt.Sprintf("; a condition this small puts the difference in evaluating the %s form, not in the conversion", rep.From)
+			}
+			return fmt.Errorf("%w: the fft method runs on the tf form, and the impulse responses of this %s filter and of its tf form differ by %.3g relative over %d samples, above the documented %g (the conversion's condition, of %s, is %.3g%s)",
+				filters.ErrIllConditioned, rep.From, rep.RelError, rep.Length, filters.MaxRelError, rep.ConditionOf, rep.Condition, why)
 		}
 		a, b, h0 = tf.Den, tf.Num, tf.H0
 	}
