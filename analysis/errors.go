@@ -21,7 +21,17 @@ type UnstableError struct {
 }
 
 func (e *UnstableError) Error() string {
-	return fmt.Sprintf("%s: %v: %s on or outside the unit circle", e.What, ErrUnstable, describePoles(e.Poles))
+	return fmt.Sprintf("%s: %v: %s on or outside the unit circle%s", e.What, ErrUnstable, describePoles(e.Poles), marginNote(e.Poles))
+}
+
+// marginNote explains poles inside the circle that count as on it.
+func marginNote(p []complex128) string {
+	for _, z := range p {
+		if cmplx.Abs(z) < 1 {
+			return fmt.Sprintf(" (within %g of it counts as on it)", filters.MarginalTol)
+		}
+	}
+	return ""
 }
 
 func (e *UnstableError) Unwrap() error { return ErrUnstable }
@@ -42,7 +52,7 @@ func describePoles(p []complex128) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "%.6g%+.6gi (|p| = %.10g)", real(z), imag(z), cmplx.Abs(z))
+		fmt.Fprintf(&b, "%.6g%+.6gi (|p| = %s)", real(z), imag(z), filters.FormatModulus(cmplx.Abs(z)))
 	}
 	if len(p) == 1 {
 		b.WriteString(" lies")

@@ -13,6 +13,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 )
 
 // H2 returns the H2 norm ‖H‖₂ = (Σ_{t≥0} h[t]²)^{1/2} = (D² + C·P·Cᵀ)^{1/2}, with P the
@@ -473,8 +474,8 @@ func BalancedTruncation(f filters.Filter, r int) (*Reduced, error) {
 	}
 	nu := b.rest.order()
 	if r < nu {
-		return nil, fmt.Errorf("%w: order %d is below the %d poles on or outside the unit circle, which balanced truncation keeps (%s)",
-			filters.ErrInvalid, r, nu, describePoles(b.unstable))
+		return nil, fmt.Errorf("%w: order %d is below the %s on or outside the unit circle, which balanced truncation keeps: %s there%s",
+			filters.ErrInvalid, r, plural.Count(nu, "pole"), describePoles(b.unstable), marginNote(b.unstable))
 	}
 	rs := b.keep(r - nu)
 	// The bound takes each dropped σ as computed plus its estimated error.

@@ -435,3 +435,21 @@ func TestUnstablePolesAsPoles(t *testing.T) {
 		t.Errorf("H2: %v", err)
 	}
 }
+
+// TestUnstableMessages: a pole inside the circle by less than filters.MarginalTol is printed
+// with the digits that show it inside, and the message says why it counts as on the circle;
+// one pole is "the 1 pole", not "the 1 poles" (QA finding 13).
+func TestUnstableMessages(t *testing.T) {
+	near, err := filters.NewTransferFunction([]float64{-(1 - 1e-12)}, []float64{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = H2(near)
+	if err == nil || !strings.Contains(err.Error(), "(|p| = 0.999999999999) lies on or outside the unit circle (within 1e-10 of it counts as on it)") {
+		t.Errorf("H2: %v", err)
+	}
+	_, err = BalancedTruncation(near, 0)
+	if err == nil || !strings.Contains(err.Error(), "order 0 is below the 1 pole on or outside the unit circle, which balanced truncation keeps: pole 1+0i (|p| = 0.999999999999) lies there") {
+		t.Errorf("BalancedTruncation: %v", err)
+	}
+}
