@@ -210,6 +210,12 @@ func fftImpulse(h []float64, f filters.Filter) error {
 		if err != nil {
 			return err
 		}
+		if rep.BecameUnstable {
+			// Its response grows where the filter's decays; over a short length it need not
+			// overflow, and the kernel would come back wrong without a word.
+			return fmt.Errorf("%w: the fft method runs on the tf form, and the tf form of this stable %s filter is unstable: its polynomial cannot hold these poles in float64 (the conversion's condition, of %s, is %.3g); the recurrence, vandermonde and scan methods use the filter as it is",
+				filters.ErrIllConditioned, rep.From, rep.ConditionOf, rep.Condition)
+		}
 		// A report that overflowed (an unstable filter's long response) measured nothing;
 		// the kernel below then reports the overflow itself.
 		if rep.RelError > filters.MaxRelError && rep.RelError < math.MaxFloat64 {
