@@ -474,14 +474,7 @@ func TestDistillGrowingKernelExplained(t *testing.T) {
 	if strings.Count(r.stderr, says) != 2 || strings.Contains(r.stderr, "channel 1 grows") || strings.Contains(r.stderr, "channels 0, 1") {
 		t.Errorf("want the suggestion and a warning naming channel 0 alone; got %v", r)
 	}
-	data, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep train.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readDistillReport(t, report)
 	if len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], says) {
 		t.Errorf("report's warnings %q", rep.Warnings)
 	}
@@ -519,14 +512,7 @@ func TestDistillMaxRadius(t *testing.T) {
 	if r.code != ExitOK || strings.Contains(r.stderr, "warning") {
 		t.Fatalf("--max-radius 0.999999: want exit 0 and no warning; got %v", r)
 	}
-	data, err := os.ReadFile(report)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep train.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readDistillReport(t, report)
 	if !(rep.MaxRelError < 1e-8) {
 		t.Errorf("--max-radius 0.999999: error %.3g, want the order-1 kernel fitted to rounding", rep.MaxRelError)
 	}
@@ -670,4 +656,18 @@ func TestLadderRisesOnlyByRounding(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readDistillReport reads the report distill --report wrote to path.
+func readDistillReport(t *testing.T, path string) train.Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep train.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }
