@@ -136,8 +136,16 @@ func Convert(f Filter, to Form) (Filter, Report, error) {
 		return nil, Report{}, fmt.Errorf("%s → %s: %w", f.Form(), to, err)
 	}
 	if err := out.Validate(); err != nil {
-		// Validate's error names the first coefficient out of float64's range; the condition
-		// says whether the conversion amplified it or the filter's own scale is beyond float64.
+		// The input was finite, so a coefficient that is not is an overflow; the condition says
+		// whether the conversion amplified it or the filter's own scale is beyond float64.
+		var nf *NonFiniteCoefficientError
+		if errors.As(err, &nf) {
+			why := "the conversion amplifies it"
+			if c.value < 1e8 {
+				why = "the filter's own scale is beyond float64 in this form: scale B and C (or the gain) down"
+			}
+			return nil, Report{}, fmt.Errorf("%s → %s: %w: the result is not representable: its coefficient %s[%d] overflows float64's range (condition of %s %.3g: %s)", f.Form(), to, ErrIllConditioned, nf.Name, nf.Index, c.of, c.value, why)
+		}
 		return nil, Report{}, fmt.Errorf("%s → %s: %w: the result is not representable: %v (condition of %s %.3g)", f.Form(), to, ErrIllConditioned, err, c.of, c.value)
 	}
 	return out, measure(f, out, c), nil

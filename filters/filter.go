@@ -106,10 +106,25 @@ func checkOrder(n int) error {
 
 // checkSquare checks that rows form a square matrix before anything n×n is allocated.
 
+// NonFiniteCoefficientError is a filter coefficient that is ±Inf or NaN, named as the filter
+// file names it ("b[0]"). It matches ErrInvalid under errors.Is. Where the filter is a
+// conversion's result, the input having been finite, it is an overflow (Convert says so).
+type NonFiniteCoefficientError struct {
+	Name  string // the coefficient's array: "b", "poles", "A row[2]"
+	Index int
+	Value string // "+Inf", "NaN", "(+Inf+NaNi)"
+}
+
+func (e *NonFiniteCoefficientError) Error() string {
+	return fmt.Sprintf("%v: %s[%d] is %s", ErrInvalid, e.Name, e.Index, e.Value)
+}
+
+func (e *NonFiniteCoefficientError) Unwrap() error { return ErrInvalid }
+
 func checkFinite(name string, v ...float64) error {
 	for i, x := range v {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return invalidf("%s[%d] is %v", name, i, x)
+			return &NonFiniteCoefficientError{Name: name, Index: i, Value: fmt.Sprint(x)}
 		}
 	}
 	return nil
@@ -118,7 +133,7 @@ func checkFinite(name string, v ...float64) error {
 func checkFiniteC(name string, v ...complex128) error {
 	for i, x := range v {
 		if cmplx.IsNaN(x) || cmplx.IsInf(x) {
-			return invalidf("%s[%d] is %v", name, i, x)
+			return &NonFiniteCoefficientError{Name: name, Index: i, Value: fmt.Sprint(x)}
 		}
 	}
 	return nil
