@@ -116,7 +116,8 @@
 // σ₅ = 5e-4·σ₁). Where the Schur decomposition rounded A, its rounding (ε·‖A‖) can move the
 // results of repeated or clustered poles near the unit circle much further; a first-order
 // screen, and where it is not negligible the same computation on a perturbed A, estimates
-// by how much, and above filters.MaxRelError the result is an *AccuracyError. The error bound
+// by how much, and above filters.MaxRelError the result is an *AccuracyError (whose Result
+// holds it, for a caller that accepts it with that error). The error bound
 // of balanced truncation counts each dropped σ with its estimated error. Minimal
 // removes uncontrollable, then unobservable, states by an orthogonal staircase with a stated
 // tolerance. ReduceMIMO applies the same square-root balanced truncation to a whole

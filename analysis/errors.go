@@ -73,6 +73,11 @@ type AccuracyError struct {
 	What      string  // the result: "the H2 norm", "the Hankel singular values", …
 	Rel       float64 // the estimated relative error
 	OfLargest bool    // Rel is relative to the largest value (σ₁), not to each
+	// Result is the result refused, as computed, for a caller that accepts it with its error
+	// (ssmlab analyze --force): a float64 (H2), an *HSV (HankelSV) or a *Reduced
+	// (BalancedTruncation); nil where none could be computed (the error then says why only
+	// in part: the accuracy refusal comes first).
+	Result any
 }
 
 func (e *AccuracyError) Error() string {

@@ -82,6 +82,10 @@ func TestGramianGolden(t *testing.T) {
 					t.Errorf("%s: H2 = %v, %v; want a NonFiniteError with log10 %.6f", name, h2, err, c.H2Log10)
 				}
 			case c.Refuse && errors.As(err, &ae):
+				// The refused norm comes with the error, within its estimate of the exact.
+				if v, ok := ae.Result.(float64); !ok || math.Abs(v-c.H2)/c.H2 > ae.Rel {
+					t.Errorf("%s: H2 refused with %v (%v), exact %.15g", name, ae.Result, err, c.H2)
+				}
 			case err != nil:
 				t.Errorf("%s: H2: %v", name, err)
 			default:
@@ -108,6 +112,15 @@ func TestGramianGolden(t *testing.T) {
 			case c.Refuse && errors.As(err, &ae):
 				if ae.Rel <= filters.MaxRelError || !errors.Is(err, filters.ErrIllConditioned) {
 					t.Errorf("%s: %v", name, err)
+				}
+				if v, ok := ae.Result.(*HSV); !ok || len(v.Values) != len(c.HSV) {
+					t.Errorf("%s: HSV refused with %v (%v)", name, ae.Result, err)
+				} else {
+					for i, want := range c.HSV {
+						if e := math.Abs(v.Values[i]-want) / c.HSV[0]; e > ae.Rel {
+							t.Errorf("%s: refused σ%d = %.15g, exact %.15g (%.2g of σ₁, above the estimate %.2g)", name, i+1, v.Values[i], want, e, ae.Rel)
+						}
+					}
 				}
 			case err != nil:
 				t.Errorf("%s: HSV: %v", name, err)

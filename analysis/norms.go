@@ -61,14 +61,14 @@ func H2(f filters.Filter) (float64, error) {
 	}
 	if len(alt.unstablePoles()) > 0 {
 		// A pole within rounding of the stability limit crosses it.
-		return 0, &AccuracyError{What: "the H2 norm", Rel: 1}
+		return 0, &AccuracyError{What: "the H2 norm", Rel: 1, Result: h}
 	}
 	h2, _, _, _, err := alt.h2()
 	if err != nil {
 		return 0, err
 	}
 	if e := roundingSafety * math.Abs(h2-h) / h; e > filters.MaxRelError {
-		return 0, &AccuracyError{What: "the H2 norm", Rel: e}
+		return 0, &AccuracyError{What: "the H2 norm", Rel: e, Result: h}
 	}
 	return h, nil
 }
@@ -205,10 +205,14 @@ func HankelSV(f filters.Filter) (*HSV, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b.spread > filters.MaxRelError {
-		return nil, &AccuracyError{What: "the Hankel singular values", Rel: b.spread, OfLargest: true}
-	}
 	v, err := b.values()
+	if b.spread > filters.MaxRelError {
+		ae := &AccuracyError{What: "the Hankel singular values", Rel: b.spread, OfLargest: true}
+		if err == nil {
+			ae.Result = &HSV{Values: v, Unstable: b.unstable}
+		}
+		return nil, ae
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -465,9 +469,19 @@ func BalancedTruncation(f filters.Filter, r int) (*Reduced, error) {
 	if err != nil {
 		return nil, err
 	}
+	out, err := b.truncate(r)
 	if b.spread > filters.MaxRelError {
-		return nil, &AccuracyError{What: "the Hankel singular values that bound its error", Rel: b.spread, OfLargest: true}
+		ae := &AccuracyError{What: "the Hankel singular values that bound its error", Rel: b.spread, OfLargest: true}
+		if err == nil {
+			ae.Result = out
+		}
+		return nil, ae
 	}
+	return out, err
+}
+
+// truncate is BalancedTruncation of the balanced b to order r, whatever b.spread.
+func (b *balanced) truncate(r int) (*Reduced, error) {
 	hsv, err := b.values()
 	if err != nil {
 		return nil, err

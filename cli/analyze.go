@@ -28,6 +28,7 @@ const (
 type analyzeOptions struct {
 	impulse, freq, step, groupDelay, reduce int
 	poles, hsv, h2, autoLength, properties  bool
+	force                                   bool
 	method                                  string
 	out                                     string
 	// which sections to print
@@ -74,6 +75,9 @@ func newAnalyze(s *streams) *cobra.Command {
                      the unit circle are kept exactly, so R must be at least their number.
                      With -o OUT the reduced filter (dense form) is written to OUT instead
                      of "filter", and "output" names OUT.
+  estimated_error    --force: {"h2", "hsv", "reduce"}, for each of those results printed
+                     although its estimated error is above the documented 1e-6: that
+                     error, relative to the H2 norm, or to σ₁ for hsv and reduce
 
 --method recurrence|fft|vandermonde|scan picks the algorithm of --impulse and --step (default
 recurrence, the form's own recurrence); all four agree to about 1e-12. fft is the state-free
@@ -95,7 +99,13 @@ prints {"channels": [{...}, ...]}, one object per channel, computed in parallel.
 
 JSON has no NaN or Inf: a value that is not finite (the overflowing impulse response of an
 unstable filter, H at a pole on the unit circle) is an error naming the value, and nothing
-is printed.`,
+is printed.
+
+A result whose estimated error is above the documented 1e-6 (the H2 norm and Hankel
+singular values of repeated or clustered poles near the unit circle, which the Schur form
+rounds apart) fails (exit 1) and nothing is printed or written. --force prints it anyway,
+with its error in "estimated_error" and a warning on stderr, writes -o OUT, and exits 0; it
+does not print what could not be computed (an unstable filter's H2 norm, an overflow).`,
 		Example: `  ssmlab analyze lru.json
   ssmlab analyze lru.json --impulse 1000 | jq '.impulse[999]'
   ssmlab analyze rtf.json --impulse 4096 --method fft
@@ -141,6 +151,7 @@ is printed.`,
 	f.StringVarP(&o.out, "output", "o", "", "with --reduce: write the reduced filter to `OUT`")
 	f.StringVar(&o.method, "method", string(analysis.Recurrence), "the impulse `algorithm`: recurrence, fft, vandermonde or scan")
 	f.BoolVar(&o.autoLength, "auto-length", false, "choose L from the pole radius (at most the L given)")
+	f.BoolVar(&o.force, "force", false, "print (and write) a result outside the documented accuracy (estimated error above 1e-6) instead of failing")
 	return cmd
 }
 
@@ -182,8 +193,32 @@ type analysisJSON struct {
 	HSVUnstable    []pair          `json:"hsv_unstable,omitempty"`
 	Properties     *propertiesJSON `json:"properties,omitempty"`
 	Reduce         *reduceJSON     `json:"reduce,omitempty"`
+	// EstimatedError holds, under the section's key (h2, hsv, reduce), the estimated error
+	// of a result --force printed although it is above filters.MaxRelError.
+	EstimatedError map[string]float64 `json:"estimated_error,omitempty"`
 
-	reduced *filters.Dense // the --reduce result, for -o
+	reduced  *filters.Dense // the --reduce result, for -o
+	warnings []string       // the results --force accepted, for stderr
+}
+
+// forced returns the result err refuses for its accuracy alone (an *analysis.AccuracyError
+// holding it) when --force accepts it, recording its estimated error under key and a
+// warning; nil otherwise.
+func (a *analysisJSON) forced(o analyzeOptions, key string, err error) any {
+	var ae *analysis.AccuracyError
+	if !o.force || !errors.As(err, &ae) || ae.Result == nil {
+		return nil
+	}
+	if a.EstimatedError == nil {
+		a.EstimatedError = map[string]float64{}
+	}
+	a.EstimatedError[key] = ae.Rel
+	done := "printed"
+	if key == "reduce" && o.out != "" {
+		done = "written"
+	}
+	a.warnings = append(a.warnings, fmt.Sprintf("%s; --force: %s anyway (estimated_error.%s)", oneLine(ae.Error()), done, key))
+	return ae.Result
 }
 
 func runAnalyze(s *streams, path string, o analyzeOptions) error {
@@ -223,6 +258,7 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 
 	var v any
 	var reduced filters.Document
+	var warnings []string
 	if doc.Bank == nil {
 		a, err := analyze(doc.Filter, o, omega, gdOmega, 0)
 		if err != nil {
@@ -230,6 +266,9 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 		}
 		a.Name = doc.Name
 		v = a
+		for _, w := range a.warnings {
+			warnings = append(warnings, fmt.Sprintf("%s: %s", name, w))
+		}
 		reduced = filters.Document{Name: doc.Name, Filter: a.reduced}
 	} else {
 		chans := doc.Bank.Channels
@@ -275,6 +314,11 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 				return failf("%s: channel %d: %w", name, i, err)
 			}
 		}
+		for i, a := range out {
+			for _, w := range a.warnings {
+				warnings = append(warnings, fmt.Sprintf("%s: channel %d: %s", name, i, w))
+			}
+		}
 		v = struct {
 			Name     string          `json:"name,omitempty"`
 			Channels []*analysisJSON `json:"channels"`
@@ -296,7 +340,14 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 	if err != nil {
 		return failf("%s: %w", name, err)
 	}
-	return s.writeOut(data)
+	if err := s.writeOut(data); err != nil {
+		return err
+	}
+	// Last, so that a failure above leaves its error as the only line on stderr.
+	for _, w := range warnings {
+		fmt.Fprintf(s.err, "warning: %s\n", w)
+	}
+	return nil
 }
 
 // length is the number of samples of --impulse or --step: L, or with --auto-length the
@@ -400,6 +451,9 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 	}
 	if o.h2 {
 		h2, err := analysis.H2(f)
+		if v, ok := a.forced(o, "h2", err).(float64); ok {
+			h2, err = v, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -407,6 +461,9 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 	}
 	if o.hsv {
 		hs, err := analysis.HankelSV(f)
+		if v, ok := a.forced(o, "hsv", err).(*analysis.HSV); ok {
+			hs, err = v, nil
+		}
 		if err != nil {
 			return nil, about("Hankel singular values", err)
 		}
@@ -419,6 +476,9 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 	}
 	if o.wantReduce {
 		red, err := analysis.BalancedTruncation(f, o.reduce)
+		if v, ok := a.forced(o, "reduce", err).(*analysis.Reduced); ok {
+			red, err = v, nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--reduce %d: %w", o.reduce, err)
 		}

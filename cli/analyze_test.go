@@ -276,6 +276,78 @@ func TestAnalyzeJordanHSV(t *testing.T) {
 	}
 }
 
+// TestAnalyzeForce: a tf with a 5-fold pole at 0.99 (gramian.json's tfrepeated5) has an H2
+// norm and Hankel singular values whose estimated error is above 1e-6. Without --force analyze
+// exits 1, prints and writes nothing; with it, it prints them with their estimated error and
+// a warning, writes -o OUT, and exits 0. --force does not print an unstable filter's H2 norm.
+func TestAnalyzeForce(t *testing.T) {
+	dir := t.TempDir()
+	tf5 := writeText(t, dir, "tf5.json", `{"form": "tf", "a": [-4.95, 9.800999999999998, -9.70299, 4.8029800499999995, -0.9509900498999999], "b": [0, 0, 0, 0, 1], "h0": 0}`)
+	const exactH2, exactSigma1 = 370687887.08020157, 7305446619.388149 // mpmath, gramian.json
+	out := filepath.Join(dir, "red.json")
+	for _, args := range [][]string{{"--h2"}, {"--hsv"}, {"--reduce", "3", "-o", out}} {
+		r := run(t, "", append([]string{"analyze", tf5}, args...)...)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "ill-conditioned: estimated error ") || strings.Contains(r.stderr, "warning") {
+			t.Errorf("%v without --force: %v", args, r)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Fatalf("%v without --force wrote %s (%v)", args, out, err)
+		}
+	}
+
+	r := run(t, "", "analyze", tf5, "--h2", "--hsv", "--reduce", "3", "-o", out, "--force")
+	if r.code != 0 {
+		t.Fatalf("--force: %v", r)
+	}
+	for _, key := range []string{"h2", "hsv", "reduce"} {
+		if !strings.Contains(r.stderr, "warning: "+filepath.Join(dir, "tf5.json")+": ") || !strings.Contains(r.stderr, "(estimated_error."+key+")") {
+			t.Errorf("--force: no warning for %s: %q", key, r.stderr)
+		}
+	}
+	var got struct {
+		H2     float64             `json:"h2"`
+		HSV    []float64           `json:"hsv"`
+		Reduce struct{ Order int } `json:"reduce"`
+		Est    map[string]float64  `json:"estimated_error"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(got.Est) != 3 {
+		t.Fatalf("estimated_error = %v, want h2, hsv and reduce", got.Est)
+	}
+	for key, e := range got.Est {
+		if !(e > filters.MaxRelError && e < 1) {
+			t.Errorf("estimated_error.%s = %g, want above %g", key, e, filters.MaxRelError)
+		}
+	}
+	// The printed values are the computed ones, within their estimated error of the exact.
+	if rel := math.Abs(got.H2-exactH2) / exactH2; rel > got.Est["h2"] {
+		t.Errorf("h2 = %.15g, exact %.15g: off by %.2g, above its estimate %.2g", got.H2, exactH2, rel, got.Est["h2"])
+	}
+	if len(got.HSV) != 5 || math.Abs(got.HSV[0]-exactSigma1)/exactSigma1 > got.Est["hsv"] {
+		t.Errorf("hsv = %v, σ₁ exact %.15g", got.HSV, exactSigma1)
+	}
+	if got.Reduce.Order != 3 {
+		t.Errorf("reduce order %d, want 3", got.Reduce.Order)
+	}
+	doc, err := readDoc(out)
+	if err != nil || doc.Filter == nil || doc.Filter.Order() != 3 {
+		t.Errorf("--force -o %s: %v, %v", out, doc, err)
+	}
+
+	// An accurate result prints no estimated_error; an unstable filter's H2 norm is not an
+	// accuracy refusal, and --force does not print it.
+	m := decodeAnalysis(t, run(t, "", "analyze", writeDoc(t, dir, "good.json", filters.Document{Filter: testFilter(t)}), "--h2", "--force"))
+	if _, ok := m["estimated_error"]; ok {
+		t.Errorf("accurate result: %s", m["estimated_error"])
+	}
+	un := writeText(t, dir, "un.json", `{"form": "diagonal", "poles": [[1.5, 0], [0.5, 0]], "residues": [[1, 0], [2, 0]], "h0": 0}`)
+	if r := run(t, "", "analyze", un, "--h2", "--force"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "not stable") || strings.Contains(r.stderr, "warning") {
+		t.Errorf("unstable H2 with --force: %v", r)
+	}
+}
+
 func TestAnalyzeNewBadInput(t *testing.T) {
 	dir := t.TempDir()
 	good := twoState(t)
