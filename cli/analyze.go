@@ -449,13 +449,23 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		}
 		a.Properties = pj
 	}
+	if err := a.addNorms(f, o); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// addNorms computes the sections of the Gramians o asks for: the H2 norm, the Hankel singular
+// values and the balanced truncation (each, with --force, also where only its accuracy is
+// refused).
+func (a *analysisJSON) addNorms(f filters.Filter, o analyzeOptions) error {
 	if o.h2 {
 		h2, err := analysis.H2(f)
 		if v, ok := a.forced(o, "h2", err).(float64); ok {
 			h2, err = v, nil
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.H2 = &h2
 	}
@@ -465,12 +475,12 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 			hs, err = v, nil
 		}
 		if err != nil {
-			return nil, about("Hankel singular values", err)
+			return about("Hankel singular values", err)
 		}
 		a.HSV = hs.Values
 		if len(hs.Unstable) > 0 {
 			if a.HSVUnstable, err = pairs("hsv_unstable", hs.Unstable); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
@@ -480,19 +490,19 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 			red, err = v, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("--reduce %d: %w", o.reduce, err)
+			return fmt.Errorf("--reduce %d: %w", o.reduce, err)
 		}
 		a.reduced = red.Filter
 		a.Reduce = &reduceJSON{Order: red.Order, ErrorBound: red.Bound, Output: o.out}
 		if o.out == "" {
 			data, err := filterfile.Marshal(filters.Document{Filter: red.Filter})
 			if err != nil {
-				return nil, fmt.Errorf("--reduce %d: %w", o.reduce, err)
+				return fmt.Errorf("--reduce %d: %w", o.reduce, err)
 			}
 			a.Reduce.Filter = data
 		}
 	}
-	return a, nil
+	return nil
 }
 
 // about prefixes err with the analysis it comes from, unless err names its quantity itself
