@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 )
 
 // maxWarningLines caps the warning lines a bank conversion prints; --report has them all.
@@ -142,8 +143,8 @@ func summarize(w io.Writer, reports []filters.Report, bank bool) {
 		}
 	}
 	e, c := reports[worstErr], reports[worstCond]
-	fmt.Fprintf(w, "converted %d channels %s → %s: worst rel error %s over %d samples (channel %d); worst condition %.3g (channel %d): %s\n",
-		len(reports), e.From, e.To, filters.RelErrorText(e.RelError), e.Length, worstErr, c.Condition, worstCond, c.ConditionOf)
+	fmt.Fprintf(w, "converted %s %s → %s: worst rel error %s over %d samples (channel %d); worst condition %.3g (channel %d): %s\n",
+		plural.Count(len(reports), "channel"), e.From, e.To, filters.RelErrorText(e.RelError), e.Length, worstErr, c.Condition, worstCond, c.ConditionOf)
 	printed, total := 0, 0
 	for i, r := range reports {
 		for _, msg := range r.Warnings {

@@ -203,7 +203,7 @@ func TestExportFilterFile(t *testing.T) {
 		t.Fatalf("%v", r)
 	}
 	// The dense filter was converted to tf: the accuracy line comes first.
-	if !strings.HasPrefix(r.stderr, "converted 1 channels dense → tf") || !strings.Contains(r.stderr, "exported 1 item from ") {
+	if !strings.HasPrefix(r.stderr, "converted 1 channel dense → tf") || !strings.Contains(r.stderr, "exported 1 item from ") {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 	af := ioMust(arrays.Open(out))

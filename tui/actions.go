@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
@@ -180,7 +181,7 @@ func (a *app) onBankConvert(msg bankConvertMsg) {
 		if warns > 0 {
 			lvl = levelWarn
 		}
-		a.setStatus(lvl, fmt.Sprintf("converted %d channels to %s: worst rel error %s, %d warnings", len(msg.reps), msg.form, filters.RelErrorText(msg.reps[worst].RelError), warns))
+		a.setStatus(lvl, fmt.Sprintf("converted %s to %s: worst rel error %s, %s", plural.Count(len(msg.reps), "channel"), msg.form, filters.RelErrorText(msg.reps[worst].RelError), plural.Count(warns, "warning")))
 	})
 }
 
