@@ -499,13 +499,10 @@ func mustModes(poles, res []complex128) []mode {
 	return modes
 }
 
-// powerNorm is ‖λ^t‖₂ over t = 0 … T−1 for |λ| = l: √((1 − l^(2T))/(1 − l²)), T at l = 1.
+// powerNorm is ‖λ^t‖₂ over t = 0 … T−1 for |λ| = l: the square root of the geometric sum
+// Σ l^(2t) (GeomSum at w = 2 ln l: T at l = 1, 1 at l = 0).
 func powerNorm(l float64, T int) float64 {
-	if l == 1 {
-		return math.Sqrt(float64(T))
-	}
-	ln := math.Log(l) // −Inf at 0, where the norm is 1
-	return math.Sqrt(math.Expm1(2*float64(T)*ln) / math.Expm1(2*ln))
+	return math.Sqrt(real(GeomSum(complex(2*math.Log(l), 0), T)))
 }
 
 // residuesChecked builds the modal form and measures how much its modes cancel: the
