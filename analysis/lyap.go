@@ -624,11 +624,8 @@ func hammarling(m []complex128, n int, gap []float64, diag bool, beta []complex1
 // relative accuracy near the unit circle (1 - |p|² for |p| = 0.9999 is 2e-4); the imaginary
 // part is formed plainly so that it is exactly 0 for b = ā.
 func oneMinus(a, b complex128) complex128 {
-	p1, e1 := twoProd(real(a), real(b))
-	p2, e2 := twoProd(imag(a), imag(b))
-	s, e3 := twoSum(1, -p1)
-	s, e4 := twoSum(s, p2)
-	return complex(s+(e3+e4-e1+e2), -(real(a)*imag(b) + imag(a)*real(b)))
+	// Re(a·b) = Re a·Re b − Im a·Im b, the determinant of [[Re a, Im a], [Im b, Re b]].
+	return complex(oneMinusDet(real(a), imag(a), imag(b), real(b)), -(real(a)*imag(b) + imag(a)*real(b)))
 }
 
 // oneMinusDet is 1 - (a·d - b·c) with the products and sums compensated (exact products by
