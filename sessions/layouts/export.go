@@ -2,7 +2,6 @@ package layouts
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"math/cmplx"
 	"slices"
@@ -28,13 +27,8 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 	default:
 		return nil, nil, fmt.Errorf("%w: export writes the layouts %s, not %s", ErrNotFound, JoinLayouts(ExportLayouts), lay)
 	}
-	if err := o.check(lay); err != nil {
+	if err := o.CheckExport(lay); err != nil {
 		return nil, nil, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
-		if spec, _ := optionSpec(name); spec.Export == "" {
-			return nil, nil, fmt.Errorf("%w: --%s is a setting of reading a %s layer (import), which export does not use: %s", ErrNotExported, name, lay, spec.Help)
-		}
 	}
 	bank := doc.Bank
 	if doc.Filter != nil {

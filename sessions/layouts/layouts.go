@@ -81,15 +81,16 @@ var (
 	ErrNotExported = errors.New("not exported")
 )
 
-// layerError is a failure of kind ErrInvalid whose message needs no prefix: it names the
-// tensor and the shape expected, or the parameter that makes no filter.
-type layerError struct{ err error }
+// kindError is a failure of a kind (ErrInvalid, ErrNotExported) whose message needs no
+// prefix: it names the tensor and the shape expected, the parameter that makes no filter, or
+// the option export does not use.
+type kindError struct{ kind, err error }
 
-func (e *layerError) Error() string   { return e.err.Error() }
-func (e *layerError) Unwrap() []error { return []error{ErrInvalid, e.err} }
+func (e *kindError) Error() string   { return e.err.Error() }
+func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
 func invalidf(format string, args ...any) error {
-	return &layerError{fmt.Errorf(format, args...)}
+	return &kindError{ErrInvalid, fmt.Errorf(format, args...)}
 }
 
 // Source is what a layout reads: the names, dtypes and shapes of a file's arrays, and the

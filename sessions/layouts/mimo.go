@@ -2,7 +2,6 @@ package layouts
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"math/cmplx"
 	"slices"
@@ -33,13 +32,8 @@ func ExportMIMO(m *filters.MIMO, lay Layout, o Options, prefix string) ([]arrays
 	if lay != LRU && lay != S5 && lay != RotRNN {
 		return nil, fmt.Errorf("%w: ExportMIMO writes the layouts %s, not %s", ErrNotFound, JoinLayouts([]Layout{LRU, S5, RotRNN}), lay)
 	}
-	if err := o.check(lay); err != nil {
+	if err := o.CheckExport(lay); err != nil {
 		return nil, err
-	}
-	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
-		if spec, _ := optionSpec(name); spec.Export == "" {
-			return nil, fmt.Errorf("%w: --%s is a setting of reading a %s layer (import), which export does not use: %s", ErrNotExported, name, lay, spec.Help)
-		}
 	}
 	if len(o.Pairs) > 0 || o.Shared != nil {
 		return nil, fmt.Errorf("%w: the %s layout is written whole, from no pairs and no shared modes", ErrNotExported, lay)

@@ -196,6 +196,20 @@ func (o Options) check(lay Layout) error {
 	return nil
 }
 
+// CheckExport refuses the settings Export and ExportMIMO cannot take for a layer of layout
+// lay, naming the first wrong one: a setting of reading a layer only (its Option.Export is
+// empty: ErrNotExported), which export does not use, then those check refuses (an option
+// lay does not have, a value outside its choices). Package sessions calls it before reading
+// what it exports.
+func (o Options) CheckExport(lay Layout) error {
+	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
+		if spec, ok := optionSpec(name); ok && spec.Export == "" {
+			return &kindError{ErrNotExported, fmt.Errorf("--%s is an option of import (%s); export does not use it", name, spec.Help)}
+		}
+	}
+	return o.check(lay)
+}
+
 // get returns an option's value for a layout: the caller's, or the default.
 func (o Options) get(lay Layout, name string) string {
 	if v, ok := o.Values[name]; ok {

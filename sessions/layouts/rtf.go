@@ -129,7 +129,7 @@ func truncLenWarning(bank *filters.Bank) string {
 	return fmt.Sprintf("no trunc_len given: the numerators were read as stored, but a module built with trunc_len L keeps b̃ = b(I − A^L) (RTF paper, eq. 13), and poles of radius up to %.6g make that differ from b by up to ρ^L (%.2g at L = 1024): give --trunc-len L, the module's trunc_len", rho, math.Pow(rho, 1024))
 }
 
-func invalidRTF(err error) error { return &layerError{err} }
+func invalidRTF(err error) error { return &kindError{ErrInvalid, err} }
 
 // exportRTF writes ab (2·D, N) and h_0 (D) by rtf.FromBank (with trunc_len, h_0 less the
 // h[M] the module's FFT kernel folds onto t = 0), h_0 halved for a layer that counts it
