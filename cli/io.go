@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,9 +18,7 @@ import (
 	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
-	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
-	"github.com/ssmlab/ssmlab/train"
 )
 
 // ssmlab import, ssmlab export and ssmlab session: moving filters and kernels between
@@ -135,20 +132,20 @@ func runImport(s *streams, path string, o importOptions) error {
 	if o.session != "" && o.out != "-" {
 		return fmt.Errorf("-o and --session exclude each other: the item goes to one place")
 	}
-	if o.truncLen < 0 || o.truncLen > sessions.MaxTruncLen {
-		return fmt.Errorf("--trunc-len %d is outside [0, %d]", o.truncLen, sessions.MaxTruncLen)
-	}
-	if err := checkOutputs([]string{path}, output{"-o", "the item", o.out}); err != nil {
-		return err
-	}
 	pairs, err := o.layout.parsePairs()
 	if err != nil {
 		return err
 	}
-	name := path
-	var it sessions.Item
 	opts := sessions.ImportOptions{Name: o.name, Tensor: o.tensor, Columns: o.columns, TruncLen: o.truncLen,
 		Layout: o.layout.layout, Options: o.layout.options(), Pairs: pairs}
+	if err := opts.Check(); err != nil {
+		return flagMistake(err)
+	}
+	if err := checkOutputs([]string{path}, output{"-o", "the item", o.out}); err != nil {
+		return err
+	}
+	name := path
+	var it sessions.Item
 	if path == "-" {
 		name = stdinName
 		var data []byte
@@ -439,33 +436,23 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if err != nil {
 		return fmt.Errorf("--format: %v", err)
 	}
-	if err := o.checkFormatFlags(format); err != nil {
-		return err
+	dt, err := sessions.ParseExportDType(o.dtype)
+	if err != nil {
+		return flagMistake(err)
 	}
-	dt, err := arrays.ParseDType(o.dtype)
-	if err != nil || (dt != arrays.Float32 && dt != arrays.Float64 && dt != arrays.BFloat16) {
-		return fmt.Errorf("--dtype %q: want float64, float32 or bfloat16", o.dtype)
+	opts := sessions.ExportOptions{
+		Format: format, DType: dt, Prefix: o.prefix, TruncLen: o.truncLen, Length: o.length, Compress: o.compress,
+		Layout: layouts.Layout(o.layout.layout), Options: o.layout.options(),
 	}
-	if dt == arrays.BFloat16 && format != sessions.ExportTorch && format != sessions.ExportSafetensors {
-		return fmt.Errorf("--dtype bfloat16: %s has no bfloat16 (pt and safetensors have)", format)
-	}
-	if err := o.layout.checkExported(); err != nil {
-		return err
-	}
-	var lay layouts.Layout
-	if o.layout.layout != "" {
-		if lay, err = layouts.ParseLayout(o.layout.layout); err != nil || !isExportLayout(lay) {
-			return fmt.Errorf("--layout %q: want %s", o.layout.layout, layoutNames(layouts.ExportLayouts))
+	// The options given, before the input is read: a mistake in one is exit 2 at once.
+	var given []string
+	o.layout.flags.Visit(func(f *pflag.Flag) {
+		if sessions.ExportOptionFormats(f.Name) != nil {
+			given = append(given, f.Name)
 		}
-	}
-	if o.truncLen < 0 || o.truncLen > sessions.MaxTruncLen {
-		return fmt.Errorf("--trunc-len %d is outside [0, %d]", o.truncLen, sessions.MaxTruncLen)
-	}
-	if o.length < 1 || o.length > sessions.MaxLength {
-		return fmt.Errorf("--length %d is outside [1, %d]", o.length, sessions.MaxLength)
-	}
-	if err := sessions.CheckPrefix(o.prefix); err != nil {
-		return fmt.Errorf("--%w", err) // a command-line mistake: exit 2
+	})
+	if err := opts.CheckGiven(given); err != nil {
+		return flagMistake(err)
 	}
 	if err := checkOutputs([]string{src}, output{"-o", "the export", o.out}); err != nil {
 		return err
@@ -474,16 +461,10 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if err != nil {
 		return err
 	}
-	out, err := sessions.Export(items, sessions.ExportOptions{
-		Format: format, DType: dt, Prefix: o.prefix, TruncLen: o.truncLen, Length: o.length, Compress: o.compress,
-		Layout: lay, Options: o.layout.options(),
-	})
+	out, err := sessions.Export(items, opts)
 	if err != nil {
 		if len(items) > 1 && (format == sessions.ExportJSON || format == sessions.ExportCSV || format == sessions.ExportNPY) {
 			return failf("%s: %s holds one item and %s has %d: pick one with --id", src, format, src, len(items))
-		}
-		if oe := (*sessions.ExportOptionError)(nil); errors.As(err, &oe) {
-			return fmt.Errorf("--%w", oe) // a command-line mistake: exit 2
 		}
 		return failUnlessOption(fmt.Errorf("%s: %w", src, err))
 	}
@@ -516,26 +497,14 @@ func runExport(s *streams, src string, o exportOptions) error {
 	return nil
 }
 
-// checkFormatFlags refuses a flag that format does not use (exit 2): export of a filter
-// file to JSON with --layout s4d wrote the filter file as it was, and exited 0.
-func (o exportOptions) checkFormatFlags(format sessions.ExportFormat) error {
-	tensors := []sessions.ExportFormat{sessions.ExportTorch, sessions.ExportSafetensors, sessions.ExportNPZ}
-	uses := map[string][]sessions.ExportFormat{
-		"layout": tensors, "prefix": tensors, "trunc-len": tensors,
-		"dtype":    append(tensors, sessions.ExportNPY),
-		"length":   {sessions.ExportCSV, sessions.ExportNPY},
-		"compress": {sessions.ExportNPZ},
+// flagMistake spells a *sessions.OptionError, err itself, as the flag it names ("--length 0
+// is outside [1, 1048576]"); any error of the options alone, which no input was read for, is
+// a command-line mistake (exit 2).
+func flagMistake(err error) error {
+	if oe := (*sessions.OptionError)(nil); errors.As(err, &oe) {
+		return fmt.Errorf("--%w", oe)
 	}
-	for name := range o.layout.values {
-		uses[name] = tensors // a layer's settings
-	}
-	flags := o.layout.flags
-	for _, name := range slices.Sorted(maps.Keys(uses)) {
-		if flags.Changed(name) && !slices.Contains(uses[name], format) {
-			return fmt.Errorf("--%s applies to %s, not to %s", name, train.Choices(uses[name]), format)
-		}
-	}
-	return nil
+	return err
 }
 
 // readBackLine says how closely an exported layer gives its filter's impulse responses, as

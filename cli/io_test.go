@@ -252,6 +252,51 @@ func TestExportUsage(t *testing.T) {
 	}
 }
 
+// TestExportOptionsBeforeInput: an export option no export takes, or one the format does
+// not use, is exit 2 naming the flag before the input is read: the input here does not
+// exist, and the error is the option's, in sessions' words (ExportOptions.CheckGiven, the
+// workbench's :export check too). --layout rtf --disc zoh and --layout sos --trunc-len 64
+// were refused only once the input was read.
+func TestExportOptionsBeforeInput(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.json")
+	out := func(ext string) string { return filepath.Join(dir, "x."+ext) }
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--dtype", "complex64", "-o", out("npz")}, `--dtype "complex64": want float64, float32 or bfloat16`},
+		{[]string{"--dtype", "bf16", "-o", out("npz")}, "--dtype bfloat16: npz has no bfloat16 (pt and safetensors have)"},
+		{[]string{"--layout", "hyena", "-o", out("pt")}, `--layout "hyena": want rtf, s4d, stripedhyena, sos`},
+		{[]string{"--trunc-len", "-1", "-o", out("pt")}, "--trunc-len -1 is outside [0, 4194304]"},
+		{[]string{"--length", "0", "-o", out("csv")}, "--length 0 is outside [1, 1048576]"},
+		{[]string{"--layout", "sos", "--trunc-len", "64", "-o", out("pt")}, "--trunc-len 64 applies to the rtf layout, not to the sos layout"},
+		{[]string{"--prefix", "layers.0", "-o", out("safetensors")}, `--prefix "layers.0": a prefix ends in "." or "/"`},
+		{[]string{"--layout", "rtf", "--disc", "zoh", "-o", out("pt")}, "--disc is an option of the s4d and s5 layout, not of rtf"},
+		{[]string{"--layout", "s4d", "--disc", "foo", "-o", out("pt")}, `--disc "foo": want zoh, bilinear, dss`},
+		{[]string{"--layout", "stripedhyena", "--short-filter", "true", "-o", out("pt")}, "--short-filter is an option of import"},
+		// options of other formats, whatever their value
+		{[]string{"--dtype", "float64", "-o", out("csv")}, "--dtype applies to pt, safetensors, npz or npy, not to csv"},
+		{[]string{"--trunc-len", "0", "-o", out("json")}, "--trunc-len applies to pt, safetensors or npz, not to json"},
+		{[]string{"--length", "1024", "-o", out("npz")}, "--length applies to csv or npy, not to npz"},
+		{[]string{"--h0", "twice", "-o", out("npy")}, "--h0 applies to pt, safetensors or npz, not to npy"},
+		{[]string{"--compress", "-o", out("pt")}, "--compress applies to npz, not to pt"},
+	} {
+		r := run(t, "", append([]string{"export", missing}, tc.args...)...)
+		oneErrorLine(t, r, ExitUsage, "export: "+tc.want)
+		if strings.Contains(r.stderr, "missing.json") {
+			t.Errorf("%v: the error is the input's: %s", tc.args, r.stderr)
+		}
+	}
+	// the same input with taken options is read, and missing
+	oneErrorLine(t, run(t, "", "export", missing, "--dtype", "bf16", "--layout", "sos", "-o", out("pt")), ExitFailure, "missing.json")
+	// import's --trunc-len, in the same range
+	oneErrorLine(t, run(t, "", "import", missing, "--trunc-len", "-1"), ExitUsage, "import: --trunc-len -1 is outside [0, 4194304]")
+	if names := numtest.DirNames(t, dir); len(names) != 0 {
+		t.Errorf("left %v", names)
+	}
+}
+
 // TestSessionInfoJobs: session info lists a job with its status, the target it fits and the
 // filter it made, as the workbench saves them.
 func TestSessionInfoJobs(t *testing.T) {

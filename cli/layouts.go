@@ -64,7 +64,7 @@ func addLayoutFlags(f *pflag.FlagSet, use layoutUse) *layoutFlags {
 		lf.values[o.Name] = v
 		if export {
 			// Export's help says how it writes; a setting of reading only is hidden and
-			// refused (checkExported) rather than unknown, to say why.
+			// refused (layouts.Options.CheckExport) rather than unknown, to say why.
 			f.Var(optionValue{o.Name, v}, o.Name, o.Export)
 			if o.Export == "" {
 				_ = f.MarkHidden(o.Name)
@@ -99,18 +99,6 @@ func (o optionValue) Set(v string) error {
 }
 
 func (optionValue) Type() string { return "string" }
-
-// checkExported refuses a layout option given to export that export does not use: a
-// setting of reading a layer (--short-filter read back the short filters export does not
-// write, and failed saying short_filter_weight was missing).
-func (lf *layoutFlags) checkExported() error {
-	for _, o := range layouts.OptionList {
-		if _, ours := lf.values[o.Name]; ours && lf.flags.Changed(o.Name) && o.Export == "" {
-			return fmt.Errorf("--%s is an option of import (%s); export does not use it", o.Name, o.Help)
-		}
-	}
-	return nil
-}
 
 func isExportLayout(l layouts.Layout) bool {
 	for _, e := range layouts.ExportLayouts {

@@ -273,9 +273,9 @@ func (m *modelFlags) options(j *jobFlags, lf *layoutFlags, spec train.Spec, leng
 	}
 	dtype := ""
 	if m.dtype != "" {
-		d, err := arrays.ParseDType(m.dtype)
-		if err != nil || d == arrays.Float16 || d == arrays.Complex64 || d == arrays.Complex128 {
-			return plan.Options{}, fmt.Errorf("--dtype %q: want float64, float32 or bfloat16", m.dtype)
+		d, err := sessions.ParseExportDType(m.dtype) // the dtypes export writes
+		if err != nil {
+			return plan.Options{}, flagMistake(err)
 		}
 		dtype = arrays.RawType(d)
 	}

@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters/rtf"
@@ -10,6 +11,35 @@ import (
 // MaxTruncLen is the largest ImportOptions.TruncLen and ExportOptions.TruncLen: the RTF
 // layout's trunc_len (package rtf holds its numerics, package layouts its tensors).
 const MaxTruncLen = rtf.MaxTruncLen
+
+// checkTruncLen refuses a trunc_len outside [0, MaxTruncLen], for import and export alike.
+func checkTruncLen(n int) error {
+	if n < 0 || n > MaxTruncLen {
+		return &OptionError{"trunc-len", strconv.Itoa(n), fmt.Sprintf(" is outside [0, %d]", MaxTruncLen)}
+	}
+	return nil
+}
+
+// OptionError is an ImportOptions or ExportOptions value that Import or Export cannot take
+// (ImportOptions.Check, ExportOptions.Check). Option names it as ssmlab's flag does, without
+// the dashes ("length", "trunc-len", "layout", "dtype", "prefix", "format"); Value is the
+// value as the message shows it (quoted where it is text the option does not take), or ""
+// for an option refused whatever its value (one the format does not use); and Why says what
+// is wrong with it, so that the message reads "length 0 is outside [1, 1048576]" (and
+// "--length 0 …" with the dashes, "length=0 …" as the workbench's key=value).
+type OptionError struct {
+	Option, Value, Why string
+}
+
+func (e *OptionError) Error() string {
+	if e.Value == "" {
+		return e.Option + e.Why
+	}
+	return e.Option + " " + e.Value + e.Why
+}
+
+// Unwrap makes it a failure of kind ErrInvalid: a bad argument.
+func (e *OptionError) Unwrap() error { return ErrInvalid }
 
 // ChoiceError is returned when a file holds several arrays to import and none was chosen.
 type ChoiceError struct {

@@ -59,4 +59,10 @@
 // Bad session files and bad arguments give errors wrapping ErrInvalid (with, for a filter,
 // the filters.ErrInvalid message that names the key); array files give the errors of
 // package arrays; a missing ID wraps ErrNotFound; several candidates give a *ChoiceError.
+// An import or export option Import or Export cannot take is an *OptionError naming it and
+// its value ("length 0 is outside [1, 1048576]"), found before any file is read
+// (ImportOptions.Check, ExportOptions.Check); ExportOptionFormats says which formats use
+// which option, and ExportOptions.CheckGiven refuses one given for another format. These are
+// the only rules of the options: the command line and the workbench ask them before reading
+// their input, and spell the option as their user writes it ("--length 0 …", "length=0 …").
 package sessions

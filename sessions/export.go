@@ -15,6 +15,7 @@ import (
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // ExportFormat names a format Export writes.
@@ -232,19 +233,19 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	return fmt.Sprintf("reads back %s to relative error %s over %d samples", how, rel, c.Length), false
 }
 
-// CheckPrefix checks an export's tensor-name prefix: empty, or ending in "." or "/" as a
+// checkPrefix checks an export's tensor-name prefix: empty, or ending in "." or "/" as a
 // module's names do and as import finds layers. "layers.0.filter" would name the tensors
 // "layers.0.filterab", which no module loads and whose read-back found no layer. It begins
 // every tensor's name, so it is UTF-8 as a name is (arrays.ValidName), which the writer
 // checked only once the work was done.
-func CheckPrefix(p string) error {
+func checkPrefix(p string) error {
 	if !arrays.ValidName(p) {
-		return inputf("prefix %q is not valid UTF-8, as every tensor name it begins must be", p)
+		return &OptionError{"prefix", strconv.Quote(p), " is not valid UTF-8, as every tensor name it begins must be"}
 	}
 	if p == "" || strings.HasSuffix(p, ".") || strings.HasSuffix(p, "/") {
 		return nil
 	}
-	return inputf("prefix %q: a prefix ends in \".\" or \"/\", as a state_dict's names do (%s.)", p, p)
+	return &OptionError{"prefix", strconv.Quote(p), fmt.Sprintf(`: a prefix ends in "." or "/", as a state_dict's names do (%s.)`, p)}
 }
 
 // Export encodes items in a format:
@@ -259,9 +260,10 @@ func CheckPrefix(p string) error {
 //
 // For filters written in a layout it also reads the tensors back (layouts.ReadBack) and
 // reports how closely they give the filters' impulse responses; Exported.Failed says whether
-// that is beyond the documented limit, which the caller decides what to do about. An option
-// it cannot take (a length out of range, trunc_len for another layout than rtf, a dtype the
-// format has not) is an *ExportOptionError naming the option and its value.
+// that is beyond the documented limit, which the caller decides what to do about. Options it
+// cannot take are refused first (ExportOptions.Check, after a Length of 0 is made
+// DefaultLength), as is a format of one item given several: an *OptionError naming the
+// option and its value.
 func Export(items []Item, o ExportOptions) (Exported, error) {
 	if len(items) == 0 {
 		return Exported{}, inputf("nothing to export: no items given")
@@ -274,12 +276,12 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 	if o.Length == 0 {
 		o.Length = DefaultLength
 	}
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		return Exported{}, err
 	}
 	one := func() error {
 		if len(items) != 1 {
-			return &ExportOptionError{"format", string(o.Format), fmt.Sprintf(" holds one item, not %d: choose one", len(items))}
+			return &OptionError{"format", string(o.Format), fmt.Sprintf(" holds one item, not %d: choose one", len(items))}
 		}
 		return nil
 	}
@@ -383,41 +385,76 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 		b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: o.DType, Metadata: meta})
 		return Exported{Data: b, Reports: reports, ReadBack: checks}, err
 	}
-	return Exported{}, unknownFormat(o.Format) // check refused it
+	return Exported{}, unknownFormat(o.Format) // Check refused it
 }
 
 // unknownFormat is the error of a format Export does not write.
 func unknownFormat(f ExportFormat) error {
-	return &ExportOptionError{"format", strconv.Quote(string(f)), " is unknown: want " + formatList()}
+	return &OptionError{"format", strconv.Quote(string(f)), " is unknown: want " + formatList()}
 }
 
 // formatList lists the export formats: "npz, safetensors, pt, json, csv or npy".
-func formatList() string {
-	formats := make([]string, len(ExportFormats))
-	for i, f := range ExportFormats {
-		formats[i] = string(f)
+func formatList() string { return train.Choices(ExportFormats) }
+
+// tensorFormats are the formats that hold a layout's tensors, as messages list them.
+func tensorFormats() []ExportFormat {
+	return []ExportFormat{ExportTorch, ExportSafetensors, ExportNPZ}
+}
+
+// ExportOptionFormats returns the formats that use the export option named option (as an
+// OptionError names it: ssmlab export's flag without its dashes), as messages list them; nil
+// for a name that is no option of export. layout, prefix, trunc-len and the layouts'
+// settings (layouts.OptionList: disc, h0, …) are the tensor formats' (pt, safetensors, npz);
+// dtype is theirs and npy's; length is csv's and npy's, the impulse responses'; compress is
+// npz's. Each front end refuses an option its user gave for a format that does not use it
+// (CheckGiven), whatever the value: export of a filter file to JSON with --layout s4d wrote
+// the filter file as it was.
+func ExportOptionFormats(option string) []ExportFormat {
+	switch option {
+	case "layout", "prefix", "trunc-len":
+		return tensorFormats()
+	case "dtype":
+		return append(tensorFormats(), ExportNPY)
+	case "length":
+		return []ExportFormat{ExportCSV, ExportNPY}
+	case "compress":
+		return []ExportFormat{ExportNPZ}
 	}
-	n := len(formats) - 1
-	return strings.Join(formats[:n], ", ") + " or " + formats[n]
+	if slices.ContainsFunc(layouts.OptionList, func(o layouts.Option) bool { return o.Name == option }) {
+		return tensorFormats()
+	}
+	return nil
 }
 
-// ExportOptionError is an ExportOptions value Export cannot take. Option names it as ssmlab
-// export's flag does, without the dashes ("length", "trunc-len", "layout", "dtype",
-// "format"); Value is the value given, and Why says what is wrong with it, so that the
-// message reads "length 0 is outside [1, 1048576]" (and "--length 0 …" with the dashes).
-type ExportOptionError struct {
-	Option, Value, Why string
+// exportDTypes are the element types Export writes (bfloat16 to pt and safetensors only),
+// and dtypeWant says so in errors.
+var exportDTypes = []arrays.DType{arrays.Float64, arrays.Float32, arrays.BFloat16}
+
+const dtypeWant = ": want float64, float32 or bfloat16"
+
+// ParseExportDType returns the element type named s (arrays.ParseDType: "float32", "f4", …)
+// if Export writes it, and otherwise the *OptionError Check gives for it
+// (`dtype "float16": want float64, float32 or bfloat16`).
+func ParseExportDType(s string) (arrays.DType, error) {
+	dt, err := arrays.ParseDType(s)
+	if err != nil || !slices.Contains(exportDTypes, dt) {
+		return arrays.Float64, &OptionError{"dtype", strconv.Quote(s), dtypeWant}
+	}
+	return dt, nil
 }
 
-func (e *ExportOptionError) Error() string { return e.Option + " " + e.Value + e.Why }
-
-// Unwrap makes it a failure of kind ErrInvalid: a bad argument.
-func (e *ExportOptionError) Unwrap() error { return ErrInvalid }
-
-// check refuses the options Export cannot take, naming each with its value
-// (ExportOptionError), and a prefix CheckPrefix refuses. o.Length is set (0 is the default).
-func (o ExportOptions) check() error {
-	tensors := o.Format == ExportNPZ || o.Format == ExportSafetensors || o.Format == ExportTorch
+// Check refuses the options Export cannot take, the first as an *OptionError naming it and
+// its value: a format Export does not write; a Length outside [1, MaxLength] (0 too: Export
+// makes it DefaultLength first, but a front end passes the length its user gave, or
+// DefaultLength, so that a length of 0 typed is refused and not read as the default); a
+// TruncLen outside [0, MaxTruncLen]; a dtype other than float64, float32 and bfloat16, or
+// bfloat16 to a format without it; for the formats of a layout's tensors, a layout export
+// does not write, a TruncLen with a layout other than rtf, and the layout's settings it
+// cannot take (layouts.Options.CheckExport: its errors, of kind ErrInvalid); and a prefix
+// checkPrefix refuses. It reads no item, so a front end calls it (CheckGiven) before reading
+// its input.
+func (o ExportOptions) Check() error {
+	tensors := slices.Contains(tensorFormats(), o.Format)
 	lay := o.Layout
 	if lay == "" {
 		lay = layouts.RTF
@@ -426,19 +463,47 @@ func (o ExportOptions) check() error {
 	case !slices.Contains(ExportFormats, o.Format):
 		return unknownFormat(o.Format)
 	case o.Length < 1 || o.Length > MaxLength:
-		return &ExportOptionError{"length", strconv.Itoa(o.Length), fmt.Sprintf(" is outside [1, %d]", MaxLength)}
-	case o.TruncLen < 0 || o.TruncLen > MaxTruncLen:
-		return &ExportOptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" is outside [0, %d]", MaxTruncLen)}
-	case o.DType != arrays.Float64 && o.DType != arrays.Float32 && o.DType != arrays.BFloat16:
-		return &ExportOptionError{"dtype", strconv.Quote(o.DType.String()), ": want float64, float32 or bfloat16"}
-	case o.DType == arrays.BFloat16 && o.Format != ExportTorch && o.Format != ExportSafetensors:
-		return &ExportOptionError{"dtype", o.DType.String(), fmt.Sprintf(": %s has no bfloat16 (pt and safetensors have)", o.Format)}
-	case tensors && !slices.Contains(layouts.ExportLayouts, lay):
-		return &ExportOptionError{"layout", strconv.Quote(string(lay)), ": want " + layouts.JoinLayouts(layouts.ExportLayouts)}
-	case tensors && o.TruncLen > 0 && lay != layouts.RTF:
-		return &ExportOptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" applies to the rtf layout, not to the %s layout", lay)}
+		return &OptionError{"length", strconv.Itoa(o.Length), fmt.Sprintf(" is outside [1, %d]", MaxLength)}
 	}
-	return CheckPrefix(o.Prefix)
+	if err := checkTruncLen(o.TruncLen); err != nil {
+		return err
+	}
+	switch {
+	case !slices.Contains(exportDTypes, o.DType):
+		return &OptionError{"dtype", strconv.Quote(o.DType.String()), dtypeWant}
+	case o.DType == arrays.BFloat16 && o.Format != ExportTorch && o.Format != ExportSafetensors:
+		return &OptionError{"dtype", o.DType.String(), fmt.Sprintf(": %s has no bfloat16 (pt and safetensors have)", o.Format)}
+	case tensors && !slices.Contains(layouts.ExportLayouts, lay):
+		return &OptionError{"layout", strconv.Quote(string(lay)), ": want " + layouts.JoinLayouts(layouts.ExportLayouts)}
+	case tensors && o.TruncLen > 0 && lay != layouts.RTF:
+		return &OptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" applies to the rtf layout, not to the %s layout", lay)}
+	}
+	if tensors {
+		if err := (layouts.Options{Values: o.Options}).CheckExport(lay); err != nil {
+			return inputError{err}
+		}
+	}
+	return checkPrefix(o.Prefix)
+}
+
+// CheckGiven is Check for the options a user gave, named as ExportOptionFormats names them
+// (a flag, a key=value): it first refuses one given that o.Format does not use, whatever its
+// value, as an *OptionError of no Value ("layout applies to pt, safetensors or npz, not to
+// json"), taking the names in order so that the same mistakes give the same error.
+func (o ExportOptions) CheckGiven(given []string) error {
+	if !slices.Contains(ExportFormats, o.Format) {
+		return unknownFormat(o.Format)
+	}
+	for _, name := range slices.Sorted(slices.Values(given)) {
+		uses := ExportOptionFormats(name)
+		switch {
+		case uses == nil:
+			return &OptionError{Option: name, Why: " is no option of export"}
+		case !slices.Contains(uses, o.Format):
+			return &OptionError{Option: name, Why: fmt.Sprintf(" applies to %s, not to %s", train.Choices(uses), o.Format)}
+		}
+	}
+	return o.Check()
 }
 
 func itemErr(it Item, err error) error {

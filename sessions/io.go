@@ -74,6 +74,11 @@ type ImportOptions struct {
 	TruncLen int
 }
 
+// Check refuses the options Import cannot take whatever the file, as an *OptionError: a
+// TruncLen outside [0, MaxTruncLen] (a negative one was read as none). Import and ImportData
+// call it first; a front end calls it before reading its input.
+func (o ImportOptions) Check() error { return checkTruncLen(o.TruncLen) }
+
 // Import reads a filter, a bank or kernels from a file:
 //
 //   - a filter or bank file (docs/formats.md) gives a filter entry;
@@ -88,8 +93,12 @@ type ImportOptions struct {
 // A file holding several arrays or layers needs Tensor to pick one, unless only one can be
 // meant; otherwise the error is a *ChoiceError (arrays) or a *layouts.ChoiceError listing
 // them. The item is valid as a session checks what is added to it (Add), its name UTF-8, for
-// one; its target's Source.Path is path, which Add checks. Errors are prefixed with the path.
+// one; its target's Source.Path is path, which Add checks. Errors are prefixed with the path,
+// but for the *OptionError of an option it cannot take (Check), which it reads no file for.
 func Import(path string, o ImportOptions) (Item, error) {
+	if err := o.Check(); err != nil {
+		return Item{}, err
+	}
 	f, size, err := userfile.Open(path)
 	if err != nil {
 		return Item{}, err
@@ -111,6 +120,9 @@ func Import(path string, o ImportOptions) (Item, error) {
 // ImportData is Import for a file's content held in memory; name stands for its path (in
 // names, and to recognise CSV by its extension). Targets get no Source.
 func ImportData(data []byte, name string, o ImportOptions) (Item, error) {
+	if err := o.Check(); err != nil {
+		return Item{}, err
+	}
 	it, err := importFrom(bytes.NewReader(data), int64(len(data)), name, o)
 	if err == nil {
 		err = it.validate()

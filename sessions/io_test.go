@@ -418,7 +418,7 @@ func TestExportPrefixEndsInDot(t *testing.T) {
 }
 
 // TestExportOptionErrors: an option Export cannot take is refused naming the option and its
-// value, as ssmlab export names its flag (an ExportOptionError, of kind ErrInvalid); they
+// value, as ssmlab export names its flag (an OptionError, of kind ErrInvalid); they
 // read "invalid session: trunc_len applies to the rtf layout, not to s4d", naming neither
 // the value nor a session, which there was none of. An out-of-range dtype, a bfloat16 .npz
 // and a layout no filter is written in were refused by the writers below, for the item.
@@ -439,7 +439,7 @@ func TestExportOptionErrors(t *testing.T) {
 		{sessions.ExportOptions{Format: sessions.ExportTorch, Layout: "hyena"}, "layout", `layout "hyena": want rtf, s4d, stripedhyena, sos`},
 	} {
 		_, err := sessions.Export([]sessions.Item{it}, c.o)
-		var oe *sessions.ExportOptionError
+		var oe *sessions.OptionError
 		if !errors.As(err, &oe) || oe.Option != c.option || err.Error() != c.want || !errors.Is(err, sessions.ErrInvalid) {
 			t.Errorf("%+v: error %v, want %q (option %s)", c.o, err, c.want, c.option)
 		}
