@@ -3,6 +3,7 @@ package tui
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
-	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -134,13 +134,14 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: the extension chooses the format: .json, .npz, .safetensors, .pt, .csv or .npy", path)
 	}
-	req := exportReq{path: path, opts: sessions.ExportOptions{Format: format}}
+	req := exportReq{path: path, opts: sessions.ExportOptions{Format: format, Length: sessions.DefaultLength}}
+	typed := map[string]string{} // the export options given, by sessions' names: their key=value as typed
 	for _, a := range args[1:] {
-		if err := req.option(a); err != nil {
+		if err := req.option(a, typed); err != nil {
 			return nil, err
 		}
 	}
-	if err := req.check(); err != nil {
+	if err := req.check(typed); err != nil {
 		return nil, err
 	}
 	if e.kind == kindKernel && format == sessions.ExportJSON && req.to != "" {
@@ -155,8 +156,9 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 
 // option reads one of export's arguments: a FORM, force, or KEY=VALUE — the options of
 // ssmlab export (layout, dtype, prefix, trunc_len, length) and the layouts' own
-// (layouts.OptionList, checked by the layout).
-func (req *exportReq) option(a string) error {
+// (layouts.OptionList) — into req, and a KEY=VALUE into typed by the option's name in
+// package sessions. It parses; sessions.ExportOptions.CheckGiven (check) judges.
+func (req *exportReq) option(a string, typed map[string]string) error {
 	key, val, ok := strings.Cut(a, "=")
 	switch {
 	case a == "force":
@@ -169,40 +171,36 @@ func (req *exportReq) option(a string) error {
 		}
 		req.to = f
 		return nil
+	case key == "force":
+		req.force = val == "true" || val == "1"
+		return nil
 	}
-	switch key {
+	name := key
+	if key == "trunc_len" {
+		name = "trunc-len" // ssmlab export's --trunc-len
+	}
+	typed[name] = a
+	switch name {
 	case "layout":
-		l, err := layouts.ParseLayout(val)
-		if err != nil || !slices.Contains(layouts.ExportLayouts, l) {
-			return fmt.Errorf("layout %q: want %s", val, layouts.JoinLayouts(layouts.ExportLayouts)) // as ssmlab export --layout
-		}
-		req.opts.Layout = l
+		req.opts.Layout = layouts.Layout(val)
 	case "dtype":
-		dt, err := arrays.ParseDType(val)
-		if err != nil || (dt != arrays.Float32 && dt != arrays.Float64 && dt != arrays.BFloat16) {
-			return fmt.Errorf("dtype %q: want float64, float32 or bfloat16", val)
+		dt, err := sessions.ParseExportDType(val)
+		if err != nil {
+			return optionMistake(err, typed)
 		}
 		req.opts.DType = dt
-	case "trunc_len", "trunc-len", "length":
-		// the ranges of ssmlab export --trunc-len and --length: a length of 0 is refused
-		// there too, not read as the default
-		lo, hi := 0, sessions.MaxTruncLen
-		if key == "length" {
-			lo, hi = 1, sessions.MaxLength
-		}
+	case "trunc-len", "length":
 		v, err := strconv.Atoi(val)
-		if err != nil || v < lo || v > hi {
-			return fmt.Errorf("%s=%s: want a whole number in [%d, %d]", key, val, lo, hi)
+		if err != nil {
+			return fmt.Errorf("%s: want a whole number", a)
 		}
-		if key == "length" {
+		if name == "length" {
 			req.opts.Length = v
 		} else {
 			req.opts.TruncLen = v
 		}
 	case "prefix":
 		req.opts.Prefix = val
-	case "force":
-		req.force = val == "true" || val == "1"
 	default:
 		if !slices.ContainsFunc(layouts.OptionList, func(o layouts.Option) bool { return o.Name == key }) {
 			return fmt.Errorf("no export option %q; %s", key, exportUsage)
@@ -215,19 +213,25 @@ func (req *exportReq) option(a string) error {
 	return nil
 }
 
-// check refuses what the format cannot hold, as ssmlab export does.
-func (req *exportReq) check() error {
-	f := req.opts.Format
-	tensors := f == sessions.ExportNPZ || f == sessions.ExportSafetensors || f == sessions.ExportTorch
-	switch {
-	case req.to != "" && f != sessions.ExportJSON:
+// check refuses what the export cannot take, as ssmlab export does (CheckGiven), before it
+// runs: FORM, the workbench's own, converts a .json export only.
+func (req *exportReq) check(typed map[string]string) error {
+	if f := req.opts.Format; req.to != "" && f != sessions.ExportJSON {
 		return fmt.Errorf("FORM applies to .json exports; %s writes a layout's tensors (.npz, .safetensors, .pt) or impulse responses (.csv, .npy)", f)
-	case (req.opts.Layout != "" || len(req.opts.Options) > 0) && !tensors:
-		return fmt.Errorf("a layout applies to .npz, .safetensors and .pt exports, not %s", f)
-	case req.opts.DType == arrays.BFloat16 && f != sessions.ExportTorch && f != sessions.ExportSafetensors:
-		return fmt.Errorf("dtype bfloat16: %s has no bfloat16 (pt and safetensors have)", f)
 	}
-	return nil
+	return optionMistake(req.opts.CheckGiven(slices.Collect(maps.Keys(typed))), typed)
+}
+
+// optionMistake spells a *sessions.OptionError, err itself, with the key=value the user
+// typed ("trunc_len=32 applies to the rtf layout, not to the s4d layout", where ssmlab
+// export says "--trunc-len 32 …"); other errors are as they are.
+func optionMistake(err error, typed map[string]string) error {
+	if oe := (*sessions.OptionError)(nil); errors.As(err, &oe) {
+		if kv, ok := typed[oe.Option]; ok {
+			return errors.New(kv + oe.Why)
+		}
+	}
+	return err
 }
 
 func cmdExportPlot(m *Model, args []string) (tea.Cmd, error) {

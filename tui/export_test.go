@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions"
 )
 
@@ -133,18 +136,18 @@ func TestExportMistakes(t *testing.T) {
 	for _, tc := range []struct{ args, want string }{
 		{"x.npz tf", "FORM applies to .json exports"},
 		{"x.xyz", "the extension chooses the format"},
-		{"x.npz dtype=float16", `dtype "float16"`},
-		{"x.npz trunc_len=-3", "trunc_len=-3: want a whole number in [0, "},
+		{"x.npz dtype=float16", "dtype=float16: want float64, float32 or bfloat16"},
+		{"x.npz trunc_len=-3", "trunc_len=-3 is outside [0, "},
 		// an export's length, in its range, as ssmlab export --length: 0 wrote the default
 		// 1024 samples, 1e12 wanted "a whole number ≥ 0" and 5000000000 was an "invalid
 		// session"
-		{"x.npy length=0", "length=0: want a whole number in [1, 1048576]"},
-		{"x.npy length=1e12", "length=1e12: want a whole number in [1, 1048576]"},
-		{"x.npy length=5000000000", "length=5000000000: want a whole number in [1, 1048576]"},
+		{"x.npy length=0", "length=0 is outside [1, 1048576]"},
+		{"x.npy length=1e12", "length=1e12: want a whole number"},
+		{"x.npy length=5000000000", "length=5000000000 is outside [1, 1048576]"},
 		{"x.npz scale=2", `no export option "scale"`},
-		{"x.npz layout=s4", `layout "s4": want rtf, s4d, stripedhyena, sos`},
-		{"x.csv layout=s4d", "a layout applies to .npz, .safetensors and .pt exports"},
-		{"x.npz dtype=bfloat16", "npz has no bfloat16"},
+		{"x.npz layout=s4", "layout=s4: want rtf, s4d, stripedhyena, sos"},
+		{"x.csv layout=s4d", "layout=s4d applies to pt, safetensors or npz, not to csv"},
+		{"x.npz dtype=bfloat16", "dtype=bfloat16: npz has no bfloat16 (pt and safetensors have)"},
 		{"x.npz layout=s4d disc=euler", "disc"},
 	} {
 		if st := exportCmd(t, m, filepath.Join(dir, tc.args)); st.level != levelError || !strings.Contains(st.text, tc.want) {
@@ -281,17 +284,75 @@ func TestSaveRefusesDirectory(t *testing.T) {
 }
 
 // TestExportOptionNamed: an export option the export cannot take is refused naming the option
-// and its value, as ssmlab export names its flag; :export x.npz layout=s4d trunc_len=32 said
-// "x.npz: invalid session: trunc_len applies to the rtf layout, not to s4d".
+// and its value as typed, in ssmlab export's words; :export x.npz layout=s4d trunc_len=32
+// said "x.npz: invalid session: trunc_len applies to the rtf layout, not to s4d".
 func TestExportOptionNamed(t *testing.T) {
 	m := newTestModel(t, 140, 40, nil)
 	addPreset(t, m, "ring")
 	path := filepath.Join(t.TempDir(), "x.npz")
 	st := exportCmd(t, m, path+" layout=s4d trunc_len=32")
-	if want := path + ": trunc-len 32 applies to the rtf layout, not to the s4d layout"; st.level != levelError || st.text != want {
+	if want := "trunc_len=32 applies to the rtf layout, not to the s4d layout"; st.level != levelError || st.text != want {
 		t.Errorf("status %v %q, want %q", st.level, st.text, want)
 	}
 	if _, err := os.Stat(path); err == nil {
 		t.Errorf("%s was written", path)
+	}
+}
+
+// countingStore is the file store, counting the exports it is asked for.
+type countingStore struct {
+	fileStore
+	exports *int
+}
+
+func (s countingStore) Export(path string, it Item, o sessions.ExportOptions, force, over bool) (sessions.Exported, error) {
+	*s.exports++
+	return s.fileStore.Export(path, it, o, force, over)
+}
+
+// TestExportOptionsRefusedFirst: an option the export cannot take, or one its format does not
+// use, is refused on the command line, in ssmlab export's words (sessions' one check) with
+// the key=value typed, before the export starts: the store is never asked. A dtype for .csv
+// and a length for .pt were ignored; a layout for .csv said "a layout applies to .npz,
+// .safetensors and .pt exports, not csv".
+func TestExportOptionsRefusedFirst(t *testing.T) {
+	var exports int
+	deps := testDeps(nil)
+	deps.Store = countingStore{exports: &exports}
+	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	addPreset(t, m, "ring")
+	dir := t.TempDir()
+	for _, tc := range []struct{ args, want string }{
+		// values no export takes
+		{"x.npz dtype=complex64", "dtype=complex64: want float64, float32 or bfloat16"},
+		{"x.npz dtype=bf16", "dtype=bf16: npz has no bfloat16 (pt and safetensors have)"},
+		{"x.pt layout=hyena", "layout=hyena: want rtf, s4d, stripedhyena, sos"},
+		{"x.pt trunc-len=4194305", "trunc-len=4194305 is outside [0, 4194304]"},
+		{"x.csv length=1048577", "length=1048577 is outside [1, 1048576]"},
+		{"x.pt layout=sos trunc_len=8", "trunc_len=8 applies to the rtf layout, not to the sos layout"},
+		{"x.pt prefix=layers.0", `prefix=layers.0: a prefix ends in "." or "/", as a state_dict's names do (layers.0.)`},
+		{"x.pt layout=rtf disc=zoh", "--disc is an option of the s4d and s5 layout, not of rtf"},
+		{"x.pt layout=stripedhyena short-filter=true", "--short-filter is an option of import (stripedhyena: read the short FIR filters (short_filter_weight) as kernels instead of the long IIR filter); export does not use it"},
+		// options of other formats, whatever their value
+		{"x.csv dtype=float64", "dtype=float64 applies to pt, safetensors, npz or npy, not to csv"},
+		{"x.pt length=64", "length=64 applies to csv or npy, not to pt"},
+		{"x.json trunc_len=0", "trunc_len=0 applies to pt, safetensors or npz, not to json"},
+		{"x.npy prefix=m.", "prefix=m. applies to pt, safetensors or npz, not to npy"},
+		{"x.json h0=twice", "h0=twice applies to pt, safetensors or npz, not to json"},
+	} {
+		if st := exportCmd(t, m, filepath.Join(dir, tc.args)); st.level != levelError || st.text != tc.want {
+			t.Errorf("export %s: status %v %q, want the error %q", tc.args, st.level, st.text, tc.want)
+		}
+	}
+	if exports != 0 {
+		t.Errorf("the store was asked for %d exports", exports)
+	}
+	if names := numtest.DirNames(t, dir); len(names) != 0 {
+		t.Errorf("wrote %v", names)
+	}
+	// the same options where the format takes them: each export runs
+	if st := exportCmd(t, m, filepath.Join(dir, "x.pt")+" dtype=bf16 prefix=layers.0. trunc_len=8 force"); st.level == levelError || exports != 1 {
+		t.Errorf("export x.pt: status %v %q after %d exports", st.level, st.text, exports)
 	}
 }
