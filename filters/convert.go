@@ -21,9 +21,9 @@ type Report struct {
 	ConditionOf string  `json:"condition_of"`
 	// RelError is the measured ‖h_in - h_out‖₂/‖h_in‖₂ over the first Length samples of the
 	// impulse responses (absolute when h_in is zero). Length is ReportLength of the filter's
-	// spectral radius and the larger order, doubled (up to MaxReportLength, for a stable
-	// filter) until both responses have fallen to 1e-12 of their peak over the window's
-	// last fifth.
+	// spectral radius and the larger order; for a stable filter it is doubled, up to
+	// MaxReportLength, until both responses have decayed to 1e-12 of their peak over t ≥ 1
+	// and stayed there over the window's second half (MeasureDecay).
 	RelError float64 `json:"rel_error"`
 	Length   int     `json:"length"`
 	// BecameUnstable is set when the filter was stable and its new form is not (a
@@ -71,27 +71,11 @@ func ReportLength(rho float64, n int) int {
 // circle) is compared over its first MaxReportLength samples only.
 const MaxReportLength = 4096
 
-// decayTol is how far a response must have fallen at the end of a report's window: its
-// largest |h[t]| over the window's last fifth, against its largest over t ≥ 1. A simple mode
-// over ReportLength samples ends at 1e-16 and passes from the last fifth on; a multiple or
-// clustered pole whose t^(k−1)·ρ^t has yet to peak or fall does not.
+// decayTol is how far both responses must have fallen, against their peak over t ≥ 1, for
+// good within a report's window (MeasureDecay). A simple mode falls to it after three
+// quarters of a ReportLength set by its radius (16 digits against 12), which is therefore
+// doubled once.
 const decayTol = 1e-12
-
-// decayed reports whether h has fallen to decayTol of its peak over its last fifth.
-func decayed(h []float64) bool {
-	if len(h) < 2 {
-		return true
-	}
-	peak, end := 0.0, 0.0
-	from := len(h) - max(1, (len(h)-1)/5)
-	for t, v := range h[1:] {
-		peak = max(peak, math.Abs(v))
-		if t+1 >= from {
-			end = max(end, math.Abs(v))
-		}
-	}
-	return !(end > decayTol*peak) // NaN: an overflow, which no longer window mends
-}
 
 // conditioned is what each conversion path knows about its own accuracy.
 type conditioned struct {
@@ -192,17 +176,22 @@ func measure(in, out Filter, c conditioned) Report {
 	if err != nil {
 		rho = math.NaN()
 	}
-	rep.Length = ReportLength(rho, max(in.Order(), out.Order()))
-	hIn, estIn := impulseEstimate(in, rep.Length)
-	hOut, estOut := impulseEstimate(out, rep.Length)
-	// A multiple or clustered pole's response can still be rising at the end of the window
-	// (a Jordan block of 37 at 0.3 peaks at t = 52 and falls to 1e-12 near t = 105): double
-	// it while either response has not decayed.
-	for Stable(rho) && rep.Length < MaxReportLength && !(decayed(hIn) && decayed(hOut)) {
-		rep.Length = min(2*rep.Length, MaxReportLength)
-		hIn, estIn = impulseEstimate(in, rep.Length)
-		hOut, estOut = impulseEstimate(out, rep.Length)
+	// A multiple or clustered pole's response can still be rising at the end of the first
+	// window: a stable filter's doubles until both responses have decayed. An unstable or
+	// marginal one's never decays, and is measured over ReportLength samples.
+	start := ReportLength(rho, max(in.Order(), out.Order()))
+	limit := max(start, MaxReportLength)
+	if !Stable(rho) {
+		limit = start
 	}
+	var hIn, hOut []float64
+	var estIn, estOut float64
+	d, _ := MeasureDecay(decayTol, start, limit, func(l int) ([][]float64, error) {
+		hIn, estIn = impulseEstimate(in, l)
+		hOut, estOut = impulseEstimate(out, l)
+		return [][]float64{hIn, hOut}, nil
+	})
+	rep.Length = d.Length
 	rep.RelError = RelDiff(hIn, hOut)
 	if est := max(estIn, estOut); est > MaxRelError {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the zpk form's cascade of first-order sections evaluates this response only to about %.3g relative (its rounding-error estimate): the error measured is the evaluation's as much as the conversion's", est))
