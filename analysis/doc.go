@@ -36,8 +36,8 @@
 // LengthForRadius and AutoLength choose a length that shows the whole response,
 // L ≈ log(tol)/log ρ, capped at MaxAutoLength; for a stable filter AutoLength also measures
 // how long the response takes to fall for good below tol of its peak (the effective memory of
-// Properties, measured over doubling windows), which repeated poles and late starts make
-// longer than the radius says.
+// Properties, measured over doubling windows by filters.MeasureDecay, the rule conversion
+// reports use), which repeated poles and late starts make longer than the radius says.
 //
 // # Conventions
 //

@@ -70,9 +70,10 @@ type Properties struct {
 	// unit disc (it is sufficient, not necessary). For forms without coefficients the
 	// denominator is expanded from the poles.
 	Montel float64
-	// Memory is the number of samples after which |h[t]| stays at or below Tol·max|h|:
-	// the filter's effective memory. It is -1 when the filter is not stable (the response
-	// never decays), 0 when h is identically zero. It is measured on the response (decay),
+	// Memory is the number of samples after which |h[t]| stays at or below Tol·max|h[t≥1]|:
+	// the filter's effective memory, that of its state (h[0] = D does not decay and does not
+	// count in the peak). It is -1 when the filter is not stable (the response never decays),
+	// 0 when h is identically zero, 1 for a pure gain. It is measured on the response (decay),
 	// over at most MaxAutoLength samples: where it is not over by then, MemoryAtLeast is
 	// set and Memory is only a lower bound (its last exceedance within the window).
 	Memory        int
@@ -207,39 +208,18 @@ func memory(f filters.Filter, rho, tol float64) (int, bool, error) {
 }
 
 // decay measures how many samples the impulse response of the stable f takes to fall for good
-// below tol·max|h|: t = 1 + the last index where |h| exceeds it (0 when h ≡ 0). The window
-// starts at 2·LengthForRadius(ρ), the time the slowest mode takes to decay by tol², and
-// doubles until t lies in its first half: the response then stayed below for at least as
-// long as it took to get there. The radius alone cannot bound a repeated pole's t^(k-1)·ρ^t,
-// nor a response that starts late (a 37×37 Jordan block at 0.3 fed at its last state is 0
-// for 36 samples, peaks at 52 and falls below 1e-12 of its peak at 105, where the radius
-// says 24). At MaxAutoLength it stops: atLeast is then set and t is only a lower bound.
+// below tol of its peak over t ≥ 1 (filters.MeasureDecay: t = 1 + the last index where |h|
+// exceeds it; 0 when h ≡ 0, 1 for a pure gain). The window starts at 2·LengthForRadius(ρ),
+// the time the slowest mode takes to decay by tol², and doubles up to MaxAutoLength; where
+// the response is not over by then, atLeast is set and t is only a lower bound.
 func decay(f filters.Filter, rho, tol float64) (t int, atLeast bool, err error) {
 	m := Recurrence
 	if _, ok := f.(*filters.Diagonal); ok {
 		m = Vandermonde
 	}
-	for l := min(2*LengthForRadius(rho, f.Order(), tol), MaxAutoLength); ; l = min(2*l, MaxAutoLength) {
+	d, err := filters.MeasureDecay(tol, 2*LengthForRadius(rho, f.Order(), tol), MaxAutoLength, func(l int) ([][]float64, error) {
 		h, err := Impulse(nil, f, l, m)
-		if err != nil {
-			return 0, false, err
-		}
-		peak := 0.0
-		for _, v := range h {
-			peak = math.Max(peak, math.Abs(v))
-		}
-		t = 0
-		for i := len(h) - 1; i >= 0; i-- {
-			if math.Abs(h[i]) > tol*peak {
-				t = i + 1
-				break
-			}
-		}
-		if 2*t <= l+1 {
-			return t, false, nil
-		}
-		if l == MaxAutoLength {
-			return t, true, nil
-		}
-	}
+		return [][]float64{h}, err
+	})
+	return d.Time, d.AtLeast, err
 }

@@ -208,3 +208,21 @@ func TestMemoryMeasured(t *testing.T) {
 		t.Errorf("pole 0.99999: Memory %d, at least %v, %v", p.Memory, p.MemoryAtLeast, err)
 	}
 }
+
+// TestMemoryIgnoresFeedthrough: the memory is the state's, measured against the peak over
+// t ≥ 1, so D does not change it: with D = 1e8·|h[1]| this filter of order 4 at 0.9 had
+// memory 85 against its peak h[0], where its modes last 260 samples.
+func TestMemoryIgnoresFeedthrough(t *testing.T) {
+	f := randomStable(rand.New(rand.NewPCG(1, 4)), 4, 0.9)
+	f.D = 0
+	p, err := Analyze(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := *f
+	g.D = 1e8 * math.Abs(f.Impulse(2)[1])
+	q, err := Analyze(&g, 0)
+	if err != nil || q.Memory != p.Memory || p.Memory < LengthForRadius(0.9, 4, 0)/2 {
+		t.Errorf("memory %d with D = 0, %d with D = %.3g (%v)", p.Memory, q.Memory, g.D, err)
+	}
+}

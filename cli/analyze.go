@@ -66,7 +66,8 @@ func newAnalyze(s *streams) *cobra.Command {
   properties         --properties: {"stability": stable|marginal|unstable, "offending_poles",
                      "montel_sum" (Σ|aᵢ| of the monic denominator, the RTF paper, eq. 17; ≤ 1
                      guarantees stability), "memory" (samples until |h| stays below
-                     memory_tol·max|h|, measured on the response; -1 when not stable; null
+                     memory_tol·max|h| over t ≥ 1, where D does not count, measured on
+                     the response; -1 when not stable; null
                      when the response is not over within the 65536 samples measured, and
                      "memory_at_least" then gives a lower bound), "memory_tol", "dc_gain"
                      (H(1), null for a pole at z = 1)}

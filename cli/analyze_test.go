@@ -417,7 +417,9 @@ func TestAnalyzeHelpNewFlags(t *testing.T) {
 }
 
 // TestAnalyzeProperties: the leaky integrator h[t] = 0.1·0.9^t has Montel sum 0.9, DC gain
-// 1 and decays below 1e-12 of its peak from t = ⌈log(1e-12)/log(0.9)⌉; an integrator is
+// 1 and memory 1 + ⌈log(1e-12)/log(0.9)⌉ = 264: its peak over t ≥ 1 (D = h[0] does not count)
+// is h[1], and h[t]/h[1] = 0.9^(t−1) stays at or below 1e-12 from t − 1 = ⌈log(1e-12)/log 0.9⌉
+// = 263 on (where the peak was h[0], the memory was 263); an integrator is
 // marginal, with no memory and no finite DC gain; a memory beyond the samples measured is
 // null, with its lower bound.
 func TestAnalyzeProperties(t *testing.T) {
@@ -438,7 +440,7 @@ func TestAnalyzeProperties(t *testing.T) {
 	}
 	leaky := writeText(t, dir, "leaky.json", `{"form": "tf", "a": [-0.9], "b": [0.09], "h0": 0.1}`)
 	p := read(run(t, "", "analyze", leaky, "--properties"))
-	wantMemory := int(math.Ceil(math.Log(1e-12) / math.Log(0.9)))
+	wantMemory := 1 + int(math.Ceil(math.Log(1e-12)/math.Log(0.9)))
 	if p.Stability != "stable" || math.Abs(p.Montel-0.9) > 1e-15 || p.DCGain == nil || math.Abs(*p.DCGain-1) > 1e-12 || p.Memory != wantMemory {
 		t.Errorf("leaky integrator: %+v (memory want %d)", p, wantMemory)
 	}

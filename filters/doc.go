@@ -58,7 +58,7 @@
 // condition estimate and the measured relative L2 difference between the impulse responses of
 // the input and the output, over a length chosen from the pole radius and the order
 // (ReportLength) and doubled until both responses have decayed for good (Report.Length;
-// MeasureDecay says why and how). The
+// MeasureDecay, which also measures analysis's effective memory, says why and how). The
 // algorithms avoid polynomial root finding where the system allows it:
 //
 //   - poles are eigenvalues of A (LAPACK-style balanced QR iteration);
