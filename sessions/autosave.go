@@ -130,13 +130,16 @@ func (s *Session) Autosave(dir string) (string, error) {
 			return "", fmt.Errorf("autosave: %w", err)
 		}
 	}
-	origin := ""
+	info := &autosaveInfo{Saved: now(), Dirty: s.dirtyItems(), Deleted: s.Deleted()}
 	if s.Path != "" {
 		if abs, err := filepath.Abs(s.Path); err == nil {
-			origin = abs
+			info.Origin = abs
+			if sum, ok := s.disk.sumOf(abs); ok {
+				info.Base = &sum
+			}
 		}
 	}
-	data, err := marshal(s, &autosaveInfo{Origin: origin, Saved: now(), Dirty: s.dirtyItems(), Deleted: s.Deleted()})
+	data, err := marshal(s, info)
 	if err != nil {
 		return "", fmt.Errorf("autosave: %w", err)
 	}
@@ -190,9 +193,10 @@ type AutosaveInfo struct {
 	Path   string    // the autosave file
 	Origin string    // the session file it belongs to; "" for an untitled session
 	Saved  time.Time // when it was written
-	// OriginNewer is set when Origin was modified after the autosave: recovering would
-	// undo later saved work.
-	OriginNewer bool
+	// OriginChanged is the *ChangedError that saving the recovered work over Origin would
+	// meet (Origin no longer holds the version the work follows: another program saved over
+	// it, or removed it); nil when Origin is as the work left it.
+	OriginChanged *ChangedError
 	// Summary is "3 filters, 1 target, 0 jobs".
 	Summary string
 	// Err says why the file cannot be recovered (it is not a readable session); the other
@@ -235,9 +239,9 @@ func ListAutosaves(dir string) ([]AutosaveInfo, error) {
 			info.Origin, info.Saved = auto.Origin, auto.Saved
 			info.Summary = s.Summary()
 			if info.Origin != "" {
-				if fi, err := os.Stat(info.Origin); err == nil && fi.ModTime().After(auto.Saved) {
-					info.OriginNewer = true
-				}
+				var base diskVersion
+				base.follow(info.Origin, auto.Base)
+				_ = errors.As(base.check(info.Origin), &info.OriginChanged)
 			}
 		}
 		out = append(out, info)
@@ -279,7 +283,11 @@ func readAutosave(path string) (*Session, *autosaveInfo, error) {
 // RecoverAutosave reads an autosave file. The session it returns belongs to the autosave's
 // origin (its Path; "" for an untitled session), is dirty (and so are the items that were;
 // Deleted names the items removed before the autosave), and keeps writing to the same
-// autosave file, whose lock it takes, until it is saved or RemoveAutosave is called. A file another running ssmlab holds is refused.
+// autosave file, whose lock it takes, until it is saved or RemoveAutosave is called. A file
+// another running ssmlab holds is refused. Its file is known as the version the autosaved
+// work followed (the one that session was loaded from or last saved as), not as the file is
+// now: a save over a file that another program saved since, even before the last autosave,
+// reports a *ChangedError, as the session that wrote the autosave would have.
 func RecoverAutosave(path string) (*Session, error) {
 	s, auto, err := readAutosave(path)
 	if err != nil {
@@ -303,32 +311,14 @@ func RecoverAutosave(path string) (*Session, error) {
 	for _, name := range auto.Deleted {
 		s.deleted = append(s.deleted, deletion{name: name, gen: s.gen})
 	}
-	s.knowOrigin(auto.Saved)
+	if s.Path != "" {
+		s.disk.follow(s.Path, auto.Base)
+	}
 	if err := s.auto.claim(path); err != nil {
 		return nil, err
 	}
 	s.auto.gen, s.auto.ui = s.gen, s.uiGen
 	return s, nil
-}
-
-// knowOrigin records the version of a recovered session's file that the autosave of time
-// saved follows: the file as it is, unless it was modified after the autosave, so that a
-// save over later work reports a *ChangedError.
-func (s *Session) knowOrigin(saved time.Time) {
-	if s.Path == "" {
-		return
-	}
-	info, err := os.Stat(s.Path)
-	if err != nil {
-		return // gone: saving makes it anew
-	}
-	if info.ModTime().After(saved) {
-		s.disk.set(s.Path, nil, nil) // matches no file: the first save asks
-		return
-	}
-	if data, err := userfile.ReadFile(s.Path); err == nil {
-		s.disk.set(s.Path, info, data)
-	}
 }
 
 // DiscardAutosave removes an autosave file that no running ssmlab holds.

@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -55,6 +57,11 @@ type autosaveInfo struct {
 	// Deleted names the filters and targets removed since the session was saved
 	// (Session.Deleted)
 	Deleted []string
+	// Base is the SHA-256 sum of the content of Origin that the work follows (the version
+	// the session was loaded from or last saved as); nil when not known. A recovered session
+	// saved over Origin asks first when the file holds anything else: another program saved
+	// it meanwhile, whenever that was.
+	Base *[sha256.Size]byte
 }
 
 // uiKeys are the UI's own keys in the "ui" object; other keys are UIState.Extra.
@@ -78,6 +85,9 @@ func marshal(s *Session, auto *autosaveInfo) ([]byte, error) {
 		a.set("dirty", strList(auto.Dirty))
 		if len(auto.Deleted) > 0 {
 			a.set("deleted", strList(auto.Deleted))
+		}
+		if auto.Base != nil {
+			a.set("origin_sha256", strNode(hex.EncodeToString(auto.Base[:])))
 		}
 		root.set("autosave", a)
 	}

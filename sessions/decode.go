@@ -2,6 +2,8 @@ package sessions
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -389,7 +391,7 @@ func decodeAutosave(an *jnode) (*autosaveInfo, error) {
 	if an == nil {
 		return nil, nil
 	}
-	if err := an.objectKeys(`"autosave"`, "origin", "saved", "dirty", "deleted"); err != nil {
+	if err := an.objectKeys(`"autosave"`, "origin", "saved", "dirty", "deleted", "origin_sha256"); err != nil {
 		return nil, err
 	}
 	auto := &autosaveInfo{}
@@ -409,6 +411,17 @@ func decodeAutosave(an *jnode) (*autosaveInfo, error) {
 	}
 	if auto.Deleted, err = stringList(an, `"autosave"`, "deleted"); err != nil {
 		return nil, err
+	}
+	if an.get("origin_sha256") != nil {
+		text, err := an.str(`"autosave"`, "origin_sha256")
+		if err != nil {
+			return nil, err
+		}
+		b, err := hex.DecodeString(text)
+		if err != nil || len(b) != sha256.Size {
+			return nil, invalidf("\"origin_sha256\" of \"autosave\" is not a SHA-256 sum in hexadecimal: %q", text)
+		}
+		auto.Base = (*[sha256.Size]byte)(b)
 	}
 	return auto, nil
 }

@@ -2,8 +2,8 @@ package sessions_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -161,7 +161,7 @@ func TestAutosaveAndRecover(t *testing.T) {
 	}
 	sessions.Abandon(s) // as a kill would
 	list := must(sessions.ListAutosaves(auto))
-	if len(list) != 1 || list[0].Path != p || list[0].Origin != path || list[0].Err != nil || list[0].OriginNewer {
+	if len(list) != 1 || list[0].Path != p || list[0].Origin != path || list[0].Err != nil || list[0].OriginChanged != nil {
 		t.Fatalf("ListAutosaves = %+v", list)
 	}
 	if !strings.HasPrefix(list[0].Summary, "9 filters, 2 targets, 2 jobs") {
@@ -267,8 +267,7 @@ func TestAutosaveUntitledAndStale(t *testing.T) {
 	// An autosave whose origin was saved afterwards is flagged.
 	origin := filepath.Join(t.TempDir(), "o.ssmlab")
 	ap := autosavedAfterSave(t, dir, origin)
-	later := time.Now().Add(time.Hour)
-	os.Chtimes(origin, later, later)
+	must(0, richSession(t).Save(origin))
 	os.WriteFile(filepath.Join(dir, "junk.ssmlab"), []byte("not json"), 0o644)
 	list := must(sessions.ListAutosaves(dir))
 	if len(list) != 3 {
@@ -276,7 +275,7 @@ func TestAutosaveUntitledAndStale(t *testing.T) {
 	}
 	var stale, broken bool
 	for _, a := range list {
-		stale = stale || (a.Path == ap && a.OriginNewer)
+		stale = stale || (a.Path == ap && a.OriginChanged != nil)
 		broken = broken || (filepath.Base(a.Path) == "junk.ssmlab" && a.Err != nil)
 	}
 	if !stale || !broken {
@@ -322,23 +321,101 @@ func TestSourceRelative(t *testing.T) {
 	}
 }
 
-// TestRecoveredSaveNoticesLaterWork: a recovered session saves over its file when the file
-// is as it was at the autosave, and reports a *ChangedError when it was saved after it.
+// TestRecoveredSaveNoticesLaterWork: a recovered session saved over its file asks first (a
+// *ChangedError, and ListAutosaves flags it) when the file no longer holds the version the
+// autosaved work followed, whenever it changed, and saves when it does. QA finding 1: workbench
+// A saved, B (opened on the same file) autosaved after that and was killed, and B's recovered
+// work saved over A's without a word, since the file was older than the autosave; a file only
+// touched after the autosave asked, and a removed one was made anew without asking.
 func TestRecoveredSaveNoticesLaterWork(t *testing.T) {
 	dir := t.TempDir()
-	for _, later := range []bool{false, true} {
-		origin := filepath.Join(dir, fmt.Sprintf("o%v.ssmlab", later))
-		ap := autosavedAfterSave(t, dir, origin)
-		if later {
-			stamp := time.Now().Add(time.Hour)
-			os.Chtimes(origin, stamp, stamp)
-		}
-		r := must(sessions.RecoverAutosave(ap))
-		err := r.Save(origin)
-		var ce *sessions.ChangedError
-		if later != errors.As(err, &ce) {
-			t.Errorf("origin saved after the autosave %v: Save gives %v", later, err)
-		}
-		r.RemoveAutosave()
+	auto := filepath.Join(dir, "autosave")
+	hourAgo, inAnHour := time.Now().Add(-time.Hour), time.Now().Add(time.Hour)
+	for _, c := range []struct {
+		name string
+		// before runs between the two workbenches' opening and B's autosave, after between
+		// that autosave and the recovery; both may change origin, the session file.
+		before, after    func(origin string)
+		changed, removed bool
+	}{
+		{name: "another saved before the autosave", changed: true, before: func(origin string) {
+			a := must(sessions.Load(origin))
+			must(a.AddFilter(filters.Document{Name: "A's", Filter: filtertest.Dense()}))
+			must(0, a.Save(origin))
+			must(0, os.Chtimes(origin, hourAgo, hourAgo)) // however old it looks
+		}},
+		{name: "touched after the autosave", after: func(origin string) {
+			must(0, os.Chtimes(origin, inAnHour, inAnHour))
+		}},
+		{name: "removed after the autosave", changed: true, removed: true, after: func(origin string) {
+			must(0, os.Remove(origin))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			origin := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+sessions.Extension)
+			must(0, richSession(t).Save(origin))
+			b := must(sessions.Load(origin))
+			if c.before != nil {
+				c.before(origin)
+			}
+			must(b.AddFilter(filters.Document{Name: "B's", Filter: filtertest.Dense()}))
+			ap := must(b.Autosave(auto))
+			sessions.Abandon(b) // B is killed
+			if c.after != nil {
+				c.after(origin)
+			}
+			onDisk, _ := os.ReadFile(origin)
+			// The recovered work, autosaved again and recovered again, still follows the version
+			// B opened.
+			for round := range 2 {
+				list := must(sessions.ListAutosaves(auto))
+				if len(list) != 1 || list[0].Path != ap || (list[0].OriginChanged != nil) != c.changed {
+					t.Fatalf("round %d: ListAutosaves = %+v, want OriginChanged %v", round, list, c.changed)
+				}
+				r := must(sessions.RecoverAutosave(ap))
+				err := r.Save(origin)
+				var ce *sessions.ChangedError
+				if c.changed != errors.As(err, &ce) || (c.changed && ce.Removed != c.removed) {
+					t.Fatalf("round %d: Save gives %v, want a *ChangedError %v (removed %v)", round, err, c.changed, c.removed)
+				}
+				if !c.changed {
+					return
+				}
+				if got, _ := os.ReadFile(origin); !bytes.Equal(got, onDisk) {
+					t.Fatalf("round %d: a refused save changed %s", round, origin)
+				}
+				must(r.AddFilter(filters.Document{Name: "more", Filter: filtertest.Dense()}))
+				must(r.Autosave(auto))
+				sessions.Abandon(r)
+			}
+			r := must(sessions.RecoverAutosave(ap))
+			must(0, r.SaveOver(origin))
+			if got := must(sessions.Load(origin)); len(got.Filters) != len(r.Filters) {
+				t.Errorf("SaveOver wrote %d filters, want %d", len(got.Filters), len(r.Filters))
+			}
+		})
 	}
+}
+
+// TestRecoverAutosaveWithoutBase: an autosave that does not say which version of its file it
+// follows (written before ssmlab recorded it) saves over no file without asking first.
+func TestRecoverAutosaveWithoutBase(t *testing.T) {
+	dir := t.TempDir()
+	auto := filepath.Join(dir, "autosave")
+	origin := filepath.Join(dir, "o.ssmlab")
+	ap := autosavedAfterSave(t, auto, origin)
+	var doc map[string]any
+	must(0, json.Unmarshal(must(os.ReadFile(ap)), &doc))
+	a := doc["autosave"].(map[string]any)
+	if _, ok := a["origin_sha256"]; !ok {
+		t.Fatalf("the autosave names no origin_sha256: %v", a)
+	}
+	delete(a, "origin_sha256")
+	must(0, os.WriteFile(ap, must(json.Marshal(doc)), 0o600))
+	r := must(sessions.RecoverAutosave(ap))
+	var ce *sessions.ChangedError
+	if err := r.Save(origin); !errors.As(err, &ce) {
+		t.Errorf("Save over a file of an unknown version: %v, want a *ChangedError", err)
+	}
+	r.RemoveAutosave()
 }

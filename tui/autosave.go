@@ -236,8 +236,11 @@ func (d *recoverDialog) view(m *Model, W, H int) string {
 			line = mark + a.Path + " · " + st.err.Render("cannot be recovered: "+oneLine(a.Err))
 		}
 		items[i] = []string{line}
-		if a.OriginNewer {
-			items[i] = append(items[i], "  "+st.warn.Render("⚠ "+a.Origin+" was saved after this: recovering would bring back older work"))
+		if a.OriginChanged != nil {
+			// wrapped: the file's name and the time it changed are the point of the line
+			for _, l := range strings.Split(wrap("⚠ "+oneLine(a.OriginChanged)+" (ctrl+s asks first)", w-6), "\n") {
+				items[i] = append(items[i], "  "+st.warn.Render(l))
+			}
 		}
 	}
 	// Border, title and blank line take 4 rows; the rest is the list's, so that a long list

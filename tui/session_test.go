@@ -162,6 +162,64 @@ func TestSaveNoticesChangeOnDisk(t *testing.T) {
 	}
 }
 
+// TestRecoveredSaveAsksOverLaterSave: QA finding 1's journey. Workbenches A and B open one
+// session file; A saves a rename; B renames too (its save asks, esc), autosaves after A's
+// save and is killed; C recovers B's work, and ctrl+s asks before saving over A's rename, as
+// B's own save did. It saved without a word: recovery trusted the file as it was unless it
+// was modified after the autosave, and A's save was older than B's autosave.
+func TestRecoveredSaveAsksOverLaterSave(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSession(t, dir, "s1.ssmlab")
+	autoB := filepath.Join(t.TempDir(), "autosave")
+	a := openModel(t, path, "", 120, 40)
+	b := openModel(t, path, autoB, 120, 40)
+	rename := func(m *Model, name string) {
+		t.Helper()
+		keys(t, m, ":")
+		typeText(t, m, "rename "+name)
+		keys(t, m, "enter")
+	}
+	rename(a, "w1name")
+	keys(t, a, "ctrl+s")
+	if got := names(loadSession(t, path)); !slices.Equal(got, []string{"w1name"}) {
+		t.Fatalf("A saved %v (status %q)", got, a.status.text)
+	}
+	rename(b, "w2name") // autosaved now, after A's save
+	keys(t, b, "ctrl+s")
+	if c, ok := dialogOf[*confirm](b); !ok || !strings.Contains(c.body, "changed on disk") {
+		t.Fatalf("B's save: %T, status %q", b.dialog, b.status.text)
+	}
+	keys(t, b, "esc")
+	autosaveHolds(t, autoB, "w2name")
+	// B is killed: its autosave stays (a copy, as in TestAutosaveAndRecovery).
+	killed := filepath.Join(t.TempDir(), "autosave")
+	if err := os.MkdirAll(killed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	files := autosaveFiles(t, autoB)
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(killed, filepath.Base(files[0])), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := openModel(t, "", killed, 160, 40)
+	if _, ok := dialogOf[*recoverDialog](c); !ok || !strings.Contains(screen(c), "(ctrl+s asks first)") {
+		t.Fatalf("the offer to recover does not say the file changed:\n%s", screen(c))
+	}
+	keys(t, c, "enter")
+	keys(t, c, "ctrl+s")
+	q, ok := dialogOf[*confirm](c)
+	if !ok || !strings.Contains(q.body, "changed on disk") {
+		t.Fatalf("C's save of the recovered work: %T, status %q", c.dialog, c.status.text)
+	}
+	keys(t, c, "esc")
+	if got := names(loadSession(t, path)); !slices.Equal(got, []string{"w1name"}) || !c.sess.Dirty() {
+		t.Fatalf("A's save is lost: the file holds %v", got)
+	}
+}
+
 // distilledSession is a workbench with a filter, kernels and a distilled result of the
 // filter, shown with a view worth restoring: the result selected, in zpk form, the phase
 // plot off, L = 128, a bank channel and a renamed item.
