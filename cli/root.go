@@ -13,13 +13,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/sigexit"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 )
@@ -31,12 +31,10 @@ const (
 	ExitUsage   = 2 // the command line is wrong
 	// ExitSignal plus a signal's number is the status of a command that signal cancelled
 	// (SIGINT, SIGTERM, SIGHUP): 130 for Ctrl-C, 143 for SIGTERM, 129 for SIGHUP, the
-	// status shells give a process the signal ended.
-	ExitSignal = 128
+	// status shells give a process the signal ended (package internal/sigexit, which the
+	// workbench follows too).
+	ExitSignal = sigexit.Base
 )
-
-// cancelSignals cancel a command: Ctrl-C, kill's default, a closed terminal.
-var cancelSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // Version is the version --version prints. Release builds set it with
 // -ldflags "-X github.com/ssmlab/ssmlab/cli.Version=v1.2.3"; otherwise the module version
@@ -56,7 +54,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		args = []string{} // cobra reads os.Args when given nil
 	}
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, cancelSignals...)
+	signal.Notify(sigs, sigexit.Signals...)
 	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -71,7 +69,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		cancel()
 		if g.close() {
 			fmt.Fprintf(stderr, "ssmlab: cancelled; %s\n", s.cancelNote())
-			return signalStatus(sig)
+			return sigexit.Status(sig)
 		}
 		// The results are being written: let that finish, unless asked again.
 		select {
@@ -79,16 +77,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return code
 		case sig := <-sigs:
 			fmt.Fprintln(stderr, "ssmlab: cancelled while writing the results: a file is the old or the new version, stdout may be cut short")
-			return signalStatus(sig)
+			return sigexit.Status(sig)
 		}
 	}
-}
-
-func signalStatus(sig os.Signal) int {
-	if n, ok := sig.(syscall.Signal); ok {
-		return ExitSignal + int(n)
-	}
-	return ExitSignal + 2
 }
 
 // execute runs the command line and returns the exit status.
