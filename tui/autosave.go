@@ -30,6 +30,9 @@ type diskState struct {
 	gen          uint64 // the session's generation when the last tick was set
 	uiChanged    bool   // the UI's state changed since
 	lastErr      string // the last autosave error shown (not repeated)
+	// discarded is set once the user discarded the unsaved work to quit: it is not kept
+	// for recovery, whatever ends the program then.
+	discarded bool
 }
 
 type autosaveTickMsg struct{}

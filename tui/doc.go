@@ -35,6 +35,8 @@
 //     and is dropped when the item has moved on. One response and one pole/zero computation
 //     per item are in flight at a time; the next starts when it returns.
 //   - One write of the session or its autosave is in flight at a time; a quit waits for it.
+//     A signal that ends a run (SIGTERM, SIGHUP, SIGINT from outside; Main) quits as a second
+//     ctrl+c does, keeping the unsaved work in the autosave, up to date.
 //   - Views render stored state. The plots pane caches its rendering by the pointers of the
 //     data it shows.
 //   - Job progress goes through a one-slot channel (the latest event wins) and is delivered

@@ -145,6 +145,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, m.burst(keys)
 		}
 		cmd = m.handleKey(msg)
+	case signalMsg:
+		cmd = m.endBySignal()
 	default:
 		cmd = m.route(msg)
 	}

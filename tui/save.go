@@ -223,6 +223,7 @@ const (
 func (m *Model) quit(how quitHow) tea.Cmd {
 	m.cancelJobs()
 	m.closeDialog()
+	m.disk.discarded = m.disk.discarded || how == quitDiscard
 	if m.disk.busy {
 		m.disk.quitWhenIdle = how
 		return nil
@@ -243,6 +244,29 @@ func (m *Model) quit(how quitHow) tea.Cmd {
 		}
 	}
 	return tea.Quit
+}
+
+// endBySignal ends the program for a signal that ends a run (Main): as a second ctrl+c at
+// the quit question, keeping the unsaved work, up to date, for recovery.
+func (m *Model) endBySignal() tea.Cmd {
+	if m.sess.Dirty() {
+		return m.quit(quitKeep)
+	}
+	return m.quit(quitClean)
+}
+
+// keepUnsaved autosaves the unsaved work now, unless the user discarded it, and reports
+// whether there is work kept for recovery: for after the program ended other than through
+// quit (a second signal, an error), or through quit(quitKeep), whose write it completes or
+// finds up to date. It blocks: Main calls it once the event loop is over.
+func (m *Model) keepUnsaved() (bool, error) {
+	if m.disk.interval < 0 || m.disk.discarded || !m.sess.Dirty() {
+		return false, nil
+	}
+	if _, err := m.snapshot().Autosave(m.disk.dir); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // open reads a file: a session to open in this one's place, or items to add to it.

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -218,6 +219,60 @@ func TestRecoveredSaveAsksOverLaterSave(t *testing.T) {
 	if got := names(loadSession(t, path)); !slices.Equal(got, []string{"w1name"}) || !c.sess.Dirty() {
 		t.Fatalf("A's save is lost: the file holds %v", got)
 	}
+}
+
+// TestSignalKeepsTheLastEdit: a signal that ends the run (Main passes it as a signalMsg)
+// quits as a second ctrl+c does, autosaving an edit made since the last autosave; a clean
+// session leaves no autosave, and work the user discarded to quit is not kept. QA finding 2:
+// SIGTERM quit through Bubble Tea's own handler, without the model seeing it, and the rename
+// of the last second was lost.
+func TestSignalKeepsTheLastEdit(t *testing.T) {
+	auto := t.TempDir()
+	m := openModel(t, "", auto, 120, 40)
+	addPreset(t, m, "pair")
+	autosaveHolds(t, auto, "pair")
+	// The rename, without its autosave tick: the signal comes within the interval.
+	for _, k := range append(append([]tea.KeyMsg{keyMsg(":")}, runes("rename edited")...), keyMsg("enter")) {
+		m.Update(k)
+	}
+	if m.selected().name != "edited" {
+		t.Fatalf("renamed to %q", m.selected().name)
+	}
+	autosaveHolds(t, auto, "pair")
+	send(t, m, signalMsg{sig: syscall.SIGTERM})
+	if !m.quitting {
+		t.Fatal("a signal did not end the program")
+	}
+	autosaveHolds(t, auto, "edited")
+	if kept, err := m.keepUnsaved(); !kept || err != nil {
+		t.Errorf("keepUnsaved after the signal: %v, %v", kept, err)
+	}
+
+	// Nothing unsaved: nothing kept.
+	clean := t.TempDir()
+	m = openModel(t, writeSession(t, t.TempDir(), "s.ssmlab"), clean, 120, 40)
+	send(t, m, signalMsg{sig: syscall.SIGHUP})
+	if kept, err := m.keepUnsaved(); kept || err != nil || !m.quitting || len(autosaveFiles(t, clean)) != 0 {
+		t.Errorf("a clean session: kept %v (%v), quitting %v, autosaves %v", kept, err, m.quitting, autosaveFiles(t, clean))
+	}
+
+	// Discarded to quit, the work is not kept, even if a signal ends the program then.
+	discarded := t.TempDir()
+	m = openModel(t, "", discarded, 120, 40)
+	addPreset(t, m, "pair")
+	keys(t, m, "q", "d")
+	if kept, err := m.keepUnsaved(); kept || err != nil || len(autosaveFiles(t, discarded)) != 0 {
+		t.Errorf("discarded: kept %v (%v), autosaves %v", kept, err, autosaveFiles(t, discarded))
+	}
+}
+
+// runes is each rune of s as a key.
+func runes(s string) []tea.KeyMsg {
+	var out []tea.KeyMsg
+	for _, r := range s {
+		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	return out
 }
 
 // distilledSession is a workbench with a filter, kernels and a distilled result of the

@@ -306,6 +306,85 @@ func TestTmuxKillRecover(t *testing.T) {
 	r.waitExit()
 }
 
+// TestTmuxSignalKeepsTheLastEdit: SIGTERM sent as soon as the screen shows an edit ends the
+// workbench with status 143, the edit autosaved, and the next start offers it; closing the
+// terminal (tmux kill-session: SIGHUP, and the terminal gone) keeps the last edit too. QA
+// finding 2: SIGTERM exited 0 and SIGHUP died, both without the edit of the last second.
+func TestTmuxSignalKeepsTheLastEdit(t *testing.T) {
+	r := startTmux(t)
+	r.Run("set-option", "-w", "-t", r.session, "remain-on-exit", "on")
+	r.wait("filters (0)", "welcome to ssmlab")
+	auto := filepath.Join(r.stateDir(), "ssmlab", "autosave")
+	autosaved := func(text string) func() bool {
+		return func() bool {
+			files, _ := filepath.Glob(filepath.Join(auto, "untitled-*"+sessions.Extension))
+			if len(files) != 1 {
+				return false
+			}
+			data, err := os.ReadFile(files[0])
+			return err == nil && strings.Contains(string(data), text)
+		}
+	}
+	r.command("preset butter order=4")
+	r.wait("added butter4")
+	r.poll("an autosave of butter4", autosaved(`"name": "butter4"`))
+	r.command("rename edited")
+	r.wait("renamed butter4 to edited")
+	seen := time.Now()
+	pid, err := strconv.Atoi(strings.TrimSpace(r.Run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// Under the 1 s autosave interval, the edit is on disk only if the signal put it there.
+	t.Logf("SIGTERM sent %v after the screen showed the rename", time.Since(seen).Round(time.Millisecond))
+	var status string
+	r.poll("the exit", func() bool {
+		out := strings.Fields(r.Run("display-message", "-p", "-t", r.session, "#{pane_dead} #{pane_dead_status}"))
+		if len(out) == 2 && out[0] == "1" {
+			status = out[1]
+			return true
+		}
+		return false
+	})
+	if status != "143" {
+		t.Errorf("exit status %s after SIGTERM, want 143", status)
+	}
+	// stderr's last line, once the screen is restored (in the history, above the visible lines)
+	if s := r.Run("capture-pane", "-p", "-S", "-", "-t", r.session); !strings.Contains(s, "ssmlab: ended by SIGTERM; the unsaved work is kept for recovery: run ssmlab again to recover it") {
+		t.Errorf("no word of the signal and the work kept:\n%s", s)
+	}
+	if !autosaved(`"name": "edited"`)() {
+		t.Fatal("the autosave lacks the rename")
+	}
+	r.Run("kill-session", "-t", r.session)
+	r.waitExit()
+
+	r.start()
+	r.wait("recover unsaved work?", "an untitled session")
+	r.keys("Enter")
+	r.wait("recovered an untitled session", "edited")
+	r.command("rename closed")
+	r.wait("renamed edited to closed")
+	pid, err = strconv.Atoi(strings.TrimSpace(r.Run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Run("kill-session", "-t", r.session) // the terminal closes
+	// gone, it holds its autosave's lock no more: the next start may offer it
+	r.poll("the end of the process", func() bool { return syscall.Kill(pid, 0) != nil })
+	if !autosaved(`"name": "closed"`)() {
+		t.Fatal("the autosave lacks the rename made before the terminal closed")
+	}
+	r.start()
+	r.wait("recover unsaved work?", "an untitled session")
+	r.keys("Enter")
+	r.wait("recovered an untitled session", "closed")
+	r.quitDiscarding()
+}
+
 // selectedLine returns the filters list's line with the focused cursor.
 func selectedLine(s string) string {
 	for _, l := range strings.Split(s, "\n") {
