@@ -96,6 +96,27 @@ func (p *prompt) view(m *Model, w, _ int) string {
 
 func (p *prompt) hint() string { return "enter confirms · esc cancels" }
 
+// question is a dialog answered with a key (a confirmation, the offer to recover unsaved
+// work). Many open by themselves, when a result comes back (an export over a file that
+// exists, a save over a changed one), so keys meant for something else may reach one:
+//
+//   - it takes only the keys it names, and esc; any other key is dropped, neither closing
+//     it nor reaching the panes behind it;
+//   - a key that arrived with others, in one read of the terminal (typed ahead while the
+//     workbench was busy, pasted, sent by a script: a burst, Model.burst), answers no
+//     question: it was on its way before the question could be seen, even one that the
+//     burst's own first key asked. A key typed alone after the question appeared cannot be
+//     told, without a clock, from one typed just before it; for that, an answer that loses
+//     work is y (an overwrite), never a letter of the commands or paths likely to be typed
+//     next (o, which answered "overwrite?" from the o of ":export").
+type question interface {
+	dialog
+	question()
+}
+
+func (*confirm) question()       {}
+func (*recoverDialog) question() {}
+
 // confirm asks a question answered with a key; esc (and any key no choice names) keeps it
 // open or, for esc, closes it.
 type confirm struct {

@@ -180,7 +180,7 @@ func TestExportMissingDirectory(t *testing.T) {
 
 // TestSaveAndExportAskBeforeOverwriting: :save PATH and :export PATH over a file that
 // exists and is not the filter's own ask first, as :save-session PATH does; esc leaves the
-// file as it was and says so, o overwrites it. Saving again to the filter's own file does
+// file as it was and says so, y overwrites it. Saving again to the filter's own file does
 // not ask. Both overwrote the file without a word.
 func TestSaveAndExportAskBeforeOverwriting(t *testing.T) {
 	dir := t.TempDir()
@@ -208,9 +208,9 @@ func TestSaveAndExportAskBeforeOverwriting(t *testing.T) {
 		}
 		keys(t, m, ":")
 		typeText(t, m, tc.cmd+" "+path)
-		keys(t, m, "enter", "o")
+		keys(t, m, "enter", "y")
 		if data, _ := os.ReadFile(path); string(data) == theirs || m.dialog != nil || !strings.Contains(m.status.text, tc.done+path) {
-			t.Fatalf(":%s, o: the file holds %q, dialog %T, status %q", tc.cmd, data, m.dialog, m.status.text)
+			t.Fatalf(":%s, y: the file holds %q, dialog %T, status %q", tc.cmd, data, m.dialog, m.status.text)
 		}
 	}
 	// the file :save wrote is the filter's own: saving to it again does not ask
@@ -354,5 +354,70 @@ func TestExportOptionsRefusedFirst(t *testing.T) {
 	// the same options where the format takes them: each export runs
 	if st := exportCmd(t, m, filepath.Join(dir, "x.pt")+" dtype=bf16 prefix=layers.0. trunc_len=8 force"); st.level == levelError || exports != 1 {
 		t.Errorf("export x.pt: status %v %q after %d exports", st.level, st.text, exports)
+	}
+}
+
+// TestQuestionTakesOnlyItsKeys: QA finding 12. The :export of a file that exists asks
+// "overwrite?"; what is typed next without looking (the next command) must neither answer it
+// nor reach the panes. Its o answered "overwrite" and the letters after it moved a pole and
+// toggled the log scale. The question takes y, n and esc alone, other keys are dropped, and
+// keys that arrive together (typed ahead, pasted, scripted: one read of the terminal) answer
+// no question, not even one that the burst's own first key asked.
+func TestQuestionTakesOnlyItsKeys(t *testing.T) {
+	dir := t.TempDir()
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "pair")
+	m.setFocus(panePlots)
+	path := filepath.Join(dir, "b4n.json")
+	const theirs = "someone else's file\n"
+	if err := os.WriteFile(path, []byte(theirs), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gen, logScale := m.sess.Generation(), m.plots.logImpulse
+	unchanged := func(what string) {
+		t.Helper()
+		if data, _ := os.ReadFile(path); string(data) != theirs {
+			t.Fatalf("%s: the file was overwritten", what)
+		}
+		if _, ok := dialogOf[*confirm](m); !ok {
+			t.Fatalf("%s: the question closed (dialog %T, status %q)", what, m.dialog, m.status.text)
+		}
+		if m.sess.Generation() != gen || m.plots.logImpulse != logScale {
+			t.Fatalf("%s: keys reached the panes (generation %d → %d, log scale %v → %v)", what, gen, m.sess.Generation(), logScale, m.plots.logImpulse)
+		}
+	}
+	keys(t, m, ":")
+	typeText(t, m, "export "+path)
+	keys(t, m, "enter")
+	if c, ok := dialogOf[*confirm](m); !ok || !strings.Contains(c.body, "y overwrites") {
+		t.Fatalf("no question, or not with y: %T %+v", m.dialog, c)
+	}
+	// Keys typed one at a time: none answers but y and n (typed alone, after the question
+	// appeared, they are answers: nothing without a clock tells them from keys typed blind).
+	keys(t, m, ":")
+	typeText(t, m, "export /tmp/qa1/b4 overwrite-ish")
+	unchanged("typed one key at a time")
+	// The QA's next command, arriving at once: y and n do not answer either.
+	send(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("yes, :export b4n-tf.json tf")})
+	unchanged("typed ahead")
+	keys(t, m, "n")
+	if _, ok := dialogOf[*confirm](m); ok || !strings.Contains(m.status.text, "not exported: "+path+" is as it was") {
+		t.Fatalf("n: dialog %T, status %q", m.dialog, m.status.text)
+	}
+	keys(t, m, ":")
+	typeText(t, m, "export "+path)
+	keys(t, m, "enter", "y")
+	if data, _ := os.ReadFile(path); string(data) == theirs || m.dialog != nil {
+		t.Fatalf("y: the file holds %q, dialog %T", data, m.dialog)
+	}
+	// A burst's first key asks (x: delete the selected filter?); the rest cannot answer.
+	m.setFocus(paneList)
+	send(t, m, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("xy")})
+	if _, ok := dialogOf[*confirm](m); !ok || len(m.entries()) != 1 {
+		t.Fatalf("x y at once: dialog %T, %d filters", m.dialog, len(m.entries()))
+	}
+	keys(t, m, "y")
+	if len(m.entries()) != 0 {
+		t.Errorf("y did not delete: %d filters", len(m.entries()))
 	}
 }

@@ -177,10 +177,16 @@ func splitBurst(msg tea.KeyMsg) []tea.KeyMsg {
 	return out
 }
 
-// burst handles each key of a burst as if it came alone, stopping at a quit.
+// burst handles each key of a burst as if it came alone, stopping at a quit, and at a
+// question: the rest of the burst was typed before it could be seen, and answers nothing
+// (question).
 func (m *Model) burst(keys []tea.KeyMsg) tea.Cmd {
 	var cmds []tea.Cmd
-	for _, k := range keys {
+	for i, k := range keys {
+		if _, ok := m.dialog.(question); ok {
+			m.setStatus(levelWarn, fmt.Sprintf("%d key(s) typed ahead were ignored: they do not answer a question asked after them", len(keys)-i))
+			break
+		}
 		_, cmd := m.Update(k)
 		cmds = append(cmds, cmd)
 		if m.quitting {

@@ -88,11 +88,13 @@ func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
 	var changed *sessions.ChangedError
 	var exists *ExistsError
 	again := func(m *Model) tea.Cmd { return m.saveSession(r.path, true, r.then) }
+	// asked once no other dialog is open, as :export's question: the palette being typed in
+	// when the save comes back keeps its keys
 	switch {
 	case errors.As(msg.err, &changed):
-		m.openDialog(overwriteQuestion(changed.Error()+".", ":save-session PATH saves elsewhere", "not saved", again))
+		m.ask = overwriteQuestion(changed.Error()+".", ":save-session PATH saves elsewhere", "not saved", again)
 	case errors.As(msg.err, &exists):
-		m.openDialog(overwriteQuestion(r.path+" exists and is not this session's file.", ":save-session PATH saves elsewhere", "not saved", again))
+		m.ask = overwriteQuestion(r.path+" exists and is not this session's file.", ":save-session PATH saves elsewhere", "not saved", again)
 	case msg.err != nil:
 		m.setError(msg.err)
 		if r.then.quit {
@@ -113,13 +115,14 @@ func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
 	return m.idle()
 }
 
-// overwriteQuestion asks whether a write may overwrite the file it refused to (why): o
-// writes it again, over it (again); esc says cancelled. elsewhere says how to write to
+// overwriteQuestion asks whether a write may overwrite the file it refused to (why): y
+// writes it again, over it (again); n or esc says cancelled. elsewhere says how to write to
 // another file.
 func overwriteQuestion(why, elsewhere, cancelled string, again func(m *Model) tea.Cmd) *confirm {
-	return &confirm{title: "overwrite?", body: why + "\n\no overwrites it · esc cancels (" + elsewhere + ")",
-		choices: []choice{{keys: []string{"o", "O"}, run: again}},
-		cancel:  func(m *Model) { m.setStatus(levelInfo, cancelled) }}
+	cancel := func(m *Model) { m.setStatus(levelInfo, cancelled) }
+	return &confirm{title: "overwrite?", body: why + "\n\ny overwrites it · n or esc cancels (" + elsewhere + ")",
+		choices: []choice{{keys: []string{"y", "Y"}, run: again}, {keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { cancel(m); return nil }}},
+		cancel:  cancel}
 }
 
 // idle starts what waited for the write in flight to end: a save asked for meanwhile, or

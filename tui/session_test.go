@@ -145,9 +145,9 @@ func TestSaveNoticesChangeOnDisk(t *testing.T) {
 	if got := names(loadSession(t, s1)); !slices.Equal(got, []string{"start", "theirs"}) || !m.sess.Dirty() {
 		t.Fatalf("esc: the file holds %v", got)
 	}
-	keys(t, m, "ctrl+s", "o")
+	keys(t, m, "ctrl+s", "y")
 	if got := names(loadSession(t, s1)); !slices.Equal(got, []string{"start", "pair"}) || m.sess.Dirty() {
-		t.Fatalf("o: the file holds %v, status %q", got, m.status.text)
+		t.Fatalf("y: the file holds %v, status %q", got, m.status.text)
 	}
 	// save as a file that exists
 	other := writeSession(t, dir, "other.ssmlab")
@@ -157,7 +157,7 @@ func TestSaveNoticesChangeOnDisk(t *testing.T) {
 	if c, ok := dialogOf[*confirm](m); !ok || !strings.Contains(c.body, "exists") {
 		t.Fatalf("save as an existing file: %T, status %q", m.dialog, m.status.text)
 	}
-	keys(t, m, "o")
+	keys(t, m, "y")
 	if got := names(loadSession(t, other)); len(got) != 2 || m.sess.Path != other {
 		t.Fatalf("overwrote %v", got)
 	}
