@@ -91,6 +91,8 @@ func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
 	// asked once no other dialog is open, as :export's question: the palette being typed in
 	// when the save comes back keeps its keys
 	switch {
+	case errors.As(msg.err, &changed) && changed.Removed:
+		m.ask = saveAnewQuestion(changed.Error()+".", r.path, again)
 	case errors.As(msg.err, &changed):
 		m.ask = overwriteQuestion(changed.Error()+".", ":save-session PATH saves elsewhere", "not saved", again)
 	case errors.As(msg.err, &exists):
@@ -119,10 +121,23 @@ func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {
 // writes it again, over it (again); n or esc says cancelled. elsewhere says how to write to
 // another file.
 func overwriteQuestion(why, elsewhere, cancelled string, again func(m *Model) tea.Cmd) *confirm {
+	return yesQuestion("overwrite?", why+"\n\ny overwrites it · n or esc cancels ("+elsewhere+")", cancelled, again)
+}
+
+// saveAnewQuestion asks whether to save the session as its file, which was removed since it
+// was opened or saved (why): there is nothing to overwrite, but the removal may have been
+// meant. y saves it (again); n or esc says not saved.
+func saveAnewQuestion(why, path string, again func(m *Model) tea.Cmd) *confirm {
+	return yesQuestion("save anew?", why+"\n\ny saves the session as "+path+" anew · n or esc cancels (:save-session PATH saves elsewhere)", "not saved", again)
+}
+
+// yesQuestion asks a question that y answers with yes; n or esc says cancelled.
+func yesQuestion(title, body, cancelled string, yes func(m *Model) tea.Cmd) *confirm {
 	cancel := func(m *Model) { m.setStatus(levelInfo, cancelled) }
-	return &confirm{title: "overwrite?", body: why + "\n\ny overwrites it · n or esc cancels (" + elsewhere + ")",
-		choices: []choice{{keys: []string{"y", "Y"}, run: again}, {keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { cancel(m); return nil }}},
-		cancel:  cancel}
+	return &confirm{title: title, body: body, cancel: cancel, choices: []choice{
+		{keys: []string{"y", "Y"}, run: yes},
+		{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { cancel(m); return nil }},
+	}}
 }
 
 // idle starts what waited for the write in flight to end: a save asked for meanwhile, or

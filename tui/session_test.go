@@ -163,6 +163,32 @@ func TestSaveNoticesChangeOnDisk(t *testing.T) {
 	}
 }
 
+// TestSaveOverRemovedFileAsksToSaveAnew: the session's file removed since it was opened, a
+// save asks whether to make it anew, saying so: it asked "overwrite?" and "o overwrites it",
+// with nothing there to overwrite (QA finding 15). esc saves nothing; y saves the file.
+func TestSaveOverRemovedFileAsksToSaveAnew(t *testing.T) {
+	s1 := writeSession(t, t.TempDir(), "s1.ssmlab")
+	m := openModel(t, s1, "", 120, 40)
+	addPreset(t, m, "pair")
+	if err := os.Remove(s1); err != nil {
+		t.Fatal(err)
+	}
+	keys(t, m, "ctrl+s")
+	c, ok := dialogOf[*confirm](m)
+	if !ok || c.title != "save anew?" || !strings.Contains(c.body, s1+" was removed") || !strings.Contains(c.body, "y saves the session as "+s1+" anew") ||
+		strings.Contains(c.title+c.body, "overwrite") {
+		t.Fatalf("the question: %T %+v", m.dialog, c)
+	}
+	keys(t, m, "esc")
+	if _, err := os.Stat(s1); !os.IsNotExist(err) || !m.sess.Dirty() || m.status.text != "not saved" {
+		t.Fatalf("esc: %v, dirty %v, status %q", err, m.sess.Dirty(), m.status.text)
+	}
+	keys(t, m, "ctrl+s", "y")
+	if got := names(loadSession(t, s1)); !slices.Equal(got, []string{"start", "pair"}) || m.sess.Dirty() {
+		t.Fatalf("y: the file holds %v, status %q", got, m.status.text)
+	}
+}
+
 // TestRecoveredSaveAsksOverLaterSave: QA finding 1's journey. Workbenches A and B open one
 // session file; A saves a rename; B renames too (its save asks, esc), autosaves after A's
 // save and is killed; C recovers B's work, and ctrl+s asks before saving over A's rename, as
