@@ -218,20 +218,7 @@ func TestRecoveredSaveAsksOverLaterSave(t *testing.T) {
 	}
 	keys(t, b, "esc")
 	autosaveHolds(t, autoB, "w2name")
-	// B is killed: its autosave stays (a copy, as in TestAutosaveAndRecovery).
-	killed := filepath.Join(t.TempDir(), "autosave")
-	if err := os.MkdirAll(killed, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	files := autosaveFiles(t, autoB)
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(killed, filepath.Base(files[0])), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	c := openModel(t, "", killed, 160, 40)
+	c := openModel(t, "", killedCopy(t, autoB), 160, 40) // B is killed: its autosave stays
 	if _, ok := dialogOf[*recoverDialog](c); !ok || !strings.Contains(screen(c), "(ctrl+s asks first)") {
 		t.Fatalf("the offer to recover does not say the file changed:\n%s", screen(c))
 	}
@@ -387,6 +374,30 @@ func autosaveFiles(t *testing.T, dir string) []string {
 	return m
 }
 
+// killedCopy stands for the workbench whose only autosave is in auto being killed: it returns a
+// new autosave directory holding a copy of that file, which the next start offers. (The
+// workbench in this process holds its own file's lock, as a running one does; a killed one
+// would not.)
+func killedCopy(t *testing.T, auto string) string {
+	t.Helper()
+	files := autosaveFiles(t, auto)
+	if len(files) != 1 {
+		t.Fatalf("autosaves %v", files)
+	}
+	dir := filepath.Join(t.TempDir(), "autosave")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.Base(files[0])), data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // TestAutosaveAndRecovery: every change is autosaved (0600, in a 0700 directory) before the
 // next one is made; at the next start the autosave left by a killed workbench is offered and
 // recovery shows exactly what was on screen; saving or a clean quit removes the autosave
@@ -410,18 +421,9 @@ func TestAutosaveAndRecovery(t *testing.T) {
 		}
 	}
 	want := withoutStatus(m)
-	// The process is killed: its autosave stays. (A copy stands for it: this process holds
-	// the file's lock, as a running workbench does, and a killed one would not.)
-	killed := filepath.Join(t.TempDir(), "autosave")
-	os.MkdirAll(killed, 0o700)
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(killed, filepath.Base(files[0])), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m2 := openModel(t, "", killed, 160, 48)
+	// The process is killed: its autosave stays.
+	dead := killedCopy(t, auto)
+	m2 := openModel(t, "", dead, 160, 48)
 	d, ok := dialogOf[*recoverDialog](m2)
 	if !ok || !strings.Contains(screen(m2), "an untitled session") || !strings.Contains(screen(m2), "3 filters, 1 target, 1 job") {
 		t.Fatalf("no offer to recover:\n%s", screen(m2))
@@ -439,7 +441,7 @@ func TestAutosaveAndRecovery(t *testing.T) {
 	keys(t, m2, ":")
 	typeText(t, m2, "save-session "+path)
 	keys(t, m2, "enter")
-	if left := autosaveFiles(t, killed); len(left) != 0 || m2.sess.Dirty() {
+	if left := autosaveFiles(t, dead); len(left) != 0 || m2.sess.Dirty() {
 		t.Errorf("saved, yet autosaves %v remain", left)
 	}
 	keys(t, m, "q", "d")
@@ -760,23 +762,7 @@ func TestRecoveredDeletionIsUnsaved(t *testing.T) {
 	if got := m.unsavedNames(); len(got) != 1 || got[0] != "gone (deleted)" {
 		t.Fatalf("before the crash: unsaved %v", got)
 	}
-	files := autosaveFiles(t, auto)
-	if len(files) != 1 {
-		t.Fatalf("autosaves %v", files)
-	}
-	// The process is killed: its autosave stays (a copy, as in TestAutosaveAndRecovery).
-	killed := filepath.Join(t.TempDir(), "autosave")
-	if err := os.MkdirAll(killed, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(killed, filepath.Base(files[0])), data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m2 := openModel(t, "", killed, 120, 40)
+	m2 := openModel(t, "", killedCopy(t, auto), 120, 40) // the process is killed: its autosave stays
 	if _, ok := dialogOf[*recoverDialog](m2); !ok {
 		t.Fatalf("no offer to recover:\n%s", screen(m2))
 	}

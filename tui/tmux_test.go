@@ -103,6 +103,30 @@ func (r *tmuxRun) command(line string) {
 	r.keys("Enter")
 }
 
+// pid is the program's process ID.
+func (r *tmuxRun) pid() int {
+	r.t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(r.Run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return pid
+}
+
+// autosave returns the untitled session's autosave file and what it holds; nil data when
+// there is not exactly one, or it cannot be read.
+func (r *tmuxRun) autosave() (string, []byte) {
+	files, _ := filepath.Glob(filepath.Join(r.stateDir(), "ssmlab", "autosave", "untitled-*"+sessions.Extension))
+	if len(files) != 1 {
+		return "", nil
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		return "", nil
+	}
+	return files[0], data
+}
+
 // quitDiscarding quits, discarding the unsaved work, and waits for the exit.
 func (r *tmuxRun) quitDiscarding() {
 	r.t.Helper()
@@ -225,18 +249,14 @@ func TestTmuxKillRecover(t *testing.T) {
 	var saved time.Time // when the program wrote the autosave path holds, by its own clock
 	autosaved := func(text string) func() bool {
 		return func() bool {
-			files, _ := filepath.Glob(filepath.Join(auto, "untitled-*"+sessions.Extension))
-			if len(files) != 1 {
-				return false
-			}
-			data, err := os.ReadFile(files[0])
+			file, data := r.autosave()
 			var f struct {
 				Autosave struct{ Saved time.Time } `json:"autosave"`
 			}
-			if err != nil || !strings.Contains(string(data), text) || json.Unmarshal(data, &f) != nil {
+			if !strings.Contains(string(data), text) || json.Unmarshal(data, &f) != nil {
 				return false
 			}
-			path, saved = files[0], f.Autosave.Saved
+			path, saved = file, f.Autosave.Saved
 			return true
 		}
 	}
@@ -268,11 +288,7 @@ func TestTmuxKillRecover(t *testing.T) {
 	}
 	before := r.capture()
 
-	pid, err := strconv.Atoi(strings.TrimSpace(r.Run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(r.pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	r.waitExit()
@@ -314,16 +330,8 @@ func TestTmuxSignalKeepsTheLastEdit(t *testing.T) {
 	r := startTmux(t)
 	r.Run("set-option", "-w", "-t", r.session, "remain-on-exit", "on")
 	r.wait("filters (0)", "welcome to ssmlab")
-	auto := filepath.Join(r.stateDir(), "ssmlab", "autosave")
 	autosaved := func(text string) func() bool {
-		return func() bool {
-			files, _ := filepath.Glob(filepath.Join(auto, "untitled-*"+sessions.Extension))
-			if len(files) != 1 {
-				return false
-			}
-			data, err := os.ReadFile(files[0])
-			return err == nil && strings.Contains(string(data), text)
-		}
+		return func() bool { _, data := r.autosave(); return strings.Contains(string(data), text) }
 	}
 	r.command("preset butter order=4")
 	r.wait("added butter4")
@@ -331,11 +339,7 @@ func TestTmuxSignalKeepsTheLastEdit(t *testing.T) {
 	r.command("rename edited")
 	r.wait("renamed butter4 to edited")
 	seen := time.Now()
-	pid, err := strconv.Atoi(strings.TrimSpace(r.Run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(r.pid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
 	// Under the 1 s autosave interval, the edit is on disk only if the signal put it there.
@@ -368,10 +372,7 @@ func TestTmuxSignalKeepsTheLastEdit(t *testing.T) {
 	r.wait("recovered an untitled session", "edited")
 	r.command("rename closed")
 	r.wait("renamed edited to closed")
-	pid, err = strconv.Atoi(strings.TrimSpace(r.Run("display-message", "-p", "-t", r.session, "#{pane_pid}")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pid := r.pid()
 	r.Run("kill-session", "-t", r.session) // the terminal closes
 	// gone, it holds its autosave's lock no more: the next start may offer it
 	r.poll("the end of the process", func() bool { return syscall.Kill(pid, 0) != nil })
