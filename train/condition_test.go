@@ -101,18 +101,24 @@ func TestFitsHoldWhenStored(t *testing.T) {
 
 // TestConditionFit gives conditionFit fits that cancel: a double pole written as two poles
 // 1e-7 apart, and an FIR tap at t = 2 written as a pair at radius 2e-9, each with an error
-// of about 5e-3 (what no filter of the order fits), as trained kernels have. Stored in
-// float32 as the modal layouts store them, they lose more than their error; conditioned,
-// they lose less than a tenth of it, and their error is within condErrorRatio of what it
-// was. A conditioned fit comes back as it is.
+// of about 5e-3 (what no filter of the order fits), as trained kernels have; and a double
+// pole at the radius bound written as two poles 1e-8 apart, with an error of 2.1e-4, which no
+// inward move parts within condErrorRatio (the smallest, 1e-5, rises to 2.5e-4) and a
+// conjugate pair writes. Stored in float32 as the modal layouts store them, they lose
+// more than their error; conditioned, they lose less than a tenth of it, and their error is
+// within condErrorRatio of what it was. A conditioned fit comes back as it is.
 func TestConditionFit(t *testing.T) {
 	const m = 256
-	y := make([]float64, m)
-	for i := 1; i < m; i++ {
-		tau := float64(i - 1)
-		y[i] = 0.02*tau*math.Pow(0.995, tau) + math.Pow(0.9, tau) + 0.3*math.Pow(0.7, tau)*math.Cos(0.4*tau) +
-			0.01*math.Sin(0.37*tau*tau)
+	target := func(double, rho, noise float64) []float64 {
+		y := make([]float64, m)
+		for i := 1; i < m; i++ {
+			tau := float64(i - 1)
+			y[i] = double*tau*math.Pow(rho, tau) + math.Pow(0.9, tau) + 0.3*math.Pow(0.7, tau)*math.Cos(0.4*tau) +
+				noise*math.Sin(0.37*tau*tau)
+		}
+		return y
 	}
+	y := target(0.02, 0.995, 0.01)
 	tap := append([]float64(nil), y...)
 	tap[2] += 0.5
 	stored := func(f *modalFit) float64 {
@@ -130,6 +136,7 @@ func TestConditionFit(t *testing.T) {
 	}{
 		{"double pole", y, []complex128{cmplx.Rect(0.7, 0.4)}, []float64{0.995, 0.995 * (1 - 1e-7), 0.9}},
 		{"tap", tap, []complex128{cmplx.Rect(0.7, 0.4), cmplx.Rect(2e-9, 0.3)}, []float64{0.995, 0.99, 0.9}},
+		{"double pole at the bound", target(0.002, 0.9999, 1e-4), []complex128{cmplx.Rect(0.7, 0.4)}, []float64{0.9999, 0.9999 * (1 - 1e-8), 0.9}},
 	} {
 		s := poleSet{pairs: len(c.pairs), reals: len(c.reals), rmax: 0.9999}
 		f := refitResidues(c.y, s, c.pairs, c.reals, c.y[0])
@@ -254,6 +261,39 @@ func TestDiagonalNearlyRealPair(t *testing.T) {
 		}
 		if e := filters.RelDiff(want, d.Impulse(length)); !(e < 1e-9) {
 			t.Errorf("θ = %g: the diagonal filter's response is %.3g from the fit's", theta, e)
+		}
+	}
+}
+
+// TestDoublePoleHoldsFloat32 fits, at n = 16 as a whole-model distill does (form diagonal),
+// two channels of a 24-layer Hyena model whose fits want a double pole
+// (testdata/doublepole/gen_doublepole.py), and reads each back from float32 tensors of the
+// modal layouts: within the bar distill's read-back check holds a layer's channel to (the
+// larger of float32's 1e-4 and a tenth of its fit error: sessions.ReadBackLimit and
+// distilledReadBackShare). Unconditioned, layer 20's channel 2 had two real poles 1e-8
+// apart at the radius bound 0.9999 with residues ±1.66e4, which the inward moves could not
+// part (the smallest, 1e-5, rose from 4.88e-5 to 2.1e-4) nor the snap to float32 keep (both
+// round to one value), and read back to 0.52; layer 23's channel 15, two 2.6e-7 apart at
+// 0.9962 with ±3.2e3, to 0.075.
+func TestDoublePoleHoldsFloat32(t *testing.T) {
+	targets, err := trainedFilters("testdata/doublepole/hyena24.npy", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := withOrder(DefaultSpec(), 16)
+	spec.Form = filters.FormDiagonal
+	res, err := Run(context.Background(), Job{Spec: spec, Targets: targets}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ch, f := range res.Filters {
+		d, ok := f.(*filters.Diagonal)
+		if !ok {
+			t.Fatalf("channel %d is %s", ch, f.Form())
+		}
+		fit := res.Report.Channels[ch].RelError
+		if e := readBack(t, d, arrays.Float32, len(targets[ch])); !(e <= math.Max(1e-4, fit/10)) {
+			t.Errorf("channel %d: fit error %.3g; stored in float32 it reads back to %.3g", ch, fit, e)
 		}
 	}
 }
