@@ -2,6 +2,7 @@ package sessions
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -57,7 +58,8 @@ type Assembly struct {
 }
 
 // Assemble makes the distilled checkpoint of c from its units' results (every unit of the
-// plan, in order).
+// plan, in order). Where no layout tried holds some layers' fits (and o.Force is not set),
+// its error names every such layer.
 func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*Assembly, error) {
 	a := &Assembly{c: c, format: o.Format, fresh: map[int][]byte{}}
 	a.Manifest = plan.Manifest{Format: plan.ManifestFormat, Input: c.Input, Options: o.Options, Skipped: c.Skipped}
@@ -66,6 +68,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		byLayer[r.Unit.Prefix] = append(byLayer[r.Unit.Prefix], r)
 	}
 	var layers []exported
+	var unwritten []unheld // layers no layout holds: one error names them all
 	for _, l := range c.Layers {
 		rs := byLayer[l.Prefix]
 		var fs []filters.Filter
@@ -76,6 +79,10 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 				return nil, inputf("layer %q: a MIMO layer comes as one reduced unit, not %d units", l.Prefix, len(rs))
 			}
 			tensors, rec, note, err := exportMIMOLayer(c, l, rs[0], o, 0)
+			if u := (unheld{}); errors.As(err, &u) {
+				unwritten = append(unwritten, u)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -100,12 +107,19 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 			return nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
 		}
 		tensors, rec, note, err := exportLayer(l, fs, shared, fitErrors(recs, len(fs)), o, 0)
+		if u := (unheld{}); errors.As(err, &u) {
+			unwritten = append(unwritten, u)
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
 		rec.Channels = recs
 		rec.Warnings = l.Warnings
 		layers = append(layers, exported{l: l, fs: fs, shared: shared, tensors: tensors, rec: rec, note: note})
+	}
+	if len(unwritten) > 0 {
+		return nil, unheldError(unwritten)
 	}
 	padToWidest(c, layers, o)
 	replaced := map[string]string{} // tensor → prefix of the layer replacing it
@@ -399,19 +413,68 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		}
 		return tensors, rec, note, nil
 	}
-	msg := fmt.Sprintf("layer %q: no layout tried holds the fit: %s", l.Prefix, strings.Join(failures, "; "))
+	u := unheld{prefix: l.Prefix, what: "no layout tried holds the fit: " + strings.Join(failures, "; "), force: last != nil, other: "--to-layout picks another layout, --dtype another element type"}
 	if last == nil {
 		// No layout could represent the fit at all: there are no tensors to force.
-		return nil, rec, "", inputf("%s (--to-layout picks another layout)", msg)
+		u.other = "--to-layout picks another layout"
 	}
-	if !o.Force {
-		return nil, rec, "", inputf("%s (--force writes it anyway; --to-layout picks another layout, --dtype another element type)", msg)
+	if !u.force || !o.Force {
+		return nil, rec, "", u
 	}
+	msg := u.message()
 	for _, t := range last {
 		rec.Tensors = append(rec.Tensors, t.Name)
 	}
 	rec.Why = strings.Join(failures, "; ")
 	return last, rec, "written anyway (--force): " + msg, nil
+}
+
+// unheld is a layer whose tensors no layout tried writes within their limit (exportLayer,
+// exportMIMOLayer), as an error: Assemble goes on to the other layers and names every
+// such layer in one error (unheldError), so that a run of a model with several does not
+// stop at the first and name the next only when that one is fixed.
+type unheld struct {
+	prefix, what string
+	force        bool   // tensors were made, which --force writes
+	other        string // the other ways out: "--to-layout picks another layout, …"
+}
+
+func (u unheld) Error() string   { return u.message() + u.hint("it") }
+func (u unheld) Unwrap() []error { return []error{ErrInvalid} }
+
+// message is what went wrong, without the advice: layer "P": no layout tried holds the fit: ….
+func (u unheld) message() string { return fmt.Sprintf("layer %q: %s", u.prefix, u.what) }
+
+// hint is the advice, for one layer (it) or several (them).
+func (u unheld) hint(pronoun string) string {
+	if u.force {
+		return fmt.Sprintf(" (--force writes %s anyway; %s)", pronoun, u.other)
+	}
+	return fmt.Sprintf(" (%s)", u.other)
+}
+
+// unheldError is the error naming every layer of us: the advice once where it is the same
+// for all of them, else each layer's own.
+func unheldError(us []unheld) error {
+	if len(us) == 1 {
+		return us[0]
+	}
+	same := true
+	for _, u := range us {
+		same = same && u.force == us[0].force && u.other == us[0].other
+	}
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = u.message()
+		if !same {
+			parts[i] += u.hint("it")
+		}
+	}
+	msg := fmt.Sprintf("%d layers cannot be written: %s", len(us), strings.Join(parts, "; "))
+	if same {
+		msg += us[0].hint("them")
+	}
+	return inputf("%s", msg)
 }
 
 // writtenType is the element type a layer's tensors are written in: the one asked for, else
@@ -502,12 +565,12 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	}
 	if check.Failed() {
 		text, _ := check.Summary("")
-		msg := fmt.Sprintf("layer %q: the reduced layer %s", l.Prefix, text)
+		u := unheld{prefix: l.Prefix, what: "the reduced layer " + text, force: true, other: "--dtype another element type"}
 		if !o.Force {
-			return nil, rec, "", inputf("%s (--force writes it anyway; --dtype another element type)", msg)
+			return nil, rec, "", u
 		}
 		rec.Why = text
-		note += "; written anyway (--force): " + msg
+		note += "; written anyway (--force): " + u.message()
 	}
 	return tensors, rec, note, nil
 }

@@ -33,17 +33,7 @@ func TestAssembleHoldsDistilledLayersToTheirFit(t *testing.T) {
 	if len(ck.Layers) != 1 || l.Channels != 3 || l.RawType != "F32" {
 		t.Fatalf("%s: want one float32 layer of 3 channels, have %d layers, the first %+v", path, len(ck.Layers), l)
 	}
-	diag := func(poles, residues []complex128) filters.Filter {
-		var ps, rs []complex128
-		for i, p := range poles {
-			ps, rs = append(ps, p, cmplx.Conj(p)), append(rs, residues[i], cmplx.Conj(residues[i]))
-		}
-		f, err := filters.NewDiagonal(ps, rs, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	diag := func(poles, residues []complex128) filters.Filter { return diagonalPairs(t, poles, residues) }
 	plain := diag([]complex128{cmplx.Rect(0.8, 0.5)}, []complex128{0.3 - 0.1i})
 	// Two pairs of poles 5e-5 apart with opposite residues: the response is the difference
 	// of two larger ones, which rounding the poles' parts to float32 (about 3e-8) moves by
@@ -123,4 +113,66 @@ func TestAssembleOffersNoForceWithoutTensors(t *testing.T) {
 			t.Errorf("force %v: %v, want it refused without offering --force", force, err)
 		}
 	}
+}
+
+// TestAssembleNamesEveryUnheldLayer: where several layers' tensors read back above their
+// limit in every layout tried, the refusal names each of them, with the advice once; it named
+// the first and stopped (a 24-layer Hyena model failed on layer 20, and on layer 23 only once
+// that was fixed). A layer that reads back is not named.
+func TestAssembleNamesEveryUnheldLayer(t *testing.T) {
+	const path = "../testdata/scale/hyena_lm.safetensors"
+	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{ToLayout: "stripedhyena"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	if len(ck.Layers) != 3 {
+		t.Fatalf("%s: %d layers, want 3", path, len(ck.Layers))
+	}
+	plain := diagonalPairs(t, []complex128{cmplx.Rect(0.8, 0.5)}, []complex128{0.3 - 0.1i})
+	// Two pairs 5e-5 apart with opposite residues, fitted to 2e-3: float32 rounding moves it
+	// by some 3e-8/5e-5 of itself, above 1e-4 and a tenth of 2e-3 (TestAssembleHoldsDistilledLayersToTheirFit).
+	cancelling := diagonalPairs(t, []complex128{cmplx.Rect(0.9, 0.3), cmplx.Rect(0.9+5e-5, 0.3)}, []complex128{1, -1})
+	var res []*plan.UnitResult
+	for i, l := range ck.Layers {
+		fs := make([]filters.Filter, l.Channels)
+		recs := make([]plan.ChannelRecord, l.Channels)
+		for c := range fs {
+			fs[c] = plain
+			if i != 1 && c == 3 {
+				fs[c] = cancelling
+			}
+			recs[c] = plan.ChannelRecord{Channel: c, Order: fs[c].Order(), ChannelReport: train.ChannelReport{RelError: 2e-3, Stable: true}}
+		}
+		res = append(res, &plan.UnitResult{Unit: plan.Unit{Prefix: l.Prefix, Lo: 0, Hi: l.Channels, Length: l.Length, Order: 4}, Filters: fs, Channels: recs})
+	}
+	_, err = sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatSafetensors, Options: plan.Options{ToLayout: "stripedhyena"}})
+	if err == nil {
+		t.Fatal("assembled layers that read back above their limit")
+	}
+	msg := err.Error()
+	for i, l := range ck.Layers {
+		named := strings.Contains(msg, fmt.Sprintf("layer %q: no layout tried holds the fit: stripedhyena: ", l.Prefix))
+		if named != (i != 1) {
+			t.Errorf("layer %d named %v in %q", i, named, msg)
+		}
+	}
+	if !errors.Is(err, sessions.ErrInvalid) || !strings.HasPrefix(msg, "2 layers cannot be written: ") ||
+		strings.Count(msg, "--force") != 1 || !strings.HasSuffix(msg, "(--force writes them anyway; --to-layout picks another layout, --dtype another element type)") {
+		t.Errorf("%v", err)
+	}
+}
+
+// diagonalPairs is the modal filter of the conjugate pairs of poles, with the residues.
+func diagonalPairs(t *testing.T, poles, residues []complex128) filters.Filter {
+	t.Helper()
+	var ps, rs []complex128
+	for i, p := range poles {
+		ps, rs = append(ps, p, cmplx.Conj(p)), append(rs, residues[i], cmplx.Conj(residues[i]))
+	}
+	f, err := filters.NewDiagonal(ps, rs, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
