@@ -46,7 +46,7 @@ func addModelFlags(f *pflag.FlagSet, m *modelFlags) {
 	f.StringVar(&m.workDir, "work-dir", "", "checkpoint: keep each fitted unit in `DIR`, so that the same command run again skips them (default OUT.work)")
 	f.IntVar(&m.chunk, "chunk", 64, "checkpoint: the most channels fitted as one unit of work")
 	f.IntVar(&m.maxOrder, "max-order", 64, "--order auto: the largest order a channel gets")
-	f.BoolVar(&m.force, "force", false, "checkpoint: write a layer whose tensors read back beyond their dtype's limit in every layout tried")
+	f.BoolVar(&m.force, "force", false, "checkpoint: write a layer whose tensors read back beyond their dtype's limit in every layout tried (with a warning)")
 	f.StringVar(&m.dtype, "dtype", "", "checkpoint: write the distilled layers' tensors as `T`: float64, float32 or bfloat16 (default: each layer's own)")
 }
 
@@ -529,6 +529,9 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	for _, n := range a.Notes {
 		fmt.Fprintf(s.err, "note: %s\n", n)
 	}
+	for _, w := range a.Warnings {
+		fmt.Fprintf(s.err, "warning: %s\n", w)
+	}
 	if !s.gate.open() {
 		return failf("%s: %w", out, errCancelled)
 	}
@@ -538,7 +541,7 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	if err := s.put(out+".manifest.json", manifest); err != nil {
 		return err
 	}
-	var worst, readBack float64
+	var worst, readBack, written float64 // written: the written channels' error, at most
 	chans, unstable, unreadable := 0, 0, false
 	layoutsWritten := map[string]int{}
 	for _, l := range a.Manifest.Layers {
@@ -551,6 +554,9 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 		for _, c := range l.Channels {
 			chans++
 			worst = max(worst, c.RelError)
+			if w, ok := c.WrittenError(); ok {
+				written = max(written, w)
+			}
 			if !c.Stable {
 				unstable++
 			}
@@ -565,8 +571,16 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	if unreadable {
 		rb = "some cannot be read back"
 	}
-	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s, %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable\n",
-		out, format, len(a.Tensors()), strings.Join(lw, ", "), rb, out, chans, worst, unstable)
+	asWritten := ""
+	switch {
+	case len(a.Warnings) == 0: // every layer reads back within its limit: as fitted
+	case unreadable:
+		asWritten = "; those are the fits': some layers written anyway cannot be read back"
+	default:
+		asWritten = fmt.Sprintf("; those are the fits': as written, with the layers written anyway, up to %.3g from the targets", written)
+	}
+	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s, %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable%s\n",
+		out, format, len(a.Tensors()), strings.Join(lw, ", "), rb, out, chans, worst, unstable, asWritten)
 	return nil
 }
 
@@ -647,7 +661,7 @@ Slurm batch script and a Kubernetes manifest that end with it.`,
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the distilled checkpoint to `OUT` (.safetensors, .pt or .npz) and its manifest to OUT.manifest.json")
 	cmd.Flags().StringVar(&input, "input", "", "read the input checkpoint from `CKPT` instead of the path the parts recorded")
-	cmd.Flags().BoolVar(&force, "force", false, "write a layer whose tensors read back beyond their dtype's limit in every layout tried")
+	cmd.Flags().BoolVar(&force, "force", false, "write a layer whose tensors read back beyond their dtype's limit in every layout tried (with a warning)")
 	return cmd
 }
 

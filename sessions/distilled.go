@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,6 +50,9 @@ type Assembly struct {
 	// Notes say, one line each, what the user should know: the layers not written in the
 	// rtf layout and why, what of the input was not copied.
 	Notes []string
+	// Warnings say, one line each, what the user must not miss: the layers written with
+	// Force whose tensors do not read back within their limit.
+	Warnings []string
 
 	c      *Checkpoint
 	format arrays.Format
@@ -78,7 +82,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 			if len(rs) != 1 || rs[0].MIMO == nil {
 				return nil, inputf("layer %q: a MIMO layer comes as one reduced unit, not %d units", l.Prefix, len(rs))
 			}
-			tensors, rec, note, err := exportMIMOLayer(c, l, rs[0], o, 0)
+			tensors, rec, says, err := exportMIMOLayer(c, l, rs[0], o, 0)
 			if u := (unheld{}); errors.As(err, &u) {
 				unwritten = append(unwritten, u)
 				continue
@@ -86,7 +90,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 			if err != nil {
 				return nil, err
 			}
-			layers = append(layers, exported{l: l, mimo: rs[0], tensors: tensors, rec: rec, note: note})
+			layers = append(layers, exported{l: l, mimo: rs[0], tensors: tensors, rec: rec, says: says})
 			continue
 		}
 		for _, r := range rs {
@@ -106,7 +110,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		if len(fs) != l.Channels {
 			return nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
 		}
-		tensors, rec, note, err := exportLayer(l, fs, shared, fitErrors(recs, len(fs)), o, 0)
+		tensors, rec, says, err := exportLayer(l, fs, shared, recs, o, 0)
 		if u := (unheld{}); errors.As(err, &u) {
 			unwritten = append(unwritten, u)
 			continue
@@ -114,9 +118,8 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		if err != nil {
 			return nil, err
 		}
-		rec.Channels = recs
 		rec.Warnings = l.Warnings
-		layers = append(layers, exported{l: l, fs: fs, shared: shared, tensors: tensors, rec: rec, note: note})
+		layers = append(layers, exported{l: l, fs: fs, shared: shared, tensors: tensors, rec: rec, says: says})
 	}
 	if len(unwritten) > 0 {
 		return nil, unheldError(unwritten)
@@ -127,10 +130,13 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	outType := map[string]string{}
 	truncLens := map[int]bool{}
 	for _, e := range layers {
-		l, tensors, rec, note := e.l, e.tensors, e.rec, e.note
+		l, tensors, rec := e.l, e.tensors, e.rec
 		a.Manifest.Layers = append(a.Manifest.Layers, rec)
-		if note != "" {
-			a.Notes = append(a.Notes, note)
+		if e.says.note != "" {
+			a.Notes = append(a.Notes, e.says.note)
+		}
+		if e.says.warning != "" {
+			a.Warnings = append(a.Warnings, e.says.warning)
 		}
 		for _, name := range c.readFrom[l.Prefix] {
 			replaced[name] = l.Prefix
@@ -203,7 +209,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 }
 
 // exported is a layer as Assemble writes it: its fitted filters (or shared modes, or a MIMO
-// layer's reduced unit), its tensors, its record and its note.
+// layer's reduced unit), its tensors, its record and what it says of it.
 type exported struct {
 	l       ModelLayer
 	fs      []filters.Filter
@@ -211,8 +217,12 @@ type exported struct {
 	mimo    *plan.UnitResult // a MIMO layer's reduced unit
 	tensors []arrays.Named
 	rec     plan.LayerRecord
-	note    string
+	says    layerNotes
 }
+
+// layerNotes are what Assemble says of a layer written: a note (Assembly.Notes), and a
+// warning (Assembly.Warnings) where Force wrote it above its read-back limit.
+type layerNotes struct{ note, warning string }
 
 // padToWidest writes the layers of one modal layout again with its widest layer's state
 // size, the others' extra modes with no residue, so that one module (one d_state) loads every
@@ -237,18 +247,18 @@ func padToWidest(c *Checkpoint, layers []exported, o DistilledOptions) {
 		var rec plan.LayerRecord
 		var err error
 		if e.mimo != nil {
-			var note string
-			if tensors, rec, note, err = exportMIMOLayer(c, e.l, e.mimo, o, widest[lay]); err == nil {
-				e.note, e.rec.Module = note, rec.Module // the state size written
+			var says layerNotes
+			if tensors, rec, says, err = exportMIMOLayer(c, e.l, e.mimo, o, widest[lay]); err == nil {
+				e.says, e.rec.Module = says, rec.Module // the state size written
 			}
 		} else {
-			tensors, rec, _, err = exportLayer(e.l, e.fs, e.shared, fitErrors(e.rec.Channels, len(e.fs)), po, widest[lay])
+			tensors, rec, _, err = exportLayer(e.l, e.fs, e.shared, e.rec.Channels, po, widest[lay])
 		}
 		if err != nil {
-			e.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.note, layouts.PrefixName(e.l.Prefix), layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
+			e.says.note = strings.TrimPrefix(fmt.Sprintf("%s; layer %s: kept its %d modes (padded to %d: %v)", e.says.note, layouts.PrefixName(e.l.Prefix), layouts.ModalStateSize(lay, e.tensors), widest[lay], oneLineErr(err)), "; ")
 			continue
 		}
-		e.tensors, e.rec.ReadBackError, e.rec.Tensors = tensors, rec.ReadBackError, rec.Tensors
+		e.tensors, e.rec.ReadBackError, e.rec.Tensors, e.rec.Channels = tensors, rec.ReadBackError, rec.Tensors, rec.Channels
 	}
 }
 
@@ -322,19 +332,21 @@ func fitErrors(recs []plan.ChannelRecord, n int) []float64 {
 // exportLayer writes a layer's fitted filters in the layout asked for, or in rtf if its
 // tensors read back within their limit, else in the modal layout of its family, else in the
 // other modal layout. A channel's limit is its dtype's (ReadBackLimit) or
-// distilledReadBackShare of its fit error (fitErrs), whichever is larger. Filters fitted with
-// shared modes (shared, not nil) are written in the layer's own layout as such.
-func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes, fitErrs []float64, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
-	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length}
+// distilledReadBackShare of its fit error (recs), whichever is larger; the record's channels
+// are recs with the read-back errors of the tensors written. Filters fitted with shared modes
+// (shared, not nil) are written in the layer's own layout as such.
+func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes, recs []plan.ChannelRecord, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, layerNotes, error) {
+	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), Length: l.Length, Channels: recs}
+	fitErrs := fitErrors(recs, len(fs))
 	raw, dt, why := writtenType(l, o)
 	rec.DType = raw
 	if o.Options.ToLayout != "" {
 		lay, err := layouts.ParseLayout(o.Options.ToLayout)
 		if err != nil {
-			return nil, rec, "", inputError{err}
+			return nil, rec, layerNotes{}, inputError{err}
 		}
 		if !slices.Contains(layouts.ModuleLayouts, lay) {
-			return nil, rec, "", inputf("layout %s: a checkpoint's layers are written in a layout their model's module loads (%s); the fitted filters go to %s with ssmlab export", lay, layouts.JoinLayouts(layouts.ModuleLayouts), lay)
+			return nil, rec, layerNotes{}, inputf("layout %s: a checkpoint's layers are written in a layout their model's module loads (%s); the fitted filters go to %s with ssmlab export", lay, layouts.JoinLayouts(layouts.ModuleLayouts), lay)
 		}
 	}
 	tries := layoutsTried(l.Layout, layouts.Layout(o.Options.ToLayout))
@@ -346,7 +358,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 	if len(forms) > 1 { // orders fitted apart may come in different forms: one for the layout
 		var err error
 		if bank, _, err = filters.ConvertBank(bank, filters.FormDiagonal); err != nil {
-			return nil, rec, "", fmt.Errorf("layer %q: %w", l.Prefix, err)
+			return nil, rec, layerNotes{}, fmt.Errorf("layer %q: %w", l.Prefix, err)
 		}
 	}
 	doc := filters.Document{Bank: bank}
@@ -378,6 +390,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen, Errors: rb.Errors, FitErrors: fitErrs}
 		last = tensors
 		rec.ToLayout, rec.ReadBackError = string(lay), readBackError(rb.RelError, err)
+		rec.Channels = channelReadBacks(recs, rb.Errors, err)
 		if check.Failed() {
 			text, _ := check.Summary("") // the advice follows the list of failures
 			failures = append(failures, fmt.Sprintf("%s: %s", lay, text))
@@ -411,7 +424,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", layouts.PrefixName(l.Prefix), b), "; ")
 			rec.Module = b
 		}
-		return tensors, rec, note, nil
+		return tensors, rec, layerNotes{note: note}, nil
 	}
 	u := unheld{prefix: l.Prefix, what: "no layout tried holds the fit: " + strings.Join(failures, "; "), force: last != nil, other: "--to-layout picks another layout, --dtype another element type"}
 	if last == nil {
@@ -419,14 +432,30 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		u.other = "--to-layout picks another layout"
 	}
 	if !u.force || !o.Force {
-		return nil, rec, "", u
+		return nil, rec, layerNotes{}, u
 	}
-	msg := u.message()
 	for _, t := range last {
 		rec.Tensors = append(rec.Tensors, t.Name)
 	}
 	rec.Why = strings.Join(failures, "; ")
-	return last, rec, "written anyway (--force): " + msg, nil
+	return last, rec, layerNotes{warning: "written anyway (--force): " + u.message()}, nil
+}
+
+// channelReadBacks returns recs with each channel's read-back error (errs, from a
+// layouts.Check; none where the tensors cannot be read back, err, or a channel's error is
+// not a number), or recs itself where errs are not one a channel.
+func channelReadBacks(recs []plan.ChannelRecord, errs []float64, err error) []plan.ChannelRecord {
+	if len(errs) != len(recs) {
+		return recs
+	}
+	out := slices.Clone(recs)
+	for i, e := range errs {
+		out[i].ReadBackError = nil
+		if err == nil && !math.IsNaN(e) && !math.IsInf(e, 0) {
+			out[i].ReadBackError = &e
+		}
+	}
+	return out
 }
 
 // unheld is a layer whose tensors no layout tried writes within their limit (exportLayer,
@@ -505,13 +534,13 @@ func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType,
 // reduced layer. A bidirectional S5 layer's 2H outputs (Result.MIMO's) are written as C1 and
 // C2 by ExportMIMO from their number (one C of (H, 2P, 2) where the layer was read so,
 // c-init complex_normal); the note says which channels are which.
-func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, string, error) {
+func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, layerNotes, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), ToLayout: string(l.Layout), Length: l.Length, Channels: r.Channels, Warnings: l.Warnings}
 	raw, dt, why := writtenType(l, o)
 	rec.DType = raw
 	m, err := r.MIMO.System()
 	if err != nil {
-		return nil, rec, "", inputf("layer %q: the reduced layer: %v", l.Prefix, err)
+		return nil, rec, layerNotes{}, inputf("layer %q: the reduced layer: %v", l.Prefix, err)
 	}
 	opts := map[string]string{}
 	for _, name := range moduleSettings[l.Layout] {
@@ -522,7 +551,7 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	if _, given := c.options["log-step"]; l.Layout == layouts.S5 && !given {
 		step, err := c.file.Read(l.Prefix + "log_step")
 		if err != nil {
-			return nil, rec, "", fmt.Errorf("%s: %w", c.Path, err)
+			return nil, rec, layerNotes{}, fmt.Errorf("%s: %w", c.Path, err)
 		}
 		opts["log-step"] = strconv.FormatFloat(floats.Sum(step.Data)/float64(len(step.Data)), 'g', -1, 64)
 	} else if given {
@@ -531,11 +560,12 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	lo := layouts.Options{Values: opts, StateSize: stateSize}
 	tensors, err := layouts.ExportMIMO(m, l.Layout, lo, l.Prefix)
 	if err != nil {
-		return nil, rec, "", inputf("layer %q: %v", l.Prefix, oneLineErr(err))
+		return nil, rec, layerNotes{}, inputf("layer %q: %v", l.Prefix, oneLineErr(err))
 	}
 	rb, err := layouts.ReadBackMIMO(m, tensors, dt, l.Layout, lo, l.Prefix, l.Length)
 	check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Err: err, Layout: l.Layout, DType: dt, Errors: rb.Errors, FitErrors: fitErrors(r.Channels, m.Outputs)}
 	rec.ReadBackError = readBackError(rb.RelError, err)
+	rec.Channels = channelReadBacks(r.Channels, rb.Errors, err)
 	for _, t := range tensors {
 		rec.Tensors = append(rec.Tensors, t.Name)
 	}
@@ -563,16 +593,17 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	if why != "" {
 		note += "; " + why
 	}
+	says := layerNotes{note: note}
 	if check.Failed() {
 		text, _ := check.Summary("")
 		u := unheld{prefix: l.Prefix, what: "the reduced layer " + text, force: true, other: "--dtype another element type"}
 		if !o.Force {
-			return nil, rec, "", u
+			return nil, rec, layerNotes{}, u
 		}
 		rec.Why = text
-		note += "; written anyway (--force): " + u.message()
+		says.warning = "written anyway (--force): " + u.message()
 	}
-	return tensors, rec, note, nil
+	return tensors, rec, says, nil
 }
 
 // writeOptions are the settings a layer is written in layout lay with (and the rtf layout's

@@ -118,7 +118,7 @@ func TestAssembleOffersNoForceWithoutTensors(t *testing.T) {
 // TestAssembleNamesEveryUnheldLayer: where several layers' tensors read back above their
 // limit in every layout tried, the refusal names each of them, with the advice once; it named
 // the first and stopped (a 24-layer Hyena model failed on layer 20, and on layer 23 only once
-// that was fixed). A layer that reads back is not named.
+// that was fixed). A layer that reads back is not named. With Force, see below.
 func TestAssembleNamesEveryUnheldLayer(t *testing.T) {
 	const path = "../testdata/scale/hyena_lm.safetensors"
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{ToLayout: "stripedhyena"})
@@ -160,6 +160,39 @@ func TestAssembleNamesEveryUnheldLayer(t *testing.T) {
 	if !errors.Is(err, sessions.ErrInvalid) || !strings.HasPrefix(msg, "2 layers cannot be written: ") ||
 		strings.Count(msg, "--force") != 1 || !strings.HasSuffix(msg, "(--force writes them anyway; --to-layout picks another layout, --dtype another element type)") {
 		t.Errorf("%v", err)
+	}
+
+	// With Force both are written, each with a warning (they were notes, among the notes on
+	// layouts), and the manifest gives each channel's read-back error beside its fit's: the
+	// written tensors' distance from the fit, which the fit's error alone did not show.
+	a, err := sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatSafetensors, Options: plan.Options{ToLayout: "stripedhyena"}, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Warnings) != 2 || strings.Contains(strings.Join(a.Notes, "\n"), "written anyway") {
+		t.Errorf("warnings %q, notes %q: want the two layers written anyway as warnings", a.Warnings, a.Notes)
+	}
+	for i, w := range a.Warnings {
+		if p := ck.Layers[2*i].Prefix; !strings.HasPrefix(w, fmt.Sprintf("written anyway (--force): layer %q: no layout tried holds the fit", p)) {
+			t.Errorf("warning %d: %q, want layer %s written anyway", i, w, p)
+		}
+	}
+	limit := sessions.ReadBackLimit(arrays.Float32)
+	for i, l := range a.Manifest.Layers {
+		worst := 0.0
+		for c, ch := range l.Channels {
+			if ch.ReadBackError == nil {
+				t.Fatalf("layer %d channel %d: no read-back error", i, c)
+			}
+			e := *ch.ReadBackError
+			worst = max(worst, e)
+			if above := e > limit; above != (i != 1 && c == 3) {
+				t.Errorf("layer %d channel %d: reads back to %.3g (fit %.3g)", i, c, e, ch.RelError)
+			}
+		}
+		if l.ReadBackError == nil || *l.ReadBackError != worst {
+			t.Errorf("layer %d: read-back error %v, its channels' worst %.3g", i, l.ReadBackError, worst)
+		}
 	}
 }
 

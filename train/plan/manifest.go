@@ -92,8 +92,9 @@ type LayerRecord struct {
 }
 
 // ChannelRecord is one fitted channel: its index in the layer, the order and model it was
-// fitted at, train's report on it (rel_error, max_pole_radius, stable, …), the backend
-// that ran it and its share of the wall time of its fit (channels are fitted together).
+// fitted at, train's report on it (rel_error, the fit's error on its target;
+// max_pole_radius, stable, …), the backend that ran it and its share of the wall time of its
+// fit (channels are fitted together); in a manifest, its read-back error.
 type ChannelRecord struct {
 	Channel int         `json:"channel"`
 	Order   int         `json:"order"`
@@ -101,6 +102,22 @@ type ChannelRecord struct {
 	train.ChannelReport
 	Backend string  `json:"backend"`
 	Seconds float64 `json:"seconds,omitempty"`
+	// ReadBackError is the relative error of the channel's tensors as written (rounded to
+	// the layer's dtype, read back as the model's code reads them) against its fitted
+	// filter (WrittenError). Absent where the tensors cannot be read back, and in a work
+	// directory's units.
+	ReadBackError *float64 `json:"read_back_error,omitempty"`
+}
+
+// WrittenError bounds the relative error of the channel as written on its target:
+// RelError + ReadBackError·(1 + RelError), by the triangle inequality (‖w − t‖ ≤ ‖w − f‖ +
+// ‖f − t‖ for the target t, the fit f and the filter written w, with ‖f‖ ≤ (1 + RelError)‖t‖);
+// false without a read-back error.
+func (c ChannelRecord) WrittenError() (float64, bool) {
+	if c.ReadBackError == nil {
+		return 0, false
+	}
+	return c.RelError + *c.ReadBackError*(1+c.RelError), true
 }
 
 // Skipped is a layer left as it was.

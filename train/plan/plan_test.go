@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/floats"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -381,5 +383,36 @@ func TestExecuteLayerPoles(t *testing.T) {
 	f.Spec.Init = train.InitZeros
 	if _, err := Execute(context.Background(), f, us[:1], &kernels{}, memStore{}, nil); err != nil {
 		t.Errorf("zeros init: %v", err)
+	}
+}
+
+// TestWrittenErrorBounds: for a target t, a fit f and a filter written w, measured as distill
+// measures them (RelError ‖f − t‖/‖t‖, ReadBackError ‖w − f‖/‖f‖), WrittenError bounds
+// ‖w − t‖/‖t‖, and is reached where the two errors point the same way.
+func TestWrittenErrorBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	rel := func(a, b []float64) float64 { return floats.Distance(a, b, 2) / floats.Norm(b, 2) }
+	const n = 16
+	for trial := range 200 {
+		tg, e1, e2 := make([]float64, n), make([]float64, n), make([]float64, n)
+		for i := range n {
+			tg[i], e1[i], e2[i] = rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()
+		}
+		if trial%2 == 0 {
+			copy(e1, tg) // both errors along t: the bound is reached
+			copy(e2, tg)
+		}
+		f := floats.AddScaledTo(make([]float64, n), tg, math.Pow(10, -4*rng.Float64()), e1)
+		w := floats.AddScaledTo(make([]float64, n), f, math.Pow(10, -4*rng.Float64()), e2)
+		rb := rel(w, f)
+		c := ChannelRecord{ChannelReport: train.ChannelReport{RelError: rel(f, tg)}, ReadBackError: &rb}
+		bound, ok := c.WrittenError()
+		got := rel(w, tg)
+		if !ok || !(got <= bound*(1+1e-12)) || (trial%2 == 0 && !(got >= bound*(1-1e-12))) {
+			t.Errorf("trial %d: written %.6g from the target, bound %.6g (%v)", trial, got, bound, ok)
+		}
+	}
+	if _, ok := (ChannelRecord{}).WrittenError(); ok {
+		t.Error("a channel without a read-back error has a bound")
 	}
 }
