@@ -214,15 +214,8 @@ func TestSnappedPolesHoldFloat32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 16), Targets: targets}, CPU{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ch, f := range res.Filters {
-		d, ok := f.(*filters.Diagonal)
-		if !ok {
-			t.Fatalf("channel %d is %s", ch, f.Form())
-		}
+	_, ds := fitDiagonals(t, withOrder(DefaultSpec(), 16), targets)
+	for ch, d := range ds {
 		if e := readBack(t, d, arrays.Float32, 0); !(e <= 1e-4) {
 			t.Errorf("channel %d: reads back from float32 to %.3g", ch, e)
 		}
@@ -282,18 +275,30 @@ func TestDoublePoleHoldsFloat32(t *testing.T) {
 	}
 	spec := withOrder(DefaultSpec(), 16)
 	spec.Form = filters.FormDiagonal
-	res, err := Run(context.Background(), Job{Spec: spec, Targets: targets}, CPU{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ch, f := range res.Filters {
-		d, ok := f.(*filters.Diagonal)
-		if !ok {
-			t.Fatalf("channel %d is %s", ch, f.Form())
-		}
+	res, ds := fitDiagonals(t, spec, targets)
+	for ch, d := range ds {
 		fit := res.Report.Channels[ch].RelError
 		if e := readBack(t, d, arrays.Float32, len(targets[ch])); !(e <= math.Max(1e-4, fit/10)) {
 			t.Errorf("channel %d: fit error %.3g; stored in float32 it reads back to %.3g", ch, fit, e)
 		}
 	}
+}
+
+// fitDiagonals runs the job on the CPU and returns its result and its filters, each of
+// which must be modal.
+func fitDiagonals(t *testing.T, spec Spec, targets [][]float64) (*Result, []*filters.Diagonal) {
+	t.Helper()
+	res, err := Run(context.Background(), Job{Spec: spec, Targets: targets}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := make([]*filters.Diagonal, len(res.Filters))
+	for ch, f := range res.Filters {
+		d, ok := f.(*filters.Diagonal)
+		if !ok {
+			t.Fatalf("channel %d is %s", ch, f.Form())
+		}
+		ds[ch] = d
+	}
+	return res, ds
 }
