@@ -121,7 +121,7 @@
 // of balanced truncation counts each dropped σ with its estimated error. Minimal
 // removes uncontrollable, then unobservable, states by an orthogonal staircase with a stated
 // tolerance. ReduceMIMO applies the same square-root balanced truncation to a whole
-// filters.MIMO layer (LRU, S5, RotRNN), its Gramians in closed form from the modes, and
+// filters.MIMO layer (LRU, S5, RotRNN), the same factors with B and Cᵀ of several columns, and
 // returns the reduced layer diagonalised again, with its Hankel singular values and error
 // bound; RefitMIMO then refits its B and C by least squares over a length, its poles kept;
 // ReduceMIMOWithin finds the smallest order within a tolerance.
@@ -158,8 +158,9 @@
 //   - LDStack paper: Proposition 2 (parallel linear recurrences by scans).
 //   - LSSL paper: the Krylov kernel K = (CB, CAB, …), which Impulse computes.
 //   - R. H. Bartels and G. W. Stewart, Solution of the matrix equation AX + XB = C (1972);
-//     S. J. Hammarling, Numerical solution of the discrete-time, convergent, non-negative
-//     definite Lyapunov equation (1991); C. S. Kenney and A. J. Laub, Small-sample statistical
+//     S. J. Hammarling, Numerical solution of the stable, non-negative definite Lyapunov
+//     equation (1982) for a B of several columns, and Numerical solution of the discrete-time,
+//     convergent, non-negative definite Lyapunov equation (1991); C. S. Kenney and A. J. Laub, Small-sample statistical
 //     condition estimates for general matrix functions (1994);
 //     A. J. Laub et al., Computation of system balancing transformations (1987) for the
 //     square-root method; the discrete-time bound ‖H - H_r‖_∞ ≤ 2·Σ_{i>r} σᵢ (U. M. Al-Saggaf

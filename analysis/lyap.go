@@ -19,10 +19,11 @@ import (
 // quasi-triangular matrices, in the manner of Bartels and Stewart, 1972), and the Cholesky
 // factors of its Gramians by Hammarling's method (S. J. Hammarling, Numerical solution of the
 // discrete-time, convergent, non-negative definite Lyapunov equation, 1991): the factor U of
-// T·P·Tᴴ - P + b·bᴴ = 0, P = U·Uᴴ, comes from a back-substitution on the triangular T without P
-// ever being formed. Forming P first and factoring it loses every singular value of the factor
-// below √ε of its largest (the square root of P's rounding): on a 5×5 Jordan block at 0.99 that
-// was the smallest Hankel singular value, 5e-4·σ₁, printed as 0, and σ₁ 1.5% off.
+// T·P·Tᴴ - P + B·Bᴴ = 0, P = U·Uᴴ, B of one column or several, comes from a back-substitution
+// on the triangular T without P ever being formed. Forming P first and factoring it loses
+// every singular value of the factor below √ε of its largest (the square root of P's
+// rounding): on a 5×5 Jordan block at 0.99 that was the smallest Hankel singular value,
+// 5e-4·σ₁, printed as 0, and σ₁ 1.5% off.
 
 // schurSys is (T, B, C, D) with T upper quasi-triangular: 1×1 blocks and 2×2 blocks with
 // complex conjugate eigenvalues. blockDiag is set when T has no coupling between blocks (the
@@ -484,39 +485,54 @@ func complexSchur(t *mat.Dense, blockDiag bool) *cschur {
 	return cs
 }
 
-// zh returns Zᴴ·v.
-func (cs *cschur) zh(v []float64) []complex128 {
+// zh returns Zᴴ·V for V n×cols, row-major.
+func (cs *cschur) zh(v []float64, cols int) []complex128 {
 	out := make([]complex128, len(v))
 	for i, x := range v {
 		out[i] = complex(x, 0)
 	}
 	for _, r := range cs.rots {
-		x, y := out[r.i], out[r.i+1]
-		out[r.i] = cmplx.Conj(r.g[0][0])*x + cmplx.Conj(r.g[1][0])*y
-		out[r.i+1] = cmplx.Conj(r.g[0][1])*x + cmplx.Conj(r.g[1][1])*y
+		for j := r.i * cols; j < (r.i+1)*cols; j++ {
+			x, y := out[j], out[j+cols]
+			out[j] = cmplx.Conj(r.g[0][0])*x + cmplx.Conj(r.g[1][0])*y
+			out[j+cols] = cmplx.Conj(r.g[0][1])*x + cmplx.Conj(r.g[1][1])*y
+		}
 	}
 	return out
 }
 
 // ctrlFactor returns the upper triangular U (row-major) with Tc·Pc·Tcᴴ - Pc + β·βᴴ = 0,
-// Pc = U·Uᴴ, for β = Zᴴ·b: the controllability Gramian is P = (Z·U)·(Z·U)ᴴ.
-func (cs *cschur) ctrlFactor(b []float64) []complex128 {
-	return hammarling(cs.t, cs.n, cs.gap, cs.diag, cs.zh(b))
+// Pc = U·Uᴴ, for β = Zᴴ·b (b n×cols, row-major): the controllability Gramian is
+// P = (Z·U)·(Z·U)ᴴ.
+func (cs *cschur) ctrlFactor(b []float64, cols int) []complex128 {
+	return hammarling(cs.t, cs.n, cs.gap, cs.diag, cs.zh(b, cols), cols)
 }
 
-// realFactor returns a real n×n X with X·Xᵀ the controllability Gramian of (T, b) (trans
-// false) or the observability Gramian of (T, c) (trans true: Tᵀ·Q·T - Q + c·cᵀ = 0).
+// realFactor returns a real n×n X with X·Xᵀ the controllability Gramian of (T, B) (trans
+// false) or the observability Gramian of (T, C) (trans true: Tᵀ·Q·T - Q + Cᵀ·C = 0); v is B
+// or Cᵀ, n×cols, row-major.
 //
-// The observability equation in complex coordinates, Tcᴴ·Qc·Tc - Qc + γ·γᴴ = 0 with γ = Zᴴ·c,
+// The observability equation in complex coordinates, Tcᴴ·Qc·Tc - Qc + γ·γᴴ = 0 with γ = Zᴴ·C,
 // is the controllability one of the upper triangular M = J·Tcᴴ·J (J the reversal), Qc =
 // J·Y·J; so Q = (Z·J·V)·(Z·J·V)ᴴ with V the factor of Y. A complex factor F = Fr + i·Fi of the
 // real Gramian G gives G = Fr·Frᵀ + Fi·Fiᵀ, so [Fr, Fi] (n×2n) is a real factor, which a QR
 // decomposition brings back to n×n.
-func (cs *cschur) realFactor(v []float64, trans bool) *mat.Dense {
+func (cs *cschur) realFactor(v []float64, cols int, trans bool) *mat.Dense {
 	n := cs.n
+	if cols > n {
+		// V·Vᵀ = Rᵀ·R for the QR decomposition Vᵀ = Q·R: the n columns of Rᵀ carry the same
+		// Gramian, and each step of hammarling costs O(n·cols).
+		var qr mat.QR
+		qr.Factorize(mat.NewDense(n, cols, v).T())
+		var r mat.Dense
+		qr.RTo(&r)
+		w := mat.NewDense(n, n, nil)
+		w.Copy(r.Slice(0, n, 0, n).T())
+		v, cols = w.RawMatrix().Data, n
+	}
 	var f []complex128
 	if !trans {
-		f = cs.ctrlFactor(v)
+		f = cs.ctrlFactor(v, cols)
 	} else {
 		m := make([]complex128, n*n)
 		for i := 0; i < n; i++ {
@@ -525,13 +541,13 @@ func (cs *cschur) realFactor(v []float64, trans bool) *mat.Dense {
 			}
 		}
 		gap := make([]float64, n)
-		gamma := cs.zh(v)
-		beta := make([]complex128, n)
+		gamma := cs.zh(v, cols)
+		beta := make([]complex128, n*cols)
 		for i := range gap {
 			gap[i] = cs.gap[n-1-i]
-			beta[i] = gamma[n-1-i]
+			copy(beta[i*cols:(i+1)*cols], gamma[(n-1-i)*cols:(n-i)*cols])
 		}
-		y := hammarling(m, n, gap, cs.diag, beta)
+		y := hammarling(m, n, gap, cs.diag, beta, cols)
 		f = make([]complex128, n*n)
 		for i := 0; i < n; i++ {
 			copy(f[i*n:(i+1)*n], y[(n-1-i)*n:(n-i)*n])
@@ -572,28 +588,37 @@ func (cs *cschur) realFactor(v []float64, trans bool) *mat.Dense {
 }
 
 // hammarling returns the upper triangular U (row-major) with M·P·Mᴴ - P + β·βᴴ = 0,
-// P = U·Uᴴ, for M upper triangular (diagonal when diag) with every |M_kk| < 1 and
-// gap[k] = 1 - |M_kk|². With M = [[M₁, m], [0, λ]], U = [[U₁, u], [0, ν]], β = [β₁; β_k]:
+// P = U·Uᴴ, for M upper triangular (diagonal when diag) with every |M_kk| < 1,
+// gap[k] = 1 - |M_kk|² and β n×cols (row-major). With M = [[M₁, m], [0, λ]],
+// U = [[U₁, u], [0, ν]] and one column, β = [β₁; β_k]:
 //
 //	ν = |β_k|/√(1 - |λ|²),  (λ̄·M₁ - I)·u = -β₁·β̄_k/ν - λ̄·m·ν,
 //
 // and the leading block solves the same equation for M₁ with β₁ ← λ·β₁ - (β_k/ν)·(M₁·u + m·ν);
 // where β_k = 0 the state is unreachable: u = 0 and β₁ stays. β_k/ν = √(1 - |λ|²)·β_k/|β_k|
-// stays bounded however small β_k is. O(n³/3) complex operations, O(n²) for diagonal M.
-func hammarling(m []complex128, n int, gap []float64, diag bool, beta []complex128) []complex128 {
+// stays bounded however small β_k is. With several columns (Hammarling 1982, the case of a B
+// of several columns; SLICOT's SB03OD), a Householder reflection of the columns first makes
+// row k of β zero but in the last column (β·βᴴ unchanged): the last column then takes that
+// step, and the others pass to the leading block as they are. O(n³/3 + n²·cols) complex
+// operations, O(n²·cols) for diagonal M.
+func hammarling(m []complex128, n int, gap []float64, diag bool, beta []complex128, cols int) []complex128 {
 	u := make([]complex128, n*n)
 	b := append([]complex128(nil), beta...)
 	x := make([]complex128, n)
 	acc := make([]complex128, n)
+	l := cols - 1 // the column that takes the step
 	for k := n - 1; k >= 0; k-- {
-		ab := cmplx.Abs(b[k])
+		if cols > 1 {
+			reflectRow(b, k, cols)
+		}
+		ab := cmplx.Abs(b[k*cols+l])
 		if ab == 0 {
 			continue
 		}
 		sg := math.Sqrt(gap[k])
 		nu := ab / sg
 		u[k*n+k] = complex(nu, 0)
-		ph := b[k] / complex(ab, 0)
+		ph := b[k*cols+l] / complex(ab, 0)
 		lam := m[k*n+k]
 		cl := cmplx.Conj(lam)
 		f := complex(sg, 0) * cmplx.Conj(ph) // β̄_k/ν
@@ -607,17 +632,64 @@ func hammarling(m []complex128, n int, gap []float64, diag bool, beta []complex1
 				}
 			}
 			acc[i] = s
-			rhs := -b[i]*f - cl*row[k]*cnu
+			rhs := -b[i*cols+l]*f - cl*row[k]*cnu
 			x[i] = (cl*s - rhs) / oneMinus(cl, row[i])
 		}
 		g := complex(sg, 0) * ph // β_k/ν
 		for i := 0; i < k; i++ {
 			w := m[i*n+i]*x[i] + acc[i] + m[i*n+k]*cnu
-			b[i] = lam*b[i] - g*w
+			b[i*cols+l] = lam*b[i*cols+l] - g*w
 			u[i*n+k] = x[i]
 		}
 	}
 	return u
+}
+
+// reflectRow multiplies rows 0…k of b (cols columns, row-major) on the right by the
+// Householder reflection G = I - τ·v·vᴴ (v_last = 1, τ ∈ [1, 2], so nothing overflows) that
+// takes row k to [0, …, 0, α], |α| its norm; rows below k are done with.
+func reflectRow(b []complex128, k, cols int) {
+	r := b[k*cols : (k+1)*cols]
+	l := cols - 1
+	mu, off := 0.0, 0.0
+	for j, z := range r {
+		mu = math.Hypot(mu, cmplx.Abs(z))
+		if j < l {
+			off = math.Max(off, cmplx.Abs(z))
+		}
+	}
+	if off == 0 {
+		return
+	}
+	// G·x = -e^{iθ}·μ·e_last for the column x = rᴴ, θ = arg x_last: v = (x + e^{iθ}·μ·e_last)
+	// scaled to v_last = 1, and r·G = (G·x)ᴴ since G is Hermitian.
+	al := cmplx.Abs(r[l])
+	ph := complex(1, 0) // e^{iθ}
+	if al > 0 {
+		ph = cmplx.Conj(r[l]) / complex(al, 0)
+	}
+	v := make([]complex128, cols)
+	den := ph * complex(al+mu, 0)
+	for j := 0; j < l; j++ {
+		v[j] = cmplx.Conj(r[j]) / den
+	}
+	v[l] = 1
+	tau := complex((mu+al)/mu, 0)
+	for i := 0; i < k; i++ {
+		row := b[i*cols : (i+1)*cols]
+		var s complex128
+		for j, z := range row {
+			s += z * v[j]
+		}
+		s *= tau
+		for j := range row {
+			row[j] -= s * cmplx.Conj(v[j])
+		}
+	}
+	for j := 0; j < l; j++ {
+		r[j] = 0
+	}
+	r[l] = -cmplx.Conj(ph) * complex(mu, 0)
 }
 
 // oneMinus is 1 - a·b with the real part compensated as in oneMinusDet, so that it keeps its

@@ -40,12 +40,14 @@ type MIMOReduction struct {
 // The real realisation has the state [Re xₖ, Im xₖ] for each mode, A = blockdiag of
 // [[Re pₖ, −Im pₖ], [Im pₖ, Re pₖ]], B = [Re B; Im B], C = [Re C, −Im C] (one state [Re xₖ]
 // for a real pole whose B row or C column is real: its Im xₖ is uncontrollable or
-// unobservable). Its Gramians come in closed form from the diagonal structure: in complex
-// coordinates (B·Bᴴ)ₖₗ/(1 − pₖp̄ₗ) and (B·Bᵀ)ₖₗ/(1 − pₖpₗ), and the same of Cᵀ, taken to the
-// real basis (Re a·Re b = Re(ab + ab̄)/2 and its kin), in O(n²·(inputs + outputs)). The
-// square-root method (Laub et al. 1987) then gives the Hankel singular values and the
-// projections, as BalancedTruncation does, with the same numerical rank (σᵢ ≤ n·ε·σ₁ are not
-// kept). Truncating (A, B, C) keeps the Markov sequence C·Aᵗ·B, t ≥ 0, which is the layer's
+// unobservable). Its A is block diagonal, its own real Schur form, and the Cholesky factors of
+// its Gramians come from Hammarling's method with B and Cᵀ of several columns, P and Q never
+// formed (cschur.realFactor, as for BalancedTruncation); the square-root method (Laub et al.
+// 1987) then gives the Hankel singular values and the projections, with the same numerical
+// rank (σᵢ ≤ n·ε·σ₁ are not kept). The values keep digits far below √ε·σ₁: 1e-6 relative or
+// better down to 2e-21·σ₁ on clustered poles near the circle (gen_mimo_hsv_exact.py), where
+// the closed-form Gramians factored before gave 0 below 1e-13·σ₁ and 1e-3 relative at
+// 6e-8·σ₁. Truncating (A, B, C) keeps the Markov sequence C·Aᵗ·B, t ≥ 0, which is the layer's
 // h[t] − D·δ[t] in its state-updated-first convention, so D is kept as it is, and the error
 // transfer matrix, z·C(zI − A)⁻¹B − z·C_r(zI − A_r)⁻¹B_r, has the continuous-time bound
 // 2·Σ_{i>r} σᵢ on its H∞ norm (Al-Saggaf and Franklin 1987). The reduced A is then
@@ -54,14 +56,15 @@ type MIMOReduction struct {
 // scaled to equal norms, and the modes are sorted by decreasing modulus.
 //
 // It refuses order < 1 and layers of more than MaxCubicOrder/2 modes (MaxCubicOrder real
-// states) with ErrInvalid (the cost
-// is O(n²·(inputs + outputs)) for the Gramians and O(n³) in the 2n real states for the rest:
-// 0.37 s at 256 modes and 128 inputs and outputs (BenchmarkReduceMIMO), 1.6 s for an LRU
-// layer of that size with poles of radius 0.9–0.999, whose SVD takes longer, on a shared
-// 2-core machine), a pole on or outside the unit circle (|p| ≥ 1 − filters.MarginalTol,
-// where the Gramians do not exist) with an *UnstableError naming the mode and its radius, and
-// a reduced A whose eigenvector basis has a condition number above MIMOCondLimit with a
-// *filters.ConditionError (ErrIllConditioned).
+// states) with ErrInvalid (the cost is O(n²·min(n, inputs + outputs)) for the factors, n the
+// real states, and O(n³) for the SVD of Rᵀ·S and the rest, which dominates: 0.37 s at 256
+// modes and 128 inputs and outputs with the Gramians formed (BenchmarkReduceMIMO), 1.6 s for
+// an LRU layer of that size with poles of radius 0.9–0.999, whose SVD takes longer, on a
+// shared 2-core machine), a pole on or outside the unit circle (|p| ≥ 1 − filters.MarginalTol,
+// where the Gramians do not exist) with an *UnstableError naming the mode and its radius,
+// Hankel singular values beyond float64's range with a *NonFiniteError, and a reduced A whose
+// eigenvector basis has a condition number above MIMOCondLimit with a *filters.ConditionError
+// (ErrIllConditioned).
 func ReduceMIMO(m *filters.MIMO, order int) (*MIMOReduction, error) {
 	if order < 1 {
 		return nil, fmt.Errorf("%w: reduction to order %d: want at least 1", filters.ErrInvalid, order)
@@ -123,9 +126,10 @@ func ReduceMIMOWithin(m *filters.MIMO, tol float64, length, maxOrder int) (red *
 // mimoBalancing is a MIMO layer's real realisation and its square-root balancing, from which
 // reductions to any order are taken.
 type mimoBalancing struct {
-	m  *filters.MIMO
-	rl *realLayer
-	sb sqrtBalanced
+	m   *filters.MIMO
+	rl  *realLayer
+	sb  sqrtBalanced
+	hsv []float64 // the Hankel singular values, nb·nc·σ
 }
 
 func balanceMIMO(m *filters.MIMO) (*mimoBalancing, error) {
@@ -142,13 +146,16 @@ func balanceMIMO(m *filters.MIMO) (*mimoBalancing, error) {
 			return nil, fmt.Errorf("mode %d: %w", k, &UnstableError{What: "balanced truncation of a MIMO layer", Poles: []complex128{p}})
 		}
 	}
-	b := &mimoBalancing{m: m, rl: newRealLayer(m)}
+	b := &mimoBalancing{m: m, rl: newRealLayer(m), hsv: []float64{}}
 	if b.rl.order() == 0 {
 		return b, nil
 	}
-	p, q := b.rl.gramians(m)
+	cs, ct := b.rl.schur()
 	var err error
-	if b.sb, err = sqrtBalance(p, q); err != nil {
+	if b.sb, err = sqrtBalance(cs, b.rl.b.RawMatrix().Data, m.Inputs, ct, m.Outputs, true); err != nil {
+		return nil, err
+	}
+	if b.hsv, err = b.sb.values(); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -158,13 +165,11 @@ func balanceMIMO(m *filters.MIMO) (*mimoBalancing, error) {
 // modes (ReduceMIMO).
 func (b *mimoBalancing) reduce(order int) (*MIMOReduction, error) {
 	m, rl, sb := b.m, b.rl, b.sb
-	out := &MIMOReduction{HSV: []float64{}, Condition: 1}
-	if sb.sigma != nil {
-		out.HSV = sb.sigma
-	}
+	out := &MIMOReduction{HSV: b.hsv, Condition: 1}
+	bound := func(r int) (float64, error) { return inRange("the error bound", sb.tail(r), sb.nb, sb.nc) }
 	budget := (order + 1) / 2
 	for r := sb.keep(order); r > 0 && rl.order() > 0; r-- {
-		tl, tr := sb.projections(r)
+		tl, tr := sb.projections(r) // they balance (A, B/nb, C/nc); T_l·B and C·T_r keep the scales
 		var ar, br, cr mat.Dense
 		ar.Mul(tl, rl.mulA(tr))
 		br.Mul(tl, rl.b)
@@ -174,12 +179,16 @@ func (b *mimoBalancing) reduce(order int) (*MIMOReduction, error) {
 			return nil, err
 		}
 		if len(sys.Poles) <= budget {
-			out.Order, out.Bound, out.Condition, out.System = r, sb.tail(r), cond, sys
-			return out, nil
+			out.Order, out.Condition, out.System = r, cond, sys
+			out.Bound, err = bound(r)
+			return out, err
 		}
 	}
 	if rl.order() > 0 {
-		out.Bound = sb.tail(0)
+		var err error
+		if out.Bound, err = bound(0); err != nil {
+			return nil, err
+		}
 	}
 	out.System = &filters.MIMO{Poles: []complex128{}, B: []complex128{}, C: []complex128{}, D: slices.Clone(m.D), Inputs: m.Inputs, Outputs: m.Outputs}
 	return out, nil
@@ -252,53 +261,28 @@ func realCol(c []complex128, n, k int) bool {
 	return true
 }
 
-// gramians returns the controllability and observability Gramians of the real realisation.
-// With aₖ the k-th complex state (or output functional) summed over time and inputs (outputs),
-// S₁ = Σ aₖ·āₗ and S₂ = Σ aₖ·aₗ are (X·Xᴴ)ₖₗ/(1 − pₖp̄ₗ) and (X·Xᵀ)ₖₗ/(1 − pₖpₗ), X = B for
-// the states and Cᵀ for the functionals, and
-//
-//	Re aₖ·Re aₗ = Re(S₂ + S₁)/2,  Im aₖ·Im aₗ = Re(S₁ − S₂)/2,
-//	Re aₖ·Im aₗ = Im(S₂ − S₁)/2,  Im aₖ·Re aₗ = Im(S₂ + S₁)/2.
-//
-// The output functional of the state is [Re w, −Im w], so Q's mixed blocks change sign.
-func (r *realLayer) gramians(m *filters.MIMO) (p, q *mat.Dense) {
-	n := len(m.Poles)
-	cT := make([]complex128, n*m.Outputs) // Cᵀ, n × outputs
-	for o := 0; o < m.Outputs; o++ {
-		for k := 0; k < n; k++ {
-			cT[k*m.Outputs+o] = m.C[o*n+k]
+// schur returns the real realisation's A in complex Schur form, which it is in real Schur
+// form already (block diagonal, a rotation block per pair of states), and Cᵀ (n × outputs,
+// row-major).
+func (r *realLayer) schur() (*cschur, []float64) {
+	n := r.order()
+	t := mat.NewDense(n, n, nil)
+	for k, p := range r.poles {
+		t.Set(r.re[k], r.re[k], real(p))
+		if r.im[k] >= 0 {
+			t.Set(r.re[k], r.im[k], -imag(p))
+			t.Set(r.im[k], r.re[k], imag(p))
+			t.Set(r.im[k], r.im[k], real(p))
 		}
 	}
-	p = r.realGramian(m.B, m.Inputs, 1)
-	q = r.realGramian(cT, m.Outputs, -1)
-	return p, q
-}
-
-// realGramian forms the real Gramian from X (n × cols, complex, row-major); sign is the sign
-// of the imaginary parts' functional (1 for states, −1 for outputs).
-func (r *realLayer) realGramian(x []complex128, cols int, sign float64) *mat.Dense {
-	n := len(r.poles)
-	xh, xt := filters.Products(x, n, x, n, cols) // X·Xᴴ, X·Xᵀ
-	s := r.order()
-	g := mat.NewDense(s, s, nil)
-	for k, pk := range r.poles {
-		for l, pl := range r.poles {
-			s1 := xh[k*n+l] / oneMinus(pk, cmplx.Conj(pl))
-			s2 := xt[k*n+l] / oneMinus(pk, pl)
-			rk, ik, rl, il := r.re[k], r.im[k], r.re[l], r.im[l]
-			g.Set(rk, rl, real(s2+s1)/2)
-			if il >= 0 {
-				g.Set(rk, il, sign*imag(s2-s1)/2)
-			}
-			if ik >= 0 {
-				g.Set(ik, rl, sign*imag(s2+s1)/2)
-				if il >= 0 {
-					g.Set(ik, il, real(s1-s2)/2)
-				}
-			}
+	out, _ := r.c.Dims()
+	ct := make([]float64, n*out)
+	for o := 0; o < out; o++ {
+		for i := 0; i < n; i++ {
+			ct[i*out+o] = r.c.At(o, i)
 		}
 	}
-	return g
+	return complexSchur(t, true), ct
 }
 
 // mulA returns A·x for the block-diagonal real A: Re x' = Re p·Re x − Im p·Im x,

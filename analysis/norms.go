@@ -6,10 +6,7 @@ import (
 	"math"
 	"math/cmplx"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/floats"
-	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -47,7 +44,7 @@ func H2(f filters.Filter) (float64, error) {
 	// The Schur form rounded A: screen with the first-order bound on that rounding's effect,
 	// |δ(C·P·Cᵀ)| = 2|tr(Q·δA·P·Aᵀ)| ≤ 2ε·‖A‖·‖P‖·‖Q‖ (Frobenius norms, ‖δA‖ ≈ ε‖A‖, for unit B
 	// and C), and measure it where the bound is not negligible.
-	r := cs.realFactor(scaledCopy(sys.c, 1/floats.Norm(sys.c, 2)), true)
+	r := cs.realFactor(scaledCopy(sys.c, 1/floats.Norm(sys.c, 2)), 1, true)
 	nu := 0.0
 	for _, v := range u {
 		nu += real(v)*real(v) + imag(v)*imag(v)
@@ -81,8 +78,8 @@ func (s *schurSys) h2() (h, part float64, cs *cschur, u []complex128, err error)
 		return math.Abs(s.d), 0, nil, nil, nil
 	}
 	cs = complexSchur(s.t, s.blockDiag)
-	u = cs.ctrlFactor(scaledCopy(s.b, 1/nb))
-	gamma := cs.zh(scaledCopy(s.c, 1/nc))
+	u = cs.ctrlFactor(scaledCopy(s.b, 1/nb), 1)
+	gamma := cs.zh(scaledCopy(s.c, 1/nc), 1)
 	n := s.order()
 	// ‖Uᴴ·γ‖ with U upper triangular.
 	sum := 0.0
@@ -219,12 +216,10 @@ func HankelSV(f filters.Filter) (*HSV, error) {
 	return &HSV{Values: v, Unstable: b.unstable}, nil
 }
 
-// balanced is the square-root balancing of a filter's stable part (T, B/nb, C/nc): its Hankel
-// singular values are nb·nc·sigma.
+// balanced is the square-root balancing of a filter's stable part.
 type balanced struct {
 	stable, rest *schurSys
 	unstable     []complex128
-	nb, nc       float64
 	sqrtBalanced
 	// spread estimates the error of sigma relative to sigma[0] from the rounding of a Schur
 	// form: 0 where T holds the filter's own numbers.
@@ -233,7 +228,7 @@ type balanced struct {
 
 // values returns the Hankel singular values nb·nc·σ̂ᵢ, or a *NonFiniteError where one beyond
 // rounding (σ̂ᵢ > n·ε·σ̂₁) lies outside float64's range.
-func (b *balanced) values() ([]float64, error) {
+func (b *sqrtBalanced) values() ([]float64, error) {
 	out := make([]float64, len(b.sigma))
 	for i, s := range b.sigma {
 		v, err := inRange(fmt.Sprintf("Hankel singular value σ%d", i+1), s, b.nb, b.nc)
@@ -249,25 +244,36 @@ func (b *balanced) values() ([]float64, error) {
 }
 
 // sqrtBalanced is the square-root method on a pair of Gramians (Laub et al. 1987): the factors
-// P = S·Sᵀ and Q = R·Rᵀ and the SVD Rᵀ·S = U·Σ·Vᵀ, whose singular values are the Hankel
-// singular values. BalancedTruncation and ReduceMIMO share it.
+// P = S·Sᵀ and Q = R·Rᵀ of the Gramians of (A, B/nb, C/nc) and the SVD Rᵀ·S = U·Σ·Vᵀ, whose
+// singular values times nb·nc are the Hankel singular values. BalancedTruncation and
+// ReduceMIMO share it.
 type sqrtBalanced struct {
-	sigma []float64
-	u, v  *mat.Dense // Rᵀ·S = U·Σ·Vᵀ (nil when only the values were asked for)
-	r, s  *mat.Dense // Q = R·Rᵀ, P = S·Sᵀ
+	sigma  []float64
+	u, v   *mat.Dense // Rᵀ·S = U·Σ·Vᵀ (nil when only the values were asked for)
+	r, s   *mat.Dense // Q = R·Rᵀ, P = S·Sᵀ
+	nb, nc float64    // the Frobenius norms of B and C
 }
 
-// sqrtBalance factors the Gramians p and q (symmetric positive semi-definite, n ≥ 1) and
-// takes the SVD of Rᵀ·S.
-func sqrtBalance(p, q *mat.Dense) (sqrtBalanced, error) {
-	for _, g := range []*mat.Dense{p, q} {
-		for i := range g.RawMatrix().Rows {
-			if err := checkFinite("", g.RawRowView(i)); err != nil {
-				return sqrtBalanced{}, &NonFiniteError{What: "a Gramian's entry", Index: -1, Value: math.Inf(1)}
-			}
+// sqrtBalance balances (T, B, C), T of order n ≥ 1 in complex Schur form cs, B n×in and Cᵀ
+// n×out (row-major): Hammarling's factors (cschur.realFactor) of the Gramians of B and C scaled
+// to unit norm, so that no gain inside float64's range overflows or underflows on the way,
+// and the SVD of Rᵀ·S, with the singular vectors when vectors is set.
+func sqrtBalance(cs *cschur, b []float64, in int, ct []float64, out int, vectors bool) (sqrtBalanced, error) {
+	n := cs.n
+	nb, nc := floats.Norm(b, 2), floats.Norm(ct, 2)
+	if nb == 0 || nc == 0 {
+		// No input or no output reaches the states: every σ is 0.
+		sb := sqrtBalanced{sigma: make([]float64, n), s: mat.NewDense(n, n, nil), r: mat.NewDense(n, n, nil), nb: nb, nc: nc}
+		if vectors {
+			sb.u, sb.v = identity(n), identity(n)
 		}
+		return sb, nil
 	}
-	return factorBalance(psdFactor(p), psdFactor(q), true)
+	s := cs.realFactor(scaledCopy(b, 1/nb), in, false)
+	r := cs.realFactor(scaledCopy(ct, 1/nc), out, true)
+	sb, err := factorBalance(s, r, vectors)
+	sb.nb, sb.nc = nb, nc
+	return sb, err
 }
 
 // factorBalance takes the SVD of Rᵀ·S for the Gramian factors s and r, with the singular
@@ -386,24 +392,10 @@ func balanceSchur(sys *schurSys, vectors bool) (*balanced, error) {
 		return nil, err
 	}
 	out := &balanced{stable: st, rest: rest, unstable: filters.SortRoots(un), sqrtBalanced: sqrtBalanced{sigma: []float64{}}}
-	n := st.order()
-	out.nb, out.nc = floats.Norm(st.b, 2), floats.Norm(st.c, 2)
-	if n == 0 {
+	if st.order() == 0 {
 		return out, nil
 	}
-	if out.nb == 0 || out.nc == 0 {
-		// No input or no output reaches the stable part: every σ is 0.
-		out.sigma = make([]float64, n)
-		out.s, out.r = mat.NewDense(n, n, nil), mat.NewDense(n, n, nil)
-		if vectors {
-			out.u, out.v = identity(n), identity(n)
-		}
-		return out, nil
-	}
-	cs := complexSchur(st.t, st.blockDiag)
-	s := cs.realFactor(scaledCopy(st.b, 1/out.nb), false)
-	r := cs.realFactor(scaledCopy(st.c, 1/out.nc), true)
-	if out.sqrtBalanced, err = factorBalance(s, r, vectors); err != nil {
+	if out.sqrtBalanced, err = sqrtBalance(complexSchur(st.t, st.blockDiag), st.b, 1, st.c, 1, vectors); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -415,26 +407,6 @@ func identity(n int) *mat.Dense {
 		m.Set(i, i, 1)
 	}
 	return m
-}
-
-// psdFactor returns S with X = S·Sᵀ for a symmetric positive semi-definite X: the Cholesky
-// factorisation with complete pivoting, Pᵀ·X·P = L·Lᵀ, stopped at the first pivot at or below
-// n·ε·max Xᵢᵢ (LAPACK's dpstrf), so S = P·L with zero columns beyond that rank. Unlike plain
-// Cholesky it accepts the singular Gramians of non-minimal systems, and it costs n³/3 flops
-// where the symmetric eigendecomposition it replaces (S = V·Λ^{1/2}) took 13× longer on a
-// 512-state Gramian.
-func psdFactor(x *mat.Dense) *mat.Dense {
-	n, _ := x.Dims()
-	a := mat.DenseCopyOf(x).RawMatrix()
-	piv := make([]int, n)
-	_, rank, _ := lapack64.Pstrf(blas64.Symmetric{N: n, Data: a.Data, Stride: a.Stride, Uplo: blas.Lower}, piv, -1, make([]float64, 2*n))
-	s := mat.NewDense(n, n, nil)
-	for j := 0; j < rank; j++ {
-		for i := j; i < n; i++ {
-			s.Set(piv[i], j, a.Data[i*a.Stride+j])
-		}
-	}
-	return s
 }
 
 // Reduced is the result of BalancedTruncation.

@@ -103,8 +103,9 @@ func TestH2Edges(t *testing.T) {
 }
 
 // TestGramianFactors checks Hammarling's factors against the Stein equations they solve: the
-// residual of T·P·Tᵀ - P + b·bᵀ (Tᵀ·Q·T - Q + c·cᵀ) with P = S·Sᵀ, on dense (quasi-triangular)
-// and modal (block-diagonal) T, with real and complex poles.
+// residual of T·P·Tᵀ - P + B·Bᵀ (Tᵀ·Q·T - Q + Cᵀ·C) with P = S·Sᵀ, on dense (quasi-triangular)
+// and modal (block-diagonal) T, with real and complex poles, for the filter's b and c and for
+// B of 3 and of n + 2 columns.
 func TestGramianFactors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 7))
 	var fs []filters.Filter
@@ -124,27 +125,36 @@ func TestGramianFactors(t *testing.T) {
 		n := sys.order()
 		cs := complexSchur(sys.t, sys.blockDiag)
 		for _, trans := range []bool{false, true} {
-			v := sys.b
-			if trans {
-				v = sys.c
-			}
-			s := cs.realFactor(v, trans)
-			var x mat.Dense
-			x.Mul(s, s.T())
-			var r, tmp mat.Dense
-			if trans {
-				tmp.Mul(sys.t.T(), &x)
-				r.Mul(&tmp, sys.t)
-			} else {
-				tmp.Mul(sys.t, &x)
-				r.Mul(&tmp, sys.t.T())
-			}
-			r.Sub(&r, &x)
-			var w mat.Dense
-			w.Outer(1, mat.NewVecDense(n, v), mat.NewVecDense(n, v))
-			r.Add(&r, &w)
-			if res := mat.Norm(&r, 1) / mat.Norm(&x, 1); res > 1e-14 {
-				t.Errorf("%s n=%d trans=%v: relative residual %.3g", f.Form(), n, trans, res)
+			for _, cols := range []int{1, 3, n + 2} {
+				v := sys.b
+				if trans {
+					v = sys.c
+				}
+				if cols > 1 {
+					v = make([]float64, n*cols)
+					for i := range v {
+						v[i] = rng.NormFloat64()
+					}
+				}
+				s := cs.realFactor(v, cols, trans)
+				var x mat.Dense
+				x.Mul(s, s.T())
+				var r, tmp mat.Dense
+				if trans {
+					tmp.Mul(sys.t.T(), &x)
+					r.Mul(&tmp, sys.t)
+				} else {
+					tmp.Mul(sys.t, &x)
+					r.Mul(&tmp, sys.t.T())
+				}
+				r.Sub(&r, &x)
+				vm := mat.NewDense(n, cols, v)
+				var w mat.Dense
+				w.Mul(vm, vm.T())
+				r.Add(&r, &w)
+				if res := mat.Norm(&r, 1) / mat.Norm(&x, 1); res > 1e-14 {
+					t.Errorf("%s n=%d trans=%v, %d columns: relative residual %.3g", f.Form(), n, trans, cols, res)
+				}
 			}
 		}
 	}
