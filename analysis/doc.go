@@ -104,27 +104,28 @@
 // Aᵀ·Q·A - Q + Cᵀ·C = 0 for their Cholesky factors directly, by Hammarling's method: one real
 // Schur decomposition (none for the modal forms, whose Schur form is their block diagonal, nor
 // for an A already in Schur form), its 2×2 blocks triangularised over the complex numbers, then
-// a back-substitution that never forms P or Q (O(n³), O(n²) for the modal forms). B and C are
-// scaled to unit norm first and the scales multiplied back at the end, so that a gain inside
-// float64's range never overflows or underflows on the way (B = C = 1e-100 gives H2 7.7e-201,
-// not 0); a result beyond that range (or below 4.9e-318, where float64 keeps fewer digits than
-// filters.MaxRelError) is a *NonFiniteError that gives its size. H2 uses the closed form
-// Σ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ)) for a diagonal filter, ‖Uᴴ·C‖ with P = U·Uᴴ otherwise.
-// Hankel singular values and balanced truncation use the square-root method on the factors
-// P = S·Sᵀ, Q = R·Rᵀ: σ are the singular values of Rᵀ·S, accurate where σᵢ is far below
-// √ε·σ₁ (factoring a computed P would lose those: a 5×5 Jordan block at 0.99 has
-// σ₅ = 5e-4·σ₁). Where the Schur decomposition rounded A, its rounding (ε·‖A‖) can move the
-// results of repeated or clustered poles near the unit circle much further; a first-order
-// screen, and where it is not negligible the same computation on a perturbed A, estimates
-// by how much, and above filters.MaxRelError the result is an *AccuracyError (whose Result
-// holds it, for a caller that accepts it with that error). The error bound
-// of balanced truncation counts each dropped σ with its estimated error. Minimal
-// removes uncontrollable, then unobservable, states by an orthogonal staircase with a stated
-// tolerance. ReduceMIMO applies the same square-root balanced truncation to a whole
-// filters.MIMO layer (LRU, S5, RotRNN), the same factors with B and Cᵀ of several columns, and
-// returns the reduced layer diagonalised again, with its Hankel singular values and error
-// bound; RefitMIMO then refits its B and C by least squares over a length, its poles kept;
-// ReduceMIMOWithin finds the smallest order within a tolerance.
+// a back-substitution that never forms P or Q (O(n³), O(n²) for the modal forms, whose states
+// it takes in the order of complete pivoting; B may have several columns, for MIMO layers).
+// B and C are scaled to unit norm first and the scales multiplied back at the end, so that a
+// gain inside float64's range never overflows or underflows on the way (B = C = 1e-100 gives
+// H2 7.7e-201, not 0); a result beyond that range (or below 4.9e-318, where float64 keeps
+// fewer digits than filters.MaxRelError) is a *NonFiniteError that gives its size. H2 uses the
+// closed form Σ rᵢ·conj(rⱼ)/(1 - λᵢ·conj(λⱼ)) for a diagonal filter, ‖Uᴴ·C‖ with P = U·Uᴴ
+// otherwise. Hankel singular values and balanced truncation use the square-root method on the
+// factors P = S·Sᵀ, Q = R·Rᵀ: σ are the singular values of Rᵀ·S, accurate where σᵢ is far
+// below √ε·σ₁ (factoring a computed P would lose those: a 5×5 Jordan block at 0.99 has
+// σ₅ = 5e-4·σ₁, layers of clustered modes 2e-21·σ₁). Where the Schur decomposition rounded A,
+// its rounding (ε·‖A‖) can move the results of repeated or clustered poles near the unit
+// circle much further; a first-order screen, and where it is not negligible the same
+// computation on a perturbed A, estimates by how much, and above filters.MaxRelError the
+// result is an *AccuracyError (whose Result holds it, for a caller that accepts it with that
+// error). The error bound of balanced truncation counts each dropped σ with its estimated
+// error. Minimal removes uncontrollable, then unobservable, states by an orthogonal staircase
+// with a stated tolerance. ReduceMIMO applies the same square-root balanced truncation to a
+// whole filters.MIMO layer (LRU, S5, RotRNN), the same factors with B and Cᵀ of several
+// columns, and returns the reduced layer diagonalised again, with its Hankel singular values
+// and error bound; RefitMIMO then refits its B and C by least squares over a length, its poles
+// kept; ReduceMIMOWithin finds the smallest order within a tolerance.
 //
 // # Cost
 //
@@ -160,7 +161,9 @@
 //   - R. H. Bartels and G. W. Stewart, Solution of the matrix equation AX + XB = C (1972);
 //     S. J. Hammarling, Numerical solution of the stable, non-negative definite Lyapunov
 //     equation (1982) for a B of several columns, and Numerical solution of the discrete-time,
-//     convergent, non-negative definite Lyapunov equation (1991); C. S. Kenney and A. J. Laub, Small-sample statistical
+//     convergent, non-negative definite Lyapunov equation (1991); J. Demmel, Accurate singular
+//     value decompositions of structured matrices (1999) for the pivoted factors of the modal
+//     forms' Cauchy-like Gramians; C. S. Kenney and A. J. Laub, Small-sample statistical
 //     condition estimates for general matrix functions (1994);
 //     A. J. Laub et al., Computation of system balancing transformations (1987) for the
 //     square-root method; the discrete-time bound ‖H - H_r‖_∞ ≤ 2·Σ_{i>r} σᵢ (U. M. Al-Saggaf

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 
 	"gonum.org/v1/gonum/lapack"
 	"gonum.org/v1/gonum/lapack/gonum"
@@ -23,7 +24,8 @@ import (
 // on the triangular T without P ever being formed. Forming P first and factoring it loses
 // every singular value of the factor below √ε of its largest (the square root of P's
 // rounding): on a 5×5 Jordan block at 0.99 that was the smallest Hankel singular value,
-// 5e-4·σ₁, printed as 0, and σ₁ 1.5% off.
+// 5e-4·σ₁, printed as 0, and σ₁ 1.5% off; on an LRU-like layer of clustered modes every value
+// below 1e-13·σ₁ printed as 0 (gen_mimo_hsv_exact.py).
 
 // schurSys is (T, B, C, D) with T upper quasi-triangular: 1×1 blocks and 2×2 blocks with
 // complex conjugate eigenvalues. blockDiag is set when T has no coupling between blocks (the
@@ -501,11 +503,21 @@ func (cs *cschur) zh(v []float64, cols int) []complex128 {
 	return out
 }
 
-// ctrlFactor returns the upper triangular U (row-major) with Tc·Pc·Tcᴴ - Pc + β·βᴴ = 0,
-// Pc = U·Uᴴ, for β = Zᴴ·b (b n×cols, row-major): the controllability Gramian is
-// P = (Z·U)·(Z·U)ᴴ.
+// ctrlFactor returns U (row-major) with Tc·Pc·Tcᴴ - Pc + β·βᴴ = 0, Pc = U·Uᴴ, for β = Zᴴ·b
+// (b n×cols, row-major): the controllability Gramian is P = (Z·U)·(Z·U)ᴴ. U is triangular in
+// hammarling's order of elimination (upper triangular for a triangular T).
 func (cs *cschur) ctrlFactor(b []float64, cols int) []complex128 {
-	return hammarling(cs.t, cs.n, cs.gap, cs.diag, cs.zh(b, cols), cols)
+	u, _ := hammarling(cs.t, cs.n, cs.gap, cs.diag, cs.pairs(), cs.zh(b, cols), cols)
+	return u
+}
+
+// pairs marks the first state of each 2×2 block of T.
+func (cs *cschur) pairs() []bool {
+	p := make([]bool, cs.n)
+	for _, r := range cs.rots {
+		p[r.i] = true
+	}
+	return p
 }
 
 // realFactor returns a real n×n X with X·Xᵀ the controllability Gramian of (T, B) (trans
@@ -514,9 +526,15 @@ func (cs *cschur) ctrlFactor(b []float64, cols int) []complex128 {
 //
 // The observability equation in complex coordinates, Tcᴴ·Qc·Tc - Qc + γ·γᴴ = 0 with γ = Zᴴ·C,
 // is the controllability one of the upper triangular M = J·Tcᴴ·J (J the reversal), Qc =
-// J·Y·J; so Q = (Z·J·V)·(Z·J·V)ᴴ with V the factor of Y. A complex factor F = Fr + i·Fi of the
-// real Gramian G gives G = Fr·Frᵀ + Fi·Fiᵀ, so [Fr, Fi] (n×2n) is a real factor, which a QR
-// decomposition brings back to n×n.
+// J·Y·J; so Q = (Z·J·V·J)·(Z·J·V·J)ᴴ with V the factor of Y, and J·V·J is lower triangular.
+//
+// The complex factor F (Z·U, or Z·J·V·J) is block triangular, its diagonal blocks those of T,
+// and so is the real factor X of the same shape; X⁻¹·F is then block triangular and unitary,
+// so block diagonal: F = X·W with W a 1×1 phase or 2×2 unitary per block, which F's diagonal
+// block gives (its RQ decomposition, whose R is real). X = Re(F·Wᴴ) in O(n²) keeps the
+// accuracy of Hammarling's factor entry by entry; a QR decomposition of [Fr, Fi]ᵀ (also a
+// real factor, in O(n³)) mixed every row of F with every other, and kept the Hankel singular
+// values of gen_mimo_hsv_exact.py's layers at 2e-21·σ₁ to 1e-6 relative, not 1e-10.
 func (cs *cschur) realFactor(v []float64, cols int, trans bool) *mat.Dense {
 	n := cs.n
 	if cols > n {
@@ -530,9 +548,11 @@ func (cs *cschur) realFactor(v []float64, cols int, trans bool) *mat.Dense {
 		w.Copy(r.Slice(0, n, 0, n).T())
 		v, cols = w.RawMatrix().Data, n
 	}
+	pair := cs.pairs()
 	var f []complex128
+	var order []int
 	if !trans {
-		f = cs.ctrlFactor(v, cols)
+		f, order = hammarling(cs.t, n, cs.gap, cs.diag, pair, cs.zh(v, cols), cols)
 	} else {
 		m := make([]complex128, n*n)
 		for i := 0; i < n; i++ {
@@ -543,14 +563,22 @@ func (cs *cschur) realFactor(v []float64, cols int, trans bool) *mat.Dense {
 		gap := make([]float64, n)
 		gamma := cs.zh(v, cols)
 		beta := make([]complex128, n*cols)
+		rpair := make([]bool, n)
 		for i := range gap {
 			gap[i] = cs.gap[n-1-i]
 			copy(beta[i*cols:(i+1)*cols], gamma[(n-1-i)*cols:(n-i)*cols])
+			if pair[i] {
+				rpair[n-2-i] = true
+			}
 		}
-		y := hammarling(m, n, gap, cs.diag, beta, cols)
+		y, ord := hammarling(m, n, gap, cs.diag, rpair, beta, cols)
 		f = make([]complex128, n*n)
-		for i := 0; i < n; i++ {
-			copy(f[i*n:(i+1)*n], y[(n-1-i)*n:(n-i)*n])
+		for i, z := range y {
+			f[n*n-1-i] = z // J·V·J
+		}
+		order = make([]int, n)
+		for t, k := range ord {
+			order[t] = n - 1 - k
 		}
 	}
 	// F ← Z·F.
@@ -561,36 +589,53 @@ func (cs *cschur) realFactor(v []float64, cols int, trans bool) *mat.Dense {
 			f[(r.i+1)*n+j] = r.g[1][0]*x + r.g[1][1]*y
 		}
 	}
-	if len(cs.rots) == 0 {
-		// Real T: the factor is real.
-		x := mat.NewDense(n, n, nil)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				x.Set(i, j, real(f[i*n+j]))
-			}
-		}
-		return x
-	}
-	st := mat.NewDense(2*n, n, nil) // [Fr, Fi]ᵀ
-	for i := 0; i < n; i++ {
-		for j := 0; j < n; j++ {
-			st.Set(j, i, real(f[i*n+j]))
-			st.Set(n+j, i, imag(f[i*n+j]))
-		}
-	}
-	var qr mat.QR
-	qr.Factorize(st)
-	var r mat.Dense
-	qr.RTo(&r)
+	// X's columns go in the order of elimination (the largest first, for a diagonal T), which
+	// grades Rᵀ·S the same way in its rows and its columns, and the SVD of Rᵀ·S keeps the small
+	// singular values' digits: σ₉ = 4e-20·σ₁ of gen_mimo_hsv_exact.py's cluster_r90 came out
+	// 1e3 times too large with the columns in the states' order, and agrees to 3e-13 in this one.
 	x := mat.NewDense(n, n, nil)
-	x.Copy(r.Slice(0, n, 0, n).T())
+	for t := 0; t < n; {
+		j := order[t]
+		if j > 0 && pair[j-1] {
+			j-- // the pair's first state: its block's columns go together, j first
+		}
+		if !pair[j] {
+			w := complex(1, 0)
+			if a := cmplx.Abs(f[j*n+j]); a > 0 && len(cs.rots) > 0 {
+				w = f[j*n+j] / complex(a, 0)
+			}
+			for i := 0; i < n; i++ {
+				x.Set(i, t, real(f[i*n+j]*cmplx.Conj(w)))
+			}
+			t++
+			continue
+		}
+		// The block [[a, b], [c, d]] = R·W: W's second row is (c, d) normalised, its first
+		// the orthogonal complement with the phase that makes R₀₀ real.
+		a, b, c, d := f[j*n+j], f[j*n+j+1], f[(j+1)*n+j], f[(j+1)*n+j+1]
+		w10, w11 := complex(0, 0), complex(1, 0)
+		if r := math.Hypot(cmplx.Abs(c), cmplx.Abs(d)); r > 0 {
+			w10, w11 = c/complex(r, 0), d/complex(r, 0)
+		}
+		w00, w01 := cmplx.Conj(w11), -cmplx.Conj(w10)
+		if r := a*cmplx.Conj(w00) + b*cmplx.Conj(w01); r != 0 {
+			ph := r / complex(cmplx.Abs(r), 0)
+			w00, w01 = w00*ph, w01*ph
+		}
+		for i := 0; i < n; i++ {
+			y, z := f[i*n+j], f[i*n+j+1]
+			x.Set(i, t, real(y*cmplx.Conj(w00)+z*cmplx.Conj(w01)))
+			x.Set(i, t+1, real(y*cmplx.Conj(w10)+z*cmplx.Conj(w11)))
+		}
+		t += 2
+	}
 	return x
 }
 
-// hammarling returns the upper triangular U (row-major) with M·P·Mᴴ - P + β·βᴴ = 0,
-// P = U·Uᴴ, for M upper triangular (diagonal when diag) with every |M_kk| < 1,
-// gap[k] = 1 - |M_kk|² and β n×cols (row-major). With M = [[M₁, m], [0, λ]],
-// U = [[U₁, u], [0, ν]] and one column, β = [β₁; β_k]:
+// hammarling returns U (row-major) with M·P·Mᴴ - P + β·βᴴ = 0, P = U·Uᴴ, for M upper
+// triangular (diagonal when diag) with every |M_kk| < 1, gap[k] = 1 - |M_kk|² and β n×cols
+// (row-major), and the order in which it eliminated the states: U is upper triangular in that
+// order. With M = [[M₁, m], [0, λ]], U = [[U₁, u], [0, ν]] and one column, β = [β₁; β_k]:
 //
 //	ν = |β_k|/√(1 - |λ|²),  (λ̄·M₁ - I)·u = -β₁·β̄_k/ν - λ̄·m·ν,
 //
@@ -599,17 +644,47 @@ func (cs *cschur) realFactor(v []float64, cols int, trans bool) *mat.Dense {
 // stays bounded however small β_k is. With several columns (Hammarling 1982, the case of a B
 // of several columns; SLICOT's SB03OD), a Householder reflection of the columns first makes
 // row k of β zero but in the last column (β·βᴴ unchanged): the last column then takes that
-// step, and the others pass to the leading block as they are. O(n³/3 + n²·cols) complex
-// operations, O(n²·cols) for diagonal M.
-func hammarling(m []complex128, n int, gap []float64, diag bool, beta []complex128, cols int) []complex128 {
-	u := make([]complex128, n*n)
+// step, and the others pass to the leading block as they are.
+//
+// A triangular M takes its states last first. A diagonal M couples them only through β, so
+// any state can go next: the one whose remaining Gramian has the largest diagonal entry,
+// ‖β_k‖²/(1 - |λ_k|²), with the other state of its pair of T (pair[k] marks a pair's first
+// state) right after it, as in a Cholesky factorisation with complete pivoting (LAPACK's
+// dpstrf; Demmel 1999 for the Cauchy-like Gramians of diagonal M); and β_i's update is then
+// β_i·(λ - λ_i)/(1 - λ̄·λ_i), which this closed form computes without the cancellation between
+// clustered poles that λ·β_i - (β_k/ν)·λ_i·u_i suffers. Both keep the factor accurate entry
+// by entry, so the Hankel singular values of clustered poles keep their digits far below
+// √ε·σ₁ (gen_mimo_hsv_exact.py's cases). O(n³/3 + n²·cols) complex operations, O(n²·cols)
+// for diagonal M.
+func hammarling(m []complex128, n int, gap []float64, diag bool, pair []bool, beta []complex128, cols int) (u []complex128, order []int) {
+	u = make([]complex128, n*n)
+	order = make([]int, 0, n)
 	b := append([]complex128(nil), beta...)
 	x := make([]complex128, n)
 	acc := make([]complex128, n)
+	den := make([]complex128, n)
+	live := make([]int, n) // the states not yet eliminated, ascending
+	for i := range live {
+		live[i] = i
+	}
 	l := cols - 1 // the column that takes the step
-	for k := n - 1; k >= 0; k-- {
+	partner := -1 // the other state of a pair whose first went last
+	for len(live) > 0 {
+		p := len(live) - 1
+		if diag {
+			p = pivot(b, gap, live, partner, cols)
+		}
+		k := live[p]
+		live = slices.Delete(live, p, p+1)
+		order = append(order, k)
+		partner = -1
+		if k+1 < n && pair[k] {
+			partner = k + 1
+		} else if k > 0 && pair[k-1] {
+			partner = k - 1
+		}
 		if cols > 1 {
-			reflectRow(b, k, cols)
+			reflectRow(b, k, live, cols)
 		}
 		ab := cmplx.Abs(b[k*cols+l])
 		if ab == 0 {
@@ -623,7 +698,8 @@ func hammarling(m []complex128, n int, gap []float64, diag bool, beta []complex1
 		cl := cmplx.Conj(lam)
 		f := complex(sg, 0) * cmplx.Conj(ph) // β̄_k/ν
 		cnu := complex(nu, 0)
-		for i := k - 1; i >= 0; i-- {
+		for q := len(live) - 1; q >= 0; q-- {
+			i := live[q]
 			row := m[i*n : i*n+n]
 			var s complex128
 			if !diag {
@@ -633,22 +709,47 @@ func hammarling(m []complex128, n int, gap []float64, diag bool, beta []complex1
 			}
 			acc[i] = s
 			rhs := -b[i*cols+l]*f - cl*row[k]*cnu
-			x[i] = (cl*s - rhs) / oneMinus(cl, row[i])
+			den[i] = oneMinus(cl, row[i])
+			x[i] = (cl*s - rhs) / den[i]
 		}
 		g := complex(sg, 0) * ph // β_k/ν
-		for i := 0; i < k; i++ {
-			w := m[i*n+i]*x[i] + acc[i] + m[i*n+k]*cnu
-			b[i*cols+l] = lam*b[i*cols+l] - g*w
+		for _, i := range live {
+			if diag {
+				b[i*cols+l] *= (lam - m[i*n+i]) / den[i]
+			} else {
+				w := m[i*n+i]*x[i] + acc[i] + m[i*n+k]*cnu
+				b[i*cols+l] = lam*b[i*cols+l] - g*w
+			}
 			u[i*n+k] = x[i]
 		}
 	}
-	return u
+	return u, order
 }
 
-// reflectRow multiplies rows 0…k of b (cols columns, row-major) on the right by the
-// Householder reflection G = I - τ·v·vᴴ (v_last = 1, τ ∈ [1, 2], so nothing overflows) that
-// takes row k to [0, …, 0, α], |α| its norm; rows below k are done with.
-func reflectRow(b []complex128, k, cols int) {
+// pivot returns the position in live of the state a diagonal M eliminates next: partner
+// where it is one (≥ 0), else the largest ‖β_k‖²/gap_k. The squares may overflow or
+// underflow for gains far from 1; the choice is then a worse order, not a wrong factor.
+func pivot(b []complex128, gap []float64, live []int, partner, cols int) int {
+	best, at := -1.0, len(live)-1
+	for q, i := range live {
+		if i == partner {
+			return q
+		}
+		s := 0.0
+		for _, z := range b[i*cols : (i+1)*cols] {
+			s += real(z)*real(z) + imag(z)*imag(z)
+		}
+		if s /= gap[i]; s > best {
+			best, at = s, q
+		}
+	}
+	return at
+}
+
+// reflectRow multiplies the rows k and live of b (cols columns, row-major) on the right by
+// the Householder reflection G = I - τ·v·vᴴ (v_last = 1, τ ∈ [1, 2], so nothing overflows)
+// that takes row k to [0, …, 0, α], |α| its norm; the other rows are done with.
+func reflectRow(b []complex128, k int, live []int, cols int) {
 	r := b[k*cols : (k+1)*cols]
 	l := cols - 1
 	mu, off := 0.0, 0.0
@@ -675,7 +776,7 @@ func reflectRow(b []complex128, k, cols int) {
 	}
 	v[l] = 1
 	tau := complex((mu+al)/mu, 0)
-	for i := 0; i < k; i++ {
+	for _, i := range live {
 		row := b[i*cols : (i+1)*cols]
 		var s complex128
 		for j, z := range row {

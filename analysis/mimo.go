@@ -41,14 +41,15 @@ type MIMOReduction struct {
 // [[Re pₖ, −Im pₖ], [Im pₖ, Re pₖ]], B = [Re B; Im B], C = [Re C, −Im C] (one state [Re xₖ]
 // for a real pole whose B row or C column is real: its Im xₖ is uncontrollable or
 // unobservable). Its A is block diagonal, its own real Schur form, and the Cholesky factors of
-// its Gramians come from Hammarling's method with B and Cᵀ of several columns, P and Q never
-// formed (cschur.realFactor, as for BalancedTruncation); the square-root method (Laub et al.
-// 1987) then gives the Hankel singular values and the projections, with the same numerical
-// rank (σᵢ ≤ n·ε·σ₁ are not kept). The values keep digits far below √ε·σ₁: 1e-6 relative or
-// better down to 2e-21·σ₁ on clustered poles near the circle (gen_mimo_hsv_exact.py), where
-// the closed-form Gramians factored before gave 0 below 1e-13·σ₁ and 1e-3 relative at
-// 6e-8·σ₁. Truncating (A, B, C) keeps the Markov sequence C·Aᵗ·B, t ≥ 0, which is the layer's
-// h[t] − D·δ[t] in its state-updated-first convention, so D is kept as it is, and the error
+// its Gramians come from Hammarling's method with B and Cᵀ of several columns, the states in
+// the order of complete pivoting, P and Q never formed (cschur.realFactor, as for
+// BalancedTruncation); the square-root method (Laub et al. 1987) then gives the Hankel
+// singular values and the projections, with the same numerical rank (σᵢ ≤ n·ε·σ₁ are not
+// kept). The values keep their digits far below √ε·σ₁: 1e-10 relative or better down to
+// 2e-21·σ₁ on clustered poles near the circle (gen_mimo_hsv_exact.py), where the closed-form
+// Gramians factored before gave 0 below 1e-13·σ₁ and 1e-3 relative at 6e-8·σ₁. Truncating
+// (A, B, C) keeps the Markov sequence C·Aᵗ·B, t ≥ 0, which is the layer's h[t] − D·δ[t] in
+// its state-updated-first convention, so D is kept as it is, and the error
 // transfer matrix, z·C(zI − A)⁻¹B − z·C_r(zI − A_r)⁻¹B_r, has the continuous-time bound
 // 2·Σ_{i>r} σᵢ on its H∞ norm (Al-Saggaf and Franklin 1987). The reduced A is then
 // diagonalised (a real eigenvalue is a real mode, a conjugate pair the mode with Im λ > 0 and its
@@ -58,13 +59,15 @@ type MIMOReduction struct {
 // It refuses order < 1 and layers of more than MaxCubicOrder/2 modes (MaxCubicOrder real
 // states) with ErrInvalid (the cost is O(n²·min(n, inputs + outputs)) for the factors, n the
 // real states, and O(n³) for the SVD of Rᵀ·S and the rest, which dominates: 0.37 s at 256
-// modes and 128 inputs and outputs with the Gramians formed (BenchmarkReduceMIMO), 1.6 s for
-// an LRU layer of that size with poles of radius 0.9–0.999, whose SVD takes longer, on a
-// shared 2-core machine), a pole on or outside the unit circle (|p| ≥ 1 − filters.MarginalTol,
-// where the Gramians do not exist) with an *UnstableError naming the mode and its radius,
-// Hankel singular values beyond float64's range with a *NonFiniteError, and a reduced A whose
-// eigenvector basis has a condition number above MIMOCondLimit with a *filters.ConditionError
-// (ErrIllConditioned).
+// modes and 128 inputs and outputs with the Gramians formed (BenchmarkReduceMIMO), 1.2 to 1.4
+// times that with Hammarling's factors, whose Rᵀ·S keeps its small singular values for the
+// SVD to resolve, and up to 1.9 times with 2 to 4 times as many inputs and outputs as modes
+// (CPU time, the same run); 1.6 s for an LRU layer of that size with poles of radius
+// 0.9–0.999, whose SVD takes longer, on a shared 2-core machine), a pole on or outside the
+// unit circle (|p| ≥ 1 − filters.MarginalTol, where the Gramians do not exist) with an
+// *UnstableError naming the mode and its radius, Hankel singular values beyond float64's range
+// with a *NonFiniteError, and a reduced A whose eigenvector basis has a condition number above
+// MIMOCondLimit with a *filters.ConditionError (ErrIllConditioned).
 func ReduceMIMO(m *filters.MIMO, order int) (*MIMOReduction, error) {
 	if order < 1 {
 		return nil, fmt.Errorf("%w: reduction to order %d: want at least 1", filters.ErrInvalid, order)

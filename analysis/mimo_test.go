@@ -203,6 +203,64 @@ func TestReduceMIMOGoldenHSV(t *testing.T) {
 	t.Logf("largest relative difference from SciPy: %.3g", worst)
 }
 
+// mimoExactTol is the agreement of ReduceMIMO's Hankel singular values and error bounds
+// with the exact values of gen_mimo_hsv_exact.py, relative to each value however small next to
+// σ₁. Hammarling's factors keep each entry to a few ulps but for the Householder step that
+// turns a row of several columns into one, which cancels between clustered poles: about ε/δ
+// relative for each level of a cluster, δ = |p − q|/|1 − p̄·q| between neighbours, 1e-5 in
+// these cases (2e-11). Measured 6.4e-11 (mixed_real's σ₁₂ = 2e-13·σ₁); the Gramians formed
+// and factored before gave 0 for every σ below 1e-13·σ₁, 1e-3 relative at 6e-8·σ₁, and so
+// bounds of 0 for reductions whose exact bound is 3.3e-18 (cluster_r90 at order 8).
+const mimoExactTol = 2e-10
+
+// TestReduceMIMOExactHSV checks the Hankel singular values of layers whose values span 1e-21
+// of the largest (clustered poles near the circle, real poles of one and two states, a pole
+// stored with its conjugate, more inputs than states) against mpmath, and the error bound
+// 2·Σ_{i>r} σᵢ of every reduction, however small.
+func TestReduceMIMOExactHSV(t *testing.T) {
+	var g struct {
+		Cases []struct {
+			Name string `json:"name"`
+			mimoFile
+		} `json:"cases"`
+	}
+	numtest.ReadJSON(t, filepath.Join("..", "testdata", "golden", "analysis", "mimo_hsv_exact.json"), &g)
+	smallest := 1.0
+	for _, c := range g.Cases {
+		m, err := filters.NewMIMO(numtest.Complexes(c.Poles), numtest.Complexes(c.B), numtest.Complexes(c.C), c.D, c.Inputs, c.Outputs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := 1; r <= len(c.HSV); r++ {
+			red, err := ReduceMIMO(m, r)
+			if err != nil {
+				t.Fatalf("%s order %d: %v", c.Name, r, err)
+			}
+			if len(red.HSV) != len(c.HSV) {
+				t.Fatalf("%s: %d Hankel singular values, want %d", c.Name, len(red.HSV), len(c.HSV))
+			}
+			if r == 1 {
+				for i, want := range c.HSV {
+					if e := math.Abs(red.HSV[i]-want) / want; !(e <= mimoExactTol) {
+						t.Errorf("%s: σ%d = %.16g, exact %.16g (%.2g of σ₁): relative error %.2g", c.Name, i+1, red.HSV[i], want, want/c.HSV[0], e)
+					}
+				}
+				smallest = math.Min(smallest, c.HSV[len(c.HSV)-1]/c.HSV[0])
+			}
+			want := 0.0
+			for _, s := range c.HSV[red.Order:] {
+				want += 2 * s
+			}
+			if e := math.Abs(red.Bound-want) / want; want > 0 && !(e <= mimoExactTol) || want == 0 && red.Bound != 0 {
+				t.Errorf("%s order %d: kept %d, bound %.16g, exact 2Σσ = %.16g", c.Name, r, red.Order, red.Bound, want)
+			}
+		}
+	}
+	if smallest > 1e-20 {
+		t.Errorf("the smallest value is %.2g of σ₁: the cases no longer reach below 1e-20", smallest)
+	}
+}
+
 func TestReduceMIMORefuses(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 3))
 	m := filtertest.RandomMIMO(rng, 4, 2, 2, 0.9)

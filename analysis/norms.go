@@ -81,11 +81,11 @@ func (s *schurSys) h2() (h, part float64, cs *cschur, u []complex128, err error)
 	u = cs.ctrlFactor(scaledCopy(s.b, 1/nb), 1)
 	gamma := cs.zh(scaledCopy(s.c, 1/nc), 1)
 	n := s.order()
-	// ‖Uᴴ·γ‖ with U upper triangular.
+	// ‖Uᴴ·γ‖ (U triangular in its order of elimination).
 	sum := 0.0
 	for j := 0; j < n; j++ {
 		var v complex128
-		for i := 0; i <= j; i++ {
+		for i := 0; i < n; i++ {
 			v += cmplx.Conj(u[i*n+j]) * gamma[i]
 		}
 		sum += real(v)*real(v) + imag(v)*imag(v)
