@@ -16,10 +16,9 @@ realisation that analysis.ReduceMIMO documents:
   a real pole             the single state [Re x] where its B row or its C column is real
                           (Im x is then uncontrollable or unobservable), else both states
 
-computed at 300 bits: P and Q block by block from the Kronecker form of
-A_k X A_l^T - X + B_k B_l^T = 0 (and A_k^T X A_l - X + C_k^T C_l = 0), P = L L^T (Cholesky),
-and the values sqrt(eig(L^T Q L)) (a symmetric eigenproblem), largest first; rounded to the
-nearest float64, with log10 of each. The poles are clustered near the unit circle, neighbours
+computed at 300 bits: P and Q in closed form from the modal form of A (Cauchy-like matrices,
+see gramians), P = L L^T (Cholesky), and the values sqrt(eig(L^T Q L)) (a symmetric
+eigenproblem), largest first; rounded to the nearest float64, with log10 of each. The poles are clustered near the unit circle, neighbours
 1e-6 to 2e-8 apart, a pseudo-hyperbolic distance |p - q|/|1 - conj(p) q| of about 1e-5 (the
 quantity that sets the decay of these Cauchy-like Gramians), so that the Hankel singular
 values reach 2e-21 of the largest: forming P and Q in float64 and factoring them loses every
@@ -78,43 +77,49 @@ def realise(poles, B, C):
     return blocks
 
 
-def stein(M1, M2, W):
-    """X with M1 X M2^T - X + W = 0 (Kronecker form)."""
-    sk, sl = M1.rows, M2.rows
-    K = mp.matrix(sk * sl, sk * sl)
-    for i in range(sk):
-        for j in range(sl):
-            for p in range(sk):
-                for q in range(sl):
-                    K[i * sl + j, p * sl + q] = M1[i, p] * M2[j, q]
-    for i in range(sk * sl):
-        K[i, i] -= 1
-    w = mp.matrix(sk * sl, 1)
-    for i in range(sk):
-        for j in range(sl):
-            w[i * sl + j] = -W[i, j]
-    x = mp.lu_solve(K, w)
-    return mp.matrix([[x[i * sl + j] for j in range(sl)] for i in range(sk)])
-
-
-def gramian(blocks, ctrl):
-    off = np.cumsum([0] + [b[0].rows for b in blocks])
-    G = mp.matrix(int(off[-1]), int(off[-1]))
-    for k, (Ak, Bk, Ck) in enumerate(blocks):
-        for l, (Al, Bl, Cl) in enumerate(blocks):
-            if ctrl:
-                X = stein(Ak, Al, Bk * Bl.T)
-            else:
-                X = stein(Ak.T, Al.T, Ck.T * Cl)
-            for i in range(X.rows):
-                for j in range(X.cols):
-                    G[int(off[k]) + i, int(off[l]) + j] = X[i, j]
-    return G
+def gramians(blocks):
+    """P and Q of the real realisation from its modal form A = V diag(lam) V^-1 (a rotation
+    block [[a, -b], [b, a]] has V = [[1, 1], [-i, i]] and lam = a + ib, a - ib): with
+    F = V^-1 B and G = C V, P = V X V^H and Q = V^-H Y V^-1 for the Cauchy-like
+    X_kl = F_k F_l^H / (1 - lam_k conj(lam_l)) and Y_kl = G_k^H G_l / (1 - conj(lam_k) lam_l)."""
+    n = sum(Ak.rows for Ak, _, _ in blocks)
+    V, W = mp.zeros(n, n), mp.zeros(n, n)  # W = V^-1
+    lam = []
+    i = 0
+    for Ak, _, _ in blocks:
+        if Ak.rows == 1:
+            V[i, i] = W[i, i] = 1
+            lam.append(Ak[0, 0])
+        else:
+            V[i, i], V[i, i + 1], V[i + 1, i], V[i + 1, i + 1] = 1, 1, -1j, 1j
+            W[i, i], W[i, i + 1], W[i + 1, i], W[i + 1, i + 1] = 0.5, 0.5j, 0.5, -0.5j
+            lam += [mp.mpc(Ak[0, 0], Ak[1, 0]), mp.mpc(Ak[0, 0], -Ak[1, 0])]
+        i += Ak.rows
+    Bm = mp.matrix(n, blocks[0][1].cols)
+    Cm = mp.matrix(blocks[0][2].rows, n)
+    i = 0
+    for Ak, Bk, Ck in blocks:
+        for r in range(Ak.rows):
+            for j in range(Bk.cols):
+                Bm[i + r, j] = Bk[r, j]
+            for o in range(Ck.rows):
+                Cm[o, i + r] = Ck[o, r]
+        i += Ak.rows
+    F, G = W * Bm, Cm * V
+    X = mp.matrix(n, n)
+    Y = mp.matrix(n, n)
+    for k in range(n):
+        for l in range(n):
+            X[k, l] = sum(F[k, j] * mp.conj(F[l, j]) for j in range(F.cols)) / (1 - lam[k] * mp.conj(lam[l]))
+            Y[k, l] = sum(mp.conj(G[o, k]) * G[o, l] for o in range(G.rows)) / (1 - mp.conj(lam[k]) * lam[l])
+    P = V * X * V.H
+    Q = W.H * Y * W
+    return mp.matrix([[mp.re(P[k, l]) for l in range(n)] for k in range(n)]), \
+        mp.matrix([[mp.re(Q[k, l]) for l in range(n)] for k in range(n)])
 
 
 def hsv(poles, B, C):
-    blocks = realise(poles, B, C)
-    P, Q = gramian(blocks, True), gramian(blocks, False)
+    P, Q = gramians(realise(poles, B, C))
     L = mp.cholesky(P)
     M = L.T * Q * L
     M = (M + M.T) / 2
