@@ -140,6 +140,11 @@ func writeWithBackup(path string, data []byte) (string, error) {
 		if !fi.Mode().IsRegular() {
 			return "", fmt.Errorf("not a regular file")
 		}
+		// A file the write would refuse (read-only, atomicfile.ErrReadOnly) is refused
+		// before its backup replaces the previous one.
+		if err := atomicfile.Check(real); err != nil {
+			return "", err
+		}
 		if err := atomicfile.Backup(real, real+BackupSuffix); err != nil {
 			return "", fmt.Errorf("keeping the previous version as %s: %w", real+BackupSuffix, userfile.PathErr(err))
 		}

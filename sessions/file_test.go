@@ -63,6 +63,37 @@ func TestSaveLoadAndBackup(t *testing.T) {
 	}
 }
 
+// TestSaveReadOnly: a session file its user made read-only (chmod 444) is not replaced, and
+// its backup, the version before it, is not replaced either (QA F1: both were, the new file
+// and the backup keeping mode 444). Root may write any file (atomicfile's invariants).
+func TestSaveReadOnly(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root may write a read-only file (access(2)); atomicfile's TestReadOnlyTarget checks the refusal for root too")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ro"+sessions.Extension)
+	s := richSession(t)
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	must(s.AddFilter(filters.Document{Name: "second", Filter: filtertest.Dense()}))
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	file, bak := must(os.ReadFile(path)), must(os.ReadFile(path+sessions.BackupSuffix))
+	if err := os.Chmod(path, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	must(s.AddFilter(filters.Document{Name: "third", Filter: filtertest.Dense()}))
+	err := s.Save(path)
+	if err == nil || !strings.Contains(err.Error(), path+": ") || !strings.Contains(err.Error(), "read-only") {
+		t.Errorf("Save over a read-only file: %v, want an error naming it as read-only", err)
+	}
+	if !bytes.Equal(must(os.ReadFile(path)), file) || !bytes.Equal(must(os.ReadFile(path+sessions.BackupSuffix)), bak) {
+		t.Error("the read-only session or its backup changed")
+	}
+}
+
 func TestSaveThroughSymlink(t *testing.T) {
 	dir := t.TempDir()
 	real := filepath.Join(dir, "real.ssmlab")

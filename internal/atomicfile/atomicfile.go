@@ -14,6 +14,11 @@
 //     NAME removes.
 //   - The target is replaced, not written through, except for devices and pipes (/dev/null,
 //     a terminal, /dev/stdout), which have nothing to replace and are written directly.
+//   - An existing target its writer may not write (chmod 444, another user's file in a shared
+//     directory) is refused with ErrReadOnly, as cp and a shell's > refuse it: the rename
+//     needs only the directory's write permission and would replace it anyway. The test is
+//     access(2)'s, so root, whom access(2) lets write any file, replaces a read-only file as
+//     cp does. Backup's copy is the package's own file and is replaced whatever its mode.
 //   - A symbolic link is followed only to a file in its own directory (existing or not), so
 //     that the rename stays in the directory the user named; a link into another directory
 //     is refused with ErrLinkElsewhere (a planted link cannot redirect a write).
@@ -37,6 +42,10 @@ import (
 // ErrLinkElsewhere is the error for a target that is a symbolic link into another directory,
 // or to a missing file.
 var ErrLinkElsewhere = errors.New("a symbolic link out of its directory")
+
+// ErrReadOnly is the error, wrapped in a *fs.PathError naming the file, for an existing
+// target the caller may not write (see the package's invariants).
+var ErrReadOnly = fmt.Errorf("the file is read-only to this user (%w), so it is not replaced", fs.ErrPermission)
 
 // testHook, when set (by tests), is called with the temporary file's name once it is
 // created and locked, and again once its content is written.
@@ -152,8 +161,8 @@ func sameDir(a, b string) bool {
 
 // Check reports, without changing anything, whether WriteFile(path) can be expected to
 // succeed: it returns the error WriteFile would give for a target that is a directory, not a
-// regular file or a link elsewhere, or in a directory where no temporary file can be created
-// (missing, read-only). Commands that write several files check them all before writing any,
+// regular file or a link elsewhere, a read-only file, or in a directory where no temporary
+// file can be created (missing, read-only). Commands that write several files check them all before writing any,
 // so that a bad last path does not leave the first ones written.
 func Check(path string) error {
 	path, fi, err := target(path)
@@ -171,8 +180,8 @@ func Check(path string) error {
 }
 
 // target resolves path as Target does and returns the file's information, nil when it does
-// not exist yet; a directory or a file that is neither regular nor a device or pipe is an
-// error.
+// not exist yet; a directory, a file that is neither regular nor a device or pipe, and a
+// regular file the caller may not write (ErrReadOnly) are errors.
 func target(path string) (string, fs.FileInfo, error) {
 	path, err := Target(path)
 	if err != nil {
@@ -186,7 +195,12 @@ func target(path string) (string, fs.FileInfo, error) {
 		return "", nil, err
 	case fi.IsDir():
 		return "", nil, errors.New("is a directory")
-	case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0, fi.Mode().IsRegular():
+	case fi.Mode()&(fs.ModeDevice|fs.ModeCharDevice|fs.ModeNamedPipe) != 0:
+		return path, fi, nil // opening it for writing checks the permission
+	case fi.Mode().IsRegular():
+		if errors.Is(accessWrite(path), fs.ErrPermission) {
+			return "", nil, &fs.PathError{Op: "replace", Path: path, Err: ErrReadOnly}
+		}
 		return path, fi, nil
 	}
 	return "", nil, errors.New("not a regular file")

@@ -62,6 +62,11 @@ func TestTemporaryFileMode(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tc.existing&0o200 == 0 {
+				// Only root replaces a read-only file (see TestReadOnlyTarget): stand in
+				// its access(2), which lets it write any file.
+				defer atomicfile.SetAccessWrite(func(string) error { return nil })()
+			}
 			var seen []fs.FileMode
 			atomicfile.SetTestHook(func(_, tmp string) {
 				fi, err := os.Stat(tmp)
@@ -389,6 +394,74 @@ func TestCheck(t *testing.T) {
 	}
 	if names := numtest.DirNames(t, dir); strings.Join(names, " ") != "d f" {
 		t.Errorf("entries left: %q, want d and f", names)
+	}
+}
+
+// TestReadOnlyTarget: an existing file its writer may not write (chmod 444) is refused, by
+// WriteFile, WriteWith and Check alike, and stays as it was; the rename that replaces a file
+// needs only the directory's permission, so it was replaced, keeping its mode 444 (QA F1).
+// Root, whom access(2) lets write any file, would pass the check: as root the test stands in
+// the answer access(2) gives the file's owner, from the mode's owner bits.
+func TestReadOnlyTarget(t *testing.T) {
+	if os.Geteuid() == 0 {
+		defer atomicfile.SetAccessWrite(func(path string) error {
+			fi, err := os.Stat(path)
+			if err == nil && fi.Mode().Perm()&0o200 == 0 {
+				return syscall.EACCES
+			}
+			return err
+		})()
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keep.json")
+	if err := os.WriteFile(path, []byte("PROTECTED"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	for what, err := range map[string]error{
+		"WriteFile": atomicfile.WriteFile(path, []byte("new")),
+		"WriteWith": atomicfile.WriteWith(path, func(w io.Writer) error { _, err := w.Write([]byte("new")); return err }),
+		"Check":     atomicfile.Check(path),
+	} {
+		if !errors.Is(err, atomicfile.ErrReadOnly) || !errors.Is(err, fs.ErrPermission) || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "read-only") {
+			t.Errorf("%s: %v, want ErrReadOnly naming %s", what, err, path)
+		}
+	}
+	if data, _ := os.ReadFile(path); string(data) != "PROTECTED" {
+		t.Errorf("the read-only file now reads %q", data)
+	}
+	if names := numtest.DirNames(t, dir); strings.Join(names, " ") != "keep.json" {
+		t.Errorf("entries left: %q, want keep.json alone", names)
+	}
+	// A backup is the package's own copy: a read-only one (a hard link to a read-only
+	// file, from an earlier Backup) is replaced, or no later save could keep one.
+	src := filepath.Join(dir, "s.ssmlab")
+	if err := os.WriteFile(src, []byte("current"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.Backup(src, path); err != nil {
+		t.Errorf("Backup over a read-only backup: %v", err)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "current" {
+		t.Errorf("the backup reads %q, want the current file", data)
+	}
+}
+
+// TestReadOnlyTargetAsRoot: root, whom access(2) lets write any file, replaces a read-only
+// one, as cp does; the file keeps its mode.
+func TestReadOnlyTargetAsRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		defer atomicfile.SetAccessWrite(func(string) error { return nil })()
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte("old"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := atomicfile.WriteFile(path, []byte("new")); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	if data, _ := os.ReadFile(path); string(data) != "new" || fi.Mode().Perm() != 0o444 {
+		t.Errorf("reads %q with mode %v, want new with 0444", data, fi.Mode().Perm())
 	}
 }
 
