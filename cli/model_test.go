@@ -21,6 +21,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train/plan"
@@ -582,6 +583,29 @@ func TestDistillModelShardMissing(t *testing.T) {
 	t.Setenv("JOB_COMPLETION_INDEX", "1")
 	if r := run(t, "", distillModelArgs(out)...); r.code != ExitUsage || !strings.Contains(r.stderr, "JOB_COMPLETION_INDEX=1 without --shards: give --shards N") {
 		t.Errorf("an index without --shards: %v", r)
+	}
+}
+
+// TestDistillModelOneTaskArray: the task of `sbatch --array=2` (running task 2 of a larger
+// array again) sees an array of one task, which it took for the whole job: it wrote OUT itself
+// (QA F2). It is refused, exit 1, asking for --shard; with --shard it runs that shard.
+func TestDistillModelOneTaskArray(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.safetensors")
+	for k, v := range map[string]string{"SLURM_ARRAY_TASK_ID": "2", "SLURM_ARRAY_TASK_MIN": "2", "SLURM_ARRAY_TASK_MAX": "2", "SLURM_ARRAY_TASK_COUNT": "1"} {
+		t.Setenv(k, v)
+	}
+	if r := run(t, "", distillModelArgs(out)...); r.code != 1 || !strings.Contains(r.stderr, "give --shard 2/N") {
+		t.Errorf("a one-task array: %v", r)
+	}
+	if names := numtest.DirNames(t, dir); len(names) != 0 {
+		t.Errorf("a refused task wrote %q", names)
+	}
+	if r := run(t, "", append(distillModelArgs(out), "--shard", "2/3")...); r.code != 0 || !strings.Contains(r.stderr, "shard 2/3 (--shard)") {
+		t.Errorf("--shard 2/3 in a one-task array: %v", r)
+	}
+	if _, err := os.Stat(out + ".shard-2-of-3.json"); err != nil {
+		t.Error(err)
 	}
 }
 

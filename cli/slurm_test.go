@@ -32,7 +32,7 @@ func scaleBlocks(t *testing.T) map[string]string {
 	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
 		out[m[1]] = m[2]
 	}
-	for _, name := range []string{"distill.sbatch", "merge.sbatch", "submit", "kubernetes"} {
+	for _, name := range []string{"distill.sbatch", "merge.sbatch", "submit", "rerun", "kubernetes"} {
 		if out[name] == "" {
 			t.Fatalf("docs/scale.md has no block marked %q", name)
 		}
@@ -114,7 +114,10 @@ func freePort(t *testing.T) int {
 // TestSlurm starts a single-node Slurm (munged, slurmctld, slurmd) in a temporary directory,
 // submits the array job and the dependent merge exactly as docs/scale.md writes them, with 3
 // shards of the test checkpoint, and checks the merged checkpoint against a single run, byte
-// for byte. It skips, saying why, where Slurm is not installed or does not start.
+// for byte; then, as if task 1 had failed, removes its part and the checkpoint, runs the
+// docs' rerun block (task 1 alone, then the merge) and checks the checkpoint again (the rerun
+// of one task fitted the whole job, and the merge failed: QA F2). It skips, saying why, where
+// Slurm is not installed or does not start.
 func TestSlurm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Slurm")
@@ -182,6 +185,7 @@ MpiDefault=none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core_Memory
 ReturnToService=2
+DependencyParameters=kill_invalid_depend
 NodeName=%[1]s CPUs=64 RealMemory=262144 State=UNKNOWN
 PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 `, host, socket, freePort(t), freePort(t), dir)), 0o644); err != nil {
@@ -210,51 +214,62 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 	if submit == blocks["submit"] {
 		t.Fatal("the submit block's settings changed: update this test")
 	}
-	cmd := exec.Command("bash", "-euo", "pipefail", "-c", submit)
-	cmd.Dir = jobs
-	cmd.Env = append(slices.Clone(env), asCLIEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("submitting: %v\n%s", err, out)
-	}
-	m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
-	if m == nil {
-		t.Fatalf("sbatch said: %s", out)
-	}
-	merge, _ := strconv.Atoi(string(m[1]))
-	// Wait for the merge without polling: a job that depends on it, submitted with --wait,
-	// for at most five minutes.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	wait := exec.CommandContext(ctx, "sbatch", "--wait", "--quiet", fmt.Sprintf("--dependency=afterany:%d", merge), "--output=/dev/null", "--wrap=true")
-	wait.Env = env
-	if out, err := wait.CombinedOutput(); err != nil {
-		query := func(args ...string) []byte {
-			c := exec.Command(args[0], args[1:]...)
-			c.Env = env
-			b, _ := c.CombinedOutput()
-			return b
+	// runJobs runs a block of the docs in the job directory, waits for the merge it submits
+	// last and returns the logs of the jobs it ran (those matching logs).
+	runJobs := func(what, block, logs string) string {
+		t.Helper()
+		cmd := exec.Command("bash", "-euo", "pipefail", "-c", block)
+		cmd.Dir = jobs
+		cmd.Env = append(slices.Clone(env), asCLIEnv+"=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", what, err, out)
 		}
-		state, nodes := query("squeue", "--all", "-o", "%i %T %r"), query("sinfo", "-N", "-o", "%N %T %E")
-		t.Fatalf("waiting for the merge: %v\n%s\nsqueue:\n%s\nsinfo:\n%s", err, out, state, nodes)
+		m := regexp.MustCompile(`Submitted batch job (\d+)`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("%s: sbatch said: %s", what, out)
+		}
+		merge, _ := strconv.Atoi(string(m[1]))
+		// Wait for the merge without polling: a job that depends on it, submitted with
+		// --wait, for at most five minutes.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		wait := exec.CommandContext(ctx, "sbatch", "--wait", "--quiet", fmt.Sprintf("--dependency=afterany:%d", merge), "--output=/dev/null", "--wrap=true")
+		wait.Env = env
+		if out, err := wait.CombinedOutput(); err != nil {
+			query := func(args ...string) []byte {
+				c := exec.Command(args[0], args[1:]...)
+				c.Env = env
+				b, _ := c.CombinedOutput()
+				return b
+			}
+			state, nodes := query("squeue", "--all", "-o", "%i %T %r"), query("sinfo", "-N", "-o", "%N %T %E")
+			t.Fatalf("%s: waiting for the merge: %v\n%s\nsqueue:\n%s\nsinfo:\n%s", what, err, out, state, nodes)
+		}
+		files, _ := filepath.Glob(filepath.Join(jobs, logs))
+		var said bytes.Buffer
+		for _, l := range files {
+			b, _ := os.ReadFile(l)
+			fmt.Fprintf(&said, "== %s\n%s", filepath.Base(l), b)
+			os.Remove(l) // a later block's glob sees only its own jobs' logs
+		}
+		if !strings.Contains(said.String(), "== ssmlab-merge-") {
+			t.Fatalf("%s: the merge left no log:\n%s", what, said.String())
+		}
+		return said.String()
 	}
-	logs, _ := filepath.Glob(filepath.Join(jobs, "ssmlab-*.log"))
-	var said bytes.Buffer
-	for _, l := range logs {
-		b, _ := os.ReadFile(l)
-		fmt.Fprintf(&said, "== %s\n%s", filepath.Base(l), b)
-	}
-	if len(logs) != 4 {
-		t.Fatalf("%d job logs, want 3 tasks and the merge:\n%s", len(logs), said.String())
+	said := runJobs("submitting", submit, "ssmlab-*.log")
+	if n := strings.Count(said, "== ssmlab-"); n != 4 {
+		t.Fatalf("%d job logs, want 3 tasks and the merge:\n%s", n, said)
 	}
 	for i := range 3 {
-		if !strings.Contains(said.String(), fmt.Sprintf("shard %d/3 (SLURM_ARRAY_TASK_ID=%d of SLURM_ARRAY_TASK_COUNT=3)", i, i)) {
-			t.Errorf("no task says it is shard %d/3:\n%s", i, said.String())
+		if !strings.Contains(said, fmt.Sprintf("shard %d/3 (--shard)", i)) {
+			t.Errorf("no task says it is shard %d/3:\n%s", i, said)
 		}
 	}
 	distilled := filepath.Join(jobs, "distilled.safetensors")
 	if _, err := os.Stat(distilled); err != nil {
-		t.Fatalf("the merge wrote no checkpoint: %v\n%s", err, said.String())
+		t.Fatalf("the merge wrote no checkpoint: %v\n%s", err, said)
 	}
 	// A single run of the same recipe on a copy of the same name (the manifest names it).
 	other := t.TempDir()
@@ -266,6 +281,31 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 	args := append(append([]string{"distill", copyCkpt}, modelRecipe...), "-o", single)
 	if r := run(t, "", args...); r.code != 0 {
 		t.Fatal(r)
+	}
+	sameDistilled(t, single, distilled)
+
+	// Task 1 failed: its part and the checkpoint are missing. The docs' rerun block, in the
+	// submit block's environment, runs it alone, then the merge.
+	for _, f := range []string{distilled, distilled + ".manifest.json", distilled + ".shard-1-of-3.json"} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var exports []string
+	for _, line := range strings.Split(submit, "\n") {
+		if strings.HasPrefix(line, "export ") {
+			exports = append(exports, line)
+		}
+	}
+	said = runJobs("running task 1 again", strings.Join(exports, "\n")+"\n"+blocks["rerun"], "ssmlab-*.log")
+	if n := strings.Count(said, "== ssmlab-distill-"); n != 1 || !strings.Contains(said, "shard 1/3 (--shard)") {
+		t.Fatalf("the rerun: %d task logs, want one, of shard 1/3:\n%s", n, said)
+	}
+	if _, err := os.Stat(distilled + ".shard-1-of-3.json"); err != nil || strings.Contains(said, "ssmlab: ") {
+		t.Fatalf("the rerun wrote no part (%v), or a job failed:\n%s", err, said)
+	}
+	if _, err := os.Stat(distilled); err != nil {
+		t.Fatalf("the merge after the rerun wrote no checkpoint: %v\n%s", err, said)
 	}
 	sameDistilled(t, single, distilled)
 }

@@ -149,6 +149,11 @@ func TestFromEnv(t *testing.T) {
 		{"slurm count disagrees", env(EnvSlurmTaskID, "0", EnvSlurmTaskCount, "4"), 3, Shard{}, false, "3 shards asked for"},
 		{"slurm gaps", env(EnvSlurmTaskID, "5", EnvSlurmTaskCount, "3", EnvSlurmTaskMin, "0"), 0, Shard{}, false, "gaps"},
 		{"slurm no count", env(EnvSlurmTaskID, "1"), 0, Shard{}, false, "not SLURM_ARRAY_TASK_COUNT"},
+		// sbatch --array=2 running task 2 of 3 again: it was taken as shard 0/1, the whole job
+		// (QA F2); task 0 again is no different from a job of one shard.
+		{"slurm one task again", env(EnvSlurmTaskID, "2", EnvSlurmTaskCount, "1", EnvSlurmTaskMin, "2", "SLURM_ARRAY_TASK_MAX", "2"), 0, Shard{}, false, "give --shard 2/N"},
+		{"slurm task 0 again", env(EnvSlurmTaskID, "0", EnvSlurmTaskCount, "1", EnvSlurmTaskMin, "0"), 0, Shard{}, false, "--shard 0/1 for the whole job"},
+		{"slurm one task, count given", env(EnvSlurmTaskID, "2", EnvSlurmTaskCount, "1", EnvSlurmTaskMin, "2"), 3, Shard{}, false, "give --shard 2/N"},
 		{"k8s", env(EnvK8sIndex, "1"), 3, Shard{1, 3}, true, ""},
 		{"k8s no count", env(EnvK8sIndex, "1"), 0, Shard{}, false, "number of shards"},
 		{"k8s beyond", env(EnvK8sIndex, "3"), 3, Shard{}, false, "counts from 0 to 2"},

@@ -69,7 +69,9 @@ var ErrNoShardCount = errors.New("no shard count")
 //
 //   - Slurm (sbatch --array): SLURM_ARRAY_TASK_ID counted from SLURM_ARRAY_TASK_MIN in steps
 //     of SLURM_ARRAY_TASK_STEP, of SLURM_ARRAY_TASK_COUNT tasks (--array=0-7 and 1-8 both
-//     give shards 0/8 to 7/8);
+//     give shards 0/8 to 7/8). An array of one task is refused: `sbatch --array=I`, which
+//     runs task I of a larger array again, sets the same variables as a job of one shard
+//     (COUNT 1, MIN I), and taken as that it fitted the whole job;
 //   - a Kubernetes Indexed Job: JOB_COMPLETION_INDEX, of count shards (the Job's
 //     completions), which the environment does not hold.
 //
@@ -108,6 +110,9 @@ func FromEnv(getenv func(string) string, count int) (s Shard, from string, ok bo
 		from = fmt.Sprintf("%s=%d of %s=%d", EnvSlurmTaskID, id, EnvSlurmTaskCount, n)
 		if n == 0 {
 			return Shard{}, from, false, invalidf("%s=%d is set but not %s: a Slurm array job sets both", EnvSlurmTaskID, id, EnvSlurmTaskCount)
+		}
+		if n == 1 {
+			return Shard{}, from, false, invalidf("%s=%d of a Slurm array of one task (%s=1): the environment does not say which shard of how many that is (sbatch --array=%d, running one task of a larger array again, sets the same); give --shard %d/N, N the array's size (--shard 0/1 for the whole job)", EnvSlurmTaskID, id, EnvSlurmTaskCount, id, id)
 		}
 		if step < 1 || (id-lo)%step != 0 {
 			return Shard{}, from, false, invalidf("%s=%d is not %s=%d plus a multiple of %s=%d", EnvSlurmTaskID, id, EnvSlurmTaskMin, lo, EnvSlurmTaskStep, step)
