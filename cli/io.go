@@ -358,7 +358,8 @@ func newExport(s *streams) *cobra.Command {
 		Use:   "export SOURCE [--layout rtf|s4d|stripedhyena|sos] -o OUT [--id ID]...",
 		Short: "Write filters in a model's layout (PyTorch, safetensors, NumPy), or as JSON or CSV",
 		Long: `Export writes the filters and kernels of SOURCE — a session file, or any file
-ssmlab import reads — to OUT ("-" for stdout), atomically. --format defaults to OUT's
+ssmlab import reads; a file, for export does not read stdin — to OUT ("-" for stdout),
+atomically. --format defaults to OUT's
 extension (.pt, .pth and .bin are PyTorch files). From a session, --id ID (an ID or a name;
 repeatable) picks items; by default every filter and target is exported.
 

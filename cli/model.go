@@ -596,12 +596,16 @@ Kubernetes Indexed Job) wrote, OUT.shard-I-of-N.json. It checks that the parts c
 same input (its SHA-256) and options and together hold every unit of the work exactly
 once, naming the units missing or held twice, then writes OUT and OUT.manifest.json as a
 single run would: the same bytes. It reads the input checkpoint from where the shards read
-it (--input names another copy, checked against the parts' SHA-256). docs/scale.md has a
-Slurm batch script and a Kubernetes manifest that end with it.`,
+it (--input names another copy, checked against the parts' SHA-256). The parts are files:
+merge does not read stdin. docs/scale.md has a Slurm batch script and a Kubernetes manifest
+that end with it.`,
 		Example: `  ssmlab merge distilled.safetensors.shard-*-of-8.json -o distilled.safetensors`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("want the PART files the shards wrote (OUT.shard-I-of-N.json)")
+			}
+			if slices.Contains(args, "-") {
+				return errors.New("merge reads part files, not stdin")
 			}
 			return nil
 		},

@@ -547,7 +547,8 @@ func TestDistillModelBadUse(t *testing.T) {
 		{[]string{"distill", modelCkpt, "--order", "4", "-o", filepath.Join(dir, "x.json")}, 1, `hyena "backbone.layers.2.mixer.filter_fn."; or, for every layer, -o a checkpoint (OUT.safetensors, .pt or .npz)`},
 		{[]string{"train", "--task", "delay", "--order", "auto"}, 2, "--order auto picks"},
 		{[]string{"merge", "-o", filepath.Join(dir, "m.pt"), modelCkpt}, 1, "not a part file"},
-		{[]string{"merge", "-o", filepath.Join(dir, "m.pt")}, 2, "want the PART files"}, // was cobra's "requires at least 1 arg(s), only received 0"
+		{[]string{"merge", "-o", filepath.Join(dir, "m.pt")}, 2, "want the PART files"},                    // was cobra's "requires at least 1 arg(s), only received 0"
+		{[]string{"merge", "-", "-o", filepath.Join(dir, "m.pt")}, 2, "merge reads part files, not stdin"}, // was exit 1, "-: no such file or directory"
 		// An is_real layer to be written as s4d under a recipe that cannot place real
 		// positive poles: it was fitted and then refused when written, leaving a work
 		// directory behind.
