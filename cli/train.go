@@ -263,7 +263,10 @@ orders 1 … 16, 32, 64, … in one run, where a report computes it for its own 
 a report's can differ either way) is at most a third of it on every kernel, since fits
 land about 1–3× above the bound; the line gives that bound at the order suggested and at
 the order below, where it is still above a third; no order below it can reach the
-tolerance with that margin. The
+tolerance with that margin. --order auto fits at that order (for --tol where given), at most
+--max-order, and warns, naming them, of the channels whose bound stays above a third of the
+tolerance at the order fitted and of those whose fit ends above it, as a checkpoint's units
+do (also in --report's warnings). The
 report (--report) gives per channel the MSE and the relative L2 error of the deployed
 filter, its largest pole radius, whether it is stable and a lower bound on the error of any
 filter of the order; --orders fits a ladder of orders and prints error and bound per order.
@@ -379,14 +382,23 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 			}
 			sug := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)
 			fmt.Fprintf(s.err, "suggested order for relative error %g: %s\n", suggestTol, sug)
+			var auto autoOrder
 			if j.order.auto {
 				spec.Order = max(1, min(sug.Order, m.maxOrder))
 				fmt.Fprintf(s.err, "order %d (--order auto, at most --max-order %d)\n", spec.Order, m.maxOrder)
+				auto.tol = suggestTol
+				if !sug.OK || sug.Order > spec.Order {
+					// Capped: name every channel whose bound the order leaves above the
+					// margin, as a checkpoint's units do.
+					if _, capped, searched := train.AutoOrders(targets, suggestTol, spec.Order); len(capped) > 0 {
+						auto.capped = train.CappedWarning(capped, suggestTol, searched, spec.Order)
+					}
+				}
 			}
 			if len(orders) > 0 {
 				return s.runLadder(name, spec, train.Job{Spec: spec, Targets: targets}, orders, backend, &j)
 			}
-			return s.runJob(name, spec, train.Job{Spec: spec, Targets: targets}, backend, &j)
+			return s.runJob(name, spec, train.Job{Spec: spec, Targets: targets}, backend, &j, auto)
 		},
 	}
 	addJobFlags(cmd.Flags(), &j)
@@ -490,7 +502,7 @@ The job flags are those of distill; the report's errors are relative prediction 
 			if err != nil {
 				return err
 			}
-			return s.runJob(name, spec, train.Job{Spec: spec, Task: t}, backend, &j)
+			return s.runJob(name, spec, train.Job{Spec: spec, Task: t}, backend, &j, autoOrder{})
 		},
 	}
 	addJobFlags(cmd.Flags(), &j)
@@ -605,7 +617,17 @@ func (s *streams) readKernels(path string, length int, lengthGiven bool, opts se
 
 // runJob runs a job with progress on stderr, cancelled by a signal (see Main), and writes
 // the result.
-func (s *streams) runJob(name string, spec train.Spec, job train.Job, backend train.Backend, j *jobFlags) error {
+// autoOrder is what --order auto adds to a job's warnings (those of a checkpoint's units,
+// train.CappedWarning and train.MissedWarning): the tolerance its order was suggested for,
+// 0 for an order given, and the warning for channels the order was capped below their
+// suggestion, "" if none.
+type autoOrder struct {
+	tol    float64
+	capped string
+}
+
+// runJob runs a job, writes its filter and report, and summarises it on stderr.
+func (s *streams) runJob(name string, spec train.Spec, job train.Job, backend train.Backend, j *jobFlags, auto autoOrder) error {
 	progress, done := s.progressPrinter()
 	res, err := train.Run(s.context(), job, backend, progress)
 	done()
@@ -617,6 +639,18 @@ func (s *streams) runJob(name string, spec train.Spec, job train.Job, backend tr
 			return failf("%s: %w", name, err)
 		}
 		return failf("%s: %w", name, err)
+	}
+	if auto.tol > 0 {
+		if auto.capped != "" {
+			res.Report.Warnings = append(res.Report.Warnings, auto.capped)
+		}
+		fits := make([]train.AutoFit, len(res.Report.Channels))
+		for i, c := range res.Report.Channels {
+			fits[i] = train.AutoFit{Channel: i, Order: res.Report.Order, RelError: c.RelError, LowerBound: c.LowerBound}
+		}
+		if w := train.MissedWarning(fits, auto.tol); w != "" {
+			res.Report.Warnings = append(res.Report.Warnings, w)
+		}
 	}
 	doc := filters.Document{Name: fmt.Sprintf("%s %d (%s)", spec.Model, spec.Order, strings.TrimSuffix(name, ".json"))}
 	if len(res.Filters) == 1 {

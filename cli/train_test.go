@@ -671,3 +671,40 @@ func readDistillReport(t *testing.T, path string) train.Report {
 	}
 	return rep
 }
+
+// TestDistillAutoOrderWarns: a filter target under --order auto names the channels that
+// --max-order caps below their suggestion and those that end above --tol, in the words of a
+// checkpoint's units (train.CappedWarning, train.MissedWarning), on stderr and in the report;
+// it said nothing (QA F5). Met, the tolerance warns of nothing.
+func TestDistillAutoOrderWarns(t *testing.T) {
+	dir := t.TempDir()
+	hyena := filepath.Join(dir, "hyena.json")
+	if r := run(t, "", "preset", "hyena", "channels=4", "-o", hyena); r.code != 0 {
+		t.Fatal(r)
+	}
+	rep := filepath.Join(dir, "rep.json")
+	r := run(t, "", "distill", hyena, "--order", "auto", "--tol", "1e-6", "--max-order", "2", "-o", filepath.Join(dir, "auto.json"), "--report", rep)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	capped := regexp.MustCompile(`warning: (\d+ channel\(s\) have a lower bound above 1/3 of relative error 1e-06 at every order up to 2 and were fitted at 2 \(channels \[[0-9 ]+\]\))`).FindStringSubmatch(r.stderr)
+	missed := regexp.MustCompile(`warning: (\d+ channel\(s\) end above relative error 1e-06 at their order \(channels \[[0-9 ]+\]; channel \d+: .*\))`).FindStringSubmatch(r.stderr)
+	if capped == nil || missed == nil {
+		t.Fatalf("stderr lacks the capped or the missed warning:\n%s", r.stderr)
+	}
+	data, err := os.ReadFile(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var report train.Report
+	if err := json.Unmarshal(data, &report); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(report.Warnings, capped[1]) || !slices.Contains(report.Warnings, missed[1]) {
+		t.Errorf("the report's warnings %q lack %q or %q", report.Warnings, capped[1], missed[1])
+	}
+	r = run(t, "", "distill", hyena, "--order", "auto", "--tol", "1e-2", "-o", filepath.Join(dir, "met.json"))
+	if r.code != 0 || strings.Contains(r.stderr, "warning:") {
+		t.Errorf("a tolerance met: %v", r)
+	}
+}

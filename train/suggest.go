@@ -170,3 +170,71 @@ func suggestKernel(h []float64, tol float64, maxOrder int, stop func() bool) (or
 		}
 	}
 }
+
+// AutoOrders gives each kernel the order SuggestOrder suggests for it alone, at most limit
+// (--order auto's orders, channel by channel). capped lists the kernels whose lower bound
+// stays above tol/SuggestMargin at every order examined, up to searched (the largest such
+// order): they get limit, and CappedWarning says so.
+func AutoOrders(kernels [][]float64, tol float64, limit int) (orders, capped []int, searched int) {
+	orders = make([]int, len(kernels))
+	reached := make([]bool, len(kernels))
+	tried := make([]int, len(kernels))
+	filters.ForEachChannel(len(kernels), func(c int) {
+		s := SuggestOrder(kernels[c:c+1], tol, limit)
+		reached[c], tried[c] = s.OK, s.Order
+		orders[c] = max(1, min(s.Order, limit))
+		if !s.OK {
+			orders[c] = limit
+		}
+	})
+	for c, ok := range reached {
+		if !ok {
+			capped = append(capped, c)
+			searched = max(searched, tried[c])
+		}
+	}
+	return orders, capped, searched
+}
+
+// CappedWarning is --order auto's warning for the channels whose lower bound stays above
+// tol/SuggestMargin at every order up to searched (AutoOrders' capped), fitted at order
+// fitted nonetheless (--max-order's cap, or where the search ends).
+func CappedWarning(channels []int, tol float64, searched, fitted int) string {
+	return fmt.Sprintf("%d channel(s) have a lower bound above 1/%d of relative error %g at every order up to %d and were fitted at %d (channels %v)", len(channels), SuggestMargin, tol, searched, fitted, channels)
+}
+
+// AutoFit is a channel fitted at the order --order auto gave it, as MissedWarning reads it.
+type AutoFit struct {
+	Channel, Order       int
+	RelError, LowerBound float64
+}
+
+// MissedWarning is --order auto's warning for the channels their order (SuggestOrder's,
+// which counts on a fit within SuggestMargin of the lower bound) left above tol: which, and
+// how far above its bound the worst one's fit is; "" when none.
+func MissedWarning(fits []AutoFit, tol float64) string {
+	var missed []int
+	worst := -1
+	for i, c := range fits {
+		if c.RelError > tol {
+			missed = append(missed, c.Channel)
+			if worst < 0 || c.RelError > fits[worst].RelError {
+				worst = i
+			}
+		}
+	}
+	if worst < 0 {
+		return ""
+	}
+	w := fits[worst]
+	return fmt.Sprintf("%d channel(s) end above relative error %g at their order (channels %v; channel %d: %.3g at order %d, %s its lower bound %.2g, where the suggestion counts on %d×)",
+		len(missed), tol, missed, w.Channel, w.RelError, w.Order, ratioTo(w.RelError, w.LowerBound), w.LowerBound, SuggestMargin)
+}
+
+// ratioTo is "N×" for e/b, or "above" where the bound is 0.
+func ratioTo(e, b float64) string {
+	if b > 0 {
+		return fmt.Sprintf("%.1f×", e/b)
+	}
+	return "above"
+}

@@ -166,26 +166,14 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 		} else {
 			limit = min(limit, u.Length-1)
 		}
-		reached := make([]bool, len(kernels))
-		tried := make([]int, len(kernels))
-		filters.ForEachChannel(len(kernels), func(c int) {
-			s := train.SuggestOrder(kernels[c:c+1], fit.Tol, limit)
-			reached[c], tried[c] = s.OK, s.Order
-			orders[c] = max(1, min(s.Order, limit))
-			if !s.OK {
-				orders[c] = limit
-			}
-		})
 		var capped []int
-		searched := 0
-		for c, ok := range reached {
-			if !ok {
-				capped = append(capped, u.Lo+c)
-				searched = max(searched, tried[c])
-			}
-		}
+		var searched int
+		orders, capped, searched = train.AutoOrders(kernels, fit.Tol, limit)
 		if len(capped) > 0 {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("%s: %d channel(s) have a lower bound above 1/%d of relative error %g at every order up to %d and were fitted at %d (channels %v)", u.ID(), len(capped), train.SuggestMargin, fit.Tol, searched, limit, capped))
+			for k := range capped {
+				capped[k] += u.Lo
+			}
+			r.Warnings = append(r.Warnings, u.ID()+": "+train.CappedWarning(capped, fit.Tol, searched, limit))
 		}
 	}
 	groups := slices.Compact(slices.Sorted(slices.Values(orders)))
@@ -230,7 +218,11 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 		}
 	}
 	if fit.Auto {
-		if w := missedSuggestion(r.Channels, fit.Tol); w != "" {
+		fits := make([]train.AutoFit, len(r.Channels))
+		for i, c := range r.Channels {
+			fits[i] = train.AutoFit{Channel: c.Channel, Order: c.Order, RelError: c.RelError, LowerBound: c.LowerBound}
+		}
+		if w := train.MissedWarning(fits, fit.Tol); w != "" {
 			r.Warnings = append(r.Warnings, u.ID()+": "+w)
 		}
 	}
@@ -350,33 +342,3 @@ func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, 
 // sharedIterations is the most Levenberg–Marquardt iterations of a layer of shared modes
 // (a modal fit's rung and its extension take up to 200).
 const sharedIterations = 200
-
-// missedSuggestion says which channels their order (train.SuggestOrder's, which counts on a
-// fit within train.SuggestMargin of the lower bound) left above tol, and how far above their
-// bound the fits are; empty when none.
-func missedSuggestion(chs []ChannelRecord, tol float64) string {
-	var missed []int
-	worst := -1
-	for i, c := range chs {
-		if c.RelError > tol {
-			missed = append(missed, c.Channel)
-			if worst < 0 || c.RelError > chs[worst].RelError {
-				worst = i
-			}
-		}
-	}
-	if worst < 0 {
-		return ""
-	}
-	w := chs[worst]
-	return fmt.Sprintf("%d channel(s) end above relative error %g at their order (channels %v; channel %d: %.3g at order %d, %s its lower bound %.2g, where the suggestion counts on %d×)",
-		len(missed), tol, missed, w.Channel, w.RelError, w.Order, ratioTo(w.RelError, w.LowerBound), w.LowerBound, train.SuggestMargin)
-}
-
-// ratioTo is "N×" for e/b, or "above" where the bound is 0.
-func ratioTo(e, b float64) string {
-	if b > 0 {
-		return fmt.Sprintf("%.1f×", e/b)
-	}
-	return "above"
-}

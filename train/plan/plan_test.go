@@ -335,23 +335,6 @@ func FuzzParseShard(f *testing.F) {
 	})
 }
 
-// TestMissedSuggestion checks the warning --order auto adds when channels end above the
-// tolerance at their suggested order: none when every channel meets it, else the channels,
-// the worst one's error, order and ratio to its bound.
-func TestMissedSuggestion(t *testing.T) {
-	rec := func(ch, n int, e, b float64) ChannelRecord {
-		return ChannelRecord{Channel: ch, Order: n, ChannelReport: train.ChannelReport{RelError: e, LowerBound: b}}
-	}
-	if w := missedSuggestion([]ChannelRecord{rec(0, 8, 1e-3, 3e-4), rec(1, 9, 9e-3, 3e-3)}, 1e-2); w != "" {
-		t.Errorf("every channel meets 1e-2, yet: %q", w)
-	}
-	w := missedSuggestion([]ChannelRecord{rec(4, 50, 0.0184, 0.0029), rec(5, 50, 0.004, 0.001), rec(6, 40, 0.012, 0)}, 1e-2)
-	want := "2 channel(s) end above relative error 0.01 at their order (channels [4 6]; channel 4: 0.0184 at order 50, 6.3× its lower bound 0.0029, where the suggestion counts on 3×)"
-	if w != want {
-		t.Errorf("got  %q\nwant %q", w, want)
-	}
-}
-
 // TestExecuteLayerPoles: a layer's poles (an S4D layer with is_real: positive) are those of
 // its units' fits where the recipe fits by variable projection, whatever the others'; the
 // damped cosines here fit with complex poles otherwise. Another recipe fits as ever (its
