@@ -108,6 +108,10 @@ type ReadBackCheck struct {
 	// its fit error. Without FitErrors every channel is held to ReadBackLimit.
 	Errors    []float64
 	FitErrors []float64
+	// Float64 is, for a failed check of a narrower dtype, the same tensors' check in float64,
+	// so that Summary offers float64 only where it holds the filters, and says where it
+	// does not that the dtype is not the cause (nil when not checked).
+	Float64 *ReadBackCheck
 }
 
 // distilledReadBackShare is the share of a distilled channel's fit error its read-back may
@@ -188,9 +192,11 @@ func (c ReadBackCheck) binding() (ch int, ratio float64) {
 // ReadBackLimit (a distilled layer's channel, more than its limit too), turn a stable
 // channel unstable, or cannot be read back. It names the limit a distilled layer passed
 // when that is its channels' fit errors. float64Option is how the caller's user asks for
-// float64 tensors ("--dtype float64"), offered when float32 is what lost the digits; a
-// failure in the rtf layout also names the layouts that store poles. An empty
-// float64Option asks for no advice (the caller already chose another layout).
+// float64 tensors ("--dtype float64"), offered where the float64 check (Float64) passed;
+// where it failed too, the summary says so: the dtype is not the cause (in the rtf layout,
+// its polynomial coefficients are). A failure in the rtf layout also names the layouts
+// that store poles. An empty float64Option asks for no advice (the caller already chose
+// another layout).
 func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	how := "as " + c.DType.String()
 	if c.Layout != "" && c.Layout != layouts.RTF {
@@ -200,18 +206,22 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		how += fmt.Sprintf(" (trunc_len %d)", c.TruncLen)
 	}
 	// What may hold the filters instead: a layout that stores poles (what the rtf layout's
-	// polynomial coefficients lose, whatever the dtype) or float64 (what a narrower dtype
-	// rounds away).
-	var advice []string
-	if float64Option != "" && (c.Layout == layouts.RTF || c.Layout == "") {
-		advice = append(advice, "the s4d, stripedhyena or sos layout (poles, not polynomial coefficients)")
-	}
-	if c.DType != arrays.Float64 && float64Option != "" {
-		advice = append(advice, float64Option)
-	}
+	// polynomial coefficients lose, whatever the dtype), and float64 where its check passed
+	// (what a narrower dtype rounds away).
+	rtf := c.Layout == layouts.RTF || c.Layout == ""
 	hint := ""
-	if len(advice) > 0 {
-		hint = "; " + strings.Join(advice, ", or ") + " may hold it"
+	if f := c.Float64; f != nil && float64Option != "" && f.Failed() {
+		cause := "the dtype is not what loses it"
+		if rtf {
+			cause = "the rtf layout's polynomial coefficients lose it, not the dtype"
+		}
+		hint += "; it fails in float64 too (" + cause + ")"
+	}
+	if float64Option != "" && rtf {
+		hint += "; the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it"
+	}
+	if f := c.Float64; f != nil && float64Option != "" && !f.Failed() {
+		hint += fmt.Sprintf("; %s holds it (checked: relative error %s)", float64Option, filters.RelErrorText(f.RelError))
 	}
 	rel := filters.RelErrorText(c.RelError)
 	switch {
@@ -347,9 +357,14 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 					}
 					return Exported{}, itemErr(it, err)
 				}
-				c := ReadBackCheck{Item: itemName(it), Layout: lay, DType: o.DType, TruncLen: o.TruncLen}
-				rb, err := layouts.ReadBack(doc, tensors, o.DType, lay, lo, prefix)
-				c.RelError, c.Channel, c.Length, c.Unstable, c.Err = rb.RelError, rb.Channel, rb.Length, rb.Unstable, err
+				c := readBack(doc, tensors, o.DType, lay, lo, prefix)
+				c.Item, c.TruncLen = itemName(it), o.TruncLen
+				if c.Failed() && o.DType != arrays.Float64 {
+					// Whether float64 holds it, before the summary offers it.
+					f := readBack(doc, tensors, arrays.Float64, lay, lo, prefix)
+					f.Item, f.TruncLen = c.Item, c.TruncLen
+					c.Float64 = &f
+				}
 				checks = append(checks, c)
 				named = append(named, tensors...)
 				reports = append(reports, reps...)
@@ -386,6 +401,14 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 		return Exported{Data: b, Reports: reports, ReadBack: checks}, err
 	}
 	return Exported{}, unknownFormat(o.Format) // Check refused it
+}
+
+// readBack checks tensors, doc's filter exported in layout lay, as read back in dtype dt.
+func readBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay layouts.Layout, lo layouts.Options, prefix string) ReadBackCheck {
+	c := ReadBackCheck{Layout: lay, DType: dt}
+	rb, err := layouts.ReadBack(doc, tensors, dt, lay, lo, prefix)
+	c.RelError, c.Channel, c.Length, c.Unstable, c.Err = rb.RelError, rb.Channel, rb.Length, rb.Unstable, err
+	return c
 }
 
 // unknownFormat is the error of a format Export does not write.
