@@ -477,6 +477,27 @@ func TestExportReadBack(t *testing.T) {
 	}
 }
 
+// TestExportTruncLenHint: a distilled tf that float64 coefficients hold, exported with
+// --trunc-len as the help's example does, is refused in float64 at 1.1e-6 (formats.md, "The
+// read-back check"): the refusal says that the correction for trunc_len loses it and that
+// the tensors without it hold it, checked, as well as the modal layouts; it named only the
+// latter, unchecked (QA F8).
+func TestExportTruncLenHint(t *testing.T) {
+	dir := t.TempDir()
+	hyena, layer := filepath.Join(dir, "hyena.json"), filepath.Join(dir, "layer.json")
+	for _, args := range [][]string{{"preset", "hyena", "channels=4", "-o", hyena}, {"distill", hyena, "--order", "4", "-o", layer}} {
+		if r := run(t, "", args...); r.code != 0 {
+			t.Fatal(r)
+		}
+	}
+	out := filepath.Join(dir, "layer.safetensors")
+	r := run(t, "", "export", layer, "-o", out, "--prefix", "layers.0.filter.", "--trunc-len", "1024")
+	oneErrorLine(t, r, 1, "reads back as float64 (trunc_len 1024) to relative error 1.1e-06 over 1024 samples (channel 0), above the 1e-06 float64 tensors are held to; the correction for trunc_len 1024 loses it: without trunc_len (a module built without it) it holds (checked: relative error ")
+	if r := run(t, "", "export", layer, "-o", out, "--prefix", "layers.0.filter."); r.code != 0 {
+		t.Errorf("without --trunc-len: %v", r)
+	}
+}
+
 // TestImportListOrder: --list's order is a channel's real state count in every layout, the
 // order distill's --order counts and import's note says: a StripedHyena layer of 4 poles
 // ("order up to 8" once imported) lists order 8, as an S4D layer of N = 8 (4 modes) does,

@@ -112,6 +112,10 @@ type ReadBackCheck struct {
 	// so that Summary offers float64 only where it holds the filters, and says where it
 	// does not that the dtype is not the cause (nil when not checked).
 	Float64 *ReadBackCheck
+	// Untruncated is, for a failed check of rtf tensors written with TruncLen, the filter's
+	// check written without it (nil when not checked): where it passes, the truncation's
+	// correction is what loses the filter, and Summary says so.
+	Untruncated *ReadBackCheck
 }
 
 // distilledReadBackShare is the share of a distilled channel's fit error its read-back may
@@ -216,6 +220,9 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 			cause = "the rtf layout's polynomial coefficients lose it, not the dtype"
 		}
 		hint += "; it fails in float64 too (" + cause + ")"
+	}
+	if u := c.Untruncated; u != nil && !u.Failed() {
+		hint += fmt.Sprintf("; the correction for trunc_len %d loses it: without trunc_len (a module built without it) it holds (checked: relative error %s)", c.TruncLen, filters.RelErrorText(u.RelError))
 	}
 	if float64Option != "" && rtf {
 		hint += "; the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it"
@@ -364,6 +371,16 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 					f := readBack(doc, tensors, arrays.Float64, lay, lo, prefix)
 					f.Item, f.TruncLen = c.Item, c.TruncLen
 					c.Float64 = &f
+				}
+				if c.Failed() && lay == layouts.RTF && o.TruncLen > 0 {
+					// Whether the truncation's correction is what loses it.
+					plain := layouts.Options{Values: maps.Clone(lo.Values)}
+					delete(plain.Values, "trunc-len")
+					if t, _, err := layouts.Export(doc, lay, plain, prefix); err == nil {
+						u := readBack(doc, t, o.DType, lay, plain, prefix)
+						u.Item = c.Item
+						c.Untruncated = &u
+					}
 				}
 				checks = append(checks, c)
 				named = append(named, tensors...)

@@ -256,6 +256,11 @@ func TestReadBackCheckSummary(t *testing.T) {
 			true, "(channel 1), above the 1e-04 float32 tensors are held to; the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it; --dtype float64 holds it (checked: relative error 3e-12)", "trunc_len"},
 		{sessions.ReadBackCheck{RelError: 4e-3, Length: 64, Channel: 1, DType: arrays.Float32, Float64: &sessions.ReadBackCheck{RelError: 2e13, Length: 64, Unstable: []int{0}, DType: arrays.Float64}},
 			true, "(channel 1), above the 1e-04 float32 tensors are held to; it fails in float64 too (the rtf layout's polynomial coefficients lose it, not the dtype); the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it", "--dtype"},
+		// The truncation's correction is named where the tensors without it pass (QA F8).
+		{sessions.ReadBackCheck{RelError: 1.1e-6, Length: 64, Channel: 0, DType: arrays.Float64, TruncLen: 64, Untruncated: &sessions.ReadBackCheck{RelError: 2e-16, Length: 64, DType: arrays.Float64}},
+			true, "above the 1e-06 float64 tensors are held to; the correction for trunc_len 64 loses it: without trunc_len (a module built without it) it holds (checked: relative error 2e-16); the s4d", "float64 too"},
+		{sessions.ReadBackCheck{RelError: 1.1e-6, Length: 64, Channel: 0, DType: arrays.Float64, TruncLen: 64, Untruncated: &sessions.ReadBackCheck{RelError: 2e-6, Length: 64, DType: arrays.Float64}},
+			true, "above the 1e-06 float64 tensors are held to; the s4d", "without trunc_len"},
 		{sessions.ReadBackCheck{RelError: 4e-3, Length: 64, Channel: 1, DType: arrays.Float32, Layout: layouts.S4D, Float64: &sessions.ReadBackCheck{RelError: 2e-3, Length: 64, DType: arrays.Float64, Layout: layouts.S4D}},
 			true, "above the 1e-04 float32 tensors are held to; it fails in float64 too (the dtype is not what loses it)", "may hold"},
 		{sessions.ReadBackCheck{RelError: 4e-6, Length: 64, Channel: 1, DType: arrays.Float32},
