@@ -439,7 +439,7 @@ func newTrain(s *streams) *cobra.Command {
                  {"channels": [{"u": [...], "y": [...]}, ...]}.
 
 The job flags are those of distill; the report's errors are relative prediction errors.`,
-		Example: `  ssmlab train --task delay --delay 64 --order 64 --kernel-length 128
+		Example: `  ssmlab train --task delay --delay 64 --order 64 --kernel-length 256
   ssmlab train --task sysid --data io.json --model modal --order 4`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
