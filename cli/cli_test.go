@@ -557,6 +557,12 @@ func TestUnknownCommand(t *testing.T) {
 		{[]string{"help", "anlyze"}, `unknown command "anlyze" (did you mean analyze?)`},
 		{[]string{"help", "nothing"}, `unknown command "nothing"`},
 		{[]string{"session", "infoo", "x"}, `unknown command "infoo" (did you mean info?)`},
+		// A command group without its command is a usage mistake (it printed its help on
+		// stdout and exited 0), and a subcommand's mistakes name its whole path (they said
+		// "ssmlab: info: …"): QA C1.
+		{[]string{"session"}, "ssmlab: session: want a command: info; see 'ssmlab session --help'"},
+		{[]string{"session", "info"}, "ssmlab: session info: want one FILE argument"},
+		{[]string{"session", "info", "-"}, "ssmlab: session info: session info reads a file, not stdin; see 'ssmlab session info --help'"},
 	} {
 		r := run(t, "", tc.args...)
 		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {

@@ -572,8 +572,8 @@ func newSession(s *streams) *cobra.Command {
 		Short: "Look into session files",
 		Long: `A session file (.ssmlab) holds the workbench's filters, banks, distillation targets, jobs
 and view; docs/formats.md describes it. ssmlab FILE.ssmlab opens it in the workbench.`,
-		Args: func(cmd *cobra.Command, args []string) error { return unknownCommand(cmd, args) },
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Args: commandGroup,
+		RunE: func(*cobra.Command, []string) error { return nil }, // commandGroup refuses every call
 	}
 	var asJSON, allowOutside bool
 	info := &cobra.Command{

@@ -106,7 +106,7 @@ func execute(s *streams, args []string) (code int) {
 	}
 	prefix := ""
 	if cmd != nil && cmd.HasParent() {
-		prefix = cmd.Name() + ": "
+		prefix = strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ") + ": " // "session info: "
 	} else {
 		cmd = root
 	}
@@ -387,6 +387,21 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 		msg += fmt.Sprintf(" (did you mean %s?)", strings.Join(near, " or "))
 	}
 	return errors.New(msg)
+}
+
+// commandGroup is the argument rule of a command that only groups others (session): one of
+// them must follow, as a command's argument must (exit 2 without it).
+func commandGroup(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return unknownCommand(cmd, args)
+	}
+	var names []string
+	for _, c := range cmd.Commands() {
+		if c.IsAvailableCommand() {
+			names = append(names, c.Name())
+		}
+	}
+	return fmt.Errorf("want a command: %s", strings.Join(names, ", "))
 }
 
 // IsCommand reports whether name is one of ssmlab's subcommands, so that main can tell
