@@ -561,7 +561,8 @@ func TestUnknownCommand(t *testing.T) {
 		// stdout and exited 0), and a subcommand's mistakes name its whole path (they said
 		// "ssmlab: info: …"): QA C1.
 		{[]string{"session"}, "ssmlab: session: want a command: info; see 'ssmlab session --help'"},
-		{[]string{"session", "info"}, "ssmlab: session info: want one FILE argument"},
+		{[]string{"session", "info"}, "ssmlab: session info: want one FILE argument, got 0; see"}, // it added '("-" reads stdin)', which session info refuses
+		{[]string{"export", "-o", "x.npz"}, "ssmlab: export: want one FILE argument, got 0; see"},
 		{[]string{"session", "info", "-"}, "ssmlab: session info: session info reads a file, not stdin; see 'ssmlab session info --help'"},
 	} {
 		r := run(t, "", tc.args...)

@@ -405,7 +405,7 @@ warning, and exits 0.`,
   ssmlab export layer.json -o layer.safetensors --prefix layers.0.filter. --trunc-len 1024
   ssmlab export work.ssmlab --id "hyena L3" -o targets.npz
   ssmlab export bank.json --format csv --length 512 -o impulses.csv`,
-		Args: oneFile,
+		Args: oneFileNoStdin,
 		RunE: func(_ *cobra.Command, args []string) error { return runExport(s, args[0], o) },
 	}
 	f := cmd.Flags()
@@ -527,9 +527,6 @@ func readBackText(c sessions.ReadBackCheck) (string, bool) {
 // exportItems reads the items to export from a session (those named by ids) or from any
 // importable file.
 func (s *streams) exportItems(src string, ids []string, allowOutside bool) ([]sessions.Item, error) {
-	if src == "-" {
-		return nil, fmt.Errorf("export reads a file, not stdin")
-	}
 	if !sessions.IsSession(src) {
 		if len(ids) > 0 {
 			return nil, fmt.Errorf("--id picks items of a session, and %s is not one", src)
@@ -589,7 +586,7 @@ problem unless --allow-outside (a session file from elsewhere could otherwise ma
 read any file you can). export reads sessions the same way.`,
 		Example: `  ssmlab session info work.ssmlab
   ssmlab session info work.ssmlab --json | jq '.filters[].id'`,
-		Args: oneFile,
+		Args: oneFileNoStdin,
 		RunE: func(_ *cobra.Command, args []string) error { return runSessionInfo(s, args[0], asJSON, allowOutside) },
 	}
 	info.Flags().BoolVar(&asJSON, "json", false, "print the summary as JSON")
@@ -622,9 +619,6 @@ type itemInfo struct {
 }
 
 func runSessionInfo(s *streams, path string, asJSON, allowOutside bool) error {
-	if path == "-" {
-		return fmt.Errorf("session info reads a file, not stdin")
-	}
 	sess, err := sessions.LoadWith(path, sessions.LoadOptions{AllowOutside: allowOutside})
 	if err != nil {
 		return fail(err)

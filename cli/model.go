@@ -600,14 +600,11 @@ it (--input names another copy, checked against the parts' SHA-256). The parts a
 merge does not read stdin. docs/scale.md has a Slurm batch script and a Kubernetes manifest
 that end with it.`,
 		Example: `  ssmlab merge distilled.safetensors.shard-*-of-8.json -o distilled.safetensors`,
-		Args: func(_ *cobra.Command, args []string) error {
+		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("want the PART files the shards wrote (OUT.shard-I-of-N.json)")
 			}
-			if slices.Contains(args, "-") {
-				return errors.New("merge reads part files, not stdin")
-			}
-			return nil
+			return noStdin(cmd, args, "part files")
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if out == "" {

@@ -106,7 +106,7 @@ func execute(s *streams, args []string) (code int) {
 	}
 	prefix := ""
 	if cmd != nil && cmd.HasParent() {
-		prefix = strings.TrimPrefix(cmd.CommandPath(), root.Name()+" ") + ": " // "session info: "
+		prefix = commandName(cmd) + ": "
 	} else {
 		cmd = root
 	}
@@ -450,6 +450,29 @@ func oneFile(_ *cobra.Command, args []string) error {
 		return fmt.Errorf(`want one FILE argument ("-" reads stdin), got %d`, len(args))
 	}
 	return nil
+}
+
+// oneFileNoStdin is oneFile for the commands that cannot read their FILE from stdin (a
+// session file, export's SOURCE): "-" is refused as the usage mistake it is (noStdin).
+func oneFileNoStdin(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("want one FILE argument, got %d", len(args))
+	}
+	return noStdin(cmd, args, "a file")
+}
+
+// noStdin refuses "-" among the arguments of a command that reads only files, which what
+// names ("a file", "part files"): "merge reads part files, not stdin".
+func noStdin(cmd *cobra.Command, args []string, what string) error {
+	if slices.Contains(args, "-") {
+		return fmt.Errorf("%s reads %s, not stdin", commandName(cmd), what)
+	}
+	return nil
+}
+
+// commandName is cmd's path less "ssmlab": "session info", "merge".
+func commandName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }
 
 // stdinName names stdin in messages.
