@@ -100,6 +100,12 @@ func TestDistillModel(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
+	// The layers that went to stripedhyena for want of rtf are one note, with the first
+	// one's reason; each had a note of its own, the same reason each time (QA C2).
+	const note = `note: 3 layers (backbone.layers.0.mixer.filter_fn., backbone.layers.1.mixer.filter_fn., backbone.layers.2.mixer.filter_fn.) written in the stripedhyena layout: the rtf layout does not hold their fits (layer backbone.layers.0.mixer.filter_fn.: rtf: `
+	if strings.Count(r.stderr, "note: ") != 1 || !strings.Contains(r.stderr, note) || !strings.Contains(r.stderr, `; the manifest's "why" gives each layer's reason)`) {
+		t.Errorf("want one note, %q…:\n%s", note, r.stderr)
+	}
 	m := readManifest(t, single)
 	if len(m.Layers) != 3 || m.Input.Name != "hyena_lm.safetensors" || m.Options.Spec.Backend != "auto" {
 		t.Fatalf("manifest: %+v", m)

@@ -129,9 +129,18 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	written := map[string][]arrays.Named{}
 	outType := map[string]string{}
 	truncLens := map[int]bool{}
+	modal := map[string][]exported{} // by layout: the layers the rtf layout does not hold
+	for _, e := range layers {
+		if e.says.modal {
+			modal[e.rec.ToLayout] = append(modal[e.rec.ToLayout], e)
+		}
+	}
 	for _, e := range layers {
 		l, tensors, rec := e.l, e.tensors, e.rec
 		a.Manifest.Layers = append(a.Manifest.Layers, rec)
+		if same := modal[rec.ToLayout]; e.says.modal && same[0].l.Prefix == l.Prefix {
+			a.Notes = append(a.Notes, fallbackNote(same))
+		}
 		if e.says.note != "" {
 			a.Notes = append(a.Notes, e.says.note)
 		}
@@ -220,9 +229,36 @@ type exported struct {
 	says    layerNotes
 }
 
+// fallbackNote says that the layers es were written in their layout (one modal layout)
+// because the rtf layout does not hold their fits, and why, for the first of them.
+func fallbackNote(es []exported) string {
+	first := es[0]
+	lay, name := first.rec.ToLayout, layouts.PrefixName(first.l.Prefix)
+	if len(es) == 1 {
+		return fmt.Sprintf("layer %s: written in the %s layout: the rtf layout does not hold the fit (%s)", name, lay, first.says.why)
+	}
+	names := make([]string, 0, 3)
+	for _, e := range es[:min(3, len(es))] {
+		names = append(names, layouts.PrefixName(e.l.Prefix))
+	}
+	more := ""
+	if len(es) > 3 {
+		more = fmt.Sprintf(" and %d more", len(es)-3)
+	}
+	return fmt.Sprintf("%d layers (%s%s) written in the %s layout: the rtf layout does not hold their fits (layer %s: %s; the manifest's \"why\" gives each layer's reason)", len(es), strings.Join(names, ", "), more, lay, name, first.says.why)
+}
+
 // layerNotes are what Assemble says of a layer written: a note (Assembly.Notes), and a
 // warning (Assembly.Warnings) where Force wrote it above its read-back limit.
-type layerNotes struct{ note, warning string }
+type layerNotes struct {
+	note, warning string
+	// modal and why: the layer went to a modal layout as the rtf layout does not hold its
+	// fit, and why not, which Assemble words once for all such layers of one layout
+	// (fallbackNote): a model's layers all went to stripedhyena for the same reason, and each
+	// said so in a line of 600 characters.
+	modal bool
+	why   string
+}
 
 // padToWidest writes the layers of one modal layout again with its widest layer's state
 // size, the others' extra modes with no residue, so that one module (one d_state) loads every
@@ -402,12 +438,11 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		if len(failures) > 0 {
 			rec.Why = strings.Join(failures, "; ")
 		}
+		// Written in a modal layout for want of rtf: Assemble says so once per layout.
+		fallback := lay != layouts.RTF && o.Options.ToLayout == ""
 		note := ""
-		if lay != layouts.RTF && o.Options.ToLayout == "" {
-			note = fmt.Sprintf("layer %s: written in the %s layout: the rtf layout does not hold the fit (%s)", layouts.PrefixName(l.Prefix), lay, rec.Why)
-		}
 		if why != "" {
-			note = strings.TrimPrefix(note+"; "+why, "; ")
+			note = fmt.Sprintf("layer %s: %s", layouts.PrefixName(l.Prefix), why)
 		}
 		if !(check.RelError <= ReadBackLimit(dt)) { // held to its channels' fit errors
 			text, _ := check.Summary("")
@@ -424,7 +459,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", layouts.PrefixName(l.Prefix), b), "; ")
 			rec.Module = b
 		}
-		return tensors, rec, layerNotes{note: note}, nil
+		return tensors, rec, layerNotes{note: note, modal: fallback, why: rec.Why}, nil
 	}
 	u := unheld{prefix: l.Prefix, what: "no layout tried holds the fit: " + strings.Join(failures, "; "), force: last != nil, other: "--to-layout picks another layout, --dtype another element type"}
 	if last == nil {
