@@ -692,14 +692,7 @@ func TestDistillAutoOrderWarns(t *testing.T) {
 	if capped == nil || missed == nil {
 		t.Fatalf("stderr lacks the capped or the missed warning:\n%s", r.stderr)
 	}
-	data, err := os.ReadFile(rep)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var report train.Report
-	if err := json.Unmarshal(data, &report); err != nil {
-		t.Fatal(err)
-	}
+	report := readDistillReport(t, rep)
 	if !slices.Contains(report.Warnings, capped[1]) || !slices.Contains(report.Warnings, missed[1]) {
 		t.Errorf("the report's warnings %q lack %q or %q", report.Warnings, capped[1], missed[1])
 	}
