@@ -75,9 +75,6 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	var unwritten []unheld // layers no layout holds: one error names them all
 	for _, l := range c.Layers {
 		rs := byLayer[l.Prefix]
-		var fs []filters.Filter
-		var recs []plan.ChannelRecord
-		var shared *layouts.SharedModes
 		if isMIMO(l.Layer) {
 			if len(rs) != 1 || rs[0].MIMO == nil {
 				return nil, inputf("layer %q: a MIMO layer comes as one reduced unit, not %d units", l.Prefix, len(rs))
@@ -93,22 +90,9 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 			layers = append(layers, exported{l: l, mimo: rs[0], tensors: tensors, rec: rec, says: says})
 			continue
 		}
-		for _, r := range rs {
-			if r.Unit.Lo != len(fs) {
-				return nil, inputf("layer %q: channels %d to %d are missing from the results", l.Prefix, len(fs), r.Unit.Lo-1)
-			}
-			fs = append(fs, r.Filters...)
-			recs = append(recs, r.Channels...)
-			if r.Shared != nil {
-				if len(rs) != 1 {
-					return nil, inputf("layer %q: its shared modes come in %d units, not one", l.Prefix, len(rs))
-				}
-				a, res := r.Shared.Complex()
-				shared = &layouts.SharedModes{Group: r.Shared.Group, A: a, Dt: r.Shared.Dt, Residues: res}
-			}
-		}
-		if len(fs) != l.Channels {
-			return nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
+		fs, recs, shared, err := layerFits(l, rs)
+		if err != nil {
+			return nil, err
 		}
 		tensors, rec, says, err := exportLayer(l, fs, shared, recs, o, 0)
 		if u := (unheld{}); errors.As(err, &u) {
@@ -215,6 +199,29 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		}
 	}
 	return a, nil
+}
+
+// layerFits joins the results rs of a layer's units (a layer of one filter a channel) into
+// its channels' filters and records, and its shared modes where it was fitted with them.
+func layerFits(l ModelLayer, rs []*plan.UnitResult) (fs []filters.Filter, recs []plan.ChannelRecord, shared *layouts.SharedModes, err error) {
+	for _, r := range rs {
+		if r.Unit.Lo != len(fs) {
+			return nil, nil, nil, inputf("layer %q: channels %d to %d are missing from the results", l.Prefix, len(fs), r.Unit.Lo-1)
+		}
+		fs = append(fs, r.Filters...)
+		recs = append(recs, r.Channels...)
+		if r.Shared != nil {
+			if len(rs) != 1 {
+				return nil, nil, nil, inputf("layer %q: its shared modes come in %d units, not one", l.Prefix, len(rs))
+			}
+			a, res := r.Shared.Complex()
+			shared = &layouts.SharedModes{Group: r.Shared.Group, A: a, Dt: r.Shared.Dt, Residues: res}
+		}
+	}
+	if len(fs) != l.Channels {
+		return nil, nil, nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
+	}
+	return fs, recs, shared, nil
 }
 
 // exported is a layer as Assemble writes it: its fitted filters (or shared modes, or a MIMO

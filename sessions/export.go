@@ -364,25 +364,7 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 					}
 					return Exported{}, itemErr(it, err)
 				}
-				c := readBack(doc, tensors, o.DType, lay, lo, prefix)
-				c.Item, c.TruncLen = itemName(it), o.TruncLen
-				if c.Failed() && o.DType != arrays.Float64 {
-					// Whether float64 holds it, before the summary offers it.
-					f := readBack(doc, tensors, arrays.Float64, lay, lo, prefix)
-					f.Item, f.TruncLen = c.Item, c.TruncLen
-					c.Float64 = &f
-				}
-				if c.Failed() && lay == layouts.RTF && o.TruncLen > 0 {
-					// Whether the truncation's correction is what loses it.
-					plain := layouts.Options{Values: maps.Clone(lo.Values)}
-					delete(plain.Values, "trunc-len")
-					if t, _, err := layouts.Export(doc, lay, plain, prefix); err == nil {
-						u := readBack(doc, t, o.DType, lay, plain, prefix)
-						u.Item = c.Item
-						c.Untruncated = &u
-					}
-				}
-				checks = append(checks, c)
+				checks = append(checks, checkExported(itemName(it), doc, tensors, o, lay, lo, prefix))
 				named = append(named, tensors...)
 				reports = append(reports, reps...)
 				continue
@@ -544,6 +526,31 @@ func (o ExportOptions) CheckGiven(given []string) error {
 		}
 	}
 	return o.Check()
+}
+
+// checkExported reads the tensors written of the filter document doc back (readBack) and,
+// where they fail, checks what the summary would offer instead: whether float64 holds them,
+// and for rtf with a trunc_len whether its correction is what loses them.
+func checkExported(item string, doc filters.Document, tensors []arrays.Named, o ExportOptions, lay layouts.Layout, lo layouts.Options, prefix string) ReadBackCheck {
+	c := readBack(doc, tensors, o.DType, lay, lo, prefix)
+	c.Item, c.TruncLen = item, o.TruncLen
+	if c.Failed() && o.DType != arrays.Float64 {
+		// Whether float64 holds it, before the summary offers it.
+		f := readBack(doc, tensors, arrays.Float64, lay, lo, prefix)
+		f.Item, f.TruncLen = c.Item, c.TruncLen
+		c.Float64 = &f
+	}
+	if c.Failed() && lay == layouts.RTF && o.TruncLen > 0 {
+		// Whether the truncation's correction is what loses it.
+		plain := layouts.Options{Values: maps.Clone(lo.Values)}
+		delete(plain.Values, "trunc-len")
+		if t, _, err := layouts.Export(doc, lay, plain, prefix); err == nil {
+			u := readBack(doc, t, o.DType, lay, plain, prefix)
+			u.Item = c.Item
+			c.Untruncated = &u
+		}
+	}
+	return c
 }
 
 func itemErr(it Item, err error) error {
