@@ -153,12 +153,12 @@ func columnTable(title string, fields []filters.Field) table {
 			if fd.Pairs == fd.Name {
 				sym := fd.View.Heading[strings.LastIndexByte(fd.View.Heading, ' ')+1:]
 				cols = append(cols,
-					column{"|" + sym + "|", func(r int) (string, *cellRef) { return num(cmplx.Abs(fd.Complex[r])), ref(r, "abs") }},
+					column{"|" + sym + "|", func(r int) (string, *cellRef) { return filters.FormatModulus(cmplx.Abs(fd.Complex[r])), ref(r, "abs") }},
 					column{"∠/π", func(r int) (string, *cellRef) { return num(cmplx.Phase(fd.Complex[r]) / math.Pi), ref(r, "arg") }})
 			}
 		case filters.PolarField:
 			cols = append(cols,
-				column{"ρ", func(r int) (string, *cellRef) { return num(fd.Real[2*r]), ref(2*r, "") }},
+				column{"ρ", func(r int) (string, *cellRef) { return filters.FormatModulus(fd.Real[2*r]), ref(2*r, "") }},
 				column{"θ/π", func(r int) (string, *cellRef) { return num(fd.Real[2*r+1] / math.Pi), ref(2*r+1, "") }})
 		default:
 			cols = append(cols, column{fd.View.Heading, func(r int) (string, *cellRef) { return num(fd.Real[r]), ref(r, "") }})

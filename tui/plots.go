@@ -208,7 +208,7 @@ func (p *plotsPane) describePole(e *entry) {
 	if imag(pole) != 0 {
 		what = "pole pair"
 	}
-	p.m.setStatus(levelInfo, fmt.Sprintf("%s %d of %d: %s = %s∠%sπ · arrows move it", what, p.poleSel+1, len(poleReps(e.pz.poles)), cnum(pole), num(absC(pole)), num(argC(pole)/math.Pi)))
+	p.m.setStatus(levelInfo, fmt.Sprintf("%s %d of %d: %s = %s∠%sπ · arrows move it", what, p.poleSel+1, len(poleReps(e.pz.poles)), cnum(pole), filters.FormatModulus(absC(pole)), num(argC(pole)/math.Pi)))
 }
 
 // movePole nudges the selected pole (and its conjugate) of the shown filter by radial and
@@ -250,15 +250,13 @@ func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
 		m.setError(err)
 		return nil
 	}
-	m.setStatus(levelInfo, fmt.Sprintf("pole → %s∠%sπ (|p| %s) · u undoes", num(absC(np)), num(argC(np)/math.Pi), stableWord(absC(np))))
-	return nil
-}
-
-func stableWord(r float64) string {
-	if filters.Stable(r) {
-		return "inside the unit circle"
+	r := absC(np)
+	where := filters.CirclePlace(r)
+	if !filters.Stable(r) {
+		where += ": unstable"
 	}
-	return "on or outside the unit circle: unstable"
+	m.setStatus(levelInfo, fmt.Sprintf("pole → %s∠%sπ (%s) · u undoes", filters.FormatModulus(r), num(argC(np)/math.Pi), where))
+	return nil
 }
 
 // visible returns the plots shown at the current size, and the grid they are laid out in.

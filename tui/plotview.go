@@ -335,7 +335,7 @@ func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, string)
 			c := d.pz.poles[j]
 			spec.markers = append(spec.markers, marker{real(c), imag(c), '⊗', st.poleSel})
 		}
-		extra = strings.TrimSpace(extra + " " + st.accent.Render(fmt.Sprintf("⊗ %.4g∠%.3gπ", cmplx.Abs(q), cmplx.Phase(q)/math.Pi)))
+		extra = strings.TrimSpace(extra + " " + st.accent.Render(fmt.Sprintf("⊗ %s∠%.3gπ", filters.FormatModulus(cmplx.Abs(q)), cmplx.Phase(q)/math.Pi)))
 	}
 	if off > 0 {
 		extra = strings.TrimSpace(extra + " " + st.dim.Render(fmt.Sprintf("%d off-plot", off)))

@@ -315,9 +315,9 @@ func (r *reprPane) data(e *entry) reprData {
 	if e.pz != nil && e.pz.havePoles && e.pz.key.rev == e.rev {
 		r := radius(e.pz.poles)
 		if filters.Stable(r) {
-			info += fmt.Sprintf(" · stable, ρ = %s", num(r))
+			info += " · stable, ρ = " + filters.FormatModulus(r)
 		} else {
-			info += fmt.Sprintf(" · UNSTABLE, ρ = %s", num(r))
+			info += fmt.Sprintf(" · UNSTABLE, ρ = %s (%s)", filters.FormatModulus(r), filters.CirclePlace(r))
 		}
 	}
 	d.info = info

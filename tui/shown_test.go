@@ -1,0 +1,72 @@
+package tui
+
+import (
+	"math"
+	"math/cmplx"
+	"strings"
+	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
+)
+
+// What the workbench shows must say what is so: the tests of QA's misleading and cosmetic
+// findings on the workbench (docs/guide.md describes what they check).
+
+// pairAt is a zpk filter with one pole pair at r∠θ and a zero pair at 0.5∠±π/2.
+func pairAt(t *testing.T, r, theta float64) *filters.ZPK {
+	t.Helper()
+	p := cmplx.Rect(r, theta)
+	f, err := filters.NewZPK([]complex128{0.5i, -0.5i}, []complex128{p, cmplx.Conj(p)}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestModulusNearOne: a radius within 1e-5 of 1 is printed with the digits that tell it from
+// 1 (filters.FormatModulus), and a pole within 1e-10 inside is said to be there
+// (filters.CirclePlace), not "on or outside" (QA finding 3: "stable, ρ = 1", "|p| on or
+// outside the unit circle" of a pole 5e-12 inside).
+func TestModulusNearOne(t *testing.T) {
+	m := newTestModel(t, 250, 60, nil)
+	f := pairAt(t, 0.9999995, 0.237*math.Pi)
+	addFilter(t, m, "near", f)
+	// the polar round trip leaves |p| a few ulps off 0.9999995: the digits shown are its own
+	rho := filters.FormatModulus(cmplx.Abs(f.Poles[0]))
+	if !strings.HasPrefix(rho, "0.9999995") {
+		t.Fatalf("FormatModulus(|p|) = %q", rho)
+	}
+	m.setFocus(panePlots)
+	keys(t, m, "n")
+	s := screen(m)
+	for _, want := range []string{"stable, ρ = " + rho + " ", "⊗ " + rho + "∠0.237π"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("screen lacks %q:\n%s", want, s)
+		}
+	}
+	if !strings.Contains(m.status.text, "= "+rho+"∠0.237π") {
+		t.Errorf("the selected pole reads %q", m.status.text)
+	}
+	m.setFocus(paneRepr)
+	if s := screen(m); !strings.Contains(s, " "+rho+" ") {
+		t.Errorf("the |p| column does not show %s:\n%s", rho, s)
+	}
+
+	// 0.998999999995 + 0.001 lies 5e-12 inside the circle: within MarginalTol, so not
+	// stable, but inside, not on or outside it.
+	addFilter(t, m, "edge", pairAt(t, 0.998999999995, 0.237*math.Pi))
+	m.setFocus(panePlots)
+	m.plots.step = 0
+	keys(t, m, "n", "up")
+	r := cmplx.Abs(m.selected().filter.(*filters.ZPK).Poles[0])
+	if !(r < 1 && r > 1-filters.MarginalTol) {
+		t.Fatalf("the pole moved to |p| = %v, want within 1e-10 inside", r)
+	}
+	want := "pole → " + filters.FormatModulus(r) + "∠0.237π (within 1e-10 of the unit circle: unstable)"
+	if !strings.Contains(m.status.text, want) {
+		t.Errorf("status %q, want %q", m.status.text, want)
+	}
+	if s := screen(m); !strings.Contains(s, "UNSTABLE, ρ = "+filters.FormatModulus(r)+" (within 1e-10 of the unit circle)") {
+		t.Errorf("the header does not say where ρ = %v lies:\n%s", r, s)
+	}
+}
