@@ -233,10 +233,10 @@ func checkFinite(h []float64) error {
 	for t, v := range h {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			if t < minLength {
-				// no L that < reaches is short enough: the pole is what needs fixing
-				return fmt.Errorf("%w at sample %d, before the shortest L (%d): the filter is unstable; move or edit the pole outside the unit circle", errNonFinite, t, minLength)
+				// no L that < reaches is short enough: the poles are what needs fixing
+				return fmt.Errorf("%w at sample %d, before the shortest L (%d): the filter is unstable; move (or edit) the poles outside the unit circle inside it", errNonFinite, t, minLength)
 			}
-			return fmt.Errorf("%w at sample %d (the filter is unstable; shorten L with <, or move the pole outside the unit circle)", errNonFinite, t)
+			return fmt.Errorf("%w at sample %d (the filter is unstable): shorten L with < to at most %d, or move the poles outside the unit circle inside it", errNonFinite, t, t)
 		}
 	}
 	return nil

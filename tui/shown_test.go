@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"math"
 	"math/cmplx"
 	"strings"
@@ -68,5 +69,38 @@ func TestModulusNearOne(t *testing.T) {
 	}
 	if s := screen(m); !strings.Contains(s, "UNSTABLE, ρ = "+filters.FormatModulus(r)+" (within 1e-10 of the unit circle)") {
 		t.Errorf("the header does not say where ρ = %v lies:\n%s", r, s)
+	}
+}
+
+// TestOverflowAdvice: an overflowing impulse response tells the user to move the poles that
+// lie outside the unit circle inside it, and how short an L stops before the overflow (QA
+// finding 4: "move the pole outside the unit circle", where it lies already).
+func TestOverflowAdvice(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addFilter(t, m, "far", pairAt(t, 20, 0.237*math.Pi))
+	if _, err := m.runLine("length 1024"); err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, statusMsg{}) // a message after the command: the responses follow L
+	e := m.selected()
+	if e.resp == nil || e.resp.key.length != 1024 {
+		t.Fatalf("no responses at L = 1024: %+v", e.resp)
+	}
+	h := e.filter.Impulse(1024)
+	first := 0
+	for math.Abs(h[first]) <= math.MaxFloat64 {
+		first++
+	}
+	want := fmt.Sprintf("overflows at sample %d (the filter is unstable): shorten L with < to at most %d, or move the poles outside the unit circle inside it", first, first)
+	if s := screen(m); !strings.Contains(s, "circle inside it") || strings.Contains(s, "pole outside the unit circle") {
+		t.Errorf("the impulse plot does not say to move the poles inside the circle:\n%s", s)
+	}
+	if err := checkFinite(h); err == nil || err.Error() != "the impulse response "+want {
+		t.Errorf("checkFinite says %v, want %q", err, want)
+	}
+	// overflowing before the shortest L: only the poles can be fixed
+	e = addFilter(t, m, "farther", pairAt(t, 1e100, 0.237*math.Pi))
+	if err := checkFinite(e.filter.Impulse(minLength)); err == nil || !strings.Contains(err.Error(), "before the shortest L (8): the filter is unstable; move (or edit) the poles outside the unit circle inside it") {
+		t.Errorf("checkFinite says %v", err)
 	}
 }
