@@ -31,15 +31,19 @@ type respData struct {
 	key   respKey
 	omega []float64
 	r     Responses
-	err   error
+	err   error // no response could be computed
+	// overflow is the impulse response's alone (checkFinite): the frequency responses do
+	// not depend on it, and are drawn.
+	overflow error
 }
 
 type respMsg struct {
-	id    string
-	key   respKey
-	omega []float64
-	r     Responses
-	err   error
+	id       string
+	key      respKey
+	omega    []float64
+	r        Responses
+	err      error
+	overflow error
 }
 
 // pzKey identifies the poles and zeros of one channel of one generation of an entry.
@@ -219,10 +223,11 @@ func computeResponses(an Analyzer, id string, key respKey, f filters.Filter, ker
 			r, err = an.Responses(f, key.length, omega)
 			return err
 		})
+		msg := respMsg{id: id, key: key, omega: omega, r: r, err: err}
 		if err == nil {
-			err = checkFinite(r.Impulse)
+			msg.overflow = checkFinite(r.Impulse)
 		}
-		return respMsg{id: id, key: key, omega: omega, r: r, err: err}
+		return msg
 	}
 }
 

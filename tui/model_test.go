@@ -986,8 +986,8 @@ func TestSmallThingsSaySo(t *testing.T) {
 	}
 	addFilter(t, m, "huge", f)
 	d := m.plots.data()
-	if d.err == nil || !strings.Contains(d.err.Error(), "at sample 2, before the shortest L (8): the filter is unstable") || strings.Contains(d.err.Error(), "shorten L") {
-		t.Errorf("an overflow at sample 2: %v", d.err)
+	if err := d.errOf(plotImpulse); err == nil || !strings.Contains(err.Error(), "at sample 2, before the shortest L (8): the filter is unstable") || strings.Contains(err.Error(), "shorten L") {
+		t.Errorf("an overflow at sample 2: %v", err)
 	}
 
 	small := newTestModel(t, 12, 4, nil)

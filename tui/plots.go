@@ -58,6 +58,7 @@ type plotData struct {
 	resp    *respData
 	pz      *pzData
 	err     error // of the responses
+	ovfl    error // of the impulse response alone (respData.overflow)
 	stale   bool  // the responses shown are for an older generation (recomputing)
 	ovName  string
 	ovResp  *respData
@@ -324,7 +325,7 @@ func (p *plotsPane) data() plotData {
 	}
 	d := plotData{name: e.name, resp: e.resp, length: a.length, kernel: e.kind == kindKernel}
 	if e.resp != nil {
-		d.err = e.resp.err
+		d.err, d.ovfl = e.resp.err, e.resp.overflow
 		d.stale = e.resp.key != a.respKeyFor(e)
 	}
 	if e.pz != nil && e.pz.key.rev == e.rev {
@@ -338,6 +339,14 @@ func (p *plotsPane) data() plotData {
 		d.ovPZ = ov.pz
 	}
 	return d
+}
+
+// errOf is why plot k has no data: the responses' error, or the impulse response's overflow.
+func (d plotData) errOf(k plotKind) error {
+	if d.err == nil && k == plotImpulse {
+		return d.ovfl
+	}
+	return d.err
 }
 
 func absC(c complex128) float64 { return math.Hypot(real(c), imag(c)) }

@@ -18,8 +18,8 @@ func (p *plotsPane) render(d plotData, focused bool) string {
 	key := plotCacheKey{w: p.width, h: p.height, resp: d.resp, ovResp: d.ovResp, pz: d.pz, ovPZ: d.ovPZ,
 		enabled: p.enabled, offset: p.offset, poleSel: p.poleSel, log: p.logImpulse, overlay: p.m.overlayOn,
 		stale: d.stale, focused: focused, name: d.name, ovName: d.ovName, message: d.message, length: d.length, kernel: d.kernel}
-	if d.err != nil {
-		key.errTxt = d.err.Error()
+	if err := d.errOf(plotImpulse); err != nil {
+		key.errTxt = err.Error()
 	}
 	if key == p.cacheKey && p.cacheView != "" {
 		return p.cacheView
@@ -71,14 +71,14 @@ func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string 
 	add := func(part string, canDrop bool) {
 		legend, spare = append(legend, part), append(spare, canDrop)
 	}
-	overlay := p.m.overlayOn && d.ovResp != nil && d.ovResp.err == nil
+	overlay := p.m.overlayOn && d.ovResp != nil && d.ovResp.err == nil && (k != plotImpulse || d.ovResp.overflow == nil)
 	chartW, chartH := w-1, h-1
 	body := ""
 	switch {
-	case k != plotPZ && (d.resp == nil || d.err != nil):
+	case k != plotPZ && (d.resp == nil || d.errOf(k) != nil):
 		msg := "computing…"
-		if d.err != nil {
-			msg = d.err.Error()
+		if err := d.errOf(k); err != nil {
+			msg = err.Error()
 			body = placeText(chartW, chartH, st.err.Render(wrap(msg, chartW-2)))
 		} else {
 			body = placeText(chartW, chartH, st.dim.Render(msg))

@@ -105,7 +105,7 @@ func (a *app) onResp(msg respMsg) {
 	if msg.key != a.respKeyFor(e) {
 		return // an older generation: dropped
 	}
-	e.resp = &respData{key: msg.key, omega: msg.omega, r: msg.r, err: msg.err}
+	e.resp = &respData{key: msg.key, omega: msg.omega, r: msg.r, err: msg.err, overflow: msg.overflow}
 }
 
 func (a *app) onPZ(msg pzMsg) {

@@ -104,3 +104,38 @@ func TestOverflowAdvice(t *testing.T) {
 		t.Errorf("checkFinite says %v", err)
 	}
 }
+
+// TestOverflowHidesOnlyImpulse: an impulse response that overflows hides its own plot; the
+// magnitude, phase and group delay, which do not depend on it, are drawn (QA finding 5: all
+// four showed the impulse's overflow).
+func TestOverflowHidesOnlyImpulse(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addFilter(t, m, "far", pairAt(t, 20, 0.237*math.Pi))
+	if _, err := m.runLine("length 1024"); err != nil {
+		t.Fatal(err)
+	}
+	send(t, m, statusMsg{})
+	if kinds, _, _ := m.plots.visible(); len(kinds) != int(nPlotKinds) {
+		t.Fatalf("%d plots fit, want all %d", len(kinds), nPlotKinds)
+	}
+	s := screen(m)
+	if n := strings.Count(s, "the impulse response overflows at"); n != 1 {
+		t.Errorf("the overflow is shown %d times, want once (the impulse plot):\n%s", n, s)
+	}
+	for _, unit := range []string{"dB vs ω/π", "∠H/π vs ω/π", "samples vs ω/π"} {
+		if !strings.Contains(s, unit) {
+			t.Errorf("the plot of %q is not drawn:\n%s", unit, s)
+		}
+	}
+	// the same filter as the overlay: its frequency responses are drawn over another's
+	far := m.selected()
+	m.overlay, m.overlayOn = far.id, true
+	addFilter(t, m, "near", pairAt(t, 0.9, 0.237*math.Pi))
+	d := m.plots.data()
+	if d.ovResp == nil || d.ovName != "far" {
+		t.Fatalf("overlay %q: %+v", d.ovName, d.ovResp)
+	}
+	if s := screen(m); strings.Count(s, "━ far") != 3 {
+		t.Errorf("the overlay far is not in the three frequency plots' legends:\n%s", s)
+	}
+}
