@@ -608,9 +608,9 @@ func (s *streams) readKernels(path string, length int, lengthGiven bool, opts se
 	if item.Entry.Bank != nil {
 		chans = item.Entry.Bank.Channels
 	}
-	kernels := make([][]float64, len(chans))
-	for i, f := range chans {
-		kernels[i] = f.Impulse(length)
+	kernels, err := train.ImpulseTargets(chans, length)
+	if err != nil {
+		return nil, name, failf("%s: %w", name, err)
 	}
 	return kernels, name, nil
 }

@@ -132,6 +132,11 @@ func TestJobBadInput(t *testing.T) {
 		{[]string{"distill", filepath.Join(dir, "missing.json")}, ExitFailure, "missing.json"},
 		{[]string{"distill", writeText(t, dir, "nan.json", `{"kernels": [[1, 2, "x"]]}`)}, ExitFailure, "nan.json"},
 		{[]string{"distill", writeText(t, dir, "empty.json", `{"kernels": []}`)}, ExitFailure, "empty"},
+		// An unstable filter's impulse response overflows within --length: the advice is the
+		// distillation's (train.OverflowError); it said "invalid job: kernel 0 sample 237 is +Inf".
+		// h[t] = 20^(t-1), and 20^237 ≈ 2.2e308 is the first power beyond float64.
+		{[]string{"distill", writeText(t, dir, "grow.json", `{"form": "dense", "A": [[20]], "B": [1], "C": [1], "D": 0}`), "--length", "1024"}, ExitFailure,
+			"grow.json: invalid job: the impulse response overflows at sample 238: the filter is unstable (spectral radius 20); distil it over a length of at most 238, or first move the poles outside the unit circle inside it"},
 		{[]string{"train", "--task", "copy"}, ExitUsage, `--task "copy"`},
 		{[]string{"train"}, ExitUsage, "--task is required"},
 		{[]string{"train", "--task", "delay", "--length", "0"}, ExitUsage, "--length 0 outside"},

@@ -460,6 +460,58 @@ func (j Job) objective() (objective, [][]float64, error) {
 	return newDistill(j.Targets, j.Spec.Loss), j.Targets, nil
 }
 
+// ImpulseTargets returns what a distillation of filters fits (ssmlab distill of a filter or a
+// bank, the workbench's jobs): each channel's impulse response over length samples. A
+// response that overflows float64 within them is an *OverflowError.
+func ImpulseTargets(chans []filters.Filter, length int) ([][]float64, error) {
+	out := make([][]float64, len(chans))
+	filters.ForEachChannel(len(out), func(i int) { out[i] = chans[i].Impulse(length) })
+	for i, h := range out {
+		for t, v := range h {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				e := &OverflowError{Channel: i, Channels: len(chans), Sample: t, Rho: math.NaN()}
+				if rho, err := filters.SpectralRadius(chans[i]); err == nil {
+					e.Rho = rho
+				}
+				return nil, e
+			}
+		}
+	}
+	return out, nil
+}
+
+// OverflowError is a filter whose impulse response, the target of a distillation, overflows
+// float64 within the distillation's length (an ErrInvalid). Its advice is the distillation's:
+// an unstable filter is distilled over fewer samples or made stable, one that is not has too
+// large a gain.
+type OverflowError struct {
+	Channel, Channels int     // the first channel that overflows, of how many
+	Sample            int     // its first sample that is not finite
+	Rho               float64 // its spectral radius; NaN where it could not be computed
+}
+
+func (e *OverflowError) Error() string {
+	what := "the impulse response"
+	if e.Channels > 1 {
+		what = fmt.Sprintf("channel %d's impulse response", e.Channel)
+	}
+	if e.Rho <= 1 {
+		return fmt.Sprintf("%v: %s overflows at sample %d: the filter's gain is too large (its spectral radius is %s); scale it down", ErrInvalid, what, e.Sample, filters.FormatModulus(e.Rho))
+	}
+	why := "the filter is unstable"
+	if !math.IsNaN(e.Rho) {
+		why += " (spectral radius " + filters.FormatModulus(e.Rho) + ")"
+	}
+	fix := "first move the poles outside the unit circle inside it"
+	if CheckLength(e.Sample) == nil { // a length that stops before it is a distillation's
+		fix = fmt.Sprintf("distil it over a length of at most %d, or %s", e.Sample, fix)
+	}
+	return fmt.Sprintf("%v: %s overflows at sample %d: %s; %s", ErrInvalid, what, e.Sample, why, fix)
+}
+
+// Is makes an OverflowError an ErrInvalid.
+func (e *OverflowError) Is(target error) bool { return target == ErrInvalid }
+
 // CheckTargets checks a distillation's kernels (an error of kind ErrInvalid): at least one,
 // of one length in [2, MaxLength] (CheckLength), at most MaxChannels, of finite samples,
 // each of energy Σh² in [MinEnergy, MaxEnergy] or zero.

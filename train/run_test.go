@@ -216,6 +216,60 @@ func TestCheckTargetsEnergy(t *testing.T) {
 	}
 }
 
+// TestImpulseTargetsOverflow: the impulse response of an unstable filter that overflows within
+// the distillation's length is refused with the distillation's advice, its length (the
+// workbench gave its plots' "shorten L with <", QA finding 6 of the workbench; ssmlab
+// distill "kernel 0 sample 237 is +Inf"): the first sample that overflows, counted here.
+func TestImpulseTargetsOverflow(t *testing.T) {
+	grow, err := filters.NewDiagonal([]complex128{20}, []complex128{1}, 0) // h[t] = 20^(t-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decay, err := filters.NewDiagonal([]complex128{0.5}, []complex128{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := 1 + int(math.Floor(math.Log(math.MaxFloat64)/math.Log(20))) + 1 // 20^(t-1) > MaxFloat64
+	if h := grow.Impulse(first + 1); math.IsInf(h[first-1], 0) || !math.IsInf(h[first], 0) {
+		t.Fatalf("h[%d] = %g, h[%d] = %g: the first overflow is elsewhere", first-1, h[first-1], first, h[first])
+	}
+	for _, tc := range []struct {
+		chans []filters.Filter
+		want  string
+	}{
+		{[]filters.Filter{grow}, fmt.Sprintf("invalid job: the impulse response overflows at sample %d: the filter is unstable (spectral radius 20); distil it over a length of at most %d, or first move the poles outside the unit circle inside it", first, first)},
+		{[]filters.Filter{decay, grow}, fmt.Sprintf("invalid job: channel 1's impulse response overflows at sample %d:", first)},
+	} {
+		_, err := ImpulseTargets(tc.chans, 1024)
+		var oe *OverflowError
+		if !errors.As(err, &oe) || !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%d channels: %v, want an OverflowError %q", len(tc.chans), err, tc.want)
+		}
+	}
+	// an overflow at sample 1: before any length a distillation may have, where the poles
+	// alone can be fixed; and a stable filter's, whose gain is what is wrong
+	for _, tc := range []struct {
+		a    float64
+		want string
+	}{
+		{2, "overflows at sample 1: the filter is unstable (spectral radius 2); first move the poles outside the unit circle inside it"},
+		{0.5, "overflows at sample 1: the filter's gain is too large (its spectral radius is 0.5); scale it down"},
+	} {
+		huge, err := filters.NewDense([][]float64{{tc.a}}, []float64{1e200}, []float64{1e200}, 0) // h[1] = 1e400
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ImpulseTargets([]filters.Filter{huge}, 64); err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("A = %g: %v, want %q", tc.a, err, tc.want)
+		}
+	}
+	// within the length that stops before it, the responses themselves
+	got, err := ImpulseTargets([]filters.Filter{decay, grow}, first)
+	if err != nil || !reflect.DeepEqual(got, [][]float64{decay.Impulse(first), grow.Impulse(first)}) {
+		t.Errorf("at length %d: %v", first, err)
+	}
+}
+
 // TestTaskErrorsNameTheCause: a bad task names what is wrong, not what follows from it: a
 // delay task of length 0 said "delay 64 outside [0, 0)", input and output sequences of
 // different lengths (or none) "kernel length 256 must be in [2, 3]".

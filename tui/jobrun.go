@@ -188,22 +188,10 @@ func targetSource(e *entry, L int) func() ([][]float64, error) {
 	switch e.kind {
 	case kindFilter:
 		f := e.filter
-		return func() ([][]float64, error) {
-			h := f.Impulse(L)
-			return [][]float64{h}, checkFinite(h)
-		}
+		return func() ([][]float64, error) { return train.ImpulseTargets([]filters.Filter{f}, L) }
 	case kindBank:
 		b := e.bank
-		return func() ([][]float64, error) {
-			out := make([][]float64, len(b.Channels))
-			filters.ForEachChannel(len(out), func(i int) { out[i] = b.Channels[i].Impulse(L) })
-			for _, h := range out {
-				if err := checkFinite(h); err != nil {
-					return nil, err
-				}
-			}
-			return out, nil
-		}
+		return func() ([][]float64, error) { return train.ImpulseTargets(b.Channels, L) }
 	}
 	ks := e.kernels()
 	return func() ([][]float64, error) {

@@ -87,10 +87,7 @@ func TestOverflowAdvice(t *testing.T) {
 		t.Fatalf("no responses at L = 1024: %+v", e.resp)
 	}
 	h := e.filter.Impulse(1024)
-	first := 0
-	for math.Abs(h[first]) <= math.MaxFloat64 {
-		first++
-	}
+	first := firstOverflow(h)
 	want := fmt.Sprintf("overflows at sample %d (the filter is unstable): shorten L with < to at most %d, or move the poles outside the unit circle inside it", first, first)
 	if s := screen(m); !strings.Contains(s, "circle inside it") || strings.Contains(s, "pole outside the unit circle") {
 		t.Errorf("the impulse plot does not say to move the poles inside the circle:\n%s", s)
@@ -138,4 +135,33 @@ func TestOverflowHidesOnlyImpulse(t *testing.T) {
 	if s := screen(m); strings.Count(s, "━ far") != 3 {
 		t.Errorf("the overlay far is not in the three frequency plots' legends:\n%s", s)
 	}
+}
+
+// TestJobOverflowAdvice: a job whose target overflows says what applies to the job (its
+// length, or the poles), as ssmlab distill does (train.OverflowError), not the plots' "shorten
+// L with <", which does nothing for it (QA finding 6).
+func TestJobOverflowAdvice(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addFilter(t, m, "far", pairAt(t, 20, 0.237*math.Pi))
+	if _, err := m.runLine("length 1024"); err != nil { // the plots' L, which the job ignores
+		t.Fatal(err)
+	}
+	first := firstOverflow(m.selected().filter.Impulse(4096))
+	keys(t, m, ":")
+	typeText(t, m, "distill order=2 length=4096")
+	keys(t, m, "enter")
+	want := fmt.Sprintf("job #1 failed: invalid job: the impulse response overflows at sample %d: the filter is unstable (spectral radius 20); distil it over a length of at most %d, or first move the poles outside the unit circle inside it", first, first)
+	if m.status.text != want {
+		t.Errorf("status %q, want %q", m.status.text, want)
+	}
+}
+
+// firstOverflow is the first sample of h that is not finite (len(h) if none).
+func firstOverflow(h []float64) int {
+	for t, v := range h {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return t
+		}
+	}
+	return len(h)
 }
