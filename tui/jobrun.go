@@ -32,6 +32,7 @@ type job struct {
 	spec     train.Spec
 	orders   []int  // a ladder job's orders (spec.Order is the highest); nil for one order
 	sourceID string // the item it fits
+	source   string // its name when the job started
 	status   sessions.JobStatus
 	last     JobProgress
 	losses   []float64 // log10 of the loss at each progress event
@@ -61,6 +62,9 @@ type jobReport struct {
 	// bound of every channel at each order.
 	Orders []int           `json:"orders,omitempty"`
 	Ladder *figures.Ladder `json:"ladder,omitempty"`
+	// Source is the name of the item the job fits when it started: the job's name for it
+	// once the item is deleted.
+	Source string `json:"source,omitempty"`
 }
 
 // state is the job's status: a job recorded as running that does not run here was
@@ -100,7 +104,7 @@ func (j *job) record() (sessions.Job, error) {
 	}
 	rep := j.report
 	rep.Step, rep.Steps, rep.Loss, rep.LossCurve = j.last.Step, j.last.Steps, finite(j.last.Loss), j.losses
-	rep.Orders = j.orders
+	rep.Orders, rep.Source = j.orders, j.source
 	report, err := json.Marshal(rep)
 	if err != nil {
 		return sessions.Job{}, err
@@ -138,7 +142,7 @@ func (a *app) readJobs() {
 		_ = json.Unmarshal(r.Report, &j.report)
 		j.last = JobProgress{Step: j.report.Step, Steps: j.report.Steps, Loss: j.report.Loss}
 		j.losses = j.report.LossCurve
-		j.orders = j.report.Orders
+		j.orders, j.source = j.report.Orders, j.report.Source
 		a.jobs = append(a.jobs, j)
 	}
 }
@@ -153,10 +157,14 @@ func (a *app) jobByID(id string) *job {
 	return nil
 }
 
-// sourceName names the item a job fits, as it is named now.
+// sourceName names the item a job fits: as it is named now, or, deleted, as it was named when
+// the job started (a job recorded without that name: "(removed)").
 func (a *app) sourceName(j *job) string {
-	if e := a.entry(j.sourceID); e != nil {
+	switch e := a.entry(j.sourceID); {
+	case e != nil:
 		return e.name
+	case j.source != "":
+		return j.source
 	}
 	return "(removed)"
 }
@@ -229,7 +237,7 @@ func (a *app) startJob(e *entry, spec train.Spec, orders []int) (tea.Cmd, error)
 	}
 	source := targetSource(e, spec.Target.Length)
 	ctx, cancel := context.WithCancel(context.Background())
-	j := &job{num: len(a.jobs) + 1, spec: spec, orders: orders, sourceID: e.id, status: sessions.JobRunning,
+	j := &job{num: len(a.jobs) + 1, spec: spec, orders: orders, sourceID: e.id, source: e.name, status: sessions.JobRunning,
 		started: time.Now(), cancel: cancel, chans: newJobChans(), last: JobProgress{Steps: spec.Steps}}
 	j.logf("started: %s of order %s, %d steps on %s, fitting %s", spec.Model, j.orderText(math.MaxInt), spec.Steps, spec.Backend, e.name)
 	if err := a.store(j); err != nil {
@@ -306,6 +314,10 @@ func (a *app) onJobDone(msg jobDoneMsg) {
 	}
 	j.cancel()
 	j.cancel = nil
+	if a.entry(j.sourceID) == nil {
+		// deleted while it ran: unlinked, as Session.Remove unlinks every other link to it
+		j.sourceID = ""
+	}
 	j.report.Seconds = time.Since(j.started).Seconds()
 	err := a.finish(j, msg)
 	if serr := a.store(j); err == nil {

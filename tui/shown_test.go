@@ -4,10 +4,14 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions"
 )
 
 // What the workbench shows must say what is so: the tests of QA's misleading and cosmetic
@@ -164,4 +168,52 @@ func firstOverflow(h []float64) int {
 		}
 	}
 	return len(h)
+}
+
+// startPending types a palette line that starts a job and returns the job's command without
+// running it: the job runs when the test runs the command, after what it does meanwhile.
+func startPending(t *testing.T, m *Model, line string) tea.Cmd {
+	t.Helper()
+	keys(t, m, ":")
+	typeText(t, m, line)
+	_, cmd := m.Update(keyMsg("enter"))
+	if len(m.jobs) == 0 || m.jobs[len(m.jobs)-1].state() != sessions.JobRunning {
+		t.Fatalf("%s started no job: %q", line, m.status.text)
+	}
+	return cmd
+}
+
+// TestJobOfDeletedSource: a job whose source is deleted while it runs names its result, its
+// heading and its note by the name the source had when it started, and so does the session
+// saved and opened again (QA finding 14: "(removed)~rtf2", "#1 (removed)→rtf").
+func TestJobOfDeletedSource(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addPreset(t, m, "ring")
+	src := m.sel
+	addPreset(t, m, "pair")
+	m.sel = src
+	cmd := startPending(t, m, "distill order=2")
+	m.remove(src)
+	runCmd(t, m, cmd, 0)
+	j := m.jobs[0]
+	res := m.entry(j.resultID)
+	if j.state() != sessions.JobDone || res == nil || res.name != "ring~rtf2" || res.origin.Note != "job #1 from ring: rel error 0.125" || res.origin.Target != "" {
+		t.Fatalf("job %s (%s), result %+v", j.state(), j.report.Error, res)
+	}
+	if s := screen(m); !strings.Contains(s, "#1 ring→rtf2") || strings.Contains(s, "removed") {
+		t.Errorf("the jobs pane:\n%s", s)
+	}
+	path := filepath.Join(t.TempDir(), "s.ssmlab")
+	save, err := m.runLine("save-session " + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCmd(t, m, save, 0)
+	if s := loadSession(t, path); len(s.Jobs) != 1 || s.Jobs[0].Target != "" {
+		t.Errorf("the job saved links its deleted source: %+v", s.Jobs)
+	}
+	m2 := openModel(t, path, "", 160, 48)
+	if s := screen(m2); !strings.Contains(s, "#1 ring→rtf2") || strings.Contains(s, "removed") {
+		t.Errorf("the jobs pane of the session opened again:\n%s", s)
+	}
 }
