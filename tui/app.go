@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -79,6 +80,9 @@ func (a *app) setError(err error) {
 func (a *app) entry(id string) *entry {
 	if id == "" {
 		return nil
+	}
+	if job, ok := strings.CutPrefix(id, fittedPrefix); ok {
+		return a.fittedEntry(job)
 	}
 	e := &entry{id: id, rev: a.epoch + a.sess.Changed(id), dirty: a.sess.ItemDirty(id)}
 	switch k, i := a.sess.Lookup(id); k {
@@ -183,15 +187,24 @@ func (a *app) undo() (int, error) {
 }
 
 // overlayEntry is the item drawn under the selected one: the pinned one, or else the target
-// the selected filter was distilled from.
+// the selected filter was distilled from, as its job fitted it where it has changed since
+// (fittedEntry): the plots then show what the job's error is of.
 func (a *app) overlayEntry() *entry {
 	if ov := a.entry(a.overlay); ov != nil && a.overlay != a.sel {
 		return ov
 	}
-	if sel := a.selected(); sel != nil {
-		return a.entry(sel.origin.Target)
+	sel := a.selected()
+	if sel == nil {
+		return nil
 	}
-	return nil
+	target := a.entry(sel.origin.Target)
+	if j := a.jobByID(sel.origin.Job); target != nil && j != nil && j.fitted != nil && j.sourceID == target.id &&
+		(j.fitted.filter != target.filter || j.fitted.bank != target.bank) {
+		fe := a.fittedEntry(j.id)
+		fe.ch = target.ch // the channel the target shows
+		return fe
+	}
+	return target
 }
 
 // sayOverlay puts what the plots overlay now on the status line, naming it whole: a plot's
@@ -212,6 +225,10 @@ func (a *app) sayOverlay() {
 		if sel := a.selected(); sel != nil {
 			what = sel.name
 		}
-		a.setStatus(levelInfo, "overlay on: "+ov.name+" is drawn over "+what)
+		name := ov.name
+		if job, ok := strings.CutPrefix(ov.id, fittedPrefix); ok {
+			name = fmt.Sprintf("%s, as job #%d fitted it (it has changed since),", a.sourceName(a.jobByID(job)), a.jobByID(job).num)
+		}
+		a.setStatus(levelInfo, "overlay on: "+name+" is drawn over "+what)
 	}
 }

@@ -33,6 +33,9 @@ type job struct {
 	orders   []int  // a ladder job's orders (spec.Order is the highest); nil for one order
 	sourceID string // the item it fits
 	source   string // its name when the job started
+	// fitted is the filter or bank the job fits, as it was when the job started, while the
+	// job is known here (not in a session opened again): the overlay of its result.
+	fitted   *fittedSource
 	status   sessions.JobStatus
 	last     JobProgress
 	losses   []float64 // log10 of the loss at each progress event
@@ -157,6 +160,33 @@ func (a *app) jobByID(id string) *job {
 	return nil
 }
 
+// fittedSource is a filter or bank a job fitted and what the workbench computed from it.
+type fittedSource struct {
+	filter filters.Filter
+	bank   *filters.Bank
+	item   *item
+}
+
+// fittedPrefix marks the ID of the entry of a job's fitted source (fittedEntry): the job's
+// ID follows it.
+const fittedPrefix = "fitted:"
+
+// fittedEntry is the entry of the source job jobID fitted, as it was when the job started,
+// named after the source ("ring (as fitted)"); nil when the job is not known or fitted no
+// filter (kernels do not change).
+func (a *app) fittedEntry(jobID string) *entry {
+	j := a.jobByID(jobID)
+	if j == nil || j.fitted == nil {
+		return nil
+	}
+	f := j.fitted
+	e := &entry{item: f.item, id: fittedPrefix + jobID, kind: kindFilter, name: a.sourceName(j) + " (as fitted)", filter: f.filter, bank: f.bank, rev: a.epoch}
+	if f.bank != nil {
+		e.kind = kindBank
+	}
+	return e
+}
+
 // sourceName names the item a job fits: as it is named now, or, deleted, as it was named when
 // the job started (a job recorded without that name: "(removed)").
 func (a *app) sourceName(j *job) string {
@@ -239,6 +269,9 @@ func (a *app) startJob(e *entry, spec train.Spec, orders []int) (tea.Cmd, error)
 	ctx, cancel := context.WithCancel(context.Background())
 	j := &job{num: len(a.jobs) + 1, spec: spec, orders: orders, sourceID: e.id, source: e.name, status: sessions.JobRunning,
 		started: time.Now(), cancel: cancel, chans: newJobChans(), last: JobProgress{Steps: spec.Steps}}
+	if e.kind != kindKernel {
+		j.fitted = &fittedSource{filter: e.filter, bank: e.bank, item: &item{}}
+	}
 	j.logf("started: %s of order %s, %d steps on %s, fitting %s", spec.Model, j.orderText(math.MaxInt), spec.Steps, spec.Backend, e.name)
 	if err := a.store(j); err != nil {
 		cancel()
@@ -320,6 +353,9 @@ func (a *app) onJobDone(msg jobDoneMsg) {
 	}
 	j.report.Seconds = time.Since(j.started).Seconds()
 	err := a.finish(j, msg)
+	if j.status != sessions.JobDone {
+		j.fitted = nil // no result to draw it under
+	}
 	if serr := a.store(j); err == nil {
 		err = serr
 	}

@@ -33,7 +33,8 @@ func (a *app) refresh(tab filters.Form) tea.Cmd {
 		cmds = append(cmds, a.ensureView(e, a.commit.key.form))
 	}
 	if ov := a.overlayEntry(); ov != nil && a.overlayOn {
-		cmds = append(cmds, a.ensureResp(ov))
+		// an item's poles are computed above; a job's fitted source is not an item
+		cmds = append(cmds, a.ensureResp(ov), a.ensurePZ(ov))
 	}
 	return tea.Batch(cmds...)
 }

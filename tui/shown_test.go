@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,5 +216,54 @@ func TestJobOfDeletedSource(t *testing.T) {
 	m2 := openModel(t, path, "", 160, 48)
 	if s := screen(m2); !strings.Contains(s, "#1 ring→rtf2") || strings.Contains(s, "removed") {
 		t.Errorf("the jobs pane of the session opened again:\n%s", s)
+	}
+}
+
+// TestOverlayIsWhatWasFitted: a distilled filter is drawn over its target as the job fitted
+// it, named so, when the target was edited after the job started; once the edit is undone,
+// over the target itself (QA finding 7: the edited target was drawn, and the plots disagreed
+// with the job's error).
+func TestOverlayIsWhatWasFitted(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addPreset(t, m, "ring")
+	src := m.selected()
+	fitted := src.filter
+	cmd := startPending(t, m, "distill order=2")
+	m.setFocus(panePlots)
+	keys(t, m, "n", "up") // the target changes while the job runs
+	if m.selected().filter == fitted {
+		t.Fatal("the pole did not move")
+	}
+	runCmd(t, m, cmd, 0)
+	j := m.jobs[0]
+	m.sel = j.resultID
+	send(t, m, statusMsg{})
+	d := m.plots.data()
+	if d.ovName != "ring (as fitted)" || d.ovResp == nil || d.ovPZ == nil {
+		t.Fatalf("the overlay is %q: responses %v, poles %v", d.ovName, d.ovResp != nil, d.ovPZ != nil)
+	}
+	want := fitted.Impulse(m.length)
+	for i, v := range d.ovResp.r.Impulse {
+		if v != want[i] {
+			t.Fatalf("the overlay's h[%d] = %g, the fitted filter's %g", i, v, want[i])
+		}
+	}
+	if held, _ := filters.HeldPoles(fitted); !slices.Equal(d.ovPZ.poles, held) {
+		t.Errorf("the overlay's poles %v, the fitted filter's %v", d.ovPZ.poles, held)
+	}
+	keys(t, m, "o", "o")
+	if want := "overlay on: ring, as job #1 fitted it (it has changed since), is drawn over ring~rtf2"; m.status.text != want {
+		t.Errorf("status %q, want %q", m.status.text, want)
+	}
+	if s := screen(m); !strings.Contains(s, "━ ring (as fitted)") {
+		t.Errorf("the legend does not name the fitted target:\n%s", s)
+	}
+	// undone, the target is what was fitted: drawn as itself
+	m.sel = src.id
+	keys(t, m, "u")
+	m.sel = j.resultID
+	send(t, m, statusMsg{})
+	if d := m.plots.data(); d.ovName != "ring" || d.ovResp == nil {
+		t.Errorf("after the undo the overlay is %q", d.ovName)
 	}
 }
