@@ -220,3 +220,31 @@ func sameRoots(a, b []complex128, tol float64) bool {
 	}
 	return true
 }
+
+// TestRotationRadialMoveKeepsAngle: moving a block's pole along its radius keeps the angle as
+// stored, though the pole's phase rounds it (θ = 0.02561769643903908 became
+// 0.025617696439039002); a move of the angle changes it.
+func TestRotationRadialMoveKeepsAngle(t *testing.T) {
+	const theta = 0.02561769643903908
+	r, err := NewRotation([][]float64{{1, 0}, {0, 1}}, []RotationBlock{{Radius: 0.9, Angle: theta}}, nil, []float64{1, 0}, []float64{0, 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.HeldPoles()[0]
+	for _, k := range []float64{1.001, 0.5, 1e-3} {
+		g, err := r.MovePole(0, complex(real(p)*k, imag(p)*k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := g.(*Rotation).Blocks[0]; b.Angle != theta || math.Abs(b.Radius-0.9*k) > 1e-15 {
+			t.Errorf("×%g: block %+v, want angle %v", k, b, theta)
+		}
+	}
+	g, err := r.MovePole(1, cmplx.Conj(cmplx.Rect(0.9, theta+1e-3))) // the conjugate member
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := g.(*Rotation).Blocks[0]; math.Abs(b.Angle-theta-1e-3) > 1e-15 {
+		t.Errorf("an angular move: block %+v", b)
+	}
+}

@@ -193,7 +193,13 @@ func (f *Rotation) MovePole(i int, p complex128) (Filter, error) {
 		if i%2 == 1 {
 			p = conj(p)
 		}
-		g.Blocks[i/2] = RotationBlock{Radius: cmplx.Abs(p), Angle: cmplx.Phase(p)}
+		b := RotationBlock{Radius: cmplx.Abs(p), Angle: cmplx.Phase(p)}
+		// A move along the radius keeps the angle as stored: the phase of the pole HeldPoles
+		// gives rounds it by an ulp or two, which each move would otherwise add.
+		if old := f.Blocks[i/2].Angle; math.Abs(b.Angle-old) <= 8*eps*math.Abs(old) {
+			b.Angle = old
+		}
+		g.Blocks[i/2] = b
 	}
 	if err := checkFinite("pole", real(p), imag(p)); err != nil {
 		return nil, err

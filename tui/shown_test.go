@@ -267,3 +267,45 @@ func TestOverlayIsWhatWasFitted(t *testing.T) {
 		t.Errorf("after the undo the overlay is %q", d.ovName)
 	}
 }
+
+// TestRadialMoveKeepsAxes: a move along the radius scales the pole, so one on an axis stays
+// on it exactly, and keeps a rotation block's angle as stored (QA finding 13: 1j moved down
+// read 3.06162e-18+0.05j, and a radial move changed a block's angle by an ulp).
+func TestRadialMoveKeepsAxes(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	z, err := filters.NewZPK([]complex128{-1}, []complex128{1i, -1i}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addFilter(t, m, "axis", z)
+	m.setFocus(panePlots)
+	keys(t, m, "n")
+	for range 5 {
+		keys(t, m, "down")
+	}
+	p := m.selected().filter.(*filters.ZPK).Poles[0]
+	if real(p) != 0 || math.Abs(imag(p)-(1-5*stepLevels[m.plots.step].r)) > 1e-15 {
+		t.Errorf("1j moved down 5 steps is %v", p)
+	}
+	keys(t, m, "n")
+	if want := "pole pair 1 of 1: 0+" + num(imag(p)) + "j"; !strings.HasPrefix(m.status.text, want) {
+		t.Errorf("status %q, want %q…", m.status.text, want)
+	}
+
+	// a rotation block at θ = 0.02561769643903908 (QA's): its angle is kept bit for bit
+	const theta = 0.02561769643903908
+	r, err := filters.NewRotation([][]float64{{1, 0}, {0, 1}}, []filters.RotationBlock{{Radius: 0.9, Angle: theta}}, nil, []float64{1, 0}, []float64{0, 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addFilter(t, m, "rot", r)
+	keys(t, m, "n", "up", "up", "down")
+	b := m.selected().filter.(*filters.Rotation).Blocks[0]
+	if b.Angle != theta || math.Abs(b.Radius-(0.9+stepLevels[m.plots.step].r)) > 1e-15 {
+		t.Errorf("radial moves made the block %+v, want angle %v", b, theta)
+	}
+	keys(t, m, "right") // an angular move does change it
+	if b := m.selected().filter.(*filters.Rotation).Blocks[0]; math.Abs(b.Angle-theta-stepLevels[m.plots.step].th) > 1e-15 {
+		t.Errorf("an angular move made the block %+v", b)
+	}
+}
