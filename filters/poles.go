@@ -188,7 +188,7 @@ func (f *Rotation) MovePole(i int, p complex128) (Filter, error) {
 		g.Real[i-nb] = real(p)
 	} else {
 		if imag(p) == 0 {
-			return nil, invalidf("a rotation block's poles stay a conjugate pair")
+			return nil, invalidf("%s is real, but rotation block %d holds a conjugate pair ρe^{±jθ}, whose poles stay complex (a block at the origin is one of radius ρ = 0)", format6(real(p)), i/2+1)
 		}
 		if i%2 == 1 {
 			p = conj(p)

@@ -27,9 +27,14 @@ func poleReps(poles []complex128) []int {
 	return out
 }
 
-// minAngle keeps a moved pair off the real axis: a pair cannot merge into two real poles by
-// moving one member.
-const minAngle = 1e-4
+// minAngle keeps a moved pair off the real axis, and minRadius off the origin: a pair cannot
+// merge into two real poles by moving one member (at the origin its direction is lost, and
+// the zpk and diagonal forms cannot hold it as a pair; a rotation block of radius 0 is
+// typed as its ρ).
+const (
+	minAngle  = 1e-4
+	minRadius = 1e-4
+)
 
 // stepLevel is a pole move per key press: r in radius (and along the real axis), th in angle
 // (radians).
@@ -39,7 +44,8 @@ type stepLevel struct{ r, th float64 }
 // A real pole stays on the real axis and moves by the radius step both ways: radially away
 // from (or towards) the origin, and along the axis (right is positive) for the angle keys. A
 // move along the radius scales p, so that a pole on an axis stays on it exactly (through the
-// angle, 1j moved to 3.06e-18+0.95j).
+// angle, 1j moved to 3.06e-18+0.95j). A pair stops at minAngle from the real axis and at
+// minRadius from the origin (or where it is, if nearer).
 func nudge(p complex128, s stepLevel, radial, angular int) complex128 {
 	if imag(p) == 0 {
 		x := real(p)
@@ -52,7 +58,10 @@ func nudge(p complex128, s stepLevel, radial, angular int) complex128 {
 		}
 		return complex(x+float64(angular)*s.r, 0)
 	}
-	r := math.Max(0, cmplx.Abs(p)+float64(radial)*s.r)
+	r := cmplx.Abs(p) + float64(radial)*s.r
+	if r < minRadius {
+		r = math.Min(minRadius, cmplx.Abs(p))
+	}
 	if angular == 0 {
 		k := r / cmplx.Abs(p)
 		return complex(real(p)*k, imag(p)*k)

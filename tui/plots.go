@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -241,7 +242,17 @@ func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
 		m.setStatus(levelInfo, "this filter has no poles")
 		return nil
 	}
-	np := nudge(e.pz.poles[i], s, radial, angular)
+	old := e.pz.poles[i]
+	np := nudge(old, s, radial, angular)
+	// nudge stops a pair short of the origin: say so, not nothing or a typed value's error
+	stop := ""
+	if imag(old) != 0 && radial < 0 && absC(old)-s.r < minRadius {
+		stop = fmt.Sprintf(" · the pair stops at radius %s: at the origin its two poles would be real (a rotation block's ρ can be set to 0 in the representation)", num(absC(np)))
+	}
+	if np == old {
+		m.setStatus(levelInfo, strings.TrimPrefix(stop, " · "))
+		return nil
+	}
 	g, err := pm.MovePole(i, np)
 	if err != nil {
 		m.setError(err)
@@ -256,7 +267,7 @@ func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
 	if !filters.Stable(r) {
 		where += ": unstable"
 	}
-	m.setStatus(levelInfo, fmt.Sprintf("pole → %s∠%sπ (%s) · u undoes", filters.FormatModulus(r), num(argC(np)/math.Pi), where))
+	m.setStatus(levelInfo, fmt.Sprintf("pole → %s∠%sπ (%s)%s · u undoes", filters.FormatModulus(r), num(argC(np)/math.Pi), where, stop))
 	return nil
 }
 

@@ -309,3 +309,50 @@ func TestRadialMoveKeepsAxes(t *testing.T) {
 		t.Errorf("an angular move made the block %+v", b)
 	}
 }
+
+// TestPairStopsShortOfOrigin: ↓ on a pair stops it at radius minRadius and says why, in every
+// form that holds poles, where at the origin it said "0 is real, but 3.06162e-18+0.05j is one
+// of a conjugate pair: it must stay complex (type a complex value; its partner follows)", a
+// message for a typed value, or "a rotation block's poles stay a conjugate pair" (QA finding 8).
+func TestPairStopsShortOfOrigin(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	z, err := filters.NewZPK(nil, []complex128{1i, -1i}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := filters.NewRotation([][]float64{{1, 0}, {0, 1}}, []filters.RotationBlock{{Radius: 0.9, Angle: 0.3}}, nil, []float64{1, 0}, []float64{0, 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := filters.NewDiagonal([]complex128{0.5 + 0.5i, 0.5 - 0.5i}, []complex128{1, 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []filters.Filter{z, r, d} {
+		addFilter(t, m, string(f.Form()), f)
+		m.setFocus(panePlots)
+		m.plots.step = len(stepLevels) - 1
+		keys(t, m, "n")
+		for i := range 25 {
+			keys(t, m, "down")
+			if m.status.level == levelError {
+				t.Fatalf("%s: ↓ %d: %s", f.Form(), i+1, m.status.text)
+			}
+		}
+		held, _ := filters.HeldPoles(m.selected().current())
+		if p := held[0]; math.Abs(cmplx.Abs(p)-minRadius) > 1e-15 || math.Abs(cmplx.Phase(p)-cmplx.Phase(f.(filters.PoleMover).HeldPoles()[0])) > 1e-12 {
+			t.Errorf("%s: the pair stopped at %v", f.Form(), p)
+		}
+		if want := "the pair stops at radius 0.0001: at the origin its two poles would be real"; !strings.HasPrefix(m.status.text, want) {
+			t.Errorf("%s: status %q, want %q…", f.Form(), m.status.text, want)
+		}
+		keys(t, m, "up")
+		if p, _ := filters.HeldPoles(m.selected().current()); math.Abs(cmplx.Abs(p[0])-minRadius-stepLevels[m.plots.step].r) > 1e-15 {
+			t.Errorf("%s: ↑ moved the pair to %v", f.Form(), p[0])
+		}
+	}
+	// a real value for a rotation block's member says what is wrong
+	if _, err := r.MovePole(0, 0); err == nil || !strings.Contains(err.Error(), "0 is real, but rotation block 1 holds a conjugate pair ρe^{±jθ}, whose poles stay complex (a block at the origin is one of radius ρ = 0)") {
+		t.Errorf("a rotation block's pole moved to 0: %v", err)
+	}
+}
