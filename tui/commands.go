@@ -13,53 +13,61 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 	"github.com/ssmlab/ssmlab/train"
 )
 
-// command is one action of the palette. run executes on the event loop, inside Update; the
-// work it starts goes into the returned command.
+// command is one action of the palette: its name, its arguments' usage, how many words they
+// are at most (most; anyArgs: any number) and what it does. run executes on the event loop,
+// inside Update; the work it starts goes into the returned command.
 type command struct {
-	name, args, help string
-	run              func(m *Model, args []string) (tea.Cmd, error)
+	name, args string
+	most       int
+	help       string
+	run        func(m *Model, args []string) (tea.Cmd, error)
 }
+
+// anyArgs is the most of a command that takes any number of words: k=v options, or a name
+// (rename, overlay), which may hold spaces.
+const anyArgs = -1
 
 // commands lists every action the workbench has; each key binding is a shortcut for one.
 func commands() []command {
 	return []command{
-		{"preset", "NAME [k=v …]", "add a preset filter (no name: open the picker)", cmdPreset},
-		{"open", "PATH", "open a session, or add a filter file, kernels or a checkpoint's layer (picked from a list) to this one", cmdOpen},
-		{"load", "PATH", "the same as open", cmdOpen},
-		{"save", "[PATH]", "save the selected filter as a filter file (to its file, or PATH)", cmdSave},
-		{"save-session", "[PATH]", "save the session (ctrl+s): to its file, or as PATH (.ssmlab)", cmdSaveSession},
-		{"w", "", "save the session to its file (as ctrl+s)", func(m *Model, _ []string) (tea.Cmd, error) { return m.saveSession("", false, afterSave{}), nil }},
-		{"export", "PATH [FORM] [layout=L dtype=D k=v …] [force]", "write the selection as ssmlab export does: .json, a layout's tensors (.npz/.safetensors/.pt; layout=rtf|s4d|stripedhyena|sos), .csv/.npy; refused when it reads back inaccurately, unless force", cmdExport},
-		{"export-plot", "PATH [KIND]", "write the plots shown (or one KIND; ladder: the selected job's) as .svg, .pdf or .png", cmdExportPlot},
-		{"convert", "FORM", "convert the selected filter: " + filters.FormNames(), cmdConvert},
-		{"view", "FORM", "show the selected filter in FORM without converting it", cmdView},
-		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B]", "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
-		{"ladder", "ORDERS [k=v …]", "distil at each of ORDERS (4,8,16): the jobs pane draws error against order with the lower bound beside it", cmdLadder},
-		{"cancel", "[JOB]", "cancel a running job (default: the selected one)", cmdCancel},
-		{"duplicate", "", "copy the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.duplicate() }},
-		{"rename", "NAME", "rename the selected filter", cmdRename},
-		{"delete", "", "delete the selected filter (asks first)", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.askDelete() }},
-		{"overlay", "[NAME|on|off]", "overlay another filter on the plots (no argument: the selected one); says what is overlaid", cmdOverlay},
-		{"length", "N", "impulse response length L of the plots", cmdLength},
-		{"plot", "impulse|magnitude|phase|delay|polezero", "toggle a plot", cmdPlot},
-		{"log", "", "toggle a log scale on the impulse response", func(m *Model, _ []string) (tea.Cmd, error) {
+		{"preset", "NAME [k=v …]", anyArgs, "add a preset filter (no name: open the picker)", cmdPreset},
+		{"open", "PATH", 1, "open a session, or add a filter file, kernels or a checkpoint's layer (picked from a list) to this one", cmdOpen},
+		{"load", "PATH", 1, "the same as open", cmdOpen},
+		{"save", "[PATH]", 1, "save the selected filter as a filter file (to its file, or PATH)", cmdSave},
+		{"save-session", "[PATH]", 1, "save the session (ctrl+s): to its file, or as PATH (.ssmlab)", cmdSaveSession},
+		{"w", "[PATH]", 1, "the same as save-session: to its file, or as PATH", cmdSaveSession},
+		{"export", "PATH [FORM] [layout=L dtype=D k=v …] [force]", anyArgs, "write the selection as ssmlab export does: .json, a layout's tensors (.npz/.safetensors/.pt; layout=rtf|s4d|stripedhyena|sos), .csv/.npy; refused when it reads back inaccurately, unless force", cmdExport},
+		{"export-plot", "PATH [KIND]", 2, "write the plots shown (or one KIND; ladder: the selected job's) as .svg, .pdf or .png", cmdExportPlot},
+		{"convert", "FORM", 1, "convert the selected filter: " + filters.FormNames(), cmdConvert},
+		{"view", "FORM", 1, "show the selected filter in FORM without converting it", cmdView},
+		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B]", anyArgs, "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
+		{"ladder", "ORDERS [k=v …]", anyArgs, "distil at each of ORDERS (4,8,16): the jobs pane draws error against order with the lower bound beside it", cmdLadder},
+		{"cancel", "[JOB]", 1, "cancel a running job (default: the selected one)", cmdCancel},
+		{"duplicate", "", 0, "copy the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.duplicate() }},
+		{"rename", "NAME", anyArgs, "rename the selected filter", cmdRename},
+		{"delete", "", 0, "delete the selected filter (asks first)", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.askDelete() }},
+		{"overlay", "[NAME|on|off]", anyArgs, "overlay another filter on the plots (no argument: the selected one); says what is overlaid", cmdOverlay},
+		{"length", "N", 1, "impulse response length L of the plots", cmdLength},
+		{"plot", "impulse|magnitude|phase|delay|polezero", 1, "toggle a plot", cmdPlot},
+		{"log", "", 0, "toggle a log scale on the impulse response", func(m *Model, _ []string) (tea.Cmd, error) {
 			m.plots.logImpulse = !m.plots.logImpulse
 			return nil, nil
 		}},
-		{"undo", "", "undo the last change of the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.undoEdit() }},
-		{"theme", "light|dark", "colours for a light or dark background", cmdTheme},
-		{"messages", "", "the results, warnings and errors so far, whole", func(m *Model, _ []string) (tea.Cmd, error) {
+		{"undo", "", 0, "undo the last change of the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.undoEdit() }},
+		{"theme", "light|dark", 1, "colours for a light or dark background", cmdTheme},
+		{"messages", "", 0, "the results, warnings and errors so far, whole", func(m *Model, _ []string) (tea.Cmd, error) {
 			m.openDialog(&messagesDialog{})
 			return nil, nil
 		}},
-		{"recover", "", "offer the unsaved work of earlier runs again", func(m *Model, _ []string) (tea.Cmd, error) { return m.listAutosaves(true), nil }},
-		{"help", "", "show every key", func(m *Model, _ []string) (tea.Cmd, error) { m.openDialog(&helpDialog{}); return nil, nil }},
-		{"quit", "", "quit (asks to save unsaved work)", func(m *Model, _ []string) (tea.Cmd, error) { return m.askQuit(), nil }},
+		{"recover", "", 0, "offer the unsaved work of earlier runs again", func(m *Model, _ []string) (tea.Cmd, error) { return m.listAutosaves(true), nil }},
+		{"help", "", 0, "show every key", func(m *Model, _ []string) (tea.Cmd, error) { m.openDialog(&helpDialog{}); return nil, nil }},
+		{"quit", "", 0, "quit (asks to save unsaved work)", func(m *Model, _ []string) (tea.Cmd, error) { return m.askQuit(), nil }},
 	}
 }
 
@@ -136,7 +144,16 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	}
 	req := exportReq{path: path, opts: sessions.ExportOptions{Format: format, Length: sessions.DefaultLength}}
 	typed := map[string]string{} // the export options given, by sessions' names: their key=value as typed
+	given := map[string]string{} // a FORM or an option given twice was taken last without a word
 	for _, a := range args[1:] {
+		what, _, ok := strings.Cut(a, "=")
+		if !ok && a != "force" {
+			what = "FORM"
+		}
+		if prev, dup := given[what]; dup && what != "force" {
+			return nil, fmt.Errorf("export takes one %s, got %s and %s; %s", what, prev, a, exportUsage)
+		}
+		given[what] = a
 		if err := req.option(a, typed); err != nil {
 			return nil, err
 		}
@@ -461,11 +478,21 @@ func cmdTheme(m *Model, args []string) (tea.Cmd, error) {
 }
 
 func cmdSaveSession(m *Model, args []string) (tea.Cmd, error) {
-	switch len(args) {
-	case 0:
+	if len(args) == 0 {
 		return m.saveSession("", false, afterSave{}), nil
-	case 1:
-		return m.saveSession(expandHome(args[0]), false, afterSave{}), nil
 	}
-	return nil, fmt.Errorf("save-session takes at most one PATH")
+	return m.saveSession(expandHome(args[0]), false, afterSave{}), nil
+}
+
+// check refuses more arguments than c takes, with its usage: they were dropped without a
+// word (:w PATH saved to the session's own file).
+func (c command) check(args []string) error {
+	if c.most == anyArgs || len(args) <= c.most {
+		return nil
+	}
+	got := strconv.Quote(strings.Join(args, " "))
+	if c.most == 0 {
+		return fmt.Errorf("%s takes no arguments, got %s", c.name, got)
+	}
+	return fmt.Errorf("%s takes at most %s: %s %s; got %s", c.name, plural.Count(c.most, "argument"), c.name, c.args, got)
 }

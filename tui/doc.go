@@ -20,9 +20,9 @@
 // is a palette command (commands.go); key bindings are shortcuts.
 //
 // Saving writes the session whole, to the file it came from (ctrl+s, :w) or another
-// (:save-session PATH), refusing to overwrite one changed on disk without asking; every
-// change is autosaved within a second to the user's state directory, and the autosaves of
-// workbenches that ended without saving are offered back at start (save.go, autosave.go).
+// (:save-session PATH, :w PATH), refusing to overwrite one changed on disk without asking;
+// every change is autosaved within a second to the user's state directory, and the autosaves
+// of workbenches that ended without saving are offered back at start (save.go, autosave.go).
 //
 // # Invariants
 //

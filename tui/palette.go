@@ -86,13 +86,15 @@ func (p *palette) run(m *Model, ms []command) tea.Cmd {
 	text := strings.TrimSpace(p.input.Value())
 	if !isCommand(text) && p.sel < len(ms) {
 		c := ms[p.sel]
-		if !strings.HasPrefix(c.args, "[") && c.args != "" {
+		// the words after the name typed are the chosen command's (they were dropped)
+		_, rest, _ := strings.Cut(text, " ")
+		if rest = strings.TrimSpace(rest); rest == "" && !strings.HasPrefix(c.args, "[") && c.args != "" {
 			p.input.SetValue(c.name + " ")
 			p.input.CursorEnd()
 			m.setStatus(levelInfo, fmt.Sprintf("%s needs %s", c.name, c.args))
 			return nil
 		}
-		text = c.name
+		text = strings.TrimSpace(c.name + " " + rest)
 	}
 	m.closeDialog()
 	// the status line speaks for this command: one that says nothing (view, log) must not
@@ -112,13 +114,19 @@ func (m *Model) runLine(line string) (tea.Cmd, error) {
 		return nil, nil
 	}
 	name := strings.ToLower(fields[0])
+	run := func(c command) (tea.Cmd, error) {
+		if err := c.check(fields[1:]); err != nil {
+			return nil, err
+		}
+		return c.run(m, fields[1:])
+	}
 	for _, c := range commands() {
 		if c.name == name {
-			return c.run(m, fields[1:])
+			return run(c)
 		}
 	}
 	if ms := matches(name); len(ms) == 1 {
-		return ms[0].run(m, fields[1:])
+		return run(ms[0])
 	}
 	return nil, fmt.Errorf("unknown command %q (: lists them)", name)
 }

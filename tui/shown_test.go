@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -354,5 +355,57 @@ func TestPairStopsShortOfOrigin(t *testing.T) {
 	// a real value for a rotation block's member says what is wrong
 	if _, err := r.MovePole(0, 0); err == nil || !strings.Contains(err.Error(), "0 is real, but rotation block 1 holds a conjugate pair ρe^{±jθ}, whose poles stay complex (a block at the origin is one of radius ρ = 0)") {
 		t.Errorf("a rotation block's pole moved to 0: %v", err)
+	}
+}
+
+// TestCommandsRefuseExtraArguments: :w PATH saves as PATH, as :save-session PATH does, and
+// every command refuses words it would drop, with its usage; export refuses a second FORM or
+// option (QA finding 9: ":w other.ssmlab" saved over the session's own file, ":duplicate
+// extra" duplicated, ":export e.json tf zpk" dropped tf).
+func TestCommandsRefuseExtraArguments(t *testing.T) {
+	dir := t.TempDir()
+	s1 := writeSession(t, dir, "s1.ssmlab")
+	m := openModel(t, s1, "", 120, 40)
+	addPreset(t, m, "pair")
+	other := filepath.Join(dir, "other.ssmlab")
+	keys(t, m, ":")
+	typeText(t, m, "w "+other)
+	keys(t, m, "enter")
+	if got := names(loadSession(t, other)); m.sess.Path != other || !slices.Equal(got, []string{"start", "pair"}) || len(loadSession(t, s1).Order()) != 1 {
+		t.Fatalf(":w PATH: the session's file is %q, PATH holds %v, its old file %v (status %q)", m.sess.Path, got, names(loadSession(t, s1)), m.status.text)
+	}
+	order := m.sess.Order()
+	for _, tc := range []struct{ line, want string }{
+		{"w a b", `w takes at most 1 argument: w [PATH]; got "a b"`},
+		{"save-session a b", `save-session takes at most 1 argument: save-session [PATH]; got "a b"`},
+		{"duplicate extra", `duplicate takes no arguments, got "extra"`},
+		{"dup extra", `duplicate takes no arguments, got "extra"`}, // a prefix names it
+		{"delete extra", `delete takes no arguments, got "extra"`},
+		{"log extra", `log takes no arguments, got "extra"`},
+		{"undo extra", `undo takes no arguments, got "extra"`},
+		{"messages extra", `messages takes no arguments, got "extra"`},
+		{"recover extra", `recover takes no arguments, got "extra"`},
+		{"help extra", `help takes no arguments, got "extra"`},
+		{"quit extra", `quit takes no arguments, got "extra"`},
+		{"save a.json b", `save takes at most 1 argument: save [PATH]; got "a.json b"`},
+		{"cancel 1 2", `cancel takes at most 1 argument: cancel [JOB]; got "1 2"`},
+		{"length 64 128", `length takes at most 1 argument: length N; got "64 128"`},
+		{"export-plot a.svg impulse x", `export-plot takes at most 2 arguments: export-plot PATH [KIND]; got "a.svg impulse x"`},
+		{"export " + filepath.Join(dir, "e.json") + " tf zpk", "export takes one FORM, got tf and zpk; export needs PATH"},
+		{"export " + filepath.Join(dir, "e.npz") + " dtype=float32 dtype=float64", "export takes one dtype, got dtype=float32 and dtype=float64"},
+	} {
+		keys(t, m, ":")
+		typeText(t, m, tc.line)
+		keys(t, m, "enter")
+		if m.status.level != levelError || !strings.HasPrefix(m.status.text, tc.want) || m.dialog != nil || m.quitting {
+			t.Errorf(":%s: status %q, dialog %T, want the error %q", tc.line, m.status.text, m.dialog, tc.want)
+		}
+		keys(t, m, "esc")
+	}
+	if got := m.sess.Order(); !slices.Equal(got, order) || m.plots.logImpulse {
+		t.Errorf("a refused command acted: order %v (was %v), log %v", got, order, m.plots.logImpulse)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "e.json")); !os.IsNotExist(err) {
+		t.Errorf("export with two FORMs wrote a file: %v", err)
 	}
 }
