@@ -171,9 +171,10 @@ func (j *jobFlags) check(flags *pflag.FlagSet, s train.Spec, distillOrder bool) 
 // distillation asked for would ignore (exit 2); spec is the job as the flags and --job make it.
 func checkDistillFlags(flags *pflag.FlagSet, j *jobFlags, m *modelFlags, spec train.Spec) error {
 	given := flags.Changed
+	if err := train.CheckOrderOrOrders(given("order"), given("orders"), "--order", "--orders"); err != nil {
+		return err
+	}
 	switch {
-	case given("orders") && given("order"):
-		return fmt.Errorf("--orders and --order both give the order: --orders fits a ladder of orders, --order one")
 	case given("max-order") && !j.order.auto:
 		return fmt.Errorf("--max-order bounds the orders --order auto picks, and --order is %s", j.order.String())
 	case j.order.auto && (m.maxOrder < 1 || m.maxOrder > filters.MaxOrder):

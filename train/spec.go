@@ -176,6 +176,17 @@ func CheckLadderOrders(orders []int) error {
 	return nil
 }
 
+// CheckOrderOrOrders refuses a distillation given both one order and a ladder's orders
+// (ssmlab distill --order with --orders, the workbench's order= with orders=): the orders fit
+// a ladder, the order one filter, and taking one would drop the other without a word. order
+// and orders name the two as the front end spells them.
+func CheckOrderOrOrders(orderGiven, ordersGiven bool, order, orders string) error {
+	if orderGiven && ordersGiven {
+		return fmt.Errorf("%s and %s both give the order: %s fits a ladder of orders, %s one", orders, order, orders, order)
+	}
+	return nil
+}
+
 // distillOrderFault says what is wrong with n, out of range, as a distillation's order.
 func distillOrderFault(n int) string {
 	why := ""

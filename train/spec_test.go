@@ -46,3 +46,20 @@ func TestCheckSettingsNamesTheField(t *testing.T) {
 		t.Errorf("tol 0.5: %v", err)
 	}
 }
+
+// TestCheckOrderOrOrders: one order beside a ladder's orders is refused in the front end's
+// words (the workbench's :distill order=4 orders=4,8 ran the ladder and dropped the order).
+func TestCheckOrderOrOrders(t *testing.T) {
+	for _, tc := range []struct {
+		order, orders bool
+		want          string
+	}{
+		{false, false, ""}, {true, false, ""}, {false, true, ""},
+		{true, true, "orders= and order= both give the order: orders= fits a ladder of orders, order= one"},
+	} {
+		err := CheckOrderOrOrders(tc.order, tc.orders, "order=", "orders=")
+		if (err == nil) != (tc.want == "") || err != nil && err.Error() != tc.want {
+			t.Errorf("order %v, orders %v: %v, want %q", tc.order, tc.orders, err, tc.want)
+		}
+	}
+}

@@ -327,6 +327,11 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	_, order := vals["order"]
+	_, ladder := vals["orders"]
+	if err := train.CheckOrderOrOrders(order, ladder, "order=", "orders="); err != nil {
+		return nil, err
+	}
 	spec := m.defaultSpecFor(e)
 	var orders []int
 	for k, v := range vals {

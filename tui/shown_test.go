@@ -409,3 +409,19 @@ func TestCommandsRefuseExtraArguments(t *testing.T) {
 		t.Errorf("export with two FORMs wrote a file: %v", err)
 	}
 }
+
+// TestDistillOrderWithOrders: :distill order=N beside orders= is refused as ssmlab distill
+// refuses --order with --orders (train.CheckOrderOrOrders), ladder included; it ran the ladder
+// and dropped the order (QA finding 10).
+func TestDistillOrderWithOrders(t *testing.T) {
+	m := newLadderModel(t) // a runner that fits ladders: the real one
+	want := "orders= and order= both give the order: orders= fits a ladder of orders, order= one"
+	for _, line := range []string{"distill order=4 orders=4,8", "distill orders=4,8 order=4", "ladder 4,8 order=4"} {
+		keys(t, m, ":")
+		typeText(t, m, line)
+		keys(t, m, "enter")
+		if m.status.level != levelError || m.status.text != want || len(m.jobs) != 0 {
+			t.Errorf(":%s: status %q, %d jobs; want the error %q", line, m.status.text, len(m.jobs), want)
+		}
+	}
+}
