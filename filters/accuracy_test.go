@@ -83,3 +83,33 @@ func joinInts(v []int, sep string) string {
 	}
 	return "n = " + strings.Join(s, sep)
 }
+
+// TestConditioned: the conversions without a step that can lose digits (a copy, the modal
+// forms' realisations, the eigenvalues of a block-diagonal form) say so, with a condition of
+// 1; the others have a condition number and say what it is of.
+func TestConditioned(t *testing.T) {
+	d, err := NewDiagonal([]complex128{0.5 + 0.5i, 0.5 - 0.5i, 0.3}, []complex128{1, 1, 2}, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, _, err := Convert(d, FormTF)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		f    Filter
+		to   Form
+		want bool
+	}{
+		{d, FormDense, false}, {d, FormRotation, false}, {d, FormZPK, false}, {d, FormDiagonal, false},
+		{d, FormTF, true}, {tf, FormZPK, true}, {tf, FormDiagonal, true},
+	} {
+		_, rep, err := Convert(tc.f, tc.to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.Conditioned() != tc.want || !tc.want && (rep.Condition != 1 || !strings.HasPrefix(rep.ConditionOf, "none (")) || rep.ConditionOf == "" {
+			t.Errorf("%s → %s: Conditioned %v, condition %g of %q; want %v", rep.From, rep.To, rep.Conditioned(), rep.Condition, rep.ConditionOf, tc.want)
+		}
+	}
+}

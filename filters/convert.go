@@ -84,7 +84,11 @@ type conditioned struct {
 	warnings []string
 }
 
-var exact = conditioned{value: 1, of: "none (coefficients copied exactly)"}
+// noCondition begins the ConditionOf of a conversion without a step that can lose digits,
+// followed by why: "none (coefficients copied exactly)". Its Condition is 1.
+const noCondition = "none ("
+
+var exact = conditioned{value: 1, of: noCondition + "coefficients copied exactly)"}
 
 // Convert returns f in the form to, with a report of the conversion's accuracy.
 func Convert(f Filter, to Form) (Filter, Report, error) {
@@ -280,7 +284,7 @@ func toDense(f Filter) (*Dense, conditioned, error) {
 		if err != nil {
 			return nil, conditioned{}, err
 		}
-		return r.Dense(), conditioned{value: 1, of: "none (real block-diagonal realisation)"}, nil
+		return r.Dense(), conditioned{value: 1, of: noCondition + "real block-diagonal realisation)"}, nil
 	case *Companion:
 		return s.Dense(), exact, nil
 	case *TransferFunction:
@@ -561,7 +565,7 @@ func toRotation(f Filter) (*Rotation, conditioned, error) {
 			B: clone(s.B), C: clone(s.C), D: s.D}, exact, nil
 	case *Diagonal:
 		r, err := diagonalToRotation(s)
-		return r, conditioned{value: 1, of: "none (orthogonal P = I)"}, err
+		return r, conditioned{value: 1, of: noCondition + "orthogonal P = I)"}, err
 	}
 	d, c, err := toDiagonal(f)
 	if err != nil {
@@ -655,7 +659,7 @@ func toZPK(f Filter) (*ZPK, conditioned, error) {
 		poles []complex128
 		err   error
 	)
-	c := conditioned{value: 1, of: "none (poles and zeros from eigenvalues)"}
+	c := conditioned{value: 1, of: noCondition + "poles and zeros from eigenvalues)"}
 	switch s := f.(type) {
 	case *Dense:
 		d = s

@@ -425,3 +425,45 @@ func TestDistillOrderWithOrders(t *testing.T) {
 		}
 	}
 }
+
+// TestNoConditionNoPhrase: a conversion without a step that can lose digits shows no
+// condition number, not "condition 1 · condition of none (…)" (QA finding 16); one with such
+// a step names its condition and what it is of.
+func TestNoConditionNoPhrase(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addPreset(t, m, "ring")
+	f := m.selected().filter
+	var none, some int
+	for _, form := range filters.Forms {
+		if form == f.Form() {
+			continue
+		}
+		_, rep, err := filters.Convert(f, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.runLine("view " + string(form)); err != nil {
+			t.Fatal(err)
+		}
+		send(t, m, statusMsg{})
+		if s := screen(m); !strings.Contains(s, string(rep.From)+" → "+string(rep.To)+": rel error") || strings.Contains(s, "of none") {
+			t.Errorf("%s: the representation pane:\n%s", form, s)
+		}
+		lines := plain(strings.Join(reportLines(m.st, rep, 300), "\n"))
+		head := fmt.Sprintf("%s → %s: rel error %s (%d samples)", rep.From, rep.To, filters.RelErrorText(rep.RelError), rep.Length)
+		if !rep.Conditioned() {
+			none++
+			if !strings.HasPrefix(lines, head) || strings.Contains(lines, "condition") || strings.Contains(reportSummary(rep), "condition") {
+				t.Errorf("%s (%s): the report reads %q, the status line %q: want %q and no condition", form, rep.ConditionOf, lines, reportSummary(rep), head)
+			}
+			continue
+		}
+		some++
+		if want := head + ", condition " + sci(rep.Condition) + "\ncondition of " + rep.ConditionOf; !strings.HasPrefix(lines, want) {
+			t.Errorf("%s: the report reads %q, want %q", form, lines, want)
+		}
+	}
+	if none == 0 || some == 0 {
+		t.Errorf("%d conversions without a condition number, %d with one: the test needs both", none, some)
+	}
+}
