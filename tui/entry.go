@@ -130,6 +130,16 @@ func (e *entry) channels() int {
 	return 1
 }
 
+// channelText names the channel shown as word ("channel", "ch") and its number, counted from
+// 0 as ssmlab counts channels everywhere (--channel 0, "worst channel 0", the reports), with
+// the range: "channel 2 of 0–3" ("channel 0" alone).
+func (e *entry) channelText(word string) string {
+	if e.channels() == 1 {
+		return word + " 0"
+	}
+	return fmt.Sprintf("%s %d of 0–%d", word, e.ch, e.channels()-1)
+}
+
 // form is the entry's form ("kernel" for kernels).
 func (e *entry) form() string {
 	switch e.kind {

@@ -71,7 +71,7 @@ func (l *listPane) channel(d int) {
 		return
 	}
 	e.ch = (e.ch + d + e.channels()) % e.channels()
-	l.m.setStatus(levelInfo, fmt.Sprintf("%s: channel %d of %d", e.name, e.ch+1, e.channels()))
+	l.m.setStatus(levelInfo, e.name+": "+e.channelText("channel"))
 }
 
 // stability is an entry's mark: "✓" stable, "✗" unstable, "·" not known yet, and "≈" for
@@ -139,7 +139,7 @@ func (l *listPane) view(focused bool) string {
 			// the list's mark, so that the two agree: ≈, or ✗ for a form held unstable
 			d = fmt.Sprintf("%s rel error %s (%s → %s)", stabilityMark(e), filters.RelErrorText(r.RelError), r.From, r.To)
 		} else if e.kind != kindFilter {
-			d = fmt.Sprintf("ch %d/%d · %s", e.ch+1, e.channels(), d)
+			d = e.channelText("ch") + " · " + d
 		}
 		lines = append(lines, st.dim.Render(strings.Repeat("─", w)))
 		lines = append(lines, ansi.Truncate(st.dim.Render(d), w, "…"))

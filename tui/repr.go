@@ -289,7 +289,7 @@ func (r *reprPane) data(e *entry) reprData {
 	}
 	if e.kind == kindKernel {
 		d.kernel = e.kernel()
-		d.info = fmt.Sprintf("%d samples · channel %d of %d · distil it with D", len(d.kernel), e.ch+1, e.channels())
+		d.info = fmt.Sprintf("%d samples · %s · distil it with D", len(d.kernel), e.channelText("channel"))
 		return d
 	}
 	f := e.current()
@@ -310,7 +310,7 @@ func (r *reprPane) data(e *entry) reprData {
 	d.last = e.lastReport()
 	info := fmt.Sprintf("%s · order %d", d.native, f.Order())
 	if e.kind == kindBank {
-		info += fmt.Sprintf(" · channel %d of %d ([ ])", e.ch+1, e.channels())
+		info += " · " + e.channelText("channel") + " ([ ])"
 	}
 	if e.pz != nil && e.pz.havePoles && e.pz.key.rev == e.rev {
 		r := radius(e.pz.poles)

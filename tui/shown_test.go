@@ -467,3 +467,27 @@ func TestNoConditionNoPhrase(t *testing.T) {
 		t.Errorf("%d conversions without a condition number, %d with one: the test needs both", none, some)
 	}
 }
+
+// TestChannelsCountFromZero: the workbench numbers a bank's channels from 0, as --channel,
+// the CLI's messages, the reports, export-plot's legend and the tutorial do (QA finding 11:
+// "channel 3 of 4" was channels[2]).
+func TestChannelsCountFromZero(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addPreset(t, m, "bank")
+	if s := screen(m); !strings.Contains(s, "channel 0 of 0–1 ([ ])") || !strings.Contains(s, "ch 0 of 0–1 · preset bank") {
+		t.Errorf("the first channel:\n%s", s)
+	}
+	keys(t, m, "]")
+	e := m.selected()
+	if e.ch != 1 || m.status.text != "bank: channel 1 of 0–1" || figureSeries(e).Name != "bank, ch 1" {
+		t.Errorf("] shows channel %d: status %q, figure %q", e.ch, m.status.text, figureSeries(e).Name)
+	}
+	if s := screen(m); !strings.Contains(s, "channel 1 of 0–1 ([ ])") || !strings.Contains(s, "ch 1 of 0–1 · preset bank") {
+		t.Errorf("the second channel:\n%s", s)
+	}
+	addPreset(t, m, "kernel") // one kernel
+	m.setFocus(paneRepr)
+	if s := screen(m); !strings.Contains(s, "64 samples · channel 0 · distil it with D") {
+		t.Errorf("a single kernel:\n%s", s)
+	}
+}
