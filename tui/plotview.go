@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 )
 
 // render draws d in the pane's inner block (width × height), or returns the drawing it made
@@ -84,11 +85,11 @@ func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string 
 			body = placeText(chartW, chartH, st.dim.Render(msg))
 		}
 	case k == plotPZ:
-		var extra string
+		var extra []string
 		body, extra = p.pzChart(d, chartW, chartH, overlay)
 		add(st.pole.Render("×")+"pole "+st.zero.Render("○")+"zero", true)
-		if extra != "" {
-			add(extra, true)
+		for _, x := range extra {
+			add(x, true)
 		}
 	default:
 		var spec chartSpec
@@ -259,20 +260,19 @@ const pzLimit = 3.0
 // pzChart draws the unit circle, poles (×) and zeros (○), the selected pole as ⊗, and the
 // overlay's poles (+) and zeros (o). The x range is widened so that the circle is round in
 // cells twice as tall as they are wide.
-func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, string) {
+func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, []string) {
 	st := p.m.st
 	if d.kernel {
-		return placeText(w, h, st.dim.Render(wrap("a kernel has no poles or zeros: distil it into a filter (D)", w-2))), ""
+		return placeText(w, h, st.dim.Render(wrap("a kernel has no poles or zeros: distil it into a filter (D)", w-2))), nil
 	}
 	if d.pz == nil {
-		return placeText(w, h, st.dim.Render("computing…")), ""
+		return placeText(w, h, st.dim.Render("computing…")), nil
 	}
 	if d.pz.err != nil {
-		return placeText(w, h, st.err.Render(wrap(d.pz.err.Error(), w-2))), ""
+		return placeText(w, h, st.err.Render(wrap(d.pz.err.Error(), w-2))), nil
 	}
 	R := 1.15
-	off := 0
-	grow := func(roots []complex128) {
+	grow := func(roots []complex128) (off int) {
 		for _, r := range roots {
 			a := cmplx.Abs(r)
 			if a > pzLimit || math.IsNaN(a) {
@@ -281,12 +281,20 @@ func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, string)
 			}
 			R = math.Max(R, 1.08*a)
 		}
+		return off
 	}
-	grow(d.pz.poles)
-	grow(d.pz.zeros)
+	// what lies beyond the plot, named: "1 off-plot" did not say whether a pole or a zero
+	var off []string
+	if n := grow(d.pz.poles); n > 0 {
+		off = append(off, plural.Count(n, "pole"))
+	}
+	if n := grow(d.pz.zeros); n > 0 {
+		off = append(off, plural.Count(n, "zero"))
+	}
 	if overlay && d.ovPZ != nil {
-		grow(d.ovPZ.poles)
-		grow(d.ovPZ.zeros)
+		if n := grow(d.ovPZ.poles) + grow(d.ovPZ.zeros); n > 0 {
+			off = append(off, fmt.Sprintf("%d of the overlay", n))
+		}
 	}
 	// Cells are about twice as tall as wide: a round circle needs a graph twice as many
 	// columns as rows. Shrink whichever side is too long and centre the chart.
@@ -324,9 +332,11 @@ func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, string)
 	for _, q := range d.pz.poles {
 		spec.markers = append(spec.markers, marker{real(q), imag(q), '×', st.pole})
 	}
-	extra := ""
+	// the title's notes, in the order they give way when it is short of room: what lies
+	// off the plot stays longest (the status line names the selected pole too)
+	var extra []string
 	if !d.pz.haveZeros {
-		extra = st.dim.Render("zeros…")
+		extra = append(extra, st.dim.Render("zeros…"))
 	}
 	if sel, ok := p.selectedPole(d.pz); ok {
 		q := d.pz.poles[sel]
@@ -335,10 +345,10 @@ func (p *plotsPane) pzChart(d plotData, w, h int, overlay bool) (string, string)
 			c := d.pz.poles[j]
 			spec.markers = append(spec.markers, marker{real(c), imag(c), '⊗', st.poleSel})
 		}
-		extra = strings.TrimSpace(extra + " " + st.accent.Render(fmt.Sprintf("⊗ %s∠%.3gπ", filters.FormatModulus(cmplx.Abs(q)), cmplx.Phase(q)/math.Pi)))
+		extra = append(extra, st.accent.Render(fmt.Sprintf("⊗ %s∠%.3gπ", filters.FormatModulus(cmplx.Abs(q)), cmplx.Phase(q)/math.Pi)))
 	}
-	if off > 0 {
-		extra = strings.TrimSpace(extra + " " + st.dim.Render(fmt.Sprintf("%d off-plot", off)))
+	if len(off) > 0 {
+		extra = append(extra, st.dim.Render(strings.Join(off, ", ")+" off-plot"))
 	}
 	return lipgloss.Place(w, h, lipgloss.Center, lipgloss.Top, drawChart(spec, cw, ch, st)), extra
 }

@@ -491,3 +491,25 @@ func TestChannelsCountFromZero(t *testing.T) {
 		t.Errorf("a single kernel:\n%s", s)
 	}
 }
+
+// TestOffPlotNamed: the pole-zero plot's title says what lies beyond it, poles or zeros (QA
+// finding 18: "1 off-plot" of a zero).
+func TestOffPlotNamed(t *testing.T) {
+	m := newTestModel(t, 250, 60, nil)
+	for _, tc := range []struct {
+		zeros, poles []complex128
+		want         string
+	}{
+		{[]complex128{5}, []complex128{0.5}, "1 zero off-plot"},
+		{[]complex128{5, -6, 0.1}, []complex128{0.5, 4, 0.2}, "1 pole, 2 zeros off-plot"},
+	} {
+		f, err := filters.NewZPK(tc.zeros, tc.poles, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addFilter(t, m, "far", f)
+		if s := screen(m); !strings.Contains(s, tc.want) {
+			t.Errorf("zeros %v, poles %v: the pole-zero title lacks %q:\n%s", tc.zeros, tc.poles, tc.want, s)
+		}
+	}
+}
