@@ -153,9 +153,25 @@ func (c *confirm) handlesCtrlC() bool {
 	return slices.ContainsFunc(c.choices, func(ch choice) bool { return slices.Contains(ch.keys, "ctrl+c") })
 }
 
-func (c *confirm) view(m *Model, w, _ int) string {
+func (c *confirm) view(m *Model, w, h int) string {
 	w = min(w-2, 76)
-	return modalBox(m.st, c.title, wrap(c.body, w-4), w)
+	v := strings.Split(modalBox(m.st, c.title, wrap(c.body, w-4), w), "\n")
+	// Taller than the screen, the question gives way in its middle: its title and its end,
+	// where the keys are, stay (the root cuts a dialog's end, which cut them off).
+	if len(v) > h && h >= 4 {
+		v = append(v[:2:2], v[len(v)-(h-2):]...)
+	}
+	return strings.Join(v, "\n")
 }
 
-func (c *confirm) hint() string { return "answer with the key shown · esc cancels" }
+// hint names the keys that answer (each choice's first), so that a screen too small for the
+// question still shows them.
+func (c *confirm) hint() string {
+	var ks []string
+	for _, ch := range c.choices {
+		if k := ch.keys[0]; k != "ctrl+c" {
+			ks = append(ks, k)
+		}
+	}
+	return "answer " + strings.Join(ks, ", ") + " · esc cancels"
+}

@@ -120,6 +120,14 @@ func (j *jobsPane) summary() string {
 	return ""
 }
 
+// eta is a running job's " ETA 12s" ("" before its first step).
+func (x *job) eta() string {
+	if x.last.Step > 0 {
+		return " ETA " + dur(x.last.ETA)
+	}
+	return ""
+}
+
 // fraction is how far a job is.
 func fraction(p JobProgress) float64 {
 	if p.Steps > 0 {
@@ -177,6 +185,15 @@ func (j *jobsPane) view(focused bool) string {
 	var lines []string
 	for i := first; i < len(m.jobs) && len(lines)+jobLines(m.jobs[i]) <= room; i++ {
 		lines = append(lines, j.jobView(m.jobs[i], i == j.sel, focused)...)
+	}
+	if len(lines) == 0 && sel != nil && room > 0 {
+		// a pane too short for the selected job's lines shows what it can of them, its
+		// progress first (it was blank while a job ran)
+		v := j.jobView(sel, true, focused)
+		if room == 1 && sel.state() == sessions.JobRunning {
+			v = []string{ansi.Truncate(fmt.Sprintf("%s#%d %s %d%%%s", st.cursorMark(true, focused), sel.num, sel.spec.Model, int(100*fraction(sel.last)), sel.eta()), w, "…")}
+		}
+		lines = v[:min(room, len(v))]
 	}
 	for len(lines) < room {
 		lines = append(lines, "")
@@ -252,10 +269,7 @@ func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 	switch x.state() {
 	case sessions.JobRunning:
 		pct := fraction(x.last)
-		eta := ""
-		if x.last.Step > 0 {
-			eta = " ETA " + dur(x.last.ETA)
-		}
+		eta := x.eta()
 		j.bar.Width = max(4, min(30, w-8-len(eta)))
 		lines = append(lines, ansi.Truncate(fmt.Sprintf("  %s %3d%%%s", j.bar.ViewAs(pct), int(100*pct), eta), w, ""))
 		lines = append(lines, st.dim.Render(firstFit(w, progressForms(x.last)...)))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // What the workbench shows must say what is so: the tests of QA's misleading and cosmetic
@@ -512,4 +513,43 @@ func TestOffPlotNamed(t *testing.T) {
 			t.Errorf("zeros %v, poles %v: the pole-zero title lacks %q:\n%s", tc.zeros, tc.poles, tc.want, s)
 		}
 	}
+}
+
+// TestSmallScreensKeepTheEssentials: a jobs pane too short for a running job's lines shows its
+// heading and progress (at 60×14 it was blank while the job ran), and a question taller than
+// the screen keeps its title and its end, where its keys are, with the keys that answer it on
+// the status bar (at 20×6 the quit question was cut before its keys, and the bar read "answer
+// with the key…") (QA finding 17).
+func TestSmallScreensKeepTheEssentials(t *testing.T) {
+	m := newTestModel(t, 60, 14, nil)
+	addPreset(t, m, "ring")
+	m.jobs = []*job{{num: 1, spec: train.Spec{Model: "rtf", Order: 4, Steps: 500}, sourceID: m.sel, status: sessions.JobRunning,
+		last: JobProgress{Step: 200, Steps: 500, Loss: 0.01}, cancel: func() {}}}
+	send(t, m, statusMsg{})
+	if _, rows := m.jobsPane.width, m.jobsPane.height; rows >= jobLines(m.jobs[0]) {
+		t.Fatalf("the jobs pane has %d rows at 60×14: room for the whole job", rows)
+	}
+	if s := screen(m); !strings.Contains(s, "#1 ring→rtf4 running") || !strings.Contains(s, " 40%") {
+		t.Errorf("60×14: the jobs pane does not show the running job:\n%s", s)
+	}
+	m.jobsPane.setSize(24, 1) // one row: the heading with the progress
+	if v := plain(m.jobsPane.view(false)); !strings.Contains(v, "#1 rtf 40%") {
+		t.Errorf("one row: %q", v)
+	}
+
+	m.jobs = nil // the question's end is then its keys
+	send(t, m, tea.WindowSizeMsg{Width: 20, Height: 6})
+	keys(t, m, "q")
+	c, ok := dialogOf[*confirm](m)
+	if !ok {
+		t.Fatalf("q opened %T", m.dialog)
+	}
+	lines := strings.Split(screen(m), "\n")
+	if !strings.Contains(lines[1], "quit ssmlab?") || !strings.Contains(strings.Join(lines[:4], "\n"), "stays") {
+		t.Errorf("20×6: the question lost its title or its end:\n%s", screen(m))
+	}
+	if want := "answer s, d, n · es"; !strings.HasPrefix(lines[5], want) || c.hint() != "answer s, d, n · esc cancels" {
+		t.Errorf("20×6: the key line is %q, want %q…", lines[5], want)
+	}
+	checkSize(t, m.View(), 20, 6)
 }
