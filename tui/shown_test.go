@@ -17,8 +17,8 @@ import (
 	"github.com/ssmlab/ssmlab/train"
 )
 
-// What the workbench shows must say what is so: the tests of QA's misleading and cosmetic
-// findings on the workbench (docs/guide.md describes what they check).
+// What the workbench shows must say what is so: the tests of the misleading and cosmetic
+// findings of a QA pass on the workbench in a terminal, each named by its number there.
 
 // pairAt is a zpk filter with one pole pair at r∠θ and a zero pair at 0.5∠±π/2.
 func pairAt(t *testing.T, r, theta float64) *filters.ZPK {
