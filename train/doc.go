@@ -36,7 +36,7 @@
 // log, NaN for a negative pole, so positive there too). Every start's conjugate pairs become
 // two real poles (poleStart.realOnly), the idle poles that pad a fit are real, and a positive
 // pole is λ = rmax·(1 + tanh u)/2, in (0, rmax) for every u. The ladder's orders are fitted
-// as ever, each from the one below, so no error rises with the order beyond rounding.
+// as ever, each from the one below, so no error rises with the order (FitLadder).
 //
 // # Shared modes
 //

@@ -57,13 +57,17 @@ func (l *Ladder) perChannel(f func(ChannelReport) float64) [][]float64 {
 
 // FitLadder fits job at every order of orders (at least one; they are sorted, and
 // duplicates dropped): each order starts, besides its own starts, from the fit of the order
-// below with more poles, and keeps whichever ends better, so no channel's fit ends higher
-// than the order below's (their errors as fitted, compared exactly, with no tolerance). The
-// errors reported are measured on the filters in the form written, which round
-// differently: at rounding level they can rise with the order (an exact order-4 target at
-// 1.427e-14 at order 4, 1.438e-14 at 6), by rounding only (the tests allow monotoneSlack).
-// The job must be one fitted by variable projection (the hankel init with an rtf or modal
-// model and a squared-error loss); its Order is ignored.
+// below with more poles, and keeps whichever ends better, their errors compared exactly as
+// written (poles and residues: the order below kept is padded with idle modes, whose
+// response is its own to the bit), so no channel's error reported ends higher than the
+// order below's in the same form (rungForm keeps a tf only where it does not rise either).
+// Where an rtf bank goes from tf to diagonal (a bank has one form), a channel can end above
+// the order below's tf, by no more than that order's fit written as poles and residues lies
+// above it: a rounding-level difference on the targets where it happens (exact order-4
+// targets: 1.10e-15 as a tf, 2.78e-15 as poles and residues). Each order's fit depends on the
+// orders up to it alone (fitLadder), so a ladder of chainOrders and the jobs of its orders
+// write the same filters. The job must be one fitted by variable projection (the hankel
+// init with an rtf or modal model and a squared-error loss); its Order is ignored.
 func FitLadder(ctx context.Context, job Job, orders []int, backend Backend, progress func(Progress)) (*Ladder, error) {
 	orders = append([]int(nil), orders...)
 	sort.Ints(orders)
@@ -96,8 +100,9 @@ func dedupe(v []int) []int {
 }
 
 // chainOrders are the orders a single job of order n fits on its way: the powers of two
-// from 4 below n, then n. Jobs of orders n < n' share the chain below n, so a power of two
-// never fits worse than the powers of two below it, whichever job fitted it.
+// from 4 below n, then n. Jobs of orders n < n' share the chain up to n, fit for fit and to
+// the bit (fitLadder), so a power of two never fits worse than the powers of two below it,
+// whichever job fitted it (an order between two powers of two is held to those below it).
 func chainOrders(n int) []int {
 	var out []int
 	for k := 4; k < n; k *= 2 {
@@ -178,7 +183,8 @@ const tfHoldFloor = filters.MaxRelError
 // need it).
 type channelRung struct {
 	fit   *modalFit
-	free  bool // fitted without the order below (fitLadder)
+	free  bool    // fitted without the order below (fitLadder)
+	floor float64 // where free, the bound of the order below its starts began under (freeBound)
 	diag  *filters.Diagonal
 	tf    *filters.TransferFunction // nil when its coefficients cannot be formed
 	tfErr float64
@@ -240,7 +246,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 			if f == nil {
 				continue
 			}
-			r := channelRung{fit: f, free: lf.free, tfErr: math.Inf(1)}
+			r := channelRung{fit: f, free: lf.free, floor: lf.floor, tfErr: math.Inf(1)}
 			if r.diag, err = f.diagonal(); err != nil {
 				errs[ch] = err // the job names the channel
 				return
@@ -281,7 +287,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		n := orders[k]
 		if anyFree(rungs, k) {
 			for ch := range rungs {
-				prevOut[ch] = rungFloor(rungs[ch], bounds[ch], k)
+				prevOut[ch] = rungFloor(rungs[ch], k)
 			}
 			prevTF = true
 		}
@@ -383,7 +389,7 @@ func rungForm(spec Spec, rungs [][]channelRung, k int, orders []int, prevOut []f
 		}
 		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients hold the fit to the documented %.0e, but channel %d's would end at %.3g, above %s", tfHoldFloor, riseCh, rungs[riseCh][k].tfErr, above)
 	}
-	return useTF, fmt.Sprintf("diagonal (poles and residues), as at order %d: float64 tf coefficients hold this fit (worst channel %d: %.3g against %.3g), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order beyond rounding", orders[k-1], worstCh, r.tfErr, r.fit.rel)
+	return useTF, fmt.Sprintf("diagonal (poles and residues), as at order %d: float64 tf coefficients hold this fit (worst channel %d: %.3g against %.3g), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order", orders[k-1], worstCh, r.tfErr, r.fit.rel)
 }
 
 // anyFree reports whether some channel's order k was fitted without the order below.
@@ -398,12 +404,13 @@ func anyFree(rungs [][]channelRung, k int) bool {
 
 // rungFloor is, where some channel of order k is free (fitLadder) and a job need not have
 // fitted or deployed every channel of the order below, what rungForm holds order k to on
-// channel ch (its rungs and lower bounds) in place of that order's deployed error: no more
-// than the order-(k−1) fit ends at in either form, or, on a free channel, the lower bound of
-// any filter of order k−1. So a job of order n deploys what a ladder does at n.
-func rungFloor(rungs []channelRung, bounds []float64, k int) float64 {
+// channel ch (its rungs) in place of that order's deployed error: no more than the
+// order-(k−1) fit ends at in either form, or, on a free channel, the lower bound of any filter
+// of order k−1 its starts began under (freeBound). So a job of order n deploys what a ladder
+// does at n.
+func rungFloor(rungs []channelRung, k int) float64 {
 	if rungs[k].free {
-		return bounds[k-1]
+		return rungs[k].floor
 	}
 	return math.Min(rungs[k-1].fit.rel, rungs[k-1].tfErr)
 }

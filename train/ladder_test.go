@@ -290,10 +290,8 @@ func TestFreeRung(t *testing.T) {
 		if free[ch] && !(c.RelError < below.Channels[ch].LowerBound) {
 			t.Errorf("free channel %d ends at %.3g, not below the order-32 bound %.3g", ch, c.RelError, below.Channels[ch].LowerBound)
 		}
-		if c.RelError > below.Channels[ch].RelError*(1+1e-9)+monotoneSlack {
-			t.Errorf("channel %d: order 64 ends at %.3g, above order 32's %.3g", ch, c.RelError, below.Channels[ch].RelError)
-		}
 	}
+	checkMonotone(t, "s4-hippo", Job{Spec: withOrder(spec, 32), Targets: targets}, l.Results[len(orders)-2], res)
 }
 
 // TestMaxRadiusHonoured: the default recipe keeps poles inside the job's MaxRadius, above
@@ -348,5 +346,81 @@ func TestRadiusNote(t *testing.T) {
 	if !strings.HasPrefix(got, "the fits of channels 0, 1 end far above") || !strings.Contains(got, "worst channel 1: 0.1 against 0") ||
 		!strings.Contains(got, "--constraint radius with a --max-radius closer to 1, e.g. 0.9999,") {
 		t.Errorf("note %q", got)
+	}
+}
+
+// TestOrderJobsShareTheChain: a job of order n deploys, to the bit, what the rung n of a
+// ladder of the powers of two does, and so what the rung n of every job of a higher order
+// fitted, and no channel's error rises from one job to the next (checkMonotone). Each rung
+// starts from ERA's realisation of its own order: the Hyena preset's channel 2 (of 4), whose
+// order-4 fit ends where ERA's poles put it (6.1e-11; around them the objective Levenberg–
+// Marquardt sees is the normal equations' rounding, 2.4e-9), was fitted from ERA's order-16
+// realisation truncated to 4 in the job of order 16 (6.13941e-11) and from the order-8 one in
+// the job of order 8 (6.11577e-11), and the job of order 16 ended above the job of order 8.
+// Every rung's fit carries its error as written (the diagonal form's, to the bit), which
+// runRung compares.
+func TestOrderJobsShareTheChain(t *testing.T) {
+	targets := targetFamilies(1024, 4, 1)["hyena"]
+	spec := DefaultSpec()
+	orders := chainOrders(32)
+	l, err := FitLadder(t.Context(), Job{Spec: spec, Targets: targets}, orders, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var below *Result
+	for k, n := range orders {
+		res, err := Run(t.Context(), Job{Spec: withOrder(spec, n), Targets: targets}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rung := l.Results[k]
+		if res.Report.Form != rung.Report.Form {
+			t.Errorf("order %d: the job deploys %s, the ladder %s", n, res.Report.Form, rung.Report.Form)
+		}
+		for ch, f := range res.Filters {
+			if !slices.Equal(f.Impulse(len(targets[ch])), rung.Filters[ch].Impulse(len(targets[ch]))) {
+				t.Errorf("order %d, channel %d: the job ends at %.9g, the ladder at %.9g, by another filter", n, ch, res.Report.Channels[ch].RelError, rung.Report.Channels[ch].RelError)
+			}
+		}
+		if below != nil {
+			checkMonotone(t, "hyena", Job{Spec: withOrder(spec, orders[k-1]), Targets: targets}, below, res)
+		}
+		below = res
+	}
+	y := targets[2]
+	o := projectOptions{rmax: hankelRadius, iters: spec.Refine, rng: channelRNG(spec.Seed, 2)}
+	fits, err := fitLadder(t.Context(), y, orders, nil, o, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, f := range fits {
+		d, err := f.fit.diagonal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := filters.RelDiff(y, d.Impulse(len(y))); e != f.fit.rel {
+			t.Errorf("order %d: the fit's error %.17g, its diagonal form's %.17g", orders[k], f.fit.rel, e)
+		}
+	}
+}
+
+// TestFreeBoundOfTheRung: whether rung 64 is free is judged by the order-32 bound a job of
+// order 64 reports, in a job of order 128 too, whose own report's order-32 bound comes from
+// another Lanczos run (or eigendecomposition) and differs in its last digits (S4 kernel 0:
+// 0.080780875538 against 0.080780875540): a start between them would be free in one job and
+// not the other, which would then fit rung 64 otherwise.
+func TestFreeBoundOfTheRung(t *testing.T) {
+	y := targetFamilies(1024, 1, 1)["s4-hippo"][0]
+	job64, job128 := chainOrders(64), chainOrders(128)
+	b64, b128 := LowerBounds(y, job64), LowerBounds(y, job128)
+	k := len(job64) - 1 // rung 64 in both
+	if b64[k-1] == b128[k-1] {
+		t.Fatalf("the jobs' order-32 bounds are the same (%.17g): the test needs them apart", b64[k-1])
+	}
+	if got := freeBound(y, job128, b128, k); got != b64[k-1] {
+		t.Errorf("the job of order 128 judges rung 64 by %.17g, the job of order 64 by %.17g", got, b64[k-1])
+	}
+	if got := freeBound(y, job64, b64, k); got != b64[k-1] {
+		t.Errorf("the job of order 64 judges rung 64 by %.17g, its report's bound is %.17g", got, b64[k-1])
 	}
 }

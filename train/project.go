@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"sort"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -12,7 +13,8 @@ import (
 
 // modalFit is one channel's fitted modal filter: its poles (in s's parametrisation a), the
 // residues c (Re r, Im r per pair, r per real pole, as varpro orders them), the direct term
-// and the relative L2 error of the whole response.
+// and the relative L2 error of the whole response (once runRung returns it, as written:
+// writtenError).
 type modalFit struct {
 	s   poleSet
 	a   []float64
@@ -165,17 +167,18 @@ const projectExtend = 3
 // and residues) at 2.1e-6 and 2.2e-6; that took 65% of the set's QR residue solves.
 const extendFloor = 1e-6
 
-// realisation holds a channel's balanced realisations, computed at the largest order a
-// ladder needs and truncated for each rung (a balanced realisation's truncation to order r is
-// its leading r×r block): ERA on the largest square Hankel matrix of the kernel, and, made
-// when an ERA truncation is unstable, the balanced truncation of the kernel's FIR
-// realisation.
+// realisation holds a channel's balanced realisations for the rungs up to order top, each
+// truncated for its rung (a balanced realisation's truncation to order r is its leading r×r
+// block): ERA on the largest square Hankel matrix of the kernel, and, made when an ERA
+// truncation is unstable, the balanced truncation of the kernel's FIR realisation. A ladder
+// makes one per order it fits (rungRealisations), so that a rung starts from the same
+// realisation in every job and ladder that fits it, whatever their largest order.
 type realisation struct {
 	y    []float64
 	top  int
 	era  *filters.Dense
-	fir  *filters.Dense
-	errs map[int]float64 // eraError's, by order (a response of O(n²·L))
+	firs map[int]*filters.Dense // FIR realisations by order, shared by a channel's rungs
+	errs map[int]float64        // eraError's, by order (a response of O(n²·L))
 }
 
 func newRealisation(y []float64, n int) (*realisation, error) {
@@ -183,7 +186,41 @@ func newRealisation(y []float64, n int) (*realisation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &realisation{y: y, top: n, era: era}, nil
+	return &realisation{y: y, top: n, era: era, firs: map[int]*filters.Dense{}}, nil
+}
+
+// rungRealisations makes a channel's realisations, one per order asked (each ERA's Lanczos
+// run to that many pairs), sharing their FIR realisations. A realisation made to a larger
+// order and truncated differs at rounding level from one of the rung's own order (Lanczos
+// stops once the pairs asked for converge, so the leading ones come out differently), and a
+// fit that ends where its start's poles put it keeps that difference: on the Hyena preset's
+// channel 2 (of 4) Levenberg–Marquardt sees 2.4e-9 all around ERA's order-4 poles (the
+// rounding of residues from the normal equations), and the refined residues give those
+// poles' own error, 6.11577e-11 from ERA's order-8 realisation (the job of order 8) and
+// 6.13941e-11 from its order-16 one (the job of order 16, which then ended above the job of
+// order 8; the basin's floor, with residues from QR throughout, is 6.1105e-11).
+type rungRealisations struct {
+	y     []float64
+	firs  map[int]*filters.Dense
+	byTop map[int]*realisation
+}
+
+func newRungRealisations(y []float64) *rungRealisations {
+	return &rungRealisations{y: y, firs: map[int]*filters.Dense{}, byTop: map[int]*realisation{}}
+}
+
+// at returns the realisation of order n.
+func (rr *rungRealisations) at(n int) (*realisation, error) {
+	if r, ok := rr.byTop[n]; ok {
+		return r, nil
+	}
+	r, err := newRealisation(rr.y, n)
+	if err != nil {
+		return nil, err
+	}
+	r.firs = rr.firs
+	rr.byTop[n] = r
+	return r, nil
 }
 
 // starts returns the rung's starts of order n: ERA's poles with the unstable ones reflected
@@ -245,20 +282,22 @@ func (r *realisation) eraError(n int) float64 {
 // firStart is the start from the balanced truncation of the kernel's FIR realisation (order
 // L−1, every pole at 0, whose Hankel matrix is the kernel's padded with zeros), stable by
 // Pernebo and Silverman's theorem. It costs a Lanczos run on the (L−1)×(L−1) matrix, made
-// once, to the largest order the ladder fits: its top, or ERA's rank where that is smaller
-// (fitLadder fits no more poles than the rank; S4 kernels of rank 36–63 took 3–11% less,
-// Butterworth kernels of order 2–8 a fifth less at n = 64).
+// once for each order asked, the largest the rung fits: its top, or ERA's rank where that is
+// smaller (fitLadder fits no more poles than the rank; S4 kernels of rank 36–63 took 3–11%
+// less, Butterworth kernels of order 2–8 a fifth less at n = 64); rungs of one rank share it.
 func (r *realisation) firStart(n int, rmax float64) (poleStart, bool) {
-	if r.fir == nil {
+	size := min(r.top, max(r.era.Order(), 1))
+	fir, ok := r.firs[size]
+	if !ok {
 		pad := make([]float64, 2*len(r.y))
 		copy(pad, r.y)
-		fir, err := eraRows(pad, min(r.top, max(r.era.Order(), 1)), len(r.y)-1)
-		if err != nil {
+		var err error
+		if fir, err = eraRows(pad, size, len(r.y)-1); err != nil {
 			return poleStart{}, false
 		}
-		r.fir = fir
+		r.firs[size] = fir
 	}
-	p, err := filters.Poles(leading(r.fir, min(n, r.fir.Order())))
+	p, err := filters.Poles(leading(fir, min(n, fir.Order())))
 	if err != nil {
 		return poleStart{}, false
 	}
@@ -466,10 +505,29 @@ func runRung(ctx context.Context, rs *rungStarts, prev *modalFit) (*modalFit, er
 		fit.rel = math.Sqrt(2 * f)
 	}
 	fit = conditionFit(y, fit)
+	// The fits are compared as written (writtenError): the objective and the diagonal form's
+	// response round differently, and a fit below prev's objective could be written above
+	// prev's error, where prev padded is written to the bit as prev was.
+	fit.rel = writtenError(y, fit)
 	if prev != nil && prev.rel <= fit.rel {
 		return padFit(prev, n), nil
 	}
 	return fit, nil
+}
+
+// writtenError is the relative error of f's diagonal form (diagonal), measured on its
+// response as a job's report measures the filter written (filters.RelDiff); +Inf where that
+// form cannot be made or its response is not finite. Zero-residue modes add exact zeros to
+// the response, so padFit(f)'s is f's to the bit.
+func writtenError(y []float64, f *modalFit) float64 {
+	d, err := f.diagonal()
+	if err != nil {
+		return math.Inf(1)
+	}
+	if e := filters.RelDiff(y, d.Impulse(len(y))); !math.IsNaN(e) {
+		return e
+	}
+	return math.Inf(1)
 }
 
 // extend runs up to iters more Levenberg–Marquardt iterations on c, from objective f, in
@@ -576,22 +634,41 @@ const freeMargin = 0.5
 // ladderFit is a channel's fit at one order of a ladder; fit is nil where a job of a higher
 // order did not need it.
 type ladderFit struct {
-	fit  *modalFit
-	free bool // fitted without the order below: its starts began below freeMargin × that order's bound
+	fit   *modalFit
+	free  bool    // fitted without the order below: its starts began below freeMargin × floor
+	floor float64 // on a free order, freeBound: the lower bound of the order below it
+}
+
+// freeBound is the lower bound of order orders[k−1] (ascending) that rung k's own starts must
+// begin below, by freeMargin, for the rung to be free: the report's of a job of order
+// orders[k], LowerBounds over chainOrders(orders[k]) (below[k−1] itself, below the report's
+// bounds of orders, where orders is that chain), or over the two orders where the one below
+// is not the chain's. A Lanczos run's bounds depend on every order it is asked for, and a
+// job of order 128 judged its rung 64 by another bound than the job of order 64: whether a
+// rung is free, and so its fit, depends on the kernel and the two orders alone.
+func freeBound(y []float64, orders []int, below []float64, k int) float64 {
+	c := chainOrders(orders[k])
+	if len(c) < 2 || c[len(c)-2] != orders[k-1] {
+		return LowerBounds(y, orders[k-1:k+1])[0]
+	}
+	if slices.Equal(c, orders) {
+		return below[k-1]
+	}
+	return LowerBounds(y, c)[len(c)-2]
 }
 
 // fitLadder fits the orders (ascending) to y, each warm-started from the one before unless
-// it is free (freeOrder): so the errors never increase with the order, and a free order's
-// error is below the lower bound of the order before it (below[k−1], the report's; nil: no
-// order is free). With topOnly only the last order is asked for, and the orders below the
-// highest free one it needs are left out. rungDone (if not nil) is told of each order's fit
-// (its index in orders) as it ends.
+// it is free (freeOrder): so the errors (as written: writtenError) never increase with the
+// order, and a free order's error is below the lower bound of the order before it (freeBound;
+// below, the report's bounds of orders, nil: no order is free). Each order's fit depends on
+// y, the orders up to it and o alone, not on the orders above it: a job of order n and the
+// rung n of a job or ladder whose orders up to n are the same (chainOrders) fit the same
+// filter, to the bit, so that the job of the higher order never ends above the lower one.
+// With topOnly only the last order is asked for, and the orders below the highest free one
+// it needs are left out. rungDone (if not nil) is told of each order's fit (its index in
+// orders) as it ends.
 func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, o projectOptions, topOnly bool, rungDone func(k int, f *modalFit)) ([]ladderFit, error) {
-	top := orders[len(orders)-1]
-	real, err := newRealisation(y, top)
-	if err != nil {
-		return nil, err
-	}
+	reals := newRungRealisations(y)
 	// A kernel of numerical rank r < n (ERA's order: its Hankel matrix's singular values
 	// beyond r below 1e-13 of the largest, so its truncation to r costs below 1e-12) is
 	// fitted with r poles and the others idle: more only leave the residue problem singular
@@ -602,18 +679,18 @@ func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, 
 	// under the bound (1.01ᵗ over 100 samples, of rank 1, ended at 0.27 for every order to 8
 	// with one pole on the bound; with n poles 0.036 at n = 2, 2e-4 at 4, 3e-7 at 8). The
 	// quality targets all decay (kernelGrowth at most 0.34), so their fits are the same.
-	capped := kernelGrowth(y) < 1 || real.withinRank(o.rmax)
-	poles := func(n int) int {
-		if r := real.era.Order(); r >= 1 && r < n && capped {
-			return r
+	decays := kernelGrowth(y) < 1
+	// rung returns order k's realisation and the number of poles it fits.
+	rung := func(k int) (*realisation, int, error) {
+		n := orders[k]
+		real, err := reals.at(n)
+		if err != nil {
+			return nil, 0, err
 		}
-		return n
-	}
-	// freeable reports whether order k may be free: a fit of its own (more poles than order
-	// k−1) at or above freeOrder, and a bound of order k−1 above varproFloor (below it the
-	// order below may already be at the floor, and go on padded).
-	freeable := func(k int) bool {
-		return k > 0 && below != nil && orders[k] >= freeOrder && poles(orders[k]) > orders[k-1] && below[k-1] > varproFloor
+		if r := real.era.Order(); r >= 1 && r < n && (decays || real.withinRank(o.rmax)) {
+			return real, r, nil
+		}
+		return real, n, nil
 	}
 	out := make([]ladderFit, len(orders))
 	prepared := make([]*rungStarts, len(orders))
@@ -624,30 +701,48 @@ func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, 
 			}
 		}
 	}()
-	// prepare makes order k's own starts once and marks the order free where they allow.
-	prepare := func(k int) {
-		if prepared[k] == nil {
-			prepared[k] = prepareRung(y, poles(orders[k]), o, real, nil)
-			out[k].free = prepared[k].best() < freeMargin*below[k-1]
+	// prepare makes order k's own starts once where it may be free, and marks it free where
+	// they allow: a fit of its own (more poles than order k−1) at or above freeOrder, with
+	// the bound of order k−1 above varproFloor (below it the order below may already be at
+	// the floor, and go on padded).
+	checked := make([]bool, len(orders))
+	prepare := func(k int) error {
+		if k == 0 || below == nil || orders[k] < freeOrder || checked[k] {
+			return nil
 		}
+		checked[k] = true
+		real, m, err := rung(k)
+		if err != nil || m <= orders[k-1] {
+			return err
+		}
+		if out[k].floor = freeBound(y, orders, below, k); out[k].floor > varproFloor {
+			prepared[k] = prepareRung(y, m, o, real, nil)
+			out[k].free = prepared[k].best() < freeMargin*out[k].floor
+		}
+		return nil
 	}
 	lo := 0
 	if topOnly {
 		// From the top down to the first free order: what lies below it is not needed.
 		for k := len(orders) - 1; k > 0 && orders[k] >= freeOrder; k-- {
-			if freeable(k) {
-				if prepare(k); out[k].free {
-					lo = k
-					break
-				}
+			if err := prepare(k); err != nil {
+				return nil, err
+			}
+			if out[k].free {
+				lo = k
+				break
 			}
 		}
 	}
 	var prev *modalFit
 	for k := lo; k < len(orders); k++ {
-		n, m := orders[k], poles(orders[k])
-		if freeable(k) {
-			prepare(k)
+		n := orders[k]
+		if err := prepare(k); err != nil {
+			return nil, err
+		}
+		real, m, err := rung(k)
+		if err != nil {
+			return nil, err
 		}
 		var f *modalFit
 		switch {
