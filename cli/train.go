@@ -404,7 +404,7 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 	}
 	addJobFlags(cmd.Flags(), &j)
 	addPolesFlag(cmd.Flags(), &j)
-	cmd.Flags().IntSliceVar(&orders, "orders", nil, "fit every order of `N,N,...` (each from the one below, keeping the better of its fit and the one below's, so no error rises with the order beyond rounding: the errors printed, of the filters as written, can rise at rounding level, as 6.12e-15 at order 4 to 6.41e-15 at 6 does on an exact order-4 target) and print error and lower bound per order; -o then needs {n} in its name, or writes the ladder as JSON")
+	cmd.Flags().IntSliceVar(&orders, "orders", nil, "fit every order of `N,N,...` (each from the one below, keeping the better of its fit and the one below's as written, so no error printed rises with the order; only where an rtf ladder goes from tf to diagonal can one rise, to no more than the order below's fit as poles and residues, which the tf wrote better by rounding: 4.83e-15 at order 4 to 4.90e-15 at 6 on an exact order-4 target) and print error and lower bound per order; -o then needs {n} in its name, or writes the ladder as JSON")
 	addModelFlags(cmd.Flags(), &m)
 	// The job flags' words are train's too; what they do for a checkpoint is said here.
 	backend := cmd.Flags().Lookup("backend")
