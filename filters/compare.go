@@ -5,16 +5,37 @@ import "math"
 // CompareBanks measures how closely the filters got give the impulse responses of want,
 // channel by channel: the worst relative L2 difference (RelDiff; math.MaxFloat64 for an
 // overflow), its channel, and the samples compared; each channel's difference goes into
-// errs unless it is nil, for a caller that holds each channel to its own limit. It compares
-// n samples, or ReportLength(ρ, N) for the largest spectral radius ρ of want and the largest
-// order N of either bank when n is 0, and fewer where that many would cost more than maxWork
-// multiply-adds (a sample costs N² for a dense channel of order N, N for the other forms). It
-// panics if the banks, or errs when not nil, differ in length.
-func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst float64, channel, samples int) {
+// errs unless it is nil, for a caller that holds each channel to its own limit. It panics if
+// the banks, or errs when not nil, differ in length.
+//
+// It compares n samples when n > 0. When n is 0 it compares every channel over one window
+// chosen as a conversion's report chooses its own (Report.Length): it starts from
+// ReportLength(ρ, N) for the largest spectral radius ρ of want and the largest order N of
+// either bank, and, where want is stable, doubles up to MaxReportLength until each
+// channel's two responses have decayed for good (MeasureDecay), so that a late-starting
+// or multiple pole is judged over its whole response, and a read-back wrong only in its
+// tail is caught.
+//
+// Either window is cut where it would cost more than maxWork multiply-adds to compare (a
+// sample costs N² for a dense channel of order N, N for the other forms; finding the
+// window costs at most twice that again), and cut says so: the samples compared are then
+// fewer than n, or fewer than the responses needed to decay.
+func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst float64, channel, samples int, cut bool) {
 	if len(want) != len(got) || (errs != nil && len(errs) != len(want)) {
 		panic("filters: CompareBanks of banks of different lengths")
 	}
-	if n == 0 {
+	if errs == nil {
+		errs = make([]float64, len(want))
+	}
+	perSample := 0.0
+	for c, f := range want {
+		perSample += sampleCost(f) + sampleCost(got[c]) + 1
+	}
+	budget := max(1, int(min(float64(maxWork)/perSample, math.MaxInt32)))
+	lengths := make([]int, len(want))
+	if n > 0 {
+		samples, cut = min(n, budget), budget < n
+	} else {
 		rho, order := 0.0, 0
 		for c, f := range want {
 			r, err := SpectralRadius(f)
@@ -24,26 +45,32 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 			rho = max(rho, r)
 			order = max(order, f.Order(), got[c].Order())
 		}
-		n = ReportLength(rho, order)
+		start, limit := comparisonWindow(rho, order)
+		// Each channel's window is measured apart, holding one channel's responses at a
+		// time; the bank's is the longest, over which the others are compared again.
+		for c, f := range want {
+			var hw, hg []float64
+			d, _ := MeasureDecay(decayTol, start, min(limit, budget), func(l int) ([][]float64, error) {
+				hw, hg = f.Impulse(l), got[c].Impulse(l)
+				return [][]float64{hw, hg}, nil
+			})
+			errs[c], lengths[c] = RelDiff(hw, hg), d.Length
+			samples = max(samples, d.Length)
+			cut = cut || d.AtLeast && d.Length == budget && budget < limit
+		}
 	}
-	perSample := 0.0
 	for c, f := range want {
-		perSample += sampleCost(f) + sampleCost(got[c]) + 1
-	}
-	n = max(1, min(n, int(float64(maxWork)/perSample)))
-	for c, f := range want {
-		e := RelDiff(f.Impulse(n), got[c].Impulse(n))
-		if math.IsNaN(e) || math.IsInf(e, 0) {
-			e = math.MaxFloat64
+		if lengths[c] != samples {
+			errs[c] = RelDiff(f.Impulse(samples), got[c].Impulse(samples))
 		}
-		if errs != nil {
-			errs[c] = e
+		if e := errs[c]; math.IsNaN(e) || math.IsInf(e, 0) {
+			errs[c] = math.MaxFloat64
 		}
-		if e > worst {
-			worst, channel = e, c
+		if errs[c] > worst {
+			worst, channel = errs[c], c
 		}
 	}
-	return worst, channel, n
+	return worst, channel, samples, cut
 }
 
 // sampleCost is the multiply-adds of one sample of f's impulse response.

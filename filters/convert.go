@@ -71,6 +71,20 @@ func ReportLength(rho float64, n int) int {
 // circle) is compared over its first MaxReportLength samples only.
 const MaxReportLength = 4096
 
+// comparisonWindow is the window over which responses of filters of order up to n and
+// spectral radius rho are compared, Report's and CompareBanks's: the first window and the
+// longest MeasureDecay may double it to. A multiple or clustered pole's response can still
+// be rising at the end of the first window: a stable filter's doubles until the responses
+// have decayed. An unstable or marginal one's never decays, and is measured over
+// ReportLength samples.
+func comparisonWindow(rho float64, n int) (start, limit int) {
+	start = ReportLength(rho, n)
+	if !Stable(rho) {
+		return start, start
+	}
+	return start, max(start, MaxReportLength)
+}
+
 // decayTol is how far both responses must have fallen, against their peak over t ≥ 1, for
 // good within a report's window (MeasureDecay). A simple mode falls to it after three
 // quarters of a ReportLength set by its radius (16 digits against 12), which is therefore
@@ -180,14 +194,7 @@ func measure(in, out Filter, c conditioned) Report {
 	if err != nil {
 		rho = math.NaN()
 	}
-	// A multiple or clustered pole's response can still be rising at the end of the first
-	// window: a stable filter's doubles until both responses have decayed. An unstable or
-	// marginal one's never decays, and is measured over ReportLength samples.
-	start := ReportLength(rho, max(in.Order(), out.Order()))
-	limit := max(start, MaxReportLength)
-	if !Stable(rho) {
-		limit = start
-	}
+	start, limit := comparisonWindow(rho, max(in.Order(), out.Order()))
 	var hIn, hOut []float64
 	var estIn, estOut float64
 	d, _ := MeasureDecay(decayTol, start, limit, func(l int) ([][]float64, error) {

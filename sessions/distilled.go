@@ -430,7 +430,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 			continue
 		}
 		rb, err := layouts.ReadBackOver(doc, tensors, dt, lay, lo, l.Prefix, l.Length)
-		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen, Errors: rb.Errors, FitErrors: fitErrs}
+		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Cut: rb.Cut, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen, Errors: rb.Errors, FitErrors: fitErrs}
 		last = tensors
 		rec.ToLayout, rec.ReadBackError = string(lay), readBackError(rb.RelError, err)
 		rec.Channels = channelReadBacks(recs, rb.Errors, err)

@@ -89,14 +89,15 @@ func (e Exported) Failed() bool {
 }
 
 // ReadBackCheck is layouts.ReadBack's measure for one item: the worst channel's relative L2
-// error over Length samples, the channels that were stable and read back unstable, or Err
-// when the tensors cannot be read back, for tensors of Layout and DType written with
-// TruncLen.
+// error over Length samples (cut there by the check's work budget where Cut is set), the
+// channels that were stable and read back unstable, or Err when the tensors cannot be read
+// back, for tensors of Layout and DType written with TruncLen.
 type ReadBackCheck struct {
 	Item     string
 	RelError float64
 	Channel  int
 	Length   int
+	Cut      bool
 	Unstable []int
 	Err      error
 	Layout   layouts.Layout
@@ -237,17 +238,26 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 		return fmt.Sprintf("cannot be read back %s: %s%s", how, msg, hint), true
 	case len(c.Unstable) > 0:
-		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s over %d samples)%s", how, c.Unstable[0], len(c.Unstable), rel, c.Length, hint), true
+		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s %s)%s", how, c.Unstable[0], len(c.Unstable), rel, c.over(), hint), true
 	case c.Failed() && c.perChannel():
 		ch, _ := c.binding()
-		return fmt.Sprintf("reads back %s to relative error %s over %d samples on channel %d, above both the %.0e %s tensors are held to and a tenth of that channel's fit error (%.2g)%s", how, filters.RelErrorText(c.Errors[ch]), c.Length, ch, ReadBackLimit(c.DType), c.DType, c.FitErrors[ch], hint), true
+		return fmt.Sprintf("reads back %s to relative error %s %s on channel %d, above both the %.0e %s tensors are held to and a tenth of that channel's fit error (%.2g)%s", how, filters.RelErrorText(c.Errors[ch]), c.over(), ch, ReadBackLimit(c.DType), c.DType, c.FitErrors[ch], hint), true
 	case c.Failed():
-		return fmt.Sprintf("reads back %s to relative error %s over %d samples (channel %d), above the %.0e %s tensors are held to%s", how, rel, c.Length, c.Channel, ReadBackLimit(c.DType), c.DType, hint), true
+		return fmt.Sprintf("reads back %s to relative error %s %s (channel %d), above the %.0e %s tensors are held to%s", how, rel, c.over(), c.Channel, ReadBackLimit(c.DType), c.DType, hint), true
 	case c.perChannel() && !(c.RelError <= ReadBackLimit(c.DType)):
 		ch, _ := c.binding()
-		return fmt.Sprintf("reads back %s to relative error %s over %d samples, above the %.0e %s tensors are held to but within a tenth of each channel's fit error (worst channel %d: %.2g against its %.2g)", how, rel, c.Length, ReadBackLimit(c.DType), c.DType, ch, c.Errors[ch], c.FitErrors[ch]), false
+		return fmt.Sprintf("reads back %s to relative error %s %s, above the %.0e %s tensors are held to but within a tenth of each channel's fit error (worst channel %d: %.2g against its %.2g)", how, rel, c.over(), ReadBackLimit(c.DType), c.DType, ch, c.Errors[ch], c.FitErrors[ch]), false
 	}
-	return fmt.Sprintf("reads back %s to relative error %s over %d samples", how, rel, c.Length), false
+	return fmt.Sprintf("reads back %s to relative error %s %s", how, rel, c.over()), false
+}
+
+// over says over how many samples the check compared: "over 4096 samples", and that the
+// work budget cut them there where it did (Cut).
+func (c ReadBackCheck) over() string {
+	if c.Cut {
+		return fmt.Sprintf("over the %d samples the check's work budget allows", c.Length)
+	}
+	return fmt.Sprintf("over %d samples", c.Length)
 }
 
 // checkPrefix checks an export's tensor-name prefix: empty, or ending in "." or "/" as a
@@ -406,7 +416,7 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 func readBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay layouts.Layout, lo layouts.Options, prefix string) ReadBackCheck {
 	c := ReadBackCheck{Layout: lay, DType: dt}
 	rb, err := layouts.ReadBack(doc, tensors, dt, lay, lo, prefix)
-	c.RelError, c.Channel, c.Length, c.Unstable, c.Err = rb.RelError, rb.Channel, rb.Length, rb.Unstable, err
+	c.RelError, c.Channel, c.Length, c.Cut, c.Unstable, c.Err = rb.RelError, rb.Channel, rb.Length, rb.Cut, rb.Unstable, err
 	return c
 }
 

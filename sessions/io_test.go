@@ -265,6 +265,11 @@ func TestReadBackCheckSummary(t *testing.T) {
 			true, "above the 1e-04 float32 tensors are held to; it fails in float64 too (the dtype is not what loses it)", "may hold"},
 		{sessions.ReadBackCheck{RelError: 4e-6, Length: 64, Channel: 1, DType: arrays.Float32},
 			false, "reads back as float32 to relative error 4e-06 over 64 samples", "channel"},
+		// A window the work budget cut short is said to be (layouts.Check.Cut).
+		{sessions.ReadBackCheck{RelError: 4e-6, Length: 300, Cut: true, DType: arrays.Float32},
+			false, "reads back as float32 to relative error 4e-06 over the 300 samples the check's work budget allows", "channel"},
+		{sessions.ReadBackCheck{RelError: 4e-3, Length: 300, Cut: true, Channel: 1, DType: arrays.Float32, Layout: layouts.S4D},
+			true, "to relative error 0.004 over the 300 samples the check's work budget allows (channel 1)", "--dtype float64 holds"},
 		{sessions.ReadBackCheck{RelError: 4e-3, Length: 64, Channel: 1, DType: arrays.Float32, Layout: layouts.StripedHyena, Float64: &sessions.ReadBackCheck{RelError: 1e-15, Length: 64, DType: arrays.Float64, Layout: layouts.StripedHyena}},
 			true, "reads back in the stripedhyena layout as float32 to relative error 0.004 over 64 samples (channel 1), above the 1e-04 float32 tensors are held to; --dtype float64 holds it (checked: relative error 1e-15)", "s4d"},
 		{sessions.ReadBackCheck{RelError: 1e-9, Length: 64, Unstable: []int{3}, DType: arrays.Float64},

@@ -9,17 +9,20 @@ import (
 
 // Check is how closely tensors written by Export read back: the worst channel's relative L2
 // error over Length samples, every channel's (Errors), and the channels that were stable and
-// read back unstable.
+// read back unstable. Cut is set when the work budget cut the samples compared: Length is
+// then fewer than asked for, or than the responses needed to decay (filters.CompareBanks).
 type Check struct {
 	RelError float64
 	Channel  int
 	Length   int
+	Cut      bool
 	Errors   []float64
 	Unstable []int
 }
 
 // maxReadBackWork bounds the multiply-adds of the impulse responses ReadBack compares (2^30:
-// about a second), and maxStabilityWork those of the poles it finds (2^33).
+// about a second; finding the window costs at most twice that again), and maxStabilityWork
+// those of the poles it finds (2^33).
 const (
 	maxReadBackWork  = 1 << 30
 	maxStabilityWork = 1 << 33
@@ -27,8 +30,9 @@ const (
 
 // ReadBack measures what a model's code gets from tensors Export wrote: it rounds them to
 // dt, reads them back as Import reads the layer, and compares each channel's impulse
-// response with doc's over filters.ReportLength of their spectral radius, fewer where that
-// would cost more than 2^30 multiply-adds; for rtf with a trunc_len it compares the module's
+// response with doc's over the window a conversion's report would (filters.CompareBanks:
+// until both have decayed), fewer where that would cost more than 2^30 multiply-adds
+// (Check.Cut); for rtf with a trunc_len it compares the module's
 // FFT kernel (rtf.Layer.ModuleKernels, what its forward pass convolves with) over trunc_len
 // samples instead. It also finds the channels whose
 // filter was stable and whose read-back is not (where finding the poles costs less than
@@ -67,7 +71,7 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 			return Check{}, err
 		}
 	} else {
-		c.RelError, c.Channel, c.Length = filters.CompareBanks(c.Errors, chans, r.Bank.Channels, n, maxReadBackWork)
+		c.RelError, c.Channel, c.Length, c.Cut = filters.CompareBanks(c.Errors, chans, r.Bank.Channels, n, maxReadBackWork)
 	}
 	work := 0.0
 	for i, f := range chans {

@@ -1,0 +1,127 @@
+package filters
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+)
+
+// jordanSum is a dense filter of two Jordan blocks side by side, each fed at its last state
+// and read at its first: a block of k1 at r1 plus eps times one of k2 at r2.
+func jordanSum(k1 int, r1 float64, k2 int, r2, eps float64) *Dense {
+	n := k1 + k2
+	a := make([][]float64, n)
+	for i := range a {
+		a[i] = make([]float64, n)
+	}
+	b, c := make([]float64, n), make([]float64, n)
+	for _, blk := range []struct {
+		off, k int
+		r, b   float64
+	}{{0, k1, r1, 1}, {k1, k2, r2, eps}} {
+		for i := blk.off; i < blk.off+blk.k; i++ {
+			a[i][i] = blk.r
+			if i+1 < blk.off+blk.k {
+				a[i][i+1] = 1
+			}
+		}
+		b[blk.off+blk.k-1], c[blk.off] = blk.b, 1
+	}
+	d, err := NewDense(a, b, c, 0)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// TestCompareBanksLateDifference: a read-back that differs from the filter only after the
+// radius's window is caught. The filter is a Jordan block of 37 at 0.3 (0 for 36 samples,
+// peaking at t = 52); its copy adds a tiny block of 25 at 0.9, 0 for 24 samples and peaking
+// near t = 24/ln(1/0.9) ≈ 228, scaled to 1e-2 of the filter's norm. Over ReportLength of
+// the filter's radius and the copy's order (64 samples) the two agree to far better than
+// MaxRelError; over the whole response they differ by 1e-2. CompareBanks compared the 64
+// samples and passed the copy.
+func TestCompareBanksLateDifference(t *testing.T) {
+	const horizon = 4096 // both responses have fallen below 1e-100 of their peaks by then
+	want := jordanBlock(37, 0.3)
+	h := want.Impulse(horizon)
+	g := jordanSum(37, 0.3, 25, 0.9, 1).Impulse(horizon) // the block of 37 plus the whole tail block
+	for i := range g {
+		g[i] -= h[i]
+	}
+	eps := 1e-2 * floats.Norm(h, 2) / floats.Norm(g, 2)
+	got := jordanSum(37, 0.3, 25, 0.9, eps)
+
+	short := ReportLength(0.3, got.Order())
+	if e := RelDiff(want.Impulse(short), got.Impulse(short)); !(e < MaxRelError/100) {
+		t.Fatalf("the copy differs by %.3g over the first %d samples: the test needs a difference that shows only later", e, short)
+	}
+	whole := RelDiff(h, got.Impulse(horizon))
+	errs := make([]float64, 1)
+	worst, ch, samples, cut := CompareBanks(errs, []Filter{want}, []Filter{got}, 0, 1<<40)
+	if !(worst > MaxRelError) || ch != 0 || errs[0] != worst || cut {
+		t.Errorf("CompareBanks: %.3g on channel %d over %d samples (cut %v), want above %g (%.3g over %d samples)", worst, ch, samples, cut, MaxRelError, whole, horizon)
+	}
+	if math.Abs(worst-whole) > 1e-6*whole {
+		t.Errorf("CompareBanks: %.6g over %d samples, %.6g over %d: the window misses part of the difference", worst, samples, whole, horizon)
+	}
+	// The copy is judged as its conversion report would be: the same window.
+	if d, _ := MeasureDecay(decayTol, short, MaxReportLength, func(l int) ([][]float64, error) {
+		return [][]float64{want.Impulse(l), got.Impulse(l)}, nil
+	}); d.Length != samples || d.AtLeast {
+		t.Errorf("CompareBanks compared %d samples, MeasureDecay's window is %+v", samples, d)
+	}
+}
+
+// TestCompareBanksAsReports: with n = 0, CompareBanks compares a filter and its conversion
+// over the window the conversion's report measured, and finds the same error: the Jordan
+// block of 37 at 0.3 and its tf form (1.41e-6 over its whole response, mpmath, after 64
+// samples of 5.9e-7), and a fast mode with a tiny chain that rises again after sample 81.
+func TestCompareBanksAsReports(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    Filter
+	}{
+		{"Jordan 37 at 0.3", jordanBlock(37, 0.3)},
+		{"mode 0.5 + 1e-20·Jordan 60 at 0.3", chainFilter(0.5, 60, 0.3, 1e-20).f},
+		{"Jordan 5 at 0.9", jordanBlock(5, 0.9)},
+	} {
+		out, rep, err := Convert(c.f, FormTF)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		worst, _, samples, cut := CompareBanks(nil, []Filter{c.f}, []Filter{out}, 0, 1<<40)
+		if samples != rep.Length || worst != rep.RelError || cut {
+			t.Errorf("%s: CompareBanks %.3g over %d samples (cut %v), the report %.3g over %d", c.name, worst, samples, cut, rep.RelError, rep.Length)
+		}
+	}
+}
+
+// TestCompareBanksBudget: where comparing the window would cost more than maxWork
+// multiply-adds, fewer samples are compared and cut says so, for a window given (n) and one
+// measured (n = 0), whose Jordan block of 37 at 0.3 needs 256 samples (it falls below
+// 1e-12 of its peak at t = 105, and 2·105 > 129).
+func TestCompareBanksBudget(t *testing.T) {
+	f := jordanBlock(37, 0.3)
+	perSample := 2*sampleCost(f) + 1
+	full, _, measured, _ := CompareBanks(nil, []Filter{f}, []Filter{f}, 0, 1<<40)
+	if full != 0 || measured != 256 {
+		t.Fatalf("a filter against itself: %.3g over %d samples, want 0 over 256", full, measured)
+	}
+	for _, c := range []struct {
+		n, budget, want int
+		cut             bool
+	}{
+		{0, 100, 100, true},            // the window is cut before the response has decayed
+		{0, measured, measured, false}, // the budget allows the window measured
+		{0, 1000, measured, false},
+		{500, 100, 100, true}, // fewer samples than asked for
+		{50, 100, 50, false},
+	} {
+		_, _, samples, cut := CompareBanks(nil, []Filter{f}, []Filter{f}, c.n, int(perSample)*c.budget)
+		if samples != c.want || cut != c.cut {
+			t.Errorf("n %d, budget of %d samples: %d samples, cut %v; want %d, %v", c.n, c.budget, samples, cut, c.want, c.cut)
+		}
+	}
+}
