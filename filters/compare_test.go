@@ -67,7 +67,8 @@ func TestCompareBanksLateDifference(t *testing.T) {
 		t.Errorf("CompareBanks: %.6g over %d samples, %.6g over %d: the window misses part of the difference", worst, samples, whole, horizon)
 	}
 	// The copy is judged as its conversion report would be: the same window.
-	if d, _ := MeasureDecay(decayTol, short, MaxReportLength, func(l int) ([][]float64, error) {
+	start, limit := comparisonWindow(0.3, got.Order())
+	if d, _ := MeasureDecay(decayTol, start, limit, func(l int) ([][]float64, error) {
 		return [][]float64{want.Impulse(l), got.Impulse(l)}, nil
 	}); d.Length != samples || d.AtLeast {
 		t.Errorf("CompareBanks compared %d samples, MeasureDecay's window is %+v", samples, d)
@@ -100,14 +101,19 @@ func TestCompareBanksAsReports(t *testing.T) {
 
 // TestCompareBanksBudget: where comparing the window would cost more than maxWork
 // multiply-adds, fewer samples are compared and cut says so, for a window given (n) and one
-// measured (n = 0), whose Jordan block of 37 at 0.3 needs 256 samples (it falls below
-// 1e-12 of its peak at t = 105, and 2·105 > 129).
+// measured (n = 0), whose Jordan block of 37 at 0.3 is above 1e-12 of its peak until
+// t = 104 (TestMeasureDecayProperty), so that the window doubles from its start until
+// 2·105 ≤ window + 1.
 func TestCompareBanksBudget(t *testing.T) {
 	f := jordanBlock(37, 0.3)
 	perSample := 2*sampleCost(f) + 1
-	full, _, measured, _ := CompareBanks(nil, []Filter{f}, []Filter{f}, 0, 1<<40)
-	if full != 0 || measured != 256 {
-		t.Fatalf("a filter against itself: %.3g over %d samples, want 0 over 256", full, measured)
+	measured, _ := comparisonWindow(0.3, f.Order())
+	for 2*105 > measured+1 {
+		measured *= 2
+	}
+	full, _, samples, _ := CompareBanks(nil, []Filter{f}, []Filter{f}, 0, 1<<40)
+	if full != 0 || samples != measured {
+		t.Fatalf("a filter against itself: %.3g over %d samples, want 0 over %d", full, samples, measured)
 	}
 	for _, c := range []struct {
 		n, budget, want int
@@ -123,5 +129,41 @@ func TestCompareBanksBudget(t *testing.T) {
 		if samples != c.want || cut != c.cut {
 			t.Errorf("n %d, budget of %d samples: %d samples, cut %v; want %d, %v", c.n, c.budget, samples, cut, c.want, c.cut)
 		}
+	}
+}
+
+// TestWindowHoldsLateRise: a fast mode at 0.5 plus 1e-20 times a Jordan block of 80 at 0.3
+// falls below 1e-12 of its peak at t = 41 and rises above it again from t = 92 to 144,
+// beyond the radius's first window of order + 1 = 82 samples, where the rule of MeasureDecay
+// (the last sample above in the first half) is already met. A conversion's report and
+// CompareBanks start from twice the order + 1 and hold the rise: the window they compare
+// extends past twice the last sample above 1e-12 of the peak, found here from the closed
+// form.
+func TestWindowHoldsLateRise(t *testing.T) {
+	c := chainFilter(0.5, 80, 0.3, 1e-20)
+	lh := c.logH(4096)
+	peak := math.Inf(-1)
+	for _, v := range lh[1:] {
+		peak = max(peak, v)
+	}
+	last := 0 // 1 + the last t with |h[t]| above 1e-12 of the peak
+	for i := len(lh) - 1; i >= 1; i-- {
+		if lh[i] > peak+math.Log(decayTol) {
+			last = i + 1
+			break
+		}
+	}
+	if first := ReportLength(c.rho, c.f.Order()); last <= first {
+		t.Fatalf("the chain's rise ends at t = %d, within the radius's window of %d samples: the test needs it beyond", last, first)
+	}
+	out, rep, err := Convert(c.f, FormDense)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if 2*last > rep.Length+1 {
+		t.Errorf("%s: the report compares %d samples, the response is above 1e-12 of its peak until t = %d", c.name, rep.Length, last-1)
+	}
+	if _, _, samples, _ := CompareBanks(nil, []Filter{c.f}, []Filter{out}, 0, 1<<40); samples != rep.Length {
+		t.Errorf("%s: CompareBanks compares %d samples, the report %d", c.name, samples, rep.Length)
 	}
 }

@@ -21,9 +21,10 @@ type Report struct {
 	ConditionOf string  `json:"condition_of"`
 	// RelError is the measured ‖h_in - h_out‖₂/‖h_in‖₂ over the first Length samples of the
 	// impulse responses (absolute when h_in is zero). Length is ReportLength of the filter's
-	// spectral radius and the larger order; for a stable filter it is doubled, up to
-	// MaxReportLength, until both responses have decayed to 1e-12 of their peak over t ≥ 1
-	// and stayed there over the window's second half (MeasureDecay).
+	// spectral radius and the larger order n; for a stable filter it starts from at least
+	// 2(n + 1) and is doubled, up to MaxReportLength, until both responses have decayed to
+	// 1e-12 of their peak over t ≥ 1 and stayed there over the window's second half
+	// (MeasureDecay).
 	RelError float64 `json:"rel_error"`
 	Length   int     `json:"length"`
 	// BecameUnstable is set when the filter was stable and its new form is not (a
@@ -53,7 +54,8 @@ func Stable(rho float64) bool { return rho < 1-MarginalTol }
 // whose response never decays; and at least n + 1, since the first n + 1 samples of a
 // response of order n decide it (zero there, zero throughout), however late it starts.
 // A pole of multiplicity k decays as t^(k−1)·ρ^t, which peaks near t = (k−1)/ln(1/ρ): a
-// conversion's report extends the window until the responses have decayed (Report.Length).
+// conversion's report starts a stable filter's window from at least 2(n + 1) samples and
+// extends it until the responses have decayed (Report.Length, comparisonWindow).
 func ReportLength(rho float64, n int) int {
 	l := 512
 	switch {
@@ -75,13 +77,18 @@ const MaxReportLength = 4096
 // spectral radius rho are compared, Report's and CompareBanks's: the first window and the
 // longest MeasureDecay may double it to. A multiple or clustered pole's response can still
 // be rising at the end of the first window: a stable filter's doubles until the responses
-// have decayed. An unstable or marginal one's never decays, and is measured over
-// ReportLength samples.
+// have decayed, from at least 2(n + 1) samples, as analysis's effective memory starts
+// (2·LengthForRadius): the order + 1 samples that decide a response and as many again to
+// see it stay down. A response that dips and rises again may meet MeasureDecay's rule over
+// n + 1 samples (a mode at 0.5 plus 1e-20 times a Jordan block of 80 at 0.3 is below 1e-12
+// of its peak from t = 41 to 91, above it again until t = 144). An unstable or marginal
+// response never decays, and is measured over ReportLength samples.
 func comparisonWindow(rho float64, n int) (start, limit int) {
 	start = ReportLength(rho, n)
 	if !Stable(rho) {
 		return start, start
 	}
+	start = max(start, 2*(n+1))
 	return start, max(start, MaxReportLength)
 }
 

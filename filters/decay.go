@@ -35,8 +35,10 @@ type Decay struct {
 // has stayed below for 23 samples after taking 41 to get there; over 128 the rise shows. No
 // finite window proves decay: with a block of 80 (above again from t = 92 to 144) a first
 // window of order + 1 = 82 samples passes this rule too. So start should be generous: at
-// least the order + 1 samples, which decide whether a response is zero throughout
-// (Cayley–Hamilton), and the time a simple mode of radius ρ takes to fall by tol.
+// least the order + 1 samples that decide whether a response is zero throughout
+// (Cayley–Hamilton) and as many again, 2(order + 1), and the time a simple mode of radius ρ
+// takes to fall by tol. Conversion reports, CompareBanks and analysis's effective memory so
+// start, and hold the block of 80's rise (164 samples, doubled once).
 //
 // The peak is taken over t ≥ 1, the state's response C·A^(t−1)·B: h[0] = D does not decay,
 // and a large feedthrough must not make the dynamics look decayed. A sample that is not
