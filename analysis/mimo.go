@@ -6,10 +6,12 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 )
 
 // MIMOCondLimit is the largest condition number of the eigenvectors that diagonalise a reduced
@@ -28,6 +30,53 @@ type MIMOReduction struct {
 	HSV       []float64     // Hankel singular values of the input's real realisation, largest first
 	Bound     float64       // 2·Σ_{i>Order} σᵢ: bound on the H∞ norm of the error
 	Condition float64       // condition number of the eigenvectors that diagonalise the reduced A
+	// Rank is the numerical rank of the Hankel operator, the most states a reduction keeps:
+	// the number of σᵢ above n·ε·σ₁ for n real states (ReduceMIMO).
+	Rank int
+}
+
+// Shortfall says why the reduction kept fewer than the asked real states, with the
+// numbers: the numerical rank (Rank) and where it stops, or the modes a truncation to a
+// higher order needed beyond the ⌈asked/2⌉ available; "" where it kept them all.
+func (r *MIMOReduction) Shortfall(asked int) string {
+	if r.Order >= asked {
+		return ""
+	}
+	var why []string
+	if n := len(r.HSV); r.Rank == 0 && n > 0 {
+		why = append(why, "its Hankel singular values are all 0: no state is both reached by the inputs and seen by the outputs")
+	} else if r.Rank < asked && r.Rank < n {
+		ofSigma1 := func(v float64) string {
+			if v == 0 {
+				return "0"
+			}
+			return fmt.Sprintf("%.2g·σ₁", v/r.HSV[0])
+		}
+		first := ofSigma1(r.HSV[r.Rank])
+		tail := 0.0
+		for _, v := range r.HSV[r.Rank:] {
+			tail += 2 * v
+		}
+		values, states := fmt.Sprintf("values from σ%d = %s on are", r.Rank+1, first), "the states they would add change"
+		if r.Rank+1 == n {
+			values = fmt.Sprintf("value σ%d = %s is", n, first)
+		}
+		if min(asked, n) == r.Rank+1 {
+			states = "the state it would add changes"
+		}
+		why = append(why, fmt.Sprintf("its Hankel singular %s at or below the numerical rank's threshold n·ε·σ₁ = %.2g·σ₁ (n = %d real states): %s the transfer matrix by at most 2Σσ = %s, less than its rounding",
+			values, float64(n)*eps, n, states, ofSigma1(tail)))
+	} else if r.Rank < asked {
+		why = append(why, fmt.Sprintf("the layer has %s", plural.Count(n, "real state")))
+	}
+	if top := min(asked, r.Rank); r.Order < top {
+		orders := fmt.Sprintf("order %d", top)
+		if top > r.Order+1 {
+			orders = fmt.Sprintf("orders %d to %d", r.Order+1, top)
+		}
+		why = append(why, fmt.Sprintf("the truncations to %s have real poles, each a mode for one state, and need more than the %s of order %d", orders, plural.Count((asked+1)/2, "mode"), asked))
+	}
+	return strings.Join(why, "; ")
 }
 
 // ReduceMIMO reduces a MIMO layer to order real states (at most) in at most ⌈order/2⌉ modes
@@ -45,7 +94,14 @@ type MIMOReduction struct {
 // the order of complete pivoting, P and Q never formed (cschur.realFactor, as for
 // BalancedTruncation); the square-root method (Laub et al. 1987) then gives the Hankel
 // singular values and the projections, with the same numerical rank (σᵢ ≤ n·ε·σ₁ are not
-// kept). The values keep their digits far below √ε·σ₁: 1e-10 relative or better down to
+// kept: MIMOReduction.Rank, and Shortfall says so). The cut is not for the truncation's
+// accuracy, which holds beyond it: on the layers of gen_mimo_hsv_exact.py, truncations
+// keeping states down to 2.3e-21·σ₁ (a balancing of condition √(σ₁/σₖ) ≈ 2e10) are within
+// 5e-15 to 1.6e-14 of the layer (filters.MIMODiff, sample by sample), near the circle
+// 5e-13; but the truncations at the cut are as close (6.9e-15, 7.4e-15; 7.0e-13): the states
+// below it change the responses by less than rounding, and a σ there cannot be told from a
+// 0, whose Σ^{-1/2} is infinite (two modes at one pole of a one-input, one-output layer have
+// σ₃ = 0). The values keep their digits far below √ε·σ₁: 1e-10 relative or better down to
 // 2e-21·σ₁ on clustered poles near the circle (gen_mimo_hsv_exact.py), where the closed-form
 // Gramians factored before gave 0 below 1e-13·σ₁ and 1e-3 relative at 6e-8·σ₁. Truncating
 // (A, B, C) keeps the Markov sequence C·Aᵗ·B, t ≥ 0, which is the layer's h[t] − D·δ[t] in
@@ -168,7 +224,7 @@ func balanceMIMO(m *filters.MIMO) (*mimoBalancing, error) {
 // modes (ReduceMIMO).
 func (b *mimoBalancing) reduce(order int) (*MIMOReduction, error) {
 	m, rl, sb := b.m, b.rl, b.sb
-	out := &MIMOReduction{HSV: b.hsv, Condition: 1}
+	out := &MIMOReduction{HSV: b.hsv, Condition: 1, Rank: sb.keep(len(sb.sigma))}
 	bound := func(r int) (float64, error) { return inRange("the error bound", sb.tail(r), sb.nb, sb.nc) }
 	budget := (order + 1) / 2
 	for r := sb.keep(order); r > 0 && rl.order() > 0; r-- {

@@ -301,7 +301,8 @@ func factorBalance(s, r *mat.Dense, vectors bool) (sqrtBalanced, error) {
 
 // keep returns how many states truncation to order r keeps: at most r, and no state whose σᵢ
 // is at or below the numerical rank's threshold n·eps·σ₁ (neither controllable nor observable
-// to working accuracy: its Σ^{-1/2} would only scale rounding up).
+// to working accuracy: the states beyond it change the response by less than rounding, and
+// a σ there may be a 0, whose Σ^{-1/2} is infinite; ReduceMIMO gives the measurements).
 func (b *sqrtBalanced) keep(r int) int {
 	rs := min(r, len(b.sigma))
 	for rs > 0 && b.sigma[rs-1] <= float64(len(b.sigma))*eps*b.sigma[0] {

@@ -1179,7 +1179,7 @@ func TestDistillMessagesReadWell(t *testing.T) {
 		exitCode int
 	}{
 		{[]string{"distill", "../testdata/layouts/lru_pairs_64.pt", "--order", "2", "-o", filepath.Join(dir, "lru.pt")},
-			[]string{"layer (no prefix): 3 outputs", "note: layer (no prefix): reduced", "(1 mode;", "in 1 mode (order 2 asked", "at most 1 mode where"}, "layer :", 0},
+			[]string{"layer (no prefix): 3 outputs", "note: layer (no prefix): reduced", "(1 mode;", "in 1 mode (order 2 asked: the truncations to order 2 have real poles, each a mode for one state, and need more than the 1 mode of order 2)"}, "layer :", 0},
 		{[]string{"distill", "../testdata/layouts/s4d_dss_64.pt", "--order", "2", "--length", "64", "-o", filepath.Join(dir, "dss.pt")},
 			[]string{"layer (no prefix): 2 channels"}, "layer :", 0},
 		{[]string{"distill", "../testdata/layouts/rotrnn_64.pt", "--order", "2", "-o", filepath.Join(dir, "rot.pt")},

@@ -310,12 +310,14 @@ func reduceUnit(ctx context.Context, fit Fit, u Unit, src Source) (*UnitResult, 
 		red, errs, reached, err = analysis.ReduceMIMOWithin(m, fit.Tol, u.Length, fit.MaxOrder)
 		if err == nil && !reached {
 			warning = fmt.Sprintf("%s: no order up to %d reaches relative error %g on every output: reduced to order %d (worst output %.3g)", u.ID(), fit.MaxOrder, fit.Tol, red.Order, slices.Max(errs))
+			if why := red.Shortfall(fit.MaxOrder); why != "" {
+				warning += fmt.Sprintf("; order %d was not reached: %s", fit.MaxOrder, why)
+			}
 		}
 	} else if red, err = analysis.ReduceMIMO(m, fit.Spec.Order); err == nil {
 		red.System, errs, err = analysis.RefitMIMO(m, red.System, u.Length)
-		if red.Order < fit.Spec.Order {
-			warning = fmt.Sprintf("%s: reduced to order %d in %s (order %d asked: the numerical rank of its Hankel operator, or at most %s where real poles take a mode for one state)",
-				u.ID(), red.Order, plural.Count(len(red.System.Poles), "mode"), fit.Spec.Order, plural.Count((fit.Spec.Order+1)/2, "mode"))
+		if why := red.Shortfall(fit.Spec.Order); why != "" {
+			warning = fmt.Sprintf("%s: reduced to order %d in %s (order %d asked: %s)", u.ID(), red.Order, plural.Count(len(red.System.Poles), "mode"), fit.Spec.Order, why)
 		}
 	}
 	if err != nil {
