@@ -214,11 +214,15 @@ func TestReduceMIMOGoldenHSV(t *testing.T) {
 // bounds of 0 for reductions whose exact bound is 3.3e-18 (cluster_r90 at order 8).
 const mimoExactTol = 2e-10
 
-// TestReduceMIMOExactHSV checks the Hankel singular values of layers whose values span 1e-21
-// of the largest (clustered poles near the circle, real poles of one and two states, a pole
-// stored with its conjugate, more inputs than states) against mpmath, and the error bound
-// 2·Σ_{i>r} σᵢ of every reduction, however small.
-func TestReduceMIMOExactHSV(t *testing.T) {
+// exactHSVCase is a layer with its exact Hankel singular values (nil where not known).
+type exactHSVCase struct {
+	name string
+	m    *filters.MIMO
+	hsv  []float64
+}
+
+// exactHSVCases reads the layers of gen_mimo_hsv_exact.py.
+func exactHSVCases(t *testing.T) []exactHSVCase {
 	var g struct {
 		Cases []struct {
 			Name string `json:"name"`
@@ -226,34 +230,46 @@ func TestReduceMIMOExactHSV(t *testing.T) {
 		} `json:"cases"`
 	}
 	numtest.ReadJSON(t, filepath.Join("..", "testdata", "golden", "analysis", "mimo_hsv_exact.json"), &g)
-	smallest := 1.0
+	var out []exactHSVCase
 	for _, c := range g.Cases {
 		m, err := filters.NewMIMO(numtest.Complexes(c.Poles), numtest.Complexes(c.B), numtest.Complexes(c.C), c.D, c.Inputs, c.Outputs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for r := 1; r <= len(c.HSV); r++ {
-			red, err := ReduceMIMO(m, r)
+		out = append(out, exactHSVCase{c.Name, m, c.HSV})
+	}
+	return out
+}
+
+// TestReduceMIMOExactHSV checks the Hankel singular values of layers whose values span 1e-21
+// of the largest (clustered poles near the circle, real poles of one and two states, a pole
+// stored with its conjugate, more inputs than states) against mpmath, and the error bound
+// 2·Σ_{i>r} σᵢ of every reduction, however small.
+func TestReduceMIMOExactHSV(t *testing.T) {
+	smallest := 1.0
+	for _, c := range exactHSVCases(t) {
+		for r := 1; r <= len(c.hsv); r++ {
+			red, err := ReduceMIMO(c.m, r)
 			if err != nil {
-				t.Fatalf("%s order %d: %v", c.Name, r, err)
+				t.Fatalf("%s order %d: %v", c.name, r, err)
 			}
-			if len(red.HSV) != len(c.HSV) {
-				t.Fatalf("%s: %d Hankel singular values, want %d", c.Name, len(red.HSV), len(c.HSV))
+			if len(red.HSV) != len(c.hsv) {
+				t.Fatalf("%s: %d Hankel singular values, want %d", c.name, len(red.HSV), len(c.hsv))
 			}
 			if r == 1 {
-				for i, want := range c.HSV {
+				for i, want := range c.hsv {
 					if e := math.Abs(red.HSV[i]-want) / want; !(e <= mimoExactTol) {
-						t.Errorf("%s: σ%d = %.16g, exact %.16g (%.2g of σ₁): relative error %.2g", c.Name, i+1, red.HSV[i], want, want/c.HSV[0], e)
+						t.Errorf("%s: σ%d = %.16g, exact %.16g (%.2g of σ₁): relative error %.2g", c.name, i+1, red.HSV[i], want, want/c.hsv[0], e)
 					}
 				}
-				smallest = math.Min(smallest, c.HSV[len(c.HSV)-1]/c.HSV[0])
+				smallest = math.Min(smallest, c.hsv[len(c.hsv)-1]/c.hsv[0])
 			}
 			want := 0.0
-			for _, s := range c.HSV[red.Order:] {
+			for _, s := range c.hsv[red.Order:] {
 				want += 2 * s
 			}
 			if e := math.Abs(red.Bound-want) / want; want > 0 && !(e <= mimoExactTol) || want == 0 && red.Bound != 0 {
-				t.Errorf("%s order %d: kept %d, bound %.16g, exact 2Σσ = %.16g", c.Name, r, red.Order, red.Bound, want)
+				t.Errorf("%s order %d: kept %d, bound %.16g, exact 2Σσ = %.16g", c.name, r, red.Order, red.Bound, want)
 			}
 		}
 	}
@@ -274,27 +290,7 @@ const mimoRankTol = 1e-11
 // the first value dropped and the threshold, or the modes its real poles need. Two modes at
 // one pole of a one-input, one-output layer have σ₃ = 0: the cut keeps its Σ^{-1/2} finite.
 func TestReduceMIMORank(t *testing.T) {
-	var g struct {
-		Cases []struct {
-			Name string `json:"name"`
-			mimoFile
-		} `json:"cases"`
-	}
-	numtest.ReadJSON(t, filepath.Join("..", "testdata", "golden", "analysis", "mimo_hsv_exact.json"), &g)
-	type rankCase struct {
-		name string
-		m    *filters.MIMO
-		hsv  []float64 // exact, where known
-	}
-	var cases []rankCase
-	for _, c := range g.Cases {
-		m, err := filters.NewMIMO(numtest.Complexes(c.Poles), numtest.Complexes(c.B), numtest.Complexes(c.C), c.D, c.Inputs, c.Outputs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, rankCase{c.Name, m, c.HSV})
-	}
-	cases = append(cases, rankCase{"two modes at 0.5 and one at 0.8", &filters.MIMO{Poles: []complex128{0.5, 0.5, 0.8}, B: []complex128{1, 2, 1}, C: []complex128{1, 3, 1}, D: []float64{0}, Inputs: 1, Outputs: 1}, nil})
+	cases := append(exactHSVCases(t), exactHSVCase{"two modes at 0.5 and one at 0.8", &filters.MIMO{Poles: []complex128{0.5, 0.5, 0.8}, B: []complex128{1, 2, 1}, C: []complex128{1, 3, 1}, D: []float64{0}, Inputs: 1, Outputs: 1}, nil})
 	cut := 0
 	for _, c := range cases {
 		n := 2*len(c.m.Poles) + 1 // more than the real states: every state asked for
