@@ -39,8 +39,12 @@ type jobForm struct {
 	focus      int
 	suggestion string // the suggested order, once computed
 	growing    string // train.Suggestion.GrowingNote for the form's targets, "" where none grow
-	orderSet   string // the order the form filled in itself; a different value is the user's
+	orderSet   string // the order the form filled in itself: the default, then the suggestion
 	suggested  bool   // orderSet is the suggestion
+	// orderTyped is set once the user changed the order field: its value is the user's then,
+	// even one equal to orderSet (the default typed again before the suggestion came back,
+	// which the suggestion replaced when the form told the user's order by its value).
+	orderTyped bool
 }
 
 func choiceField(name, help string, choices []string, val string) formField {
@@ -83,20 +87,18 @@ func newJobForm(sourceID, source, fits string, def train.Spec, backends []train.
 	return f
 }
 
-// suggest fills in a suggested order unless the user has typed one or the form's length
-// cannot fit it (Spec.Validate).
+// suggest fills in a suggested order unless the user has changed the order or the form's
+// length cannot fit it (Spec.Validate).
 func (f *jobForm) suggest(order int) {
 	s, err := f.read()
-	if s.Order = order; err != nil || s.ValidateDistillation(1, s.Target.Length) != nil {
+	if s.Order = order; f.orderTyped || err != nil || s.ValidateDistillation(1, s.Target.Length) != nil {
 		return
 	}
 	for i := range f.fields {
-		fl := &f.fields[i]
-		if fl.name != "order" || fl.value() != f.orderSet {
-			continue
+		if fl := &f.fields[i]; fl.name == "order" {
+			f.orderSet, f.suggested = strconv.Itoa(order), true
+			fl.input.SetValue(f.orderSet)
 		}
-		f.orderSet, f.suggested = strconv.Itoa(order), true
-		fl.input.SetValue(f.orderSet)
 	}
 }
 
@@ -216,7 +218,11 @@ func (f *jobForm) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 		return nil
 	}
 	var cmd tea.Cmd
+	was := fl.input.Value()
 	fl.input, cmd = fl.input.Update(msg)
+	if fl.name == "order" && fl.input.Value() != was {
+		f.orderTyped = true
+	}
 	return cmd
 }
 

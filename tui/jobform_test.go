@@ -182,3 +182,30 @@ func TestDistillPolesCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestJobFormKeepsOrderTypedBeforeSuggestion: an order typed into the form before its
+// suggested order comes back stays, even when it is the order the form opened with. The form
+// told the user's order from its own by value, so a late suggestion replaced a typed default:
+// TestTmux, typing 2 into butter4's form (default 2) under load, distilled at order 4.
+func TestJobFormKeepsOrderTypedBeforeSuggestion(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	// Open the form, holding back the command that computes its suggestion: it returns after
+	// the keys below, as on a loaded machine.
+	_, suggestion := m.Update(keyMsg("D"))
+	form, ok := dialogOf[*jobForm](m)
+	if !ok {
+		t.Fatalf("D opened %T", m.dialog)
+	}
+	def := form.fields[1].value()
+	keys(t, m, "down", "ctrl+u")
+	typeText(t, m, def)
+	runCmd(t, m, suggestion, 0)
+	if !strings.Contains(form.suggestion, "suggested order: ") {
+		t.Fatalf("no suggestion came back: %q", form.suggestion)
+	}
+	got, _, err := form.spec()
+	if want, _ := strconv.Atoi(def); err != nil || got.Order != want || strings.Contains(screen(m), "(suggested)") {
+		t.Errorf("typed order %s, the form holds %d (%v):\n%s", def, got.Order, err, screen(m))
+	}
+}
