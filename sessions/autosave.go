@@ -199,6 +199,9 @@ type AutosaveInfo struct {
 	OriginChanged *ChangedError
 	// Summary is "3 filters, 1 target, 0 jobs".
 	Summary string
+	// Changed names the filters and targets with unsaved changes, and Deleted those deleted
+	// since the session was saved: the work the autosave holds that its origin does not.
+	Changed, Deleted []string
 	// Err says why the file cannot be recovered (it is not a readable session); the other
 	// fields, but Path, are then empty.
 	Err error
@@ -238,6 +241,14 @@ func ListAutosaves(dir string) ([]AutosaveInfo, error) {
 		default:
 			info.Origin, info.Saved = auto.Origin, auto.Saved
 			info.Summary = s.Summary()
+			info.Deleted = auto.Deleted
+			for _, id := range auto.Dirty {
+				if e, ok := s.Filter(id); ok {
+					info.Changed = append(info.Changed, e.Name)
+				} else if t, ok := s.Target(id); ok {
+					info.Changed = append(info.Changed, t.Name)
+				}
+			}
 			if info.Origin != "" {
 				var base diskVersion
 				base.follow(info.Origin, auto.Base)

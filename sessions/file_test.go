@@ -198,6 +198,9 @@ func TestAutosaveAndRecover(t *testing.T) {
 	if !strings.HasPrefix(list[0].Summary, "9 filters, 2 targets, 2 jobs") {
 		t.Errorf("summary %q", list[0].Summary)
 	}
+	if !slices.Equal(list[0].Changed, []string{"unsaved"}) || len(list[0].Deleted) != 0 {
+		t.Errorf("unsaved: changed %q, deleted %q; want [unsaved] and none", list[0].Changed, list[0].Deleted)
+	}
 
 	// The process dies; the next start recovers the unsaved filter.
 	r := must(sessions.RecoverAutosave(p))
@@ -244,6 +247,9 @@ func TestRecoveredDeletions(t *testing.T) {
 	}
 	p := must(s.Autosave(auto))
 	sessions.Abandon(s)
+	if list := must(sessions.ListAutosaves(auto)); len(list) != 1 || len(list[0].Changed) != 0 || !slices.Equal(list[0].Deleted, []string{"gone"}) {
+		t.Errorf("ListAutosaves = %+v, want gone deleted and nothing changed", list)
+	}
 	r := must(sessions.RecoverAutosave(p))
 	if got := r.Deleted(); !r.Dirty() || !slices.Equal(got, []string{"gone"}) {
 		t.Errorf("recovered: dirty %v, Deleted %v, want [gone]", r.Dirty(), got)

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -174,7 +175,7 @@ func (d *recoverDialog) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	case "enter", "r", "R":
 		return d.recover(m)
 	case "d", "D":
-		return d.discard(m)
+		d.askDiscard(m)
 	case "esc", "q":
 		m.closeDialog()
 		m.setStatus(levelInfo, "the unsaved work is kept: :recover offers it again")
@@ -207,13 +208,34 @@ func (d *recoverDialog) recover(m *Model) tea.Cmd {
 	}
 }
 
-// discard removes the chosen autosave for good, in a command; the dialog lists it no more.
-func (d *recoverDialog) discard(m *Model) tea.Cmd {
+// askDiscard asks before discarding the chosen autosave, saying what would be lost:
+// discarding deletes the file, which one stray d must not do. n or esc goes back to the list.
+func (d *recoverDialog) askDiscard(m *Model) {
 	a := d.list[d.sel]
-	d.list = append(d.list[:d.sel], d.list[d.sel+1:]...)
+	var body string
+	if a.Err != nil {
+		body = fmt.Sprintf("discard %s? it cannot be read as a session (%s); discarding deletes the file.", a.Path, oneLine(a.Err))
+	} else {
+		body = fmt.Sprintf("discard the unsaved work of %s?\nautosaved %s", originName(a), autosavedAt(a))
+		if names := namesUnsaved(a.Changed, a.Deleted); len(names) > 0 {
+			body += " · " + countUnsaved(names)
+		}
+		body += "\nthe session: " + a.Summary + "; discarded, it cannot be recovered."
+	}
+	q := yesQuestion("discard unsaved work?", body+"\n\ny discards it for good · n or esc keeps it",
+		"kept the unsaved work of "+originName(a), func(m *Model) tea.Cmd { return d.discard(m, a) })
+	kept := q.cancel
+	q.cancel = func(m *Model) { m.openDialog(d); kept(m) }
+	m.openDialog(q)
+}
+
+// discard removes autosave a for good, in a command; the dialog, open again while others
+// remain, lists it no more.
+func (d *recoverDialog) discard(m *Model, a sessions.AutosaveInfo) tea.Cmd {
+	d.list = slices.DeleteFunc(d.list, func(b sessions.AutosaveInfo) bool { return b.Path == a.Path })
 	d.sel = max(0, min(d.sel, len(d.list)-1))
-	if len(d.list) == 0 {
-		m.closeDialog()
+	if len(d.list) > 0 {
+		m.openDialog(d)
 	}
 	return func() tea.Msg {
 		if err := sessions.DiscardAutosave(a.Path); err != nil {
@@ -234,7 +256,7 @@ func (d *recoverDialog) view(m *Model, W, H int) string {
 	items := make([][]string, len(d.list))
 	for i, a := range d.list {
 		mark := st.cursorMark(i == d.sel, true)
-		line := fmt.Sprintf("%s%s · autosaved %s · %s", mark, originName(a), a.Saved.Local().Format("2006-01-02 15:04:05"), a.Summary)
+		line := fmt.Sprintf("%s%s · autosaved %s · %s", mark, originName(a), autosavedAt(a), a.Summary)
 		if a.Err != nil {
 			line = mark + a.Path + " · " + st.err.Render("cannot be recovered: "+oneLine(a.Err))
 		}
@@ -296,6 +318,11 @@ func windowItems(items [][]string, sel, rows int) []string {
 		out = append(out, fmt.Sprintf("  … %d more below", len(items)-hi))
 	}
 	return out
+}
+
+// autosavedAt is when a was written, as the offer to recover shows it.
+func autosavedAt(a sessions.AutosaveInfo) string {
+	return a.Saved.Local().Format("2006-01-02 15:04:05")
 }
 
 // originName names an autosave's session: its file, or "an untitled session".

@@ -107,8 +107,9 @@ func (p *prompt) hint() string { return "enter confirms · esc cancels" }
 //     question: it was on its way before the question could be seen, even one that the
 //     burst's own first key asked. A key typed alone after the question appeared cannot be
 //     told, without a clock, from one typed just before it; for that, an answer that loses
-//     work is y (an overwrite), never a letter of the commands or paths likely to be typed
-//     next (o, which answered "overwrite?" from the o of ":export").
+//     work is y (an overwrite, a discarded autosave), never a letter of the commands or
+//     paths likely to be typed next (o, which answered "overwrite?" from the o of
+//     ":export"), nor a key that does it alone (d, which discarded an autosave offered back).
 type question interface {
 	dialog
 	question()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -131,13 +132,15 @@ func saveAnewQuestion(why, path string, again func(m *Model) tea.Cmd) *confirm {
 	return yesQuestion("save anew?", why+"\n\ny saves the session as "+path+" anew · n or esc cancels (:save-session PATH saves elsewhere)", "not saved", again)
 }
 
-// yesQuestion asks a question that y answers with yes; n or esc says cancelled.
+// yesQuestion asks a question that y answers with yes; n or esc says cancelled, and runs the
+// question's cancel, which a caller may extend (to go back where the question came from).
 func yesQuestion(title, body, cancelled string, yes func(m *Model) tea.Cmd) *confirm {
-	cancel := func(m *Model) { m.setStatus(levelInfo, cancelled) }
-	return &confirm{title: title, body: body, cancel: cancel, choices: []choice{
+	c := &confirm{title: title, body: body, cancel: func(m *Model) { m.setStatus(levelInfo, cancelled) }}
+	c.choices = []choice{
 		{keys: []string{"y", "Y"}, run: yes},
-		{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { cancel(m); return nil }},
-	}}
+		{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { c.cancel(m); return nil }},
+	}
+	return c
 }
 
 // idle starts what waited for the write in flight to end: a save asked for meanwhile, or
@@ -163,16 +166,28 @@ func (m *Model) idle() tea.Cmd {
 
 // unsavedNames names the items with unsaved changes, and those deleted since the save.
 func (m *Model) unsavedNames() []string {
-	var names []string
+	var changed []string
 	for _, e := range m.entries() {
 		if e.dirty {
-			names = append(names, e.name)
+			changed = append(changed, e.name)
 		}
 	}
-	for _, name := range m.sess.Deleted() {
+	return namesUnsaved(changed, m.sess.Deleted())
+}
+
+// namesUnsaved lists unsaved work, of this session or of an autosave: the items changed, then
+// those deleted, marked so.
+func namesUnsaved(changed, deleted []string) []string {
+	names := slices.Clone(changed)
+	for _, name := range deleted {
 		names = append(names, name+" (deleted)")
 	}
 	return names
+}
+
+// countUnsaved says what names (namesUnsaved) holds: "2 unsaved: a, b (deleted)".
+func countUnsaved(names []string) string {
+	return fmt.Sprintf("%d unsaved: %s", len(names), strings.Join(names, ", "))
 }
 
 // askQuit quits, or asks first when there is unsaved work: save it to the session (and
@@ -206,7 +221,7 @@ func (m *Model) askQuit() tea.Cmd {
 	}
 	what := "unsaved changes"
 	if names := m.unsavedNames(); len(names) > 0 {
-		what = fmt.Sprintf("%d unsaved: %s", len(names), strings.Join(names, ", "))
+		what = countUnsaved(names)
 	}
 	where := "to " + m.sess.Path
 	if m.sess.Path == "" {

@@ -544,8 +544,8 @@ func TestResultsOfAnotherSessionAreDropped(t *testing.T) {
 	}
 }
 
-// TestRecoverDialogDiscardsAndKeeps: d discards an autosave for good, esc keeps the others for
-// later, and :recover offers them again.
+// TestRecoverDialogDiscardsAndKeeps: d then y discards an autosave for good, esc keeps the
+// others for later, and :recover offers them again.
 func TestRecoverDialogDiscardsAndKeeps(t *testing.T) {
 	auto := t.TempDir()
 	for _, name := range []string{"a", "b"} {
@@ -568,9 +568,12 @@ func TestRecoverDialogDiscardsAndKeeps(t *testing.T) {
 	if d, ok := dialogOf[*recoverDialog](m); !ok || len(d.list) != 2 {
 		t.Fatalf("offered %T", m.dialog)
 	}
-	keys(t, m, "d")
+	keys(t, m, "d", "y")
 	if files := autosaveFiles(t, auto); len(files) != 1 {
-		t.Fatalf("d left %v", files)
+		t.Fatalf("d, y left %v", files)
+	}
+	if d, ok := dialogOf[*recoverDialog](m); !ok || len(d.list) != 1 {
+		t.Fatalf("after the discard: %T, want the offer of the other", m.dialog)
 	}
 	keys(t, m, "esc")
 	if m.dialog != nil || len(autosaveFiles(t, auto)) != 1 {
@@ -785,5 +788,73 @@ func TestRecoveredDeletionIsUnsaved(t *testing.T) {
 	}
 	if got := names(loadSession(t, path)); len(got) != 1 || got[0] != "keep" {
 		t.Errorf("saved session holds %v", got)
+	}
+}
+
+// TestRecoverDiscardAsksFirst: d at the offer to recover asks before it discards, naming the
+// work that would be lost (its items and when it was autosaved); n, esc and keys read together
+// (a stray d with the y after it) keep the work, and the offer is back. A single d discarded
+// the autosave at once, for good.
+func TestRecoverDiscardAsksFirst(t *testing.T) {
+	s := sessions.New()
+	for _, name := range []string{"keep", "gone"} {
+		f, _ := pairZPK(0.8)
+		if _, err := s.AddFilter(filters.Document{Name: name, Filter: f}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "s.ssmlab")
+	if err := s.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	auto := filepath.Join(t.TempDir(), "autosave")
+	m := openModel(t, path, auto, 120, 40)
+	keys(t, m, ":")
+	typeText(t, m, "rename edited")
+	keys(t, m, "enter", "down", "x", "y")
+	dead := killedCopy(t, auto) // the process is killed: its autosave stays
+	m2 := openModel(t, "", dead, 120, 40)
+	d, ok := dialogOf[*recoverDialog](m2)
+	if !ok || len(d.list) != 1 {
+		t.Fatalf("no offer to recover:\n%s", screen(m2))
+	}
+	saved := d.list[0].Saved.Local().Format("2006-01-02 15:04:05")
+	offered := func(how string) {
+		t.Helper()
+		if d, ok := dialogOf[*recoverDialog](m2); !ok || len(d.list) != 1 || len(autosaveFiles(t, dead)) != 1 {
+			t.Fatalf("%s: dialog %T, autosaves %v; want the work kept and offered", how, m2.dialog, autosaveFiles(t, dead))
+		}
+	}
+
+	send(t, m2, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("dy")})
+	offered("d and y read together")
+	keys(t, m2, "d")
+	c, ok := dialogOf[*confirm](m2)
+	if !ok {
+		t.Fatalf("d: dialog %T, want a question", m2.dialog)
+	}
+	for _, want := range []string{"discard the unsaved work of " + path, "autosaved " + saved + " · 2 unsaved: edited, gone (deleted)", "cannot be recovered", "y discards it"} {
+		if !strings.Contains(c.body, want) {
+			t.Errorf("the question %q does not say %q", c.body, want)
+		}
+	}
+	if !strings.Contains(screen(m2), "discard unsaved work?") || len(autosaveFiles(t, dead)) != 1 {
+		t.Fatalf("d: the question is not on screen, or the work is gone:\n%s", screen(m2))
+	}
+	keys(t, m2, "d", "enter", "q") // no answer: the question stays
+	if _, ok := dialogOf[*confirm](m2); !ok {
+		t.Fatalf("keys the question does not name closed it: %T", m2.dialog)
+	}
+	keys(t, m2, "n")
+	offered("n")
+	if !strings.Contains(m2.status.text, "kept the unsaved work of "+path) {
+		t.Errorf("n: status %q", m2.status.text)
+	}
+	keys(t, m2, "d", "esc")
+	offered("esc")
+
+	keys(t, m2, "d", "y")
+	if m2.dialog != nil || len(autosaveFiles(t, dead)) != 0 || !strings.Contains(m2.status.text, "discarded the unsaved work of "+path) {
+		t.Errorf("d, y: dialog %T, autosaves %v, status %q", m2.dialog, autosaveFiles(t, dead), m2.status.text)
 	}
 }

@@ -310,6 +310,11 @@ func TestTmuxKillRecover(t *testing.T) {
 
 	r.start()
 	r.wait("recover unsaved work?", "an untitled session", "1 filter, 0 targets, 0 jobs")
+	// a stray d asks before it discards the work, naming it; n goes back to the offer
+	r.keys("d")
+	r.wait("discard unsaved work?", "1 unsaved: x", "discarded, it cannot be")
+	r.keys("n")
+	r.wait("recover unsaved work?", "kept the unsaved work of an untitled session")
 	r.keys("Enter")
 	r.wait("recovered an untitled session")
 	// the screen as it was, but for the status line, once the plots are computed again
