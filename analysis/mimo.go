@@ -43,30 +43,9 @@ func (r *MIMOReduction) Shortfall(asked int) string {
 		return ""
 	}
 	var why []string
-	if n := len(r.HSV); r.Rank == 0 && n > 0 {
-		why = append(why, "its Hankel singular values are all 0: no state is both reached by the inputs and seen by the outputs")
-	} else if r.Rank < asked && r.Rank < n {
-		ofSigma1 := func(v float64) string {
-			if v == 0 {
-				return "0"
-			}
-			return fmt.Sprintf("%.2g·σ₁", v/r.HSV[0])
-		}
-		first := ofSigma1(r.HSV[r.Rank])
-		tail := 0.0
-		for _, v := range r.HSV[r.Rank:] {
-			tail += 2 * v
-		}
-		values, states := fmt.Sprintf("values from σ%d = %s on are", r.Rank+1, first), "the states they would add change"
-		if r.Rank+1 == n {
-			values = fmt.Sprintf("value σ%d = %s is", n, first)
-		}
-		if min(asked, n) == r.Rank+1 {
-			states = "the state it would add changes"
-		}
-		why = append(why, fmt.Sprintf("its Hankel singular %s at or below the numerical rank's threshold n·ε·σ₁ = %.2g·σ₁ (n = %d real states): %s the transfer matrix by at most 2Σσ = %s, less than its rounding",
-			values, float64(n)*eps, n, states, ofSigma1(tail)))
-	} else if r.Rank < asked {
+	if w := rankShortfall(r.HSV, r.Rank, asked, true); w != "" {
+		why = append(why, w)
+	} else if n := len(r.HSV); r.Rank < asked {
 		why = append(why, fmt.Sprintf("the layer has %s", plural.Count(n, "real state")))
 	}
 	if top := min(asked, r.Rank); r.Order < top {
@@ -77,6 +56,48 @@ func (r *MIMOReduction) Shortfall(asked int) string {
 		why = append(why, fmt.Sprintf("the truncations to %s have real poles, each a mode for one state, and need more than the %s of order %d", orders, plural.Count((asked+1)/2, "mode"), asked))
 	}
 	return strings.Join(why, "; ")
+}
+
+// rankShortfall says why a balanced truncation asked for asked real states keeps at most
+// rank of them, for the Hankel singular values hsv (largest first) of a system of len(hsv)
+// real states (mimo: several inputs and outputs): all the values 0, or the values from
+// σ_{rank+1} on at or below the numerical rank's threshold n·ε·σ₁ (sqrtBalanced.keep), with
+// the bound 2Σσ on what they would change; "" where rank ≥ asked or rank is every state.
+// MIMOReduction.Shortfall and Reduced.Shortfall share it.
+func rankShortfall(hsv []float64, rank, asked int, mimo bool) string {
+	n := len(hsv)
+	if rank >= asked || rank >= n {
+		return ""
+	}
+	transfer, reach := "transfer function", "reached by the input and seen at the output"
+	if mimo {
+		transfer, reach = "transfer matrix", "reached by the inputs and seen by the outputs"
+	}
+	switch {
+	case rank == 0 && n > 0:
+		return "its Hankel singular values are all 0: no state is both " + reach
+	default:
+		ofSigma1 := func(v float64) string {
+			if v == 0 {
+				return "0"
+			}
+			return fmt.Sprintf("%.2g·σ₁", v/hsv[0])
+		}
+		first := ofSigma1(hsv[rank])
+		tail := 0.0
+		for _, v := range hsv[rank:] {
+			tail += 2 * v
+		}
+		values, states := fmt.Sprintf("values from σ%d = %s on are", rank+1, first), "the states they would add change"
+		if rank+1 == n {
+			values = fmt.Sprintf("value σ%d = %s is", n, first)
+		}
+		if min(asked, n) == rank+1 {
+			states = "the state it would add changes"
+		}
+		return fmt.Sprintf("its Hankel singular %s at or below the numerical rank's threshold n·ε·σ₁ = %.2g·σ₁ (n = %d real states): %s the %s by at most 2Σσ = %s, less than its rounding",
+			values, float64(n)*eps, n, states, transfer, ofSigma1(tail))
+	}
 }
 
 // ReduceMIMO reduces a MIMO layer to order real states (at most) in at most ⌈order/2⌉ modes

@@ -422,6 +422,19 @@ type Reduced struct {
 	// Bound = 2·Σ_{i > r} σᵢ bounds the error: max_ω |H(e^{jω}) - H_r(e^{jω})| ≤ Bound (the
 	// discrete-time balanced truncation bound, which holds as in continuous time).
 	Bound float64
+	// Rank is the numerical rank of the stable part's Hankel operator, the most of its states
+	// a truncation keeps: the number of σᵢ above n·ε·σ₁ for its n states.
+	Rank int
+}
+
+// Shortfall says why the reduction kept fewer than the asked states although the filter has
+// more, with the numbers: the numerical rank (Rank) and the first σ it drops against the
+// threshold; "" where it kept them all, or every state of the filter.
+func (r *Reduced) Shortfall(asked int) string {
+	if r.Order >= asked {
+		return ""
+	}
+	return rankShortfall(r.HSV, r.Rank, asked-len(r.Unstable), false)
 }
 
 // BalancedTruncation returns a realisation of order r (at most) of f by square-root balanced
@@ -472,7 +485,7 @@ func (b *balanced) truncate(r int) (*Reduced, error) {
 			return nil, err
 		}
 	}
-	out := &Reduced{Order: rs + nu, HSV: hsv, Unstable: b.unstable, Bound: bound}
+	out := &Reduced{Order: rs + nu, HSV: hsv, Unstable: b.unstable, Bound: bound, Rank: b.keep(len(b.sigma))}
 	n := rs + nu
 	a := mat.NewDense(max(n, 1), max(n, 1), nil)
 	bv := make([]float64, n)

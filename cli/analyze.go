@@ -75,7 +75,10 @@ func newAnalyze(s *streams) *cobra.Command {
                      "filter"}; max over ω of |H - H_R| ≤ error_bound. Poles on or outside
                      the unit circle are kept exactly, so R must be at least their number.
                      With -o OUT the reduced filter (dense form) is written to OUT instead
-                     of "filter", and "output" names OUT.
+                     of "filter", and "output" names OUT. "order" is below R when the
+                     Hankel singular values from σ_{order+1} on are at or below the
+                     numerical rank's cut n·ε·σ₁: "warnings" then says so with the numbers,
+                     and so does stderr.
   estimated_error    --force: {"h2", "hsv", "reduce"}, for each of those results printed
                      although its estimated error is above the documented 1e-6: that
                      error, relative to the H2 norm, or to σ₁ for hsv and reduce
@@ -172,6 +175,8 @@ type reduceJSON struct {
 	ErrorBound float64         `json:"error_bound"`
 	Filter     json.RawMessage `json:"filter,omitempty"`
 	Output     string          `json:"output,omitempty"`
+	// Warnings says why Order is below the order asked (analysis.Reduced.Shortfall).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // analysisJSON is the JSON object printed for one filter. Sections not asked for are omitted;
@@ -199,7 +204,7 @@ type analysisJSON struct {
 	EstimatedError map[string]float64 `json:"estimated_error,omitempty"`
 
 	reduced  *filters.Dense // the --reduce result, for -o
-	warnings []string       // the results --force accepted, for stderr
+	warnings []string       // for stderr: the results --force accepted, a reduction's shortfall
 }
 
 // forced returns the result err refuses for its accuracy alone (an *analysis.AccuracyError
@@ -495,6 +500,11 @@ func (a *analysisJSON) addNorms(f filters.Filter, o analyzeOptions) error {
 		}
 		a.reduced = red.Filter
 		a.Reduce = &reduceJSON{Order: red.Order, ErrorBound: red.Bound, Output: o.out}
+		if why := red.Shortfall(o.reduce); why != "" {
+			w := fmt.Sprintf("--reduce %d: reduced to order %d: %s", o.reduce, red.Order, why)
+			a.Reduce.Warnings = []string{w}
+			a.warnings = append(a.warnings, w)
+		}
 		if o.out == "" {
 			data, err := filterfile.Marshal(filters.Document{Filter: red.Filter})
 			if err != nil {

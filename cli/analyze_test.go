@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/cmplx"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -455,5 +457,48 @@ func TestAnalyzeProperties(t *testing.T) {
 	r := run(t, "", "analyze", slow, "--properties")
 	if r.code != 0 || !strings.Contains(r.stdout, `"memory":null,"memory_at_least":65536,"memory_tol":1e-12`) {
 		t.Errorf("slow pole: %v", r)
+	}
+}
+
+// TestAnalyzeReduceShortfall: two states at one pole (A = diag(0.5, 0.5, −0.3)) leave the
+// third Hankel singular value at rounding, below the numerical rank's cut n·ε·σ₁, so --reduce 3
+// keeps fewer states; the order it reached and why (the first σ dropped, the threshold) are in
+// the JSON and on stderr, and it exits 0.
+func TestAnalyzeReduceShortfall(t *testing.T) {
+	dir := t.TempDir()
+	path := writeText(t, dir, "rep.json", `{"form": "dense", "A": [[0.5, 0, 0], [0, 0.5, 0], [0, 0, -0.3]], "B": [1, 1, 1], "C": [1, 2, 1], "D": 0}`)
+	const asked = 3
+	r := run(t, "", "analyze", path, "--hsv", "--reduce", strconv.Itoa(asked))
+	var out struct {
+		HSV    []float64
+		Reduce struct {
+			Order    int
+			Warnings []string
+		}
+	}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil || len(out.HSV) != asked {
+		t.Fatalf("%v", r)
+	}
+	hsv, red := out.HSV, out.Reduce
+	cut := float64(len(hsv)) * 0x1p-52 * hsv[0]
+	want := 0
+	for want < len(hsv) && hsv[want] > cut {
+		want++
+	}
+	if want >= asked {
+		t.Fatalf("hsv = %v: none at or below the cut %v, the test needs one", hsv, cut)
+	}
+	if red.Order != want || len(red.Warnings) != 1 {
+		t.Fatalf("reduce = %+v, want order %d and one warning (hsv %v)", red, want, hsv)
+	}
+	sigma := fmt.Sprintf("σ%d = %.2g·σ₁", want+1, hsv[want]/hsv[0])
+	threshold := fmt.Sprintf("n·ε·σ₁ = %.2g·σ₁ (n = %d real states)", cut/hsv[0], len(hsv))
+	for _, s := range []string{red.Warnings[0], r.stderr} {
+		if !strings.Contains(s, fmt.Sprintf("reduced to order %d", want)) || !strings.Contains(s, sigma) || !strings.Contains(s, threshold) {
+			t.Errorf("warning %q does not name the order %d, %q and %q", s, want, sigma, threshold)
+		}
+	}
+	if !strings.HasPrefix(r.stderr, "warning: ") {
+		t.Errorf("stderr %q", r.stderr)
 	}
 }
