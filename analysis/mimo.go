@@ -73,31 +73,29 @@ func rankShortfall(hsv []float64, rank, asked int, mimo bool) string {
 	if mimo {
 		transfer, reach = "transfer matrix", "reached by the inputs and seen by the outputs"
 	}
-	switch {
-	case rank == 0 && n > 0:
+	if rank == 0 { // rank < n, so there are values, all 0
 		return "its Hankel singular values are all 0: no state is both " + reach
-	default:
-		ofSigma1 := func(v float64) string {
-			if v == 0 {
-				return "0"
-			}
-			return fmt.Sprintf("%.2g·σ₁", v/hsv[0])
-		}
-		first := ofSigma1(hsv[rank])
-		tail := 0.0
-		for _, v := range hsv[rank:] {
-			tail += 2 * v
-		}
-		values, states := fmt.Sprintf("values from σ%d = %s on are", rank+1, first), "the states they would add change"
-		if rank+1 == n {
-			values = fmt.Sprintf("value σ%d = %s is", n, first)
-		}
-		if min(asked, n) == rank+1 {
-			states = "the state it would add changes"
-		}
-		return fmt.Sprintf("its Hankel singular %s at or below the numerical rank's threshold n·ε·σ₁ = %.2g·σ₁ (n = %d real states): %s the %s by at most 2Σσ = %s, less than its rounding",
-			values, float64(n)*eps, n, states, transfer, ofSigma1(tail))
 	}
+	ofSigma1 := func(v float64) string {
+		if v == 0 {
+			return "0"
+		}
+		return fmt.Sprintf("%.2g·σ₁", v/hsv[0])
+	}
+	first := ofSigma1(hsv[rank])
+	tail := 0.0
+	for _, v := range hsv[rank:] {
+		tail += 2 * v
+	}
+	values, states := fmt.Sprintf("values from σ%d = %s on are", rank+1, first), "the states they would add change"
+	if rank+1 == n {
+		values = fmt.Sprintf("value σ%d = %s is", n, first)
+	}
+	if min(asked, n) == rank+1 {
+		states = "the state it would add changes"
+	}
+	return fmt.Sprintf("its Hankel singular %s at or below the numerical rank's threshold n·ε·σ₁ = %.2g·σ₁ (n = %d real states): %s the %s by at most 2Σσ = %s, less than its rounding",
+		values, float64(n)*eps, n, states, transfer, ofSigma1(tail))
 }
 
 // ReduceMIMO reduces a MIMO layer to order real states (at most) in at most ⌈order/2⌉ modes
