@@ -153,12 +153,13 @@ type varpro struct {
 	v0       []complex128      // Σ v_τ λ^τ per pole, for a vector v
 	v1       []complex128      // Σ v_τ τ λ^(τ−s) per pole
 	lm       lmBuffers
-	qr       []float64 // exactResidues' basis
-	qrs, qrb []float64 // reducedBasis' problem and block
-	qrw      []float64 // its smaller workspaces (reducedBasis)
-	qrR      []float64 // the last QR's R (row-major, upper), for refineStepWith
-	rdiag    []float64 // its diagonal, as householderSolve leaves it
-	xs       []float64 // normal's U⁻ᵀΦᵀD and U⁻ᵀΦᵀe
+	qr       []float64    // exactResidues' basis
+	qrs, qrb []float64    // reducedBasis' problem and block
+	qrw      []float64    // its smaller workspaces (reducedBasis)
+	qrp      []complex128 // the poles' powers at the blocks' starts (reducedBasis)
+	qrR      []float64    // the last QR's R (row-major, upper), for refineStepWith
+	rdiag    []float64    // its diagonal, as householderSolve leaves it
+	xs       []float64    // normal's U⁻ᵀΦᵀD and U⁻ᵀΦᵀe
 	// lastA and lastF are the parameters and value of the last sse while its residues and
 	// residual are still what v holds (polish and exactResidues change them): Levenberg–
 	// Marquardt and fit ask again for the point they stand on, and once QR solves every

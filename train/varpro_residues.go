@@ -325,27 +325,45 @@ func (v *varpro) reducedBasis() (red [][]float64, rhs []float64, limit []int, ok
 			r0[i*n+j] = first[j][i]
 		}
 	}
-	// Row i of block q is row rem + i·K + q.
-	at := func(q, i int) int { return rem + i*k + q }
+	// Row i of block q is row rem + i·K + q, so a column's entries for one row of R₀ lie
+	// together, one per block. R₀M(qB) is zero in column j below row j + 1 (a pair's 2×2
+	// block reaches one row below the diagonal); the rows beyond limit[j] are never read, so
+	// only rows up to j + 1 are written (with the zeros they hold within the limit).
+	pw := v.qrp[:0]
+	for i := 0; i < v.s.pairs; i++ {
+		pw = pw[:0]
+		for q := 0; q < k; q++ {
+			pw = append(pw, v.power(i, q*b))
+		}
+		re, im := red[2*i], red[2*i+1]
+		for row := 0; row <= min(2*i+2, n-1); row++ {
+			a0, a1 := r0[row*n+2*i], r0[row*n+2*i+1]
+			base := rem + row*k
+			for q, p := range pw {
+				c, s := real(p), imag(p)
+				re[base+q] = a0*c + a1*s
+				im[base+q] = -a0*s + a1*c
+			}
+		}
+	}
+	for j := 2 * v.s.pairs; j < n; j++ {
+		pw = pw[:0]
+		for q := 0; q < k; q++ {
+			pw = append(pw, complex(real(v.power(v.cols[j].pole, q*b)), 0))
+		}
+		col := red[j]
+		for row := 0; row <= min(j+1, n-1); row++ {
+			a := r0[row*n+j]
+			base := rem + row*k
+			for q, p := range pw {
+				col[base+q] = a * real(p)
+			}
+		}
+	}
+	v.qrp = pw
 	for q := 0; q < k; q++ {
 		for i := 0; i < n; i++ {
-			rhs[at(q, i)] = blocks[q*b+i]
-		}
-		// Block q's rows: R₀M(qB).
-		for i := 0; i < v.s.pairs; i++ {
-			p := v.power(i, q*b)
-			c, s := real(p), imag(p)
-			for row := 0; row < n; row++ {
-				a0, a1 := r0[row*n+2*i], r0[row*n+2*i+1]
-				red[2*i][at(q, row)] = a0*c + a1*s
-				red[2*i+1][at(q, row)] = -a0*s + a1*c
-			}
-		}
-		for j := 2 * v.s.pairs; j < n; j++ {
-			p := real(v.power(v.cols[j].pole, q*b))
-			for row := 0; row < n; row++ {
-				red[j][at(q, row)] = r0[row*n+j] * p
-			}
+			rhs[rem+i*k+q] = blocks[q*b+i]
 		}
 	}
 	limit = make([]int, n)
