@@ -25,7 +25,7 @@
 //	hyena         HazyResearch/safari HyenaFilter (the implicit filter evaluated)
 //	lru           NicolasZucchet/minimal-LRU
 //	s5            lindermanlab/S5
-//	rotrnn        the RotRNN paper's parametrisation (Appendix A)
+//	rotrnn        the RotRNN paper's parametrisation (Appendix C's JAX listing)
 //	sos           second-order sections in cascade (scipy.signal.sosfilt), a filter's
 //	              layout rather than a model's layer
 //

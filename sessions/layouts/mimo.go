@@ -129,7 +129,7 @@ func exportLRU(m *filters.MIMO, d []float64, prefix string) ([]arrays.Named, err
 }
 
 // exportRotRNN writes a layer of modes as RotRNN heads of two states each (the RotRNN paper's
-// listing, Appendix A): head q is mode q, γ = |λ| (gamma_log = log(−log γ)), one angle
+// listing, Appendix C): head q is mode q, γ = |λ| (gamma_log = log(−log γ)), one angle
 // θ = arg λ (thetas (heads, 1)) and M = 0, so that P = expm(M − Mᵀ) = I and A = γR(θ) turns
 // the states (a, b) = (Re z, Im z). B's rows are Re b and Im b, C's columns Re c and −Im c;
 // since the module normalises B per head to ‖ξ·B‖_F = sqrt(1 − γ²) (eq. 11), C's columns

@@ -9,7 +9,7 @@ import (
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
-// The RotRNN layout (RotRNN paper, §3 and Appendix A's JAX listing): per head h of size k,
+// The RotRNN layout (RotRNN paper, §3 and Appendix C's JAX listing): per head h of size k,
 // A_h = γ_h·P_h·R(θ_h)·P_hᵀ with P_h = expm(M_h − M_hᵀ), γ_h = exp(−exp(gamma_log_h)); B is
 // normalised per head by ξ_h = sqrt((1 − γ_h²) / tr(B_hᵀB_h)) (eq. 11); the state is updated
 // before the output, y = C x + D ⊙ u.

@@ -20,7 +20,7 @@ Run from the repository root:
 
 The reference repositories were read at: state-spaces/s4 e757cef, togethercomputer/stripedhyena
 7e13f61, HazyResearch/safari 02220c6, ruke1ire/RTF 1d9e1e5, NicolasZucchet/minimal-LRU and
-lindermanlab/S5 (HEAD of their default branches); RotRNN from the paper's Appendix A listing.
+lindermanlab/S5 (HEAD of their default branches); RotRNN from the paper's Appendix C listing.
 """
 import collections
 import json
@@ -543,7 +543,7 @@ def rotrnn_state(seed, heads=2, k=4, du=3):
 
 
 def rotrnn_run(st, u):
-    """The RotRNN forward of the paper's Appendix A listing (lines 8-52 there), with the scan
+    """The RotRNN forward of the paper's Appendix C listing (lines 8-52 there), with the scan
     written sequentially: x ← γ·Θ(θ)x + b per head, rotations on consecutive pairs."""
     gam = torch.exp(-torch.exp(st["gamma_log"]))[:, 0]
     B = st["B"]
