@@ -7,8 +7,8 @@ import (
 )
 
 // Hyena describes the implicit long filter of the Hyena operator (Poli et al., "Hyena
-// hierarchy", 2023, §3.3; the HyenaFilter class of the safari code that the RTF paper, §4.4 and C.5.2
-// distil into RTF). It is a kernel, not a state-space model: an MLP with sine activations maps
+// hierarchy", 2023, §3.3; the HyenaFilter class of the safari code that the RTF paper, §4.4 and
+// App. C.4, distils into RTFs, and App. C.5.2 replaces by RTFs in Hyena-RTF). It is a kernel, not a state-space model: an MLP with sine activations maps
 // positional features of t = 0 … L-1 to one value per channel, and an exponential decay
 // modulates each channel. docs/presets.md spells out the recipe.
 type Hyena struct {

@@ -277,7 +277,7 @@ var registry = []*Preset{
 	{
 		Name:        "hyena",
 		Description: "Hyena implicit filter: sine-MLP of positional features times exponential decay, a distillation target",
-		Source:      "Poli et al. 2023, Hyena Hierarchy §3.3 (safari HyenaFilter), the filters the RTF paper distils (§4.4, App. C.5.2); docs/presets.md",
+		Source:      "Poli et al. 2023, Hyena Hierarchy §3.3 (safari HyenaFilter), the filters the RTF paper distils (§4.4, App. C.4) and replaces by RTFs in Hyena-RTF (App. C.5.2); docs/presets.md",
 		Output:      "kernels",
 		Params: []Param{
 			{Name: "length", Kind: Int, Default: "1024", Min: 1, Max: 1 << 20, Help: "kernel length L"},
