@@ -33,7 +33,8 @@ type command struct {
 // (rename, overlay), which may hold spaces.
 const anyArgs = -1
 
-// commands lists every action the workbench has; each key binding is a shortcut for one.
+// commands lists the workbench's actions by name; most key bindings are shortcuts for one (moving
+// a pole, the cell cursor or a bank's channel, editing a cell and paging are keys only).
 func commands() []command {
 	return []command{
 		{"preset", "NAME [k=v …]", anyArgs, "add a preset filter (no name: open the picker)", cmdPreset},
@@ -46,7 +47,7 @@ func commands() []command {
 		{"export-plot", "PATH [KIND]", 2, "write the plots shown (or one KIND; ladder: the selected job's) as .svg, .pdf or .png", cmdExportPlot},
 		{"convert", "FORM", 1, "convert the selected filter: " + filters.FormNames(), cmdConvert},
 		{"view", "FORM", 1, "show the selected filter in FORM without converting it", cmdView},
-		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B]", anyArgs, "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
+		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B poles=P]", anyArgs, "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
 		{"ladder", "ORDERS [k=v …]", anyArgs, "distil at each of ORDERS (4,8,16): the jobs pane draws error against order with the lower bound beside it", cmdLadder},
 		{"cancel", "[JOB]", 1, "cancel a running job (default: the selected one)", cmdCancel},
 		{"duplicate", "", 0, "copy the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.duplicate() }},

@@ -29,7 +29,7 @@ func (d *helpDialog) hint() string { return "esc or ? closes the help" }
 
 func (d *helpDialog) view(m *Model, W, B int) string {
 	st := m.st
-	const tail = "tab moves between the panes; every action is also a command: press : and type its name."
+	const tail = "tab moves between the panes; most actions are also commands: press : to list them."
 	// The footer's lines are counted at the narrowest the box can be, before the pages are
 	// laid out in what is left of B: border, title and two blank lines take 5.
 	footH := lipgloss.Height(lipgloss.NewStyle().Width(min(W-4, 50) - 2).Render("Page 1 of 9: ←/→ shows the others. " + tail))
