@@ -230,9 +230,10 @@ func newRoot(s *streams) *cobra.Command {
 		Long: `ssmlab converts single-input single-output linear filters between their
 representations and analyses them: impulse and frequency responses, poles, zeros, stability.
 It distils long filters (a kernel file, or every long-filter layer of a model's checkpoint:
-S4, S4D, Hyena, StripedHyena, LRU, S5, RotRNN, RTF) into low-order rational filters, with a
-lower bound on what any filter of the order could reach, and writes them back into the
-checkpoint as RTF, S4D or StripedHyena layers (docs/scale.md).
+S4, S4D, Hyena, StripedHyena, RTF) into low-order rational filters, with a lower bound on
+what any filter of the order could reach, and writes them back into the checkpoint as RTF,
+S4D or StripedHyena layers; a checkpoint's LRU, S5 and RotRNN layers are reduced whole to a
+smaller state and written back in their own layouts (docs/scale.md).
 
 Forms: dense (A, B, C, D), diagonal (poles and residues), companion, rotation (RotRNN),
 tf (rational transfer function, RTF) and zpk (zeros, poles, gain). A file holds one filter
