@@ -222,11 +222,8 @@ func (d *recoverDialog) askDiscard(m *Model) {
 		}
 		body += "\nthe session: " + a.Summary + "; discarded, it cannot be recovered."
 	}
-	q := yesQuestion("discard unsaved work?", body+"\n\ny discards it for good · n or esc keeps it",
+	m.askDiscard(d, body+"\n\ny discards it for good · n or esc keeps it",
 		"kept the unsaved work of "+originName(a), func(m *Model) tea.Cmd { return d.discard(m, a) })
-	kept := q.cancel
-	q.cancel = func(m *Model) { m.openDialog(d); kept(m) }
-	m.openDialog(q)
 }
 
 // discard removes autosave a for good, in a command; the dialog, open again while others

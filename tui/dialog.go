@@ -109,7 +109,8 @@ func (p *prompt) hint() string { return "enter confirms · esc cancels" }
 //     told, without a clock, from one typed just before it; for that, an answer that loses
 //     work is y (an overwrite, a discarded autosave), never a letter of the commands or
 //     paths likely to be typed next (o, which answered "overwrite?" from the o of
-//     ":export"), nor a key that does it alone (d, which discarded an autosave offered back).
+//     ":export"), nor a key that does it alone (d, which discarded an autosave offered back,
+//     and the session's changes at the quit question: d asks again, askDiscard).
 type question interface {
 	dialog
 	question()

@@ -73,10 +73,12 @@ func TestEndToEnd(t *testing.T) {
 	typeKeys(tm, "y")
 	waitFor(t, tm, "cancelled")
 
-	// quit: unsaved work, so it asks; d discards
+	// quit: unsaved work, so it asks; d discards, once y answers the question it asks
 	typeKeys(tm, "q")
 	waitFor(t, tm, "quit ssmlab?")
 	typeKeys(tm, "d")
+	waitFor(t, tm, "discard unsaved work?")
+	typeKeys(tm, "y")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 
 	fm := tm.FinalModel(t).(*Model)
@@ -117,6 +119,8 @@ func TestEndToEndJobFinishesWhileEditing(t *testing.T) {
 	typeKeys(tm, "tab", "enter")
 	waitFor(t, tm, "━ ring~rtf7")
 	typeKeys(tm, "q", "d")
+	waitFor(t, tm, "discard unsaved work?")
+	typeKeys(tm, "y")
 	tm.WaitFinished(t, teatest.WithFinalTimeout(10*time.Second))
 	fm := tm.FinalModel(t).(*Model)
 	res := fm.selected()

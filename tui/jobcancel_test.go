@@ -86,9 +86,9 @@ func TestQuitAsksWithRunningJob(t *testing.T) {
 	if c, ok := dialogOf[*confirm](m); !ok || !strings.Contains(c.body, "1 unsaved: fit") || m.quitting {
 		t.Fatalf("y after a result arrived: dialog %T, quitting %v", m.dialog, m.quitting)
 	}
-	keys(t, m, "d")
+	keys(t, m, "d", "y")
 	if !m.quitting || cancelled != 1 {
-		t.Errorf("d: quitting %v, cancelled %d times", m.quitting, cancelled)
+		t.Errorf("d, y: quitting %v, cancelled %d times", m.quitting, cancelled)
 	}
 
 	m = newTestModel(t, 120, 40, nil)

@@ -191,8 +191,9 @@ func countUnsaved(names []string) string {
 }
 
 // askQuit quits, or asks first when there is unsaved work: save it to the session (and
-// quit), discard it (and quit), or stay; or, with nothing unsaved, when a job is running,
-// since quitting cancels it and loses its work (as x asks before cancelling one).
+// quit), discard it (and quit, once asked again: askDiscardSession), or stay; or, with
+// nothing unsaved, when a job is running, since quitting cancels it and loses its work (as x
+// asks before cancelling one).
 func (m *Model) askQuit() tea.Cmd {
 	stay := func(m *Model) { m.setStatus(levelInfo, "not quitting") }
 	if !m.sess.Dirty() {
@@ -219,26 +220,66 @@ func (m *Model) askQuit() tea.Cmd {
 		}})
 		return nil
 	}
-	what := "unsaved changes"
-	if names := m.unsavedNames(); len(names) > 0 {
-		what = countUnsaved(names)
-	}
 	where := "to " + m.sess.Path
 	if m.sess.Path == "" {
 		where = "(it asks where)"
 	}
-	body := fmt.Sprintf("%s\n\ns saves the session %s and quits · d discards the changes and quits · esc stays", what, where)
+	body := fmt.Sprintf("%s\n\ns saves the session %s and quits · d discards the changes and quits (it asks first) · esc stays", m.unsavedWork(), where)
 	if n := m.running(); n > 0 {
 		body += fmt.Sprintf("\n%d running job(s) will be cancelled", n)
 	}
-	m.openDialog(&confirm{title: "quit ssmlab?", body: body, cancel: stay, choices: []choice{
+	// a second ctrl+c is the way out that always works, here and at the question d asks;
+	// the work stays for recovery
+	keep := choice{keys: []string{"ctrl+c"}, run: func(m *Model) tea.Cmd { return m.quit(quitKeep) }}
+	q := &confirm{title: "quit ssmlab?", body: body, cancel: stay}
+	q.choices = []choice{
 		{keys: []string{"s", "S", "y", "Y"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{quit: true}) }},
-		{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd { return m.quit(quitDiscard) }},
-		// a second ctrl+c is the way out that always works; the work stays for recovery
-		{keys: []string{"ctrl+c"}, run: func(m *Model) tea.Cmd { return m.quit(quitKeep) }},
+		{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd {
+			d := m.askDiscardSession(q, "quits", func(m *Model) tea.Cmd { return m.quit(quitDiscard) })
+			d.choices = append(d.choices, keep)
+			return nil
+		}},
+		keep,
 		{keys: []string{"n", "N", "c"}, run: func(m *Model) tea.Cmd { stay(m); return nil }},
-	}})
+	}
+	m.openDialog(q)
 	return nil
+}
+
+// unsavedWork says what this session's unsaved work is: "2 unsaved: a, b (deleted)".
+func (m *Model) unsavedWork() string {
+	if names := m.unsavedNames(); len(names) > 0 {
+		return countUnsaved(names)
+	}
+	return "unsaved changes"
+}
+
+// askDiscard asks before unsaved work is discarded for good, which one stray d must not do:
+// body says what would be lost, and the keys. y discards it (yes); n or esc says kept and goes
+// back to the question the d answered (from), as it was. The offer to recover unsaved work,
+// the quit question and the question before opening a session in this one's place all
+// discard through it.
+func (m *Model) askDiscard(from dialog, body, kept string, yes func(m *Model) tea.Cmd) *confirm {
+	q := yesQuestion("discard unsaved work?", body, kept, yes)
+	back := q.cancel
+	q.cancel = func(m *Model) { m.openDialog(from); back(m) }
+	m.openDialog(q)
+	return q
+}
+
+// askDiscardSession asks (askDiscard) before this session's unsaved changes are discarded,
+// naming them, and then what follows (then: "quits").
+func (m *Model) askDiscardSession(from dialog, then string, yes func(m *Model) tea.Cmd) *confirm {
+	name := m.sess.Path
+	if name == "" {
+		name = "an untitled session"
+	}
+	body := fmt.Sprintf("discard the unsaved changes of %s?\n%s\ndiscarded, they cannot be recovered: the autosave is deleted too.", name, m.unsavedWork())
+	if n := m.running(); n > 0 {
+		body += fmt.Sprintf("\n%d running job(s) will be cancelled: their work so far is lost", n)
+	}
+	body += "\n\ny discards them and " + then + " · n or esc goes back"
+	return m.askDiscard(from, body, "kept the unsaved changes of "+name, yes)
 }
 
 // quitHow is what a quit does with the autosave.
@@ -328,19 +369,23 @@ func (m *Model) openSession(path string, s *sessions.Session) tea.Cmd {
 	if !m.sess.Dirty() {
 		return m.install(s, path)
 	}
-	body := "this session has unsaved changes.\n\ns saves them first · d discards them · esc stays in this session"
+	body := "this session has unsaved changes.\n\ns saves them first · d discards them (it asks first) · esc stays in this session"
 	if n := m.running(); n > 0 {
 		body += fmt.Sprintf("\n%d running job(s) will be cancelled", n)
 	}
-	m.openDialog(&confirm{title: "open " + path + "?", body: body,
-		cancel: func(m *Model) { m.setStatus(levelInfo, "not opened: "+path) },
-		choices: []choice{
-			{keys: []string{"s", "S"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{open: s, openPath: path}) }},
-			{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd {
+	q := &confirm{title: "open " + path + "?", body: body,
+		cancel: func(m *Model) { m.setStatus(levelInfo, "not opened: "+path) }}
+	q.choices = []choice{
+		{keys: []string{"s", "S"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{open: s, openPath: path}) }},
+		{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd {
+			m.askDiscardSession(q, "opens "+path, func(m *Model) tea.Cmd {
 				old := m.sess
 				return tea.Batch(m.install(s, path), func() tea.Msg { old.RemoveAutosave(); return nil })
-			}},
-		}})
+			})
+			return nil
+		}},
+	}
+	m.openDialog(q)
 	return nil
 }
 

@@ -273,7 +273,7 @@ func TestSignalKeepsTheLastEdit(t *testing.T) {
 	discarded := t.TempDir()
 	m = openModel(t, "", discarded, 120, 40)
 	addPreset(t, m, "pair")
-	keys(t, m, "q", "d")
+	keys(t, m, "q", "d", "y")
 	if kept, err := m.keepUnsaved(); kept || err != nil || len(autosaveFiles(t, discarded)) != 0 {
 		t.Errorf("discarded: kept %v (%v), autosaves %v", kept, err, autosaveFiles(t, discarded))
 	}
@@ -444,7 +444,7 @@ func TestAutosaveAndRecovery(t *testing.T) {
 	if left := autosaveFiles(t, dead); len(left) != 0 || m2.sess.Dirty() {
 		t.Errorf("saved, yet autosaves %v remain", left)
 	}
-	keys(t, m, "q", "d")
+	keys(t, m, "q", "d", "y")
 	if left := autosaveFiles(t, auto); len(left) != 0 || !m.quitting {
 		t.Errorf("quit discarding: autosaves %v remain", left)
 	}
@@ -856,5 +856,104 @@ func TestRecoverDiscardAsksFirst(t *testing.T) {
 	keys(t, m2, "d", "y")
 	if m2.dialog != nil || len(autosaveFiles(t, dead)) != 0 || !strings.Contains(m2.status.text, "discarded the unsaved work of "+path) {
 		t.Errorf("d, y: dialog %T, autosaves %v, status %q", m2.dialog, autosaveFiles(t, dead), m2.status.text)
+	}
+}
+
+// TestQuitAndOpenDiscardAskFirst: d at the quit question, and at the question before another
+// session opens in this one's place, asks before it discards, naming the unsaved work (as d at
+// the offer to recover does, TestRecoverDiscardAsksFirst); n or esc goes back to the question
+// the d answered, y discards. A single d, after the user's own q or :open, discarded the work
+// and its autosave at once.
+func TestQuitAndOpenDiscardAskFirst(t *testing.T) {
+	dir := t.TempDir()
+	path := writeSession(t, dir, "s.ssmlab")
+	other := filepath.Join(dir, "other.ssmlab")
+	if err := os.Rename(writeSession(t, t.TempDir(), "o.ssmlab"), other); err != nil {
+		t.Fatal(err)
+	}
+	edited := func(auto string) *Model {
+		t.Helper()
+		m := openModel(t, path, auto, 120, 40)
+		runPalette(t, m, "rename edited")
+		addPreset(t, m, "pair")
+		if len(autosaveFiles(t, auto)) != 1 {
+			t.Fatalf("no autosave of the unsaved work")
+		}
+		return m
+	}
+	asked := func(m *Model, auto, how string, want ...string) {
+		t.Helper()
+		c, ok := dialogOf[*confirm](m)
+		if !ok || c.title != "discard unsaved work?" {
+			t.Fatalf("%s: dialog %T, want the question before discarding:\n%s", how, m.dialog, screen(m))
+		}
+		want = append(want, "discard the unsaved changes of "+path, "2 unsaved: edited, pair", "cannot be recovered")
+		for _, w := range want {
+			if !strings.Contains(c.body, w) {
+				t.Errorf("%s: the question %q does not say %q", how, c.body, w)
+			}
+		}
+		if m.quitting || len(autosaveFiles(t, auto)) != 1 || !m.sess.Dirty() || m.sess.Path != path {
+			t.Fatalf("%s: the work is gone before the answer (quitting %v, autosaves %v)", how, m.quitting, autosaveFiles(t, auto))
+		}
+	}
+	back := func(m *Model, how, title string) {
+		t.Helper()
+		if c, ok := dialogOf[*confirm](m); !ok || c.title != title || m.quitting || !m.sess.Dirty() {
+			t.Fatalf("%s: dialog %T, quitting %v; want %q again", how, m.dialog, m.quitting, title)
+		}
+	}
+
+	// quit
+	auto := t.TempDir()
+	m := edited(auto)
+	keys(t, m, "q", "d")
+	asked(m, auto, "q, d", "y discards them and quits")
+	if !strings.Contains(screen(m), "discard unsaved work?") {
+		t.Errorf("the question is not on screen:\n%s", screen(m))
+	}
+	keys(t, m, "d", "s", "enter") // no answer: the question stays
+	asked(m, auto, "keys the question does not name")
+	keys(t, m, "n")
+	back(m, "n", "quit ssmlab?")
+	if !strings.Contains(m.status.text, "kept the unsaved changes of "+path) {
+		t.Errorf("n: status %q", m.status.text)
+	}
+	keys(t, m, "d", "esc")
+	back(m, "esc", "quit ssmlab?")
+	keys(t, m, "d", "y")
+	if !m.quitting || len(autosaveFiles(t, auto)) != 0 {
+		t.Errorf("d, y: quitting %v, autosaves %v", m.quitting, autosaveFiles(t, auto))
+	}
+	if kept, err := m.keepUnsaved(); kept || err != nil {
+		t.Errorf("discarded, yet kept for recovery: %v, %v", kept, err)
+	}
+
+	// a second ctrl+c still quits, keeping the work for recovery
+	auto = t.TempDir()
+	m = edited(auto)
+	keys(t, m, "ctrl+c", "d", "ctrl+c")
+	if !m.quitting {
+		t.Fatalf("ctrl+c, d, ctrl+c did not quit: dialog %T", m.dialog)
+	}
+	if kept, err := m.keepUnsaved(); !kept || err != nil || len(autosaveFiles(t, auto)) != 1 {
+		t.Errorf("ctrl+c, d, ctrl+c: kept %v (%v), autosaves %v", kept, err, autosaveFiles(t, auto))
+	}
+
+	// open another session in this one's place
+	auto = t.TempDir()
+	m = edited(auto)
+	runPalette(t, m, "open "+other)
+	title := "open " + other + "?"
+	back(m, ":open", title)
+	keys(t, m, "d")
+	asked(m, auto, ":open, d", "y discards them and opens "+other)
+	keys(t, m, "esc")
+	back(m, "esc", title)
+	keys(t, m, "d", "n")
+	back(m, "n", title)
+	keys(t, m, "d", "y")
+	if m.dialog != nil || m.sess.Path != other || m.sess.Dirty() || len(autosaveFiles(t, auto)) != 0 {
+		t.Errorf("d, y: dialog %T, session %s (dirty %v), autosaves %v", m.dialog, m.sess.Path, m.sess.Dirty(), autosaveFiles(t, auto))
 	}
 }

@@ -133,6 +133,8 @@ func (r *tmuxRun) quitDiscarding() {
 	r.keys("q")
 	r.wait("quit ssmlab?")
 	r.keys("d")
+	r.wait("discard unsaved work?")
+	r.keys("y")
 	r.waitExit()
 }
 
@@ -204,10 +206,17 @@ func TestTmux(t *testing.T) {
 	r.Run("resize-window", "-t", r.session, "-x", "80", "-y", "20")
 	r.wait("tab: repr")
 
-	// quit, discarding the unsaved filters: the autosave goes too
+	// quit, discarding the unsaved filters: d asks first, naming them, and n goes back to
+	// the quit question; y discards them, and the autosave goes too
 	r.keys("q")
 	r.wait("quit ssmlab?")
 	r.keys("d")
+	r.wait("discard unsaved work?", "2 unsaved: butter4, butter4~rtf2", "y discards them and quits")
+	r.keys("n")
+	r.wait("quit ssmlab?", "kept the unsaved changes of")
+	r.keys("d")
+	r.wait("discard unsaved work?")
+	r.keys("y")
 	r.waitExit()
 	if left, _ := filepath.Glob(filepath.Join(r.stateDir(), "ssmlab", "autosave", "*"+sessions.Extension)); len(left) != 0 {
 		t.Errorf("a quit discarding the work left autosaves %v", left)
