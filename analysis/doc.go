@@ -121,7 +121,8 @@
 // result is an *AccuracyError (whose Result holds it, for a caller that accepts it with that
 // error). The error bound of balanced truncation counts each dropped σ with its estimated
 // error. Minimal removes uncontrollable, then unobservable, states by an orthogonal staircase
-// with a stated tolerance. ReduceMIMO applies the same square-root balanced truncation to a
+// with a stated tolerance, and measures the error of what it removed as a conversion's report
+// does (filters.CompareBanks: until both responses have decayed). ReduceMIMO applies the same square-root balanced truncation to a
 // whole filters.MIMO layer (LRU, S5, RotRNN), the same factors with B and Cᵀ of several
 // columns, and returns the reduced layer diagonalised again, with its Hankel singular values
 // and error bound; RefitMIMO then refits its B and C by least squares over a length, its poles

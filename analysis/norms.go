@@ -528,8 +528,11 @@ type MinimalReport struct {
 	Order          int     `json:"order"`
 	Uncontrollable int     `json:"uncontrollable"` // states removed as uncontrollable
 	Unobservable   int     `json:"unobservable"`   // then as unobservable
-	// RelError is the measured ‖h - h_min‖₂/‖h‖₂ over filters.ReportLength samples.
+	// RelError is the measured ‖h - h_min‖₂/‖h‖₂ over Length samples: the window a
+	// conversion's report would compare (filters.CompareBanks: from filters.ReportLength
+	// samples until both responses have decayed for good).
 	RelError float64 `json:"rel_error"`
+	Length   int     `json:"length"`
 }
 
 // Minimal returns a minimal realisation of f: the uncontrollable states are removed, then the
@@ -580,11 +583,9 @@ func Minimal(f filters.Filter, tol float64) (*filters.Dense, MinimalReport, erro
 	if err != nil {
 		return nil, rep, err
 	}
-	rho, _ := filters.SpectralRadius(d)
-	l := filters.ReportLength(rho, d.Order())
-	if rep.RelError = filters.RelDiff(d.Impulse(l), out.Impulse(l)); math.IsNaN(rep.RelError) || math.IsInf(rep.RelError, 0) {
-		rep.RelError = math.MaxFloat64
-	}
+	// No work budget: the window holds at most max(MaxReportLength, 2(n + 1)) samples of
+	// O(n²) each, and finding it costs at most twice that again.
+	rep.RelError, _, rep.Length, _ = filters.CompareBanks(nil, []filters.Filter{d}, []filters.Filter{out}, 0, math.MaxInt)
 	return out, rep, nil
 }
 

@@ -463,3 +463,47 @@ func TestUnstableMessages(t *testing.T) {
 		t.Errorf("BalancedTruncation: %v", err)
 	}
 }
+
+// TestMinimalErrorOverTheDecay: Minimal's error is measured until both responses have decayed,
+// as a conversion's report measures its own, not over the radius's window. The filter is a
+// Jordan block of 37 at 0.3 (fed at its last state, read at its first: 0 for 36 samples,
+// peaking at t = 52) whose read state drives, through 1e-11, a second block of 37 at 0.3
+// read at its first state: that part is uncontrollable within the tolerance, and Minimal
+// drops it. It starts at t = 74 and rises long after, a response far slower than its radius
+// of 0.3 says: ReportLength(0.3, 74) = 75 samples hold 1 sample of it, and the error reported
+// was that of the 75, 7.6e-17, where the whole response's is 4.5e-6 (over 600 samples now).
+func TestMinimalErrorOverTheDecay(t *testing.T) {
+	const k, eps = 37, 1e-11
+	n := 2 * k
+	a := make([][]float64, n)
+	for i := range a {
+		a[i] = make([]float64, n)
+		a[i][i] = 0.3
+	}
+	// In the order B's Krylov vectors take them (already upper Hessenberg, as the staircase
+	// makes it): the main block's states from the fed one to the read one, then the tail's.
+	for i := 1; i < n; i++ {
+		a[i][i-1] = 1
+	}
+	a[k][k-1] = eps
+	b, c := make([]float64, n), make([]float64, n)
+	b[0], c[k-1], c[n-1] = 1, 1, 1
+	f := mustDense(t, a, b, c, 0)
+
+	m, rep, err := Minimal(f, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Order() != k || rep.Uncontrollable != k {
+		t.Fatalf("order %d, report %+v; want %d with %d uncontrollable", m.Order(), rep, k, k)
+	}
+	const horizon = 4096 // the responses differ until t = 768, and are 0 long before 4096
+	whole := filters.RelDiff(f.Impulse(horizon), m.Impulse(horizon))
+	short := filters.ReportLength(0.3, n)
+	if e := filters.RelDiff(f.Impulse(short), m.Impulse(short)); !(e < whole/100) {
+		t.Fatalf("over the first %d samples the error is %.3g, over the whole response %.3g: the test needs an error that shows only later", short, e, whole)
+	}
+	if math.Abs(rep.RelError-whole) > 1e-6*whole || rep.Length <= short {
+		t.Errorf("Minimal's error %.6g over %d samples; over the whole response %.6g", rep.RelError, rep.Length, whole)
+	}
+}

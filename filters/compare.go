@@ -73,6 +73,25 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 	return worst, channel, samples, cut
 }
 
+// ReportImpulse is f's impulse response over the window a conversion's report would measure
+// it on (Report.Length, CompareBanks with n = 0): from ReportLength(ρ, N) samples, and, where
+// f is stable, from at least 2(N + 1), doubled up to MaxReportLength until the response has
+// decayed for good (MeasureDecay). For a response's size (its norm, a threshold relative to
+// it), as reports measure one.
+func ReportImpulse(f Filter) []float64 {
+	rho, err := SpectralRadius(f)
+	if err != nil {
+		rho = math.NaN()
+	}
+	start, limit := comparisonWindow(rho, f.Order())
+	var h []float64
+	_, _ = MeasureDecay(decayTol, start, limit, func(l int) ([][]float64, error) {
+		h = f.Impulse(l)
+		return [][]float64{h}, nil
+	})
+	return h
+}
+
 // sampleCost is the multiply-adds of one sample of f's impulse response.
 func sampleCost(f Filter) float64 {
 	k := float64(f.Order())

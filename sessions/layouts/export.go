@@ -95,14 +95,10 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 // response, that the modal layouts leave out as rounding.
 const idleTap = 1e-12
 
-// responseNorm is the L2 norm of d's impulse response over the length ssmlab's reports
-// measure it (filters.ReportLength).
+// responseNorm is the L2 norm of d's impulse response over the window ssmlab's reports
+// measure it on (filters.ReportImpulse: until it has decayed).
 func responseNorm(d *filters.Diagonal) float64 {
-	rho, err := filters.SpectralRadius(d)
-	if err != nil {
-		rho = math.NaN()
-	}
-	return floats.Norm(d.Impulse(filters.ReportLength(rho, d.Order())), 2)
+	return floats.Norm(filters.ReportImpulse(d), 2)
 }
 
 // ModalStateSize is the number of modes per channel of a modal layout's tensors as Export
