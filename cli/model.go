@@ -17,7 +17,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/plural"
+	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -164,6 +166,13 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	if err := checkWorkDir(dir); err != nil {
 		return err
 	}
+	if shard.Count <= 1 {
+		l, err := lockDistilled(j.out, dir)
+		if err != nil {
+			return err
+		}
+		defer l.Unlock()
+	}
 	format, _ := checkpointFormat(j.out)
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length, ToLayout: opts.ToLayout})
 	if errors.Is(err, arrays.ErrUnsupported) {
@@ -237,6 +246,28 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		return nil
 	}
 	return s.writeDistilled(ck, results, opts, j.out, format, m.force)
+}
+
+// lockDistilled takes the lock of out for a run that writes it whole, held until the run ends
+// (atomicfile.TryLock: a flock on .OUT.lock beside it, which the kernel drops when a run is
+// killed). A second run to the same out meanwhile would fit again every unit the first is
+// fitting, as a unit reaches the work directory (dir) only once fitted: it is refused at once,
+// naming the other run. Shards of one out run at once by design, each fitting its own units,
+// and take no lock.
+func lockDistilled(out, dir string) (*atomicfile.Locked, error) {
+	l, err := atomicfile.TryLock(out)
+	var held *atomicfile.HeldError
+	switch {
+	case errors.As(err, &held):
+		who := "another ssmlab distill"
+		if held.PID > 0 {
+			who += fmt.Sprintf(" (pid %d)", held.PID)
+		}
+		return nil, failf("%s: %s is distilling to it now, and this run would fit its units again: wait for it to end (the same command run then takes the units it fitted from %s), or give another -o", out, who, dir)
+	case err != nil:
+		return nil, failf("%s: %w", out, userfile.PathErr(err))
+	}
+	return l, nil
 }
 
 // checkWorkDir checks, before any planning or fitting, that the work directory is one or

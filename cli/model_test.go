@@ -526,6 +526,68 @@ func TestDistillModelResumes(t *testing.T) {
 	}
 }
 
+// TestDistillModelRefusesASecondRun: a whole-model run to the OUT another run is writing is
+// refused at once (exit 1), naming that run's process, and fits nothing; once that run is
+// killed, the lock it left behind (.OUT.lock, whose flock the kernel dropped) stops nothing,
+// and the next run goes on from the work directory and removes it. Before, the second run
+// fitted every unit again beside the first.
+func TestDistillModelRefusesASecondRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs processes")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "twice.safetensors")
+	first := exec.Command(self(), distillModelArgs(out)...)
+	first.Env = append(os.Environ(), asCLIEnv+"=1")
+	pipe, err := first.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Process.Kill()
+	lines := bufio.NewScanner(pipe)
+	for lines.Scan() && !strings.Contains(lines.Text(), " to distil (") {
+	}
+	// The plan is said once the run holds the lock; stopped, it holds it for as long as the
+	// test needs, with its units not yet all fitted (the whole run takes seconds).
+	if err := first.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		for lines.Scan() {
+		}
+	}()
+
+	r := run(t, "", distillModelArgs(out)...)
+	want := fmt.Sprintf("ssmlab: %s: another ssmlab distill (pid %d) is distilling to it now, and this run would fit its units again: wait for it to end (the same command run then takes the units it fitted from %s.work), or give another -o\n", out, first.Process.Pid, out)
+	if r.code != ExitFailure || r.stderr != want {
+		t.Errorf("a second run: %v\nwant stderr %q", r, want)
+	}
+
+	if err := first.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Wait()
+	if _, err := os.Stat(filepath.Join(dir, ".twice.safetensors.lock")); err != nil {
+		t.Fatalf("the killed run left no lock file to test with: %v", err)
+	}
+	if r := run(t, "", distillModelArgs(out)...); r.code != 0 {
+		t.Fatalf("after the first run was killed: %v", r)
+	}
+	whole := filepath.Join(dir, "whole.safetensors")
+	if r := run(t, "", distillModelArgs(whole)...); r.code != 0 {
+		t.Fatal(r)
+	}
+	sameDistilled(t, whole, out)
+	for _, name := range numtest.DirNames(t, dir) {
+		if strings.HasSuffix(name, ".lock") {
+			t.Errorf("%s left beside the output", name)
+		}
+	}
+}
+
 // TestDistillModelBadUse: the flags of a checkpoint's distillation are refused elsewhere, and
 // a checkpoint's bad input is said.
 func TestDistillModelBadUse(t *testing.T) {

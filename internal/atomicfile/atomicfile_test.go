@@ -3,6 +3,7 @@ package atomicfile_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -364,6 +365,49 @@ func TestTryLock(t *testing.T) {
 		t.Errorf("a second TryLock: %v", err)
 	}
 	l.Unlock()
+}
+
+// TestTryLockNamesHolder: TryLock's error names the process that holds the lock, from the
+// lock file its holder writes; a lock file left by a holder that is gone (killed: its flock
+// went with it) is taken and rewritten; a lock file that is a link is refused, as it was,
+// and the file it points to is not written.
+func TestTryLockNamesHolder(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	lockName := filepath.Join(dir, ".f.lock")
+	if err := os.WriteFile(lockName, []byte("999999999\n"), 0o644); err != nil { // a killed holder's
+		t.Fatal(err)
+	}
+	held, err := atomicfile.TryLock(path)
+	if err != nil {
+		t.Fatalf("a lock file nobody holds: %v", err)
+	}
+	_, err = atomicfile.TryLock(path)
+	var he *atomicfile.HeldError
+	if !errors.As(err, &he) || he.PID != os.Getpid() || !errors.Is(err, atomicfile.ErrLocked) || !strings.HasSuffix(err.Error(), fmt.Sprintf("(pid %d)", os.Getpid())) {
+		t.Errorf("TryLock of a held lock: %v, want the holder's pid %d", err, os.Getpid())
+	}
+	if err := held.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, lockName); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := atomicfile.Lock(path); err == nil {
+		l.Unlock()
+		t.Errorf("a lock file that is a link was taken")
+	}
+	if data, _ := os.ReadFile(victim); string(data) != "keep" {
+		t.Errorf("the file the lock file links to now holds %q", data)
+	}
 }
 
 // TestCheck: Check gives the error WriteFile would (a directory in the way, a missing

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // Locked is a held Lock.
@@ -15,18 +17,34 @@ type Locked struct {
 
 // Lock serialises the writers of path that read, modify and write it: it waits until no
 // other Lock of path (in any process) is held, and holds it until Unlock. The lock is an
-// advisory flock on ".NAME.lock" next to path (with path's mode), created for the purpose and removed by Unlock
-// (a killed holder leaves an empty one, reused by the next Lock); readers need none, since
-// WriteFile never shows a half-written file. Where the system has no flock, Lock serialises
-// nothing. A process must not hold two Locks of one path.
+// advisory flock on ".NAME.lock" next to path (with path's mode), created for the purpose and
+// removed by Unlock; its holder writes its process ID in it, for TryLock's error to name (a
+// killed holder leaves the file, whose flock the kernel released, reused by the next Lock).
+// Readers need none, since WriteFile never shows a half-written file. Where the system has no
+// flock, Lock serialises nothing. A process must not hold two Locks of one path.
 func Lock(path string) (*Locked, error) { return lock(path, true) }
 
 // ErrLocked is the error of TryLock when another holder has the lock.
 var ErrLocked = errors.New("locked by another process")
 
-// TryLock is Lock without the wait: it returns ErrLocked when the lock is held, in this
-// process or another. A holder that lives as long as its process marks a file as in use
-// (a running workbench's autosave); the lock goes when the process dies, however it dies.
+// HeldError is TryLock's error when another holder has the lock: it is ErrLocked, and names
+// the holder's process ID where the lock file holds it (0 where it does not: a lock file the
+// holder could not write, or the moment between its flock and the write).
+type HeldError struct{ PID int }
+
+func (e *HeldError) Error() string {
+	if e.PID > 0 {
+		return fmt.Sprintf("%s (pid %d)", ErrLocked, e.PID)
+	}
+	return ErrLocked.Error()
+}
+
+func (e *HeldError) Unwrap() error { return ErrLocked }
+
+// TryLock is Lock without the wait: it returns a *HeldError (ErrLocked) when the lock is
+// held, in this process or another. A holder that lives as long as its process marks a file
+// as in use (a running workbench's autosave, a distillation writing its output); the lock
+// goes when the process dies, however it dies.
 func TryLock(path string) (*Locked, error) { return lock(path, false) }
 
 func lock(path string, wait bool) (*Locked, error) {
@@ -41,7 +59,14 @@ func lock(path string, wait bool) (*Locked, error) {
 		perm = fi.Mode().Perm() | 0o400
 	}
 	for range 100 {
-		f, err := os.OpenFile(name, os.O_RDONLY|os.O_CREATE, perm)
+		// Opened for writing, to hold the holder's process ID, where it can be without
+		// following a link (a link planted in a shared directory must not have the file it
+		// points to cut short); else read-only, as a lock needs no more.
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|oNoFollow, perm)
+		writable := err == nil
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			f, err = os.OpenFile(name, os.O_RDONLY|os.O_CREATE, perm)
+		}
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, MissingDirError{filepath.Clean(dir)}
 		}
@@ -52,10 +77,12 @@ func lock(path string, wait bool) (*Locked, error) {
 			if errors.Is(err, errNoLocks) {
 				return &Locked{f: f}, nil
 			}
-			f.Close()
 			if errors.Is(err, errWouldBlock) {
-				return nil, ErrLocked
+				held := &HeldError{PID: holder(f)}
+				f.Close()
+				return nil, held
 			}
+			f.Close()
 			return nil, fmt.Errorf("locking %s: %w", name, err)
 		}
 		// The previous holder removes the file as it unlocks: a lock on a removed file
@@ -63,11 +90,28 @@ func lock(path string, wait bool) (*Locked, error) {
 		fi, err1 := f.Stat()
 		li, err2 := os.Lstat(name)
 		if err1 == nil && err2 == nil && os.SameFile(fi, li) {
+			if writable && fi.Mode().IsRegular() {
+				// best effort: without it, TryLock's error names no process
+				if f.Truncate(0) == nil {
+					_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+				}
+			}
 			return &Locked{f: f}, nil
 		}
 		f.Close()
 	}
 	return nil, fmt.Errorf("locking %s: the lock file keeps changing", name)
+}
+
+// holder is the process ID the lock file f holds, 0 when it holds none.
+func holder(f *os.File) int {
+	b := make([]byte, 24)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // Unlock releases the lock.

@@ -11,6 +11,10 @@ import (
 // Lock serialises nothing.
 var errNoLocks = errors.New("no file locks")
 
+// oNoFollow is 0 where the system has no O_NOFOLLOW: the lock is never written there (no
+// flock, no holder to name), so a link is only opened, as before.
+const oNoFollow = 0
+
 // errWouldBlock is never returned where there are no locks.
 var errWouldBlock = errors.New("the lock is held")
 

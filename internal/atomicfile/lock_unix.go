@@ -11,6 +11,9 @@ import (
 // errNoLocks says that the system or file system has no flock.
 var errNoLocks = errors.New("no file locks")
 
+// oNoFollow makes an open fail on a symbolic link.
+const oNoFollow = syscall.O_NOFOLLOW
+
 // errWouldBlock says that another holder has the lock, to a lock that does not wait.
 var errWouldBlock = syscall.EWOULDBLOCK
 
