@@ -79,7 +79,7 @@ func newJobForm(sourceID, source, fits string, def train.Spec, backends []train.
 		numberField("steps", "optimiser steps; 0: the init and its refinement alone (hankel rtf or modal: none taken)", def.Steps),
 		numberField("length", "samples of the "+fits+" to fit", def.Target.Length),
 		choiceField("backend", "where the optimiser runs", train.Names(backends), string(def.Backend)),
-		textField("orders", "a ladder: several orders, such as 4,8,16 (then order is ignored); empty: one order"),
+		textField("orders", "a ladder: several orders, such as 4,8,16, with order left empty; empty: one order"),
 		choiceField("poles", "any: pairs and real · real · positive (an S4D is_real layer's): variable projection only", train.Names(train.PoleSets), string(def.Poles)),
 	}}
 	f.orderSet = strconv.Itoa(def.Order)
@@ -100,6 +100,15 @@ func (f *jobForm) suggest(order int) {
 			fl.input.SetValue(f.orderSet)
 		}
 	}
+}
+
+// field is the index of the form's field called name.
+func (f *jobForm) field(name string) int {
+	i := slices.IndexFunc(f.fields, func(fl formField) bool { return fl.name == name })
+	if i < 0 {
+		panic("tui: the distill form has no field " + name)
+	}
+	return i
 }
 
 // fieldError is a value of the form's field that does not parse.
@@ -125,20 +134,24 @@ func (f *jobForm) setFocus(i int) {
 }
 
 // spec reads the form, and its orders for a ladder (nil for one order); a spec
-// Spec.Validate refuses is its error.
+// Spec.Validate refuses is its error. An order beside the ladder's orders is refused as
+// :distill order= beside orders= is (train.CheckOrderOrOrders), the cursor on the order:
+// the ladder dropped it without a word.
 func (f *jobForm) spec() (train.Spec, []int, error) {
+	order, ladder := f.field("order"), f.field("orders")
+	if err := train.CheckOrderOrOrders(f.fields[order].value() != "", f.fields[ladder].value() != "", "order", "orders"); err != nil {
+		return f.def, nil, fieldError{order, err}
+	}
 	s, err := f.read()
 	if err != nil {
 		return s, nil, err
 	}
 	var orders []int
-	for i, fl := range f.fields {
-		if fl.name == "orders" && fl.value() != "" {
-			if orders, err = parseOrders(fl.value()); err != nil {
-				return s, nil, fieldError{i, err}
-			}
-			s.Order = slices.Max(orders)
+	if v := f.fields[ladder].value(); v != "" {
+		if orders, err = parseOrders(v); err != nil {
+			return s, nil, fieldError{ladder, err}
 		}
+		s.Order = slices.Max(orders)
 	}
 	for i, fl := range f.fields {
 		var err error
@@ -158,12 +171,16 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 }
 
 // read reads the form into its default spec; a malformed number is an error naming the
-// field.
+// field. An order left empty beside a ladder's orders is the default's (spec takes the
+// ladder's highest).
 func (f *jobForm) read() (train.Spec, error) {
 	s := f.def
 	ints := map[string]*int{"order": &s.Order, "steps": &s.Steps, "length": &s.Target.Length}
 	for i := range f.fields {
 		fl := &f.fields[i]
+		if fl.name == "order" && fl.value() == "" && f.fields[f.field("orders")].value() != "" {
+			continue
+		}
 		if p, ok := ints[fl.name]; ok {
 			// The order's, the steps' and the length's ranges are the distillation's (spec),
 			// as distill on the command line says them.

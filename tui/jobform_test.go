@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -69,11 +70,15 @@ func TestDistillLengthAsTheCLI(t *testing.T) {
 
 // checkRefused types value into the distill form's field and then gives it as :distill
 // field=value: both must refuse it with want on the status line, start no job, and the form
-// take its cursor back to field, the one to correct.
+// take its cursor back to field, the one to correct. A ladder's orders are typed with the
+// order left empty, as the form takes them.
 func checkRefused(t *testing.T, m *Model, field, value, want string) {
 	t.Helper()
 	jobs := len(m.jobs)
 	form := openFormAt(t, m, field)
+	if field == "orders" {
+		form.fields[form.field("order")].input.SetValue("")
+	}
 	keys(t, m, "ctrl+u")
 	typeText(t, m, value)
 	keys(t, m, "up", "enter")
@@ -207,5 +212,32 @@ func TestJobFormKeepsOrderTypedBeforeSuggestion(t *testing.T) {
 	got, _, err := form.spec()
 	if want, _ := strconv.Atoi(def); err != nil || got.Order != want || strings.Contains(screen(m), "(suggested)") {
 		t.Errorf("typed order %s, the form holds %d (%v):\n%s", def, got.Order, err, screen(m))
+	}
+}
+
+// TestDistillFormOrderWithOrders: the distill form refuses an order beside a ladder's orders
+// as :distill order= beside orders= is refused (train.CheckOrderOrOrders), in the same words
+// with the form's names for the two, the cursor on the order; it ran the ladder and dropped
+// the order without a word (its help said "then order is ignored"). With the order left
+// empty, the orders fit the ladder.
+func TestDistillFormOrderWithOrders(t *testing.T) {
+	m := newLadderModel(t)
+	palette := "orders= and order= both give the order: orders= fits a ladder of orders, order= one"
+	want := "orders and order both give the order: orders fits a ladder of orders, order one"
+	if got := train.CheckOrderOrOrders(true, true, "order", "orders").Error(); got != want || strings.ReplaceAll(palette, "=", "") != want {
+		t.Fatalf("the rule says %q, want %q", got, want)
+	}
+	form := openFormAt(t, m, "orders")
+	typeText(t, m, "2,4")
+	keys(t, m, "enter")
+	if _, ok := dialogOf[*jobForm](m); !ok || m.status.text != want || m.status.level != levelError || form.fields[form.focus].name != "order" || len(m.jobs) != 0 {
+		t.Fatalf("order and orders filled: dialog %T, status %q, cursor on %s, %d jobs; want %q", m.dialog, m.status.text, form.fields[form.focus].name, len(m.jobs), want)
+	}
+	if !strings.Contains(screen(m), "orders   2,4") {
+		t.Errorf("the form lost its orders:\n%s", screen(m))
+	}
+	keys(t, m, "ctrl+u", "enter") // the cursor is on the order
+	if len(m.jobs) != 1 || !slices.Equal(m.jobs[0].orders, []int{2, 4}) || m.jobs[0].spec.Order != 4 {
+		t.Fatalf("orders 2,4, order empty: %d jobs (status %q)", len(m.jobs), m.status.text)
 	}
 }

@@ -81,9 +81,9 @@ func TestLadderJob(t *testing.T) {
 		t.Errorf("export-plot ladder: %v (status %q)", err, m.status.text)
 	}
 
-	// the distillation form's orders field
+	// the distillation form's orders field, its order left empty
 	m.sel = j.sourceID
-	keys(t, m, "D", "down", "down", "down", "down", "down", "down")
+	keys(t, m, "D", "down", "ctrl+u", "down", "down", "down", "down", "down")
 	typeText(t, m, "2,4")
 	keys(t, m, "enter")
 	if len(m.jobs) != 2 || m.jobs[1].report.Ladder == nil || len(m.jobs[1].report.Ladder.Orders) != 2 {

@@ -571,8 +571,8 @@ func TestJobFormRejectsBadNumbers(t *testing.T) {
 	for _, name := range []string{"steps", "orders"} {
 		for k := range form.fields {
 			switch form.fields[k].name {
-			case "order":
-				form.fields[k].input.SetValue("2")
+			case "order": // empty beside a ladder's orders, which it would give the order with
+				form.fields[k].input.SetValue(map[string]string{"steps": "2", "orders": ""}[name])
 			case name:
 				form.fields[k].input.SetValue("1e92")
 			}
@@ -583,6 +583,7 @@ func TestJobFormRejectsBadNumbers(t *testing.T) {
 			t.Errorf("%s=1e92: the cursor is on %s, status %q", name, got, m.status.text)
 		}
 		form.fields[form.focus].input.SetValue(map[string]string{"steps": "100", "orders": ""}[name])
+		form.fields[form.field("order")].input.SetValue("2")
 	}
 	keys(t, m, "esc")
 	if m.dialog != nil || len(m.jobs) != 0 {

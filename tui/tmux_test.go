@@ -559,7 +559,10 @@ func TestTmuxCheckpointLayers(t *testing.T) {
 }
 
 // TestTmuxLadder: :ladder fits the selected filter at several orders and the jobs pane draws
-// the error against the order with the lower bound beside it (issue 23 item 5).
+// the error against the order with the lower bound beside it (issue 23 item 5). The distill
+// form's orders fit a ladder too, with its order left empty: beside an order they are
+// refused in :distill's words, the cursor on the order (they ran the ladder, the order
+// dropped).
 func TestTmuxLadder(t *testing.T) {
 	r := startTmux(t)
 	r.wait("filters (0)", "welcome to ssmlab")
@@ -569,5 +572,16 @@ func TestTmuxLadder(t *testing.T) {
 	r.wait("job #1 done: added butter6~rtf6, order 6 · the jobs pane draws the ladder · error ≥ bound: n=2 ")
 	r.keys("Tab", "Tab", "Tab")
 	r.wait("#1 butter6→rtf2,4,6 done", "#1 error ≥ bound by order", "n=2 ", "n=6 ")
+
+	r.keys("Tab", "D")
+	r.wait("distil the impulse response of butter6", "suggested order")
+	r.keys("Down", "Down", "Down", "Down", "Down", "Down")
+	r.literal("2,4")
+	r.keys("Enter")
+	r.wait("orders and order both give the order: orders fits a ladder of orders, order one", "▸ order ")
+	r.keys("C-u", "Down", "Down", "Down", "C-u")
+	r.literal("256")
+	r.keys("Enter")
+	r.wait("job #2 done", "the jobs pane draws the ladder · error ≥ bound: n=2 ")
 	r.quitDiscarding()
 }
