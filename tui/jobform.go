@@ -79,7 +79,7 @@ func newJobForm(sourceID, source, fits string, def train.Spec, backends []train.
 		numberField("steps", "optimiser steps; 0: the init and its refinement alone (hankel rtf or modal: none taken)", def.Steps),
 		numberField("length", "samples of the "+fits+" to fit", def.Target.Length),
 		choiceField("backend", "where the optimiser runs", train.Names(backends), string(def.Backend)),
-		textField("orders", "a ladder: several orders, such as 4,8,16, with order left empty; empty: one order"),
+		textField("orders", "a ladder: several orders, such as 4,8,16, in place of the order filled in (one typed is refused); empty: one order"),
 		choiceField("poles", "any: pairs and real · real · positive (an S4D is_real layer's): variable projection only", train.Names(train.PoleSets), string(def.Poles)),
 	}}
 	f.orderSet = strconv.Itoa(def.Order)
@@ -139,7 +139,7 @@ func (f *jobForm) setFocus(i int) {
 // the ladder dropped it without a word.
 func (f *jobForm) spec() (train.Spec, []int, error) {
 	order, ladder := f.field("order"), f.field("orders")
-	if err := train.CheckOrderOrOrders(f.fields[order].value() != "", f.fields[ladder].value() != "", "order", "orders"); err != nil {
+	if err := train.CheckOrderOrOrders(f.orderGiven(), f.fields[ladder].value() != "", "order", "orders"); err != nil {
 		return f.def, nil, fieldError{order, err}
 	}
 	s, err := f.read()
@@ -170,15 +170,27 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 	return s, orders, s.ValidateDistillation(1, s.Target.Length)
 }
 
+// orderGiven reports whether the order is the user's: typed, not the default or the
+// suggestion the form filled in, which a ladder's orders replace (the form says so).
+func (f *jobForm) orderGiven() bool {
+	return f.orderTyped && f.fields[f.field("order")].value() != ""
+}
+
+// ladderReplacesOrder reports whether the order field holds the form's own value beside a
+// ladder's orders, which replace it.
+func (f *jobForm) ladderReplacesOrder() bool {
+	return !f.orderGiven() && f.fields[f.field("orders")].value() != ""
+}
+
 // read reads the form into its default spec; a malformed number is an error naming the
-// field. An order left empty beside a ladder's orders is the default's (spec takes the
-// ladder's highest).
+// field. An order the user did not give beside a ladder's orders is the default's (spec
+// takes the ladder's highest).
 func (f *jobForm) read() (train.Spec, error) {
 	s := f.def
 	ints := map[string]*int{"order": &s.Order, "steps": &s.Steps, "length": &s.Target.Length}
 	for i := range f.fields {
 		fl := &f.fields[i]
-		if fl.name == "order" && fl.value() == "" && f.fields[f.field("orders")].value() != "" {
+		if fl.name == "order" && f.ladderReplacesOrder() {
 			continue
 		}
 		if p, ok := ints[fl.name]; ok {
@@ -321,7 +333,10 @@ func (f *jobForm) body(st *styles, w int) string {
 		} else {
 			val = fl.input.View()
 		}
-		if fl.name == "order" && f.suggested && fl.value() == f.orderSet {
+		switch {
+		case fl.name == "order" && f.ladderReplacesOrder():
+			val += st.dim.Render("(the orders replace it)")
+		case fl.name == "order" && f.suggested && fl.value() == f.orderSet:
 			val += st.dim.Render("(suggested)")
 		}
 		lines = append(lines, mark+fmt.Sprintf("%-8s ", fl.name)+val)

@@ -227,7 +227,24 @@ func TestDistillFormOrderWithOrders(t *testing.T) {
 	if got := train.CheckOrderOrOrders(true, true, "order", "orders").Error(); got != want || strings.ReplaceAll(palette, "=", "") != want {
 		t.Fatalf("the rule says %q, want %q", got, want)
 	}
+	// The order the form filled in gives way to a ladder, and the form says so.
 	form := openFormAt(t, m, "orders")
+	typeText(t, m, "2,4")
+	if !strings.Contains(screen(m), "(the orders replace it)") {
+		t.Errorf("the form's own order beside orders is not marked as replaced:\n%s", screen(m))
+	}
+	keys(t, m, "enter")
+	if len(m.jobs) != 1 || !slices.Equal(m.jobs[0].orders, []int{2, 4}) || m.jobs[0].spec.Order != 4 {
+		t.Fatalf("orders 2,4 beside the form's own order: %d jobs (status %q)", len(m.jobs), m.status.text)
+	}
+	// An order the user typed is refused beside them.
+	m = newLadderModel(t)
+	form = openFormAt(t, m, "order")
+	keys(t, m, "ctrl+u")
+	typeText(t, m, "8")
+	for form.fields[form.focus].name != "orders" {
+		keys(t, m, "down")
+	}
 	typeText(t, m, "2,4")
 	keys(t, m, "enter")
 	if _, ok := dialogOf[*jobForm](m); !ok || m.status.text != want || m.status.level != levelError || form.fields[form.focus].name != "order" || len(m.jobs) != 0 {

@@ -560,9 +560,9 @@ func TestTmuxCheckpointLayers(t *testing.T) {
 
 // TestTmuxLadder: :ladder fits the selected filter at several orders and the jobs pane draws
 // the error against the order with the lower bound beside it (issue 23 item 5). The distill
-// form's orders fit a ladder too, with its order left empty: beside an order they are
-// refused in :distill's words, the cursor on the order (they ran the ladder, the order
-// dropped).
+// form's orders fit a ladder too, in place of the order the form filled in (it says so);
+// beside an order the user typed they are refused in :distill's words, the cursor on the
+// order (they ran the ladder, the typed order dropped).
 func TestTmuxLadder(t *testing.T) {
 	r := startTmux(t)
 	r.wait("filters (0)", "welcome to ssmlab")
@@ -577,6 +577,9 @@ func TestTmuxLadder(t *testing.T) {
 	r.wait("distil the impulse response of butter6", "suggested order")
 	r.keys("Down", "Down", "Down", "Down", "Down", "Down")
 	r.literal("2,4")
+	r.wait("(the orders replace it)")
+	r.keys("Up", "Up", "Up", "Up", "Up", "C-u")
+	r.literal("8")
 	r.keys("Enter")
 	r.wait("orders and order both give the order: orders fits a ladder of orders, order one", "▸ order ")
 	r.keys("C-u", "Down", "Down", "Down", "C-u")
