@@ -81,7 +81,7 @@ func (tw *Table) Transform(x, work []complex128, inverse bool) {
 	if n&(n-1) != 0 || tw.n%n != 0 || len(work) < n {
 		panic("fft: length mismatch")
 	}
-	out := tw.stages(x, work[:n], n, 1, inverse)
+	out := tw.stages(x, work[:n], x, n, 1, inverse)
 	if &out[0] != &x[0] {
 		copy(x, out)
 	}
@@ -89,28 +89,46 @@ func (tw *Table) Transform(x, work []complex128, inverse bool) {
 
 // stages runs the radix-4 Stockham stages of a transform of length l·s, starting with s
 // interleaved sub-transforms of length l held in src (element j of sub-transform q at
-// src[q + s·j]), and returns the buffer (src or dst) that holds the result in natural order.
-func (tw *Table) stages(src, dst []complex128, l, s int, inverse bool) []complex128 {
+// src[q + s·j]), and returns the buffer that holds the result in natural order. The first
+// stage writes dst, the next alt, then dst again, and so on: alt may be src (src is then
+// overwritten) or a third buffer (src is then only read).
+func (tw *Table) stages(src, dst, alt []complex128, l, s int, inverse bool) []complex128 {
 	for l >= 4 {
-		if inverse {
-			radix4Inverse(src, dst, l, s, tw)
-		} else {
-			radix4Forward(src, dst, l, s, tw)
-		}
-		src, dst = dst, src
+		tw.radix4(src, dst, l, s, inverse)
+		src, dst, alt = dst, alt, dst
 		l /= 4
 		s *= 4
 	}
 	if l == 2 {
-		a, b := src[:s], src[s:2*s]
-		d0, d1 := dst[:s], dst[s:2*s]
-		for q := range a {
-			x, y := a[q], b[q]
-			d0[q], d1[q] = x+y, x-y
-		}
+		radix2(src, dst, s)
 		src = dst
 	}
 	return src
+}
+
+// stageCount is the number of stages stages runs on sub-transforms of length l.
+func stageCount(l int) int {
+	k := bits.Len(uint(l)) - 1 // log₂l
+	return k/2 + k%2
+}
+
+// radix4Go is one radix-4 stage in Go, the kernels' reference.
+func (tw *Table) radix4Go(src, dst []complex128, l, s int, inverse bool) {
+	if inverse {
+		radix4Inverse(src, dst, l, s, tw)
+	} else {
+		radix4Forward(src, dst, l, s, tw)
+	}
+}
+
+// radix2Go is the final radix-2 stage of an odd power of two in Go: s transforms of length 2.
+func radix2Go(src, dst []complex128, s int) {
+	a, b := src[:s], src[s:2*s]
+	d0, d1 := dst[:s], dst[s:2*s]
+	for q := range a {
+		x, y := a[q], b[q]
+		d0[q], d1[q] = x+y, x-y
+	}
 }
 
 // radix4Forward is one decimation-in-frequency stage (OTFFT's Stockham formulation):

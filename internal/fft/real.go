@@ -3,6 +3,7 @@ package fft
 import (
 	"math/bits"
 	"sync"
+	"unsafe"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 )
@@ -35,18 +36,30 @@ func (tw *Table) RealForward(dst []complex128, x []float64, work []complex128) {
 	if len(x) != n || len(dst) != h+1 || len(work) < n || n < 4 {
 		panic("fft: real transform length mismatch")
 	}
-	z := work[:h]
-	for m := range z {
-		z[m] = complex(x[2*m], x[2*m+1])
-	}
-	z = tw.stages(z, work[h:n], h, 1, false)
+	// The stages read x in place (complex128 is two float64s, real part first).
+	z := tw.stages(asComplex(x), work[:h], work[h:n], h, 1, false)
 	w := tw.w
-	for k := 0; k <= h; k++ {
-		zk := z[k&(h-1)]
-		zc := Conj(z[(h-k)&(h-1)])
-		e, o := (zk+zc)*0.5, (zk-zc)*0.5
-		p := w[k] * o
-		dst[k] = e + complex(imag(p), -real(p))
+	for _, k := range [...]int{0, h - 1, h} {
+		realForwardPost(dst, z, w, k)
+	}
+	realForwardPosts(dst, z, w)
+}
+
+// realForwardPost writes entry k of RealForward's half spectrum from the half-length
+// transform z.
+func realForwardPost(dst, z, w []complex128, k int) {
+	h := len(z)
+	zk := z[k&(h-1)]
+	zc := Conj(z[(h-k)&(h-1)])
+	e, o := (zk+zc)*0.5, (zk-zc)*0.5
+	p := w[k] * o
+	dst[k] = e + complex(imag(p), -real(p))
+}
+
+// realForwardPostsGo is realForwardPost for k = 1 … h−2, the kernels' reference.
+func realForwardPostsGo(dst, z, w []complex128) {
+	for k := 1; k < len(z)-1; k++ {
+		realForwardPost(dst, z, w, k)
 	}
 }
 
@@ -64,20 +77,40 @@ func (tw *Table) RealInverse(dst []float64, c []complex128, work []complex128) {
 	}
 	y := work[:h]
 	w := tw.w
-	for k := range y {
-		xk, xc := c[k], Conj(c[h-k])
-		if k == 0 {
-			xk, xc = complex(real(c[0]), 0), complex(real(c[h]), 0)
-		}
-		e := xk + xc
-		o := (xk - xc) * Conj(w[k])
-		y[k] = e + complex(-imag(o), real(o))
+	for _, k := range [...]int{0, h - 1} {
+		realInversePre(y, c, w, k)
 	}
-	y = tw.stages(y, work[h:n], h, 1, true)
-	for m, v := range y {
-		dst[2*m] = real(v)
-		dst[2*m+1] = imag(v)
+	realInversePres(y, c, w)
+	// The last stage writes dst in place (complex128 is two float64s, real part first).
+	out, alt := asComplex(dst), work[h:n]
+	if stageCount(h)%2 == 0 {
+		out, alt = alt, out
 	}
+	tw.stages(y, out, alt, h, 1, true)
+}
+
+// realInversePre writes entry k of RealInverse's half-length spectrum from the half spectrum c.
+func realInversePre(y, c, w []complex128, k int) {
+	h := len(y)
+	xk, xc := c[k], Conj(c[h-k])
+	if k == 0 {
+		xk, xc = complex(real(c[0]), 0), complex(real(c[h]), 0)
+	}
+	e := xk + xc
+	o := (xk - xc) * Conj(w[k])
+	y[k] = e + complex(-imag(o), real(o))
+}
+
+// realInversePresGo is realInversePre for k = 1 … h−2, the kernels' reference.
+func realInversePresGo(y, c, w []complex128) {
+	for k := 1; k < len(y)-1; k++ {
+		realInversePre(y, c, w, k)
+	}
+}
+
+// asComplex views x (of even length) as the complex values x[2m] + i·x[2m+1].
+func asComplex(x []float64) []complex128 {
+	return unsafe.Slice((*complex128)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/2)
 }
 
 // fold returns the sub-transform length P of a pruned transform of size n whose input (or
@@ -117,7 +150,7 @@ func (tw *Table) ForwardShort(x, buf, work []complex128) []complex128 {
 			row[r] += v * w[(jj*r)&mask]
 		}
 	}
-	return tw.stages(z, work[:n], p, m, false)
+	return tw.stages(z, work[:n], z, p, m, false)
 }
 
 // InverseHead writes the first len(dst) outputs x[t] = Σ_{k<N} X[k]·e^{+2πitk/N} of the
@@ -134,7 +167,7 @@ func (tw *Table) InverseHead(dst, spec, work []complex128) {
 	m := n / p
 	mask := n - 1
 	w := tw.w
-	v := tw.stages(spec, work[:n], p, m, true)
+	v := tw.stages(spec, work[:n], spec, p, m, true)
 	for t := range dst {
 		row := v[m*(t%p) : m*(t%p)+m]
 		var s complex128
