@@ -8,6 +8,14 @@
 // these transforms for powers of two, Bluestein's algorithm on top of them for lengths with
 // large prime factors (checked against the DFT by its definition), and gonum's dsp/fourier
 // (FFTPACK), against which everything else here is tested, for other lengths.
+//
+// On amd64 with AVX2 the stages and the real transforms' twiddling run in assembly kernels
+// (fft_amd64.s), two complex values per register, 3–4× faster than the Go loops at 1024–4096
+// points (BenchmarkPaths). They do the Go loops' operations in the same order without fused
+// multiply-adds, so every transform gives the Go loops' result bit for bit
+// (TestKernelsMatchGo, TestStagesMatchGo): the fits that start from Lanczos runs on these
+// transforms do not move. The Go loops run elsewhere, with the noasm build tag, and for
+// GOAMD64=v3, where the compiler fuses the Go code's complex products.
 package fft
 
 import (

@@ -1,6 +1,9 @@
+//go:build !amd64 || noasm || amd64.v3
+
 package fft
 
-// The stages and the real transforms' twiddling, by the Go loops.
+// useAsm is false: the Go loops do everything (see fft_amd64.go).
+const useAsm = false
 
 func (tw *Table) radix4(src, dst []complex128, l, s int, inverse bool) {
 	tw.radix4Go(src, dst, l, s, inverse)

@@ -1,0 +1,382 @@
+//go:build !noasm && !amd64.v3
+
+#include "textflag.h"
+
+// AVX2 kernels of fft.go's stages and real.go's twiddling, two complex values (re, im, re, im)
+// per YMM register. Each does the Go code's operations in its order, without FMA (Go rounds
+// every product); where the Go code negates or swaps parts, the kernels flip sign bits and
+// permute, which is exact, and a − (−b) is a + b to the bit.
+
+// SWAPRI swaps each complex value's real and imaginary parts.
+#define SWAPRI(x, out) VPERMILPD $5, x, out
+
+// CMUL is Go's complex product out = w·x of x by the twiddles whose real parts are in wr and
+// imaginary parts in wi: (xr·wr − xi·wi) + i(xi·wr + xr·wi). x is kept; tmp is scratch.
+#define CMUL(x, wr, wi, tmp, out) \
+	SWAPRI(x, tmp); \
+	VMULPD wi, tmp, tmp; \
+	VMULPD wr, x, out; \
+	VADDSUBPD tmp, out, out
+
+// BFLY is the radix-4 butterfly of a, b, c, d in Y0–Y3 before the twiddles: apc = a + c,
+// amc = a − c, bpd = b + d, bmd = b − d, t = ±i·bmd (Y14 flips the sign bit: the real part
+// forward, t = i·bmd; the imaginary part inverse, t = −i·bmd). Out: y0 = apc + bpd in Y2,
+// y1 = amc − t in Y3, y2 = apc − bpd in Y4, y3 = amc + t in Y0; Y1 and Y5 scratch.
+#define BFLY \
+	VADDPD Y2, Y0, Y4; \
+	VSUBPD Y2, Y0, Y0; \
+	VADDPD Y3, Y1, Y5; \
+	VSUBPD Y3, Y1, Y1; \
+	SWAPRI(Y1, Y1); \
+	VXORPD Y14, Y1, Y1; \
+	VADDPD Y5, Y4, Y2; \
+	VSUBPD Y5, Y4, Y4; \
+	VSUBPD Y1, Y0, Y3; \
+	VADDPD Y1, Y0, Y0
+
+// MASKS sets Y14 to the sign bits BFLY flips and Y15 to those that conjugate the twiddles'
+// imaginary parts (none forward), by the bool at inv.
+#define MASKS(inv, FWD) \
+	VXORPD Y15, Y15, Y15; \
+	VMOVUPD signre<>(SB), Y14; \
+	CMPB   inv, $0; \
+	JEQ    FWD; \
+	VMOVUPD signim<>(SB), Y14; \
+	VMOVUPD signall<>(SB), Y15; \
+FWD: \
+	NOP
+
+DATA signre<>+0(SB)/8, $0x8000000000000000
+DATA signre<>+8(SB)/8, $0
+DATA signre<>+16(SB)/8, $0x8000000000000000
+DATA signre<>+24(SB)/8, $0
+GLOBL signre<>(SB), RODATA|NOPTR, $32
+
+DATA signim<>+0(SB)/8, $0
+DATA signim<>+8(SB)/8, $0x8000000000000000
+DATA signim<>+16(SB)/8, $0
+DATA signim<>+24(SB)/8, $0x8000000000000000
+GLOBL signim<>(SB), RODATA|NOPTR, $32
+
+DATA signall<>+0(SB)/8, $0x8000000000000000
+DATA signall<>+8(SB)/8, $0x8000000000000000
+DATA signall<>+16(SB)/8, $0x8000000000000000
+DATA signall<>+24(SB)/8, $0x8000000000000000
+GLOBL signall<>(SB), RODATA|NOPTR, $32
+
+DATA half<>+0(SB)/8, $0.5
+DATA half<>+8(SB)/8, $0.5
+DATA half<>+16(SB)/8, $0.5
+DATA half<>+24(SB)/8, $0.5
+GLOBL half<>(SB), RODATA|NOPTR, $32
+
+// func radix4AVX2(dst, src, w []complex128, m, s, step int, inverse bool)
+//
+// radix4Forward (radix4Inverse when inverse) for s ≥ 2, even: for each p < m, the s
+// sub-transforms' butterflies two at a time, a = src[s·p + q], b, c, d m·s further on each,
+// y0…y3 = dst[4s·p + q], s further on each; twiddles w[p·step], w[2p·step], w[3p·step]
+// (none at p = 0, as in Go).
+TEXT ·radix4AVX2(SB), NOSPLIT, $8-97
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ w_base+48(FP), DX
+	MOVQ m+72(FP), R8
+	MOVQ s+80(FP), R11
+	SHLQ $4, R11            // 16s: y1's offset from y0, in bytes
+	IMULQ R11, R8           // 16sm: b's offset from a
+	LEAQ (R8)(R8*1), R9     // c's
+	LEAQ (R9)(R8*1), R10    // d's
+	LEAQ (R11)(R11*1), R12  // y2's
+	LEAQ (R12)(R11*1), R13  // y3's
+	MOVQ step+88(FP), AX
+	SHLQ $4, AX
+	MOVQ AX, stride-8(SP)   // 16·step: the twiddles' offset per p, in bytes
+	MASKS(inverse+96(FP), r4fwd)
+
+	// p = 0: no twiddles.
+	MOVQ s+80(FP), CX
+	SHRQ $1, CX
+
+r4p0:
+	VMOVUPD (SI), Y0
+	VMOVUPD (SI)(R8*1), Y1
+	VMOVUPD (SI)(R9*1), Y2
+	VMOVUPD (SI)(R10*1), Y3
+	BFLY
+	VMOVUPD Y2, (DI)
+	VMOVUPD Y3, (DI)(R11*1)
+	VMOVUPD Y4, (DI)(R12*1)
+	VMOVUPD Y0, (DI)(R13*1)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     r4p0
+	ADDQ    R13, DI
+
+	MOVQ m+72(FP), BX
+	DECQ BX
+	JZ   r4done
+	XORQ AX, AX
+
+r4p:
+	ADDQ         stride-8(SP), AX
+	VBROADCASTSD (DX)(AX*1), Y8
+	VBROADCASTSD 8(DX)(AX*1), Y9
+	VBROADCASTSD (DX)(AX*2), Y10
+	VBROADCASTSD 8(DX)(AX*2), Y11
+	LEAQ         (AX)(AX*2), CX
+	VBROADCASTSD (DX)(CX*1), Y12
+	VBROADCASTSD 8(DX)(CX*1), Y13
+	VXORPD       Y15, Y9, Y9
+	VXORPD       Y15, Y11, Y11
+	VXORPD       Y15, Y13, Y13
+	MOVQ         s+80(FP), CX
+	SHRQ         $1, CX
+
+r4q:
+	VMOVUPD (SI), Y0
+	VMOVUPD (SI)(R8*1), Y1
+	VMOVUPD (SI)(R9*1), Y2
+	VMOVUPD (SI)(R10*1), Y3
+	BFLY
+	VMOVUPD Y2, (DI)
+	CMUL(Y3, Y8, Y9, Y5, Y6)
+	VMOVUPD Y6, (DI)(R11*1)
+	CMUL(Y4, Y10, Y11, Y5, Y7)
+	VMOVUPD Y7, (DI)(R12*1)
+	CMUL(Y0, Y12, Y13, Y5, Y1)
+	VMOVUPD Y1, (DI)(R13*1)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     r4q
+	ADDQ    R13, DI
+	DECQ    BX
+	JNZ     r4p
+
+r4done:
+	VZEROUPPER
+	RET
+
+// FIRSTTW loads the twiddles of butterflies p and p + 1 (AX = 16p·step bytes, R11 = 16·step)
+// for radix4FirstAVX2: w[p·step] and w[(p+1)·step] split into real parts (Y8) and imaginary
+// parts (Y9), w[2p·step]… into Y10 and Y11, w[3p·step]… into Y12 and Y13. R12, R13 scratch.
+#define FIRSTTW \
+	VMOVUPD     (DX)(AX*1), X8; \
+	LEAQ        (AX)(R11*1), R12; \
+	VINSERTF128 $1, (DX)(R12*1), Y8, Y8; \
+	LEAQ        (AX)(AX*1), R12; \
+	VMOVUPD     (DX)(R12*1), X10; \
+	LEAQ        (R12)(R11*2), R13; \
+	VINSERTF128 $1, (DX)(R13*1), Y10, Y10; \
+	LEAQ        (AX)(AX*2), R12; \
+	VMOVUPD     (DX)(R12*1), X12; \
+	LEAQ        (R12)(R11*2), R13; \
+	ADDQ        R11, R13; \
+	VINSERTF128 $1, (DX)(R13*1), Y12, Y12; \
+	VPERMILPD   $15, Y8, Y9; \
+	VMOVDDUP    Y8, Y8; \
+	VPERMILPD   $15, Y10, Y11; \
+	VMOVDDUP    Y10, Y10; \
+	VPERMILPD   $15, Y12, Y13; \
+	VMOVDDUP    Y12, Y12; \
+	VXORPD      Y15, Y9, Y9; \
+	VXORPD      Y15, Y11, Y11; \
+	VXORPD      Y15, Y13, Y13
+
+// FIRSTLOAD loads a, b, c, d of butterflies p and p + 1 and runs BFLY and the twiddles:
+// y0 in Y2, y1 in Y6, y2 in Y7, y3 in Y1 (before the twiddles: Y3, Y4, Y0).
+#define FIRSTLOAD \
+	VMOVUPD (SI), Y0; \
+	VMOVUPD (SI)(R8*1), Y1; \
+	VMOVUPD (SI)(R9*1), Y2; \
+	VMOVUPD (SI)(R10*1), Y3; \
+	BFLY; \
+	CMUL(Y3, Y8, Y9, Y5, Y6); \
+	CMUL(Y4, Y10, Y11, Y5, Y7); \
+	CMUL(Y0, Y12, Y13, Y5, Y1)
+
+// FIRSTSTORE stores butterfly p's y0…y3 and then p + 1's at DI (their lanes transposed).
+#define FIRSTSTORE \
+	VPERM2F128 $0x20, Y6, Y2, Y3; \
+	VMOVUPD    Y3, (DI); \
+	VPERM2F128 $0x20, Y1, Y7, Y4; \
+	VMOVUPD    Y4, 32(DI); \
+	VPERM2F128 $0x31, Y6, Y2, Y3; \
+	VMOVUPD    Y3, 64(DI); \
+	VPERM2F128 $0x31, Y1, Y7, Y4; \
+	VMOVUPD    Y4, 96(DI); \
+	ADDQ       $32, SI; \
+	ADDQ       $128, DI; \
+	LEAQ       (AX)(R11*2), AX
+
+// func radix4FirstAVX2(dst, src, w []complex128, m, step int, inverse bool)
+//
+// radix4Forward (radix4Inverse when inverse) for s = 1 and m ≥ 2, even: butterflies p and
+// p + 1 at once, a = src[p], b = src[p + m], c, d; y0…y3 = dst[4p…4p+3]. Butterfly 0 takes
+// no twiddles, as in Go: its lanes are taken from before the products.
+TEXT ·radix4FirstAVX2(SB), NOSPLIT, $0-89
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ w_base+48(FP), DX
+	MOVQ m+72(FP), R8
+	SHLQ $4, R8             // 16m: b's offset from a, in bytes
+	LEAQ (R8)(R8*1), R9     // c's
+	LEAQ (R9)(R8*1), R10    // d's
+	MOVQ step+80(FP), R11
+	SHLQ $4, R11            // 16·step
+	MASKS(inverse+88(FP), r1fwd)
+	MOVQ m+72(FP), BX
+	SHRQ $1, BX
+	XORQ AX, AX
+
+	// Butterflies 0 and 1.
+	FIRSTTW
+	FIRSTLOAD
+	VBLENDPD $3, Y3, Y6, Y6
+	VBLENDPD $3, Y4, Y7, Y7
+	VBLENDPD $3, Y0, Y1, Y1
+	FIRSTSTORE
+	DECQ     BX
+	JZ       r1done
+
+r1loop:
+	FIRSTTW
+	FIRSTLOAD
+	FIRSTSTORE
+	DECQ BX
+	JNZ  r1loop
+
+r1done:
+	VZEROUPPER
+	RET
+
+// func radix2AVX2(dst, src []complex128, s int)
+//
+// radix2Go for s ≥ 2, even: dst[q] = src[q] + src[q+s], dst[q+s] = src[q] − src[q+s].
+TEXT ·radix2AVX2(SB), NOSPLIT, $0-56
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ s+48(FP), CX
+	MOVQ CX, R8
+	SHLQ $4, R8             // 16s
+	SHRQ $1, CX
+
+r2loop:
+	VMOVUPD (SI), Y0
+	VMOVUPD (SI)(R8*1), Y1
+	VADDPD  Y1, Y0, Y2
+	VSUBPD  Y1, Y0, Y3
+	VMOVUPD Y2, (DI)
+	VMOVUPD Y3, (DI)(R8*1)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     r2loop
+	VZEROUPPER
+	RET
+
+// REVCONJ loads entries j−1 and j of a complex array at ptr (pointing at j−1) as conj(j),
+// conj(j−1) into out.
+#define REVCONJ(ptr, out) \
+	VMOVUPD    (ptr), out; \
+	VPERM2F128 $1, out, out, out; \
+	VXORPD     Y13, out, out
+
+// TWPAIR loads twiddles k and k + 1 from (ptr) as their real parts (wr) and imaginary parts (wi).
+#define TWPAIR(ptr, wr, wi) \
+	VMOVUPD   (ptr), wr; \
+	VPERMILPD $15, wr, wi; \
+	VMOVDDUP  wr, wr
+
+// func realForwardPostsAVX2(dst, z, w []complex128)
+//
+// realForwardPostsGo: for k = 1 … h−2 (h = len(z), h − 2 even), zk = z[k],
+// zc = conj z[h−k], e = (zk + zc)·0.5, o = (zk − zc)·0.5 (Go's complex products by 0.5 + 0i:
+// (r·0.5 − i·0) + i(i·0.5 + r·0)), p = w[k]·o, dst[k] = e + (im p − i·re p), two k at a time.
+TEXT ·realForwardPostsAVX2(SB), NOSPLIT, $0-72
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    z_base+24(FP), SI
+	MOVQ    z_len+32(FP), CX
+	MOVQ    w_base+48(FP), DX
+	SUBQ    $2, CX
+	SHRQ    $1, CX          // pairs
+	JZ      rfdone
+	MOVQ    CX, BX
+	SHLQ    $5, BX
+	LEAQ    (SI)(BX*1), BX  // z[h−2]: the pair z[h−k−1], z[h−k] for k = 1
+	ADDQ    $16, DI
+	ADDQ    $16, SI
+	ADDQ    $16, DX
+	VMOVUPD signim<>(SB), Y13
+	VMOVUPD half<>(SB), Y14
+	VXORPD  Y15, Y15, Y15
+
+rfloop:
+	VMOVUPD (SI), Y0
+	REVCONJ(BX, Y1)
+	VADDPD  Y1, Y0, Y2      // zk + zc
+	VSUBPD  Y1, Y0, Y3      // zk − zc
+	CMUL(Y2, Y14, Y15, Y4, Y5) // e
+	CMUL(Y3, Y14, Y15, Y4, Y6) // o
+	TWPAIR(DX, Y7, Y8)
+	CMUL(Y6, Y7, Y8, Y4, Y9) // p
+	SWAPRI(Y9, Y9)
+	VXORPD  Y13, Y9, Y9     // im p − i·re p
+	VADDPD  Y9, Y5, Y5
+	VMOVUPD Y5, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	SUBQ    $32, BX
+	DECQ    CX
+	JNZ     rfloop
+
+rfdone:
+	VZEROUPPER
+	RET
+
+// func realInversePresAVX2(y, c, w []complex128)
+//
+// realInversePresGo: for k = 1 … h−2 (h = len(y), h − 2 even), xk = c[k], xc = conj c[h−k],
+// e = xk + xc, o = (xk − xc)·conj w[k], y[k] = e + (−im o + i·re o), two k at a time.
+TEXT ·realInversePresAVX2(SB), NOSPLIT, $0-72
+	MOVQ    y_base+0(FP), DI
+	MOVQ    y_len+8(FP), CX
+	MOVQ    c_base+24(FP), SI
+	MOVQ    w_base+48(FP), DX
+	SUBQ    $2, CX
+	SHRQ    $1, CX          // pairs
+	JZ      ridone
+	MOVQ    CX, BX
+	SHLQ    $5, BX
+	LEAQ    (SI)(BX*1), BX  // c[h−2]: the pair c[h−k−1], c[h−k] for k = 1
+	ADDQ    $16, DI
+	ADDQ    $16, SI
+	ADDQ    $16, DX
+	VMOVUPD signim<>(SB), Y13
+	VMOVUPD signre<>(SB), Y14
+	VMOVUPD signall<>(SB), Y15
+
+riloop:
+	VMOVUPD (SI), Y0
+	REVCONJ(BX, Y1)
+	VADDPD  Y1, Y0, Y2      // e
+	VSUBPD  Y1, Y0, Y3      // xk − xc
+	TWPAIR(DX, Y7, Y8)
+	VXORPD  Y15, Y8, Y8     // conj w
+	CMUL(Y3, Y7, Y8, Y4, Y9) // o
+	SWAPRI(Y9, Y9)
+	VXORPD  Y14, Y9, Y9     // −im o + i·re o
+	VADDPD  Y9, Y2, Y2
+	VMOVUPD Y2, (DI)
+	ADDQ    $32, DI
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	SUBQ    $32, BX
+	DECQ    CX
+	JNZ     riloop
+
+ridone:
+	VZEROUPPER
+	RET
