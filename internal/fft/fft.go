@@ -102,6 +102,10 @@ func (tw *Table) Transform(x, work []complex128, inverse bool) {
 // overwritten) or a third buffer (src is then only read).
 func (tw *Table) stages(src, dst, alt []complex128, l, s int, inverse bool) []complex128 {
 	for l >= 4 {
+		if l == 8 && fuse8(s) {
+			tw.radix8Last(src, dst, s, inverse)
+			return dst
+		}
 		tw.radix4(src, dst, l, s, inverse)
 		src, dst, alt = dst, alt, dst
 		l /= 4
@@ -114,10 +118,17 @@ func (tw *Table) stages(src, dst, alt []complex128, l, s int, inverse bool) []co
 	return src
 }
 
-// stageCount is the number of stages stages runs on sub-transforms of length l.
-func stageCount(l int) int {
-	k := bits.Len(uint(l)) - 1 // log₂l
-	return k/2 + k%2
+// stageCount is the number of passes stages makes over s sub-transforms of length l.
+func stageCount(l, s int) (k int) {
+	for ; l >= 4; l, s, k = l/4, s*4, k+1 {
+		if l == 8 && fuse8(s) {
+			return k + 1
+		}
+	}
+	if l == 2 {
+		k++
+	}
+	return k
 }
 
 // radix4Go is one radix-4 stage in Go, the kernels' reference.

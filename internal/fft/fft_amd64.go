@@ -23,6 +23,9 @@ func radix4FirstAVX2(dst, src, w []complex128, m, step int, inverse bool)
 func radix2AVX2(dst, src []complex128, s int)
 
 //go:noescape
+func radix8LastAVX2(dst, src, w []complex128, s, step int, inverse bool)
+
+//go:noescape
 func realForwardPostsAVX2(dst, z, w []complex128)
 
 //go:noescape
@@ -40,6 +43,15 @@ func (tw *Table) radix4(src, dst []complex128, l, s int, inverse bool) {
 	default:
 		tw.radix4Go(src, dst, l, s, inverse)
 	}
+}
+
+// fuse8 says whether radix8Last runs the stages of s sub-transforms of length 8 (s ≥ 2).
+func fuse8(s int) bool { return useAsm && s >= 2 }
+
+// radix8Last is the radix-4 stage of s sub-transforms of length 8 and the radix-2 stage after
+// it in one pass: the two stages' operations without the pass through memory between them.
+func (tw *Table) radix8Last(src, dst []complex128, s int, inverse bool) {
+	radix8LastAVX2(dst[:8*s], src[:8*s], tw.w, s, tw.n/8, inverse)
 }
 
 // radix2 is the final radix-2 stage (radix2Go).

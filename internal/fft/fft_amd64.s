@@ -380,3 +380,91 @@ riloop:
 ridone:
 	VZEROUPPER
 	RET
+
+// CMULM is CMUL with the twiddles' real and imaginary parts in memory.
+#define CMULM(x, wr, wi, tmp, out) \
+	SWAPRI(x, tmp); \
+	VMULPD wi, tmp, tmp; \
+	VMULPD wr, x, out; \
+	VADDSUBPD tmp, out, out
+
+// func radix8LastAVX2(dst, src, w []complex128, s, step int, inverse bool)
+//
+// The last radix-4 stage of sub-transforms of length l = 8 (m = 2) and the radix-2 stage
+// after it, for s ≥ 2, even: butterfly p = 1 (twiddles w[step], w[2step], w[3step], kept
+// broadcast on the stack) and p = 0 (none) of sub-transforms q and q + 1, then
+// dst[js + q] = y_j(0) + y_j(1) and dst[(4+j)s + q] = y_j(0) − y_j(1): the two stages'
+// operations without the pass through memory between them.
+TEXT ·radix8LastAVX2(SB), NOSPLIT, $192-89
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ w_base+48(FP), DX
+	MOVQ s+72(FP), R11
+	SHLQ $4, R11            // 16s
+	MASKS(inverse+88(FP), r8fwd)
+	MOVQ step+80(FP), AX
+	SHLQ $4, AX
+	VBROADCASTSD (DX)(AX*1), Y8
+	VBROADCASTSD 8(DX)(AX*1), Y9
+	VBROADCASTSD (DX)(AX*2), Y10
+	VBROADCASTSD 8(DX)(AX*2), Y11
+	LEAQ         (AX)(AX*2), CX
+	VBROADCASTSD (DX)(CX*1), Y12
+	VBROADCASTSD 8(DX)(CX*1), Y13
+	VXORPD       Y15, Y9, Y9
+	VXORPD       Y15, Y11, Y11
+	VXORPD       Y15, Y13, Y13
+	VMOVUPD      Y8, 0(SP)
+	VMOVUPD      Y9, 32(SP)
+	VMOVUPD      Y10, 64(SP)
+	VMOVUPD      Y11, 96(SP)
+	VMOVUPD      Y12, 128(SP)
+	VMOVUPD      Y13, 160(SP)
+	LEAQ         (R11)(R11*1), R8  // 32s: b's offset from a
+	LEAQ         (R8)(R8*1), R9    // 64s: c's
+	LEAQ         (R9)(R8*1), R10   // 96s: d's
+	LEAQ         (R8)(R11*1), R12  // 48s
+	LEAQ         (R9)(R11*1), R13  // 80s
+	LEAQ         (R10)(R11*1), DX  // 112s
+	LEAQ         (SI)(R11*1), BX   // butterfly 1's a
+	MOVQ         s+72(FP), CX
+	SHRQ         $1, CX
+
+r8loop:
+	VMOVUPD (BX), Y0
+	VMOVUPD (BX)(R8*1), Y1
+	VMOVUPD (BX)(R9*1), Y2
+	VMOVUPD (BX)(R10*1), Y3
+	BFLY
+	CMULM(Y3, 0(SP), 32(SP), Y5, Y6)
+	CMULM(Y4, 64(SP), 96(SP), Y5, Y7)
+	CMULM(Y0, 128(SP), 160(SP), Y5, Y8)
+	VMOVAPD Y2, Y9
+	VMOVUPD (SI), Y0
+	VMOVUPD (SI)(R8*1), Y1
+	VMOVUPD (SI)(R9*1), Y2
+	VMOVUPD (SI)(R10*1), Y3
+	BFLY
+	VADDPD  Y9, Y2, Y1
+	VSUBPD  Y9, Y2, Y2
+	VMOVUPD Y1, (DI)
+	VMOVUPD Y2, (DI)(R9*1)
+	VADDPD  Y6, Y3, Y1
+	VSUBPD  Y6, Y3, Y3
+	VMOVUPD Y1, (DI)(R11*1)
+	VMOVUPD Y3, (DI)(R13*1)
+	VADDPD  Y7, Y4, Y1
+	VSUBPD  Y7, Y4, Y4
+	VMOVUPD Y1, (DI)(R8*1)
+	VMOVUPD Y4, (DI)(R10*1)
+	VADDPD  Y8, Y0, Y1
+	VSUBPD  Y8, Y0, Y0
+	VMOVUPD Y1, (DI)(R12*1)
+	VMOVUPD Y0, (DI)(DX*1)
+	ADDQ    $32, SI
+	ADDQ    $32, BX
+	ADDQ    $32, DI
+	DECQ    CX
+	JNZ     r8loop
+	VZEROUPPER
+	RET

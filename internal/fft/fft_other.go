@@ -9,6 +9,12 @@ func (tw *Table) radix4(src, dst []complex128, l, s int, inverse bool) {
 	tw.radix4Go(src, dst, l, s, inverse)
 }
 
+func fuse8(s int) bool { return false }
+
+func (tw *Table) radix8Last(src, dst []complex128, s int, inverse bool) {
+	panic("fft: no fused stage in this build")
+}
+
 func radix2(src, dst []complex128, s int) { radix2Go(src, dst, s) }
 
 func realForwardPosts(dst, z, w []complex128) { realForwardPostsGo(dst, z, w) }

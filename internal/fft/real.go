@@ -83,7 +83,7 @@ func (tw *Table) RealInverse(dst []float64, c []complex128, work []complex128) {
 	realInversePres(y, c, w)
 	// The last stage writes dst in place (complex128 is two float64s, real part first).
 	out, alt := asComplex(dst), work[h:n]
-	if stageCount(h)%2 == 0 {
+	if stageCount(h, 1)%2 == 0 {
 		out, alt = alt, out
 	}
 	tw.stages(y, out, alt, h, 1, true)
