@@ -10,8 +10,10 @@
 // (FFTPACK), against which everything else here is tested, for other lengths.
 //
 // On amd64 with AVX2 the stages and the real transforms' twiddling run in assembly kernels
-// (fft_amd64.s), two complex values per register, 3–4× faster than the Go loops at 1024–4096
-// points (BenchmarkPaths). They do the Go loops' operations in the same order without fused
+// (fft_amd64.s), two complex values per register; the last radix-4 stage of an odd power of
+// two runs with the radix-2 stage after it in one pass, and from 2048 points, where each pass
+// is a trip through L2, pairs of radix-4 stages run in one: 3–4× faster than the Go loops at
+// 1024–4096 points (BenchmarkPaths). They do the Go loops' operations in the same order without fused
 // multiply-adds, so every transform gives the Go loops' result bit for bit
 // (TestKernelsMatchGo, TestStagesMatchGo): the fits that start from Lanczos runs on these
 // transforms do not move. The Go loops run elsewhere, with the noasm build tag, and for
@@ -102,14 +104,18 @@ func (tw *Table) Transform(x, work []complex128, inverse bool) {
 // overwritten) or a third buffer (src is then only read).
 func (tw *Table) stages(src, dst, alt []complex128, l, s int, inverse bool) []complex128 {
 	for l >= 4 {
-		if l == 8 && fuse8(s) {
+		switch {
+		case l == 8 && fuse8(s):
 			tw.radix8Last(src, dst, s, inverse)
 			return dst
+		case l >= 16 && fuse16(l, s):
+			tw.radix16(src, dst, l, s, inverse)
+			l, s = l/16, s*16
+		default:
+			tw.radix4(src, dst, l, s, inverse)
+			l, s = l/4, s*4
 		}
-		tw.radix4(src, dst, l, s, inverse)
 		src, dst, alt = dst, alt, dst
-		l /= 4
-		s *= 4
 	}
 	if l == 2 {
 		radix2(src, dst, s)
@@ -120,9 +126,14 @@ func (tw *Table) stages(src, dst, alt []complex128, l, s int, inverse bool) []co
 
 // stageCount is the number of passes stages makes over s sub-transforms of length l.
 func stageCount(l, s int) (k int) {
-	for ; l >= 4; l, s, k = l/4, s*4, k+1 {
-		if l == 8 && fuse8(s) {
+	for ; l >= 4; k++ {
+		switch {
+		case l == 8 && fuse8(s):
 			return k + 1
+		case l >= 16 && fuse16(l, s):
+			l, s = l/16, s*16
+		default:
+			l, s = l/4, s*4
 		}
 	}
 	if l == 2 {

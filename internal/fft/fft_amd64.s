@@ -468,3 +468,218 @@ r8loop:
 	JNZ     r8loop
 	VZEROUPPER
 	RET
+
+// The frame of radix16AVX2: the first stage's outputs T[k][j] at 128k + 32j, its twiddles'
+// real and imaginary parts broadcast at TWA + 64(3k + j − 1) and 32 more, then the counters.
+#define TWA 512
+#define PLEFT 1280
+#define TOFF 1288
+#define TSTEP 1296
+
+// R16A runs the first stage's butterfly k (a at BX) into T[k][·] at T0, its twiddles at
+// W1…W3 (offsets of TWA's pairs); R16A_NOTW without twiddles.
+#define R16A_LOAD \
+	VMOVUPD (BX), Y0; \
+	VMOVUPD (BX)(R8*1), Y1; \
+	VMOVUPD (BX)(R9*1), Y2; \
+	VMOVUPD (BX)(R10*1), Y3; \
+	BFLY
+
+#define R16A(T0, W1, W2, W3) \
+	R16A_LOAD; \
+	VMOVUPD Y2, T0(SP); \
+	CMULM(Y3, W1(SP), W1+32(SP), Y5, Y6); \
+	VMOVUPD Y6, T0+32(SP); \
+	CMULM(Y4, W2(SP), W2+32(SP), Y5, Y7); \
+	VMOVUPD Y7, T0+64(SP); \
+	CMULM(Y0, W3(SP), W3+32(SP), Y5, Y1); \
+	VMOVUPD Y1, T0+96(SP)
+
+#define R16A_NOTW(T0) \
+	R16A_LOAD; \
+	VMOVUPD Y2, T0(SP); \
+	VMOVUPD Y3, T0+32(SP); \
+	VMOVUPD Y4, T0+64(SP); \
+	VMOVUPD Y0, T0+96(SP)
+
+// R16B runs the second stage's butterfly j, on T[·][j], into dst at BX, R13 apart (AX = 3·R13),
+// with the twiddles of Y8–Y13, or none (R16B_NOTW).
+#define R16B_LOAD(TJ) \
+	VMOVUPD TJ(SP), Y0; \
+	VMOVUPD TJ+128(SP), Y1; \
+	VMOVUPD TJ+256(SP), Y2; \
+	VMOVUPD TJ+384(SP), Y3; \
+	BFLY; \
+	VMOVUPD Y2, (BX)
+
+#define R16B(TJ) \
+	R16B_LOAD(TJ); \
+	CMUL(Y3, Y8, Y9, Y5, Y6); \
+	VMOVUPD Y6, (BX)(R13*1); \
+	CMUL(Y4, Y10, Y11, Y5, Y7); \
+	VMOVUPD Y7, (BX)(R13*2); \
+	CMUL(Y0, Y12, Y13, Y5, Y1); \
+	VMOVUPD Y1, (BX)(AX*1)
+
+#define R16B_NOTW(TJ) \
+	R16B_LOAD(TJ); \
+	VMOVUPD Y3, (BX)(R13*1); \
+	VMOVUPD Y4, (BX)(R13*2); \
+	VMOVUPD Y0, (BX)(AX*1)
+
+// R16TWA broadcasts the first stage's twiddles w[j·p·step], j = 1, 2, 3, of butterfly k
+// (BX = 16p·step bytes) into W1…W3 of the frame. AX scratch.
+#define R16TWA(W1, W2, W3) \
+	VBROADCASTSD (DX)(BX*1), Y0; \
+	VBROADCASTSD 8(DX)(BX*1), Y1; \
+	VXORPD       Y15, Y1, Y1; \
+	VMOVUPD      Y0, W1(SP); \
+	VMOVUPD      Y1, W1+32(SP); \
+	VBROADCASTSD (DX)(BX*2), Y0; \
+	VBROADCASTSD 8(DX)(BX*2), Y1; \
+	VXORPD       Y15, Y1, Y1; \
+	VMOVUPD      Y0, W2(SP); \
+	VMOVUPD      Y1, W2+32(SP); \
+	LEAQ         (BX)(BX*2), AX; \
+	VBROADCASTSD (DX)(AX*1), Y0; \
+	VBROADCASTSD 8(DX)(AX*1), Y1; \
+	VXORPD       Y15, Y1, Y1; \
+	VMOVUPD      Y0, W3(SP); \
+	VMOVUPD      Y1, W3+32(SP)
+
+// R16TW sets the twiddles of butterfly group p (TOFF = 16p·step bytes): the first stage's
+// butterflies p + k·l/16 on the frame (16·(l/16)·step = len(w) bytes apart in the table), the
+// second stage's w[4j·p·step] in Y8–Y13. CX and BX scratch; AX is 3·R13 after.
+#define R16TW \
+	MOVQ         TOFF(SP), BX; \
+	MOVQ         w_len+56(FP), CX; \
+	R16TWA(TWA, TWA+64, TWA+128); \
+	ADDQ         CX, BX; \
+	R16TWA(TWA+192, TWA+256, TWA+320); \
+	ADDQ         CX, BX; \
+	R16TWA(TWA+384, TWA+448, TWA+512); \
+	ADDQ         CX, BX; \
+	R16TWA(TWA+576, TWA+640, TWA+704); \
+	MOVQ         TOFF(SP), BX; \
+	SHLQ         $2, BX; \
+	VBROADCASTSD (DX)(BX*1), Y8; \
+	VBROADCASTSD 8(DX)(BX*1), Y9; \
+	VBROADCASTSD (DX)(BX*2), Y10; \
+	VBROADCASTSD 8(DX)(BX*2), Y11; \
+	LEAQ         (BX)(BX*2), BX; \
+	VBROADCASTSD (DX)(BX*1), Y12; \
+	VBROADCASTSD 8(DX)(BX*1), Y13; \
+	VXORPD       Y15, Y9, Y9; \
+	VXORPD       Y15, Y11, Y11; \
+	VXORPD       Y15, Y13, Y13; \
+	LEAQ         (R13)(R13*2), AX
+
+// R16KPTRk sets BX to the first stage's butterfly k's a, SI + k·R11 (k = 0: SI).
+#define R16KPTR1 LEAQ (SI)(R11*1), BX
+#define R16KPTR2 LEAQ (SI)(R11*2), BX
+#define R16KPTR3 LEAQ (R11)(R11*2), BX; ADDQ SI, BX
+
+// R16NEXT moves SI and DI to the next pair of sub-transforms.
+#define R16NEXT \
+	ADDQ $32, SI; \
+	ADDQ $32, DI
+
+// R16GROUP moves DI, 16s bytes past group p's first outputs, to group p + 1's, 256s bytes past
+// them (48s + AX).
+#define R16GROUP \
+	LEAQ (R12)(R12*2), BX; \
+	ADDQ BX, DI; \
+	ADDQ AX, DI
+
+// func radix16AVX2(dst, src, w []complex128, l, s, step int, inverse bool)
+//
+// Two radix-4 stages in one pass, for l ≥ 16 and s ≥ 2, even: the stage of s sub-transforms
+// of length l (twiddles w[j·p·step]) and the one after it, of 4s sub-transforms of length l/4
+// (twiddles w[4j·p'·step]). The second stage's butterfly p' of sub-transforms j·s + q takes
+// the first stage's outputs j of its butterflies p' + k·l/16, k = 0…3, for sub-transform q:
+// for each p' < l/16 and each pair q, q + 1, the first stage's four butterflies go through
+// the frame, and the second stage's four write dst[16s·p' + 4s·j' + j·s + q]. Butterflies
+// p = 0 and p' = 0 take no twiddles, as in Go.
+TEXT ·radix16AVX2(SB), $1304-97
+	MOVQ dst_base+0(FP), DI
+	MOVQ src_base+24(FP), SI
+	MOVQ w_base+48(FP), DX
+	MOVQ l+72(FP), R11
+	SHRQ $4, R11            // l/16
+	MOVQ R11, PLEFT(SP)
+	MOVQ s+80(FP), R12
+	SHLQ $4, R12            // 16s: j's stride in dst
+	IMULQ R12, R11          // 16s·l/16: k's stride in src
+	LEAQ (R11*4), R8        // 16s·l/4: the first stage's b from a
+	LEAQ (R8)(R8*1), R9
+	LEAQ (R9)(R8*1), R10
+	LEAQ (R12*4), R13       // 64s: j''s stride in dst
+	MOVQ step+88(FP), AX
+	SHLQ $4, AX
+	MOVQ AX, TSTEP(SP)
+	MOVQ $0, TOFF(SP)
+	MASKS(inverse+96(FP), r16fwd)
+
+	// p' = 0: butterfly p = 0 of the first stage and the second stage's take no twiddles.
+	R16TW
+	MOVQ s+80(FP), CX
+	SHRQ $1, CX
+
+r16g0:
+	MOVQ SI, BX
+	R16A_NOTW(0)
+	R16KPTR1
+	R16A(128, TWA+192, TWA+256, TWA+320)
+	R16KPTR2
+	R16A(256, TWA+384, TWA+448, TWA+512)
+	R16KPTR3
+	R16A(384, TWA+576, TWA+640, TWA+704)
+	MOVQ DI, BX
+	R16B_NOTW(0)
+	ADDQ R12, BX
+	R16B_NOTW(32)
+	ADDQ R12, BX
+	R16B_NOTW(64)
+	ADDQ R12, BX
+	R16B_NOTW(96)
+	R16NEXT
+	DECQ CX
+	JNZ  r16g0
+	R16GROUP
+	DECQ PLEFT(SP)
+	JZ   r16done
+
+r16g:
+	MOVQ TSTEP(SP), BX
+	ADDQ BX, TOFF(SP)
+	R16TW
+	MOVQ s+80(FP), CX
+	SHRQ $1, CX
+
+r16q:
+	MOVQ SI, BX
+	R16A(0, TWA, TWA+64, TWA+128)
+	R16KPTR1
+	R16A(128, TWA+192, TWA+256, TWA+320)
+	R16KPTR2
+	R16A(256, TWA+384, TWA+448, TWA+512)
+	R16KPTR3
+	R16A(384, TWA+576, TWA+640, TWA+704)
+	MOVQ DI, BX
+	R16B(0)
+	ADDQ R12, BX
+	R16B(32)
+	ADDQ R12, BX
+	R16B(64)
+	ADDQ R12, BX
+	R16B(96)
+	R16NEXT
+	DECQ CX
+	JNZ  r16q
+	R16GROUP
+	DECQ PLEFT(SP)
+	JNZ  r16g
+
+r16done:
+	VZEROUPPER
+	RET

@@ -104,8 +104,8 @@ func TestKernelsMatchGo(t *testing.T) {
 
 // TestStagesMatchGo checks each stage on its own, where a difference in the sign of a zero
 // cannot be lost in later sums: every radix-4 stage of sub-transforms of length l ≥ 4 with s
-// of them (l·s ≤ 2¹²), the radix-2 stage, the fused last stages (radix8Last) against the two
-// stages they stand for, and the real transforms' twiddling, on each input kind several times.
+// of them (l·s ≤ 2¹²), the radix-2 stage, the fused stages (radix16, radix8Last) against the two
+// stages each stands for, and the real transforms' twiddling, on each input kind several times.
 func TestStagesMatchGo(t *testing.T) {
 	if !useAsm {
 		t.Skip("the Go loops are the kernels on this machine (no AVX2)")
@@ -131,6 +131,17 @@ func TestStagesMatchGo(t *testing.T) {
 				radix2(x, got, s)
 				radix2Go(x, want, s)
 				sameBits(t, fmt.Sprintf("trial %d input %d radix-2 s=%d", trial, k, s), got, want)
+			}
+			for l := 16; 2*l <= n; l *= 2 {
+				for s := 2; l*s <= n; s *= 2 {
+					for _, inverse := range []bool{false, true} {
+						got, mid, want := make([]complex128, l*s), make([]complex128, l*s), make([]complex128, l*s)
+						tab.radix16(x, got, l, s, inverse)
+						tab.radix4Go(x, mid, l, s, inverse)
+						tab.radix4Go(mid, want, l/4, 4*s, inverse)
+						sameBits(t, fmt.Sprintf("trial %d input %d radix-16 l=%d s=%d inverse %v", trial, k, l, s, inverse), got, want)
+					}
+				}
 			}
 			for s := 2; 8*s <= n; s *= 2 {
 				for _, inverse := range []bool{false, true} {

@@ -9,6 +9,12 @@ func (tw *Table) radix4(src, dst []complex128, l, s int, inverse bool) {
 	tw.radix4Go(src, dst, l, s, inverse)
 }
 
+func fuse16(l, s int) bool { return false }
+
+func (tw *Table) radix16(src, dst []complex128, l, s int, inverse bool) {
+	panic("fft: no fused stages in this build")
+}
+
 func fuse8(s int) bool { return false }
 
 func (tw *Table) radix8Last(src, dst []complex128, s int, inverse bool) {
