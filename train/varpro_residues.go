@@ -417,7 +417,7 @@ func householderFactor(cols [][]float64, diag, uus []float64, limit []int) bool 
 			end = limit[j]
 		}
 		v := col[j:end]
-		alpha := floats.Norm(v, 2)
+		alpha := vec.Norm(v)
 		if alpha == 0 {
 			return false
 		}

@@ -22,6 +22,30 @@ func Dot(x, y []float64) float64 {
 	return dotGo(x, y)
 }
 
+// Norm returns the Euclidean norm of x: √Dot(x, x) where the sum of squares lies well
+// within float64's range, else by the entries scaled by the largest magnitude (as gonum's
+// floats.Norm scales every entry, which makes it 2–4× slower on the vectors of these fits).
+func Norm(x []float64) float64 {
+	if s := Dot(x, x); s >= 0x1p-1000 && s <= 0x1p1000 {
+		return math.Sqrt(s)
+	}
+	scale := 0.0
+	for _, v := range x {
+		if math.IsNaN(v) {
+			return math.NaN()
+		}
+		scale = math.Max(scale, math.Abs(v))
+	}
+	if scale == 0 || math.IsInf(scale, 1) {
+		return scale
+	}
+	sum := 0.0
+	for _, v := range x {
+		sum += (v / scale) * (v / scale)
+	}
+	return scale * math.Sqrt(sum)
+}
+
 // Axpy adds a·x to y (y at least as long as x), each entry by one fused multiply-add.
 func Axpy(a float64, x, y []float64) {
 	y = y[:len(x)]

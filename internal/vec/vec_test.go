@@ -239,3 +239,52 @@ func BenchmarkSubOuterUpper(b *testing.B) {
 		})
 	}
 }
+
+// TestNorm checks Norm against gonum's scaled floats.Norm to a few ulps, at magnitudes from
+// where the squares underflow to where they overflow (the scaled branch), and on zeros,
+// infinities and NaN.
+func TestNorm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, scale := range []float64{1e-300, 1e-160, 1e-150, 1e-10, 1, 1e10, 1e150, 1e160, 1e300} {
+		for _, n := range []int{1, 2, 17, 64, 146, 1023} {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = scale * rng.NormFloat64()
+			}
+			got, want := Norm(x), floats.Norm(x, 2)
+			if math.Abs(got-want) > 4*float64(n)*0x1p-53*want || math.IsInf(got, 0) || got == 0 {
+				t.Errorf("scale %g, n = %d: Norm %v, floats.Norm %v", scale, n, got, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		x    []float64
+		want float64
+	}{
+		{nil, 0}, {[]float64{0, 0}, 0}, {[]float64{1, math.Inf(-1)}, math.Inf(1)}, {[]float64{3, -4}, 5},
+	} {
+		if got := Norm(c.x); got != c.want {
+			t.Errorf("Norm(%v) = %v, want %v", c.x, got, c.want)
+		}
+	}
+	if got := Norm([]float64{1, math.NaN(), math.Inf(1)}); !math.IsNaN(got) {
+		t.Errorf("Norm with a NaN = %v", got)
+	}
+}
+
+// BenchmarkNorm times Norm against gonum's floats.Norm at the lengths of the QR's columns.
+func BenchmarkNorm(b *testing.B) {
+	for _, n := range []int{64, 146, 511} {
+		x, _ := benchVectors(n)
+		b.Run("vec/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				sink += Norm(x)
+			}
+		})
+		b.Run("gonum/"+strconv.Itoa(n), func(b *testing.B) {
+			for b.Loop() {
+				sink += floats.Norm(x, 2)
+			}
+		})
+	}
+}
