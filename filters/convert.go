@@ -315,14 +315,11 @@ func toDense(f Filter) (*Dense, conditioned, error) {
 		if !errors.Is(err, ErrDefective) {
 			return nil, c, err
 		}
-		// Repeated poles: realise the transfer function instead.
-		tf, c, err := toTF(s)
-		if err != nil {
-			return nil, c, err
-		}
-		out, _, err := toDense(tf)
-		c.warnings = append(c.warnings, "repeated poles: realised in companion form, whose conditioning grows with the order")
-		return out, c, err
+		// Repeated or clustered poles: the modal form cannot hold them, nor can the companion
+		// form's coefficients (they put a Butterworth filter of order 12 at ωc = 0.01 outside
+		// the unit circle); a cascade of real sections keeps each pole in its own block.
+		out, err := s.realCascade()
+		return out, conditioned{value: 1, of: noCondition + "a cascade of real first- and second-order sections, each holding its own poles)"}, err
 	}
 	return nil, conditioned{}, invalidf("unsupported filter type %T", f)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/underflow"
 	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
 )
 
 // ZPK is the zero-pole-gain form H(z) = H0 + Gain·Π(z - zᵢ)/Π(z - pᵢ) with len(Zeros) ≤
@@ -394,4 +395,170 @@ func cascadeError(secs []zpkSection, local []float64, gain float64, h []float64)
 		return math.MaxFloat64
 	}
 	return rel
+}
+
+// realSection is one real section of realCascade: its poles (a conjugate pair, or one or two
+// real poles) and the zeros it holds (no more than its poles, a complex zero with its
+// conjugate).
+type realSection struct {
+	poles, zeros []complex128
+}
+
+// realCascade realises f as a series connection of real sections of order one and two, each
+// holding its own poles and at most as many zeros, the gain spread evenly over them: a
+// conjugate pair p = σ ± iω in the block [[σ, ω], [−ω, σ]], whose eigenvalues are p exactly,
+// two real poles in [[p₁, 0], [1, p₂]], one in [p]. Each block's output row comes from
+// products p − zᵢ (H_k(p) for a pair), not from polynomial coefficients, so poles clustered
+// near the unit circle, where the coefficients of Π(z − pᵢ) lose them (a Butterworth filter of
+// order 12 at ωc = 0.01), and repeated poles, which have no modal form, keep their digits.
+// The state is that of the sections in turn, each block's input the previous sections' output.
+func (f *ZPK) realCascade() (*Dense, error) {
+	pm, err := pairModes(f.Poles, make([]complex128, len(f.Poles)))
+	if err != nil {
+		return nil, err
+	}
+	zm, err := pairRoots("zero", f.Zeros, make([]complex128, len(f.Zeros)))
+	if err != nil {
+		return nil, err
+	}
+	var secs []realSection
+	var reals []int // sections of one real pole
+	for _, m := range pm {
+		if m.pair {
+			secs = append(secs, realSection{poles: []complex128{m.pole, cmplx.Conj(m.pole)}})
+		} else {
+			reals = append(reals, len(secs))
+			secs = append(secs, realSection{poles: []complex128{m.pole}})
+		}
+	}
+	var zpairs, zreals []complex128
+	for _, m := range zm {
+		if m.pair {
+			zpairs = append(zpairs, m.pole)
+		} else {
+			zreals = append(zreals, m.pole)
+		}
+	}
+	// A complex zero needs a section of two poles: join real poles two by two while there are
+	// fewer such sections than zero pairs (len(Zeros) ≤ len(Poles) leaves enough).
+	free := 0
+	for _, s := range secs {
+		if len(s.poles) == 2 {
+			free++
+		}
+	}
+	for free < len(zpairs) && len(reals) >= 2 {
+		i, j := reals[len(reals)-2], reals[len(reals)-1]
+		reals = reals[:len(reals)-2]
+		secs[i].poles = append(secs[i].poles, secs[j].poles...)
+		secs[j].poles = nil
+		free++
+	}
+	nearest := func(z complex128, room func(s *realSection) bool) int {
+		best, bd := -1, math.Inf(1)
+		for k := range secs {
+			if s := &secs[k]; len(s.poles) > 0 && room(s) {
+				if d := dist2(s.poles[0], z); d < bd {
+					best, bd = k, d
+				}
+			}
+		}
+		return best
+	}
+	for _, z := range zpairs {
+		k := nearest(z, func(s *realSection) bool { return len(s.poles) == 2 && len(s.zeros) == 0 })
+		if k < 0 {
+			return nil, invalidf("%s in conjugate pairs cannot be held by sections of %s", plural.Count(len(f.Zeros), "zero"), plural.Count(len(f.Poles), "pole"))
+		}
+		secs[k].zeros = []complex128{z, cmplx.Conj(z)}
+	}
+	for _, z := range zreals {
+		k := nearest(z, func(s *realSection) bool { return len(s.zeros) < len(s.poles) })
+		if k < 0 {
+			return nil, invalidf("%s cannot be held by sections of %s", plural.Count(len(f.Zeros), "zero"), plural.Count(len(f.Poles), "pole"))
+		}
+		secs[k].zeros = append(secs[k].zeros, z)
+	}
+	live := secs[:0]
+	for _, s := range secs {
+		if len(s.poles) > 0 {
+			live = append(live, s)
+		}
+	}
+	secs = live
+
+	n := len(f.Poles)
+	a := mat.NewDense(max(n, 1), max(n, 1), nil)
+	b, c := make([]float64, n), make([]float64, n)
+	g := math.Pow(math.Abs(f.Gain), 1/float64(len(secs)))
+	d := 1.0 // the direct term of the sections so far
+	at := 0
+	for k, s := range secs {
+		gk := g
+		if k == 0 && f.Gain < 0 {
+			gk = -g
+		}
+		// N(z) = gk·Π(z − zᵢ); the section is dk + ck·(zI − Ak)⁻¹·e₁.
+		num := func(z complex128) complex128 {
+			v := complex(gk, 0)
+			for _, q := range s.zeros {
+				v *= z - q
+			}
+			return v
+		}
+		var dk float64
+		if len(s.zeros) == len(s.poles) {
+			dk = gk
+		}
+		var ak [2][2]float64
+		var ck [2]float64
+		p := s.poles[0]
+		switch {
+		case len(s.poles) == 1:
+			ak[0][0] = real(p)
+			ck[0] = real(num(p))
+		case imag(p) != 0:
+			// N(z) − dk·D(z) = r₁z + r₀ equals N at p: r₁ = Im N(p)/ω, and the second entry
+			// −(r₀ + r₁σ)/ω is −Re N(p)/ω.
+			sg, om := real(p), imag(p)
+			ak[0][0], ak[0][1], ak[1][0], ak[1][1] = sg, om, -om, sg
+			np := num(p)
+			ck[0], ck[1] = imag(np)/om, -real(np)/om
+		default:
+			p1, p2 := real(s.poles[0]), real(s.poles[1])
+			ak[0][0], ak[1][0], ak[1][1] = p1, 1, p2
+			// (N − dk·D)(z) = r₁z + r₀: the output row is (r₁, N(p₂)).
+			switch len(s.zeros) {
+			case 2:
+				ck[0] = gk * ((p1 - real(s.zeros[0])) + (p2 - real(s.zeros[1])))
+			case 1:
+				ck[0] = gk
+			}
+			ck[1] = real(num(complex(p2, 0)))
+		}
+		sz := len(s.poles)
+		for i := range sz {
+			for j := range sz {
+				a.Set(at+i, at+j, ak[i][j])
+			}
+		}
+		// The section's input is the previous sections' output y = C·x + d·u: its block
+		// couples to every state before it through C, and B gets d.
+		for j := range at {
+			a.Set(at, j, c[j])
+		}
+		b[at] = d
+		for j := range at {
+			c[j] *= dk
+		}
+		for i := range sz {
+			c[at+i] = ck[i]
+		}
+		d *= dk
+		at += sz
+	}
+	if n == 0 {
+		return newDenseMat(nil, b, c, f.Gain+f.H0), nil
+	}
+	return newDenseMat(a, b, c, d+f.H0), nil
 }

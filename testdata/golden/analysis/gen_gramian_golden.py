@@ -34,6 +34,13 @@ The cases:
   scaled_*              A = [[0.5, -0.5], [0.5, 0.5]] with B = [s, 0] and C = [0, s] (or
                         C = [0, 1]), and tf b = [0, s]: gains far from 1 whose squares
                         leave float64's range (QA finding 3)
+  butter12, butter20    scipy.signal.butter(N, 0.01/pi, output='zpk') (zeros, poles, gain):
+                        pole pairs clustered near z = 1, which neither the modal form nor
+                        polynomial coefficients hold in float64; the references come from
+                        the modal form at 300 bits, residues r_i = k prod(p_i - z) /
+                        prod_{j != i}(p_i - p_j), P_ij = 1/(1 - p_i conj(p_j)),
+                        Q_ij = conj(r_i) r_j/(1 - conj(p_i) p_j), h2^2 = D^2 + sum_ij
+                        r_i conj(r_j)/(1 - p_i conj(p_j)) (analysis QA finding 1)
 
 Floats are written with repr; mpmath values are rounded to the nearest float64.
 """
@@ -46,6 +53,7 @@ import mpmath as mp
 import numpy as np
 import scipy
 import scipy.linalg as la
+import scipy.signal as signal
 
 # solve_discrete_lyapunov warns of its own ill-conditioning on the Jordan blocks; the warning
 # is what the "scipy_hsv" comparison shows.
@@ -161,6 +169,50 @@ for s in (1e-170, 1e-150, 1e-100, 1e100, 1e150):
     dense_case("scaled_b_%g" % s, ROT, [s, 0.0], [0.0, 1.0], with_scipy=False)
 for s in (1e-200, 1e-100, 1e100, 1e200):
     tf_case("scaled_tf_%g" % s, [-1.0, 0.5], [0.0, s])
+
+def zpk_exact(z, p, k, h0=0.0):
+    """The exact H2 norm and Hankel singular values of h0 + k prod(z - z_i)/prod(z - p_i) for
+    the float64 zeros, poles and gain, from its modal form (distinct poles)."""
+    Z = [mp.mpc(complex(v).real, complex(v).imag) for v in z]
+    P = [mp.mpc(complex(v).real, complex(v).imag) for v in p]
+    K = mp.mpf(float(k))
+    n = len(P)
+    r = []
+    for i in range(n):
+        num = K
+        for zz in Z:
+            num *= P[i] - zz
+        den = mp.mpc(1)
+        for j in range(n):
+            if j != i:
+                den *= P[i] - P[j]
+        r.append(num / den)
+    D = mp.mpf(float(h0)) + (K if len(Z) == n else 0)
+    G = mp.matrix(n, n)
+    Qm = mp.matrix(n, n)
+    s2 = mp.mpf(0)
+    for i in range(n):
+        for j in range(n):
+            G[i, j] = 1 / (1 - P[i] * mp.conj(P[j]))
+            Qm[i, j] = mp.conj(r[i]) * r[j] / (1 - mp.conj(P[i]) * P[j])
+            s2 += mp.re(r[i] * mp.conj(r[j]) / (1 - P[i] * mp.conj(P[j])))
+    ev = mp.eig(G * Qm, left=False, right=False)
+    hsv = sorted((mp.sqrt(abs(mp.re(e))) for e in ev), reverse=True)
+    return mp.sqrt(D ** 2 + s2), hsv
+
+
+def pairs(v):
+    return [[float(complex(x).real), float(complex(x).imag)] for x in v]
+
+
+def zpk_case(name, z, p, k, refuse=False):
+    c = {"name": name, "zeros": pairs(z), "poles": pairs(p), "gain": float(k), "refuse": refuse}
+    c.update(refs(*zpk_exact(z, p, k)))
+    cases.append(c)
+
+
+for n in (12, 20):
+    zpk_case("butter%d" % n, *signal.butter(n, 0.01 / np.pi, output="zpk"))
 
 with open(OUT, "w") as f:
     json.dump({"meta": {"scipy": scipy.__version__, "numpy": np.__version__, "mpmath": mp.__version__,
