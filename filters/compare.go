@@ -1,6 +1,9 @@
 package filters
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // CompareBanks measures how closely the filters got give the impulse responses of want,
 // channel by channel: the worst relative L2 difference (RelDiff; math.MaxFloat64 for an
@@ -14,7 +17,8 @@ import "math"
 // either bank, and, where want is stable, doubles up to MaxReportLength until each
 // channel's two responses have decayed for good (MeasureDecay), so that a late-starting
 // or multiple pole is judged over its whole response, and a read-back wrong only in its
-// tail is caught.
+// tail is caught. A channel whose responses lie below 2^-960 is compared rescaled, as a
+// conversion's report compares it.
 //
 // Either window is cut where it would cost more than maxWork multiply-adds to compare (a
 // sample costs N² for a dense channel of order N, N for the other forms; finding the
@@ -33,6 +37,18 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 	}
 	budget := max(1, int(min(float64(maxWork)/perSample, math.MaxInt32)))
 	lengths := make([]int, len(want))
+	// A channel whose responses lie below float64's normal range is compared rescaled, as a
+	// conversion's report does (rescaled): a zero filter read back for B = C = 1e-200
+	// compared as exact.
+	want, got = slices.Clone(want), slices.Clone(got)
+	rescale := func(c int, hw, hg []float64) bool {
+		if !tinyPeak(hw, hg) {
+			return false
+		}
+		ws, gs, _, ok := rescaled(want[c], got[c])
+		want[c], got[c] = ws, gs
+		return ok
+	}
 	if n > 0 {
 		samples, cut = min(n, budget), budget < n
 	} else {
@@ -48,20 +64,31 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 		start, limit := comparisonWindow(rho, order)
 		// Each channel's window is measured apart, holding one channel's responses at a
 		// time; the bank's is the longest, over which the others are compared again.
-		for c, f := range want {
+		for c := range want {
 			var hw, hg []float64
-			d, _ := MeasureDecay(decayTol, start, min(limit, budget), func(l int) ([][]float64, error) {
-				hw, hg = f.Impulse(l), got[c].Impulse(l)
-				return [][]float64{hw, hg}, nil
-			})
+			measure := func() Decay {
+				d, _ := MeasureDecay(decayTol, start, min(limit, budget), func(l int) ([][]float64, error) {
+					hw, hg = want[c].Impulse(l), got[c].Impulse(l)
+					return [][]float64{hw, hg}, nil
+				})
+				return d
+			}
+			d := measure()
+			if rescale(c, hw, hg) {
+				d = measure()
+			}
 			errs[c], lengths[c] = RelDiff(hw, hg), d.Length
 			samples = max(samples, d.Length)
 			cut = cut || d.AtLeast && d.Length == budget && budget < limit
 		}
 	}
-	for c, f := range want {
+	for c := range want {
 		if lengths[c] != samples {
-			errs[c] = RelDiff(f.Impulse(samples), got[c].Impulse(samples))
+			hw, hg := want[c].Impulse(samples), got[c].Impulse(samples)
+			if lengths[c] == 0 && rescale(c, hw, hg) {
+				hw, hg = want[c].Impulse(samples), got[c].Impulse(samples)
+			}
+			errs[c] = RelDiff(hw, hg)
 		}
 		if e := errs[c]; math.IsNaN(e) || math.IsInf(e, 0) {
 			errs[c] = math.MaxFloat64

@@ -24,7 +24,9 @@ type Report struct {
 	// spectral radius and the larger order n; for a stable filter it starts from at least
 	// 2(n + 1) and is doubled, up to MaxReportLength, until both responses have decayed to
 	// 1e-12 of their peak over t ≥ 1 and stayed there over the window's second half
-	// (MeasureDecay).
+	// (MeasureDecay). Responses whose peak lies below 2^-960, where float64 holds fewer
+	// digits or none (B = C = 1e-200), are compared with both filters scaled by one power of
+	// two, from the input's coefficients, and a warning says so.
 	RelError float64 `json:"rel_error"`
 	Length   int     `json:"length"`
 	// BecameUnstable is set when the filter was stable and its new form is not (a
@@ -211,6 +213,20 @@ func measure(in, out Filter, c conditioned) Report {
 	})
 	rep.Length = d.Length
 	rep.RelError = RelDiff(hIn, hOut)
+	if tinyPeak(hIn, hOut) {
+		// Responses in or below the subnormal range (B = C = 1e-200: every sample 0) compare
+		// nothing: a zero filter written for such a filter measured 0.
+		if sIn, sOut, e, ok := rescaled(in, out); ok {
+			d, _ = MeasureDecay(decayTol, start, limit, func(l int) ([][]float64, error) {
+				hIn, estIn = impulseEstimate(sIn, l)
+				hOut, estOut = impulseEstimate(sOut, l)
+				return [][]float64{hIn, hOut}, nil
+			})
+			rep.Length = d.Length
+			rep.RelError = RelDiff(hIn, hOut)
+			rep.Warnings = append(rep.Warnings, tinyWarning(e))
+		}
+	}
 	if est := max(estIn, estOut); est > MaxRelError {
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the zpk form's cascade of first-order sections evaluates this response only to about %.3g relative (its rounding-error estimate): the error measured is the evaluation's as much as the conversion's", est))
 	}
