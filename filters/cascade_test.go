@@ -79,3 +79,23 @@ func TestZPKToDenseCascade(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagonalTinyComplexPair: a conjugate pair whose imaginary parts are below the
+// real-pole tolerance only in absolute terms (1e-13 ± 1e-13i) is a pair when its residues
+// are conjugate: it was refused as "pole 0 … is real but its residue … is not".
+func TestDiagonalTinyComplexPair(t *testing.T) {
+	p := complex(1e-13, 1e-13)
+	d, err := NewDiagonal([]complex128{p, cmplx.Conj(p)}, []complex128{1 + 2i, 1 - 2i}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// h[t] = 2·Re((1 + 2i)·p^(t−1)): 2, 2·Re(−1e-13 + 3e-13i), 2·Re((1 + 2i)·2e-26i).
+	want := []float64{0, 2, -2e-13, -8e-26}
+	if got := d.Impulse(4); RelDiff(want, got) > 1e-15 {
+		t.Errorf("impulse %v, want %v", got, want)
+	}
+	// A real pole with a complex residue is still refused.
+	if _, err := NewDiagonal([]complex128{0.5, 0.5}, []complex128{1 + 2i, 1 - 2i}, 0); err == nil {
+		t.Error("real poles with complex residues accepted")
+	}
+}

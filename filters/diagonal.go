@@ -88,13 +88,6 @@ func pairRoots(what string, poles, residues []complex128) ([]mode, error) {
 		}
 		used[i] = true
 		ptol := conjTol * (1 + cmplx.Abs(p))
-		if NearlyReal(p) {
-			if math.Abs(imag(residues[i])) > conjTol*(1+rscale) {
-				return nil, invalidf("%s %d %v is real but its residue %v is not: a real filter's residues are conjugate-closed", what, i, p, residues[i])
-			}
-			modes = append(modes, mode{pole: complex(real(p), 0), residue: complex(real(residues[i]), 0)})
-			continue
-		}
 		best, bestDist := -1, math.Inf(1)
 		for j := i + 1; j < n; j++ {
 			if used[j] {
@@ -102,6 +95,18 @@ func pairRoots(what string, poles, residues []complex128) ([]mode, error) {
 			}
 			if d := cmplx.Abs(poles[j] - cmplx.Conj(p)); d < bestDist {
 				best, bestDist = j, d
+			}
+		}
+		if NearlyReal(p) {
+			if math.Abs(imag(residues[i])) <= conjTol*(1+rscale) {
+				modes = append(modes, mode{pole: complex(real(p), 0), residue: complex(real(residues[i]), 0)})
+				continue
+			}
+			// A complex pole whose imaginary part is below the tolerance only in absolute
+			// terms (the pair 1e-13 ± 1e-13i) is a pair when its conjugate is there with the
+			// conjugate residue.
+			if imag(p) == 0 || best < 0 || bestDist > ptol || cmplx.Abs(residues[best]-cmplx.Conj(residues[i])) > conjTol*(1+rscale) {
+				return nil, invalidf("%s %d %v is real but its residue %v is not: a real filter's residues are conjugate-closed", what, i, p, residues[i])
 			}
 		}
 		if best < 0 || bestDist > ptol {

@@ -47,13 +47,16 @@ func NewDiagonalRealPart(poles, residues []complex128, h0 float64) (*Diagonal, e
 const realPoleTol = conjTol * 1e-3
 
 // NearlyReal reports whether a pole counts as real: its imaginary part within realPoleTol of
-// 1+|p|, as NewDiagonal judges (its residue must then be real too).
+// 1+|p|, as NewDiagonal judges (its residue must then be real too, unless the pole pairs with
+// its conjugate and a conjugate residue).
 func NearlyReal(p complex128) bool { return math.Abs(imag(p)) <= realPoleTol*(1+cmplx.Abs(p)) }
 
 // HalfModes is the inverse of NewDiagonalRealPart: it returns one pole of each conjugate
 // pair of f (the one with a positive imaginary part) with twice its residue, and each real
 // pole with its residue, so that f's impulse response is h[t] = Re Σₙ rₙ·pₙ^(t-1) for t ≥ 1.
-// A pole whose imaginary part is within rounding of 0 (as Validate judges) counts as real.
+// A pole whose imaginary part is within rounding of 0 (as Validate judges) counts as real,
+// unless its residue is complex and its conjugate is there with the conjugate residue (the
+// pair 1e-13 ± 1e-13i): then the two are a pair.
 func HalfModes(f *Diagonal) (poles, residues []complex128) {
 	modes, err := pairModes(f.Poles, f.Residues)
 	if err != nil {

@@ -545,6 +545,13 @@ func TestLDStack(t *testing.T) {
 			}
 		}
 	}
+	// Every radius in (0, 1] builds: below 1e-12 the pairs' imaginary parts are tiny in
+	// absolute terms, and radius=1e-300 failed as "pole 0 … is real but its residue is not".
+	for _, r := range []float64{1e-13, 1e-300} {
+		if _, err := LDStackUnit(NewRand(2), 4, r, false); err != nil {
+			t.Errorf("radius %g: %v", r, err)
+		}
+	}
 	if got := []float64{vanDerCorput(1), vanDerCorput(2), vanDerCorput(3), vanDerCorput(6)}; !slices.Equal(got, []float64{0.5, 0.25, 0.75, 0.375}) {
 		t.Errorf("van der Corput = %v", got)
 	}
