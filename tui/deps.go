@@ -178,6 +178,9 @@ type Responses struct {
 	Impulse []float64
 	H       []complex128
 	Delay   []float64
+	// Masked marks the frequencies where H is 0 or infinite (a zero or pole on the unit
+	// circle at a grid point), whose phase is undefined (analysis.Response.Masked).
+	Masked []bool
 }
 
 // FigureWriter exports plots as figures for papers and reports (the export-plot command).

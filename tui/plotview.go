@@ -171,6 +171,11 @@ func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (chartSp
 			out := make([]float64, len(rd.r.H))
 			for i, v := range rd.r.H {
 				out[i] = cmplx.Phase(v) / math.Pi
+				if rd.r.Masked != nil && rd.r.Masked[i] {
+					// Undefined (H stored as 0 at a zero or pole on the circle): a gap, not
+					// the 0 that arg 0 gives, from which every high-pass phase started.
+					out[i] = math.NaN()
+				}
 			}
 			return out
 		}

@@ -116,3 +116,29 @@ func TestOverlayIsNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestPhaseGapOnTheCircle: the phase chart leaves out the frequencies where the phase is
+// undefined (a zero on the unit circle at a grid point, analysis's mask), as the figures do;
+// arg of the H = 0 stored there drew every high-pass filter's phase from 0 at ω = 0.
+func TestPhaseGapOnTheCircle(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	hp, err := filters.NewZPK([]complex128{1, 1}, []complex128{0.5, -0.3}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addFilter(t, m, "highpass", hp)
+	d := m.plots.data()
+	if d.resp == nil || len(d.resp.r.Masked) == 0 || !d.resp.r.Masked[0] {
+		t.Fatal("the response at ω = 0 is not marked as on a zero")
+	}
+	spec, _ := m.plots.responseChart(plotPhase, d, false)
+	y := spec.series[len(spec.series)-1].y
+	if !math.IsNaN(y[0]) {
+		t.Errorf("the phase at ω = 0, on the zero, is drawn at %g·π", y[0])
+	}
+	for i, v := range y[1:] {
+		if math.IsNaN(v) {
+			t.Errorf("the phase at grid point %d is missing", i+1)
+		}
+	}
+}

@@ -169,7 +169,8 @@ func (trainRunner) RunLadder(ctx context.Context, spec train.Spec, orders []int,
 type analysisAnalyzer struct{}
 
 func (analysisAnalyzer) Responses(f filters.Filter, length int, omega []float64) (Responses, error) {
-	r := Responses{Impulse: f.Impulse(length), H: analysis.FreqResponse(f, omega).H}
+	fr := analysis.FreqResponse(f, omega)
+	r := Responses{Impulse: f.Impulse(length), H: fr.H, Masked: fr.Masked}
 	// A filter whose zeros cannot be computed shows no delay rather than a wrong one.
 	r.Delay, _ = figures.DelayOf(figures.Series{Filter: f}, omega)
 	return r, nil
@@ -177,7 +178,8 @@ func (analysisAnalyzer) Responses(f filters.Filter, length int, omega []float64)
 
 func (analysisAnalyzer) KernelResponses(h []float64, omega []float64) Responses {
 	delay, _ := figures.DelayOf(figures.Series{Kernel: h}, omega) // a kernel's never fails
-	return Responses{Impulse: h, H: analysis.KernelResponse(h, omega).H, Delay: delay}
+	kr := analysis.KernelResponse(h, omega)
+	return Responses{Impulse: h, H: kr.H, Delay: delay, Masked: kr.Masked}
 }
 
 func (analysisAnalyzer) PolesZeros(f filters.Filter) (poles, zeros []complex128, err error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"image"
 	"image/png"
 	"math"
@@ -477,6 +478,38 @@ func TestTicks(t *testing.T) {
 	} {
 		if got := labels((logTicks{}).Ticks(c.lo, c.hi)); got != c.want {
 			t.Errorf("logTicks(%g, %g) = %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+}
+
+// TestPhaseGaps: the phase panel leaves a gap where the phase is undefined (a zero on the
+// unit circle at a grid point) instead of drawing the previous point's value: every
+// high-pass filter's phase was drawn from 0 at ω = 0, and the notch's line ran through its
+// zero at ω = π/3 (grid point 21 of 64).
+func TestPhaseGaps(t *testing.T) {
+	hp, err := filters.NewZPK([]complex128{1, 1}, []complex128{0.5, -0.3}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, g, b, _ := seriesStyle(0).Color.RGBA()
+	stroke := fmt.Sprintf("stroke:#%02X%02X%02X", r>>8, g>>8, b>>8)
+	path := regexp.MustCompile(`<path d="([^"]*)" style="[^"]*` + stroke)
+	for _, c := range []struct {
+		name  string
+		f     filters.Filter
+		lines int // the lines drawn: one per run of points off the zero
+	}{{"high-pass", hp, 1}, {"notch", notch(t), 2}} {
+		f, err := New([]Kind{Phase}, []Series{{Name: c.name, Filter: c.f}}, Options{Points: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, points := 0, 0
+		for _, m := range path.FindAllStringSubmatch(string(render(t, f, SVG)), -1) {
+			lines++
+			points += strings.Count(m[1], "M") + strings.Count(m[1], "L")
+		}
+		if lines != c.lines || points != 63 {
+			t.Errorf("%s: %d lines through %d points, want %d through the 63 off the zero", c.name, lines, points, c.lines)
 		}
 	}
 }

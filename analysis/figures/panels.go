@@ -432,6 +432,7 @@ func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
 	top, bottom := math.Inf(-1), math.Inf(1)
 	for i := range d.series {
 		var y []float64
+		var gaps []bool
 		switch k {
 		case Magnitude, Phase:
 			r := d.response(i)
@@ -445,6 +446,10 @@ func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
 				for j, v := range r.Phase {
 					y[j] = v / math.Pi
 				}
+				// The phase is undefined where H is 0 or infinite (a zero or pole on the unit
+				// circle at a grid point): a gap, not the previous point's value, which drew
+				// every high-pass filter's phase from 0 at ω = 0.
+				gaps = r.Masked
 			}
 		default:
 			var err error
@@ -452,8 +457,10 @@ func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
 				return nil, err
 			}
 		}
-		if err := addLine(p, x, y, seriesStyle(i), false); err != nil {
-			return nil, &SeriesError{i, d.series[i].Name, err}
+		for _, run := range runs(len(y), gaps) {
+			if err := addLine(p, x[run[0]:run[1]], y[run[0]:run[1]], seriesStyle(i), run[1]-run[0] == 1); err != nil {
+				return nil, &SeriesError{i, d.series[i].Name, err}
+			}
 		}
 	}
 	if k == Magnitude {
@@ -593,6 +600,25 @@ func addLine(p *plot.Plot, x, y []float64, st draw.LineStyle, markers bool) erro
 		p.Add(s)
 	}
 	return nil
+}
+
+// runs returns the [start, end) index ranges of the points of 0 … n−1 not in gaps (all of them
+// when gaps is nil).
+func runs(n int, gaps []bool) [][2]int {
+	var out [][2]int
+	for i := 0; i < n; {
+		if gaps != nil && gaps[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < n && (gaps == nil || !gaps[j]) {
+			j++
+		}
+		out = append(out, [2]int{i, j})
+		i = j
+	}
+	return out
 }
 
 // mustLine is addLine's constructor for the figure's own finite lines.
