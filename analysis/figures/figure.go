@@ -130,20 +130,24 @@ func (f *Figure) layout(o Options, allSquare bool) error {
 		pw, ph = squareSide, squareSide
 	}
 	lw, _ := f.legendSize()
-	th := f.titleHeight()
 	// A grid too large for MaxSide at the default panel size gets smaller panels: a
 	// distillation of 10 or more channels has four columns and a legend, 22 in wide.
 	if cols > 0 {
 		pw = min(pw, (MaxSide-lw)/vg.Length(cols))
 	}
-	if rows > 0 {
-		ph = min(ph, (MaxSide-th)/vg.Length(rows))
-	}
 	f.width = vg.Length(cols)*pw + lw
-	f.height = vg.Length(rows)*ph + th
 	if o.Width != 0 {
 		f.width = o.Width
 	}
+	// A title wider than the figure (a preset's name records its recipe: "cheby1 order=5
+	// band=bandpass wlo=… whi=… ripple=1" is 6.6 in at 14 pt) is cut by the page's edges:
+	// it is broken into lines at spaces instead.
+	f.title = wrapText(titleStyle(), f.title, f.width-2*gap)
+	th := f.titleHeight()
+	if rows > 0 {
+		ph = min(ph, (MaxSide-th)/vg.Length(rows))
+	}
+	f.height = vg.Length(rows)*ph + th
 	if o.Height != 0 {
 		f.height = o.Height
 	}
@@ -177,6 +181,28 @@ func titleStyle() text.Style {
 		YAlign:  draw.YTop,
 		Handler: plot.DefaultTextHandler,
 	}
+}
+
+// wrapText breaks s at spaces into lines no wider than w in style st, as far as its words
+// allow (a word wider than w keeps a line of its own).
+func wrapText(st text.Style, s string, w vg.Length) string {
+	if s == "" || st.Width(s) <= w {
+		return s
+	}
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		switch {
+		case line == "":
+			line = word
+		case st.Width(line+" "+word) <= w:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // gap is the space around the title, the legend and between panels.

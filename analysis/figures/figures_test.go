@@ -513,3 +513,34 @@ func TestPhaseGaps(t *testing.T) {
 		}
 	}
 }
+
+// TestLongTitleWraps: a title wider than the figure is broken into lines at spaces that fit
+// it; a preset's name, which records its recipe, ran off both edges of a 4.8 in figure.
+func TestLongTitleWraps(t *testing.T) {
+	title := "cheby1 order=5 band=bandpass wlo=0.7853981633974483 whi=1.5707963267948966 ripple=1"
+	f, err := New([]Kind{Impulse}, []Series{{Name: title, Filter: resonator(t)}}, Options{Length: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := f.Size()
+	st := titleStyle()
+	lines := strings.Split(f.title, "\n")
+	if len(lines) < 2 || strings.Join(lines, " ") != title {
+		t.Fatalf("title %q, want %q in lines", f.title, title)
+	}
+	for _, l := range lines {
+		if st.Width(l) > w-2*gap {
+			t.Errorf("title line %q is %.3g in wide in a figure of %.3g in", l, st.Width(l)/vg.Inch, w/vg.Inch)
+		}
+	}
+	// The panels keep their height: the title's lines add to the figure's.
+	g, err := New([]Kind{Impulse}, []Series{{Name: "short", Filter: resonator(t)}}, Options{Length: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, h := f.Size()
+	_, hg := g.Size()
+	if d := h - hg; d < st.Height("x")*vg.Length(len(lines)-1)*0.99 {
+		t.Errorf("the figure grew by %.3g in for %d more title lines", d/vg.Inch, len(lines)-1)
+	}
+}
