@@ -122,6 +122,11 @@ func TestConvertEveryFormToEveryForm(t *testing.T) {
 					if !strings.HasPrefix(r.stderr, prefix) || strings.Count(r.stderr, "\n") != 1 {
 						t.Errorf("stderr = %q, want one line starting %q", r.stderr, prefix)
 					}
+					// A conversion without a step that can lose digits gives no condition, as
+					// the workbench shows it; "condition 1: none (…)" read as a condition number.
+					if strings.Contains(r.stderr, "condition 1: none") {
+						t.Errorf("stderr = %q names a condition of none", r.stderr)
+					}
 				})
 			}
 		}
@@ -151,6 +156,14 @@ func TestConvertBank(t *testing.T) {
 	}
 	if !strings.HasPrefix(r.stderr, "converted 2 channels tf → diagonal: worst rel error ") {
 		t.Errorf("stderr = %q", r.stderr)
+	}
+	// Every channel's conversion has a condition (the modal sum's): the worst is named. A bank
+	// copied as it is has none to name.
+	if !strings.Contains(r.stderr, "; worst condition ") {
+		t.Errorf("stderr = %q names no condition", r.stderr)
+	}
+	if c := run(t, "", "convert", path, "--to", "tf", "-o", filepath.Join(dir, "copy.json")); c.code != 0 || strings.Contains(c.stderr, "condition") {
+		t.Errorf("a bank copied exactly: %v", c)
 	}
 	doc, err := readDoc(out)
 	if err != nil {

@@ -126,25 +126,35 @@ func runConvert(s *streams, path string, o convertOptions) error {
 func summarize(w io.Writer, reports []filters.Report, bank bool) {
 	if !bank {
 		r := reports[0]
-		fmt.Fprintf(w, "converted %s → %s: rel error %s over %d samples; condition %.3g: %s\n",
-			r.From, r.To, filters.RelErrorText(r.RelError), r.Length, r.Condition, r.ConditionOf)
+		fmt.Fprintf(w, "converted %s → %s: rel error %s over %d samples", r.From, r.To, filters.RelErrorText(r.RelError), r.Length)
+		// A conversion without a step that can lose digits has no condition to give (as the
+		// workbench shows it): "condition 1: none (coefficients copied exactly)" read as one.
+		if r.Conditioned() {
+			fmt.Fprintf(w, "; condition %.3g: %s", r.Condition, r.ConditionOf)
+		}
+		fmt.Fprintln(w)
 		for _, msg := range r.Warnings {
 			fmt.Fprintf(w, "warning: %s\n", oneLine(msg))
 		}
 		return
 	}
-	worstErr, worstCond := 0, 0
+	worstErr, worstCond := 0, -1
 	for i, r := range reports {
 		if r.RelError > reports[worstErr].RelError {
 			worstErr = i
 		}
-		if r.Condition > reports[worstCond].Condition {
+		if r.Conditioned() && (worstCond < 0 || r.Condition > reports[worstCond].Condition) {
 			worstCond = i
 		}
 	}
-	e, c := reports[worstErr], reports[worstCond]
-	fmt.Fprintf(w, "converted %s %s → %s: worst rel error %s over %d samples (channel %d); worst condition %.3g (channel %d): %s\n",
-		plural.Count(len(reports), "channel"), e.From, e.To, filters.RelErrorText(e.RelError), e.Length, worstErr, c.Condition, worstCond, c.ConditionOf)
+	e := reports[worstErr]
+	fmt.Fprintf(w, "converted %s %s → %s: worst rel error %s over %d samples (channel %d)",
+		plural.Count(len(reports), "channel"), e.From, e.To, filters.RelErrorText(e.RelError), e.Length, worstErr)
+	if worstCond >= 0 {
+		c := reports[worstCond]
+		fmt.Fprintf(w, "; worst condition %.3g (channel %d): %s", c.Condition, worstCond, c.ConditionOf)
+	}
+	fmt.Fprintln(w)
 	printed, total := 0, 0
 	for i, r := range reports {
 		for _, msg := range r.Warnings {
