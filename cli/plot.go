@@ -456,8 +456,12 @@ func (s *streams) distillFigure(o plotOptions, length int, fo figures.Options) (
 		for i, c := range rep.Channels {
 			d.RelErrors[i] = c.RelError
 		}
-		title = fmt.Sprintf("%s order %d fitted to %s: relative error mean %.2g, worst %.2g (%d steps)",
-			rep.Model, rep.Order, tName, rep.MeanRelError, rep.MaxRelError, rep.Steps)
+		bound := "" // a report of an optimiser's fit written before it had bounds has none
+		if rep.MeanLowerBound > 0 {
+			bound = fmt.Sprintf("; lower bound mean %.2g", rep.MeanLowerBound)
+		}
+		title = fmt.Sprintf("%s order %d fitted to %s: relative error mean %.2g, worst %.2g%s (%d steps)",
+			rep.Model, rep.Order, tName, rep.MeanRelError, rep.MaxRelError, bound, rep.Steps)
 		if rep.Form != "" { // fitted by variable projection, which takes no optimiser steps
 			title = fmt.Sprintf("%s order %d (%s) fitted to %s: relative error mean %.2g, worst %.2g; lower bound mean %.2g",
 				rep.Model, rep.Order, rep.Form, tName, rep.MeanRelError, rep.MaxRelError, rep.MeanLowerBound)

@@ -671,7 +671,7 @@ func (s *streams) runJob(name string, spec train.Spec, job train.Job, backend tr
 	if err := s.write(j.out, doc); err != nil {
 		return err
 	}
-	s.summarise(res.Report)
+	s.summarise(res.Report, job.Task == nil)
 	return nil
 }
 
@@ -706,9 +706,10 @@ func (s *streams) progressPrinter() (func(train.Progress), func()) {
 	}
 }
 
-// summarise prints a finished job's report on stderr: its errors, for a fit by variable
-// projection the lower bound and the form it was deployed in and why, and its warnings.
-func (s *streams) summarise(r train.Report) {
+// summarise prints a finished job's report on stderr: its errors, for a distillation
+// (bounded: not a training task) the lower bound, for a fit by variable projection the form
+// it was deployed in and why, and its warnings.
+func (s *streams) summarise(r train.Report, bounded bool) {
 	if r.Form != "" {
 		fmt.Fprintf(s.err, "fitted %d channel(s), %s order %d as %s: relative error mean %.3g, worst %.3g; lower bound mean %.3g; stable: %v; %.2fs on %s\n",
 			len(r.Channels), r.Model, r.Order, r.Form, r.MeanRelError, r.MaxRelError, r.MeanLowerBound, r.Stable, r.Seconds, r.Backend)
@@ -716,8 +717,12 @@ func (s *streams) summarise(r train.Report) {
 			fmt.Fprintf(s.err, "form: %s\n", r.FormNote)
 		}
 	} else {
-		fmt.Fprintf(s.err, "fitted %d channel(s), %s order %d: relative error mean %.3g, worst %.3g; stable: %v; %d steps in %.2fs on %s\n",
-			len(r.Channels), r.Model, r.Order, r.MeanRelError, r.MaxRelError, r.Stable, r.Steps, r.Seconds, r.Backend)
+		bound := ""
+		if bounded {
+			bound = fmt.Sprintf("; lower bound mean %.3g", r.MeanLowerBound)
+		}
+		fmt.Fprintf(s.err, "fitted %d channel(s), %s order %d: relative error mean %.3g, worst %.3g%s; stable: %v; %d steps in %.2fs on %s\n",
+			len(r.Channels), r.Model, r.Order, r.MeanRelError, r.MaxRelError, bound, r.Stable, r.Steps, r.Seconds, r.Backend)
 	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(s.err, "warning: %s\n", w)

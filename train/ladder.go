@@ -432,11 +432,9 @@ func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]chann
 			rho = math.Inf(1)
 		}
 		cr := ChannelReport{MSE: obj.mse(ch, kern), RelError: obj.relError(ch, kern), MaxPoleRadius: rho,
-			Stable: filters.Stable(rho), LowerBound: bounds[ch][k]}
+			Stable: filters.Stable(rho)}
+		cr.setBound(bounds[ch][k])
 		prevOut[ch] = cr.RelError
-		if cr.LowerBound > 0 {
-			cr.BoundRatio = cr.RelError / cr.LowerBound
-		}
 		if math.IsNaN(cr.RelError) || math.IsInf(cr.RelError, 0) {
 			return fmt.Errorf("channel %d: the fitted filter's response is not finite (spectral radius %.6g)", ch, rho)
 		}

@@ -70,6 +70,14 @@ type ChannelReport struct {
 	BoundRatio float64 `json:"bound_ratio,omitempty"`
 }
 
+// setBound sets the channel's lower bound b and its error's ratio to it (0 where b is 0).
+func (c *ChannelReport) setBound(b float64) {
+	c.LowerBound, c.BoundRatio = b, 0
+	if b > 0 {
+		c.BoundRatio = c.RelError / b
+	}
+}
+
 // Report summarises a finished job.
 type Report struct {
 	Model        Model  `json:"model"`
@@ -86,7 +94,7 @@ type Report struct {
 	MeanRelError float64         `json:"mean_rel_error"`
 	Channels     []ChannelReport `json:"channels"`
 	Warnings     []string        `json:"warnings,omitempty"`
-	// MeanLowerBound is the mean of the channels' lower bounds (variable projection only).
+	// MeanLowerBound is the mean of the channels' lower bounds (0 for a training task).
 	MeanLowerBound float64 `json:"mean_lower_bound,omitempty"`
 	// Form is the form of the fitted filters, and FormNote, for an rtf fitted by variable
 	// projection, why: a transfer function where float64 coefficients hold the fit, else the
@@ -394,6 +402,19 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 		rels[i] = c.RelError
 	}
 	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
+	if job.Task == nil {
+		// A distillation: what no filter of the order beats, as a fit by variable projection
+		// reports it (a training task has no target kernels to bound).
+		lbs := make([]float64, len(targets))
+		filters.ForEachChannel(len(targets), func(ch int) { lbs[ch] = LowerBounds(targets[ch], []int{spec.Order})[0] })
+		for ch := range res.Report.Channels {
+			res.Report.Channels[ch].setBound(lbs[ch])
+		}
+		res.Report.MeanLowerBound = mean(lbs)
+		if note := growingNote(targets, rels, lbs); note != "" {
+			res.Report.Warnings = append(res.Report.Warnings, note)
+		}
+	}
 	res.Report.Seconds = time.Since(start).Seconds()
 	return res, loss / float64(len(params)), nil
 }
