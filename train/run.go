@@ -95,7 +95,7 @@ type Report struct {
 	Channels     []ChannelReport `json:"channels"`
 	Warnings     []string        `json:"warnings,omitempty"`
 	// MeanLowerBound is the mean of the channels' lower bounds (0 for a training task).
-	MeanLowerBound float64 `json:"mean_lower_bound,omitempty"`
+	MeanLowerBound float64 `json:"mean_lower_bound"`
 	// Form is the form of the fitted filters, and FormNote, for an rtf fitted by variable
 	// projection, why: a transfer function where float64 coefficients hold the fit, else the
 	// diagonal form (poles and residues).

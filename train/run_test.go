@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -572,5 +573,25 @@ func TestOptimiserReportBounds(t *testing.T) {
 	}
 	if r := res.Report; r.MeanLowerBound != 0 || r.Channels[0].LowerBound != 0 || r.Channels[0].BoundRatio != 0 {
 		t.Errorf("a training task's report has a bound: %+v", r)
+	}
+}
+
+// TestReportKeepsZeroMeanBound: a report whose channels' bounds are all 0 (an exact target)
+// still carries mean_lower_bound, as each channel carries lower_bound: the key was left out
+// (omitempty), and a script reading it failed on the targets that fit best.
+func TestReportKeepsZeroMeanBound(t *testing.T) {
+	res, err := Run(context.Background(), Job{Spec: withOrder(DefaultSpec(), 8), Targets: iirTargets(256, 1)}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Report.MeanLowerBound != 0 {
+		t.Fatalf("mean lower bound %g on an exact target, want 0", res.Report.MeanLowerBound)
+	}
+	data, err := json.Marshal(res.Report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"mean_lower_bound":0`) {
+		t.Errorf("the report has no mean_lower_bound: %s", data)
 	}
 }
