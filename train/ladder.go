@@ -179,6 +179,9 @@ const tfHoldRatio = 1.05
 // well as the poles and residues.
 const tfHoldFloor = filters.MaxRelError
 
+// testHookChannel, when not nil, is told of each channel fitProjection starts to fit.
+var testHookChannel func(ch int)
+
 // channelRung is one channel's fit at one order of the ladder (fit nil where a job did not
 // need it).
 type channelRung struct {
@@ -231,6 +234,15 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		progress(p)
 	}
 	forEach(d, func(ch int) {
+		// A cancelled job starts no channel: its bounds, realisations and starts come before
+		// the first iteration that would notice.
+		if err := ctx.Err(); err != nil {
+			errs[ch] = err
+			return
+		}
+		if testHookChannel != nil {
+			testHookChannel(ch)
+		}
 		y := targets[ch]
 		bounds[ch] = LowerBounds(y, orders)
 		co := o

@@ -2,10 +2,13 @@ package train
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/cmplx"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -422,5 +425,35 @@ func TestFreeBoundOfTheRung(t *testing.T) {
 	}
 	if got := freeBound(y, job64, b64, k); got != b64[k-1] {
 		t.Errorf("the job of order 64 judges rung 64 by %.17g, its report's bound is %.17g", got, b64[k-1])
+	}
+}
+
+// TestLadderCancelStopsChannels: once a job by variable projection is cancelled, no channel
+// starts its fit: each went on to compute its lower bounds, ERA's realisation and its starts
+// before its first iteration noticed, so the workbench's cancel of 512 trained channels at
+// order 32 waited about 15 s for the job to end (the CLI exits at once). At most one channel
+// a worker may have started between the cancel and its check.
+func TestLadderCancelStopsChannels(t *testing.T) {
+	workers := runtime.GOMAXPROCS(0)
+	targets := targetFamilies(256, 4*workers+8, 1)["decaying-noise"]
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var cancelled atomic.Bool
+	var after atomic.Int32
+	testHookChannel = func(int) {
+		if cancelled.Load() {
+			after.Add(1)
+		}
+	}
+	defer func() { testHookChannel = nil }()
+	_, err := FitLadder(ctx, Job{Spec: DefaultSpec(), Targets: targets}, []int{4, 8}, CPU{}, func(Progress) {
+		cancelled.Store(true)
+		cancel()
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n := int(after.Load()); n > workers {
+		t.Errorf("%d of %d channels started after the cancel (%d workers)", n, len(targets), workers)
 	}
 }

@@ -737,6 +737,9 @@ func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, 
 	var prev *modalFit
 	for k := lo; k < len(orders); k++ {
 		n := orders[k]
+		if err := ctx.Err(); err != nil { // before the rung's realisation and starts
+			return nil, err
+		}
 		if err := prepare(k); err != nil {
 			return nil, err
 		}

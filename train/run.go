@@ -128,8 +128,13 @@ func Run(ctx context.Context, job Job, backend Backend, progress func(Progress))
 	prob.models, prob.Params = make([]model, len(targets)), make([][]float64, len(targets))
 	initErrs := make([]error, len(targets))
 	filters.ForEachChannel(len(targets), func(ch int) {
-		prob.models[ch], prob.Params[ch], initErrs[ch] = initParams(&spec, targets[ch], ch)
+		if initErrs[ch] = ctx.Err(); initErrs[ch] == nil { // a cancelled job inits no more channels
+			prob.models[ch], prob.Params[ch], initErrs[ch] = initParams(&spec, targets[ch], ch)
+		}
 	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	for ch, err := range initErrs {
 		if err != nil {
 			return nil, fmt.Errorf("channel %d: init %s: %w", ch, spec.Init, err)
