@@ -188,6 +188,20 @@ func checkDistillFlags(flags *pflag.FlagSet, j *jobFlags, m *modelFlags, spec tr
 	// projection fits poles and residues without it, in no steps.
 	recipe := spec
 	recipe.Order = max(recipe.Order, train.MinDistillOrder) // auto, or a ladder's: any order
+	if given("orders") {
+		if err := recipe.CheckLadder(); err != nil {
+			var with []string
+			for _, name := range []string{"model", "init", "loss", "constraint"} {
+				if given(name) {
+					with = append(with, fmt.Sprintf("--%s %s", name, flags.Lookup(name).Value))
+				}
+			}
+			if len(with) == 0 { // --job's
+				with = []string{"the settings of " + j.job}
+			}
+			return fmt.Errorf("--orders: %w (%s)", err, strings.Join(with, ", "))
+		}
+	}
 	if !recipe.ByProjection() {
 		return nil
 	}

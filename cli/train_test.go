@@ -346,6 +346,32 @@ func TestDistillOrdersTrainsWords(t *testing.T) {
 	}
 }
 
+// TestDistillOrdersNeedProjection: a ladder of a recipe that does not fit by variable
+// projection (the optimiser's: --init zeros, --model rotation, --loss freq, --constraint
+// l1_montel, or a --job that asks for one) is refused with train's words (Spec.CheckLadder)
+// and exit 2 before the target is read: it read the target, printed the suggested order
+// and exited 1.
+func TestDistillOrdersNeedProjection(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	job := writeText(t, dir, "job.json", `{"init": "zeros"}`)
+	spec := train.DefaultSpec()
+	spec.Init = train.InitZeros
+	want := "--orders: " + spec.CheckLadder().Error()
+	for _, args := range [][]string{
+		{"--init", "zeros"},
+		{"--model", "rotation"},
+		{"--loss", "freq"},
+		{"--constraint", "l1_montel"},
+		{"--job", job},
+	} {
+		r := run(t, "", append([]string{"distill", in, "--length", "64", "--orders", "2,3"}, args...)...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, args[len(args)-1]) {
+			t.Errorf("%v: want exit 2 and one line saying %q and naming %s; got %v", args, want, args[len(args)-1], r)
+		}
+	}
+}
+
 // TestDistillStepsTrainsWords: --steps 0 runs (the init and its refinement alone), as the
 // workbench's form now takes it; a negative count is refused with train's words
 // (CheckSteps), which the form says too. The hankel init's variable projection takes no

@@ -24,6 +24,18 @@ func (s *Spec) projectable(task bool) bool {
 // that refuse an option only they honour.
 const ProjectionRecipe = "the rtf or modal model, the hankel init, the mse or relative loss, no l1_montel constraint"
 
+// CheckLadder refuses a ladder of orders (FitLadder) of a spec whose distillation is not
+// fitted by variable projection, the one recipe that fits each order from the one below;
+// the front ends call it before they read the target, as a mistake in what they were asked.
+func (s *Spec) CheckLadder() error {
+	r := *s
+	r.Order = max(r.Order, MinDistillOrder) // a ladder's orders are its own
+	if !r.projectable(false) {
+		return invalidf("a ladder of orders is fitted by variable projection: %s", ProjectionRecipe)
+	}
+	return nil
+}
+
 // ByProjection reports whether a distillation of this spec is fitted by variable projection
 // (and so can be written in the diagonal form: Form).
 func (s *Spec) ByProjection() bool { return s.projectable(false) }
@@ -79,8 +91,11 @@ func FitLadder(ctx context.Context, job Job, orders []int, backend Backend, prog
 	spec := job.Spec
 	spec.Order = orders[len(orders)-1]
 	job.Spec = spec
-	if !spec.projectable(job.Task != nil) {
-		return nil, invalidf("a ladder of orders fits kernels with the hankel init, an rtf or modal model and the mse or relative loss")
+	if job.Task != nil {
+		return nil, invalidf("a ladder of orders fits kernels, not a training task")
+	}
+	if err := spec.CheckLadder(); err != nil {
+		return nil, err
 	}
 	obj, targets, err := job.validated()
 	if err != nil {

@@ -264,6 +264,9 @@ func (a *app) startJob(e *entry, spec train.Spec, orders []int) (tea.Cmd, error)
 			return nil, errors.New("this job runner fits no ladders")
 		}
 		spec.Order = slices.Max(orders)
+		if err := spec.CheckLadder(); err != nil {
+			return nil, fmt.Errorf("orders: %w", err)
+		}
 	}
 	source := targetSource(e, spec.Target.Length)
 	ctx, cancel := context.WithCancel(context.Background())

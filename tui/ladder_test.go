@@ -217,3 +217,16 @@ func TestFitNamedByItsForm(t *testing.T) {
 		t.Errorf("an rtf written as a tf is %q", got)
 	}
 }
+
+// TestLadderNeedsProjection: a ladder of a recipe the optimiser trains (init=zeros) is
+// refused with train's words (Spec.CheckLadder), as ssmlab distill --orders refuses it: it
+// started a job that failed at once, a record of nothing in the session.
+func TestLadderNeedsProjection(t *testing.T) {
+	m := newLadderModel(t)
+	runPalette(t, m, "ladder 2,3 init=zeros")
+	spec := train.DefaultSpec()
+	spec.Init = train.InitZeros
+	if want := spec.CheckLadder().Error(); len(m.jobs) != 0 || !strings.Contains(m.status.text, want) {
+		t.Errorf("ladder init=zeros: %d jobs, status %q; want none and %q", len(m.jobs), m.status.text, want)
+	}
+}
