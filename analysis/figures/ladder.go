@@ -98,7 +98,9 @@ func NewLadder(l Ladder, o Options) (*Figure, error) {
 		points.GlyphStyle = draw.GlyphStyle{Color: st.Color, Radius: vg.Points(2), Shape: draw.CircleGlyph{}}
 		p.Add(line, points)
 	}
-	p.Add(mustLine(xy{x, floor(meanErr)}, meanErrorStyle()))
+	// Each order is marked: a line through one point (a ladder of one order, a bound above 0
+	// at one order alone) draws nothing.
+	p.Add(mustLine(xy{x, floor(meanErr)}, meanErrorStyle()), mustScatter(xy{x, floor(meanErr)}, meanErrorGlyph()))
 	var bx, by []float64 // a zero bound is left out: at the log axis' floor it reads as measured
 	for k, b := range meanBound {
 		if b > 0 {
@@ -106,7 +108,7 @@ func NewLadder(l Ladder, o Options) (*Figure, error) {
 		}
 	}
 	if len(bx) > 0 {
-		p.Add(mustLine(xy{bx, floor(by)}, boundStyle()))
+		p.Add(mustLine(xy{bx, floor(by)}, boundStyle()), mustScatter(xy{bx, floor(by)}, boundGlyph()))
 	}
 	errorAxis(p, lo, hi)
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, orderTicks(l.Orders)
@@ -115,8 +117,8 @@ func NewLadder(l Ladder, o Options) (*Figure, error) {
 	fig := &Figure{title: o.Title, panelCount: 1}
 	fig.cells = [][]cell{{{p: p}}}
 	fig.legend = append(fig.legend,
-		legendEntry{"mean error", lineThumb(meanErrorStyle())},
-		legendEntry{"mean lower bound (any filter of the order)" + BoundNote(l.Orders, meanBound), lineThumb(boundStyle())})
+		legendEntry{"mean error", lineGlyphThumb{meanErrorStyle(), meanErrorGlyph()}},
+		legendEntry{"mean lower bound (any filter of the order)" + BoundNote(l.Orders, meanBound), lineGlyphThumb{boundStyle(), boundGlyph()}})
 	for ch := range shown {
 		fig.legend = append(fig.legend, legendEntry{fmt.Sprintf("channel %d", ch), lineThumb(channelStyle(ch))})
 	}
@@ -147,6 +149,16 @@ func meanErrorStyle() draw.LineStyle {
 
 func boundStyle() draw.LineStyle {
 	return draw.LineStyle{Color: color.Gray{Y: 110}, Width: vg.Points(2), Dashes: []vg.Length{vg.Points(6), vg.Points(3)}}
+}
+
+// meanErrorGlyph and boundGlyph mark the two means at each order: a filled square and a
+// ring, unlike the channels' dots.
+func meanErrorGlyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: color.Black, Radius: vg.Points(3), Shape: draw.BoxGlyph{}}
+}
+
+func boundGlyph() draw.GlyphStyle {
+	return draw.GlyphStyle{Color: color.Gray{Y: 110}, Radius: vg.Points(3.5), Shape: ringGlyph{}}
 }
 
 // orderTicks labels the fitted orders.

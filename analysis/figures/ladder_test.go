@@ -71,3 +71,25 @@ func TestBoundNote(t *testing.T) {
 		t.Errorf("BoundNote of nonzero bounds = %q, want none", got)
 	}
 }
+
+// TestLadderMarksEachOrder: the mean error and the mean bound are marked at each order, so
+// that a ladder of one order (or a bound above 0 at one order alone) shows them: a line
+// through one point draws nothing, and the figure of distill --orders 8 showed the
+// channels' dots under a legend naming a mean and a bound it did not draw.
+func TestLadderMarksEachOrder(t *testing.T) {
+	one := Ladder{Orders: []int{8}, Errors: [][]float64{{0.3, 0.2}}, Bounds: [][]float64{{0.1, 0.05}}}
+	f, err := NewLadder(one, Options{Title: "ladder"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := render(t, f, SVG)
+	// The legend's thumbnails draw each style once; the panel draws the mean's filled black
+	// square and the bound's grey ring once more. The SVG backend writes a black fill as a
+	// closed path with no style.
+	if n := bytes.Count(svg, []byte(`Z"  />`)); n < 2 {
+		t.Errorf("the mean error's marker is drawn %d times, want its thumbnail's and the order's", n)
+	}
+	if n := bytes.Count(svg, []byte("stroke:#6E6E6E")); n < 3 {
+		t.Errorf("the bound's grey is stroked %d times, want its thumbnail's line and ring and the order's ring", n)
+	}
+}

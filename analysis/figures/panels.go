@@ -631,6 +631,17 @@ func mustLine(d xy, st draw.LineStyle) *plotter.Line {
 	return l
 }
 
+// mustScatter is mustLine's marker counterpart: a marker g at each of the figure's own
+// finite points.
+func mustScatter(d xy, g draw.GlyphStyle) *plotter.Scatter {
+	s, err := plotter.NewScatter(d)
+	if err != nil {
+		panic("figures: " + err.Error())
+	}
+	s.GlyphStyle = g
+	return s
+}
+
 // xy is the plotter.XYer of two slices of the same length.
 type xy struct{ x, y []float64 }
 

@@ -109,6 +109,17 @@ func (t glyphThumb) Thumbnail(c *draw.Canvas) {
 	c.DrawGlyphNoClip(draw.GlyphStyle(t), c.Center())
 }
 
+// lineGlyphThumb is a legend thumbnail showing a line with its marker.
+type lineGlyphThumb struct {
+	line  draw.LineStyle
+	glyph draw.GlyphStyle
+}
+
+func (t lineGlyphThumb) Thumbnail(c *draw.Canvas) {
+	lineThumb(t.line).Thumbnail(c)
+	glyphThumb(t.glyph).Thumbnail(c)
+}
+
 // noThumb is an empty legend thumbnail, for a line of text.
 type noThumb struct{}
 
