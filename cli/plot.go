@@ -138,6 +138,12 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 		if len(args) > 0 || o.target != "" || o.result != "" || o.report != "" || len(kinds) > 0 {
 			return fmt.Errorf("--ladder draws one file alone: no FILE arguments, --target, --result, --report or panel flags with it")
 		}
+		// It draws every channel on log axes in one panel: these would be ignored.
+		for _, name := range []string{"channel", "label", "log", "length", "freq", "columns"} {
+			if fl.Changed(name) {
+				return fmt.Errorf("--%s does not apply to the ladder figure (--ladder), which draws every channel's error against the order in one panel, on log axes", name)
+			}
+		}
 		fig, what, err = ladderFigure(o.ladder, fo)
 	case o.target != "" || o.result != "" || o.report != "":
 		switch {
@@ -149,6 +155,8 @@ func runPlot(s *streams, cmd *cobra.Command, args []string, o plotOptions) error
 			return fmt.Errorf("--impulse, --spectrum, --group-delay and --pz do not apply to the distillation figure (--target/--result)")
 		case fl.Changed("channel") || len(o.labels) > 0:
 			return fmt.Errorf("--channel and --label do not apply to the distillation figure (--target/--result)")
+		case fl.Changed("freq"):
+			return fmt.Errorf("--freq does not apply to the distillation figure (--target/--result), which draws no frequency response")
 		}
 		length := o.length
 		if !fl.Changed("length") {
