@@ -144,9 +144,15 @@ type JobProgress struct {
 type JobResult struct {
 	Filters     []filters.Filter
 	MaxRelError float64
-	Stable      bool
-	Seconds     float64
-	Warnings    []string
+	// MeanRelError is the channels' mean error and MeanLowerBound their mean lower bound on
+	// the error of any filter of the order; FormNote, for an rtf fitted by variable
+	// projection, the form its filters are written in and why (train.Report's).
+	MeanRelError   float64
+	MeanLowerBound float64
+	FormNote       string
+	Stable         bool
+	Seconds        float64
+	Warnings       []string
 	// Backend is the backend that ran the job ("cpu", "gpu"), with the reason when auto
 	// chose it ("cpu (no GPU: …)").
 	Backend string

@@ -408,7 +408,14 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 	if b := res.Backend; b != "" && b != "cpu" {
 		done += " on " + b
 	}
-	j.logf("%s: rel error %s, made %s", done, sci(res.MaxRelError), id)
+	// As distill's summary: the worst and the mean error, the bound beside the mean.
+	errs := fmt.Sprintf("rel error %s, mean %s ≥ lower bound mean %s", sci(res.MaxRelError), sci(res.MeanRelError), sci(res.MeanLowerBound))
+	j.logf("%s: %s, made %s", done, errs, id)
+	form := ""
+	if res.FormNote != "" {
+		form = " · form: " + res.FormNote
+		j.logf("form: %s", res.FormNote)
+	}
 	lvl := levelOK
 	if !res.Stable || len(res.Warnings) > 0 {
 		lvl = levelWarn
@@ -418,9 +425,9 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 		// fit on the line, and the job's log keeps them whole.
 		summary := ladderSummary(l)
 		j.logf("%s", summary)
-		a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s, order %d · the jobs pane draws the ladder · %s", j.num, done, a.entry(id).name, j.spec.Order, summary))
+		a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s, order %d · the jobs pane draws the ladder · %s%s", j.num, done, a.entry(id).name, j.spec.Order, summary, form))
 		return nil
 	}
-	a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s (rel error %s) · enter in the jobs pane shows it over %s", j.num, done, a.entry(id).name, sci(res.MaxRelError), a.sourceName(j)))
+	a.setStatus(lvl, fmt.Sprintf("job #%d %s: added %s (%s) · enter in the jobs pane shows it over %s%s", j.num, done, a.entry(id).name, errs, a.sourceName(j), form))
 	return nil
 }

@@ -230,3 +230,36 @@ func TestLadderNeedsProjection(t *testing.T) {
 		t.Errorf("ladder init=zeros: %d jobs, status %q; want none and %q", len(m.jobs), m.status.text, want)
 	}
 }
+
+// TestFitSaysFormAndBound: a finished job says, as ssmlab distill does, the mean error beside
+// the mean lower bound and, for an rtf, the form it was written in and why: an rtf job of
+// Hyena kernels was added as hyena~modal8 with its worst error alone, and nothing said why
+// an rtf came back as poles and residues. The job's log keeps both.
+func TestFitSaysFormAndBound(t *testing.T) {
+	m := newLadderModel(t)
+	r, err := presets.New("hyena", map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addKernels(t, m, "hyena", r.Kernels)
+	spec := train.DefaultSpec()
+	spec.Order, spec.Target.Length = 8, 64
+	res, err := train.Run(t.Context(), train.Job{Spec: spec, Targets: r.Kernels}, train.CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := res.Report
+	runPalette(t, m, "distill order=8")
+	if len(m.jobs) != 1 || m.jobs[0].state() != sessions.JobDone {
+		t.Fatalf("no finished job: status %q", m.status.text)
+	}
+	log := strings.Join(m.jobs[0].log, "\n")
+	for _, want := range []string{
+		fmt.Sprintf("mean %s ≥ lower bound mean %s", sci(rep.MeanRelError), sci(rep.MeanLowerBound)),
+		"form: " + rep.FormNote,
+	} {
+		if !strings.Contains(m.status.text, want) || !strings.Contains(log, want) {
+			t.Errorf("the status line or the job's log lacks %q:\nstatus %q\nlog %s", want, m.status.text, log)
+		}
+	}
+}

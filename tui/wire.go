@@ -129,8 +129,10 @@ func (trainRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64
 	if chose != "" {
 		ran = chose // auto's choice, with its reason
 	}
-	return &JobResult{Filters: res.Filters, MaxRelError: res.Report.MaxRelError, Stable: res.Report.Stable,
-		Seconds: res.Report.Seconds, Warnings: res.Report.Warnings, Backend: ran}, nil
+	rep := res.Report
+	return &JobResult{Filters: res.Filters, MaxRelError: rep.MaxRelError, MeanRelError: rep.MeanRelError,
+		MeanLowerBound: rep.MeanLowerBound, FormNote: rep.FormNote, Stable: rep.Stable,
+		Seconds: rep.Seconds, Warnings: rep.Warnings, Backend: ran}, nil
 }
 
 // jobProgress is a job's progress event as the workbench keeps it.
@@ -157,7 +159,8 @@ func (trainRunner) RunLadder(ctx context.Context, spec train.Spec, orders []int,
 	}
 	top := l.Results[len(l.Results)-1]
 	rep := top.Report
-	return &JobResult{Filters: top.Filters, MaxRelError: rep.MaxRelError, Stable: rep.Stable, Seconds: rep.Seconds,
+	return &JobResult{Filters: top.Filters, MaxRelError: rep.MaxRelError, MeanRelError: rep.MeanRelError,
+		MeanLowerBound: rep.MeanLowerBound, FormNote: rep.FormNote, Stable: rep.Stable, Seconds: rep.Seconds,
 		Warnings: rep.Warnings, Backend: rep.Backend,
 		Ladder: &figures.Ladder{Orders: l.Orders, Errors: l.Errors(), Bounds: l.Bounds()}}, nil
 }
