@@ -409,7 +409,7 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 		done += " on " + b
 	}
 	// As distill's summary: the worst and the mean error, the bound beside the mean.
-	errs := fmt.Sprintf("rel error %s, mean %s ≥ lower bound mean %s", sci(res.MaxRelError), sci(res.MeanRelError), sci(res.MeanLowerBound))
+	errs := fmt.Sprintf("rel error mean %s ≥ lower bound mean %s, worst %s", sci(res.MeanRelError), sci(res.MeanLowerBound), sci(res.MaxRelError))
 	j.logf("%s: %s, made %s", done, errs, id)
 	form := ""
 	if res.FormNote != "" {
