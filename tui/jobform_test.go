@@ -12,7 +12,7 @@ import (
 // TestDistillStepsAsTheCLI: the distill form and :distill take the steps ssmlab distill
 // --steps takes, 0 included (the init and its refinement alone), and refuse a negative
 // count with train's words (CheckSteps), the cursor on steps; the form said "want a
-// positive integer" for 0.
+// positive integer" for 0. (:distill steps= is the optimiser's, as --steps: init=zeros.)
 func TestDistillStepsAsTheCLI(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "pair")
@@ -40,8 +40,8 @@ func TestDistillStepsAsTheCLI(t *testing.T) {
 		jobs int
 		want string
 	}{
-		{"distill steps=-1", 1, want},
-		{"distill steps=0", 2, ""},
+		{"distill steps=-1 init=zeros", 1, want},
+		{"distill steps=0 init=zeros", 2, ""},
 	} {
 		keys(t, m, ":")
 		typeText(t, m, tc.line)

@@ -275,7 +275,11 @@ func (a *app) startJob(e *entry, spec train.Spec, orders []int) (tea.Cmd, error)
 	if e.kind != kindKernel {
 		j.fitted = &fittedSource{filter: e.filter, bank: e.bank, item: &item{}}
 	}
-	j.logf("started: %s of order %s, %d steps on %s, fitting %s", spec.Model, j.orderText(math.MaxInt), spec.Steps, spec.Backend, e.name)
+	how := fmt.Sprintf("%d steps", spec.Steps)
+	if spec.ByProjection() {
+		how = "by variable projection, in no optimiser steps"
+	}
+	j.logf("started: %s of order %s, %s on %s, fitting %s", spec.Model, j.orderText(math.MaxInt), how, spec.Backend, e.name)
 	if err := a.store(j); err != nil {
 		cancel()
 		return nil, err

@@ -263,3 +263,22 @@ func TestFitSaysFormAndBound(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillStepsNeedTheOptimiser: :distill steps=N with a recipe fitted by variable
+// projection (the default: hankel, rtf) is refused, as ssmlab distill --steps is: it was
+// taken and ignored, and the job's log said "500 steps". Such a job's log says how it fits.
+func TestDistillStepsNeedTheOptimiser(t *testing.T) {
+	m := newLadderModel(t)
+	runPalette(t, m, "distill order=2 steps=500")
+	if len(m.jobs) != 0 || !strings.Contains(m.status.text, "steps=500") || !strings.Contains(m.status.text, train.ProjectionRecipe) {
+		t.Errorf("steps=500 by variable projection: %d jobs, status %q", len(m.jobs), m.status.text)
+	}
+	runPalette(t, m, "distill order=2")
+	if len(m.jobs) != 1 || !strings.Contains(m.jobs[0].log[0], "by variable projection, in no optimiser steps") {
+		t.Errorf("the job's log: %q (status %q)", m.jobs[0].log, m.status.text)
+	}
+	runPalette(t, m, "distill order=2 init=zeros steps=5")
+	if len(m.jobs) != 2 || !strings.Contains(m.jobs[1].log[0], "5 steps") {
+		t.Errorf("init=zeros steps=5: %d jobs, status %q", len(m.jobs), m.status.text)
+	}
+}

@@ -490,7 +490,7 @@ func TestDistillFinishes(t *testing.T) {
 	}
 	// through the palette, with arguments
 	keys(t, m, ":")
-	typeText(t, m, "distill model=modal order=1 steps=3 backend=cpu")
+	typeText(t, m, "distill model=modal init=xavier order=1 steps=3 backend=cpu")
 	keys(t, m, "enter")
 	if len(m.jobs) != 2 || m.jobs[1].spec.Model != "modal" {
 		t.Fatalf("palette distill: %d jobs, status %q", len(m.jobs), m.status.text)
