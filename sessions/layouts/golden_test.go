@@ -35,9 +35,10 @@ type goldenFile struct {
 	} `json:"exports"`
 }
 
-// goldenFiles are the reference files: gen_layouts.py's (python3-torch) and gen_sos.py's
-// (python3-scipy, whose sosfilt gives the sos layout's kernels).
-var goldenFiles = []string{"expected.json", "sos_expected.json"}
+// goldenFiles are the reference files: gen_layouts.py's (python3-torch), gen_sos.py's
+// (python3-scipy, whose sosfilt gives the sos layout's kernels) and gen_ckpt.py's
+// (python3-torch: checkpoints as users bring them, such as a Lightning .ckpt).
+var goldenFiles = []string{"expected.json", "sos_expected.json", "ckpt_expected.json"}
 
 func loadGolden(t *testing.T) goldenFile { return loadGoldenFile(t, goldenFiles[0]) }
 

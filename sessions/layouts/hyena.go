@@ -15,7 +15,7 @@ import (
 //
 //	h = implicit_filter(z)               Linear → Sin → (Linear → Sin)… → Linear (no bias)
 //	h = h · (exp(−t·|deltas|) + shift)   ExponentialModulation (when modulate)
-//	h = h / ‖h‖₁ over t                  (when normalized)
+//	h = h / ‖h‖₁ over the channels       (when normalized: at each position t)
 //
 // where Sin(x) = sin(freq ⊙ x) with one freq shared by every Sin of the stack, z and t are
 // pos_emb's buffers (1, L, emb_dim) and (1, L, 1), and the bias is the direct term that
@@ -101,7 +101,7 @@ func (hyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		}
 	}
 	if o.bool(Hyena, "normalized") {
-		if err := normalizeL1(k, channels, length); err != nil {
+		if err := normalizeChannels(k, channels, length); err != nil {
 			return Result{}, err
 		}
 	}
@@ -199,18 +199,21 @@ func evalStages(stages []stage, x []float64) []float64 {
 	return x
 }
 
-// normalizeL1 divides each of the channels' kernels (rows of k, length long) by its L1 norm.
-func normalizeL1(k []float64, channels, length int) error {
-	for c := range channels {
+// normalizeChannels divides the filter at each position t (column t of k, whose rows are the
+// channels' kernels, length long) by its L1 norm over the channels: HyenaFilter.filter's
+// h / torch.norm(h, dim=-1, p=1) on h of shape (1, L, d_model), whose last dimension is the
+// channels (safari hyena.py, lines 179-187), so that no kernel depends on the length read.
+func normalizeChannels(k []float64, channels, length int) error {
+	for t := range length {
 		n := 0.0
-		for _, v := range k[c*length : (c+1)*length] {
-			n += math.Abs(v)
+		for c := range channels {
+			n += math.Abs(k[c*length+t])
 		}
 		if n == 0 {
-			return invalidf("channel %d is zero, so it cannot be normalised", c)
+			return invalidf("the filter is zero at position %d on every channel, so it cannot be normalised (the module divides by 0 there)", t)
 		}
-		for j := range length {
-			k[c*length+j] /= n
+		for c := range channels {
+			k[c*length+t] /= n
 		}
 	}
 	return nil

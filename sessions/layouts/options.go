@@ -78,7 +78,7 @@ var OptionList = []Option{
 	{Name: "shift", Kind: "float", Defaults: map[Layout]string{Hyena: "0"},
 		Help: "hyena: the modulation's shift"},
 	{Name: "normalized", Kind: "bool", Defaults: map[Layout]string{Hyena: "false"},
-		Help: "hyena: each channel's filter is divided by its L1 norm over the length (HyenaFilter's normalized)"},
+		Help: "hyena: the filter is divided at each position by its L1 norm over the channels (HyenaFilter's normalized: h / ‖h‖₁ over dim −1 of (1, L, d_model))"},
 	{Name: "bias", Kind: "bool", Defaults: map[Layout]string{Hyena: "true"},
 		Help: "hyena: the filter's bias is the direct term (HyenaFilter's use_bias)"},
 }
