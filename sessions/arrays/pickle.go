@@ -12,8 +12,10 @@ import (
 // the opcodes), enough for the data.pkl of a torch.save file. It builds plain values only —
 // None, bool, int64, float64, string, []byte, lists, tuples and dicts — and resolves a global
 // (a module attribute, which a real unpickler would import and call) only through the
-// caller's allowlist, so a pickle naming anything else (os.system, builtins.eval, a class of
-// the training code) is refused by name and nothing is ever run. Every length a pickle
+// caller's allowlist. Anything else a pickle names (os.system, builtins.eval, a class of the
+// training code, an OmegaConf config) is never imported or run: it and what the pickle builds
+// from it are opaque values, which the caller refuses by name where it reads and leaves
+// alone elsewhere (a Lightning checkpoint's hyper_parameters beside its state_dict). Every length a pickle
 // declares is checked against the bytes that remain before anything is allocated, so a
 // pickle costs memory in proportion to its size.
 //
@@ -67,6 +69,13 @@ type pyGlobal struct{ module, name string }
 
 func (g pyGlobal) String() string { return g.module + "." + g.name }
 
+// pyOpaque stands for a global outside the allowlist and for whatever a pickle builds from it
+// (calls it, instantiates it, sets its state or items): nothing is imported or run, and no
+// state is kept. A checkpoint keeps such objects beside its model (a Lightning checkpoint's
+// hyper_parameters are an OmegaConf DictConfig); the caller refuses one found where it reads
+// (torch.go's walker), naming the global.
+type pyOpaque struct{ global string }
+
 // pickleHooks decide what a pickle may name and what its persistent IDs load.
 type pickleHooks struct {
 	// global accepts a global (returning what stands for it) or refuses it.
@@ -85,6 +94,9 @@ type unpickler struct {
 	marks []int
 	memo  map[uint64]any
 	hooks pickleHooks
+	// opaque is the first global the allowlist did not accept, named in an error that follows
+	// it: the pickle was refused for what it would have run.
+	opaque string
 }
 
 func pickleErrorf(format string, args ...any) error {
@@ -109,7 +121,11 @@ func unpickle(data []byte, h pickleHooks) (any, error) {
 			if _, ok := err.(*fileError); !ok {
 				err = invalidf("%v", err)
 			}
-			return nil, within(err, fmt.Sprintf("pickle: opcode %s at byte %d", opName(op), at))
+			err = within(err, fmt.Sprintf("pickle: opcode %s at byte %d", opName(op), at))
+			if u.opaque != "" {
+				err = fmt.Errorf("%w (the pickle names the Python global %s before, which ssmlab never runs)", err, u.opaque)
+			}
+			return nil, err
 		}
 		if done {
 			if len(u.stack) != 1 || len(u.marks) != 0 {
@@ -305,8 +321,45 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if i, err = u.uint(4); err == nil {
 			err = u.memoGet(i)
 		}
-	case 0x81, 0x92, 'i', 'o':
+	case 0x81, 0x92: // NEWOBJ (cls, args), NEWOBJ_EX (cls, args, kwargs): cls.__new__(cls, …)
+		n := 2
+		if op == 0x92 {
+			n = 3
+		}
+		var items []any
+		for range n {
+			var v any
+			if v, err = u.pop(); err != nil {
+				break
+			}
+			items = append(items, v)
+		}
+		if err != nil {
+			break
+		}
+		cls, ok := items[n-1].(pyOpaque)
+		if !ok {
+			err = unsupportedf("refused: the pickle instantiates %s; ssmlab reads tensors, storages and plain containers only", typeName(items[n-1]))
+			break
+		}
+		u.push(cls)
+	case 'i', 'o':
 		err = unsupportedf("refused: the pickle instantiates a class; ssmlab reads tensors, storages and plain containers only")
+	case 0x8f: // EMPTY_SET: a set names no tensor; it stays opaque, refused where tensors are read
+		u.push(pyOpaque{`"builtins.set"`})
+	case 0x90: // ADDITEMS
+		var v any
+		if _, err = u.popMark(); err == nil {
+			if v, err = u.top(); err == nil {
+				if _, ok := v.(pyOpaque); !ok {
+					err = invalidf("ADDITEMS to %s, not a set", typeName(v))
+				}
+			}
+		}
+	case 0x91: // FROZENSET
+		if _, err = u.popMark(); err == nil {
+			u.push(pyOpaque{`"builtins.frozenset"`})
+		}
 	default:
 		var ok bool
 		if ok, err = u.stepValue(op); !ok {
@@ -471,6 +524,9 @@ func (u *unpickler) stepContainer(op byte) (bool, error) {
 		if l, err = u.top(); err != nil {
 			break
 		}
+		if _, ok := l.(pyOpaque); ok {
+			break // a list subclass's items, left with it
+		}
 		list, ok := l.(*pyList)
 		if !ok {
 			err = invalidf("append to %s, not a list", typeName(l))
@@ -502,6 +558,9 @@ func (u *unpickler) stepContainer(op byte) (bool, error) {
 		var v any
 		if v, err = u.top(); err != nil {
 			break
+		}
+		if _, ok := v.(pyOpaque); ok {
+			break // a dict subclass's items (a defaultdict's), left with it
 		}
 		d, ok := v.(*pyDict)
 		if !ok {
@@ -565,6 +624,9 @@ func (u *unpickler) stepObject(op byte) (bool, error) {
 			obj, err = u.top()
 		}
 		if err == nil {
+			if _, ok := obj.(pyOpaque); ok {
+				break // the state of an object left unread
+			}
 			if _, ok := obj.(*pyDict); !ok {
 				err = unsupportedf("refused: BUILD sets the state of %s; ssmlab builds plain values only", typeName(obj))
 			}
@@ -607,6 +669,9 @@ func (u *unpickler) global(mod, name string) error {
 	if err != nil {
 		return err
 	}
+	if o, ok := v.(pyOpaque); ok && u.opaque == "" {
+		u.opaque = o.global
+	}
 	u.push(v)
 	return nil
 }
@@ -634,6 +699,8 @@ func typeName(v any) string {
 		return "a dict"
 	case pyGlobal:
 		return v.String()
+	case pyOpaque:
+		return "an object of " + v.global
 	}
 	return fmt.Sprintf("%T", v)
 }

@@ -252,6 +252,8 @@ func (w *walker) walk(v any, name string, depth int) error {
 		}
 		w.t.infos = append(w.t.infos, info)
 		return nil
+	case pyOpaque:
+		return refusal(v.global)
 	case *pyDict, *pyList, *pyTuple:
 		if w.seen[v] {
 			return nil
@@ -301,6 +303,7 @@ func (t *Torch) hooks() pickleHooks {
 
 // torchGlobal is the allowlist: the functions that rebuild tensors and parameters, the
 // OrderedDict class, the storage classes and dtypes, and the tensor classes as type markers.
+// Any other global is a pyOpaque, refused where the tensors are read (walker.walk).
 func torchGlobal(module, name string) (any, error) {
 	switch module + "." + name {
 	case "collections.OrderedDict",
@@ -316,11 +319,16 @@ func torchGlobal(module, name string) (any, error) {
 			return torchDType(name), nil
 		}
 	}
-	return nil, refusal(strconv.Quote(module + "." + name))
+	// Anything else is never imported or called: it stands for an object ssmlab does not read,
+	// which may sit beside the model (a Lightning checkpoint's hyper_parameters) but not in it.
+	return pyOpaque{strconv.Quote(module + "." + name)}, nil
 }
 
 // torchCall applies an allowlisted function.
 func torchCall(fn any, args []any) (any, error) {
+	if o, ok := fn.(pyOpaque); ok {
+		return o, nil // not called: what it would build stays opaque
+	}
 	c, ok := fn.(torchCallable)
 	if !ok {
 		return nil, refusal(fmt.Sprintf("call of %s", typeName(fn)))

@@ -149,6 +149,32 @@ func TestTorchRefusesCode(t *testing.T) {
 	}
 }
 
+// TestTorchObjectsBesideTheModel: a Lightning checkpoint as state-spaces/s4's and safari's
+// train.py save it, whose hyper_parameters are an OmegaConf DictConfig (classes, their
+// states, a defaultdict's items: testdata/layouts/gen_ckpt.py), reads its state_dict; the
+// objects beside it are left unread, nothing of them imported or run. It was refused, naming
+// omegaconf.dictconfig.DictConfig. The same objects in the tensors read stay refused
+// (TestTorchRefusesCode).
+func TestTorchObjectsBesideTheModel(t *testing.T) {
+	af, err := arrays.Open("../../testdata/layouts/hyena_lightning_32.ckpt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	if af.Root() != "state_dict" {
+		t.Errorf("root %q, want state_dict", af.Root())
+	}
+	infos := af.Arrays()
+	if len(infos) != 15 {
+		t.Errorf("%d tensors listed, want the 15 of state_dict: %v", len(infos), infos)
+	}
+	for _, in := range infos {
+		if !strings.HasPrefix(in.Name, "model.backbone.layers.0.mixer.") {
+			t.Errorf("%q listed: not the state_dict's", in.Name)
+		}
+	}
+}
+
 // TestTorchRoundTrip: EncodeTorch writes what OpenTorch reads back, exactly in float64 and
 // rounded to float32 and bfloat16 (to nearest even) otherwise.
 func TestTorchRoundTrip(t *testing.T) {

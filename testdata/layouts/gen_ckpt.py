@@ -12,11 +12,19 @@ the layout, prefix and options to import it with, and the reference kernels) and
   (HazyResearch/safari src/models/sequence/hyena.py lines 179-187) divides h, of shape
   (1, L, d_model), by torch.norm(h, dim=-1, p=1, keepdim=True): at each position t, by the
   L1 norm over the d_model channels, not over t.
+- hyena_lightning_32.ckpt: a Lightning checkpoint as state-spaces/s4's and safari's train.py
+  save it (SequenceLightningModule: the model under "model.", save_hyperparameters(config)
+  with an OmegaConf DictConfig), with optimizer states, loops and callbacks beside the
+  state_dict. omegaconf is not installed here: stand-in classes of the same module and class
+  names are pickled as a DictConfig is (NEWOBJ, then BUILD with its __dict__), so the pickle
+  names omegaconf.dictconfig.DictConfig, omegaconf.base.ContainerMetadata, typing.Any, ….
 """
 import collections
 import json
 import os
 import sys
+import types
+import typing
 
 import torch
 
@@ -43,6 +51,57 @@ def hyena_normalized_kernel(st):
     return k
 
 
+def omegaconf_stand_ins():
+    """Classes named as omegaconf's, whose pickles name them as a real DictConfig's does."""
+    classes = {}
+    for module, name in [("omegaconf.dictconfig", "DictConfig"), ("omegaconf.base", "ContainerMetadata"),
+                         ("omegaconf.base", "Metadata"), ("omegaconf.nodes", "AnyNode")]:
+        for m in ("omegaconf", module):
+            sys.modules.setdefault(m, types.ModuleType(m))
+        cls = type(name, (), {})
+        cls.__module__, cls.__qualname__ = module, name
+        setattr(sys.modules[module], name, cls)
+        classes[name] = cls
+    return classes
+
+
+def dict_config(value, classes):
+    """A DictConfig of value (nested dicts of plain values) as omegaconf builds one."""
+    if isinstance(value, dict):
+        node, meta = classes["DictConfig"](), classes["ContainerMetadata"]()
+        meta.__dict__.update(ref_type=typing.Any, object_type=dict, optional=True, key=None, flags={},
+                             flags_root=False, resolver_cache=collections.defaultdict(dict),
+                             key_type=typing.Any, element_type=typing.Any)
+        node.__dict__.update(_metadata=meta, _parent=None, _flags_cache=None,
+                             _content={k: dict_config(v, classes) for k, v in value.items()})
+        return node
+    node, meta = classes["AnyNode"](), classes["Metadata"]()
+    meta.__dict__.update(ref_type=typing.Any, object_type=None, optional=True, key=None, flags=None,
+                         flags_root=False, resolver_cache=collections.defaultdict(dict))
+    node.__dict__.update(_metadata=meta, _parent=None, _flags_cache=None, _val=value)
+    return node
+
+
+def lightning_checkpoint(state_dict, hparams):
+    """A PyTorch Lightning checkpoint's entries (Trainer.save_checkpoint, Lightning 1.x)."""
+    names = list(state_dict)
+    g = torch.Generator().manual_seed(33)
+    opt_state = {i: {"step": torch.tensor(100.0), "exp_avg": 1e-3 * torch.randn(state_dict[k].shape, generator=g),
+                     "exp_avg_sq": 1e-6 * torch.rand(state_dict[k].shape, generator=g)} for i, k in enumerate(names[:3])}
+    return {
+        "epoch": 3, "global_step": 1200, "pytorch-lightning_version": "1.8.6",
+        "state_dict": state_dict,
+        "loops": {"fit_loop": {"state_dict": {}, "epoch_progress": {"total": {"ready": 4, "completed": 3}}}},
+        "callbacks": {"ModelCheckpoint{'monitor': 'val/loss', 'mode': 'min'}": {
+            "monitor": "val/loss", "best_model_score": torch.tensor(2.31), "best_model_path": "/ckpt/epoch=2.ckpt"}},
+        "optimizer_states": [{"state": opt_state, "param_groups": [
+            {"lr": 6e-4, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0.1, "amsgrad": False, "params": list(range(len(names)))}]}],
+        "lr_schedulers": [{"base_lrs": [6e-4], "last_epoch": 1200, "_step_count": 1201}],
+        "hparams_name": "config",
+        "hyper_parameters": dict_config(hparams, omegaconf_stand_ins()),
+    }
+
+
 def case(cases, fname, layout, prefix, state, kernel, dtype, options=None):
     cases[fname] = {"layout": layout, "prefix": prefix, "options": options or {}, "dtype": str(dtype).replace("torch.", ""),
                     "kernels": [[float(x) for x in row] for row in kernel(gl.rounded(state, dtype))]}
@@ -55,6 +114,15 @@ def main():
     prefix = "backbone.layers.0.mixer.filter_fn."
     torch.save(collections.OrderedDict((prefix + k, v) for k, v in st.items()), os.path.join(HERE, "hyena_normalized_64.pt"))
     case(cases, "hyena_normalized_64.pt", "hyena", prefix, st, hyena_normalized_kernel, torch.float64, {"normalized": "true"})
+
+    st = gl.hyena_state(32)
+    prefix = "model.backbone.layers.0.mixer.filter_fn."
+    sd = collections.OrderedDict((prefix + k, v.float()) for k, v in st.items())
+    sd["model.backbone.layers.0.mixer.out_proj.weight"] = torch.randn(3, 3, generator=torch.Generator().manual_seed(34)).float()
+    hp = {"model": {"_name_": "lm", "d_model": 3, "layer": {"_name_": "hyena", "emb_dim": 5, "filter_order": 8, "l_max": gl.L}},
+          "optimizer": {"_name_": "adamw", "lr": 6e-4}}
+    torch.save(lightning_checkpoint(sd, hp), os.path.join(HERE, "hyena_lightning_32.ckpt"))
+    case(cases, "hyena_lightning_32.ckpt", "hyena", prefix, st, gl.hyena_kernel, torch.float32)
 
     with open(os.path.join(HERE, "ckpt_expected.json"), "w") as f:
         json.dump({"torch": torch.__version__, "length": gl.L, "cases": cases}, f, indent=0)
