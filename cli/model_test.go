@@ -1117,9 +1117,12 @@ func TestDistillModelRealLayerPoles(t *testing.T) {
 
 // TestDistillModelLengthIgnored: --length where every layer picked records the kernel length
 // it is distilled at (an RTF layer's trunc_len, from --trunc-len or the file's metadata; an
-// S4 layer's l_kernel; a Hyena layer's positions) would change nothing, and is refused
-// naming both, before any work; an RTF layer with a trunc_len was distilled at it, --length
-// silently dropped. Where a layer records none, --length is its length.
+// S4 layer's l_kernel, in a torch.save, safetensors or .npz file; a Hyena layer's positions)
+// would change nothing, and is refused naming both, before any work; an RTF layer with a
+// trunc_len was distilled at it, --length silently dropped, and an S4 layer's l_kernel was
+// read from torch.save files only: from a safetensors file its C̃ was undone for --length
+// (a layer of l_kernel 2048 distilled at 1024 and order 16 reported 1e-13, 0.025 from the
+// module's kernel). Where a layer records none, --length is its length.
 func TestDistillModelLengthIgnored(t *testing.T) {
 	dir := t.TempDir()
 	golden := func(name string) string { return filepath.Join("..", "testdata", "layouts", name) }
@@ -1135,6 +1138,8 @@ func TestDistillModelLengthIgnored(t *testing.T) {
 		{[]string{golden("rtf_64.pt"), "--trunc-len", "32"}, []string{`--length 4096 would change nothing`, `rtf layer "layers.0.filter." at trunc_len 32, from --trunc-len`}},
 		{[]string{meta}, []string{`--length 4096`, `trunc_len 32, from the file's metadata`}},
 		{[]string{golden("s4_64.pt")}, []string{`--length 4096`, `at l_kernel 64, its kernel.l_kernel buffer`}},
+		{[]string{golden("s4_lkernel_32.safetensors")}, []string{`--length 4096`, `at l_kernel 64, its kernel.l_kernel buffer`}},
+		{[]string{golden("s4_lkernel_64.npz")}, []string{`--length 4096`, `at l_kernel 64, its kernel.l_kernel buffer`}},
 		{[]string{golden("hyena_64.pt")}, []string{`--length 4096`, `positions it stores`}},
 	} {
 		r := run(t, "", append([]string{"distill", "--order", "2", "--length", "4096", "-o", out}, c.args...)...)

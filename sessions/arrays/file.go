@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -201,13 +202,32 @@ func (af *File) Read(name string) (*Array, error) {
 	return decodeNPYData(af.npy, raw)
 }
 
-// ReadInt reads an integer scalar of a torch.save file (a buffer such as S4's l_kernel);
-// other formats do not hold one ssmlab reads.
+// ReadInt reads an integer tensor of one element, int64 or int32 (a buffer such as S4's
+// l_kernel), from a torch.save, safetensors or .npz file; an .npy or CSV file holds none.
 func (af *File) ReadInt(name string) (int64, error) {
-	if af.torch == nil {
-		return 0, unsupportedf("%s: integer tensors are read from torch.save files only", af.Format)
+	if af.torch != nil {
+		return af.torch.ReadInt(name)
 	}
-	return af.torch.ReadInt(name)
+	infos, err := af.RawInfos()
+	if err != nil {
+		return 0, err
+	}
+	i := slices.IndexFunc(infos, func(r RawInfo) bool { return r.Name == name })
+	if i < 0 {
+		return 0, notFound(name, af.Arrays())
+	}
+	in := infos[i]
+	if n, _ := rawElements(in.Shape); n != 1 || in.DType != "I64" && in.DType != "I32" {
+		return 0, unsupportedf("%s: tensor %q is %s of shape %s, not one int64 or int32", af.Format, name, rawTypes[in.DType].name, ShapeString(in.Shape))
+	}
+	raw, err := af.ReadRaw(name) // little-endian, whatever the file's byte order
+	if err != nil {
+		return 0, err
+	}
+	if in.DType == "I32" {
+		return int64(int32(binary.LittleEndian.Uint32(raw))), nil
+	}
+	return int64(binary.LittleEndian.Uint64(raw)), nil
 }
 
 // Close closes the file (a no-op for OpenReader's).

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"maps"
 	"os"
@@ -366,4 +367,31 @@ func rawSeeds(t testing.TB) []rawSeed {
 		out = append(out, rawSeed{b, "x.pt"})
 	}
 	return out
+}
+
+// TestReadIntAnyContainer: an S4 layer's l_kernel buffer, an int64 scalar, reads from a
+// safetensors and an .npz file as from a torch.save one (testdata/layouts/gen_ckpt.py); it
+// was refused outside torch.save files ("integer tensors are read from torch.save files
+// only"). A float tensor, or one of more than one element, is not an integer scalar.
+func TestReadIntAnyContainer(t *testing.T) {
+	for _, name := range []string{"s4_lkernel_32.safetensors", "s4_lkernel_64.npz", "s4_64.pt"} {
+		af, err := arrays.Open(filepath.Join("../../testdata/layouts", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer af.Close()
+		prefix := "model.layers.0.layer.layer."
+		if name == "s4_64.pt" {
+			prefix = "encoder.layers.2.layer."
+		}
+		if n, err := af.ReadInt(prefix + "kernel.l_kernel"); err != nil || n != 64 {
+			t.Errorf("%s: l_kernel %d, %v; want 64", name, n, err)
+		}
+		if _, err := af.ReadInt(prefix + "kernel.inv_dt"); !errors.Is(err, arrays.ErrUnsupported) {
+			t.Errorf("%s: inv_dt read as an integer: %v", name, err)
+		}
+		if _, err := af.ReadInt(prefix + "kernel.nothing"); !errors.Is(err, arrays.ErrNotFound) {
+			t.Errorf("%s: a missing tensor: %v", name, err)
+		}
+	}
 }

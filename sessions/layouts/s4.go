@@ -47,7 +47,7 @@ func (s4Layout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	return l, true
 }
 
-// intReader reads an integer scalar (arrays.File does, for torch.save files).
+// intReader reads an integer scalar (arrays.File does, for torch.save, safetensors and .npz files).
 type intReader interface {
 	ReadInt(name string) (int64, error)
 }

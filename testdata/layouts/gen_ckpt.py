@@ -18,6 +18,9 @@ the layout, prefix and options to import it with, and the reference kernels) and
   state_dict. omegaconf is not installed here: stand-in classes of the same module and class
   names are pickled as a DictConfig is (NEWOBJ, then BUILD with its __dict__), so the pickle
   names omegaconf.dictconfig.DictConfig, omegaconf.base.ContainerMetadata, typing.Any, ….
+- s4_lkernel_32.safetensors, s4_lkernel_64.npz: an S4 (DPLR) layer with its l_kernel buffer
+  stored as an int64 scalar, as safetensors.torch.save_file(model.state_dict()) and
+  np.savez of the state_dict store it.
 """
 import collections
 import json
@@ -26,6 +29,7 @@ import sys
 import types
 import typing
 
+import numpy as np
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -123,6 +127,14 @@ def main():
           "optimizer": {"_name_": "adamw", "lr": 6e-4}}
     torch.save(lightning_checkpoint(sd, hp), os.path.join(HERE, "hyena_lightning_32.ckpt"))
     case(cases, "hyena_lightning_32.ckpt", "hyena", prefix, st, gl.hyena_kernel, torch.float32)
+
+    st = gl.s4_state(35)
+    prefix = "model.layers.0.layer.layer."
+    gl.save_safetensors(os.path.join(HERE, "s4_lkernel_32.safetensors"),
+                        collections.OrderedDict((prefix + k, v.float() if v.is_floating_point() else v) for k, v in st.items()))
+    np.savez(os.path.join(HERE, "s4_lkernel_64.npz"), **{prefix + k: v.numpy() for k, v in st.items()})
+    case(cases, "s4_lkernel_32.safetensors", "s4", prefix, st, gl.s4_kernel, torch.float32)
+    case(cases, "s4_lkernel_64.npz", "s4", prefix, st, gl.s4_kernel, torch.float64)
 
     with open(os.path.join(HERE, "ckpt_expected.json"), "w") as f:
         json.dump({"torch": torch.__version__, "length": gl.L, "cases": cases}, f, indent=0)
