@@ -144,13 +144,14 @@ func TestDistillModelSaysImportWarnings(t *testing.T) {
 		delete(ts, "layer.D")
 		return nil
 	})
-	imp := run(t, "", "import", noD)
+	// --dt-transform exp: the layer's own, given, so that the missing D is the one warning.
+	imp := run(t, "", "import", noD, "--dt-transform", "exp")
 	const warning = `no "layer.D": the direct term D is taken as 0`
 	if imp.code != 0 || !strings.Contains(imp.stderr, warning) {
 		t.Fatalf("import: %v", imp)
 	}
 	out := filepath.Join(dir, "out.npz")
-	r := run(t, "", "distill", noD, "--order", "2", "--length", "64", "-o", out)
+	r := run(t, "", "distill", noD, "--order", "2", "--length", "64", "--dt-transform", "exp", "-o", out)
 	if r.code != 0 || strings.Count(r.stderr, warning) != 1 || !strings.Contains(r.stderr, `warning: s4d layer "layer.": `+warning+"\n") {
 		t.Fatalf("distill: %v", r)
 	}

@@ -1,6 +1,8 @@
 package layouts_test
 
 import (
+	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -238,5 +240,50 @@ func TestDetectedOrderIsRealStates(t *testing.T) {
 	defer f.Close()
 	if ls := layouts.Detect(f.Arrays()); len(ls) != 1 || ls[0].Order != 8 || ls[0].ComplexModes != 4 || ls[0].Size() != "order 8 (4 complex poles)" {
 		t.Errorf("stripedhyena_64.pt: %+v", ls)
+	}
+}
+
+// TestDtTransformSaid: an S4 or S4D layer read without --dt-transform says, in a warning,
+// that its inv_dt went through exp, SSMKernel's default, which the checkpoint does not record,
+// while state-spaces/s4's layer configs train with softplus, and how far apart the two put
+// its steps (computed here from the file's inv_dt); its note names the transform. Read with
+// the default, a layer trained with the configs' softplus was 1.18 from its kernel over 4096
+// samples, and nothing said that a transform was assumed. --dt-transform given says nothing.
+func TestDtTransformSaid(t *testing.T) {
+	for file, prefix := range map[string]string{"s4d_64.pt": "layers.0.layer.", "s4_64.pt": "encoder.layers.2.layer."} {
+		af, err := arrays.Open(filepath.Join(goldenDir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer af.Close()
+		l, err := layouts.Find(af.Arrays(), "", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		inv, err := af.Read(prefix + "kernel.inv_dt")
+		if err != nil {
+			t.Fatal(err)
+		}
+		worst := 0.0
+		for _, x := range inv.Data {
+			worst = max(worst, math.Abs(math.Exp(x)-math.Log1p(math.Exp(x)))/math.Exp(x))
+		}
+		r, err := layouts.Import(af, l, layouts.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := slices.ContainsFunc(r.Warnings, func(w string) bool {
+			return strings.Contains(w, "dt_transform exp") && strings.Contains(w, "softplus") && strings.Contains(w, fmt.Sprintf("by up to %.2g relative", worst))
+		})
+		if !said || !strings.Contains(r.Note, "dt_transform exp") {
+			t.Errorf("%s: warnings %q, note %q; want the transform assumed and the steps' difference %.2g", file, r.Warnings, r.Note, worst)
+		}
+		r, err = layouts.Import(af, l, layouts.Options{Values: map[string]string{"dt-transform": "exp"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "dt_transform") }) {
+			t.Errorf("%s: --dt-transform exp given, yet %q", file, r.Warnings)
+		}
 	}
 }

@@ -61,6 +61,28 @@ func paramTransform(x float64, transform string) float64 {
 	return x
 }
 
+// dtTransformWarning says, where --dt-transform was not given, that an S4 or S4D layer's
+// inv_dt were read with exp, the SSMKernel class's default, which the checkpoint does not
+// record, while state-spaces/s4's layer configs (configs/model/layer/s4.yaml, which s4d.yaml
+// extends) set softplus, and how far apart the two put the steps Δ (the kernels' phases then
+// drift apart over the length); "" where they agree to 1e-6 (steps below about 2e-6).
+func dtTransformWarning(o Options, inv []float64) string {
+	if _, given := o.Values["dt-transform"]; given {
+		return ""
+	}
+	worst, at := 0.0, 0
+	for i, x := range inv {
+		e := paramTransform(x, "exp")
+		if d := math.Abs(e-paramTransform(x, "softplus")) / e; d > worst {
+			worst, at = d, i
+		}
+	}
+	if !(worst > 1e-6) {
+		return ""
+	}
+	return fmt.Sprintf("inv_dt read with dt_transform exp, SSMKernel's default, which the checkpoint does not record; state-spaces/s4's layer configs (configs/model/layer/s4.yaml, which s4d.yaml extends) train with softplus, whose steps differ from exp's by up to %.2g relative (inv_dt entry %d): give --dt-transform softplus for a model trained with them (--dt-transform exp says the default is right)", worst, at)
+}
+
 // inverseTransform is param_transform's inverse, for export (inv_transform without its
 // clamp at 1e-4).
 func inverseTransform(p float64, transform string) (float64, error) {
@@ -264,7 +286,10 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order %d (disc %s, S4 convention)", len(out), bank.Channels[0].Order(), disc))}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order %d (disc %s, dt_transform %s, S4 convention)", len(out), bank.Channels[0].Order(), disc, dtT))}
+	if w := dtTransformWarning(o, inv.Data); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	if d == nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term D is taken as 0", t.prefix+"D"))
 	}

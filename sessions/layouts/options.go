@@ -37,7 +37,7 @@ var OptionList = []Option{
 		Help:   "discretisation of an S4D (zoh, bilinear, dss) or S5 (zoh, bilinear) layer",
 		Export: "s4d, s5: the discretisation the module is built with: zoh or bilinear (s4d's minimal variant: zoh)"},
 	{Name: "dt-transform", Kind: "choice", Choices: transforms, Defaults: map[Layout]string{S4D: "exp", S4: "exp"},
-		Help:   "how an S4/S4D layer maps inv_dt to Δt (its dt_transform)",
+		Help:   "how an S4/S4D layer maps inv_dt to Δt (its dt_transform: exp is SSMKernel's default, softplus that of state-spaces/s4's layer configs)",
 		Export: "s4d: how the module maps inv_dt to Δt (its dt_transform)"},
 	{Name: "real-transform", Kind: "choice", Choices: transforms, Defaults: map[Layout]string{S4D: "exp", S4: "exp"},
 		Help:   "how an S4/S4D layer maps A_real to −Re A (its real_transform)",

@@ -177,13 +177,16 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	what := fmt.Sprintf("bank of %d dense channels of order %d (rank %d, bilinear, S4 convention", len(out), n, rank)
+	what := fmt.Sprintf("bank of %d dense channels of order %d (rank %d, bilinear, dt_transform %s, S4 convention", len(out), n, rank, dtT)
 	if lk > 0 {
 		what += fmt.Sprintf(", C̃ = C(I − Āᴸ) undone for L = %d from %s)", lk, lkNote)
 	} else {
 		what += ", C taken as stored: l_kernel is 0)"
 	}
 	r := Result{Bank: bank, Note: t.note(what)}
+	if w := dtTransformWarning(o, inv.Data); w != "" {
+		r.Warnings = append(r.Warnings, w)
+	}
 	if s < h && chans == 1 {
 		// Its SSMs' diagonal parts Λ (the S4D paper's diagonal approximation of the same
 		// SSM) and its steps: where a fit written as s4d with the SSMs still shared starts.

@@ -21,6 +21,9 @@ the layout, prefix and options to import it with, and the reference kernels) and
 - s4_lkernel_32.safetensors, s4_lkernel_64.npz: an S4 (DPLR) layer with its l_kernel buffer
   stored as an int64 scalar, as safetensors.torch.save_file(model.state_dict()) and
   np.savez of the state_dict store it.
+- s4d_softplus_64.pt: an S4D layer of a model trained with state-spaces/s4's layer configs
+  (configs/model/layer/s4.yaml, which s4d.yaml extends: dt_transform softplus), read with
+  --dt-transform softplus; the checkpoint does not record the transform.
 """
 import collections
 import json
@@ -135,6 +138,12 @@ def main():
     np.savez(os.path.join(HERE, "s4_lkernel_64.npz"), **{prefix + k: v.numpy() for k, v in st.items()})
     case(cases, "s4_lkernel_32.safetensors", "s4", prefix, st, gl.s4_kernel, torch.float32)
     case(cases, "s4_lkernel_64.npz", "s4", prefix, st, gl.s4_kernel, torch.float64)
+
+    st = gl.s4d_state(36)
+    prefix = "model.layers.0.layer.layer."
+    torch.save(collections.OrderedDict((prefix + k, v) for k, v in st.items()), os.path.join(HERE, "s4d_softplus_64.pt"))
+    case(cases, "s4d_softplus_64.pt", "s4d", prefix, st, lambda s: gl.s4d_kernel(s, dt_transform="softplus"), torch.float64,
+         {"dt-transform": "softplus"})
 
     with open(os.path.join(HERE, "ckpt_expected.json"), "w") as f:
         json.dump({"torch": torch.__version__, "length": gl.L, "cases": cases}, f, indent=0)
