@@ -168,7 +168,7 @@ func TestDistillModelSharedModesS4(t *testing.T) {
 	for _, order := range []int{4, 6} {
 		out := filepath.Join(dir, fmt.Sprintf("out%d.npz", order))
 		r := run(t, "", "distill", in, "--order", strconv.Itoa(order), "--length", "128", "--dt-transform", "softplus", "--to-layout", "s4d", "-o", out)
-		if r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("(n_ssm 1 over 2 channels, %d modes each); its module loads it built with mode diag (SSMKernelDiag) and disc bilinear, d_state %d", order/2, order)) {
+		if r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("(n_ssm 1 over 2 channels, %d modes each); its module loads it built with mode diag (SSMKernelDiag), disc bilinear, dt_transform softplus, real_transform exp, imag_transform none, n_ssm 1 and d_state %d", order/2, order)) {
 			t.Fatalf("%v", r)
 		}
 		got := layerKernels(t, out, layouts.S4D, prefix, length, outBil)
@@ -191,6 +191,37 @@ func TestDistillModelSharedModesS4(t *testing.T) {
 	for _, a := range f.Arrays() {
 		if strings.HasSuffix(a.Name, "kernel.A_real") && a.Shape[0] != 1 {
 			t.Errorf("%s of shape %v, want one row", a.Name, a.Shape)
+		}
+	}
+}
+
+// TestDistillS4WrittenForItsModule: an S4 (DPLR) layer of one SSM a channel, distilled
+// without --to-layout, goes to the s4d layout (rtf does not hold the fit) for SSMKernelDiag
+// built with the layer's own disc (bilinear) and transforms, those its config gives, and the
+// note and the manifest's module say so: the written layer read so is the input's layer at
+// its own order. It was written for s4d's defaults (zoh, exp) and nothing said how to build
+// the module: read as a module built from the same config with mode diag reads it
+// (softplus, bilinear), an S4 layer of a QA pass was 1.3 from the input where the manifest
+// said 0.676.
+func TestDistillS4WrittenForItsModule(t *testing.T) {
+	dir := t.TempDir()
+	const prefix, length = "encoder.layers.2.layer.", 64
+	in := filepath.Join("..", "testdata", "layouts", "s4_64.pt") // l_kernel 64
+	values := map[string]string{"dt-transform": "softplus"}
+	want := layerKernels(t, in, layouts.S4, prefix, length, values)
+	out := filepath.Join(dir, "out.pt")
+	r := run(t, "", "distill", in, "--order", "6", "--dt-transform", "softplus", "--to-layout", "s4d", "-o", out)
+	const module = "built with mode diag (SSMKernelDiag), disc bilinear, dt_transform softplus, real_transform exp, imag_transform none, n_ssm None (one SSM a channel) and d_state 8" // a real pole takes a mode
+	if r.code != 0 || !strings.Contains(r.stderr, "layer encoder.layers.2.layer.: written for SSMKernelDiag: its module loads it "+module) {
+		t.Fatalf("%v", r)
+	}
+	if m := readManifest(t, out).Layers[0].Module; m != module {
+		t.Errorf("manifest: module %q, want %q", m, module)
+	}
+	got := layerKernels(t, out, layouts.S4D, prefix, length, map[string]string{"dt-transform": "softplus", "disc": "bilinear"})
+	for c := range want {
+		if e := filters.RelDiff(want[c], got[c]); !(e < 1e-9) {
+			t.Errorf("channel %d: the written layer read by its module is %.3g from the input", c, e)
 		}
 	}
 }

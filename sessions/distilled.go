@@ -419,7 +419,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 			failures = append(failures, fmt.Sprintf("%s: %s", lay, why))
 			continue
 		}
-		opts, truncLen := writeOptions(l, lay, own)
+		opts, truncLen := writeOptions(l, lay)
 		lo := layouts.Options{Values: opts, StateSize: stateSize}
 		if own {
 			lo.Shared = shared
@@ -458,9 +458,13 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		if own {
 			text := fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", layouts.PrefixName(l.Prefix), len(shared.A), len(fs), len(shared.A[0]))
 			if l.Layout == layouts.S4 {
-				text += fmt.Sprintf("; its module loads it built with mode diag (SSMKernelDiag) and disc %s, d_state %d", l.Options["disc"], 2*len(shared.A[0]))
+				rec.Module = s4DiagModule(l, tensors, len(shared.A))
+				text += "; its module loads it " + rec.Module
 			}
 			note = strings.TrimPrefix(note+"; "+text, "; ")
+		} else if l.Layout == layouts.S4 && lay == layouts.S4D {
+			rec.Module = s4DiagModule(l, tensors, 0)
+			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: written for SSMKernelDiag: its module loads it %s", layouts.PrefixName(l.Prefix), rec.Module), "; ")
 		}
 		if b := layouts.BidirectionalRTF(l.Layer); b != "" && lay == layouts.RTF {
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", layouts.PrefixName(l.Prefix), b), "; ")
@@ -650,9 +654,12 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 
 // writeOptions are the settings a layer is written in layout lay with (and the rtf layout's
 // trunc_len, else 0): a layer written back in its own layout keeps its module's settings
-// (moduleSettings), and an S4 layer written from shared modes (own) the disc and transforms
-// its module, built with mode diag, reads them with.
-func writeOptions(l ModelLayer, lay layouts.Layout, own bool) (map[string]string, int) {
+// (moduleSettings), and an S4 layer written as s4d (from shared modes or not) the disc,
+// bilinear, and the transforms its module, built with mode diag (s4DiagModule), reads them
+// with: those its config gives. Written for s4d's defaults (zoh, exp), the layer of a model
+// trained with state-spaces/s4's configs (dt_transform softplus) read 1.3 from its fit in
+// the module built from the same config with mode diag.
+func writeOptions(l ModelLayer, lay layouts.Layout) (map[string]string, int) {
 	opts := map[string]string{}
 	truncLen := 0
 	if lay == layouts.RTF {
@@ -665,10 +672,11 @@ func writeOptions(l ModelLayer, lay layouts.Layout, own bool) (map[string]string
 	}
 	keep := moduleSettings[lay]
 	switch {
-	case lay != l.Layout && !(own && l.Layout == layouts.S4):
-		keep = nil
-	case lay != l.Layout:
+	case lay == l.Layout:
+	case lay == layouts.S4D && l.Layout == layouts.S4:
 		keep = []string{"disc", "dt-transform", "real-transform", "imag-transform"}
+	default:
+		keep = nil
 	}
 	for _, name := range keep {
 		if v, ok := l.Options[name]; ok {
@@ -676,6 +684,25 @@ func writeOptions(l ModelLayer, lay layouts.Layout, own bool) (map[string]string
 		}
 	}
 	return opts, truncLen
+}
+
+// s4DiagModule says how to build the module that loads an S4 (DPLR) layer written as s4d
+// (tensors): its SSMKernelDPLR does not (no P, no l_kernel), SSMKernelDiag does, with the
+// layer's disc and transforms (writeOptions), n_ssm SSMs (0: one a channel, n_ssm None) and
+// the d_state the written A_real holds.
+func s4DiagModule(l ModelLayer, tensors []arrays.Named, nSSM int) string {
+	dState := 0
+	for _, t := range tensors {
+		if t.Name == l.Prefix+"kernel.A_real" && len(t.Array.Shape) == 2 {
+			dState = 2 * t.Array.Shape[1]
+		}
+	}
+	ssm := "n_ssm None (one SSM a channel)"
+	if nSSM > 0 {
+		ssm = fmt.Sprintf("n_ssm %d", nSSM)
+	}
+	return fmt.Sprintf("built with mode diag (SSMKernelDiag), disc %s, dt_transform %s, real_transform %s, imag_transform %s, %s and d_state %d",
+		l.Options["disc"], l.Options["dt-transform"], l.Options["real-transform"], l.Options["imag-transform"], ssm, dState)
 }
 
 func oneLineErr(err error) string {

@@ -159,11 +159,16 @@ def family_kernel(layout, st, prefix, length, opts, trunc_len):
 def module_kernel(layer, st, opts):
     """The kernel of the layer as written, in its target module. A layer written back in its
     own layout keeps its module's settings (the options given); one written in another layout
-    is for that layout's plain module. The RTF module's kernel is rtf_kernel's, for trunc_len =
-    the length distilled, h_0 counted twice under a Hyena operator's filter_fn. unless an RTF
-    layer's own --h0 says otherwise (distill writes it so)."""
+    is for that layout's plain module, but an S4 layer written as s4d, which is for
+    SSMKernelDiag with the S4 layer's disc (bilinear) and transforms (the manifest's module).
+    The RTF module's kernel is rtf_kernel's, for trunc_len = the length distilled, h_0 counted
+    twice under a Hyena operator's filter_fn. unless an RTF layer's own --h0 says otherwise
+    (distill writes it so)."""
     lay, p, L = layer["to_layout"], layer["prefix"], layer["length"]
     own = opts if lay == layer["layout"] else {}
+    if lay == "s4d" and layer["layout"] == "s4":
+        own = {n: v for n, v in opts.items() if n in ("dt-transform", "real-transform", "imag-transform")}
+        own["disc"] = "bilinear"
     if lay == "rtf":
         k = rtf_kernel(st, L)
         if h0_twice(p, {n: v for n, v in own.items() if n == "h0"}):
