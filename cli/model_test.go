@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -1302,4 +1303,40 @@ func TestDistillEditedUnitFittedAgain(t *testing.T) {
 		t.Fatal(r)
 	}
 	sameDistilled(t, fresh, out)
+}
+
+// TestDistillKeepsTensorTypes: a layer whose tensors come in several element types (a
+// StripedHyena filter after the model's to_bfloat16_except_poles_residues: poles and
+// residues float32, D bfloat16; testdata/layouts/gen_ckpt.py) is written back in its layout
+// with each tensor in its input's type, the manifest says which (tensor_dtypes), and the
+// read-back rounds each to its own type: its error counts D's bfloat16 rounding, which its
+// module makes on loading. D was written as float32 and checked so: read back within
+// 8.9e-6 on a QA model where the module, D rounded to bfloat16, was 3.0e-3 from the fit.
+func TestDistillKeepsTensorTypes(t *testing.T) {
+	const prefix = "blocks.1.filter."
+	out := filepath.Join(t.TempDir(), "out.pt")
+	r := run(t, "", "distill", filepath.Join("..", "testdata", "layouts", "stripedhyena_mixed_32.pt"), "--order", "4", "--length", "64", "--to-layout", "stripedhyena", "-o", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "layer blocks.1.filter.: written in the input's types where they differ from F32 (D as BF16)") {
+		t.Fatalf("%v", r)
+	}
+	f, err := arrays.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]string{"poles": "float32", "residues": "float32", "D": "bfloat16", "short_filter_weight": "bfloat16"}
+	for _, in := range f.Arrays() {
+		if w := want[strings.TrimPrefix(in.Name, prefix)]; in.DType != w {
+			t.Errorf("%s written as %s, want %s", in.Name, in.DType, w)
+		}
+	}
+	l := readManifest(t, out).Layers[0]
+	if !maps.Equal(l.TensorDTypes, map[string]string{prefix + "D": "BF16"}) || l.DType != "F32" {
+		t.Errorf("manifest: dtype %s, tensor_dtypes %v", l.DType, l.TensorDTypes)
+	}
+	// D's rounding to bfloat16 (2⁻⁹ relative) is counted: far above float32's rounding of
+	// the poles and residues, within bfloat16's limit.
+	if rb := l.ReadBackError; rb == nil || !(*rb > 1e-5 && *rb < 3e-2) {
+		t.Errorf("read_back_error %v, want D's bfloat16 rounding counted", rb)
+	}
 }

@@ -54,8 +54,11 @@ type ModelLayer struct {
 	// 512, from --trunc-len", "l_kernel 2048, its kernel.l_kernel buffer"); "" where Length
 	// is CheckpointOptions.Length.
 	LengthFrom string
-	// RawType is the element type of its tensors (arrays.RawTypes).
+	// RawType is the element type of its tensors (arrays.RawTypes): its first one's.
 	RawType string
+	// TensorTypes are the element types of each of its tensors, by name: a layer's tensors
+	// may come in several (StripedHyena's to_bfloat16_except_poles_residues).
+	TensorTypes map[string]string
 	// Warnings are what reading it warned of (layouts.Result.Warnings), as import says them.
 	Warnings []string
 }
@@ -240,6 +243,10 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			c.Layers[i].Warnings = slices.DeleteFunc(slices.Clone(r.Warnings), func(w string) bool { return slices.Contains(r.Pairs, w) })
 		}
 		c.Layers[i].RawType = raw[c.readFrom[l.Prefix][0]]
+		c.Layers[i].TensorTypes = map[string]string{}
+		for _, name := range c.readFrom[l.Prefix] {
+			c.Layers[i].TensorTypes[name] = raw[name]
+		}
 		if c.sharesModes(l) && r.Shared == nil {
 			return inputf("%s layer %q: its %s SSMs are shared by channels of several C rows, which the s4d layout is not written back with; --to-layout rtf or stripedhyena writes it for another module", l.Layout, l.Prefix, l.Options["n_ssm"])
 		}

@@ -112,6 +112,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	replaced := map[string]string{} // tensor → prefix of the layer replacing it
 	written := map[string][]arrays.Named{}
 	outType := map[string]string{}
+	keptType := map[string]string{} // the tensors written in their input's type (keptTypes)
 	truncLens := map[int]bool{}
 	modal := map[string][]exported{} // by layout: the layers the rtf layout does not hold
 	for _, e := range layers {
@@ -135,6 +136,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 			replaced[name] = l.Prefix
 		}
 		written[l.Prefix], outType[l.Prefix] = tensors, rec.DType
+		maps.Copy(keptType, rec.TensorDTypes)
 		if rec.ToLayout == string(layouts.RTF) {
 			truncLens[l.Length] = true
 		}
@@ -166,11 +168,15 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		}
 		done[prefix] = true
 		for _, t := range written[prefix] {
-			data, err := arrays.EncodeRaw(t.Array.Data, outType[prefix])
+			typ := outType[prefix]
+			if k, ok := keptType[t.Name]; ok {
+				typ = k
+			}
+			data, err := arrays.EncodeRaw(t.Array.Data, typ)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", t.Name, err)
 			}
-			if err := add(arrays.RawInfo{Name: t.Name, DType: outType[prefix], Shape: t.Array.Shape}, data); err != nil {
+			if err := add(arrays.RawInfo{Name: t.Name, DType: typ, Shape: t.Array.Shape}, data); err != nil {
 				return nil, err
 			}
 		}
@@ -429,8 +435,12 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 			failures = append(failures, fmt.Sprintf("%s: %v", lay, oneLineErr(err)))
 			continue
 		}
+		kept := keptTypes(l, lay, tensors, raw, o)
+		var checkDT arrays.DType
+		lo.TensorTypes, checkDT = readBackTypes(kept, dt, o.Format)
 		rb, err := layouts.ReadBackOver(doc, tensors, dt, lay, lo, l.Prefix, l.Length)
-		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Cut: rb.Cut, Unstable: rb.Unstable, Err: err, Layout: lay, DType: dt, TruncLen: truncLen, Errors: rb.Errors, FitErrors: fitErrs}
+		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Cut: rb.Cut, Unstable: rb.Unstable, Err: err, Layout: lay, DType: checkDT, TruncLen: truncLen, Errors: rb.Errors, FitErrors: fitErrs}
+		rec.TensorDTypes = kept
 		last = tensors
 		rec.ToLayout, rec.ReadBackError = string(lay), readBackError(rb.RelError, err)
 		rec.Channels = channelReadBacks(recs, rb.Errors, err)
@@ -451,9 +461,12 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		if why != "" {
 			note = fmt.Sprintf("layer %s: %s", layouts.PrefixName(l.Prefix), why)
 		}
-		if !(check.RelError <= ReadBackLimit(dt)) { // held to its channels' fit errors
+		if !(check.RelError <= ReadBackLimit(check.DType)) { // held to its channels' fit errors
 			text, _ := check.Summary("")
 			note = strings.TrimPrefix(note+"; "+fmt.Sprintf("layer %s: %s", layouts.PrefixName(l.Prefix), text), "; ")
+		}
+		if k := keptNote(l, kept, raw, check.RelError); k != "" {
+			note = strings.TrimPrefix(note+"; "+k, "; ")
 		}
 		if own {
 			text := fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", layouts.PrefixName(l.Prefix), len(shared.A), len(fs), len(shared.A[0]))
@@ -555,23 +568,88 @@ func unheldError(us []unheld) error {
 // writtenType is the element type a layer's tensors are written in: the one asked for, else
 // the layer's own, where the container holds it (else F32, with why).
 func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType, why string) {
-	raw, dt = l.RawType, arrays.Float32
+	raw = l.RawType
 	if o.Options.DType != "" {
 		raw = o.Options.DType
 	}
-	switch raw {
-	case "F64":
-		dt = arrays.Float64
-	case "BF16":
-		dt = arrays.BFloat16
-		if o.Format == arrays.FormatNPZ {
-			raw, dt, why = "F32", arrays.Float32, "written as F32: NumPy files cannot hold bfloat16"
-		}
-	case "F32":
+	dt, ok := floatType(raw, o.Format)
+	switch {
+	case ok:
+	case raw == "BF16":
+		raw, why = "F32", "written as F32: NumPy files cannot hold bfloat16"
 	default:
 		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes float64, float32 and bfloat16, not %s", raw)
 	}
 	return raw, dt, why
+}
+
+// floatType is the element type ssmlab writes a raw type as in a container of format f, and
+// false where it writes none (float16, integers; bfloat16 in NumPy files): float32 then.
+func floatType(raw string, f arrays.Format) (arrays.DType, bool) {
+	switch raw {
+	case "F64":
+		return arrays.Float64, true
+	case "F32":
+		return arrays.Float32, true
+	case "BF16":
+		return arrays.BFloat16, f != arrays.FormatNPZ
+	}
+	return arrays.Float32, false
+}
+
+// keptTypes are the tensors of a layer written back in its own layout, without --dtype, that
+// keep their input's element type where it is not the layer's (raw), by name: a layer's
+// tensors may come in several (StripedHyena's to_bfloat16_except_poles_residues keeps poles
+// and residues float32 and makes D bfloat16), and its module's parameters keep theirs, so
+// each is written, and read back, in its own. D written as float32 and checked so read back
+// within 8.9e-6 where the module, rounding it to bfloat16, was 3.0e-3 from the fit.
+func keptTypes(l ModelLayer, lay layouts.Layout, tensors []arrays.Named, raw string, o DistilledOptions) map[string]string {
+	if lay != l.Layout || o.Options.DType != "" {
+		return nil
+	}
+	var kept map[string]string
+	for _, t := range tensors {
+		in, ok := l.TensorTypes[t.Name]
+		if _, writes := floatType(in, o.Format); !ok || in == raw || !writes {
+			continue
+		}
+		if kept == nil {
+			kept = map[string]string{}
+		}
+		kept[t.Name] = in
+	}
+	return kept
+}
+
+// keptNote says which of a layer's tensors kept their input's element type (keptTypes), and
+// what the read-back that rounds each to its own found; "" where none did.
+func keptNote(l ModelLayer, kept map[string]string, raw string, rel float64) string {
+	if len(kept) == 0 {
+		return ""
+	}
+	var each []string
+	for _, name := range slices.Sorted(maps.Keys(kept)) {
+		each = append(each, fmt.Sprintf("%s as %s", strings.TrimPrefix(name, l.Prefix), kept[name]))
+	}
+	return fmt.Sprintf("layer %s: written in the input's types where they differ from %s (%s); read back so, each rounded to its own type, to %s", layouts.PrefixName(l.Prefix), raw, strings.Join(each, ", "), filters.RelErrorText(rel))
+}
+
+// readBackTypes are keptTypes as the read-back rounds them, and the type whose limit the
+// layer is held to: the least precise of them and dt, since its module holds such a tensor
+// in that type.
+func readBackTypes(kept map[string]string, dt arrays.DType, f arrays.Format) (map[string]arrays.DType, arrays.DType) {
+	if len(kept) == 0 {
+		return nil, dt
+	}
+	types := map[string]arrays.DType{}
+	limit := dt
+	for name, raw := range kept {
+		types[name], _ = floatType(raw, f)
+		if ReadBackLimit(types[name]) > ReadBackLimit(limit) {
+			limit = types[name]
+		}
+	}
+	return types, limit
 }
 
 // exportMIMOLayer writes a reduced MIMO layer (the unit r) back in its own layout, with its
@@ -608,8 +686,11 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	if err != nil {
 		return nil, rec, layerNotes{}, inputf("layer %q: %v", l.Prefix, oneLineErr(err))
 	}
+	rec.TensorDTypes = keptTypes(l, l.Layout, tensors, raw, o)
+	var checkDT arrays.DType
+	lo.TensorTypes, checkDT = readBackTypes(rec.TensorDTypes, dt, o.Format)
 	rb, err := layouts.ReadBackMIMO(m, tensors, dt, l.Layout, lo, l.Prefix, l.Length)
-	check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Err: err, Layout: l.Layout, DType: dt, Errors: rb.Errors, FitErrors: fitErrors(r.Channels, m.Outputs)}
+	check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Err: err, Layout: l.Layout, DType: checkDT, Errors: rb.Errors, FitErrors: fitErrors(r.Channels, m.Outputs)}
 	rec.ReadBackError = readBackError(rb.RelError, err)
 	rec.Channels = channelReadBacks(r.Channels, rb.Errors, err)
 	for _, t := range tensors {
@@ -638,6 +719,9 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	note := fmt.Sprintf("layer %s: reduced by balanced truncation to order %d and refitted by least squares (%s; the truncation's H∞ error bound %.3g): its module loads it built with %s", layouts.PrefixName(l.Prefix), r.MIMO.Order, plural.Count(len(m.Poles), "mode"), r.MIMO.Bound, size)
 	if why != "" {
 		note += "; " + why
+	}
+	if k := keptNote(l, rec.TensorDTypes, raw, rb.RelError); k != "" {
+		note += "; " + k
 	}
 	says := layerNotes{note: note}
 	if check.Failed() {

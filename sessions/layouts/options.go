@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
 // Option is a setting of a layer that its checkpoint does not record (a constructor
@@ -95,6 +96,10 @@ type Options struct {
 	// Shared, where not nil, are the modes the bank was fitted with, shared by the channels
 	// of each SSM (SharedModes): Export writes the s4d layout of those SSMs (exportS4DShared).
 	Shared *SharedModes
+	// TensorTypes are the element types of tensors (by full name) stored in another type than
+	// the layer's, which ReadBack rounds each to: a StripedHyena layer whose D its model keeps
+	// in bfloat16 beside float32 poles and residues.
+	TensorTypes map[string]arrays.DType
 }
 
 func optionSpec(name string) (Option, bool) {

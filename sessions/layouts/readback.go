@@ -29,8 +29,9 @@ const (
 )
 
 // ReadBack measures what a model's code gets from tensors Export wrote: it rounds them to
-// dt, reads them back as Import reads the layer, and compares each channel's impulse
-// response with doc's over the window a conversion's report would (filters.CompareBanks:
+// dt (each to its own type in o.TensorTypes), reads them back as Import reads the layer,
+// and compares each channel's impulse response with doc's over the window a conversion's
+// report would (filters.CompareBanks:
 // until both have decayed), fewer where that would cost more than 2^30 multiply-adds
 // (Check.Cut); for rtf with a trunc_len it compares the module's
 // FFT kernel (rtf.Layer.ModuleKernels, what its forward pass convolves with) over trunc_len
@@ -49,7 +50,7 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 	if doc.Bank != nil {
 		chans = doc.Bank.Channels
 	}
-	src := rounded(tensors, dt)
+	src := rounded(tensors, dt, o.TensorTypes)
 	l, r, err := readSource(src, lay, o, prefix)
 	if err != nil {
 		return Check{}, err
@@ -145,13 +146,18 @@ func compareModuleKernels(c *Check, chans []filters.Filter, src NamedSource, l L
 	return nil
 }
 
-// rounded returns tensors with each value rounded to dt.
-func rounded(tensors []arrays.Named, dt arrays.DType) NamedSource {
+// rounded returns tensors with each value rounded to dt, or to the tensor's own type in
+// types.
+func rounded(tensors []arrays.Named, dt arrays.DType, types map[string]arrays.DType) NamedSource {
 	src := make(NamedSource, len(tensors))
 	for i, t := range tensors {
 		a := t.Array.Clone()
+		d := dt
+		if td, ok := types[t.Name]; ok {
+			d = td
+		}
 		for j, v := range a.Data {
-			a.Data[j] = dt.Round(v)
+			a.Data[j] = d.Round(v)
 		}
 		src[i] = arrays.Named{Name: t.Name, Array: a}
 	}
@@ -161,7 +167,7 @@ func rounded(tensors []arrays.Named, dt arrays.DType) NamedSource {
 // readRounded reads tensors back as Import reads the layer at prefix, each value first
 // rounded to dt.
 func readRounded(tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string) (Result, error) {
-	_, r, err := readSource(rounded(tensors, dt), lay, o, prefix)
+	_, r, err := readSource(rounded(tensors, dt, o.TensorTypes), lay, o, prefix)
 	return r, err
 }
 

@@ -24,6 +24,9 @@ the layout, prefix and options to import it with, and the reference kernels) and
 - s4d_softplus_64.pt: an S4D layer of a model trained with state-spaces/s4's layer configs
   (configs/model/layer/s4.yaml, which s4d.yaml extends: dt_transform softplus), read with
   --dt-transform softplus; the checkpoint does not record the transform.
+- stripedhyena_mixed_32.pt: a StripedHyena block's filter after the model's
+  to_bfloat16_except_poles_residues (togethercomputer/stripedhyena stripedhyena/model.py):
+  poles and residues float32, D and short_filter_weight bfloat16.
 """
 import collections
 import json
@@ -144,6 +147,14 @@ def main():
     torch.save(collections.OrderedDict((prefix + k, v) for k, v in st.items()), os.path.join(HERE, "s4d_softplus_64.pt"))
     case(cases, "s4d_softplus_64.pt", "s4d", prefix, st, lambda s: gl.s4d_kernel(s, dt_transform="softplus"), torch.float64,
          {"dt-transform": "softplus"})
+
+    st = gl.stripedhyena_state(37)
+    prefix = "blocks.1.filter."
+    mixed = collections.OrderedDict((k, v.float() if k in ("poles", "residues") else v.to(torch.bfloat16)) for k, v in st.items())
+    torch.save(collections.OrderedDict((prefix + k, v) for k, v in mixed.items()), os.path.join(HERE, "stripedhyena_mixed_32.pt"))
+    stored = collections.OrderedDict((k, v.double()) for k, v in mixed.items())
+    cases["stripedhyena_mixed_32.pt"] = {"layout": "stripedhyena", "prefix": prefix, "options": {}, "dtype": "float32",
+                                         "kernels": [[float(x) for x in row] for row in gl.stripedhyena_kernel(stored)]}
 
     with open(os.path.join(HERE, "ckpt_expected.json"), "w") as f:
         json.dump({"torch": torch.__version__, "length": gl.L, "cases": cases}, f, indent=0)

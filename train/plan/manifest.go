@@ -84,6 +84,9 @@ type LayerRecord struct {
 	// Warnings are what reading the layer warned of (import's warnings: a D taken as 0, a
 	// bidirectional layer's anti-causal channels).
 	Warnings []string `json:"warnings,omitempty"`
+	// TensorDTypes are the tensors written in another element type than DType, their
+	// input's (a StripedHyena layer's D kept in bfloat16 beside float32 poles).
+	TensorDTypes map[string]string `json:"tensor_dtypes,omitempty"`
 	// Module says how to build the module that loads the layer as written, where that is
 	// not the layout's plain module (a bidirectional S4D layer written as rtf).
 	Module   string          `json:"module,omitempty"`
