@@ -70,11 +70,16 @@ type pyGlobal struct{ module, name string }
 func (g pyGlobal) String() string { return g.module + "." + g.name }
 
 // pyOpaque stands for a global outside the allowlist and for whatever a pickle builds from it
-// (calls it, instantiates it, sets its state or items): nothing is imported or run, and no
-// state is kept. A checkpoint keeps such objects beside its model (a Lightning checkpoint's
-// hyper_parameters are an OmegaConf DictConfig); the caller refuses one found where it reads
-// (torch.go's walker), naming the global.
-type pyOpaque struct{ global string }
+// (calls it, instantiates it, sets its state or items, a set): nothing is imported or run.
+// Checkpoints keep such objects beside their model (a Lightning checkpoint's
+// hyper_parameters are an OmegaConf DictConfig, a training script's args an
+// argparse.Namespace); what the pickle gave one is kept as its parts, so that the caller
+// skips an object that holds no tensor and refuses, naming the global, one that does
+// (torch.go's walker): its tensors would be lost.
+type pyOpaque struct {
+	global string
+	parts  []any // arguments, states and items, in the pickle's order
+}
 
 // pickleHooks decide what a pickle may name and what its persistent IDs load.
 type pickleHooks struct {
@@ -337,28 +342,32 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if err != nil {
 			break
 		}
-		cls, ok := items[n-1].(pyOpaque)
+		cls, ok := items[n-1].(*pyOpaque)
 		if !ok {
 			err = unsupportedf("refused: the pickle instantiates %s; ssmlab reads tensors, storages and plain containers only", typeName(items[n-1]))
 			break
 		}
-		u.push(cls)
+		u.push(&pyOpaque{global: cls.global, parts: items[:n-1]})
 	case 'i', 'o':
 		err = unsupportedf("refused: the pickle instantiates a class; ssmlab reads tensors, storages and plain containers only")
 	case 0x8f: // EMPTY_SET: a set names no tensor; it stays opaque, refused where tensors are read
-		u.push(pyOpaque{`"builtins.set"`})
+		u.push(&pyOpaque{global: `"builtins.set"`})
 	case 0x90: // ADDITEMS
 		var v any
-		if _, err = u.popMark(); err == nil {
+		var items []any
+		if items, err = u.popMark(); err == nil {
 			if v, err = u.top(); err == nil {
-				if _, ok := v.(pyOpaque); !ok {
+				if o, ok := v.(*pyOpaque); ok {
+					o.parts = append(o.parts, items...)
+				} else {
 					err = invalidf("ADDITEMS to %s, not a set", typeName(v))
 				}
 			}
 		}
 	case 0x91: // FROZENSET
-		if _, err = u.popMark(); err == nil {
-			u.push(pyOpaque{`"builtins.frozenset"`})
+		var items []any
+		if items, err = u.popMark(); err == nil {
+			u.push(&pyOpaque{global: `"builtins.frozenset"`, parts: items})
 		}
 	default:
 		var ok bool
@@ -524,8 +533,9 @@ func (u *unpickler) stepContainer(op byte) (bool, error) {
 		if l, err = u.top(); err != nil {
 			break
 		}
-		if _, ok := l.(pyOpaque); ok {
-			break // a list subclass's items, left with it
+		if o, ok := l.(*pyOpaque); ok {
+			o.parts = append(o.parts, items...) // a list subclass's items
+			break
 		}
 		list, ok := l.(*pyList)
 		if !ok {
@@ -559,8 +569,9 @@ func (u *unpickler) stepContainer(op byte) (bool, error) {
 		if v, err = u.top(); err != nil {
 			break
 		}
-		if _, ok := v.(pyOpaque); ok {
-			break // a dict subclass's items (a defaultdict's), left with it
+		if o, ok := v.(*pyOpaque); ok {
+			o.parts = append(o.parts, items...) // a dict subclass's items (a defaultdict's)
+			break
 		}
 		d, ok := v.(*pyDict)
 		if !ok {
@@ -624,8 +635,9 @@ func (u *unpickler) stepObject(op byte) (bool, error) {
 			obj, err = u.top()
 		}
 		if err == nil {
-			if _, ok := obj.(pyOpaque); ok {
-				break // the state of an object left unread
+			if o, ok := obj.(*pyOpaque); ok {
+				o.parts = append(o.parts, state)
+				break
 			}
 			if _, ok := obj.(*pyDict); !ok {
 				err = unsupportedf("refused: BUILD sets the state of %s; ssmlab builds plain values only", typeName(obj))
@@ -669,7 +681,7 @@ func (u *unpickler) global(mod, name string) error {
 	if err != nil {
 		return err
 	}
-	if o, ok := v.(pyOpaque); ok && u.opaque == "" {
+	if o, ok := v.(*pyOpaque); ok && u.opaque == "" {
 		u.opaque = o.global
 	}
 	u.push(v)
@@ -699,7 +711,7 @@ func typeName(v any) string {
 		return "a dict"
 	case pyGlobal:
 		return v.String()
-	case pyOpaque:
+	case *pyOpaque:
 		return "an object of " + v.global
 	}
 	return fmt.Sprintf("%T", v)

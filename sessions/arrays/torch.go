@@ -89,6 +89,8 @@ type Torch struct {
 	// Root is the key of the checkpoint's dict whose tensors are listed ("state_dict" for a
 	// Lightning checkpoint), or "" when the tensors are named from the top.
 	Root string
+	// skipped names the class of the first object read around (one holding no tensor).
+	skipped string
 }
 
 // IsLegacyTorch reports whether a file starts as a legacy (non-zip) torch.save file does.
@@ -171,11 +173,14 @@ func OpenTorch(r io.ReaderAt, size int64) (*Torch, error) {
 			}
 		}
 	}
-	w := walker{t: t, seen: map[any]bool{}}
+	w := walker{t: t, seen: map[any]bool{}, clean: map[any]bool{}}
 	if err := w.walk(root, "", 0); err != nil {
 		return nil, within(err, "torch")
 	}
 	if len(t.infos) == 0 {
+		if t.skipped != "" {
+			return nil, within(refusal(t.skipped), "torch") // what it holds is what ssmlab does not read
+		}
 		return nil, invalidf("torch: the file holds no tensors")
 	}
 	return t, nil
@@ -215,11 +220,46 @@ func holdsTensor(v any, depth int) bool {
 	return false
 }
 
+// containsTensor reports whether v holds a tensor anywhere: in a container, or in what the
+// pickle gave an opaque object. seen holds the values already found to hold none (shared by
+// every call of one walk, so that a value many objects share is searched once).
+func containsTensor(v any, seen map[any]bool, depth int) bool {
+	if depth > maxPickleDepth {
+		return true // too deep to tell: treated as holding one, so refused
+	}
+	var items []any
+	switch v := v.(type) {
+	case *torchTensor:
+		return true
+	case *pyDict:
+		items = append(slices.Clone(v.keys), v.vals...)
+	case *pyList:
+		items = v.items
+	case *pyTuple:
+		items = v.items
+	case *pyOpaque:
+		items = v.parts
+	default:
+		return false
+	}
+	if seen[v] {
+		return false
+	}
+	seen[v] = true
+	for _, x := range items {
+		if containsTensor(x, seen, depth+1) {
+			return true
+		}
+	}
+	return false
+}
+
 // walker names the tensors of the unpickled object by their paths: dict keys and list
 // indices joined by dots, as in a state_dict ("layers.0.kernel.C").
 type walker struct {
-	t    *Torch
-	seen map[any]bool
+	t     *Torch
+	seen  map[any]bool
+	clean map[any]bool // containsTensor's: values holding no tensor
 }
 
 func (w *walker) walk(v any, name string, depth int) error {
@@ -252,8 +292,14 @@ func (w *walker) walk(v any, name string, depth int) error {
 		}
 		w.t.infos = append(w.t.infos, info)
 		return nil
-	case pyOpaque:
-		return refusal(v.global)
+	case *pyOpaque:
+		if containsTensor(v, w.clean, depth) {
+			return refusal(v.global) // reading around it would lose its tensors
+		}
+		if w.t.skipped == "" {
+			w.t.skipped = v.global
+		}
+		return nil
 	case *pyDict, *pyList, *pyTuple:
 		if w.seen[v] {
 			return nil
@@ -303,7 +349,8 @@ func (t *Torch) hooks() pickleHooks {
 
 // torchGlobal is the allowlist: the functions that rebuild tensors and parameters, the
 // OrderedDict class, the storage classes and dtypes, and the tensor classes as type markers.
-// Any other global is a pyOpaque, refused where the tensors are read (walker.walk).
+// Any other global is a pyOpaque, skipped where it holds no tensor and refused where it
+// does (walker.walk).
 func torchGlobal(module, name string) (any, error) {
 	switch module + "." + name {
 	case "collections.OrderedDict",
@@ -321,13 +368,13 @@ func torchGlobal(module, name string) (any, error) {
 	}
 	// Anything else is never imported or called: it stands for an object ssmlab does not read,
 	// which may sit beside the model (a Lightning checkpoint's hyper_parameters) but not in it.
-	return pyOpaque{strconv.Quote(module + "." + name)}, nil
+	return &pyOpaque{global: strconv.Quote(module + "." + name)}, nil
 }
 
 // torchCall applies an allowlisted function.
 func torchCall(fn any, args []any) (any, error) {
-	if o, ok := fn.(pyOpaque); ok {
-		return o, nil // not called: what it would build stays opaque
+	if o, ok := fn.(*pyOpaque); ok {
+		return &pyOpaque{global: o.global, parts: args}, nil // not called: what it would build stays opaque
 	}
 	c, ok := fn.(torchCallable)
 	if !ok {

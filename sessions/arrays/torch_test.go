@@ -153,8 +153,8 @@ func TestTorchRefusesCode(t *testing.T) {
 // train.py save it, whose hyper_parameters are an OmegaConf DictConfig (classes, their
 // states, a defaultdict's items: testdata/layouts/gen_ckpt.py), reads its state_dict; the
 // objects beside it are left unread, nothing of them imported or run. It was refused, naming
-// omegaconf.dictconfig.DictConfig. The same objects in the tensors read stay refused
-// (TestTorchRefusesCode).
+// omegaconf.dictconfig.DictConfig. A file of such objects and no tensor stays refused
+// naming one (TestTorchRefusesCode), and so does one whose object holds a tensor.
 func TestTorchObjectsBesideTheModel(t *testing.T) {
 	af, err := arrays.Open("../../testdata/layouts/hyena_lightning_32.ckpt")
 	if err != nil {
@@ -172,6 +172,20 @@ func TestTorchObjectsBesideTheModel(t *testing.T) {
 		if !strings.HasPrefix(in.Name, "model.backbone.layers.0.mixer.") {
 			t.Errorf("%q listed: not the state_dict's", in.Name)
 		}
+	}
+	// Under a key no convention names, the whole file is read, around an argparse.Namespace
+	// and a numpy.float64 that hold no tensor; it was refused, naming argparse.Namespace.
+	af2, err := arrays.Open("../../testdata/layouts/s4d_args_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af2.Close()
+	if in := af2.Arrays(); len(in) != 6 || !strings.HasPrefix(in[0].Name, "model_state.layers.0.layer.") {
+		t.Errorf("s4d_args_64.pt: %v, want the 6 tensors of model_state", in)
+	}
+	// An object of the training code's class that holds a tensor cannot be read around.
+	if _, err := arrays.Open("../../testdata/layouts/holder_tensor.pt"); !errors.Is(err, arrays.ErrUnsupported) || !strings.Contains(err.Error(), `"__main__.Holder"`) {
+		t.Errorf("holder_tensor.pt: %v, want a refusal naming __main__.Holder", err)
 	}
 }
 

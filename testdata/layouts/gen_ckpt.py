@@ -27,7 +27,13 @@ the layout, prefix and options to import it with, and the reference kernels) and
 - stripedhyena_mixed_32.pt: a StripedHyena block's filter after the model's
   to_bfloat16_except_poles_residues (togethercomputer/stripedhyena stripedhyena/model.py):
   poles and residues float32, D and short_filter_weight bfloat16.
+- s4d_args_64.pt: a hand-written checkpoint, {"model_state": state_dict, "epoch": 3,
+  "args": argparse.Namespace(...), "best_acc": numpy.float64(0.91)}: objects beside the
+  tensors, under a key no checkpoint convention names.
+- holder_tensor.pt: a tensor kept inside an object of the training code's class
+  (__main__.Holder), which ssmlab cannot read around without losing it.
 """
+import argparse
 import collections
 import json
 import os
@@ -112,6 +118,13 @@ def lightning_checkpoint(state_dict, hparams):
     }
 
 
+class Holder:
+    """A class of the training code holding a tensor."""
+
+    def __init__(self, w):
+        self.w = w
+
+
 def case(cases, fname, layout, prefix, state, kernel, dtype, options=None):
     cases[fname] = {"layout": layout, "prefix": prefix, "options": options or {}, "dtype": str(dtype).replace("torch.", ""),
                     "kernels": [[float(x) for x in row] for row in kernel(gl.rounded(state, dtype))]}
@@ -155,6 +168,14 @@ def main():
     stored = collections.OrderedDict((k, v.double()) for k, v in mixed.items())
     cases["stripedhyena_mixed_32.pt"] = {"layout": "stripedhyena", "prefix": prefix, "options": {}, "dtype": "float32",
                                          "kernels": [[float(x) for x in row] for row in gl.stripedhyena_kernel(stored)]}
+
+    st = gl.s4d_state(38)
+    prefix = "model_state.layers.0.layer."
+    torch.save({"model_state": collections.OrderedDict(("layers.0.layer." + k, v) for k, v in st.items()),
+                "epoch": 3, "args": argparse.Namespace(lr=1e-3, d_model=3, d_state=8), "best_acc": np.float64(0.91)},
+               os.path.join(HERE, "s4d_args_64.pt"))
+    case(cases, "s4d_args_64.pt", "s4d", prefix, st, gl.s4d_kernel, torch.float64, {"dt-transform": "exp"})
+    torch.save({"w": torch.ones(3, dtype=torch.float64), "h": Holder(torch.zeros(2, dtype=torch.float64))}, os.path.join(HERE, "holder_tensor.pt"))
 
     with open(os.path.join(HERE, "ckpt_expected.json"), "w") as f:
         json.dump({"torch": torch.__version__, "length": gl.L, "cases": cases}, f, indent=0)
