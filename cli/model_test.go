@@ -1340,3 +1340,20 @@ func TestDistillKeepsTensorTypes(t *testing.T) {
 		t.Errorf("read_back_error %v, want D's bfloat16 rounding counted", rb)
 	}
 }
+
+// TestDistillSaysWhatIsFlattened: a checkpoint whose model sits under a key no convention
+// names, beside values that are not tensors ({"model_state": …, "epoch": 3, "args": …,
+// "best_acc": …}: testdata/layouts/gen_ckpt.py), is written as one flat state_dict of its
+// tensors' paths, and distill says so and names what it leaves out; it said nothing, and
+// torch.load(OUT)["model_state"] failed. A flat state_dict gets no such note.
+func TestDistillSaysWhatIsFlattened(t *testing.T) {
+	dir := t.TempDir()
+	const note = "note: the input's tensors sit in nested containers: the output holds them as one flat state_dict, each named by its path in the input (a module's load_state_dict wants the path's leading keys taken off); the input's 3 values that are not tensors (epoch, args, best_acc) are not copied\n"
+	for in, want := range map[string]bool{"s4d_args_64.pt": true, "s4d_64.pt": false} {
+		out := filepath.Join(dir, in)
+		r := run(t, "", "distill", filepath.Join("..", "testdata", "layouts", in), "--order", "2", "--length", "64", "--dt-transform", "exp", "-o", out)
+		if r.code != 0 || strings.Contains(r.stderr, note) != want || !want && strings.Contains(r.stderr, "nested containers") {
+			t.Errorf("%s: want the note %v; got %v", in, want, r)
+		}
+	}
+}

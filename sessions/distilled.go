@@ -184,6 +184,9 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	if c.Root != "" {
 		a.Notes = append(a.Notes, fmt.Sprintf("the input is a checkpoint whose model is under %q: the output holds that state_dict, without the checkpoint's other entries (optimiser states, hyperparameters)", c.Root))
 	}
+	if note := flattenedNote(c.file); note != "" {
+		a.Notes = append(a.Notes, note)
+	}
 	if o.Format == arrays.FormatSafetensors {
 		a.meta = maps.Clone(c.file.Metadata())
 		if a.meta == nil {
@@ -595,6 +598,30 @@ func floatType(raw string, f arrays.Format) (arrays.DType, bool) {
 		return arrays.BFloat16, f != arrays.FormatNPZ
 	}
 	return arrays.Float32, false
+}
+
+// flattenedNote says what of a torch.save input the output, a flat state_dict of tensors,
+// does not keep as it was: tensors in nested containers (a checkpoint's model under a key no
+// convention names, {"model_state": …, "epoch": 3}) come out named by their paths, and values
+// that are no tensors are left out; "" for a flat state_dict.
+func flattenedNote(f *arrays.File) string {
+	nested, others, n := f.Flattened()
+	var says []string
+	if nested {
+		says = append(says, "the input's tensors sit in nested containers: the output holds them as one flat state_dict, each named by its path in the input (a module's load_state_dict wants the path's leading keys taken off)")
+	}
+	if n > 0 {
+		what := strings.Join(others, ", ")
+		if n > len(others) {
+			what += fmt.Sprintf(" and %d more", n-len(others))
+		}
+		verb, not := "are", "not tensors"
+		if n == 1 {
+			verb, not = "is", "not a tensor"
+		}
+		says = append(says, fmt.Sprintf("the input's %s that %s %s (%s) %s not copied", plural.Count(n, "value"), verb, not, what, verb))
+	}
+	return strings.Join(says, "; ")
 }
 
 // keptTypes are the tensors of a layer written back in its own layout, without --dtype, that

@@ -173,6 +173,15 @@ func (af *File) Root() string {
 	return af.torch.Root
 }
 
+// Flattened is Torch.Flattened for a torch.save file, and nothing for the other formats,
+// whose tensors are flat and alone.
+func (af *File) Flattened() (nested bool, others []string, count int) {
+	if af.torch == nil {
+		return false, nil, 0
+	}
+	return af.torch.Flattened()
+}
+
 // Read reads the named array ("" for the only array of an .npy or CSV file).
 func (af *File) Read(name string) (*Array, error) {
 	switch af.Format {

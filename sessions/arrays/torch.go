@@ -91,6 +91,34 @@ type Torch struct {
 	Root string
 	// skipped names the class of the first object read around (one holding no tensor).
 	skipped string
+	// nested is whether a tensor sits below the top level of what is read (a dict of dicts);
+	// others are the paths of the values read that are no tensors (an epoch, the args), the
+	// first maxOthers of them, of othersCount.
+	nested      bool
+	others      []string
+	othersCount int
+}
+
+// maxOthers is how many of a file's values that are no tensors Torch names.
+const maxOthers = 5
+
+// Flattened says how a torch.save file's tensors sit in what is read (the checkpoint's root
+// dict, or the whole file): nested is whether some sit below its top level, others are the
+// paths of its values that are no tensors (at most 5 of them) and count their number. A
+// writer of a state_dict keeps the tensors alone, named by their paths.
+func (t *Torch) Flattened() (nested bool, others []string, count int) {
+	return t.nested, slices.Clone(t.others), t.othersCount
+}
+
+// other records a value read that is no tensor.
+func (t *Torch) other(name string) {
+	if name == "" {
+		return
+	}
+	if len(t.others) < maxOthers {
+		t.others = append(t.others, name)
+	}
+	t.othersCount++
 }
 
 // IsLegacyTorch reports whether a file starts as a legacy (non-zip) torch.save file does.
@@ -284,6 +312,7 @@ func (w *walker) walk(v any, name string, depth int) error {
 			return invalidf("more than %d tensors", MaxEntries)
 		}
 		w.t.tensors[name] = v
+		w.t.nested = w.t.nested || depth > 1
 		dt := torchDTypes[v.storage.dtype]
 		info := Info{Name: name, DType: dt.name, Shape: append([]int{}, v.size...), Supported: dt.ok}
 		if dt.d == Complex64 || dt.d == Complex128 {
@@ -296,6 +325,7 @@ func (w *walker) walk(v any, name string, depth int) error {
 		if containsTensor(v, w.clean, depth) {
 			return refusal(v.global) // reading around it would lose its tensors
 		}
+		w.t.other(name)
 		if w.t.skipped == "" {
 			w.t.skipped = v.global
 		}
@@ -334,6 +364,8 @@ func (w *walker) walk(v any, name string, depth int) error {
 				return err
 			}
 		}
+	default: // None, a number, a string: a value no writer of tensors keeps
+		w.t.other(name)
 	}
 	return nil
 }

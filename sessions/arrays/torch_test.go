@@ -372,3 +372,27 @@ func TestTruncatedTorchFile(t *testing.T) {
 		t.Errorf("half of module.pt: %v names the file an npz", err)
 	}
 }
+
+// TestTorchFlattened: Flattened says where a torch.save file's tensors sit in what is read:
+// a Lightning checkpoint's state_dict is flat and alone; a model under a key no convention
+// names sits below the top level, beside values that are not tensors.
+func TestTorchFlattened(t *testing.T) {
+	for file, want := range map[string]struct {
+		nested bool
+		others []string
+	}{
+		"hyena_lightning_32.ckpt": {false, nil},
+		"s4d_args_64.pt":          {true, []string{"epoch", "args", "best_acc"}},
+		"s4d_64.pt":               {false, nil},
+	} {
+		af, err := arrays.Open(filepath.Join("../../testdata/layouts", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nested, others, n := af.Flattened()
+		if nested != want.nested || !slices.Equal(others, want.others) || n != len(want.others) {
+			t.Errorf("%s: nested %v, others %v (%d); want %v, %v", file, nested, others, n, want.nested, want.others)
+		}
+		af.Close()
+	}
+}
