@@ -170,5 +170,13 @@ func ListFile(path string) (Listing, error) {
 			}
 		}
 	}
+	// An S4 layer's C̃ is undone for the l_kernel its buffer holds (import's --length): list it.
+	for _, l := range ls {
+		if l.Layout == layouts.S4 {
+			if n, err := af.ReadInt(l.Prefix + "kernel.l_kernel"); err == nil && n > 0 {
+				l.Options["length"] = strconv.FormatInt(n, 10)
+			}
+		}
+	}
 	return Listing{Format: af.Format, Root: af.Root(), Layers: ls, Arrays: infos}, nil
 }

@@ -78,6 +78,18 @@ func TestListFile(t *testing.T) {
 	}
 }
 
+// TestListFileS4Length: an S4 layer is listed with the l_kernel its buffer holds, the length
+// import undoes its C̃ for (option length), from a torch.save, safetensors or .npz file; it
+// was not listed, though import and distill use it.
+func TestListFileS4Length(t *testing.T) {
+	for _, file := range []string{"s4_64.pt", "s4_lkernel_32.safetensors", "s4_lkernel_64.npz"} {
+		l, err := sessions.ListFile(layoutsDir + file)
+		if err != nil || len(l.Layers) != 1 || l.Layers[0].Options["length"] != "64" {
+			t.Errorf("%s: %+v, %v; want length 64 among the options", file, l.Layers, err)
+		}
+	}
+}
+
 // TestImportMistypedPrefix: a --tensor that is neither an array nor a layer's prefix names
 // the file's layers; the message listed the first ten arrays, which in a model of three
 // layers did not reach the last two.
