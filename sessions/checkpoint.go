@@ -214,6 +214,8 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		what := "no layer of a known layout"
 		if len(detected) > 0 {
 			what = (&layouts.ChoiceError{Layers: detected}).List()
+		} else if h := layouts.Unrecognised(c.file.Arrays()); h != "" {
+			what += " (" + h + ")"
 		}
 		return inputf("no layer to distil (%s layers); the file holds %s", joinLayouts(slices.Concat(distilled, reduced)), what)
 	}

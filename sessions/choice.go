@@ -45,6 +45,7 @@ func (e *OptionError) Unwrap() error { return ErrInvalid }
 type ChoiceError struct {
 	What  string   // "arrays"
 	Names []string // the choices
+	Hint  string   // what the names are, where layouts.Unrecognised knows; "" if not
 }
 
 func (e *ChoiceError) Error() string {
@@ -57,5 +58,9 @@ func (e *ChoiceError) Error() string {
 	if len(e.Names) > shown {
 		more = fmt.Sprintf(" and %d more", len(e.Names)-shown)
 	}
-	return fmt.Sprintf("the file holds %d %s; choose one: %s%s", len(e.Names), e.What, strings.Join(quoted, ", "), more)
+	hint := ""
+	if e.Hint != "" {
+		hint = "; " + e.Hint
+	}
+	return fmt.Sprintf("the file holds %d %s; choose one: %s%s%s", len(e.Names), e.What, strings.Join(quoted, ", "), more, hint)
 }

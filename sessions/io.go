@@ -262,7 +262,7 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 			}
 		}
 		if len(supported) != 1 {
-			return Item{}, &ChoiceError{What: "arrays", Names: names}
+			return Item{}, &ChoiceError{What: "arrays", Names: names, Hint: layouts.Unrecognised(infos)}
 		}
 		for i := range infos {
 			if infos[i].Name == supported[0] {

@@ -29,6 +29,8 @@ func findLayer(infos []arrays.Info, o ImportOptions) (layouts.Layer, bool, error
 			detected := "no layer of a known layout"
 			if ls := layouts.Detect(infos); len(ls) > 0 {
 				detected = (&layouts.ChoiceError{Layers: ls}).List()
+			} else if h := layouts.Unrecognised(infos); h != "" {
+				detected += " (" + h + ")"
 			}
 			return layouts.Layer{}, false, inputf("%v (or kernels); the file holds %s", err, detected)
 		}

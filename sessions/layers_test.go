@@ -2,6 +2,8 @@ package sessions_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -97,5 +99,31 @@ func TestImportMistypedPrefix(t *testing.T) {
 	_, err := sessions.Import("../testdata/scale/hyena_lm.safetensors", sessions.ImportOptions{Tensor: "backbone.layers.2.mixer.filter"})
 	if !errors.Is(err, arrays.ErrNotFound) || !strings.Contains(err.Error(), `and no layer at that prefix: the file's layers are hyena "backbone.layers.0.mixer.filter_fn.", hyena "backbone.layers.1.mixer.filter_fn.", hyena "backbone.layers.2.mixer.filter_fn."`) {
 		t.Errorf("a mistyped prefix: %v", err)
+	}
+}
+
+// TestV3NamesSaid: a checkpoint of state-spaces/s4's v3 names (kernel.kernel.log_dt,
+// log_w_real, w_imag), which no layout reads, is refused by import and distill naming the
+// repository's converter to the v4 names; they said only that no layer was found.
+func TestV3NamesSaid(t *testing.T) {
+	const p = "layers.0.layer.kernel.kernel."
+	var ts []arrays.Named
+	for _, n := range []string{p + "log_dt", p + "log_w_real", p + "w_imag", p + "B", p + "C", "layers.0.layer.D"} {
+		ts = append(ts, arrays.Named{Name: n, Array: arrays.Vector([]float64{-1, -2})})
+	}
+	data, err := arrays.EncodeNPZ(ts, arrays.NPZOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v3.npz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const hint = `"layers.0.layer.kernel.kernel.log_dt" is state-spaces/s4's v3 naming: that repository's checkpoints/convert_v3_to_v4.py renames`
+	if _, err := sessions.Import(path, sessions.ImportOptions{}); err == nil || !strings.Contains(err.Error(), hint) {
+		t.Errorf("import: %v", err)
+	}
+	if _, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Length: 64}); err == nil || !strings.Contains(err.Error(), hint) {
+		t.Errorf("distill: %v", err)
 	}
 }

@@ -176,6 +176,21 @@ type Result struct {
 	MIMO *filters.MIMO
 }
 
+// Unrecognised returns, for the arrays of a file where no layer was detected, what their
+// names are where they are a known model's in a naming ssmlab does not read: state-spaces/s4's
+// v3 names (kernel.kernel.log_dt, log_w_real or inv_w_real, w_imag; safari's and H3's
+// kernels), which that repository's checkpoints/convert_v3_to_v4.py renames to the v4 names
+// of the s4d and s4 layouts. "" otherwise.
+func Unrecognised(infos []arrays.Info) string {
+	for _, in := range infos {
+		_, leaf, _ := strings.Cut(in.Name, "kernel.kernel.")
+		if slices.Contains([]string{"log_dt", "log_w_real", "inv_w_real", "w_imag"}, leaf) {
+			return fmt.Sprintf("%q is state-spaces/s4's v3 naming: that repository's checkpoints/convert_v3_to_v4.py renames a v3 checkpoint's tensors to the v4 names the s4d and s4 layouts read", in.Name)
+		}
+	}
+	return ""
+}
+
 // Detect lists the layers among a file's arrays, by prefix then layout.
 func Detect(infos []arrays.Info) []Layer {
 	byName := make(map[string]arrays.Info, len(infos))
