@@ -99,12 +99,22 @@ func TestOpenCheckpointLayers(t *testing.T) {
 	}
 
 	// one layer: imported at once
-	one := filepath.Join("..", "testdata", "layouts", "s4d_32.pt")
+	one := filepath.Join("..", "testdata", "layouts", "stripedhyena_32.pt")
 	keys(t, m, ":")
 	typeText(t, m, "open "+one)
 	keys(t, m, "enter")
-	if m.dialog != nil || !strings.Contains(m.status.text, "imported "+one+": s4d layer") {
+	if m.dialog != nil || !strings.Contains(m.status.text, "imported "+one+": stripedhyena layer") {
 		t.Errorf("a one-layer checkpoint: dialog %T, status %q", m.dialog, m.status.text)
+	}
+	// An S4D layer is imported at once too, and the status warns, as ssmlab import does, that
+	// its inv_dt went through exp, which the checkpoint does not record.
+	n := len(m.sess.Order())
+	s4d := filepath.Join("..", "testdata", "layouts", "s4d_32.pt")
+	keys(t, m, ":")
+	typeText(t, m, "open "+s4d)
+	keys(t, m, "enter")
+	if m.dialog != nil || len(m.sess.Order()) != n+1 || !strings.Contains(m.status.text, "warning: inv_dt read with dt_transform exp") {
+		t.Errorf("an S4D checkpoint: dialog %T, %d items, status %q", m.dialog, len(m.sess.Order()), m.status.text)
 	}
 }
 
