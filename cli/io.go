@@ -391,18 +391,23 @@ repeatable) picks items; by default every filter and target is exported.
 --trunc-len L stores the RTF numerators as the module trains them for trunc_len L
 (b̃ = b(I − A^L)) and h_0 less the sample h[M] its FFT folds onto t = 0, so that its
 convolution (get_k) reproduces the filter; a safetensors file
-records it for import. See docs/formats.md. A flag of a format other than the one written
-(--layout, its options or --prefix for json, csv or npy; --length for pt, safetensors or
-npz) is refused.
+records it for import. --length L is, for the s4d, stripedhyena and sos layouts, the
+sequence length the model runs the layer at, over which the read-back check compares (the
+rtf layout's is --trunc-len). See docs/formats.md. A flag of a format other than the one
+written (--layout, its options or --prefix for json, csv or npy; --length for json) is
+refused.
 
 The read-back check: export reads the tensors back as the model's code would — rounded
 to --dtype, for RTF with --trunc-len as the kernel its get_k computes — and prints how
-closely they give each filter's impulse response. Beyond the documented limit (relative error 1e-6), or when
+closely they give each filter's impulse response over --trunc-len or --length samples, or
+without them until the responses have decayed (longer than a model runs where poles sit
+near the unit circle: give the model's length). Beyond the documented limit (relative error 1e-6), or when
 a stable filter reads back unstable, it exits 1 and writes nothing, its one line naming the
 check that failed and counting the other warnings; --force writes anyway, with every
 warning, and exits 0.`,
 		Example: `  ssmlab export fit.json --layout stripedhyena --dtype float32 -o filter.pt --prefix blocks.3.filter.
   ssmlab export layer.json -o layer.safetensors --prefix layers.0.filter. --trunc-len 1024
+  ssmlab export fit.json --layout s4d --dtype float32 --length 1024 -o layer.pt
   ssmlab export work.ssmlab --id "hyena L3" -o targets.npz
   ssmlab export bank.json --format csv --length 512 -o impulses.csv`,
 		Args: oneFileNoStdin,
@@ -416,7 +421,7 @@ warning, and exits 0.`,
 	f.StringVar(&o.dtype, "dtype", "float64", "the element type of pt, safetensors, npz and npy: `float64`, float32, or bfloat16 (pt, safetensors)")
 	f.BoolVar(&o.force, "force", false, "write the file even when the read-back check fails (with the warnings)")
 	f.IntVar(&o.truncLen, "trunc-len", 0, "store RTF numerators with the truncation correction for trunc_len `L`")
-	f.IntVar(&o.length, "length", sessions.DefaultLength, "samples of a filter's impulse response for csv and npy (`L`)")
+	f.IntVar(&o.length, "length", sessions.DefaultLength, "for the s4d, stripedhyena and sos layouts, the length `L` the model runs at, the read-back check's window (not given: until the responses decay); for csv and npy, the samples of a filter's impulse response")
 	f.BoolVar(&o.compress, "compress", false, "deflate an npz file (as numpy.savez_compressed)")
 	addAllowOutside(f, &o.allowOutside)
 	o.layout = addLayoutFlags(f, forExport)
@@ -450,6 +455,9 @@ func runExport(s *streams, src string, o exportOptions) error {
 	o.layout.flags.Visit(func(f *pflag.Flag) {
 		if sessions.ExportOptionFormats(f.Name) != nil {
 			given = append(given, f.Name)
+		}
+		if f.Name == "length" {
+			opts.SetLength(o.length) // for a layout's tensors, the model's length too
 		}
 	})
 	if err := opts.CheckGiven(given); err != nil {

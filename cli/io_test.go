@@ -7,7 +7,9 @@ import (
 	"math/cmplx"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -242,7 +244,8 @@ func TestExportUsage(t *testing.T) {
 		{[]string{"export", fp, "--disc", "zoh", "-o", filepath.Join(dir, "e.npy")}, "--disc applies to pt, safetensors or npz, not to npy"},
 		{[]string{"export", fp, "--prefix", "m.", "-o", filepath.Join(dir, "e.csv")}, "--prefix applies to pt, safetensors or npz, not to csv"},
 		{[]string{"export", fp, "--dtype", "float32", "-o", filepath.Join(dir, "e.csv")}, "--dtype applies to pt, safetensors, npz or npy, not to csv"},
-		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.pt")}, "--length applies to csv or npy, not to pt"},
+		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.json")}, "--length applies to csv, npy, pt, safetensors or npz, not to json"},
+		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.pt")}, "--length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len"},
 		{[]string{"export", fp, "--compress", "-o", filepath.Join(dir, "e.safetensors")}, "--compress applies to npz, not to safetensors"},
 	} {
 		oneErrorLine(t, run(t, "", tc.args...), ExitUsage, tc.want)
@@ -278,7 +281,8 @@ func TestExportOptionsBeforeInput(t *testing.T) {
 		// options of other formats, whatever their value
 		{[]string{"--dtype", "float64", "-o", out("csv")}, "--dtype applies to pt, safetensors, npz or npy, not to csv"},
 		{[]string{"--trunc-len", "0", "-o", out("json")}, "--trunc-len applies to pt, safetensors or npz, not to json"},
-		{[]string{"--length", "1024", "-o", out("npz")}, "--length applies to csv or npy, not to npz"},
+		{[]string{"--length", "1024", "-o", out("npz")}, "--length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout"},
+		{[]string{"--length", "0", "--layout", "s4d", "-o", out("npz")}, "--length 0 is outside [1, 1048576]"},
 		{[]string{"--h0", "twice", "-o", out("npy")}, "--h0 applies to pt, safetensors or npz, not to npy"},
 		{[]string{"--compress", "-o", out("pt")}, "--compress applies to npz, not to pt"},
 	} {
@@ -653,5 +657,35 @@ func TestExportFailureIsOneLine(t *testing.T) {
 	r = run(t, "", append(args, "--force")...)
 	if n := strings.Count(r.stderr, "warning: "); r.code != 0 || n != 13 || !strings.Contains(r.stderr, `warning: checked "rtf 8 (`) {
 		t.Errorf("--force: %d warnings, want 13 (the conversion's 12 and the read-back's): %v", n, r)
+	}
+}
+
+// TestExportModelLength: the order-64 fit of the trained fixed-lag layer 0 (kernels of
+// 1024 samples, poles near 0.9999) exported in float32 in the s4d layout is refused over
+// the conversion report's window (4096 samples: the responses have not decayed), and passes
+// over the 1024 samples its model runs at, given as --length, which the check line names.
+// Export had no way to be told the model's length (--length was csv's and npy's only).
+func TestExportModelLength(t *testing.T) {
+	dir := t.TempDir()
+	fit, out := filepath.Join(dir, "f64.json"), filepath.Join(dir, "f.npz")
+	if r := run(t, "", "distill", "../testdata/trained/copy-fixed-layer0.npy", "--order", "64", "-o", fit); r.code != 0 {
+		t.Fatal(r)
+	}
+	args := []string{"export", fit, "--layout", "s4d", "--dtype", "float32", "-o", out}
+	r := run(t, "", args...)
+	oneErrorLine(t, r, ExitFailure, "reads back in the s4d layout as float32 to relative error")
+	if !strings.Contains(r.stderr, "over 4096 samples (channel") {
+		t.Errorf("without --length: want the report's window of 4096 samples: %v", r)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatalf("%s was written", out)
+	}
+	r = run(t, "", append(args, "--length", "1024")...)
+	m := regexp.MustCompile(`as float32 to relative error (\S+) over 1024 samples \(--length\)\n`).FindStringSubmatch(r.stderr)
+	if _, err := os.Stat(out); r.code != 0 || err != nil || m == nil {
+		t.Fatalf("--length 1024: %v (file: %v)", r, err)
+	}
+	if e, err := strconv.ParseFloat(m[1], 64); err != nil || !(e <= sessions.ReadBackLimit(arrays.Float32)) {
+		t.Errorf("--length 1024: relative error %s, want at most %g", m[1], sessions.ReadBackLimit(arrays.Float32))
 	}
 }

@@ -62,8 +62,24 @@ type ExportOptions struct {
 	// Length is the number of impulse-response samples of a filter exported to CSV or
 	// .npy (DefaultLength when 0).
 	Length int
+	// ModelLength is, for a modal layout's tensors (s4d, stripedhyena, sos), the sequence
+	// length the model runs the layer at: the read-back check's window (0: the conversion
+	// report's, until the responses have decayed, which for poles near the unit circle is
+	// longer than any model runs). The rtf layout's is TruncLen. SetLength sets it.
+	ModelLength int
 	// Compress deflates an .npz file.
 	Compress bool
+}
+
+// SetLength sets the length its user gave (ssmlab export's --length, the workbench's
+// length=) where o.Format uses it: Length, the samples of a csv or npy impulse response,
+// and for a layout's tensors ModelLength too, the length the model runs at; Length keeps the
+// value there so that Check refuses a length of 0 typed for every format alike.
+func (o *ExportOptions) SetLength(n int) {
+	o.Length = n
+	if slices.Contains(tensorFormats(), o.Format) {
+		o.ModelLength = n
+	}
 }
 
 // Exported is what Export wrote and what it measured.
@@ -103,6 +119,9 @@ type ReadBackCheck struct {
 	Layout   layouts.Layout
 	DType    arrays.DType
 	TruncLen int
+	// ModelLength is the window the user gave (ExportOptions.ModelLength), which Length is
+	// then, and which Summary names; 0 when the check chose it.
+	ModelLength int
 	// Errors are the channels' read-back errors (layouts.Check.Errors) and FitErrors, for a
 	// distilled layer, their fits' relative errors on their targets, each channel's
 	// read-back then being held to the larger of ReadBackLimit and distilledReadBackShare of
@@ -201,7 +220,8 @@ func (c ReadBackCheck) binding() (ch int, ratio float64) {
 // where it failed too, the summary says so: the dtype is not the cause (in the rtf layout,
 // its polynomial coefficients are). A failure in the rtf layout also names the layouts
 // that store poles. An empty float64Option asks for no advice (the caller already chose
-// another layout).
+// another layout). It spells the model's length a user gave (ModelLength) as float64Option
+// spells --dtype: "(--length)", "(length=1024)"; "(the model's length)" where it is empty.
 func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	how := "as " + c.DType.String()
 	if c.Layout != "" && c.Layout != layouts.RTF {
@@ -238,24 +258,36 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 		return fmt.Sprintf("cannot be read back %s: %s%s", how, msg, hint), true
 	case len(c.Unstable) > 0:
-		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s %s)%s", how, c.Unstable[0], len(c.Unstable), rel, c.over(), hint), true
+		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s %s)%s", how, c.Unstable[0], len(c.Unstable), rel, c.over(float64Option), hint), true
 	case c.Failed() && c.perChannel():
 		ch, _ := c.binding()
-		return fmt.Sprintf("reads back %s to relative error %s %s on channel %d, above both the %.0e %s tensors are held to and a tenth of that channel's fit error (%.2g)%s", how, filters.RelErrorText(c.Errors[ch]), c.over(), ch, ReadBackLimit(c.DType), c.DType, c.FitErrors[ch], hint), true
+		return fmt.Sprintf("reads back %s to relative error %s %s on channel %d, above both the %.0e %s tensors are held to and a tenth of that channel's fit error (%.2g)%s", how, filters.RelErrorText(c.Errors[ch]), c.over(float64Option), ch, ReadBackLimit(c.DType), c.DType, c.FitErrors[ch], hint), true
 	case c.Failed():
-		return fmt.Sprintf("reads back %s to relative error %s %s (channel %d), above the %.0e %s tensors are held to%s", how, rel, c.over(), c.Channel, ReadBackLimit(c.DType), c.DType, hint), true
+		return fmt.Sprintf("reads back %s to relative error %s %s (channel %d), above the %.0e %s tensors are held to%s", how, rel, c.over(float64Option), c.Channel, ReadBackLimit(c.DType), c.DType, hint), true
 	case c.perChannel() && !(c.RelError <= ReadBackLimit(c.DType)):
 		ch, _ := c.binding()
-		return fmt.Sprintf("reads back %s to relative error %s %s, above the %.0e %s tensors are held to but within a tenth of each channel's fit error (worst channel %d: %.2g against its %.2g)", how, rel, c.over(), ReadBackLimit(c.DType), c.DType, ch, c.Errors[ch], c.FitErrors[ch]), false
+		return fmt.Sprintf("reads back %s to relative error %s %s, above the %.0e %s tensors are held to but within a tenth of each channel's fit error (worst channel %d: %.2g against its %.2g)", how, rel, c.over(float64Option), ReadBackLimit(c.DType), c.DType, ch, c.Errors[ch], c.FitErrors[ch]), false
 	}
-	return fmt.Sprintf("reads back %s to relative error %s %s", how, rel, c.over()), false
+	return fmt.Sprintf("reads back %s to relative error %s %s", how, rel, c.over(float64Option)), false
 }
 
-// over says over how many samples the check compared: "over 4096 samples", and that the
-// work budget cut them there where it did (Cut).
-func (c ReadBackCheck) over() string {
+// over says over how many samples the check compared: "over 4096 samples", that the work
+// budget cut them there where it did (Cut), and the option that chose them where its user
+// gave the model's length (ModelLength), spelled as float64Option spells --dtype: "over
+// 1024 samples (--length)", "(length=1024)" in the workbench.
+func (c ReadBackCheck) over(float64Option string) string {
 	if c.Cut {
 		return fmt.Sprintf("over the %d samples the check's work budget allows", c.Length)
+	}
+	if c.ModelLength > 0 {
+		opt := "the model's length"
+		switch {
+		case strings.HasPrefix(float64Option, "--"):
+			opt = "--length"
+		case strings.Contains(float64Option, "="):
+			opt = fmt.Sprintf("length=%d", c.ModelLength)
+		}
+		return fmt.Sprintf("over %d samples (%s)", c.Length, opt)
 	}
 	return fmt.Sprintf("over %d samples", c.Length)
 }
@@ -412,10 +444,11 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 	return Exported{}, unknownFormat(o.Format) // Check refused it
 }
 
-// readBack checks tensors, doc's filter exported in layout lay, as read back in dtype dt.
-func readBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay layouts.Layout, lo layouts.Options, prefix string) ReadBackCheck {
-	c := ReadBackCheck{Layout: lay, DType: dt}
-	rb, err := layouts.ReadBack(doc, tensors, dt, lay, lo, prefix)
+// readBack checks tensors, doc's filter exported in layout lay, as read back in dtype dt
+// over length samples (0: as layouts.ReadBack chooses).
+func readBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay layouts.Layout, lo layouts.Options, prefix string, length int) ReadBackCheck {
+	c := ReadBackCheck{Layout: lay, DType: dt, ModelLength: length}
+	rb, err := layouts.ReadBackOver(doc, tensors, dt, lay, lo, prefix, length)
 	c.RelError, c.Channel, c.Length, c.Cut, c.Unstable, c.Err = rb.RelError, rb.Channel, rb.Length, rb.Cut, rb.Unstable, err
 	return c
 }
@@ -437,8 +470,9 @@ func tensorFormats() []ExportFormat {
 // OptionError names it: ssmlab export's flag without its dashes), as messages list them; nil
 // for a name that is no option of export. layout, prefix, trunc-len and the layouts'
 // settings (layouts.OptionList: disc, h0, …) are the tensor formats' (pt, safetensors, npz);
-// dtype is theirs and npy's; length is csv's and npy's, the impulse responses'; compress is
-// npz's. Each front end refuses an option its user gave for a format that does not use it
+// dtype is theirs and npy's; length is csv's and npy's, the impulse responses', and theirs,
+// the length the model runs a modal layout's layer at (Check refuses it with rtf); compress
+// is npz's. Each front end refuses an option its user gave for a format that does not use it
 // (CheckGiven), whatever the value: export of a filter file to JSON with --layout s4d wrote
 // the filter file as it was.
 func ExportOptionFormats(option string) []ExportFormat {
@@ -448,7 +482,7 @@ func ExportOptionFormats(option string) []ExportFormat {
 	case "dtype":
 		return append(tensorFormats(), ExportNPY)
 	case "length":
-		return []ExportFormat{ExportCSV, ExportNPY}
+		return append([]ExportFormat{ExportCSV, ExportNPY}, tensorFormats()...)
 	case "compress":
 		return []ExportFormat{ExportNPZ}
 	}
@@ -457,6 +491,10 @@ func ExportOptionFormats(option string) []ExportFormat {
 	}
 	return nil
 }
+
+// lengthNotRTF is why length is refused with the rtf layout: its module's length is its
+// trunc_len, which the layer's tensors are written for and which sets its check's window.
+const lengthNotRTF = " applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"
 
 // exportDTypes are the element types Export writes (bfloat16 to pt and safetensors only),
 // and dtypeWant says so in errors.
@@ -481,7 +519,8 @@ func ParseExportDType(s string) (arrays.DType, error) {
 // DefaultLength, so that a length of 0 typed is refused and not read as the default); a
 // TruncLen outside [0, MaxTruncLen]; a dtype other than float64, float32 and bfloat16, or
 // bfloat16 to a format without it; for the formats of a layout's tensors, a layout export
-// does not write, a TruncLen with a layout other than rtf, and the layout's settings it
+// does not write, a TruncLen with a layout other than rtf, a ModelLength with rtf (or
+// outside [0, MaxLength]), and the layout's settings it
 // cannot take (layouts.Options.CheckExport: its errors, of kind ErrInvalid); and a prefix
 // checkPrefix refuses. It reads no item, so a front end calls it (CheckGiven) before reading
 // its input.
@@ -509,6 +548,10 @@ func (o ExportOptions) Check() error {
 		return &OptionError{"layout", strconv.Quote(string(lay)), ": want " + layouts.JoinLayouts(layouts.ExportLayouts)}
 	case tensors && o.TruncLen > 0 && lay != layouts.RTF:
 		return &OptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" applies to the rtf layout, not to the %s layout", lay)}
+	case o.ModelLength < 0 || o.ModelLength > MaxLength:
+		return &OptionError{"length", strconv.Itoa(o.ModelLength), fmt.Sprintf(" is outside [1, %d]", MaxLength)}
+	case tensors && o.ModelLength > 0 && lay == layouts.RTF:
+		return &OptionError{"length", strconv.Itoa(o.ModelLength), lengthNotRTF}
 	}
 	if tensors {
 		if err := (layouts.Options{Values: o.Options}).CheckExport(lay); err != nil {
@@ -521,11 +564,12 @@ func (o ExportOptions) Check() error {
 // CheckGiven is Check for the options a user gave, named as ExportOptionFormats names them
 // (a flag, a key=value): it first refuses one given that o.Format does not use, whatever its
 // value, as an *OptionError of no Value ("layout applies to pt, safetensors or npz, not to
-// json"), taking the names in order so that the same mistakes give the same error.
+// json"; length with the rtf layout's tensors), taking the names in order so that the same mistakes give the same error.
 func (o ExportOptions) CheckGiven(given []string) error {
 	if !slices.Contains(ExportFormats, o.Format) {
 		return unknownFormat(o.Format)
 	}
+	rtf := o.Layout == "" || o.Layout == layouts.RTF
 	for _, name := range slices.Sorted(slices.Values(given)) {
 		uses := ExportOptionFormats(name)
 		switch {
@@ -533,6 +577,8 @@ func (o ExportOptions) CheckGiven(given []string) error {
 			return &OptionError{Option: name, Why: " is no option of export"}
 		case !slices.Contains(uses, o.Format):
 			return &OptionError{Option: name, Why: fmt.Sprintf(" applies to %s, not to %s", train.Choices(uses), o.Format)}
+		case name == "length" && rtf && slices.Contains(tensorFormats(), o.Format):
+			return &OptionError{Option: name, Why: lengthNotRTF}
 		}
 	}
 	return o.Check()
@@ -542,11 +588,11 @@ func (o ExportOptions) CheckGiven(given []string) error {
 // where they fail, checks what the summary would offer instead: whether float64 holds them,
 // and for rtf with a trunc_len whether its correction is what loses them.
 func checkExported(item string, doc filters.Document, tensors []arrays.Named, o ExportOptions, lay layouts.Layout, lo layouts.Options, prefix string) ReadBackCheck {
-	c := readBack(doc, tensors, o.DType, lay, lo, prefix)
+	c := readBack(doc, tensors, o.DType, lay, lo, prefix, o.ModelLength)
 	c.Item, c.TruncLen = item, o.TruncLen
 	if c.Failed() && o.DType != arrays.Float64 {
 		// Whether float64 holds it, before the summary offers it.
-		f := readBack(doc, tensors, arrays.Float64, lay, lo, prefix)
+		f := readBack(doc, tensors, arrays.Float64, lay, lo, prefix, o.ModelLength)
 		f.Item, f.TruncLen = c.Item, c.TruncLen
 		c.Float64 = &f
 	}
@@ -555,7 +601,7 @@ func checkExported(item string, doc filters.Document, tensors []arrays.Named, o 
 		plain := layouts.Options{Values: maps.Clone(lo.Values)}
 		delete(plain.Values, "trunc-len")
 		if t, _, err := layouts.Export(doc, lay, plain, prefix); err == nil {
-			u := readBack(doc, t, o.DType, lay, plain, prefix)
+			u := readBack(doc, t, o.DType, lay, plain, prefix, 0)
 			u.Item = c.Item
 			c.Untruncated = &u
 		}

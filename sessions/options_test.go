@@ -68,10 +68,16 @@ func TestExportOptionsCheck(t *testing.T) {
 		{sessions.ExportOptions{Format: sessions.ExportCSV, Length: L}, []string{"prefix"}, "prefix", "prefix applies to pt, safetensors or npz, not to csv"},
 		{sessions.ExportOptions{Format: sessions.ExportJSON, Length: L}, []string{"trunc-len"}, "trunc-len", "trunc-len applies to pt, safetensors or npz, not to json"},
 		{sessions.ExportOptions{Format: sessions.ExportCSV, Length: L}, []string{"dtype"}, "dtype", "dtype applies to pt, safetensors, npz or npy, not to csv"},
-		{sessions.ExportOptions{Format: sessions.ExportTorch, Length: L}, []string{"length"}, "length", "length applies to csv or npy, not to pt"},
+		{sessions.ExportOptions{Format: sessions.ExportJSON, Length: L}, []string{"length"}, "length", "length applies to csv, npy, pt, safetensors or npz, not to json"},
+		// length with a layout's tensors: the model's length, the modal layouts' check window
+		// (rtf's is trunc-len), given or set (SetLength)
+		{sessions.ExportOptions{Format: sessions.ExportTorch, Length: L}, []string{"length"}, "length", "length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
+		{npz(sessions.ExportOptions{Layout: layouts.RTF, ModelLength: 64}), nil, "length", "length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
+		{npz(sessions.ExportOptions{Layout: layouts.S4D, ModelLength: 64}), []string{"layout", "length"}, "", ""},
+		{npz(sessions.ExportOptions{Layout: layouts.SOS, ModelLength: sessions.MaxLength + 1}), nil, "length", fmt.Sprintf("length %d is outside [1, %d]", sessions.MaxLength+1, sessions.MaxLength)},
 		{sessions.ExportOptions{Format: sessions.ExportSafetensors, Length: L}, []string{"compress"}, "compress", "compress applies to npz, not to safetensors"},
 		{sessions.ExportOptions{Format: sessions.ExportNPY, Length: L}, []string{"h0"}, "h0", "h0 applies to pt, safetensors or npz, not to npy"},
-		{npz(sessions.ExportOptions{}), []string{"compress", "length"}, "length", "length applies to csv or npy, not to npz"},
+		{sessions.ExportOptions{Format: sessions.ExportSafetensors, Length: L}, []string{"compress", "length"}, "compress", "compress applies to npz, not to safetensors"},
 		{npz(sessions.ExportOptions{}), []string{"output"}, "output", "output is no option of export"},
 		// given options are judged in order of name, whatever the order given
 		{sessions.ExportOptions{Format: sessions.ExportJSON, Length: L}, []string{"prefix", "layout"}, "layout", "layout applies to pt, safetensors or npz, not to json"},
@@ -122,7 +128,7 @@ func TestExportOptionFormats(t *testing.T) {
 	for option, want := range map[string][]sessions.ExportFormat{
 		"layout": tensors, "prefix": tensors, "trunc-len": tensors,
 		"dtype":    append(slices.Clone(tensors), sessions.ExportNPY),
-		"length":   {sessions.ExportCSV, sessions.ExportNPY},
+		"length":   append([]sessions.ExportFormat{sessions.ExportCSV, sessions.ExportNPY}, tensors...), // the modal layouts: the model's length
 		"compress": {sessions.ExportNPZ},
 		"disc":     tensors, "h0": tensors, "short-filter": tensors, // the layouts' settings
 		"output": nil, "trunc_len": nil, "": nil,

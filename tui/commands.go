@@ -213,7 +213,7 @@ func (req *exportReq) option(a string, typed map[string]string) error {
 			return fmt.Errorf("%s: want a whole number", a)
 		}
 		if name == "length" {
-			req.opts.Length = v
+			req.opts.SetLength(v) // for a layout's tensors, the model's length too
 		} else {
 			req.opts.TruncLen = v
 		}

@@ -44,6 +44,16 @@ func TestExportFormats(t *testing.T) {
 		t.Errorf("the exported layer's impulse response differs by %.3g", e)
 	}
 
+	// A modal layout over the length the model runs at (ssmlab export --length), which the
+	// status names; without it the check's window is the report's.
+	path = filepath.Join(dir, "ring.npz")
+	if st := exportCmd(t, m, path+" layout=s4d length=64"); st.level != levelOK || !strings.Contains(st.text, "it reads back in the s4d layout as float64 to relative error") || !strings.HasSuffix(st.text, " over 64 samples (length=64)") {
+		t.Fatalf("layout=s4d length=64: status %v %q", st.level, st.text)
+	}
+	if st := exportCmd(t, m, filepath.Join(dir, "ring2.npz")+" layout=s4d"); st.level != levelOK || strings.Contains(st.text, "length=") || strings.Contains(st.text, "over 64 samples") {
+		t.Fatalf("layout=s4d: status %v %q", st.level, st.text)
+	}
+
 	// A filter file in another form, with the conversion's report.
 	path = filepath.Join(dir, "ring.json")
 	if st := exportCmd(t, m, path+" tf"); st.level != levelOK || !strings.Contains(st.text, "(diagonal → tf, rel error") {
@@ -336,7 +346,8 @@ func TestExportOptionsRefusedFirst(t *testing.T) {
 		{"x.pt layout=stripedhyena short-filter=true", "--short-filter is an option of import (stripedhyena: read the short FIR filters (short_filter_weight) as kernels instead of the long IIR filter); export does not use it"},
 		// options of other formats, whatever their value
 		{"x.csv dtype=float64", "dtype=float64 applies to pt, safetensors, npz or npy, not to csv"},
-		{"x.pt length=64", "length=64 applies to csv or npy, not to pt"},
+		{"x.pt length=64", "length=64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
+		{"x.json length=64", "length=64 applies to csv, npy, pt, safetensors or npz, not to json"},
 		{"x.json trunc_len=0", "trunc_len=0 applies to pt, safetensors or npz, not to json"},
 		{"x.npy prefix=m.", "prefix=m. applies to pt, safetensors or npz, not to npy"},
 		{"x.json h0=twice", "h0=twice applies to pt, safetensors or npz, not to json"},
