@@ -227,8 +227,11 @@ func measure(in, out Filter, c conditioned) Report {
 			rep.Warnings = append(rep.Warnings, tinyWarning(e))
 		}
 	}
-	if est := max(estIn, estOut); est > MaxRelError {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the zpk form's cascade of first-order sections evaluates this response only to about %.3g relative (its rounding-error estimate): the error measured is the evaluation's as much as the conversion's", est))
+	if est, form := max(estIn, estOut), in.Form(); est > MaxRelError {
+		if estOut > estIn {
+			form = out.Form()
+		}
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the %s form's stored numbers and its evaluation fix this response only to about %.3g relative (its rounding-error estimate): the error measured is the form's own as much as the conversion's", form, est))
 	}
 	switch {
 	case math.IsNaN(rho):
@@ -267,10 +270,10 @@ func measure(in, out Filter, c conditioned) Report {
 }
 
 // impulseEstimate is f's impulse response with the estimate of its relative rounding error
-// where the form makes one (ZPK.ImpulseError), 0 elsewhere.
+// where the form makes one (RoundingEstimator), 0 elsewhere.
 func impulseEstimate(f Filter, length int) ([]float64, float64) {
-	if z, ok := f.(*ZPK); ok {
-		h, est, _ := z.ImpulseError(length)
+	if r, ok := f.(RoundingEstimator); ok {
+		h, est, _ := r.ImpulseError(length)
 		return h, est
 	}
 	return f.Impulse(length), 0

@@ -82,6 +82,10 @@
 // Wilkinson's condition of each root, Σ|cₖ||r|ᵏ/|p′(r)|, is infinite for a multiple root and
 // the mean of a cluster does not decide the response; rootcond.go and docs/maths.md say why.
 //
+// A form whose own response can carry a rounding error above MaxRelError is a
+// RoundingEstimator (zpk: its stored roots and its cascade), and the report warns with its
+// estimate, since the error measured is then the form's as much as the conversion's.
+//
 // # Errors
 //
 // Bad input (wrong dimensions, NaN or Inf, orders above MaxOrder) gives an error wrapping

@@ -61,6 +61,19 @@ type Filter interface {
 	FreqResponse(omega []float64) []complex128
 }
 
+// RoundingEstimator is a form whose impulse response comes with an estimate of its relative
+// error from rounding, of its stored numbers and of its own algorithm (ZPK, whose cascade of
+// first-order sections can lose digits where its partial products cancel). Conversion
+// reports find it by type assertion and warn where the estimate is above MaxRelError; the
+// other forms make none.
+type RoundingEstimator interface {
+	Filter
+	// ImpulseError returns Impulse(length) with the estimate of ‖δh‖₂/‖h‖₂ over those
+	// samples; ok is false where the form makes none (a response that grows), and the
+	// estimate is then 0.
+	ImpulseError(length int) (h []float64, relErr float64, ok bool)
+}
+
 // Errors wrapped by the package's failures.
 var (
 	// ErrInvalid marks malformed input: dimensions, NaN/Inf, unknown names, limits.

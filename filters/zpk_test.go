@@ -176,7 +176,7 @@ func TestCascadeErrorEstimate(t *testing.T) {
 	for i := range stored {
 		stored[i] = zpkSection{zero: ma.Zeros[i], pole: ma.Poles[i]}
 	}
-	if _, est := ma.run(stored, 216, true); est < 1 {
+	if _, est := ma.evaluationBound(stored, 216); est < 1 {
 		t.Errorf("moving average 200 in stored order: estimate %.3g, want ≥ 1 (its error is 1e16)", est)
 	}
 	rng := rand.New(rand.NewPCG(5, 9))
@@ -242,5 +242,56 @@ func BenchmarkZPKImpulse(b *testing.B) {
 				f.Impulse(n + 64)
 			}
 		})
+	}
+}
+
+// TestZPKErrorEstimateGolden: ImpulseError's estimate against exact arithmetic
+// (testdata/golden/zpk/gen_zpk_error_golden.py) on Butterworth filters of orders 24, 48 and
+// 64 at ωc = 0.001 (poles clustered near z = 1), a Chebyshev filter, HiPPO-LegS and S4D-Lin
+// poles and random filters, each over its window. The stored numbers' part must lie above
+// the error of moving every stored number by one ulp (the worst signs found and four random
+// draws, the largest of them) and within storeTrust of it; the whole estimate above that and
+// above the cascade's own error, and within estTrust of the larger. The estimate was 7e-5,
+// 2e18 and 3e36 for the Butterworth filters, whose stored numbers fix their responses to
+// 4.5e-13 and whose cascade errs by 2e-15 and less (analysis QA finding 8).
+func TestZPKErrorEstimateGolden(t *testing.T) {
+	// storeTrust: each root's part is added without cancellation, each part of a root
+	// bounded by ε·|q| where its ulp may be half that (measured: 1.6 to 5.5).
+	const storeTrust = 10
+	// estTrust: the cascade's part bounds its roundings for their worst signs, which they do
+	// not take (measured: 6 to 160, the largest for S4D-Lin poles, whose cascade errs by
+	// 5.5e-15 and is bounded by 7e-12).
+	const estTrust = 200
+	var g struct {
+		Cases []struct {
+			Name      string       `json:"name"`
+			Zeros     [][2]float64 `json:"zeros"`
+			Poles     [][2]float64 `json:"poles"`
+			Gain      float64      `json:"gain"`
+			Length    int          `json:"length"`
+			Perturbed float64      `json:"perturbed"`
+			Impulse   []float64    `json:"impulse"`
+		} `json:"cases"`
+	}
+	numtest.ReadJSON(t, "../testdata/golden/zpk/zpk_error.json", &g)
+	if len(g.Cases) == 0 {
+		t.Fatal("no cases")
+	}
+	for _, c := range g.Cases {
+		f, err := NewZPK(numtest.Complexes(c.Zeros), numtest.Complexes(c.Poles), c.Gain, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		h, est, ok := f.ImpulseError(c.Length)
+		stored := f.storageError(h)
+		e := relErr(h, c.Impulse)
+		worst := max(e, c.Perturbed)
+		t.Logf("%s: estimate %.3g (stored numbers %.3g), stored numbers' error %.3g, cascade's error %.3g", c.Name, est, stored, c.Perturbed, e)
+		if stored < c.Perturbed || stored > storeTrust*c.Perturbed {
+			t.Errorf("%s: the stored numbers' estimate %.3g for their error %.3g: want within [1, %d] times it", c.Name, stored, c.Perturbed, storeTrust)
+		}
+		if !ok || est < worst || est > estTrust*worst {
+			t.Errorf("%s: estimate %.3g (ok %v) for errors of %.3g (stored numbers) and %.3g (cascade): want within [1, %d] times the larger", c.Name, est, ok, c.Perturbed, e, estTrust)
+		}
 	}
 }
