@@ -37,24 +37,32 @@ func (s Stability) String() string {
 // MarshalText writes the verdict's name, so that JSON shows "stable", "marginal" or "unstable".
 func (s Stability) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// Classify returns the verdict on poles and the offending ones (|p| ≥ 1 - filters.MarginalTol),
-// in the given order. No poles (order 0) is Stable.
+// StabilityOf is the verdict on a spectral radius ρ (the largest modulus of the poles): the
+// one home of the classification, which analyze --properties, the conversion reports' words
+// and the workbench all print.
+func StabilityOf(rho float64) Stability {
+	switch {
+	case filters.Stable(rho):
+		return Stable
+	case rho > 1+filters.MarginalTol:
+		return Unstable
+	}
+	return Marginal
+}
+
+// Classify returns the verdict on poles (StabilityOf their largest modulus) and the offending
+// ones (|p| ≥ 1 - filters.MarginalTol), in the given order. No poles (order 0) is Stable.
 func Classify(poles []complex128) (Stability, []complex128) {
-	v := Stable
+	rho := 0.0
 	var off []complex128
 	for _, p := range poles {
 		a := cmplx.Abs(p)
-		if filters.Stable(a) {
-			continue
-		}
-		off = append(off, p)
-		if a > 1+filters.MarginalTol {
-			v = Unstable
-		} else if v == Stable {
-			v = Marginal
+		rho = max(rho, a)
+		if !filters.Stable(a) {
+			off = append(off, p)
 		}
 	}
-	return v, off
+	return StabilityOf(rho), off
 }
 
 // Properties are the facts about a filter's poles and response that analyze --properties

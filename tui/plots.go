@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 )
 
@@ -264,8 +265,8 @@ func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
 	}
 	r := absC(np)
 	where := filters.CirclePlace(r)
-	if !filters.Stable(r) {
-		where += ": unstable"
+	if v := analysis.StabilityOf(r); v != analysis.Stable {
+		where += ": " + v.String()
 	}
 	m.setStatus(levelInfo, fmt.Sprintf("pole → %s∠%sπ (%s)%s · u undoes", filters.FormatModulus(r), num(argC(np)/math.Pi), where, stop))
 	return nil

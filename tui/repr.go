@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 )
 
@@ -313,15 +314,25 @@ func (r *reprPane) data(e *entry) reprData {
 		info += " · " + e.channelText("channel") + " ([ ])"
 	}
 	if e.pz != nil && e.pz.havePoles && e.pz.key.rev == e.rev {
-		r := radius(e.pz.poles)
-		if filters.Stable(r) {
-			info += " · stable, ρ = " + filters.FormatModulus(r)
-		} else {
-			info += fmt.Sprintf(" · UNSTABLE, ρ = %s (%s)", filters.FormatModulus(r), filters.CirclePlace(r))
-		}
+		info += " · " + stabilityText(radius(e.pz.poles))
 	}
 	d.info = info
 	return d
+}
+
+// stabilityText is the header's verdict on a spectral radius, in analyze --properties' words
+// (analysis.StabilityOf): "stable, ρ = 0.9", "marginal, ρ = 1 (on the unit circle)",
+// "UNSTABLE, ρ = 1.2 (outside the unit circle)", the last in capitals as a warning.
+func stabilityText(r float64) string {
+	v := analysis.StabilityOf(r)
+	if v == analysis.Stable {
+		return "stable, ρ = " + filters.FormatModulus(r)
+	}
+	word := v.String()
+	if v == analysis.Unstable {
+		word = strings.ToUpper(word)
+	}
+	return fmt.Sprintf("%s, ρ = %s (%s)", word, filters.FormatModulus(r), filters.CirclePlace(r))
 }
 
 // tables returns the tables of the shown filter.

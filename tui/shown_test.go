@@ -12,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
@@ -61,7 +62,8 @@ func TestModulusNearOne(t *testing.T) {
 	}
 
 	// 0.998999999995 + 0.001 lies 5e-12 inside the circle: within MarginalTol, so not
-	// stable, but inside, not on or outside it.
+	// stable, but inside, not on or outside it, and marginal as analyze --properties says,
+	// not unstable (analysis QA N1: the header read UNSTABLE where the CLI said marginal).
 	addFilter(t, m, "edge", pairAt(t, 0.998999999995, 0.237*math.Pi))
 	m.setFocus(panePlots)
 	m.plots.step = 0
@@ -70,12 +72,22 @@ func TestModulusNearOne(t *testing.T) {
 	if !(r < 1 && r > 1-filters.MarginalTol) {
 		t.Fatalf("the pole moved to |p| = %v, want within 1e-10 inside", r)
 	}
-	want := "pole → " + filters.FormatModulus(r) + "∠0.237π (within 1e-10 of the unit circle: unstable)"
+	want := "pole → " + filters.FormatModulus(r) + "∠0.237π (within 1e-10 of the unit circle: marginal)"
 	if !strings.Contains(m.status.text, want) {
 		t.Errorf("status %q, want %q", m.status.text, want)
 	}
-	if s := screen(m); !strings.Contains(s, "UNSTABLE, ρ = "+filters.FormatModulus(r)+" (within 1e-10 of the unit circle)") {
+	if s := screen(m); !strings.Contains(s, "marginal, ρ = "+filters.FormatModulus(r)+" (within 1e-10 of the unit circle)") {
 		t.Errorf("the header does not say where ρ = %v lies:\n%s", r, s)
+	}
+	if v := analysis.StabilityOf(r); v != analysis.Marginal {
+		t.Errorf("analysis calls ρ = %v %v", r, v)
+	}
+
+	// Outside the circle by more than MarginalTol: unstable, in capitals.
+	addFilter(t, m, "out", pairAt(t, 1.01, 0.237*math.Pi))
+	m.setFocus(panePlots)
+	if s := screen(m); !strings.Contains(s, "UNSTABLE, ρ = 1.01 (outside the unit circle)") {
+		t.Errorf("the header of a pole at 1.01:\n%s", s)
 	}
 }
 
