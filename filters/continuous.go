@@ -49,6 +49,38 @@ func (c *Continuous) alpha() (float64, error) {
 	return 0, invalidf("unknown discretization %q (want bilinear, zoh, euler, backward_euler or gbt)", c.Method)
 }
 
+// MaxStableStep returns the step below which c's method maps every pole λ of the continuous
+// system with Re λ < 0 inside the unit circle, and the poles that decide it: +Inf for the
+// zero-order hold and GBT(α ≥ 1/2) (bilinear, backward Euler), which map the left half-plane
+// inside the circle at any step, and for GBT(α < 1/2) (forward Euler: α = 0), whose pole
+// (1 + (1 − α)Δtλ)/(1 − αΔtλ) lies inside exactly when 2Δt·Re λ + (1 − 2α)Δt²|λ|² < 0, the
+// smallest 2|Re λ|/((1 − 2α)|λ|²) over those poles. Dt is not used; poles with Re λ ≥ 0 are
+// not stable at any step and do not count.
+func (c *Continuous) MaxStableStep() (float64, error) {
+	if c.Method == ZOH {
+		return math.Inf(1), nil
+	}
+	alpha, err := c.alpha()
+	if err != nil {
+		return 0, err
+	}
+	if alpha >= 0.5 || c.System == nil {
+		return math.Inf(1), nil
+	}
+	poles, err := Poles(c.System)
+	if err != nil {
+		return 0, err
+	}
+	best := math.Inf(1)
+	for _, l := range poles {
+		if re := real(l); re < 0 {
+			a := cmplx.Abs(l)
+			best = min(best, 2*(-re/a)/a/(1-2*alpha))
+		}
+	}
+	return best, nil
+}
+
 // Discretize returns the discrete-time filter.
 func (c *Continuous) Discretize() (Filter, error) {
 	if math.IsNaN(c.Dt) || math.IsInf(c.Dt, 0) || c.Dt <= 0 {

@@ -398,3 +398,46 @@ func TestMarginalWording(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxStableStep: GBT(α < 1/2) keeps a stable pole λ inside the unit circle exactly for
+// Δt < 2|Re λ|/((1 − 2α)|λ|²): the discretised filter's spectral radius is below 1 just under
+// the step MaxStableStep gives and above 1 just over it; the A-stable methods give +Inf.
+func TestMaxStableStep(t *testing.T) {
+	sys, err := NewDiagonal([]complex128{complex(-0.5, 20), complex(-0.5, -20), -3}, []complex128{1, 1, 1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		method Discretization
+		alpha  float64
+	}{{Euler, 0}, {GBT, 0.25}} {
+		cont := &Continuous{System: sys, Method: c.method, Alpha: c.alpha}
+		step, err := cont.MaxStableStep()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 2 * 0.5 / ((1 - 2*c.alpha) * (0.25 + 400))
+		if math.Abs(step-want) > 1e-12*want {
+			t.Errorf("%s α = %g: step %v, want %v", c.method, c.alpha, step, want)
+		}
+		for _, k := range []float64{0.999, 1.001} {
+			cont.Dt = k * step
+			d, err := cont.Discretize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rho, err := SpectralRadius(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (rho < 1) != (k < 1) {
+				t.Errorf("%s α = %g at %g × the step: ρ = %v", c.method, c.alpha, k, rho)
+			}
+		}
+	}
+	for _, m := range []Discretization{Bilinear, ZOH, BackwardEuler} {
+		if s, err := (&Continuous{System: sys, Method: m}).MaxStableStep(); err != nil || !math.IsInf(s, 1) {
+			t.Errorf("%s: %v, %v", m, s, err)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/plural"
@@ -60,10 +61,19 @@ type stepper struct {
 	lo, hi   float64
 	method   filters.Discretization
 	drawStep bool
+	made     *unstableSteps
+}
+
+// unstableSteps counts the channels whose stable continuous-time system the method made
+// unstable at their step (forward Euler beyond its largest stable step), for the note.
+type unstableSteps struct {
+	channels, count int // channels discretised so far, and how many of them it made unstable
+	first           int // the first such channel, with its step, largest stable step and ρ
+	dt, maxDt, rho  float64
 }
 
 func newStepper(a Args) (stepper, error) {
-	s := stepper{method: filters.Discretization(a.Choice("method"))}
+	s := stepper{method: filters.Discretization(a.Choice("method")), made: &unstableSteps{}}
 	if a.Has("dt") {
 		if a.Has("dt_min") || a.Has("dt_max") {
 			return s, paramErrorf(a.preset.Name, "dt fixes the step of every channel: give either dt or dt_min/dt_max, not both")
@@ -97,13 +107,52 @@ func logUniform(rng *rand.Rand, lo, hi float64) float64 {
 }
 
 // discretize maps a continuous-time system written in the S4 convention to a discrete-time
-// filter in the control convention.
+// filter in the control convention, the channels in turn, and counts those it made unstable
+// (note).
 func (s stepper) discretize(sys filters.Filter, dt float64) (filters.Filter, error) {
-	d, err := (&filters.Continuous{System: sys, Dt: dt, Method: s.method}).Discretize()
+	c := &filters.Continuous{System: sys, Dt: dt, Method: s.method}
+	d, err := c.Discretize()
 	if err != nil {
 		return nil, err
 	}
+	ch := s.made.channels
+	s.made.channels++
+	if maxDt, err := c.MaxStableStep(); err == nil && dt >= maxDt {
+		if rho, err := filters.SpectralRadius(d); err == nil && !filters.Stable(rho) {
+			if s.made.count == 0 {
+				s.made.first, s.made.dt, s.made.maxDt, s.made.rho = ch, dt, maxDt, rho
+			}
+			s.made.count++
+		}
+	}
 	return filters.FromS4(d)
+}
+
+// note says which channels the method made unstable, with the step that would have kept
+// them stable; "" when it made none.
+func (s stepper) note(a Args) string {
+	m := s.made
+	if m.count == 0 {
+		return ""
+	}
+	const advice = "take a smaller dt, or method=bilinear, zoh or backward_euler"
+	if m.channels == 1 {
+		return fmt.Sprintf("%s: method=%s at dt=%.3g made the filter unstable (spectral radius %s, %s) although its continuous-time system is stable: it stays stable only for dt < %.3g; %s",
+			a.preset.Name, s.method, m.dt, filters.FormatModulus(m.rho), filters.CirclePlace(m.rho), m.maxDt, advice)
+	}
+	return fmt.Sprintf("%s: method=%s made %d of %d channels unstable although their continuous-time systems are stable (first: channel %d at dt=%.3g, spectral radius %s; it stays stable only for dt < %.3g); %s",
+		a.preset.Name, s.method, m.count, m.channels, m.first, m.dt, filters.FormatModulus(m.rho), m.maxDt, advice)
+}
+
+// joinNotes joins a result's notes into its one line.
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // channels builds a.Int("channels") filters with one, in order, and returns a single filter

@@ -169,7 +169,7 @@ func buildHiPPO(a Args, am *mat.Dense, b []float64) (Result, error) {
 	rng := a.rng()
 	rows := rowsOf(am)
 	n := len(b)
-	return channels(a, n*n+2*n, func(int) (filters.Filter, error) {
+	r, err := channels(a, n*n+2*n, func(int) (filters.Filter, error) {
 		dt := st.step(rng)
 		c := make([]float64, n)
 		switch a.Choice("c") {
@@ -188,6 +188,11 @@ func buildHiPPO(a Args, am *mat.Dense, b []float64) (Result, error) {
 		}
 		return st.discretize(sys, dt)
 	})
+	if err != nil {
+		return r, err
+	}
+	r.Note = st.note(a)
+	return r, nil
 }
 
 // S4DLin returns the N/2 continuous-time poles of S4D-Lin, λₖ = -1/2 + iπk for k = 0 … N/2-1
@@ -279,8 +284,8 @@ func buildS4D(a Args, kind string) (Result, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Note = statesNote(a, r, want, "conjugate pole pairs came out real when discretised, each kept as one real pole "+
-		"(e^{Δt·λ} is real where Δt·Im λ is a multiple of π, and counts as real where it underflows towards 0)")
+	r.Note = joinNotes(statesNote(a, r, want, "conjugate pole pairs came out real when discretised, each kept as one real pole "+
+		"(e^{Δt·λ} is real where Δt·Im λ is a multiple of π, and counts as real where it underflows towards 0)"), st.note(a))
 	return r, nil
 }
 

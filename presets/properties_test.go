@@ -1,6 +1,7 @@
 package presets
 
 import (
+	"fmt"
 	"math"
 	"math/cmplx"
 	"slices"
@@ -315,6 +316,80 @@ func TestFewerStatesNote(t *testing.T) {
 			if !strings.Contains(r.Note, w) {
 				t.Errorf("%s %v: note %q, want it to contain %q", c.name, c.kv, r.Note, w)
 			}
+		}
+	}
+}
+
+// TestEulerUnstableNote: forward Euler maps a stable pole λ inside the unit circle only for
+// Δt < 2|Re λ|/|λ|²; beyond the smallest of those the preset is unstable, and its note says so
+// with that step (analysis QA N2: hippo-legs order=16 dt=0.5 method=euler wrote poles near −7
+// without a word). For S4D-Lin's λₖ = −1/2 + iπk the step is 1/|λ_{N/2−1}|²; HiPPO-LegS's is
+// found by the filters' own spectral radius on either side of the step the note gives.
+func TestEulerUnstableNote(t *testing.T) {
+	lin := 1 / (0.25 + math.Pow(math.Pi*7, 2)) // order 16: k up to 7
+	stepIn := func(note string) float64 {
+		i := strings.Index(note, "only for dt < ")
+		if i < 0 {
+			t.Fatalf("note %q names no step", note)
+		}
+		f, err := strconv.ParseFloat(strings.TrimRight(strings.Fields(note[i+len("only for dt < "):])[0], ";)"), 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	rho := func(r Result) float64 {
+		v, err := filters.SpectralRadius(r.Filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, c := range []struct {
+		name string
+		kv   []string
+	}{
+		{"s4d-lin", []string{"order=16", "dt=0.5"}},
+		{"s4d-lin", []string{"order=16", fmt.Sprint("dt=", 1.01*lin)}},
+		{"hippo-legs", []string{"order=16", "dt=0.5"}},
+	} {
+		r := build(t, c.name, append(c.kv, "method=euler")...)
+		if filters.Stable(rho(r)) {
+			t.Fatalf("%s %v: stable (ρ = %v)", c.name, c.kv, rho(r))
+		}
+		if !strings.Contains(r.Note, "made the filter unstable") {
+			t.Errorf("%s %v: note %q", c.name, c.kv, r.Note)
+			continue
+		}
+		dt := stepIn(r.Note)
+		if c.name == "s4d-lin" && math.Abs(dt-lin) > 5e-3*lin { // printed to 3 digits
+			t.Errorf("%s %v: the note's step %v, want %.3g", c.name, c.kv, dt, lin)
+		}
+		// Just below the step: stable, and no note.
+		below := build(t, c.name, "order=16", fmt.Sprint("dt=", 0.99*dt), "method=euler")
+		if !filters.Stable(rho(below)) || below.Note != "" {
+			t.Errorf("%s at dt = %v (below the note's %v): ρ = %v, note %q", c.name, 0.99*dt, dt, rho(below), below.Note)
+		}
+	}
+	// A bank: how many channels, and the first.
+	r := build(t, "s4d-lin", "order=16", "dt_max=0.3", "method=euler", "channels=8")
+	var n int
+	first := -1
+	for i, f := range r.Bank.Channels {
+		if v, err := filters.SpectralRadius(f); err == nil && !filters.Stable(v) {
+			n++
+			if first < 0 {
+				first = i
+			}
+		}
+	}
+	if want := fmt.Sprintf("made %d of 8 channels unstable although their continuous-time systems are stable (first: channel %d at", n, first); n == 0 || !strings.Contains(r.Note, want) {
+		t.Errorf("bank: note %q, want it to contain %q", r.Note, want)
+	}
+	// The A-stable methods never do.
+	for _, m := range []string{"bilinear", "zoh", "backward_euler"} {
+		if r := build(t, "hippo-legs", "order=16", "dt=0.5", "method="+m); r.Note != "" {
+			t.Errorf("method=%s: note %q", m, r.Note)
 		}
 	}
 }
