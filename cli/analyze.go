@@ -75,7 +75,8 @@ func newAnalyze(s *streams) *cobra.Command {
                      "filter"}; max over ω of |H - H_R| ≤ error_bound. Poles on or outside
                      the unit circle are kept exactly, so R must be at least their number.
                      With -o OUT the reduced filter (dense form) is written to OUT instead
-                     of "filter", and "output" names OUT. "order" is below R when the
+                     of "filter", named "balanced truncation to order R of NAME" (NAME the
+                     input's), and "output" names OUT. "order" is below R when the
                      Hankel singular values from σ_{order+1} on are at or below the
                      numerical rank's cut n·ε·σ₁: "warnings" then says so with the numbers,
                      and so does stderr.
@@ -167,6 +168,16 @@ type groupDelayJSON struct {
 	Omega []float64       `json:"omega"`
 	Tau   []float64       `json:"tau"`
 	Notes []analysis.Note `json:"notes,omitempty"`
+}
+
+// reducedName names the filter --reduce -o writes: the input's name may be a preset's recipe
+// ("lru order=8 r_min=0.4 … seed=0"), which rebuilds the input, not its reduction.
+func reducedName(name string, order int) string {
+	what := fmt.Sprintf("balanced truncation to order %d", order)
+	if name == "" {
+		return what
+	}
+	return what + " of " + name
 }
 
 // reduceJSON is the "reduce" section.
@@ -275,7 +286,9 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 		for _, w := range a.warnings {
 			warnings = append(warnings, fmt.Sprintf("%s: %s", name, w))
 		}
-		reduced = filters.Document{Name: doc.Name, Filter: a.reduced}
+		if a.reduced != nil {
+			reduced = filters.Document{Name: reducedName(doc.Name, a.reduced.Order()), Filter: a.reduced}
+		}
 	} else {
 		chans := doc.Bank.Channels
 		lengths := make([]int, len(chans))
@@ -331,10 +344,12 @@ func runAnalyze(s *streams, path string, o analyzeOptions) error {
 		}{doc.Name, out}
 		if o.wantReduce {
 			red := make([]filters.Filter, len(out))
+			top := 0
 			for i, a := range out {
 				red[i] = a.reduced
+				top = max(top, a.reduced.Order())
 			}
-			reduced = filters.Document{Name: doc.Name, Bank: &filters.Bank{Channels: red}}
+			reduced = filters.Document{Name: reducedName(doc.Name, top), Bank: &filters.Bank{Channels: red}}
 		}
 	}
 	if o.wantReduce && o.out != "" {
