@@ -32,8 +32,9 @@ func newConvert(s *streams) *cobra.Command {
 atomically to OUT with -o (stdout then stays empty). The name in FILE is kept.
 
 On stderr it prints how exact the conversion was: the relative L2 difference between the
-impulse responses of input and output, over enough samples for them to decay, and a
-condition number for the step that can lose accuracy. Each warning (unstable filter, error
+impulse responses of input and output, over enough samples for them to decay (0 when they
+agree bit for bit; a smaller nonzero difference than 2.2e-16, the responses' own rounding,
+is printed as 2.2e-16), and a condition number for the step that can lose accuracy. Each warning (unstable filter, error
 above 1e-6, condition above 1e8) is its own "warning: " line. --report FILE writes the full
 report as JSON (for a bank: {"channels": [report, ...]}); "--report -" writes it to
 stdout when -o names a file. An infinite condition number or error (an overflowing

@@ -6,8 +6,8 @@ import (
 )
 
 // CompareBanks measures how closely the filters got give the impulse responses of want,
-// channel by channel: the worst relative L2 difference (RelDiff; math.MaxFloat64 for an
-// overflow), its channel, and the samples compared; each channel's difference goes into
+// channel by channel: the worst relative L2 difference (RelDiff, at least RelErrorFloor
+// unless 0, as a conversion's report gives it; math.MaxFloat64 for an overflow), its channel, and the samples compared; each channel's difference goes into
 // errs unless it is nil, for a caller that holds each channel to its own limit. It panics if
 // the banks, or errs when not nil, differ in length.
 //
@@ -77,7 +77,7 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 			if rescale(c, hw, hg) {
 				d = measure()
 			}
-			errs[c], lengths[c] = RelDiff(hw, hg), d.Length
+			errs[c], lengths[c] = measuredError(hw, hg), d.Length
 			samples = max(samples, d.Length)
 			cut = cut || d.AtLeast && d.Length == budget && budget < limit
 		}
@@ -88,7 +88,7 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 			if lengths[c] == 0 && rescale(c, hw, hg) {
 				hw, hg = want[c].Impulse(samples), got[c].Impulse(samples)
 			}
-			errs[c] = RelDiff(hw, hg)
+			errs[c] = measuredError(hw, hg)
 		}
 		if e := errs[c]; math.IsNaN(e) || math.IsInf(e, 0) {
 			errs[c] = math.MaxFloat64

@@ -193,3 +193,29 @@ func TestReportImpulseSize(t *testing.T) {
 		t.Fatalf("over ReportLength the norm is %.3g of the whole's: the test needs a response that outlasts it", short/whole)
 	}
 }
+
+// TestRelErrorFloor: a nonzero measured error below RelErrorFloor is reported as the floor, in
+// a conversion's report and in CompareBanks; 0 (responses equal bit for bit) stays 0. The tf
+// with poles 4 and 1 and its rotation form agree bit for bit where their responses reach
+// 1e307 and measured 2.7e-307, while the two filters' exact responses differ by 1.8e-16
+// (mpmath; analysis QA N4).
+func TestRelErrorFloor(t *testing.T) {
+	tf := &TransferFunction{Num: []float64{1, 0.3}, Den: []float64{-5, 4}}
+	rot, rep, err := Convert(tf, FormRotation)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw := RelDiff(tf.Impulse(rep.Length), rot.Impulse(rep.Length)); !(raw > 0 && raw < RelErrorFloor) {
+		t.Fatalf("the responses differ by %.3g: no longer a case below the floor", raw)
+	}
+	if rep.RelError != RelErrorFloor {
+		t.Errorf("tf → rotation: rel error %.3g, want the floor %.3g", rep.RelError, RelErrorFloor)
+	}
+	if worst, _, _, _ := CompareBanks(nil, []Filter{tf}, []Filter{rot}, 0, 1<<30); worst != RelErrorFloor {
+		t.Errorf("CompareBanks: %.3g, want the floor %.3g", worst, RelErrorFloor)
+	}
+	_, rep, err = Convert(tf, FormTF)
+	if err != nil || rep.RelError != 0 {
+		t.Errorf("a copy: rel error %.3g (%v), want 0", rep.RelError, err)
+	}
+}

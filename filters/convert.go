@@ -20,7 +20,8 @@ type Report struct {
 	Condition   float64 `json:"condition"`
 	ConditionOf string  `json:"condition_of"`
 	// RelError is the measured ‖h_in - h_out‖₂/‖h_in‖₂ over the first Length samples of the
-	// impulse responses (absolute when h_in is zero). Length is ReportLength of the filter's
+	// impulse responses (absolute when h_in is zero), 0 when they agree bit for bit and at
+	// least RelErrorFloor otherwise. Length is ReportLength of the filter's
 	// spectral radius and the larger order n; for a stable filter it starts from at least
 	// 2(n + 1) and is doubled, up to MaxReportLength, until both responses have decayed to
 	// 1e-12 of their peak over t ≥ 1 and stayed there over the window's second half
@@ -212,7 +213,7 @@ func measure(in, out Filter, c conditioned) Report {
 		return [][]float64{hIn, hOut}, nil
 	})
 	rep.Length = d.Length
-	rep.RelError = RelDiff(hIn, hOut)
+	rep.RelError = measuredError(hIn, hOut)
 	if tinyPeak(hIn, hOut) {
 		// Responses in or below the subnormal range (B = C = 1e-200: every sample 0) compare
 		// nothing: a zero filter written for such a filter measured 0.
@@ -223,7 +224,7 @@ func measure(in, out Filter, c conditioned) Report {
 				return [][]float64{hIn, hOut}, nil
 			})
 			rep.Length = d.Length
-			rep.RelError = RelDiff(hIn, hOut)
+			rep.RelError = measuredError(hIn, hOut)
 			rep.Warnings = append(rep.Warnings, tinyWarning(e))
 		}
 	}
@@ -277,6 +278,22 @@ func impulseEstimate(f Filter, length int) ([]float64, float64) {
 		return h, est
 	}
 	return f.Impulse(length), 0
+}
+
+// RelErrorFloor is the smallest nonzero relative error a conversion's report or CompareBanks
+// claims: each response is rounded sample by sample to about this, so a smaller nonzero
+// difference between two of them measures only how they happened to round (an unstable tf
+// with poles 4 and 1 and its rotation form, bit for bit equal where they reach 1e307,
+// measured 2.7e-307; the two filters' exact responses differ by 1.8e-16). 0 still means that
+// the two float64 responses agree bit for bit.
+const RelErrorFloor = 0x1p-52
+
+// measuredError is RelDiff(want, got) as reports give it: at least RelErrorFloor unless 0.
+func measuredError(want, got []float64) float64 {
+	if e := RelDiff(want, got); e == 0 || e >= RelErrorFloor || math.IsNaN(e) {
+		return e
+	}
+	return RelErrorFloor
 }
 
 // RelDiff is ‖a − b‖₂/‖a‖₂ (absolute when a is zero), computed without overflow: by sums of
