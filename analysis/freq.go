@@ -86,6 +86,25 @@ type Response struct {
 	Notes  []Note
 }
 
+// Zero reports whether H is 0 at every frequency of the grid (ZeroThroughout).
+func (r *Response) Zero() bool { return ZeroThroughout(r.H, r.Masked) }
+
+// ZeroThroughout reports whether a response held as its H and Masked is 0, and masked, at
+// every frequency (the zero filter, or a response below float64's range): it has no
+// magnitude in dB, phase or group delay to show, only the floors that stand in for them
+// (MagFloorDB, a delay stored as 0). An empty grid is not.
+func ZeroThroughout(h []complex128, masked []bool) bool {
+	if len(h) == 0 || len(masked) != len(h) {
+		return false
+	}
+	for i, v := range h {
+		if v != 0 || !masked[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // FreqResponse returns the frequency response of f on omega. Every number in it is finite.
 // For a modal (diagonal) filter the sum h0 + Σ rᵢ/(e^{jω} - λᵢ) is evaluated here, with
 // conjugate pairs together and divisions by a real reciprocal, O(n) per point, and so is the

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"math"
 	"math/cmplx"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/plural"
 )
@@ -94,10 +96,14 @@ func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string 
 	default:
 		var spec chartSpec
 		var unit string
-		spec, unit = p.responseChart(k, d, overlay)
+		var note string
+		spec, unit, note = p.responseChart(k, d, overlay)
 		body = drawChart(spec, chartW, chartH, st)
 		if unit != "" {
 			add(st.dim.Render(unit), true)
+		}
+		if note != "" {
+			add(st.warn.Render(note), false)
 		}
 	}
 	if k != plotPZ {
@@ -142,12 +148,11 @@ func legendLine(title string, legend []string, spare []bool, w int) string {
 	return ansi.Truncate(head, w, "…")
 }
 
-// responseChart builds the chart of a response plot and names its unit.
-func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (chartSpec, string) {
+// responseChart builds the chart of a response plot and names its unit, with a note where the
+// shown filter's response has nothing to draw.
+func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (spec chartSpec, unit, note string) {
 	st := p.m.st
 	var main, ov []float64
-	var spec chartSpec
-	unit := ""
 	r := d.resp
 	pick := func(rd *respData) []float64 {
 		switch k {
@@ -176,6 +181,14 @@ func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (chartSp
 					// the 0 that arg 0 gives, from which every high-pass phase started.
 					out[i] = math.NaN()
 				}
+			}
+			return out
+		}
+		if analysis.ZeroThroughout(rd.r.H, rd.r.Masked) {
+			// τ of H ≡ 0 is undefined, stored as 0: not a delay to draw.
+			out := make([]float64, len(rd.r.Delay))
+			for i := range out {
+				out[i] = math.NaN()
 			}
 			return out
 		}
@@ -237,7 +250,15 @@ func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (chartSp
 	if k == plotPhase {
 		spec.ymin, spec.ymax = -1, 1
 	}
-	return spec, unit
+	// Nothing to draw is said, not drawn at a floor (analysis.MagFloorDB, 1e-16), as the
+	// figures do: the zero filter's magnitude, phase, delay and log impulse.
+	switch {
+	case k != plotImpulse && analysis.ZeroThroughout(r.r.H, r.r.Masked):
+		note = "H = 0 throughout: not drawn"
+	case k == plotImpulse && p.logImpulse && !slices.ContainsFunc(r.r.Impulse, func(v float64) bool { return v != 0 }):
+		note = "h = 0 throughout: not drawn"
+	}
+	return spec, unit, note
 }
 
 // scaleOmega returns ω/π.

@@ -131,7 +131,7 @@ func TestPhaseGapOnTheCircle(t *testing.T) {
 	if d.resp == nil || len(d.resp.r.Masked) == 0 || !d.resp.r.Masked[0] {
 		t.Fatal("the response at ω = 0 is not marked as on a zero")
 	}
-	spec, _ := m.plots.responseChart(plotPhase, d, false)
+	spec, _, _ := m.plots.responseChart(plotPhase, d, false)
 	y := spec.series[len(spec.series)-1].y
 	if !math.IsNaN(y[0]) {
 		t.Errorf("the phase at ω = 0, on the zero, is drawn at %g·π", y[0])
@@ -140,5 +140,38 @@ func TestPhaseGapOnTheCircle(t *testing.T) {
 		if math.IsNaN(v) {
 			t.Errorf("the phase at grid point %d is missing", i+1)
 		}
+	}
+}
+
+// TestZeroFilterPlots: the zero filter's frequency plots and log impulse say that there is
+// nothing to draw instead of drawing a floor, as the figures do (analysis.ZeroThroughout): its
+// group delay, undefined and stored as 0, was drawn as a line at 0 (analysis QA N5).
+func TestZeroFilterPlots(t *testing.T) {
+	m := newTestModel(t, 200, 50, nil)
+	zero, err := filters.NewZPK(nil, []complex128{0.5}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addFilter(t, m, "zero", zero)
+	d := m.plots.data()
+	for _, k := range []plotKind{plotMagnitude, plotPhase, plotDelay} {
+		spec, _, note := m.plots.responseChart(k, d, false)
+		if note != "H = 0 throughout: not drawn" {
+			t.Errorf("plot %d: note %q", k, note)
+		}
+		for _, v := range spec.series[len(spec.series)-1].y {
+			if !math.IsNaN(v) && !math.IsInf(v, -1) {
+				t.Errorf("plot %d draws %g", k, v)
+				break
+			}
+		}
+	}
+	if _, _, note := m.plots.responseChart(plotImpulse, d, false); note != "" {
+		t.Errorf("the linear impulse response (zeros, drawn) has the note %q", note)
+	}
+	m.setFocus(panePlots)
+	keys(t, m, "s")
+	if s := screen(m); strings.Count(s, "= 0 throughout: not drawn") != 4 {
+		t.Errorf("the log impulse and the frequency plots do not all say so:\n%s", s)
 	}
 }

@@ -169,7 +169,7 @@ func TestMagnitudeRangeIgnoresStopbandZero(t *testing.T) {
 	omega := []float64{0, 1, 2, 3.14159}
 	h := []complex128{1, 0.5, 1e-3, 1e-100}
 	p := newTestModel(t, 80, 24, nil).plots
-	spec, _ := p.responseChart(plotMagnitude, plotData{resp: &respData{omega: omega, r: Responses{H: h}}}, false)
+	spec, _, _ := p.responseChart(plotMagnitude, plotData{resp: &respData{omega: omega, r: Responses{H: h}}}, false)
 	if spec.ymax > 10 || spec.ymin > -100 || spec.ymin < -130 {
 		t.Errorf("magnitude axis [%v, %v], want about [-120, 0]", spec.ymin, spec.ymax)
 	}

@@ -101,7 +101,7 @@ func NewDistillation(d Distillation, o Options) (*Figure, error) {
 			}
 			return channelStyle(i)
 		}
-		if err := addImpulses(p, [][]float64{k[:l], h[:l]}, o.Log, styles); err != nil {
+		if _, err := addImpulses(p, [][]float64{k[:l], h[:l]}, o.Log, styles); err != nil {
 			return nil, channelError(i, err)
 		}
 		p.X.Min, p.X.Max = 0, float64(max(l-1, 1))

@@ -26,6 +26,10 @@
 //     marker per sample.
 //   - Magnitude: the axis spans at most DynamicRangeDB below the largest value, so that a
 //     zero on the unit circle (analysis.MagFloorDB) does not flatten the rest.
+//   - A series whose H is 0 at every frequency (the zero filter, or a response below
+//     float64's range) is left out of the frequency panels, and one whose h is 0 at every
+//     sample out of a log impulse panel, the panel's title saying so: their floors
+//     (MagFloorDB, LogFloor) are not values.
 //   - Frequency panels with Options.Log use a logarithmic frequency axis from ω = π/1000.
 //   - A kernel (Series.Kernel) is an FIR filter: its spectrum is its DTFT
 //     (analysis.KernelResponse) and its group delay the exact derivative of its phase,

@@ -544,3 +544,47 @@ func TestLongTitleWraps(t *testing.T) {
 		t.Errorf("the figure grew by %.3g in for %d more title lines", d/vg.Inch, len(lines)-1)
 	}
 }
+
+// TestZeroResponseNotDrawn: a series whose h (on a log axis) or H is 0 throughout is left out
+// of the panel, whose title says so, instead of drawn at the floor as if measured: the zero
+// filter's magnitude lay at −400 dB (analysis.MagFloorDB) and its |h| at 1e-16 on an axis from
+// 1e-16 to 1e-15 (analysis QA N5). Beside another series, that one is drawn as before.
+func TestZeroResponseNotDrawn(t *testing.T) {
+	zero, err := filters.NewZPK(nil, []complex128{0.5}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []Kind{Impulse, Magnitude, Phase, GroupDelay}
+	stroke := func(i int) *regexp.Regexp {
+		r, g, b, _ := seriesStyle(i).Color.RGBA()
+		return regexp.MustCompile(fmt.Sprintf(`<path d="[^"]*" style="[^"]*stroke:#%02X%02X%02X`, r>>8, g>>8, b>>8))
+	}
+	f, err := New(kinds, []Series{{Name: "zero", Filter: zero}}, Options{Log: true, Points: 64, Length: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(stroke(0).FindAll(render(t, f, SVG), -1)); n != 0 {
+		t.Errorf("the zero filter drawn in %d paths", n)
+	}
+	for i, row := range f.cells {
+		for _, c := range row {
+			if c.p != nil && !strings.Contains(c.p.Title.Text, "= 0 throughout: not drawn") {
+				t.Errorf("row %d: panel title %q", i, c.p.Title.Text)
+			}
+		}
+	}
+	f, err = New(kinds, []Series{{Name: "zero", Filter: zero}, {Name: "resonator", Filter: resonator(t)}}, Options{Log: true, Points: 64, Length: 32})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(stroke(1).FindAll(render(t, f, SVG), -1)); n < len(kinds) {
+		t.Errorf("the resonator drawn in %d paths, want one per panel at least", n)
+	}
+	for _, row := range f.cells {
+		for _, c := range row {
+			if c.p != nil && !strings.Contains(c.p.Title.Text, "(zero: ") {
+				t.Errorf("panel title %q does not name the zero filter", c.p.Title.Text)
+			}
+		}
+	}
+}

@@ -315,16 +315,20 @@ func (d *seriesData) impulsePanel() (*plot.Plot, error) {
 	if d.o.Log {
 		p.Y.Label.Text = "|h[t]|"
 	}
-	if err := addImpulses(p, hs, d.o.Log, func(i int) draw.LineStyle { return seriesStyle(i) }); err != nil {
+	left, err := addImpulses(p, hs, d.o.Log, func(i int) draw.LineStyle { return seriesStyle(i) })
+	if err != nil {
 		return nil, err
 	}
+	p.Title.Text += d.zeroNote(left, "h")
 	p.X.Min, p.X.Max = 0, float64(max(length-1, 1))
 	return p, nil
 }
 
 // addImpulses draws the responses hs on p in the given styles; with log, |h| on a log axis
-// floored at LogFloor times the largest |h|.
-func addImpulses(p *plot.Plot, hs [][]float64, log bool, style func(i int) draw.LineStyle) error {
+// floored at LogFloor times the largest |h|, leaving out (and returning) the responses that are
+// 0 at every sample, which a log axis cannot show: drawn at the floor, the zero filter read as
+// |h| = 1e-16 on an axis from 1e-16 to 1e-15.
+func addImpulses(p *plot.Plot, hs [][]float64, log bool, style func(i int) draw.LineStyle) (left []int, err error) {
 	peak, low := 0.0, math.Inf(1)
 	for _, h := range hs {
 		for _, v := range h {
@@ -341,13 +345,17 @@ func addImpulses(p *plot.Plot, hs [][]float64, log bool, style func(i int) draw.
 	for i, h := range hs {
 		y := h
 		if log {
+			if !slices.ContainsFunc(h, func(v float64) bool { return v != 0 }) {
+				left = append(left, i)
+				continue
+			}
 			y = make([]float64, len(h))
 			for t, v := range h {
 				y[t] = math.Max(math.Abs(v), floor)
 			}
 		}
 		if err := addLine(p, ramp(len(y)), y, style(i), len(y) <= markerLength); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if log {
@@ -356,7 +364,24 @@ func addImpulses(p *plot.Plot, hs [][]float64, log bool, style func(i int) draw.
 		p.Y.Min = math.Max(floor, math.Min(low, peak/10))
 		p.Y.Max = math.Max(peak, 10*p.Y.Min)
 	}
-	return nil
+	return left, nil
+}
+
+// zeroNote is a panel title's note naming the series left out (left) because every value of
+// what (h or H) they have is 0, "" when none is; one series' figure is titled with its name
+// already.
+func (d *seriesData) zeroNote(left []int, what string) string {
+	if len(left) == 0 {
+		return ""
+	}
+	if len(d.series) == 1 {
+		return " (" + what + " = 0 throughout: not drawn)"
+	}
+	names := make([]string, len(left))
+	for j, i := range left {
+		names[j] = d.series[i].Name
+	}
+	return fmt.Sprintf(" (%s: %s = 0 throughout, not drawn)", strings.Join(names, ", "), what)
 }
 
 // grid returns the frequencies of the frequency panels.
@@ -430,7 +455,12 @@ func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
 		p = newPanel("group delay", "ω/π", "τ (samples)")
 	}
 	top, bottom := math.Inf(-1), math.Inf(1)
+	var left []int
 	for i := range d.series {
+		if d.response(i).Zero() { // no dB, phase or delay: only their floors
+			left = append(left, i)
+			continue
+		}
 		var y []float64
 		var gaps []bool
 		switch k {
@@ -463,7 +493,8 @@ func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
 			}
 		}
 	}
-	if k == Magnitude {
+	p.Title.Text += d.zeroNote(left, "H")
+	if k == Magnitude && top >= bottom {
 		p.Y.Min, p.Y.Max = math.Max(bottom, top-DynamicRangeDB), top
 	}
 	if d.o.Log {
