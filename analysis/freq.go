@@ -86,6 +86,20 @@ type Response struct {
 	Notes  []Note
 }
 
+// SteadyStateNote is what a frequency response of a filter of spectral radius rho must say
+// where the filter is not stable, "" where it is: H(e^{jω}) is then the z-transform on a
+// circle outside the region of convergence of its causal response (or on its edge), not the
+// response it settles to for the input e^{jωt}, which grows or persists at its poles'
+// frequencies instead ("unstable, ρ = 4: H on the unit circle is not its steady-state
+// response").
+func SteadyStateNote(rho float64) string {
+	v := StabilityOf(rho)
+	if v == Stable {
+		return ""
+	}
+	return fmt.Sprintf("%s, ρ = %s: H on the unit circle is not its steady-state response", v, filters.FormatModulus(rho))
+}
+
 // Zero reports whether H is 0 at every frequency of the grid (ZeroThroughout).
 func (r *Response) Zero() bool { return ZeroThroughout(r.H, r.Masked) }
 

@@ -270,3 +270,22 @@ func TestGroupDelaySpecial(t *testing.T) {
 		t.Errorf("Zeros of the ZPK with offset = %v, %v; want [-0.5]", zs, err)
 	}
 }
+
+// TestSteadyStateNote: a frequency response of a filter that is not stable says that H on the
+// unit circle is not the response it settles to, in StabilityOf's words; a stable one says
+// nothing (analysis QA N6).
+func TestSteadyStateNote(t *testing.T) {
+	for _, c := range []struct {
+		rho  float64
+		want string
+	}{
+		{0.9, ""},
+		{1 - 2*filters.MarginalTol, ""},
+		{1, "marginal, ρ = 1: H on the unit circle is not its steady-state response"},
+		{1.2, "unstable, ρ = 1.2: H on the unit circle is not its steady-state response"},
+	} {
+		if got := SteadyStateNote(c.rho); got != c.want {
+			t.Errorf("ρ = %v: %q, want %q", c.rho, got, c.want)
+		}
+	}
+}

@@ -48,7 +48,9 @@ func newAnalyze(s *streams) *cobra.Command {
   impulse            --impulse L: h[0], ..., h[L-1]
   step               --step L: the step response s[t] = h[0] + ... + h[t], t < L
   omega, H           --freq N: N frequencies from 0 to π inclusive (rad/sample) and
-                     H(e^{jω}) at each, as [re, im] pairs (N = 1 gives ω = 0 alone)
+                     H(e^{jω}) at each, as [re, im] pairs (N = 1 gives ω = 0 alone); for
+                     a filter that is not stable a warning says that this is not the
+                     response it settles to (so does --group-delay's)
   group_delay        --group-delay N: {"omega": [...], "tau": [...]} on the same kind of
                      grid, τ = -dφ/dω in samples, from the poles and zeros; "notes" lists
                      the grid points on a zero or pole on the unit circle, where the phase
@@ -430,6 +432,13 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 			return nil, fmt.Errorf("group delay: %w", err)
 		}
 		a.GroupDelay = &groupDelayJSON{Omega: g.Omega, Tau: g.Tau, Notes: g.Notes}
+	}
+	if o.wantFreq || o.wantGroupDelay {
+		if rho, err := filters.SpectralRadius(f); err == nil {
+			if note := analysis.SteadyStateNote(rho); note != "" {
+				a.warnings = append(a.warnings, note)
+			}
+		}
 	}
 	if o.wantPoles {
 		poles, err := analysis.Poles(f)

@@ -504,3 +504,29 @@ func TestAnalyzeReduceShortfall(t *testing.T) {
 		t.Errorf("stderr %q", r.stderr)
 	}
 }
+
+// TestAnalyzeUnstableFreqNote: --freq and --group-delay of a filter that is not stable warn on
+// stderr that H on the unit circle is not its steady-state response (analysis.SteadyStateNote,
+// which the figures and the workbench show too), and print H (exit 0); a stable filter's do
+// not warn (analysis QA N6).
+func TestAnalyzeUnstableFreqNote(t *testing.T) {
+	dir := t.TempDir()
+	un := writeText(t, dir, "un.json", `{"form": "zpk", "zeros": [], "poles": [[1.2, 0]], "gain": 1}`)
+	marginal := writeText(t, dir, "marginal.json", `{"form": "zpk", "zeros": [], "poles": [[0, 1], [0, -1]], "gain": 1}`)
+	for _, c := range []struct {
+		path, want string
+	}{
+		{un, "un.json: unstable, ρ = 1.2: H on the unit circle is not its steady-state response"},
+		{marginal, "marginal.json: marginal, ρ = 1: H on the unit circle is not its steady-state response"},
+	} {
+		for _, flag := range []string{"--freq", "--group-delay"} {
+			r := run(t, "", "analyze", c.path, flag, "4")
+			if r.code != 0 || !strings.HasPrefix(r.stderr, "warning: ") || !strings.Contains(r.stderr, c.want+"\n") || strings.Count(r.stderr, "steady-state") != 1 {
+				t.Errorf("%s %s: %v", c.path, flag, r)
+			}
+		}
+	}
+	if r := run(t, "", "analyze", twoState(t), "--freq", "4", "--group-delay", "4"); r.code != 0 || r.stderr != "" {
+		t.Errorf("a stable filter: %v", r)
+	}
+}

@@ -76,7 +76,7 @@ func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string 
 	}
 	overlay := p.m.overlayOn && d.ovResp != nil && d.ovResp.err == nil && (k != plotImpulse || d.ovResp.overflow == nil)
 	chartW, chartH := w-1, h-1
-	body := ""
+	body, note := "", ""
 	switch {
 	case k != plotPZ && (d.resp == nil || d.errOf(k) != nil):
 		msg := "computing…"
@@ -96,14 +96,10 @@ func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string 
 	default:
 		var spec chartSpec
 		var unit string
-		var note string
 		spec, unit, note = p.responseChart(k, d, overlay)
 		body = drawChart(spec, chartW, chartH, st)
 		if unit != "" {
 			add(st.dim.Render(unit), true)
-		}
-		if note != "" {
-			add(st.warn.Render(note), false)
 		}
 	}
 	if k != plotPZ {
@@ -113,6 +109,9 @@ func (p *plotsPane) plot(k plotKind, d plotData, w, h int, focused bool) string 
 		}
 	} else if overlay && d.ovPZ != nil {
 		add(st.overlay.Render("+ o")+" "+d.ovName, false)
+	}
+	if note != "" { // last, so that a narrow plot cuts the note rather than the name
+		add(st.warn.Render(note), false)
 	}
 	if d.stale {
 		add(st.dim.Render("…"), false)
@@ -255,6 +254,8 @@ func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (spec ch
 	switch {
 	case k != plotImpulse && analysis.ZeroThroughout(r.r.H, r.r.Masked):
 		note = "H = 0 throughout: not drawn"
+	case k != plotImpulse && d.pz != nil && d.pz.havePoles:
+		note = analysis.SteadyStateNote(radius(d.pz.poles))
 	case k == plotImpulse && p.logImpulse && !slices.ContainsFunc(r.r.Impulse, func(v float64) bool { return v != 0 }):
 		note = "h = 0 throughout: not drawn"
 	}

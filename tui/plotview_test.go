@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 )
 
@@ -173,5 +174,37 @@ func TestZeroFilterPlots(t *testing.T) {
 	keys(t, m, "s")
 	if s := screen(m); strings.Count(s, "= 0 throughout: not drawn") != 4 {
 		t.Errorf("the log impulse and the frequency plots do not all say so:\n%s", s)
+	}
+}
+
+// TestUnstablePlotNote: the frequency plots of a filter that is not stable say that H on the
+// unit circle is not its steady-state response (analysis.SteadyStateNote), as the figures do;
+// the impulse plot and a stable filter's plots do not (analysis QA N6).
+func TestUnstablePlotNote(t *testing.T) {
+	m := newTestModel(t, 200, 50, nil)
+	unstable, err := filters.NewZPK(nil, []complex128{1.2}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    filters.Filter
+		note string
+	}{{"unstable", unstable, analysis.SteadyStateNote(1.2)}, {"stable", pairAt(t, 0.9, 1), ""}} {
+		addFilter(t, m, c.name, c.f)
+		d := m.plots.data()
+		for _, k := range []plotKind{plotImpulse, plotMagnitude, plotPhase, plotDelay} {
+			want := c.note
+			if k == plotImpulse {
+				want = ""
+			}
+			if _, _, note := m.plots.responseChart(k, d, false); note != want {
+				t.Errorf("%s, plot %d: note %q, want %q", c.name, k, note, want)
+			}
+		}
+	}
+	m.setFocus(panePlots)
+	if s := screen(m); strings.Contains(s, "steady-state") {
+		t.Errorf("the stable filter's plots carry the note:\n%s", s)
 	}
 }

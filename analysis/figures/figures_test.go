@@ -588,3 +588,46 @@ func TestZeroResponseNotDrawn(t *testing.T) {
 		}
 	}
 }
+
+// TestUnstableFrequencyNote: the frequency panels of a filter that is not stable say, on a
+// second title line, that H on the unit circle is not its steady-state response
+// (analysis.SteadyStateNote), naming the series when there are several; a stable filter's do
+// not, nor does its impulse panel (analysis QA N6).
+func TestUnstableFrequencyNote(t *testing.T) {
+	unstable, err := filters.NewZPK(nil, []complex128{1.2}, 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := []Kind{Impulse, Magnitude, Phase, GroupDelay}
+	titles := func(s []Series) []string {
+		f, err := New(kinds, s, Options{Points: 32, Length: 16})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, row := range f.cells {
+			for _, c := range row {
+				if c.p != nil {
+					out = append(out, c.p.Title.Text)
+				}
+			}
+		}
+		return out
+	}
+	note := analysis.SteadyStateNote(1.2)
+	for i, title := range titles([]Series{{Name: "u", Filter: unstable}}) {
+		if has := strings.HasSuffix(title, "\n"+note); has != (i > 0) {
+			t.Errorf("panel %q: the note %v", title, has)
+		}
+	}
+	for i, title := range titles([]Series{{Name: "r", Filter: resonator(t)}, {Name: "u", Filter: unstable}}) {
+		if has := strings.HasSuffix(title, "\nu: "+note); has != (i > 0) {
+			t.Errorf("two series, panel %q: the note %v", title, has)
+		}
+	}
+	for _, title := range titles([]Series{{Name: "r", Filter: resonator(t)}}) {
+		if strings.Contains(title, "\n") {
+			t.Errorf("a stable filter's panel %q", title)
+		}
+	}
+}

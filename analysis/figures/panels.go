@@ -254,10 +254,11 @@ func grid(panels []cell, cols int) [][]cell {
 
 // seriesData computes what the panels need, once per series.
 type seriesData struct {
-	series []Series
-	o      Options
-	omega  []float64
-	resp   []*analysis.Response
+	series   []Series
+	o        Options
+	omega    []float64
+	resp     []*analysis.Response
+	unstable *string // steadyStateNote, once computed
 }
 
 // length is the number of impulse samples to draw.
@@ -365,6 +366,36 @@ func addImpulses(p *plot.Plot, hs [][]float64, log bool, style func(i int) draw.
 		p.Y.Max = math.Max(peak, 10*p.Y.Min)
 	}
 	return left, nil
+}
+
+// steadyStateNote is a frequency panel title's second line for the series that are not
+// stable (analysis.SteadyStateNote), "" when all are: their H(e^{jω}) is not the response
+// they settle to for e^{jωt}. Computed once.
+func (d *seriesData) steadyStateNote() string {
+	if d.unstable == nil {
+		var lines []string
+		for _, s := range d.series {
+			if s.Filter == nil {
+				continue // an FIR kernel is stable
+			}
+			rho, err := filters.SpectralRadius(s.Filter)
+			if err != nil {
+				continue
+			}
+			if n := analysis.SteadyStateNote(rho); n != "" {
+				if len(d.series) > 1 {
+					n = s.Name + ": " + n
+				}
+				lines = append(lines, n)
+			}
+		}
+		note := ""
+		if len(lines) > 0 {
+			note = "\n" + strings.Join(lines, "\n")
+		}
+		d.unstable = &note
+	}
+	return *d.unstable
 }
 
 // zeroNote is a panel title's note naming the series left out (left) because every value of
@@ -493,7 +524,7 @@ func (d *seriesData) frequencyPanel(k Kind) (*plot.Plot, error) {
 			}
 		}
 	}
-	p.Title.Text += d.zeroNote(left, "H")
+	p.Title.Text += d.zeroNote(left, "H") + d.steadyStateNote()
 	if k == Magnitude && top >= bottom {
 		p.Y.Min, p.Y.Max = math.Max(bottom, top-DynamicRangeDB), top
 	}
