@@ -146,3 +146,24 @@ func TestPresetFewerStatesNote(t *testing.T) {
 		t.Errorf("a full filter: status %v %q, want ok without a note", m.status.level, m.status.text)
 	}
 }
+
+// TestPresetShortNames: a preset is listed as its name and its order, separated by "_" where
+// the name ends in a digit: cheby1 of order 10 was "cheby110", and order 1 "cheby11"; a
+// second copy takes Session.UniqueName's "-2" (analysis QA N7).
+func TestPresetShortNames(t *testing.T) {
+	deps := testDeps(nil)
+	deps.Presets = registryPresets{}
+	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 200, Height: 40})
+	for _, c := range []struct{ cmd, want string }{
+		{"preset cheby1 order=10", "cheby1_10"},
+		{"preset cheby1 order=10", "cheby1_10-2"},
+		{"preset butter order=4", "butter4"},
+		{"preset hippo-legs order=8", "hippo-legs8"},
+	} {
+		runPalette(t, m, c.cmd)
+		if e := m.selected(); e == nil || e.name != c.want {
+			t.Errorf(":%s: status %q, want %q added", c.cmd, m.status.text, c.want)
+		}
+	}
+}

@@ -282,11 +282,11 @@ func TestTmuxKillRecover(t *testing.T) {
 		}
 	}
 	r.command("preset cheby1 order=4")
-	r.wait("added cheby14")
+	r.wait("added cheby1_4")
 	// The preset's autosave first, so the rename's is timed from a quiet start.
-	r.poll("an autosave of cheby14", autosaved(`"name": "cheby14"`))
+	r.poll("an autosave of cheby1_4", autosaved(`"name": "cheby1_4"`))
 	r.command("rename x")
-	r.wait("renamed cheby14 to x")
+	r.wait("renamed cheby1_4 to x")
 	renamed := time.Now()
 	// The autosave holds the renamed filter. It is timed by the time the program stamps in it,
 	// not by when this test sees the file: the screen and file polls, the write's fsync and

@@ -73,16 +73,30 @@ func (registryPresets) Build(name string, values map[string]string) (Built, erro
 		return Built{}, err
 	}
 	b := Built{Label: r.Name, Filter: r.Filter, Bank: r.Bank, Kernels: r.Kernels, Note: r.Note}
-	// A short name for the list: the preset and its order ("butter4", "hippo-legs64").
-	b.Name = name
+	order := -1
 	switch {
 	case r.Filter != nil:
-		b.Name += fmt.Sprint(r.Filter.Order())
+		order = r.Filter.Order()
 	case r.Bank != nil && len(r.Bank.Channels) > 0:
-		b.Name += fmt.Sprint(r.Bank.Channels[0].Order())
+		order = r.Bank.Channels[0].Order()
 	}
-	b.Name = strings.TrimSuffix(b.Name, "-")
+	b.Name = shortPresetName(name, order)
 	return b, nil
+}
+
+// shortPresetName is a preset's name in the list: the preset and its order ("butter4",
+// "hippo-legs64"), with "_" between them where the preset's name ends in a digit
+// ("cheby1_10", which read "cheby110"), not "-", which Session.UniqueName's copies take
+// ("cheby1-2"); the preset alone for kernels (order < 0).
+func shortPresetName(name string, order int) string {
+	name = strings.TrimSuffix(name, "-")
+	if order < 0 {
+		return name
+	}
+	if n := len(name); n > 0 && name[n-1] >= '0' && name[n-1] <= '9' {
+		name += "_"
+	}
+	return name + fmt.Sprint(order)
 }
 
 // trainRunner runs jobs with train.Run, starting from train.DefaultSpec, on the backend
