@@ -1,7 +1,7 @@
 // Package analysis computes what the workbench shows about a filter: impulse and step
 // responses by four algorithms, frequency responses with magnitude, unwrapped phase and group
-// delay, poles, zeros and the stability verdict, the H2 norm, Hankel singular values, balanced
-// truncation and minimal realisations of a filter.
+// delay, poles, zeros and the stability verdict, the H2 and H∞ norms, Hankel singular values,
+// balanced truncation and minimal realisations of a filter.
 //
 // # Overview
 //
@@ -99,6 +99,11 @@
 // values, and it is its own minimal and reduced realisation.
 //
 // # Norms and reduction
+//
+// HInf samples |H(e^{jω})| on a uniform grid and around each pole's angle (the width of a
+// pole's peak is its distance to the circle) and refines each local peak by golden-section
+// search, evaluating H as FreqResponse does; it needs no Gramian, and no realisation in which
+// clustered poles would round apart.
 //
 // The Gramians solve the Stein (discrete Lyapunov) equations A·P·Aᵀ - P + B·Bᵀ = 0 and
 // Aᵀ·Q·A - Q + Cᵀ·C = 0 for their Cholesky factors directly, by Hammarling's method: one real

@@ -125,15 +125,7 @@ func ZeroThroughout(h []complex128, masked []bool) bool {
 // product of a ZPK filter; other forms use their own FreqResponse (a Hessenberg solve for
 // dense filters, O(n²) per point).
 func FreqResponse(f filters.Filter, omega []float64) *Response {
-	var h []complex128
-	switch s := f.(type) {
-	case *filters.Diagonal:
-		h = modalResponse(modal{h0: s.H0, modes: pairModes(s.Poles, s.Residues)}, omega)
-	case *filters.ZPK:
-		h = zpkResponse(s, omega)
-	default:
-		h = f.FreqResponse(omega)
-	}
+	h := responseOn(f, omega)
 	var poles []complex128
 	found, known := false, false
 	getPoles := func() bool {
@@ -163,6 +155,19 @@ func FreqResponse(f filters.Filter, omega []float64) *Response {
 		return poles
 	})
 	return newResponse(omega, h, poleAt)
+}
+
+// responseOn is H(e^{jω}) on omega as FreqResponse computes it, before it masks the points
+// where H is infinite: the modal sum for a diagonal filter, the products for a zpk one, the
+// form's own FreqResponse for the others.
+func responseOn(f filters.Filter, omega []float64) []complex128 {
+	switch s := f.(type) {
+	case *filters.Diagonal:
+		return modalResponse(modal{h0: s.H0, modes: pairModes(s.Poles, s.Residues)}, omega)
+	case *filters.ZPK:
+		return zpkResponse(s, omega)
+	}
+	return f.FreqResponse(omega)
 }
 
 // gridPoleTol is how close e^{jω} must come to a pole for the grid point to be that pole.

@@ -26,11 +26,11 @@ const (
 )
 
 type analyzeOptions struct {
-	impulse, freq, step, groupDelay, reduce int
-	poles, hsv, h2, autoLength, properties  bool
-	force                                   bool
-	method                                  string
-	out                                     string
+	impulse, freq, step, groupDelay, reduce      int
+	poles, hsv, h2, hinf, autoLength, properties bool
+	force                                        bool
+	method                                       string
+	out                                          string
 	// which sections to print
 	wantImpulse, wantFreq, wantPoles, wantStep, wantGroupDelay, wantReduce bool
 	// the impulse algorithm
@@ -40,7 +40,7 @@ type analyzeOptions struct {
 func newAnalyze(s *streams) *cobra.Command {
 	var o analyzeOptions
 	cmd := &cobra.Command{
-		Use:   "analyze FILE [--impulse L] [--step L] [--freq N] [--group-delay N] [--poles] [--h2] [--hsv] [--reduce R [-o OUT]]",
+		Use:   "analyze FILE [--impulse L] [--step L] [--freq N] [--group-delay N] [--poles] [--h2] [--hinf] [--hsv] [--reduce R [-o OUT]]",
 		Short: "Print a filter's responses, poles, zeros and norms as JSON",
 		Long: `Analyze prints one JSON object on stdout for the filter in FILE ("-" reads stdin):
 
@@ -62,6 +62,10 @@ func newAnalyze(s *streams) *cobra.Command {
   h2                 --h2: the H2 norm (Σ h[t]²)^½, from the discrete Lyapunov equation;
                      a filter that is not stable has none, and analyze fails naming the
                      poles on or outside the unit circle
+  hinf, hinf_omega   --hinf: the H∞ norm max over ω of |H(e^{jω})| and a frequency in
+                     [0, π] where it is attained: |H| sampled on a grid and around each
+                     pole's angle, each local peak refined by golden-section search; a
+                     filter that is not stable has none, as for --h2
   hsv                --hsv: the Hankel singular values of the stable part, largest first
                      (square-root method); "hsv_unstable" lists the poles on or outside the
                      unit circle, which have none, when there are any
@@ -99,7 +103,7 @@ one), or for a stable filter the measured time its response takes to stay below 
 its peak when that is longer (repeated poles, a late start), at most the L given to
 --impulse or --step; alone it prints the impulse response.
 
-With none of --impulse, --step, --freq, --group-delay, --poles, --h2, --hsv, --reduce,
+With none of --impulse, --step, --freq, --group-delay, --poles, --h2, --hinf, --hsv, --reduce,
 --properties and --auto-length, impulse, frequency response and poles are printed with L = 64 and N = 64;
 naming any of them prints only the sections named. L and N lie in [1, 1048576]. A bank
 prints {"channels": [{...}, ...]}, one object per channel, computed in parallel.
@@ -117,7 +121,7 @@ does not print what could not be computed (an unstable filter's H2 norm, an over
   ssmlab analyze lru.json --impulse 1000 | jq '.impulse[999]'
   ssmlab analyze rtf.json --impulse 4096 --method fft
   ssmlab analyze lru.json --auto-length --step 100000
-  ssmlab analyze lru.json --h2 --hsv --group-delay 512
+  ssmlab analyze lru.json --h2 --hinf --hsv --group-delay 512
   ssmlab analyze s4.json --reduce 8 -o s4-order8.json
   ssmlab convert lru.json --to zpk | ssmlab analyze - --poles`,
 		Args: oneFile,
@@ -125,14 +129,14 @@ does not print what could not be computed (an unstable filter's H2 norm, an over
 			fl := cmd.Flags()
 			o.wantImpulse, o.wantFreq, o.wantPoles = fl.Changed("impulse"), fl.Changed("freq"), fl.Changed("poles") && o.poles
 			o.wantStep, o.wantGroupDelay, o.wantReduce = fl.Changed("step"), fl.Changed("group-delay"), fl.Changed("reduce")
-			o.hsv, o.h2 = fl.Changed("hsv") && o.hsv, fl.Changed("h2") && o.h2
+			o.hsv, o.h2, o.hinf = fl.Changed("hsv") && o.hsv, fl.Changed("h2") && o.h2, fl.Changed("hinf") && o.hinf
 			o.properties = fl.Changed("properties") && o.properties
 			if o.autoLength && !o.wantImpulse && !o.wantStep {
 				o.wantImpulse = true
 				o.impulse = analysis.MaxAutoLength
 			}
 			if !o.wantImpulse && !o.wantFreq && !fl.Changed("poles") && !o.wantStep && !o.wantGroupDelay &&
-				!fl.Changed("hsv") && !fl.Changed("h2") && !o.wantReduce && !fl.Changed("properties") {
+				!fl.Changed("hsv") && !fl.Changed("h2") && !fl.Changed("hinf") && !o.wantReduce && !fl.Changed("properties") {
 				o.wantImpulse, o.wantFreq, o.wantPoles = true, true, true
 			}
 			if fl.Changed("output") && !o.wantReduce {
@@ -152,6 +156,7 @@ does not print what could not be computed (an unstable filter's H2 norm, an over
 	f.IntVar(&o.groupDelay, "group-delay", DefaultFreq, "print the group delay at `N` points of [0, π]")
 	f.BoolVar(&o.poles, "poles", false, "print poles, zeros, stability and spectral radius")
 	f.BoolVar(&o.h2, "h2", false, "print the H2 norm (stable filters only)")
+	f.BoolVar(&o.hinf, "hinf", false, "print the H∞ norm max|H(e^{jω})| and its frequency (stable filters only)")
 	f.BoolVar(&o.properties, "properties", false, "print the stability verdict, offending poles, Montel sum, effective memory and DC gain")
 	f.BoolVar(&o.hsv, "hsv", false, "print the Hankel singular values")
 	f.IntVar(&o.reduce, "reduce", 0, "reduce to order `R` by balanced truncation")
@@ -208,6 +213,8 @@ type analysisJSON struct {
 	Stable         *bool           `json:"stable,omitempty"`
 	SpectralRadius *float64        `json:"spectral_radius,omitempty"`
 	H2             *float64        `json:"h2,omitempty"`
+	HInf           *float64        `json:"hinf,omitempty"`
+	HInfOmega      *float64        `json:"hinf_omega,omitempty"`
 	HSV            []float64       `json:"hsv,omitzero"`
 	HSVUnstable    []pair          `json:"hsv_unstable,omitempty"`
 	Properties     *propertiesJSON `json:"properties,omitempty"`
@@ -498,6 +505,13 @@ func (a *analysisJSON) addNorms(f filters.Filter, o analyzeOptions) error {
 			return err
 		}
 		a.H2 = &h2
+	}
+	if o.hinf {
+		norm, omega, err := analysis.HInf(f)
+		if err != nil {
+			return err
+		}
+		a.HInf, a.HInfOmega = &norm, &omega
 	}
 	if o.hsv {
 		hs, err := analysis.HankelSV(f)

@@ -530,3 +530,41 @@ func TestAnalyzeUnstableFreqNote(t *testing.T) {
 		t.Errorf("a stable filter: %v", r)
 	}
 }
+
+// TestAnalyzeHInf: --hinf prints the H∞ norm and a frequency where |H| reaches it (against
+// |H| by hand on 100001 frequencies; analysis.TestHInfGolden holds it to mpmath), each
+// channel's for a bank, and fails for a filter that is not stable, naming its poles, as --h2
+// does (analysis QA N8: analyze had no H∞ norm).
+func TestAnalyzeHInf(t *testing.T) {
+	path := twoState(t)
+	m := decodeAnalysis(t, run(t, "", "analyze", path, "--hinf"))
+	norm, omega := get[float64](t, m, "hinf"), get[float64](t, m, "hinf_omega")
+	peak := 0.0
+	for i := range 100001 {
+		peak = max(peak, cmplx.Abs(twoStateH(cmplx.Rect(1, math.Pi*float64(i)/100000))))
+	}
+	if norm < peak*(1-1e-15) || norm > peak*(1+1e-9) || omega < 0 || omega > math.Pi {
+		t.Errorf("‖H‖∞ = %v at ω = %v, the grid's peak %v", norm, omega, peak)
+	}
+	if at := cmplx.Abs(twoStateH(cmplx.Rect(1, omega))); math.Abs(at-norm) > 1e-14*norm {
+		t.Errorf("|H(e^{jω})| = %v at the ω printed, not the norm %v", at, norm)
+	}
+	if _, other := m["impulse"]; other || len(m) != 5 { // name, form, order, hinf, hinf_omega
+		t.Errorf("--hinf alone prints %d sections", len(m))
+	}
+	src, _ := readDoc(path)
+	bank, _ := filters.NewBank([]filters.Filter{src.Filter, src.Filter})
+	bpath := writeDoc(t, t.TempDir(), "bank.json", filters.Document{Bank: bank})
+	var b struct {
+		Channels []struct {
+			HInf *float64 `json:"hinf"`
+		}
+	}
+	if r := run(t, "", "analyze", bpath, "--hinf"); r.code != 0 || json.Unmarshal([]byte(r.stdout), &b) != nil || len(b.Channels) != 2 || b.Channels[1].HInf == nil || *b.Channels[1].HInf != norm {
+		t.Errorf("bank: %v", r)
+	}
+	un := writeText(t, t.TempDir(), "un.json", `{"form": "zpk", "zeros": [], "poles": [[1.2, 0]], "gain": 1}`)
+	if r := run(t, "", "analyze", un, "--hinf"); r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "un.json: H∞ norm: not stable: pole 1.2+0i (|p| = 1.2) lies on or outside the unit circle") {
+		t.Errorf("unstable: %v", r)
+	}
+}
