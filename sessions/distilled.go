@@ -61,12 +61,9 @@ type Assembly struct {
 	meta   map[string]string
 }
 
-// Assemble makes the distilled checkpoint of c from its units' results (every unit of the
-// plan, in order). Where no layout tried holds some layers' fits (and o.Force is not set),
-// its error names every such layer.
-func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*Assembly, error) {
-	a := &Assembly{c: c, format: o.Format, fresh: map[int][]byte{}}
-	a.Manifest = plan.Manifest{Format: plan.ManifestFormat, Input: c.Input, Options: o.Options, Skipped: c.Skipped}
+// exportLayers writes each layer of c from its units' results in the layouts that hold them;
+// where none holds some layers' fits, its error names every such layer.
+func exportLayers(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) ([]exported, error) {
 	byLayer := map[string][]*plan.UnitResult{}
 	for _, r := range results {
 		byLayer[r.Unit.Prefix] = append(byLayer[r.Unit.Prefix], r)
@@ -107,6 +104,19 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	}
 	if len(unwritten) > 0 {
 		return nil, unheldError(unwritten)
+	}
+	return layers, nil
+}
+
+// Assemble makes the distilled checkpoint of c from its units' results (every unit of the
+// plan, in order). Where no layout tried holds some layers' fits (and o.Force is not set),
+// its error names every such layer.
+func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*Assembly, error) {
+	a := &Assembly{c: c, format: o.Format, fresh: map[int][]byte{}}
+	a.Manifest = plan.Manifest{Format: plan.ManifestFormat, Input: c.Input, Options: o.Options, Skipped: c.Skipped}
+	layers, err := exportLayers(c, results, o)
+	if err != nil {
+		return nil, err
 	}
 	padToWidest(c, layers, o)
 	replaced := map[string]string{} // tensor → prefix of the layer replacing it

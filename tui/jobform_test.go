@@ -228,7 +228,7 @@ func TestDistillFormOrderWithOrders(t *testing.T) {
 		t.Fatalf("the rule says %q, want %q", got, want)
 	}
 	// The order the form filled in gives way to a ladder, and the form says so.
-	form := openFormAt(t, m, "orders")
+	openFormAt(t, m, "orders")
 	typeText(t, m, "2,4")
 	if !strings.Contains(screen(m), "(the orders replace it)") {
 		t.Errorf("the form's own order beside orders is not marked as replaced:\n%s", screen(m))
@@ -239,7 +239,7 @@ func TestDistillFormOrderWithOrders(t *testing.T) {
 	}
 	// An order the user typed is refused beside them.
 	m = newLadderModel(t)
-	form = openFormAt(t, m, "order")
+	form := openFormAt(t, m, "order")
 	keys(t, m, "ctrl+u")
 	typeText(t, m, "8")
 	for form.fields[form.focus].name != "orders" {

@@ -326,6 +326,27 @@ func (u *unpickler) step(op byte) (bool, error) {
 		if i, err = u.uint(4); err == nil {
 			err = u.memoGet(i)
 		}
+	default:
+		var ok bool
+		if ok, err = u.stepValue(op); !ok {
+			if ok, err = u.stepContainer(op); !ok {
+				if ok, err = u.stepObject(op); !ok {
+					if ok, err = u.stepInstance(op); !ok {
+						err = unsupportedf("ssmlab's restricted unpickler does not run this opcode (sets, extensions, out-of-band buffers and text strings are not read)")
+					}
+				}
+			}
+		}
+	}
+	return false, err
+}
+
+// stepInstance runs an opcode that makes an instance or a set (kept opaque: they name no
+// tensor, and are refused where tensors are read); it reports false for an opcode of
+// another group.
+func (u *unpickler) stepInstance(op byte) (bool, error) {
+	var err error
+	switch op {
 	case 0x81, 0x92: // NEWOBJ (cls, args), NEWOBJ_EX (cls, args, kwargs): cls.__new__(cls, …)
 		n := 2
 		if op == 0x92 {
@@ -370,16 +391,9 @@ func (u *unpickler) step(op byte) (bool, error) {
 			u.push(&pyOpaque{global: `"builtins.frozenset"`, parts: items})
 		}
 	default:
-		var ok bool
-		if ok, err = u.stepValue(op); !ok {
-			if ok, err = u.stepContainer(op); !ok {
-				if ok, err = u.stepObject(op); !ok {
-					err = unsupportedf("ssmlab's restricted unpickler does not run this opcode (sets, extensions, out-of-band buffers and text strings are not read)")
-				}
-			}
-		}
+		return false, nil
 	}
-	return false, err
+	return true, err
 }
 
 // stepValue runs an opcode that pushes a constant, a number, a string or bytes; it reports false for an opcode of another group.

@@ -172,6 +172,45 @@ func (s4dLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	return l, true
 }
 
+// readS4DInput reads an S4D layer's B and C (real or complex by isReal, for s SSMs of n2
+// modes) and gives C's channels and H.
+func readS4DInput(t *tensors, isReal bool, s, n2 int) (b, c *arrays.Array, chans, h int, err error) {
+	cShape := []int{-1, -1, n2, 2}
+	if isReal {
+		b, err = t.get("kernel.B", "(1, n_ssm, N)", []int{s, n2})
+		if err == nil {
+			cShape = []int{-1, -1, n2}
+			c, err = t.get("kernel.C", "(channels, H, N)", cShape)
+		}
+	} else {
+		b, err = t.get("kernel.B", "(1, n_ssm, N/2, 2)", []int{s, n2, 2})
+		if err == nil {
+			c, err = t.get("kernel.C", "(channels, H, N/2, 2)", cShape)
+		}
+	}
+	return b, c, cShape[0], cShape[1], err
+}
+
+// readS4DDirect reads an S4D layer's D, if it has one, for C's chans channels of H: its own
+// channels, and whether C has twice as many (a bidirectional layer).
+func readS4DDirect(t *tensors, chans, h int) (d *arrays.Array, dChans int, bidir bool, err error) {
+	if !t.has("D") {
+		return nil, chans, false, nil
+	}
+	dShape := []int{-1, h}
+	if d, err = t.get("D", "(channels, H)", dShape); err != nil {
+		return nil, 0, false, err
+	}
+	dChans = dShape[0]
+	if chans == 2*dChans {
+		return d, dChans, true, nil
+	}
+	if dChans != chans {
+		return nil, 0, false, invalidf("the tensor %q has %d channels and %q %d: want equal (or twice as many in C, bidirectional)", t.prefix+"D", dChans, t.prefix+"kernel.C", chans)
+	}
+	return d, dChans, false, nil
+}
+
 func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if t.has("kernel.log_A_real") || o.Values["variant"] == "minimal" {
 		if o.bool(S4D, "is-real") {
@@ -197,24 +236,10 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 			return Result{}, err
 		}
 	}
-	var b, c *arrays.Array
-	cShape := []int{-1, -1, n2, 2}
-	if isReal {
-		b, err = t.get("kernel.B", "(1, n_ssm, N)", []int{s, n2})
-		if err == nil {
-			cShape = []int{-1, -1, n2}
-			c, err = t.get("kernel.C", "(channels, H, N)", cShape)
-		}
-	} else {
-		b, err = t.get("kernel.B", "(1, n_ssm, N/2, 2)", []int{s, n2, 2})
-		if err == nil {
-			c, err = t.get("kernel.C", "(channels, H, N/2, 2)", cShape)
-		}
-	}
+	b, c, chans, h, err := readS4DInput(t, isReal, s, n2)
 	if err != nil {
 		return Result{}, err
 	}
-	chans, h := cShape[0], cShape[1]
 	if h%s != 0 {
 		return Result{}, invalidf("%d SSMs (A_real's rows) do not divide H = %d (C's second dimension)", s, h)
 	}
@@ -226,20 +251,9 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if dtShape[1] != 1 && dtShape[1] != n2 {
 		return Result{}, invalidf("the tensor %q has shape (%d, %d), want (H, 1) or (H, N/2) = (%d, 1) or (%d, %d)", t.prefix+"kernel.inv_dt", h, dtShape[1], h, h, n2)
 	}
-	var d *arrays.Array
-	dChans := chans
-	bidir := false
-	if t.has("D") {
-		dShape := []int{-1, h}
-		if d, err = t.get("D", "(channels, H)", dShape); err != nil {
-			return Result{}, err
-		}
-		dChans = dShape[0]
-		if chans == 2*dChans {
-			bidir = true
-		} else if dChans != chans {
-			return Result{}, invalidf("the tensor %q has %d channels and %q %d: want equal (or twice as many in C, bidirectional)", t.prefix+"D", dChans, t.prefix+"kernel.C", chans)
-		}
+	d, dChans, bidir, err := readS4DDirect(t, chans, h)
+	if err != nil {
+		return Result{}, err
 	}
 	length := o.int(S4D, "length")
 	if disc == "dss" && length == 0 {
