@@ -39,7 +39,7 @@ func responseExp(f Filter) (e int, ok bool) {
 		add(s.D)
 	case *Diagonal:
 		for _, r := range s.Residues {
-			add(cmplxAbs1(r))
+			add(cabs1(r))
 		}
 		add(s.H0)
 	case *TransferFunction:
@@ -54,8 +54,6 @@ func responseExp(f Filter) (e int, ok bool) {
 	}
 	return e, e != math.MinInt
 }
-
-func cmplxAbs1(z complex128) float64 { return math.Abs(real(z)) + math.Abs(imag(z)) }
 
 // scaledBy returns f with its response multiplied by 2^e, exactly where no coefficient
 // leaves float64's range: a state-space form's B and C each brought near 1 (their product
@@ -118,7 +116,7 @@ func rescaled(want, got Filter) (ws, gs Filter, e int, ok bool) {
 func tinyPeak(hs ...[]float64) bool {
 	m := 0.0
 	for _, h := range hs {
-		m = max(m, peakAbs(h))
+		m = max(m, floats.Norm(h, math.Inf(1)))
 	}
 	return m < tinyResponse
 }
@@ -126,13 +124,4 @@ func tinyPeak(hs ...[]float64) bool {
 // tinyWarning is the warning of a comparison made on rescaled responses.
 func tinyWarning(e int) string {
 	return fmt.Sprintf("the responses lie below float64's normal range (coefficients of about 2^%d): the error is measured on both scaled by 2^%d; scale B and C (or the numerator) up", e, -e)
-}
-
-// peakAbs is max |v|.
-func peakAbs(v []float64) float64 {
-	m := 0.0
-	for _, x := range v {
-		m = math.Max(m, math.Abs(x))
-	}
-	return m
 }
