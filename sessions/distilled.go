@@ -812,12 +812,7 @@ func writeOptions(l ModelLayer, lay layouts.Layout) (map[string]string, int) {
 // layer's disc and transforms (writeOptions), n_ssm SSMs (0: one a channel, n_ssm None) and
 // the d_state the written A_real holds.
 func s4DiagModule(l ModelLayer, tensors []arrays.Named, nSSM int) string {
-	dState := 0
-	for _, t := range tensors {
-		if t.Name == l.Prefix+"kernel.A_real" && len(t.Array.Shape) == 2 {
-			dState = 2 * t.Array.Shape[1]
-		}
-	}
+	dState := 2 * layouts.ModalStateSize(layouts.S4D, tensors)
 	ssm := "n_ssm None (one SSM a channel)"
 	if nSSM > 0 {
 		ssm = fmt.Sprintf("n_ssm %d", nSSM)
