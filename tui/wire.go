@@ -143,10 +143,15 @@ func (trainRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64
 	if chose != "" {
 		ran = chose // auto's choice, with its reason
 	}
-	rep := res.Report
-	return &JobResult{Filters: res.Filters, MaxRelError: rep.MaxRelError, MeanRelError: rep.MeanRelError,
+	return jobResult(res.Filters, res.Report, ran), nil
+}
+
+// jobResult is a finished job's filters and report as the workbench keeps them; backend is
+// what ran it, as the workbench says it.
+func jobResult(fs []filters.Filter, rep train.Report, backend string) *JobResult {
+	return &JobResult{Filters: fs, MaxRelError: rep.MaxRelError, MeanRelError: rep.MeanRelError,
 		MeanLowerBound: rep.MeanLowerBound, FormNote: rep.FormNote, Stable: rep.Stable,
-		Seconds: rep.Seconds, Warnings: rep.Warnings, Backend: ran}, nil
+		Seconds: rep.Seconds, Warnings: rep.Warnings, Backend: backend}
 }
 
 // jobProgress is a job's progress event as the workbench keeps it.
@@ -172,11 +177,9 @@ func (trainRunner) RunLadder(ctx context.Context, spec train.Spec, orders []int,
 		return nil, err
 	}
 	top := l.Results[len(l.Results)-1]
-	rep := top.Report
-	return &JobResult{Filters: top.Filters, MaxRelError: rep.MaxRelError, MeanRelError: rep.MeanRelError,
-		MeanLowerBound: rep.MeanLowerBound, FormNote: rep.FormNote, Stable: rep.Stable, Seconds: rep.Seconds,
-		Warnings: rep.Warnings, Backend: rep.Backend,
-		Ladder: &figures.Ladder{Orders: l.Orders, Errors: l.Errors(), Bounds: l.Bounds()}}, nil
+	r := jobResult(top.Filters, top.Report, top.Report.Backend)
+	r.Ladder = &figures.Ladder{Orders: l.Orders, Errors: l.Errors(), Bounds: l.Bounds()}
+	return r, nil
 }
 
 // analysisAnalyzer computes what the plots show with package analysis, as figures (and so
