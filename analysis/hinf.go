@@ -42,8 +42,14 @@ func HInf(f filters.Filter) (norm, omega float64, err error) {
 		return 0, 0, &UnstableError{What: "H∞ norm", Poles: ownPoles(f, off)}
 	}
 	grid := hinfGrid(poles)
+	respond := func(w []float64) []complex128 { return responseOn(f, w) }
+	if d, ok := f.(*filters.Diagonal); ok {
+		// Its modes paired once, not at every point of the refinement (O(n²) each).
+		md := modal{h0: d.H0, modes: pairModes(d.Poles, d.Residues)}
+		respond = func(w []float64) []complex128 { return modalResponse(md, w) }
+	}
 	mag := func(w []float64) []float64 {
-		h := responseOn(f, w)
+		h := respond(w)
 		out := make([]float64, len(h))
 		for i, v := range h {
 			out[i] = cmplx.Abs(v)
