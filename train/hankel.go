@@ -68,11 +68,41 @@ const hankelLanczosTol = 1e-14
 // For a few pairs, Lanczos (lanczosHankelTop) costs a fraction of a full eigendecomposition;
 // for many, it needs about m steps anyway and the dense solver is faster.
 func hankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
-	r = min(r, m)
-	if 4*r > m {
-		return denseHankelTop(c, m, r)
+	h := newHankelTops(c, m)
+	defer h.release()
+	return h.top(r)
+}
+
+// hankelTops answers hankelTop for one Hankel matrix at several r, from one Lanczos run:
+// the run's steps do not depend on r (only where it stops does), so the answer at r, taken at
+// the step where a run for r alone would stop (lanczosRun.top), is that run's to the bit, and
+// a ladder's rungs of orders 4 … 64 cost the run of order 64 instead of five runs.
+type hankelTops struct {
+	c   []float64
+	m   int
+	run *lanczosRun // made at the first r Lanczos answers
+}
+
+func newHankelTops(c []float64, m int) *hankelTops { return &hankelTops{c: c, m: m} }
+
+// top is hankelTop(h.c, h.m, r).
+func (h *hankelTops) top(r int) ([]float64, [][]float64, error) {
+	r = min(r, h.m)
+	if 4*r > h.m {
+		return denseHankelTop(h.c, h.m, r)
 	}
-	return lanczosHankelTop(c, m, r)
+	if h.run == nil {
+		h.run = newLanczosRun(newHankelOp(h.c, h.m).apply, h.m)
+	}
+	return h.run.top(r)
+}
+
+// release hands the run's vectors back (lanczosRun.release); h must not be used after.
+func (h *hankelTops) release() {
+	if h.run != nil {
+		h.run.release()
+		h.run = nil
+	}
 }
 
 // denseHankelTop is hankelTop by a full symmetric eigendecomposition.
@@ -122,6 +152,8 @@ type lanczosRun struct {
 	qs          [][]float64
 	alpha, beta []float64
 	q, w, coef  []float64
+	bs          []float64 // β after each step (beta holds 0 in its place after a restart)
+	ended       bool      // an invariant subspace with no fresh vector left: no more steps
 	// slabs hold the basis vectors, lanczosSlab at a time, from lanczosSlabs (release).
 	slabs [][]float64
 	free  []float64
@@ -201,7 +233,26 @@ func (l *lanczosRun) step() float64 {
 		}
 		before = after
 	}
+	l.bs = append(l.bs, after)
 	return after
+}
+
+// ensure runs the steps up to k (k ≤ m), continuing after the last one as a run does: from
+// w/β, or from a fresh vector after an invariant subspace (restart); false where no step k
+// can be made (the space is exhausted).
+func (l *lanczosRun) ensure(k int) bool {
+	for len(l.qs) < k && !l.ended {
+		if n := len(l.bs); n > 0 {
+			if b := l.bs[n-1]; !l.invariant(b) {
+				l.next(b)
+			} else if !l.restart() {
+				l.ended = true
+				break
+			}
+		}
+		l.step()
+	}
+	return len(l.qs) >= k
 }
 
 // next continues with w/b, b the β step returned.
@@ -240,12 +291,24 @@ func (l *lanczosRun) restart() bool {
 func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64, error) {
 	run := newLanczosRun(apply, m)
 	defer run.release()
+	return run.top(r)
+}
+
+// top returns the r Ritz pairs of largest |θ| at the first step where they meet
+// hankelLanczosTol (or the space is exhausted), running the steps up to it as needed; the
+// steps are the run's own whatever r is asked, and everything at step k (the tridiagonal
+// matrix, β, the vectors) is a prefix of what the run holds later, so r may be asked in any
+// order and gets the same answer as a run for r alone.
+func (run *lanczosRun) top(r int) ([]float64, [][]float64, error) {
+	m := run.m
 	impl := gonum.Implementation{}
 	var theta, prevLead []float64
 	var z [][]float64
 	check := r + max(16, r/4)
-	for k := 1; k <= m; k++ {
-		b := run.step()
+	k := 1
+	for ; k <= m && run.ensure(k); k++ {
+		b := run.bs[k-1]
+		alpha, beta := run.alpha[:k], run.beta[:k-1]
 		if k == check || k == m || run.invariant(b) {
 			final := k == m || run.invariant(b)
 			if !final {
@@ -254,8 +317,8 @@ func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64,
 				// once the wanted values have settled to 1e-13 since the last check (converged
 				// pairs' values settle first: they move by the square of the residual); the
 				// eigenvectors (tridiagTop) once, when the residuals meet the tolerance.
-				vals := append([]float64(nil), run.alpha...)
-				impl.Dsterf(k, vals, append([]float64(nil), run.beta...))
+				vals := append([]float64(nil), alpha...)
+				impl.Dsterf(k, vals, append([]float64(nil), beta...))
 				lead := topAbs(vals, min(r, k))
 				settled := prevLead != nil && len(prevLead) == len(lead)
 				for i := range lead {
@@ -264,14 +327,13 @@ func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64,
 					}
 				}
 				prevLead = lead
-				if !settled || k < r || !ritzConverged(run, b, r) {
+				if !settled || k < r || !ritzConverged(alpha, beta, b, r) {
 					check = min(m, k+max(16, k/4))
-					run.next(b)
 					continue
 				}
 			}
 			var ok bool
-			theta, z, ok = tridiagTop(run.alpha, run.beta, r)
+			theta, z, ok = tridiagTop(alpha, beta, r)
 			if !ok {
 				return nil, nil, errLanczos
 			}
@@ -279,20 +341,18 @@ func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64,
 				break
 			}
 			// An invariant subspace: done if it holds the wanted pairs, else continue from a
-			// fresh vector orthogonal to it.
-			if ritzConverged(run, b, r) || !run.restart() {
+			// fresh vector orthogonal to it (ensure, at the next step; none left: done).
+			if ritzConverged(alpha, beta, b, r) || !run.ensure(k+1) {
 				break
 			}
 			check = k + 16
-			continue
 		}
-		run.next(b)
 	}
 	r = min(r, len(theta))
 	vecs := make([][]float64, r)
 	for i := range vecs {
 		v := make([]float64, m)
-		for j, q := range run.qs {
+		for j, q := range run.qs[:len(z[i])] {
 			vec.Axpy(z[i][j], q, v)
 		}
 		vecs[i] = v
@@ -303,10 +363,10 @@ func lanczosTop(apply func(dst, x []float64), m, r int) ([]float64, [][]float64,
 // errLanczos is the failure of the Lanczos matrix's eigendecomposition.
 var errLanczos = errors.New("ERA: the eigendecomposition of the Lanczos matrix did not converge")
 
-// ritzConverged reports whether the r Ritz pairs of largest |θ| of the run, β = b after its
-// last step, meet hankelLanczosTol (converged).
-func ritzConverged(run *lanczosRun, b float64, r int) bool {
-	theta, last, ok := ritzLast(run.alpha, run.beta)
+// ritzConverged reports whether the r Ritz pairs of largest |θ| of the tridiagonal matrix
+// (alpha, beta) of a run, β = b after its last step, meet hankelLanczosTol (converged).
+func ritzConverged(alpha, beta []float64, b float64, r int) bool {
+	theta, last, ok := ritzLast(alpha, beta)
 	return ok && converged(theta, last, b, r)
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -103,6 +104,69 @@ func BenchmarkERA(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkLadderERA is ERA's realisations of a ladder's rungs (orders 4 … 64) for one
+// kernel, each from a Lanczos run of its own ("own") or all from one run (hankelTops,
+// "shared", as fitLadder makes them).
+func BenchmarkLadderERA(b *testing.B) {
+	fams := targetFamilies(1024, 1, 1)
+	orders := []int{4, 8, 16, 32, 64}
+	for _, name := range []string{"s4-hippo", "decaying-noise"} {
+		y := fams[name][0]
+		b.Run(name+"/own", func(b *testing.B) {
+			for b.Loop() {
+				for _, n := range orders {
+					if _, err := eraRows(y, n, eraSize); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+		b.Run(name+"/shared", func(b *testing.B) {
+			for b.Loop() {
+				tops := eraTops(y, eraSize)
+				for _, n := range orders {
+					if _, err := eraFrom(y, n, tops); err != nil {
+						b.Fatal(err)
+					}
+				}
+				tops.release()
+			}
+		})
+	}
+}
+
+// TestSharedLanczosRun checks that a Lanczos run shared by several r (hankelTops) answers
+// each, asked in any order, with the eigenpairs a run for that r alone gives, to the bit:
+// fits start from them, and a ladder's rung must not depend on the rungs asked before it.
+func TestSharedLanczosRun(t *testing.T) {
+	fams := targetFamilies(1024, 2, 1)
+	for _, name := range []string{"s4-hippo", "decaying-noise", "butterworth"} {
+		for ch, y := range fams[name] {
+			m := 511
+			tops := newHankelTops(y[1:], m)
+			for _, r := range []int{64, 4, 32, 8, 16, 64, 100} {
+				gotVals, gotVecs, err := tops.top(r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantVals, wantVecs, err := lanczosTop(newHankelOp(y[1:], m).apply, m, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(gotVals, wantVals) {
+					t.Fatalf("%s channel %d, r = %d: shared run's values differ from its own run's", name, ch, r)
+				}
+				for i := range wantVecs {
+					if !slices.Equal(gotVecs[i], wantVecs[i]) {
+						t.Fatalf("%s channel %d, r = %d: shared run's vector %d differs from its own run's", name, ch, r, i)
+					}
+				}
+			}
+			tops.release()
+		}
+	}
 }
 
 // BenchmarkSuggestOrder is distill's suggested order (tolerance 1e-3, the CLI's default) for

@@ -29,19 +29,32 @@ func channelRNG(seed uint64, ch int) *rand.Rand {
 // a target of lower order than n gives a smaller realisation. This is also the plain-ERA
 // baseline.
 func eraFilter(h []float64, n int) (*filters.Dense, error) {
-	return eraRows(h, n, 512)
+	return eraRows(h, n, eraSize)
 }
 
 // eraRows is eraFilter on an m×m Hankel matrix (m is capped by the length of h).
 func eraRows(h []float64, n, m int) (*filters.Dense, error) {
-	m = min((len(h)-2)/2, m)
+	tops := eraTops(h, m)
+	defer tops.release()
+	return eraFrom(h, n, tops)
+}
+
+// eraTops is the eigenpairs of eraRows' m×m Hankel matrix of h (m capped as there), for
+// eraFrom: one source shared by ERA's realisations of several orders of one kernel.
+func eraTops(h []float64, m int) *hankelTops {
+	return newHankelTops(h[min(1, len(h)):], max(0, min((len(h)-2)/2, m)))
+}
+
+// eraFrom is eraRows with the Hankel matrix's eigenpairs from tops (eraTops(h, m)).
+func eraFrom(h []float64, n int, tops *hankelTops) (*filters.Dense, error) {
+	m := tops.m
 	if m < 1 || n == 0 {
 		return filters.NewDense(nil, nil, nil, h[0])
 	}
 	// The Hankel matrix of a scalar sequence is symmetric, so its SVD is an eigen-
 	// decomposition H = Σ λᵢqᵢqᵢᵀ: σᵢ = |λᵢ|, uᵢ = qᵢ, vᵢ = sign(λᵢ)·qᵢ; only the leading n
 	// pairs are computed (hankelTop).
-	lambda, q, err := hankelTop(h[1:], m, n)
+	lambda, q, err := tops.top(n)
 	if err != nil {
 		return nil, err
 	}

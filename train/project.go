@@ -178,15 +178,37 @@ type realisation struct {
 	top  int
 	era  *filters.Dense
 	firs map[int]*filters.Dense // FIR realisations by order, shared by a channel's rungs
-	errs map[int]float64        // eraError's, by order (a response of O(n²·L))
+	// firTops is the FIR realisation's Hankel matrix's eigenpairs (of firPad(y), held in
+	// fir), shared by a channel's rungs (nil: firStart makes its own).
+	fir     []float64
+	firTops *hankelTops
+	errs    map[int]float64 // eraError's, by order (a response of O(n²·L))
 }
 
+// eraSize is the largest square Hankel matrix a realisation's ERA takes (eraFilter's).
+const eraSize = 512
+
 func newRealisation(y []float64, n int) (*realisation, error) {
-	era, err := eraRows(y, n, 512)
+	tops := eraTops(y, eraSize)
+	defer tops.release()
+	return realisationFrom(y, n, tops)
+}
+
+// realisationFrom is newRealisation with ERA's eigenpairs from tops (eraTops(y, eraSize)).
+func realisationFrom(y []float64, n int, tops *hankelTops) (*realisation, error) {
+	era, err := eraFrom(y, n, tops)
 	if err != nil {
 		return nil, err
 	}
 	return &realisation{y: y, top: n, era: era, firs: map[int]*filters.Dense{}}, nil
+}
+
+// firPad is the kernel padded with zeros to twice its length: the Markov parameters of its
+// FIR realisation, whose (L−1)×(L−1) Hankel matrix firStart truncates.
+func firPad(y []float64) []float64 {
+	pad := make([]float64, 2*len(y))
+	copy(pad, y)
+	return pad
 }
 
 // rungRealisations makes a channel's realisations, one per order asked (each ERA's Lanczos
@@ -199,14 +221,30 @@ func newRealisation(y []float64, n int) (*realisation, error) {
 // poles' own error, 6.11577e-11 from ERA's order-8 realisation (the job of order 8) and
 // 6.13941e-11 from its order-16 one (the job of order 16, which then ended above the job of
 // order 8; the basin's floor, with residues from QR throughout, is 6.1105e-11).
+//
+// The realisations' Lanczos runs are shared too (hankelTops): ERA's of every order from one
+// run, the FIR realisation's of every order from another, each order's answer the same to
+// the bit as a run of its own (on decaying noise, where Lanczos converges slowly, ERA's runs
+// for orders 4 … 64 were a quarter of the order-64 job).
 type rungRealisations struct {
-	y     []float64
-	firs  map[int]*filters.Dense
-	byTop map[int]*realisation
+	y                []float64
+	firs             map[int]*filters.Dense
+	byTop            map[int]*realisation
+	fir              []float64 // firPad(y)
+	eraTops, firTops *hankelTops
 }
 
 func newRungRealisations(y []float64) *rungRealisations {
-	return &rungRealisations{y: y, firs: map[int]*filters.Dense{}, byTop: map[int]*realisation{}}
+	fir := firPad(y)
+	return &rungRealisations{y: y, firs: map[int]*filters.Dense{}, byTop: map[int]*realisation{},
+		fir: fir, eraTops: eraTops(y, eraSize), firTops: eraTops(fir, len(y)-1)}
+}
+
+// release hands the shared runs' vectors back; rr's realisations must not make FIR starts
+// after.
+func (rr *rungRealisations) release() {
+	rr.eraTops.release()
+	rr.firTops.release()
 }
 
 // at returns the realisation of order n.
@@ -214,11 +252,11 @@ func (rr *rungRealisations) at(n int) (*realisation, error) {
 	if r, ok := rr.byTop[n]; ok {
 		return r, nil
 	}
-	r, err := newRealisation(rr.y, n)
+	r, err := realisationFrom(rr.y, n, rr.eraTops)
 	if err != nil {
 		return nil, err
 	}
-	r.firs = rr.firs
+	r.firs, r.fir, r.firTops = rr.firs, rr.fir, rr.firTops
 	rr.byTop[n] = r
 	return r, nil
 }
@@ -289,10 +327,14 @@ func (r *realisation) firStart(n int, rmax float64) (poleStart, bool) {
 	size := min(r.top, max(r.era.Order(), 1))
 	fir, ok := r.firs[size]
 	if !ok {
-		pad := make([]float64, 2*len(r.y))
-		copy(pad, r.y)
+		pad, tops := r.fir, r.firTops
+		if tops == nil {
+			pad = firPad(r.y)
+			tops = eraTops(pad, len(r.y)-1)
+			defer tops.release()
+		}
 		var err error
-		if fir, err = eraRows(pad, size, len(r.y)-1); err != nil {
+		if fir, err = eraFrom(pad, size, tops); err != nil {
 			return poleStart{}, false
 		}
 		r.firs[size] = fir
@@ -669,6 +711,7 @@ func freeBound(y []float64, orders []int, below []float64, k int) float64 {
 // orders) as it ends.
 func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, o projectOptions, topOnly bool, rungDone func(k int, f *modalFit)) ([]ladderFit, error) {
 	reals := newRungRealisations(y)
+	defer reals.release()
 	// A kernel of numerical rank r < n (ERA's order: its Hankel matrix's singular values
 	// beyond r below 1e-13 of the largest, so its truncation to r costs below 1e-12) is
 	// fitted with r poles and the others idle: more only leave the residue problem singular
