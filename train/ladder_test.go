@@ -247,9 +247,9 @@ func TestNonDecayingKernelUsesEveryPole(t *testing.T) {
 	}
 }
 
-// TestFreeRung: at order 64 a channel whose own starts begin below half the order-32 bound
-// is fitted without the orders below (a job leaves them out), a channel whose starts do not
-// is fitted from order 32's warm start, and the order-64 job deploys what the ladder does
+// TestFreeRung: at order 64 a channel whose fit from its own starts ends below the order-32
+// bound is fitted without the orders below (a job leaves them out), a channel whose does not
+// from order 32's warm start too (the better kept), and the order-64 job deploys what the ladder does
 // there, channel by channel and in the same form, below the order-32 bound on free
 // channels and never above order 32 on any.
 func TestFreeRung(t *testing.T) {

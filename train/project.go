@@ -659,30 +659,31 @@ func padFit(f *modalFit, n int) *modalFit {
 }
 
 // freeOrder is the lowest order whose rung may be fitted without the order below (free):
-// where its own starts (ERA's, the conditioned and the FIR realisation's, with least-squares
-// residues) already begin below freeMargin times the lower bound of the order below (the
-// report's LowerBounds, which no filter of that order beats), the warm start from that
-// order's fit is not needed for the ladder to be monotone, and a job of this order need not
-// fit the orders below. At n = 64 this freed 11 channels of 16 of S4 kernels, 16 of the
-// trained layers' (fixed lags) and 14 (drawn lags) with every fit the same (windowed sincs: 4,
-// one channel better; the jobs 15–45% faster); at n = 32 the warm start won a channel whose own
-// starts began at a fifth of the order-16 bound (trained drawn lags, channel 5: 0.013 against
-// 0.022), so rungs below 64 always start from the order below.
+// its fit from its own starts alone (ERA's, the conditioned and the FIR realisation's) is
+// made first, and where that ends below the lower bound of the order below (the report's
+// LowerBounds, which no filter of that order beats), it is below anything that order can
+// reach, the ladder stays monotone without the warm start, and a job of this order need not
+// fit the orders below. Elsewhere the orders below are fitted and the rung again from the
+// warm start alone, the better of the two kept. At n = 64 this frees 14 channels of 16 of S4
+// kernels, 15 of decaying noise's and every one of the trained layers' and windowed sincs'
+// (where a rung was free only if its starts began below half that bound: 11, 1, 30 of 32 and
+// 4): the jobs of decaying noise and windowed sincs a third faster, four channels of 128
+// moved by at most 0.6% and one by 10% (windowed sinc's channel 8, 6.32e-4 → 6.95e-4). At
+// n = 32 the warm start won a channel whose own fit ends below the order-16 bound (trained
+// drawn lags, channel 5: 0.013 against 0.022), so rungs below 64 always start from the
+// order below.
 const freeOrder = 64
-
-// freeMargin is how far below the lower order's bound a free rung's best start must be.
-const freeMargin = 0.5
 
 // ladderFit is a channel's fit at one order of a ladder; fit is nil where a job of a higher
 // order did not need it.
 type ladderFit struct {
 	fit   *modalFit
-	free  bool    // fitted without the order below: its starts began below freeMargin × floor
+	free  bool    // fitted without the order below: its own starts' fit ended below floor
 	floor float64 // on a free order, freeBound: the lower bound of the order below it
 }
 
-// freeBound is the lower bound of order orders[k−1] (ascending) that rung k's own starts must
-// begin below, by freeMargin, for the rung to be free: the report's of a job of order
+// freeBound is the lower bound of order orders[k−1] (ascending) that rung k's fit from its
+// own starts must end below for the rung to be free: the report's of a job of order
 // orders[k], LowerBounds over chainOrders(orders[k]) (below[k−1] itself, below the report's
 // bounds of orders, where orders is that chain), or over the two orders where the one below
 // is not the chain's. A Lanczos run's bounds depend on every order it is asked for, and a
@@ -736,19 +737,13 @@ func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, 
 		return real, n, nil
 	}
 	out := make([]ladderFit, len(orders))
-	prepared := make([]*rungStarts, len(orders))
-	defer func() {
-		for _, rs := range prepared {
-			if rs != nil {
-				rs.release()
-			}
-		}
-	}()
-	// prepare makes order k's own starts once where it may be free, and marks it free where
-	// they allow: a fit of its own (more poles than order k−1) at or above freeOrder, with
-	// the bound of order k−1 above varproFloor (below it the order below may already be at
-	// the floor, and go on padded).
+	// prepare fits order k from its own starts alone, once, where it may be free, and marks it
+	// free where that fit ends below the bound of order k−1: a fit of its own (more poles than
+	// order k−1) at or above freeOrder, with that bound above varproFloor (below it the order
+	// below may already be at the floor, and go on padded). Where it is not free, the rung is
+	// fitted again from the order below's warm start alone, and the better of the two kept.
 	checked := make([]bool, len(orders))
+	own := make([]*modalFit, len(orders))
 	prepare := func(k int) error {
 		if k == 0 || below == nil || orders[k] < freeOrder || checked[k] {
 			return nil
@@ -759,8 +754,10 @@ func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, 
 			return err
 		}
 		if out[k].floor = freeBound(y, orders, below, k); out[k].floor > varproFloor {
-			prepared[k] = prepareRung(y, m, o, real, nil)
-			out[k].free = prepared[k].best() < freeMargin*out[k].floor
+			if own[k], err = runRung(ctx, prepareRung(y, m, o, real, nil), nil); err != nil {
+				return err
+			}
+			out[k].free = own[k].rel < out[k].floor
 		}
 		return nil
 	}
@@ -793,24 +790,23 @@ func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, 
 		var f *modalFit
 		switch {
 		case out[k].free:
-			rs := prepared[k]
-			prepared[k] = nil
-			if f, err = runRung(ctx, rs, nil); err != nil {
-				return nil, err
-			}
-			f = padFit(f, n)
+			f = padFit(own[k], n)
 		case prev != nil && m <= prev.s.order():
 			f = padFit(prev, n)
 		case prev != nil && prev.rel <= varproFloor:
 			// Already below what any deployment can resolve: more poles cannot help.
 			f = padFit(padFit(prev, m), n)
-		default:
-			rs := prepared[k]
-			prepared[k] = nil
-			if rs == nil {
-				rs = prepareRung(y, m, o, real, prev)
+		case own[k] != nil:
+			// The own starts' fit is made (prepare): the warm start alone, the better kept.
+			if f, err = runRung(ctx, &rungStarts{n: m, y: y, o: o}, prev); err != nil {
+				return nil, err
 			}
-			if f, err = runRung(ctx, rs, prev); err != nil {
+			if own[k].rel < f.rel {
+				f = own[k]
+			}
+			f = padFit(f, n)
+		default:
+			if f, err = runRung(ctx, prepareRung(y, m, o, real, prev), prev); err != nil {
 				return nil, err
 			}
 			f = padFit(f, n)
