@@ -52,10 +52,14 @@ type chartSpec struct {
 	niceX, niceY           bool // round tick values (the range grows to fit them)
 	square                 bool // after niceY, set the x range so that x and y have one scale
 	xfmtStep               bool // with niceX: label x with the tick step's decimals
+	xwhole                 bool // with niceX: x ticks at whole numbers (a log₂ axis's powers of two)
+	xgap                   int  // with niceX: the fewest columns between x ticks (0: 8)
 }
 
 // drawChart renders spec in a w×h block. Labels use formatters suited to the range (ntcharts'
-// default "%.0f" would print 0 for every tick of a small signal).
+// default "%.0f" would print 0 for every tick of a small signal). ntcharts labels the value
+// at every xstep-th column, wherever it falls: niceX widens the range so that those columns
+// hold round values.
 func drawChart(spec chartSpec, w, h int, st *styles) string {
 	if w < 8 || h < 3 {
 		return blank(w, h)
@@ -98,7 +102,7 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 		// label formatters print exactly those. The graph size depends on the y labels'
 		// width, so the y axis goes first.
 		if spec.niceY && lc.GraphHeight() > 1 {
-			lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), min(3, max(2, lc.GraphHeight()/3)))
+			lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), min(3, max(2, lc.GraphHeight()/3)), false)
 			if every == 0 {
 				goto x
 			}
@@ -119,7 +123,11 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 		}
 	x:
 		if spec.niceX && lc.GraphWidth() > 1 {
-			lo, hi, step, every := niceAxis(spec.xmin, spec.xmax, lc.GraphWidth(), 8)
+			gap := spec.xgap
+			if gap == 0 {
+				gap = 8
+			}
+			lo, hi, step, every := niceAxis(spec.xmin, spec.xmax, lc.GraphWidth(), gap, spec.xwhole)
 			if every == 0 {
 				goto draw
 			}
@@ -250,14 +258,22 @@ func niceRange(robust bool, ys ...[]float64) (float64, float64) {
 
 // niceAxis chooses a round tick step for [lo, hi] drawn over cells rows or columns, with at
 // least minGap cells between ticks, and returns the widened range whose ticks, every `every`
-// cells, land exactly on multiples of step. every is 0 when no round ticks fit.
-func niceAxis(lo, hi float64, cells, minGap int) (nlo, nhi, step float64, every int) {
+// cells, land exactly on multiples of step. every is 0 when no round ticks fit. whole keeps
+// to steps of whole numbers (1, 2, 5, 10, …).
+func niceAxis(lo, hi float64, cells, minGap int, whole bool) (nlo, nhi, step float64, every int) {
 	if !(hi > lo) || cells < 2 {
 		return lo, hi, 0, 0
 	}
 	best := math.Inf(1)
 	s := niceStep((hi - lo) / float64(max(1, cells/minGap)))
-	for range 8 {
+	if whole {
+		s = max(s, 1)
+	}
+	for tried := 0; tried < 8; s = niceStep(s * 1.01) {
+		if whole && s != math.Trunc(s) {
+			continue // 2.5
+		}
+		tried++
 		l := math.Floor(lo/s+1e-9) * s
 		e := int(math.Floor(float64(cells) * s / (hi - l)))
 		// at least two intervals when there is room for them, each at least minGap wide
@@ -268,7 +284,6 @@ func niceAxis(lo, hi float64, cells, minGap int) (nlo, nhi, step float64, every 
 				best, nlo, nhi, step, every = score, l, h, s, e
 			}
 		}
-		s = niceStep(s * 1.01)
 	}
 	return nlo, nhi, step, every // every == 0: no round ticks fit
 }

@@ -153,7 +153,16 @@ func ladderView(l *figures.Ladder, num, w, h, top int, st *styles) []string {
 	spec := chartSpec{xmin: xs[0], xmax: xs[len(xs)-1], ymin: lo, ymax: hi,
 		series: []series{{y: lb, xs: xs, style: st.overlay}, {y: le, xs: xs, style: st.series}},
 		yfmt:   func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) },
-		xfmt:   func(_ int, v float64) string { return strconv.Itoa(int(math.Round(math.Exp2(v)))) }}
+		// Ticks at powers of two (niceX, xwhole): ntcharts labels the value at every few
+		// columns, which between them is no order ("20" on a ladder of 4 … 64).
+		// Labels of up to 4 digits (4096) need 5 columns.
+		niceX: true, xwhole: true, xgap: 5,
+		xfmt: func(_ int, v float64) string {
+			if math.Abs(v-math.Round(v)) > 1e-6 {
+				return "" // no round ticks fit: no label rather than an order between two
+			}
+			return strconv.Itoa(int(math.Exp2(math.Round(v))))
+		}}
 	if len(xs) == 1 {
 		spec.xmin, spec.xmax = xs[0]-1, xs[0]+1
 	}

@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ssmlab/ssmlab/analysis/figures"
 	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
@@ -281,4 +283,60 @@ func TestDistillStepsNeedTheOptimiser(t *testing.T) {
 	if len(m.jobs) != 2 || !strings.Contains(m.jobs[1].log[0], "5 steps") {
 		t.Errorf("init=zeros steps=5: %d jobs, status %q", len(m.jobs), m.status.text)
 	}
+}
+
+// TestLadderTicksAtOrders: the ladder chart's x labels are powers of two, at the orders of
+// a ladder of them, on the log₂ axis: ntcharts labels the value at every twelfth column,
+// wherever it falls, and a ladder of 4 … 64 in the jobs pane was labelled 4 and 20.
+func TestLadderTicksAtOrders(t *testing.T) {
+	for _, tc := range []struct {
+		orders []int
+		width  int
+	}{
+		{[]int{4, 8, 16, 32, 64}, 120},
+		{[]int{4, 8, 16, 32, 64}, 200},
+		{[]int{3, 5, 12, 40}, 120},
+		{[]int{2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, 160},
+		{[]int{16}, 120},
+	} {
+		m := newTestModel(t, tc.width, 40, nil)
+		addPreset(t, m, "ring")
+		l := &figures.Ladder{Orders: tc.orders}
+		for k := range l.Orders {
+			l.Errors = append(l.Errors, []float64{1e-1 / float64(k+1)})
+			l.Bounds = append(l.Bounds, []float64{1e-3 / float64(k+1)})
+		}
+		m.jobs = []*job{{num: 1, spec: train.Spec{Model: "rtf", Order: slices.Max(tc.orders)}, orders: tc.orders, sourceID: m.sel, status: sessions.JobDone, report: jobReport{Ladder: l}}}
+		m.setFocus(paneJobs)
+		send(t, m, tea.WindowSizeMsg{Width: tc.width, Height: 40})
+		s := screen(m)
+		labels := ladderXLabels(s)
+		if len(labels) < 2 {
+			t.Errorf("ladder %v at width %d: x labels %q, want two or more:\n%s", tc.orders, tc.width, labels, s)
+			continue
+		}
+		for _, v := range labels {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n&(n-1) != 0 || n < tc.orders[0]/2 || n > 2*slices.Max(tc.orders) {
+				t.Errorf("ladder %v at width %d: x label %q is no power of two within the orders' range (labels %q):\n%s", tc.orders, tc.width, v, labels, s)
+			}
+		}
+	}
+}
+
+// ladderXLabels are the labels under the x axis of the jobs pane's ladder chart (the pane
+// between the first two ┃ of a line).
+func ladderXLabels(screen string) []string {
+	axis := false
+	for _, line := range strings.Split(screen, "\n") {
+		parts := strings.Split(line, "┃")
+		if len(parts) < 3 {
+			continue
+		}
+		if axis {
+			return strings.Fields(parts[1])
+		}
+		axis = strings.Contains(parts[1], "└")
+	}
+	return nil
 }

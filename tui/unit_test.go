@@ -57,20 +57,27 @@ func TestNiceAxis(t *testing.T) {
 		lo, hi      float64
 		cells, gap  int
 		wantStepMax float64
+		whole       bool
 	}{
-		{0, 1, 72, 8, 0.25},
-		{0, 63, 32, 8, 25},
-		{-0.47, 0.69, 8, 2, 0.5},
-		{-120, 13, 12, 3, 50},
-		{1e-6, 3e-6, 40, 8, 1e-6},
+		{0, 1, 72, 8, 0.25, false},
+		{0, 63, 32, 8, 25, false},
+		{-0.47, 0.69, 8, 2, 0.5, false},
+		{-120, 13, 12, 3, 50, false},
+		{1e-6, 3e-6, 40, 8, 1e-6, false},
+		{2, 6, 100, 8, 1, true},                       // a ladder's log₂ 4 … 64: at 4, 8, 16, 32, 64
+		{math.Log2(3), math.Log2(40), 30, 8, 2, true}, // 3 … 40 in 30 cells: not 2.5 (2^2.5)
+		{3, 5, 40, 8, 1, true},                        // one order, 16: at 8, 16, 32
 	} {
-		lo, hi, step, every := niceAxis(tc.lo, tc.hi, tc.cells, tc.gap)
+		lo, hi, step, every := niceAxis(tc.lo, tc.hi, tc.cells, tc.gap, tc.whole)
 		if every == 0 {
 			t.Errorf("niceAxis(%g, %g, %d): no ticks", tc.lo, tc.hi, tc.cells)
 			continue
 		}
 		if lo > tc.lo || hi < tc.hi || every < tc.gap || step > tc.wantStepMax {
 			t.Errorf("niceAxis(%g, %g, %d, %d) = [%g, %g] step %g every %d", tc.lo, tc.hi, tc.cells, tc.gap, lo, hi, step, every)
+		}
+		if tc.whole && step != math.Trunc(step) {
+			t.Errorf("niceAxis(%g, %g, %d, %d, whole) step %g", tc.lo, tc.hi, tc.cells, tc.gap, step)
 		}
 		// ticks land on multiples of step
 		if r := lo / step; math.Abs(r-math.Round(r)) > 1e-9 {
