@@ -311,6 +311,7 @@ func (a *app) remove(id string) {
 		a.setError(err)
 		return
 	}
+	a.unlinkJobs(id)
 	delete(a.cache, id)
 	if a.overlay == id {
 		a.overlay = ""
@@ -320,6 +321,19 @@ func (a *app) remove(id string) {
 		a.selectIndex(at)
 	}
 	a.setStatus(levelInfo, "deleted "+e.name)
+}
+
+// unlinkJobs clears the jobs' links to a removed item, as Session.Remove clears their
+// records': a job running here points at it no longer, and does not write it back.
+func (a *app) unlinkJobs(id string) {
+	for _, j := range a.jobs {
+		if j.sourceID == id {
+			j.sourceID = ""
+		}
+		if j.resultID == id {
+			j.resultID = ""
+		}
+	}
 }
 
 // onExported reports an export on the status line: the conversion a .json export made, or

@@ -354,10 +354,6 @@ func (a *app) onJobDone(msg jobDoneMsg) {
 	}
 	j.cancel()
 	j.cancel = nil
-	if a.entry(j.sourceID) == nil {
-		// deleted while it ran: unlinked, as Session.Remove unlinks every other link to it
-		j.sourceID = ""
-	}
 	j.report.Seconds = time.Since(j.started).Seconds()
 	err := a.finish(j, msg)
 	if j.status != sessions.JobDone {

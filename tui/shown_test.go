@@ -198,9 +198,10 @@ func startPending(t *testing.T, m *Model, line string) tea.Cmd {
 	return cmd
 }
 
-// TestJobOfDeletedSource: a job whose source is deleted while it runs names its result, its
-// heading and its note by the name the source had when it started, and so does the session
-// saved and opened again (QA finding 14: "(removed)~rtf2", "#1 (removed)→rtf").
+// TestJobOfDeletedSource: a job whose source is deleted while it runs no longer points at it
+// from then on, and names its result, its heading and its note by the name the source had
+// when it started, and so does the session saved and opened again (QA finding 14:
+// "(removed)~rtf2", "#1 (removed)→rtf").
 func TestJobOfDeletedSource(t *testing.T) {
 	m := newTestModel(t, 160, 48, nil)
 	addPreset(t, m, "ring")
@@ -209,6 +210,13 @@ func TestJobOfDeletedSource(t *testing.T) {
 	m.sel = src
 	cmd := startPending(t, m, "distill order=2")
 	m.remove(src)
+	// unlinked at once, as the session's record is, not when the job ends
+	if j := m.jobs[0]; j.sourceID != "" || m.sess.Jobs[0].Target != "" {
+		t.Errorf("the running job still points at its deleted source: %q (record %q)", j.sourceID, m.sess.Jobs[0].Target)
+	}
+	if n := m.sourceName(m.jobs[0]); n != "ring" {
+		t.Errorf("the running job's source is named %q", n)
+	}
 	runCmd(t, m, cmd, 0)
 	j := m.jobs[0]
 	res := m.entry(j.resultID)
