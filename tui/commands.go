@@ -145,16 +145,7 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	}
 	req := exportReq{path: path, opts: sessions.ExportOptions{Format: format, Length: sessions.DefaultLength}}
 	typed := map[string]string{} // the export options given, by sessions' names: their key=value as typed
-	given := map[string]string{} // a FORM or an option given twice was taken last without a word
 	for _, a := range args[1:] {
-		what, _, ok := strings.Cut(a, "=")
-		if !ok && a != "force" {
-			what = "FORM"
-		}
-		if prev, dup := given[what]; dup && what != "force" {
-			return nil, fmt.Errorf("export takes one %s, got %s and %s; %s", what, prev, a, exportUsage)
-		}
-		given[what] = a
 		if err := req.option(a, typed); err != nil {
 			return nil, err
 		}
@@ -175,7 +166,8 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 // option reads one of export's arguments: a FORM, force, or KEY=VALUE — the options of
 // ssmlab export (layout, dtype, prefix, trunc_len, length) and the layouts' own
 // (layouts.OptionList) — into req, and a KEY=VALUE into typed by the option's name in
-// package sessions. It parses; sessions.ExportOptions.CheckGiven (check) judges.
+// package sessions. It parses, and refuses a FORM or an option given before (req.to, typed:
+// the last one was taken without a word); sessions.ExportOptions.CheckGiven (check) judges.
 func (req *exportReq) option(a string, typed map[string]string) error {
 	key, val, ok := strings.Cut(a, "=")
 	switch {
@@ -183,6 +175,9 @@ func (req *exportReq) option(a string, typed map[string]string) error {
 		req.force = true
 		return nil
 	case !ok:
+		if req.to != "" {
+			return fmt.Errorf("export takes one FORM, got %s and %s; %s", req.to, a, exportUsage)
+		}
 		f, err := filters.ParseForm(a)
 		if err != nil {
 			return fmt.Errorf("%v; %s", err, exportUsage)
@@ -196,6 +191,9 @@ func (req *exportReq) option(a string, typed map[string]string) error {
 	name := key
 	if key == "trunc_len" {
 		name = "trunc-len" // ssmlab export's --trunc-len
+	}
+	if prev, dup := typed[name]; dup {
+		return fmt.Errorf("export takes one %s, got %s and %s; %s", key, prev, a, exportUsage)
 	}
 	typed[name] = a
 	switch name {

@@ -414,6 +414,9 @@ func TestCommandsRefuseExtraArguments(t *testing.T) {
 		{"export-plot a.svg impulse x", `export-plot takes at most 2 arguments: export-plot PATH [KIND]; got "a.svg impulse x"`},
 		{"export " + filepath.Join(dir, "e.json") + " tf zpk", "export takes one FORM, got tf and zpk; export needs PATH"},
 		{"export " + filepath.Join(dir, "e.npz") + " dtype=float32 dtype=float64", "export takes one dtype, got dtype=float32 and dtype=float64"},
+		// the option by its name, however spelt (trunc-len is ssmlab export's)
+		{"export " + filepath.Join(dir, "e.npz") + " trunc_len=4 trunc-len=8", "export takes one trunc-len, got trunc_len=4 and trunc-len=8"},
+		{"export " + filepath.Join(dir, "e.json") + " diagonal force tf", "export takes one FORM, got diagonal and tf"},
 	} {
 		keys(t, m, ":")
 		typeText(t, m, tc.line)
