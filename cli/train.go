@@ -202,14 +202,13 @@ func checkDistillFlags(flags *pflag.FlagSet, j *jobFlags, m *modelFlags, spec tr
 			return fmt.Errorf("--orders: %w (%s)", err, strings.Join(with, ", "))
 		}
 	}
-	if !recipe.ByProjection() {
-		return nil
-	}
 	for _, name := range []string{"steps", "lr", "optimizer", "schedule", "tol"} {
 		if !given(name) || name == "tol" && j.order.auto {
 			continue
 		}
-		return fmt.Errorf("--%s is a setting of the optimiser, which this recipe does not use: --init hankel with the rtf or modal model fits by variable projection, in no steps; --init zeros, xavier or montel (or --model rotation, --loss freq, --constraint l1_montel) trains with the optimiser", name)
+		if err := recipe.CheckOptimiserSetting("--" + name); err != nil {
+			return err
+		}
 	}
 	return nil
 }

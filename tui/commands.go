@@ -375,9 +375,11 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 	if err := spec.ValidateDistillation(1, spec.Target.Length); err != nil {
 		return nil, err
 	}
-	if v, ok := vals["steps"]; ok && spec.ByProjection() {
+	if v, ok := vals["steps"]; ok {
 		// as ssmlab distill refuses --steps: it would be ignored
-		return nil, fmt.Errorf("steps=%s: the optimiser's steps, which this recipe does not use: it fits by variable projection (%s), in no steps; init=zeros, xavier or montel trains with the optimiser", v, train.ProjectionRecipe)
+		if err := spec.CheckOptimiserSetting("steps=" + v); err != nil {
+			return nil, err
+		}
 	}
 	return m.startJob(e, spec, orders)
 }

@@ -267,12 +267,14 @@ func TestFitSaysFormAndBound(t *testing.T) {
 }
 
 // TestDistillStepsNeedTheOptimiser: :distill steps=N with a recipe fitted by variable
-// projection (the default: hankel, rtf) is refused, as ssmlab distill --steps is: it was
-// taken and ignored, and the job's log said "500 steps". Such a job's log says how it fits.
+// projection (the default: hankel, rtf) is refused in train's words, as ssmlab distill
+// --steps is (Spec.CheckOptimiserSetting): it was taken and ignored, and the job's log said
+// "500 steps". Such a job's log says how it fits.
 func TestDistillStepsNeedTheOptimiser(t *testing.T) {
 	m := newLadderModel(t)
 	runPalette(t, m, "distill order=2 steps=500")
-	if len(m.jobs) != 0 || !strings.Contains(m.status.text, "steps=500") || !strings.Contains(m.status.text, train.ProjectionRecipe) {
+	byProjection := train.DefaultSpec()
+	if len(m.jobs) != 0 || m.status.text != byProjection.CheckOptimiserSetting("steps=500").Error() {
 		t.Errorf("steps=500 by variable projection: %d jobs, status %q", len(m.jobs), m.status.text)
 	}
 	runPalette(t, m, "distill order=2")
