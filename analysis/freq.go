@@ -86,13 +86,23 @@ type Response struct {
 	Notes  []Note
 }
 
-// SteadyStateNote is what a frequency response of a filter of spectral radius rho must say
-// where the filter is not stable, "" where it is: H(e^{jω}) is then the z-transform on a
-// circle outside the region of convergence of its causal response (or on its edge), not the
-// response it settles to for the input e^{jωt}, which grows or persists at its poles'
-// frequencies instead ("unstable, ρ = 4: H on the unit circle is not its steady-state
-// response").
-func SteadyStateNote(rho float64) string {
+// SteadyStateNote is what a frequency response of f must say where f is not stable (its
+// filters.SpectralRadius, in StabilityOf's words), "" where it is or where its radius cannot
+// be computed: H(e^{jω}) is then the z-transform on a circle outside the region of
+// convergence of its causal response (or on its edge), not the response it settles to for
+// the input e^{jωt}, which grows or persists at its poles' frequencies instead ("unstable,
+// ρ = 4: H on the unit circle is not its steady-state response"). ssmlab analyze warns of
+// it, and the figures and the workbench put it under their frequency plots.
+func SteadyStateNote(f filters.Filter) string {
+	rho, err := filters.SpectralRadius(f)
+	if err != nil {
+		return ""
+	}
+	return steadyStateNote(rho)
+}
+
+// steadyStateNote is SteadyStateNote for a filter of spectral radius rho.
+func steadyStateNote(rho float64) string {
 	v := StabilityOf(rho)
 	if v == Stable {
 		return ""

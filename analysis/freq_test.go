@@ -272,8 +272,8 @@ func TestGroupDelaySpecial(t *testing.T) {
 }
 
 // TestSteadyStateNote: a frequency response of a filter that is not stable says that H on the
-// unit circle is not the response it settles to, in StabilityOf's words; a stable one says
-// nothing (analysis QA N6).
+// unit circle is not the response it settles to, in StabilityOf's words of its spectral
+// radius; a stable one says nothing (analysis QA N6).
 func TestSteadyStateNote(t *testing.T) {
 	for _, c := range []struct {
 		rho  float64
@@ -284,8 +284,19 @@ func TestSteadyStateNote(t *testing.T) {
 		{1, "marginal, ρ = 1: H on the unit circle is not its steady-state response"},
 		{1.2, "unstable, ρ = 1.2: H on the unit circle is not its steady-state response"},
 	} {
-		if got := SteadyStateNote(c.rho); got != c.want {
-			t.Errorf("ρ = %v: %q, want %q", c.rho, got, c.want)
+		// a pole at ρ beside one at 0.5, in the zpk form and as a dense realisation
+		z, err := filters.NewZPK(nil, []complex128{0.5, complex(c.rho, 0)}, 1, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, _, err := filters.Convert(z, filters.FormDense)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []filters.Filter{z, d} {
+			if got := SteadyStateNote(f); got != c.want {
+				t.Errorf("ρ = %v, %s: %q, want %q", c.rho, f.Form(), got, c.want)
+			}
 		}
 	}
 }

@@ -441,10 +441,8 @@ func analyze(f filters.Filter, o analyzeOptions, omega, gdOmega []float64, auto 
 		a.GroupDelay = &groupDelayJSON{Omega: g.Omega, Tau: g.Tau, Notes: g.Notes}
 	}
 	if o.wantFreq || o.wantGroupDelay {
-		if rho, err := filters.SpectralRadius(f); err == nil {
-			if note := analysis.SteadyStateNote(rho); note != "" {
-				a.warnings = append(a.warnings, note)
-			}
+		if note := analysis.SteadyStateNote(f); note != "" {
+			a.warnings = append(a.warnings, note)
 		}
 	}
 	if o.wantPoles {

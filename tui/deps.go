@@ -187,6 +187,9 @@ type Responses struct {
 	// Masked marks the frequencies where H is 0 or infinite (a zero or pole on the unit
 	// circle at a grid point), whose phase is undefined (analysis.Response.Masked).
 	Masked []bool
+	// SteadyState is what the frequency plots of a filter that is not stable say
+	// (analysis.SteadyStateNote), "" for one that is and for a kernel.
+	SteadyState string
 }
 
 // FigureWriter exports plots as figures for papers and reports (the export-plot command).

@@ -148,7 +148,8 @@ func legendLine(title string, legend []string, spare []bool, w int) string {
 }
 
 // responseChart builds the chart of a response plot and names its unit, with a note where the
-// shown filter's response has nothing to draw.
+// shown filter's response has nothing to draw, or where H on the unit circle is not its
+// steady-state response (Responses.SteadyState).
 func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (spec chartSpec, unit, note string) {
 	st := p.m.st
 	var main, ov []float64
@@ -254,8 +255,8 @@ func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (spec ch
 	switch {
 	case k != plotImpulse && analysis.ZeroThroughout(r.r.H, r.r.Masked):
 		note = "H = 0 throughout: not drawn"
-	case k != plotImpulse && d.pz != nil && d.pz.havePoles:
-		note = analysis.SteadyStateNote(radius(d.pz.poles))
+	case k != plotImpulse:
+		note = r.r.SteadyState
 	case k == plotImpulse && p.logImpulse && !slices.ContainsFunc(r.r.Impulse, func(v float64) bool { return v != 0 }):
 		note = "h = 0 throughout: not drawn"
 	}

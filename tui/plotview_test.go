@@ -190,7 +190,7 @@ func TestUnstablePlotNote(t *testing.T) {
 		name string
 		f    filters.Filter
 		note string
-	}{{"unstable", unstable, analysis.SteadyStateNote(1.2)}, {"stable", pairAt(t, 0.9, 1), ""}} {
+	}{{"unstable", unstable, analysis.SteadyStateNote(unstable)}, {"stable", pairAt(t, 0.9, 1), ""}} {
 		addFilter(t, m, c.name, c.f)
 		d := m.plots.data()
 		for _, k := range []plotKind{plotImpulse, plotMagnitude, plotPhase, plotDelay} {

@@ -190,7 +190,7 @@ type analysisAnalyzer struct{}
 
 func (analysisAnalyzer) Responses(f filters.Filter, length int, omega []float64) (Responses, error) {
 	fr := analysis.FreqResponse(f, omega)
-	r := Responses{Impulse: f.Impulse(length), H: fr.H, Masked: fr.Masked}
+	r := Responses{Impulse: f.Impulse(length), H: fr.H, Masked: fr.Masked, SteadyState: analysis.SteadyStateNote(f)}
 	// A filter whose zeros cannot be computed shows no delay rather than a wrong one.
 	r.Delay, _ = figures.DelayOf(figures.Series{Filter: f}, omega)
 	return r, nil

@@ -614,7 +614,7 @@ func TestUnstableFrequencyNote(t *testing.T) {
 		}
 		return out
 	}
-	note := analysis.SteadyStateNote(1.2)
+	note := analysis.SteadyStateNote(unstable)
 	for i, title := range titles([]Series{{Name: "u", Filter: unstable}}) {
 		if has := strings.HasSuffix(title, "\n"+note); has != (i > 0) {
 			t.Errorf("panel %q: the note %v", title, has)

@@ -378,11 +378,7 @@ func (d *seriesData) steadyStateNote() string {
 			if s.Filter == nil {
 				continue // an FIR kernel is stable
 			}
-			rho, err := filters.SpectralRadius(s.Filter)
-			if err != nil {
-				continue
-			}
-			if n := analysis.SteadyStateNote(rho); n != "" {
+			if n := analysis.SteadyStateNote(s.Filter); n != "" {
 				if len(d.series) > 1 {
 					n = s.Name + ": " + n
 				}
