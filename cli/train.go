@@ -394,20 +394,18 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 			if err := check.ValidateDistillation(len(targets), len(targets[0])); err != nil {
 				return failf("%s: %w", name, err)
 			}
-			sug := train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)
-			fmt.Fprintf(s.err, "suggested order for relative error %g: %s\n", suggestTol, sug)
-			var auto autoOrder
+			var auto *train.Auto // --order auto's, whose warnings the job's report adds
+			var sug train.Suggestion
 			if j.order.auto {
-				spec.Order = max(1, min(sug.Order, m.maxOrder))
+				var a train.Auto
+				sug, a = train.AutoOrder(targets, suggestTol, m.maxOrder)
+				auto, spec.Order = &a, a.Limit
+			} else {
+				sug = train.SuggestOrder(targets, suggestTol, train.MaxSuggestOrder)
+			}
+			fmt.Fprintf(s.err, "suggested order for relative error %g: %s\n", suggestTol, sug)
+			if auto != nil {
 				fmt.Fprintf(s.err, "order %d (--order auto, at most --max-order %d)\n", spec.Order, m.maxOrder)
-				auto.tol = suggestTol
-				if !sug.OK || sug.Order > spec.Order {
-					// Capped: name every channel whose bound the order leaves above the
-					// margin, as a checkpoint's units do.
-					if _, capped, searched := train.AutoOrders(targets, suggestTol, spec.Order); len(capped) > 0 {
-						auto.capped = train.CappedWarning(capped, suggestTol, searched, spec.Order)
-					}
-				}
 			}
 			if len(orders) > 0 {
 				return s.runLadder(name, spec, train.Job{Spec: spec, Targets: targets}, orders, backend, &j)
@@ -516,7 +514,7 @@ The job flags are those of distill; the report's errors are relative prediction 
 			if err != nil {
 				return err
 			}
-			return s.runJob(name, spec, train.Job{Spec: spec, Task: t}, backend, &j, autoOrder{})
+			return s.runJob(name, spec, train.Job{Spec: spec, Task: t}, backend, &j, nil)
 		},
 	}
 	addJobFlags(cmd.Flags(), &j)
@@ -629,19 +627,10 @@ func (s *streams) readKernels(path string, length int, lengthGiven bool, opts se
 	return kernels, name, nil
 }
 
-// runJob runs a job with progress on stderr, cancelled by a signal (see Main), and writes
-// the result.
-// autoOrder is what --order auto adds to a job's warnings (those of a checkpoint's units,
-// train.CappedWarning and train.MissedWarning): the tolerance its order was suggested for,
-// 0 for an order given, and the warning for channels the order was capped below their
-// suggestion, "" if none.
-type autoOrder struct {
-	tol    float64
-	capped string
-}
-
-// runJob runs a job, writes its filter and report, and summarises it on stderr.
-func (s *streams) runJob(name string, spec train.Spec, job train.Job, backend train.Backend, j *jobFlags, auto autoOrder) error {
+// runJob runs a job with progress on stderr, cancelled by a signal (see Main), writes its
+// filter and report, and summarises it on stderr; auto, for --order auto, adds its
+// warnings to the report's (train.Auto.Warnings, as a checkpoint's units do).
+func (s *streams) runJob(name string, spec train.Spec, job train.Job, backend train.Backend, j *jobFlags, auto *train.Auto) error {
 	progress, done := s.progressPrinter()
 	res, err := train.Run(s.context(), job, backend, progress)
 	done()
@@ -654,17 +643,8 @@ func (s *streams) runJob(name string, spec train.Spec, job train.Job, backend tr
 		}
 		return failf("%s: %w", name, err)
 	}
-	if auto.tol > 0 {
-		if auto.capped != "" {
-			res.Report.Warnings = append(res.Report.Warnings, auto.capped)
-		}
-		fits := make([]train.AutoFit, len(res.Report.Channels))
-		for i, c := range res.Report.Channels {
-			fits[i] = train.AutoFit{Channel: i, Order: res.Report.Order, RelError: c.RelError, LowerBound: c.LowerBound}
-		}
-		if w := train.MissedWarning(fits, auto.tol); w != "" {
-			res.Report.Warnings = append(res.Report.Warnings, w)
-		}
+	if auto != nil {
+		res.Report.Warnings = append(res.Report.Warnings, auto.Warnings(res.Report.Channels, 0)...)
 	}
 	doc := filters.Document{Name: fmt.Sprintf("%s %d (%s)", spec.Model, spec.Order, strings.TrimSuffix(name, ".json"))}
 	if len(res.Filters) == 1 {

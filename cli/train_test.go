@@ -724,7 +724,7 @@ func readDistillReport(t *testing.T, path string) train.Report {
 
 // TestDistillAutoOrderWarns: a filter target under --order auto names the channels that
 // --max-order caps below their suggestion and those that end above --tol, in the words of a
-// checkpoint's units (train.CappedWarning, train.MissedWarning), on stderr and in the report;
+// checkpoint's units (train.Auto.Warnings), on stderr and in the report;
 // it said nothing (QA F5). Met, the tolerance warns of nothing.
 func TestDistillAutoOrderWarns(t *testing.T) {
 	dir := t.TempDir()

@@ -526,10 +526,10 @@ func TestLastProgressIsResult(t *testing.T) {
 // tolerance at their suggested order: none when every channel meets it, else the channels,
 // the worst one's error, order and ratio to its bound.
 func TestMissedWarning(t *testing.T) {
-	if w := MissedWarning([]AutoFit{{0, 8, 1e-3, 3e-4}, {1, 9, 9e-3, 3e-3}}, 1e-2); w != "" {
+	if w := missedWarning([]autoFit{{0, 8, 1e-3, 3e-4}, {1, 9, 9e-3, 3e-3}}, 1e-2); w != "" {
 		t.Errorf("every channel meets 1e-2, yet: %q", w)
 	}
-	w := MissedWarning([]AutoFit{{4, 50, 0.0184, 0.0029}, {5, 50, 0.004, 0.001}, {6, 40, 0.012, 0}}, 1e-2)
+	w := missedWarning([]autoFit{{4, 50, 0.0184, 0.0029}, {5, 50, 0.004, 0.001}, {6, 40, 0.012, 0}}, 1e-2)
 	want := "2 channel(s) end above relative error 0.01 at their order (channels [4 6]; channel 4: 0.0184 at order 50, 6.3× its lower bound 0.0029, where the suggestion counts on 3×)"
 	if w != want {
 		t.Errorf("got  %q\nwant %q", w, want)

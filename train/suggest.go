@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -91,24 +92,41 @@ var suggestBounds = boundRecipe{sizes: reportBounds.sizes, weightings: reportBou
 // suggestLimit. Kernels run in parallel; the first kernel that reaches the limit settles the
 // answer (not OK, Order the limit), so the others stop there.
 func SuggestOrder(kernels [][]float64, tol float64, maxOrder int) Suggestion {
-	type answer struct {
-		order, run   int
-		bound, below float64
-		ok           bool
-	}
-	answers := make([]answer, len(kernels))
-	var failed atomic.Bool
+	answers, failed := searchKernels(kernels, tol, maxOrder, 0)
+	return suggestion(kernels, tol, answers, failed)
+}
+
+// kernelAnswer is suggestKernel's answer for one kernel: its order and its bound there (at
+// the order below: below, 0 at order 1) and the top order of the run that computed them
+// when ok; else the largest order examined (its limit) and its bound there, or, stopped,
+// the orders examined before it stopped (1 … order, none at or below the margin).
+type kernelAnswer struct {
+	order, run   int
+	bound, below float64
+	ok, stopped  bool
+}
+
+// searchKernels runs suggestKernel on each kernel, in parallel. Once a kernel's bound stays
+// above the margin up to its limit (failed: it settles a suggestion for all of them, not
+// OK), the others stop before their next search that would go past the orders 1 … enough
+// (0: at once): whether they need more than enough is then known.
+func searchKernels(kernels [][]float64, tol float64, maxOrder, enough int) (answers []kernelAnswer, failed bool) {
+	answers = make([]kernelAnswer, len(kernels))
+	var fail atomic.Bool
+	stop := func(examined int) bool { return fail.Load() && examined >= enough }
 	filters.ForEachChannel(len(kernels), func(i int) {
-		if failed.Load() {
-			return
+		a := suggestKernel(kernels[i], tol, maxOrder, stop)
+		if !a.ok && !a.stopped {
+			fail.Store(true)
 		}
-		a := &answers[i]
-		a.order, a.bound, a.below, a.run, a.ok = suggestKernel(kernels[i], tol, maxOrder, failed.Load)
-		if !a.ok && a.order > 0 {
-			failed.Store(true)
-		}
+		answers[i] = a
 	})
-	s := Suggestion{Tol: tol, OK: !failed.Load()}
+	return answers, fail.Load()
+}
+
+// suggestion is SuggestOrder's answer from searchKernels'.
+func suggestion(kernels [][]float64, tol float64, answers []kernelAnswer, failed bool) Suggestion {
+	s := Suggestion{Tol: tol, OK: !failed}
 	if len(kernels) == 0 {
 		return s
 	}
@@ -118,7 +136,7 @@ func SuggestOrder(kernels [][]float64, tol float64, maxOrder int) Suggestion {
 		}
 	}
 	for i, a := range answers {
-		if a.ok == s.OK && a.order > s.Order {
+		if !a.stopped && a.ok == s.OK && a.order > s.Order {
 			s.Order, s.Kernel = a.order, i
 		}
 	}
@@ -142,15 +160,14 @@ func suggestLimit(l int) int {
 	return max(1, m/2)
 }
 
-// suggestKernel is SuggestOrder for one kernel: its order, its bound there and at the order
-// below (0 at order 1), and the top order of the run that computed them, or (when not ok)
-// the largest order examined and its bound; order 0 when stop (polled between searches)
-// ended it first.
-func suggestKernel(h []float64, tol float64, maxOrder int, stop func() bool) (order int, bound, below float64, run int, ok bool) {
+// suggestKernel is SuggestOrder for one kernel (kernelAnswer); stop, polled before each
+// search with the orders examined so far (0 before the first), ends it there.
+func suggestKernel(h []float64, tol float64, maxOrder int, stop func(examined int) bool) kernelAnswer {
 	limit := min(maxOrder, suggestLimit(len(h)))
+	examined := 0
 	for top := min(16, limit); ; top = min(2*top, limit) {
-		if stop() {
-			return 0, 0, 0, 0, false
+		if stop(examined) {
+			return kernelAnswer{order: examined, stopped: true}
 		}
 		orders := make([]int, top)
 		for i := range orders {
@@ -159,60 +176,102 @@ func suggestKernel(h []float64, tol float64, maxOrder int, stop func() bool) (or
 		bounds := lowerBounds(h, orders, suggestBounds)
 		for i, b := range bounds {
 			if b <= tol/SuggestMargin {
+				a := kernelAnswer{order: orders[i], bound: b, run: top, ok: true}
 				if i > 0 {
-					below = bounds[i-1]
+					a.below = bounds[i-1]
 				}
-				return orders[i], b, below, top, true
+				return a
 			}
 		}
 		if top == limit {
-			return top, bounds[top-1], 0, top, false
+			return kernelAnswer{order: top, bound: bounds[top-1], run: top}
 		}
+		examined = top
 	}
+}
+
+// Auto is what --order auto chose for a set of kernels (AutoOrders, AutoOrder), and what it
+// warns of once they are fitted (Warnings).
+type Auto struct {
+	Tol float64
+	// Orders is each kernel's order, at most Limit.
+	Orders []int
+	// Capped are the kernels whose lower bound stays above Tol/SuggestMargin at every order
+	// up to Searched, fitted at Limit nonetheless (the cap, or where the search ends).
+	Capped          []int
+	Searched, Limit int
 }
 
 // AutoOrders gives each kernel the order SuggestOrder suggests for it alone, at most limit
-// (--order auto's orders, channel by channel). capped lists the kernels whose lower bound
-// stays above tol/SuggestMargin at every order examined, up to searched (the largest such
-// order): they get limit, and CappedWarning says so.
-func AutoOrders(kernels [][]float64, tol float64, limit int) (orders, capped []int, searched int) {
-	orders = make([]int, len(kernels))
-	reached := make([]bool, len(kernels))
-	tried := make([]int, len(kernels))
-	filters.ForEachChannel(len(kernels), func(c int) {
-		s := SuggestOrder(kernels[c:c+1], tol, limit)
-		reached[c], tried[c] = s.OK, s.Order
-		orders[c] = max(1, min(s.Order, limit))
-		if !s.OK {
-			orders[c] = limit
-		}
-	})
-	for c, ok := range reached {
-		if !ok {
-			capped = append(capped, c)
-			searched = max(searched, tried[c])
+// (--order auto's orders for a checkpoint's units, channel by channel); the kernels whose
+// bound stays above the margin up to limit, or where their search ends, get limit and are
+// Capped.
+func AutoOrders(kernels [][]float64, tol float64, limit int) Auto {
+	answers, _ := searchKernels(kernels, tol, limit, math.MaxInt) // each its own: none stops
+	a := Auto{Tol: tol, Orders: make([]int, len(kernels)), Limit: limit}
+	for c, k := range answers {
+		a.Orders[c] = max(1, min(k.order, limit))
+		if !k.ok {
+			a.Orders[c] = limit
+			a.Capped = append(a.Capped, c)
+			a.Searched = max(a.Searched, k.order)
 		}
 	}
-	return orders, capped, searched
+	return a
 }
 
-// CappedWarning is --order auto's warning for the channels whose lower bound stays above
-// tol/SuggestMargin at every order up to searched (AutoOrders' capped), fitted at order
-// fitted nonetheless (--max-order's cap, or where the search ends).
-func CappedWarning(channels []int, tol float64, searched, fitted int) string {
-	return fmt.Sprintf("%d channel(s) have a lower bound above 1/%d of relative error %g at every order up to %d and were fitted at %d (channels %v)", len(channels), SuggestMargin, tol, searched, fitted, channels)
+// AutoOrder is --order auto for kernels fitted at one order (ssmlab distill of a filter or
+// kernels), from one search: the suggestion (SuggestOrder's, up to MaxSuggestOrder) and its
+// order at most maxOrder for every kernel, the kernels whose bound stays above the margin
+// there Capped. A kernel stops once the suggestion is settled and it has been searched
+// that far.
+func AutoOrder(kernels [][]float64, tol float64, maxOrder int) (Suggestion, Auto) {
+	answers, failed := searchKernels(kernels, tol, MaxSuggestOrder, maxOrder)
+	s := suggestion(kernels, tol, answers, failed)
+	n := max(1, min(s.Order, maxOrder))
+	a := Auto{Tol: tol, Orders: make([]int, len(kernels)), Searched: n, Limit: n}
+	for c, k := range answers {
+		a.Orders[c] = n
+		if !k.ok || k.order > n {
+			a.Capped = append(a.Capped, c) // a stopped one was searched up to n at least
+		}
+	}
+	return s, a
 }
 
-// AutoFit is a channel fitted at the order --order auto gave it, as MissedWarning reads it.
-type AutoFit struct {
+// Warnings are --order auto's warnings for the kernels fitted at their Orders (reports[k]:
+// kernel k's fit), named as channels from first (a checkpoint unit's first channel): the
+// Capped kernels, and those whose fit ends above Tol, with how far above its bound the
+// worst one's is.
+func (a Auto) Warnings(reports []ChannelReport, first int) []string {
+	var out []string
+	if len(a.Capped) > 0 {
+		channels := make([]int, len(a.Capped))
+		for i, k := range a.Capped {
+			channels[i] = first + k
+		}
+		out = append(out, fmt.Sprintf("%d channel(s) have a lower bound above 1/%d of relative error %g at every order up to %d and were fitted at %d (channels %v)", len(channels), SuggestMargin, a.Tol, a.Searched, a.Limit, channels))
+	}
+	fits := make([]autoFit, len(reports))
+	for k, r := range reports {
+		fits[k] = autoFit{Channel: first + k, Order: a.Orders[k], RelError: r.RelError, LowerBound: r.LowerBound}
+	}
+	if w := missedWarning(fits, a.Tol); w != "" {
+		out = append(out, w)
+	}
+	return out
+}
+
+// autoFit is a channel fitted at the order --order auto gave it, as missedWarning reads it.
+type autoFit struct {
 	Channel, Order       int
 	RelError, LowerBound float64
 }
 
-// MissedWarning is --order auto's warning for the channels their order (SuggestOrder's,
+// missedWarning is --order auto's warning for the channels their order (SuggestOrder's,
 // which counts on a fit within SuggestMargin of the lower bound) left above tol: which, and
 // how far above its bound the worst one's fit is; "" when none.
-func MissedWarning(fits []AutoFit, tol float64) string {
+func missedWarning(fits []autoFit, tol float64) string {
 	var missed []int
 	worst := -1
 	for i, c := range fits {

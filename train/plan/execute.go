@@ -159,6 +159,7 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 	for i := range orders {
 		orders[i] = fit.Spec.Order
 	}
+	var auto train.Auto
 	if fit.Auto {
 		limit := fit.MaxOrder
 		if fit.Spec.Model == train.ModelRTF {
@@ -166,15 +167,8 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 		} else {
 			limit = min(limit, u.Length-1)
 		}
-		var capped []int
-		var searched int
-		orders, capped, searched = train.AutoOrders(kernels, fit.Tol, limit)
-		if len(capped) > 0 {
-			for k := range capped {
-				capped[k] += u.Lo
-			}
-			r.Warnings = append(r.Warnings, u.ID()+": "+train.CappedWarning(capped, fit.Tol, searched, limit))
-		}
+		auto = train.AutoOrders(kernels, fit.Tol, limit)
+		orders = auto.Orders
 	}
 	groups := slices.Compact(slices.Sorted(slices.Values(orders)))
 	for _, n := range groups {
@@ -218,11 +212,11 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 		}
 	}
 	if fit.Auto {
-		fits := make([]train.AutoFit, len(r.Channels))
-		for i, c := range r.Channels {
-			fits[i] = train.AutoFit{Channel: c.Channel, Order: c.Order, RelError: c.RelError, LowerBound: c.LowerBound}
+		reports := make([]train.ChannelReport, len(r.Channels))
+		for c, rec := range r.Channels {
+			reports[c] = rec.ChannelReport
 		}
-		if w := train.MissedWarning(fits, fit.Tol); w != "" {
+		for _, w := range auto.Warnings(reports, u.Lo) {
 			r.Warnings = append(r.Warnings, u.ID()+": "+w)
 		}
 	}
