@@ -201,7 +201,9 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			ml.Options = map[string]string{}
 		}
 		maps.Copy(ml.Options, opts)
-		ml.Length, ml.LengthFrom = c.layerLength(l, opts, o.Length)
+		if ml.Length, ml.LengthFrom, err = c.layerLength(l, opts, o.Length); err != nil {
+			return inputError{err}
+		}
 		if ml.Length < 2 {
 			return inputf("%s layer %q: kernel length %d: give the length to distil at", l.Layout, l.Prefix, ml.Length)
 		}
@@ -257,33 +259,38 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 }
 
 // layerLength is the kernel length a layer is distilled at: a Hyena layer's stored length
-// (or the length given), an RTF layer's trunc_len, an S4 layer's l_kernel, else given; and
-// where the layer records it ("" for given, ModelLayer.LengthFrom).
-func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given int) (int, string) {
+// (or the length given), an RTF layer's trunc_len, an S4 layer's l_kernel (where it is not
+// 0), else given; and where the layer records it ("" for given, ModelLayer.LengthFrom). An
+// S4 layer's l_kernel import refuses is refused (layouts.S4KernelLength).
+func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given int) (int, string, error) {
 	switch {
 	case l.Length > 0:
 		if v, ok := opts["length"]; ok {
 			n, _ := strconv.Atoi(v)
-			return n, fmt.Sprintf("length %d, the layout option given", n)
+			return n, fmt.Sprintf("length %d, the layout option given", n), nil
 		}
-		return l.Length, fmt.Sprintf("the %d positions it stores", l.Length)
+		return l.Length, fmt.Sprintf("the %d positions it stores", l.Length), nil
 	case l.Layout == layouts.RTF:
 		if n, _ := strconv.Atoi(opts["trunc-len"]); n > 0 {
 			from := "the file's metadata"
 			if _, flag := c.options["trunc-len"]; flag {
 				from = "--trunc-len"
 			}
-			return n, fmt.Sprintf("trunc_len %d, from %s", n, from)
+			return n, fmt.Sprintf("trunc_len %d, from %s", n, from), nil
 		}
 	case l.Layout == layouts.S4:
 		if n, _ := strconv.Atoi(opts["length"]); n > 0 {
-			return n, fmt.Sprintf("length %d, the layout option given", n)
+			return n, fmt.Sprintf("length %d, the layout option given", n), nil
 		}
-		if n, err := c.file.ReadInt(l.Prefix + "kernel.l_kernel"); err == nil && n > 1 {
-			return int(n), fmt.Sprintf("l_kernel %d, its kernel.l_kernel buffer", n)
+		n, _, err := layouts.S4KernelLength(c.file, l)
+		if err != nil {
+			return 0, "", err
+		}
+		if n > 0 {
+			return n, fmt.Sprintf("l_kernel %d, its kernel.l_kernel buffer", n), nil
 		}
 	}
-	return given, ""
+	return given, "", nil
 }
 
 // sharesModes reports whether layer l is fitted with its SSMs' modes shared (train.FitShared)
@@ -421,7 +428,7 @@ func (c *Checkpoint) read(l ModelLayer) (layouts.Result, error) {
 		case layouts.S4D:
 			opts["length"] = strconv.Itoa(l.Length)
 		case layouts.S4:
-			if _, err := c.file.ReadInt(l.Prefix + "kernel.l_kernel"); err != nil {
+			if _, ok, _ := layouts.S4KernelLength(c.file, l.Layer); !ok {
 				opts["length"] = strconv.Itoa(l.Length)
 			}
 		}

@@ -155,7 +155,8 @@ type Listing struct {
 }
 
 // ListFile lists the layers and arrays of an array file (the workbench offers them to pick
-// one; ssmlab import --list prints them). Errors are prefixed with the path.
+// one; ssmlab import --list prints them). Errors are prefixed with the path; an S4 layer's
+// l_kernel that import would refuse (layouts.S4KernelLength) is one.
 func ListFile(path string) (Listing, error) {
 	af, err := arrays.Open(path)
 	if err != nil {
@@ -172,11 +173,16 @@ func ListFile(path string) (Listing, error) {
 			}
 		}
 	}
-	// An S4 layer's C̃ is undone for the l_kernel its buffer holds (import's --length): list it.
+	// An S4 layer's C̃ is undone for the l_kernel its buffer holds (import's --length): list
+	// it, and refuse a buffer import and distill refuse.
 	for _, l := range ls {
 		if l.Layout == layouts.S4 {
-			if n, err := af.ReadInt(l.Prefix + "kernel.l_kernel"); err == nil && n > 0 {
-				l.Options["length"] = strconv.FormatInt(n, 10)
+			n, _, err := layouts.S4KernelLength(af, l)
+			if err != nil {
+				return Listing{}, fmt.Errorf("%s: %w", path, err)
+			}
+			if n > 0 {
+				l.Options["length"] = strconv.Itoa(n)
 			}
 		}
 	}

@@ -1,9 +1,14 @@
 package sessions_test
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -125,5 +130,103 @@ func TestV3NamesSaid(t *testing.T) {
 	}
 	if _, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Length: 64}); err == nil || !strings.Contains(err.Error(), hint) {
 		t.Errorf("distill: %v", err)
+	}
+}
+
+// TestS4KernelLengthOneVerdict: an S4 layer's l_kernel buffer gets one verdict from import
+// --list (ListFile), import and distill's checkpoint planner (OpenCheckpoint), the rule of
+// layouts.S4KernelLength: 0 (C stored as it is) or a length in [2, 2^22]. The listing took
+// any positive value and left others out without a word, import took [0, 2^24] and the
+// planner distilled at values above 1, reading a buffer that was not an integer as none; so
+// l_kernel 1 was listed and imported, 2^23 listed, imported and planned at 2^23 samples,
+// -1 and 2^25 listed without a length, and a float buffer distilled at --length.
+func TestS4KernelLengthOneVerdict(t *testing.T) {
+	src, err := arrays.Open(layoutsDir + "s4_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := src.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([][]byte, len(infos))
+	for i, in := range infos {
+		if data[i], err = src.ReadRaw(in.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.Close()
+	const buf = "kernel.l_kernel"
+	k := slices.IndexFunc(infos, func(in arrays.RawInfo) bool { return strings.HasSuffix(in.Name, buf) })
+	if k < 0 {
+		t.Fatalf("s4_64.pt has no %s", buf)
+	}
+	prefix := strings.TrimSuffix(infos[k].Name, buf)
+	// write returns a copy of s4_64.pt whose buffer is v of raw type dtype.
+	write := func(v int64, dtype string) string {
+		in, d := slices.Clone(infos), slices.Clone(data)
+		in[k].DType = dtype
+		if dtype == "I64" {
+			d[k] = binary.LittleEndian.AppendUint64(nil, uint64(v))
+		} else if d[k], err = arrays.EncodeRaw([]float64{float64(v)}, dtype); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "s4.pt")
+		var b bytes.Buffer
+		if err := arrays.WriteRaw(&b, arrays.FormatTorch, in, arrays.RawOptions{}, func(i int) ([]byte, error) { return d[i], nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	const given = 32 // distill's --length
+	for _, tc := range []struct {
+		v     int64
+		dtype string
+		want  string // the refusal; "" where it is taken
+	}{
+		{64, "I64", ""},
+		{0, "I64", ""},
+		{2, "I64", ""},
+		{1 << 22, "I64", ""},
+		{-1, "I64", "l_kernel -1 is neither 0 (C stored as it is) nor a kernel length in [2, 4194304]"},
+		{1, "I64", "l_kernel 1 is neither 0 (C stored as it is) nor a kernel length in [2, 4194304]"},
+		{1<<22 + 1, "I64", "l_kernel 4194305 is neither 0"},
+		{1 << 25, "I64", "l_kernel 33554432 is neither 0"},
+		{64, "F32", "is not one int64 or int32"},
+	} {
+		path := write(tc.v, tc.dtype)
+		name := fmt.Sprintf("l_kernel %d (%s)", tc.v, tc.dtype)
+		ls, errList := sessions.ListFile(path)
+		it, errImport := sessions.Import(path, sessions.ImportOptions{Layout: "s4"})
+		ck, errPlan := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Length: given})
+		if tc.want != "" {
+			layer := fmt.Sprintf("s4 layer %q: ", prefix)
+			for what, err := range map[string]error{"import --list": errList, "import": errImport, "the checkpoint planner": errPlan} {
+				if err == nil || !strings.Contains(err.Error(), layer) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: %s: %v, want it refused naming the layer and saying %q", name, what, err, tc.want)
+				}
+			}
+			if ck != nil {
+				ck.Close()
+			}
+			continue
+		}
+		if errList != nil || errImport != nil || errPlan != nil {
+			t.Errorf("%s: import --list %v, import %v, the checkpoint planner %v; want it taken", name, errList, errImport, errPlan)
+			continue
+		}
+		// Taken: each says the same length, or for 0 none (C as stored; distilled at --length).
+		listed, plannedAt, undone := ls.Layers[0].Options["length"], ck.Layers[0].Length, fmt.Sprintf("undone for L = %d from l_kernel", tc.v)
+		if tc.v == 0 {
+			if listed != "" || plannedAt != given || !strings.Contains(it.Note, "C taken as stored") {
+				t.Errorf("%s: listed length %q, planned at %d, import's note %q; want none, %d, C taken as stored", name, listed, plannedAt, it.Note, given)
+			}
+		} else if listed != strconv.FormatInt(tc.v, 10) || plannedAt != int(tc.v) || !strings.Contains(it.Note, undone) {
+			t.Errorf("%s: listed length %q, planned at %d, import's note %q; want %d in each", name, listed, plannedAt, it.Note, tc.v)
+		}
+		ck.Close()
 	}
 }

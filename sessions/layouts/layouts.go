@@ -374,13 +374,18 @@ func Import(src Source, l Layer, o Options) (Result, error) {
 	}
 	r, err := impl.read(t, l, o)
 	if err != nil {
-		if l.Prefix == "" { // tensors named as the module alone names them
-			return Result{}, fmt.Errorf("%s layer: %w", l.Layout, err)
-		}
-		return Result{}, fmt.Errorf("%s layer %q: %w", l.Layout, l.Prefix, err)
+		return Result{}, layerError(l, err)
 	}
 	r.Tensors = t.names
 	return r, nil
+}
+
+// layerError names layer l in err, as Import's errors name it.
+func layerError(l Layer, err error) error {
+	if l.Prefix == "" { // tensors named as the module alone names them
+		return fmt.Errorf("%s layer: %w", l.Layout, err)
+	}
+	return fmt.Errorf("%s layer %q: %w", l.Layout, l.Prefix, err)
 }
 
 // ParameterOf reports the layout whose parameter a tensor name ends with (after a prefix

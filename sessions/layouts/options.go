@@ -102,6 +102,9 @@ type Options struct {
 	TensorTypes map[string]arrays.DType
 }
 
+// maxIntOption is the largest value of an option of Kind "int" (length, trunc-len): 2^22.
+const maxIntOption = 1 << 22
+
 func optionSpec(name string) (Option, bool) {
 	for _, o := range OptionList {
 		if o.Name == name {
@@ -164,8 +167,8 @@ func CheckValue(name, v string) error {
 			return fmt.Errorf("want %s", strings.Join(spec.Choices, ", "))
 		}
 	case "int":
-		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > 1<<22 {
-			return fmt.Errorf("want an integer in [0, %d]", 1<<22)
+		if n, err := strconv.Atoi(v); err != nil || n < 0 || n > maxIntOption {
+			return fmt.Errorf("want an integer in [0, %d]", maxIntOption)
 		}
 	case "float":
 		if f, err := strconv.ParseFloat(v, 64); err != nil || math.IsNaN(f) || math.IsInf(f, 0) {

@@ -52,6 +52,40 @@ type intReader interface {
 	ReadInt(name string) (int64, error)
 }
 
+// S4KernelLength reads S4 layer l's kernel.l_kernel buffer from src: the kernel length L its
+// C̃ = C·(I − Āᴸ) was made for (_setup_C), which import undoes, import --list shows as the
+// option length and distill CKPT distils the layer at. ok is false where the layer has no
+// such buffer. 0 is a module that has not run _setup_C yet: C stored as it is. Any other
+// value is a length in [2, 2^22]: two samples at least, as a distillation fits, and at most
+// what the option length takes. A value outside, or a buffer that is not one integer, is an
+// error naming the layer, which import, import --list and distill CKPT all give.
+func S4KernelLength(src Source, l Layer) (n int, ok bool, err error) {
+	if n, ok, err = newTensors(src, l).kernelLength(); err != nil {
+		err = layerError(l, err)
+	}
+	return n, ok, err
+}
+
+// kernelLength is S4KernelLength for the layer t reads, with errors that do not name it.
+func (t *tensors) kernelLength() (int, bool, error) {
+	const buf = "kernel.l_kernel"
+	if !t.has(buf) {
+		return 0, false, nil
+	}
+	ir, ok := t.src.(intReader)
+	if !ok {
+		return 0, true, invalidf("cannot read the buffer %q from this file", t.prefix+buf)
+	}
+	v, err := ir.ReadInt(t.prefix + buf)
+	if err != nil {
+		return 0, true, err
+	}
+	if v != 0 && (v < 2 || v > maxIntOption) {
+		return 0, true, invalidf("l_kernel %d is neither 0 (C stored as it is) nor a kernel length in [2, %d]", v, maxIntOption)
+	}
+	return int(v), true, nil
+}
+
 func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	dtT, reT, imT := o.get(S4, "dt-transform"), o.get(S4, "real-transform"), o.get(S4, "imag-transform")
 	aShape := []int{-1, -1}
@@ -98,19 +132,14 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if t.has("kernel.l_kernel") {
 		t.names = append(t.names, t.prefix+"kernel.l_kernel") // the kernel's buffer, read or not
 	}
-	if lk == 0 && t.has("kernel.l_kernel") {
-		ir, ok := t.src.(intReader)
-		if !ok {
-			return Result{}, invalidf("cannot read the buffer %q from this file: give --length L (the kernel length C̃ was made for)", t.prefix+"kernel.l_kernel")
-		}
-		v, err := ir.ReadInt(t.prefix + "kernel.l_kernel")
+	if lk == 0 {
+		v, ok, err := t.kernelLength()
 		if err != nil {
-			return Result{}, fmt.Errorf("%w (give --length L instead)", err)
+			return Result{}, fmt.Errorf("%w (give --length L, the kernel length C̃ was made for, instead)", err)
 		}
-		if v < 0 || v > 1<<24 {
-			return Result{}, invalidf("l_kernel %d is outside [0, 2^24]", v)
+		if ok {
+			lk, lkNote = v, "l_kernel"
 		}
-		lk, lkNote = int(v), "l_kernel"
 	}
 	n := 2 * n2
 	out := make([]filters.Filter, 0, chans*h)
