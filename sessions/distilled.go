@@ -452,7 +452,8 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		var checkDT arrays.DType
 		lo.TensorTypes, checkDT = readBackTypes(kept, dt, o.Format)
 		rb, err := layouts.ReadBackOver(doc, tensors, dt, lay, lo, l.Prefix, l.Length)
-		check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Cut: rb.Cut, Unstable: rb.Unstable, Err: err, Layout: lay, DType: checkDT, TruncLen: truncLen, Errors: rb.Errors, FitErrors: fitErrs}
+		check := readBackCheck(rb, err, lay, checkDT)
+		check.Item, check.TruncLen, check.FitErrors = l.Prefix, truncLen, fitErrs
 		rec.TensorDTypes = kept
 		last = tensors
 		rec.ToLayout, rec.ReadBackError = string(lay), readBackError(rb.RelError, err)
@@ -692,9 +693,10 @@ func readBackTypes(kept map[string]string, dt arrays.DType, f arrays.Format) (ma
 // exportMIMOLayer writes a reduced MIMO layer (the unit r) back in its own layout, with its
 // module's settings (an S5 layer every state at --log-step, else the mean of its log_step),
 // and checks that the tensors, rounded to their dtype, read back within their limit of the
-// reduced layer. A bidirectional S5 layer's 2H outputs (Result.MIMO's) are written as C1 and
-// C2 by ExportMIMO from their number (one C of (H, 2P, 2) where the layer was read so,
-// c-init complex_normal); the note says which channels are which.
+// reduced layer, and stable where it is (readBackCheck, as every layer written). A
+// bidirectional S5 layer's 2H outputs (Result.MIMO's) are written as C1 and C2 by
+// ExportMIMO from their number (one C of (H, 2P, 2) where the layer was read so, c-init
+// complex_normal); the note says which channels are which.
 func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o DistilledOptions, stateSize int) ([]arrays.Named, plan.LayerRecord, layerNotes, error) {
 	rec := plan.LayerRecord{Prefix: l.Prefix, Layout: string(l.Layout), ToLayout: string(l.Layout), Length: l.Length, Channels: r.Channels, Warnings: l.Warnings}
 	raw, dt, why := writtenType(l, o)
@@ -727,7 +729,8 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	var checkDT arrays.DType
 	lo.TensorTypes, checkDT = readBackTypes(rec.TensorDTypes, dt, o.Format)
 	rb, err := layouts.ReadBackMIMO(m, tensors, dt, l.Layout, lo, l.Prefix, l.Length)
-	check := ReadBackCheck{Item: l.Prefix, RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Err: err, Layout: l.Layout, DType: checkDT, Errors: rb.Errors, FitErrors: fitErrors(r.Channels, m.Outputs)}
+	check := readBackCheck(rb, err, l.Layout, checkDT)
+	check.Item, check.FitErrors = l.Prefix, fitErrors(r.Channels, m.Outputs)
 	rec.ReadBackError = readBackError(rb.RelError, err)
 	rec.Channels = channelReadBacks(r.Channels, rb.Errors, err)
 	for _, t := range tensors {

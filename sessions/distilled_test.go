@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/cplx"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -208,4 +209,66 @@ func diagonalPairs(t *testing.T, poles, residues []complex128) filters.Filter {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// TestAssembleRefusesMIMOReadBackUnstable: a reduced MIMO layer whose tensors read back
+// within their dtype's limit but with a stable mode made unstable is refused, as export and
+// a single-input layer's write are (ReadBackCheck.Failed); the MIMO write built its check
+// without the read-back's unstable outputs and wrote it. Here an S5 layer written in
+// bfloat16 at log_step 75 (Δ = e^75): its real mode 1 − 1e-9, Re Λ = log(λ)/Δ ≈ −2.7e-42,
+// rounds to 0, below bfloat16's least subnormal, and reads back as the pole 1.
+func TestAssembleRefusesMIMOReadBackUnstable(t *testing.T) {
+	const logStep = "75"
+	ck, err := sessions.OpenCheckpoint("../testdata/layouts/s5_64.pt", sessions.CheckpointOptions{Options: map[string]string{"log-step": logStep}, Length: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	l := ck.Layers[0]
+	u := plan.Unit{Prefix: l.Prefix, Lo: 0, Hi: l.Channels, Length: l.Length, MIMO: true}
+	orig, err := ck.MIMO(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, out := orig.Inputs, orig.Outputs
+	poles := []complex128{1 - 1e-9, cmplx.Rect(0.6, 0.4)}
+	b, c := make([]complex128, 2*in), make([]complex128, out*2)
+	for i := range in {
+		b[i], b[in+i] = complex(1+0.1*float64(i), 0), complex(0.3, -0.2*float64(i))
+	}
+	for o := range out {
+		c[2*o], c[2*o+1] = complex(0.2+0.05*float64(o), 0), complex(0.5, 0.1)
+	}
+	m, err := filters.NewMIMO(poles, b, c, make([]float64, out*in), in, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test's premise, with the options the write uses: a stable layer that reads back
+	// within bfloat16's limit, with its outputs unstable.
+	lo := layouts.Options{Values: map[string]string{}}
+	for _, o := range layouts.OptionList {
+		if _, ok := o.Defaults[l.Layout]; ok && l.Options[o.Name] != "" {
+			lo.Values[o.Name] = l.Options[o.Name]
+		}
+	}
+	tensors, err := layouts.ExportMIMO(m, l.Layout, lo, l.Prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb, err := layouts.ReadBackMIMO(m, tensors, arrays.BFloat16, l.Layout, lo, l.Prefix, l.Length)
+	if err != nil || !filters.Stable(m.MaxRadius()) || len(rb.Unstable) == 0 || !(rb.RelError <= sessions.ReadBackLimit(arrays.BFloat16)) {
+		t.Fatalf("the test's premise: a stable layer (radius %v) reading back within %g with outputs unstable; it reads back %+v, %v", m.MaxRadius(), sessions.ReadBackLimit(arrays.BFloat16), rb, err)
+	}
+
+	recs := make([]plan.ChannelRecord, out)
+	for o := range recs {
+		recs[o] = plan.ChannelRecord{Channel: o, Order: 3, ChannelReport: train.ChannelReport{RelError: 1e-3, Stable: true}}
+	}
+	red := &plan.MIMORecord{Poles: cplx.Pairs(poles), B: cplx.Pairs(b), C: cplx.Pairs(c), D: make([]float64, out*in), Inputs: in, Outputs: out, Order: 3}
+	res := []*plan.UnitResult{{Unit: u, Channels: recs, MIMO: red}}
+	_, err = sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatTorch, Options: plan.Options{DType: "BF16"}})
+	want := fmt.Sprintf("with channel %d unstable", rb.Unstable[0])
+	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), want) {
+		t.Errorf("a layer reading back unstable: %v; want it refused saying %q", err, want)
+	}
 }

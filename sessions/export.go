@@ -447,10 +447,17 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 // readBack checks tensors, doc's filter exported in layout lay, as read back in dtype dt
 // over length samples (0: as layouts.ReadBack chooses).
 func readBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay layouts.Layout, lo layouts.Options, prefix string, length int) ReadBackCheck {
-	c := ReadBackCheck{Layout: lay, DType: dt, ModelLength: length}
 	rb, err := layouts.ReadBackOver(doc, tensors, dt, lay, lo, prefix, length)
-	c.RelError, c.Channel, c.Length, c.Cut, c.Unstable, c.Err = rb.RelError, rb.Channel, rb.Length, rb.Cut, rb.Unstable, err
+	c := readBackCheck(rb, err, lay, dt)
+	c.ModelLength = length
 	return c
+}
+
+// readBackCheck is layouts' read-back measure rb of tensors of layout lay, or err where they
+// do not read back, judged in dtype dt: every check Failed judges is made here (export's,
+// and a distilled layer's, MIMO or not), so that none leaves out its Cut or Unstable.
+func readBackCheck(rb layouts.Check, err error, lay layouts.Layout, dt arrays.DType) ReadBackCheck {
+	return ReadBackCheck{RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Cut: rb.Cut, Unstable: rb.Unstable, Errors: rb.Errors, Err: err, Layout: lay, DType: dt}
 }
 
 // unknownFormat is the error of a format Export does not write.
