@@ -592,21 +592,17 @@ func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType,
 	case raw == "BF16":
 		raw, why = "F32", "written as F32: NumPy files cannot hold bfloat16"
 	default:
-		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes float64, float32 and bfloat16, not %s", raw)
+		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes %s, not %s", arrays.WrittenNames(), raw)
 	}
 	return raw, dt, why
 }
 
-// floatType is the element type ssmlab writes a raw type as in a container of format f, and
-// false where it writes none (float16, integers; bfloat16 in NumPy files): float32 then.
+// floatType is the element type ssmlab writes a raw type as in a container of format f
+// (arrays.WrittenRawType), and false where it writes none (float16, integers; bfloat16 in
+// NumPy files): float32 then.
 func floatType(raw string, f arrays.Format) (arrays.DType, bool) {
-	switch raw {
-	case "F64":
-		return arrays.Float64, true
-	case "F32":
-		return arrays.Float32, true
-	case "BF16":
-		return arrays.BFloat16, f != arrays.FormatNPZ
+	if d, ok := arrays.WrittenRawType(raw, f); ok {
+		return d, true
 	}
 	return arrays.Float32, false
 }

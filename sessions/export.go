@@ -503,18 +503,16 @@ func ExportOptionFormats(option string) []ExportFormat {
 // trunc_len, which the layer's tensors are written for and which sets its check's window.
 const lengthNotRTF = " applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"
 
-// exportDTypes are the element types Export writes (bfloat16 to pt and safetensors only),
-// and dtypeWant says so in errors.
-var exportDTypes = []arrays.DType{arrays.Float64, arrays.Float32, arrays.BFloat16}
-
-const dtypeWant = ": want float64, float32 or bfloat16"
+// dtypeWant says in errors which element types Export writes: those the writers write
+// (arrays.Writes; bfloat16 to pt and safetensors only).
+var dtypeWant = ": want " + arrays.WrittenNames()
 
 // ParseExportDType returns the element type named s (arrays.ParseDType: "float32", "f4", …)
 // if Export writes it, and otherwise the *OptionError Check gives for it
 // (`dtype "float16": want float64, float32 or bfloat16`).
 func ParseExportDType(s string) (arrays.DType, error) {
 	dt, err := arrays.ParseDType(s)
-	if err != nil || !slices.Contains(exportDTypes, dt) {
+	if err != nil || !arrays.Writes(dt) {
 		return arrays.Float64, &OptionError{"dtype", strconv.Quote(s), dtypeWant}
 	}
 	return dt, nil
@@ -547,7 +545,7 @@ func (o ExportOptions) Check() error {
 		return err
 	}
 	switch {
-	case !slices.Contains(exportDTypes, o.DType):
+	case !arrays.Writes(o.DType):
 		return &OptionError{"dtype", strconv.Quote(o.DType.String()), dtypeWant}
 	case o.DType == arrays.BFloat16 && o.Format != ExportTorch && o.Format != ExportSafetensors:
 		return &OptionError{"dtype", o.DType.String(), fmt.Sprintf(": %s has no bfloat16 (pt and safetensors have)", o.Format)}

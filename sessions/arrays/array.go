@@ -357,6 +357,14 @@ func halfToFloat(h uint16) float64 {
 // lists (writtenNames), so that none claims another; float16 is read only.
 var writtenTypes = []DType{Float64, Float32, BFloat16}
 
+// Writes reports whether the writers write element type d: float64, float32 and bfloat16
+// (WrittenNames); float16 and the complex types are read only.
+func Writes(d DType) bool { return slices.Contains(writtenTypes, d) }
+
+// WrittenNames lists the element types the writers write, as messages say them: "float64,
+// float32 or bfloat16".
+func WrittenNames() string { return writtenNames(DType.String) }
+
 // writtenNames lists writtenTypes as name writes each: "float64, float32 or bfloat16".
 func writtenNames(name func(DType) string) string {
 	names := make([]string, len(writtenTypes))
@@ -370,8 +378,8 @@ func writtenNames(name func(DType) string) string {
 // to nearest even). A value beyond the range of d is an error, since it would become
 // infinite.
 func appendFloats(dst []byte, data []float64, d DType) ([]byte, error) {
-	if !slices.Contains(writtenTypes, d) {
-		return nil, fmt.Errorf("arrays: cannot write %s: writers write %s", d, writtenNames(DType.String))
+	if !Writes(d) {
+		return nil, fmt.Errorf("arrays: cannot write %s: writers write %s", d, WrittenNames())
 	}
 	switch d {
 	case Float64:

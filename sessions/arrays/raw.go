@@ -66,6 +66,17 @@ func RawType(d DType) string {
 	panic(fmt.Sprintf("arrays: no raw type for %v", d))
 }
 
+// WrittenRawType returns the element type the writers write raw type raw (RawTypes: "F64",
+// "BF16", …) as in a file of format f, and false where they write none: a type Writes
+// refuses (float16, complex, integers), or one NumPy has none of (bfloat16) in an .npz file.
+func WrittenRawType(raw string, f Format) (DType, bool) {
+	rt, ok := rawTypes[raw]
+	if !ok || !rt.ok || !Writes(rt.float) || f == FormatNPZ && rt.numpy == "" {
+		return 0, false
+	}
+	return rt.float, true
+}
+
 // RawInfo names a raw tensor, its element type (RawTypes) and its shape (a complex tensor's
 // shape has no trailing 2).
 type RawInfo struct {
