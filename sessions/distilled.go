@@ -168,6 +168,9 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	for _, in := range c.infos {
 		prefix, ok := replaced[in.Name]
 		if !ok {
+			if _, gone := replaced[in.Tied]; gone {
+				in.Tied = "" // what it is tied to is a distilled layer's: its own storage
+			}
 			if err := add(in, nil); err != nil {
 				return nil, err
 			}

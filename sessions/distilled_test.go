@@ -1,9 +1,13 @@
 package sessions_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/cmplx"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,13 +104,7 @@ func TestAssembleOffersNoForceWithoutTensors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := make([]filters.Filter, l.Channels)
-	recs := make([]plan.ChannelRecord, l.Channels)
-	for c := range fs {
-		fs[c] = f
-		recs[c] = plan.ChannelRecord{Channel: c, Order: 2, ChannelReport: train.ChannelReport{RelError: 1e-3, Stable: true}}
-	}
-	res := []*plan.UnitResult{{Unit: plan.Unit{Prefix: l.Prefix, Lo: 0, Hi: l.Channels, Length: l.Length, Order: 2}, Filters: fs, Channels: recs}}
+	res := sameFit(l, f)
 	for _, force := range []bool{false, true} {
 		_, err := sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatTorch, Options: plan.Options{ToLayout: "s4d"}, Force: force})
 		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "is not real and positive") ||
@@ -197,6 +195,18 @@ func TestAssembleNamesEveryUnheldLayer(t *testing.T) {
 	}
 }
 
+// sameFit is layer l fitted as one unit with filter f, of order 2, in every channel, each
+// to a relative error of 1e-3.
+func sameFit(l sessions.ModelLayer, f filters.Filter) []*plan.UnitResult {
+	fs := make([]filters.Filter, l.Channels)
+	recs := make([]plan.ChannelRecord, l.Channels)
+	for c := range fs {
+		fs[c] = f
+		recs[c] = plan.ChannelRecord{Channel: c, Order: 2, ChannelReport: train.ChannelReport{RelError: 1e-3, Stable: true}}
+	}
+	return []*plan.UnitResult{{Unit: plan.Unit{Prefix: l.Prefix, Lo: 0, Hi: l.Channels, Length: l.Length, Order: 2}, Filters: fs, Channels: recs}}
+}
+
 // diagonalPairs is the modal filter of the conjugate pairs of poles, with the residues.
 func diagonalPairs(t *testing.T, poles, residues []complex128) filters.Filter {
 	t.Helper()
@@ -270,5 +280,83 @@ func TestAssembleRefusesMIMOReadBackUnstable(t *testing.T) {
 	want := fmt.Sprintf("with channel %d unstable", rb.Unstable[0])
 	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), want) {
 		t.Errorf("a layer reading back unstable: %v; want it refused saying %q", err, want)
+	}
+}
+
+// TestAssembleKeepsTiedTensorsTied: a distilled torch.save checkpoint keeps the input's tied
+// tensors (an embedding and the output layer that shares it) as one storage, and writes a
+// tensor tied to one of a distilled layer's, which the layer's new tensors replace, as its
+// own copy of the input's; they were written as copies, doubling a tied embedding.
+func TestAssembleKeepsTiedTensorsTied(t *testing.T) {
+	src, err := arrays.Open("../testdata/layouts/stripedhyena_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := src.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[string][]byte{}
+	for _, in := range infos {
+		if data[in.Name], err = src.ReadRaw(in.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.Close()
+	layer := slices.IndexFunc(infos, func(in arrays.RawInfo) bool { return strings.HasSuffix(in.Name, "poles") })
+	if layer < 0 {
+		t.Fatal("stripedhyena_64.pt has no poles")
+	}
+	emb := arrays.RawInfo{Name: "emb.weight", DType: "F32", Shape: []int{2, 2}}
+	data[emb.Name], _ = arrays.EncodeRaw([]float64{1, 2, 3, 4}, "F32")
+	p := infos[layer]
+	infos = append(infos, emb,
+		arrays.RawInfo{Name: "head.weight", DType: emb.DType, Shape: emb.Shape, Tied: emb.Name},
+		arrays.RawInfo{Name: "poles_alias", DType: p.DType, Shape: p.Shape, Tied: p.Name})
+	data["head.weight"], data["poles_alias"] = data[emb.Name], data[p.Name]
+	in := filepath.Join(t.TempDir(), "tied.pt")
+	var b bytes.Buffer
+	if err := arrays.WriteRaw(&b, arrays.FormatTorch, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[infos[i].Name], nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(in, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	ck, err := sessions.OpenCheckpoint(in, sessions.CheckpointOptions{ToLayout: "stripedhyena", Length: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	l := ck.Layers[0]
+	res := sameFit(l, diagonalPairs(t, []complex128{cmplx.Rect(0.8, 0.5)}, []complex128{0.3 - 0.1i}))
+	a, err := sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatTorch, Options: plan.Options{ToLayout: "stripedhyena"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.pt")
+	if err := a.WriteFile(out); err != nil {
+		t.Fatal(err)
+	}
+	back, err := arrays.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer back.Close()
+	got, err := back.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tied := map[string]string{}
+	for _, in := range got {
+		tied[in.Name] = in.Tied
+	}
+	if tied["head.weight"] != emb.Name || tied["poles_alias"] != "" {
+		t.Errorf("head.weight tied to %q, poles_alias to %q; want %q and none", tied["head.weight"], tied["poles_alias"], emb.Name)
+	}
+	for _, name := range []string{emb.Name, "head.weight", "poles_alias"} {
+		if r, err := back.ReadRaw(name); err != nil || !bytes.Equal(r, data[name]) {
+			t.Errorf("%s: %v; want the input's bytes", name, err)
+		}
 	}
 }

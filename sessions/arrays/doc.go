@@ -20,7 +20,8 @@
 //   - Raw tensors, for copying a checkpoint's tensors bit for bit whatever their element type
 //     (integers and booleans too): File.RawInfos and File.ReadRaw (safetensors, torch.save,
 //     .npz) give them as little-endian C-order bytes, WriteRaw writes a file of them one
-//     tensor at a time; the float writers above are WriteRaw's.
+//     tensor at a time; the float writers above are WriteRaw's. A torch.save file's tied
+//     tensors (RawInfo.Tied) are written back to one as one storage.
 //   - Packed, and Array's MarshalJSON/UnmarshalJSON: the compact JSON form of an array
 //     (base64 of little-endian float64) used inside ssmlab's session files.
 //

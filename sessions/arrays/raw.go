@@ -83,6 +83,12 @@ type RawInfo struct {
 	Name  string
 	DType string
 	Shape []int
+	// Tied names an earlier tensor this one is the very same view of (one storage, offset,
+	// shape and strides: a torch.save file's tied weights, an embedding and the output layer
+	// that shares it), or "". WriteRaw writes tied tensors to a torch.save file as one
+	// storage, as torch.save does, and to the other containers, which share none, as copies.
+	// Tensors that share a storage otherwise (views at other offsets) are copies.
+	Tied string
 }
 
 // Bytes returns the size of the tensor's data.
@@ -163,13 +169,18 @@ func (af *File) RawInfos() ([]RawInfo, error) {
 			out = append(out, RawInfo{Name: in.Name, DType: in.DType, Shape: slices.Clone(in.Shape)})
 		}
 	case FormatTorch:
+		first := map[string]string{} // a view, as tiedKey spells it → the first tensor that is it
 		for _, in := range af.torch.infos {
 			tt := af.torch.tensors[in.Name]
 			name, ok := rawTypeNamed(torchDTypes[tt.storage.dtype].name)
 			if !ok {
 				return nil, unsupportedf("torch: tensor %q has dtype %s, which ssmlab cannot copy", in.Name, torchDTypes[tt.storage.dtype].name)
 			}
-			out = append(out, RawInfo{Name: in.Name, DType: name, Shape: slices.Clone(tt.size)})
+			k := tt.tiedKey()
+			out = append(out, RawInfo{Name: in.Name, DType: name, Shape: slices.Clone(tt.size), Tied: first[k]})
+			if first[k] == "" {
+				first[k] = in.Name
+			}
 		}
 	case FormatNPZ:
 		for _, in := range af.npz.infos {
@@ -386,18 +397,24 @@ type RawOptions struct {
 // The files are those EncodeSafetensors, EncodeTorch and WriteNPZ write: the same bytes for
 // the same tensors.
 func WriteRaw(w io.Writer, f Format, infos []RawInfo, o RawOptions, data func(i int) ([]byte, error)) error {
-	seen := make(map[string]bool, len(infos))
-	for _, in := range infos {
+	seen := make(map[string]int, len(infos))
+	for i, in := range infos {
 		if in.Name == "" {
 			return fmt.Errorf("arrays: an array has no name")
 		}
 		if !ValidName(in.Name) {
 			return fmt.Errorf("arrays: tensor %q: its name is not valid UTF-8", in.Name)
 		}
-		if seen[in.Name] {
+		if _, ok := seen[in.Name]; ok {
 			return fmt.Errorf("arrays: two arrays are named %q", in.Name)
 		}
-		seen[in.Name] = true
+		seen[in.Name] = i
+		if in.Tied != "" {
+			j, ok := seen[in.Tied]
+			if !ok || infos[j].Tied != "" || infos[j].DType != in.DType || !slices.Equal(infos[j].Shape, in.Shape) {
+				return fmt.Errorf("arrays: tensor %q is tied to %q, which is no earlier untied tensor of its type and shape (%s %s)", in.Name, in.Tied, in.DType, ShapeString(in.Shape))
+			}
+		}
 		rt, ok := rawTypes[in.DType]
 		if !ok {
 			return fmt.Errorf("arrays: tensor %q has the unknown type %q", in.Name, in.DType)
@@ -521,7 +538,13 @@ func writeTorchRaw(w io.Writer, infos []RawInfo, data func(int) ([]byte, error))
 		}
 		p.WriteByte('t')
 	}
+	key := make([]int, len(infos)) // each tensor's storage: its own, or the one it is tied to
+	index := make(map[string]int, len(infos))
 	for i, in := range infos {
+		index[in.Name], key[i] = i, i
+		if in.Tied != "" {
+			key[i] = index[in.Tied] // an earlier tensor: WriteRaw checked
+		}
 		shape := make([]int64, len(in.Shape))
 		stride := make([]int64, len(in.Shape))
 		s := int64(1)
@@ -533,7 +556,7 @@ func writeTorchRaw(w io.Writer, infos []RawInfo, data func(int) ([]byte, error))
 		p.WriteString("ctorch._utils\n_rebuild_tensor_v2\n((")
 		pickleStr("storage")
 		p.WriteString("ctorch\n" + rawTypes[in.DType].torch + "\n")
-		pickleStr(strconv.Itoa(i))
+		pickleStr(strconv.Itoa(key[i]))
 		pickleStr("cpu")
 		pickleInt(s)
 		p.WriteString("tQK\x00")
@@ -574,6 +597,9 @@ func writeTorchRaw(w io.Writer, infos []RawInfo, data func(int) ([]byte, error))
 		return err
 	}
 	for i := range infos {
+		if key[i] != i {
+			continue // its storage is the one it is tied to
+		}
 		b, err := data(i)
 		if err != nil {
 			return err

@@ -426,3 +426,70 @@ func TestWrittenRawType(t *testing.T) {
 		}
 	}
 }
+
+// TestTiedTensorsStayTied: a torch.save file's tied tensors (tied.pt: "head" is "emb", as
+// a model whose output layer shares its embedding's parameter saves them) are listed as
+// tied, and written back to a torch.save file as one storage, which reads back tied with
+// the same bytes; to safetensors as copies. A view of the storage at an offset ("row") is
+// a copy. They were written as two storages.
+func TestTiedTensorsStayTied(t *testing.T) {
+	af := openTorch(t, "tied.pt")
+	infos, err := af.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tied []string
+	for _, in := range infos {
+		if in.Tied != "" {
+			tied = append(tied, in.Name+" → "+in.Tied)
+		}
+	}
+	if want := []string{"head → emb"}; !slices.Equal(tied, want) {
+		t.Fatalf("tied tensors %q, want %q", tied, want)
+	}
+	data := func(i int) ([]byte, error) { return af.ReadRaw(infos[i].Name) }
+	for _, f := range []arrays.Format{arrays.FormatTorch, arrays.FormatSafetensors} {
+		var b bytes.Buffer
+		if err := arrays.WriteRaw(&b, f, infos, arrays.RawOptions{}, data); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		back, err := arrays.OpenReader(bytes.NewReader(b.Bytes()), int64(b.Len()), "out."+string(f))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		got, err := back.RawInfos()
+		if err != nil || len(got) != len(infos) {
+			t.Fatalf("%s: %d tensors, %v", f, len(got), err)
+		}
+		for i, in := range got {
+			wantTied := infos[i].Tied
+			if f != arrays.FormatTorch {
+				wantTied = ""
+			}
+			r, err := back.ReadRaw(in.Name)
+			w, _ := data(i)
+			if err != nil || in.Name != infos[i].Name || in.Tied != wantTied || !bytes.Equal(r, w) {
+				t.Errorf("%s: tensor %q: tied to %q (want %q), %v, same bytes %v", f, in.Name, in.Tied, wantTied, err, bytes.Equal(r, w))
+			}
+		}
+	}
+}
+
+// TestWriteRawTiedChecked: a tensor tied to one that is not an earlier untied tensor of its
+// type and shape is refused before anything is written.
+func TestWriteRawTiedChecked(t *testing.T) {
+	a := arrays.RawInfo{Name: "a", DType: "F32", Shape: []int{2}}
+	for _, infos := range [][]arrays.RawInfo{
+		{{Name: "b", DType: "F32", Shape: []int{2}, Tied: "a"}, a},                                                        // later
+		{a, {Name: "b", DType: "F64", Shape: []int{2}, Tied: "a"}},                                                        // another type
+		{a, {Name: "b", DType: "F32", Shape: []int{1, 2}, Tied: "a"}},                                                     // another shape
+		{a, {Name: "b", DType: "F32", Shape: []int{2}, Tied: "c"}},                                                        // none
+		{a, {Name: "b", DType: "F32", Shape: []int{2}, Tied: "a"}, {Name: "c", DType: "F32", Shape: []int{2}, Tied: "b"}}, // tied itself
+	} {
+		var b bytes.Buffer
+		err := arrays.WriteRaw(&b, arrays.FormatTorch, infos, arrays.RawOptions{}, func(int) ([]byte, error) { return make([]byte, 8), nil })
+		if err == nil || !strings.Contains(err.Error(), "which is no earlier untied tensor of its type and shape") || b.Len() != 0 {
+			t.Errorf("%+v: %v (%d bytes written), want it refused", infos, err, b.Len())
+		}
+	}
+}

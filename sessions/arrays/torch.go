@@ -74,6 +74,12 @@ type torchTensor struct {
 	stride  []int64
 }
 
+// tiedKey spells the view a tensor is: two tensors of one key are the same elements in the
+// same order (RawInfo.Tied).
+func (tt *torchTensor) tiedKey() string {
+	return fmt.Sprintf("%q %q %d %v %v", tt.storage.key, tt.storage.dtype, tt.offset, tt.size, tt.stride)
+}
+
 // torchCallable is an allowlisted function a pickle may call.
 type torchCallable string
 

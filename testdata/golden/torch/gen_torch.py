@@ -11,6 +11,7 @@ It writes, next to this script:
   small_*.pt, small_lightning.ckpt
                   the same kinds of content, one or two tensors of at most four elements
                   each: the fuzzers' seeds, which must be small (internal/fuzzcorpus)
+  tied.pt         tied weights: one tensor under two names, and a view of its storage
   expected.json   the values of every float tensor, C order, complex as (..., 2) pairs
 
 legacy.pt differs from run to run (the legacy format keys storages by their addresses in
@@ -87,6 +88,13 @@ small = {
 for name, obj in small.items():
     torch.save(obj, os.path.join(here, name))
 
+# Drawn after the files above: tied weights, as a model whose output layer shares its
+# embedding's parameter saves them (one tensor under two names), and a view of that storage
+# at an offset, which is not the same tensor.
+emb = torch.randn(3, 2)
+tied = collections.OrderedDict([("emb", emb), ("other", torch.randn(2)), ("head", emb), ("row", emb[1])])
+torch.save(tied, os.path.join(here, "tied.pt"))
+
 
 def floats(state):
     return {k: values(v) for k, v in state.items() if v.is_floating_point() or v.is_complex()}
@@ -100,6 +108,7 @@ expected = {
 }
 for name, obj in small.items():
     expected[name] = floats(obj["state_dict"] if name.endswith(".ckpt") else obj)
+expected["tied.pt"] = floats(tied)
 with open(os.path.join(here, "expected.json"), "w") as f:
     json.dump(expected, f, indent=1)
     f.write("\n")
