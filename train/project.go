@@ -191,16 +191,22 @@ const eraSize = 512
 func newRealisation(y []float64, n int) (*realisation, error) {
 	tops := eraTops(y, eraSize)
 	defer tops.release()
-	return realisationFrom(y, n, tops)
+	r, err := realisationFrom(y, n, tops)
+	if err != nil {
+		return nil, err
+	}
+	r.firs = map[int]*filters.Dense{}
+	return r, nil
 }
 
-// realisationFrom is newRealisation with ERA's eigenpairs from tops (eraTops(y, eraSize)).
+// realisationFrom is newRealisation with ERA's eigenpairs from tops (eraTops(y, eraSize)),
+// without the FIR realisations' map (the caller's: rungRealisations shares its own).
 func realisationFrom(y []float64, n int, tops *hankelTops) (*realisation, error) {
 	era, err := eraFrom(y, n, tops)
 	if err != nil {
 		return nil, err
 	}
-	return &realisation{y: y, top: n, era: era, firs: map[int]*filters.Dense{}}, nil
+	return &realisation{y: y, top: n, era: era}, nil
 }
 
 // firPad is the kernel padded with zeros to twice its length: the Markov parameters of its
