@@ -45,6 +45,10 @@ type jobForm struct {
 	// even one equal to orderSet (the default typed again before the suggestion came back,
 	// which the suggestion replaced when the form told the user's order by its value).
 	orderTyped bool
+	// stepsTyped is set once the user changed the steps: given (stepsGiven), they are refused
+	// for a recipe that takes no optimiser steps (Spec.CheckOptimiserSetting), as :distill
+	// steps=.
+	stepsTyped bool
 }
 
 func choiceField(name, help string, choices []string, val string) formField {
@@ -136,22 +140,17 @@ func (f *jobForm) setFocus(i int) {
 // spec reads the form, and its orders for a ladder (nil for one order); a spec
 // Spec.Validate refuses is its error. An order beside the ladder's orders is refused as
 // :distill order= beside orders= is (train.CheckOrderOrOrders), the cursor on the order:
-// the ladder dropped it without a word.
+// the ladder dropped it without a word. Steps the user typed for a recipe fitted by variable
+// projection are refused as :distill steps= is (Spec.CheckOptimiserSetting), the cursor on
+// the steps (the fit ignored them); emptied, they are the default's, unused.
 func (f *jobForm) spec() (train.Spec, []int, error) {
 	order, ladder := f.field("order"), f.field("orders")
 	if err := train.CheckOrderOrOrders(f.orderGiven(), f.fields[ladder].value() != "", "order", "orders"); err != nil {
 		return f.def, nil, fieldError{order, err}
 	}
-	s, err := f.read()
+	s, orders, err := f.readLadder()
 	if err != nil {
 		return s, nil, err
-	}
-	var orders []int
-	if v := f.fields[ladder].value(); v != "" {
-		if orders, err = parseOrders(v); err != nil {
-			return s, nil, fieldError{ladder, err}
-		}
-		s.Order = slices.Max(orders)
 	}
 	for i, fl := range f.fields {
 		var err error
@@ -159,7 +158,9 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 		case fl.name == "order" && orders == nil:
 			err = train.CheckDistillOrder(s.Order)
 		case fl.name == "steps":
-			err = train.CheckSteps(s.Steps)
+			if err = train.CheckSteps(s.Steps); err == nil && f.stepsGiven() {
+				err = s.CheckOptimiserSetting("steps") // the form's name, as the order's rule
+			}
 		case fl.name == "length":
 			err = train.CheckLength(s.Target.Length)
 		}
@@ -176,6 +177,19 @@ func (f *jobForm) orderGiven() bool {
 	return f.orderTyped && f.fields[f.field("order")].value() != ""
 }
 
+// stepsGiven reports whether the steps are the user's: typed, not the default's the form
+// filled in nor left empty, which a recipe that takes no steps does without.
+func (f *jobForm) stepsGiven() bool {
+	return f.stepsTyped && f.fields[f.field("steps")].value() != ""
+}
+
+// byProjection reports whether the form as filled in fits by variable projection, which
+// takes no optimiser steps (train.Spec.ByProjection): the form marks its steps unused.
+func (f *jobForm) byProjection() bool {
+	s, _, err := f.readLadder()
+	return err == nil && s.ByProjection()
+}
+
 // ladderReplacesOrder reports whether the order field holds the form's own value beside a
 // ladder's orders, which replace it.
 func (f *jobForm) ladderReplacesOrder() bool {
@@ -184,13 +198,21 @@ func (f *jobForm) ladderReplacesOrder() bool {
 
 // read reads the form into its default spec; a malformed number is an error naming the
 // field. An order the user did not give beside a ladder's orders is the default's (spec
-// takes the ladder's highest).
+// takes the ladder's highest), and so are steps left empty for a recipe that takes none.
 func (f *jobForm) read() (train.Spec, error) {
 	s := f.def
 	ints := map[string]*int{"order": &s.Order, "steps": &s.Steps, "length": &s.Target.Length}
+	notWhole := func(i int) error {
+		return fieldError{i, fmt.Errorf("%s: want a whole number, got %q", f.fields[i].name, f.fields[i].value())}
+	}
+	noSteps := -1
 	for i := range f.fields {
 		fl := &f.fields[i]
 		if fl.name == "order" && f.ladderReplacesOrder() {
+			continue
+		}
+		if fl.name == "steps" && fl.value() == "" {
+			noSteps = i // the default's where the recipe takes none (below)
 			continue
 		}
 		if p, ok := ints[fl.name]; ok {
@@ -198,7 +220,7 @@ func (f *jobForm) read() (train.Spec, error) {
 			// as distill on the command line says them.
 			v, err := strconv.Atoi(fl.value())
 			if err != nil {
-				return s, fieldError{i, fmt.Errorf("%s: want a whole number, got %q", fl.name, fl.value())}
+				return s, notWhole(i)
 			}
 			*p = v
 			continue
@@ -216,7 +238,30 @@ func (f *jobForm) read() (train.Spec, error) {
 			}
 		}
 	}
+	if noSteps >= 0 && !s.ByProjection() {
+		return s, notWhole(noSteps)
+	}
 	return s, nil
+}
+
+// readLadder reads the form (read) and its ladder's orders, nil for one order, the spec's
+// order the highest of them.
+func (f *jobForm) readLadder() (train.Spec, []int, error) {
+	s, err := f.read()
+	if err != nil {
+		return s, nil, err
+	}
+	ladder := f.field("orders")
+	v := f.fields[ladder].value()
+	if v == "" {
+		return s, nil, nil
+	}
+	orders, err := parseOrders(v)
+	if err != nil {
+		return s, nil, fieldError{ladder, err}
+	}
+	s.Order = slices.Max(orders)
+	return s, orders, nil
 }
 
 func (f *jobForm) update(m *Model, msg tea.KeyMsg) tea.Cmd {
@@ -249,8 +294,9 @@ func (f *jobForm) update(m *Model, msg tea.KeyMsg) tea.Cmd {
 	var cmd tea.Cmd
 	was := fl.input.Value()
 	fl.input, cmd = fl.input.Update(msg)
-	if fl.name == "order" && fl.input.Value() != was {
-		f.orderTyped = true
+	if fl.input.Value() != was {
+		f.orderTyped = f.orderTyped || fl.name == "order"
+		f.stepsTyped = f.stepsTyped || fl.name == "steps"
 	}
 	return cmd
 }
@@ -338,6 +384,8 @@ func (f *jobForm) body(st *styles, w int) string {
 			val += st.dim.Render("(the orders replace it)")
 		case fl.name == "order" && f.suggested && fl.value() == f.orderSet:
 			val += st.dim.Render("(suggested)")
+		case fl.name == "steps" && f.byProjection():
+			val += st.dim.Render("(unused: it fits by variable projection)")
 		}
 		lines = append(lines, mark+fmt.Sprintf("%-8s ", fl.name)+val)
 	}

@@ -11,12 +11,13 @@ import (
 // FuzzJobForm types fuzzed text into the distillation form's number fields and ladder
 // (jobForm.read and spec, which FuzzKeys reaches only through a few characters): a refusal
 // is a fieldError that points at a field, a spec it reads holds the numbers typed (the
-// default's order where the order is left empty beside a ladder's orders), a spec it accepts
+// default's order where the order is left empty beside a ladder's orders, and steps left
+// empty for a recipe fitted by variable projection), a spec it accepts
 // is one train.Spec.ValidateDistillation accepts, and never with both an order and orders.
 func FuzzJobForm(f *testing.F) {
 	for _, s := range [][4]string{
 		{"16", "100", "256", ""}, {"4", "0", "64", "4,8,16"}, {"0", "-1", "1", ""}, {" 8 ", "1e3", "0x10", "8;4"},
-		{"99999999999999999999", "5", "32", ""}, {"8", "10", "32", "1,2,3,99999"}, {"", "10", "64", "2,4"}, {"", "10", "64", ""},
+		{"99999999999999999999", "5", "32", ""}, {"8", "10", "32", "1,2,3,99999"}, {"", "10", "64", "2,4"}, {"", "10", "64", ""}, {"8", "", "64", ""},
 	} {
 		f.Add(s[0], s[1], s[2], s[3])
 	}
@@ -45,7 +46,8 @@ func FuzzJobForm(f *testing.F) {
 		}
 		for name, got := range map[string]int{"order": s.Order, "steps": s.Steps, "length": s.Target.Length} {
 			for _, fl := range fm.fields {
-				if n, err := strconv.Atoi(fl.value()); fl.name == name && !(name == "order" && ladderOnly) && (err != nil || n != got) {
+				defaulted := name == "order" && ladderOnly || name == "steps" && fl.value() == "" && got == def.Steps && s.ByProjection()
+				if n, err := strconv.Atoi(fl.value()); fl.name == name && !defaulted && (err != nil || n != got) {
 					t.Fatalf("%s typed %q, read as %d", name, fl.value(), got)
 				}
 			}

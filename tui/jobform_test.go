@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,13 +13,15 @@ import (
 // TestDistillStepsAsTheCLI: the distill form and :distill take the steps ssmlab distill
 // --steps takes, 0 included (the init and its refinement alone), and refuse a negative
 // count with train's words (CheckSteps), the cursor on steps; the form said "want a
-// positive integer" for 0. (:distill steps= is the optimiser's, as --steps: init=zeros.)
+// positive integer" for 0. (Steps are the optimiser's, as --steps: init=zeros.)
 func TestDistillStepsAsTheCLI(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "pair")
 	setSteps := func(v string) *jobForm {
 		t.Helper()
-		form := openFormAt(t, m, "steps")
+		form := openFormAt(t, m, "init")
+		chooseIn(t, m, form, train.InitZeros)
+		keys(t, m, "down")
 		keys(t, m, "ctrl+u")
 		typeText(t, m, v)
 		keys(t, m, "down", "enter")
@@ -256,5 +259,70 @@ func TestDistillFormOrderWithOrders(t *testing.T) {
 	keys(t, m, "ctrl+u", "enter") // the cursor is on the order
 	if len(m.jobs) != 1 || !slices.Equal(m.jobs[0].orders, []int{2, 4}) || m.jobs[0].spec.Order != 4 {
 		t.Fatalf("orders 2,4, order empty: %d jobs (status %q)", len(m.jobs), m.status.text)
+	}
+}
+
+// chooseIn moves the form's focused choice field to choice.
+func chooseIn[C ~string](t *testing.T, m *Model, form *jobForm, choice C) {
+	t.Helper()
+	fl := &form.fields[form.focus]
+	for range fl.choices {
+		if fl.value() == string(choice) {
+			return
+		}
+		keys(t, m, "right")
+	}
+	t.Fatalf("the form's %s has no choice %q", fl.name, choice)
+}
+
+// TestDistillFormStepsNeedTheOptimiser: the distill form refuses steps typed for a recipe
+// fitted by variable projection (the default: hankel, rtf) as :distill steps= and ssmlab
+// distill --steps are (Spec.CheckOptimiserSetting), in the same words with the form's name,
+// the cursor on the steps; it took them and ignored them. Steps left as the form filled
+// them in, or emptied, are marked unused and start the job; with init zeros the typed steps
+// are run.
+func TestDistillFormStepsNeedTheOptimiser(t *testing.T) {
+	m := newLadderModel(t)
+	unused := "(unused: it fits by variable projection)"
+	form := openFormAt(t, m, "steps")
+	if !regexp.MustCompile(`steps +100 +` + regexp.QuoteMeta(unused)).MatchString(screen(m)) {
+		t.Errorf("the steps of a hankel rtf fit are not marked unused:\n%s", screen(m))
+	}
+	keys(t, m, "ctrl+u")
+	typeText(t, m, "500")
+	keys(t, m, "up", "enter")
+	byProjection := train.DefaultSpec()
+	want := byProjection.CheckOptimiserSetting("steps").Error()
+	if _, ok := dialogOf[*jobForm](m); !ok || m.status.text != want || m.status.level != levelError || form.fields[form.focus].name != "steps" || len(m.jobs) != 0 {
+		t.Fatalf("steps 500 by variable projection: dialog %T, status %q, cursor on %s, %d jobs; want %q", m.dialog, m.status.text, form.fields[form.focus].name, len(m.jobs), want)
+	}
+	for form.fields[form.focus].name != "init" {
+		keys(t, m, "up")
+	}
+	chooseIn(t, m, form, train.InitZeros)
+	if strings.Contains(screen(m), unused) {
+		t.Errorf("the steps of an init zeros fit are marked unused:\n%s", screen(m))
+	}
+	keys(t, m, "enter")
+	if len(m.jobs) != 1 || m.jobs[0].spec.Steps != 500 || !strings.Contains(m.jobs[0].log[0], "500 steps") {
+		t.Fatalf("steps 500, init zeros: %d jobs, status %q", len(m.jobs), m.status.text)
+	}
+	// The form's own steps, and steps emptied, are the default's: unused, not refused. Emptied
+	// for an optimiser's recipe, they are refused.
+	for _, clear := range []bool{false, true} {
+		openFormAt(t, m, "steps")
+		if clear {
+			keys(t, m, "ctrl+u")
+		}
+		keys(t, m, "enter")
+		if j := m.jobs[len(m.jobs)-1]; !strings.Contains(j.log[0], "by variable projection") || j.spec.Steps != byProjection.Steps {
+			t.Errorf("steps emptied %v, by variable projection: %d jobs, status %q", clear, len(m.jobs), m.status.text)
+		}
+	}
+	form = openFormAt(t, m, "init")
+	chooseIn(t, m, form, train.InitZeros)
+	keys(t, m, "down", "ctrl+u", "enter")
+	if want := `steps: want a whole number, got ""`; m.status.text != want || form.fields[form.focus].name != "steps" || len(m.jobs) != 3 {
+		t.Errorf("steps emptied, init zeros: status %q, cursor on %s, %d jobs; want %q", m.status.text, form.fields[form.focus].name, len(m.jobs), want)
 	}
 }

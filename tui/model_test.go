@@ -446,17 +446,18 @@ func TestDistillFinishes(t *testing.T) {
 	if _, ok := dialogOf[*jobForm](m); !ok {
 		t.Fatal("D did not open the form")
 	}
-	// the form: model, order, init, steps, length, backend
+	// the form: model, order, init, steps, length, backend; steps are the optimiser's, which
+	// init zeros trains with
 	keys(t, m, "down", "ctrl+u")
 	typeText(t, m, "2")
-	keys(t, m, "down", "down", "ctrl+u")
+	keys(t, m, "down", "right", "down", "ctrl+u")
 	typeText(t, m, "7")
 	keys(t, m, "enter")
 	if len(m.jobs) != 1 {
 		t.Fatalf("%d jobs", len(m.jobs))
 	}
 	j := m.jobs[0]
-	if j.state() != sessions.JobDone || j.spec.Order != 2 || j.spec.Steps != 7 || j.spec.Backend != "gpu" {
+	if j.state() != sessions.JobDone || j.spec.Order != 2 || j.spec.Steps != 7 || j.spec.Init != train.InitZeros || j.spec.Backend != "gpu" {
 		t.Fatalf("job %+v: %s", j.spec, j.report.Error)
 	}
 	if len(j.losses) == 0 {

@@ -189,14 +189,18 @@ func TestTmux(t *testing.T) {
 	r.keys("n", "Up")
 	r.wait("pole →")
 
-	// distil it into a lower-order RTF as a background job, with the real CPU backend
+	// distil it into a lower-order RTF as a background job, with the real CPU backend: by
+	// variable projection (the form's hankel init), which takes no steps; typed, they are
+	// refused, and emptied they are gone
 	r.keys("D")
-	r.wait("distil the impulse response of butter4")
+	r.wait("distil the impulse response of butter4", "(unused: it fits by variable projection)")
 	r.keys("Down", "C-u")
 	r.literal("2")
 	r.keys("Down", "Down", "C-u")
 	r.literal("300")
 	r.keys("Enter")
+	r.wait("steps is a setting of the optimiser, which this recipe does not use", "▸ steps ")
+	r.keys("C-u", "Enter")
 	r.wait("done: added butter4~rtf2")
 
 	// at 80×24 the representation and the plots are both on screen; a shorter window shows
