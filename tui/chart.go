@@ -54,6 +54,10 @@ type chartSpec struct {
 	xfmtStep               bool // with niceX: label x with the tick step's decimals
 	xwhole                 bool // with niceX: x ticks at whole numbers (a log₂ axis's powers of two)
 	xgap                   int  // with niceX: the fewest columns between x ticks (0: 8)
+	// xlast, with niceX: the x tick at or above xmax is on the chart and its label (xfmt's)
+	// fits, so that the axis names its top (a ladder's top order): ntcharts labels no tick
+	// in the last column, nor one whose label would run past the chart's right edge.
+	xlast bool
 }
 
 // drawChart renders spec in a w×h block. Labels use formatters suited to the range (ntcharts'
@@ -102,7 +106,7 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 		// label formatters print exactly those. The graph size depends on the y labels'
 		// width, so the y axis goes first.
 		if spec.niceY && lc.GraphHeight() > 1 {
-			lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), min(3, max(2, lc.GraphHeight()/3)), false)
+			lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), min(3, max(2, lc.GraphHeight()/3)), false, nil)
 			if every == 0 {
 				goto x
 			}
@@ -127,7 +131,11 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 			if gap == 0 {
 				gap = 8
 			}
-			lo, hi, step, every := niceAxis(spec.xmin, spec.xmax, lc.GraphWidth(), gap, spec.xwhole)
+			var last func(float64) int
+			if spec.xlast {
+				last = func(v float64) int { return len(spec.xfmt(0, v)) } // ntcharts' measure
+			}
+			lo, hi, step, every := niceAxis(spec.xmin, spec.xmax, lc.GraphWidth(), gap, spec.xwhole, last)
 			if every == 0 {
 				goto draw
 			}
@@ -259,8 +267,11 @@ func niceRange(robust bool, ys ...[]float64) (float64, float64) {
 // niceAxis chooses a round tick step for [lo, hi] drawn over cells rows or columns, with at
 // least minGap cells between ticks, and returns the widened range whose ticks, every `every`
 // cells, land exactly on multiples of step. every is 0 when no round ticks fit. whole keeps
-// to steps of whole numbers (1, 2, 5, 10, …).
-func niceAxis(lo, hi float64, cells, minGap int, whole bool) (nlo, nhi, step float64, every int) {
+// to steps of whole numbers (1, 2, 5, 10, …). A non-nil last is the width of the label of a
+// tick at a value: the tick at or above hi is then within the first cells-1 cells with room
+// for its label (ntcharts' labels of an x axis, at cells 0, every, 2·every, … below cells,
+// each shown only where it ends by cells+1), the range widened for it.
+func niceAxis(lo, hi float64, cells, minGap int, whole bool, last func(float64) int) (nlo, nhi, step float64, every int) {
 	if !(hi > lo) || cells < 2 {
 		return lo, hi, 0, 0
 	}
@@ -276,6 +287,10 @@ func niceAxis(lo, hi float64, cells, minGap int, whole bool) (nlo, nhi, step flo
 		tried++
 		l := math.Floor(lo/s+1e-9) * s
 		e := int(math.Floor(float64(cells) * s / (hi - l)))
+		if last != nil {
+			top := math.Ceil((hi-l)/s - 1e-9) // ticks from l to the one at or above hi
+			e = min(cells-1, cells+1-last(l+top*s)) / int(top)
+		}
 		// at least two intervals when there is room for them, each at least minGap wide
 		if e >= minGap && (2*e <= cells || cells < 2*minGap) {
 			h := l + s*float64(cells)/float64(e)

@@ -156,7 +156,9 @@ func ladderView(l *figures.Ladder, num, w, h, top int, st *styles) []string {
 		// Ticks at powers of two (niceX, xwhole): ntcharts labels the value at every few
 		// columns, which between them is no order ("20" on a ladder of 4 … 64).
 		// Labels of up to 4 digits (4096) need 5 columns.
-		niceX: true, xwhole: true, xgap: 5,
+		// The top tick's label fits (xlast): ntcharts left the tick at 1024 of a ladder of
+		// 2 … 1024 unlabelled in a narrow pane, which read 1 and 32 alone.
+		niceX: true, xwhole: true, xgap: 5, xlast: true,
 		xfmt: func(_ int, v float64) string {
 			if math.Abs(v-math.Round(v)) > 1e-6 {
 				return "" // no round ticks fit: no label rather than an order between two

@@ -289,15 +289,20 @@ func TestDistillStepsNeedTheOptimiser(t *testing.T) {
 
 // TestLadderTicksAtOrders: the ladder chart's x labels are powers of two, at the orders of
 // a ladder of them, on the log₂ axis: ntcharts labels the value at every twelfth column,
-// wherever it falls, and a ladder of 4 … 64 in the jobs pane was labelled 4 and 20.
+// wherever it falls, and a ladder of 4 … 64 in the jobs pane was labelled 4 and 20. The
+// last label is the top order, or the power of two above it: ntcharts labels no tick in the
+// chart's last column nor one whose label runs past its edge, and a ladder of 2 … 1024 was
+// labelled 1 and 32 alone.
 func TestLadderTicksAtOrders(t *testing.T) {
 	for _, tc := range []struct {
 		orders []int
 		width  int
 	}{
 		{[]int{4, 8, 16, 32, 64}, 120},
+		{[]int{4, 8, 16, 32, 64}, 80},
 		{[]int{4, 8, 16, 32, 64}, 200},
 		{[]int{3, 5, 12, 40}, 120},
+		{[]int{2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, 80},
 		{[]int{2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, 160},
 		{[]int{16}, 120},
 	} {
@@ -322,6 +327,13 @@ func TestLadderTicksAtOrders(t *testing.T) {
 			if err != nil || n < 1 || n&(n-1) != 0 || n < tc.orders[0]/2 || n > 2*slices.Max(tc.orders) {
 				t.Errorf("ladder %v at width %d: x label %q is no power of two within the orders' range (labels %q):\n%s", tc.orders, tc.width, v, labels, s)
 			}
+		}
+		top := slices.Max(tc.orders)
+		if len(tc.orders) == 1 {
+			top *= 2 // one order is drawn between half and twice it
+		}
+		if n, _ := strconv.Atoi(labels[len(labels)-1]); n < top || n >= 2*top {
+			t.Errorf("ladder %v at width %d: the last x label is %q, not the top order %d or the power of two above it (labels %q):\n%s", tc.orders, tc.width, labels[len(labels)-1], top, labels, s)
 		}
 	}
 }

@@ -58,17 +58,25 @@ func TestNiceAxis(t *testing.T) {
 		cells, gap  int
 		wantStepMax float64
 		whole       bool
+		last        int // the width of the top tick's label, 0 for none
 	}{
-		{0, 1, 72, 8, 0.25, false},
-		{0, 63, 32, 8, 25, false},
-		{-0.47, 0.69, 8, 2, 0.5, false},
-		{-120, 13, 12, 3, 50, false},
-		{1e-6, 3e-6, 40, 8, 1e-6, false},
-		{2, 6, 100, 8, 1, true},                       // a ladder's log₂ 4 … 64: at 4, 8, 16, 32, 64
-		{math.Log2(3), math.Log2(40), 30, 8, 2, true}, // 3 … 40 in 30 cells: not 2.5 (2^2.5)
-		{3, 5, 40, 8, 1, true},                        // one order, 16: at 8, 16, 32
+		{0, 1, 72, 8, 0.25, false, 0},
+		{0, 63, 32, 8, 25, false, 0},
+		{-0.47, 0.69, 8, 2, 0.5, false, 0},
+		{-120, 13, 12, 3, 50, false, 0},
+		{1e-6, 3e-6, 40, 8, 1e-6, false, 0},
+		{2, 6, 100, 8, 1, true, 0},                       // a ladder's log₂ 4 … 64: at 4, 8, 16, 32, 64
+		{math.Log2(3), math.Log2(40), 30, 8, 2, true, 0}, // 3 … 40 in 30 cells: not 2.5 (2^2.5)
+		{3, 5, 40, 8, 1, true, 0},                        // one order, 16: at 8, 16, 32
+		{1, 10, 17, 5, 5, true, 4},                       // 2 … 1024 in a narrow pane: 1024's tick labelled
+		{2, 6, 17, 5, 2, true, 2},                        // 4 … 64
+		{0, 1, 40, 8, 0.5, false, 3},                     // "1.0"
 	} {
-		lo, hi, step, every := niceAxis(tc.lo, tc.hi, tc.cells, tc.gap, tc.whole)
+		var last func(float64) int
+		if tc.last > 0 {
+			last = func(float64) int { return tc.last }
+		}
+		lo, hi, step, every := niceAxis(tc.lo, tc.hi, tc.cells, tc.gap, tc.whole, last)
 		if every == 0 {
 			t.Errorf("niceAxis(%g, %g, %d): no ticks", tc.lo, tc.hi, tc.cells)
 			continue
@@ -85,6 +93,11 @@ func TestNiceAxis(t *testing.T) {
 		}
 		if got := (hi - lo) * float64(every) / float64(tc.cells); math.Abs(got-step) > 1e-9*step {
 			t.Errorf("niceAxis(%g, %g): %d cells per tick span %g, not the step %g", tc.lo, tc.hi, every, got, step)
+		}
+		// the tick at or above hi is in a cell ntcharts labels (below cells), its label
+		// ending by cells+1
+		if top := int(math.Ceil((tc.hi-lo)/step-1e-9)) * every; tc.last > 0 && (top >= tc.cells || top+tc.last > tc.cells+1) {
+			t.Errorf("niceAxis(%g, %g, %d, %d) = [%g, %g] step %g every %d: the top tick is at cell %d, its label %d wide", tc.lo, tc.hi, tc.cells, tc.gap, lo, hi, step, every, top, tc.last)
 		}
 	}
 }
