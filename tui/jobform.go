@@ -13,6 +13,9 @@ import (
 	"github.com/ssmlab/ssmlab/train"
 )
 
+// maxHelpLines is the most lines the distill form gives its focused field's help.
+const maxHelpLines = 3
+
 // formField is one field of the distillation form: a choice cycled with ←/→ or a number.
 type formField struct {
 	name    string
@@ -389,6 +392,18 @@ func (f *jobForm) body(st *styles, w int) string {
 		}
 		lines = append(lines, mark+fmt.Sprintf("%-8s ", fl.name)+val)
 	}
-	lines = append(lines, "", ansi.Truncate(st.dim.Render(f.fields[f.focus].help), w, "…"))
+	// The focused field's help, whole: cut to a line, the orders' lost what they replace and
+	// the steps' which recipes take none. The room is the longest help's, so that the form
+	// keeps its height as the cursor moves.
+	n := 1
+	for _, fl := range f.fields {
+		n = max(n, len(strings.Split(wrap(fl.help, w), "\n")))
+	}
+	n = min(n, maxHelpLines)
+	help := wrapLines(st.dim, f.fields[f.focus].help, w, n)
+	for len(help) < n {
+		help = append(help, "")
+	}
+	lines = append(append(lines, ""), help...)
 	return strings.Join(lines, "\n")
 }

@@ -326,3 +326,30 @@ func TestDistillFormStepsNeedTheOptimiser(t *testing.T) {
 		t.Errorf("steps emptied, init zeros: status %q, cursor on %s, %d jobs; want %q", m.status.text, form.fields[form.focus].name, len(m.jobs), want)
 	}
 }
+
+// TestDistillFormHelpWhole: the distill form shows its focused field's help whole, wrapped,
+// where it cut it to a line ("a ladder: several orders, such as 4,8,16, in place of the
+// order filled …"); the form keeps its height as the cursor moves.
+func TestDistillFormHelpWhole(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair")
+	form := openFormAt(t, m, "model")
+	height := -1
+	for range form.fields {
+		fl := form.fields[form.focus]
+		var box []string
+		for _, line := range strings.Split(screen(m), "\n") {
+			if _, inside, ok := strings.Cut(line, "║"); ok {
+				box = append(box, strings.TrimSuffix(strings.TrimSpace(inside), "║"))
+			}
+		}
+		if text := strings.Join(strings.Fields(strings.Join(box, " ")), " "); !strings.Contains(text, fl.help) {
+			t.Errorf("the form at %s does not show its help %q whole:\n%s", fl.name, fl.help, screen(m))
+		}
+		if height >= 0 && len(box) != height {
+			t.Errorf("the form at %s is %d lines high, at the field before %d", fl.name, len(box), height)
+		}
+		height = len(box)
+		keys(t, m, "down")
+	}
+}
