@@ -37,6 +37,38 @@ func TestJobHeadingKeepsState(t *testing.T) {
 	}
 }
 
+// TestJobHeadingNamesModel: in the normal layout's jobs pane (26 cells at 120×40) a job's
+// heading keeps its model and order, a long name giving way to them: cut from its end, the
+// headings of three jobs of hippo-legs64 all read "#n hippo-legs64→rt… done".
+func TestJobHeadingNamesModel(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	f, err := ringDiagonal(4, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addFilter(t, m, "hippo-legs64", f)
+	m.jobs = []*job{
+		{num: 1, spec: train.Spec{Model: "rtf", Order: 16}, sourceID: m.sel, status: sessions.JobDone},
+		{num: 2, spec: train.Spec{Model: "rtf", Order: 32}, orders: []int{4, 8, 16, 32}, sourceID: m.sel, status: sessions.JobDone},
+		{num: 3, spec: train.Spec{Model: "rotation", Order: 8}, sourceID: m.sel, status: sessions.JobRunning, last: JobProgress{Step: 1, Steps: 10}, cancel: func() {}},
+	}
+	m.jobsPane.seen = len(m.jobs)
+	send(t, m, statusMsg{text: "three jobs"})
+	scr := screen(m)
+	for _, want := range []string{"#1 hippo-leg…→rtf16 done", "#2 hippo-l…→rtf4…32 done", "#3 hi…→rotation8 running"} {
+		if !strings.Contains(scr, want) {
+			t.Errorf("the jobs pane lacks %q:\n%s", want, scr)
+		}
+	}
+	// Where even a few cells of the name leave no room, the heading is cut from its end.
+	if got := jobHeading(m.jobs[2], "hippo-legs64", 12); got != "#3 hippo-le…" {
+		t.Errorf("in 12 cells: %q", got)
+	}
+	if got := jobHeading(m.jobs[0], "ring", 19); got != "#1 ring→rtf16" {
+		t.Errorf("a short name: %q", got)
+	}
+}
+
 // TestInterruptedJobNotAtStep: a job the session recorded as running, which no workbench
 // runs any more, says it was interrupted and is not resumed; it showed "at step 0/500", the
 // step of the last save (its start), as if it stood there.

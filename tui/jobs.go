@@ -261,11 +261,10 @@ func (j *jobsPane) curveHeight(sel *job) int {
 func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 	st, w := j.m.st, j.width
 	mark := st.cursorMark(selected, focused)
-	head, state := fmt.Sprintf("#%d %s→%s", x.num, j.m.sourceName(x), x.spec.Model), statusText(st, x.state())
+	state := statusText(st, x.state())
 	// The state stays; a long name gives way to it.
 	room := w - ansi.StringWidth(mark+" "+state)
-	head = ansi.Truncate(head+x.orderText(room-ansi.StringWidth(head)), max(room, 1), "…")
-	lines := []string{ansi.Truncate(mark+head+" "+state, w, "…")}
+	lines := []string{ansi.Truncate(mark+jobHeading(x, j.m.sourceName(x), room)+" "+state, w, "…")}
 	switch x.state() {
 	case sessions.JobRunning:
 		pct := fraction(x.last)
@@ -292,6 +291,21 @@ func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 		lines = append(lines, st.dim.Render(ansi.Truncate(fmt.Sprintf("  at step %d/%d", x.last.Step, x.last.Steps), w, "…")))
 	}
 	return lines
+}
+
+// jobHeading is a job's heading in room cells: "#2 butter4→rtf16". A long name gives way,
+// down to a few cells, to the model and the order, which tell the jobs of one filter apart:
+// cut from its end, the heading of every job of hippo-legs64 read "hippo-legs64→rt…".
+func jobHeading(x *job, name string, room int) string {
+	const nameKeeps, nameLeast = 8, 3 // cells of a long name: before the order gives way, at least
+	prefix, model := fmt.Sprintf("#%d ", x.num), "→"+string(x.spec.Model)
+	fixed := ansi.StringWidth(prefix + model)
+	order := x.orderText(room - fixed - min(ansi.StringWidth(name), nameKeeps))
+	if nameRoom := room - fixed - ansi.StringWidth(order); nameRoom >= min(ansi.StringWidth(name), nameLeast) {
+		return prefix + ansi.Truncate(name, nameRoom, "…") + model + order
+	}
+	head := prefix + name + model
+	return ansi.Truncate(head+x.orderText(room-ansi.StringWidth(head)), max(room, 1), "…")
 }
 
 // progressForms are a running job's numbers, longest first: the loss, the error, for a fit
