@@ -206,7 +206,9 @@ func (j *jobsPane) view(focused bool) string {
 		spec := chartSpec{xmin: 0, xmax: float64(len(sel.losses) - 1), ymin: lo, ymax: hi,
 			series: []series{{y: sel.losses, x0: 0, dx: 1, style: st.series}},
 			yfmt:   func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) }}
-		spec.xstep = 1000 // no x labels worth reading: steps are in the job line
+		// No x labels worth reading: steps are in the job line. ntcharts labels the first
+		// column still, and a lone "0" under the axis read as a scale.
+		spec.xstep, spec.xfmt = 1000, func(int, float64) string { return "" }
 		lines = append(lines, drawChart(spec, w, curveH-1, st))
 	}
 	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(lines, "\n"))

@@ -338,8 +338,8 @@ func TestLadderTicksAtOrders(t *testing.T) {
 	}
 }
 
-// ladderXLabels are the labels under the x axis of the jobs pane's ladder chart (the pane
-// between the first two ┃ of a line).
+// ladderXLabels are the labels under the x axis of the jobs pane's chart, a ladder's or a
+// loss curve's (the pane between the first two ┃ of a line).
 func ladderXLabels(screen string) []string {
 	axis := false
 	for _, line := range strings.Split(screen, "\n") {

@@ -792,6 +792,11 @@ func TestJobsPaneGolden(t *testing.T) {
 	m.setFocus(paneJobs)
 	send(t, m, statusMsg{text: "two jobs"})
 	golden(t, "jobs-120x40", screen(m))
+	// The loss curve's x axis has no labels (the steps are in the job's line): a lone "0"
+	// under it read as a scale.
+	if labels := ladderXLabels(screen(m)); len(labels) != 0 {
+		t.Errorf("the loss curve's x axis is labelled %q", labels)
+	}
 	if !strings.Contains(screen(m), "job #1 40%") {
 		t.Error("the status bar does not summarise the running job")
 	}
