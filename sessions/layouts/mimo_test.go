@@ -344,3 +344,48 @@ func TestRotRNNAsModes(t *testing.T) {
 		}
 	}
 }
+
+// TestReadBackMIMOStableAsChannels: ReadBackMIMO calls a layer made unstable by its write as
+// ReadBack calls its channels, by filters.Stable: a mode 2e-10 inside the unit circle is
+// stable and one 5e-11 inside is not (filters.MarginalTol, 1e-10), so only the first is
+// reported when both read back on the circle. Each is an S5 layer of one channel written at
+// log_step 75 (Δ = e^75): Re Λ = log(λ)/Δ, about −5e-43, rounds to 0 in bfloat16 (its least
+// subnormal is 9.2e-41), and the mode reads back as the pole 1. ReadBackMIMO called every
+// layer of radius below 1 stable.
+func TestReadBackMIMOStableAsChannels(t *testing.T) {
+	o := layouts.Options{Values: map[string]string{"log-step": "75"}}
+	for _, c := range []struct {
+		gap    float64 // 1 − the mode's pole
+		stable bool
+	}{{2e-10, true}, {5e-11, false}} {
+		m, err := filters.NewMIMO([]complex128{complex(1-c.gap, 0), 0.6}, []complex128{1, 0.5}, []complex128{0.3, 0.2}, []float64{0}, 1, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if filters.Stable(m.MaxRadius()) != c.stable {
+			t.Fatalf("the test's premise: radius %.17g is stable %v", m.MaxRadius(), c.stable)
+		}
+		tensors, err := layouts.ExportMIMO(m, layouts.S5, o, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		mimo, err := layouts.ReadBackMIMO(m, tensors, arrays.BFloat16, layouts.S5, o, "", 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := m.Channel(0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		single, err := layouts.ReadBack(filters.Document{Bank: &filters.Bank{Channels: []filters.Filter{ch}}}, tensors, arrays.BFloat16, layouts.S5, o, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(single.Unstable) == 0 == c.stable {
+			t.Fatalf("the test's premise: a channel 1 − %g from the circle, written in bfloat16, is judged made unstable %v; want %v", c.gap, single.Unstable, c.stable)
+		}
+		if !slices.Equal(mimo.Unstable, single.Unstable) {
+			t.Errorf("a layer 1 − %g from the circle, read back on it: ReadBackMIMO's unstable outputs %v, ReadBack's channels %v", c.gap, mimo.Unstable, single.Unstable)
+		}
+	}
+}

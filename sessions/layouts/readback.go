@@ -80,10 +80,11 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 	}
 	if work <= maxStabilityWork {
 		for i, f := range chans {
-			if rho, err := filters.SpectralRadius(f); err != nil || !filters.Stable(rho) {
+			rho, err := filters.SpectralRadius(f)
+			if err != nil {
 				continue
 			}
-			if rho, err := filters.SpectralRadius(r.Bank.Channels[i]); err == nil && rho >= 1 {
+			if back, err := filters.SpectralRadius(r.Bank.Channels[i]); err == nil && becameUnstable(rho, back) {
 				c.Unstable = append(c.Unstable, i)
 			}
 		}
@@ -94,7 +95,8 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 // ReadBackMIMO is ReadBack for a MIMO layer written by ExportMIMO: it rounds the tensors to
 // dt, reads them back as Import reads the layer, and measures each output's relative error
 // against m over length samples, every input together (filters.MIMODiff); Unstable lists
-// every output where m is stable and the layer read back is not.
+// every output where m is stable and the layer read back is not (becameUnstable, on the
+// largest pole radius of each, as ReadBack judges a channel).
 func ReadBackMIMO(m *filters.MIMO, tensors []arrays.Named, dt arrays.DType, lay Layout, o Options, prefix string, length int) (Check, error) {
 	r, err := readRounded(tensors, dt, lay, o, prefix)
 	if err != nil {
@@ -113,13 +115,19 @@ func ReadBackMIMO(m *filters.MIMO, tensors []arrays.Named, dt arrays.DType, lay 
 			c.RelError, c.Channel = e, o
 		}
 	}
-	if m.MaxRadius() < 1 && !(r.MIMO.MaxRadius() < 1) {
+	if becameUnstable(m.MaxRadius(), r.MIMO.MaxRadius()) {
 		for o := range errs {
 			c.Unstable = append(c.Unstable, o)
 		}
 	}
 	return c, nil
 }
+
+// becameUnstable is the read-back's verdict on a filter of spectral radius rho read back
+// as one of radius back, single-channel or MIMO: stable as filters.Stable judges it (a pole
+// within filters.MarginalTol of the unit circle is not), and read back on or outside the
+// circle (or with a NaN radius).
+func becameUnstable(rho, back float64) bool { return filters.Stable(rho) && !(back < 1) }
 
 // compareModuleKernels sets c's errors to those of the RTF module's FFT kernel of the
 // tensors in src (rtf.Layer.ModuleKernels) against chans over c.Length samples. Its cost is
