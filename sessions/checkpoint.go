@@ -271,11 +271,11 @@ func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given 
 		}
 		return l.Length, fmt.Sprintf("the %d positions it stores", l.Length), nil
 	case l.Layout == layouts.RTF:
-		if n, _ := strconv.Atoi(opts["trunc-len"]); n > 0 {
-			from := "the file's metadata"
-			if _, flag := c.options["trunc-len"]; flag {
-				from = "--trunc-len"
-			}
+		n, from, err := c.truncLen()
+		if err != nil {
+			return 0, "", err
+		}
+		if n > 0 {
 			return n, fmt.Sprintf("trunc_len %d, from %s", n, from), nil
 		}
 	case l.Layout == layouts.S4:
@@ -386,8 +386,7 @@ func joinLayouts(ls []layouts.Layout) string {
 }
 
 // layerOptions are the options that apply to a layout, with an RTF layer's trunc_len taken
-// from the file's metadata (written by export) unless given, as import takes it
-// (rtfTruncLen).
+// from the file's metadata (written by export) unless given, as import takes it (truncLen).
 func (c *Checkpoint) layerOptions(lay layouts.Layout) (map[string]string, error) {
 	out := map[string]string{}
 	for _, spec := range layouts.OptionList {
@@ -398,16 +397,36 @@ func (c *Checkpoint) layerOptions(lay layouts.Layout) (map[string]string, error)
 		}
 	}
 	if lay == layouts.RTF {
-		given, _ := strconv.Atoi(out["trunc-len"]) // not a number: Import says so
-		n, fromFile, err := rtfTruncLen(c.file, given)
+		n, from, err := c.truncLen()
 		if err != nil {
 			return nil, err
 		}
-		if fromFile {
+		if from != "" {
 			out["trunc-len"] = strconv.Itoa(n)
 		}
 	}
 	return out, nil
+}
+
+// truncLen is the trunc_len the checkpoint's RTF layers are read with, as import reads it
+// (rtfTruncLen): the option trunc-len, else the file's metadata; and where it comes from
+// ("--trunc-len", "the file's metadata", or "" for neither).
+func (c *Checkpoint) truncLen() (int, string, error) {
+	v, flag := c.options["trunc-len"]
+	given, err := strconv.Atoi(v)
+	if flag && err != nil {
+		return 0, "", &OptionError{"trunc-len", strconv.Quote(v), " is not an integer"}
+	}
+	n, fromFile, err := rtfTruncLen(c.file, given)
+	switch {
+	case err != nil:
+		return 0, "", err
+	case fromFile:
+		return n, "the file's metadata", nil
+	case flag:
+		return n, "--trunc-len", nil
+	}
+	return n, "", nil
 }
 
 // read imports a layer; the last layer read is kept.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -115,10 +116,14 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 	return it, nil
 }
 
-// rtfTruncLen is the trunc_len an RTF layer of af is read with: given (0: none), else the
-// one export recorded in the file's metadata (fromFile); the two differing, or metadata that
-// is not an integer in [0, MaxTruncLen], is an error.
+// rtfTruncLen is the one reader of the trunc_len an RTF layer of af is read with, which
+// import, import --list and distill CKPT's planner share: given (0: none), else the one
+// export recorded in the file's metadata (fromFile). A given value or metadata outside
+// [0, MaxTruncLen] (the metadata: or not an integer), or the two differing, is an error.
 func rtfTruncLen(af *arrays.File, given int) (n int, fromFile bool, err error) {
+	if err := checkTruncLen(given); err != nil {
+		return 0, false, err
+	}
 	meta, ok := af.Metadata()["trunc_len"]
 	if !ok {
 		return given, false, nil
@@ -156,7 +161,8 @@ type Listing struct {
 
 // ListFile lists the layers and arrays of an array file (the workbench offers them to pick
 // one; ssmlab import --list prints them). Errors are prefixed with the path; an S4 layer's
-// l_kernel that import would refuse (layouts.S4KernelLength) is one.
+// l_kernel that import would refuse (layouts.S4KernelLength) is one, and so is an RTF
+// layer's trunc_len metadata that it would refuse (rtfTruncLen).
 func ListFile(path string) (Listing, error) {
 	af, err := arrays.Open(path)
 	if err != nil {
@@ -165,10 +171,15 @@ func ListFile(path string) (Listing, error) {
 	defer af.Close()
 	infos := af.Arrays()
 	ls := layouts.Detect(infos)
-	// An RTF layer is read with the trunc_len export recorded (importLayer): list that one.
-	if n, fromFile, err := rtfTruncLen(af, 0); err == nil && fromFile {
+	// An RTF layer is read with the trunc_len export recorded (importLayer): list that one,
+	// and refuse metadata import and distill refuse.
+	if slices.ContainsFunc(ls, func(l layouts.Layer) bool { return l.Layout == layouts.RTF }) {
+		n, fromFile, err := rtfTruncLen(af, 0)
+		if err != nil {
+			return Listing{}, fmt.Errorf("%s: %w", path, err)
+		}
 		for _, l := range ls {
-			if l.Layout == layouts.RTF {
+			if l.Layout == layouts.RTF && fromFile {
 				l.Options["trunc-len"] = strconv.Itoa(n)
 			}
 		}

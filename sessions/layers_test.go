@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/internal/filtertest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -229,4 +230,108 @@ func TestS4KernelLengthOneVerdict(t *testing.T) {
 		}
 		ck.Close()
 	}
+}
+
+// TestRTFTruncLenOneVerdict: an RTF layer's trunc_len in a safetensors file's metadata gets
+// one verdict from import --list (ListFile), import and distill's checkpoint planner
+// (OpenCheckpoint), the rule of rtfTruncLen: an integer in [0, 2^22]. The listing left a
+// value import and the planner refuse out without a word, listing the layer as if it had no
+// trunc_len.
+func TestRTFTruncLenOneVerdict(t *testing.T) {
+	src, err := arrays.Open(layoutsDir + "rtf_32.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, err := src.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([][]byte, len(infos))
+	for i, in := range infos {
+		if data[i], err = src.ReadRaw(in.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src.Close()
+	const given = 32 // distill's --length
+	for _, tc := range []struct {
+		meta string
+		want string // the refusal; "" where it is taken
+	}{
+		{"64", ""},
+		{"0", ""},
+		{"2", ""}, // not 2^22, the largest: undoing its correction takes seconds (trunc_len · N · D)
+		{"-1", `the file's metadata says trunc_len "-1": want an integer in [0, 4194304]`},
+		{"4194305", `the file's metadata says trunc_len "4194305": want an integer in [0, 4194304]`},
+		{"64.5", `the file's metadata says trunc_len "64.5": want an integer in [0, 4194304]`},
+		{"", `the file's metadata says trunc_len "": want an integer in [0, 4194304]`},
+	} {
+		var b bytes.Buffer
+		if err := arrays.WriteRaw(&b, arrays.FormatSafetensors, infos, arrays.RawOptions{Metadata: map[string]string{"trunc_len": tc.meta}}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "rtf.safetensors")
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("trunc_len %q", tc.meta)
+		ls, errList := sessions.ListFile(path)
+		it, errImport := sessions.Import(path, sessions.ImportOptions{})
+		ck, errPlan := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Length: given})
+		if tc.want != "" {
+			for what, err := range map[string]error{"import --list": errList, "import": errImport, "the checkpoint planner": errPlan} {
+				if !errors.Is(err, sessions.ErrInvalid) || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("%s: %s: %v, want it refused naming the file and saying %q", name, what, err, tc.want)
+				}
+			}
+			if ck != nil {
+				ck.Close()
+			}
+			continue
+		}
+		if errList != nil || errImport != nil || errPlan != nil {
+			t.Errorf("%s: import --list %v, import %v, the checkpoint planner %v; want it taken", name, errList, errImport, errPlan)
+			continue
+		}
+		// Taken: each says the same trunc_len; 0 is distilled at --length.
+		plannedAt := tc.meta
+		if tc.meta == "0" {
+			plannedAt = strconv.Itoa(given)
+		}
+		if listed, from := ls.Layers[0].Options["trunc-len"], "trunc_len "+tc.meta+" from the file's metadata"; listed != tc.meta || strconv.Itoa(ck.Layers[0].Length) != plannedAt || !strings.Contains(it.Note, from) {
+			t.Errorf("%s: listed trunc-len %q, planned at %d, import's note %q; want %s, %s, %q", name, listed, ck.Layers[0].Length, it.Note, tc.meta, plannedAt, from)
+		}
+		ck.Close()
+	}
+}
+
+// TestCheckpointTruncLenGiven: distill's --trunc-len that import would refuse is refused by
+// the planner whatever the file's metadata says; with trunc_len recorded in the metadata it
+// was dropped for the metadata's without a word.
+func TestCheckpointTruncLenGiven(t *testing.T) {
+	bank := filtertest.TFBank(41, 3, 6)
+	out := must(sessions.Export([]sessions.Item{{Entry: &sessions.Entry{Name: "b", Bank: bank}}}, sessions.ExportOptions{Format: sessions.ExportSafetensors, TruncLen: 64}))
+	path := filepath.Join(t.TempDir(), "b.safetensors")
+	if err := os.WriteFile(path, out.Data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for v, want := range map[string]string{
+		"abc":     `trunc-len "abc" is not an integer`,
+		"-1":      "trunc-len -1 is outside [0, 4194304]",
+		"4194305": "trunc-len 4194305 is outside [0, 4194304]",
+		"32":      "--trunc-len 32 conflicts with trunc_len 64",
+	} {
+		ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Options: map[string]string{"trunc-len": v}, Length: 32})
+		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("--trunc-len %s: %v, want it refused saying %q", v, err, want)
+		}
+		if ck != nil {
+			ck.Close()
+		}
+	}
+	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Options: map[string]string{"trunc-len": "64"}, Length: 32})
+	if err != nil || ck.Layers[0].Length != 64 || ck.Layers[0].LengthFrom != "trunc_len 64, from --trunc-len" {
+		t.Fatalf("--trunc-len 64 as recorded: %+v, %v", ck, err)
+	}
+	ck.Close()
 }
