@@ -259,9 +259,10 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 }
 
 // layerLength is the kernel length a layer is distilled at: a Hyena layer's stored length
-// (or the length given), an RTF layer's trunc_len, an S4 layer's l_kernel (where it is not
-// 0), else given; and where the layer records it ("" for given, ModelLayer.LengthFrom). An
-// S4 layer's l_kernel import refuses is refused (layouts.S4KernelLength).
+// (or the length given), an RTF layer's trunc_len, an S4 layer's option length or l_kernel
+// (where not 0), else given; and where the layer records it ("" for given, ModelLayer.LengthFrom). An
+// S4 layer's l_kernel or option length import refuses is refused (layouts.S4KernelLength,
+// layouts.S4Length).
 func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given int) (int, string, error) {
 	switch {
 	case l.Length > 0:
@@ -279,10 +280,14 @@ func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given 
 			return n, fmt.Sprintf("trunc_len %d, from %s", n, from), nil
 		}
 	case l.Layout == layouts.S4:
-		if n, _ := strconv.Atoi(opts["length"]); n > 0 {
+		n, err := layouts.S4Length(layouts.Options{Values: opts}, l)
+		if err != nil {
+			return 0, "", err
+		}
+		if n > 0 {
 			return n, fmt.Sprintf("length %d, the layout option given", n), nil
 		}
-		n, _, err := layouts.S4KernelLength(c.file, l)
+		n, _, err = layouts.S4KernelLength(c.file, l)
 		if err != nil {
 			return 0, "", err
 		}

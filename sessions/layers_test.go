@@ -335,3 +335,47 @@ func TestCheckpointTruncLenGiven(t *testing.T) {
 	}
 	ck.Close()
 }
+
+// TestS4LengthOptionOneRule: an S4 layer's option length (import's --length), the l_kernel
+// its C̃ is undone for in place of its buffer's, takes the buffer's rule
+// (layouts.S4KernelLength): 0 (the buffer's) or a length in [2, 2^22], in import and the
+// checkpoint planner alike. Its range was the option's, shared with other layouts, so
+// import undid C̃ for L = 1, which the buffer rule refuses, and the planner refused it as a
+// kernel length to give.
+func TestS4LengthOptionOneRule(t *testing.T) {
+	const file = layoutsDir + "s4_64.pt" // l_kernel 64
+	for _, tc := range []struct {
+		v     string
+		taken int    // the L undone and planned at; 0 where refused
+		want  string // the refusal
+	}{
+		{"2", 2, ""},
+		{"4096", 4096, ""},
+		{"0", 64, ""}, // the buffer's
+		{"1", 0, `s4 layer "encoder.layers.2.layer.": --length 1: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [2, 4194304]`},
+		{"4194305", 0, "--length"},
+	} {
+		o := map[string]string{"length": tc.v}
+		it, errImport := sessions.Import(file, sessions.ImportOptions{Options: o})
+		ck, errPlan := sessions.OpenCheckpoint(file, sessions.CheckpointOptions{Options: o, Length: 32})
+		if tc.taken == 0 {
+			for what, err := range map[string]error{"import": errImport, "the checkpoint planner": errPlan} {
+				if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("--length %s: %s: %v, want it refused saying %q", tc.v, what, err, tc.want)
+				}
+			}
+			if ck != nil {
+				ck.Close()
+			}
+			continue
+		}
+		if errImport != nil || errPlan != nil {
+			t.Errorf("--length %s: import %v, the checkpoint planner %v; want it taken", tc.v, errImport, errPlan)
+			continue
+		}
+		if undone := fmt.Sprintf("undone for L = %d from", tc.taken); !strings.Contains(it.Note, undone) || ck.Layers[0].Length != tc.taken {
+			t.Errorf("--length %s: import's note %q, planned at %d; want C̃ undone for and planned at %d", tc.v, it.Note, ck.Layers[0].Length, tc.taken)
+		}
+		ck.Close()
+	}
+}

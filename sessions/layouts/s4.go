@@ -3,6 +3,7 @@ package layouts
 import (
 	"fmt"
 	"math/cmplx"
+	"strconv"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -80,10 +81,45 @@ func (t *tensors) kernelLength() (int, bool, error) {
 	if err != nil {
 		return 0, true, err
 	}
-	if v != 0 && (v < 2 || v > maxIntOption) {
-		return 0, true, invalidf("l_kernel %d is neither 0 (C stored as it is) nor a kernel length in [2, %d]", v, maxIntOption)
+	if !s4KernelLengthOK(v) {
+		return 0, true, invalidf("l_kernel %d is neither 0 (C stored as it is) nor a kernel length in [%d, %d]", v, minS4KernelLength, maxIntOption)
 	}
 	return int(v), true, nil
+}
+
+// minS4KernelLength is the least kernel length an S4 layer's C̃ is undone for: two samples,
+// as a distillation fits.
+const minS4KernelLength = 2
+
+// s4KernelLengthOK is the one rule of an S4 layer's kernel length, its l_kernel buffer's
+// and the option length's: 0 (none) or a length in [2, 2^22], the option length's range.
+func s4KernelLengthOK(v int64) bool {
+	return v == 0 || v >= minS4KernelLength && v <= maxIntOption
+}
+
+// S4Length is the option length given for S4 layer l, the l_kernel its C̃ is undone for in
+// place of its buffer's: 0 where none is given (or 0 is), else a length in [2, 2^22], the
+// rule of S4KernelLength, which import and distill CKPT share; another value is an error
+// naming the layer and the option.
+func S4Length(o Options, l Layer) (int, error) {
+	n, err := o.s4Length()
+	if err != nil {
+		err = layerError(l, err)
+	}
+	return n, err
+}
+
+// s4Length is S4Length with errors that do not name the layer.
+func (o Options) s4Length() (int, error) {
+	v, ok := o.Values["length"]
+	if !ok {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || !s4KernelLengthOK(n) {
+		return 0, invalidf("--length %s: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [%d, %d], or 0: its kernel.l_kernel buffer's, C as stored without one", v, minS4KernelLength, maxIntOption)
+	}
+	return int(n), nil
 }
 
 func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
@@ -127,7 +163,10 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 			return Result{}, err
 		}
 	}
-	lk := o.int(S4, "length")
+	lk, err := o.s4Length()
+	if err != nil {
+		return Result{}, err
+	}
 	lkNote := "--length"
 	if t.has("kernel.l_kernel") {
 		t.names = append(t.names, t.prefix+"kernel.l_kernel") // the kernel's buffer, read or not
