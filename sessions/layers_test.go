@@ -222,7 +222,7 @@ func TestS4KernelLengthOneVerdict(t *testing.T) {
 		// Taken: each says the same length, or for 0 none (C as stored; distilled at --length).
 		listed, plannedAt, undone := ls.Layers[0].Options["length"], ck.Layers[0].Length, fmt.Sprintf("undone for L = %d from l_kernel", tc.v)
 		if tc.v == 0 {
-			if listed != "" || plannedAt != given || !strings.Contains(it.Note, "C taken as stored") {
+			if listed != "" || plannedAt != given || !strings.Contains(it.Note, "C taken as stored: l_kernel is 0") {
 				t.Errorf("%s: listed length %q, planned at %d, import's note %q; want none, %d, C taken as stored", name, listed, plannedAt, it.Note, given)
 			}
 		} else if listed != strconv.FormatInt(tc.v, 10) || plannedAt != int(tc.v) || !strings.Contains(it.Note, undone) {

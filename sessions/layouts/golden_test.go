@@ -188,6 +188,45 @@ func TestImportNamesItsTensors(t *testing.T) {
 	}
 }
 
+// TestS4NoteSaysWhyCAsStored: an S4 layer whose C is taken as stored says why: its l_kernel
+// buffer holds 0, or it has none and no --length was given (or 0 was). The note said
+// "l_kernel is 0" of a layer with no l_kernel.
+func TestS4NoteSaysWhyCAsStored(t *testing.T) {
+	af, err := arrays.Open(filepath.Join(goldenDir, "s4_64.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	var noBuffer layouts.NamedSource // the layer without its kernel.l_kernel buffer
+	for _, in := range af.Arrays() {
+		if strings.HasSuffix(in.Name, "kernel.l_kernel") {
+			continue
+		}
+		a, err := af.Read(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noBuffer = append(noBuffer, arrays.Named{Name: in.Name, Array: a})
+	}
+	l, err := layouts.Find(noBuffer.Arrays(), layouts.S4, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		o    map[string]string
+		want string
+	}{
+		{nil, "C taken as stored: no l_kernel buffer and no --length)"},
+		{map[string]string{"length": "0"}, "C taken as stored: no l_kernel buffer, and --length 0)"},
+		{map[string]string{"length": "64"}, "C̃ = C(I − Āᴸ) undone for L = 64 from --length)"},
+	} {
+		r, err := layouts.Import(noBuffer, l, layouts.Options{Values: tc.o})
+		if err != nil || !strings.Contains(r.Note, tc.want) {
+			t.Errorf("no l_kernel buffer, options %v: note %q, %v; want it to say %q", tc.o, r.Note, err, tc.want)
+		}
+	}
+}
+
 // TestDetectedOrderIsRealStates: the order Detect gives a layer (what import --list prints) is
 // its real state count in every layout, the order it imports as and distill's --order counts:
 // no channel of the golden layers imports above it, and none of a layer of complex modes at

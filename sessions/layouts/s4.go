@@ -168,6 +168,8 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 		return Result{}, err
 	}
 	lkNote := "--length"
+	// Why C is taken as stored, where it is: the buffer says 0, or there is none to say.
+	stored := "l_kernel is 0"
 	if t.has("kernel.l_kernel") {
 		t.names = append(t.names, t.prefix+"kernel.l_kernel") // the kernel's buffer, read or not
 	}
@@ -176,8 +178,13 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 		if err != nil {
 			return Result{}, fmt.Errorf("%w (give --length L, the kernel length C̃ was made for, instead)", err)
 		}
-		if ok {
+		switch _, given := o.Values["length"]; {
+		case ok:
 			lk, lkNote = v, "l_kernel"
+		case given:
+			stored = "no l_kernel buffer, and --length 0"
+		default:
+			stored = "no l_kernel buffer and no --length"
 		}
 	}
 	n := 2 * n2
@@ -249,7 +256,7 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if lk > 0 {
 		what += fmt.Sprintf(", C̃ = C(I − Āᴸ) undone for L = %d from %s)", lk, lkNote)
 	} else {
-		what += ", C taken as stored: l_kernel is 0)"
+		what += ", C taken as stored: " + stored + ")"
 	}
 	r := Result{Bank: bank, Note: t.note(what)}
 	if w := dtTransformWarning(o, inv.Data); w != "" {
