@@ -263,6 +263,8 @@ type distilledCheck struct {
 		Bad   []string `json:"bad"`
 		Extra []string `json:"extra"`
 	} `json:"copied"`
+	Tied      [][]string `json:"tied"`       // the names torch.load gives one tensor, in groups
+	TiedInput [][]string `json:"tied_input"` // the input's
 }
 
 // checkDistilled runs the reference code's check (testdata/scale/check_distilled.py) with
@@ -311,13 +313,35 @@ func checkModules(t *testing.T, out string, res distilledCheck) {
 // checkInTorch loads distilled checkpoints of modelCkpt's three Hyena layers with the
 // reference code: their layers under the target layout's names and shapes, their kernels as
 // the manifest says (within the read-back error the manifest records), every other tensor as
-// in the input.
+// in the input; and in a torch.save file, the input's tied tensors outside the distilled
+// layers still tied, as torch.load gives them: gen_model.py ties the LM head to the
+// embedding (and each Hyena filter's three Sin freq, which the layer's new tensors replace);
+// safetensors and .npz files share no tensors.
 func checkInTorch(t *testing.T, in string, outs ...string) {
+	const head = "[backbone.embeddings.word_embeddings.weight lm_head.weight]"
 	for i, res := range checkDistilled(t, len(outs), append([]string{in}, outs...)...) {
 		if len(res.Layers) != 3 || res.Copied.Count != 46 || len(res.Copied.Bad) > 0 || len(res.Copied.Extra) > 0 {
 			t.Fatalf("%s: %d layers; copied %+v", outs[i], len(res.Layers), res.Copied)
 		}
 		checkModules(t, outs[i], res)
+		kept := [][]string{} // the input's ties that distill copies
+		for _, g := range res.TiedInput {
+			if !slices.ContainsFunc(g, func(name string) bool {
+				return slices.ContainsFunc(slices.Collect(maps.Keys(res.Layers)), func(p string) bool { return strings.HasPrefix(name, p) })
+			}) {
+				kept = append(kept, g)
+			}
+		}
+		if torchIn := filepath.Ext(in) == ".pt"; torchIn != (fmt.Sprint(kept) == "["+head+"]") {
+			t.Fatalf("the input %s: torch.load ties %v outside the distilled layers; want %s in a torch.save file, none in another", in, kept, head)
+		}
+		want := [][]string{}
+		if filepath.Ext(outs[i]) == ".pt" {
+			want = kept
+		}
+		if fmt.Sprint(res.Tied) != fmt.Sprint(want) {
+			t.Errorf("%s: torch.load ties %v, want %v (the input's, which torch.save keeps)", outs[i], res.Tied, want)
+		}
 	}
 }
 

@@ -22,7 +22,11 @@ It prints a JSON list, an object per OUTPUT:
            (the manifest's layout options, and those distill keeps for a layer written back in
            its own layout); a setting those formulas do not take is refused;
   copied   whether every other tensor of INPUT is in OUTPUT with the same dtype, shape and
-           bytes, and which are not.
+           bytes, and which are not;
+  tied, tied_input
+           the names that torch.load gives one tensor (the same storage, offset, shape and
+           strides), in groups, of OUTPUT and of INPUT: a tied embedding and LM head of a
+           torch.save file (none in a safetensors or .npz file, which share none).
 
 A layer's own tensors in INPUT are those its family's formula reads; the others under its
 prefix (a StripedHyena filter's short_filter_weight) are its module's neighbours, which distill
@@ -207,6 +211,18 @@ def rtf_kernel(st, trunc_len, max_periods=100000):
     return torch.tensor(np.array(out))
 
 
+def ties(st):
+    """The groups of names in st that are one tensor: the same storage, offset, shape and
+    strides (an empty tensor has no storage to share)."""
+    groups = collections.OrderedDict()
+    for k, v in st.items():
+        if v.numel() == 0:
+            continue
+        s = v.untyped_storage() if hasattr(v, "untyped_storage") else v.storage()
+        groups.setdefault((s.data_ptr(), v.storage_offset(), tuple(v.shape), v.stride(), v.dtype), []).append(k)
+    return [g for g in groups.values() if len(g) > 1]
+
+
 def check(src, src_meta, path):
     out, meta = load(path)
     manifest = json.load(open(path + ".manifest.json"))
@@ -257,6 +273,7 @@ def check(src, src_meta, path):
     new_names = {p + n for p, l in result["layers"].items() for n in l["names"]}
     extra = [k for k in out if k not in src and k not in new_names]
     result["copied"] = {"count": len(src) - len(replaced), "bad": bad, "extra": extra}
+    result["tied"], result["tied_input"] = ties(out), ties(src)
     return result
 
 

@@ -7,7 +7,8 @@ It writes, next to this script, hyena_lm.pt (torch.save of the state_dict) and
 hyena_lm.safetensors, float32, and hyena_lm_f64.pt, float64: the state_dict of safari's SimpleLMHeadModel with HyenaOperator
 mixers (HazyResearch/safari src/models/sequence/simple_lm.py and hyena.py, read at 02220c6):
 an embedding, N_LAYER blocks of (norm1, mixer: in_proj, short_filter, filter_fn, out_proj;
-norm2, mlp: fc1, fc2), the final norm and the tied LM head. Each filter_fn is a HyenaFilter
+norm2, mlp: fc1, fc2), the final norm and the LM head, tied to the embedding (one storage in
+the torch.save files; safetensors, which shares none, holds a copy). Each filter_fn is a HyenaFilter
 made by testdata/layouts/gen_layouts.py's hyena_state (the layouts' golden script), with
 D_MODEL channels (order 2: d_model·(order − 1) filters) of L_MAX samples.
 """
@@ -48,14 +49,27 @@ def model_state(seed=21):
         st[p + "mlp.fc2.weight"], st[p + "mlp.fc2.bias"] = lin(D_MODEL, 4 * D_MODEL)
     st["backbone.ln_f.weight"], st["backbone.ln_f.bias"] = torch.ones(D_MODEL), torch.zeros(D_MODEL)
     st["lm_head.weight"] = emb  # tied to the embedding, as SimpleLMHeadModel ties them
-    return collections.OrderedDict((k, v.to(torch.float32)) for k, v in st.items())
+    return cast(st, torch.float32)
+
+
+def cast(st, dtype):
+    """st with every tensor in dtype, tied tensors (one tensor under two names) still tied:
+    gen_layouts sets float64 as the default dtype, so each .to(float32) is a new tensor, and
+    casting the two names apart would untie them, which torch.save then writes as two."""
+    done = {}
+    out = collections.OrderedDict()
+    for k, v in st.items():
+        if id(v) not in done:
+            done[id(v)] = v.to(dtype)
+        out[k] = done[id(v)]
+    return out
 
 
 def main():
     st = model_state()
     torch.save(st, os.path.join(HERE, "hyena_lm.pt"))
     gen_layouts.save_safetensors(os.path.join(HERE, "hyena_lm.safetensors"), st, torch.float32)
-    torch.save(collections.OrderedDict((k, v.to(torch.float64)) for k, v in st.items()), os.path.join(HERE, "hyena_lm_f64.pt"))
+    torch.save(cast(st, torch.float64), os.path.join(HERE, "hyena_lm_f64.pt"))
 
 
 if __name__ == "__main__":
