@@ -134,18 +134,14 @@ func TestV3NamesSaid(t *testing.T) {
 	}
 }
 
-// TestS4KernelLengthOneVerdict: an S4 layer's l_kernel buffer gets one verdict from import
-// --list (ListFile), import and distill's checkpoint planner (OpenCheckpoint), the rule of
-// layouts.S4KernelLength: 0 (C stored as it is) or a length in [2, 2^22]. The listing took
-// any positive value and left others out without a word, import took [0, 2^24] and the
-// planner distilled at values above 1, reading a buffer that was not an integer as none; so
-// l_kernel 1 was listed and imported, 2^23 listed, imported and planned at 2^23 samples,
-// -1 and 2^25 listed without a length, and a float buffer distilled at --length.
-func TestS4KernelLengthOneVerdict(t *testing.T) {
-	src, err := arrays.Open(layoutsDir + "s4_64.pt")
+// rawTensors returns the tensors of a model file as stored: what arrays.WriteRaw writes back.
+func rawTensors(t *testing.T, path string) ([]arrays.RawInfo, [][]byte) {
+	t.Helper()
+	src, err := arrays.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer src.Close()
 	infos, err := src.RawInfos()
 	if err != nil {
 		t.Fatal(err)
@@ -156,7 +152,18 @@ func TestS4KernelLengthOneVerdict(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	src.Close()
+	return infos, data
+}
+
+// TestS4KernelLengthOneVerdict: an S4 layer's l_kernel buffer gets one verdict from import
+// --list (ListFile), import and distill's checkpoint planner (OpenCheckpoint), the rule of
+// layouts.S4KernelLength: 0 (C stored as it is) or a length in [2, 2^22]. The listing took
+// any positive value and left others out without a word, import took [0, 2^24] and the
+// planner distilled at values above 1, reading a buffer that was not an integer as none; so
+// l_kernel 1 was listed and imported, 2^23 listed, imported and planned at 2^23 samples,
+// -1 and 2^25 listed without a length, and a float buffer distilled at --length.
+func TestS4KernelLengthOneVerdict(t *testing.T) {
+	infos, data := rawTensors(t, layoutsDir+"s4_64.pt")
 	const buf = "kernel.l_kernel"
 	k := slices.IndexFunc(infos, func(in arrays.RawInfo) bool { return strings.HasSuffix(in.Name, buf) })
 	if k < 0 {
@@ -167,6 +174,7 @@ func TestS4KernelLengthOneVerdict(t *testing.T) {
 	write := func(v int64, dtype string) string {
 		in, d := slices.Clone(infos), slices.Clone(data)
 		in[k].DType = dtype
+		var err error
 		if dtype == "I64" {
 			d[k] = binary.LittleEndian.AppendUint64(nil, uint64(v))
 		} else if d[k], err = arrays.EncodeRaw([]float64{float64(v)}, dtype); err != nil {
@@ -198,38 +206,78 @@ func TestS4KernelLengthOneVerdict(t *testing.T) {
 		{1 << 25, "I64", "l_kernel 33554432 is neither 0"},
 		{64, "F32", "is not one int64 or int32"},
 	} {
-		path := write(tc.v, tc.dtype)
 		name := fmt.Sprintf("l_kernel %d (%s)", tc.v, tc.dtype)
-		ls, errList := sessions.ListFile(path)
-		it, errImport := sessions.Import(path, sessions.ImportOptions{Layout: "s4"})
-		ck, errPlan := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Length: given})
+		v := verdictsOf(t, write(tc.v, tc.dtype), sessions.ImportOptions{Layout: "s4"}, given)
 		if tc.want != "" {
 			layer := fmt.Sprintf("s4 layer %q: ", prefix)
-			for what, err := range map[string]error{"import --list": errList, "import": errImport, "the checkpoint planner": errPlan} {
-				if err == nil || !strings.Contains(err.Error(), layer) || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("%s: %s: %v, want it refused naming the layer and saying %q", name, what, err, tc.want)
-				}
-			}
-			if ck != nil {
-				ck.Close()
-			}
+			v.refused(t, name, tc.want, func(err error) bool { return strings.Contains(err.Error(), layer) })
 			continue
 		}
-		if errList != nil || errImport != nil || errPlan != nil {
-			t.Errorf("%s: import --list %v, import %v, the checkpoint planner %v; want it taken", name, errList, errImport, errPlan)
+		if !v.taken(t, name) {
 			continue
 		}
 		// Taken: each says the same length, or for 0 none (C as stored; distilled at --length).
-		listed, plannedAt, undone := ls.Layers[0].Options["length"], ck.Layers[0].Length, fmt.Sprintf("undone for L = %d from l_kernel", tc.v)
+		listed, plannedAt, undone := v.list.Layers[0].Options["length"], v.ck.Layers[0].Length, fmt.Sprintf("undone for L = %d from l_kernel", tc.v)
 		if tc.v == 0 {
-			if listed != "" || plannedAt != given || !strings.Contains(it.Note, "C taken as stored: l_kernel is 0") {
-				t.Errorf("%s: listed length %q, planned at %d, import's note %q; want none, %d, C taken as stored", name, listed, plannedAt, it.Note, given)
+			if listed != "" || plannedAt != given || !strings.Contains(v.item.Note, "C taken as stored: l_kernel is 0") {
+				t.Errorf("%s: listed length %q, planned at %d, import's note %q; want none, %d, C taken as stored", name, listed, plannedAt, v.item.Note, given)
 			}
-		} else if listed != strconv.FormatInt(tc.v, 10) || plannedAt != int(tc.v) || !strings.Contains(it.Note, undone) {
-			t.Errorf("%s: listed length %q, planned at %d, import's note %q; want %d in each", name, listed, plannedAt, it.Note, tc.v)
+		} else if listed != strconv.FormatInt(tc.v, 10) || plannedAt != int(tc.v) || !strings.Contains(v.item.Note, undone) {
+			t.Errorf("%s: listed length %q, planned at %d, import's note %q; want %d in each", name, listed, plannedAt, v.item.Note, tc.v)
 		}
-		ck.Close()
 	}
+}
+
+// verdicts are what import --list (ListFile), import and distill's checkpoint planner
+// (OpenCheckpoint) make of one file.
+type verdicts struct {
+	list sessions.Listing
+	item sessions.Item
+	ck   *sessions.Checkpoint // closed when the test ends
+	errs map[string]error     // each one's error, by its name
+}
+
+var verdictNames = []string{"import --list", "import", "the checkpoint planner"}
+
+// verdictsOf reads path as import --list, import (with o) and the planner (at the length
+// given, for layers that record none) do.
+func verdictsOf(t *testing.T, path string, o sessions.ImportOptions, given int) verdicts {
+	t.Helper()
+	var v verdicts
+	errs := make([]error, 3)
+	v.list, errs[0] = sessions.ListFile(path)
+	v.item, errs[1] = sessions.Import(path, o)
+	v.ck, errs[2] = sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Length: given})
+	if ck := v.ck; ck != nil {
+		t.Cleanup(func() { ck.Close() })
+	}
+	v.errs = map[string]error{}
+	for i, what := range verdictNames {
+		v.errs[what] = errs[i]
+	}
+	return v
+}
+
+// refused checks that each refused the file saying want, and that ok holds of its error.
+func (v verdicts) refused(t *testing.T, name, want string, ok func(error) bool) {
+	t.Helper()
+	for _, what := range verdictNames {
+		if err := v.errs[what]; err == nil || !ok(err) || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %s: %v, want it refused saying %q", name, what, err, want)
+		}
+	}
+}
+
+// taken reports whether each took the file, and says which did not.
+func (v verdicts) taken(t *testing.T, name string) bool {
+	t.Helper()
+	for _, what := range verdictNames {
+		if v.errs[what] != nil {
+			t.Errorf("%s: import --list %v, import %v, the checkpoint planner %v; want it taken", name, v.errs[verdictNames[0]], v.errs[verdictNames[1]], v.errs[verdictNames[2]])
+			return false
+		}
+	}
+	return true
 }
 
 // TestRTFTruncLenOneVerdict: an RTF layer's trunc_len in a safetensors file's metadata gets
@@ -238,21 +286,7 @@ func TestS4KernelLengthOneVerdict(t *testing.T) {
 // value import and the planner refuse out without a word, listing the layer as if it had no
 // trunc_len.
 func TestRTFTruncLenOneVerdict(t *testing.T) {
-	src, err := arrays.Open(layoutsDir + "rtf_32.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	infos, err := src.RawInfos()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := make([][]byte, len(infos))
-	for i, in := range infos {
-		if data[i], err = src.ReadRaw(in.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	src.Close()
+	infos, data := rawTensors(t, layoutsDir+"rtf_32.safetensors")
 	const given = 32 // distill's --length
 	for _, tc := range []struct {
 		meta string
@@ -275,22 +309,14 @@ func TestRTFTruncLenOneVerdict(t *testing.T) {
 			t.Fatal(err)
 		}
 		name := fmt.Sprintf("trunc_len %q", tc.meta)
-		ls, errList := sessions.ListFile(path)
-		it, errImport := sessions.Import(path, sessions.ImportOptions{})
-		ck, errPlan := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Length: given})
+		v := verdictsOf(t, path, sessions.ImportOptions{}, given)
 		if tc.want != "" {
-			for what, err := range map[string]error{"import --list": errList, "import": errImport, "the checkpoint planner": errPlan} {
-				if !errors.Is(err, sessions.ErrInvalid) || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("%s: %s: %v, want it refused naming the file and saying %q", name, what, err, tc.want)
-				}
-			}
-			if ck != nil {
-				ck.Close()
-			}
+			v.refused(t, name, tc.want, func(err error) bool {
+				return errors.Is(err, sessions.ErrInvalid) && strings.HasPrefix(err.Error(), path+": ")
+			})
 			continue
 		}
-		if errList != nil || errImport != nil || errPlan != nil {
-			t.Errorf("%s: import --list %v, import %v, the checkpoint planner %v; want it taken", name, errList, errImport, errPlan)
+		if !v.taken(t, name) {
 			continue
 		}
 		// Taken: each says the same trunc_len; 0 is distilled at --length.
@@ -298,10 +324,9 @@ func TestRTFTruncLenOneVerdict(t *testing.T) {
 		if tc.meta == "0" {
 			plannedAt = strconv.Itoa(given)
 		}
-		if listed, from := ls.Layers[0].Options["trunc-len"], "trunc_len "+tc.meta+" from the file's metadata"; listed != tc.meta || strconv.Itoa(ck.Layers[0].Length) != plannedAt || !strings.Contains(it.Note, from) {
-			t.Errorf("%s: listed trunc-len %q, planned at %d, import's note %q; want %s, %s, %q", name, listed, ck.Layers[0].Length, it.Note, tc.meta, plannedAt, from)
+		if listed, from := v.list.Layers[0].Options["trunc-len"], "trunc_len "+tc.meta+" from the file's metadata"; listed != tc.meta || strconv.Itoa(v.ck.Layers[0].Length) != plannedAt || !strings.Contains(v.item.Note, from) {
+			t.Errorf("%s: listed trunc-len %q, planned at %d, import's note %q; want %s, %s, %q", name, listed, v.ck.Layers[0].Length, v.item.Note, tc.meta, plannedAt, from)
 		}
-		ck.Close()
 	}
 }
 
