@@ -86,10 +86,14 @@ type projectOptions struct {
 // one on some S4 kernels (0.766 against 0.725 on one channel). At n = 16 they won one
 // channel of the quality targets' 112 (S4, 0.443 against 0.497 from the next start: the
 // set's mean 0.4236 against 0.4269) and their screening cost 5–8% of every job from n = 16
-// on, more than the rung's other starts together.
+// on, more than the rung's other starts together; at n = 8, through the warm starts they
+// leave, S4's means at n = 8 and 16 (0.6319 and 0.4269; 0.6347 and 0.436 without) and
+// decaying noise's at n = 8 (0.7606; 0.7652), for 10–15% of the decaying-noise jobs from
+// n = 8 to 32 (the means at n = 16 and 32 0.2% lower without; no other set moves, no
+// order-64 fit).
 const (
 	projectRings     = 4
-	projectRingOrder = 8
+	projectRingOrder = 4
 )
 
 // ringPoles is a random start of order n: pairs on a ring (radius 0.5–0.99, angles in
