@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ssmlab/ssmlab/filters"
 )
 
 // TestConvertOutsideAccuracyFails: a conversion whose measured error is above the documented
@@ -47,5 +50,31 @@ func TestConvertOutsideAccuracyFails(t *testing.T) {
 				t.Errorf("with --force, no output: %v", err)
 			}
 		})
+	}
+}
+
+// TestConvertHiPPOLegS64ToZPK: the preset HiPPO-LegS of order 64 converts to zpk within its
+// stored numbers' accuracy (measured 6.2e-13, the exact response of the stored zeros, poles
+// and gain against the dense one); its cascade was wrong by 3.96 and the conversion failed,
+// warning of a rounding-error estimate of 223 (filters' TestZPKCascadeGolden).
+func TestConvertHiPPOLegS64ToZPK(t *testing.T) {
+	// zpkTol: the eigenvalues of the nearly defective A (basis condition 2.5e19) set the
+	// stored numbers' error; ten times what was measured.
+	const zpkTol = 1e-11
+	dir := t.TempDir()
+	in := filepath.Join(dir, "legs.json")
+	if r := run(t, "", "preset", "hippo-legs", "order=64", "-o", in); r.code != ExitOK {
+		t.Fatal(r)
+	}
+	r := run(t, "", "convert", in, "--to", "zpk", "-o", filepath.Join(dir, "legs-zpk.json"), "--report", "-")
+	if r.code != ExitOK {
+		t.Fatal(r)
+	}
+	var rep filters.Report
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.RelError > zpkTol || strings.Contains(r.stderr, "rounding-error estimate") {
+		t.Errorf("relative error %.3g (want ≤ %g), stderr %q", rep.RelError, zpkTol, r.stderr)
 	}
 }

@@ -107,30 +107,73 @@ func (f *ZPK) ImpulseError(length int) (h []float64, relErr float64, ok bool) {
 // section without one: the missing zeros are a delay of the input instead).
 type zpkSection struct{ zero, pole complex128 }
 
-// cascade pairs each zero, in stored order, with the nearest pole not yet taken, and orders
-// the sections (lejaOrder) so that the partial products of the cascade stay near the size of
-// the whole: in stored order (by modulus, then angle) the 199 zeros of a moving average of
-// length 200, adjacent roots of unity, made partial responses of 1e14 around a response of
-// 0.005.
+// cascade pairs each pole, from the one nearest the unit circle, with the nearest zero not
+// yet taken (scipy.signal.zpk2sos's 'nearest' pairing: the sections whose poles amplify most
+// get the zeros that cancel them best; a conjugate pole then takes the mirror image of its
+// partner's zero), and orders the sections (lejaOrder) so that the partial products of the
+// cascade stay near the size of the whole: in stored order (by modulus, then angle) the 199
+// zeros of a moving average of length 200, adjacent roots of unity, made partial responses
+// of 1e14 around a response of 0.005. Where both zeros and poles lie off the origin, the Leja
+// order's amplification of the roundings is measured on the unit circle (zpkorder.go), and
+// above maxCascadeAmp the balanced order replaces it when it does better: O(n·M) for the
+// check on M ≤ orderGridMax frequencies, O(n·balanceWindow·M) for the balanced order.
 func (f *ZPK) cascade() []zpkSection {
 	n, m := len(f.Poles), len(f.Zeros)
 	secs := make([]zpkSection, n)
-	poles := append([]complex128(nil), f.Poles...)
-	for i := range secs {
-		if i < m {
-			zero := f.Zeros[i]
-			best, bd := i, dist2(poles[i], zero)
-			for j := i + 1; j < n; j++ {
-				if d := dist2(poles[j], zero); d < bd {
-					best, bd = j, d
-				}
-			}
-			poles[i], poles[best] = poles[best], poles[i]
-			secs[i].zero = zero
-		}
-		secs[i].pole = poles[i]
+	for i, p := range f.Poles {
+		secs[i].pole = p
 	}
-	return lejaOrder(secs)
+	// Nearest the circle first; the stored order breaks ties, so conjugates stay together.
+	slices.SortStableFunc(secs, func(a, b zpkSection) int {
+		da, db := math.Abs(1-cmplx.Abs(a.pole)), math.Abs(1-cmplx.Abs(b.pole))
+		switch {
+		case da < db:
+			return -1
+		case da > db:
+			return 1
+		}
+		return 0
+	})
+	zeros := slices.Clone(f.Zeros)
+	for i := range min(n, m) {
+		p := secs[i].pole
+		best, bd := i, dist2(zeros[i], p)
+		for j := i + 1; j < m; j++ {
+			if d := dist2(zeros[j], p); d < bd {
+				best, bd = j, d
+			}
+		}
+		zeros[i], zeros[best] = zeros[best], zeros[i]
+		secs[i].zero = zeros[i]
+	}
+	secs = lejaOrder(secs)
+	if !rational(secs) {
+		return secs
+	}
+	g := newOrderGrid(secs)
+	logH := g.logH(secs)
+	amp := g.amplification(secs, logH)
+	if amp <= math.Log(maxCascadeAmp) {
+		return secs
+	}
+	if b := g.balancedOrder(secs, logH); g.amplification(b, logH) < amp {
+		return b
+	}
+	return secs
+}
+
+// rational reports whether secs hold a zero and a pole off the origin, every pole inside the
+// unit circle: a polynomial or its reciprocal keeps its Leja order unchecked, and so does a
+// response that grows, of which H on the circle says nothing.
+func rational(secs []zpkSection) bool {
+	var zero, pole bool
+	for _, s := range secs {
+		if cmplx.Abs(s.pole) >= 1 {
+			return false
+		}
+		zero, pole = zero || s.zero != 0, pole || s.pole != 0
+	}
+	return zero && pole
 }
 
 // lejaDist is the smallest distance between roots that lejaOrder counts: coincident roots (a
