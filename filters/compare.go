@@ -37,20 +37,21 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 	}
 	budget := max(1, int(min(float64(maxWork)/perSample, math.MaxInt32)))
 	lengths := make([]int, len(want))
-	// A channel whose responses lie below float64's normal range is compared rescaled, as a
-	// conversion's report does (rescaled): a zero filter read back for B = C = 1e-200
-	// compared as exact.
+	// Each channel's responses that lie below float64's normal range are compared rescaled,
+	// as a conversion's report compares them (compareResponses), and the channel's filters
+	// stay rescaled for the bank's window below.
 	want, got = slices.Clone(want), slices.Clone(got)
-	rescale := func(c int, hw, hg []float64) bool {
-		if !tinyPeak(hw, hg) {
-			return false
-		}
-		ws, gs, _, ok := rescaled(want[c], got[c])
-		want[c], got[c] = ws, gs
-		return ok
+	compare := func(c, start, limit int) Decay {
+		r := compareResponses(want[c], got[c], start, limit, false)
+		want[c], got[c] = r.want, r.got
+		errs[c], lengths[c] = r.relError(), r.decay.Length
+		return r.decay
 	}
 	if n > 0 {
 		samples, cut = min(n, budget), budget < n
+		for c := range want {
+			compare(c, samples, samples)
+		}
 	} else {
 		rho, order := 0.0, 0
 		for c, f := range want {
@@ -65,30 +66,14 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 		// Each channel's window is measured apart, holding one channel's responses at a
 		// time; the bank's is the longest, over which the others are compared again.
 		for c := range want {
-			var hw, hg []float64
-			measure := func() Decay {
-				d, _ := MeasureDecay(decayTol, start, min(limit, budget), func(l int) ([][]float64, error) {
-					hw, hg = want[c].Impulse(l), got[c].Impulse(l)
-					return [][]float64{hw, hg}, nil
-				})
-				return d
-			}
-			d := measure()
-			if rescale(c, hw, hg) {
-				d = measure()
-			}
-			errs[c], lengths[c] = measuredError(hw, hg), d.Length
+			d := compare(c, start, min(limit, budget))
 			samples = max(samples, d.Length)
 			cut = cut || d.AtLeast && d.Length == budget && budget < limit
 		}
 	}
 	for c := range want {
 		if lengths[c] != samples {
-			hw, hg := want[c].Impulse(samples), got[c].Impulse(samples)
-			if lengths[c] == 0 && rescale(c, hw, hg) {
-				hw, hg = want[c].Impulse(samples), got[c].Impulse(samples)
-			}
-			errs[c] = measuredError(hw, hg)
+			errs[c] = measuredError(want[c].Impulse(samples), got[c].Impulse(samples))
 		}
 		if e := errs[c]; math.IsNaN(e) || math.IsInf(e, 0) {
 			errs[c] = math.MaxFloat64
@@ -118,6 +103,49 @@ func ReportImpulse(f Filter) []float64 {
 	})
 	return h
 }
+
+// comparison is two filters' impulse responses over the window MeasureDecay found for them,
+// as a conversion's report and CompareBanks measure them.
+type comparison struct {
+	want, got       Filter    // the filters compared: the inputs, or both scaled by 2^-exp
+	hWant, hGot     []float64 // their responses over decay.Length samples
+	estWant, estGot float64   // the responses' rounding estimates (RoundingEstimator) when asked
+	decay           Decay
+	scaled          bool // the responses lay below tinyResponse: both filters scaled by 2^-exp
+	exp             int
+}
+
+// compareResponses computes want's and got's impulse responses over the window MeasureDecay
+// finds from start up to limit (decayTol; start = limit for a fixed window), with
+// ImpulseError's estimates when estimate is set. Where the responses lie below float64's
+// normal range (tinyPeak), both filters are scaled by one power of two (rescaled) and
+// measured again: a zero filter read back for B = C = 1e-200, whose every sample is 0, is not
+// compared as exact.
+func compareResponses(want, got Filter, start, limit int, estimate bool) comparison {
+	c := comparison{want: want, got: got}
+	run := func() {
+		c.decay, _ = MeasureDecay(decayTol, start, limit, func(l int) ([][]float64, error) {
+			if estimate {
+				c.hWant, c.estWant = impulseEstimate(c.want, l)
+				c.hGot, c.estGot = impulseEstimate(c.got, l)
+			} else {
+				c.hWant, c.hGot = c.want.Impulse(l), c.got.Impulse(l)
+			}
+			return [][]float64{c.hWant, c.hGot}, nil
+		})
+	}
+	run()
+	if tinyPeak(c.hWant, c.hGot) {
+		if ws, gs, e, ok := rescaled(want, got); ok {
+			c.want, c.got, c.scaled, c.exp = ws, gs, true, e
+			run()
+		}
+	}
+	return c
+}
+
+// relError is the measured error of c as reports give it (measuredError).
+func (c comparison) relError() float64 { return measuredError(c.hWant, c.hGot) }
 
 // sampleCost is the multiply-adds of one sample of f's impulse response.
 func sampleCost(f Filter) float64 {

@@ -205,29 +205,15 @@ func measure(in, out Filter, c conditioned) Report {
 		rho = math.NaN()
 	}
 	start, limit := comparisonWindow(rho, max(in.Order(), out.Order()))
-	var hIn, hOut []float64
-	var estIn, estOut float64
-	d, _ := MeasureDecay(decayTol, start, limit, func(l int) ([][]float64, error) {
-		hIn, estIn = impulseEstimate(in, l)
-		hOut, estOut = impulseEstimate(out, l)
-		return [][]float64{hIn, hOut}, nil
-	})
-	rep.Length = d.Length
-	rep.RelError = measuredError(hIn, hOut)
-	if tinyPeak(hIn, hOut) {
-		// Responses in or below the subnormal range (B = C = 1e-200: every sample 0) compare
-		// nothing: a zero filter written for such a filter measured 0.
-		if sIn, sOut, e, ok := rescaled(in, out); ok {
-			d, _ = MeasureDecay(decayTol, start, limit, func(l int) ([][]float64, error) {
-				hIn, estIn = impulseEstimate(sIn, l)
-				hOut, estOut = impulseEstimate(sOut, l)
-				return [][]float64{hIn, hOut}, nil
-			})
-			rep.Length = d.Length
-			rep.RelError = measuredError(hIn, hOut)
-			rep.Warnings = append(rep.Warnings, tinyWarning(e))
-		}
+	// Responses in or below the subnormal range (B = C = 1e-200: every sample 0) are
+	// compared rescaled: a zero filter written for such a filter measured 0.
+	cmp := compareResponses(in, out, start, limit, true)
+	rep.Length = cmp.decay.Length
+	rep.RelError = cmp.relError()
+	if cmp.scaled {
+		rep.Warnings = append(rep.Warnings, tinyWarning(cmp.exp))
 	}
+	estIn, estOut := cmp.estWant, cmp.estGot
 	if est, form := max(estIn, estOut), in.Form(); est > MaxRelError {
 		if estOut > estIn {
 			form = out.Form()
