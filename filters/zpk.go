@@ -65,7 +65,7 @@ func (f *ZPK) Validate() error {
 // power-of-two scale so that high orders cannot overflow in between.
 func (f *ZPK) Impulse(length int) []float64 {
 	st := f.start(length)
-	for _, s := range f.cascade() {
+	for _, s := range f.cascade(length) {
 		st.step(s, nil)
 	}
 	return f.output(st)
@@ -90,7 +90,7 @@ func (f *ZPK) Impulse(length int) []float64 {
 // so ok is false for a pole on or outside it (within MarginalTol) that no zero cancels
 // exactly; the estimate is then 0.
 func (f *ZPK) ImpulseError(length int) (h []float64, relErr float64, ok bool) {
-	secs := f.cascade()
+	secs := f.cascade(length)
 	for _, s := range secs {
 		if s.pole != s.zero && !Stable(cmplx.Abs(s.pole)) {
 			return f.Impulse(length), 0, false
@@ -113,11 +113,12 @@ type zpkSection struct{ zero, pole complex128 }
 // partner's zero), and orders the sections (lejaOrder) so that the partial products of the
 // cascade stay near the size of the whole: in stored order (by modulus, then angle) the 199
 // zeros of a moving average of length 200, adjacent roots of unity, made partial responses
-// of 1e14 around a response of 0.005. Where both zeros and poles lie off the origin, the Leja
-// order's amplification of the roundings is measured on the unit circle (zpkorder.go), and
-// above maxCascadeAmp the balanced order replaces it when it does better: O(n·M) for the
-// check on M ≤ orderGridMax frequencies, O(n·balanceWindow·M) for the balanced order.
-func (f *ZPK) cascade() []zpkSection {
+// of 1e14 around a response of 0.005. Where both zeros and poles lie off the origin and the
+// poles inside the unit circle, the Leja order's amplification of the roundings over a
+// window of length samples is measured (zpkorder.go), and above maxCascadeAmp the balanced
+// order replaces it when it does better: O(n·M) for the check on M ≤ orderGridMax
+// frequencies, O(n²·M) for the balanced order.
+func (f *ZPK) cascade(length int) []zpkSection {
 	n, m := len(f.Poles), len(f.Zeros)
 	secs := make([]zpkSection, n)
 	for i, p := range f.Poles {
@@ -147,10 +148,10 @@ func (f *ZPK) cascade() []zpkSection {
 		secs[i].zero = zeros[i]
 	}
 	secs = lejaOrder(secs)
-	if !rational(secs) {
+	if !rational(secs) || length < 2 {
 		return secs
 	}
-	g := newOrderGrid(secs)
+	g := newOrderGrid(secs, windowRadius(length))
 	logH := g.logH(secs)
 	amp := g.amplification(secs, logH)
 	if amp <= math.Log(maxCascadeAmp) {

@@ -208,8 +208,8 @@ func TestCascadeErrorEstimate(t *testing.T) {
 // TestZPKImpulseMultipleZero: the 300 zeros of a Butterworth filter all lie at −1, so the
 // poles decide the order: taken in Leja order the cascade of order 100 rounds at 6e-13
 // (1e-10 in pairing order, 5e-4 and 5e3 at orders 200 and 300). At order 300 the Leja order
-// amplifies the roundings by 2e11 and rounded at 1e-4 (TestZPKCascadeGolden), so the
-// balanced order replaces it (9e-15): the estimate, 0.06 before, is now far below
+// amplifies the roundings by 8e10 and rounded at 1e-4 (TestZPKCascadeGolden), so the
+// balanced order replaces it (1e-14): the estimate, 0.06 before, is now far below
 // MaxRelError, and a conversion, even the copy to zpk that measures 0, says nothing.
 func TestZPKImpulseMultipleZero(t *testing.T) {
 	for _, c := range []struct {
@@ -299,10 +299,11 @@ func TestZPKErrorEstimateGolden(t *testing.T) {
 
 // TestZPKCascadeGolden: the cascade against exact arithmetic
 // (testdata/golden/zpk/gen_zpk_cascade_golden.py) on filters whose partial products cancel in
-// a careless order: the zpk form of the preset HiPPO-LegS of order 64, which the Leja order
-// after pairing each zero in stored order got wrong by 3.96 (its estimate said 223), a
-// HiPPO-LegS filter of order 64 at dt = 0.01 (9e-4), Butterworth filters of order 48 at
-// ωc = 0.001 and of order 300 (1e-4), and zeros within a pole spacing of real poles. The
+// a careless order: the zpk forms of the presets HiPPO-LegS of orders 64 and 512 and
+// HiPPO-LagT of order 384, which the Leja order after pairing each zero in stored order got
+// wrong by 3.96, 1e122 and 2e7 (estimates 223, 172 and 1.6e3), a HiPPO-LegS filter of order
+// 64 at dt = 0.01 (9e-4), Butterworth filters of order 48 at ωc = 0.001 and of order 300
+// (1e-4), and zeros within a pole spacing of real poles. The
 // cascade's error must lie below the stored numbers' (their estimate, storageError), and
 // ImpulseError's estimate above the error and within estTrust of the larger of the two.
 func TestZPKCascadeGolden(t *testing.T) {

@@ -8,44 +8,55 @@ import (
 
 // What a cascade's order does to its roundings. A section rounds at about 2⁻⁵³ of the signal
 // x_k it outputs, and that error reaches h through ρ_k, the section's own pole and the
-// sections after it, so the relative error grows with ‖x_k‖₂·‖ρ_k‖₂/‖h‖₂. On the unit circle
-// X_k·R_k ≈ H, and the amplification ‖X_k‖·‖H/X_k‖/(√2π·‖H‖) (L2 norms over ω) is 1 for the
-// empty and for the whole cascade, and large where a partial product is large anywhere or
-// small where H is not. Leja's distances between zeros and between poles keep a polynomial's
-// partial products near the whole, but see nothing of how a zero's factor and a pole's
-// cancel: the zpk form of the preset HiPPO-LegS of order 64 (real poles from 0.911 to 0.9985,
-// zeros near the unit circle at angles up to 0.77) amplifies by 2e6 in Leja order (4.8e-10
-// relative; 3.96 with each zero, in stored order, taking the nearest pole), and scipy's
-// zpk2sos order, the poles nearest the circle last, errs by 4e-8 (2e-7 through sosfilt's
-// coefficients). Keeping |X_k| between 1 and |H| at every frequency (balancedOrder)
-// amplifies by 2 and errs by 1.2e-14, below what its stored numbers fix (1e-12).
+// sections after it, so the relative error grows with ‖x_k‖₂·‖ρ_k‖₂/‖h‖₂. On a circle about
+// the unit circle (windowRadius) X_k·R_k ≈ H, and the amplification ‖X_k‖·‖H/X_k‖/(√2π·‖H‖)
+// (L2 norms over that circle) is 1 for the empty and for the whole cascade, and large where a
+// partial product is large anywhere or small where H is not. Leja's distances between zeros
+// and between poles keep a polynomial's partial products near the whole, but see nothing of
+// how a zero's factor and a pole's cancel: the zpk form of the preset HiPPO-LegS of order 64
+// (real poles from 0.911 to 0.9985, zeros near the unit circle at angles up to 0.77)
+// amplifies by 2e6 in Leja order (4.8e-10 relative; 3.96 with each zero, in stored order,
+// taking the nearest pole), and scipy's zpk2sos order, the poles nearest the circle last,
+// errs by 4e-8 (2e-7 through sosfilt's coefficients). Keeping |X_k| between 1 and |H| at
+// every frequency (balancedOrder) amplifies by 2.3 and errs by 4.4e-14, below what its stored
+// numbers fix (1e-12).
 
 // maxCascadeAmp is the amplification above which cascade tries the balanced order: 2^6 costs
 // at most 6 of the 52 bits. The Leja order of the zpk goldens amplifies by at most 11, except
-// HiPPO-LegS of order 32 (250), 64 (5e5 and 2e6) and Butterworth of order 300 (2e11).
+// HiPPO-LegS of orders 32 (250), 64 (5e5 and 2e6) and 512 (1e49), HiPPO-LagT of order 384
+// (3e64) and Butterworth of order 300 (8e10); the balanced order, by at most 12.
 const maxCascadeAmp = 0x1p6
 
 // balanceWindow is how many sections, the next in Leja order, balancedOrder weighs at each
-// step: O(n·balanceWindow·M) in all. Butterworth of order 300 errs by 5e-9 with 8, 3e-11
-// with 16, 5e-12 with 32 and 9e-15 with 64.
-const balanceWindow = 64
+// step, for n sections: O(n·balanceWindow·M) in all. The preset HiPPO-LegS of order 512
+// needs n/4 (1e-4 with n/8 = 64, 9e-14 with 128; orders 256 and 384 likewise), Butterworth
+// of order 300 64 (3e-11 with 32, 5e-15 with 64); n/2 leaves a margin.
+func balanceWindow(n int) int { return max(64, n/2) }
 
-// orderGrid is the frequencies, in (−π, π], on which cascade weighs an order: a uniform grid,
-// and around each root nearer the unit circle than that grid's spacing the points θ, θ ± d,
+// orderGrid is the points Re^{iω}, ω in (−π, π], on which cascade weighs an order: a uniform
+// grid, and around each root nearer the circle than that grid's spacing the points θ, θ ± d,
 // θ ± 3d (θ its angle, d its distance to the circle), where its factor changes; at most
 // orderGridMax points, the roots nearest the circle first. Both signs of ω, since a partial
 // product holding a zero and not its conjugate is not symmetric.
 type orderGrid struct {
-	cos, sin []float64 // e^{iω}
+	cos, sin []float64 // Re^{iω}
 	w        []float64 // trapezoid weights, periodic
 }
 
 const (
 	orderGridBase = 256
-	orderGridMax  = 2048
+	orderGridMax  = 1024
 )
 
-func newOrderGrid(secs []zpkSection) *orderGrid {
+// windowRadius is the radius R of the circle on which cascade weighs an order for a window
+// of length samples: H(Re^{iω}) is the transform of h[t]·R^(−t), so with R = e^(1/length)
+// its L2 norms are those of the response under a window of about length samples. On the
+// unit circle a pole of multiplicity 384 at 0.99927 (HiPPO-LagT), whose response needs 5e5
+// samples to settle, looked balanced in an order that erred by 2e-5 over 4096 samples
+// (4e-13 with R; e^(0.5/length) to e^(4/length) do as well).
+func windowRadius(length int) float64 { return math.Exp(1 / float64(length)) }
+
+func newOrderGrid(secs []zpkSection, radius float64) *orderGrid {
 	step := 2 * math.Pi / orderGridBase
 	omega := make([]float64, 0, orderGridMax)
 	for i := range orderGridBase {
@@ -55,7 +66,7 @@ func newOrderGrid(secs []zpkSection) *orderGrid {
 	var roots []near
 	for _, s := range secs {
 		for _, r := range [2]complex128{s.zero, s.pole} {
-			if d := math.Abs(cmplx.Abs(r) - 1); r != 0 && d < step {
+			if d := math.Abs(cmplx.Abs(r) - radius); r != 0 && d < step {
 				roots = append(roots, near{cmplx.Phase(r), d})
 			}
 		}
@@ -89,6 +100,7 @@ func newOrderGrid(secs []zpkSection) *orderGrid {
 	g := &orderGrid{cos: make([]float64, m), sin: make([]float64, m), w: make([]float64, m)}
 	for i, w := range omega {
 		g.sin[i], g.cos[i] = math.Sincos(w)
+		g.sin[i], g.cos[i] = radius*g.sin[i], radius*g.cos[i]
 		prev, next := omega[(i+m-1)%m], omega[(i+1)%m]
 		if i == 0 {
 			prev -= 2 * math.Pi
@@ -101,8 +113,8 @@ func newOrderGrid(secs []zpkSection) *orderGrid {
 	return g
 }
 
-// logGain sets dst[i] to log |e^{iω} − zero|²/|e^{iω} − pole|², the section's squared gain at
-// the grid's points (each distance at least 2^-500, so that a root on a grid point stays
+// logGain sets dst[i] to log |z − zero|²/|z − pole|², the section's squared gain at the
+// grid's points z (each distance at least 2^-500, so that a root on a grid point stays
 // finite).
 func (g *orderGrid) logGain(dst []float64, s zpkSection) {
 	const floor = 0x1p-1000
@@ -165,7 +177,7 @@ func (g *orderGrid) amplification(secs []zpkSection, logH []float64) float64 {
 }
 
 // balancedOrder reorders secs (in Leja order) greedily: at each step, of the next
-// balanceWindow sections not yet taken, the one after which ∫|X_k|²·∫|H/X_k|² is smallest
+// balanceWindow(n) sections not yet taken, the one after which ∫|X_k|²·∫|H/X_k|² is smallest
 // (the first of equals), so that the partial products follow H's shape. A conjugate pair's
 // sections then mostly come one after the other, each partial product near real.
 func (g *orderGrid) balancedOrder(secs []zpkSection, logH []float64) []zpkSection {
@@ -185,7 +197,7 @@ func (g *orderGrid) balancedOrder(secs []zpkSection, logH []float64) []zpkSectio
 	}
 	var window []cand
 	next := 0
-	for ; next < len(secs) && next < balanceWindow; next++ {
+	for ; next < len(secs) && next < balanceWindow(len(secs)); next++ {
 		window = append(window, load(next))
 	}
 	p := make([]float64, m) // log |X_k|²

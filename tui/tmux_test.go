@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/tmuxtest"
 	"github.com/ssmlab/ssmlab/sessions"
 )
@@ -502,23 +503,27 @@ func TestTmuxQuitRunningJob(t *testing.T) {
 	r.waitExit()
 }
 
-// TestTmuxInaccurateConversionAsks: issue 21 item 4's reproduction, hippo-legs order=256 then
-// tab tab n →: the pole move's conversion dense → zpk is far outside the documented accuracy,
-// so it asks; n keeps the dense filter, y takes the zpk form and the list marks it ≈.
+// TestTmuxInaccurateConversionAsks: issue 21 item 4's steps, a filter then tab tab n →, on
+// clusterTF (hippo-legs order=256, the issue's filter, now converts to zpk accurately): the
+// pole move's conversion tf → zpk is far outside the documented accuracy, so it asks; n
+// keeps the tf, y takes the zpk form and the list marks it ≈.
 func TestTmuxInaccurateConversionAsks(t *testing.T) {
 	r := startTmux(t)
+	if err := writeDoc(filepath.Join(r.Dir, "cluster.json"), filters.Document{Name: "cluster", Filter: clusterTF(t)}); err != nil {
+		t.Fatal(err)
+	}
 	r.wait("filters (0)", "welcome to ssmlab")
-	r.command("preset hippo-legs order=256")
-	r.wait("added hippo-legs256", "dense 256")
+	r.command("open cluster.json")
+	r.wait("opened cluster.json", "tf 12")
 	r.keys("Tab", "Tab", "n", "Right")
-	r.wait("inaccurate conversion", "dense → zpk: relative error", "(condition ")
+	r.wait("inaccurate conversion", "tf → zpk: relative error", "(condition ")
 	r.keys("n")
-	r.wait("kept hippo-legs256 in dense")
+	r.wait("kept cluster in tf")
 	r.keys("Right")
 	r.wait("inaccurate conversion")
 	r.keys("y")
-	s := r.wait("zpk 256")
-	if line := lineWith(s, "hippo", "zpk 256"); !strings.Contains(line, "zpk 256 ≈") && !strings.Contains(line, "zpk 256 ✗") {
+	s := r.wait("zpk 12")
+	if line := lineWith(s, "cluster", "zpk 12"); !strings.Contains(line, "zpk 12 ≈") && !strings.Contains(line, "zpk 12 ✗") {
 		t.Errorf("the list line %q does not mark the inaccurate form", line)
 	}
 	r.quitDiscarding()

@@ -7,13 +7,14 @@ samples; the script writes its zeros, poles, gain, L and h[0..L-1] of those numb
 as gen_zpk_error_golden.py computes them (Python integers in fixed point at 1400 bits, the
 first 96 samples checked against mpmath at 120 digits), rounded to float64 at the end.
 
-  hippo_legs64_preset  the zpk form ssmlab wrote for its preset HiPPO-LegS of order 64
-                       (hippo_legs64_preset_zpk.json, made by
-                         ssmlab preset hippo-legs order=64 |
-                           ssmlab convert - --to zpk --force -o hippo_legs64_preset_zpk.json
-                       at ssmlab 55e48d7): 64 real poles from 0.911 to 0.9985 and 64 zeros,
-                       most near the unit circle at angles up to 0.77; its cascade was wrong by
-                       3.96 relative. L = 4096
+  hippo_legs64_preset,  the zpk forms ssmlab wrote for its presets HiPPO-LegS of orders 64
+  hippo_legs512_preset, and 512 and HiPPO-LagT of order 384 (cascade_presets.json, each made
+  hippo_lagt384_preset  by the command in its "made_by", at ssmlab 55e48d7). HiPPO-LegS of
+                       order 64: 64 real poles from 0.911 to 0.9985, 64 zeros, most near the
+                       unit circle at angles up to 0.77; its cascade was wrong by 3.96
+                       relative; order 512 by 1e122. HiPPO-LagT: one pole of multiplicity 384
+                       at 0.99927, whose response needs 5e5 samples to settle; wrong by 2e7.
+                       L = 4096
   hippo_legs64         the HiPPO-LegS matrix of order 64 discretised by the bilinear transform
                        at dt = 0.01, C normal (seed 7), as in gen_zpk_error_golden.py: wrong by
                        9e-4. L = 4096
@@ -22,10 +23,11 @@ first 96 samples checked against mpmath at 120 digits), rounded to float64 at th
   butter300            scipy.signal.butter(300, 0.5/pi, output='zpk'): 300 zeros at -1, wrong
                        by 1e-4. L = 1500
   near_cancel32        32 real poles 1 - 0.002k (k = 1..32) and 16 conjugate pairs of zeros,
-                       each within about 0.004 of every other pole (seed 1), so that which
-                       zero goes with which pole is a close call. L = 4096
+                       each a normal offset of about twice the poles' spacing from every other
+                       pole (seed 1), so that which zero goes with which pole is a close call.
+                       L = 4096
 
-Run from the repository root:
+Run from the repository root (about 2 minutes):
     /usr/bin/python3 testdata/golden/zpk/gen_zpk_cascade_golden.py
 """
 import json
@@ -63,12 +65,12 @@ def case(name, zeros, poles, gain, L):
     }
 
 
-def preset():
-    with open(os.path.join(HERE, "hippo_legs64_preset_zpk.json")) as fh:
-        d = json.load(fh)
-    assert d["form"] == "zpk" and d["h0"] == 0
+def presets():
+    """(name, zeros, poles, gain) of each case of cascade_presets.json."""
+    with open(os.path.join(HERE, "cascade_presets.json")) as fh:
+        cases = json.load(fh)["cases"]
     pairs = lambda v: [complex(a, b) for a, b in v]
-    return pairs(d["zeros"]), pairs(d["poles"]), float(d["gain"])
+    return [(c["name"], pairs(c["zeros"]), pairs(c["poles"]), float(c["gain"])) for c in cases]
 
 
 def near_cancel(n, spread, seed):
@@ -84,7 +86,7 @@ def near_cancel(n, spread, seed):
 
 
 def main():
-    cases = [case("hippo_legs64_preset", *preset(), 4096)]
+    cases = [case(name + "_preset", z, p, k, 4096) for name, z, p, k in presets()]
     cases.append(case("hippo_legs64", *ge.hippo(64, 0.01, 7), 4096))
     for n, wc, L in ((48, 0.001, 4096), (300, 0.5, 1500)):
         z, p, k = signal.butter(n, wc / math.pi, output="zpk")
