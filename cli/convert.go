@@ -130,7 +130,7 @@ func summarize(w io.Writer, reports []filters.Report, bank bool) {
 		fmt.Fprintf(w, "converted %s → %s: rel error %s over %d samples", r.From, r.To, filters.RelErrorText(r.RelError), r.Length)
 		// A conversion without a step that can lose digits has no condition to give (as the
 		// workbench shows it): "condition 1: none (coefficients copied exactly)" read as one.
-		if r.Conditioned() {
+		if r.Conditioned {
 			fmt.Fprintf(w, "; condition %.3g: %s", r.Condition, r.ConditionOf)
 		}
 		fmt.Fprintln(w)
@@ -144,7 +144,7 @@ func summarize(w io.Writer, reports []filters.Report, bank bool) {
 		if r.RelError > reports[worstErr].RelError {
 			worstErr = i
 		}
-		if r.Conditioned() && (worstCond < 0 || r.Condition > reports[worstCond].Condition) {
+		if r.Conditioned && (worstCond < 0 || r.Condition > reports[worstCond].Condition) {
 			worstCond = i
 		}
 	}

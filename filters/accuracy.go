@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // ErrInaccurate is wrapped by the errors of results outside their documented accuracy.
@@ -56,11 +55,6 @@ func RelErrorText(e float64) string {
 // Inaccurate reports whether the conversion r describes is outside the documented accuracy:
 // a relative error above MaxRelError, or a stable filter made unstable.
 func (r Report) Inaccurate() bool { return r.RelError > MaxRelError || r.BecameUnstable }
-
-// Conditioned reports whether the conversion r describes has a step that can lose digits,
-// whose condition number Condition is; without one, ConditionOf says why ("none (orthogonal
-// P = I)") and Condition is 1.
-func (r Report) Conditioned() bool { return !strings.HasPrefix(r.ConditionOf, noCondition) }
 
 // CheckAccuracy returns an *AccuracyError when any of reports (one per channel of a bank; one
 // for a single filter, reported as channel -1) is Inaccurate, naming the worst: an unstable

@@ -108,8 +108,8 @@ func TestConditioned(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rep.Conditioned() != tc.want || !tc.want && (rep.Condition != 1 || !strings.HasPrefix(rep.ConditionOf, "none (")) || rep.ConditionOf == "" {
-			t.Errorf("%s → %s: Conditioned %v, condition %g of %q; want %v", rep.From, rep.To, rep.Conditioned(), rep.Condition, rep.ConditionOf, tc.want)
+		if rep.Conditioned != tc.want || !tc.want && (rep.Condition != 1 || !strings.HasPrefix(rep.ConditionOf, "none (")) || rep.ConditionOf == "" {
+			t.Errorf("%s → %s: Conditioned %v, condition %g of %q; want %v", rep.From, rep.To, rep.Conditioned, rep.Condition, rep.ConditionOf, tc.want)
 		}
 	}
 }

@@ -16,9 +16,12 @@ type Report struct {
 	From Form `json:"from"`
 	To   Form `json:"to"`
 	// Condition estimates how strongly rounding errors can grow in this conversion;
-	// ConditionOf says of what it is the condition number.
+	// ConditionOf says of what it is the condition number. Conditioned is set where the
+	// conversion has a step that can lose digits; without one, Condition is 1 and
+	// ConditionOf says why ("none (orthogonal P = I)").
 	Condition   float64 `json:"condition"`
 	ConditionOf string  `json:"condition_of"`
+	Conditioned bool    `json:"conditioned"`
 	// RelError is the measured ‖h_in - h_out‖₂/‖h_in‖₂ over the first Length samples of the
 	// impulse responses (absolute when h_in is zero), 0 when they agree bit for bit and at
 	// least RelErrorFloor otherwise. Length is ReportLength of the filter's
@@ -105,14 +108,17 @@ const decayTol = 1e-12
 type conditioned struct {
 	value    float64
 	of       string
+	none     bool // no step that can lose digits (unconditioned)
 	warnings []string
 }
 
-// noCondition begins the ConditionOf of a conversion without a step that can lose digits,
-// followed by why: "none (coefficients copied exactly)". Its Condition is 1.
-const noCondition = "none ("
+// unconditioned is the conditioned of a conversion without a step that can lose digits:
+// value 1, of "none (why)".
+func unconditioned(why string) conditioned {
+	return conditioned{value: 1, of: "none (" + why + ")", none: true}
+}
 
-var exact = conditioned{value: 1, of: noCondition + "coefficients copied exactly)"}
+var exact = unconditioned("coefficients copied exactly")
 
 // Convert returns f in the form to, with a report of the conversion's accuracy.
 func Convert(f Filter, to Form) (Filter, Report, error) {
@@ -196,7 +202,7 @@ func convertTo[T Filter](f Filter, to Form) (T, Report, error) {
 }
 
 func measure(in, out Filter, c conditioned) Report {
-	rep := Report{From: in.Form(), To: out.Form(), Condition: c.value, ConditionOf: c.of, Warnings: c.warnings}
+	rep := Report{From: in.Form(), To: out.Form(), Condition: c.value, ConditionOf: c.of, Conditioned: !c.none, Warnings: c.warnings}
 	rho, err := cheapRadius(out)
 	if err != nil {
 		rho, err = SpectralRadius(in)
@@ -320,7 +326,7 @@ func toDense(f Filter) (*Dense, conditioned, error) {
 		if err != nil {
 			return nil, conditioned{}, err
 		}
-		return r.Dense(), conditioned{value: 1, of: noCondition + "real block-diagonal realisation)"}, nil
+		return r.Dense(), unconditioned("real block-diagonal realisation"), nil
 	case *Companion:
 		return s.Dense(), exact, nil
 	case *TransferFunction:
@@ -341,7 +347,7 @@ func toDense(f Filter) (*Dense, conditioned, error) {
 		// form's coefficients (they put a Butterworth filter of order 12 at ωc = 0.01 outside
 		// the unit circle); a cascade of real sections keeps each pole in its own block.
 		out, err := s.realCascade()
-		return out, conditioned{value: 1, of: noCondition + "a cascade of real first- and second-order sections, each holding its own poles)"}, err
+		return out, unconditioned("a cascade of real first- and second-order sections, each holding its own poles"), err
 	}
 	return nil, conditioned{}, invalidf("unsupported filter type %T", f)
 }
@@ -598,7 +604,7 @@ func toRotation(f Filter) (*Rotation, conditioned, error) {
 			B: clone(s.B), C: clone(s.C), D: s.D}, exact, nil
 	case *Diagonal:
 		r, err := diagonalToRotation(s)
-		return r, conditioned{value: 1, of: noCondition + "orthogonal P = I)"}, err
+		return r, unconditioned("orthogonal P = I"), err
 	}
 	d, c, err := toDiagonal(f)
 	if err != nil {
@@ -692,7 +698,7 @@ func toZPK(f Filter) (*ZPK, conditioned, error) {
 		poles []complex128
 		err   error
 	)
-	c := conditioned{value: 1, of: noCondition + "poles and zeros from eigenvalues)"}
+	c := unconditioned("poles and zeros from eigenvalues")
 	switch s := f.(type) {
 	case *Dense:
 		d = s
@@ -757,8 +763,7 @@ func polyZPK(a, b []float64, h0 float64, c conditioned) (*ZPK, conditioned, erro
 	if len(num) > 0 {
 		gain = num[0]
 	}
-	c.value = rootsCondition(a, num, off)
-	c.of = "the poles and zeros as roots of the polynomials (‖(‖a‖₁|H| + ‖b‖₁)/|a|‖₂ / ‖H‖₂ on the unit circle: what a componentwise backward error ε in the coefficients does to the response)"
+	c = conditioned{value: rootsCondition(a, num, off), of: "the poles and zeros as roots of the polynomials (‖(‖a‖₁|H| + ‖b‖₁)/|a|‖₂ / ‖H‖₂ on the unit circle: what a componentwise backward error ε in the coefficients does to the response)", warnings: c.warnings}
 	return &ZPK{Zeros: SortRoots(zeros), Poles: SortRoots(poles), Gain: gain, H0: off}, c, nil
 }
 

@@ -144,7 +144,7 @@ func reportLevel(rep filters.Report) level {
 
 func reportSummary(rep filters.Report) string {
 	s := fmt.Sprintf("converted %s → %s: rel error %s over %d samples", rep.From, rep.To, filters.RelErrorText(rep.RelError), rep.Length)
-	if rep.Conditioned() {
+	if rep.Conditioned {
 		s += ", condition " + sci(rep.Condition)
 	}
 	if len(rep.Warnings) > 0 {

@@ -91,7 +91,7 @@ func reportLines(st *styles, rep filters.Report, w int) []string {
 		condStyle = st.warn
 	}
 	line := fmt.Sprintf("%s → %s: rel error %s (%d samples)", rep.From, rep.To, errStyle.Render(filters.RelErrorText(rep.RelError)), rep.Length)
-	if rep.Conditioned() { // a conversion without a step that loses digits has no condition to give
+	if rep.Conditioned { // a conversion without a step that loses digits has no condition to give
 		line += ", condition " + condStyle.Render(sci(rep.Condition))
 	}
 	out := strings.Split(lipgloss.NewStyle().Width(max(8, w)).Render(line), "\n")
@@ -101,7 +101,7 @@ func reportLines(st *styles, rep filters.Report, w int) []string {
 	for i := range out {
 		out[i] = strings.TrimRight(out[i], " ")
 	}
-	if rep.ConditionOf != "" && rep.Conditioned() {
+	if rep.ConditionOf != "" && rep.Conditioned {
 		out = append(out, wrapLines(st.dim, "condition of "+rep.ConditionOf, w, 2)...)
 	}
 	for _, warn := range rep.Warnings {

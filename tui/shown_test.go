@@ -475,7 +475,7 @@ func TestNoConditionNoPhrase(t *testing.T) {
 		}
 		lines := plain(strings.Join(reportLines(m.st, rep, 300), "\n"))
 		head := fmt.Sprintf("%s → %s: rel error %s (%d samples)", rep.From, rep.To, filters.RelErrorText(rep.RelError), rep.Length)
-		if !rep.Conditioned() {
+		if !rep.Conditioned {
 			none++
 			if !strings.HasPrefix(lines, head) || strings.Contains(lines, "condition") || strings.Contains(reportSummary(rep), "condition") {
 				t.Errorf("%s (%s): the report reads %q, the status line %q: want %q and no condition", form, rep.ConditionOf, lines, reportSummary(rep), head)
