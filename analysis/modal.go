@@ -33,17 +33,17 @@ func modalOf(f filters.Filter) (modal, error) {
 // package pairs them (filters.HalfModes, the rule Validate applies), so that every response
 // of a filter sums the modes its own Impulse sums; its copy of the rule here took the pair
 // 1e-13 ± 1e-13i, whose residues are complex, for two real poles. A set that is not
-// conjugate-closed (not a valid Diagonal) gives the real part of the complex modal sum.
+// conjugate-closed (not a valid Diagonal) gives the real part of the complex modal sum. One
+// pairing checks the set and gives the halves (filters.ValidHalfModes).
 func pairModes(poles, res []complex128) []mode {
 	out := make([]mode, 0, len(poles))
-	d := &filters.Diagonal{Poles: poles, Residues: res}
-	if d.Validate() != nil {
+	hp, hr, err := filters.ValidHalfModes(&filters.Diagonal{Poles: poles, Residues: res})
+	if err != nil {
 		for i, p := range poles {
 			out = append(out, mode{pole: p, residue: res[i], weight: 1})
 		}
 		return out
 	}
-	hp, hr := filters.HalfModes(d)
 	for i, p := range hp {
 		if imag(p) != 0 {
 			out = append(out, mode{pole: p, residue: hr[i] / 2, weight: 2})

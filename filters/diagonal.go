@@ -34,23 +34,29 @@ func (f *Diagonal) Order() int { return len(f.Poles) }
 
 // Validate checks lengths, finiteness and that poles and residues are conjugate-closed.
 func (f *Diagonal) Validate() error {
+	_, err := f.modes()
+	return err
+}
+
+// modes is Validate's check that also returns f's modes, so that a caller that needs both
+// pairs the poles once.
+func (f *Diagonal) modes() ([]mode, error) {
 	if err := checkOrder(len(f.Poles)); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkLen("residues", len(f.Residues), len(f.Poles)); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkFiniteC("poles", f.Poles...); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkFiniteC("residues", f.Residues...); err != nil {
-		return err
+		return nil, err
 	}
 	if err := checkFinite("h0", f.H0); err != nil {
-		return err
+		return nil, err
 	}
-	_, err := pairModes(f.Poles, f.Residues)
-	return err
+	return pairModes(f.Poles, f.Residues)
 }
 
 // checkConjugateClosed checks that every complex root has its conjugate in v.
@@ -87,6 +93,10 @@ func pairRoots(what string, poles, residues []complex128) ([]mode, error) {
 			continue
 		}
 		used[i] = true
+		if NearlyReal(p) && math.Abs(imag(residues[i])) <= conjTol*(1+rscale) {
+			modes = append(modes, mode{pole: complex(real(p), 0), residue: complex(real(residues[i]), 0)})
+			continue // a real mode: no partner to look for, so a real pole set pairs in O(n)
+		}
 		ptol := conjTol * (1 + cmplx.Abs(p))
 		best, bestDist := -1, math.Inf(1)
 		for j := i + 1; j < n; j++ {
@@ -98,10 +108,6 @@ func pairRoots(what string, poles, residues []complex128) ([]mode, error) {
 			}
 		}
 		if NearlyReal(p) {
-			if math.Abs(imag(residues[i])) <= conjTol*(1+rscale) {
-				modes = append(modes, mode{pole: complex(real(p), 0), residue: complex(real(residues[i]), 0)})
-				continue
-			}
 			// A complex pole whose imaginary part is below the tolerance only in absolute
 			// terms (the pair 1e-13 ± 1e-13i) is a pair when its conjugate is there with the
 			// conjugate residue.

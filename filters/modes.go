@@ -62,6 +62,23 @@ func HalfModes(f *Diagonal) (poles, residues []complex128) {
 	if err != nil {
 		panic("filters: HalfModes of an invalid Diagonal: " + err.Error())
 	}
+	return halves(modes)
+}
+
+// ValidHalfModes is HalfModes of f, or Validate's error where f is not a valid Diagonal:
+// the check and the halves from one pairing of the poles, where Validate and then HalfModes
+// would pair them twice.
+func ValidHalfModes(f *Diagonal) (poles, residues []complex128, err error) {
+	modes, err := f.modes()
+	if err != nil {
+		return nil, nil, err
+	}
+	poles, residues = halves(modes)
+	return poles, residues, nil
+}
+
+// halves lists each mode's pole with its residue, doubled for a pair (HalfModes).
+func halves(modes []mode) (poles, residues []complex128) {
 	for _, m := range modes {
 		r := m.residue
 		if m.pair {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -111,6 +112,40 @@ func TestHalfModes(t *testing.T) {
 		}
 		if e := relErr(g.Impulse(40), f.Impulse(40)); e > 1e-14 || len(p) != n {
 			t.Errorf("%d half modes (want %d); round trip off by %.3g", len(p), n, e)
+		}
+	}
+}
+
+// TestValidHalfModes: ValidHalfModes gives Validate's error, or HalfModes's halves, from one
+// pairing: on valid sets (real, complex, the pair 1e-13 ± 1e-13i, 512 real poles) the same
+// numbers bit for bit, and on a set without a conjugate, a real pole with a complex residue
+// or mismatched lengths the same error.
+func TestValidHalfModes(t *testing.T) {
+	real512 := &Diagonal{}
+	for k := range 512 {
+		real512.Poles = append(real512.Poles, complex(0.999-0.001*float64(k), 0))
+		real512.Residues = append(real512.Residues, complex(float64(k%7)-3, 0))
+	}
+	q := complex(1e-13, 1e-13)
+	for _, f := range []*Diagonal{
+		real512,
+		{Poles: []complex128{0.5, 0.3 + 0.4i, 0.3 - 0.4i}, Residues: []complex128{1, 2 - 1i, 2 + 1i}},
+		{Poles: []complex128{q, cmplx.Conj(q)}, Residues: []complex128{1 + 2i, 1 - 2i}},
+		{Poles: []complex128{0.3 + 0.4i}, Residues: []complex128{1}},
+		{Poles: []complex128{0.5}, Residues: []complex128{1i}},
+		{Poles: []complex128{0.5}, Residues: nil},
+	} {
+		p, r, err := ValidHalfModes(f)
+		if want := f.Validate(); (err == nil) != (want == nil) || err != nil && err.Error() != want.Error() {
+			t.Errorf("%v: error %v, Validate's %v", f.Poles[:min(3, len(f.Poles))], err, want)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		wp, wr := HalfModes(f)
+		if !slices.Equal(p, wp) || !slices.Equal(r, wr) {
+			t.Errorf("%v: halves %v %v, HalfModes's %v %v", f.Poles[:min(3, len(f.Poles))], p, r, wp, wr)
 		}
 	}
 }
