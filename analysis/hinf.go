@@ -43,10 +43,16 @@ func HInf(f filters.Filter) (norm, omega float64, err error) {
 	}
 	grid := hinfGrid(poles)
 	respond := func(w []float64) []complex128 { return responseOn(f, w) }
-	if d, ok := f.(*filters.Diagonal); ok {
-		// Its modes paired once, not at every point of the refinement (O(n²) each).
+	switch d := f.(type) {
+	case *filters.Diagonal:
+		// Its modes paired once, not at every point of the refinement.
 		md := modal{h0: d.H0, modes: pairModes(d.Poles, d.Residues)}
 		respond = func(w []float64) []complex128 { return modalResponse(md, w) }
+	case filters.FreqPreparer:
+		// A dense A reduced to Hessenberg form once (a rotation form's B and C in its
+		// block coordinates), not at each of the refinement's ~2,000 points: O(n³) each,
+		// where the point's own evaluation is O(n²).
+		respond = d.PrepareFreqResponse()
 	}
 	mag := func(w []float64) []float64 {
 		h := respond(w)

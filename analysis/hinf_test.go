@@ -3,6 +3,8 @@ package analysis
 import (
 	"errors"
 	"math"
+	"math/cmplx"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
@@ -95,5 +97,48 @@ func TestHInfEdges(t *testing.T) {
 	want := 1 / ((1 - r) * 2 * math.Sin(th))
 	if err != nil || math.Abs(v-want) > 1e-6*want || math.Abs(w-th) > 1e-8 {
 		t.Errorf("a peak 1e-9 wide: %v at %v (%v), want about %v at %v", v, w, err, want, th)
+	}
+}
+
+// TestHInfPreparedDense: for dense filters (the golden HiPPO-LegS of order 16, a random one of
+// order 24) and a rotation form, which HInf evaluates through filters.FreqPreparer with A's
+// Hessenberg reduction (or the rotation's block coordinates) done once instead of at each
+// refinement point, the norm is |FreqResponse| at the frequency returned, bit for bit: the
+// same evaluation as before.
+func TestHInfPreparedDense(t *testing.T) {
+	var g struct {
+		Cases []struct {
+			Name string      `json:"name"`
+			A    [][]float64 `json:"A"`
+			B, C []float64
+			D    float64
+		} `json:"cases"`
+	}
+	numtest.ReadJSON(t, "../testdata/golden/analysis/hinf.json", &g)
+	var d *filters.Dense
+	for _, c := range g.Cases {
+		if c.A != nil {
+			var err error
+			if d, err = filters.NewDense(c.A, c.B, c.C, c.D); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if d == nil {
+		t.Fatal("no dense case")
+	}
+	random := randomStable(rand.New(rand.NewPCG(4, 16)), 24, 0.97)
+	r, _, err := filters.ToRotation(random)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []filters.Filter{d, random, r} {
+		norm, omega, err := HInf(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if at := cmplx.Abs(f.FreqResponse([]float64{omega})[0]); norm != at {
+			t.Errorf("%s: ‖H‖∞ = %.17g at ω = %.17g, where |H| = %.17g", f.Form(), norm, omega, at)
+		}
 	}
 }

@@ -152,18 +152,28 @@ func (f *Dense) Impulse(length int) []float64 {
 
 // FreqResponse evaluates D + C(zI - A)⁻¹B on the unit circle through a Hessenberg reduction,
 // O(n³) once and O(n²) per frequency.
-func (f *Dense) FreqResponse(omega []float64) []complex128 {
-	out := make([]complex128, len(omega))
+func (f *Dense) FreqResponse(omega []float64) []complex128 { return f.PrepareFreqResponse()(omega) }
+
+// PrepareFreqResponse is FreqResponse with A's Hessenberg reduction done once, here
+// (FreqPreparer).
+func (f *Dense) PrepareFreqResponse() func(omega []float64) []complex128 {
+	d := f.D
 	if f.Order() == 0 {
-		for i := range out {
-			out[i] = complex(f.D, 0)
+		return func(omega []float64) []complex128 {
+			out := make([]complex128, len(omega))
+			for i := range out {
+				out[i] = complex(d, 0)
+			}
+			return out
+		}
+	}
+	r := newResolvent(f)
+	return func(omega []float64) []complex128 {
+		out := make([]complex128, len(omega))
+		for i, w := range omega {
+			g, _ := r.eval(unitCircle(w))
+			out[i] = complex(d, 0) + g
 		}
 		return out
 	}
-	r := newResolvent(f)
-	for i, w := range omega {
-		g, _ := r.eval(unitCircle(w))
-		out[i] = complex(f.D, 0) + g
-	}
-	return out
 }

@@ -47,8 +47,10 @@
 // Each form is a Fielder: its Fields name and shape its numbers (the keys of its filter file,
 // the tables of the workbench), WithFields builds it from them and WithEntry changes one
 // entry, keeping conjugate pairs. The forms that hold their poles (zpk, diagonal, rotation)
-// are PoleMovers, whose poles move in O(n); zpk is also a ZeroHolder. Front ends find these
-// by type assertion, gonum/plot style, and need no switch over forms. Document is the content
+// are PoleMovers, whose poles move in O(n); zpk is also a ZeroHolder. The forms whose
+// FreqResponse does work of its own first (dense: A's Hessenberg reduction) are
+// FreqPreparers, which do it once for a caller that asks for a few frequencies at a time.
+// Front ends find these by type assertion, gonum/plot style, and need no switch over forms. Document is the content
 // of a filter file, which package filters/filterfile reads and writes on streams: this
 // package touches no file and nothing of the process.
 //

@@ -61,6 +61,18 @@ type Filter interface {
 	FreqResponse(omega []float64) []complex128
 }
 
+// FreqPreparer is a form whose FreqResponse does work of its own before it evaluates any
+// frequency (Dense: A's Hessenberg reduction, O(n³); Rotation: the orthogonality of P and B
+// in its basis), for a caller that asks for H a few frequencies at a time, as a peak search's
+// golden-section steps do, each of which paid that work for an O(n²) or O(n) evaluation.
+type FreqPreparer interface {
+	Filter
+	// PrepareFreqResponse does that work once and returns FreqResponse without it: the same
+	// values bit for bit. The function holds the filter's numbers as they are now and is not
+	// safe for concurrent use.
+	PrepareFreqResponse() func(omega []float64) []complex128
+}
+
 // RoundingEstimator is a form whose impulse response comes with an estimate of its relative
 // error from rounding, of its stored numbers and of its own algorithm (ZPK, whose cascade of
 // first-order sections can lose digits where its partial products cancel). Conversion

@@ -2,6 +2,7 @@ package filters
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ssmlab/ssmlab/internal/plural"
 	"gonum.org/v1/gonum/floats"
@@ -357,8 +358,21 @@ func (f *Rotation) Impulse(length int) []float64 {
 
 // FreqResponse solves each 2×2 block of (zI - Λ) in the block-diagonal coordinates.
 func (f *Rotation) FreqResponse(omega []float64) []complex128 {
-	out := make([]complex128, len(omega))
+	return f.PrepareFreqResponse()(omega)
+}
+
+// PrepareFreqResponse is FreqResponse with B and C in the block-diagonal coordinates (P's
+// orthogonality checked, O(n³)) once, here (FreqPreparer).
+func (f *Rotation) PrepareFreqResponse() func(omega []float64) []complex128 {
 	bt, ct := f.modal()
+	g := &Rotation{Blocks: slices.Clone(f.Blocks), Real: slices.Clone(f.Real), D: f.D}
+	return func(omega []float64) []complex128 { return g.blockResponse(bt, ct, omega) }
+}
+
+// blockResponse is FreqResponse with B and C in the block-diagonal coordinates, bt and ct
+// (Modal); f's P, B and C are not read.
+func (f *Rotation) blockResponse(bt, ct []float64, omega []float64) []complex128 {
+	out := make([]complex128, len(omega))
 	nb := len(f.Blocks)
 	for i, w := range omega {
 		z := unitCircle(w)

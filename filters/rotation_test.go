@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -215,5 +216,32 @@ func TestFromS4(t *testing.T) {
 		if e := relErr(s4.Impulse(64), s4Kernel(c.Dense(), 64)); e > 1e-12 {
 			t.Errorf("observable=%v: kernel differs by %.3g", observable, e)
 		}
+	}
+}
+
+// TestPrepareFreqResponse: a dense and a rotation form's prepared FreqResponse (A's
+// Hessenberg reduction, or B and C in the block coordinates, done once) gives FreqResponse's
+// values bit for bit, call after call, and keeps the numbers it was prepared with.
+func TestPrepareFreqResponse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 21))
+	d := randomStable(rng, 12, 0.95)
+	r, _, err := ToRotation(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []FreqPreparer{d, r, &Dense{D: 0.5}} {
+		respond := f.PrepareFreqResponse()
+		for range 3 {
+			omega := []float64{rng.Float64() * math.Pi, 0, math.Pi, rng.Float64() * math.Pi}
+			got, want := respond(omega), f.FreqResponse(omega)
+			if !slices.Equal(got, want) {
+				t.Errorf("%s: prepared %v, FreqResponse %v", f.Form(), got, want)
+			}
+		}
+	}
+	respond, before := d.PrepareFreqResponse(), d.FreqResponse([]float64{1})
+	d.D += 1
+	if got := respond([]float64{1}); !slices.Equal(got, before) {
+		t.Errorf("after D changed: %v, want the prepared %v", got, before)
 	}
 }
