@@ -250,6 +250,39 @@ func BenchmarkZPKImpulse(b *testing.B) {
 // cascade errs by 5.5e-15 and is bounded by 7e-12).
 const estTrust = 200
 
+// zpkGoldenCase is a case of the goldens of exact zpk impulse responses (zpk_error.json,
+// zpk_cascade.json in testdata/golden/zpk).
+type zpkGoldenCase struct {
+	Name      string       `json:"name"`
+	Zeros     [][2]float64 `json:"zeros"`
+	Poles     [][2]float64 `json:"poles"`
+	Gain      float64      `json:"gain"`
+	Length    int          `json:"length"`
+	Perturbed float64      `json:"perturbed"` // zpk_error.json's alone
+	Impulse   []float64    `json:"impulse"`
+	filter    *ZPK
+}
+
+// readZPKGolden reads such a golden's cases, each with its filter.
+func readZPKGolden(t *testing.T, path string) []zpkGoldenCase {
+	t.Helper()
+	var g struct {
+		Cases []zpkGoldenCase `json:"cases"`
+	}
+	numtest.ReadJSON(t, path, &g)
+	if len(g.Cases) == 0 {
+		t.Fatalf("%s: no cases", path)
+	}
+	for i := range g.Cases {
+		c := &g.Cases[i]
+		var err error
+		if c.filter, err = NewZPK(numtest.Complexes(c.Zeros), numtest.Complexes(c.Poles), c.Gain, 0); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+	}
+	return g.Cases
+}
+
 // TestZPKErrorEstimateGolden: ImpulseError's estimate against exact arithmetic
 // (testdata/golden/zpk/gen_zpk_error_golden.py) on Butterworth filters of orders 24, 48 and
 // 64 at ωc = 0.001 (poles clustered near z = 1), a Chebyshev filter, HiPPO-LegS and S4D-Lin
@@ -263,26 +296,8 @@ func TestZPKErrorEstimateGolden(t *testing.T) {
 	// storeTrust: each root's part is added without cancellation, each part of a root
 	// bounded by ε·|q| where its ulp may be half that (measured: 1.6 to 5.5).
 	const storeTrust = 10
-	var g struct {
-		Cases []struct {
-			Name      string       `json:"name"`
-			Zeros     [][2]float64 `json:"zeros"`
-			Poles     [][2]float64 `json:"poles"`
-			Gain      float64      `json:"gain"`
-			Length    int          `json:"length"`
-			Perturbed float64      `json:"perturbed"`
-			Impulse   []float64    `json:"impulse"`
-		} `json:"cases"`
-	}
-	numtest.ReadJSON(t, "../testdata/golden/zpk/zpk_error.json", &g)
-	if len(g.Cases) == 0 {
-		t.Fatal("no cases")
-	}
-	for _, c := range g.Cases {
-		f, err := NewZPK(numtest.Complexes(c.Zeros), numtest.Complexes(c.Poles), c.Gain, 0)
-		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
-		}
+	for _, c := range readZPKGolden(t, "../testdata/golden/zpk/zpk_error.json") {
+		f := c.filter
 		h, est, ok := f.ImpulseError(c.Length)
 		stored := f.storageError(h)
 		e := relErr(h, c.Impulse)
@@ -303,29 +318,12 @@ func TestZPKErrorEstimateGolden(t *testing.T) {
 // HiPPO-LagT of order 384, which the Leja order after pairing each zero in stored order got
 // wrong by 3.96, 1e122 and 2e7 (estimates 223, 172 and 1.6e3), a HiPPO-LegS filter of order
 // 64 at dt = 0.01 (9e-4), Butterworth filters of order 48 at ωc = 0.001 and of order 300
-// (1e-4), and zeros within a pole spacing of real poles. The
-// cascade's error must lie below the stored numbers' (their estimate, storageError), and
-// ImpulseError's estimate above the error and within estTrust of the larger of the two.
+// (1e-4), and zeros within a pole spacing of real poles. The cascade's error must lie below
+// the stored numbers' (their estimate, storageError), and ImpulseError's estimate above the
+// error and within estTrust of the larger of the two.
 func TestZPKCascadeGolden(t *testing.T) {
-	var g struct {
-		Cases []struct {
-			Name    string       `json:"name"`
-			Zeros   [][2]float64 `json:"zeros"`
-			Poles   [][2]float64 `json:"poles"`
-			Gain    float64      `json:"gain"`
-			Length  int          `json:"length"`
-			Impulse []float64    `json:"impulse"`
-		} `json:"cases"`
-	}
-	numtest.ReadJSON(t, "../testdata/golden/zpk/zpk_cascade.json", &g)
-	if len(g.Cases) == 0 {
-		t.Fatal("no cases")
-	}
-	for _, c := range g.Cases {
-		f, err := NewZPK(numtest.Complexes(c.Zeros), numtest.Complexes(c.Poles), c.Gain, 0)
-		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
-		}
+	for _, c := range readZPKGolden(t, "../testdata/golden/zpk/zpk_cascade.json") {
+		f := c.filter
 		h, est, ok := f.ImpulseError(c.Length)
 		stored := f.storageError(h)
 		e := relErr(h, c.Impulse)

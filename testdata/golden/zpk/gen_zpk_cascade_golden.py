@@ -42,7 +42,7 @@ from scipy import signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import gen_zpk_error_golden as ge  # noqa: E402  (the exact cascade, closed, hippo)
+import gen_zpk_error_golden as ge  # noqa: E402  (the exact cascade, closed, hippo, record)
 
 OUT = os.path.join(HERE, "zpk_cascade.json")
 
@@ -53,16 +53,8 @@ def case(name, zeros, poles, gain, L):
         ge.groups(roots)  # asserts conjugate closure
     x = ge.cascade(zeros, poles, L)
     ge.mp_check(zeros, poles, x)
-    sh = ge.shift(x)
     print(f"{name}: n = {len(poles)}, L = {L}", file=sys.stderr)
-    return {
-        "name": name,
-        "zeros": [[z.real, z.imag] for z in zeros],
-        "poles": [[p.real, p.imag] for p in poles],
-        "gain": gain,
-        "length": L,
-        "impulse": [float(v) for v in math.ldexp(gain, sh) * ge.tofloat(x, sh)],
-    }
+    return ge.record(name, zeros, poles, gain, L, x)
 
 
 def presets():

@@ -320,14 +320,19 @@ def case(name, zeros, poles, gain, L):
     for _ in range(4):
         draws.append(perturbed_error(zeros, poles, gain, x, L, rng.choice([-1, 1], len(V))))
     print(f"{name}: worst {draws[0]:.3g} (first order {first:.3g}), draws {[f'{d:.2g}' for d in draws[1:]]}", file=sys.stderr)
+    return record(name, zeros, poles, gain, L, x, perturbed=max(draws), draws=draws)
+
+
+def record(name, zeros, poles, gain, L, x, **extra):
+    """A case as the JSON holds it: its numbers, L, the extra fields, and h = gain * x
+    (x the exact cascade, in units of 2^-P) rounded to float64."""
     return {
         "name": name,
         "zeros": [[z.real, z.imag] for z in zeros],
         "poles": [[p.real, p.imag] for p in poles],
         "gain": gain,
         "length": L,
-        "perturbed": max(draws),
-        "draws": draws,
+        **extra,
         "impulse": [float(v) for v in math.ldexp(gain, shift(x)) * tofloat(x, shift(x))],
     }
 
