@@ -245,16 +245,28 @@ type rungRealisations struct {
 }
 
 func newRungRealisations(y []float64) *rungRealisations {
-	fir := firPad(y)
-	return &rungRealisations{y: y, firs: map[int]*filters.Dense{}, byTop: map[int]*realisation{},
-		fir: fir, eraTops: eraTops(y, eraSize), firTops: eraTops(fir, len(y)-1)}
+	rr := &rungRealisations{y: y, firs: map[int]*filters.Dense{}, byTop: map[int]*realisation{},
+		eraTops: eraTops(y, eraSize)}
+	if len(y) <= firShareLength {
+		rr.fir = firPad(y)
+		rr.firTops = eraTops(rr.fir, len(y)-1)
+	}
+	return rr
 }
+
+// firShareLength is the longest kernel whose FIR realisation's Lanczos run a channel keeps
+// for all its rungs (firStart makes and releases its own beyond it): the run holds its
+// vectors, about 200 of L − 1 samples each, while the channel's fits run (13 MB at 8192
+// samples; 1.6 GB at 2²⁰, once per channel fitted in parallel).
+const firShareLength = 8192
 
 // release hands the shared runs' vectors back; rr's realisations must not make FIR starts
 // after.
 func (rr *rungRealisations) release() {
 	rr.eraTops.release()
-	rr.firTops.release()
+	if rr.firTops != nil {
+		rr.firTops.release()
+	}
 }
 
 // at returns the realisation of order n.
