@@ -157,6 +157,11 @@ func (f *ZPK) cascade(length int) []zpkSection {
 	if amp <= math.Log(maxCascadeAmp) {
 		return secs
 	}
+	if n*balanceWindow(n)*len(g.w) > balanceBudget {
+		// Too large to balance at every evaluation: the Leja order, whose rounding
+		// ImpulseError's estimate reports.
+		return secs
+	}
 	if b := g.balancedOrder(secs, logH); g.amplification(b, logH) < amp {
 		return b
 	}

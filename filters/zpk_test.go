@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/internal/numtest"
@@ -229,6 +230,25 @@ func TestZPKImpulseMultipleZero(t *testing.T) {
 		if len(rep.Warnings) > 0 {
 			t.Errorf("order %d: warnings %q", n, rep.Warnings)
 		}
+	}
+}
+
+// TestZPKBalanceBudget: the balanced order, O(n²·M) at each evaluation, is sought only within
+// balanceBudget: a Butterworth filter of order 300 gets it (its Leja order amplifies the
+// roundings by 8e10), one of order 2048 keeps the Leja order (what a length below 2 gives,
+// where no order is weighed), and ImpulseError's estimate says what that costs.
+func TestZPKBalanceBudget(t *testing.T) {
+	for _, c := range []struct {
+		n        int
+		balanced bool
+	}{{300, true}, {2048, false}} {
+		f := lowpassZPK(c.n, 0.5, 0)
+		if got := !slices.Equal(f.cascade(1500), f.cascade(1)); got != c.balanced {
+			t.Errorf("order %d: balanced order %v, want %v", c.n, got, c.balanced)
+		}
+	}
+	if _, est, ok := lowpassZPK(2048, 0.5, 0).ImpulseError(1500); !ok || !(est > 1e-9) {
+		t.Errorf("order 2048 in Leja order: estimate %.3g (ok %v), want it to show the rounding", est, ok)
 	}
 }
 

@@ -28,10 +28,16 @@ import (
 const maxCascadeAmp = 0x1p6
 
 // balanceWindow is how many sections, the next in Leja order, balancedOrder weighs at each
-// step, for n sections: O(n·balanceWindow·M) in all. The preset HiPPO-LegS of order 512
-// needs n/4 (1e-4 with n/8 = 64, 9e-14 with 128; orders 256 and 384 likewise), Butterworth
-// of order 300 64 (3e-11 with 32, 5e-15 with 64); n/2 leaves a margin.
+// step, for n sections: O(n·balanceWindow·M) in all, O(n²·M) (within balanceBudget). The
+// preset HiPPO-LegS of order 512 needs n/4 (1e-4 with n/8 = 64, 9e-14 with 128; orders 256
+// and 384 likewise), Butterworth of order 300 64 (3e-11 with 32, 5e-15 with 64); n/2 leaves
+// a margin.
 func balanceWindow(n int) int { return max(64, n/2) }
+
+// balanceBudget bounds balancedOrder's work, n·balanceWindow(n)·M multiply-adds for n
+// sections on M frequencies (O(n²·M), redone at each evaluation): 2²⁸, twice the preset
+// HiPPO-LegS of order 512's on 1024 frequencies; an order of 4096 would take 17·10⁹.
+const balanceBudget = 1 << 28
 
 // orderGrid is the points Re^{iω}, ω in (−π, π], on which cascade weighs an order: a uniform
 // grid, and around each root nearer the circle than that grid's spacing the points θ, θ ± d,
