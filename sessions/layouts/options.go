@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/filters/rtf"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -102,8 +103,9 @@ type Options struct {
 	TensorTypes map[string]arrays.DType
 }
 
-// maxIntOption is the largest value of an option of Kind "int" (length, trunc-len): 2^22.
-const maxIntOption = 1 << 22
+// maxIntOption is the largest value of an option of Kind "int" (length, trunc-len): the RTF
+// layer's largest trunc_len, 2^22, which the kernel lengths share.
+const maxIntOption = rtf.MaxTruncLen
 
 func optionSpec(name string) (Option, bool) {
 	for _, o := range OptionList {
