@@ -361,6 +361,48 @@ func TestCheckpointTruncLenGiven(t *testing.T) {
 	ck.Close()
 }
 
+// TestCheckpointTruncLenOne: an RTF layer's trunc_len 1, which import --list and import take
+// (valid for the RTF module), is refused by the planner saying where it comes from and what
+// to do. It said "kernel length 1: give the length to distil at", though --length does not
+// change an RTF layer's trunc_len.
+func TestCheckpointTruncLenOne(t *testing.T) {
+	const given = 32 // distill's --length
+	infos, data := rawTensors(t, layoutsDir+"rtf_32.safetensors")
+	var b bytes.Buffer
+	if err := arrays.WriteRaw(&b, arrays.FormatSafetensors, infos, arrays.RawOptions{Metadata: map[string]string{"trunc_len": "1"}}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
+		t.Fatal(err)
+	}
+	meta := filepath.Join(t.TempDir(), "rtf.safetensors")
+	if err := os.WriteFile(meta, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v := verdictsOf(t, meta, sessions.ImportOptions{}, given)
+	if v.errs["import --list"] != nil || v.errs["import"] != nil {
+		t.Fatalf("trunc_len 1 in the metadata: import --list %v, import %v; want it taken", v.errs["import --list"], v.errs["import"])
+	}
+	for _, tc := range []struct {
+		name, path string
+		truncLen   string // --trunc-len; "" for none
+		want       string
+	}{
+		{"the metadata's", meta, "", `trunc_len 1 (the file's metadata): an RTF layer is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; --layers leaves the layer out`},
+		{"the metadata's, given again", meta, "1", `trunc_len 1 (--trunc-len): an RTF layer is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; --layers leaves the layer out`},
+		{"--trunc-len's", layoutsDir + "rtf_32.safetensors", "1", `trunc_len 1 (--trunc-len): an RTF layer is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; give --trunc-len 2 or more, or none to distil it at --length`},
+	} {
+		o := sessions.CheckpointOptions{Length: given}
+		if tc.truncLen != "" {
+			o.Options = map[string]string{"trunc-len": tc.truncLen}
+		}
+		ck, err := sessions.OpenCheckpoint(tc.path, o)
+		if ck != nil {
+			ck.Close()
+		}
+		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s trunc_len 1: %v, want it refused saying %q", tc.name, err, tc.want)
+		}
+	}
+}
+
 // TestS4LengthOptionOneRule: an S4 layer's option length (import's --length), the l_kernel
 // its C̃ is undone for in place of its buffer's, takes the buffer's rule
 // (layouts.S4KernelLength): 0 (the buffer's) or a length in [2, 2^22], in import and the
