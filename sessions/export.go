@@ -12,6 +12,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -258,7 +259,11 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 		return fmt.Sprintf("cannot be read back %s: %s%s", how, msg, hint), true
 	case len(c.Unstable) > 0:
-		return fmt.Sprintf("reads back %s with channel %d unstable (%d stable channels in all read back unstable; relative error %s %s)%s", how, c.Unstable[0], len(c.Unstable), rel, c.over(float64Option), hint), true
+		verb := "read"
+		if len(c.Unstable) == 1 {
+			verb = "reads"
+		}
+		return fmt.Sprintf("reads back %s with channel %d unstable (%s in all %s back unstable; relative error %s %s)%s", how, c.Unstable[0], plural.Count(len(c.Unstable), "stable channel"), verb, rel, c.over(float64Option), hint), true
 	case c.Failed() && c.perChannel():
 		ch, _ := c.binding()
 		return fmt.Sprintf("reads back %s to relative error %s %s on channel %d, above both the %.0e %s tensors are held to and a tenth of that channel's fit error (%.2g)%s", how, filters.RelErrorText(c.Errors[ch]), c.over(float64Option), ch, ReadBackLimit(c.DType), c.DType, c.FitErrors[ch], hint), true
@@ -287,9 +292,9 @@ func (c ReadBackCheck) over(float64Option string) string {
 		case strings.Contains(float64Option, "="):
 			opt = fmt.Sprintf("length=%d", c.ModelLength)
 		}
-		return fmt.Sprintf("over %d samples (%s)", c.Length, opt)
+		return fmt.Sprintf("over %s (%s)", plural.Count(c.Length, "sample"), opt)
 	}
-	return fmt.Sprintf("over %d samples", c.Length)
+	return "over " + plural.Count(c.Length, "sample") // 1 where trunc_len is 1
 }
 
 // checkPrefix checks an export's tensor-name prefix: empty, or ending in "." or "/" as a
