@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -107,5 +108,62 @@ func TestQuitAsksWithRunningJob(t *testing.T) {
 	keys(t, m, "ctrl+c")
 	if !m.quitting || cancelled != 3 {
 		t.Errorf("a second ctrl+c: quitting %v, cancelled %d times", m.quitting, cancelled)
+	}
+}
+
+// TestQuitQuestionNamesItsKeys: each quit question's text names every key it takes, once,
+// and its status-bar hint names none it does not. With unsaved work it said "s saves … · d
+// discards … · esc stays" while the hint read "answer s, d, n", and it took y and c too,
+// which nothing named (a question takes only the keys it names: question).
+func TestQuitQuestionNamesItsKeys(t *testing.T) {
+	// the keys a part of the key line names, before its verb: "n or esc stays", "s saves"
+	keyList := regexp.MustCompile(`^((?:(?:[a-z]|esc|ctrl\+c)(?:, | or ))*(?:[a-z]|esc|ctrl\+c)) |^`)
+	for _, tc := range []struct {
+		name  string
+		dirty bool
+	}{{"unsaved work", true}, {"a running job", false}} {
+		m := newTestModel(t, 120, 40, nil)
+		m.jobs = []*job{{num: 1, status: sessions.JobRunning, cancel: func() {}}}
+		if tc.dirty {
+			addPreset(t, m, "ring")
+		}
+		keys(t, m, "q")
+		c, ok := dialogOf[*confirm](m)
+		if !ok {
+			t.Fatalf("%s: q opened %T", tc.name, m.dialog)
+		}
+		takes := map[string]bool{"esc": true}
+		for _, ch := range c.choices {
+			for _, k := range ch.keys {
+				takes[strings.ToLower(k)] = true
+			}
+		}
+		// The key line, the paragraph after the first blank line: "k, k or k does … · …".
+		_, rest, _ := strings.Cut(c.body, "\n\n")
+		line, _, _ := strings.Cut(rest, "\n")
+		named := map[string]int{}
+		for _, seg := range strings.Split(line, " · ") {
+			ks := keyList.FindStringSubmatch(seg)[1] // "" where the part names none
+			for _, k := range strings.Split(strings.ReplaceAll(ks, " or ", ", "), ", ") {
+				named[k]++
+			}
+		}
+		for k := range takes {
+			if named[k] != 1 {
+				t.Errorf("%s: the text names %q %d times, want once (key line %q)", tc.name, k, named[k], line)
+			}
+		}
+		for k := range named {
+			if !takes[k] {
+				t.Errorf("%s: the text names %q, which the question does not take (key line %q)", tc.name, k, line)
+			}
+		}
+		hint, _ := strings.CutPrefix(c.hint(), "answer ")
+		hintKeys, _, _ := strings.Cut(hint, " · ")
+		for _, k := range append(strings.Split(hintKeys, ", "), "esc") {
+			if named[k] != 1 {
+				t.Errorf("%s: the hint %q names %q, which the text does not (key line %q)", tc.name, c.hint(), k, line)
+			}
+		}
 	}
 }

@@ -201,7 +201,7 @@ func (m *Model) askQuit() tea.Cmd {
 		if n == 0 {
 			return m.quit(quitClean)
 		}
-		body := fmt.Sprintf("%d running job(s) will be cancelled: their work so far is lost\n\ny quits · esc stays", n)
+		body := fmt.Sprintf("%d running job(s) will be cancelled: their work so far is lost\n\ny, q or ctrl+c quits · n or esc stays", n)
 		m.openDialog(&confirm{title: "quit ssmlab?", body: body, cancel: stay, choices: []choice{
 			{keys: []string{"y", "Y", "q"}, run: func(m *Model) tea.Cmd {
 				if m.sess.Dirty() { // a job finished meanwhile: its result is unsaved work
@@ -224,7 +224,7 @@ func (m *Model) askQuit() tea.Cmd {
 	if m.sess.Path == "" {
 		where = "(it asks where)"
 	}
-	body := fmt.Sprintf("%s\n\ns saves the session %s and quits · d discards the changes and quits (it asks first) · esc stays", m.unsavedWork(), where)
+	body := fmt.Sprintf("%s\n\ns saves the session %s and quits · d discards the changes and quits (it asks first) · ctrl+c quits, keeping them to recover at the next start · n or esc stays", m.unsavedWork(), where)
 	if n := m.running(); n > 0 {
 		body += fmt.Sprintf("\n%d running job(s) will be cancelled", n)
 	}
@@ -233,14 +233,14 @@ func (m *Model) askQuit() tea.Cmd {
 	keep := choice{keys: []string{"ctrl+c"}, run: func(m *Model) tea.Cmd { return m.quit(quitKeep) }}
 	q := &confirm{title: "quit ssmlab?", body: body, cancel: stay}
 	q.choices = []choice{
-		{keys: []string{"s", "S", "y", "Y"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{quit: true}) }},
+		{keys: []string{"s", "S"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{quit: true}) }},
 		{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd {
 			d := m.askDiscardSession(q, "quits", func(m *Model) tea.Cmd { return m.quit(quitDiscard) })
 			d.choices = append(d.choices, keep)
 			return nil
 		}},
 		keep,
-		{keys: []string{"n", "N", "c"}, run: func(m *Model) tea.Cmd { stay(m); return nil }},
+		{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { stay(m); return nil }},
 	}
 	m.openDialog(q)
 	return nil
