@@ -84,10 +84,12 @@ func (p *prompt) view(m *Model, w, _ int) string {
 	w = min(w-2, 76)
 	body := p.body + "\n" + st.accent.Render("> ") + p.input.View()
 	if p.preset != "" {
-		// style line by line: a styled block pads every line to the longest
-		lines := strings.Split(p.body, "\n")
-		for i, l := range lines {
-			lines[i] = st.dim.Render(ansi.Truncate(l, w-4, "…"))
+		// Each parameter's help whole, wrapped as the distill form's (cut to a line, the
+		// refusals it warns of lost their ends), styled line by line: a styled block pads
+		// every line to the longest.
+		var lines []string
+		for _, l := range strings.Split(p.body, "\n") {
+			lines = append(lines, wrapLines(st.dim, l, w-4, 0)...)
 		}
 		body = strings.Join(lines, "\n") + "\n\n" + st.accent.Render("> ") + p.input.View()
 	}

@@ -938,6 +938,35 @@ func TestPresetMistakeAsksAgain(t *testing.T) {
 	}
 }
 
+// TestPresetHelpWhole: the preset parameter dialog shows each parameter's help whole,
+// wrapped as the distill form's (TestDistillFormHelpWhole), where it cut each to a line: the
+// cut-off's lost the refusal it warns of ("… one too close to 0 or π for float64 is …").
+func TestPresetHelpWhole(t *testing.T) {
+	for _, width := range []int{120, 60} {
+		m := newTestModel(t, width, 40, nil)
+		p := PresetInfo{Name: "butter", Params: []PresetParam{
+			{Name: "n", Default: "4", Help: "filter order N (band-pass and band-stop filters have 2N poles)"},
+			{Name: "wc", Help: "cut-off ωc in rad/sample, lowpass and highpass only (default pi/4); SciPy's Wn = ωc/π; one too close to 0 or π for float64 is refused, naming the nearest workable value"},
+		}}
+		m.askPresetParams(p, "")
+		var box []string
+		for _, line := range strings.Split(screen(m), "\n") {
+			if _, inside, ok := strings.Cut(line, "║"); ok {
+				box = append(box, strings.TrimSuffix(strings.TrimSpace(inside), "║"))
+			}
+		}
+		text := strings.Join(strings.Fields(strings.Join(box, " ")), " ")
+		for _, q := range p.Params {
+			if help := q.Name + ": " + q.Help; !strings.Contains(text, help) {
+				t.Errorf("%d columns: the dialog does not show %q whole:\n%s", width, help, screen(m))
+			}
+		}
+		if strings.Contains(text, "…") {
+			t.Errorf("%d columns: the dialog cuts a line:\n%s", width, screen(m))
+		}
+	}
+}
+
 // TestSmallScreensShowPlots: at 80×24 and 100×30 the plots are drawn beside (under) the
 // representation whichever of them is focused, so that an edited cell's effect shows; they
 // were drawn only when focused, and focusing them hid the representation. A shorter window

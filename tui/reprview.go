@@ -110,10 +110,11 @@ func reportLines(st *styles, rep filters.Report, w int) []string {
 	return out
 }
 
-// wrapLines wraps text in style to width, keeping at most n lines.
+// wrapLines wraps text in style to width, keeping at most n lines (n ≤ 0: every line), the
+// last of a cut text ending in "…".
 func wrapLines(s lipgloss.Style, text string, w, n int) []string {
 	lines := strings.Split(lipgloss.NewStyle().Width(max(8, w)).Render(text), "\n")
-	if len(lines) > n {
+	if n > 0 && len(lines) > n {
 		lines = lines[:n]
 		lines[n-1] = ansi.Truncate(lines[n-1], w-1, "") + "…"
 	}
