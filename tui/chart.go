@@ -58,6 +58,11 @@ type chartSpec struct {
 	// fits, so that the axis names its top (a ladder's top order): ntcharts labels no tick
 	// in the last column, nor one whose label would run past the chart's right edge.
 	xlast bool
+	// logY: y is log₁₀ of what is drawn. Its ticks are at whole decades where the range spans
+	// one (niceAxis with whole steps), else at rounded fractions of a decade, and each is
+	// labelled with its value (logFormat): "1e%.0f" of every few rows named a decade half a
+	// decade off, and a loss from 2.4e-6 to 1.7e-6 read "1e-6" alone.
+	logY bool
 }
 
 // drawChart renders spec in a w×h block. Labels use formatters suited to the range (ntcharts'
@@ -81,7 +86,10 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 	if spec.xfmt == nil {
 		spec.xfmt = tick(spec.xmin, spec.xmax)
 	}
-	if spec.yfmt == nil {
+	switch {
+	case spec.logY:
+		spec.niceY, spec.yfmt = true, logFormat(0)
+	case spec.yfmt == nil:
 		spec.yfmt = tick(spec.ymin, spec.ymax)
 	}
 	xs := spec.xstep
@@ -106,12 +114,20 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 		// label formatters print exactly those. The graph size depends on the y labels'
 		// width, so the y axis goes first.
 		if spec.niceY && lc.GraphHeight() > 1 {
-			lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), min(3, max(2, lc.GraphHeight()/3)), false, nil)
+			gap := min(3, max(2, lc.GraphHeight()/3))
+			decades := spec.logY && spec.ymax-spec.ymin >= 1
+			lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), gap, decades, nil)
+			if every == 0 && decades {
+				lo, hi, step, every = niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), gap, false, nil)
+			}
 			if every == 0 {
 				goto x
 			}
 			spec.ymin, spec.ymax = lo, hi
 			spec.yfmt = stepFormat(step)
+			if spec.logY {
+				spec.yfmt = logFormat(step)
+			}
 			lc.YLabelFormatter = spec.yfmt
 			lc.SetYRange(lo, hi)
 			lc.SetViewYRange(lo, hi)
@@ -276,28 +292,36 @@ func niceAxis(lo, hi float64, cells, minGap int, whole bool, last func(float64) 
 		return lo, hi, 0, 0
 	}
 	best := math.Inf(1)
-	s := niceStep((hi - lo) / float64(max(1, cells/minGap)))
-	if whole {
-		s = max(s, 1)
-	}
-	for tried := 0; tried < 8; s = niceStep(s * 1.01) {
-		if whole && s != math.Trunc(s) {
-			continue // 2.5
+	// The steps tried start from the one that fits cells/minGap whole intervals; where none
+	// fits, from the one that fits a partial interval at the top too (3.1 decades over 7
+	// rows: a tick every 2 rows, 1 decade apart, which the first start, 2 decades, skips).
+	for _, n := range []float64{float64(max(1, cells/minGap)), max(1, float64(cells)/float64(minGap))} {
+		s := niceStep((hi - lo) / n)
+		if whole {
+			s = max(s, 1)
 		}
-		tried++
-		l := math.Floor(lo/s+1e-9) * s
-		e := int(math.Floor(float64(cells) * s / (hi - l)))
-		if last != nil {
-			top := math.Ceil((hi-l)/s - 1e-9) // ticks from l to the one at or above hi
-			e = min(cells-1, cells+1-last(l+top*s)) / int(top)
-		}
-		// at least two intervals when there is room for them, each at least minGap wide
-		if e >= minGap && (2*e <= cells || cells < 2*minGap) {
-			h := l + s*float64(cells)/float64(e)
-			// the least widening wins; at equal widening, more ticks
-			if score := (h - l) / (hi - lo); score < best-0.03 {
-				best, nlo, nhi, step, every = score, l, h, s, e
+		for tried := 0; tried < 8; s = niceStep(s * 1.01) {
+			if whole && s != math.Trunc(s) {
+				continue // 2.5
 			}
+			tried++
+			l := math.Floor(lo/s+1e-9) * s
+			e := int(math.Floor(float64(cells) * s / (hi - l)))
+			if last != nil {
+				top := math.Ceil((hi-l)/s - 1e-9) // ticks from l to the one at or above hi
+				e = min(cells-1, cells+1-last(l+top*s)) / int(top)
+			}
+			// at least two intervals when there is room for them, each at least minGap wide
+			if e >= minGap && (2*e <= cells || cells < 2*minGap) {
+				h := l + s*float64(cells)/float64(e)
+				// the least widening wins; at equal widening, more ticks
+				if score := (h - l) / (hi - lo); score < best-0.03 {
+					best, nlo, nhi, step, every = score, l, h, s, e
+				}
+			}
+		}
+		if every > 0 {
+			break
 		}
 	}
 	return nlo, nhi, step, every // every == 0: no round ticks fit
@@ -315,6 +339,25 @@ func niceStep(x float64) float64 {
 		}
 	}
 	return 10 * p
+}
+
+// logFormat labels a log₁₀ axis whose ticks are step apart (0: not known) with the values
+// there: "1e-6" at a whole decade, elsewhere the value to as many significant digits as
+// ticks step apart need to differ, at least 2 ("1.8e-6", "2e-6", "2.2e-6" for 0.05 decades).
+// The labels are ASCII: ntcharts measures them in bytes.
+func logFormat(step float64) func(int, float64) string {
+	digits := 2
+	if step > 0 {
+		digits = max(2, 1+int(math.Ceil(-math.Log10(math.Pow(10, step)-1))))
+	}
+	return func(_ int, v float64) string {
+		if r := math.Round(v); math.Abs(v-r) < 1e-9 {
+			return "1e" + strconv.Itoa(int(r))
+		}
+		m, e, _ := strings.Cut(strconv.FormatFloat(math.Pow(10, v), 'e', digits-1, 64), "e") // "2.24e-06"
+		exp, _ := strconv.Atoi(e)
+		return trimZeros(m) + "e" + strconv.Itoa(exp)
+	}
 }
 
 // stepFormat labels multiples of step with just enough decimals.

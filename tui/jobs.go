@@ -204,8 +204,7 @@ func (j *jobsPane) view(focused bool) string {
 		lines = append(lines, ansi.Truncate(st.dim.Render(fmt.Sprintf("loss of #%d (log₁₀, per progress event)", sel.num)), w, "…"))
 		lo, hi := niceRange(false, sel.losses)
 		spec := chartSpec{xmin: 0, xmax: float64(len(sel.losses) - 1), ymin: lo, ymax: hi,
-			series: []series{{y: sel.losses, x0: 0, dx: 1, style: st.series}},
-			yfmt:   func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) }}
+			series: []series{{y: sel.losses, x0: 0, dx: 1, style: st.series}}, logY: true}
 		// No x labels worth reading: steps are in the job line. ntcharts labels the first
 		// column still, and a lone "0" under the axis read as a scale.
 		spec.xstep, spec.xfmt = 1000, func(int, float64) string { return "" }

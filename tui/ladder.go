@@ -152,7 +152,7 @@ func ladderView(l *figures.Ladder, num, w, h, top int, st *styles) []string {
 	lo, hi := niceRange(false, append(slices.Clone(le), lb...))
 	spec := chartSpec{xmin: xs[0], xmax: xs[len(xs)-1], ymin: lo, ymax: hi,
 		series: []series{{y: lb, xs: xs, style: st.overlay}, {y: le, xs: xs, style: st.series}},
-		yfmt:   func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) },
+		logY:   true,
 		// Ticks at powers of two (niceX, xwhole): ntcharts labels the value at every few
 		// columns, which between them is no order ("20" on a ladder of 4 … 64).
 		// Labels of up to 4 digits (4096) need 5 columns.

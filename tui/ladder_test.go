@@ -3,6 +3,7 @@ package tui
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -353,4 +354,138 @@ func ladderXLabels(screen string) []string {
 		axis = strings.Contains(parts[1], "└")
 	}
 	return nil
+}
+
+// TestLogAxesLabelTrueValues: the log₁₀ y axes of the jobs pane (a loss curve, a ladder)
+// label the values at their rows: whole decades where the range spans one, else rounded
+// values that differ, and the curves' tops and bottoms sit at the rows the labels give their
+// values. "1e%.0f" of every few rows named a loss from 2.4e-6 to 1.7e-6 "1e-6" alone, and put
+// decades up to half a decade off their rows ("1e-3" and "1e-2" four rows apart on a ladder
+// whose rows are 0.3 decades, then two).
+func TestLogAxesLabelTrueValues(t *testing.T) {
+	geometric := func(from, to float64, n int) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = from * math.Pow(to/from, float64(i)/float64(n-1))
+		}
+		return v
+	}
+	for _, tc := range []struct {
+		name   string
+		losses []float64 // a loss curve's; nil for a ladder of errors and bounds
+		errs   []float64
+		bounds []float64
+		width  int
+	}{
+		{name: "loss 2.4e-6 → 1.7e-6", losses: geometric(2.4e-6, 1.7e-6, 40), width: 120},
+		{name: "loss 2.4e-6 → 1.7e-6, narrow", losses: geometric(2.4e-6, 1.7e-6, 40), width: 80},
+		{name: "loss 0.9 decades", losses: geometric(4e-3, 5e-4, 40), width: 120},
+		{name: "loss 3 decades", losses: geometric(0.12, 8e-5, 40), width: 120},
+		{name: "loss 12 decades", losses: geometric(3, 2e-12, 40), width: 120},
+		{name: "ladder 1e-1 … 2e-4", errs: geometric(1e-1, 2e-2, 5), bounds: geometric(1e-3, 2e-4, 5), width: 120},
+		{name: "ladder within a decade", errs: geometric(3e-2, 2e-2, 5), bounds: geometric(1.5e-2, 1e-2, 5), width: 120},
+	} {
+		m := newTestModel(t, tc.width, 40, nil)
+		addPreset(t, m, "ring")
+		j := &job{num: 1, spec: train.Spec{Model: "rtf", Order: 4}, sourceID: m.sel, status: sessions.JobRunning, cancel: func() {}}
+		data := tc.losses
+		for _, v := range tc.losses {
+			j.addLoss(v)
+		}
+		if tc.losses == nil {
+			l := &figures.Ladder{}
+			for k := range tc.errs {
+				l.Orders = append(l.Orders, 4<<k)
+				l.Errors = append(l.Errors, []float64{tc.errs[k]})
+				l.Bounds = append(l.Bounds, []float64{tc.bounds[k]})
+			}
+			j.status, j.orders, j.report = sessions.JobDone, l.Orders, jobReport{Ladder: l}
+			data = slices.Concat(tc.errs, tc.bounds)
+		}
+		m.jobs = []*job{j}
+		m.setFocus(paneJobs)
+		send(t, m, tea.WindowSizeMsg{Width: tc.width, Height: 40})
+		s := screen(m)
+		labels, top, bottom := logChart(t, s)
+		if len(labels) < 2 {
+			t.Errorf("%s: y labels %v, want two or more:\n%s", tc.name, labels, s)
+			continue
+		}
+		// The labels' rows give log₁₀ of a value as a line through the first and the last.
+		first, last := labels[0], labels[len(labels)-1]
+		slope := (math.Log10(last.v) - math.Log10(first.v)) / float64(last.row-first.row)
+		at := func(row float64) float64 { return math.Log10(first.v) + slope*(row-float64(first.row)) }
+		lo, hi := math.Log10(slices.Min(data)), math.Log10(slices.Max(data))
+		for _, l := range labels {
+			if off := math.Abs(math.Log10(l.v) - at(float64(l.row))); off > l.tol {
+				t.Errorf("%s: the label %q is %.2f decades off the line its first and last labels draw (labels %v):\n%s", tc.name, l.text, off, labels, s)
+			}
+			if whole := !strings.Contains(l.text, "."); hi-lo >= 1 && (!whole || !strings.HasPrefix(l.text, "1e")) {
+				t.Errorf("%s: the data span %.1f decades and the label %q is no whole decade:\n%s", tc.name, hi-lo, l.text, s)
+			}
+		}
+		// A cell row holds the values between its label's and the next row's, give or take
+		// half a row: its braille dots are not spread as the labels are (4·rows − 1 steps).
+		for _, c := range []struct {
+			what string
+			row  int
+			v    float64
+		}{{"top", top, hi}, {"bottom", bottom, lo}} {
+			if c.v > at(float64(c.row))-slope/2 || c.v < at(float64(c.row+1))+slope/2 { // slope < 0
+				t.Errorf("%s: the curve's %s is on a row the labels put between %.3g and %.3g; its value is %.3g (labels %v):\n%s",
+					tc.name, c.what, math.Pow(10, at(float64(c.row+1))), math.Pow(10, at(float64(c.row))), math.Pow(10, c.v), labels, s)
+			}
+		}
+	}
+}
+
+// logLabel is a y label of a log₁₀ chart: its row, text, value and the rounding its digits
+// allow, in decades.
+type logLabel struct {
+	row  int
+	text string
+	v    float64
+	tol  float64
+}
+
+func (l logLabel) String() string { return fmt.Sprintf("%s@%d", l.text, l.row) }
+
+// logChart reads the chart of the jobs pane (between the first two ┃ of a line): its y
+// labels and the rows of the top and bottom of its curves, rows counted down from its first.
+func logChart(t *testing.T, screen string) (labels []logLabel, top, bottom int) {
+	t.Helper()
+	var rows []string
+	for _, line := range strings.Split(screen, "\n") {
+		parts := strings.Split(line, "┃")
+		if len(parts) < 3 || !strings.ContainsAny(parts[1], "│└") {
+			if len(rows) > 0 {
+				break
+			}
+			continue
+		}
+		rows = append(rows, parts[1])
+		if strings.Contains(parts[1], "└") {
+			break
+		}
+	}
+	top, bottom = -1, -1
+	for i, r := range rows {
+		k := strings.IndexAny(r, "│└")
+		if text := strings.TrimSpace(r[:k]); text != "" {
+			v, err := strconv.ParseFloat(text, 64)
+			if err != nil || !(v > 0) {
+				t.Fatalf("the y label %q is no positive number", text)
+			}
+			mant, _, _ := strings.Cut(text, "e")
+			digits := len(strings.ReplaceAll(mant, ".", ""))
+			labels = append(labels, logLabel{i, text, v, math.Log10(1 + 0.5*math.Pow(10, 1-float64(digits)))})
+		}
+		if strings.ContainsFunc(r[k:], func(c rune) bool { return c > 0x2800 && c <= 0x28ff }) {
+			if top < 0 {
+				top = i
+			}
+			bottom = i
+		}
+	}
+	return labels, top, bottom
 }

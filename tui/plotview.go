@@ -223,7 +223,7 @@ func (p *plotsPane) responseChart(k plotKind, d plotData, overlay bool) (spec ch
 			lo, hi := niceRange(false, main, ov)
 			lo = math.Max(lo, hi-16)
 			spec.ymin, spec.ymax = lo, hi
-			spec.yfmt = func(_ int, v float64) string { return fmt.Sprintf("1e%.0f", v) }
+			spec.logY = true
 		} else {
 			unit = "h[t]"
 			spec.ymin, spec.ymax = niceRange(false, main, ov)

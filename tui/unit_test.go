@@ -71,6 +71,7 @@ func TestNiceAxis(t *testing.T) {
 		{1, 10, 17, 5, 5, true, 4},                       // 2 … 1024 in a narrow pane: 1024's tick labelled
 		{2, 6, 17, 5, 2, true, 2},                        // 4 … 64
 		{0, 1, 40, 8, 0.5, false, 3},                     // "1.0"
+		{-3.99, -0.86, 7, 2, 1, true, 0},                 // 3.1 decades over 7 rows: no step fits 3 whole intervals
 	} {
 		var last func(float64) int
 		if tc.last > 0 {
