@@ -148,7 +148,11 @@ func (l *listPane) view(focused bool) string {
 }
 
 // line is one item's line: the cursor, the unsaved mark, the name, the overlay mark, and the
-// form, order and stability.
+// form, order and stability. The name has the room first: where it does not fit whole, the
+// form goes (the detail line and the representation pane name it), then the order (a
+// result's name holds it: "hippo-legs64~rtf32"), where that shows it whole; at 120 columns
+// every result of hippo-legs64 read "hippo-le… diagonal 32". A name too long for the line
+// whatever goes is cut beside every column.
 func (l *listPane) line(e *entry, selected, focused bool) string {
 	st, w := l.m.st, l.width
 	mark := st.cursorMark(selected, focused)
@@ -164,11 +168,20 @@ func (l *listPane) line(e *entry, selected, focused bool) string {
 	if e.kind == kindBank {
 		form = fmt.Sprintf("%d×%s", e.channels(), form)
 	}
-	right := fmt.Sprintf("%s %d %s", form, e.order(), stability(st, e))
+	stab := stability(st, e)
+	rights := []string{fmt.Sprintf("%s %d %s", form, e.order(), stab), fmt.Sprintf("%d %s", e.order(), stab), stab}
 	if e.problem() != nil {
-		right = st.err.Render("unread")
+		rights = []string{st.err.Render("unread")}
 	}
-	nameW := w - 2 - 1 - lipgloss.Width(right) - 1 - lipgloss.Width(ov)
+	room := func(right string) int { return w - 2 - 1 - lipgloss.Width(right) - 1 - lipgloss.Width(ov) }
+	right := rights[0] // a name cut whatever goes keeps every column
+	for _, r := range rights {
+		if lipgloss.Width(e.name) <= room(r) {
+			right = r
+			break
+		}
+	}
+	nameW := room(right)
 	name := ansi.Truncate(e.name, max(1, nameW), "…")
 	pad := max(1, w-2-1-lipgloss.Width(name)-lipgloss.Width(ov)-lipgloss.Width(right))
 	line := mark + dirty + name + ov + strings.Repeat(" ", pad) + st.dim.Render(right)

@@ -576,3 +576,45 @@ func TestSmallScreensKeepTheEssentials(t *testing.T) {
 	}
 	checkSize(t, m.View(), 20, 6)
 }
+
+// TestListGivesNamesRoomFirst: at 120 columns the filters list shows a name whole, giving up
+// the form column and then the order where that shows it whole; every result of
+// hippo-legs64 read "hippo-le… diagonal 32", its name cut and the form whole.
+func TestListGivesNamesRoomFirst(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	ring, err := ringDiagonal(32, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pair := pairAt(t, 0.9, math.Pi/4)
+	long := "a-name-longer-than-the-list-is-wide" // cut whatever goes: every column stays
+	for _, name := range []string{"pair", "hippo-legs64", "hippo-legs64~rtf32", "hippo-legs64~modal32", long} {
+		if name == "pair" {
+			addFilter(t, m, name, pair)
+		} else {
+			addFilter(t, m, name, ring)
+		}
+	}
+	m.setFocus(paneList)
+	s := screen(m)
+	row := func(prefix string) string {
+		for _, line := range strings.Split(s, "\n") {
+			if parts := strings.Split(strings.ReplaceAll(line, "┃", "│"), "│"); len(parts) > 2 && strings.Contains(parts[1], prefix) {
+				return strings.TrimSpace(parts[1])
+			}
+		}
+		return "" // none: the name is cut before prefix ends
+	}
+	for _, tc := range []struct{ name, prefix, right string }{
+		{"pair", "pair", "pair zpk 2 ✓"},                                     // room for every column
+		{"hippo-legs64", "hippo-legs64 ", "hippo-legs64 32 ✓"},               // the form goes
+		{"hippo-legs64~rtf32", "hippo-legs64~", "hippo-legs64~rtf32 32 ✓"},   // the form goes
+		{"hippo-legs64~modal32", "hippo-legs64~m", "hippo-legs64~modal32 ✓"}, // the order too
+		{long, "a-name", "… diagonal 32 ✓"},                                  // too long
+	} {
+		r := row(tc.prefix)
+		if !strings.HasSuffix(strings.Join(strings.Fields(r), " "), tc.right) {
+			t.Errorf("%s: the row reads %q, want it to end %q:\n%s", tc.name, r, tc.right, s)
+		}
+	}
+}
