@@ -309,6 +309,9 @@ func niceAxis(lo, hi float64, cells, minGap int, whole bool, last func(float64) 
 			e := int(math.Floor(float64(cells) * s / (hi - l)))
 			if last != nil {
 				top := math.Ceil((hi-l)/s - 1e-9) // ticks from l to the one at or above hi
+				if top < 1 {
+					continue // hi within 1e-9 steps of l: no interval to label
+				}
 				e = min(cells-1, cells+1-last(l+top*s)) / int(top)
 			}
 			// at least two intervals when there is room for them, each at least minGap wide

@@ -103,6 +103,15 @@ func TestNiceAxis(t *testing.T) {
 	}
 }
 
+// TestNiceAxisTinyRange: a range narrower than 1e-9 of a step, with the top tick's label
+// width given, gets no ticks instead of a division by zero intervals (the tick at or above hi
+// is l itself).
+func TestNiceAxisTinyRange(t *testing.T) {
+	if _, _, _, every := niceAxis(3-5e-10, 3-4e-10, 20, 5, true, func(float64) int { return 1 }); every < 0 {
+		t.Errorf("every %d", every)
+	}
+}
+
 // TestApplyEditEveryForm edits one value of each form and checks the filter's response
 // moved as the edit says.
 func TestApplyEditEveryForm(t *testing.T) {
