@@ -62,19 +62,12 @@ func (op *hankelOp) apply(dst, x []float64) {
 // near-exact realisation (Hyena kernels reach 1e-10 relative error).
 const hankelLanczosTol = 1e-14
 
-// hankelTop returns the r eigenvalues of largest magnitude of the symmetric m×m Hankel
-// matrix H[i][j] = c[i+j], in decreasing |λ|, and their unit eigenvectors. A scalar
-// sequence's Hankel matrix is symmetric, so these are its singular triplets up to signs.
-// For a few pairs, Lanczos (lanczosHankelTop) costs a fraction of a full eigendecomposition;
-// for many, it needs about m steps anyway and the dense solver is faster.
-func hankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
-	h := newHankelTops(c, m)
-	defer h.release()
-	return h.top(r)
-}
-
-// hankelTops answers hankelTop for one Hankel matrix at several r, from one Lanczos run:
-// the run's steps do not depend on r (only where it stops does), so the answer at r, taken at
+// hankelTops gives the r eigenvalues of largest magnitude of the symmetric m×m Hankel matrix
+// H[i][j] = c[i+j], in decreasing |λ|, and their unit eigenvectors (top), for several r. A
+// scalar sequence's Hankel matrix is symmetric, so these are its singular triplets up to
+// signs. For a few pairs, Lanczos (lanczosHankelTop) costs a fraction of a full
+// eigendecomposition; for many, it needs about m steps anyway and the dense solver is faster.
+// The r share one Lanczos run: the run's steps do not depend on r (only where it stops does), so the answer at r, taken at
 // the step where a run for r alone would stop (lanczosRun.top), is that run's to the bit, and
 // a ladder's rungs of orders 4 … 64 cost the run of order 64 instead of five runs.
 type hankelTops struct {
@@ -85,7 +78,7 @@ type hankelTops struct {
 
 func newHankelTops(c []float64, m int) *hankelTops { return &hankelTops{c: c, m: m} }
 
-// top is hankelTop(h.c, h.m, r).
+// top returns the r leading eigenpairs.
 func (h *hankelTops) top(r int) ([]float64, [][]float64, error) {
 	r = min(r, h.m)
 	if 4*r > h.m {
@@ -105,7 +98,7 @@ func (h *hankelTops) release() {
 	}
 }
 
-// denseHankelTop is hankelTop by a full symmetric eigendecomposition.
+// denseHankelTop is hankelTops.top by a full symmetric eigendecomposition.
 func denseHankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
 	h := mat.NewSymDense(m, nil)
 	for i := 0; i < m; i++ {
@@ -133,7 +126,7 @@ func denseHankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
 	return lambda, q, nil
 }
 
-// lanczosHankelTop is hankelTop by Lanczos with full reorthogonalisation (classical
+// lanczosHankelTop is hankelTops.top by a Lanczos run of its own with full reorthogonalisation (classical
 // Gram–Schmidt, twice), which converges to both ends of the spectrum first, exactly where the
 // largest |λ| lie; it stops once the wanted Ritz pairs meet hankelLanczosTol, and at m steps
 // it is exact. With the FFT product, k steps cost O(k·m log m + k²·m) instead of the O(m³) of

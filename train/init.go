@@ -53,7 +53,7 @@ func eraFrom(h []float64, n int, tops *hankelTops) (*filters.Dense, error) {
 	}
 	// The Hankel matrix of a scalar sequence is symmetric, so its SVD is an eigen-
 	// decomposition H = Σ λᵢqᵢqᵢᵀ: σᵢ = |λᵢ|, uᵢ = qᵢ, vᵢ = sign(λᵢ)·qᵢ; only the leading n
-	// pairs are computed (hankelTop).
+	// pairs are computed (hankelTops).
 	lambda, q, err := tops.top(n)
 	if err != nil {
 		return nil, err

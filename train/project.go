@@ -481,15 +481,6 @@ func (rs *rungStarts) add(st poleStart) *candidate {
 	return c
 }
 
-// best is the least relative error (of the whole response) the candidates start at.
-func (rs *rungStarts) best() float64 {
-	b := math.Inf(1)
-	for _, c := range rs.cands {
-		b = math.Min(b, c.sse)
-	}
-	return math.Sqrt(2*b) / math.Sqrt(sumSquares(rs.y))
-}
-
 // release returns the candidates' varpros to the pool.
 func (rs *rungStarts) release() {
 	for _, c := range rs.cands {

@@ -109,63 +109,15 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 		linechart.WithXLabelFormatter(spec.xfmt),
 		linechart.WithYLabelFormatter(spec.yfmt),
 	)
-	if spec.niceX || spec.niceY {
-		// Widen the ranges so that ticks fall on round values (0.25, 0.5, …), then let the
-		// label formatters print exactly those. The graph size depends on the y labels'
-		// width, so the y axis goes first.
-		if spec.niceY && lc.GraphHeight() > 1 {
-			gap := min(3, max(2, lc.GraphHeight()/3))
-			decades := spec.logY && spec.ymax-spec.ymin >= 1
-			lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), gap, decades, nil)
-			if every == 0 && decades {
-				lo, hi, step, every = niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), gap, false, nil)
-			}
-			if every == 0 {
-				goto x
-			}
-			spec.ymin, spec.ymax = lo, hi
-			spec.yfmt = stepFormat(step)
-			if spec.logY {
-				spec.yfmt = logFormat(step)
-			}
-			lc.YLabelFormatter = spec.yfmt
-			lc.SetYRange(lo, hi)
-			lc.SetViewYRange(lo, hi)
-			lc.SetYStep(every)
-			if spec.square {
-				// cells are about twice as tall as wide
-				mid := (spec.xmin + spec.xmax) / 2
-				half := (hi - lo) / 2 * float64(lc.GraphWidth()) / float64(2*lc.GraphHeight())
-				spec.xmin, spec.xmax = mid-half, mid+half
-				lc.SetXRange(spec.xmin, spec.xmax)
-				lc.SetViewXRange(spec.xmin, spec.xmax)
-			}
-		}
-	x:
-		if spec.niceX && lc.GraphWidth() > 1 {
-			gap := spec.xgap
-			if gap == 0 {
-				gap = 8
-			}
-			var last func(float64) int
-			if spec.xlast {
-				last = func(v float64) int { return len(spec.xfmt(0, v)) } // ntcharts' measure
-			}
-			lo, hi, step, every := niceAxis(spec.xmin, spec.xmax, lc.GraphWidth(), gap, spec.xwhole, last)
-			if every == 0 {
-				goto draw
-			}
-			spec.xmin, spec.xmax = lo, hi
-			if spec.xfmtStep {
-				spec.xfmt = stepFormat(step)
-				lc.XLabelFormatter = spec.xfmt
-			}
-			lc.SetXRange(lo, hi)
-			lc.SetViewXRange(lo, hi)
-			lc.SetXStep(every)
-		}
+	// Widen the ranges so that ticks fall on round values (0.25, 0.5, …), then let the label
+	// formatters print exactly those. The graph size depends on the y labels' width, so the y
+	// axis goes first.
+	if spec.niceY && lc.GraphHeight() > 1 {
+		niceYAxis(&lc, &spec)
 	}
-draw:
+	if spec.niceX && lc.GraphWidth() > 1 {
+		niceXAxis(&lc, &spec)
+	}
 	lc.DrawXYAxisAndLabel()
 	gw, gh := lc.GraphWidth(), lc.GraphHeight()
 	if gw < 2 || gh < 1 {
@@ -202,6 +154,62 @@ draw:
 		lc.DrawRuneWithStyle(canvas.Float64Point{X: m.x, Y: m.y}, m.r, m.style)
 	}
 	return lc.View()
+}
+
+// niceYAxis widens spec's y range to round ticks (whole decades on a log axis that spans one)
+// and sets lc's range, step and labels to them; it leaves both as they are where none fit.
+func niceYAxis(lc *linechart.Model, spec *chartSpec) {
+	gap := min(3, max(2, lc.GraphHeight()/3))
+	decades := spec.logY && spec.ymax-spec.ymin >= 1
+	lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), gap, decades, nil)
+	if every == 0 && decades {
+		lo, hi, step, every = niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), gap, false, nil)
+	}
+	if every == 0 {
+		return
+	}
+	spec.ymin, spec.ymax = lo, hi
+	spec.yfmt = stepFormat(step)
+	if spec.logY {
+		spec.yfmt = logFormat(step)
+	}
+	lc.YLabelFormatter = spec.yfmt
+	lc.SetYRange(lo, hi)
+	lc.SetViewYRange(lo, hi)
+	lc.SetYStep(every)
+	if spec.square {
+		// cells are about twice as tall as wide
+		mid := (spec.xmin + spec.xmax) / 2
+		half := (hi - lo) / 2 * float64(lc.GraphWidth()) / float64(2*lc.GraphHeight())
+		spec.xmin, spec.xmax = mid-half, mid+half
+		lc.SetXRange(spec.xmin, spec.xmax)
+		lc.SetViewXRange(spec.xmin, spec.xmax)
+	}
+}
+
+// niceXAxis is niceYAxis for the x axis (whole steps where spec.xwhole, the top tick's label
+// given room where spec.xlast).
+func niceXAxis(lc *linechart.Model, spec *chartSpec) {
+	gap := spec.xgap
+	if gap == 0 {
+		gap = 8
+	}
+	var last func(float64) int
+	if spec.xlast {
+		last = func(v float64) int { return len(spec.xfmt(0, v)) } // ntcharts' measure
+	}
+	lo, hi, step, every := niceAxis(spec.xmin, spec.xmax, lc.GraphWidth(), gap, spec.xwhole, last)
+	if every == 0 {
+		return
+	}
+	spec.xmin, spec.xmax = lo, hi
+	if spec.xfmtStep {
+		spec.xfmt = stepFormat(step)
+		lc.XLabelFormatter = spec.xfmt
+	}
+	lc.SetXRange(lo, hi)
+	lc.SetViewXRange(lo, hi)
+	lc.SetXStep(every)
 }
 
 // plotSeries rasterises s, joining consecutive finite samples; values far outside the range
