@@ -223,11 +223,13 @@ func lanczosTails(apply func(dst, x []float64), m int, frob float64, orders []in
 	check := r
 	var prev []float64
 	out := make([]float64, len(orders))
-	for k := 1; k <= m; k++ {
-		b := run.step()
+	// The run continues (lanczosRun.ensure) after an invariant subspace from a fresh vector,
+	// and ends where none is left.
+	for k := 1; k <= m && run.ensure(k); k++ {
+		b := run.bs[k-1]
 		invariant := run.invariant(b)
 		if k == check || k == m || invariant {
-			theta, last, ok := ritzLast(run.alpha, run.beta)
+			theta, last, ok := ritzLast(run.alpha[:k], run.beta[:k-1])
 			if !ok {
 				return out
 			}
@@ -254,15 +256,11 @@ func lanczosTails(apply func(dst, x []float64), m int, frob float64, orders []in
 			}
 			prev = tails
 			if invariant {
-				if !run.restart() {
-					return out
-				}
 				check = k + 16
 				continue
 			}
 			check = min(m, k+max(16, k/4))
 		}
-		run.next(b)
 	}
 	return out
 }
