@@ -116,12 +116,12 @@ func (a *app) gate(e *entry, reps []filters.Report, apply func(a *app, e *entry)
 	if r.BecameUnstable {
 		marks = "✗, unstable"
 	}
-	body := fmt.Sprintf("%s (condition %s). The %s form would hold %s inaccurately. "+
-		"y replaces it anyway (u undoes; the list marks it %s), n keeps it in %s", oneLine(err), sci(r.Condition), r.To, name, marks, r.From)
+	body := fmt.Sprintf("%s (condition %s). The %s form would hold %s inaccurately.\n\n"+
+		"y replaces it anyway (u undoes; the list marks it %s) · n or esc keeps it in %s", oneLine(err), sci(r.Condition), r.To, name, marks, r.From)
 	kept := func(m *Model) { m.setStatus(levelInfo, fmt.Sprintf("kept %s in %s", name, r.From)) }
 	a.ask = &confirm{title: "inaccurate conversion", body: body, cancel: kept, choices: []choice{
 		{keys: []string{"y", "Y"}, run: run},
-		{keys: []string{"n", "N", "q"}, run: func(m *Model) tea.Cmd { kept(m); return nil }},
+		{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { kept(m); return nil }},
 	}}
 	a.setStatus(levelWarn, oneLine(err)+": replace "+name+"?")
 }

@@ -77,15 +77,16 @@ func (m *Model) askDelete() error {
 	if e == nil {
 		return errNoSelection
 	}
-	body := fmt.Sprintf("delete %s? There is no undo for this.\n\ny deletes · n keeps it", e.name)
+	body := fmt.Sprintf("delete %s?", e.name)
 	if e.dirty {
-		body = fmt.Sprintf("%s has unsaved changes. delete it? There is no undo for this.\n\ny deletes · n keeps it", e.name)
+		body = fmt.Sprintf("%s has unsaved changes. delete it?", e.name)
 	}
+	body += " There is no undo for this.\n\ny deletes · n or esc keeps it"
 	id, name := e.id, e.name
 	kept := func(m *Model) { m.setStatus(levelInfo, "kept "+name) }
 	m.openDialog(&confirm{title: "delete", body: body, cancel: kept, choices: []choice{
-		{keys: []string{"y", "Y", "enter"}, run: func(m *Model) tea.Cmd { m.remove(id); return nil }},
-		{keys: []string{"n", "N", "q"}, run: func(m *Model) tea.Cmd { kept(m); return nil }},
+		{keys: []string{"y", "Y"}, run: func(m *Model) tea.Cmd { m.remove(id); return nil }},
+		{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { kept(m); return nil }},
 	}})
 	return nil
 }
@@ -110,11 +111,11 @@ func (m *Model) askCancel(j *job) error {
 	if j == nil || j.state() != sessions.JobRunning {
 		return m.cancelJob(j) // says why there is nothing to cancel
 	}
-	body := fmt.Sprintf("cancel job #%d (%s → %s of order %d, at step %d of %d)? its work so far is lost. y cancels it, n lets it run",
+	body := fmt.Sprintf("cancel job #%d (%s → %s of order %d, at step %d of %d)? its work so far is lost\n\ny cancels it · n or esc lets it run",
 		j.num, m.sourceName(j), j.spec.Model, j.spec.Order, j.last.Step, j.last.Steps)
 	m.openDialog(&confirm{title: "cancel job", body: body, choices: []choice{
 		{keys: []string{"y", "Y"}, run: func(m *Model) tea.Cmd { m.setError(m.cancelJob(j)); return nil }},
-		{keys: []string{"n", "N", "q"}, run: func(*Model) tea.Cmd { return nil }},
+		{keys: []string{"n", "N"}, run: func(*Model) tea.Cmd { return nil }},
 	}})
 	return nil
 }

@@ -1,10 +1,14 @@
 package tui
 
 import (
+	"errors"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -111,26 +115,77 @@ func TestQuitAsksWithRunningJob(t *testing.T) {
 	}
 }
 
-// TestQuitQuestionNamesItsKeys: each quit question's text names every key it takes, once,
-// and its status-bar hint names none it does not. With unsaved work it said "s saves … · d
-// discards … · esc stays" while the hint read "answer s, d, n", and it took y and c too,
-// which nothing named (a question takes only the keys it names: question).
-func TestQuitQuestionNamesItsKeys(t *testing.T) {
+// TestQuestionsNameTheirKeys: each question (confirm) names every key it takes, once, in
+// its key line (the first line of its last paragraph), esc too, and its status-bar hint names
+// none the key line does not. The quit question with unsaved work said "… · esc stays" while
+// the hint read "answer s, d, n", and took y and c, which nothing named; delete took enter
+// and q, and the job's cancel and the inaccurate conversion q, named by none (a question
+// takes only the keys it names: question).
+func TestQuestionsNameTheirKeys(t *testing.T) {
 	// the keys a part of the key line names, before its verb: "n or esc stays", "s saves"
 	keyList := regexp.MustCompile(`^((?:(?:[a-z]|esc|ctrl\+c)(?:, | or ))*(?:[a-z]|esc|ctrl\+c)) |^`)
+	running := func(m *Model) *job {
+		j := &job{num: 1, spec: train.Spec{Model: "rtf", Order: 4, Steps: 500}, sourceID: m.sel, status: sessions.JobRunning,
+			last: JobProgress{Step: 200, Steps: 500}, cancel: func() {}}
+		m.jobs = append(m.jobs, j)
+		return j
+	}
 	for _, tc := range []struct {
-		name  string
-		dirty bool
-	}{{"unsaved work", true}, {"a running job", false}} {
-		m := newTestModel(t, 120, 40, nil)
-		m.jobs = []*job{{num: 1, status: sessions.JobRunning, cancel: func() {}}}
-		if tc.dirty {
+		name string
+		ask  func(t *testing.T, m *Model)
+	}{
+		{"quit with unsaved work", func(t *testing.T, m *Model) { running(m); addPreset(t, m, "ring"); keys(t, m, "q") }},
+		{"quit with a running job", func(t *testing.T, m *Model) { running(m); keys(t, m, "q") }},
+		{"discard at the quit", func(t *testing.T, m *Model) { addPreset(t, m, "ring"); keys(t, m, "q", "d") }},
+		{"open with unsaved work", func(t *testing.T, m *Model) {
 			addPreset(t, m, "ring")
-		}
-		keys(t, m, "q")
+			m.openSession("other.ssmlab", sessions.New())
+		}},
+		{"discard at the open", func(t *testing.T, m *Model) {
+			addPreset(t, m, "ring")
+			m.openSession("other.ssmlab", sessions.New())
+			keys(t, m, "d")
+		}},
+		{"discard an autosave", func(t *testing.T, m *Model) {
+			(&recoverDialog{list: []sessions.AutosaveInfo{{Path: "x.autosave", Err: errors.New("unreadable")}}}).askDiscard(m)
+		}},
+		{"delete", func(t *testing.T, m *Model) { addPreset(t, m, "ring"); keys(t, m, "x") }},
+		{"cancel job", func(t *testing.T, m *Model) {
+			addPreset(t, m, "ring")
+			running(m)
+			m.setFocus(paneJobs)
+			keys(t, m, "x")
+		}},
+		{"inaccurate conversion", func(t *testing.T, m *Model) {
+			b, err := presets.New("butter", map[string]string{"order": "8", "wc": "pi/64"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tf, _, err := filters.ToTF(b.Filter)
+			if err != nil {
+				t.Fatal(err)
+			}
+			addFilter(t, m, "b8", tf)
+			m.setFocus(panePlots)
+			keys(t, m, "n", "right") // converts to zpk, inaccurately
+		}},
+		{"overwrite", func(t *testing.T, m *Model) {
+			m.openDialog(overwriteQuestion("x.json exists", ":save PATH writes elsewhere", "not saved", nil))
+		}},
+		{"save anew", func(t *testing.T, m *Model) { m.openDialog(saveAnewQuestion("x.ssmlab was removed", "x.ssmlab", nil)) }},
+		{"read files outside", func(t *testing.T, m *Model) {
+			m.sess.Path = filepath.Join(t.TempDir(), "s.ssmlab")
+			m.sess.Targets = append(m.sess.Targets, sessions.Target{ID: "t1", Name: "far", Linked: true,
+				Err: &sessions.OutsideError{Target: "t1", Path: "../far.npy", File: "/far.npy"}})
+			m.askOutside()
+		}},
+	} {
+		m := newTestModel(t, 120, 40, nil)
+		tc.ask(t, m)
 		c, ok := dialogOf[*confirm](m)
 		if !ok {
-			t.Fatalf("%s: q opened %T", tc.name, m.dialog)
+			t.Errorf("%s: opened %T, status %q", tc.name, m.dialog, m.status.text)
+			continue
 		}
 		takes := map[string]bool{"esc": true}
 		for _, ch := range c.choices {
@@ -138,9 +193,9 @@ func TestQuitQuestionNamesItsKeys(t *testing.T) {
 				takes[strings.ToLower(k)] = true
 			}
 		}
-		// The key line, the paragraph after the first blank line: "k, k or k does … · …".
-		_, rest, _ := strings.Cut(c.body, "\n\n")
-		line, _, _ := strings.Cut(rest, "\n")
+		// The key line, the last paragraph's first line: "k, k or k does … · …".
+		paras := strings.Split(c.body, "\n\n")
+		line, _, _ := strings.Cut(paras[len(paras)-1], "\n")
 		named := map[string]int{}
 		for _, seg := range strings.Split(line, " · ") {
 			ks := keyList.FindStringSubmatch(seg)[1] // "" where the part names none

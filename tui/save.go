@@ -237,6 +237,7 @@ func (m *Model) askQuit() tea.Cmd {
 		{keys: []string{"d", "D"}, run: func(m *Model) tea.Cmd {
 			d := m.askDiscardSession(q, "quits", func(m *Model) tea.Cmd { return m.quit(quitDiscard) })
 			d.choices = append(d.choices, keep)
+			d.body += " · ctrl+c quits, keeping them to recover at the next start"
 			return nil
 		}},
 		keep,
@@ -418,7 +419,7 @@ func (m *Model) askOutside() tea.Cmd {
 	}
 	dir := filepath.Dir(m.sess.Path)
 	body := fmt.Sprintf("the session links %d target(s) to files outside its directory %s:\n%s\n\n"+
-		"a session from elsewhere could make ssmlab read any file you can. y reads them · n leaves them unread",
+		"a session from elsewhere could make ssmlab read any file you can.\n\ny reads them · n or esc leaves them unread",
 		len(ids), dir, strings.Join(lines, "\n"))
 	s := m.sess
 	m.openDialog(&confirm{title: "read files outside the session's directory?", body: body,
