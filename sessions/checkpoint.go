@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
@@ -529,7 +530,7 @@ func (c *Checkpoint) Kernels(u plan.Unit) ([][]float64, error) {
 		return nil, fmt.Errorf("%s: %w", c.Path, err)
 	}
 	if u.Lo < 0 || u.Hi > channels(r) || u.Length != l.Length {
-		return nil, fmt.Errorf("%s: unit %s does not fit layer %q (%d channels of %d samples)", c.Path, u.ID(), u.Prefix, channels(r), l.Length)
+		return nil, fmt.Errorf("%s: unit %s does not fit layer %q (%s of %s)", c.Path, u.ID(), u.Prefix, plural.Count(channels(r), "channel"), plural.Count(l.Length, "sample"))
 	}
 	ks := make([][]float64, 0, u.Channels())
 	for ch := u.Lo; ch < u.Hi; ch++ {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/train"
 	"github.com/ssmlab/ssmlab/train/plan"
@@ -129,5 +130,32 @@ func TestCheckpointRealLayerPoles(t *testing.T) {
 		if len(ls) != 1 || ck.Layers[0].Options["is-real"] != "true" || ls[0].Poles != c.want {
 			t.Errorf("to %q: layers %+v, want one of poles %q", c.to, ls, c.want)
 		}
+	}
+}
+
+// TestCheckpointUnitMisfitCounts: a unit that does not fit its layer is refused with the
+// layer's size in words of the count: a layer of one channel read "(1 channels of 64
+// samples)".
+func TestCheckpointUnitMisfitCounts(t *testing.T) {
+	f, err := filters.NewDiagonal([]complex128{0.5}, []complex128{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "one.npz")
+	if _, err := ExportFile(path, []Item{{Entry: &Entry{Name: "f", Filter: f}}}, ExportOptions{Format: ExportNPZ}); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := OpenCheckpoint(path, CheckpointOptions{Length: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	l := ck.Layers[0]
+	if l.Channels != 1 {
+		t.Fatalf("the layer has %d channels, want 1", l.Channels)
+	}
+	_, err = ck.Kernels(plan.Unit{Prefix: l.Prefix, Lo: 0, Hi: 2, Length: l.Length})
+	if want := "(1 channel of 64 samples)"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a unit of 2 channels in a layer of 1: %v, want %q", err, want)
 	}
 }

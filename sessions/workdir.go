@@ -16,6 +16,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/train/plan"
@@ -85,13 +86,13 @@ func (rec unitRecord) decode(key string, want plan.Unit) (*plan.UnitResult, erro
 	case want.MIMO != (rec.MIMO != nil):
 		return nil, fmt.Errorf("holds a MIMO unit without its reduced layer, or a reduced layer for a unit of channels")
 	case rec.MIMO != nil && (len(rec.Filters) != 0 || len(rec.Channels) != want.Channels() || rec.MIMO.Outputs != want.Channels()):
-		return nil, fmt.Errorf("holds a reduced layer of %d outputs with %d filters and %d records for %d channels", rec.MIMO.Outputs, len(rec.Filters), len(rec.Channels), want.Channels())
+		return nil, fmt.Errorf("holds a reduced layer of %s with %s and %s for %s", plural.Count(rec.MIMO.Outputs, "output"), plural.Count(len(rec.Filters), "filter"), plural.Count(len(rec.Channels), "record"), plural.Count(want.Channels(), "channel"))
 	case rec.MIMO == nil && (len(rec.Filters) != want.Channels() || len(rec.Channels) != want.Channels()):
-		return nil, fmt.Errorf("holds %d filters and %d records for %d channels", len(rec.Filters), len(rec.Channels), want.Channels())
+		return nil, fmt.Errorf("holds %s and %s for %s", plural.Count(len(rec.Filters), "filter"), plural.Count(len(rec.Channels), "record"), plural.Count(want.Channels(), "channel"))
 	case want.Shared != (rec.Shared != nil):
 		return nil, fmt.Errorf("holds a unit of shared modes without them, or modes for a unit of its own")
 	case rec.Shared != nil && (len(rec.Shared.Group) != want.Channels() || len(rec.Shared.Dt) != want.Channels() || len(rec.Shared.Residues) != want.Channels()):
-		return nil, fmt.Errorf("holds shared modes of %d channels for %d", len(rec.Shared.Group), want.Channels())
+		return nil, fmt.Errorf("holds shared modes of %s for %d", plural.Count(len(rec.Shared.Group), "channel"), want.Channels())
 	}
 	r := &plan.UnitResult{Unit: rec.Unit, Channels: rec.Channels, Warnings: rec.Warnings, Shared: rec.Shared, MIMO: rec.MIMO}
 	if rec.MIMO != nil {
