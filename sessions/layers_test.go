@@ -361,6 +361,26 @@ func TestCheckpointTruncLenGiven(t *testing.T) {
 	ck.Close()
 }
 
+// TestCheckpointHyenaLengthGiven: a Hyena layer's length option that is not a whole number
+// is refused naming the option and the layer, as trunc-len is; it was read as 0, and the
+// layer refused as too short for a length of 0 nobody gave.
+func TestCheckpointHyenaLengthGiven(t *testing.T) {
+	const path = "../testdata/layouts/hyena_32.pt"
+	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Options: map[string]string{"length": "abc"}, Length: 32})
+	if ck != nil {
+		ck.Close()
+	}
+	var oe *sessions.OptionError
+	if want := `hyena layer "backbone.layers.0.mixer.filter_fn.": length "abc" is not an integer`; !errors.As(err, &oe) || !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), want) {
+		t.Errorf("length abc: %v, want it refused saying %q", err, want)
+	}
+	ck, err = sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Options: map[string]string{"length": "16"}, Length: 32})
+	if err != nil || ck.Layers[0].Length != 16 {
+		t.Fatalf("length 16: %+v, %v", ck, err)
+	}
+	ck.Close()
+}
+
 // TestCheckpointTruncLenOne: an RTF layer's trunc_len 1, which import --list and import take
 // (valid for the RTF module), is refused by the planner saying where it comes from and what
 // to do. It said "kernel length 1: give the length to distil at", though --length does not
