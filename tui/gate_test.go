@@ -198,14 +198,7 @@ func crowdedDiagonalZPK(t *testing.T) filters.Filter {
 // eighth-order Butterworth at ωc = π/64 as tf, whose poles crowd near z = 1: as roots of
 // its denominator they lose about 3e-3, condition 7.5e12).
 func TestUndoKeepsInaccuracyMark(t *testing.T) {
-	b, err := presets.New("butter", map[string]string{"order": "8", "wc": "pi/64"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tf, _, err := filters.ToTF(b.Filter)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tf := crowdedButterTF(t)
 	m := newTestModel(t, 140, 44, nil)
 	e := addFilter(t, m, "b8", tf)
 	m.setFocus(panePlots)
@@ -234,4 +227,19 @@ func TestUndoKeepsInaccuracyMark(t *testing.T) {
 	if got := m.entry(e.id).form(); got != "tf" || m.entry(e.id).inaccuracy() != nil {
 		t.Errorf("u again: %s, report %v: want the tf filter it was", got, m.entry(e.id).lastReport())
 	}
+}
+
+// crowdedButterTF is an eighth-order Butterworth filter at ωc = π/64 as a tf, whose poles crowd
+// near z = 1: converted to zpk they lose about 3e-3 (condition 7.5e12), and the workbench asks.
+func crowdedButterTF(t *testing.T) *filters.TransferFunction {
+	t.Helper()
+	b, err := presets.New("butter", map[string]string{"order": "8", "wc": "pi/64"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, _, err := filters.ToTF(b.Filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tf
 }

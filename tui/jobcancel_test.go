@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssmlab/ssmlab/filters"
-	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
@@ -157,15 +155,7 @@ func TestQuestionsNameTheirKeys(t *testing.T) {
 			keys(t, m, "x")
 		}},
 		{"inaccurate conversion", func(t *testing.T, m *Model) {
-			b, err := presets.New("butter", map[string]string{"order": "8", "wc": "pi/64"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			tf, _, err := filters.ToTF(b.Filter)
-			if err != nil {
-				t.Fatal(err)
-			}
-			addFilter(t, m, "b8", tf)
+			addFilter(t, m, "b8", crowdedButterTF(t))
 			m.setFocus(panePlots)
 			keys(t, m, "n", "right") // converts to zpk, inaccurately
 		}},
