@@ -67,9 +67,10 @@ const hankelLanczosTol = 1e-14
 // scalar sequence's Hankel matrix is symmetric, so these are its singular triplets up to
 // signs. For a few pairs, Lanczos (lanczosHankelTop) costs a fraction of a full
 // eigendecomposition; for many, it needs about m steps anyway and the dense solver is faster.
-// The r share one Lanczos run: the run's steps do not depend on r (only where it stops does), so the answer at r, taken at
-// the step where a run for r alone would stop (lanczosRun.top), is that run's to the bit, and
-// a ladder's rungs of orders 4 … 64 cost the run of order 64 instead of five runs.
+// The r share one Lanczos run: the run's steps do not depend on r (only where it stops
+// does), so the answer at r, taken at the step where a run for r alone would stop
+// (lanczosRun.top), is that run's to the bit, and a ladder's rungs of orders 4 … 64 cost the
+// run of order 64 instead of five runs.
 type hankelTops struct {
 	c   []float64
 	m   int
@@ -126,10 +127,10 @@ func denseHankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
 	return lambda, q, nil
 }
 
-// lanczosHankelTop is hankelTops.top by a Lanczos run of its own with full reorthogonalisation (classical
-// Gram–Schmidt, twice), which converges to both ends of the spectrum first, exactly where the
-// largest |λ| lie; it stops once the wanted Ritz pairs meet hankelLanczosTol, and at m steps
-// it is exact. With the FFT product, k steps cost O(k·m log m + k²·m) instead of the O(m³) of
+// lanczosHankelTop is hankelTops.top by a Lanczos run of its own with full
+// reorthogonalisation (classical Gram–Schmidt, twice), which converges to both ends of the
+// spectrum first, exactly where the largest |λ| lie; it stops once the wanted Ritz pairs
+// meet hankelLanczosTol, and at m steps it is exact. With the FFT product, k steps cost O(k·m log m + k²·m) instead of the O(m³) of
 // a full eigendecomposition: ERA at n = 64 on the 511×511 Hankel matrix of a 1024-sample
 // kernel takes 3–8 ms instead of ~150 ms.
 func lanczosHankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
