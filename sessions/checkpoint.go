@@ -263,18 +263,18 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 // (or the length given), an RTF layer's trunc_len, an S4 layer's option length or l_kernel
 // (where not 0), else given; and where the layer records it ("" for given, ModelLayer.LengthFrom). An
 // S4 layer's l_kernel or option length import refuses is refused (layouts.S4KernelLength,
-// layouts.S4Length), and a Hyena layer's option length that is not a whole number.
+// layouts.S4Length), and so is a Hyena layer's option length (layouts.HyenaLength).
 func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given int) (int, string, error) {
 	switch {
-	case l.Length > 0:
-		if v, ok := opts["length"]; ok {
-			n, err := strconv.Atoi(v)
-			if err != nil { // as truncLen refuses trunc-len's
-				return 0, "", fmt.Errorf("%s layer %q: %w", l.Layout, l.Prefix, &OptionError{"length", strconv.Quote(v), " is not an integer"})
-			}
+	case l.Layout == layouts.Hyena:
+		n, err := layouts.HyenaLength(layouts.Options{Values: opts}, l)
+		if err != nil {
+			return 0, "", err
+		}
+		if v := opts["length"]; v != "" && v != "0" {
 			return n, fmt.Sprintf("length %d, the layout option given", n), nil
 		}
-		return l.Length, fmt.Sprintf("the %d positions it stores", l.Length), nil
+		return n, fmt.Sprintf("the %d positions it stores", n), nil
 	case l.Layout == layouts.RTF:
 		n, from, err := c.truncLen()
 		if err != nil {

@@ -361,24 +361,50 @@ func TestCheckpointTruncLenGiven(t *testing.T) {
 	ck.Close()
 }
 
-// TestCheckpointHyenaLengthGiven: a Hyena layer's length option that is not a whole number
-// is refused naming the option and the layer, as trunc-len is; it was read as 0, and the
-// layer refused as too short for a length of 0 nobody gave.
-func TestCheckpointHyenaLengthGiven(t *testing.T) {
-	const path = "../testdata/layouts/hyena_32.pt"
-	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Options: map[string]string{"length": "abc"}, Length: 32})
-	if ck != nil {
+// TestHyenaLengthOptionOneRule: a Hyena layer's option length (import's --length, the
+// samples its implicit filter is evaluated at) has one rule in import and the checkpoint
+// planner (layouts.HyenaLength): 0 (or none) is the stored length, a length up to it is
+// taken, and a value that is not an integer in [0, 2^22] is refused naming the range. The
+// planner took 0 as a kernel length of 0 and refused the layer as too short, and a negative
+// length the same way; it refused one that is not an integer with a message of its own.
+func TestHyenaLengthOptionOneRule(t *testing.T) {
+	const file = layoutsDir + "hyena_32.pt" // 48 positions stored
+	for _, tc := range []struct {
+		v     string
+		taken int    // the length evaluated and planned at; 0 where refused
+		want  string // the refusal
+	}{
+		{"16", 16, ""},
+		{"48", 48, ""},
+		{"0", 48, ""}, // the stored length
+		{"-1", 0, `--length "-1": want an integer in [0, 4194304]`},
+		{"4194305", 0, `--length "4194305": want an integer in [0, 4194304]`},
+		{"abc", 0, `--length "abc": want an integer in [0, 4194304]`},
+		{"49", 0, "--length 49 is beyond the 48 positions pos_emb holds"},
+	} {
+		o := map[string]string{"length": tc.v}
+		it, errImport := sessions.Import(file, sessions.ImportOptions{Options: o})
+		ck, errPlan := sessions.OpenCheckpoint(file, sessions.CheckpointOptions{Options: o, Length: 8})
+		if tc.taken == 0 {
+			for what, err := range map[string]error{"import": errImport, "the checkpoint planner": errPlan} {
+				if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("--length %s: %s: %v, want it refused saying %q", tc.v, what, err, tc.want)
+				}
+			}
+			if ck != nil {
+				ck.Close()
+			}
+			continue
+		}
+		if errImport != nil || errPlan != nil {
+			t.Errorf("--length %s: import %v, the checkpoint planner %v; want it taken", tc.v, errImport, errPlan)
+			continue
+		}
+		if n := it.Target.Kernels.Shape[len(it.Target.Kernels.Shape)-1]; n != tc.taken || ck.Layers[0].Length != tc.taken {
+			t.Errorf("--length %s: imported %d samples, planned at %d; want %d", tc.v, n, ck.Layers[0].Length, tc.taken)
+		}
 		ck.Close()
 	}
-	var oe *sessions.OptionError
-	if want := `hyena layer "backbone.layers.0.mixer.filter_fn.": length "abc" is not an integer`; !errors.As(err, &oe) || !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), want) {
-		t.Errorf("length abc: %v, want it refused saying %q", err, want)
-	}
-	ck, err = sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Options: map[string]string{"length": "16"}, Length: 32})
-	if err != nil || ck.Layers[0].Length != 16 {
-		t.Fatalf("length 16: %+v, %v", ck, err)
-	}
-	ck.Close()
 }
 
 // TestCheckpointTruncLenOne: an RTF layer's trunc_len 1, which import --list and import take

@@ -42,6 +42,37 @@ func (hyenaLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 	return l, true
 }
 
+// HyenaLength is the number of samples Hyena layer l's implicit filter is evaluated at, which
+// import reads and distill CKPT distils the layer at: the option length, where given and not
+// 0, else the positions its pos_emb stores (l.Length). The one rule of import and the
+// planner: a value that is not an integer in [0, 2^22] (the option's range), or beyond the
+// stored positions, is an error naming the layer and the option.
+func HyenaLength(o Options, l Layer) (int, error) {
+	n, err := o.hyenaLength(l.Length)
+	if err != nil {
+		err = layerError(l, err)
+	}
+	return n, err
+}
+
+// hyenaLength is HyenaLength for a layer of stored positions, with errors that do not name it.
+func (o Options) hyenaLength(stored int) (int, error) {
+	v, ok := o.Values["length"]
+	if !ok {
+		return stored, nil
+	}
+	n, err := strconv.Atoi(v)
+	switch {
+	case err != nil || n < 0 || n > maxIntOption:
+		return 0, invalidf("--length %q: want an integer in [0, %d] (0: the %d positions pos_emb holds)", v, maxIntOption, stored)
+	case n == 0:
+		return stored, nil
+	case n > stored:
+		return 0, invalidf("--length %d is beyond the %d positions pos_emb holds", n, stored)
+	}
+	return n, nil
+}
+
 // stage is one module of the implicit filter: a Linear (w, b) or a Sin (freq).
 type stage struct {
 	w, b, freq *arrays.Array
@@ -59,12 +90,9 @@ func (hyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	length := stored
-	if n := o.int(Hyena, "length"); n > 0 {
-		if n > stored {
-			return Result{}, invalidf("--length %d is beyond the %d positions pos_emb holds", n, stored)
-		}
-		length = n
+	length, err := o.hyenaLength(stored)
+	if err != nil {
+		return Result{}, err
 	}
 	stages, width, err := hyenaStages(t, emb)
 	if err != nil {

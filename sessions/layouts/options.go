@@ -51,7 +51,7 @@ var OptionList = []Option{
 		Help:   "s4d: the module is built with is_real=True (real A_real, B and C, no A_imag); import tells it by its shapes",
 		Export: "s4d: write for a module built with is_real=True: real A_real, B and C, no A_imag; every pole must be real and positive (e^{Δ·A} with A real and negative)"},
 	{Name: "length", Kind: "int", Defaults: map[Layout]string{Hyena: "", S4D: "", S4: ""},
-		Help: "hyena: samples to evaluate (default: the stored length); s4d with disc dss: the kernel length L it normalises by (required); s4: the l_kernel its C̃ was made for, in [2, 4194304] (default: the stored buffer)"},
+		Help: "hyena: samples to evaluate, up to the stored length (default or 0: the stored length); s4d with disc dss: the kernel length L it normalises by (required); s4: the l_kernel its C̃ was made for, in [2, 4194304] (default: the stored buffer)"},
 	{Name: "trunc-len", Kind: "int", Defaults: map[Layout]string{RTF: "0"},
 		Help:   "rtf: the layer's trunc_len L: its numerators are stored with the truncation correction b̃ = b(I − Aᴸ) (RTF paper, eq. 13), which import undoes and export applies; 0: stored as they are",
 		Export: "rtf: store the numerators corrected for trunc_len L"},
