@@ -241,7 +241,7 @@ func layerFits(l ModelLayer, rs []*plan.UnitResult) (fs []filters.Filter, recs [
 		}
 	}
 	if len(fs) != l.Channels {
-		return nil, nil, nil, inputf("layer %q: %d of its %d channels fitted", l.Prefix, len(fs), l.Channels)
+		return nil, nil, nil, inputf("layer %q: %d of its %s fitted", l.Prefix, len(fs), plural.Count(l.Channels, "channel"))
 	}
 	return fs, recs, shared, nil
 }
@@ -486,7 +486,7 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 			note = strings.TrimPrefix(note+"; "+k, "; ")
 		}
 		if own {
-			text := fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %d channels, %d modes each)", layouts.PrefixName(l.Prefix), len(shared.A), len(fs), len(shared.A[0]))
+			text := sharedModesNote(l.Prefix, len(shared.A), len(fs), len(shared.A[0]))
 			if l.Layout == layouts.S4 {
 				rec.Module = s4DiagModule(l, tensors, len(shared.A))
 				text += "; its module loads it " + rec.Module
@@ -656,6 +656,12 @@ func keptTypes(l ModelLayer, lay layouts.Layout, tensors []arrays.Named, raw str
 		kept[t.Name] = in
 	}
 	return kept
+}
+
+// sharedModesNote says that the layer of prefix was fitted with its SSMs' modes shared: ssms
+// SSMs over its channels, of modes each.
+func sharedModesNote(prefix string, ssms, channels, modes int) string {
+	return fmt.Sprintf("layer %s: fitted with its SSMs' modes shared, as its module shares them (n_ssm %d over %s, %s each)", layouts.PrefixName(prefix), ssms, plural.Count(channels, "channel"), plural.Count(modes, "mode"))
 }
 
 // keptNote says which of a layer's tensors kept their input's element type (keptTypes), and
