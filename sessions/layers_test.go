@@ -369,11 +369,7 @@ func TestCheckpointTruncLenGiven(t *testing.T) {
 // length the same way; it refused one that is not an integer with a message of its own.
 func TestHyenaLengthOptionOneRule(t *testing.T) {
 	const file = layoutsDir + "hyena_32.pt" // 48 positions stored
-	for _, tc := range []struct {
-		v     string
-		taken int    // the length evaluated and planned at; 0 where refused
-		want  string // the refusal
-	}{
+	lengthVerdicts(t, file, 8, []lengthCase{
 		{"16", 16, ""},
 		{"48", 48, ""},
 		{"0", 48, ""}, // the stored length
@@ -381,30 +377,11 @@ func TestHyenaLengthOptionOneRule(t *testing.T) {
 		{"4194305", 0, `--length "4194305": want an integer in [0, 4194304]`},
 		{"abc", 0, `--length "abc": want an integer in [0, 4194304]`},
 		{"49", 0, "--length 49 is beyond the 48 positions pos_emb holds"},
-	} {
-		o := map[string]string{"length": tc.v}
-		it, errImport := sessions.Import(file, sessions.ImportOptions{Options: o})
-		ck, errPlan := sessions.OpenCheckpoint(file, sessions.CheckpointOptions{Options: o, Length: 8})
-		if tc.taken == 0 {
-			for what, err := range map[string]error{"import": errImport, "the checkpoint planner": errPlan} {
-				if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("--length %s: %s: %v, want it refused saying %q", tc.v, what, err, tc.want)
-				}
-			}
-			if ck != nil {
-				ck.Close()
-			}
-			continue
-		}
-		if errImport != nil || errPlan != nil {
-			t.Errorf("--length %s: import %v, the checkpoint planner %v; want it taken", tc.v, errImport, errPlan)
-			continue
-		}
+	}, func(tc lengthCase, it sessions.Item, ck *sessions.Checkpoint) {
 		if n := it.Target.Kernels.Shape[len(it.Target.Kernels.Shape)-1]; n != tc.taken || ck.Layers[0].Length != tc.taken {
 			t.Errorf("--length %s: imported %d samples, planned at %d; want %d", tc.v, n, ck.Layers[0].Length, tc.taken)
 		}
-		ck.Close()
-	}
+	})
 }
 
 // TestCheckpointTruncLenOne: an RTF layer's trunc_len 1, which import --list and import take
@@ -457,20 +434,36 @@ func TestCheckpointTruncLenOne(t *testing.T) {
 // kernel length to give.
 func TestS4LengthOptionOneRule(t *testing.T) {
 	const file = layoutsDir + "s4_64.pt" // l_kernel 64
-	for _, tc := range []struct {
-		v     string
-		taken int    // the L undone and planned at; 0 where refused
-		want  string // the refusal
-	}{
+	lengthVerdicts(t, file, 32, []lengthCase{
 		{"2", 2, ""},
 		{"4096", 4096, ""},
 		{"0", 64, ""}, // the buffer's
 		{"1", 0, `s4 layer "encoder.layers.2.layer.": --length 1: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [2, 4194304]`},
 		{"4194305", 0, "--length"},
-	} {
+	}, func(tc lengthCase, it sessions.Item, ck *sessions.Checkpoint) {
+		if undone := fmt.Sprintf("undone for L = %d from", tc.taken); !strings.Contains(it.Note, undone) || ck.Layers[0].Length != tc.taken {
+			t.Errorf("--length %s: import's note %q, planned at %d; want C̃ undone for and planned at %d", tc.v, it.Note, ck.Layers[0].Length, tc.taken)
+		}
+	})
+}
+
+// lengthCase is an option length (import's --length) and what import and the checkpoint
+// planner both make of it: taken, the length they take, or 0 where both refuse it saying want.
+type lengthCase struct {
+	v     string
+	taken int
+	want  string
+}
+
+// lengthVerdicts runs import and the checkpoint planner (at distill's --length plan) on file
+// with each case's option length: both refuse it where the case says so, else both take it
+// and took checks what they made of it.
+func lengthVerdicts(t *testing.T, file string, plan int, cases []lengthCase, took func(tc lengthCase, it sessions.Item, ck *sessions.Checkpoint)) {
+	t.Helper()
+	for _, tc := range cases {
 		o := map[string]string{"length": tc.v}
 		it, errImport := sessions.Import(file, sessions.ImportOptions{Options: o})
-		ck, errPlan := sessions.OpenCheckpoint(file, sessions.CheckpointOptions{Options: o, Length: 32})
+		ck, errPlan := sessions.OpenCheckpoint(file, sessions.CheckpointOptions{Options: o, Length: plan})
 		if tc.taken == 0 {
 			for what, err := range map[string]error{"import": errImport, "the checkpoint planner": errPlan} {
 				if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
@@ -486,9 +479,7 @@ func TestS4LengthOptionOneRule(t *testing.T) {
 			t.Errorf("--length %s: import %v, the checkpoint planner %v; want it taken", tc.v, errImport, errPlan)
 			continue
 		}
-		if undone := fmt.Sprintf("undone for L = %d from", tc.taken); !strings.Contains(it.Note, undone) || ck.Layers[0].Length != tc.taken {
-			t.Errorf("--length %s: import's note %q, planned at %d; want C̃ undone for and planned at %d", tc.v, it.Note, ck.Layers[0].Length, tc.taken)
-		}
+		took(tc, it, ck)
 		ck.Close()
 	}
 }
