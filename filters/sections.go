@@ -88,20 +88,29 @@ func Sections(f *ZPK) ([]Section, error) {
 	return sos, nil
 }
 
-// halfRoots lists one member of each conjugate pair (Im > 0) then the real roots, each
-// group by increasing real part, as scipy's _cplxreal does (its order decides ties).
-func halfRoots(what string, roots []complex128) ([]complex128, error) {
+// splitRoots pairs roots (pairRoots) into one member of each conjugate pair and the real
+// roots, each in pairRoots' order.
+func splitRoots(what string, roots []complex128) (pairs, reals []complex128, err error) {
 	modes, err := pairRoots(what, roots, make([]complex128, len(roots)))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var pairs, reals []complex128
 	for _, m := range modes {
 		if m.pair {
 			pairs = append(pairs, m.pole)
 		} else {
 			reals = append(reals, m.pole)
 		}
+	}
+	return pairs, reals, nil
+}
+
+// halfRoots lists one member of each conjugate pair (Im > 0) then the real roots, each
+// group by increasing real part, as scipy's _cplxreal does (its order decides ties).
+func halfRoots(what string, roots []complex128) ([]complex128, error) {
+	pairs, reals, err := splitRoots(what, roots)
+	if err != nil {
+		return nil, err
 	}
 	byReal := func(v []complex128) {
 		for i := 1; i < len(v); i++ { // insertion sort: stable, and these lists are short

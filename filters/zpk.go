@@ -553,7 +553,7 @@ func (f *ZPK) realCascade() (*Dense, error) {
 	if err != nil {
 		return nil, err
 	}
-	zm, err := pairRoots("zero", f.Zeros, make([]complex128, len(f.Zeros)))
+	zpairs, zreals, err := splitRoots("zero", f.Zeros)
 	if err != nil {
 		return nil, err
 	}
@@ -565,14 +565,6 @@ func (f *ZPK) realCascade() (*Dense, error) {
 		} else {
 			reals = append(reals, len(secs))
 			secs = append(secs, realSection{poles: []complex128{m.pole}})
-		}
-	}
-	var zpairs, zreals []complex128
-	for _, m := range zm {
-		if m.pair {
-			zpairs = append(zpairs, m.pole)
-		} else {
-			zreals = append(zreals, m.pole)
 		}
 	}
 	// A complex zero needs a section of two poles: join real poles two by two while there are
