@@ -50,17 +50,9 @@ import gen_layouts as gl  # noqa: E402
 
 
 def hyena_normalized_kernel(st):
-    """HyenaFilter.filter with normalized=True (hyena.py lines 179-187): implicit_filter(z),
-    the modulation, then h / ‖h‖₁ over dim=-1 (the channels) at each t; fftconv_ref's bias u·D."""
-    h = st["pos_emb.z"][0]
-    for i in range(7):
-        if f"implicit_filter.{i}.weight" in st:
-            h = h @ st[f"implicit_filter.{i}.weight"].T
-            if f"implicit_filter.{i}.bias" in st:
-                h = h + st[f"implicit_filter.{i}.bias"]
-        else:
-            h = torch.sin(st[f"implicit_filter.{i}.freq"] * h)
-    h = h * torch.exp(-st["pos_emb.t"][0] * st["modulation.deltas"][0].abs())  # (L, d_model)
+    """HyenaFilter.filter with normalized=True (hyena.py lines 179-187): gen_layouts'
+    hyena_filter, then h / ‖h‖₁ over dim=-1 (the channels) at each t; fftconv_ref's bias u·D."""
+    h = gl.hyena_filter(st)  # (L, d_model)
     h = h / torch.norm(h, dim=-1, p=1, keepdim=True)
     k = h.T.clone()
     k[:, 0] += st["bias"]

@@ -375,9 +375,9 @@ def hyena_state(seed, d_model=3, emb_dim=5, order=8, seq_len=L):
     ])
 
 
-def hyena_kernel(st):
-    """HyenaFilter.filter (hyena.py lines 179-187): implicit_filter(z), modulation by
-    exp(−t·|deltas|) (lines 109-113), and fftconv_ref's bias term u·D (lines 28-47)."""
+def hyena_filter(st):
+    """HyenaFilter.filter's h before any normalisation (hyena.py lines 179-187):
+    implicit_filter(z), then the modulation by exp(−t·|deltas|) (lines 109-113); (L, d_model)."""
     h = st["pos_emb.z"][0]
     for i in range(7):
         if f"implicit_filter.{i}.weight" in st:
@@ -386,7 +386,12 @@ def hyena_kernel(st):
                 h = h + st[f"implicit_filter.{i}.bias"]
         else:
             h = torch.sin(st[f"implicit_filter.{i}.freq"] * h)
-    h = h * torch.exp(-st["pos_emb.t"][0] * st["modulation.deltas"][0].abs())
+    return h * torch.exp(-st["pos_emb.t"][0] * st["modulation.deltas"][0].abs())
+
+
+def hyena_kernel(st):
+    """HyenaFilter.filter (hyena_filter) and fftconv_ref's bias term u·D (lines 28-47)."""
+    h = hyena_filter(st)
     k = h.T.clone()  # (d_model, L)
     k[:, 0] += st["bias"]
     return k
