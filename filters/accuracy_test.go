@@ -1,9 +1,11 @@
 package filters
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -110,6 +112,86 @@ func TestConditioned(t *testing.T) {
 		}
 		if rep.Conditioned != tc.want || !tc.want && (rep.Condition != 1 || !strings.HasPrefix(rep.ConditionOf, "none (")) || rep.ConditionOf == "" {
 			t.Errorf("%s → %s: Conditioned %v, condition %g of %q; want %v", rep.From, rep.To, rep.Conditioned, rep.Condition, rep.ConditionOf, tc.want)
+		}
+	}
+}
+
+// TestReportJSONWithoutConditioned reads reports written before "conditioned" was a field
+// (ssmlab convert --report at 3052f58^, the encoding the workbench saved in sessions): the
+// flag comes from condition_of, as it did then, so the conditioned one keeps its condition.
+func TestReportJSONWithoutConditioned(t *testing.T) {
+	for _, tc := range []struct {
+		data string
+		want bool
+	}{
+		{`{
+  "from": "zpk",
+  "to": "diagonal",
+  "condition": 3.997839651410337,
+  "condition_of": "the modal sum (Σ|rᵢ|·‖λᵢᵗ‖ / ‖h‖: repeated or close poles cancel)",
+  "rel_error": 5.908945408127971e-16,
+  "length": 268
+}`, true},
+		{`{
+  "from": "diagonal",
+  "to": "rotation",
+  "condition": 1,
+  "condition_of": "none (orthogonal P = I)",
+  "rel_error": 2.220446049250313e-16,
+  "length": 268
+}`, false},
+	} {
+		var rep Report
+		if err := json.Unmarshal([]byte(tc.data), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Conditioned != tc.want || rep.From == "" || rep.Length != 268 || rep.Condition == 0 {
+			t.Errorf("%s → %s (%q): Conditioned %v, want %v; read %+v", rep.From, rep.To, rep.ConditionOf, rep.Conditioned, tc.want, rep)
+		}
+		// inside another value, as a session's UI state holds reports
+		var m map[string]Report
+		if err := json.Unmarshal([]byte(`{"item": `+tc.data+`}`), &m); err != nil || !reflect.DeepEqual(m["item"], rep) {
+			t.Errorf("in a map: %+v (%v), want %+v", m["item"], err, rep)
+		}
+	}
+}
+
+// TestReportJSONRoundTrip: a report with the field reads back as written, the field taking
+// precedence over condition_of, and null leaves a report as it was.
+func TestReportJSONRoundTrip(t *testing.T) {
+	d, err := NewDiagonal([]complex128{0.5 + 0.5i, 0.5 - 0.5i, 0.3}, []complex128{1, 1, 2}, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps []Report
+	for _, to := range []Form{FormRotation, FormTF, FormDense} {
+		_, rep, err := Convert(d, to)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, rep)
+	}
+	// the field against what condition_of alone would say, both ways
+	reps = append(reps,
+		Report{From: FormTF, To: FormZPK, Condition: 2, ConditionOf: "none (a message that reads unconditioned)", Conditioned: true, Warnings: []string{"w"}},
+		Report{From: FormTF, To: FormZPK, Condition: 1, ConditionOf: "something", Conditioned: false, BecameUnstable: true})
+	for _, rep := range reps {
+		data, err := json.Marshal(rep)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"conditioned":`) {
+			t.Errorf("%s has no conditioned field", data)
+		}
+		var got Report
+		if err := json.Unmarshal(data, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, rep) {
+			t.Errorf("%s read back as %+v, want %+v", data, got, rep)
+		}
+		if err := json.Unmarshal([]byte("null"), &got); err != nil || !reflect.DeepEqual(got, rep) {
+			t.Errorf("null changed the report to %+v (%v)", got, err)
 		}
 	}
 }

@@ -1,10 +1,12 @@
 package filters
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
+	"strings"
 
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
@@ -37,6 +39,30 @@ type Report struct {
 	// high-order polynomial cannot hold clustered poles in float64).
 	BecameUnstable bool     `json:"became_unstable,omitempty"`
 	Warnings       []string `json:"warnings,omitempty"`
+}
+
+// UnmarshalJSON reads a report as encoding/json writes it. A report written before
+// "conditioned" was a field (sessions' saved reports, convert --report files) lacks it: it
+// is then read from ConditionOf, as it was derived before, conditioned unless the message
+// begins "none (", so that an old conditioned conversion does not lose its condition number.
+func (r *Report) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil // as encoding/json does: nothing to read
+	}
+	type plain Report // without this method
+	v := struct {
+		*plain
+		Conditioned *bool `json:"conditioned"` // shadows plain's: nil when absent
+	}{plain: (*plain)(r)}
+	if err := json.Unmarshal(data, &v); err != nil {
+		return err
+	}
+	if v.Conditioned != nil {
+		r.Conditioned = *v.Conditioned
+	} else {
+		r.Conditioned = !strings.HasPrefix(r.ConditionOf, noCondition)
+	}
+	return nil
 }
 
 // MaxRelError is the documented accuracy of conversions and exports: a result whose
@@ -112,10 +138,15 @@ type conditioned struct {
 	warnings []string
 }
 
+// noCondition begins the ConditionOf of a conversion without a step that can lose digits,
+// followed by why: "none (coefficients copied exactly)". Reports written before Conditioned
+// was a field are read by it (Report.UnmarshalJSON).
+const noCondition = "none ("
+
 // unconditioned is the conditioned of a conversion without a step that can lose digits:
 // value 1, of "none (why)".
 func unconditioned(why string) conditioned {
-	return conditioned{value: 1, of: "none (" + why + ")", none: true}
+	return conditioned{value: 1, of: noCondition + why + ")", none: true}
 }
 
 var exact = unconditioned("coefficients copied exactly")

@@ -957,3 +957,35 @@ func TestQuitAndOpenDiscardAskFirst(t *testing.T) {
 		t.Errorf("d, y: dialog %T, session %s (dirty %v), autosaves %v", m.dialog, m.sess.Path, m.sess.Dirty(), autosaveFiles(t, auto))
 	}
 }
+
+// TestOldSessionReportKeepsCondition: a session saved before reports held "conditioned"
+// (the same file without it) shows the conversion's condition number when reopened, as it
+// did when saved; it read as a conversion without one.
+func TestOldSessionReportKeepsCondition(t *testing.T) {
+	m := openModel(t, "", "", 120, 40)
+	addPreset(t, m, "pair")
+	keys(t, m, "tab", "5", "c")
+	if s := screen(m); !strings.Contains(s, "zpk → tf: rel error") || !strings.Contains(s, ", condition ") {
+		t.Fatalf("no conditioned report:\n%s", s)
+	}
+	path := filepath.Join(t.TempDir(), "r.ssmlab")
+	keys(t, m, ":")
+	typeText(t, m, "save-session "+path)
+	keys(t, m, "enter")
+	want := withoutStatus(m)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := strings.NewReplacer(`"conditioned":true,`, "", `"conditioned": true,`, "").Replace(string(data))
+	if old == string(data) {
+		t.Fatalf("the saved report has no \"conditioned\" to remove:\n%s", data)
+	}
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m2 := openModel(t, path, "", 120, 40)
+	if got := withoutStatus(m2); got != want {
+		t.Errorf("reopened:\n--- got\n%s\n--- want\n%s", got, want)
+	}
+}
