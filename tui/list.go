@@ -10,6 +10,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 )
 
@@ -74,9 +75,10 @@ func (l *listPane) channel(d int) {
 	l.m.setStatus(levelInfo, e.name+": "+e.channelText("channel"))
 }
 
-// stability is an entry's mark: "✓" stable, "✗" unstable, "·" not known yet, and "≈" for
-// a stable filter its form holds outside the documented accuracy (the conversion that made
-// it lost more than filters.MaxRelError: what it shows is not the filter it was).
+// stability is an entry's mark: "✓" stable, "◌" marginal (a pole on the unit circle: the
+// response neither decays nor grows), "✗" unstable, "·" not known yet, and "≈" for a stable
+// filter its form holds outside the documented accuracy (the conversion that made it lost
+// more than filters.MaxRelError: what it shows is not the filter it was).
 func stability(st *styles, e *entry) string {
 	mark := stabilityMark(e)
 	switch mark {
@@ -84,21 +86,27 @@ func stability(st *styles, e *entry) string {
 		return st.dim.Render(mark)
 	case "✗":
 		return st.unstable.Render(mark)
-	case "≈":
+	case "◌", "≈":
 		return st.warn.Render(mark)
 	}
 	return st.stable.Render(mark)
 }
 
-// stabilityMark is stability's mark, unstyled: an unstable filter is ✗ however it was made.
+// stabilityMark is stability's mark, unstyled: the verdict of analysis.StabilityOf (as the
+// representation's header words it) however the filter was made, then ≈ for a stable one
+// held inaccurately.
 func stabilityMark(e *entry) string {
 	rho, ok := e.rhoOf()
-	switch {
-	case !ok:
+	if !ok {
 		return "·"
-	case !filters.Stable(rho):
+	}
+	switch analysis.StabilityOf(rho) {
+	case analysis.Unstable:
 		return "✗"
-	case e.inaccuracy() != nil:
+	case analysis.Marginal:
+		return "◌"
+	}
+	if e.inaccuracy() != nil {
 		return "≈"
 	}
 	return "✓"
@@ -136,7 +144,7 @@ func (l *listPane) view(focused bool) string {
 		if err := e.problem(); err != nil {
 			d = oneLine(err)
 		} else if r := e.inaccuracy(); r != nil {
-			// the list's mark, so that the two agree: ≈, or ✗ for a form held unstable
+			// the list's mark, so that the two agree: ≈, or ✗ (◌) for a form held unstable (marginal)
 			d = fmt.Sprintf("%s rel error %s (%s → %s)", stabilityMark(e), filters.RelErrorText(r.RelError), r.From, r.To)
 		} else if e.kind != kindFilter {
 			d = e.channelText("ch") + " · " + d

@@ -618,3 +618,34 @@ func TestListGivesNamesRoomFirst(t *testing.T) {
 		}
 	}
 }
+
+// TestMarginalHasItsOwnMark: the list tells a marginal filter (a pole pair on the unit
+// circle, a pure oscillator) from an unstable one: it was ✗ like a filter that grows.
+func TestMarginalHasItsOwnMark(t *testing.T) {
+	m := newTestModel(t, 120, 30, nil)
+	cases := []struct {
+		name string
+		r    float64
+		want analysis.Stability
+	}{{"decays", 0.8, analysis.Stable}, {"rings", 1, analysis.Marginal}, {"grows", 1.2, analysis.Unstable}}
+	for _, c := range cases {
+		e := addFilter(t, m, c.name, pairAt(t, c.r, math.Pi/4))
+		if rho, ok := e.rhoOf(); !ok || analysis.StabilityOf(rho) != c.want {
+			t.Fatalf("%s: ρ %g (known %v), want a %s filter", c.name, rho, ok, c.want)
+		}
+	}
+	s := screen(m)
+	marks := map[string]string{}
+	for _, c := range cases {
+		// the mark is the one character after "form order " on the item's line
+		line := lineWith(s, c.name, "zpk 2 ")
+		i := strings.Index(line, "zpk 2 ")
+		if i < 0 {
+			t.Fatalf("%s: no list line with its mark in\n%s", c.name, s)
+		}
+		marks[c.name] = string([]rune(line[i+len("zpk 2 "):])[0])
+	}
+	if marks["decays"] != "✓" || marks["grows"] != "✗" || strings.Contains("✓✗·≈", marks["rings"]) {
+		t.Errorf("marks %v: want ✓ stable, ✗ unstable and a mark of its own for marginal\n%s", marks, s)
+	}
+}
