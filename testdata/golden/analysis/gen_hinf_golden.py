@@ -32,6 +32,7 @@ Run from the repository root:  /usr/bin/python3 testdata/golden/analysis/gen_hin
 import json
 import math
 import os
+import sys
 
 import mpmath as mp
 import numpy as np
@@ -39,6 +40,9 @@ import scipy
 from scipy import signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import hippo  # noqa: E402  (the HiPPO-LegS filter, shared with zpk/)
+
 OUT = os.path.join(HERE, "hinf.json")
 mp.mp.dps = 60
 
@@ -169,18 +173,6 @@ def case(name, f):
     return c
 
 
-def hippo(N, dt, seed):
-    n = np.arange(N)
-    A = -np.sqrt(2 * n[:, None] + 1) * np.sqrt(2 * n[None, :] + 1)
-    A = np.tril(A, -1) - np.diag(n + 1.0)
-    B = np.sqrt(2 * n + 1.0)
-    C = np.random.default_rng(seed).standard_normal(N)
-    I = np.eye(N)
-    Ad = np.linalg.solve(I - dt / 2 * A, I + dt / 2 * A)
-    Bd = np.linalg.solve(I - dt / 2 * A, dt * B)
-    return Dense(Ad, Bd, C, 0.0)
-
-
 def pair(r, a):
     p = r * np.exp(1j * a)
     return [p, np.conj(p)]
@@ -196,7 +188,7 @@ def main():
     rng = np.random.default_rng(5)
     zs = pair(0.5 + rng.random(), math.pi * rng.random()) + pair(0.5 + rng.random(), math.pi * rng.random())
     cases.append(case("twopeaks", ZPK(zs, pair(0.9999, 1.0) + pair(0.9995, 1.003), 1e-3)))
-    cases.append(case("hippo16", hippo(16, 0.05, 7)))
+    cases.append(case("hippo16", Dense(*hippo.legs(16, 0.05, 7), 0.0)))
     rng = np.random.default_rng(3)
     ps, zs = [], []
     for _ in range(5):

@@ -53,6 +53,9 @@ import scipy.linalg as la
 from scipy import signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import hippo as hippo_golden  # noqa: E402  (the HiPPO-LegS filter, shared with analysis/)
+
 OUT = os.path.join(HERE, "zpk_error.json")
 P = 1400
 ONE = 1 << P
@@ -263,14 +266,10 @@ def closed(roots):
 
 
 def hippo(N, dt, seed):
-    n = np.arange(N)
-    A = -np.sqrt(2 * n[:, None] + 1) * np.sqrt(2 * n[None, :] + 1)
-    A = np.tril(A, -1) - np.diag(n + 1.0)
-    B = np.sqrt(2 * n + 1.0)
-    C = np.random.default_rng(seed).standard_normal(N)
+    """hippo.legs(N, dt, seed) in zpk form: its poles, its zeros (the finite generalised
+    eigenvalues of [[Ad, Bd], [C, 0]]) and the gain that matches it at z = 1.3."""
+    Ad, Bd, C = hippo_golden.legs(N, dt, seed)
     I = np.eye(N)
-    Ad = np.linalg.solve(I - dt / 2 * A, I + dt / 2 * A)
-    Bd = np.linalg.solve(I - dt / 2 * A, dt * B)
     poles = closed(np.linalg.eigvals(Ad))
     M = np.zeros((N + 1, N + 1))
     M[:N, :N], M[:N, N], M[N, :N] = Ad, Bd, C
