@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/cmplx"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/underflow"
@@ -14,9 +16,17 @@ import (
 // ZPK is the zero-pole-gain form H(z) = H0 + Gain·Π(z - zᵢ)/Π(z - pᵢ) with len(Zeros) ≤
 // len(Poles). Zeros and poles are conjugate-closed. Conversions into this form put every zero
 // of H in Zeros and set H0 = 0; H0 lets an RTF-style offset be written without expanding it.
+// A ZPK keeps the order of its cascade between calls of Impulse (checked against its roots at
+// each), so it is used by pointer: to copy one, copy its fields.
 type ZPK struct {
 	Zeros, Poles []complex128
 	Gain, H0     float64
+
+	// order keeps cascade's pairing and orders for the roots they were computed from. The
+	// fields are exported and may change after construction (FromSections fills them in,
+	// scaledBy shares the slices), so each use checks it against them, O(n), rather than
+	// trust a value set once. A ZPK must not be copied (go vet says where): copy its fields.
+	order atomic.Pointer[cascadeOrder]
 }
 
 // NewZPK validates and returns a zero-pole-gain filter; the slices are copied.
@@ -63,9 +73,12 @@ func (f *ZPK) Validate() error {
 // Impulse filters a delayed impulse through the cascade of first-order sections
 // (1 − zᵢz⁻¹)/(1 − pᵢz⁻¹) that cascade orders, in complex arithmetic, with a running
 // power-of-two scale so that high orders cannot overflow in between.
-func (f *ZPK) Impulse(length int) []float64 {
+func (f *ZPK) Impulse(length int) []float64 { return f.impulseOf(f.cascade(length), length) }
+
+// impulseOf is Impulse through the sections secs.
+func (f *ZPK) impulseOf(secs []zpkSection, length int) []float64 {
 	st := f.start(length)
-	for _, s := range f.cascade(length) {
+	for _, s := range secs {
 		st.step(s, nil)
 	}
 	return f.output(st)
@@ -117,11 +130,23 @@ type zpkSection struct{ zero, pole complex128 }
 // poles inside the unit circle, the Leja order's amplification of the roundings over a
 // window of length samples is measured (zpkorder.go), and above maxCascadeAmp the balanced
 // order replaces it when it does better: O(n·M) for the check on M ≤ orderGridMax
-// frequencies, O(n²·M) for the balanced order.
+// frequencies, O(n²·M) for the balanced order. Both depend on the roots and the length
+// alone, so f keeps them (cascadeOrder) and a repeated call costs O(n) to check the roots.
+// The sections returned are shared: read them, never write them.
 func (f *ZPK) cascade(length int) []zpkSection {
-	n, m := len(f.Poles), len(f.Zeros)
+	c := f.order.Load()
+	if c == nil || !c.holds(f.Zeros, f.Poles) {
+		c = newCascadeOrder(f.Zeros, f.Poles)
+		f.order.Store(c)
+	}
+	return c.sections(length)
+}
+
+// pairedLeja is cascade's pairing in Leja order, which depends on the roots alone.
+func pairedLeja(zeros, poles []complex128) []zpkSection {
+	n, m := len(poles), len(zeros)
 	secs := make([]zpkSection, n)
-	for i, p := range f.Poles {
+	for i, p := range poles {
 		secs[i].pole = p
 	}
 	// Nearest the circle first; the stored order breaks ties, so conjugates stay together.
@@ -135,7 +160,7 @@ func (f *ZPK) cascade(length int) []zpkSection {
 		}
 		return 0
 	})
-	zeros := slices.Clone(f.Zeros)
+	zeros = slices.Clone(zeros)
 	for i := range min(n, m) {
 		p := secs[i].pole
 		best, bd := i, dist2(zeros[i], p)
@@ -147,10 +172,17 @@ func (f *ZPK) cascade(length int) []zpkSection {
 		zeros[i], zeros[best] = zeros[best], zeros[i]
 		secs[i].zero = zeros[i]
 	}
-	secs = lejaOrder(secs)
+	return lejaOrder(secs)
+}
+
+// windowOrder is the order of secs (in Leja order) for a window of length samples: secs
+// itself, or the balanced order where secs amplify the roundings above maxCascadeAmp and
+// the balanced order does better.
+func windowOrder(secs []zpkSection, length int) []zpkSection {
 	if !rational(secs) || length < 2 {
 		return secs
 	}
+	n := len(secs)
 	g := newOrderGrid(secs, windowRadius(length))
 	logH := g.logH(secs)
 	amp := g.amplification(secs, logH)
@@ -158,13 +190,74 @@ func (f *ZPK) cascade(length int) []zpkSection {
 		return secs
 	}
 	if n*balanceWindow(n)*len(g.w) > balanceBudget {
-		// Too large to balance at every evaluation: the Leja order, whose rounding
-		// ImpulseError's estimate reports.
+		// Too large to balance: the Leja order, whose rounding ImpulseError's estimate
+		// reports.
 		return secs
 	}
 	if b := g.balancedOrder(secs, logH); g.amplification(b, logH) < amp {
 		return b
 	}
+	return secs
+}
+
+// cascadeOrder is what cascade computed for one set of roots: the paired sections in Leja
+// order, and the order for each window length asked (at most maxOrderLengths of them).
+type cascadeOrder struct {
+	zeros, poles []complex128 // copies of the roots it holds
+	leja         []zpkSection
+	rational     bool // whether a window's length can change the order (windowOrder)
+
+	mu       sync.Mutex
+	byLength map[int][]zpkSection
+}
+
+// maxOrderLengths bounds the window lengths a cascadeOrder keeps: a report, a plot and
+// MeasureDecay's doublings ask a handful; past that the map starts again.
+const maxOrderLengths = 16
+
+func newCascadeOrder(zeros, poles []complex128) *cascadeOrder {
+	leja := pairedLeja(zeros, poles)
+	return &cascadeOrder{zeros: slices.Clone(zeros), poles: slices.Clone(poles), leja: leja, rational: rational(leja)}
+}
+
+// holds reports whether c was computed from these roots, bit for bit (a signed zero or a
+// NaN included, whatever == says of them).
+func (c *cascadeOrder) holds(zeros, poles []complex128) bool {
+	return sameBits(c.zeros, zeros) && sameBits(c.poles, poles)
+}
+
+func sameBits(a, b []complex128) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i, v := range a {
+		w := b[i]
+		if math.Float64bits(real(v)) != math.Float64bits(real(w)) || math.Float64bits(imag(v)) != math.Float64bits(imag(w)) {
+			return false
+		}
+	}
+	return true
+}
+
+// sections is windowOrder(c.leja, length), computed once per length. Two callers that miss
+// at once both compute it, and the same sections are kept.
+func (c *cascadeOrder) sections(length int) []zpkSection {
+	if !c.rational || length < 2 {
+		return c.leja
+	}
+	c.mu.Lock()
+	secs, ok := c.byLength[length]
+	c.mu.Unlock()
+	if ok {
+		return secs
+	}
+	secs = windowOrder(c.leja, length)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byLength == nil || len(c.byLength) >= maxOrderLengths {
+		c.byLength = make(map[int][]zpkSection)
+	}
+	c.byLength[length] = secs
 	return secs
 }
 

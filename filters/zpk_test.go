@@ -6,6 +6,7 @@ import (
 	"math/cmplx"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/ssmlab/ssmlab/internal/numtest"
@@ -233,7 +234,7 @@ func TestZPKImpulseMultipleZero(t *testing.T) {
 	}
 }
 
-// TestZPKBalanceBudget: the balanced order, O(n²·M) at each evaluation, is sought only within
+// TestZPKBalanceBudget: the balanced order, O(n²·M) for each window length, is sought only within
 // balanceBudget: a Butterworth filter of order 300 gets it (its Leja order amplifies the
 // roundings by 8e10), one of order 2048 keeps the Leja order (what a length below 2 gives,
 // where no order is weighed), and ImpulseError's estimate says what that costs.
@@ -252,13 +253,122 @@ func TestZPKBalanceBudget(t *testing.T) {
 	}
 }
 
-// BenchmarkZPKImpulse: the cascade with its Leja order, O(n² + nL).
+// BenchmarkZPKImpulse: the cascade with its Leja order, O(n² + nL) at the first call and
+// O(n + nL) after (cascadeOrder).
 func BenchmarkZPKImpulse(b *testing.B) {
 	for _, n := range []int{200, 1000, 4000} {
 		f := movingAverageZPK(n + 1)
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			for range b.N {
 				f.Impulse(n + 64)
+			}
+		})
+	}
+}
+
+// cascadeOf is cascade without what the filter keeps (cascadeOrder): the sections of zeros
+// and poles for a window of length samples, computed afresh.
+func cascadeOf(zeros, poles []complex128, length int) []zpkSection {
+	return windowOrder(pairedLeja(zeros, poles), length)
+}
+
+// TestZPKCascadeKept: the pairing and order the filter keeps (cascadeOrder) give Impulse
+// and ImpulseError bit for bit what cascadeOf computes afresh, at every call, on the zpk
+// forms of zpk_cascade.json (the preset HiPPO-LegS of orders 64 and 512, whose Leja order
+// the balanced one replaces), a Chebyshev filter and a moving average (whose roots are kept
+// unchecked); a second call returns the kept sections rather than computing them again; and
+// moving a pole in place, or sharing the roots with another filter, is seen.
+func TestZPKCascadeKept(t *testing.T) {
+	cases := map[string]*ZPK{"cheby1_16": lowpassZPK(16, 0.02, 1), "moving_average_200": movingAverageZPK(200)}
+	for _, c := range readZPKGolden(t, "../testdata/golden/zpk/zpk_cascade.json") {
+		cases[c.Name] = c.filter
+	}
+	same := func(a, b []float64) bool {
+		return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
+	}
+	check := func(name string, f *ZPK, length int) {
+		t.Helper()
+		want := f.impulseOf(cascadeOf(f.Zeros, f.Poles, length), length)
+		for call := range 3 {
+			if h := f.Impulse(length); !same(h, want) {
+				t.Errorf("%s, length %d: Impulse's call %d differs from the order computed afresh by %.3g", name, length, call+1, relErr(h, want))
+			}
+		}
+		if h, _, _ := f.ImpulseError(length); !same(h, want) {
+			t.Errorf("%s, length %d: ImpulseError's response differs from the order computed afresh by %.3g", name, length, relErr(h, want))
+		}
+		if a, b := f.cascade(length), f.cascade(length); len(a) > 0 && &a[0] != &b[0] {
+			t.Errorf("%s, length %d: the second call computed the order again", name, length)
+		}
+	}
+	for name, f := range cases {
+		for _, length := range []int{1, 2, 300, 4096} {
+			check(name, f, length)
+		}
+	}
+	// A pole moved in place, as a caller holding the exported fields may: the kept order is
+	// of the old roots.
+	f := cases["hippo_legs64_preset"]
+	before := f.Impulse(4096)
+	f.Poles[0] *= 0.9 // real, as all of this filter's poles
+	check("hippo_legs64_preset with a pole moved", f, 4096)
+	if same(f.Impulse(4096), before) {
+		t.Error("moving a pole in place left the response as it was")
+	}
+	// Two filters on the same slices with different gains (as scaledBy makes them).
+	g := &ZPK{Zeros: f.Zeros, Poles: f.Poles, Gain: 2 * f.Gain}
+	check("the same roots with twice the gain", g, 4096)
+}
+
+// TestZPKCascadeKeptConcurrent: goroutines asking one new filter for its response at once
+// (Filter's methods are safe for concurrent use) all get the response computed afresh; run
+// with -race, it checks that what the filter keeps is shared safely.
+func TestZPKCascadeKeptConcurrent(t *testing.T) {
+	c := readZPKGolden(t, "../testdata/golden/zpk/zpk_cascade.json")[0]
+	if c.Name != "hippo_legs64_preset" {
+		t.Fatalf("zpk_cascade.json's first case is %s, want the preset HiPPO-LegS of order 64", c.Name)
+	}
+	f := c.filter
+	lengths := []int{300, c.Length}
+	want := make([][]float64, len(lengths))
+	for i, l := range lengths {
+		want[i] = f.impulseOf(cascadeOf(f.Zeros, f.Poles, l), l)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range lengths {
+				i := (g + k) % len(lengths)
+				if h := f.Impulse(lengths[i]); relErr(h, want[i]) != 0 {
+					errs <- fmt.Sprintf("goroutine %d, length %d: differs by %.3g", g, lengths[i], relErr(h, want[i]))
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// BenchmarkZPKImpulseRepeated: Impulse asked again of one filter over one window, as a
+// report or a redrawn plot asks it, on zpk filters whose cascade weighs and balances its
+// order (zpk_cascade.json: the preset HiPPO-LegS of order 64, Butterworth of order 300).
+func BenchmarkZPKImpulseRepeated(b *testing.B) {
+	cases := readZPKGolden(b, "../testdata/golden/zpk/zpk_cascade.json")
+	for _, name := range []string{"hippo_legs64_preset", "butter300"} {
+		i := slices.IndexFunc(cases, func(c zpkGoldenCase) bool { return c.Name == name })
+		if i < 0 {
+			b.Fatalf("zpk_cascade.json has no case %s", name)
+		}
+		c := cases[i]
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				c.filter.Impulse(c.Length)
 			}
 		})
 	}
@@ -284,7 +394,7 @@ type zpkGoldenCase struct {
 }
 
 // readZPKGolden reads such a golden's cases, each with its filter.
-func readZPKGolden(t *testing.T, path string) []zpkGoldenCase {
+func readZPKGolden(t testing.TB, path string) []zpkGoldenCase {
 	t.Helper()
 	var g struct {
 		Cases []zpkGoldenCase `json:"cases"`

@@ -35,8 +35,9 @@ const maxCascadeAmp = 0x1p6
 func balanceWindow(n int) int { return max(64, n/2) }
 
 // balanceBudget bounds balancedOrder's work, n·balanceWindow(n)·M multiply-adds for n
-// sections on M frequencies (O(n²·M), redone at each evaluation): 2²⁸, twice the preset
-// HiPPO-LegS of order 512's on 1024 frequencies; an order of 4096 would take 17·10⁹.
+// sections on M frequencies (O(n²·M), once per filter and window length, cascadeOrder):
+// 2²⁸, twice the preset HiPPO-LegS of order 512's on 1024 frequencies; an order of 4096
+// would take 17·10⁹.
 const balanceBudget = 1 << 28
 
 // orderGrid is the points Re^{iω}, ω in (−π, π], on which cascade weighs an order: a uniform
