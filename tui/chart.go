@@ -112,11 +112,11 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 	// Widen the ranges so that ticks fall on round values (0.25, 0.5, …), then let the label
 	// formatters print exactly those. The graph size depends on the y labels' width, so the y
 	// axis goes first.
-	if spec.niceY && lc.GraphHeight() > 1 {
-		niceYAxis(&lc, &spec)
+	if spec.niceY && lc.GraphHeight() > 1 && niceTicks(&lc, &spec, true) && spec.square {
+		squareX(&lc, &spec)
 	}
 	if spec.niceX && lc.GraphWidth() > 1 {
-		niceXAxis(&lc, &spec)
+		niceTicks(&lc, &spec, false)
 	}
 	lc.DrawXYAxisAndLabel()
 	gw, gh := lc.GraphWidth(), lc.GraphHeight()
@@ -156,60 +156,60 @@ func drawChart(spec chartSpec, w, h int, st *styles) string {
 	return lc.View()
 }
 
-// niceYAxis widens spec's y range to round ticks (whole decades on a log axis that spans one)
-// and sets lc's range, step and labels to them; it leaves both as they are where none fit.
-func niceYAxis(lc *linechart.Model, spec *chartSpec) {
-	gap := min(3, max(2, lc.GraphHeight()/3))
-	decades := spec.logY && spec.ymax-spec.ymin >= 1
-	lo, hi, step, every := niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), gap, decades, nil)
-	if every == 0 && decades {
-		lo, hi, step, every = niceAxis(spec.ymin, spec.ymax, lc.GraphHeight(), gap, false, nil)
+// niceTicks widens spec's range along one axis (the y axis where y is set) to round ticks
+// (niceAxis) and sets lc's range, step and labels to them; it leaves both as they are and
+// returns false where none fit. The y axis: 2 or 3 rows between ticks, whole decades on a
+// log axis that spans one (else round fractions of one), labelled with the step's decimals
+// (logFormat's values on a log axis). The x axis: spec.xgap columns (0: 8), whole steps where
+// spec.xwhole, the top tick's label given room where spec.xlast, labelled with the step's
+// decimals where spec.xfmtStep.
+func niceTicks(lc *linechart.Model, spec *chartSpec, y bool) bool {
+	lo, hi, format, labels := &spec.xmin, &spec.xmax, &spec.xfmt, &lc.XLabelFormatter
+	setRange, setView, setStep := lc.SetXRange, lc.SetViewXRange, lc.SetXStep
+	cells, gap, whole, relabel := lc.GraphWidth(), spec.xgap, spec.xwhole, spec.xfmtStep
+	var last func(float64) int
+	if y {
+		lo, hi, format, labels = &spec.ymin, &spec.ymax, &spec.yfmt, &lc.YLabelFormatter
+		setRange, setView, setStep = lc.SetYRange, lc.SetViewYRange, lc.SetYStep
+		cells, relabel = lc.GraphHeight(), true
+		gap, whole = min(3, max(2, cells/3)), spec.logY && spec.ymax-spec.ymin >= 1
+	} else {
+		if gap == 0 {
+			gap = 8
+		}
+		if spec.xlast {
+			last = func(v float64) int { return len(spec.xfmt(0, v)) } // ntcharts' measure
+		}
+	}
+	nlo, nhi, step, every := niceAxis(*lo, *hi, cells, gap, whole, last)
+	if every == 0 && y && whole { // a log axis without whole decades: fractions of one
+		nlo, nhi, step, every = niceAxis(*lo, *hi, cells, gap, false, last)
 	}
 	if every == 0 {
-		return
+		return false
 	}
-	spec.ymin, spec.ymax = lo, hi
-	spec.yfmt = stepFormat(step)
-	if spec.logY {
-		spec.yfmt = logFormat(step)
+	*lo, *hi = nlo, nhi
+	if relabel {
+		*format = stepFormat(step)
+		if y && spec.logY {
+			*format = logFormat(step)
+		}
+		*labels = *format
 	}
-	lc.YLabelFormatter = spec.yfmt
-	lc.SetYRange(lo, hi)
-	lc.SetViewYRange(lo, hi)
-	lc.SetYStep(every)
-	if spec.square {
-		// cells are about twice as tall as wide
-		mid := (spec.xmin + spec.xmax) / 2
-		half := (hi - lo) / 2 * float64(lc.GraphWidth()) / float64(2*lc.GraphHeight())
-		spec.xmin, spec.xmax = mid-half, mid+half
-		lc.SetXRange(spec.xmin, spec.xmax)
-		lc.SetViewXRange(spec.xmin, spec.xmax)
-	}
+	setRange(nlo, nhi)
+	setView(nlo, nhi)
+	setStep(every)
+	return true
 }
 
-// niceXAxis is niceYAxis for the x axis (whole steps where spec.xwhole, the top tick's label
-// given room where spec.xlast).
-func niceXAxis(lc *linechart.Model, spec *chartSpec) {
-	gap := spec.xgap
-	if gap == 0 {
-		gap = 8
-	}
-	var last func(float64) int
-	if spec.xlast {
-		last = func(v float64) int { return len(spec.xfmt(0, v)) } // ntcharts' measure
-	}
-	lo, hi, step, every := niceAxis(spec.xmin, spec.xmax, lc.GraphWidth(), gap, spec.xwhole, last)
-	if every == 0 {
-		return
-	}
-	spec.xmin, spec.xmax = lo, hi
-	if spec.xfmtStep {
-		spec.xfmt = stepFormat(step)
-		lc.XLabelFormatter = spec.xfmt
-	}
-	lc.SetXRange(lo, hi)
-	lc.SetViewXRange(lo, hi)
-	lc.SetXStep(every)
+// squareX sets spec's and lc's x range, about its middle, to the y range's scale.
+func squareX(lc *linechart.Model, spec *chartSpec) {
+	// cells are about twice as tall as wide
+	mid := (spec.xmin + spec.xmax) / 2
+	half := (spec.ymax - spec.ymin) / 2 * float64(lc.GraphWidth()) / float64(2*lc.GraphHeight())
+	spec.xmin, spec.xmax = mid-half, mid+half
+	lc.SetXRange(spec.xmin, spec.xmax)
+	lc.SetViewXRange(spec.xmin, spec.xmax)
 }
 
 // plotSeries rasterises s, joining consecutive finite samples; values far outside the range

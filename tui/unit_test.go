@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/NimbleMarkets/ntcharts/linechart"
+
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/presets"
 )
@@ -100,6 +102,33 @@ func TestNiceAxis(t *testing.T) {
 		if top := int(math.Ceil((tc.hi-lo)/step-1e-9)) * every; tc.last > 0 && (top >= tc.cells || top+tc.last > tc.cells+1) {
 			t.Errorf("niceAxis(%g, %g, %d, %d) = [%g, %g] step %g every %d: the top tick is at cell %d, its label %d wide", tc.lo, tc.hi, tc.cells, tc.gap, lo, hi, step, every, top, tc.last)
 		}
+	}
+}
+
+// TestNiceTicksLogFraction: a log y axis spanning a decade on which no whole-decade ticks
+// fit (1e-10 … 1e-9 over 4 rows: one step of a decade is too few cells) gets round ticks at
+// fractions of a decade instead, labelled with their values (logFormat of that step), rather
+// than ntcharts' ticks wherever the rows fall.
+func TestNiceTicksLogFraction(t *testing.T) {
+	spec := chartSpec{xmin: 0, xmax: 1, ymin: -10, ymax: -9, logY: true, yfmt: logFormat(0)}
+	lc := linechart.New(40, 6, spec.xmin, spec.xmax, spec.ymin, spec.ymax,
+		linechart.WithXYSteps(12, 2), linechart.WithYLabelFormatter(spec.yfmt))
+	cells := lc.GraphHeight()
+	if cells != 4 {
+		t.Fatalf("the chart has %d rows, want 4 (2 rows between ticks)", cells)
+	}
+	if _, _, _, every := niceAxis(spec.ymin, spec.ymax, cells, 2, true, nil); every != 0 {
+		t.Fatalf("whole decades fit over %d rows (every %d): the case does not test the fallback", cells, every)
+	}
+	if !niceTicks(&lc, &spec, true) {
+		t.Fatalf("no round ticks over %d rows", cells)
+	}
+	step := (spec.ymax - spec.ymin) * float64(lc.YStep()) / float64(cells)
+	if spec.ymin > -10 || spec.ymax < -9 || !(step < 1) || math.Abs(spec.ymin/step-math.Round(spec.ymin/step)) > 1e-9 {
+		t.Fatalf("y range [%g, %g] with a tick every %d of %d rows: want a fraction of a decade, the range on its multiples", spec.ymin, spec.ymax, lc.YStep(), cells)
+	}
+	if v := spec.ymin + step; spec.yfmt(0, v) != logFormat(step)(0, v) || lc.YLabelFormatter(0, v) != spec.yfmt(0, v) {
+		t.Errorf("the tick at %g reads %q (the chart's %q), want logFormat's %q", v, spec.yfmt(0, v), lc.YLabelFormatter(0, v), logFormat(step)(0, v))
 	}
 }
 
