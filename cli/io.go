@@ -366,8 +366,13 @@ repeatable) picks items; by default every filter and target is exported.
   pt, safetensors,   every item. A filter or bank is written in the layout --layout names,
   npz                with exactly the tensor names, shapes and dtypes the model's code
                      loads with load_state_dict(strict=True) (--prefix P puts the module's
-                     prefix before them, "layers.0.filter."):
-                       rtf (default)  ab (2·D, N): the D denominators a₁…a_N, then the D
+                     prefix before them, "layers.0.filter."); without --layout, in the
+                     layout that stores its form as it is and holds it (its tensors read
+                     back within the limit below): a diagonal one (poles and residues, as
+                     distill writes a fit tf coefficients do not hold) in s4d, else
+                     stripedhyena, else rtf, said in a note; any other in rtf (--trunc-len
+                     or an rtf option given: rtf):
+                       rtf            ab (2·D, N): the D denominators a₁…a_N, then the D
                                       numerators b₁…b_N; h_0 (D) (ruke1ire/RTF)
                        s4d            kernel.inv_dt, kernel.A_real, kernel.A_imag,
                                       kernel.B, kernel.C, D (SSMKernelDiag in FFTConv;
@@ -486,6 +491,9 @@ func runExport(s *streams, src string, o exportOptions) error {
 	// Last, so that a failure above leaves its error as the only line on stderr.
 	if len(out.Reports) > 0 {
 		summarize(s.err, out.Reports, true)
+	}
+	for _, n := range out.Notes {
+		fmt.Fprintf(s.err, "note: %s\n", n)
 	}
 	for _, c := range out.ReadBack {
 		readBackLine(s.err, c)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/cmplx"
 	"os"
 	"path/filepath"
@@ -503,6 +504,61 @@ func TestExportTruncLenHint(t *testing.T) {
 	}
 	if r := run(t, "", "export", layer, "-o", out, "--prefix", "layers.0.filter."); r.code != 0 {
 		t.Errorf("without --trunc-len: %v", r)
+	}
+}
+
+// TestExportDefaultLayoutByForm: export without --layout writes a filter in a layout that
+// stores its form and holds it: a distilled fit written as poles and residues (its tf
+// coefficients lose it) goes to s4d, with a note saying which layout and why, and reads
+// back; it went to rtf, whose tensors read back unstable, and was refused, naming s4d as a
+// layout that may hold it. --layout rtf keeps that refusal (exit 1), and a tf filter still
+// goes to rtf, with no note.
+func TestExportDefaultLayoutByForm(t *testing.T) {
+	dir := t.TempDir()
+	// Twenty modes crowded at radius 0.999 and frequencies 0.2–0.295: tf coefficients of
+	// order 40 do not hold them, so distill writes the fit as poles and residues.
+	k := make([]float64, 4096)
+	for j := range 20 {
+		r, w := 0.999-0.0001*float64(j), 0.2+0.005*float64(j)
+		for i := range k {
+			k[i] += math.Pow(r, float64(i)) * math.Cos(w*float64(i))
+		}
+	}
+	data, err := json.Marshal(map[string]any{"kernels": [][]float64{k}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := writeText(t, dir, "crowded.json", string(data))
+	fit := filepath.Join(dir, "fit.json")
+	if r := run(t, "", "distill", in, "--order", "40", "-o", fit); r.code != 0 {
+		t.Fatal(r)
+	}
+	if doc, err := readDoc(fit); err != nil || doc.Filter == nil || doc.Filter.Form() != filters.FormDiagonal {
+		t.Fatalf("the test wants a fit of one diagonal filter: %+v, %v", doc, err)
+	}
+
+	out := filepath.Join(dir, "fit.safetensors")
+	r := run(t, "", "export", fit, "-o", out)
+	if r.code != 0 || !strings.Contains(r.stderr, "note: ") || !strings.Contains(r.stderr, ": written in the s4d layout, chosen for its diagonal form: it stores the poles and residues as they are") ||
+		!strings.Contains(r.stderr, "reads back in the s4d layout as float64 to relative error") {
+		t.Fatalf("no layout named: want it written in s4d, saying why: %v", r)
+	}
+	if it, err := sessions.Import(out, sessions.ImportOptions{}); err != nil || !strings.HasPrefix(it.Note, "s4d layer") {
+		t.Errorf("%s: %+v, %v", out, it, err)
+	}
+
+	// Named, the rtf layout is written or refused as before.
+	rtf := filepath.Join(dir, "rtf.safetensors")
+	oneErrorLine(t, run(t, "", "export", fit, "--layout", "rtf", "-o", rtf), ExitFailure, "reads back as float64 with channel 0 unstable")
+	if _, err := os.Stat(rtf); !os.IsNotExist(err) {
+		t.Errorf("a refused export wrote %s: %v", rtf, err)
+	}
+
+	// A tf filter goes to rtf, which stores its coefficients, with no note.
+	tf := writeDoc(t, dir, "tf.json", filters.Document{Name: "tf", Filter: ioMust(filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0))})
+	r = run(t, "", "export", tf, "-o", filepath.Join(dir, "tf.safetensors"))
+	if r.code != 0 || strings.Contains(r.stderr, "note:") || !strings.Contains(r.stderr, `checked "tf": reads back as float64 to relative error`) {
+		t.Errorf("a tf filter, no layout named: want rtf, no note: %v", r)
 	}
 }
 

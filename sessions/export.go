@@ -49,7 +49,8 @@ type ExportOptions struct {
 	// (the zero value), arrays.Float32, or arrays.BFloat16 (safetensors and .pt).
 	DType arrays.DType
 	// Layout is the layout filters are written in to .npz, .safetensors and .pt files
-	// (layouts.ExportLayouts; layouts.RTF when empty), and Options its settings by name
+	// (layouts.ExportLayouts; when empty, Check holds the settings to rtf, and Export picks
+	// each filter's by its form: exportFilter), and Options its settings by name
 	// (layouts.OptionList: h0, variant, disc, …). A layout named for a target (kernels),
 	// which no layout of filters holds, is refused: without it a target is written as the
 	// tensor "kernels".
@@ -93,6 +94,10 @@ type Exported struct {
 	// written (rounded to the dtype, read back as the model's code reads them) give its
 	// impulse responses (layouts.ReadBack).
 	ReadBack []ReadBackCheck
+	// Notes say, one line each, what Export chose where ExportOptions named nothing: the
+	// layout a filter was written in, by its form, where that is not rtf or not the first
+	// tried (exportFilter).
+	Notes []string
 }
 
 // Failed reports whether any read-back check failed (ReadBackCheck.Failed).
@@ -315,8 +320,10 @@ func checkPrefix(p string) error {
 // Export encodes items in a format:
 //
 //   - json: one item, as a filter file (docs/formats.md) or a target file;
-//   - npz, safetensors, pt: every item; a filter or bank in o.Layout (layouts.Export: the
-//     RTF layout's ab and h_0 by default), a target as its kernels (tensor "kernels").
+//   - npz, safetensors, pt: every item; a filter or bank in o.Layout (layouts.Export), or
+//     where it is empty in a layout its form picks (exportFilter: rtf, or s4d for a
+//     diagonal one where that holds it, said in Exported.Notes), a target as its kernels
+//     (tensor "kernels").
 //     With several items, each item's tensor names start with its ID and a dot ("f1.ab",
 //     "t2.kernels");
 //   - csv, npy: one item: a target's kernels, or a filter's impulse response (Length
@@ -375,10 +382,6 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 		b, err := arrays.EncodeNPY(a, o.DType)
 		return Exported{Data: b}, err
 	case ExportNPZ, ExportSafetensors, ExportTorch:
-		lay := o.Layout
-		if lay == "" {
-			lay = layouts.RTF
-		}
 		lo := layouts.Options{Values: maps.Clone(o.Options)}
 		if lo.Values == nil {
 			lo.Values = map[string]string{}
@@ -390,6 +393,8 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 			named   []arrays.Named
 			reports []filters.Report
 			checks  []ReadBackCheck
+			notes   []string
+			lays    = map[layouts.Layout]bool{}
 		)
 		for i, it := range items {
 			prefix := o.Prefix
@@ -403,17 +408,17 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 				prefix += key + "."
 			}
 			if it.Entry != nil {
-				doc := it.Entry.Document()
-				tensors, reps, err := layouts.Export(doc, lay, lo, prefix)
+				w, note, err := exportFilter(itemName(it), it.Entry.Document(), o, lo, prefix)
 				if err != nil {
-					if errors.Is(err, layouts.ErrInvalid) || errors.Is(err, filters.ErrInvalid) {
-						err = inputError{err}
-					}
 					return Exported{}, itemErr(it, err)
 				}
-				checks = append(checks, checkExported(itemName(it), doc, tensors, o, lay, lo, prefix))
-				named = append(named, tensors...)
-				reports = append(reports, reps...)
+				if note != "" {
+					notes = append(notes, note)
+				}
+				lays[w.check.Layout] = true
+				checks = append(checks, w.check)
+				named = append(named, w.tensors...)
+				reports = append(reports, w.reports...)
 				continue
 			}
 			if o.Layout != "" {
@@ -431,22 +436,94 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 		switch o.Format {
 		case ExportNPZ:
 			b, err := arrays.EncodeNPZ(named, arrays.NPZOptions{DType: o.DType, Compress: o.Compress})
-			return Exported{Data: b, Reports: reports, ReadBack: checks}, err
+			return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes}, err
 		case ExportTorch:
 			b, err := arrays.EncodeTorch(named, arrays.TorchOptions{DType: o.DType})
-			return Exported{Data: b, Reports: reports, ReadBack: checks}, err
+			return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes}, err
 		}
 		meta := map[string]string{"producer": "ssmlab"}
 		if o.TruncLen > 0 {
 			meta["trunc_len"] = strconv.Itoa(o.TruncLen)
 		}
-		if len(checks) > 0 {
-			meta["layout"] = string(lay)
+		if len(lays) == 1 { // the filters' one layout; items written in several name none
+			meta["layout"] = string(checks[0].Layout)
 		}
 		b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: o.DType, Metadata: meta})
-		return Exported{Data: b, Reports: reports, ReadBack: checks}, err
+		return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes}, err
 	}
 	return Exported{}, unknownFormat(o.Format) // Check refused it
+}
+
+// writtenFilter is a filter item's tensors in one layout (check.Layout), with the reports of
+// the conversion the layout needed and how the tensors read back.
+type writtenFilter struct {
+	tensors []arrays.Named
+	reports []filters.Report
+	check   ReadBackCheck
+}
+
+// exportFilter writes doc, the filter of the item named item, in the layout o names, or in
+// rtf where o names none but gives an rtf setting (TruncLen, Options: Check holds them to
+// rtf). Where o names none and gives none, it takes the first of the layouts for doc's form
+// (layouts.DefaultExportLayouts: s4d, stripedhyena, then rtf for a diagonal filter; rtf for
+// a tf one) that holds it: whose tensors are written without error and read back within
+// their limit (ReadBackCheck.Failed). Where none does, the last tried is Export's (rtf, the
+// one layout of such a filter before: its error, or its failed check). note says, where the
+// layout taken is not rtf or not the first tried, which it is and why ("" otherwise).
+func exportFilter(item string, doc filters.Document, o ExportOptions, lo layouts.Options, prefix string) (w writtenFilter, note string, err error) {
+	tries := []layouts.Layout{o.Layout}
+	var form filters.Form
+	switch {
+	case doc.Filter != nil:
+		form = doc.Filter.Form()
+	case doc.Bank != nil:
+		form = doc.Bank.Form()
+	}
+	switch {
+	case o.Layout == "" && o.TruncLen == 0 && len(o.Options) == 0:
+		tries = layouts.DefaultExportLayouts(form)
+	case o.Layout == "":
+		tries[0] = layouts.RTF
+	}
+	var failures []string
+	for i, lay := range tries {
+		var tensors []arrays.Named
+		var reps []filters.Report
+		tensors, reps, err = layouts.Export(doc, lay, lo, prefix)
+		if err != nil {
+			if errors.Is(err, layouts.ErrInvalid) || errors.Is(err, filters.ErrInvalid) {
+				err = inputError{err}
+			}
+			failures = append(failures, fmt.Sprintf("the %s layout cannot hold it (%s)", lay, oneLineErr(err)))
+			continue
+		}
+		w = writtenFilter{tensors, reps, checkExported(item, doc, tensors, o, lay, lo, prefix)}
+		if w.check.Failed() && i < len(tries)-1 {
+			text, _ := w.check.Summary("") // the advice follows the list of failures
+			failures = append(failures, fmt.Sprintf("the %s layout does not hold it (it %s)", lay, text))
+			continue
+		}
+		err = nil
+		break
+	}
+	if len(tries) == 1 || err != nil {
+		return w, "", err
+	}
+	lay := w.check.Layout
+	switch {
+	case lay != layouts.RTF:
+		note = fmt.Sprintf("%s: written in the %s layout, chosen for its %s form: it stores the poles and residues as they are, where the rtf layout's polynomial coefficients may not hold them (a layout named is written instead)", item, lay, form)
+		if len(failures) > 0 {
+			note += "; " + strings.Join(failures, "; ")
+		}
+	case len(failures) > 0:
+		held := "written in the rtf layout, converted to tf"
+		if w.check.Failed() {
+			held = "the rtf layout, converted to tf, is the last tried"
+		}
+		note = fmt.Sprintf("%s: %s: no layout that stores its %s form as it is holds it: %s", item, held, form, strings.Join(failures, "; "))
+	}
+	return w, note, nil
 }
 
 // readBack checks tensors, doc's filter exported in layout lay, as read back in dtype dt

@@ -220,6 +220,62 @@ func TestExportSessionItems(t *testing.T) {
 	}
 }
 
+// TestExportDefaultLayoutFallsBack: a diagonal filter exported with no layout named goes to
+// the first of s4d, stripedhyena and rtf that holds it, the note saying which and why the
+// others do not: an unstable one to stripedhyena (the s4d layout's exp transform holds no
+// pole outside the unit circle), one of a pole at 0 to rtf (the modal layouts take the
+// poles' logarithms). An rtf setting given (TruncLen) keeps it in rtf, with no note; a tf
+// filter goes to rtf, with none. A safetensors file's metadata names the layout its filters
+// share, and none where they are written in several.
+func TestExportDefaultLayoutFallsBack(t *testing.T) {
+	diag := func(name string, poles []complex128) sessions.Item {
+		d := must(filters.NewDiagonal(poles, []complex128{1, 2}, 0))
+		return sessions.Item{Entry: &sessions.Entry{Name: name, Filter: d}}
+	}
+	unstable, zero, stable := diag("unstable", []complex128{1.5, 0.5}), diag("zero", []complex128{0, 0.5}), diag("stable", []complex128{-0.5, 0.5})
+	tf := sessions.Item{Entry: &sessions.Entry{Name: "tf", Filter: must(filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0))}}
+	for _, tc := range []struct {
+		it       sessions.Item
+		truncLen int
+		lay      layouts.Layout
+		note     string // "" for none
+	}{
+		{stable, 0, layouts.S4D, `"stable": written in the s4d layout, chosen for its diagonal form`},
+		{unstable, 0, layouts.StripedHyena, `"unstable": written in the stripedhyena layout, chosen for its diagonal form: it stores the poles and residues as they are, where the rtf layout's polynomial coefficients may not hold them (a layout named is written instead); the s4d layout cannot hold it (channel 0, mode 0: −Re A = `},
+		{zero, 0, layouts.RTF, `"zero": written in the rtf layout, converted to tf: no layout that stores its diagonal form as it is holds it: the s4d layout cannot hold it (channel 0: pole 0 is 0, which the s4d layout cannot hold (it takes the poles' logarithms)); the stripedhyena layout cannot hold it (`},
+		{stable, 64, layouts.RTF, ""},
+		{tf, 0, layouts.RTF, ""},
+	} {
+		name := tc.it.Entry.Name
+		exp, err := sessions.Export([]sessions.Item{tc.it}, sessions.ExportOptions{Format: sessions.ExportNPZ, TruncLen: tc.truncLen})
+		if err != nil || len(exp.ReadBack) != 1 || exp.ReadBack[0].Layout != tc.lay || exp.Failed() {
+			t.Errorf("%s (trunc_len %d): %+v, %v; want it written in %s", name, tc.truncLen, exp.ReadBack, err, tc.lay)
+			continue
+		}
+		if tc.note == "" && len(exp.Notes) != 0 || tc.note != "" && (len(exp.Notes) != 1 || !strings.HasPrefix(exp.Notes[0], tc.note)) {
+			t.Errorf("%s (trunc_len %d): notes %q, want %q", name, tc.truncLen, exp.Notes, tc.note)
+		}
+	}
+	for _, tc := range []struct {
+		items []sessions.Item
+		want  string
+	}{
+		{[]sessions.Item{stable, unstable}, "s4d stripedhyena"},
+		{[]sessions.Item{stable, stable}, "s4d s4d"},
+	} {
+		exp := must(sessions.Export(tc.items, sessions.ExportOptions{Format: sessions.ExportSafetensors}))
+		st := must(arrays.OpenSafetensors(bytes.NewReader(exp.Data), int64(len(exp.Data))))
+		var lays []string
+		for _, c := range exp.ReadBack {
+			lays = append(lays, string(c.Layout))
+		}
+		meta, shared := st.Metadata["layout"]
+		if strings.Join(lays, " ") != tc.want || shared != (len(slices.Compact(slices.Clone(lays))) == 1) || shared && meta != lays[0] {
+			t.Errorf("items written in %v: metadata layout %q (%v)", lays, meta, shared)
+		}
+	}
+}
+
 // TestSessionImportAdd imports files into a session, saves and reloads it.
 func TestSessionImportAdd(t *testing.T) {
 	s := sessions.New()

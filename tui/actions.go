@@ -338,7 +338,8 @@ func (a *app) unlinkJobs(id string) {
 
 // onExported reports an export on the status line: the conversion a .json export made, or
 // how closely RTF tensors read back (as `ssmlab export` prints it), as a warning when they
-// lose more than filters.MaxRelError or cannot be read back.
+// lose more than filters.MaxRelError or cannot be read back, and the layout chosen where
+// none was named.
 func (a *app) onExported(msg exportedMsg) {
 	var exists *ExistsError
 	if errors.As(msg.err, &exists) {
@@ -366,6 +367,10 @@ func (a *app) onExported(msg exportedMsg) {
 		return
 	}
 	text, warn := msg.out.ReadBack[0].Summary("dtype=float64")
+	// The layout export chose where none was named, and why (sessions.Exported.Notes).
+	for _, n := range msg.out.Notes {
+		text += "; " + n
+	}
 	if warn {
 		a.setStatus(levelWarn, done+", but it "+text)
 	} else {

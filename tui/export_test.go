@@ -85,27 +85,39 @@ func TestExportFormats(t *testing.T) {
 }
 
 // TestExportCrowdedPoles: poles that float32 RTF coefficients cannot hold are refused there
-// (and written with force), and kept in the layouts that hold poles apart.
+// (and written with force), and kept in the layouts that hold poles apart, s4d by default.
 func TestExportCrowdedPoles(t *testing.T) {
 	dir := t.TempDir()
 	m := newTestModel(t, 140, 40, nil)
-	// Poles float32 RTF coefficients cannot hold: the read-back check refuses, as ssmlab
-	// export exits 1, and writes nothing; force writes them with the warning.
+	// Poles float32 RTF coefficients cannot hold, layout=rtf named: the read-back check
+	// refuses, as ssmlab export exits 1, and writes nothing; force writes them with the
+	// warning.
 	crowded := crowdedDiagonal(t)
 	addFilter(t, m, "crowded", crowded)
 	cpath := filepath.Join(dir, "crowded.npz")
-	if st := exportCmd(t, m, cpath+" dtype=float32"); st.level != levelError || !strings.Contains(st.text, "not written: it reads back as float32") ||
+	if st := exportCmd(t, m, cpath+" layout=rtf dtype=float32"); st.level != levelError || !strings.Contains(st.text, "not written: it reads back as float32") ||
 		!strings.Contains(st.text, "it fails in float64 too (the rtf layout's polynomial coefficients lose it, not the dtype); the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it; add force to write it anyway") {
 		t.Errorf("crowded poles in float32: status %v %q", st.level, st.text)
 	}
 	if _, err := os.Stat(cpath); !os.IsNotExist(err) {
 		t.Errorf("a refused export wrote %s: %v", cpath, err)
 	}
-	if st := exportCmd(t, m, cpath+" dtype=float32 force"); st.level != levelWarn || !strings.Contains(st.text, "it fails in float64 too") || strings.Contains(st.text, "dtype=float64") {
+	if st := exportCmd(t, m, cpath+" layout=rtf dtype=float32 force"); st.level != levelWarn || !strings.Contains(st.text, "it fails in float64 too") || strings.Contains(st.text, "dtype=float64") {
 		t.Errorf("crowded poles in float32, forced: status %v %q", st.level, st.text)
 	}
 	if _, err := os.Stat(cpath); err != nil {
 		t.Errorf("force did not write %s: %v", cpath, err)
+	}
+	// Without a layout named, the diagonal filter goes to s4d, which stores its poles and
+	// residues, and the status line says so: it went to rtf and was refused, the message
+	// naming s4d.
+	dpath := filepath.Join(dir, "crowded-default.npz")
+	if st := exportCmd(t, m, dpath+" dtype=float32"); st.level != levelOK ||
+		!strings.Contains(st.text, "it reads back in the s4d layout as float32 to relative error") || !strings.Contains(st.text, `"crowded": written in the s4d layout, chosen for its diagonal form`) {
+		t.Errorf("crowded poles in float32, no layout named: status %v %q", st.level, st.text)
+	}
+	if back, err := sessions.Import(dpath, sessions.ImportOptions{}); err != nil || !strings.HasPrefix(back.Note, "s4d layer") {
+		t.Errorf("%s: %+v, %v", dpath, back, err)
 	}
 	// the modal layouts keep the poles out of polynomial coefficients: float32 holds them
 	spath := filepath.Join(dir, "crowded.safetensors")

@@ -21,7 +21,7 @@ func TestMessageLog(t *testing.T) {
 
 	crowded := crowdedDiagonal(t)
 	addFilter(t, m, "crowded", crowded)
-	st := exportCmd(t, m, filepath.Join(t.TempDir(), "crowded.npz")+" dtype=float32 force")
+	st := exportCmd(t, m, filepath.Join(t.TempDir(), "crowded.npz")+" layout=rtf dtype=float32 force")
 	if st.level != levelWarn || !strings.HasSuffix(st.text, "sos layout (poles, not polynomial coefficients) may hold it") {
 		t.Fatalf("status %v %q", st.level, st.text)
 	}

@@ -555,7 +555,7 @@ func TestTmuxCheckpointLayers(t *testing.T) {
 	r.wait("open a layer of", "f1.", "f2.", "stripedhyena")
 	r.keys("Down", "Enter")
 	r.wait("imported " + path + ": stripedhyena layer f2")
-	r.command("export rtf.npz dtype=float32")
+	r.command("export rtf.npz layout=rtf dtype=float32")
 	r.wait("not written: it reads back as float32")
 	if _, err := os.Stat(filepath.Join(r.Dir, "rtf.npz")); !os.IsNotExist(err) {
 		t.Errorf("a refused export wrote rtf.npz: %v", err)

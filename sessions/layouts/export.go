@@ -44,9 +44,9 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 		return exportSOS(bank, doc.Filter != nil, prefix)
 	}
 	var reports []filters.Report
-	if bank.Form() != filters.FormDiagonal {
+	if f := StoredForm(lay); bank.Form() != f {
 		var err error
-		if bank, reports, err = filters.ConvertBank(bank, filters.FormDiagonal); err != nil {
+		if bank, reports, err = filters.ConvertBank(bank, f); err != nil {
 			return nil, nil, fmt.Errorf("the %s layout holds modes: %w", lay, err)
 		}
 	}
@@ -89,6 +89,41 @@ func Export(doc filters.Document, lay Layout, o Options, prefix string) ([]array
 	}
 	out, err := exportS4D(bank, half, width, o, prefix)
 	return out, reports, err
+}
+
+// StoredForm is the form layout lay stores a filter in, which Export converts each channel
+// to first: rtf's polynomial coefficients are a tf filter's, the modal layouts' (s4d,
+// stripedhyena) poles and residues a diagonal one's, sos's sections a zpk one's; "" for a
+// layout Export does not write.
+func StoredForm(lay Layout) filters.Form {
+	switch lay {
+	case RTF:
+		return filters.FormTF
+	case S4D, StripedHyena:
+		return filters.FormDiagonal
+	case SOS:
+		return filters.FormZPK
+	}
+	return ""
+}
+
+// DefaultExportLayouts are the layouts to try, in order, for a filter of form f whose user
+// named none: those of ModuleLayouts (the layouts a model's module loads) that store f as it
+// is (StoredForm), so that nothing is converted, then rtf, which converts any form to tf. A
+// tf filter's is rtf alone, a diagonal one's s4d, stripedhyena, then rtf: the rtf layout
+// turns poles and residues into polynomial coefficients, which may not hold them (a distilled
+// fit written as poles and residues is one whose tf coefficients do not).
+func DefaultExportLayouts(f filters.Form) []Layout {
+	var out []Layout
+	for _, lay := range ModuleLayouts {
+		if StoredForm(lay) == f {
+			out = append(out, lay)
+		}
+	}
+	if !slices.Contains(out, RTF) {
+		out = append(out, RTF)
+	}
+	return out
 }
 
 // idleTap is the largest residue of a mode at 0, relative to the norm of the channel's
