@@ -69,7 +69,8 @@ distill's --order counts, and a layout of complex modes (each standing for a con
 gives their number as complex_modes, half the order. Settings a checkpoint does not record are flags whose
 defaults are the reference code's (--disc, --dt-transform, --h0, …); one of a layout the
 layer read does not have (--bias of an lru layer), or given where no layer is read (a filter
-file), is refused as a command-line mistake (exit 2), as is a value outside its choices.
+file), is refused as a command-line mistake (exit 2), as is a value outside its choices or
+one the layer read cannot take (--length beyond a Hyena layer's positions), named with it.
 docs/formats.md gives each layout's names, shapes, formula and source. --layout kernels
 reads an array as kernels even where it belongs to a layer (with a warning).
 

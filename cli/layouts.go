@@ -183,9 +183,11 @@ func (s *streams) listFile(path string) error {
 
 // failUnlessOption marks err, of reading or writing layers through package sessions, a failure
 // of the work (exit 1), unless it is a layout option given where no layer has it
-// (layouts.OptionLayoutError): a command-line mistake (exit 2).
+// (layouts.OptionLayoutError) or a value of one the layer read cannot take
+// (layouts.ErrOptionValue: an import --length beyond a Hyena layer's positions): a
+// command-line mistake (exit 2), its message naming the file, the layer and the flag.
 func failUnlessOption(err error) error {
-	if e := (*layouts.OptionLayoutError)(nil); errors.As(err, &e) {
+	if e := (*layouts.OptionLayoutError)(nil); errors.As(err, &e) || errors.Is(err, layouts.ErrOptionValue) {
 		return err
 	}
 	return fail(err)

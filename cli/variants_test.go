@@ -362,3 +362,29 @@ func TestLayoutOptionMistakesAreUsage(t *testing.T) {
 		t.Errorf("left %v", names)
 	}
 }
+
+// TestLayerLengthRefusalsAreUsage: an import --length the layer read cannot take (beyond a
+// Hyena layer's positions, outside the range an S4 layer's C̃ is undone for, none for an S4D
+// layer's dss discretisation) is a command-line mistake (exit 2) whose one line names the
+// flag and the layer, and nothing is written; these exited 1, as a failure of the file.
+func TestLayerLengthRefusalsAreUsage(t *testing.T) {
+	dir := t.TempDir()
+	const lay = "../testdata/layouts/"
+	out := filepath.Join(dir, "x.json")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{lay + "hyena_32.pt", "--length", "49"}, `hyena layer "backbone.layers.0.mixer.filter_fn.": --length 49 is beyond the 48 positions pos_emb holds`},
+		{[]string{lay + "s4_64.pt", "--length", "1"}, `s4 layer "encoder.layers.2.layer.": --length 1: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [2, 4194304]`},
+		{[]string{lay + "s4d_dss_64.pt", "--disc", "dss"}, "s4d layer: disc dss normalises the kernel by its length L: give --length L"},
+	} {
+		r := run(t, "", append(append([]string{"import"}, tc.args...), "-o", out)...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%s: want exit 2 saying %q; got %v", strings.Join(tc.args, " "), tc.want, r)
+		}
+	}
+	if names := numtest.DirNames(t, dir); len(names) != 0 {
+		t.Errorf("left %v", names)
+	}
+}

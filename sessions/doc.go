@@ -65,4 +65,7 @@
 // which option, and ExportOptions.CheckGiven refuses one given for another format. These are
 // the only rules of the options: the command line and the workbench ask them before reading
 // their input, and spell the option as their user writes it ("--length 0 …", "length=0 …").
+// A layout option's value that the layer read cannot take (a length beyond a Hyena layer's
+// positions) is found once the file is read: its error wraps layouts.ErrOptionValue and
+// names the layer and the option.
 package sessions

@@ -456,8 +456,9 @@ type lengthCase struct {
 }
 
 // lengthVerdicts runs import and the checkpoint planner (at distill's --length plan) on file
-// with each case's option length: both refuse it where the case says so, else both take it
-// and took checks what they made of it.
+// with each case's option length: both refuse it where the case says so, as a value of the
+// option the layer cannot take (layouts.ErrOptionValue: the user's mistake, not the file's),
+// else both take it and took checks what they made of it.
 func lengthVerdicts(t *testing.T, file string, plan int, cases []lengthCase, took func(tc lengthCase, it sessions.Item, ck *sessions.Checkpoint)) {
 	t.Helper()
 	for _, tc := range cases {
@@ -466,8 +467,8 @@ func lengthVerdicts(t *testing.T, file string, plan int, cases []lengthCase, too
 		ck, errPlan := sessions.OpenCheckpoint(file, sessions.CheckpointOptions{Options: o, Length: plan})
 		if tc.taken == 0 {
 			for what, err := range map[string]error{"import": errImport, "the checkpoint planner": errPlan} {
-				if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("--length %s: %s: %v, want it refused saying %q", tc.v, what, err, tc.want)
+				if !errors.Is(err, sessions.ErrInvalid) || !errors.Is(err, layouts.ErrOptionValue) || !strings.Contains(err.Error(), tc.want) {
+					t.Errorf("--length %s: %s: %v, want it refused as an option value, saying %q", tc.v, what, err, tc.want)
 				}
 			}
 			if ck != nil {

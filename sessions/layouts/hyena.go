@@ -46,7 +46,7 @@ func (hyenaLayout) detect(in map[string]arrays.Info, p string) (Layer, bool) {
 // import reads and distill CKPT distils the layer at: the option length, where given and not
 // 0, else the positions its pos_emb stores (l.Length). The one rule of import and the
 // planner: a value that is not an integer in [0, 2^22] (the option's range), or beyond the
-// stored positions, is an error naming the layer and the option.
+// stored positions, is an error of kind ErrOptionValue naming the layer and the option.
 func HyenaLength(o Options, l Layer) (int, error) {
 	n, err := o.hyenaLength(l.Length)
 	if err != nil {
@@ -64,11 +64,11 @@ func (o Options) hyenaLength(stored int) (int, error) {
 	n, err := strconv.Atoi(v)
 	switch {
 	case err != nil || n < 0 || n > maxIntOption:
-		return 0, invalidf("--length %q: want an integer in [0, %d] (0: the %d positions pos_emb holds)", v, maxIntOption, stored)
+		return 0, optionf("--length %q: want an integer in [0, %d] (0: the %d positions pos_emb holds)", v, maxIntOption, stored)
 	case n == 0:
 		return stored, nil
 	case n > stored:
-		return 0, invalidf("--length %d is beyond the %d positions pos_emb holds", n, stored)
+		return 0, optionf("--length %d is beyond the %d positions pos_emb holds", n, stored)
 	}
 	return n, nil
 }

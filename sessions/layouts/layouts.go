@@ -79,9 +79,15 @@ var (
 	// ErrNotExported marks an option of reading a layer that Export was given, which it
 	// does not use.
 	ErrNotExported = errors.New("not exported")
+	// ErrOptionValue marks, with ErrInvalid, a value of a layout option (--NAME) that the
+	// layer read cannot take, its message naming the option: a length beyond the positions
+	// a Hyena layer stores, or outside the range an S4 layer's C̃ is undone for, none where
+	// an S4D layer's dss discretisation needs one. Like an *OptionLayoutError it is the
+	// caller's mistake, not the file's (ssmlab exits 2 for it).
+	ErrOptionValue = errors.New("option value refused")
 )
 
-// kindError is a failure of a kind (ErrInvalid, ErrNotExported) whose message needs no
+// kindError is a failure of a kind (ErrInvalid, ErrNotExported, ErrOptionValue) whose message needs no
 // prefix: it names the tensor and the shape expected, the parameter that makes no filter, or
 // the option export does not use.
 type kindError struct{ kind, err error }
@@ -91,6 +97,11 @@ func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
 func invalidf(format string, args ...any) error {
 	return &kindError{ErrInvalid, fmt.Errorf(format, args...)}
+}
+
+// optionf is an error of kind ErrOptionValue (and ErrInvalid), its message naming the option.
+func optionf(format string, args ...any) error {
+	return &kindError{ErrOptionValue, invalidf(format, args...)}
 }
 
 // Source is what a layout reads: the names, dtypes and shapes of a file's arrays, and the

@@ -257,7 +257,7 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	}
 	length := o.int(S4D, "length")
 	if disc == "dss" && length == 0 {
-		return Result{}, invalidf("disc dss normalises the kernel by its length L: give --length L (the l_max the layer runs with)")
+		return Result{}, optionf("disc dss normalises the kernel by its length L: give --length L (the l_max the layer runs with)")
 	}
 	scale := 2.0
 	if disc == "dss" {

@@ -185,7 +185,7 @@ func CheckValue(name, v string) error {
 }
 
 // check refuses an option the layout does not have (CheckApplies), and values outside an
-// option's choices (CheckValue), naming the first wrong one by name.
+// option's choices (CheckValue: of kind ErrOptionValue), naming the first wrong one by name.
 func (o Options) check(lay Layout) error {
 	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
 		if _, ok := optionSpec(name); !ok {
@@ -197,7 +197,7 @@ func (o Options) check(lay Layout) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
 		if err := CheckValue(name, o.Values[name]); err != nil {
-			return fmt.Errorf("--%s %q: %w", name, o.Values[name], err)
+			return optionf("--%s %q: %w", name, o.Values[name], err)
 		}
 	}
 	if len(o.Pairs) > 0 && !slices.Contains([]Layout{LRU, S5, RotRNN}, lay) {

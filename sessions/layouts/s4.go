@@ -99,8 +99,8 @@ func s4KernelLengthOK(v int64) bool {
 
 // S4Length is the option length given for S4 layer l, the l_kernel its C̃ is undone for in
 // place of its buffer's: 0 where none is given (or 0 is), else a length in [2, 2^22], the
-// rule of S4KernelLength, which import and distill CKPT share; another value is an error
-// naming the layer and the option.
+// rule of S4KernelLength, which import and distill CKPT share; another value is an error of
+// kind ErrOptionValue naming the layer and the option.
 func S4Length(o Options, l Layer) (int, error) {
 	n, err := o.s4Length()
 	if err != nil {
@@ -117,7 +117,7 @@ func (o Options) s4Length() (int, error) {
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || !s4KernelLengthOK(n) {
-		return 0, invalidf("--length %s: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [%d, %d], or 0: its kernel.l_kernel buffer's, C as stored without one", v, minS4KernelLength, maxIntOption)
+		return 0, optionf("--length %s: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [%d, %d], or 0: its kernel.l_kernel buffer's, C as stored without one", v, minS4KernelLength, maxIntOption)
 	}
 	return int(n), nil
 }
