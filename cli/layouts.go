@@ -184,11 +184,16 @@ func (s *streams) listFile(path string) error {
 // failUnlessOption marks err, of reading or writing layers through package sessions, a failure
 // of the work (exit 1), unless it is a layout option given where no layer has it
 // (layouts.OptionLayoutError) or a value of one the layer read cannot take
-// (layouts.ErrOptionValue: an import --length beyond a Hyena layer's positions): a
-// command-line mistake (exit 2), its message naming the file, the layer and the flag.
+// (layouts.ErrOptionValue: an import --length beyond a Hyena layer's positions), its message
+// naming the file, the layer and the flag, or an option's value the file refuses
+// (*sessions.OptionError: distill CKPT --length 1, a --trunc-len the file's metadata
+// contradicts), spelled as its flag (flagMistake): a command-line mistake (exit 2).
 func failUnlessOption(err error) error {
 	if e := (*layouts.OptionLayoutError)(nil); errors.As(err, &e) || errors.Is(err, layouts.ErrOptionValue) {
 		return err
+	}
+	if oe := (*sessions.OptionError)(nil); errors.As(err, &oe) {
+		return flagMistake(err)
 	}
 	return fail(err)
 }

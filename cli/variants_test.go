@@ -162,8 +162,9 @@ func TestDistillModelSaysImportWarnings(t *testing.T) {
 
 // TestDistillModelTruncLenFromFile: distill CKPT takes an RTF layer's trunc_len from a
 // safetensors file's metadata as import does (one function): metadata that is no trunc_len is
-// refused naming it, and a --trunc-len that differs from it is refused; distill named a flag
-// the user had not given for the first and took --trunc-len over the file's for the second.
+// refused naming it (exit 1), and a --trunc-len that differs from it is refused as a
+// command-line mistake (exit 2); distill named a flag the user had not given for the first
+// and took --trunc-len over the file's for the second.
 func TestDistillModelTruncLenFromFile(t *testing.T) {
 	dir := t.TempDir()
 	f, err := arrays.Open("../testdata/layouts/rtf_64.npz")
@@ -182,10 +183,11 @@ func TestDistillModelTruncLenFromFile(t *testing.T) {
 	for _, c := range []struct {
 		meta string
 		args []string
+		code int
 		want string
 	}{
-		{"x64", nil, `the file's metadata says trunc_len "x64": want an integer in [0, `},
-		{"64", []string{"--trunc-len", "32"}, "--trunc-len 32 conflicts with trunc_len 64 in the file's metadata"},
+		{"x64", nil, ExitFailure, `the file's metadata says trunc_len "x64": want an integer in [0, `},
+		{"64", []string{"--trunc-len", "32"}, ExitUsage, "--trunc-len 32 conflicts with trunc_len 64 in the file's metadata"},
 	} {
 		in := filepath.Join(dir, "rtf-"+c.meta+".safetensors")
 		data, err := arrays.EncodeSafetensors(ts, arrays.SafetensorsOptions{Metadata: map[string]string{"trunc_len": c.meta}})
@@ -199,7 +201,7 @@ func TestDistillModelTruncLenFromFile(t *testing.T) {
 		out := filepath.Join(dir, "out.safetensors")
 		r := run(t, "", append([]string{"distill", in, "--order", "2", "-o", out}, c.args...)...)
 		for _, x := range []result{imp, r} {
-			if x.code != 1 || !strings.Contains(x.stderr, c.want) {
+			if x.code != c.code || !strings.Contains(x.stderr, c.want) {
 				t.Errorf("metadata %q %v: %v", c.meta, c.args, x)
 			}
 		}
@@ -365,21 +367,26 @@ func TestLayoutOptionMistakesAreUsage(t *testing.T) {
 
 // TestLayerLengthRefusalsAreUsage: an import --length the layer read cannot take (beyond a
 // Hyena layer's positions, outside the range an S4 layer's C̃ is undone for, none for an S4D
-// layer's dss discretisation) is a command-line mistake (exit 2) whose one line names the
-// flag and the layer, and nothing is written; these exited 1, as a failure of the file.
+// layer's dss discretisation), and a distill CKPT --length or --trunc-len below the 2
+// samples a fit needs for a layer distilled at it, are command-line mistakes (exit 2) whose
+// one line names the flag and the layer, and nothing is written; these exited 1, as a
+// failure of the file.
 func TestLayerLengthRefusalsAreUsage(t *testing.T) {
 	dir := t.TempDir()
 	const lay = "../testdata/layouts/"
 	out := filepath.Join(dir, "x.json")
+	ckpt := []string{"--order", "2", "-o", filepath.Join(dir, "x.safetensors")}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{lay + "hyena_32.pt", "--length", "49"}, `hyena layer "backbone.layers.0.mixer.filter_fn.": --length 49 is beyond the 48 positions pos_emb holds`},
-		{[]string{lay + "s4_64.pt", "--length", "1"}, `s4 layer "encoder.layers.2.layer.": --length 1: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [2, 4194304]`},
-		{[]string{lay + "s4d_dss_64.pt", "--disc", "dss"}, "s4d layer: disc dss normalises the kernel by its length L: give --length L"},
+		{[]string{"import", lay + "hyena_32.pt", "--length", "49", "-o", out}, `hyena layer "backbone.layers.0.mixer.filter_fn.": --length 49 is beyond the 48 positions pos_emb holds`},
+		{[]string{"import", lay + "s4_64.pt", "--length", "1", "-o", out}, `s4 layer "encoder.layers.2.layer.": --length 1: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [2, 4194304]`},
+		{[]string{"import", lay + "s4d_dss_64.pt", "--disc", "dss", "-o", out}, "s4d layer: disc dss normalises the kernel by its length L: give --length L"},
+		{append([]string{"distill", lay + "s4d_32.pt", "--length", "1"}, ckpt...), `distill: --length 1 is below the 2 samples a fit needs: s4d layer "layers.0.layer." records no kernel length, and is distilled at it`},
+		{append([]string{"distill", lay + "rtf_32.safetensors", "--trunc-len", "1"}, ckpt...), `distill: --trunc-len 1: rtf layer "layers.0.filter." is distilled at its trunc_len; a fit needs at least 2 samples`},
 	} {
-		r := run(t, "", append(append([]string{"import"}, tc.args...), "-o", out)...)
+		r := run(t, "", tc.args...)
 		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%s: want exit 2 saying %q; got %v", strings.Join(tc.args, " "), tc.want, r)
 		}

@@ -305,23 +305,24 @@ func (c *Checkpoint) layerLength(l layouts.Layer, opts map[string]string, given 
 // tooShort refuses a layer whose kernel length is below the 2 samples a fit needs
 // (train.Spec), saying where the length comes from and what to do: --length where it is
 // the length given, else the layer's own, which --length does not change (an RTF layer's
-// trunc_len is valid for its module, and import reads it).
+// trunc_len is valid for its module, and import reads it). Where the length is an option's
+// value alone (CheckpointOptions.Length, a trunc-len the file does not record), it is an
+// *OptionError naming the option and the layer.
 func (c *Checkpoint) tooShort(ml ModelLayer) error {
 	const fits = "a fit needs at least 2 samples, and --length does not change it"
 	l := ml.Layer
 	switch {
 	case ml.LengthFrom == "":
-		return inputf("%s layer %q: kernel length %d: give the length to distil at (--length, at least 2)", l.Layout, l.Prefix, ml.Length)
+		return &OptionError{"length", strconv.Itoa(ml.Length), fmt.Sprintf(" is below the 2 samples a fit needs: %s layer %q records no kernel length, and is distilled at it", l.Layout, l.Prefix)}
 	case l.Layout == layouts.RTF:
 		_, from, err := c.truncLen()
 		if err != nil {
 			return err
 		}
-		todo := "--layers leaves the layer out"
 		if _, meta := c.file.Metadata()["trunc_len"]; !meta {
-			todo = "give --trunc-len 2 or more, or none to distil it at --length"
+			return &OptionError{"trunc-len", strconv.Itoa(ml.Length), fmt.Sprintf(": %s layer %q is distilled at its trunc_len; %s; give --trunc-len 2 or more, or none to distil it at --length", l.Layout, l.Prefix, fits)}
 		}
-		return inputf("%s layer %q: trunc_len %d (%s): an RTF layer is distilled at its trunc_len; %s; %s", l.Layout, l.Prefix, ml.Length, from, fits, todo)
+		return inputf("%s layer %q: trunc_len %d (%s): an RTF layer is distilled at its trunc_len; %s; --layers leaves the layer out", l.Layout, l.Prefix, ml.Length, from, fits)
 	}
 	return inputf("%s layer %q: kernel length %d (%s): %s; --layers leaves the layer out", l.Layout, l.Prefix, ml.Length, ml.LengthFrom, fits)
 }

@@ -436,8 +436,8 @@ func TestImportTruncLenFromMetadata(t *testing.T) {
 		t.Errorf("the same --trunc-len: %v", err)
 	}
 	_, err = sessions.ImportData(out.Data, "b.safetensors", sessions.ImportOptions{TruncLen: 32})
-	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "--trunc-len 32 conflicts with trunc_len 64") {
-		t.Errorf("a conflicting --trunc-len: %v", err)
+	if oe := (*sessions.OptionError)(nil); !errors.Is(err, sessions.ErrInvalid) || !errors.As(err, &oe) || !strings.Contains(err.Error(), "trunc-len 32 conflicts with trunc_len 64") {
+		t.Errorf("a conflicting --trunc-len: %v, want an *OptionError", err)
 	}
 }
 

@@ -119,7 +119,8 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 // rtfTruncLen is the one reader of the trunc_len an RTF layer of af is read with, which
 // import, import --list and distill CKPT's planner share: given (0: none), else the one
 // export recorded in the file's metadata (fromFile). A given value or metadata outside
-// [0, MaxTruncLen] (the metadata: or not an integer), or the two differing, is an error.
+// [0, MaxTruncLen] (the metadata: or not an integer), or the two differing, is an error: an
+// *OptionError where the value given is at fault.
 func rtfTruncLen(af *arrays.File, given int) (n int, fromFile bool, err error) {
 	if err := checkTruncLen(given); err != nil {
 		return 0, false, err
@@ -136,7 +137,7 @@ func rtfTruncLen(af *arrays.File, given int) (n int, fromFile bool, err error) {
 	case given == 0:
 		return m, true, nil
 	case given != m:
-		return 0, false, inputf("--trunc-len %d conflicts with trunc_len %d in the file's metadata (written by export with its numerators corrected for %d): drop --trunc-len", given, m, m)
+		return 0, false, &OptionError{"trunc-len", strconv.Itoa(given), fmt.Sprintf(" conflicts with trunc_len %d in the file's metadata (written by export with its numerators corrected for %d): drop it", m, m)}
 	}
 	return given, false, nil
 }

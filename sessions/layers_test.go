@@ -344,7 +344,7 @@ func TestCheckpointTruncLenGiven(t *testing.T) {
 		"abc":     `trunc-len "abc" is not an integer`,
 		"-1":      "trunc-len -1 is outside [0, 4194304]",
 		"4194305": "trunc-len 4194305 is outside [0, 4194304]",
-		"32":      "--trunc-len 32 conflicts with trunc_len 64",
+		"32":      "trunc-len 32 conflicts with trunc_len 64",
 	} {
 		ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Options: map[string]string{"trunc-len": v}, Length: 32})
 		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), want) {
@@ -407,10 +407,11 @@ func TestCheckpointTruncLenOne(t *testing.T) {
 		name, path string
 		truncLen   string // --trunc-len; "" for none
 		want       string
+		option     bool // the value given alone is at fault: an *OptionError
 	}{
-		{"the metadata's", meta, "", `trunc_len 1 (the file's metadata): an RTF layer is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; --layers leaves the layer out`},
-		{"the metadata's, given again", meta, "1", `trunc_len 1 (--trunc-len): an RTF layer is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; --layers leaves the layer out`},
-		{"--trunc-len's", layoutsDir + "rtf_32.safetensors", "1", `trunc_len 1 (--trunc-len): an RTF layer is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; give --trunc-len 2 or more, or none to distil it at --length`},
+		{"the metadata's", meta, "", `trunc_len 1 (the file's metadata): an RTF layer is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; --layers leaves the layer out`, false},
+		{"the metadata's, given again", meta, "1", `trunc_len 1 (--trunc-len): an RTF layer is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; --layers leaves the layer out`, false},
+		{"--trunc-len's", layoutsDir + "rtf_32.safetensors", "1", `trunc-len 1: rtf layer "layers.0.filter." is distilled at its trunc_len; a fit needs at least 2 samples, and --length does not change it; give --trunc-len 2 or more, or none to distil it at --length`, true},
 	} {
 		o := sessions.CheckpointOptions{Length: given}
 		if tc.truncLen != "" {
@@ -422,6 +423,9 @@ func TestCheckpointTruncLenOne(t *testing.T) {
 		}
 		if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s trunc_len 1: %v, want it refused saying %q", tc.name, err, tc.want)
+		}
+		if oe := (*sessions.OptionError)(nil); errors.As(err, &oe) != tc.option {
+			t.Errorf("%s trunc_len 1: %v is an *OptionError: %v, want %v", tc.name, err, !tc.option, tc.option)
 		}
 	}
 }
