@@ -369,7 +369,7 @@ func TestCheckpointTruncLenGiven(t *testing.T) {
 // length the same way; it refused one that is not an integer with a message of its own.
 func TestHyenaLengthOptionOneRule(t *testing.T) {
 	const file = layoutsDir + "hyena_32.pt" // 48 positions stored
-	lengthVerdicts(t, file, 8, []lengthCase{
+	lengthVerdicts(t, file, `hyena layer "backbone.layers.0.mixer.filter_fn."`, 8, []lengthCase{
 		{"16", 16, ""},
 		{"48", 48, ""},
 		{"0", 48, ""}, // the stored length
@@ -438,7 +438,7 @@ func TestCheckpointTruncLenOne(t *testing.T) {
 // kernel length to give.
 func TestS4LengthOptionOneRule(t *testing.T) {
 	const file = layoutsDir + "s4_64.pt" // l_kernel 64
-	lengthVerdicts(t, file, 32, []lengthCase{
+	lengthVerdicts(t, file, `s4 layer "encoder.layers.2.layer."`, 32, []lengthCase{
 		{"2", 2, ""},
 		{"4096", 4096, ""},
 		{"0", 64, ""}, // the buffer's
@@ -461,9 +461,11 @@ type lengthCase struct {
 
 // lengthVerdicts runs import and the checkpoint planner (at distill's --length plan) on file
 // with each case's option length: both refuse it where the case says so, as a value of the
-// option the layer cannot take (layouts.ErrOptionValue: the user's mistake, not the file's),
-// else both take it and took checks what they made of it.
-func lengthVerdicts(t *testing.T, file string, plan int, cases []lengthCase, took func(tc lengthCase, it sessions.Item, ck *sessions.Checkpoint)) {
+// option the layer cannot take (layouts.ErrOptionValue: the user's mistake, not the file's)
+// naming the layer (layer, as layouts names one: `hyena layer "PREFIX"`), else both take it
+// and took checks what they made of it. Import named no layer where the value was outside
+// the option's range (-1, 2^22 + 1, abc), which the planner named.
+func lengthVerdicts(t *testing.T, file, layer string, plan int, cases []lengthCase, took func(tc lengthCase, it sessions.Item, ck *sessions.Checkpoint)) {
 	t.Helper()
 	for _, tc := range cases {
 		o := map[string]string{"length": tc.v}
@@ -471,8 +473,8 @@ func lengthVerdicts(t *testing.T, file string, plan int, cases []lengthCase, too
 		ck, errPlan := sessions.OpenCheckpoint(file, sessions.CheckpointOptions{Options: o, Length: plan})
 		if tc.taken == 0 {
 			for what, err := range map[string]error{"import": errImport, "the checkpoint planner": errPlan} {
-				if !errors.Is(err, sessions.ErrInvalid) || !errors.Is(err, layouts.ErrOptionValue) || !strings.Contains(err.Error(), tc.want) {
-					t.Errorf("--length %s: %s: %v, want it refused as an option value, saying %q", tc.v, what, err, tc.want)
+				if !errors.Is(err, sessions.ErrInvalid) || !errors.Is(err, layouts.ErrOptionValue) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), layer+": ") {
+					t.Errorf("--length %s: %s: %v, want it refused as an option value, saying %q of %s", tc.v, what, err, tc.want, layer)
 				}
 			}
 			if ck != nil {

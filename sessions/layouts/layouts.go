@@ -377,7 +377,9 @@ func Import(src Source, l Layer, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("%w: unknown layout %q", ErrNotFound, l.Layout)
 	}
 	if err := o.check(l.Layout); err != nil {
-		return Result{}, err
+		// Named as the layer's own refusals are (HyenaLength, S4Length): a file of several
+		// layers says which one the option was given for.
+		return Result{}, layerError(l, err)
 	}
 	t := newTensors(src, l)
 	if l.Options == nil {
