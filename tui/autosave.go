@@ -253,11 +253,23 @@ func (d *recoverDialog) view(m *Model, W, H int) string {
 	items := make([][]string, len(d.list))
 	for i, a := range d.list {
 		mark := st.cursorMark(i == d.sel, true)
-		line := fmt.Sprintf("%s%s · autosaved %s · %s", mark, originName(a), autosavedAt(a), a.Summary)
 		if a.Err != nil {
-			line = mark + a.Path + " · " + st.err.Render("cannot be recovered: "+oneLine(a.Err))
+			items[i] = []string{mark + a.Path + " · " + st.err.Render("cannot be recovered: "+oneLine(a.Err))}
+		} else {
+			// wrapped under the mark, at most 3 lines: cut at the box's width, the summary and
+			// the items unsaved went (at 80 and 120 columns "4 filters, 2 t…")
+			text := fmt.Sprintf("%s · autosaved %s · %s", originName(a), autosavedAt(a), a.Summary)
+			if names := namesUnsaved(a.Changed, a.Deleted); len(names) > 0 {
+				text += " · " + countUnsaved(names)
+			}
+			for j, l := range wrapLines(lipgloss.NewStyle(), text, w-4-lipgloss.Width(mark), 3) {
+				if j == 0 {
+					items[i] = append(items[i], mark+l)
+				} else {
+					items[i] = append(items[i], strings.Repeat(" ", lipgloss.Width(mark))+l)
+				}
+			}
 		}
-		items[i] = []string{line}
 		if a.OriginChanged != nil {
 			// wrapped: the file's name and the time it changed are the point of the line
 			for _, l := range strings.Split(wrap("⚠ "+oneLine(a.OriginChanged)+" (ctrl+s asks first)", w-6), "\n") {

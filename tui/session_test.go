@@ -689,6 +689,28 @@ func TestRecoverDialogFitsTheScreen(t *testing.T) {
 	}
 }
 
+// TestRecoverDialogShowsWholeSummary: the offer to recover gives each autosave's summary and
+// the items unsaved whole, wrapped under its line, at 80×24 and at 120×40. The line was cut
+// at the box's width: "/tmp/qa/session.ssmlab · autosaved … · 4 filters, 2 t…", and the
+// items unsaved were said only once d asked.
+func TestRecoverDialogShowsWholeSummary(t *testing.T) {
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		m := openModel(t, "", "", size[0], size[1])
+		list := []sessions.AutosaveInfo{{Path: "a", Origin: "/home/someone/projects/hyena-distillation/session.ssmlab",
+			Saved: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Summary: "4 filters, 2 targets, 3 jobs",
+			Changed: []string{"hy"}, Deleted: []string{"old"}}, {Path: "b", Origin: "", Saved: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+			Summary: "1 filter, 0 targets, 0 jobs"}}
+		send(t, m, autosavesMsg{list: list})
+		// the words in the box, read across its wrapped lines
+		s := strings.Join(strings.Fields(strings.ReplaceAll(screen(m), "║", " ")), " ")
+		for _, want := range []string{"4 filters, 2 targets, 3 jobs", "2 unsaved: hy, old (deleted)", "an untitled session", "1 filter, 0 targets, 0 jobs", "enter recovers"} {
+			if !strings.Contains(s, want) {
+				t.Errorf("%dx%d: no %q on screen:\n%s", size[0], size[1], want, screen(m))
+			}
+		}
+	}
+}
+
 // TestOpenSameFileTwice: opening a file the session holds already, under its name and with
 // identical content, selects that item and says so instead of adding res-2 (Session.Add's
 // rule, as ssmlab import --session); different content of a name in use is still res-2.
