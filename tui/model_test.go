@@ -1031,3 +1031,35 @@ func TestSmallThingsSaySo(t *testing.T) {
 		t.Errorf("12×4:\n%s", s)
 	}
 }
+
+// TestReprSaysRowsCut: where the tables are taller than the representation pane, its title
+// says which rows it shows, following the cursor; where they fit it says nothing. The pane
+// cut a filter's last rows without a word (butter4 at 120×40 with a job listed showed one
+// of its 4 zeros, as if it had one).
+func TestReprSaysRowsCut(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "pair") // 6 rows: 2 poles, 2 zeros, gain, h0
+	if s := screen(m); strings.Contains(s, "rows ") {
+		t.Fatalf("tables that fit: the title counts rows:\n%s", s)
+	}
+	keys(t, m, ":")
+	typeText(t, m, "preset ring n=40")
+	keys(t, m, "enter", "tab")
+	for _, step := range []struct{ key, want string }{
+		{"", "representation · ring · rows 1–"},
+		{"G", "–41 of 41 "},
+		{"g", "representation · ring · rows 1–"},
+	} {
+		if step.key != "" {
+			keys(t, m, step.key)
+		}
+		if s := screen(m); !strings.Contains(s, step.want) {
+			t.Fatalf("after %q: no %q in the title:\n%s", step.key, step.want, s)
+		}
+	}
+	keys(t, m, "G")
+	screen(m) // the title follows the rows a render shows
+	if sh := m.repr.shown; sh.last != sh.total-1 || sh.first == 0 || !strings.Contains(screen(m), fmt.Sprintf("rows %d–41 of 41", sh.first+1)) {
+		t.Errorf("at the bottom the pane shows rows %d–%d of %d", sh.first+1, sh.last+1, sh.total)
+	}
+}

@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
@@ -24,6 +26,10 @@ type reprPane struct {
 	editLabel     string
 	input         textinput.Model
 	seen          reprSeen // what sync saw last
+	// the data rows the last render showed, 0-based, of how many (total 0: no tables), which
+	// the title gives when some are not shown: cut with nothing said, a zpk filter's last
+	// zeros looked like all there was
+	shown struct{ first, last, total int }
 }
 
 // reprSeen is what the pane shows a view of: the selection, its channel and filter.
@@ -48,11 +54,26 @@ func (r *reprPane) title() string {
 	if e := r.m.selected(); e != nil {
 		t = "representation · " + e.name
 	}
+	var more string // said after the name, which is cut for it where the border is short
+	if sh := r.shown; sh.total > 0 && (sh.first > 0 || sh.last < sh.total-1) {
+		switch {
+		case sh.last < sh.first: // only titles and headers fit
+			more = fmt.Sprintf(" · %d rows", sh.total)
+		case sh.last == sh.first:
+			more = fmt.Sprintf(" · row %d of %d", sh.first+1, sh.total)
+		default:
+			more = fmt.Sprintf(" · rows %d–%d of %d", sh.first+1, sh.last+1, sh.total)
+		}
+	}
 	if l := r.m.lay; l.mode == layoutNarrow && l.plots.h == 0 {
 		// the plots are hidden on a short screen: say how to see them
-		t += fmt.Sprintf(" · tab: plots, or %d rows", narrowSplitRows+statusLines)
+		more += fmt.Sprintf(" · tab: plots, or %d rows", narrowSplitRows+statusLines)
 	}
-	return t
+	// frame cuts a title at the pane's width less 2 (the box's less 4), its corners and spaces
+	if room := r.width - 4 - lipgloss.Width(more); more != "" && room > len("representation · ")+1 && lipgloss.Width(t) > room {
+		t = ansi.Truncate(t, room, "…")
+	}
+	return t + more
 }
 
 // sync follows the session: another item or channel puts the cursor at the top, another

@@ -14,6 +14,7 @@ import (
 func (r *reprPane) render(d reprData, focused bool) string {
 	st := r.m.st
 	w, h := r.width, r.height
+	r.shown.total = 0
 	if w <= 0 || h <= 0 {
 		return ""
 	}
@@ -163,6 +164,15 @@ func (r *reprPane) tablesView(d reprData, w, h int, focused bool) []string {
 	r.top = max(0, min(r.top, len(lines)-h))
 	end := min(len(lines), r.top+h)
 	vis := lines[r.top:end]
+	r.shown.first, r.shown.last, r.shown.total = 0, -1, totalRows(ts)
+	for _, ln := range vis {
+		if ln.row >= 0 {
+			if r.shown.last < 0 {
+				r.shown.first = ln.dataRow
+			}
+			r.shown.last = ln.dataRow
+		}
+	}
 
 	// column widths per table, from the visible rows only
 	widths := make([][]int, len(ts))
