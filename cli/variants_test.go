@@ -160,11 +160,12 @@ func TestDistillModelSaysImportWarnings(t *testing.T) {
 	}
 }
 
-// TestDistillModelTruncLenFromFile: distill CKPT takes an RTF layer's trunc_len from a
-// safetensors file's metadata as import does (one function): metadata that is no trunc_len is
-// refused naming it (exit 1), and a --trunc-len that differs from it is refused as a
-// command-line mistake (exit 2); distill named a flag the user had not given for the first
-// and took --trunc-len over the file's for the second.
+// TestDistillModelTruncLenFromFile: distill CKPT, and distill of the one layer to a filter
+// file, take an RTF layer's trunc_len from a safetensors file's metadata as import does (one
+// function): metadata that is no trunc_len is refused naming it (exit 1), and a --trunc-len
+// that differs from it is refused as a command-line mistake (exit 2); distill CKPT named a
+// flag the user had not given for the first and took --trunc-len over the file's for the
+// second, and distill of the layer to a filter file took the file's over --trunc-len.
 func TestDistillModelTruncLenFromFile(t *testing.T) {
 	dir := t.TempDir()
 	f, err := arrays.Open("../testdata/layouts/rtf_64.npz")
@@ -200,7 +201,8 @@ func TestDistillModelTruncLenFromFile(t *testing.T) {
 		imp := run(t, "", append([]string{"import", in}, c.args...)...)
 		out := filepath.Join(dir, "out.safetensors")
 		r := run(t, "", append([]string{"distill", in, "--order", "2", "-o", out}, c.args...)...)
-		for _, x := range []result{imp, r} {
+		layer := run(t, "", append([]string{"distill", in, "--order", "2", "-o", filepath.Join(dir, "out.json")}, c.args...)...)
+		for _, x := range []result{imp, r, layer} {
 			if x.code != c.code || !strings.Contains(x.stderr, c.want) {
 				t.Errorf("metadata %q %v: %v", c.meta, c.args, x)
 			}

@@ -443,24 +443,10 @@ func (c *Checkpoint) layerOptions(lay layouts.Layout) (map[string]string, error)
 }
 
 // truncLen is the trunc_len the checkpoint's RTF layers are read with, as import reads it
-// (rtfTruncLen): the option trunc-len, else the file's metadata; and where it comes from
+// (layerTruncLen): the option trunc-len, else the file's metadata; and where it comes from
 // ("--trunc-len", "the file's metadata", or "" for neither).
 func (c *Checkpoint) truncLen() (int, string, error) {
-	v, flag := c.options["trunc-len"]
-	given, err := strconv.Atoi(v)
-	if flag && err != nil {
-		return 0, "", &OptionError{"trunc-len", strconv.Quote(v), " is not an integer"}
-	}
-	n, fromFile, err := rtfTruncLen(c.file, given)
-	switch {
-	case err != nil:
-		return 0, "", err
-	case fromFile:
-		return n, "the file's metadata", nil
-	case flag:
-		return n, "--trunc-len", nil
-	}
-	return n, "", nil
+	return layerTruncLen(c.file, c.options, 0)
 }
 
 // read imports a layer; the last layer read is kept.

@@ -439,6 +439,19 @@ func TestImportTruncLenFromMetadata(t *testing.T) {
 	if oe := (*sessions.OptionError)(nil); !errors.Is(err, sessions.ErrInvalid) || !errors.As(err, &oe) || !strings.Contains(err.Error(), "trunc-len 32 conflicts with trunc_len 64") {
 		t.Errorf("a conflicting --trunc-len: %v, want an *OptionError", err)
 	}
+	// distill reads the layer with trunc-len as a layout option: the same rule, not the
+	// file's value over the option's.
+	if _, err := sessions.ImportData(out.Data, "b.safetensors", sessions.ImportOptions{Options: map[string]string{"trunc-len": "64"}}); err != nil {
+		t.Errorf("the same trunc-len option: %v", err)
+	}
+	_, err = sessions.ImportData(out.Data, "b.safetensors", sessions.ImportOptions{Options: map[string]string{"trunc-len": "32"}})
+	if oe := (*sessions.OptionError)(nil); !errors.Is(err, sessions.ErrInvalid) || !errors.As(err, &oe) || !strings.Contains(err.Error(), "trunc-len 32 conflicts with trunc_len 64") {
+		t.Errorf("a conflicting trunc-len option: %v, want an *OptionError", err)
+	}
+	_, err = sessions.ImportData(out.Data, "b.safetensors", sessions.ImportOptions{TruncLen: L, Options: map[string]string{"trunc-len": "32"}})
+	if oe := (*sessions.OptionError)(nil); !errors.As(err, &oe) || !strings.Contains(err.Error(), "trunc-len 32 conflicts with TruncLen 64") {
+		t.Errorf("a trunc-len option other than TruncLen: %v, want an *OptionError", err)
+	}
 }
 
 // TestImportKernelErrorsNameNoSession: kernels that an imported array or target file cannot

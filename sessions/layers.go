@@ -57,7 +57,8 @@ func inputf(format string, args ...any) error { return inputError{fmt.Errorf(for
 
 // importLayer reads a model's layer (package layouts) as a bank, or as kernels (hyena,
 // StripedHyena's short filters). An RTF layer's trunc_len comes from the file's metadata
-// when export wrote it there; a different ImportOptions.TruncLen is an error.
+// when export wrote it there; a different one given (ImportOptions.TruncLen, or the option
+// trunc-len as distill gives it) is an error (layerTruncLen).
 func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions) (Item, error) {
 	lo := layouts.Options{Values: maps.Clone(o.Options), Pairs: o.Pairs}
 	if lo.Values == nil {
@@ -68,15 +69,15 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 		return Item{}, inputf("--trunc-len applies to the rtf layout, not to %s", l.Layout)
 	}
 	if l.Layout == layouts.RTF {
-		n, fromFile, err := rtfTruncLen(af, o.TruncLen)
+		n, from, err := layerTruncLen(af, lo.Values, o.TruncLen)
 		if err != nil {
 			return Item{}, err
 		}
 		if n > 0 {
 			lo.Values["trunc-len"] = strconv.Itoa(n)
 		}
-		if fromFile {
-			notes = append(notes, fmt.Sprintf("trunc_len %d from the file's metadata", n))
+		if from == fromMetadata {
+			notes = append(notes, fmt.Sprintf("trunc_len %d from %s", n, from))
 		}
 	}
 	r, err := layouts.Import(af, l, lo)
@@ -114,6 +115,40 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 	}
 	it.Target = &Target{Name: name, Kernels: r.Kernels}
 	return it, nil
+}
+
+// fromMetadata is where layerTruncLen says a trunc_len taken from the file came from.
+const fromMetadata = "the file's metadata"
+
+// layerTruncLen is the trunc_len an RTF layer of af is read with, by import and distill
+// alike (a single layer: importLayer; a checkpoint's: Checkpoint.truncLen), and where it
+// comes from: "--trunc-len" where it is given, fromMetadata, or "" for neither. It is given
+// as import gives it (given, ImportOptions.TruncLen; 0: none) or as distill does, as the
+// layout option trunc-len (options["trunc-len"]), and then checked against the file's
+// metadata by rtfTruncLen; an option that is no integer, or that differs from given, is an
+// *OptionError. Single-layer distill read the file's value over the option's.
+func layerTruncLen(af *arrays.File, options map[string]string, given int) (n int, from string, err error) {
+	v, flag := options["trunc-len"]
+	if flag {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return 0, "", &OptionError{"trunc-len", strconv.Quote(v), " is not an integer"}
+		}
+		if given > 0 && n != given {
+			return 0, "", &OptionError{"trunc-len", v, fmt.Sprintf(" conflicts with TruncLen %d: give one", given)}
+		}
+		given = n
+	}
+	n, fromFile, err := rtfTruncLen(af, given)
+	switch {
+	case err != nil:
+		return 0, "", err
+	case fromFile:
+		return n, fromMetadata, nil
+	case flag || given > 0:
+		return n, "--trunc-len", nil
+	}
+	return n, "", nil
 }
 
 // rtfTruncLen is the one reader of the trunc_len an RTF layer of af is read with, which
