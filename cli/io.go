@@ -371,8 +371,10 @@ repeatable) picks items; by default every filter and target is exported.
                      layout that stores its form as it is and holds it (its tensors read
                      back within the limit below): a diagonal one (poles and residues, as
                      distill writes a fit tf coefficients do not hold) in s4d, else
-                     stripedhyena, else rtf, said in a note; any other in rtf (--trunc-len
-                     or an rtf option given: rtf):
+                     stripedhyena, else rtf, said in a note; any other in rtf. An option
+                     of some layouts keeps it to those of its form's that take it (--length:
+                     s4d or stripedhyena; an s4d option: s4d; --trunc-len or an rtf option:
+                     rtf), refused where none does (--length for a tf filter):
                        rtf            ab (2·D, N): the D denominators a₁…a_N, then the D
                                       numerators b₁…b_N; h_0 (D) (ruke1ire/RTF)
                        s4d            kernel.inv_dt, kernel.A_real, kernel.A_imag,
@@ -399,7 +401,7 @@ repeatable) picks items; by default every filter and target is exported.
 convolution (get_k) reproduces the filter; a safetensors file
 records it for import. --length L is, for the s4d, stripedhyena and sos layouts, the
 sequence length the model runs the layer at, over which the read-back check compares (the
-rtf layout's is --trunc-len). See docs/formats.md. A flag of a format other than the one
+rtf layout's is --trunc-len; without --layout, --length keeps a filter out of rtf). See docs/formats.md. A flag of a format other than the one
 written (--layout, its options or --prefix for json, csv or npy; --length for json) is
 refused.
 

@@ -246,7 +246,9 @@ func TestExportUsage(t *testing.T) {
 		{[]string{"export", fp, "--prefix", "m.", "-o", filepath.Join(dir, "e.csv")}, "--prefix applies to pt, safetensors or npz, not to csv"},
 		{[]string{"export", fp, "--dtype", "float32", "-o", filepath.Join(dir, "e.csv")}, "--dtype applies to pt, safetensors, npz or npy, not to csv"},
 		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.json")}, "--length applies to csv, npy, pt, safetensors or npz, not to json"},
-		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.pt")}, "--length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len"},
+		{[]string{"export", fp, "--layout", "rtf", "--length", "64", "-o", filepath.Join(dir, "e.pt")}, "--length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len"},
+		// no layout named: a dense filter's is rtf, which takes no length (refused once read)
+		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.pt")}, `--length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window; with no layout named, "toy", a dense filter, is written in the rtf layout`},
 		{[]string{"export", fp, "--compress", "-o", filepath.Join(dir, "e.safetensors")}, "--compress applies to npz, not to safetensors"},
 	} {
 		oneErrorLine(t, run(t, "", tc.args...), ExitUsage, tc.want)
@@ -282,7 +284,8 @@ func TestExportOptionsBeforeInput(t *testing.T) {
 		// options of other formats, whatever their value
 		{[]string{"--dtype", "float64", "-o", out("csv")}, "--dtype applies to pt, safetensors, npz or npy, not to csv"},
 		{[]string{"--trunc-len", "0", "-o", out("json")}, "--trunc-len applies to pt, safetensors or npz, not to json"},
-		{[]string{"--length", "1024", "-o", out("npz")}, "--length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout"},
+		{[]string{"--length", "1024", "--trunc-len", "8", "-o", out("npz")}, "--length 1024 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout"},
+		{[]string{"--length", "1024", "--h0", "twice", "-o", out("npz")}, "--length 1024 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout"},
 		{[]string{"--length", "0", "--layout", "s4d", "-o", out("npz")}, "--length 0 is outside [1, 1048576]"},
 		{[]string{"--h0", "twice", "-o", out("npy")}, "--h0 applies to pt, safetensors or npz, not to npy"},
 		{[]string{"--compress", "-o", out("pt")}, "--compress applies to npz, not to pt"},
@@ -293,8 +296,10 @@ func TestExportOptionsBeforeInput(t *testing.T) {
 			t.Errorf("%v: the error is the input's: %s", tc.args, r.stderr)
 		}
 	}
-	// the same input with taken options is read, and missing
+	// the same input with taken options is read, and missing; with no layout named, --length
+	// asks for one that takes it, which the filter's form decides
 	oneErrorLine(t, run(t, "", "export", missing, "--dtype", "bf16", "--layout", "sos", "-o", out("pt")), ExitFailure, "missing.json")
+	oneErrorLine(t, run(t, "", "export", missing, "--length", "1024", "-o", out("npz")), ExitFailure, "missing.json")
 	// import's --trunc-len, in the same range
 	oneErrorLine(t, run(t, "", "import", missing, "--trunc-len", "-1"), ExitUsage, "import: --trunc-len -1 is outside [0, 4194304]")
 	if names := numtest.DirNames(t, dir); len(names) != 0 {
@@ -559,6 +564,34 @@ func TestExportDefaultLayoutByForm(t *testing.T) {
 	r = run(t, "", "export", tf, "-o", filepath.Join(dir, "tf.safetensors"))
 	if r.code != 0 || strings.Contains(r.stderr, "note:") || !strings.Contains(r.stderr, `checked "tf": reads back as float64 to relative error`) {
 		t.Errorf("a tf filter, no layout named: want rtf, no note: %v", r)
+	}
+}
+
+// TestExportLengthPicksModalLayout: --length with no --layout asks for a layout that takes
+// it: a diagonal filter goes to s4d, as with no option, the note saying so and the check
+// comparing over --length samples; one s4d does not hold (unstable) to stripedhyena, not to
+// rtf. It was refused before the input was read, as "--length applies to … not to the rtf
+// layout", where the layout export would take was s4d.
+func TestExportLengthPicksModalLayout(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		poles []complex128
+		lay   string
+	}{
+		{"stable", []complex128{-0.5, 0.5}, "s4d"},
+		{"unstable", []complex128{1.5, 0.5}, "stripedhyena"},
+	} {
+		in := writeDoc(t, dir, tc.name+".json", filters.Document{Name: tc.name, Filter: ioMust(filters.NewDiagonal(tc.poles, []complex128{1, 2}, 0))})
+		out := filepath.Join(dir, tc.name+".pt")
+		r := run(t, "", "export", in, "--length", "64", "-o", out)
+		if r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("note: %q: written in the %s layout, chosen for its diagonal form", tc.name, tc.lay)) ||
+			!strings.Contains(r.stderr, fmt.Sprintf("reads back in the %s layout as float64 to relative error", tc.lay)) || !strings.Contains(r.stderr, "over 64 samples (--length)") {
+			t.Errorf("%s --length 64: want it written in %s: %v", tc.name, tc.lay, r)
+		}
+		if it, err := sessions.Import(out, sessions.ImportOptions{}); err != nil || !strings.HasPrefix(it.Note, tc.lay+" layer") {
+			t.Errorf("%s: %+v, %v", out, it, err)
+		}
 	}
 }
 

@@ -37,7 +37,7 @@ func addLayoutFlags(f *pflag.FlagSet, use layoutUse) *layoutFlags {
 	export := use == forExport
 	switch use {
 	case forExport:
-		f.StringVar(&lf.layout, "layout", "", "write filters in the layout `L`: "+layoutNames(layouts.ExportLayouts)+" (default: by the filter's form, rtf for tf, s4d for diagonal, where its tensors hold it)")
+		f.StringVar(&lf.layout, "layout", "", "write filters in the layout `L`: "+layoutNames(layouts.ExportLayouts)+" (default: by the filter's form, rtf for tf, s4d for diagonal, where its tensors hold it, among the layouts that take the options given)")
 	case forImport:
 		f.StringVar(&lf.layout, "layout", "", "read a layer of layout `L` ("+layoutNames(layouts.Layouts)+"), or kernels to read an array as kernels (default: the layer detected)")
 		f.StringArrayVar(&lf.pairs, "pair", nil, "read the slice from input IN to output OUT of a MIMO layer (lru, s5, rotrnn; 0-based; repeatable; default: the diagonal)")

@@ -49,8 +49,8 @@ type ExportOptions struct {
 	// (the zero value), arrays.Float32, or arrays.BFloat16 (safetensors and .pt).
 	DType arrays.DType
 	// Layout is the layout filters are written in to .npz, .safetensors and .pt files
-	// (layouts.ExportLayouts; when empty, Check holds the settings to rtf, and Export picks
-	// each filter's by its form: exportFilter), and Options its settings by name
+	// (layouts.ExportLayouts; when empty, Export picks each filter's by its form among the
+	// layouts that take the settings given: DefaultLayouts), and Options its settings by name
 	// (layouts.OptionList: h0, variant, disc, …). A layout named for a target (kernels),
 	// which no layout of filters holds, is refused: without it a target is written as the
 	// tensor "kernels".
@@ -321,8 +321,9 @@ func checkPrefix(p string) error {
 //
 //   - json: one item, as a filter file (docs/formats.md) or a target file;
 //   - npz, safetensors, pt: every item; a filter or bank in o.Layout (layouts.Export), or
-//     where it is empty in a layout its form picks (exportFilter: rtf, or s4d for a
-//     diagonal one where that holds it, said in Exported.Notes), a target as its kernels
+//     where it is empty in a layout its form picks among those that take the options given
+//     (exportFilter: rtf, or s4d for a diagonal one where that holds it, said in
+//     Exported.Notes; an option none of them takes is refused, DefaultLayouts), a target as its kernels
 //     (tensor "kernels").
 //     With several items, each item's tensor names start with its ID and a dot ("f1.ab",
 //     "t2.kernels");
@@ -462,14 +463,14 @@ type writtenFilter struct {
 	check   ReadBackCheck
 }
 
-// exportFilter writes doc, the filter of the item named item, in the layout o names, or in
-// rtf where o names none but gives an rtf setting (TruncLen, Options: Check holds them to
-// rtf). Where o names none and gives none, it takes the first of the layouts for doc's form
-// (layouts.DefaultExportLayouts: s4d, stripedhyena, then rtf for a diagonal filter; rtf for
-// a tf one) that holds it: whose tensors are written without error and read back within
-// their limit (ReadBackCheck.Failed). Where none does, the last tried is Export's (rtf, the
-// one layout of such a filter before: its error, or its failed check). note says, where the
-// layout taken is not rtf or not the first tried, which it is and why ("" otherwise).
+// exportFilter writes doc, the filter of the item named item, in the layout o names. Where o
+// names none, it takes the first of the layouts for doc's form that take the options o
+// gives (DefaultLayouts: s4d, stripedhyena, then rtf for a diagonal filter, s4d and
+// stripedhyena alone with a ModelLength, rtf alone with a TruncLen; rtf for a tf one) that
+// holds it: whose tensors are written without error and read back within their limit
+// (ReadBackCheck.Failed). Where none does, the last tried is Export's (its error, or its
+// failed check). note says, where the layout taken is not rtf or not the first tried, which
+// it is and why ("" otherwise).
 func exportFilter(item string, doc filters.Document, o ExportOptions, lo layouts.Options, prefix string) (w writtenFilter, note string, err error) {
 	tries := []layouts.Layout{o.Layout}
 	var form filters.Form
@@ -479,11 +480,10 @@ func exportFilter(item string, doc filters.Document, o ExportOptions, lo layouts
 	case doc.Bank != nil:
 		form = doc.Bank.Form()
 	}
-	switch {
-	case o.Layout == "" && o.TruncLen == 0 && len(o.Options) == 0:
-		tries = layouts.DefaultExportLayouts(form)
-	case o.Layout == "":
-		tries[0] = layouts.RTF
+	if o.Layout == "" {
+		if tries, err = o.defaultLayouts(form, fmt.Sprintf("%s, a %s filter,", item, form)); err != nil {
+			return w, "", err
+		}
 	}
 	var failures []string
 	for i, lay := range tries {
@@ -506,7 +506,7 @@ func exportFilter(item string, doc filters.Document, o ExportOptions, lo layouts
 		err = nil
 		break
 	}
-	if len(tries) == 1 || err != nil {
+	if o.Layout != "" || err != nil {
 		return w, "", err
 	}
 	lay := w.check.Layout
@@ -560,7 +560,7 @@ func tensorFormats() []ExportFormat {
 // for a name that is no option of export. layout, prefix, trunc-len and the layouts'
 // settings (layouts.OptionList: disc, h0, …) are the tensor formats' (pt, safetensors, npz);
 // dtype is theirs and npy's; length is csv's and npy's, the impulse responses', and theirs,
-// the length the model runs a modal layout's layer at (Check refuses it with rtf); compress
+// the length the model runs a modal layout's layer at (refused with rtf: checkLayout); compress
 // is npz's. Each front end refuses an option its user gave for a format that does not use it
 // (CheckGiven), whatever the value: export of a filter file to JSON with --layout s4d wrote
 // the filter file as it was.
@@ -606,17 +606,15 @@ func ParseExportDType(s string) (arrays.DType, error) {
 // DefaultLength, so that a length of 0 typed is refused and not read as the default); a
 // TruncLen outside [0, MaxTruncLen]; a dtype other than float64, float32 and bfloat16, or
 // bfloat16 to a format without it; for the formats of a layout's tensors, a layout export
-// does not write, a TruncLen with a layout other than rtf, a ModelLength with rtf (or
-// outside [0, MaxLength]), and the layout's settings it
-// cannot take (layouts.Options.CheckExport: its errors, of kind ErrInvalid); and a prefix
-// checkPrefix refuses. It reads no item, so a front end calls it (CheckGiven) before reading
-// its input.
+// does not write, a ModelLength outside [0, MaxLength], and what the layout named cannot
+// take (checkLayout: a TruncLen with a layout other than rtf, a ModelLength with rtf, the
+// layout's settings layouts.Options.CheckExport refuses, its errors of kind ErrInvalid), or
+// with none named what no layout a filter of any form may be written in takes (rtf's
+// refusal: --length with --trunc-len); and a prefix checkPrefix refuses. It reads no item,
+// so a front end calls it (CheckGiven) before reading its input; Export refuses an option
+// no layout of an item's form takes (DefaultLayouts) once it has the items.
 func (o ExportOptions) Check() error {
 	tensors := slices.Contains(tensorFormats(), o.Format)
-	lay := o.Layout
-	if lay == "" {
-		lay = layouts.RTF
-	}
 	switch {
 	case !slices.Contains(ExportFormats, o.Format):
 		return unknownFormat(o.Format)
@@ -631,32 +629,90 @@ func (o ExportOptions) Check() error {
 		return &OptionError{"dtype", strconv.Quote(o.DType.String()), dtypeWant}
 	case o.DType == arrays.BFloat16 && o.Format != ExportTorch && o.Format != ExportSafetensors:
 		return &OptionError{"dtype", o.DType.String(), fmt.Sprintf(": %s has no bfloat16 (pt and safetensors have)", o.Format)}
-	case tensors && !slices.Contains(layouts.ExportLayouts, lay):
-		return &OptionError{"layout", strconv.Quote(string(lay)), ": want " + layouts.JoinLayouts(layouts.ExportLayouts)}
-	case tensors && o.TruncLen > 0 && lay != layouts.RTF:
-		return &OptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" applies to the rtf layout, not to the %s layout", lay)}
+	case tensors && o.Layout != "" && !slices.Contains(layouts.ExportLayouts, o.Layout):
+		return &OptionError{"layout", strconv.Quote(string(o.Layout)), ": want " + layouts.JoinLayouts(layouts.ExportLayouts)}
 	case o.ModelLength < 0 || o.ModelLength > MaxLength:
 		return &OptionError{"length", strconv.Itoa(o.ModelLength), fmt.Sprintf(" is outside [1, %d]", MaxLength)}
-	case tensors && o.ModelLength > 0 && lay == layouts.RTF:
-		return &OptionError{"length", strconv.Itoa(o.ModelLength), lengthNotRTF}
 	}
-	if tensors {
-		if err := (layouts.Options{Values: o.Options}).CheckExport(lay); err != nil {
-			return inputError{err}
+	if tensors && o.Layout != "" {
+		if err := o.checkLayout(o.Layout); err != nil {
+			return err
+		}
+	}
+	if tensors && o.Layout == "" {
+		// Some layout a filter of some form may be written in must take them all; rtf, the
+		// last of every form's, says why not.
+		var lays []layouts.Layout
+		for _, f := range filters.Forms {
+			lays = append(lays, layouts.DefaultExportLayouts(f)...)
+		}
+		if !slices.ContainsFunc(lays, func(lay layouts.Layout) bool { return o.checkLayout(lay) == nil }) {
+			return o.checkLayout(layouts.RTF)
 		}
 	}
 	return checkPrefix(o.Prefix)
 }
 
+// checkLayout refuses what layout lay cannot take of o's options: a TruncLen with a layout
+// other than rtf, a ModelLength with rtf (lengthNotRTF), and the settings
+// layouts.Options.CheckExport refuses for lay (its errors, of kind ErrInvalid).
+func (o ExportOptions) checkLayout(lay layouts.Layout) error {
+	switch {
+	case o.TruncLen > 0 && lay != layouts.RTF:
+		return &OptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" applies to the rtf layout, not to the %s layout", lay)}
+	case o.ModelLength > 0 && lay == layouts.RTF:
+		return &OptionError{"length", strconv.Itoa(o.ModelLength), lengthNotRTF}
+	}
+	if err := (layouts.Options{Values: o.Options}).CheckExport(lay); err != nil {
+		return inputError{err}
+	}
+	return nil
+}
+
+// DefaultLayouts returns the layouts Export tries, in order, for a filter or bank of form f
+// where o names no layout (exportFilter): those of layouts.DefaultExportLayouts(f) that take
+// every option o gives (checkLayout), so that an option of some layouts asks for one of
+// them: a ModelLength (--length) for s4d or stripedhyena, an s4d setting for s4d, a
+// TruncLen or an rtf setting for rtf. Where none takes them it returns the refusal of the
+// last (rtf, the one of every form), saying which layouts a filter of form f is written in:
+// an *OptionError where the refusal is one (--length for a tf filter), so that a front end
+// knowing the form (the workbench's :export) refuses it before it runs.
+func (o ExportOptions) DefaultLayouts(f filters.Form) ([]layouts.Layout, error) {
+	return o.defaultLayouts(f, "a "+string(f)+" filter")
+}
+
+// defaultLayouts is DefaultLayouts, its refusal naming the filter as what ("a tf filter",
+// `"toy", a tf filter,`).
+func (o ExportOptions) defaultLayouts(f filters.Form, what string) ([]layouts.Layout, error) {
+	all := layouts.DefaultExportLayouts(f)
+	var out []layouts.Layout
+	for _, lay := range all {
+		if o.checkLayout(lay) == nil {
+			out = append(out, lay)
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	err := o.checkLayout(all[len(all)-1])
+	why := fmt.Sprintf("; with no layout named, %s is written in the %s layout", what, train.Choices(all))
+	if oe := (*OptionError)(nil); errors.As(err, &oe) {
+		return nil, &OptionError{oe.Option, oe.Value, oe.Why + why}
+	}
+	return nil, fmt.Errorf("%w%s", err, why)
+}
+
 // CheckGiven is Check for the options a user gave, named as ExportOptionFormats names them
 // (a flag, a key=value): it first refuses one given that o.Format does not use, whatever its
 // value, as an *OptionError of no Value ("layout applies to pt, safetensors or npz, not to
-// json"; length with the rtf layout's tensors), taking the names in order so that the same mistakes give the same error.
+// json"; length with the rtf layout named for tensors: with none named, length asks for a
+// layout that takes it, which Check and Export judge), taking the names in order so that the
+// same mistakes give the same error.
 func (o ExportOptions) CheckGiven(given []string) error {
 	if !slices.Contains(ExportFormats, o.Format) {
 		return unknownFormat(o.Format)
 	}
-	rtf := o.Layout == "" || o.Layout == layouts.RTF
+	rtf := o.Layout == layouts.RTF // with none named, --length asks for a layout that takes it (Check)
 	for _, name := range slices.Sorted(slices.Values(given)) {
 		uses := ExportOptionFormats(name)
 		switch {

@@ -276,6 +276,67 @@ func TestExportDefaultLayoutFallsBack(t *testing.T) {
 	}
 }
 
+// TestExportModalOptionPicksLayout: with no layout named, an option of some layouts (the
+// model's length, which the rtf layout takes as its trunc_len; an s4d setting) asks for a
+// layout of the filter's form that takes it: a diagonal filter goes to s4d, or where s4d
+// does not hold it to stripedhyena, never to rtf, saying so in a note; and where no layout of
+// its form takes it (a tf filter's is rtf), it is refused as an *OptionError naming the
+// option, the item and the layouts of its form. Check refused the length before any item
+// was read, as if rtf were named.
+func TestExportModalOptionPicksLayout(t *testing.T) {
+	diag := func(name string, poles []complex128) sessions.Item {
+		d := must(filters.NewDiagonal(poles, []complex128{1, 2}, 0))
+		return sessions.Item{Entry: &sessions.Entry{Name: name, Filter: d}}
+	}
+	stable, unstable := diag("stable", []complex128{-0.5, 0.5}), diag("unstable", []complex128{1.5, 0.5})
+	tf := sessions.Item{Entry: &sessions.Entry{Name: "tf", Filter: must(filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0))}}
+	const L = 64
+	for _, tc := range []struct {
+		it      sessions.Item
+		length  int
+		options map[string]string
+		lay     layouts.Layout
+		note    string
+	}{
+		{stable, L, nil, layouts.S4D, `"stable": written in the s4d layout, chosen for its diagonal form`},
+		{unstable, L, nil, layouts.StripedHyena, `"unstable": written in the stripedhyena layout, chosen for its diagonal form: it stores the poles and residues as they are, where the rtf layout's polynomial coefficients may not hold them (a layout named is written instead); the s4d layout cannot hold it (`},
+		{stable, 0, map[string]string{"disc": "bilinear"}, layouts.S4D, `"stable": written in the s4d layout, chosen for its diagonal form`},
+	} {
+		o := sessions.ExportOptions{Format: sessions.ExportNPZ, Options: tc.options}
+		if tc.length > 0 {
+			o.SetLength(tc.length)
+		}
+		exp, err := sessions.Export([]sessions.Item{tc.it}, o)
+		if err != nil || len(exp.ReadBack) != 1 || exp.ReadBack[0].Layout != tc.lay || exp.Failed() || exp.ReadBack[0].ModelLength != tc.length {
+			t.Errorf("%s, length %d, %v: %+v, %v; want it written in %s", tc.it.Entry.Name, tc.length, tc.options, exp.ReadBack, err, tc.lay)
+			continue
+		}
+		if len(exp.Notes) != 1 || !strings.HasPrefix(exp.Notes[0], tc.note) {
+			t.Errorf("%s, length %d, %v: notes %q, want %q", tc.it.Entry.Name, tc.length, tc.options, exp.Notes, tc.note)
+		}
+	}
+	o := sessions.ExportOptions{Format: sessions.ExportNPZ}
+	o.SetLength(L)
+	if lays, err := o.DefaultLayouts(filters.FormDiagonal); err != nil || !slices.Equal(lays, []layouts.Layout{layouts.S4D, layouts.StripedHyena}) {
+		t.Errorf("the layouts of a diagonal filter with a length: %v, %v", lays, err)
+	}
+	// A tf filter's one layout, rtf, takes no length: refused naming the option, the item
+	// and its form's layout, before anything is written.
+	const lengthWant = `length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window; with no layout named, "tf", a tf filter, is written in the rtf layout`
+	_, err := sessions.Export([]sessions.Item{tf}, o)
+	if oe := (*sessions.OptionError)(nil); !errors.As(err, &oe) || oe.Option != "length" || !strings.HasSuffix(err.Error(), lengthWant) {
+		t.Errorf("a tf filter with a length: %v, want an *OptionError ending %q", err, lengthWant)
+	}
+	if _, err := o.DefaultLayouts(filters.FormTF); err == nil || err.Error() != strings.Replace(lengthWant, `"tf", a tf filter,`, "a tf filter", 1) {
+		t.Errorf("DefaultLayouts of a tf filter with a length: %v", err)
+	}
+	// An s4d setting the same way, in package layouts' words.
+	_, err = sessions.Export([]sessions.Item{tf}, sessions.ExportOptions{Format: sessions.ExportNPZ, Options: map[string]string{"disc": "bilinear"}})
+	if le := (*layouts.OptionLayoutError)(nil); !errors.As(err, &le) || !errors.Is(err, sessions.ErrInvalid) || !strings.HasSuffix(err.Error(), `--disc is an option of the s4d and s5 layout, not of rtf; with no layout named, "tf", a tf filter, is written in the rtf layout`) {
+		t.Errorf("a tf filter with an s4d setting: %v", err)
+	}
+}
+
 // TestSessionImportAdd imports files into a session, saves and reloads it.
 func TestSessionImportAdd(t *testing.T) {
 	s := sessions.New()

@@ -54,7 +54,13 @@ func TestExportOptionsCheck(t *testing.T) {
 		{npz(sessions.ExportOptions{Layout: "s4x"}), nil, "layout", `layout "s4x": want rtf, s4d, stripedhyena, sos`},
 		{npz(sessions.ExportOptions{Layout: layouts.SOS}), []string{"layout"}, "", ""},
 		// the layout's settings (package layouts' rules, before any item is read)
-		{npz(sessions.ExportOptions{Options: map[string]string{"disc": "zoh"}}), nil, "", "--disc is an option of the s4d and s5 layout, not of rtf"},
+		{npz(sessions.ExportOptions{Layout: layouts.RTF, Options: map[string]string{"disc": "zoh"}}), nil, "", "--disc is an option of the s4d and s5 layout, not of rtf"},
+		// with no layout named, an option of some layouts asks for one of them (the s4d
+		// layout a diagonal filter may be written in), and is refused where no layout a
+		// filter of any form may be written in takes them all (rtf's refusal)
+		{npz(sessions.ExportOptions{Options: map[string]string{"disc": "zoh"}}), []string{"disc"}, "", ""},
+		{npz(sessions.ExportOptions{TruncLen: 8, Options: map[string]string{"disc": "zoh"}}), nil, "", "--disc is an option of the s4d and s5 layout, not of rtf"},
+		{npz(sessions.ExportOptions{Options: map[string]string{"h0": "twice", "disc": "zoh"}}), nil, "", "--disc is an option of the s4d and s5 layout, not of rtf"},
 		{npz(sessions.ExportOptions{Layout: layouts.S4D, Options: map[string]string{"disc": "euler"}}), nil, "", `--disc "euler": want zoh, bilinear, dss`},
 		{npz(sessions.ExportOptions{Layout: layouts.StripedHyena, Options: map[string]string{"short-filter": "true"}}), nil, "",
 			"--short-filter is an option of import (stripedhyena: read the short FIR filters (short_filter_weight) as kernels instead of the long IIR filter); export does not use it"},
@@ -71,8 +77,14 @@ func TestExportOptionsCheck(t *testing.T) {
 		{sessions.ExportOptions{Format: sessions.ExportJSON, Length: L}, []string{"length"}, "length", "length applies to csv, npy, pt, safetensors or npz, not to json"},
 		// length with a layout's tensors: the model's length, the modal layouts' check window
 		// (rtf's is trunc-len), given or set (SetLength)
-		{sessions.ExportOptions{Format: sessions.ExportTorch, Length: L}, []string{"length"}, "length", "length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
+		{sessions.ExportOptions{Format: sessions.ExportTorch, Length: L, Layout: layouts.RTF}, []string{"layout", "length"}, "length", "length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
 		{npz(sessions.ExportOptions{Layout: layouts.RTF, ModelLength: 64}), nil, "length", "length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
+		// with no layout named, length asks for one that takes it (s4d, stripedhyena), unless
+		// another option asks for rtf
+		{sessions.ExportOptions{Format: sessions.ExportTorch, Length: L}, []string{"length"}, "", ""},
+		{npz(sessions.ExportOptions{ModelLength: 64}), []string{"length"}, "", ""},
+		{npz(sessions.ExportOptions{ModelLength: 64, TruncLen: 32}), []string{"length", "trunc-len"}, "length", "length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
+		{npz(sessions.ExportOptions{ModelLength: 64, Options: map[string]string{"h0": "twice"}}), nil, "length", "length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
 		{npz(sessions.ExportOptions{Layout: layouts.S4D, ModelLength: 64}), []string{"layout", "length"}, "", ""},
 		{npz(sessions.ExportOptions{Layout: layouts.SOS, ModelLength: sessions.MaxLength + 1}), nil, "length", fmt.Sprintf("length %d is outside [1, %d]", sessions.MaxLength+1, sessions.MaxLength)},
 		{sessions.ExportOptions{Format: sessions.ExportSafetensors, Length: L}, []string{"compress"}, "compress", "compress applies to npz, not to safetensors"},

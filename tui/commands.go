@@ -153,6 +153,13 @@ func cmdExport(m *Model, args []string) (tea.Cmd, error) {
 	if err := req.check(typed); err != nil {
 		return nil, err
 	}
+	if e.kind != kindKernel && req.opts.Layout == "" && slices.Contains(sessions.ExportOptionFormats("layout"), format) {
+		// With no layout named, an option of some layouts asks for one the filter's form may
+		// be written in: refused here where none takes it, as the export would refuse it.
+		if _, err := req.opts.DefaultLayouts(filters.Form(e.form())); err != nil {
+			return nil, optionMistake(err, typed)
+		}
+	}
 	if e.kind == kindKernel && format == sessions.ExportJSON && req.to != "" {
 		return nil, fmt.Errorf("kernels have no form to convert to")
 	}

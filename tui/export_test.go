@@ -3,6 +3,7 @@ package tui
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -358,7 +359,8 @@ func TestExportOptionsRefusedFirst(t *testing.T) {
 		{"x.pt layout=stripedhyena short-filter=true", "--short-filter is an option of import (stripedhyena: read the short FIR filters (short_filter_weight) as kernels instead of the long IIR filter); export does not use it"},
 		// options of other formats, whatever their value
 		{"x.csv dtype=float64", "dtype=float64 applies to pt, safetensors, npz or npy, not to csv"},
-		{"x.pt length=64", "length=64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
+		{"x.pt layout=rtf length=64", "length=64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
+		{"x.pt length=64 trunc_len=8", "length=64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window"},
 		{"x.json length=64", "length=64 applies to csv, npy, pt, safetensors or npz, not to json"},
 		{"x.json trunc_len=0", "trunc_len=0 applies to pt, safetensors or npz, not to json"},
 		{"x.npy prefix=m.", "prefix=m. applies to pt, safetensors or npz, not to npy"},
@@ -377,6 +379,39 @@ func TestExportOptionsRefusedFirst(t *testing.T) {
 	// the same options where the format takes them: each export runs
 	if st := exportCmd(t, m, filepath.Join(dir, "x.pt")+" dtype=bf16 prefix=layers.0. trunc_len=8 force"); st.level == levelError || exports != 1 {
 		t.Errorf("export x.pt: status %v %q after %d exports", st.level, st.text, exports)
+	}
+}
+
+// TestExportLengthPicksLayout: with no layout named, length= asks for a layout that takes
+// it, as ssmlab export's --length does: the diagonal ring goes to s4d, which the status line
+// names; a zpk filter, whose one layout is rtf, is refused on the command line, the store
+// never asked. length= was refused for the ring as if rtf were named.
+func TestExportLengthPicksLayout(t *testing.T) {
+	var exports int
+	deps := testDeps(nil)
+	deps.Store = countingStore{exports: &exports}
+	m := New(Options{Deps: deps, ProgressInterval: -1, Length: 64, Dir: t.TempDir(), AutosaveInterval: -1})
+	send(t, m, tea.WindowSizeMsg{Width: 140, Height: 40})
+	dir := t.TempDir()
+	addPreset(t, m, "ring")
+	if st := exportCmd(t, m, filepath.Join(dir, "ring.pt")+" length=64"); st.level != levelOK || exports != 1 ||
+		!strings.Contains(st.text, "reads back in the s4d layout as float64") || !strings.Contains(st.text, "over 64 samples (length=64)") || !strings.Contains(st.text, "written in the s4d layout, chosen for its diagonal form") {
+		t.Errorf("export ring.pt length=64: status %v %q after %d exports", st.level, st.text, exports)
+	}
+	addPreset(t, m, "pair")
+	for _, tc := range []struct{ args, want string }{
+		{"pair.pt length=64", "length=64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window; with no layout named, a zpk filter is written in the rtf layout"},
+		{"pair.pt disc=zoh", "--disc is an option of the s4d and s5 layout, not of rtf; with no layout named, a zpk filter is written in the rtf layout"},
+	} {
+		if st := exportCmd(t, m, filepath.Join(dir, tc.args)); st.level != levelError || st.text != tc.want {
+			t.Errorf("export %s: status %v %q, want the error %q", tc.args, st.level, st.text, tc.want)
+		}
+	}
+	if exports != 1 {
+		t.Errorf("the store was asked for %d exports, want the ring's alone", exports)
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"ring.pt"}) {
+		t.Errorf("wrote %v", names)
 	}
 }
 
