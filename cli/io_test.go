@@ -595,6 +595,40 @@ func TestExportLengthPicksModalLayout(t *testing.T) {
 	}
 }
 
+// TestExportRefusalSaysWhatWasTried: a diagonal filter no default layout holds (a mode at
+// 0, which the s4d and stripedhyena layouts cannot write; poles crowded near 1, which rtf's
+// coefficients read back unstable) is refused (exit 1) in one line that says why s4d and
+// stripedhyena refused it and offers sos alone, which holds it; --force writes it with that
+// warning and no note repeating it. The refusal offered "the s4d, stripedhyena or sos
+// layout", the first two just tried, and said nothing of them.
+func TestExportRefusalSaysWhatWasTried(t *testing.T) {
+	dir := t.TempDir()
+	poles, res := []complex128{0}, []complex128{1}
+	for i := range 16 {
+		poles = append(poles, complex(0.95+0.04*float64(i)/15, 0))
+		res = append(res, complex(1/float64(i+1), 0))
+	}
+	in := writeDoc(t, dir, "zc.json", filters.Document{Name: "zc", Filter: ioMust(filters.NewDiagonal(poles, res, 0))})
+	out := filepath.Join(dir, "zc.pt")
+	const tried = "tried before the rtf layout: the s4d layout cannot hold it (channel 0: pole 0 is 0, which the s4d layout cannot hold (it takes the poles' logarithms)); the stripedhyena layout cannot hold it ("
+	const offer = "; the sos layout (second-order sections, not polynomial coefficients of the whole order) may hold it"
+	r := run(t, "", "export", in, "-o", out)
+	oneErrorLine(t, r, ExitFailure, tried)
+	if !strings.Contains(r.stderr, offer) || strings.Contains(r.stderr, "s4d, stripedhyena or sos") {
+		t.Errorf("the refusal offers other layouts than sos: %v", r)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a refused export wrote %s: %v", out, err)
+	}
+	r = run(t, "", "export", in, "-o", out, "--force")
+	if r.code != 0 || strings.Contains(r.stderr, "note:") || strings.Count(r.stderr, tried) != 1 || !strings.Contains(r.stderr, "warning: checked \"zc\": reads back as float64 with channel 0 unstable") {
+		t.Errorf("--force: %v", r)
+	}
+	if r := run(t, "", "export", in, "--layout", "sos", "-o", filepath.Join(dir, "zc-sos.pt")); r.code != 0 || !strings.Contains(r.stderr, "reads back in the sos layout as float64") {
+		t.Errorf("--layout sos, offered: %v", r)
+	}
+}
+
 // TestImportListOrder: --list's order is a channel's real state count in every layout, the
 // order distill's --order counts and import's note says: a StripedHyena layer of 4 poles
 // ("order up to 8" once imported) lists order 8, as an S4D layer of N = 8 (4 modes) does,

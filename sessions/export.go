@@ -142,6 +142,10 @@ type ReadBackCheck struct {
 	// check written without it (nil when not checked): where it passes, the truncation's
 	// correction is what loses the filter, and Summary says so.
 	Untruncated *ReadBackCheck
+	// Tried are the layouts Export tried for the item before Layout, where none was named,
+	// and why each did not hold it (exportFilter): a failed check's Summary lists them, and
+	// offers only layouts not tried.
+	Tried []TriedLayout
 }
 
 // distilledReadBackShare is the share of a distilled channel's fit error its read-back may
@@ -224,8 +228,9 @@ func (c ReadBackCheck) binding() (ch int, ratio float64) {
 // when that is its channels' fit errors. float64Option is how the caller's user asks for
 // float64 tensors ("--dtype float64"), offered where the float64 check (Float64) passed;
 // where it failed too, the summary says so: the dtype is not the cause (in the rtf layout,
-// its polynomial coefficients are). A failure in the rtf layout also names the layouts
-// that store poles. An empty float64Option asks for no advice (the caller already chose
+// its polynomial coefficients are). A failed check lists the layouts Export tried before
+// it and why each refused (Tried), and a failure in the rtf layout names the layouts that
+// store poles but for those tried. An empty float64Option asks for no advice (the caller already chose
 // another layout). It spells the model's length a user gave (ModelLength) as float64Option
 // spells --dtype: "(--length)", "(length=1024)"; "(the model's length)" where it is empty.
 func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
@@ -251,8 +256,23 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	if u := c.Untruncated; u != nil && !u.Failed() {
 		hint += fmt.Sprintf("; the correction for trunc_len %d loses it: without trunc_len (a module built without it) it holds (checked: relative error %s)", c.TruncLen, filters.RelErrorText(u.RelError))
 	}
+	if len(c.Tried) > 0 && c.Failed() {
+		hint += fmt.Sprintf("; tried before the %s layout: %s", c.Layout, triedText(c.Tried))
+	}
 	if float64Option != "" && rtf {
-		hint += "; the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it"
+		// The layouts that store poles, but for those tried and found wanting.
+		var others []layouts.Layout
+		for _, lay := range []layouts.Layout{layouts.S4D, layouts.StripedHyena, layouts.SOS} {
+			if !slices.ContainsFunc(c.Tried, func(t TriedLayout) bool { return t.Layout == lay }) {
+				others = append(others, lay)
+			}
+		}
+		switch {
+		case len(others) == 1 && others[0] == layouts.SOS:
+			hint += "; the sos layout (second-order sections, not polynomial coefficients of the whole order) may hold it"
+		case len(others) > 0:
+			hint += fmt.Sprintf("; the %s layout (poles, not polynomial coefficients) may hold it", train.Choices(others))
+		}
 	}
 	if f := c.Float64; f != nil && float64Option != "" && !f.Failed() {
 		hint += fmt.Sprintf("; %s holds it (checked: relative error %s)", float64Option, filters.RelErrorText(f.RelError))
@@ -485,7 +505,7 @@ func exportFilter(item string, doc filters.Document, o ExportOptions, lo layouts
 			return w, "", err
 		}
 	}
-	var failures []string
+	var tried []TriedLayout
 	for i, lay := range tries {
 		var tensors []arrays.Named
 		var reps []filters.Report
@@ -494,36 +514,55 @@ func exportFilter(item string, doc filters.Document, o ExportOptions, lo layouts
 			if errors.Is(err, layouts.ErrInvalid) || errors.Is(err, filters.ErrInvalid) {
 				err = inputError{err}
 			}
-			failures = append(failures, fmt.Sprintf("the %s layout cannot hold it (%s)", lay, oneLineErr(err)))
+			if i == len(tries)-1 && len(tried) > 0 {
+				err = fmt.Errorf("%w; tried before the %s layout: %s", err, lay, triedText(tried))
+			}
+			tried = append(tried, TriedLayout{lay, fmt.Sprintf("cannot hold it (%s)", oneLineErr(err))})
 			continue
 		}
 		w = writtenFilter{tensors, reps, checkExported(item, doc, tensors, o, lay, lo, prefix)}
 		if w.check.Failed() && i < len(tries)-1 {
 			text, _ := w.check.Summary("") // the advice follows the list of failures
-			failures = append(failures, fmt.Sprintf("the %s layout does not hold it (it %s)", lay, text))
+			tried = append(tried, TriedLayout{lay, fmt.Sprintf("does not hold it (it %s)", text)})
 			continue
 		}
+		w.check.Tried = tried
 		err = nil
 		break
 	}
-	if o.Layout != "" || err != nil {
+	if o.Layout != "" || err != nil || w.check.Failed() {
+		// A failed check's summary lists the layouts tried before (ReadBackCheck.Tried).
 		return w, "", err
 	}
-	lay := w.check.Layout
-	switch {
+	switch lay := w.check.Layout; {
 	case lay != layouts.RTF:
 		note = fmt.Sprintf("%s: written in the %s layout, chosen for its %s form: it stores the poles and residues as they are, where the rtf layout's polynomial coefficients may not hold them (a layout named is written instead)", item, lay, form)
-		if len(failures) > 0 {
-			note += "; " + strings.Join(failures, "; ")
+		if len(tried) > 0 {
+			note += "; " + triedText(tried)
 		}
-	case len(failures) > 0:
-		held := "written in the rtf layout, converted to tf"
-		if w.check.Failed() {
-			held = "the rtf layout, converted to tf, is the last tried"
-		}
-		note = fmt.Sprintf("%s: %s: no layout that stores its %s form as it is holds it: %s", item, held, form, strings.Join(failures, "; "))
+	case len(tried) > 0:
+		note = fmt.Sprintf("%s: written in the rtf layout, converted to tf: no layout that stores its %s form as it is holds it: %s", item, form, triedText(tried))
 	}
 	return w, note, nil
+}
+
+// TriedLayout is a layout Export tried for a filter before the one it wrote it in, where none
+// was named (exportFilter), and why that one did not hold it: Why is "cannot hold it (its
+// error)" or "does not hold it (it reads back …)".
+type TriedLayout struct {
+	Layout layouts.Layout
+	Why    string
+}
+
+// triedText lists the layouts tried and why each did not hold the filter, as Export's note
+// and a failed check's summary say it: "the s4d layout cannot hold it (…); the stripedhyena
+// layout cannot hold it (…)".
+func triedText(tried []TriedLayout) string {
+	s := make([]string, len(tried))
+	for i, t := range tried {
+		s[i] = fmt.Sprintf("the %s layout %s", t.Layout, t.Why)
+	}
+	return strings.Join(s, "; ")
 }
 
 // readBack checks tensors, doc's filter exported in layout lay, as read back in dtype dt

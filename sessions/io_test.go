@@ -337,6 +337,69 @@ func TestExportModalOptionPicksLayout(t *testing.T) {
 	}
 }
 
+// zeroCrowdedDiagonal is a diagonal filter no default layout holds: a mode at 0 (of residue
+// 1, no rounding), whose logarithm the s4d and stripedhyena layouts cannot take, and sixteen
+// real poles crowded in [0.95, 0.99], which as tf coefficients read back unstable in float64
+// (rtf); second-order sections hold it (sos).
+func zeroCrowdedDiagonal(t *testing.T) sessions.Item {
+	t.Helper()
+	poles, res := []complex128{0}, []complex128{1}
+	for i := range 16 {
+		poles = append(poles, complex(0.95+0.04*float64(i)/15, 0))
+		res = append(res, complex(1/float64(i+1), 0))
+	}
+	return sessions.Item{Entry: &sessions.Entry{Name: "zero crowded", Filter: must(filters.NewDiagonal(poles, res, 0))}}
+}
+
+// TestExportRefusalListsTried: a diagonal filter that no default layout holds (s4d and
+// stripedhyena cannot write it, rtf's tensors read back unstable) is refused by a check whose
+// summary lists the layouts tried before rtf and why each refused, as the note of one
+// written says it, and offers only the layout not tried (sos, which holds it); it offered
+// "the s4d, stripedhyena or sos layout" that had just been tried. With rtf named, all three
+// are offered. Where the last layout tried cannot be written (a length keeps the filter to
+// s4d and stripedhyena), the error lists the ones before it.
+func TestExportRefusalListsTried(t *testing.T) {
+	it := zeroCrowdedDiagonal(t)
+	exp := must(sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportNPZ}))
+	if !exp.Failed() || len(exp.ReadBack) != 1 || exp.ReadBack[0].Layout != layouts.RTF || len(exp.Notes) != 0 {
+		t.Fatalf("no layout named: %+v, notes %q; want rtf's check failed, and no note", exp.ReadBack, exp.Notes)
+	}
+	c := exp.ReadBack[0]
+	if got := []layouts.Layout{c.Tried[0].Layout, c.Tried[1].Layout}; len(c.Tried) != 2 || !slices.Equal(got, []layouts.Layout{layouts.S4D, layouts.StripedHyena}) {
+		t.Errorf("tried %+v, want s4d and stripedhyena", c.Tried)
+	}
+	text, warn := c.Summary("--dtype float64")
+	for _, want := range []string{
+		"reads back as float64 with channel 0 unstable",
+		"; tried before the rtf layout: the s4d layout cannot hold it (channel 0: pole 0 is 0, which the s4d layout cannot hold (it takes the poles' logarithms)); the stripedhyena layout cannot hold it (channel 0: pole 0 is 0, which the stripedhyena layout cannot hold",
+		"; the sos layout (second-order sections, not polynomial coefficients of the whole order) may hold it",
+	} {
+		if !warn || !strings.Contains(text, want) {
+			t.Errorf("summary %q (warn %v), want it saying %q", text, warn, want)
+		}
+	}
+	if strings.Contains(text, "s4d, stripedhyena or sos") {
+		t.Errorf("summary %q offers the layouts tried", text)
+	}
+	// What it offers holds it.
+	sos := must(sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportNPZ, Layout: layouts.SOS}))
+	if sos.Failed() {
+		t.Errorf("the sos layout offered does not hold it: %+v", sos.ReadBack)
+	}
+	// rtf named: nothing was tried before it, and every layout of poles is offered.
+	named := must(sessions.Export([]sessions.Item{it}, sessions.ExportOptions{Format: sessions.ExportNPZ, Layout: layouts.RTF}))
+	if text, _ := named.ReadBack[0].Summary("--dtype float64"); strings.Contains(text, "tried before") || !strings.Contains(text, "; the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it") {
+		t.Errorf("rtf named: summary %q", text)
+	}
+	// A length: s4d and stripedhyena alone, neither of which can write it.
+	o := sessions.ExportOptions{Format: sessions.ExportNPZ}
+	o.SetLength(64)
+	_, err := sessions.Export([]sessions.Item{it}, o)
+	if want := "which the stripedhyena layout cannot hold (it takes the poles' logarithms); tried before the stripedhyena layout: the s4d layout cannot hold it (channel 0: pole 0 is 0"; !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(fmt.Sprint(err), want) {
+		t.Errorf("with a length: %v, want it saying %q", err, want)
+	}
+}
+
 // TestSessionImportAdd imports files into a session, saves and reloads it.
 func TestSessionImportAdd(t *testing.T) {
 	s := sessions.New()
