@@ -474,14 +474,16 @@ func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]chann
 	}
 	rels := make([]float64, len(targets))
 	lbs := make([]float64, len(targets))
-	probes := make([]float64, len(targets))
+	probes := make([]radiusProbe, len(targets))
 	for i, c := range res.Report.Channels {
-		rels[i], lbs[i], probes[i] = c.RelError, c.LowerBound, math.Inf(1)
-		// growing kernels are growingNote's
-		if farAboveBound(c.RelError, c.LowerBound) && kernelGrowth(targets[i]) <= 1 {
-			probes[i] = boundProbe(obj, i, targets[i], rungs[i][k].diag.Poles, rmax)
-		}
+		rels[i], lbs[i], probes[i] = c.RelError, c.LowerBound, noProbe
 	}
+	filters.ForEachChannel(len(targets), func(i int) {
+		// growing kernels are growingNote's
+		if farAboveBound(rels[i], lbs[i]) && kernelGrowth(targets[i]) <= 1 {
+			probes[i] = boundProbe(obj, i, targets[i], rungs[i][k].diag.Poles, rmax, rels[i])
+		}
+	})
 	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
 	res.Report.MeanLowerBound = mean(lbs)
 	for _, note := range []string{growingNote(targets, rels, lbs), radiusNote(rels, lbs, probes, rmax, constrained)} {

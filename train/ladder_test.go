@@ -332,12 +332,35 @@ func TestMaxRadiusHonoured(t *testing.T) {
 	}
 }
 
+// TestRadiusNoteRefines: over a long kernel, moving the poles on the bound out alone
+// changes their decay too much to show what the bound costs; the probe then refines the fit
+// within the wider bound. Two damped cosines of radii 0.99995 and 0.999998 over 32768
+// samples: the order-4 fit under 0.9999 ends near 0.5, moved out it does not halve, refined
+// within 0.99999 it does, and the report says so (before, it said nothing).
+func TestRadiusNoteRefines(t *testing.T) {
+	y := make([]float64, 32768)
+	for i := range y {
+		ti := float64(i)
+		y[i] = math.Pow(0.99995, ti)*math.Cos(0.01*ti) + 0.5*math.Pow(0.999998, ti)*math.Cos(0.003*ti+1)
+	}
+	res, err := Run(t.Context(), Job{Spec: withOrder(DefaultSpec(), 4), Targets: [][]float64{y}}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := res.Report.MaxRelError; !(e > 0.1) {
+		t.Fatalf("error %.3g; the test wants a fit the bound stops", e)
+	}
+	if len(res.Report.Warnings) != 1 || !strings.Contains(res.Report.Warnings[0], "radius bound 0.9999: refined within 0.99999, its poles give") {
+		t.Errorf("warnings %q, want one saying the fit refined within 0.99999 ends lower", res.Report.Warnings)
+	}
+}
+
 // TestRadiusNote: the note names the channels far above their bounds whose probe at least
 // halves the error, and no others.
 func TestRadiusNote(t *testing.T) {
 	rel := []float64{0.05, 0.05, 0.05, 2e-6}
 	bound := []float64{0, 0.02, 0, 0}
-	probe := []float64{0.001, 0.001, 0.03, 0}
+	probe := probes(0.001, 0.001, 0.03, 0)
 	got := radiusNote(rel, bound, probe, 0.9999, true)
 	if !strings.HasPrefix(got, "channel 0's fit ends at 0.05, far above its lower bound 0, with a pole on the radius bound 0.9999") {
 		t.Errorf("note %q", got)
@@ -345,11 +368,20 @@ func TestRadiusNote(t *testing.T) {
 	if got := radiusNote(rel[1:], bound[1:], probe[1:], 0.9999, true); got != "" {
 		t.Errorf("within 3× the bound, a probe that does not halve, or below 3e-6: got the note %q", got)
 	}
-	got = radiusNote([]float64{0.05, 0.1}, []float64{0, 0}, []float64{0, 0.01}, 0.999, false)
+	got = radiusNote([]float64{0.05, 0.1}, []float64{0, 0}, probes(0, 0.01), 0.999, false)
 	if !strings.HasPrefix(got, "the fits of channels 0, 1 end far above") || !strings.Contains(got, "worst channel 1: 0.1 against 0") ||
 		!strings.Contains(got, "--constraint radius with a --max-radius closer to 1, e.g. 0.9999,") {
 		t.Errorf("note %q", got)
 	}
+}
+
+// probes are radius probes that moved poles out, of these errors.
+func probes(rel ...float64) []radiusProbe {
+	out := make([]radiusProbe, len(rel))
+	for i, r := range rel {
+		out[i] = radiusProbe{rel: r}
+	}
+	return out
 }
 
 // TestOrderJobsShareTheChain: a job of order n deploys, to the bit, what the rung n of a
