@@ -379,7 +379,7 @@ func (t *rungTally) progress(orders []int) Progress {
 func rungForm(spec Spec, rungs [][]channelRung, k int, orders []int, prevOut []float64, prevTF bool) (bool, string) {
 	holds := spec.Model == ModelRTF // on every channel, whatever the order below
 	monotoneTF, monotoneDiag := true, true
-	worst, worstCh, riseCh := 0.0, 0, -1
+	furthest, furthestCh, riseCh := 0.0, 0, -1 // furthest: the largest ratio of tf to modal error
 	for ch := range rungs {
 		r := rungs[ch][k]
 		if r.tf == nil || !(r.tfErr <= math.Max(tfHoldRatio*r.fit.rel, r.fit.rel+tfHoldFloor)) {
@@ -391,24 +391,24 @@ func rungForm(spec Spec, rungs [][]channelRung, k int, orders []int, prevOut []f
 			}
 			monotoneDiag = monotoneDiag && r.fit.rel <= prevOut[ch]
 		}
-		if ratio := r.tfErr / math.Max(r.fit.rel, tfHoldFloor); ratio > worst || ch == 0 {
-			worst, worstCh = ratio, ch
+		if ratio := r.tfErr / math.Max(r.fit.rel, tfHoldFloor); ratio > furthest || ch == 0 {
+			furthest, furthestCh = ratio, ch
 		}
 	}
 	useTF := spec.Form == "" && prevTF && (holds && monotoneTF || spec.Model == ModelRTF && k > 0 && !monotoneDiag && monotoneTF)
 	if spec.Model != ModelRTF {
 		return useTF, ""
 	}
-	r := rungs[worstCh][k]
+	r := rungs[furthestCh][k]
 	switch {
 	case spec.Form == filters.FormDiagonal:
 		return useTF, "diagonal (poles and residues), as the job asks (form diagonal)"
 	case useTF && holds:
-		return useTF, fmt.Sprintf("tf: float64 coefficients hold the fit on every channel (worst channel %d: %.3g against %.3g as poles and residues)", worstCh, r.tfErr, r.fit.rel)
+		return useTF, fmt.Sprintf("tf: float64 coefficients hold the fit on every channel (the tf is furthest from poles and residues on channel %d: %.3g against %.3g)", furthestCh, r.tfErr, r.fit.rel)
 	case useTF:
-		return useTF, fmt.Sprintf("tf: float64 coefficients lose some of the fit (channel %d: %s against %.3g as poles and residues), but poles and residues would end above order %d on some channel, and the tf on none", worstCh, fmtErr(r.tfErr), r.fit.rel, orders[k-1])
+		return useTF, fmt.Sprintf("tf: float64 coefficients lose some of the fit (channel %d: %s against %.3g as poles and residues), but poles and residues would end above order %d on some channel, and the tf on none", furthestCh, fmtErr(r.tfErr), r.fit.rel, orders[k-1])
 	case !holds:
-		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients lose the fit (channel %d: %s against %.3g); the diagonal form keeps the poles", worstCh, fmtErr(r.tfErr), r.fit.rel)
+		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients lose the fit (channel %d: %s against %.3g); the diagonal form keeps the poles", furthestCh, fmtErr(r.tfErr), r.fit.rel)
 	case !monotoneTF:
 		above := fmt.Sprintf("the %.3g of order %d", prevOut[riseCh], orders[k-1])
 		if rungs[riseCh][k].free {
@@ -416,7 +416,7 @@ func rungForm(spec Spec, rungs [][]channelRung, k int, orders []int, prevOut []f
 		}
 		return useTF, fmt.Sprintf("diagonal (poles and residues): float64 tf coefficients hold the fit to the documented %.0e, but channel %d's would end at %.3g, above %s", tfHoldFloor, riseCh, rungs[riseCh][k].tfErr, above)
 	}
-	return useTF, fmt.Sprintf("diagonal (poles and residues), as at order %d: float64 tf coefficients hold this fit (worst channel %d: %.3g against %.3g), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order", orders[k-1], worstCh, r.tfErr, r.fit.rel)
+	return useTF, fmt.Sprintf("diagonal (poles and residues), as at order %d: float64 tf coefficients hold this fit (the tf is furthest from poles and residues on channel %d: %.3g against %.3g), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order", orders[k-1], furthestCh, r.tfErr, r.fit.rel)
 }
 
 // anyFree reports whether some channel's order k was fitted without the order below.

@@ -489,3 +489,26 @@ func TestLadderCancelStopsChannels(t *testing.T) {
 		t.Errorf("%d of %d channels started after the cancel (%d workers)", n, len(targets), workers)
 	}
 }
+
+// TestRungFormNoteNamesFurthestChannel: the notes of an rtf's form name the channel where the
+// tf is furthest (by ratio) from the fit as poles and residues, and say so: they called it
+// the "worst channel", beside a distill's worst error on another channel (hyena_32 at order
+// 8: "worst error 0.00678", then "worst channel 1: 0.000182"). Here channel 0 has the larger
+// error, channel 1 the larger ratio.
+func TestRungFormNoteNamesFurthestChannel(t *testing.T) {
+	channel := func(rel, tfErr float64) []channelRung { // the same fit at both orders
+		r := channelRung{fit: &modalFit{rel: rel}, tf: &filters.TransferFunction{}, tfErr: tfErr}
+		return []channelRung{r, r}
+	}
+	rungs := [][]channelRung{channel(0.01, 0.0101), channel(0.0001, 0.000104)}
+	spec := DefaultSpec()
+	const what = "the tf is furthest from poles and residues on channel 1: 0.000104 against 0.0001"
+	useTF, note := rungForm(spec, rungs, 0, []int{4, 8}, nil, true)
+	if !useTF || note != "tf: float64 coefficients hold the fit on every channel ("+what+")" {
+		t.Errorf("order 4: tf %v, note %q", useTF, note)
+	}
+	useTF, note = rungForm(spec, rungs, 1, []int{4, 8}, []float64{1, 1}, false)
+	if useTF || note != "diagonal (poles and residues), as at order 4: float64 tf coefficients hold this fit ("+what+"), but a bank that once needed the diagonal form keeps it, so that no channel's error rises with the order" {
+		t.Errorf("order 8 after a diagonal order 4: tf %v, note %q", useTF, note)
+	}
+}
