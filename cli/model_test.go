@@ -1381,3 +1381,33 @@ func TestDistillSaysWhatIsFlattened(t *testing.T) {
 		}
 	}
 }
+
+// TestDistillFallbackCountsStableChannels: where the rtf layout does not hold a distilled
+// layer because its float32 tensors read back with a stable channel unstable, the note and
+// the manifest's why say how many of how many stable channels read back unstable, in a
+// sentence: hyena_32 at order 8 said "(1 stable channel in all reads back unstable; …)".
+func TestDistillFallbackCountsStableChannels(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.safetensors")
+	r := run(t, "", "distill", filepath.Join("..", "testdata", "layouts", "hyena_32.safetensors"), "--order", "8", "-o", out)
+	if r.code != 0 {
+		t.Fatal(r)
+	}
+	l := readManifest(t, out).Layers[0]
+	stable := 0
+	for _, c := range l.Channels {
+		if c.Stable {
+			stable++
+		}
+	}
+	m := regexp.MustCompile(`\((\d+) of (\d+) stable channels? (reads|read) back unstable; `).FindStringSubmatch(l.Why)
+	if l.ToLayout == "rtf" || !strings.HasPrefix(l.Why, "rtf: ") || m == nil {
+		t.Fatalf("the premise: a layer the rtf layout does not hold for channels read back unstable, and a count of them; written %s: %q", l.ToLayout, l.Why)
+	}
+	n, _ := strconv.Atoi(m[1])
+	if verb := map[bool]string{true: "reads", false: "read"}[n == 1]; m[2] != strconv.Itoa(stable) || m[3] != verb || !(n >= 1 && n <= stable) {
+		t.Errorf("why %q: want n of the %d stable channels, \"%s\"", l.Why, stable, verb)
+	}
+	if !strings.Contains(r.stderr, l.Why) {
+		t.Errorf("the note does not say what the manifest does (%q):\n%s", l.Why, r.stderr)
+	}
+}

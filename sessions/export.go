@@ -111,8 +111,8 @@ func (e Exported) Failed() bool {
 }
 
 // ReadBackCheck is layouts.ReadBack's measure for one item: the worst channel's relative L2
-// error over Length samples (cut there by the check's work budget where Cut is set), the
-// channels that were stable and read back unstable, or Err when the tensors cannot be read
+// error over Length samples (cut there by the check's work budget where Cut is set), how many
+// channels were stable (Stable; 0 where not known) and which of them read back unstable, or Err when the tensors cannot be read
 // back, for tensors of Layout and DType written with TruncLen.
 type ReadBackCheck struct {
 	Item     string
@@ -120,6 +120,7 @@ type ReadBackCheck struct {
 	Channel  int
 	Length   int
 	Cut      bool
+	Stable   int
 	Unstable []int
 	Err      error
 	Layout   layouts.Layout
@@ -288,7 +289,11 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		if len(c.Unstable) == 1 {
 			verb = "reads"
 		}
-		return fmt.Sprintf("reads back %s with channel %d unstable (%s in all %s back unstable; relative error %s %s)%s", how, c.Unstable[0], plural.Count(len(c.Unstable), "stable channel"), verb, rel, c.over(float64Option), hint), true
+		which := plural.Count(len(c.Unstable), "stable channel") // "1 stable channel reads back unstable"
+		if c.Stable >= len(c.Unstable) {
+			which = fmt.Sprintf("%d of %s", len(c.Unstable), plural.Count(c.Stable, "stable channel"))
+		}
+		return fmt.Sprintf("reads back %s with channel %d unstable (%s %s back unstable; relative error %s %s)%s", how, c.Unstable[0], which, verb, rel, c.over(float64Option), hint), true
 	case c.Failed() && c.perChannel():
 		ch, _ := c.binding()
 		return fmt.Sprintf("reads back %s to relative error %s %s on channel %d, above both the %.0e %s tensors are held to and a tenth of that channel's fit error (%.2g)%s", how, filters.RelErrorText(c.Errors[ch]), c.over(float64Option), ch, ReadBackLimit(c.DType), c.DType, c.FitErrors[ch], hint), true
@@ -578,7 +583,7 @@ func readBack(doc filters.Document, tensors []arrays.Named, dt arrays.DType, lay
 // do not read back, judged in dtype dt: every check Failed judges is made here (export's,
 // and a distilled layer's, MIMO or not), so that none leaves out its Cut or Unstable.
 func readBackCheck(rb layouts.Check, err error, lay layouts.Layout, dt arrays.DType) ReadBackCheck {
-	return ReadBackCheck{RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Cut: rb.Cut, Unstable: rb.Unstable, Errors: rb.Errors, Err: err, Layout: lay, DType: dt}
+	return ReadBackCheck{RelError: rb.RelError, Channel: rb.Channel, Length: rb.Length, Cut: rb.Cut, Stable: rb.Stable, Unstable: rb.Unstable, Errors: rb.Errors, Err: err, Layout: lay, DType: dt}
 }
 
 // unknownFormat is the error of a format Export does not write.

@@ -452,11 +452,18 @@ func TestReadBackCheckSummary(t *testing.T) {
 			true, "to relative error 0.004 over the 300 samples the check's work budget allows (channel 1)", "--dtype float64 holds"},
 		{sessions.ReadBackCheck{RelError: 4e-3, Length: 64, Channel: 1, DType: arrays.Float32, Layout: layouts.StripedHyena, Float64: &sessions.ReadBackCheck{RelError: 1e-15, Length: 64, DType: arrays.Float64, Layout: layouts.StripedHyena}},
 			true, "reads back in the stripedhyena layout as float32 to relative error 0.004 over 64 samples (channel 1), above the 1e-04 float32 tensors are held to; --dtype float64 holds it (checked: relative error 1e-15)", "s4d"},
-		// Counts of 1 are singular: "1 stable channels in all read back unstable" read wrong.
-		{sessions.ReadBackCheck{RelError: 1e-9, Length: 64, Unstable: []int{3}, DType: arrays.Float64},
-			true, "with channel 3 unstable (1 stable channel in all reads back unstable; relative error 1e-09 over 64 samples); the s4d", "--dtype"},
+		// Counts of 1 are singular: "1 stable channels in all read back unstable" read wrong;
+		// and the unstable are counted among the stable channels, in a sentence ("1 stable
+		// channel in all reads back unstable" read as a riddle).
+		{sessions.ReadBackCheck{RelError: 1e-9, Length: 64, Stable: 4, Unstable: []int{3}, DType: arrays.Float64},
+			true, "with channel 3 unstable (1 of 4 stable channels reads back unstable; relative error 1e-09 over 64 samples); the s4d", "--dtype"},
+		{sessions.ReadBackCheck{RelError: 1e-9, Length: 64, Stable: 6, Unstable: []int{3, 5}, DType: arrays.Float64},
+			true, "with channel 3 unstable (2 of 6 stable channels read back unstable; relative error 1e-09 over 64 samples); the s4d", "--dtype"},
+		{sessions.ReadBackCheck{RelError: 1e-9, Length: 64, Stable: 1, Unstable: []int{0}, DType: arrays.Float64},
+			true, "with channel 0 unstable (1 of 1 stable channel reads back unstable;", "--dtype"},
+		// Where the stable channels were not counted, the unstable alone are.
 		{sessions.ReadBackCheck{RelError: 1e-9, Length: 64, Unstable: []int{3, 5}, DType: arrays.Float64},
-			true, "with channel 3 unstable (2 stable channels in all read back unstable; relative error 1e-09 over 64 samples); the s4d", "--dtype"},
+			true, "with channel 3 unstable (2 stable channels read back unstable; relative error", "in all"},
 		{sessions.ReadBackCheck{RelError: 3e-9, Length: 1, DType: arrays.Float64, TruncLen: 1},
 			false, "reads back as float64 (trunc_len 1) to relative error 3e-09 over 1 sample", "samples"},
 		{sessions.ReadBackCheck{RelError: 3e-9, Length: 1, ModelLength: 1, DType: arrays.Float64, Layout: layouts.S4D},

@@ -348,10 +348,10 @@ func TestRotRNNAsModes(t *testing.T) {
 // TestReadBackMIMOStableAsChannels: ReadBackMIMO calls a layer made unstable by its write as
 // ReadBack calls its channels, by filters.Stable: a mode 2e-10 inside the unit circle is
 // stable and one 5e-11 inside is not (filters.MarginalTol, 1e-10), so only the first is
-// reported when both read back on the circle. Each is an S5 layer of one channel written at
-// log_step 75 (Δ = e^75): Re Λ = log(λ)/Δ, about −5e-43, rounds to 0 in bfloat16 (its least
-// subnormal is 9.2e-41), and the mode reads back as the pole 1. ReadBackMIMO called every
-// layer of radius below 1 stable.
+// reported, and counted stable, when both read back on the circle. Each is an S5 layer of
+// one channel written at log_step 75 (Δ = e^75): Re Λ = log(λ)/Δ, about −5e-43, rounds to 0
+// in bfloat16 (its least subnormal is 9.2e-41), and the mode reads back as the pole 1.
+// ReadBackMIMO called every layer of radius below 1 stable.
 func TestReadBackMIMOStableAsChannels(t *testing.T) {
 	o := layouts.Options{Values: map[string]string{"log-step": "75"}}
 	for _, c := range []struct {
@@ -384,8 +384,8 @@ func TestReadBackMIMOStableAsChannels(t *testing.T) {
 		if len(single.Unstable) == 0 == c.stable {
 			t.Fatalf("the test's premise: a channel 1 − %g from the circle, written in bfloat16, is judged made unstable %v; want %v", c.gap, single.Unstable, c.stable)
 		}
-		if !slices.Equal(mimo.Unstable, single.Unstable) {
-			t.Errorf("a layer 1 − %g from the circle, read back on it: ReadBackMIMO's unstable outputs %v, ReadBack's channels %v", c.gap, mimo.Unstable, single.Unstable)
+		if !slices.Equal(mimo.Unstable, single.Unstable) || mimo.Stable != single.Stable {
+			t.Errorf("a layer 1 − %g from the circle, read back on it: ReadBackMIMO's unstable outputs %v of %d stable, ReadBack's channels %v of %d", c.gap, mimo.Unstable, mimo.Stable, single.Unstable, single.Stable)
 		}
 	}
 }

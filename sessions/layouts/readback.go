@@ -8,8 +8,8 @@ import (
 )
 
 // Check is how closely tensors written by Export read back: the worst channel's relative L2
-// error over Length samples, every channel's (Errors), and the channels that were stable and
-// read back unstable. Cut is set when the work budget cut the samples compared: Length is
+// error over Length samples, every channel's (Errors), how many channels were stable (Stable,
+// of those whose poles were found) and which of them read back unstable. Cut is set when the work budget cut the samples compared: Length is
 // then fewer than asked for, or than the responses needed to decay (filters.CompareBanks).
 type Check struct {
 	RelError float64
@@ -17,6 +17,7 @@ type Check struct {
 	Length   int
 	Cut      bool
 	Errors   []float64
+	Stable   int
 	Unstable []int
 }
 
@@ -81,9 +82,10 @@ func ReadBackOver(doc filters.Document, tensors []arrays.Named, dt arrays.DType,
 	if work <= maxStabilityWork {
 		for i, f := range chans {
 			rho, err := filters.SpectralRadius(f)
-			if err != nil {
+			if err != nil || !filters.Stable(rho) {
 				continue
 			}
+			c.Stable++
 			if back, err := filters.SpectralRadius(r.Bank.Channels[i]); err == nil && becameUnstable(rho, back) {
 				c.Unstable = append(c.Unstable, i)
 			}
@@ -114,6 +116,9 @@ func ReadBackMIMO(m *filters.MIMO, tensors []arrays.Named, dt arrays.DType, lay 
 		if !(e <= c.RelError) {
 			c.RelError, c.Channel = e, o
 		}
+	}
+	if filters.Stable(m.MaxRadius()) {
+		c.Stable = len(errs)
 	}
 	if becameUnstable(m.MaxRadius(), r.MIMO.MaxRadius()) {
 		for o := range errs {
