@@ -1411,3 +1411,67 @@ func TestDistillFallbackCountsStableChannels(t *testing.T) {
 		t.Errorf("the note does not say what the manifest does (%q):\n%s", l.Why, r.stderr)
 	}
 }
+
+// TestDistillManifestRecordsWhatApplied: a distilled checkpoint's manifest records the
+// options as the fits applied them: the default recipe, fitted by variable projection, with
+// no optimiser and 0 steps, and --length only where some layer was distilled at it (an S4D
+// layer, which records no length), not beside a Hyena layer's own 48. It recorded Adam, 100
+// steps and length 1024 for the Hyena layer. A recipe the optimiser trains keeps its settings.
+func TestDistillManifestRecordsWhatApplied(t *testing.T) {
+	dir := t.TempDir()
+	lay := func(name string) string { return filepath.Join("..", "testdata", "layouts", name) }
+	for _, tc := range []struct {
+		in     string
+		args   []string
+		length int // the options' length the manifest records; 0: none
+		steps  int
+	}{
+		{"hyena_32.safetensors", []string{"--order", "8"}, 0, 0},
+		{"s4d_32.safetensors", []string{"--order", "4", "--length", "64"}, 64, 0},
+		{"hyena_32.safetensors", []string{"--order", "4", "--init", "zeros", "--steps", "5"}, 0, 5},
+	} {
+		out := filepath.Join(dir, "out.safetensors")
+		if r := run(t, "", append(append([]string{"distill", lay(tc.in)}, tc.args...), "-o", out)...); r.code != 0 {
+			t.Fatal(r)
+		}
+		data, err := os.ReadFile(out + ".manifest.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw struct {
+			Options struct {
+				Length *int `json:"length"`
+				Spec   struct {
+					Optimizer *json.RawMessage `json:"optimizer"`
+					Steps     *int             `json:"steps"`
+				} `json:"spec"`
+			} `json:"options"`
+		}
+		if err := json.Unmarshal(data, &raw); err != nil {
+			t.Fatal(err)
+		}
+		m := readManifest(t, out)
+		o := raw.Options
+		for _, l := range m.Layers {
+			if tc.length > 0 && l.Length != tc.length || tc.length == 0 && l.Length == 1024 {
+				t.Errorf("%s %v: layer %s distilled at length %d", tc.in, tc.args, l.Prefix, l.Length)
+			}
+		}
+		if (o.Length != nil) != (tc.length > 0) || o.Length != nil && *o.Length != tc.length {
+			t.Errorf("%s %v: options' length %s, want %d (0: none)", tc.in, tc.args, jsonOrNil(o.Length), tc.length)
+		}
+		if (o.Spec.Optimizer != nil) != (tc.steps > 0) || o.Spec.Steps == nil || *o.Spec.Steps != tc.steps {
+			t.Errorf("%s %v: the spec's optimizer %s, steps %s; want steps %d and an optimizer only with steps", tc.in, tc.args, jsonOrNil(o.Spec.Optimizer), jsonOrNil(o.Spec.Steps), tc.steps)
+		}
+		os.RemoveAll(out + ".work")
+	}
+}
+
+// jsonOrNil says what a JSON value decoded into v holds, "absent" where it was not there.
+func jsonOrNil[T any](v *T) string {
+	if v == nil {
+		return "absent"
+	}
+	b, _ := json.Marshal(*v)
+	return string(b)
+}

@@ -30,11 +30,12 @@ const ManifestKey = "ssmlab_manifest"
 type DistilledOptions struct {
 	// Format is the container written: safetensors, torch or npz.
 	Format arrays.Format
-	// Options are the job's, recorded in the manifest; their ToLayout is the layout every
-	// distilled layer is written in, or (empty) rtf where its tensors read back within
-	// their limit (each channel within its dtype's ReadBackLimit or distilledReadBackShare
-	// of its fit error, whichever is larger), else the modal layout of its family (s4d for
-	// S4 and S4D layers, stripedhyena for the others) where they do, else the other one.
+	// Options are the job's, recorded in the manifest as its fits applied them
+	// (plan.Options.Applied); their ToLayout is the layout every distilled layer is written
+	// in, or (empty) rtf where its tensors read back within their limit (each channel within
+	// its dtype's ReadBackLimit or distilledReadBackShare of its fit error, whichever is
+	// larger), else the modal layout of its family (s4d for S4 and S4D layers, stripedhyena
+	// for the others) where they do, else the other one.
 	Options plan.Options
 	// Force writes a layer whose tensors do not read back within the limit in any layout
 	// tried (in the last one tried), with a note, where Assemble would fail. The options'
@@ -113,7 +114,8 @@ func exportLayers(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions)
 // its error names every such layer.
 func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*Assembly, error) {
 	a := &Assembly{c: c, format: o.Format, fresh: map[int][]byte{}}
-	a.Manifest = plan.Manifest{Format: plan.ManifestFormat, Input: c.Input, Options: o.Options, Skipped: c.Skipped}
+	lengthUsed := slices.ContainsFunc(c.Layers, func(l ModelLayer) bool { return l.LengthFrom == "" })
+	a.Manifest = plan.Manifest{Format: plan.ManifestFormat, Input: c.Input, Options: o.Options.Applied(lengthUsed), Skipped: c.Skipped}
 	layers, err := exportLayers(c, results, o)
 	if err != nil {
 		return nil, err

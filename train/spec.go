@@ -66,7 +66,9 @@ type Spec struct {
 	// empty for none.
 	Constraint Constraint `json:"constraint"`
 	MaxRadius  float64    `json:"max_radius"`
-	Optimizer  Optim      `json:"optimizer"`
+	// Optimizer is left out of the JSON where it is zero, which no job that trains has
+	// (CheckSettings refuses its lr 0): a spec as fitted by variable projection (AsFitted).
+	Optimizer Optim `json:"optimizer,omitzero"`
 	// Loss is one of Losses (freq balances the bands).
 	Loss  Loss `json:"loss"`
 	Steps int  `json:"steps"`

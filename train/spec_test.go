@@ -1,8 +1,11 @@
 package train
 
 import (
+	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -61,5 +64,30 @@ func TestCheckOrderOrOrders(t *testing.T) {
 		if (err == nil) != (tc.want == "") || err != nil && err.Error() != tc.want {
 			t.Errorf("order %v, orders %v: %v, want %q", tc.order, tc.orders, err, tc.want)
 		}
+	}
+}
+
+// TestAsFittedDropsTheOptimiser: a spec fitted by variable projection (the default recipe,
+// at any order, 0 being a whole-model distill's order chosen per channel) is recorded
+// without the optimiser's settings, which that fit does not use, and its JSON names no
+// optimizer; a recipe the optimiser trains keeps them.
+func TestAsFittedDropsTheOptimiser(t *testing.T) {
+	for _, order := range []int{0, 8} {
+		s := DefaultSpec()
+		s.Order, s.Tol = order, 1e-3
+		got := s.AsFitted()
+		want := s
+		want.Optimizer, want.Steps, want.Tol = Optim{}, 0, 0
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("order %d by projection: %+v, want %+v", order, got, want)
+		}
+		b, err := json.Marshal(got)
+		if err != nil || strings.Contains(string(b), "optimizer") || !strings.Contains(string(b), `"steps":0`) {
+			t.Errorf("order %d by projection: %s (%v)", order, b, err)
+		}
+	}
+	paper := PaperSpec()
+	if got := paper.AsFitted(); !reflect.DeepEqual(got, paper) {
+		t.Errorf("the optimiser's recipe: %+v, want it as given", got)
 	}
 }

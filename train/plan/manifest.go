@@ -33,8 +33,9 @@ type Options struct {
 	LayoutOptions map[string]string `json:"layout_options,omitempty"`
 	Layers        string            `json:"layers,omitempty"`
 	// Length is the kernel length of layers whose checkpoint records none (s4d,
-	// stripedhyena, rtf).
-	Length int `json:"length"`
+	// stripedhyena, rtf); 0 (absent) in a manifest where every layer recorded its own
+	// (Applied).
+	Length int `json:"length,omitempty"`
 	// Order is the order of every channel, or 0 with OrderAuto: each channel's order is the
 	// one train.SuggestOrder suggests for Tol (from the lower bound), at most MaxOrder.
 	Order     int     `json:"order,omitempty"`
@@ -49,8 +50,22 @@ type Options struct {
 	// DType is the element type the distilled layers' tensors are written in ("F64", "F32",
 	// "BF16"); empty: each layer's own.
 	DType string `json:"dtype,omitempty"`
-	// Spec is the fitting recipe (its Order is each unit's; its Target is unused).
+	// Spec is the fitting recipe (its Order is each unit's; its Target is unused); in a
+	// manifest, as the fits ran it (Applied).
 	Spec train.Spec `json:"spec"`
+}
+
+// Applied returns the options as a job's fits applied them, which its manifest records: the
+// recipe as fitted (train.Spec.AsFitted: no optimiser settings for a fit by variable
+// projection) and Length only where some layer was distilled at it (lengthUsed), each
+// layer's own being in its record. Parts and the work directory's key keep the options as
+// given: merge compares them, and a run finds the units fitted before by them.
+func (o Options) Applied(lengthUsed bool) Options {
+	o.Spec = o.Spec.AsFitted()
+	if !lengthUsed {
+		o.Length = 0
+	}
+	return o
 }
 
 // Manifest records what a distillation did: its input and options, and for every layer
@@ -58,8 +73,9 @@ type Options struct {
 // has it beside it (OUT.manifest.json) and, in safetensors files, in its metadata without
 // the times (Stable).
 type Manifest struct {
-	Format  string        `json:"format"`
-	Input   Input         `json:"input"`
+	Format string `json:"format"`
+	Input  Input  `json:"input"`
+	// Options are the job's as its fits applied them (Options.Applied).
 	Options Options       `json:"options"`
 	Layers  []LayerRecord `json:"layers"`
 	// Skipped lists the layers detected and left as they were, with the reason.
