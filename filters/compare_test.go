@@ -168,32 +168,6 @@ func TestWindowHoldsLateRise(t *testing.T) {
 	}
 }
 
-// TestReportImpulseSize: ReportImpulse holds a response over the window its report measures
-// it on, until it has decayed, so that its size is the whole response's. A Jordan block of 50
-// at 0.3 (fed at its last state, read at its first) is 0 for 49 samples, peaks at t = 70 and
-// is above 1e-12 of its peak until t = 128: the first 64 samples, which ReportLength gives
-// its radius and order, hold 0.14 of its norm, which layouts' threshold for idle taps and
-// analysis.Minimal's error took from them.
-func TestReportImpulseSize(t *testing.T) {
-	const horizon = 4096 // the responses have underflowed to 0 long before
-	for _, f := range []Filter{jordanBlock(50, 0.3), jordanBlock(37, 0.3), chainFilter(0.5, 80, 0.3, 1e-20).f} {
-		h := ReportImpulse(f)
-		_, _, samples, _ := CompareBanks(nil, []Filter{f}, []Filter{f}, 0, 1<<40)
-		if len(h) != samples {
-			t.Errorf("order %d: ReportImpulse holds %d samples, CompareBanks compares %d", f.Order(), len(h), samples)
-		}
-		whole := floats.Norm(f.Impulse(horizon), 2)
-		if got := floats.Norm(h, 2); math.Abs(got-whole) > 1e-12*whole {
-			t.Errorf("order %d: norm %.16g over %d samples, %.16g over the whole response", f.Order(), got, len(h), whole)
-		}
-	}
-	f := jordanBlock(50, 0.3)
-	whole := floats.Norm(f.Impulse(horizon), 2)
-	if short := floats.Norm(f.Impulse(ReportLength(0.3, 50)), 2); !(short < whole/2) {
-		t.Fatalf("over ReportLength the norm is %.3g of the whole's: the test needs a response that outlasts it", short/whole)
-	}
-}
-
 // TestRelErrorFloor: a nonzero measured error below RelErrorFloor is reported as the floor, in
 // a conversion's report and in CompareBanks; 0 (responses equal bit for bit) stays 0. The tf
 // with poles 4 and 1 and its rotation form agree bit for bit where their responses reach

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
@@ -157,6 +158,58 @@ func TestExportIsReal(t *testing.T) {
 		maps.Copy(o.Values, c.o)
 		if _, _, err := layouts.Export(filters.Document{Filter: f}, layouts.S4D, o, ""); !errors.Is(err, layouts.ErrInvalid) || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("poles %v, %v: %v, want %q", c.poles, c.o, err, c.want)
+		}
+	}
+}
+
+// TestExportKeepsTapOfUnstableFilter: a mode at 0 is a tap at t = 1 of its residue, left out
+// of the modal layouts only where that residue is rounding next to what h[1] sums (the
+// channel's residues), not next to the whole response's norm: the diagonal filter of poles
+// {0, 1.5} and residues {1, 2} grows to 1e90 over the report's window, and its h[1] tap was
+// left out of both layouts as rounding. A residue of 1e-17 at 0 is still idle, and left out.
+func TestExportKeepsTapOfUnstableFilter(t *testing.T) {
+	for _, lay := range []layouts.Layout{layouts.StripedHyena, layouts.S4D} {
+		o := layouts.Options{}
+		if lay == layouts.S4D {
+			o.Values = map[string]string{"real-transform": "none"} // a pole outside the unit circle
+		}
+		tap := filters.Document{Filter: must(filters.NewDiagonal([]complex128{0, 1.5}, []complex128{1, 2}, 0))}
+		if _, _, err := layouts.Export(tap, lay, o, ""); err == nil || !strings.Contains(err.Error(), "pole 0 is 0") {
+			t.Errorf("%s: a tap of residue 1 at t = 1: %v, want it refused", lay, err)
+		}
+		idle := filters.Document{Filter: must(filters.NewDiagonal([]complex128{0, 1.5}, []complex128{1e-17, 2}, 0))}
+		tensors, _, err := layouts.Export(idle, lay, o, "")
+		if err != nil {
+			t.Errorf("%s: an idle pole at 0: %v", lay, err)
+			continue
+		}
+		if n := layouts.ModalStateSize(lay, tensors); n != 1 {
+			t.Errorf("%s: an idle pole at 0 written as %d modes, want 1", lay, n)
+		}
+	}
+}
+
+// TestReadBackCatchesDroppedTap: tensors of an unstable filter that lack its tap at t = 1
+// (the filter of poles {0, 1.5} and residues {1, 2} written without the mode at 0) read back
+// far from it: the relative error over the whole window is the last samples' (2.2e-16 where
+// the response grows to 1e90), so the first samples are measured on their own too.
+func TestReadBackCatchesDroppedTap(t *testing.T) {
+	doc := filters.Document{Filter: must(filters.NewDiagonal([]complex128{0, 1.5}, []complex128{1, 2}, 0))}
+	noTap := filters.Document{Filter: must(filters.NewDiagonal([]complex128{1.5}, []complex128{2}, 0))}
+	for _, lay := range []layouts.Layout{layouts.StripedHyena, layouts.SOS} {
+		tensors, _, err := layouts.Export(noTap, lay, layouts.Options{}, "")
+		if err != nil {
+			t.Fatalf("%s: %v", lay, err)
+		}
+		// h = 0, 3, 3, 4.5, 6.75, 10.125 against 0, 2, 3, …: 1/‖h‖ = 0.073 over the first
+		// 2(N + 1) samples, far above the 1e-6 float64 tensors are held to.
+		c, err := layouts.ReadBack(doc, tensors, arrays.Float64, lay, layouts.Options{}, "")
+		if err != nil || !(c.RelError > 0.05) {
+			t.Errorf("%s: the filter without its tap reads back to %.3g (%v), want above 0.05", lay, c.RelError, err)
+		}
+		// The filter it is reads back to rounding.
+		if c, err := layouts.ReadBack(noTap, tensors, arrays.Float64, lay, layouts.Options{}, ""); err != nil || !(c.RelError <= roundTripTol) {
+			t.Errorf("%s: reads back to %.3g (%v) from the filter written", lay, c.RelError, err)
 		}
 	}
 }

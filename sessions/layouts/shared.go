@@ -132,7 +132,7 @@ func exportS4DShared(bank *filters.Bank, m *SharedModes, width int, o Options, p
 				// t = 1 of its residue, which the
 				// module's 2·Re(C̃·e^{ΔA·t}) cannot make; an idle one (its residue rounding,
 				// as the plain export leaves idle poles at 0 out) is written with no C.
-				if cmplx.Abs(r) <= idleTap*responseNorm(diag) {
+				if idleTap(r, m.Residues[c]) {
 					continue
 				}
 				return nil, invalidf("channel %d, mode %d: its pole e^{ΔA} is 0 (Δ·A = %v) with residue %v, which the s4d layout cannot hold", c, k, complex(m.Dt[c], 0)*lam, r)
