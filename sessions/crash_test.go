@@ -294,7 +294,7 @@ func autosaveAndWait(t *testing.T, dir string) {
 }
 
 // TestAutosaveOfKilledProcess: a running ssmlab's autosave is private (0600 in a directory
-// tightened to 0700) and offered to no other process while it runs; once it is killed, the
+// tightened to 0700), and so is the lock it holds on it (.NAME.lock, created 0644), and offered to no other process while it runs; once it is killed, the
 // next start is offered its work, which recovers with the same unsaved items.
 func TestAutosaveOfKilledProcess(t *testing.T) {
 	if testing.Short() {
@@ -315,7 +315,7 @@ func TestAutosaveOfKilledProcess(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		want os.FileMode
-	}{{dir, 0o700}, {path, 0o600}} {
+	}{{dir, 0o700}, {path, 0o600}, {filepath.Join(dir, "."+filepath.Base(path)+".lock"), 0o600}} {
 		if fi, err := os.Stat(c.name); err != nil || fi.Mode().Perm() != c.want {
 			t.Errorf("%s: %v, mode %v, want %v", c.name, err, fi.Mode().Perm(), c.want)
 		}

@@ -410,6 +410,67 @@ func TestTryLockNamesHolder(t *testing.T) {
 	}
 }
 
+// TestLockFileMode: the lock file of a file yet to be made in a directory only its owner can
+// enter (an autosave's) is private, as the file will be: it was created 0666 less the umask
+// (0644). One a killed holder left more open is tightened as it is taken; that of an
+// existing file is no more open than the file.
+func TestLockFileMode(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no flock, no modes")
+	}
+	dir := filepath.Join(t.TempDir(), "private")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "f")
+	lockName := filepath.Join(dir, ".f.lock")
+	mode := func() fs.FileMode {
+		t.Helper()
+		fi, err := os.Stat(lockName)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode().Perm()
+	}
+	l, err := atomicfile.Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(); m != 0o600 {
+		t.Errorf("no file yet: the lock file has mode %v, want 0600", m)
+	}
+	l.Unlock()
+	if err := os.WriteFile(lockName, []byte("999999999\n"), 0o644); err != nil { // a killed holder's
+		t.Fatal(err)
+	}
+	if err := os.Chmod(lockName, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = atomicfile.TryLock(path); err != nil {
+		t.Fatal(err)
+	}
+	if m := mode(); m != 0o600 {
+		t.Errorf("a lock file left 0644: mode %v, want 0600", m)
+	}
+	l.Unlock()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = atomicfile.Lock(path); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Unlock()
+	if m := mode(); m != 0o600 {
+		t.Errorf("a 0600 file in a 0755 directory: the lock file has mode %v, want 0600", m)
+	}
+}
+
 // TestCheck: Check gives the error WriteFile would (a directory in the way, a missing
 // directory) and changes nothing: an existing file keeps its content, no file is left.
 func TestCheck(t *testing.T) {

@@ -17,8 +17,9 @@ type Locked struct {
 
 // Lock serialises the writers of path that read, modify and write it: it waits until no
 // other Lock of path (in any process) is held, and holds it until Unlock. The lock is an
-// advisory flock on ".NAME.lock" next to path (with path's mode), created for the purpose and
-// removed by Unlock; its holder writes its process ID in it, for TryLock's error to name (a
+// advisory flock on ".NAME.lock" next to path (with path's mode, or for a path yet to be
+// made no more open than its directory: 0600 in a private one), created for the purpose and
+// removed by Unlock (one left more open, by a killed holder, is tightened as it is taken); its holder writes its process ID in it, for TryLock's error to name (a
 // killed holder leaves the file, whose flock the kernel released, reused by the next Lock).
 // Readers need none, since WriteFile never shows a half-written file. Where the system has no
 // flock, Lock serialises nothing. A process must not hold two Locks of one path.
@@ -54,9 +55,14 @@ func lock(path string, wait bool) (*Locked, error) {
 	}
 	dir, base := split(target)
 	name := dir + string(os.PathSeparator) + "." + base + ".lock"
-	perm := os.FileMode(0o666) // empty, but no more open than the file itself
+	// Empty, but no more open than the file itself, or than its directory lets it be where
+	// there is no file yet (an autosave's, in a directory only its owner can enter, is
+	// private as the autosave will be).
+	perm := os.FileMode(0o666)
 	if fi, err := os.Stat(target); err == nil {
 		perm = fi.Mode().Perm() | 0o400
+	} else if di, err := os.Stat(dir); err == nil {
+		perm &= di.Mode().Perm() | 0o600
 	}
 	for range 100 {
 		// Opened for writing, to hold the holder's process ID, where it can be without
@@ -94,6 +100,9 @@ func lock(path string, wait bool) (*Locked, error) {
 				// best effort: without it, TryLock's error names no process
 				if f.Truncate(0) == nil {
 					_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+				}
+				if open := fi.Mode().Perm(); open&^perm != 0 {
+					_ = f.Chmod(open & perm) // best effort, as above
 				}
 			}
 			return &Locked{f: f}, nil
