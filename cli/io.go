@@ -517,15 +517,32 @@ func runExport(s *streams, src string, o exportOptions) error {
 	return nil
 }
 
-// flagMistake spells a *sessions.OptionError, err itself, as the flag it names ("--length 0
-// is outside [1, 1048576]"); any error of the options alone, which no input was read for, is
-// a command-line mistake (exit 2).
+// flagMistake spells the *sessions.OptionError in err as the flag it names ("--length 0 is
+// outside [1, 1048576]"), keeping what err says around it: the source and the item it is
+// about (`s.ssmlab: f3 ("tf"): --length 64 applies …`), which of several items it refuses.
+// Any error of the options alone, which no input was read for, is a command-line mistake
+// (exit 2).
 func flagMistake(err error) error {
-	if oe := (*sessions.OptionError)(nil); errors.As(err, &oe) {
+	oe := (*sessions.OptionError)(nil)
+	if !errors.As(err, &oe) {
+		return err
+	}
+	msg, opt := err.Error(), oe.Error()
+	i := strings.LastIndex(msg, opt)
+	if i < 0 {
 		return fmt.Errorf("--%w", oe)
 	}
-	return err
+	return &flagMistakeError{msg: msg[:i] + "--" + msg[i:], err: err}
 }
+
+// flagMistakeError is an error whose message names its option as a flag (flagMistake).
+type flagMistakeError struct {
+	msg string
+	err error
+}
+
+func (e *flagMistakeError) Error() string { return e.msg }
+func (e *flagMistakeError) Unwrap() error { return e.err }
 
 // readBackLine says how closely an exported layer gives its filter's impulse responses, as
 // a warning when it fails the check (sessions.ReadBackCheck.Failed).

@@ -595,6 +595,36 @@ func TestExportLengthPicksModalLayout(t *testing.T) {
 	}
 }
 
+// TestExportOptionRefusalNamesItem: an option one item of a session's cannot take is
+// refused (exit 2) in a line that says, before the flag, the session and the item (by ID):
+// of a diagonal filter and a tf one, --length refuses the tf one (f2), whose one layout
+// (rtf) has no length. The line kept the flag's refusal alone (`--length 64 applies …`),
+// with neither the session's path nor the item's ID in front of it.
+func TestExportOptionRefusalNamesItem(t *testing.T) {
+	dir := t.TempDir()
+	sess := filepath.Join(dir, "work.ssmlab")
+	diag := writeDoc(t, dir, "diag.json", filters.Document{Name: "diag", Filter: ioMust(filters.NewDiagonal([]complex128{-0.5, 0.5}, []complex128{1, 2}, 0))})
+	tf := writeDoc(t, dir, "tf.json", filters.Document{Name: "tf", Filter: ioMust(filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0))})
+	for _, in := range []string{diag, tf} {
+		if r := run(t, "", "import", in, "--session", sess); r.code != 0 {
+			t.Fatalf("%v", r)
+		}
+	}
+	s := ioMust(sessions.Load(sess))
+	if len(s.Filters) != 2 || s.Filters[1].ID != "f2" || s.Filters[1].Filter.Form() != filters.FormTF {
+		t.Fatalf("the session holds %s, want f2 the tf filter", s.Summary())
+	}
+	out := filepath.Join(dir, "out.pt")
+	r := run(t, "", "export", sess, "--length", "64", "-o", out)
+	oneErrorLine(t, r, ExitUsage, "--length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout")
+	if want := fmt.Sprintf(`ssmlab: export: %s: f2 ("%s"): --length 64 applies`, sess, s.Filters[1].Name); !strings.HasPrefix(r.stderr, want) {
+		t.Errorf("stderr %q, want it beginning %q", r.stderr, want)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("a refused export wrote %s", out)
+	}
+}
+
 // TestExportRefusalSaysWhatWasTried: a diagonal filter no default layout holds (a mode at
 // 0, which the s4d and stripedhyena layouts cannot write; poles crowded near 1, which rtf's
 // coefficients read back unstable) is refused (exit 1) in one line that says why s4d and

@@ -385,8 +385,8 @@ func TestLayerLengthRefusalsAreUsage(t *testing.T) {
 		{[]string{"import", lay + "hyena_32.pt", "--length", "49", "-o", out}, `hyena layer "backbone.layers.0.mixer.filter_fn.": --length 49 is beyond the 48 positions pos_emb holds`},
 		{[]string{"import", lay + "s4_64.pt", "--length", "1", "-o", out}, `s4 layer "encoder.layers.2.layer.": --length 1: an S4 layer's C̃ is undone for a kernel length (its l_kernel) in [2, 4194304]`},
 		{[]string{"import", lay + "s4d_dss_64.pt", "--disc", "dss", "-o", out}, "s4d layer: disc dss normalises the kernel by its length L: give --length L"},
-		{append([]string{"distill", lay + "s4d_32.pt", "--length", "1"}, ckpt...), `distill: --length 1 is below the 2 samples a fit needs: s4d layer "layers.0.layer." records no kernel length, and is distilled at it`},
-		{append([]string{"distill", lay + "rtf_32.safetensors", "--trunc-len", "1"}, ckpt...), `distill: --trunc-len 1: rtf layer "layers.0.filter." is distilled at its trunc_len; a fit needs at least 2 samples`},
+		{append([]string{"distill", lay + "s4d_32.pt", "--length", "1"}, ckpt...), `distill: ` + lay + `s4d_32.pt: --length 1 is below the 2 samples a fit needs: s4d layer "layers.0.layer." records no kernel length, and is distilled at it`},
+		{append([]string{"distill", lay + "rtf_32.safetensors", "--trunc-len", "1"}, ckpt...), `distill: ` + lay + `rtf_32.safetensors: --trunc-len 1: rtf layer "layers.0.filter." is distilled at its trunc_len; a fit needs at least 2 samples`},
 	} {
 		r := run(t, "", tc.args...)
 		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, tc.want) {
