@@ -57,7 +57,8 @@ func TestEndToEnd(t *testing.T) {
 	typeKeys(tm, "c")
 	waitFor(t, tm, "converted zpk → tf")
 
-	// move a pole: the tf filter is converted to zpk first, then the pole moves
+	// move a pole: the tf filter is converted to zpk first, and the pole moved once it is
+	// (the conversion's report first on the line); the next key moves it again
 	typeKeys(tm, "tab", "right")
 	waitFor(t, tm, "converted tf → zpk")
 	typeKeys(tm, "right")
@@ -86,7 +87,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("%d entries, want 2", len(fm.entries()))
 	}
 	e := fm.entries()[1]
-	if e == nil || e.form() != "zpk" || len(e.undo) != 3 {
+	if e == nil || e.form() != "zpk" || len(e.undo) != 4 { // to tf, to zpk, two moves
 		t.Errorf("pair: %+v", e)
 	}
 	if len(fm.jobs) != 1 || fm.jobs[0].state() != sessions.JobCancelled {

@@ -207,6 +207,7 @@ func (m *Model) route(msg tea.Msg) tea.Cmd {
 		m.onView(msg)
 	case bankConvertMsg:
 		m.onBankConvert(msg)
+		m.plots.conversionDone(msg.id)
 	case bankRhoMsg:
 		m.onBankRho(msg)
 	case presetMsg:

@@ -266,6 +266,124 @@ func TestMovePoleDiagonalAndDense(t *testing.T) {
 	}
 }
 
+// TestPoleKeysWaitForPoles: pole keys sent at once, before the results they need come back
+// (a script's n →), do what they do one at a time. On a tf filter of a pole pair and a real
+// pole, n waits for the poles the tf computes in a command, and → for its conversion to zpk,
+// which it starts: both apply once they are there, the pair n selected moves and nothing
+// else does. A second → sent with them moves it again, and a bank of such channels waits for
+// its conversion as one filter does. The arrow was dropped without a word: the conversion
+// came, and the key that started it and those behind it had done nothing.
+func TestPoleKeysWaitForPoles(t *testing.T) {
+	pair := cmplx.Rect(0.9, math.Pi/3)
+	// (z − p)(z − p̄)(z − 0.5): a = [1, −(2 Re p + 0.5), |p|² + Re p, −0.5|p|²]
+	den := []float64{-(2*real(pair) + 0.5), 0.81 + real(pair), -0.5 * 0.81}
+	tf, err := filters.NewTransferFunction(den, []float64{1, 0.5, 0.25}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bank, err := filters.NewBank([]filters.Filter{tf, tf})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		item  Item
+		keys  []string
+		moves int // keys that move the selected pole
+	}{
+		{"n →", Item{Name: "f", Filter: tf}, []string{"n", "right"}, 1},
+		{"n → →", Item{Name: "f", Filter: tf}, []string{"n", "right", "right"}, 2},
+		{"bank n →", Item{Name: "b", Bank: bank}, []string{"n", "right"}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := newTestModel(t, 120, 40, nil)
+			// every message's commands are held back, so that the keys come before any
+			// result, and run afterwards
+			var held []tea.Cmd
+			update := func(msg tea.Msg) {
+				_, cmd := m.Update(msg)
+				held = append(held, cmd)
+			}
+			update(openMsg{path: "f.json", opened: Opened{Items: []Item{tc.item}}})
+			m.setFocus(panePlots)
+			for _, k := range tc.keys {
+				update(keyMsg(k))
+			}
+			if e := m.selected(); e.form() != "tf" {
+				t.Fatalf("the filter is %s before any result came", e.form())
+			}
+			if s := m.status.text; !strings.Contains(s, "the pole moves once it is done") {
+				t.Errorf("while converting, the status says %q", s)
+			}
+			for _, c := range held {
+				runCmd(t, m, c, 0)
+			}
+			e := m.selected()
+			got, ok := e.current().(*filters.ZPK)
+			if !ok {
+				t.Fatalf("the shown filter is %s, want zpk (status %q)", e.form(), m.status.text)
+			}
+			conv, _, err := filters.Convert(tf, filters.FormZPK) // what the workbench converts
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := conv.(*filters.ZPK).Poles
+			reps := poleReps(want)
+			if len(reps) != 2 || m.plots.poleSel != 1 {
+				t.Fatalf("%d poles to select, selected %d: want n to have selected the second of 2", len(reps), m.plots.poleSel)
+			}
+			sel := reps[1]
+			moved := want[sel]
+			for range tc.moves {
+				moved = nudge(moved, stepLevels[m.plots.step], 0, 1)
+			}
+			for i, p := range got.Poles {
+				w := want[i]
+				switch {
+				case i == sel:
+					w = moved
+				case imag(want[sel]) != 0 && i == filters.Partner(want, sel):
+					w = cmplx.Conj(moved)
+				}
+				if cmplx.Abs(p-w) > 1e-12 {
+					t.Errorf("pole %d is %v, want %v (converted %v, the selected one %d moved %d times)", i, p, w, want[i], sel, tc.moves)
+				}
+			}
+			if s := m.status.text; !strings.Contains(s, "converted tf → zpk") && !strings.Contains(s, "converted 2 channels to zpk") || !strings.Contains(s, "pole →") {
+				t.Errorf("status %q: want the conversion's report, then the move", s)
+			}
+		})
+	}
+	// A conversion that asks first (outside the documented accuracy) and is declined drops
+	// the keys waiting on it: the filter's zpk form, taken later by c, has its poles unmoved.
+	t.Run("declined", func(t *testing.T) {
+		m := newTestModel(t, 140, 44, nil)
+		cluster := clusterTF(t)
+		e := addFilter(t, m, "cluster", cluster)
+		m.setFocus(panePlots)
+		keys(t, m, "right", "right")
+		if _, ok := dialogOf[*confirm](m); !ok {
+			t.Fatalf("no question (dialog %T, status %q)", m.dialog, m.status.text)
+		}
+		keys(t, m, "esc")
+		if len(m.plots.queued) != 0 {
+			t.Errorf("%d pole keys still queued after the conversion was declined", len(m.plots.queued))
+		}
+		m.setFocus(paneRepr)
+		keys(t, m, "6", "c", "y")
+		got, ok := m.entry(e.id).current().(*filters.ZPK)
+		conv, _, err := filters.Convert(cluster, filters.FormZPK)
+		if !ok || err != nil {
+			t.Fatalf("c y: the filter is %s (%v)", m.entry(e.id).form(), err)
+		}
+		for i, p := range got.Poles {
+			if w := conv.(*filters.ZPK).Poles[i]; p != w {
+				t.Errorf("pole %d is %v, the conversion's %v: a declined move applied", i, p, w)
+			}
+		}
+	})
+}
+
 func TestStaleResultsAreDropped(t *testing.T) {
 	m := newTestModel(t, 120, 40, nil)
 	addPreset(t, m, "pair")

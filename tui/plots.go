@@ -49,6 +49,13 @@ type plotsPane struct {
 	poleSel       int    // index into poleReps of the shown filter's poles
 	step          int    // index into stepLevels
 	seen          string // the item the pole selection is for
+	// queued are pole keys that came before the poles they act on, which a form that does
+	// not hold them has computed in a command, and which an arrow on such a form converts it
+	// to zpk for first: applyQueued applies them in order once the poles are there, so that
+	// keys sent at once (n → from a script) do what they do one at a time. conv is the
+	// conversion an arrow started, which the arrows queued behind it wait for.
+	queued []poleKey
+	conv   poleConversion
 
 	cacheKey  plotCacheKey
 	cacheView string
@@ -94,10 +101,115 @@ func newPlots(m *Model) *plotsPane {
 
 func (p *plotsPane) setSize(w, h int) { p.width, p.height = w, h }
 
-// sync starts the pole selection over for another item.
+// sync starts the pole selection over for another item, dropping the pole keys queued for
+// the one before, and applies those queued for this one that can be (applyQueued).
 func (p *plotsPane) sync() {
 	if p.m.sel != p.seen {
-		p.poleSel, p.seen = 0, p.m.sel
+		p.poleSel, p.seen, p.queued = 0, p.m.sel, nil
+	}
+	p.applyQueued()
+}
+
+// poleKey is a pole key kept until the poles it acts on are there (plotsPane.queued): n or
+// N (sel 1 or −1), or an arrow (sel 0), which moves the selected pole by radial and angular
+// steps of step.
+type poleKey struct {
+	sel             int
+	radial, angular int
+	step            stepLevel
+}
+
+// poleConversion is the conversion to zpk an arrow started, of item id at generation rev:
+// a single filter's is under way while it is the workbench's conversion to commit, a bank's
+// until its result comes (pending, cleared by conversionDone).
+type poleConversion struct {
+	id      string
+	rev     uint64
+	bank    bool
+	pending bool
+}
+
+// converting reports whether the conversion an arrow started for e is under way.
+func (p *plotsPane) converting(e *entry) bool {
+	c := p.conv
+	if c.id == "" || c.id != e.id || c.rev != e.rev {
+		return false
+	}
+	if c.bank {
+		return c.pending
+	}
+	return p.m.commit.id == e.id
+}
+
+// conversionDone notes that the bank conversion of item id has come back (applied, refused,
+// or waiting on the question of its accuracy).
+func (p *plotsPane) conversionDone(id string) {
+	if p.conv.id == id {
+		p.conv.pending = false
+	}
+}
+
+// shownPoles returns the poles of e's shown filter the pole keys act on: those its form
+// holds, at once, else those computed for its current generation and channel; ok is false
+// until they are there, err where they could not be computed.
+func shownPoles(e *entry) (poles []complex128, ok bool, err error) {
+	if f := e.current(); f != nil {
+		if held, ok := filters.HeldPoles(f); ok {
+			return held, true, nil
+		}
+	}
+	if pz := e.pz; pz != nil && pz.key == (pzKey{rev: e.rev, ch: e.ch}) {
+		return pz.poles, pz.havePoles, pz.err
+	}
+	return nil, false, nil
+}
+
+// applyQueued applies the queued pole keys, in order, while the poles each needs are there:
+// a selection once the poles are computed, a move once the filter is in a form that holds
+// them. A move whose conversion failed, or waits on the question of its accuracy, is dropped
+// with the keys behind it (the status says why; keys typed ahead answer no question). The
+// status of a conversion that came in this update stays in front of the move's.
+func (p *plotsPane) applyQueued() {
+	if len(p.queued) == 0 {
+		return
+	}
+	m := p.m
+	before, converted := m.status, false
+	for len(p.queued) > 0 {
+		e := m.selected() // anew: an edit makes the item's entry anew
+		if e == nil || e.current() == nil {
+			p.queued = nil
+			return
+		}
+		k := p.queued[0]
+		if k.sel != 0 {
+			poles, ok, err := shownPoles(e)
+			if err != nil {
+				p.queued = nil
+				m.setStatus(levelWarn, "the poles could not be computed: "+oneLine(err))
+				return
+			}
+			if !ok {
+				return
+			}
+			p.selectIn(e, poles, k.sel)
+		} else {
+			pm, held := e.current().(filters.PoleMover)
+			if !held {
+				if !p.converting(e) {
+					p.queued, p.conv = nil, poleConversion{}
+				}
+				return
+			}
+			if p.conv.id == e.id && p.conv.rev != e.rev {
+				converted, p.conv = true, poleConversion{}
+			}
+			p.nudgeSelected(e, pm, k)
+		}
+		p.queued = p.queued[1:]
+	}
+	if converted && before.level != levelInfo && m.status != before {
+		m.status = statusMsg{text: before.text + " · " + m.status.text, level: before.level}
 	}
 }
 
@@ -164,20 +276,37 @@ func (p *plotsPane) toggle(k plotKind) {
 	p.m.setStatus(levelInfo, plotNames[k]+" plot "+state)
 }
 
-// selectPole selects the next (d = 1) or previous (d = -1) pole of the shown filter.
+// selectPole selects the next (d = 1) or previous (d = -1) pole of the shown filter; while
+// its poles are being computed, or keys before it wait, the key waits too (applyQueued).
 func (p *plotsPane) selectPole(d int) {
 	p.showPZ()
 	e := p.m.selected()
-	if e == nil || e.pz == nil || !e.pz.havePoles {
+	if e == nil || e.current() == nil {
 		return
 	}
-	n := len(poleReps(e.pz.poles))
+	poles, ok, err := shownPoles(e)
+	switch {
+	case len(p.queued) > 0 || !ok && err == nil:
+		p.queued = append(p.queued, poleKey{sel: d})
+		if !ok {
+			p.m.setStatus(levelInfo, fmt.Sprintf("computing the poles of %s: the pole is selected once they are there", e.name))
+		}
+	case err != nil:
+		p.m.setStatus(levelWarn, "the poles could not be computed: "+oneLine(err))
+	default:
+		p.selectIn(e, poles, d)
+	}
+}
+
+// selectIn moves the selection d poles on among poles, e's shown filter's.
+func (p *plotsPane) selectIn(e *entry, poles []complex128, d int) {
+	n := len(poleReps(poles))
 	if n == 0 {
 		p.m.setStatus(levelInfo, "this filter has no poles")
 		return
 	}
 	p.poleSel = (p.poleSel + d + n) % n
-	p.describePole(e)
+	p.describePole(poles)
 }
 
 func (p *plotsPane) movePoleKey(msg tea.KeyMsg) tea.Cmd {
@@ -201,21 +330,23 @@ func (p *plotsPane) describeStep() {
 	p.m.setStatus(levelInfo, fmt.Sprintf("pole step: radius %s, angle %sπ per key", num(s.r), num(s.th/math.Pi)))
 }
 
-func (p *plotsPane) describePole(e *entry) {
-	i, ok := p.selectedPole(e.pz)
+func (p *plotsPane) describePole(poles []complex128) {
+	i, ok := p.selectedIn(poles)
 	if !ok {
 		return
 	}
-	pole := e.pz.poles[i]
+	pole := poles[i]
 	what := "pole"
 	if imag(pole) != 0 {
 		what = "pole pair"
 	}
-	p.m.setStatus(levelInfo, fmt.Sprintf("%s %d of %d: %s = %s∠%sπ · arrows move it", what, p.poleSel+1, len(poleReps(e.pz.poles)), cnum(pole), filters.FormatModulus(absC(pole)), num(argC(pole)/math.Pi)))
+	p.m.setStatus(levelInfo, fmt.Sprintf("%s %d of %d: %s = %s∠%sπ · arrows move it", what, p.poleSel+1, len(poleReps(poles)), cnum(pole), filters.FormatModulus(absC(pole)), num(argC(pole)/math.Pi)))
 }
 
 // movePole nudges the selected pole (and its conjugate) of the shown filter by radial and
-// angular steps of s. The edit itself is O(n); the responses follow in a command.
+// angular steps of s. A filter in a form that does not hold its poles is converted to zpk
+// first, and the pole moved once it is (applyQueued), as are the keys that come meanwhile.
+// The edit itself is O(n); the responses follow in a command.
 func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
 	m := p.m
 	e := m.selected()
@@ -227,23 +358,47 @@ func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
 		m.setStatus(levelWarn, "kernels have no poles to move")
 		return nil
 	}
+	k := poleKey{radial: radial, angular: angular, step: s}
 	pm, held := f.(filters.PoleMover)
-	if !held && f.Order() > 0 {
-		// convert once to a form that holds its poles, then edit there
-		m.setStatus(levelInfo, fmt.Sprintf("moving poles needs a form that holds them: converting %s → zpk (press again once done)", f.Form()))
-		cmd, err := m.convertTo(filters.FormZPK)
-		m.setError(err)
-		return cmd
-	}
-	if e.pz == nil || !e.pz.havePoles || e.pz.key.rev != e.rev {
+	switch {
+	case held && len(p.queued) == 0:
+		p.nudgeSelected(e, pm, k)
 		return nil
-	}
-	i, ok := p.selectedPole(e.pz)
-	if !ok {
+	case held || p.converting(e):
+		p.queued = append(p.queued, k) // behind keys still waiting
+		return nil
+	case f.Order() == 0:
 		m.setStatus(levelInfo, "this filter has no poles")
 		return nil
 	}
-	old := e.pz.poles[i]
+	// convert once to a form that holds its poles, then edit there (behind any keys still
+	// waiting: the conversion needs no selection)
+	from := f.Form()
+	conv := poleConversion{id: e.id, rev: e.rev, bank: e.kind == kindBank, pending: true}
+	cmd, err := m.convertTo(filters.FormZPK)
+	if err != nil {
+		m.setError(err)
+		return cmd
+	}
+	p.conv = conv
+	p.queued = append(p.queued, k)
+	if p.converting(e) {
+		m.setStatus(levelInfo, fmt.Sprintf("converting %s → zpk, a form that holds its poles: the pole moves once it is done", from))
+	}
+	return cmd
+}
+
+// nudgeSelected moves the selected pole of e's shown filter, pm, as k says.
+func (p *plotsPane) nudgeSelected(e *entry, pm filters.PoleMover, k poleKey) {
+	m := p.m
+	s, radial, angular := k.step, k.radial, k.angular
+	poles := pm.HeldPoles()
+	i, ok := p.selectedIn(poles)
+	if !ok {
+		m.setStatus(levelInfo, "this filter has no poles")
+		return
+	}
+	old := poles[i]
 	np := nudge(old, s, radial, angular)
 	// nudge stops a pair short of the origin: say so, not nothing or a typed value's error
 	stop := ""
@@ -252,16 +407,16 @@ func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
 	}
 	if np == old {
 		m.setStatus(levelInfo, strings.TrimPrefix(stop, " · "))
-		return nil
+		return
 	}
 	g, err := pm.MovePole(i, np)
 	if err != nil {
 		m.setError(err)
-		return nil
+		return
 	}
 	if err := m.setCurrent(e, g); err != nil {
 		m.setError(err)
-		return nil
+		return
 	}
 	r := absC(np)
 	where := filters.CirclePlace(r)
@@ -269,7 +424,6 @@ func (p *plotsPane) movePole(s stepLevel, radial, angular int) tea.Cmd {
 		where += ": " + v.String()
 	}
 	m.setStatus(levelInfo, fmt.Sprintf("pole → %s∠%sπ (%s)%s · u undoes", filters.FormatModulus(r), num(argC(np)/math.Pi), where, stop))
-	return nil
 }
 
 // visible returns the plots shown at the current size, and the grid they are laid out in.

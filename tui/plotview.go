@@ -412,7 +412,12 @@ func (p *plotsPane) selectedPole(pz *pzData) (int, bool) {
 	if pz == nil || !pz.havePoles {
 		return 0, false
 	}
-	reps := poleReps(pz.poles)
+	return p.selectedIn(pz.poles)
+}
+
+// selectedIn returns the index in poles of the selected pole.
+func (p *plotsPane) selectedIn(poles []complex128) (int, bool) {
+	reps := poleReps(poles)
 	if len(reps) == 0 {
 		return 0, false
 	}
