@@ -624,6 +624,7 @@ func TestFlagValueErrors(t *testing.T) {
 		{[]string{"distill", "f.json", "--seed", "-1"}, `--seed "-1": want a whole number, 0 or more`},
 		{[]string{"distill", "f.json", "--lr", "fast"}, `--lr "fast": want a number`},
 		{[]string{"distill", "f.json", "--order", "abc"}, `--order "abc": want a whole number or auto`},
+		{[]string{"distill", "f.json", "--max-radius", "wide"}, `--max-radius "wide": want a number or auto`},
 		{[]string{"convert", "f.json", "--force=maybe"}, `--force "maybe": want true or false`},
 	} {
 		r := run(t, "", tc.args...)

@@ -112,6 +112,9 @@ func (s *streams) printLadder(rep ladderReport) {
 	if n := len(rep.Reports); n > 0 {
 		last := rep.Reports[n-1]
 		fmt.Fprintf(s.err, "fitted %d channel(s), %s at %s, in %.2fs on %s\n", len(last.Channels), last.Model, plural.Count(n, "order"), last.Seconds, last.Backend)
+		if a := last.AutoRadiusText(); a != "" {
+			fmt.Fprintln(s.err, a)
+		}
 	}
 	for _, r := range rep.Reports {
 		for _, warn := range r.Warnings {

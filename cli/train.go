@@ -31,7 +31,7 @@ type jobFlags struct {
 	order      orderFlag
 	init       train.Init
 	constraint train.Constraint
-	maxRadius  float64
+	maxRadius  radiusFlag
 	optimizer  string
 	lr         float64
 	schedule   string
@@ -57,7 +57,8 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	f.Var(choiceFlag[train.Init]{&j.init, train.Inits}, "init", "initialisation: "+train.Choices(train.Inits)+" (montel: rtf only; hankel: the stabilised ERA realisation)")
 	j.constraint = d.Constraint
 	f.Var(choiceFlag[train.Constraint]{&j.constraint, train.Constraints}, "constraint", train.Choices(train.Constraints)+" (l1_montel: rtf only)")
-	f.Float64Var(&j.maxRadius, "max-radius", d.MaxRadius, "the pole-radius bound of --constraint radius, in (0, 1 - 1e-10]: every pole of a fit stays inside it (closer to 1 for kernels that decay more slowly than 0.9999ᵗ)")
+	j.maxRadius = radiusFlag{d.MaxRadius}
+	f.Var(&j.maxRadius, "max-radius", "the pole-radius bound of --constraint radius: every pole of a fit stays inside it; auto (a job file's 0): "+train.AutoRadiusRule+", or a number in (0, 1 - 1e-10] (closer to 1 for kernels that decay more slowly than its powers)")
 	f.StringVar(&j.optimizer, "optimizer", d.Optimizer.Name, "adam or adamw")
 	f.Float64Var(&j.lr, "lr", d.Optimizer.LR, "the learning rate")
 	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
@@ -109,7 +110,7 @@ func (j *jobFlags) settings() []jobSetting {
 		{"order", "order", func(s *train.Spec) { s.Order = j.order.n }},
 		{"init", "init", func(s *train.Spec) { s.Init = j.init }},
 		{"constraint", "constraint", func(s *train.Spec) { s.Constraint = j.constraint }},
-		{"max-radius", "max_radius", func(s *train.Spec) { s.MaxRadius = j.maxRadius }},
+		{"max-radius", "max_radius", func(s *train.Spec) { s.MaxRadius = j.maxRadius.r }},
 		{"optimizer", "optimizer.name", func(s *train.Spec) { s.Optimizer.Name = j.optimizer }},
 		{"lr", "optimizer.lr", func(s *train.Spec) { s.Optimizer.LR = j.lr }},
 		{"schedule", "optimizer.schedule", func(s *train.Spec) { s.Optimizer.Schedule = j.schedule }},
@@ -261,7 +262,8 @@ their own length (--length is refused for them).
 The default recipe (--init hankel with the rtf or modal model) fits poles and residues by
 variable projection: the residues by least squares for given poles, the poles by
 Levenberg–Marquardt (--refine iterations per order) in a parametrisation that keeps every
-pole inside --max-radius (0.9999 under --constraint none), from the target's ERA
+pole inside --max-radius (auto: max(0.9999, 1 − 1/L) for kernels of L samples; 0.9999
+under --constraint none), from the target's ERA
 realisation (unstable poles reflected or clipped) and from the fit of half the order with
 more poles, so that a higher order never fits worse. Every result is stable. A fit that ends
 far above its lower bound with poles on that radius bound, where moving them out alone
@@ -717,6 +719,9 @@ func (s *streams) summarise(r train.Report, bounded bool) {
 		fmt.Fprintf(s.err, "fitted %d channel(s), %s order %d: relative error mean %.3g, worst %.3g%s; stable: %v; %d steps in %.2fs on %s\n",
 			len(r.Channels), r.Model, r.Order, r.MeanRelError, r.MaxRelError, bound, r.Stable, r.Steps, r.Seconds, r.Backend)
 	}
+	if a := r.AutoRadiusText(); a != "" {
+		fmt.Fprintln(s.err, a)
+	}
 	for _, w := range r.Warnings {
 		fmt.Fprintf(s.err, "warning: %s\n", w)
 	}
@@ -736,6 +741,32 @@ func isTerminal(w io.Writer) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
+
+// radiusFlag is --max-radius: a radius bound, or auto (train.Spec's MaxRadius 0, as a job
+// file writes it), which the job resolves for its kernels' length (train.AutoRadius).
+type radiusFlag struct{ r float64 }
+
+func (f *radiusFlag) String() string {
+	if f.r == 0 {
+		return "auto"
+	}
+	return strconv.FormatFloat(f.r, 'g', -1, 64)
+}
+
+func (f *radiusFlag) Set(v string) error {
+	if v == "auto" {
+		f.r = 0
+		return nil
+	}
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("want a number or auto")
+	}
+	f.r = r
+	return nil
+}
+
+func (f *radiusFlag) Type() string { return "r" }
 
 // orderFlag is --order: a state size, or auto.
 type orderFlag struct {

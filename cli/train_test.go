@@ -549,6 +549,39 @@ func TestDistillMaxRadius(t *testing.T) {
 	}
 }
 
+// TestDistillAutoRadius: by default (and with --max-radius auto) a kernel of 32768 samples
+// is fitted within 1 − 1/32768, which distill prints and the report holds, so the order-2
+// kernel 0.5·0.9ᵗ + (1 − 3/L)ᵗ, whose slow mode lies beyond 0.9999, fits to rounding; an
+// explicit --max-radius 0.9999 is honoured as given (the fit ends at 0.014), and no
+// automatic bound is printed. The bound was 0.9999 whatever the length.
+func TestDistillAutoRadius(t *testing.T) {
+	const length = 32768
+	dir := t.TempDir()
+	y := make([]string, length)
+	for τ := range y {
+		y[τ] = strconv.FormatFloat(0.5*math.Pow(0.9, float64(τ))+math.Pow(1-3.0/length, float64(τ)), 'g', -1, 64)
+	}
+	in := writeText(t, dir, "slow.csv", strings.Join(y, ",")+"\n")
+	report := filepath.Join(dir, "r.json")
+	const line = "radius bound 0.999969 (auto: max(0.9999, 1 − 1/L) for kernels of L samples)\n"
+	for _, args := range [][]string{nil, {"--max-radius", "auto"}} {
+		r := run(t, "", append([]string{"distill", in, "--order", "2", "-o", filepath.Join(dir, "a.json"), "--report", report}, args...)...)
+		if r.code != ExitOK || !strings.Contains(r.stderr, line) {
+			t.Errorf("%v: want exit 0 and %q; got %v", args, line, r)
+		}
+		if rep := readDistillReport(t, report); rep.AutoMaxRadius != 1-1.0/length || !(rep.MaxRelError < 1e-8) {
+			t.Errorf("%v: report auto_max_radius %.17g, error %.3g; want 1 − 1/32768 and the kernel fitted to rounding", args, rep.AutoMaxRadius, rep.MaxRelError)
+		}
+	}
+	r := run(t, "", "distill", in, "--order", "2", "--max-radius", "0.9999", "-o", filepath.Join(dir, "b.json"), "--report", report)
+	if r.code != ExitOK || strings.Contains(r.stderr, "radius bound 0.9") {
+		t.Errorf("--max-radius 0.9999: want exit 0 and no automatic bound; got %v", r)
+	}
+	if rep := readDistillReport(t, report); rep.AutoMaxRadius != 0 || !(rep.MaxRelError > 1e-3) || !(rep.Channels[0].MaxPoleRadius < 0.9999) {
+		t.Errorf("--max-radius 0.9999: report auto_max_radius %g, error %.3g, pole radius %.9g; want none, the slow mode clipped", rep.AutoMaxRadius, rep.MaxRelError, rep.Channels[0].MaxPoleRadius)
+	}
+}
+
 // TestJobFlagMistakesAreUsage: a job flag's value that the job refuses (train.FieldError) is a
 // command-line mistake, exit 2, named by its flag, for distill (a filter or a checkpoint) and
 // train; they exited 1 in the job file's words ("optimizer tol = -1 is out of range"). The same
@@ -572,7 +605,7 @@ func TestJobFlagMistakesAreUsage(t *testing.T) {
 		{[]string{"distill", in, "--model", "modal", "--init", "montel"}, ExitUsage, "--init montel applies to the rtf model only (--model modal)"},
 		{[]string{"distill", in, "--init", "zeros", "--optimizer", "sgd"}, ExitUsage, `--optimizer "sgd" is not an optimizer: want adam or adamw`},
 		{[]string{"distill", modelCkpt, "--order", "5000", "-o", ckpt}, ExitUsage, "--order 5000 outside [1, 4096]"},
-		{[]string{"distill", modelCkpt, "--order", "4", "--max-radius", "0", "-o", ckpt}, ExitUsage, "--max-radius 0 is outside (0, 1 - 1e-10]"},
+		{[]string{"distill", modelCkpt, "--order", "4", "--max-radius", "-0.5", "-o", ckpt}, ExitUsage, "--max-radius -0.5 is outside (0, 1 - 1e-10]"},
 		{[]string{"train", "--task", "delay", "--tol", "-1"}, ExitUsage, "--tol -1 is out of range"},
 		{[]string{"train", "--task", "delay", "--model", "modal", "--init", "montel"}, ExitUsage, "--init montel applies to the rtf model only (--model modal)"},
 		// From the job file: its mistake, unless a flag given makes it one.

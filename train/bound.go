@@ -431,6 +431,12 @@ func growingNote(targets [][]float64, rel, bound []float64) string {
 // its distance from the unit circle (the projection keeps poles strictly inside rmax).
 func onBound(rho, rmax float64) bool { return 1-rho <= 1.01*(1-rmax) }
 
+// RadiusText writes a radius bound r in (0, 1) with at least 6 digits and those that show
+// its distance from the unit circle: 0.9999, 0.999969 (1 − 1/32768), 0.9999924 (1 − 1/131072).
+func RadiusText(r float64) string {
+	return strconv.FormatFloat(r, 'g', max(6, int(math.Ceil(-math.Log10(1-r)))+1), 64)
+}
+
 // widerBound is the radius bound radiusNote suggests in place of rmax: a tenth as far from
 // the unit circle, and no further out than a MaxRadius may be.
 func widerBound(rmax float64) float64 { return math.Min(1-(1-rmax)/10, 1-filters.MarginalTol) }
@@ -533,18 +539,16 @@ func radiusNote(rel, bound []float64, probe []radiusProbe, rmax float64, constra
 	if len(chans) == 0 {
 		return ""
 	}
-	wider := widerBound(rmax)
-	// the digits that show the distance from the unit circle
-	w := strconv.FormatFloat(wider, 'g', int(math.Ceil(-math.Log10(1-wider)))+1, 64)
+	w := RadiusText(widerBound(rmax))
 	how := "moved out to " + w + " (residues refitted)"
 	if probe[worst].refined {
 		how = "refined within " + w
 	}
-	which := fmt.Sprintf("channel %d's fit ends at %.3g, far above its lower bound %.3g, with a pole on the radius bound %g: %s, its poles give %.3g",
-		worst, rel[worst], bound[worst], rmax, how, probe[worst].rel)
+	which := fmt.Sprintf("channel %d's fit ends at %.3g, far above its lower bound %.3g, with a pole on the radius bound %s: %s, its poles give %.3g",
+		worst, rel[worst], bound[worst], RadiusText(rmax), how, probe[worst].rel)
 	if len(chans) > 1 {
-		which = fmt.Sprintf("the fits of %s end far above their lower bounds with poles on the radius bound %g (worst channel %d: %.3g against %.3g; %s, its poles give %.3g)",
-			channelsList(chans), rmax, worst, rel[worst], bound[worst], strings.Replace(how, " (residues refitted)", ", residues refitted", 1), probe[worst].rel)
+		which = fmt.Sprintf("the fits of %s end far above their lower bounds with poles on the radius bound %s (worst channel %d: %.3g against %.3g; %s, its poles give %.3g)",
+			channelsList(chans), RadiusText(rmax), worst, rel[worst], bound[worst], strings.Replace(how, " (residues refitted)", ", residues refitted", 1), probe[worst].rel)
 	}
 	fix := fmt.Sprintf("a --max-radius closer to 1, e.g. %s, lets the fit place them there", w)
 	if !constrained {

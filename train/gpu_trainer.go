@@ -278,7 +278,7 @@ func (t *gpuTrainer) update() error {
 	}
 	return t.launch(kAdam, t.d, 1, t.p, t.m, t.v, t.g, t.goodP, t.goodM, t.goodV, t.goodT, t.step, t.t, t.lrScale,
 		t.np, t.n, t.montel, o.LR, o.Beta1, o.Beta2, o.Eps, o.WeightDecay, adamw, o.Warmup, cosine, t.total,
-		radius, t.spec.MaxRadius, gpuCheckEvery)
+		radius, t.maxRadius(), gpuCheckEvery)
 }
 
 // measure queues the per-channel loss and relative error of the last forward pass.
@@ -289,6 +289,15 @@ func (t *gpuTrainer) measure() error {
 func (t *gpuTrainer) radius() int {
 	if t.spec.Constraint == "radius" {
 		return 1
+	}
+	return 0
+}
+
+// maxRadius is the bound the kernels keep an rtf's poles within where radius is 1: the job's,
+// resolved where automatic (Spec.poleBound); unread otherwise.
+func (t *gpuTrainer) maxRadius() float64 {
+	if t.radius() == 1 {
+		return t.spec.poleBound()
 	}
 	return 0
 }
@@ -343,7 +352,7 @@ func (t *gpuTrainer) trackBest() error {
 	if err := t.measure(); err != nil {
 		return err
 	}
-	return t.launch(kTrackBest, t.d, 1, t.p, t.rel, t.best, t.bestRel, t.np, t.n, t.montel, t.radius(), t.spec.MaxRadius)
+	return t.launch(kTrackBest, t.d, 1, t.p, t.rel, t.best, t.bestRel, t.np, t.n, t.montel, t.radius(), t.maxRadius())
 }
 
 // Params returns each channel's best parameters, after evaluating the current ones (the

@@ -226,7 +226,7 @@ func checkShadowSums(t *testing.T, open deviceOpener, targets [][]float64, order
 	sh := &shadowSums{dev: g}
 	spec := DefaultSpec()
 	g.forEach(len(targets), func(ch int) {
-		o := projectOptions{rmax: math.Min(hankelRadius, spec.MaxRadius), iters: spec.Refine, rng: channelRNG(spec.Seed, ch), sums: sh}
+		o := projectOptions{rmax: AutoRadius(len(targets[ch])), iters: spec.Refine, rng: channelRNG(spec.Seed, ch), sums: sh}
 		if _, err := fitLadder(context.Background(), targets[ch], orders, nil, o, false, nil); err != nil {
 			t.Error(err)
 		}

@@ -206,14 +206,18 @@ func lsResidues(poles []complex128, y []float64) ([]complex128, error) {
 }
 
 // hankelRadius bounds the poles of the hankel init and the variable projection without a
-// radius constraint (poleBound); it is also DefaultSpec's MaxRadius.
+// radius constraint (poleBound); it is also the least AutoRadius.
 const hankelRadius = 0.9999
 
 // poleBound is the radius within which the hankel init and the variable projection keep
 // every pole: the job's MaxRadius under the radius constraint (above hankelRadius too, as
-// --max-radius promises), else hankelRadius.
+// --max-radius promises), else hankelRadius. Every reader of the bound goes through it: a
+// job resolves an automatic bound (resolveRadius) before any fit reads it.
 func (s *Spec) poleBound() float64 {
 	if s.Constraint == ConstraintRadius {
+		if s.MaxRadius == 0 {
+			panic("train: the automatic radius bound was not resolved")
+		}
 		return s.MaxRadius
 	}
 	return hankelRadius

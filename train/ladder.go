@@ -97,7 +97,7 @@ func FitLadder(ctx context.Context, job Job, orders []int, backend Backend, prog
 	if err := spec.CheckLadder(); err != nil {
 		return nil, err
 	}
-	obj, targets, err := job.validated()
+	job, obj, targets, err := job.validated()
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +321,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		useTF, note := rungForm(spec, rungs, k, orders, prevOut, prevTF)
 		prevTF = useTF
 		res := &Result{Report: Report{Model: spec.Model, Order: n, Init: spec.Init, Backend: ran, Stable: true,
-			Form: string(filters.FormDiagonal), FormNote: note}}
+			Form: string(filters.FormDiagonal), FormNote: note, AutoMaxRadius: job.autoRadius}}
 		if useTF {
 			res.Report.Form = string(filters.FormTF)
 		}

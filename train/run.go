@@ -44,6 +44,8 @@ type Job struct {
 	Spec    Spec
 	Targets [][]float64 // kernels to distil, all of one length
 	Task    *Task       // a system-identification or Delay task instead of Targets
+
+	autoRadius float64 // the bound resolveRadius set on the validated job's spec (0: none)
 }
 
 // ChannelReport describes one fitted channel, measured on the deployed filter.
@@ -101,6 +103,19 @@ type Report struct {
 	// diagonal form (poles and residues).
 	Form     string `json:"form,omitempty"`
 	FormNote string `json:"form_note,omitempty"`
+	// AutoMaxRadius is the radius bound the job chose for its kernels' length (AutoRadius)
+	// where its spec left max_radius at 0 (auto); 0 (omitted) where the spec gave one or has
+	// no radius constraint.
+	AutoMaxRadius float64 `json:"auto_max_radius,omitempty"`
+}
+
+// AutoRadiusText says the radius bound the report's job chose for its kernels' length
+// (AutoMaxRadius), for a front end's summary, or "" where it chose none.
+func (r *Report) AutoRadiusText() string {
+	if r.AutoMaxRadius == 0 {
+		return ""
+	}
+	return "radius bound " + RadiusText(r.AutoMaxRadius) + " (auto: " + AutoRadiusRule + ")"
 }
 
 // Result is a finished job: one fitted filter per channel and the report.
@@ -114,11 +129,11 @@ type Result struct {
 // and no result.
 func Run(ctx context.Context, job Job, backend Backend, progress func(Progress)) (*Result, error) {
 	start := time.Now()
-	spec := job.Spec
-	obj, targets, err := job.validated()
+	job, obj, targets, err := job.validated()
 	if err != nil {
 		return nil, err
 	}
+	spec := job.Spec
 	if spec.projectable(job.Task != nil) {
 		return runProjection(ctx, job, obj, targets, backend, progress)
 	}
@@ -337,7 +352,7 @@ const modalHintFloor = 1e-6
 func finish(job Job, backend string, params [][]float64, models []model, obj objective, targets [][]float64, initDens [][]float64, steps int, early bool, start time.Time) (*Result, float64, error) {
 	spec := job.Spec
 	res := &Result{Report: Report{Model: spec.Model, Order: spec.Order, Init: spec.Init, Backend: backend,
-		Steps: steps, StoppedEarly: early, Stable: true}}
+		Steps: steps, StoppedEarly: early, Stable: true, AutoMaxRadius: job.autoRadius}}
 	// Where the refinement runs, a distilled RTF's numerator is then refitted to the target for
 	// its trained denominator (refitNumerator, an (L-1)×n QR, hence the same order limit).
 	// refine 0 deploys what the optimiser trained.
@@ -432,8 +447,8 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 func refitDeployed(m *rtfModel, spec Spec, obj objective, ch int, tf *filters.TransferFunction, initDen, k, y []float64) (*filters.TransferFunction, []float64, bool) {
 	dens := [][]float64{tf.Den}
 	bound := 1 - filters.MarginalTol
-	if spec.Constraint == "radius" {
-		bound = spec.MaxRadius
+	if spec.Constraint == ConstraintRadius {
+		bound = spec.poleBound()
 	}
 	if initDen != nil && m.within(initDen, bound) {
 		dens = append(dens, initDen)
@@ -457,23 +472,30 @@ func refitDeployed(m *rtfModel, spec Spec, obj objective, ch int, tf *filters.Tr
 	return out, response, out != nil
 }
 
-// validated returns the job's objective and targets once its spec is valid for them.
-func (j Job) validated() (objective, [][]float64, error) {
+// validated returns the job as it runs, its automatic radius bound resolved for its longest
+// target (resolveRadius: every later reader of the spec sees the bound), and its objective
+// and targets, once its spec is valid for them.
+func (j Job) validated() (Job, objective, [][]float64, error) {
 	obj, targets, err := j.objective()
 	if err != nil {
-		return nil, nil, err
+		return j, nil, nil, err
 	}
 	validate := j.Spec.ValidateDistillation
 	if j.Task != nil {
 		validate = j.Spec.Validate
 		if j.Spec.Poles.realOnly() {
-			return nil, nil, invalidf("poles %s applies to distillations by variable projection, not to training tasks", j.Spec.Poles)
+			return j, nil, nil, invalidf("poles %s applies to distillations by variable projection, not to training tasks", j.Spec.Poles)
 		}
 	}
 	if err := validate(len(targets), len(targets[0])); err != nil {
-		return nil, nil, err
+		return j, nil, nil, err
 	}
-	return obj, targets, nil
+	length := 0
+	for _, y := range targets {
+		length = max(length, len(y))
+	}
+	j.autoRadius = j.Spec.resolveRadius(length)
+	return j, obj, targets, nil
 }
 
 func (j Job) objective() (objective, [][]float64, error) {

@@ -63,7 +63,8 @@ type Spec struct {
 	// Init is one of Inits (montel: rtf only).
 	Init Init `json:"init"`
 	// Constraint is one of Constraints (l1_montel: rtf only; radius with MaxRadius), or
-	// empty for none.
+	// empty for none. MaxRadius 0 under the radius constraint is auto: the job bounds its
+	// poles by AutoRadius of its kernels' length.
 	Constraint Constraint `json:"constraint"`
 	MaxRadius  float64    `json:"max_radius"`
 	// Optimizer is left out of the JSON where it is zero, which no job that trains has
@@ -121,10 +122,11 @@ type Optim struct {
 
 // DefaultSpec returns a distillation job with the settings ssmlab recommends: an RTF from the
 // stabilised Hankel realisation, 100 Adam steps with a cosine schedule, then the
-// Levenberg–Marquardt refinement from several starts.
+// Levenberg–Marquardt refinement from several starts, the poles within the radius bound of
+// the kernels' length (AutoRadius).
 func DefaultSpec() Spec {
 	return Spec{
-		Model: "rtf", Order: 16, Init: "hankel", Constraint: "radius", MaxRadius: 0.9999,
+		Model: "rtf", Order: 16, Init: "hankel", Constraint: "radius", MaxRadius: 0,
 		Optimizer: Optim{Name: "adam", LR: 3e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, Schedule: "cosine", Warmup: 20},
 		Loss:      "mse", Steps: 100, Refine: 50, Backend: "cpu",
 	}
@@ -138,6 +140,30 @@ func PaperSpec() Spec {
 	s.Optimizer.LR, s.Optimizer.Schedule, s.Optimizer.Warmup = 1e-3, "constant", 0
 	s.Steps, s.Refine = 2000, 0
 	return s
+}
+
+// AutoRadiusRule says in words what AutoRadius picks, for help texts and errors.
+const AutoRadiusRule = "max(0.9999, 1 − 1/L) for kernels of L samples"
+
+// AutoRadius is the radius bound of the radius constraint where a spec leaves MaxRadius at 0,
+// for kernels of length samples: max(0.9999, 1 − 1/length), at most 1 − filters.MarginalTol.
+// A mode at 1 − 1/L decays by a factor e over the kernel; a long kernel's slowest modes lie
+// beyond 0.9999 (Hyena's implicit filters decay as exp(−δ·t/L) with δ down to about 3, poles
+// near 1 − 3/L: 0.99991 at L = 32768), which a constant bound clipped. Up to L = 10000 it is
+// 0.9999, the bound a spec held before it was automatic (the quality tables' L = 1024).
+func AutoRadius(length int) float64 {
+	return math.Min(math.Max(hankelRadius, 1-1/float64(length)), 1-filters.MarginalTol)
+}
+
+// resolveRadius sets an automatic MaxRadius (0 under the radius constraint) to AutoRadius of
+// the kernels' length, and returns the bound so set, or 0 where the spec gave one or has
+// no radius constraint.
+func (s *Spec) resolveRadius(length int) float64 {
+	if s.Constraint != ConstraintRadius || s.MaxRadius != 0 {
+		return 0
+	}
+	s.MaxRadius = AutoRadius(length)
+	return s.MaxRadius
 }
 
 // MinDistillOrder is the lowest order of a distillation: an order-0 filter is a gain, which
@@ -272,8 +298,8 @@ func (s *Spec) CheckSettings() error {
 	switch {
 	case s.Constraint == ConstraintL1Montel && s.Model != ModelRTF:
 		return fieldErrorf("constraint", s.Constraint, []string{"model"}, "applies to the rtf model only")
-	case s.Constraint == ConstraintRadius && !(s.MaxRadius > 0 && s.MaxRadius <= 1-filters.MarginalTol):
-		return fieldErrorf("max_radius", s.MaxRadius, []string{"constraint"}, "is outside (0, 1 - %g]: the radius constraint keeps every pole within it, and a pole closer than %g to the unit circle is not stable", filters.MarginalTol, filters.MarginalTol)
+	case s.Constraint == ConstraintRadius && !(s.MaxRadius == 0 || s.MaxRadius > 0 && s.MaxRadius <= 1-filters.MarginalTol):
+		return fieldErrorf("max_radius", s.MaxRadius, []string{"constraint"}, "is outside (0, 1 - %g]: the radius constraint keeps every pole within it, and a pole closer than %g to the unit circle is not stable (0: auto, %s)", filters.MarginalTol, filters.MarginalTol, AutoRadiusRule)
 	}
 	if err := s.validateOptimizer(); err != nil {
 		return err

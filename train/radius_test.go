@@ -1,0 +1,149 @@
+package train
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+// TestAutoRadius: the automatic bound is 0.9999 up to 10000 samples (the quality tables' L =
+// 1024 among them), 1 − 1/L beyond, and never closer to the unit circle than a MaxRadius may
+// be.
+func TestAutoRadius(t *testing.T) {
+	for _, c := range []struct {
+		length int
+		want   float64
+	}{
+		{2, 0.9999}, {1024, 0.9999}, {9999, 0.9999},
+		{32768, 1 - 1.0/32768}, {131072, 1 - 1.0/131072}, {MaxLength, 1 - 1.0/MaxLength},
+		{1 << 40, 1 - 1e-10},
+	} {
+		if got := AutoRadius(c.length); got != c.want {
+			t.Errorf("AutoRadius(%d) = %.17g, want %.17g", c.length, got, c.want)
+		}
+	}
+}
+
+// TestRadiusText: a bound is written with the digits that tell it from the unit circle.
+func TestRadiusText(t *testing.T) {
+	for _, c := range []struct {
+		r    float64
+		want string
+	}{
+		{0.5, "0.5"}, {0.9999, "0.9999"}, {0.99999, "0.99999"}, {AutoRadius(32768), "0.999969"},
+		{AutoRadius(131072), "0.9999924"}, {1 - 1e-10, "0.9999999999"},
+	} {
+		if got := RadiusText(c.r); got != c.want {
+			t.Errorf("RadiusText(%.17g) = %s, want %s", c.r, got, c.want)
+		}
+	}
+}
+
+// TestAutoRadiusSettings: max_radius 0 under the radius constraint is auto, not refused;
+// below 0 or beyond 1 − 1e-10 it still is.
+func TestAutoRadiusSettings(t *testing.T) {
+	s := DefaultSpec()
+	if s.MaxRadius != 0 || s.CheckSettings() != nil {
+		t.Fatalf("DefaultSpec: max_radius %g, %v; want 0 (auto), valid", s.MaxRadius, s.CheckSettings())
+	}
+	for _, r := range []float64{-0.5, 1, 1 - 1e-11} {
+		s.MaxRadius = r
+		var fe *FieldError
+		if err := s.CheckSettings(); !errors.As(err, &fe) || fe.Field != "max_radius" {
+			t.Errorf("max_radius %g: %v, want a max_radius FieldError", r, err)
+		}
+	}
+}
+
+// twoModes is a kernel of length samples of two real modes: 0.5·0.9ᵗ and the slow (1 − 3/L)ᵗ,
+// a Hyena filter's slowest decay (exp(−δ·t/L), δ = ln 100/1.5 ≈ 3.07 for slow_decay_pct 1.5).
+func twoModes(length int) []float64 {
+	y := make([]float64, length)
+	slow := 1 - 3/float64(length)
+	for i := range y {
+		y[i] = 0.5*math.Pow(0.9, float64(i)) + math.Pow(slow, float64(i))
+	}
+	return y
+}
+
+// TestAutoRadiusLongKernel: over 32768 samples the default spec bounds the poles by
+// 1 − 1/32768 and says so in its report, so a kernel whose slowest mode is 1 − 3/L fits at
+// order 2 to rounding (4.7e-12); under the constant 0.9999 the default held before, that
+// mode was clipped and the fit ended at 0.014. An explicit bound is honoured as given and
+// not reported.
+func TestAutoRadiusLongKernel(t *testing.T) {
+	const length = 32768
+	y := [][]float64{twoModes(length)}
+	auto, err := Run(t.Context(), Job{Spec: withOrder(DefaultSpec(), 2), Targets: y}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := auto.Report.AutoMaxRadius; got != 1-1.0/length {
+		t.Errorf("auto: the report's bound %.17g, want 1 − 1/32768", got)
+	}
+	if got, want := auto.Report.AutoRadiusText(), "radius bound 0.999969 (auto: "+AutoRadiusRule+")"; got != want {
+		t.Errorf("auto: the report says %q, want %q", got, want)
+	}
+	spec := withOrder(DefaultSpec(), 2)
+	spec.MaxRadius = 0.9999
+	fixed, err := Run(t.Context(), Job{Spec: spec, Targets: y}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fixed.Report.AutoMaxRadius != 0 || fixed.Report.AutoRadiusText() != "" {
+		t.Errorf("max_radius 0.9999: the report's automatic bound %g, want none (0)", fixed.Report.AutoMaxRadius)
+	}
+	if r := fixed.Report.Channels[0].MaxPoleRadius; r >= 0.9999 {
+		t.Errorf("max_radius 0.9999: a pole at %.9g, outside the bound", r)
+	}
+	// The two errors: what the slow mode's clipping costs, and rounding.
+	if a, f := auto.Report.MaxRelError, fixed.Report.MaxRelError; !(a < 1e-8 && f > 1e-3) {
+		t.Errorf("relative errors: auto %.3g, under 0.9999 %.3g; want the mode at 1 − 3/L fitted (< 1e-8) only by the automatic bound (> 1e-3 under 0.9999)", a, f)
+	}
+}
+
+// TestAutoRadiusShortKernel: at L = 1024 the automatic bound is 0.9999 and every fit is the
+// one of an explicit 0.9999, to the bit, by variable projection (a job and a ladder) and by
+// the optimiser (the xavier init, whose training steps hold the rtf's poles within it).
+func TestAutoRadiusShortKernel(t *testing.T) {
+	targets := targetFamilies(1024, 2, 1)["hyena"]
+	xavier := withOrder(quickSpec(ModelRTF, 6), 6)
+	xavier.Init = "xavier"
+	for name, spec := range map[string]Spec{"projection": withOrder(DefaultSpec(), 8), "optimiser": xavier} {
+		explicit := spec
+		explicit.MaxRadius = 0.9999
+		auto, err := Run(t.Context(), Job{Spec: spec, Targets: targets}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fixed, err := Run(t.Context(), Job{Spec: explicit, Targets: targets}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if auto.Report.AutoMaxRadius != 0.9999 {
+			t.Errorf("%s: the report's automatic bound %.17g, want 0.9999", name, auto.Report.AutoMaxRadius)
+		}
+		sameFilters(t, name, targets, auto, fixed)
+	}
+	l, err := FitLadder(t.Context(), Job{Spec: DefaultSpec(), Targets: targets}, []int{4, 8}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range l.Results {
+		if r.Report.AutoMaxRadius != 0.9999 {
+			t.Errorf("ladder order %d: the report's automatic bound %.17g, want 0.9999", r.Report.Order, r.Report.AutoMaxRadius)
+		}
+	}
+}
+
+// sameFilters holds two results' filters to the same responses, to the bit.
+func sameFilters(t *testing.T, name string, targets [][]float64, a, b *Result) {
+	t.Helper()
+	for ch := range targets {
+		n := len(targets[ch])
+		if !slices.Equal(a.Filters[ch].Impulse(n), b.Filters[ch].Impulse(n)) {
+			t.Errorf("%s channel %d: auto ends at %.17g, an explicit 0.9999 at %.17g, by another filter", name, ch, a.Report.Channels[ch].RelError, b.Report.Channels[ch].RelError)
+		}
+	}
+}
