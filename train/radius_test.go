@@ -47,7 +47,12 @@ func TestAutoRadiusSettings(t *testing.T) {
 	if s.MaxRadius != 0 || s.CheckSettings() != nil {
 		t.Fatalf("DefaultSpec: max_radius %g, %v; want 0 (auto), valid", s.MaxRadius, s.CheckSettings())
 	}
-	for _, r := range []float64{-0.5, 1, 1 - 1e-11} {
+	for _, r := range []float64{0, 0.5, 1 - 1e-10} {
+		if err := CheckMaxRadius(r); err != nil {
+			t.Errorf("max_radius %g: %v", r, err)
+		}
+	}
+	for _, r := range []float64{-0.5, 1, 1 - 1e-11, math.NaN()} {
 		s.MaxRadius = r
 		var fe *FieldError
 		if err := s.CheckSettings(); !errors.As(err, &fe) || fe.Field != "max_radius" {

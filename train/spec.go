@@ -224,6 +224,15 @@ func distillOrderFault(n int) string {
 	return fmt.Sprintf("outside [%d, %d]%s", MinDistillOrder, filters.MaxOrder, why)
 }
 
+// CheckMaxRadius checks the radius constraint's bound alone (for a form that points at the
+// field): 0 (auto) or in (0, 1 − filters.MarginalTol]. Its error is a *FieldError.
+func CheckMaxRadius(r float64) error {
+	if r == 0 || r > 0 && r <= 1-filters.MarginalTol {
+		return nil
+	}
+	return fieldErrorf("max_radius", r, []string{"constraint"}, "is outside (0, 1 - %g]: the radius constraint keeps every pole within it, and a pole closer than %g to the unit circle is not stable (0: auto, %s)", filters.MarginalTol, filters.MarginalTol, AutoRadiusRule)
+}
+
 // CheckSteps checks a job's optimiser steps alone (for a form that points at the field).
 // 0 is allowed: the init and its refinement (Refine) alone, and a fit by variable
 // projection (the hankel init with the rtf or modal model) takes no steps anyway.
@@ -298,8 +307,10 @@ func (s *Spec) CheckSettings() error {
 	switch {
 	case s.Constraint == ConstraintL1Montel && s.Model != ModelRTF:
 		return fieldErrorf("constraint", s.Constraint, []string{"model"}, "applies to the rtf model only")
-	case s.Constraint == ConstraintRadius && !(s.MaxRadius == 0 || s.MaxRadius > 0 && s.MaxRadius <= 1-filters.MarginalTol):
-		return fieldErrorf("max_radius", s.MaxRadius, []string{"constraint"}, "is outside (0, 1 - %g]: the radius constraint keeps every pole within it, and a pole closer than %g to the unit circle is not stable (0: auto, %s)", filters.MarginalTol, filters.MarginalTol, AutoRadiusRule)
+	case s.Constraint == ConstraintRadius:
+		if err := CheckMaxRadius(s.MaxRadius); err != nil {
+			return err
+		}
 	}
 	if err := s.validateOptimizer(); err != nil {
 		return err

@@ -47,7 +47,7 @@ func commands() []command {
 		{"export-plot", "PATH [KIND]", 2, "write the plots shown (or one KIND; ladder: the selected job's) as .svg, .pdf or .png", cmdExportPlot},
 		{"convert", "FORM", 1, "convert the selected filter: " + filters.FormNames(), cmdConvert},
 		{"view", "FORM", 1, "show the selected filter in FORM without converting it", cmdView},
-		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B poles=P]", anyArgs, "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
+		{"distill", "[model=rtf order=N orders=N,N… steps=N init=I length=L backend=B poles=P radius=R]", anyArgs, "distil the selected filter (no arguments: the form); orders fits a ladder", cmdDistill},
 		{"ladder", "ORDERS [k=v …]", anyArgs, "distil at each of ORDERS (4,8,16): the jobs pane draws error against order with the lower bound beside it", cmdLadder},
 		{"cancel", "[JOB]", 1, "cancel a running job (default: the selected one)", cmdCancel},
 		{"duplicate", "", 0, "copy the selected filter", func(m *Model, _ []string) (tea.Cmd, error) { return nil, m.duplicate() }},
@@ -354,6 +354,8 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 			if spec.Poles, err = train.ParsePoles(v); spec.Poles == train.PolesAny {
 				spec.Poles = "" // the default, as the form leaves it
 			}
+		case "radius":
+			spec.MaxRadius, err = parseRadius(v)
 		case "order", "steps", "length":
 			// The order's, the steps' and the length's ranges are the distillation's
 			// (Spec.ValidateDistillation, below).
@@ -370,7 +372,7 @@ func cmdDistill(m *Model, args []string) (tea.Cmd, error) {
 				spec.Target.Length = n
 			}
 		default:
-			return nil, fmt.Errorf("distill has no parameter %q (model, order, orders, init, steps, length, backend, poles)", k)
+			return nil, fmt.Errorf("distill has no parameter %q (model, order, orders, init, steps, length, backend, poles, radius)", k)
 		}
 		if err != nil {
 			return nil, err

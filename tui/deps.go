@@ -153,6 +153,9 @@ type JobResult struct {
 	Stable         bool
 	Seconds        float64
 	Warnings       []string
+	// RadiusNote is the radius bound the job chose for the kernels' length where its spec
+	// left it automatic (train.Report.AutoRadiusText), "" where the spec gave one.
+	RadiusNote string
 	// Backend is the backend that ran the job ("cpu", "gpu"), with the reason when auto
 	// chose it ("cpu (no GPU: …)").
 	Backend string

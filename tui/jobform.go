@@ -78,6 +78,36 @@ func textField(name, help string) formField {
 	return formField{name: name, input: in, help: help}
 }
 
+// radiusField is the form's radius bound: auto (train.Spec's MaxRadius 0), which the job
+// resolves for the kernels' length, or a number.
+func radiusField(r float64) formField {
+	f := textField("radius", "the poles' radius bound: auto, "+train.AutoRadiusRule+", or a number in (0, 1 − 1e-10]")
+	f.input.SetValue(radiusText(r))
+	f.input.Width = 10
+	return f
+}
+
+// radiusText is a radius bound as the form and :distill radius= write it.
+func radiusText(r float64) string {
+	if r == 0 {
+		return "auto"
+	}
+	return strconv.FormatFloat(r, 'g', -1, 64)
+}
+
+// parseRadius reads a radius bound as the form and :distill radius= take it: auto (or
+// empty, the form's field cleared) or a number, which train.CheckMaxRadius checks.
+func parseRadius(v string) (float64, error) {
+	if v == "auto" || v == "" {
+		return 0, nil
+	}
+	r, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0, fmt.Errorf("radius: want a number or auto, got %q", v)
+	}
+	return r, nil
+}
+
 func newJobForm(sourceID, source, fits string, def train.Spec, backends []train.BackendName) *jobForm {
 	f := &jobForm{sourceID: sourceID, source: source, fits: fits, def: def, fields: []formField{
 		choiceField("model", "rtf: transfer function · modal: diagonal · rotation: RotRNN", train.Names(train.Models), string(def.Model)),
@@ -88,6 +118,7 @@ func newJobForm(sourceID, source, fits string, def train.Spec, backends []train.
 		choiceField("backend", "where the optimiser runs", train.Names(backends), string(def.Backend)),
 		textField("orders", "a ladder: several orders, such as 4,8,16, in place of the order filled in (one typed is refused); empty: one order"),
 		choiceField("poles", "any: pairs and real · real · positive (an S4D is_real layer's): variable projection only", train.Names(train.PoleSets), string(def.Poles)),
+		radiusField(def.MaxRadius),
 	}}
 	f.orderSet = strconv.Itoa(def.Order)
 	f.setFocus(0)
@@ -166,6 +197,8 @@ func (f *jobForm) spec() (train.Spec, []int, error) {
 			}
 		case fl.name == "length":
 			err = train.CheckLength(s.Target.Length)
+		case fl.name == "radius":
+			err = train.CheckMaxRadius(s.MaxRadius)
 		}
 		if err != nil {
 			return s, nil, fieldError{i, err} // the cursor goes to the field
@@ -239,6 +272,12 @@ func (f *jobForm) read() (train.Spec, error) {
 			if v := train.Poles(fl.value()); v != train.PolesAny {
 				s.Poles = v // any stays the default's "" (a job records only what it changes)
 			}
+		case "radius":
+			r, err := parseRadius(fl.value())
+			if err != nil {
+				return s, fieldError{i, err}
+			}
+			s.MaxRadius = r
 		}
 	}
 	if noSteps >= 0 && !s.ByProjection() {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -352,4 +353,40 @@ func TestDistillFormHelpWhole(t *testing.T) {
 		height = len(box)
 		keys(t, m, "down")
 	}
+}
+
+// TestDistillRadius: the distill form's radius field shows auto, and the job then bounds
+// its poles by train.AutoRadius of the kernels' length, which its log gives as distill's
+// radius bound line does (1 − 1/16384 at 16384 samples); a number typed, or :distill radius=,
+// is the job's bound as given, as distill --max-radius, and the log gives no automatic one;
+// a bound outside (0, 1 − 1e-10] or not a number is refused, the cursor on the field.
+func TestDistillRadius(t *testing.T) {
+	m := newLadderModel(t)
+	form := openFormAt(t, m, "radius")
+	if got := form.fields[form.focus].value(); got != "auto" {
+		t.Errorf("the form's radius: %q, want auto", got)
+	}
+	keys(t, m, "esc")
+	form = openFormAt(t, m, "length")
+	keys(t, m, "ctrl+u")
+	typeText(t, m, "16384")
+	keys(t, m, "enter")
+	if len(m.jobs) != 1 || m.jobs[0].state() != sessions.JobDone || m.jobs[0].spec.MaxRadius != 0 || m.jobs[0].spec.Target.Length != 16384 {
+		t.Fatalf("the form's job: %d jobs, status %q", len(m.jobs), m.status.text)
+	}
+	want := "radius bound 0.999939 (auto: " + train.AutoRadiusRule + ")"
+	if log := strings.Join(m.jobs[0].log, "\n"); !strings.Contains(log, want) {
+		t.Errorf("the job's log lacks %q:\n%s", want, log)
+	}
+	m.sel = m.jobs[0].sourceID
+	runPalette(t, m, "distill radius=0.99999 length=16384 order=2")
+	if len(m.jobs) != 2 || m.jobs[1].state() != sessions.JobDone || m.jobs[1].spec.MaxRadius != 0.99999 {
+		t.Fatalf(":distill radius=0.99999: %d jobs, status %q", len(m.jobs), m.status.text)
+	}
+	if log := strings.Join(m.jobs[1].log, "\n"); strings.Contains(log, "radius bound") {
+		t.Errorf("radius=0.99999: the job's log gives an automatic bound:\n%s", log)
+	}
+	m.sel = m.jobs[0].sourceID
+	checkRefused(t, m, "radius", "1.5", train.CheckMaxRadius(1.5).Error())
+	checkRefused(t, m, "radius", "wide", `radius: want a number or auto, got "wide"`)
 }

@@ -416,6 +416,9 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 		form = " · form: " + res.FormNote
 		j.logf("form: %s", res.FormNote)
 	}
+	if res.RadiusNote != "" {
+		j.logf("%s", res.RadiusNote)
+	}
 	lvl := levelOK
 	if !res.Stable || len(res.Warnings) > 0 {
 		lvl = levelWarn

@@ -151,7 +151,7 @@ func (trainRunner) Run(ctx context.Context, spec train.Spec, targets [][]float64
 func jobResult(fs []filters.Filter, rep train.Report, backend string) *JobResult {
 	return &JobResult{Filters: fs, MaxRelError: rep.MaxRelError, MeanRelError: rep.MeanRelError,
 		MeanLowerBound: rep.MeanLowerBound, FormNote: rep.FormNote, Stable: rep.Stable,
-		Seconds: rep.Seconds, Warnings: rep.Warnings, Backend: backend}
+		Seconds: rep.Seconds, Warnings: rep.Warnings, RadiusNote: rep.AutoRadiusText(), Backend: backend}
 }
 
 // jobProgress is a job's progress event as the workbench keeps it.
