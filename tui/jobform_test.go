@@ -367,7 +367,7 @@ func TestDistillRadius(t *testing.T) {
 		t.Errorf("the form's radius: %q, want auto", got)
 	}
 	keys(t, m, "esc")
-	form = openFormAt(t, m, "length")
+	openFormAt(t, m, "length")
 	keys(t, m, "ctrl+u")
 	typeText(t, m, "16384")
 	keys(t, m, "enter")
