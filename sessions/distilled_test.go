@@ -78,7 +78,7 @@ func TestAssembleHoldsDistilledLayersToTheirFit(t *testing.T) {
 	if got := a.Manifest.Layers[0]; got.ReadBackError == nil || *got.ReadBackError != rb.RelError || got.ToLayout != "stripedhyena" {
 		t.Errorf("manifest: read-back error %v in %s, want %g in stripedhyena", got.ReadBackError, got.ToLayout, rb.RelError)
 	}
-	want := fmt.Sprintf("layer %s: reads back in the stripedhyena layout as float32 to relative error %.2g over %d samples, above the 1e-04 float32 tensors are held to but within a tenth of each channel's fit error (worst channel 1: %.2g against its 0.01)", l.Prefix, rb.RelError, l.Length, rb.Errors[1])
+	want := fmt.Sprintf("layer %s: reads back in the stripedhyena layout as float32 to relative error %.2g over %d samples, above the 1e-04 float32 tensors are held to but within a tenth of each channel's fit error (the read-back comes nearest its limit on channel 1: %.2g against a fit error of 0.01)", l.Prefix, rb.RelError, l.Length, rb.Errors[1])
 	if !strings.Contains(strings.Join(a.Notes, "\n"), want) {
 		t.Errorf("notes %q, want one saying %q", a.Notes, want)
 	}

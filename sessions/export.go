@@ -301,7 +301,7 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 		return fmt.Sprintf("reads back %s to relative error %s %s (channel %d), above the %.0e %s tensors are held to%s", how, rel, c.over(float64Option), c.Channel, ReadBackLimit(c.DType), c.DType, hint), true
 	case c.perChannel() && !(c.RelError <= ReadBackLimit(c.DType)):
 		ch, _ := c.binding()
-		return fmt.Sprintf("reads back %s to relative error %s %s, above the %.0e %s tensors are held to but within a tenth of each channel's fit error (worst channel %d: %.2g against its %.2g)", how, rel, c.over(float64Option), ReadBackLimit(c.DType), c.DType, ch, c.Errors[ch], c.FitErrors[ch]), false
+		return fmt.Sprintf("reads back %s to relative error %s %s, above the %.0e %s tensors are held to but within a tenth of each channel's fit error (the read-back comes nearest its limit on channel %d: %.2g against a fit error of %.2g)", how, rel, c.over(float64Option), ReadBackLimit(c.DType), c.DType, ch, c.Errors[ch], c.FitErrors[ch]), false
 	}
 	return fmt.Sprintf("reads back %s to relative error %s %s", how, rel, c.over(float64Option)), false
 }

@@ -475,7 +475,11 @@ func TestReadBackCheckSummary(t *testing.T) {
 		{sessions.ReadBackCheck{RelError: 4e-6, Length: 64, Channel: 1, DType: arrays.Float32, Errors: []float64{1e-6, 4e-6}, FitErrors: []float64{1e-2, 1e-5}},
 			false, "reads back as float32 to relative error 4e-06 over 64 samples", "fit error"},
 		{sessions.ReadBackCheck{RelError: 4e-4, Length: 64, Channel: 1, DType: arrays.Float32, Layout: layouts.S4D, Errors: []float64{1e-6, 4e-4}, FitErrors: []float64{1e-5, 5e-3}},
-			false, "reads back in the s4d layout as float32 to relative error 0.0004 over 64 samples, above the 1e-04 float32 tensors are held to but within a tenth of each channel's fit error (worst channel 1: 0.0004 against its 0.005)", "--dtype"},
+			false, "reads back in the s4d layout as float32 to relative error 0.0004 over 64 samples, above the 1e-04 float32 tensors are held to but within a tenth of each channel's fit error (the read-back comes nearest its limit on channel 1: 0.0004 against a fit error of 0.005)", "--dtype"},
+		// The channel named is the one nearest its limit, not the one of the largest error
+		// (channel 0 here, 4e-4 against a limit of 1e-3; channel 1's 2e-4 is 2/3 of its 3e-4).
+		{sessions.ReadBackCheck{RelError: 4e-4, Length: 64, Channel: 0, DType: arrays.Float32, Errors: []float64{4e-4, 2e-4}, FitErrors: []float64{1e-2, 3e-3}},
+			false, "within a tenth of each channel's fit error (the read-back comes nearest its limit on channel 1: 0.0002 against a fit error of 0.003)", "worst"},
 		{sessions.ReadBackCheck{RelError: 4e-4, Length: 64, Channel: 1, DType: arrays.Float32, Layout: layouts.S4D, Errors: []float64{2e-4, 4e-4}, FitErrors: []float64{1e-3, 5e-3}},
 			true, "to relative error 0.0002 over 64 samples on channel 0, above both the 1e-04 float32 tensors are held to and a tenth of that channel's fit error (0.001)", "channel 1"},
 		{sessions.ReadBackCheck{Err: errors.New("first\nsecond"), DType: arrays.Float32, TruncLen: 8},
