@@ -26,11 +26,7 @@ import (
 // fewer than n, or fewer than the responses needed to decay.
 //
 // A channel whose want is not stable (Stable) has its error measured over its first
-// 2(N + 1) samples too, N the larger order, and is given the larger of the two: its
-// response grows, so that its relative error over the window is that of its last samples,
-// and an error in the first ones is lost in their rounding (a tap at t = 1 of the filter of
-// poles {0, 1.5} and residues {1, 2} left out read back to 2.2e-16 over 512 samples). Those
-// samples, h[0] to h[2N + 1], decide a filter of order N (its Markov parameters).
+// 2(N + 1) samples too, as a conversion's report measures it (comparison.relError).
 func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst float64, channel, samples int, cut bool) {
 	if len(want) != len(got) || (errs != nil && len(errs) != len(want)) {
 		panic("filters: CompareBanks of banks of different lengths")
@@ -48,12 +44,6 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 	// as a conversion's report compares them (compareResponses), and the channel's filters
 	// stay rescaled for the bank's window below.
 	want, got = slices.Clone(want), slices.Clone(got)
-	compare := func(c, start, limit int) Decay {
-		r := compareResponses(want[c], got[c], start, limit, false)
-		want[c], got[c] = r.want, r.got
-		errs[c], lengths[c] = r.relError(), r.decay.Length
-		return r.decay
-	}
 	rhos := make([]float64, len(want))
 	for c, f := range want {
 		r, err := SpectralRadius(f)
@@ -61,6 +51,12 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 			r = math.NaN()
 		}
 		rhos[c] = r
+	}
+	compare := func(c, start, limit int) Decay {
+		r := compareResponses(want[c], got[c], start, limit, false)
+		want[c], got[c] = r.want, r.got
+		errs[c], lengths[c] = r.relError(Stable(rhos[c])), r.decay.Length
+		return r.decay
 	}
 	if n > 0 {
 		samples, cut = min(n, budget), budget < n
@@ -84,13 +80,7 @@ func CompareBanks(errs []float64, want, got []Filter, n, maxWork int) (worst flo
 	}
 	for c := range want {
 		if lengths[c] != samples {
-			errs[c] = measuredError(want[c].Impulse(samples), got[c].Impulse(samples))
-		}
-		if !Stable(rhos[c]) {
-			// A growing response's relative error over the window is its last samples':
-			// its first ones, which decide the filter, are measured on their own too.
-			head := min(samples, 2*(max(want[c].Order(), got[c].Order())+1))
-			errs[c] = max(errs[c], measuredError(want[c].Impulse(head), got[c].Impulse(head)))
+			compare(c, samples, samples)
 		}
 		if e := errs[c]; math.IsNaN(e) || math.IsInf(e, 0) {
 			errs[c] = math.MaxFloat64
@@ -142,8 +132,28 @@ func compareResponses(want, got Filter, start, limit int, estimate bool) compari
 	return c
 }
 
-// relError is the measured error of c as reports give it (measuredError).
-func (c comparison) relError() float64 { return measuredError(c.hWant, c.hGot) }
+// relError is the measured error of c as reports give it (measuredError), stable saying
+// whether want is (Stable of its spectral radius). Where it is not, its error over its first
+// 2(N + 1) samples, N the larger order, is measured too, and the larger of the two is given:
+// its response grows, so that its relative error over the window is that of its last
+// samples, and an error in the first ones is lost in their rounding (a tap at t = 1 of the
+// filter of poles {0, 1.5} and residues {1, 2} left out read back to 2.2e-16 over 512
+// samples). Those samples, h[0] to h[2N + 1], decide a filter of order N (its Markov
+// parameters).
+func (c comparison) relError(stable bool) float64 {
+	e := measuredError(c.hWant, c.hGot)
+	if stable {
+		return e
+	}
+	head := c.head()
+	return max(e, measuredError(c.hWant[:head], c.hGot[:head]))
+}
+
+// head is how many of c's first samples relError measures on their own where want is not
+// stable: 2(N + 1), N the larger order, or the window where that is shorter.
+func (c comparison) head() int {
+	return min(len(c.hWant), 2*(max(c.want.Order(), c.got.Order())+1))
+}
 
 // sampleCost is the multiply-adds of one sample of f's impulse response.
 func sampleCost(f Filter) float64 {

@@ -193,3 +193,28 @@ func TestRelErrorFloor(t *testing.T) {
 		t.Errorf("a copy: rel error %.3g (%v), want 0", rep.RelError, err)
 	}
 }
+
+// TestReportCatchesUnstableHeadError: a conversion's report measures an unstable filter's
+// first 2(N + 1) samples on their own, as CompareBanks does (one rule, comparison.relError).
+// A result of the filter of poles {0, 1.5} and residues {1, 2} without its tap at t = 1
+// differs from it by 1/‖h‖ = 0.073 over its first 6 samples (h = 0, 3, 3, 4.5, … against
+// 0, 2, 3, …) and by 2.2e-16 over the whole window, where the response grows to 1e90: the
+// report said 2.2e-16, accurate.
+func TestReportCatchesUnstableHeadError(t *testing.T) {
+	in := &Diagonal{Poles: []complex128{0, 1.5}, Residues: []complex128{1, 2}}
+	noTap := &Diagonal{Poles: []complex128{1.5}, Residues: []complex128{2}}
+	if whole := RelDiff(in.Impulse(512), noTap.Impulse(512)); !(whole < MaxRelError) {
+		t.Fatalf("the test's premise: the whole window's error %.3g hides the tap", whole)
+	}
+	rep := measure(in, noTap, exact)
+	if !(rep.RelError > 0.05) || !rep.Inaccurate() {
+		t.Errorf("the filter without its tap: report's relative error %.3g over %d samples (inaccurate %v), want above 0.05", rep.RelError, rep.Length, rep.Inaccurate())
+	}
+	if worst, _, _, _ := CompareBanks(nil, []Filter{in}, []Filter{noTap}, 0, 1<<30); worst != rep.RelError {
+		t.Errorf("CompareBanks measures %.3g, the report %.3g", worst, rep.RelError)
+	}
+	// A conversion that keeps the tap is reported accurate.
+	if _, rep, err := Convert(in, FormZPK); err != nil || rep.Inaccurate() {
+		t.Errorf("diagonal → zpk: %+v, %v", rep, err)
+	}
+}

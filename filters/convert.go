@@ -30,7 +30,10 @@ type Report struct {
 	// spectral radius and the larger order n; for a stable filter it starts from at least
 	// 2(n + 1) and is doubled, up to MaxReportLength, until both responses have decayed to
 	// 1e-12 of their peak over t ≥ 1 and stayed there over the window's second half
-	// (MeasureDecay). Responses whose peak lies below 2^-960, where float64 holds fewer
+	// (MeasureDecay). For a filter that is not stable, whose growing response's error over
+	// the window is its last samples', it is the larger of that and the error over the first
+	// 2(n + 1) samples, which decide a filter of order n (a dropped tap at t = 1 is lost in
+	// the rounding of samples grown to 1e90). Responses whose peak lies below 2^-960, where float64 holds fewer
 	// digits or none (B = C = 1e-200), are compared with both filters scaled by one power of
 	// two, from the input's coefficients, and a warning says so.
 	RelError float64 `json:"rel_error"`
@@ -246,7 +249,7 @@ func measure(in, out Filter, c conditioned) Report {
 	// compared rescaled: a zero filter written for such a filter measured 0.
 	cmp := compareResponses(in, out, start, limit, true)
 	rep.Length = cmp.decay.Length
-	rep.RelError = cmp.relError()
+	rep.RelError = cmp.relError(Stable(rho))
 	if cmp.scaled {
 		rep.Warnings = append(rep.Warnings, tinyWarning(cmp.exp))
 	}
@@ -259,10 +262,10 @@ func measure(in, out Filter, c conditioned) Report {
 	}
 	switch {
 	case math.IsNaN(rho):
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the spectral radius could not be computed: the error is measured over %d samples", rep.Length))
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("the spectral radius could not be computed: the error is measured over %d samples, and over the first %d on their own", rep.Length, cmp.head()))
 	case !Stable(rho):
 		// Within MarginalTol inside, the response decays by at most 5e-8 over 512 samples.
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("not stable (spectral radius %s, %s): the error is measured over %d samples of a response that does not decay over them", FormatModulus(rho), CirclePlace(rho), rep.Length))
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("not stable (spectral radius %s, %s): the error is measured over %d samples of a response that does not decay over them, and over its first %d on their own, which its growth would hide", FormatModulus(rho), CirclePlace(rho), rep.Length, cmp.head()))
 	}
 	if math.IsNaN(rep.RelError) || math.IsInf(rep.RelError, 0) {
 		rep.RelError = math.MaxFloat64
