@@ -248,7 +248,7 @@ func TestExportUsage(t *testing.T) {
 		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.json")}, "--length applies to csv, npy, pt, safetensors or npz, not to json"},
 		{[]string{"export", fp, "--layout", "rtf", "--length", "64", "-o", filepath.Join(dir, "e.pt")}, "--length applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len"},
 		// no layout named: a dense filter's is rtf, which takes no length (refused once read)
-		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.pt")}, `--length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window; with no layout named, "toy", a dense filter, is written in the rtf layout`},
+		{[]string{"export", fp, "--length", "64", "-o", filepath.Join(dir, "e.pt")}, `--length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout: its module's length is trunc-len, which sets its check's window; with no layout named, a dense filter is written in the rtf layout`},
 		{[]string{"export", fp, "--compress", "-o", filepath.Join(dir, "e.safetensors")}, "--compress applies to npz, not to safetensors"},
 	} {
 		oneErrorLine(t, run(t, "", tc.args...), ExitUsage, tc.want)
@@ -599,7 +599,8 @@ func TestExportLengthPicksModalLayout(t *testing.T) {
 // refused (exit 2) in a line that says, before the flag, the session and the item (by ID):
 // of a diagonal filter and a tf one, --length refuses the tf one (f2), whose one layout
 // (rtf) has no length. The line kept the flag's refusal alone (`--length 64 applies …`),
-// with neither the session's path nor the item's ID in front of it.
+// with neither the session's path nor the item's ID in front of it; then it named the item
+// there and again in the refusal (`with no layout named, f2 ("tf"), a tf filter, is …`).
 func TestExportOptionRefusalNamesItem(t *testing.T) {
 	dir := t.TempDir()
 	sess := filepath.Join(dir, "work.ssmlab")
@@ -617,9 +618,10 @@ func TestExportOptionRefusalNamesItem(t *testing.T) {
 	out := filepath.Join(dir, "out.pt")
 	r := run(t, "", "export", sess, "--length", "64", "-o", out)
 	oneErrorLine(t, r, ExitUsage, "--length 64 applies to the s4d, stripedhyena and sos layouts, not to the rtf layout")
-	if want := fmt.Sprintf(`ssmlab: export: %s: f2 ("%s"): --length 64 applies`, sess, s.Filters[1].Name); !strings.HasPrefix(r.stderr, want) {
-		t.Errorf("stderr %q, want it beginning %q", r.stderr, want)
+	if want := fmt.Sprintf(`ssmlab: export: %s: f2 ("%s"): --length 64 applies`, sess, s.Filters[1].Name); !strings.HasPrefix(r.stderr, want) || strings.Count(r.stderr, "f2") != 1 {
+		t.Errorf("stderr %q, want it beginning %q, naming f2 there alone", r.stderr, want)
 	}
+	oneErrorLine(t, r, ExitUsage, "; with no layout named, a tf filter is written in the rtf layout")
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a refused export wrote %s", out)
 	}

@@ -506,7 +506,8 @@ func exportFilter(item string, doc filters.Document, o ExportOptions, lo layouts
 		form = doc.Bank.Form()
 	}
 	if o.Layout == "" {
-		if tries, err = o.defaultLayouts(form, fmt.Sprintf("%s, a %s filter,", item, form)); err != nil {
+		// Export names the item before the refusal (itemErr): it says the form alone.
+		if tries, err = o.DefaultLayouts(form); err != nil {
 			return w, "", err
 		}
 	}
@@ -720,14 +721,10 @@ func (o ExportOptions) checkLayout(lay layouts.Layout) error {
 // TruncLen or an rtf setting for rtf. Where none takes them it returns the refusal of the
 // last (rtf, the one of every form), saying which layouts a filter of form f is written in:
 // an *OptionError where the refusal is one (--length for a tf filter), so that a front end
-// knowing the form (the workbench's :export) refuses it before it runs.
+// knowing the form (the workbench's :export) refuses it before it runs. The refusal names
+// the filter by its form alone ("a tf filter"): Export puts the item's name before it, and
+// the workbench refuses the item at hand.
 func (o ExportOptions) DefaultLayouts(f filters.Form) ([]layouts.Layout, error) {
-	return o.defaultLayouts(f, "a "+string(f)+" filter")
-}
-
-// defaultLayouts is DefaultLayouts, its refusal naming the filter as what ("a tf filter",
-// `"toy", a tf filter,`).
-func (o ExportOptions) defaultLayouts(f filters.Form, what string) ([]layouts.Layout, error) {
 	all := layouts.DefaultExportLayouts(f)
 	var out []layouts.Layout
 	for _, lay := range all {
@@ -739,7 +736,7 @@ func (o ExportOptions) defaultLayouts(f filters.Form, what string) ([]layouts.La
 		return out, nil
 	}
 	err := o.checkLayout(all[len(all)-1])
-	why := fmt.Sprintf("; with no layout named, %s is written in the %s layout", what, train.Choices(all))
+	why := fmt.Sprintf("; with no layout named, a %s filter is written in the %s layout", f, train.Choices(all))
 	if oe := (*OptionError)(nil); errors.As(err, &oe) {
 		return nil, &OptionError{oe.Option, oe.Value, oe.Why + why}
 	}
