@@ -1417,6 +1417,7 @@ func TestDistillFallbackCountsStableChannels(t *testing.T) {
 // no optimiser and 0 steps, and --length only where some layer was distilled at it (an S4D
 // layer, which records no length), not beside a Hyena layer's own 48. It recorded Adam, 100
 // steps and length 1024 for the Hyena layer. A recipe the optimiser trains keeps its settings.
+// The spec has no target (it wrote "target": {}, which no fit of a job uses).
 func TestDistillManifestRecordsWhatApplied(t *testing.T) {
 	dir := t.TempDir()
 	lay := func(name string) string { return filepath.Join("..", "testdata", "layouts", name) }
@@ -1444,6 +1445,7 @@ func TestDistillManifestRecordsWhatApplied(t *testing.T) {
 				Spec   struct {
 					Optimizer *json.RawMessage `json:"optimizer"`
 					Steps     *int             `json:"steps"`
+					Target    *json.RawMessage `json:"target"`
 				} `json:"spec"`
 			} `json:"options"`
 		}
@@ -1462,6 +1464,9 @@ func TestDistillManifestRecordsWhatApplied(t *testing.T) {
 		}
 		if (o.Spec.Optimizer != nil) != (tc.steps > 0) || o.Spec.Steps == nil || *o.Spec.Steps != tc.steps {
 			t.Errorf("%s %v: the spec's optimizer %s, steps %s; want steps %d and an optimizer only with steps", tc.in, tc.args, jsonOrNil(o.Spec.Optimizer), jsonOrNil(o.Spec.Steps), tc.steps)
+		}
+		if o.Spec.Target != nil {
+			t.Errorf("%s %v: the spec's target %s, which no fit uses, want none", tc.in, tc.args, jsonOrNil(o.Spec.Target))
 		}
 		os.RemoveAll(out + ".work")
 	}

@@ -51,8 +51,26 @@ type Options struct {
 	// "BF16"); empty: each layer's own.
 	DType string `json:"dtype,omitempty"`
 	// Spec is the fitting recipe (its Order is each unit's; its Target is unused); in a
-	// manifest, as the fits ran it (Applied).
+	// manifest, as the fits ran it (Applied), without its Target (ManifestOptions).
 	Spec train.Spec `json:"spec"`
+}
+
+// ManifestOptions are a job's options as a manifest records them (Options.Applied): written
+// without the spec's target, which no fit of a job uses (each unit's kernels are its
+// target), so that no key of the manifest stands for nothing. Options keep it as they are:
+// FitKey hashes their JSON, and a work directory is found again by it.
+type ManifestOptions Options
+
+// MarshalJSON writes o as Options, less spec.target.
+func (o ManifestOptions) MarshalJSON() ([]byte, error) {
+	type spec struct {
+		train.Spec
+		Target *struct{} `json:"target,omitempty"` // never set: hides the spec's own
+	}
+	return json.Marshal(struct {
+		Options
+		Spec spec `json:"spec"` // hides Options.Spec, in its place: the last key
+	}{Options(o), spec{Spec: o.Spec}})
 }
 
 // Applied returns the options as a job's fits applied them, which its manifest records: the
@@ -60,12 +78,12 @@ type Options struct {
 // projection) and Length only where some layer was distilled at it (lengthUsed), each
 // layer's own being in its record. Parts and the work directory's key keep the options as
 // given: merge compares them, and a run finds the units fitted before by them.
-func (o Options) Applied(lengthUsed bool) Options {
+func (o Options) Applied(lengthUsed bool) ManifestOptions {
 	o.Spec = o.Spec.AsFitted()
 	if !lengthUsed {
 		o.Length = 0
 	}
-	return o
+	return ManifestOptions(o)
 }
 
 // Manifest records what a distillation did: its input and options, and for every layer
@@ -76,8 +94,8 @@ type Manifest struct {
 	Format string `json:"format"`
 	Input  Input  `json:"input"`
 	// Options are the job's as its fits applied them (Options.Applied).
-	Options Options       `json:"options"`
-	Layers  []LayerRecord `json:"layers"`
+	Options ManifestOptions `json:"options"`
+	Layers  []LayerRecord   `json:"layers"`
 	// Skipped lists the layers detected and left as they were, with the reason.
 	Skipped []Skipped `json:"skipped,omitempty"`
 }
