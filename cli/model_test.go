@@ -1480,3 +1480,37 @@ func jsonOrNil[T any](v *T) string {
 	b, _ := json.Marshal(*v)
 	return string(b)
 }
+
+// TestDistillManifestSaysHowLayersWereReduced: each layer's record says how it was reduced
+// (method), as the options' spec, recorded once for the job, applies whole to the layers
+// fitted channel by channel alone: an S5 layer (MIMO) is reduced by balanced truncation, an
+// S4D layer of one SSM shared by its channels written back as s4d is fitted on shared modes,
+// the same layer written as rtf channel by channel. An S5 layer's record said nothing of
+// balanced truncation, beside a spec of the rtf model, the hankel init and 50 refine steps.
+func TestDistillManifestSaysHowLayersWereReduced(t *testing.T) {
+	dir := t.TempDir()
+	lay := func(name string) string { return filepath.Join("..", "testdata", "layouts", name) }
+	for i, tc := range []struct {
+		in   string
+		args []string
+		want string
+	}{
+		{"s5_32.pt", []string{"--order", "4"}, plan.MethodBalancedTruncation},
+		{"s4d_64.npz", []string{"--order", "4", "--length", "256", "--to-layout", "s4d"}, plan.MethodSharedModes},
+		{"s4d_64.npz", []string{"--order", "4", "--length", "256"}, plan.MethodFit},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.npz", i))
+		if r := run(t, "", append(append([]string{"distill", lay(tc.in)}, tc.args...), "-o", out)...); r.code != 0 {
+			t.Fatal(r)
+		}
+		m := readManifest(t, out)
+		if len(m.Layers) == 0 {
+			t.Fatalf("%s %v: no layer written", tc.in, tc.args)
+		}
+		for _, l := range m.Layers {
+			if l.Method != tc.want {
+				t.Errorf("%s %v: layer %s's method %q, want %q", tc.in, tc.args, l.Prefix, l.Method, tc.want)
+			}
+		}
+	}
+}

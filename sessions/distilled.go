@@ -85,6 +85,7 @@ func exportLayers(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions)
 			if err != nil {
 				return nil, err
 			}
+			rec.Method = rs[0].Method()
 			layers = append(layers, exported{l: l, mimo: rs[0], tensors: tensors, rec: rec, says: says})
 			continue
 		}
@@ -101,6 +102,10 @@ func exportLayers(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions)
 			return nil, err
 		}
 		rec.Warnings = l.Warnings
+		rec.Method = plan.MethodFit
+		if len(rs) > 0 {
+			rec.Method = rs[0].Method() // a layer's units are all of one kind (layerFits)
+		}
 		layers = append(layers, exported{l: l, fs: fs, shared: shared, tensors: tensors, rec: rec, says: says})
 	}
 	if len(unwritten) > 0 {

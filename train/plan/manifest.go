@@ -51,7 +51,9 @@ type Options struct {
 	// "BF16"); empty: each layer's own.
 	DType string `json:"dtype,omitempty"`
 	// Spec is the fitting recipe (its Order is each unit's; its Target is unused); in a
-	// manifest, as the fits ran it (Applied), without its Target (ManifestOptions).
+	// manifest, as the fits ran it (Applied), without its Target (ManifestOptions). It
+	// applies whole to the layers fitted channel by channel (MethodFit); of the others, only
+	// its order does (LayerRecord.Method).
 	Spec train.Spec `json:"spec"`
 }
 
@@ -100,9 +102,38 @@ type Manifest struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 }
 
+// How a layer was reduced, as its record says (LayerRecord.Method).
+const (
+	// MethodFit: each channel fitted on its own by the options' spec.
+	MethodFit = "fit"
+	// MethodSharedModes: the layer's channels fitted together on the modes they share
+	// (train.FitShared, Levenberg–Marquardt from the layer's own modes) at the spec's order;
+	// the rest of the spec does not apply.
+	MethodSharedModes = "shared modes"
+	// MethodBalancedTruncation: a MIMO layer reduced whole by balanced truncation to the
+	// spec's order (with OrderAuto, the smallest up to MaxOrder within Tol), its B and C
+	// refitted by least squares; the rest of the spec does not apply.
+	MethodBalancedTruncation = "balanced truncation"
+)
+
+// Method says how r's channels were reduced: MethodBalancedTruncation for a MIMO unit,
+// MethodSharedModes for one of shared modes, else MethodFit.
+func (r *UnitResult) Method() string {
+	switch {
+	case r.MIMO != nil:
+		return MethodBalancedTruncation
+	case r.Shared != nil:
+		return MethodSharedModes
+	}
+	return MethodFit
+}
+
 // LayerRecord is one distilled layer.
 type LayerRecord struct {
 	Prefix string `json:"prefix"`
+	// Method says how the layer was reduced (UnitResult.Method): the options' spec applies
+	// whole to a layer of MethodFit alone.
+	Method string `json:"method"`
 	// Layout is the layout it was read in, ToLayout the one written; Why says why ToLayout
 	// is not rtf when the user asked for none.
 	Layout   string `json:"layout"`
