@@ -800,5 +800,11 @@ func layerLine(e plan.Event) string {
 	if e.Unit.MIMO {
 		what = "outputs (each over every input)" // a MIMO layer's records are its outputs
 	}
-	return fmt.Sprintf("layer %s: %d %s, order %s: relative error mean %.3g, worst %.3g, %s; %.1fs on %s", layouts.PrefixName(e.Unit.Prefix), n, what, orderText, sum/float64(max(n, 1)), worst, stable, secs, strings.Join(be, ", "))
+	bound := ""
+	// The bound its fits chose for a long kernel; train.MinAutoRadius, every short
+	// kernel's, goes unsaid (the manifest records it).
+	if a := e.Layer[0].AutoMaxRadius; a != 0 && a != train.MinAutoRadius {
+		bound = "; radius bound " + train.RadiusText(a) + " (auto)"
+	}
+	return fmt.Sprintf("layer %s: %d %s, order %s: relative error mean %.3g, worst %.3g, %s%s; %.1fs on %s", layouts.PrefixName(e.Unit.Prefix), n, what, orderText, sum/float64(max(n, 1)), worst, stable, bound, secs, strings.Join(be, ", "))
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/ssmlab/ssmlab/internal/numtest"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
+	"github.com/ssmlab/ssmlab/train"
 	"github.com/ssmlab/ssmlab/train/plan"
 )
 
@@ -1511,6 +1512,77 @@ func TestDistillManifestSaysHowLayersWereReduced(t *testing.T) {
 			if l.Method != tc.want {
 				t.Errorf("%s %v: layer %s's method %q, want %q", tc.in, tc.args, l.Prefix, l.Method, tc.want)
 			}
+		}
+	}
+}
+
+// TestDistillManifestRecordsAutoRadius: a layer fitted under the radius constraint with the
+// bound left automatic records the bound its fits chose (train.Report.AutoMaxRadius: that of
+// its kernels' length, train.AutoRadius), which the layer's line leaves unsaid at
+// train.MinAutoRadius; a layer not fitted by the spec (balanced truncation), or fitted under
+// an explicit --max-radius, records none. The manifest did not say which bound a layer's fit used.
+func TestDistillManifestRecordsAutoRadius(t *testing.T) {
+	dir := t.TempDir()
+	lay := func(name string) string { return filepath.Join("..", "testdata", "layouts", name) }
+	for i, tc := range []struct {
+		in   string
+		args []string
+		auto bool
+	}{
+		{"hyena_32.safetensors", []string{"--order", "4"}, true},
+		{"s4d_64.npz", []string{"--order", "4", "--length", "256"}, true},
+		{"s4d_64.npz", []string{"--order", "4", "--length", "256", "--max-radius", "0.999"}, false},
+		{"s5_32.pt", []string{"--order", "4"}, false},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("out%d.npz", i))
+		r := run(t, "", append(append([]string{"distill", lay(tc.in)}, tc.args...), "-o", out)...)
+		if r.code != 0 {
+			t.Fatal(r)
+		}
+		m := readManifest(t, out)
+		if len(m.Layers) == 0 {
+			t.Fatalf("%s %v: no layer written", tc.in, tc.args)
+		}
+		for _, l := range m.Layers {
+			want := 0.0
+			if tc.auto {
+				want = train.AutoRadius(l.Length)
+			}
+			if l.AutoMaxRadius != want {
+				t.Errorf("%s %v: layer %s (%s, length %d) records auto_max_radius %v, want %v", tc.in, tc.args, l.Prefix, l.Method, l.Length, l.AutoMaxRadius, want)
+			}
+		}
+		data, err := os.ReadFile(out + ".manifest.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := bytes.Contains(data, []byte(`"auto_max_radius"`)); has != tc.auto {
+			t.Errorf("%s %v: the manifest has auto_max_radius: %v, want %v", tc.in, tc.args, has, tc.auto)
+		}
+		if strings.Contains(r.stderr, "radius bound") {
+			t.Errorf("%s %v: a layer of short kernels says its radius bound:\n%s", tc.in, tc.args, r.stderr)
+		}
+	}
+}
+
+// TestLayerLineSaysLongKernelsRadius: a layer's line says the radius bound its fits chose
+// where it is not train.MinAutoRadius (kernels beyond 10000 samples), and nothing of it for
+// short kernels or a bound the spec gave.
+func TestLayerLineSaysLongKernelsRadius(t *testing.T) {
+	ch := []plan.ChannelRecord{{Channel: 0, Order: 4, Backend: "cpu", ChannelReport: train.ChannelReport{Stable: true}}}
+	for _, tc := range []struct {
+		length int
+		bound  float64
+		want   string
+	}{
+		{32768, train.AutoRadius(32768), "; radius bound " + train.RadiusText(train.AutoRadius(32768)) + " (auto)"},
+		{256, train.AutoRadius(256), ""},
+		{32768, 0, ""},
+	} {
+		u := plan.Unit{Prefix: "layers.0.", Length: tc.length}
+		line := layerLine(plan.Event{Unit: u, LayerDone: true, Layer: []*plan.UnitResult{{Unit: u, Channels: ch, AutoMaxRadius: tc.bound}}})
+		if got := strings.Contains(line, "radius bound"); got != (tc.want != "") || !strings.Contains(line, tc.want) {
+			t.Errorf("length %d, bound %v: %q, want it to say %q", tc.length, tc.bound, line, tc.want)
 		}
 	}
 }

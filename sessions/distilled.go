@@ -104,7 +104,8 @@ func exportLayers(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions)
 		rec.Warnings = l.Warnings
 		rec.Method = plan.MethodFit
 		if len(rs) > 0 {
-			rec.Method = rs[0].Method() // a layer's units are all of one kind (layerFits)
+			rec.Method = rs[0].Method()             // a layer's units are all of one kind (layerFits)
+			rec.AutoMaxRadius = rs[0].AutoMaxRadius // and of one length
 		}
 		layers = append(layers, exported{l: l, fs: fs, shared: shared, tensors: tensors, rec: rec, says: says})
 	}

@@ -43,7 +43,10 @@ type unitRecord struct {
 	Warnings []string             `json:"warnings,omitempty"`
 	Shared   *plan.SharedRecord   `json:"shared,omitempty"`
 	MIMO     *plan.MIMORecord     `json:"mimo,omitempty"`
-	Sum      string               `json:"sha256"`
+	// AutoMaxRadius is plan.UnitResult's, omitted where 0: a unit stored before it was
+	// recorded reads (and sums) as it did, with none.
+	AutoMaxRadius float64 `json:"auto_max_radius,omitempty"`
+	Sum           string  `json:"sha256"`
 }
 
 // checksum is the SHA-256 of the record as JSON without its Sum: encoding/json writes a
@@ -60,7 +63,7 @@ func (rec unitRecord) checksum() string {
 }
 
 func encodeUnit(key string, r *plan.UnitResult) (unitRecord, error) {
-	rec := unitRecord{Format: UnitFormat, Key: key, Unit: r.Unit, Channels: r.Channels, Warnings: r.Warnings, Shared: r.Shared, MIMO: r.MIMO}
+	rec := unitRecord{Format: UnitFormat, Key: key, Unit: r.Unit, Channels: r.Channels, Warnings: r.Warnings, Shared: r.Shared, MIMO: r.MIMO, AutoMaxRadius: r.AutoMaxRadius}
 	for c, f := range r.Filters {
 		b, err := filterfile.Marshal(filters.Document{Filter: f})
 		if err != nil {
@@ -94,7 +97,7 @@ func (rec unitRecord) decode(key string, want plan.Unit) (*plan.UnitResult, erro
 	case rec.Shared != nil && (len(rec.Shared.Group) != want.Channels() || len(rec.Shared.Dt) != want.Channels() || len(rec.Shared.Residues) != want.Channels()):
 		return nil, fmt.Errorf("holds shared modes of %s for %d", plural.Count(len(rec.Shared.Group), "channel"), want.Channels())
 	}
-	r := &plan.UnitResult{Unit: rec.Unit, Channels: rec.Channels, Warnings: rec.Warnings, Shared: rec.Shared, MIMO: rec.MIMO}
+	r := &plan.UnitResult{Unit: rec.Unit, Channels: rec.Channels, Warnings: rec.Warnings, Shared: rec.Shared, MIMO: rec.MIMO, AutoMaxRadius: rec.AutoMaxRadius}
 	if rec.MIMO != nil {
 		if _, err := rec.MIMO.System(); err != nil {
 			return nil, fmt.Errorf("its reduced layer: %w", err)

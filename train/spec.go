@@ -145,6 +145,10 @@ func PaperSpec() Spec {
 // AutoRadiusRule says in words what AutoRadius picks, for help texts and errors.
 const AutoRadiusRule = "max(0.9999, 1 − 1/L) for kernels of L samples"
 
+// MinAutoRadius is the least bound AutoRadius picks: that of every kernel of 10000 samples
+// or fewer.
+const MinAutoRadius = hankelRadius
+
 // AutoRadius is the radius bound of the radius constraint where a spec leaves MaxRadius at 0,
 // for kernels of length samples: max(0.9999, 1 − 1/length), at most 1 − filters.MarginalTol.
 // A mode at 1 − 1/L decays by a factor e over the kernel; a long kernel's slowest modes lie

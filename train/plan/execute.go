@@ -202,6 +202,7 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 			}
 			return nil, fmt.Errorf("%s: %w", u.ID(), err)
 		}
+		r.AutoMaxRadius = res.Report.AutoMaxRadius // every group's kernels are of the unit's length
 		share := res.Report.Seconds / float64(len(idx))
 		for k, c := range idx {
 			r.Filters[c] = res.Filters[k]

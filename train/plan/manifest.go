@@ -134,6 +134,10 @@ type LayerRecord struct {
 	// Method says how the layer was reduced (UnitResult.Method): the options' spec applies
 	// whole to a layer of MethodFit alone.
 	Method string `json:"method"`
+	// AutoMaxRadius is the radius bound the layer's fits chose for its length where the spec
+	// left it automatic (train.Report.AutoMaxRadius, its units'); 0 (omitted) where the spec
+	// gave one, has no radius constraint, or the layer was not fitted by it (Method).
+	AutoMaxRadius float64 `json:"auto_max_radius,omitempty"`
 	// Layout is the layout it was read in, ToLayout the one written; Why says why ToLayout
 	// is not rtf when the user asked for none.
 	Layout   string `json:"layout"`
@@ -221,6 +225,9 @@ type UnitResult struct {
 	Shared *SharedRecord
 	// MIMO is the reduced layer of a MIMO unit (Unit.MIMO), which has no Filters.
 	MIMO *MIMORecord
+	// AutoMaxRadius is the radius bound its fits chose for the unit's length
+	// (train.Report.AutoMaxRadius, the same for each order's fit), or 0 where they chose none.
+	AutoMaxRadius float64
 }
 
 // MIMORecord is a reduced MIMO layer as stored (filters.MIMO, a complex number as [re, im]),
