@@ -540,15 +540,16 @@ func radiusNote(rel, bound []float64, probe []radiusProbe, rmax float64, constra
 		return ""
 	}
 	w := RadiusText(widerBound(rmax))
-	how := "moved out to " + w + " (residues refitted)"
+	// how the probe got there, in a sentence of its own and inside the list's parentheses
+	how, howListed := "moved out to "+w+" (residues refitted)", "moved out to "+w+", residues refitted"
 	if probe[worst].refined {
-		how = "refined within " + w
+		how, howListed = "refined within "+w, "refined within "+w
 	}
 	which := fmt.Sprintf("channel %d's fit ends at %.3g, far above its lower bound %.3g, with a pole on the radius bound %s: %s, its poles give %.3g",
 		worst, rel[worst], bound[worst], RadiusText(rmax), how, probe[worst].rel)
 	if len(chans) > 1 {
 		which = fmt.Sprintf("the fits of %s end far above their lower bounds with poles on the radius bound %s (worst channel %d: %.3g against %.3g; %s, its poles give %.3g)",
-			channelsList(chans), RadiusText(rmax), worst, rel[worst], bound[worst], strings.Replace(how, " (residues refitted)", ", residues refitted", 1), probe[worst].rel)
+			channelsList(chans), RadiusText(rmax), worst, rel[worst], bound[worst], howListed, probe[worst].rel)
 	}
 	fix := fmt.Sprintf("a --max-radius closer to 1, e.g. %s, lets the fit place them there", w)
 	if !constrained {

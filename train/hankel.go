@@ -130,9 +130,9 @@ func denseHankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
 // lanczosHankelTop is hankelTops.top by a Lanczos run of its own with full
 // reorthogonalisation (classical Gram–Schmidt, twice), which converges to both ends of the
 // spectrum first, exactly where the largest |λ| lie; it stops once the wanted Ritz pairs
-// meet hankelLanczosTol, and at m steps it is exact. With the FFT product, k steps cost O(k·m log m + k²·m) instead of the O(m³) of
-// a full eigendecomposition: ERA at n = 64 on the 511×511 Hankel matrix of a 1024-sample
-// kernel takes 3–8 ms instead of ~150 ms.
+// meet hankelLanczosTol, and at m steps it is exact. With the FFT product, k steps cost
+// O(k·m log m + k²·m) instead of the O(m³) of a full eigendecomposition: ERA at n = 64 on
+// the 511×511 Hankel matrix of a 1024-sample kernel takes 3–8 ms instead of ~150 ms.
 func lanczosHankelTop(c []float64, m, r int) ([]float64, [][]float64, error) {
 	return lanczosTop(newHankelOp(c, m).apply, m, r)
 }
