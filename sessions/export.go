@@ -526,12 +526,13 @@ func exportFilter(item string, doc filters.Document, o ExportOptions, lo layouts
 			tried = append(tried, TriedLayout{lay, fmt.Sprintf("cannot hold it (%s)", oneLineErr(err))})
 			continue
 		}
-		w = writtenFilter{tensors, reps, checkExported(item, doc, tensors, o, lay, lo, prefix)}
-		if w.check.Failed() && i < len(tries)-1 {
-			text, _ := w.check.Summary("") // the advice follows the list of failures
+		check := checkExported(item, doc, tensors, o, lay, lo, prefix)
+		if check.Failed() && i < len(tries)-1 {
+			text, _ := check.Summary("") // the advice follows the list of failures
 			tried = append(tried, TriedLayout{lay, fmt.Sprintf("does not hold it (it %s)", text)})
 			continue
 		}
+		w = writtenFilter{tensors, reps, adviseExported(check, doc, tensors, o, lay, lo, prefix)}
 		w.check.Tried = tried
 		err = nil
 		break
@@ -768,12 +769,18 @@ func (o ExportOptions) CheckGiven(given []string) error {
 	return o.Check()
 }
 
-// checkExported reads the tensors written of the filter document doc back (readBack) and,
-// where they fail, checks what the summary would offer instead: whether float64 holds them,
-// and for rtf with a trunc_len whether its correction is what loses them.
+// checkExported reads the tensors written of the filter document doc back (readBack).
 func checkExported(item string, doc filters.Document, tensors []arrays.Named, o ExportOptions, lay layouts.Layout, lo layouts.Options, prefix string) ReadBackCheck {
 	c := readBack(doc, tensors, o.DType, lay, lo, prefix, o.ModelLength)
 	c.Item, c.TruncLen = item, o.TruncLen
+	return c
+}
+
+// adviseExported adds to c, checkExported's check of tensors where it fails, what its
+// summary would offer instead: whether float64 holds them, and for rtf with a trunc_len
+// whether its correction is what loses them. exportFilter asks it only of the check it
+// keeps, not of a layout it tries and passes over.
+func adviseExported(c ReadBackCheck, doc filters.Document, tensors []arrays.Named, o ExportOptions, lay layouts.Layout, lo layouts.Options, prefix string) ReadBackCheck {
 	if c.Failed() && o.DType != arrays.Float64 {
 		// Whether float64 holds it, before the summary offers it.
 		f := readBack(doc, tensors, arrays.Float64, lay, lo, prefix, o.ModelLength)
