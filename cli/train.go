@@ -746,21 +746,12 @@ func isTerminal(w io.Writer) bool {
 // file writes it), which the job resolves for its kernels' length (train.AutoRadius).
 type radiusFlag struct{ r float64 }
 
-func (f *radiusFlag) String() string {
-	if f.r == 0 {
-		return "auto"
-	}
-	return strconv.FormatFloat(f.r, 'g', -1, 64)
-}
+func (f *radiusFlag) String() string { return train.MaxRadiusText(f.r) }
 
 func (f *radiusFlag) Set(v string) error {
-	if v == "auto" {
-		f.r = 0
-		return nil
-	}
-	r, err := strconv.ParseFloat(v, 64)
+	r, err := train.ParseMaxRadius(v)
 	if err != nil {
-		return fmt.Errorf("want a number or auto")
+		return err
 	}
 	f.r = r
 	return nil

@@ -40,6 +40,28 @@ func TestRadiusText(t *testing.T) {
 	}
 }
 
+// TestParseMaxRadius: auto is 0 and a number itself, each written back as read; anything
+// else is refused.
+func TestParseMaxRadius(t *testing.T) {
+	for _, c := range []struct {
+		s string
+		r float64
+	}{{"auto", 0}, {"0.99999", 0.99999}, {"0.5", 0.5}} {
+		r, err := ParseMaxRadius(c.s)
+		if err != nil || r != c.r {
+			t.Errorf("ParseMaxRadius(%q) = %v, %v, want %v", c.s, r, err, c.r)
+		}
+		if got := MaxRadiusText(r); got != c.s {
+			t.Errorf("MaxRadiusText(%v) = %q, want %q", r, got, c.s)
+		}
+	}
+	for _, s := range []string{"", "wide", "Auto"} {
+		if _, err := ParseMaxRadius(s); err == nil {
+			t.Errorf("ParseMaxRadius(%q) took it", s)
+		}
+	}
+}
+
 // TestAutoRadiusSettings: max_radius 0 under the radius constraint is auto, not refused;
 // below 0 or beyond 1 − 1e-10 it still is.
 func TestAutoRadiusSettings(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/strictjson"
@@ -144,6 +145,28 @@ func PaperSpec() Spec {
 
 // AutoRadiusRule says in words what AutoRadius picks, for help texts and errors.
 const AutoRadiusRule = "max(0.9999, 1 − 1/L) for kernels of L samples"
+
+// ParseMaxRadius reads a MaxRadius as the front ends take it (distill --max-radius, the
+// workbench's radius): auto (0, AutoRadius for the kernels' length) or a number, which
+// CheckMaxRadius checks. MaxRadiusText writes it back.
+func ParseMaxRadius(s string) (float64, error) {
+	if s == "auto" {
+		return 0, nil
+	}
+	r, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, errors.New("want a number or auto")
+	}
+	return r, nil
+}
+
+// MaxRadiusText writes a MaxRadius as ParseMaxRadius reads it: auto for 0, else the number.
+func MaxRadiusText(r float64) string {
+	if r == 0 {
+		return "auto"
+	}
+	return strconv.FormatFloat(r, 'g', -1, 64)
+}
 
 // MinAutoRadius is the least bound AutoRadius picks: that of every kernel of 10000 samples
 // or fewer.

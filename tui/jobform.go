@@ -82,28 +82,20 @@ func textField(name, help string) formField {
 // resolves for the kernels' length, or a number.
 func radiusField(r float64) formField {
 	f := textField("radius", "the poles' radius bound: auto, "+train.AutoRadiusRule+", or a number in (0, 1 − 1e-10]")
-	f.input.SetValue(radiusText(r))
+	f.input.SetValue(train.MaxRadiusText(r))
 	f.input.Width = 10
 	return f
 }
 
-// radiusText is a radius bound as the form and :distill radius= write it.
-func radiusText(r float64) string {
-	if r == 0 {
-		return "auto"
-	}
-	return strconv.FormatFloat(r, 'g', -1, 64)
-}
-
-// parseRadius reads a radius bound as the form and :distill radius= take it: auto (or
-// empty, the form's field cleared) or a number, which train.CheckMaxRadius checks.
+// parseRadius reads a radius bound as the form and :distill radius= take it: empty (the
+// form's field cleared) or train.ParseMaxRadius's auto or number.
 func parseRadius(v string) (float64, error) {
-	if v == "auto" || v == "" {
+	if v == "" {
 		return 0, nil
 	}
-	r, err := strconv.ParseFloat(v, 64)
+	r, err := train.ParseMaxRadius(v)
 	if err != nil {
-		return 0, fmt.Errorf("radius: want a number or auto, got %q", v)
+		return 0, fmt.Errorf("radius: %v, got %q", err, v)
 	}
 	return r, nil
 }
