@@ -135,7 +135,7 @@ func ZeroThroughout(h []complex128, masked []bool) bool {
 // product of a ZPK filter; other forms use their own FreqResponse (a Hessenberg solve for
 // dense filters, O(n²) per point).
 func FreqResponse(f filters.Filter, omega []float64) *Response {
-	h := responseOn(f, omega)
+	h := responder(f)(omega)
 	var poles []complex128
 	found, known := false, false
 	getPoles := func() bool {
@@ -167,17 +167,22 @@ func FreqResponse(f filters.Filter, omega []float64) *Response {
 	return newResponse(omega, h, poleAt)
 }
 
-// responseOn is H(e^{jω}) on omega as FreqResponse computes it, before it masks the points
-// where H is infinite: the modal sum for a diagonal filter, the products for a zpk one, the
-// form's own FreqResponse for the others.
-func responseOn(f filters.Filter, omega []float64) []complex128 {
+// responder is H(e^{jω}) as FreqResponse computes it, before it masks the points where H is
+// infinite: the modal sum for a diagonal filter, the products for a zpk one, the form's own
+// FreqResponse for the others. What does not depend on ω is done once, here, for a caller
+// that asks a few frequencies at a time (HInf's refinement): a diagonal filter's modes
+// paired, a FreqPreparer's preparation (a dense A's Hessenberg reduction).
+func responder(f filters.Filter) func(omega []float64) []complex128 {
 	switch s := f.(type) {
 	case *filters.Diagonal:
-		return modalResponse(modal{h0: s.H0, modes: pairModes(s.Poles, s.Residues)}, omega)
+		md := modal{h0: s.H0, modes: pairModes(s.Poles, s.Residues)}
+		return func(omega []float64) []complex128 { return modalResponse(md, omega) }
 	case *filters.ZPK:
-		return zpkResponse(s, omega)
+		return func(omega []float64) []complex128 { return zpkResponse(s, omega) }
+	case filters.FreqPreparer:
+		return s.PrepareFreqResponse()
 	}
-	return f.FreqResponse(omega)
+	return f.FreqResponse
 }
 
 // gridPoleTol is how close e^{jω} must come to a pole for the grid point to be that pole.

@@ -42,18 +42,10 @@ func HInf(f filters.Filter) (norm, omega float64, err error) {
 		return 0, 0, &UnstableError{What: "H∞ norm", Poles: ownPoles(f, off)}
 	}
 	grid := hinfGrid(poles)
-	respond := func(w []float64) []complex128 { return responseOn(f, w) }
-	switch d := f.(type) {
-	case *filters.Diagonal:
-		// Its modes paired once, not at every point of the refinement.
-		md := modal{h0: d.H0, modes: pairModes(d.Poles, d.Residues)}
-		respond = func(w []float64) []complex128 { return modalResponse(md, w) }
-	case filters.FreqPreparer:
-		// A dense A reduced to Hessenberg form once (a rotation form's B and C in its
-		// block coordinates), not at each of the refinement's ~2,000 points: O(n³) each,
-		// where the point's own evaluation is O(n²).
-		respond = d.PrepareFreqResponse()
-	}
+	// A diagonal filter's modes paired and a dense A reduced to Hessenberg form (a rotation
+	// form's B and C in its block coordinates) once, not at each of the refinement's ~2,000
+	// points: O(n³) each for a dense A, where the point's own evaluation is O(n²).
+	respond := responder(f)
 	mag := func(w []float64) []float64 {
 		h := respond(w)
 		out := make([]float64, len(h))
