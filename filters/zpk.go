@@ -106,7 +106,7 @@ func (f *ZPK) ImpulseError(length int) (h []float64, relErr float64, ok bool) {
 	secs := f.cascade(length)
 	for _, s := range secs {
 		if s.pole != s.zero && !Stable(cmplx.Abs(s.pole)) {
-			return f.Impulse(length), 0, false
+			return f.impulseOf(secs, length), 0, false
 		}
 	}
 	h, relErr = f.evaluationBound(secs, length)
