@@ -670,7 +670,9 @@ that end with it.`,
 				return failf("%v: the parts were distilled from it there; --input names a copy of it elsewhere (checked against their SHA-256)", err)
 			}
 			if err != nil {
-				return fail(err)
+				// The options are the parts', not this command line's: a failure, spelled
+				// with the flags the parts were distilled with.
+				return fail(flagMistake(err))
 			}
 			defer ck.Close()
 			if ck.Input.SHA256 != first.Input.SHA256 || ck.Input.Size != first.Input.Size {

@@ -629,12 +629,13 @@ func TestDistillModelBadUse(t *testing.T) {
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--to-layout", "sos"), 2, "sos is a filter's layout, which no model's module loads: export the distilled filters with ssmlab export --layout sos"},
 		// A pattern, or an item of one, that picks no layer is named; the first said "no
 		// long-filter layer to distil (hyena, s4d, …); the file holds hyena …", the second
-		// left its layer out unremarked, and --layout s4d said the first.
-		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "nothing.*"), 1, `no layer to distil: --layers "nothing.*" picks none of the file's (hyena, s4d, s4, stripedhyena, rtf, lru, s5, rotrnn layers): hyena "backbone.layers.0.mixer.filter_fn."`},
-		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "backbone.layers.0.*,backbone.layer.2.*"), 1, `"backbone.layer.2.*" picks none of the file's layers to distil`},
-		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "s4d"), 1, `no layer to distil: --layout s4d picks none; the file holds hyena "backbone.layers.0.mixer.filter_fn."`},
-		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "lru"), 1, `no layer to distil: --layout lru picks none`},
-		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "sos"), 1, "not sos layers (a filter's second-order sections (sos), not a model's layer)"},
+		// left its layer out unremarked, and --layout s4d said the first. Each is a
+		// command-line mistake, exit 2, as the planner's other option mistakes are (it was 1).
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "nothing.*"), 2, `no layer to distil: --layers "nothing.*" picks none of the file's (hyena, s4d, s4, stripedhyena, rtf, lru, s5, rotrnn layers): hyena "backbone.layers.0.mixer.filter_fn."`},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layers", "backbone.layers.0.*,backbone.layer.2.*"), 2, `"backbone.layer.2.*" picks none of the file's layers to distil`},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "s4d"), 2, `no layer to distil: --layout s4d picks none; the file holds hyena "backbone.layers.0.mixer.filter_fn."`},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "lru"), 2, `no layer to distil: --layout lru picks none`},
+		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "sos"), 2, "not sos layers (a filter's second-order sections (sos), not a model's layer)"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--tensor", "x"), 2, "--tensor reads one layer"},
 		// A checkpoint of several layers to a filter file: the choice of a layer said only
 		// "choose one with --tensor PREFIX", not how to distil them all.

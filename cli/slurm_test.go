@@ -369,7 +369,7 @@ func TestKubernetesManifest(t *testing.T) {
 	args[1] = modelCkpt
 	args[slices.Index(args, "-o")+1] = filepath.Join(t.TempDir(), "k8s.safetensors")
 	args = append(args, "--layers", "none-such")
-	if r := run(t, "", args...); r.code != 1 || !strings.Contains(r.stderr, "no layer to distil") {
+	if r := run(t, "", args...); r.code != ExitUsage || !strings.Contains(r.stderr, "no layer to distil: --layers \"none-such\" picks none") {
 		t.Errorf("%v", r)
 	}
 }

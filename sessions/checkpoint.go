@@ -110,7 +110,9 @@ func isMIMO(l layouts.Layer) bool { return slices.Contains(reduced, l.Layout) }
 func (c *Checkpoint) IsMIMO(l ModelLayer) bool { return isMIMO(l.Layer) }
 
 // OpenCheckpoint opens a model checkpoint (safetensors, torch.save or .npz), hashes it, and
-// finds the layers to distil. Its errors start with the path.
+// finds the layers to distil. Its errors start with the path. An option that picks no layer
+// of the file (Layout, an item of Layers) is an *OptionError, as is a Length or trunc-len
+// a layer cannot take: a command-line mistake, its message saying what the file holds.
 func OpenCheckpoint(path string, o CheckpointOptions) (*Checkpoint, error) {
 	in, err := hashFile(path)
 	if err != nil {
@@ -152,7 +154,7 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			return inputError{err}
 		}
 		if !distils(only) {
-			return inputf("--layout %s: ssmlab distils the filters of %s layers and reduces %s layers, not %s layers (%s)", only, joinLayouts(distilled), joinLayouts(reduced), only, notDistilled(only))
+			return &OptionError{"layout", string(only), fmt.Sprintf(": ssmlab distils the filters of %s layers and reduces %s layers, not %s layers (%s)", joinLayouts(distilled), joinLayouts(reduced), only, notDistilled(only))}
 		}
 	}
 	c.options, c.toLayout = maps.Clone(o.Options), layouts.Layout(o.ToLayout)
@@ -168,14 +170,14 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 		}
 	}
 	if only != "" && len(candidates) == 0 && len(detected) > 0 {
-		return inputf("no layer to distil: --layout %s picks none; the file holds %s", only, (&layouts.ChoiceError{Layers: detected}).List())
+		return fmt.Errorf("no layer to distil: %w", &OptionError{"layout", string(only), " picks none; the file holds " + (&layouts.ChoiceError{Layers: detected}).List()})
 	}
 	if miss := o.Layers.Unmatched(prefixes(candidates)); len(miss) > 0 && len(candidates) > 0 {
 		what := (&layouts.ChoiceError{Layers: candidates}).List()
 		if len(miss) == len(o.Layers) {
-			return inputf("no layer to distil: --layers %q picks none of the file's (%s layers): %s", strings.Join(o.Layers, ","), joinLayouts(slices.Concat(distilled, reduced)), what)
+			return fmt.Errorf("no layer to distil: %w", &OptionError{"layers", strconv.Quote(strings.Join(o.Layers, ",")), fmt.Sprintf(" picks none of the file's (%s layers): %s", joinLayouts(slices.Concat(distilled, reduced)), what)})
 		}
-		return inputf("--layers %q: %q picks none of the file's layers to distil (%s layers): %s", strings.Join(o.Layers, ","), strings.Join(miss, ","), joinLayouts(slices.Concat(distilled, reduced)), what)
+		return &OptionError{"layers", strconv.Quote(strings.Join(o.Layers, ",")), fmt.Sprintf(": %q picks none of the file's layers to distil (%s layers): %s", strings.Join(miss, ","), joinLayouts(slices.Concat(distilled, reduced)), what)}
 	}
 	for _, l := range detected {
 		skip := func(why string) {

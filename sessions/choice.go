@@ -20,10 +20,11 @@ func checkTruncLen(n int) error {
 	return nil
 }
 
-// OptionError is an ImportOptions or ExportOptions value that Import or Export cannot take
-// (ImportOptions.Check, ExportOptions.Check). Option names it as ssmlab's flag does, without
-// the dashes ("length", "trunc-len", "layout", "dtype", "prefix", "format"); Value is the
-// value as the message shows it (quoted where it is text the option does not take), or ""
+// OptionError is an ImportOptions, ExportOptions or CheckpointOptions value that Import,
+// Export or OpenCheckpoint cannot take (ImportOptions.Check, ExportOptions.Check). Option
+// names it as ssmlab's flag does, without the dashes ("length", "trunc-len", "layout",
+// "layers", "dtype", "prefix", "format"); Value is the value as the message shows it
+// (quoted where it is text the option does not take), or ""
 // for an option refused whatever its value (one the format does not use); and Why says what
 // is wrong with it, so that the message reads "length 0 is outside [1, 1048576]" (and
 // "--length 0 …" with the dashes, "length=0 …" as the workbench's key=value).
