@@ -263,7 +263,7 @@ func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	if float64Option != "" && rtf {
 		// The layouts that store poles, but for those tried and found wanting.
 		var others []layouts.Layout
-		for _, lay := range []layouts.Layout{layouts.S4D, layouts.StripedHyena, layouts.SOS} {
+		for _, lay := range layouts.PoleLayouts() {
 			if !slices.ContainsFunc(c.Tried, func(t TriedLayout) bool { return t.Layout == lay }) {
 				others = append(others, lay)
 			}

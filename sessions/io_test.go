@@ -18,6 +18,7 @@ import (
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
+	"github.com/ssmlab/ssmlab/train"
 )
 
 // goldenDir holds the files NumPy wrote (testdata/golden/numpy/gen_numpy.py).
@@ -489,6 +490,23 @@ func TestReadBackCheckSummary(t *testing.T) {
 		got, warn := tc.c.Summary("--dtype float64")
 		if warn != tc.warn || !strings.Contains(got, tc.want) || strings.Contains(got, tc.lack) {
 			t.Errorf("%+v: got %q (warn %v), want %q (warn %v) without %q", tc.c, got, warn, tc.want, tc.warn, tc.lack)
+		}
+	}
+}
+
+// TestReadBackCheckSummaryOffersPoleLayouts: a failed rtf check offers the layouts that store
+// poles, as package layouts lists them (PoleLayouts), but for those tried before rtf.
+func TestReadBackCheckSummaryOffersPoleLayouts(t *testing.T) {
+	poles := layouts.PoleLayouts()
+	for k := range len(poles) - 1 {
+		var tried []sessions.TriedLayout
+		for _, lay := range poles[:k] {
+			tried = append(tried, sessions.TriedLayout{Layout: lay, Why: "cannot hold it"})
+		}
+		c := sessions.ReadBackCheck{RelError: 4e-3, Length: 64, DType: arrays.Float32, Layout: layouts.RTF, Tried: tried}
+		want := "; the " + train.Choices(poles[k:]) + " layout (poles, not polynomial coefficients) may hold it"
+		if text, _ := c.Summary("--dtype float64"); !strings.Contains(text, want) {
+			t.Errorf("tried %v: summary %q, want %q", poles[:k], text, want)
 		}
 	}
 }

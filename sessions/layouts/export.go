@@ -105,6 +105,19 @@ func StoredForm(lay Layout) filters.Form {
 	return ""
 }
 
+// PoleLayouts are the layouts of ExportLayouts that store a filter's poles (StoredForm not
+// tf: s4d's and stripedhyena's modes, sos's sections), in ExportLayouts' order: those that
+// may hold a filter the rtf layout's polynomial coefficients of the whole order lose.
+func PoleLayouts() []Layout {
+	var out []Layout
+	for _, lay := range ExportLayouts {
+		if f := StoredForm(lay); f != "" && f != filters.FormTF {
+			out = append(out, lay)
+		}
+	}
+	return out
+}
+
 // DefaultExportLayouts are the layouts to try, in order, for a filter of form f whose user
 // named none: those of ModuleLayouts (the layouts a model's module loads) that store f as it
 // is (StoredForm), so that nothing is converted, then rtf, which converts any form to tf. A

@@ -213,3 +213,32 @@ func TestReadBackCatchesDroppedTap(t *testing.T) {
 		}
 	}
 }
+
+// TestPoleLayouts: the layouts PoleLayouts offers in place of rtf are those of ExportLayouts
+// whose tensors read back as poles (a diagonal or zpk filter), not as the polynomial
+// coefficients of the whole order rtf reads back as (a tf filter).
+func TestPoleLayouts(t *testing.T) {
+	bank := randomModal(t, 11, 2)
+	var want []layouts.Layout
+	for _, lay := range layouts.ExportLayouts {
+		named, _, err := layouts.Export(filters.Document{Bank: bank}, lay, layouts.Options{}, "layers.0.")
+		if err != nil {
+			t.Fatalf("%s: %v", lay, err)
+		}
+		src := layouts.NamedSource(named)
+		l, err := layouts.Find(src.Arrays(), lay, "layers.0")
+		if err != nil {
+			t.Fatalf("%s: %v", lay, err)
+		}
+		r, err := layouts.Import(src, l, layouts.Options{Values: map[string]string{}})
+		if err != nil {
+			t.Fatalf("%s: %v", lay, err)
+		}
+		if f := r.Bank.Channels[0].Form(); f != filters.FormTF {
+			want = append(want, lay)
+		}
+	}
+	if got := layouts.PoleLayouts(); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("PoleLayouts() = %v, want %v", got, want)
+	}
+}
