@@ -8,6 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions"
@@ -77,7 +78,7 @@ func (a *app) commitView(e *entry, key viewKey, v *viewData) {
 		return
 	}
 	rep, g := v.rep, v.f
-	a.gate(e, []filters.Report{rep}, func(a *app, e *entry) {
+	a.gate(e, []filters.Report{rep}, v.rho, func(a *app, e *entry) {
 		if err := a.setCurrent(e, g); err != nil {
 			a.setError(err)
 			return
@@ -90,9 +91,10 @@ func (a *app) commitView(e *entry, key viewKey, v *viewData) {
 // gate applies a replacement of e's filter made by the conversions reps describe (one per
 // channel of a bank). When one is outside the documented accuracy (filters.CheckAccuracy, the
 // CLI's gate: a relative error above filters.MaxRelError, or a stable filter made unstable)
-// it asks first, naming the error and the condition; apply runs only if e has not changed
+// it asks first, naming the error, the condition and, where the result's spectral radius rho
+// is known, the list's mark it will get (markOf); apply runs only if e has not changed
 // meanwhile.
-func (a *app) gate(e *entry, reps []filters.Report, apply func(a *app, e *entry)) {
+func (a *app) gate(e *entry, reps []filters.Report, rho radiusOf, apply func(a *app, e *entry)) {
 	id, rev := e.id, e.rev
 	run := func(m *Model) tea.Cmd {
 		e := m.entry(id)
@@ -111,13 +113,17 @@ func (a *app) gate(e *entry, reps []filters.Report, apply func(a *app, e *entry)
 	}
 	r := acc.Report
 	name := e.name
-	// the mark the list will show: stability comes first (stabilityMark)
-	marks := "≈"
-	if r.BecameUnstable {
-		marks = "✗, unstable"
+	// the mark the list will show, from the one classification it reads (markOf); an
+	// edited conversion's radius is not known before it is applied
+	undo := "u undoes"
+	if rho.known {
+		undo += "; the list marks it " + markOf(rho.rho, true, true)
+		if s := analysis.StabilityOf(rho.rho); s != analysis.Stable {
+			undo += ", " + s.String()
+		}
 	}
 	body := fmt.Sprintf("%s (condition %s). The %s form would hold %s inaccurately.\n\n"+
-		"y replaces it anyway (u undoes; the list marks it %s) · n or esc keeps it in %s", oneLine(err), sci(r.Condition), r.To, name, marks, r.From)
+		"y replaces it anyway (%s) · n or esc keeps it in %s", oneLine(err), sci(r.Condition), r.To, name, undo, r.From)
 	kept := func(m *Model) { m.setStatus(levelInfo, fmt.Sprintf("kept %s in %s", name, r.From)) }
 	a.ask = &confirm{title: "inaccurate conversion", body: body, cancel: kept, choices: []choice{
 		{keys: []string{"y", "Y"}, run: run},
@@ -170,7 +176,7 @@ func (a *app) onBankConvert(msg bankConvertMsg) {
 		}
 		warns += len(r.Warnings)
 	}
-	a.gate(e, msg.reps, func(a *app, e *entry) {
+	a.gate(e, msg.reps, msg.rho, func(a *app, e *entry) {
 		if err := a.replace(e, undoState{bank: msg.bank}); err != nil {
 			a.setError(err)
 			return

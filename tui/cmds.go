@@ -76,6 +76,7 @@ type viewKey struct {
 type viewData struct {
 	f       filters.Filter
 	rep     filters.Report
+	rho     radiusOf // of f, where rep is outside the documented accuracy
 	err     error
 	pending bool
 }
@@ -85,7 +86,37 @@ type viewMsg struct {
 	key viewKey
 	f   filters.Filter
 	rep filters.Report
+	rho radiusOf
 	err error
+}
+
+// radiusOf is a spectral radius a command computed, and whether it did (known).
+type radiusOf struct {
+	rho   float64
+	known bool
+}
+
+// convertedRadius is the spectral radius of a conversion's result fs (a filter, or a bank's
+// channels: their largest) where one of its reports is outside the documented accuracy: the
+// question gate asks then names the list's mark of it (markOf). A channel's radius that
+// cannot be computed counts as +Inf, as computeBankRho counts it; a filter's leaves it
+// unknown, as its poles are for the list.
+func convertedRadius(reps []filters.Report, fs []filters.Filter) radiusOf {
+	if !slices.ContainsFunc(reps, filters.Report.Inaccurate) || len(fs) == 0 {
+		return radiusOf{}
+	}
+	worst := 0.0
+	for _, f := range fs {
+		r, err := filters.SpectralRadius(f)
+		if err != nil {
+			if len(fs) == 1 {
+				return radiusOf{}
+			}
+			r = math.Inf(1)
+		}
+		worst = math.Max(worst, r)
+	}
+	return radiusOf{worst, true}
 }
 
 // bankConvertMsg is a whole bank converted, to be committed.
@@ -95,6 +126,7 @@ type bankConvertMsg struct {
 	form filters.Form
 	bank *filters.Bank
 	reps []filters.Report
+	rho  radiusOf // of the bank, where a report is outside the documented accuracy
 	err  error
 }
 
@@ -263,12 +295,15 @@ func convertView(id string, key viewKey, f filters.Filter) tea.Cmd {
 	return func() tea.Msg {
 		var g filters.Filter
 		var rep filters.Report
+		var rho radiusOf
 		err := safely("convert", func() error {
 			var err error
-			g, rep, err = filters.Convert(f, key.form)
+			if g, rep, err = filters.Convert(f, key.form); err == nil {
+				rho = convertedRadius([]filters.Report{rep}, []filters.Filter{g})
+			}
 			return err
 		})
-		return viewMsg{id: id, key: key, f: g, rep: rep, err: err}
+		return viewMsg{id: id, key: key, f: g, rep: rep, rho: rho, err: err}
 	}
 }
 
@@ -276,12 +311,15 @@ func convertBank(id string, rev uint64, b *filters.Bank, to filters.Form) tea.Cm
 	return func() tea.Msg {
 		var out *filters.Bank
 		var reps []filters.Report
+		var rho radiusOf
 		err := safely("convert bank", func() error {
 			var err error
-			out, reps, err = filters.ConvertBank(b, to)
+			if out, reps, err = filters.ConvertBank(b, to); err == nil {
+				rho = convertedRadius(reps, out.Channels)
+			}
 			return err
 		})
-		return bankConvertMsg{id: id, rev: rev, form: to, bank: out, reps: reps, err: err}
+		return bankConvertMsg{id: id, rev: rev, form: to, bank: out, reps: reps, rho: rho, err: err}
 	}
 }
 

@@ -243,3 +243,77 @@ func crowdedButterTF(t *testing.T) *filters.TransferFunction {
 	}
 	return tf
 }
+
+// marginalTF is a tf whose poles lie on the unit circle (a pure oscillator, e^{±iπ/4}):
+// analysis.StabilityOf calls it marginal, within filters.MarginalTol of 1.
+func marginalTF(t *testing.T) *filters.TransferFunction {
+	t.Helper()
+	f, err := filters.NewTransferFunction([]float64{-2 * math.Cos(math.Pi/4), 1}, []float64{1, 0}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestMarginalConversionAsksWithItsMark: a conversion of a stable filter whose result lands
+// on the unit circle (BecameUnstable, spectral radius within filters.MarginalTol of 1) is
+// named by the question with the mark the list then shows, ◌ marginal: the question said
+// "✗, unstable" from BecameUnstable while the list read analysis.StabilityOf, for a filter
+// and for a bank alike.
+func TestMarginalConversionAsksWithItsMark(t *testing.T) {
+	g := marginalTF(t)
+	rep := filters.Report{From: filters.FormZPK, To: filters.FormTF, RelError: 0.01, Length: 512, Condition: 10, BecameUnstable: true}
+	for _, how := range []string{"a filter", "a bank"} {
+		m := newTestModel(t, 140, 44, nil)
+		p, _ := pairZPK(0.9)
+		var e *entry
+		if how == "a filter" {
+			e = addFilter(t, m, "ring", p)
+			m.setFocus(paneRepr)
+			keys(t, m, "5") // the tf view, computed (accurate); replaced by the marginal one
+			key := viewKey{rev: e.rev, ch: e.ch, form: filters.FormTF}
+			v := e.views[key]
+			if v == nil || v.pending {
+				t.Fatalf("%s: no tf view to replace", how)
+			}
+			*v = viewData{f: g, rep: rep, rho: convertedRadius([]filters.Report{rep}, []filters.Filter{g})}
+			keys(t, m, "c")
+		} else {
+			b, err := filters.NewBank([]filters.Filter{p, p})
+			if err != nil {
+				t.Fatal(err)
+			}
+			send(t, m, openMsg{path: "ring.json", opened: Opened{Items: []Item{{Name: "ring", Bank: b}}}})
+			e = m.selected()
+			gb, err := filters.NewBank([]filters.Filter{g, g})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reps := []filters.Report{rep, rep}
+			send(t, m, bankConvertMsg{id: e.id, rev: e.rev, form: filters.FormTF, bank: gb, reps: reps, rho: convertedRadius(reps, gb.Channels)})
+		}
+		c, ok := dialogOf[*confirm](m)
+		const said = "the list marks it "
+		i := strings.Index(c.body, said)
+		if !ok || i < 0 {
+			t.Fatalf("%s: no question naming the list's mark: %T %+v", how, m.dialog, c)
+		}
+		asked := string([]rune(c.body[i+len(said):])[0])
+		if !strings.Contains(c.body, said+"◌, marginal") {
+			t.Errorf("%s: the question %q, want it naming ◌, marginal", how, c.body)
+		}
+		keys(t, m, "y")
+		if got := m.entry(e.id).form(); got != "tf" {
+			t.Fatalf("%s: y left it %s", how, got)
+		}
+		s := screen(m)
+		line := lineWith(s, "ring", "tf 2 ")
+		j := strings.Index(line, "tf 2 ")
+		if j < 0 {
+			t.Fatalf("%s: no list line with its mark in\n%s", how, s)
+		}
+		if listed := string([]rune(line[j+len("tf 2 "):])[0]); listed != asked {
+			t.Errorf("%s: the question said the list marks it %s, the list shows %s\n%s", how, asked, listed, s)
+		}
+	}
+}

@@ -92,12 +92,18 @@ func stability(st *styles, e *entry) string {
 	return st.stable.Render(mark)
 }
 
-// stabilityMark is stability's mark, unstyled: the verdict of analysis.StabilityOf (as the
-// representation's header words it) however the filter was made, then ≈ for a stable one
-// held inaccurately.
+// stabilityMark is stability's mark, unstyled (markOf).
 func stabilityMark(e *entry) string {
 	rho, ok := e.rhoOf()
-	if !ok {
+	return markOf(rho, ok, e.inaccuracy() != nil)
+}
+
+// markOf is the list's mark of a filter of spectral radius rho (known: computed), held
+// inaccurately or not: the verdict of analysis.StabilityOf (as the representation's header
+// words it) however the filter was made, then ≈ for a stable one held inaccurately. The
+// question before an inaccurate conversion names the mark it will get from here too (gate).
+func markOf(rho float64, known, inaccurate bool) string {
+	if !known {
 		return "·"
 	}
 	switch analysis.StabilityOf(rho) {
@@ -106,7 +112,7 @@ func stabilityMark(e *entry) string {
 	case analysis.Marginal:
 		return "◌"
 	}
-	if e.inaccuracy() != nil {
+	if inaccurate {
 		return "≈"
 	}
 	return "✓"

@@ -152,7 +152,7 @@ func (a *app) onView(msg viewMsg) {
 	if v == nil {
 		return // the filter changed: dropped
 	}
-	*v = viewData{f: msg.f, rep: msg.rep, err: msg.err}
+	*v = viewData{f: msg.f, rep: msg.rep, rho: msg.rho, err: msg.err}
 	if a.commit.id == e.id && a.commit.key == msg.key {
 		a.commitView(e, msg.key, v)
 	}

@@ -267,7 +267,7 @@ func (r *reprPane) applyEdit() {
 	// an edit in another form's view replaces the filter by its conversion, edited: the
 	// conversion's report stays with it
 	rep := d.view.rep
-	r.m.gate(e, []filters.Report{rep}, func(a *app, e *entry) {
+	r.m.gate(e, []filters.Report{rep}, radiusOf{}, func(a *app, e *entry) {
 		set(a, e)
 		if e := a.entry(e.id); e.form() == string(rep.To) {
 			e.report, e.reportRev = &rep, e.rev
