@@ -106,6 +106,11 @@ func exportLayers(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions)
 		if len(rs) > 0 {
 			rec.Method = rs[0].Method()             // a layer's units are all of one kind (layerFits)
 			rec.AutoMaxRadius = rs[0].AutoMaxRadius // and of one length
+			if rec.Method == plan.MethodFit {       // and of one layer's poles (plan.Layer)
+				if rec.Spec, err = plan.SpecChanges(o.Options.Spec, rs[0].Unit); err != nil {
+					return nil, fmt.Errorf("layer %q: %w", l.Prefix, err)
+				}
+			}
 		}
 		layers = append(layers, exported{l: l, fs: fs, shared: shared, tensors: tensors, rec: rec, says: says})
 	}

@@ -2,6 +2,7 @@ package sessions_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/cmplx"
@@ -350,5 +351,46 @@ func TestAssembleKeepsTiedTensorsTied(t *testing.T) {
 		if !bytes.Equal(bytesOf[name], data[name]) {
 			t.Errorf("%s: written bytes differ from the input's", name)
 		}
+	}
+}
+
+// TestManifestRecordsEachLayersSpec: a layer whose fits ran with another recipe than the
+// job's says so in its record: an S4D layer built with is_real, fitted by variable projection
+// with real positive poles (its unit's, plan.UnitSpec), where the manifest's options say the
+// job's poles (any). The manifest recorded the job's spec alone.
+func TestManifestRecordsEachLayersSpec(t *testing.T) {
+	ck, err := sessions.OpenCheckpoint("../testdata/layouts/s4d_real_64.pt", sessions.CheckpointOptions{ToLayout: "s4d", Length: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ck.Close()
+	l := ck.Layers[0]
+	f, err := filters.NewDiagonal([]complex128{0.5, 0.7}, []complex128{1, 0.2}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := sameFit(l, f)
+	res[0].Unit.Poles = train.PolesPositive
+	spec := train.DefaultSpec()
+	spec.Model, spec.Order = train.ModelModal, 2
+	a, err := sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatTorch, Options: plan.Options{ToLayout: "s4d", Chunk: 64, Spec: spec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := json.Marshal(a.Manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Options struct {
+			Spec map[string]any `json:"spec"`
+		} `json:"options"`
+		Layers []map[string]json.RawMessage `json:"layers"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil || len(m.Layers) != 1 {
+		t.Fatalf("%s: %v", data, err)
+	}
+	if got := string(m.Layers[0]["spec"]); got != `{"poles":"positive"}` || m.Options.Spec["poles"] != nil {
+		t.Errorf("the layer's spec %s beside the options' poles %v, want the layer's poles positive and the options' the job's (none)", got, m.Options.Spec["poles"])
 	}
 }

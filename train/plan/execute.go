@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -148,6 +150,72 @@ func runUnit(ctx context.Context, fit Fit, u Unit, src Source, progress func(tra
 	return fitUnit(ctx, fit, u, kernels, progress)
 }
 
+// UnitSpec is the recipe the channels of unit u fitted at order n are fitted with (fitUnit):
+// the job's spec s, without its target (the unit's kernels are), with the poles u's layer's
+// module holds where the recipe fits by variable projection, and the diagonal form for an
+// rtf fit by it that names none. A layer's record in the manifest says what of it differs
+// from s (SpecChanges).
+func UnitSpec(s train.Spec, u Unit, n int) train.Spec {
+	s.Order = n
+	s.Target = train.Target{}
+	if u.Poles != "" && s.ByProjection() {
+		// The poles the layer's module holds (an S4D layer with is_real: real and
+		// positive), so that its own layout holds the fit; another recipe's fit goes
+		// to a layout that holds it.
+		s.Poles = u.Poles
+	}
+	if s.Model == train.ModelRTF && s.Form == "" && s.ByProjection() {
+		// A checkpoint's layer is written in the rtf layout only where its coefficients
+		// read back at the layer's dtype, else as modes: the fit's own modes, not those
+		// of a tf it was written as (finding them again loses 2.7e-3 on the test model).
+		s.Form = filters.FormDiagonal
+	}
+	return s
+}
+
+// SpecChanges are the keys of the recipe unit u's channels were fitted with (UnitSpec, as
+// fitted: train.Spec.AsFitted) whose values differ from those of the job's spec s, with the
+// unit's values, as a layer's record in the manifest gives them (LayerRecord.Spec); nil where
+// none does. The order is each channel's (ChannelRecord.Order), not compared.
+func SpecChanges(s train.Spec, u Unit) (map[string]json.RawMessage, error) {
+	keys := func(s train.Spec) (map[string]json.RawMessage, error) {
+		data, err := json.Marshal(s.AsFitted())
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		return m, json.Unmarshal(data, &m)
+	}
+	job := s
+	job.Target = train.Target{}
+	was, err := keys(job)
+	if err != nil {
+		return nil, err
+	}
+	now, err := keys(UnitSpec(s, u, s.Order))
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]json.RawMessage
+	for k, v := range now {
+		if old, ok := was[k]; !ok || !bytes.Equal(old, v) {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[k] = v
+		}
+	}
+	for k := range was {
+		if _, ok := now[k]; !ok {
+			if out == nil {
+				out = map[string]json.RawMessage{}
+			}
+			out[k] = json.RawMessage("null")
+		}
+	}
+	return out, nil
+}
+
 // fitUnit fits a unit's kernels: all at the spec's order, or each channel at its own
 // (grouped by order, one train.Run per group).
 func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress func(train.Progress)) (*UnitResult, error) {
@@ -180,21 +248,7 @@ func fitUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, progress
 				targets = append(targets, kernels[c])
 			}
 		}
-		spec := fit.Spec
-		spec.Order = n
-		spec.Target = train.Target{}
-		if u.Poles != "" && spec.ByProjection() {
-			// The poles the layer's module holds (an S4D layer with is_real: real and
-			// positive), so that its own layout holds the fit; another recipe's fit goes
-			// to a layout that holds it.
-			spec.Poles = u.Poles
-		}
-		if spec.Model == train.ModelRTF && spec.Form == "" && spec.ByProjection() {
-			// A checkpoint's layer is written in the rtf layout only where its coefficients
-			// read back at the layer's dtype, else as modes: the fit's own modes, not those
-			// of a tf it was written as (finding them again loses 2.7e-3 on the test model).
-			spec.Form = filters.FormDiagonal
-		}
+		spec := UnitSpec(fit.Spec, u, n)
 		res, err := train.Run(ctx, train.Job{Spec: spec, Targets: targets}, fit.Backend, progress)
 		if err != nil {
 			if ctx.Err() != nil {

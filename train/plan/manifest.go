@@ -134,6 +134,12 @@ type LayerRecord struct {
 	// Method says how the layer was reduced (UnitResult.Method): the options' spec applies
 	// whole to a layer of MethodFit alone.
 	Method string `json:"method"`
+	// Spec holds the keys of the recipe the layer's channels were fitted with whose values
+	// differ from the options' spec (SpecChanges: the real positive poles of an S4D layer
+	// built with is_real, the diagonal form an rtf fit by variable projection keeps), with
+	// the layer's values; absent where none differs, the layer was not fitted by the spec
+	// (Method), or the manifest is older than the key.
+	Spec map[string]json.RawMessage `json:"spec,omitempty"`
 	// AutoMaxRadius is the radius bound the layer's fits chose for its length where the spec
 	// left it automatic (train.Report.AutoMaxRadius, its units'); 0 (omitted) where the spec
 	// gave one, has no radius constraint, or the layer was not fitted by it (Method).

@@ -36,3 +36,59 @@ func TestManifestOptionsLeaveOutTarget(t *testing.T) {
 		t.Errorf("read back: %+v, %v; want %+v", back.Options, err, applied)
 	}
 }
+
+// TestSpecChanges: a layer's record names what of the recipe its fits ran with differs from
+// the job's (UnitSpec): the diagonal form an rtf fit by variable projection keeps, the real
+// positive poles of an S4D layer built with is_real; nothing for a recipe that takes neither
+// (the optimiser's, which places no poles of a set and keeps the rtf form it names).
+func TestSpecChanges(t *testing.T) {
+	modal := train.DefaultSpec()
+	modal.Model = train.ModelModal
+	positive := Unit{Prefix: "layers.1.layer.", Hi: 3, Length: 64, Order: 4, Poles: train.PolesPositive}
+	for _, c := range []struct {
+		name string
+		spec train.Spec
+		unit Unit
+		want string
+	}{
+		{"rtf by projection", train.DefaultSpec(), Unit{Prefix: "l.", Hi: 3}, `{"form":"diagonal"}`},
+		{"rtf by projection, is_real", train.DefaultSpec(), positive, `{"form":"diagonal","poles":"positive"}`},
+		{"modal, is_real", modal, positive, `{"poles":"positive"}`},
+		{"modal", modal, Unit{Prefix: "l.", Hi: 3}, `null`},
+		{"the optimiser's recipe, is_real", train.PaperSpec(), positive, `null`},
+	} {
+		got, err := SpecChanges(c.spec, c.unit)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		b, err := json.Marshal(got)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%s: %s (%v), want %s", c.name, b, err, c.want)
+		}
+		// What it says is what the unit was fitted with.
+		fitted := UnitSpec(c.spec, c.unit, c.spec.Order).AsFitted()
+		job := c.spec.AsFitted()
+		if got["poles"] != nil && string(got["poles"]) != `"`+string(fitted.Poles)+`"` || (got["poles"] == nil) != (fitted.Poles == job.Poles) {
+			t.Errorf("%s: poles %s, fitted with %q", c.name, got["poles"], fitted.Poles)
+		}
+	}
+}
+
+// TestManifestReadsWithoutLayerSpec: a manifest written before layers recorded their spec's
+// changes reads, each layer's Spec nil (the options' spec whole); one with them reads them.
+func TestManifestReadsWithoutLayerSpec(t *testing.T) {
+	const old = `{"format":"ssmlab-distill-manifest/1","input":{"name":"m.pt","size":1,"sha256":"00"},"options":{"layout":"auto","chunk":64,"spec":{"model":"rtf","order":4}},"layers":[{"prefix":"l.","method":"fit","layout":"s4d","to_layout":"s4d","dtype":"F32","length":64,"read_back_error":1e-7,"tensors":["l.kernel.A_real"],"channels":[]}]}`
+	var m Manifest
+	if err := json.Unmarshal([]byte(old), &m); err != nil || len(m.Layers) != 1 || m.Layers[0].Spec != nil {
+		t.Fatalf("an older manifest: %+v, %v", m, err)
+	}
+	m.Layers[0].Spec = map[string]json.RawMessage{"poles": json.RawMessage(`"positive"`)}
+	data, err := json.Marshal(m.Stable())
+	if err != nil || !bytes.Contains(data, []byte(`"spec":{"poles":"positive"}`)) {
+		t.Fatalf("written: %s, %v", data, err)
+	}
+	var back Manifest
+	if err := json.Unmarshal(data, &back); err != nil || string(back.Layers[0].Spec["poles"]) != `"positive"` {
+		t.Errorf("read back: %+v, %v", back.Layers, err)
+	}
+}
