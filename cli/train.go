@@ -262,8 +262,8 @@ their own length (--length is refused for them).
 The default recipe (--init hankel with the rtf or modal model) fits poles and residues by
 variable projection: the residues by least squares for given poles, the poles by
 Levenberg–Marquardt (--refine iterations per order) in a parametrisation that keeps every
-pole inside --max-radius (auto: max(0.9999, 1 − 1/L) for kernels of L samples; 0.9999
-under --constraint none), from the target's ERA
+pole inside --max-radius (auto: max(0.9999, 1 − 1/L) for kernels of L samples; the same
+rule under --constraint none), from the target's ERA
 realisation (unstable poles reflected or clipped) and from the fit of half the order with
 more poles, so that a higher order never fits worse. Every result is stable. A fit that ends
 far above its lower bound with poles on that radius bound, where moving them out alone

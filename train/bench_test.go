@@ -98,7 +98,7 @@ func BenchmarkVarproSumsDecaying(b *testing.B) {
 // evaluation of a fit whose normal equations lost its residues runs in place of solve's.
 func BenchmarkVarproIteration(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	s := poleSet{pairs: 32, rmax: hankelRadius}
+	s := poleSet{pairs: 32, rmax: MinAutoRadius}
 	var pairs []complex128
 	for range s.pairs {
 		pairs = append(pairs, cmplx.Rect(0.8+0.199*rng.Float64(), 3.1*rng.Float64()))

@@ -522,8 +522,9 @@ const boundProbeRatio = 2
 // rmax whose move to widerBound(rmax) alone (probe, boundProbe's) at least halves the
 // error, or returns "" where there are none: the bound, which the lower bound does not
 // assume, is what stops the fit (a kernel decaying as 0.99999ᵗ ended at 0.05 at order 1
-// under 0.9999). constrained says whether rmax is the job's MaxRadius (else hankelRadius,
-// which the radius constraint replaces).
+// under 0.9999). constrained says whether rmax is the job's MaxRadius (else the bound of
+// the fit without the constraint, AutoRadius of the kernels' length, which the radius
+// constraint replaces).
 func radiusNote(rel, bound []float64, probe []radiusProbe, rmax float64, constrained bool) string {
 	var chans []int
 	worst := -1

@@ -163,7 +163,7 @@ func (t *cpuTrainer) stepChannel(c *cpuChannel, track bool) {
 		m.project(c.p)
 	case *rtfModel:
 		if t.spec.Constraint == "radius" && c.step%stabilityCheckEvery == 0 {
-			if !m.within(c.p, t.spec.poleBound()) {
+			if !m.within(c.p, t.spec.poleBound(len(c.k))) {
 				t.rollback(c)
 			} else {
 				copy(c.good, c.p)
@@ -193,7 +193,7 @@ func (t *cpuTrainer) rollback(c *cpuChannel) {
 // (modal models satisfy it by construction).
 func (t *cpuTrainer) admissible(c *cpuChannel) bool {
 	if m, ok := c.m.(*rtfModel); ok && t.spec.Constraint == "radius" {
-		return m.within(c.p, t.spec.poleBound())
+		return m.within(c.p, t.spec.poleBound(len(c.k)))
 	}
 	return true
 }

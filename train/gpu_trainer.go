@@ -297,7 +297,7 @@ func (t *gpuTrainer) radius() int {
 // resolved where automatic (Spec.poleBound); unread otherwise.
 func (t *gpuTrainer) maxRadius() float64 {
 	if t.radius() == 1 {
-		return t.spec.poleBound()
+		return t.spec.poleBound(t.length)
 	}
 	return 0
 }

@@ -205,29 +205,28 @@ func lsResidues(poles []complex128, y []float64) ([]complex128, error) {
 	return res, nil
 }
 
-// hankelRadius bounds the poles of the hankel init and the variable projection without a
-// radius constraint (poleBound); it is also the least AutoRadius.
-const hankelRadius = 0.9999
-
 // poleBound is the radius within which the hankel init and the variable projection keep
-// every pole: the job's MaxRadius under the radius constraint (above hankelRadius too, as
-// --max-radius promises), else hankelRadius. Every reader of the bound goes through it: a
-// job resolves an automatic bound (resolveRadius) before any fit reads it.
-func (s *Spec) poleBound() float64 {
+// every pole of a fit to kernels of length samples: the job's MaxRadius under the radius
+// constraint (beyond MinAutoRadius too, as --max-radius promises), else AutoRadius(length),
+// the automatic rule of the radius constraint, so that a long kernel's slow modes fit
+// without the constraint as with it (a constant 0.9999 clipped them from L = 32768 on).
+// Every reader of the bound goes through it: a job resolves an automatic bound
+// (resolveRadius) before any fit reads it, for the length it passes here.
+func (s *Spec) poleBound(length int) float64 {
 	if s.Constraint == ConstraintRadius {
 		if s.MaxRadius == 0 {
 			panic("train: the automatic radius bound was not resolved")
 		}
 		return s.MaxRadius
 	}
-	return hankelRadius
+	return AutoRadius(length)
 }
 
 // initParams returns the initial parameters of channel ch and the model they use.
 func initParams(s *Spec, target []float64, ch int) (model, []float64, error) {
 	rng := channelRNG(s.Seed, ch)
 	n, length := s.Order, len(target)
-	rmax := s.poleBound()
+	rmax := s.poleBound(length)
 	if s.Model == ModelRTF {
 		return initRTF(s, target, rng, rmax)
 	}

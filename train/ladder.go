@@ -219,7 +219,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 	if err != nil {
 		return nil, err
 	}
-	o := projectOptions{rmax: spec.poleBound(), iters: spec.Refine, poles: spec.Poles}
+	o := projectOptions{rmax: spec.poleBound(len(targets[0])), iters: spec.Refine, poles: spec.Poles}
 	forEach := filters.ForEachChannel
 	if dev != nil {
 		defer dev.close()

@@ -143,7 +143,7 @@ func TestExtendStopsAtFloor(t *testing.T) {
 		for i, p := range pairs {
 			moved[i] = p * complex(1-c.move, 0)
 		}
-		s := poleSet{pairs: len(pairs), rmax: hankelRadius}
+		s := poleSet{pairs: len(pairs), rmax: MinAutoRadius}
 		cand := &candidate{v: newVarpro(s, y), a: s.params(moved, nil)}
 		f := cand.v.sse(cand.a)
 		rel := math.Sqrt(2 * f / cand.v.yy)
@@ -174,7 +174,7 @@ func TestRankLimitedFit(t *testing.T) {
 	}
 	y := d.Impulse(1024)
 	for _, n := range []int{16, 15} {
-		o := projectOptions{rmax: hankelRadius, iters: DefaultSpec().Refine, rng: channelRNG(1, 0)}
+		o := projectOptions{rmax: MinAutoRadius, iters: DefaultSpec().Refine, rng: channelRNG(1, 0)}
 		fits, err := fitLadder(context.Background(), y, []int{n}, nil, o, false, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -256,7 +256,7 @@ func TestFreeRung(t *testing.T) {
 	targets := targetFamilies(1024, 6, 1)["s4-hippo"]
 	orders := chainOrders(64)
 	spec := DefaultSpec()
-	o := projectOptions{rmax: hankelRadius, iters: spec.Refine}
+	o := projectOptions{rmax: MinAutoRadius, iters: spec.Refine}
 	free := make([]bool, len(targets))
 	for ch, y := range targets {
 		o.rng = channelRNG(spec.Seed, ch)
@@ -425,7 +425,7 @@ func TestOrderJobsShareTheChain(t *testing.T) {
 		below = res
 	}
 	y := targets[2]
-	o := projectOptions{rmax: hankelRadius, iters: spec.Refine, rng: channelRNG(spec.Seed, 2)}
+	o := projectOptions{rmax: MinAutoRadius, iters: spec.Refine, rng: channelRNG(spec.Seed, 2)}
 	fits, err := fitLadder(t.Context(), y, orders, nil, o, false, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -174,3 +174,23 @@ func sameFilters(t *testing.T, name string, targets [][]float64, a, b *Result) {
 		}
 	}
 }
+
+// TestUnconstrainedBoundLongKernel: without the radius constraint the variable projection
+// bounds its poles by the automatic rule too (AutoRadius of the kernels' length), so the
+// kernel of TestAutoRadiusLongKernel fits at order 2 to rounding; under the constant 0.9999
+// the unconstrained fit held before, its slow mode was clipped and the fit ended at 0.014.
+func TestUnconstrainedBoundLongKernel(t *testing.T) {
+	const length = 32768
+	spec := withOrder(DefaultSpec(), 2)
+	spec.Constraint = ConstraintNone
+	res, err := Run(t.Context(), Job{Spec: spec, Targets: [][]float64{twoModes(length)}}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, r := res.Report.MaxRelError, res.Report.Channels[0].MaxPoleRadius; !(e < 1e-8) || !(r > 0.9999 && r < AutoRadius(length)) {
+		t.Errorf("constraint none: error %.3g, pole radius %.9g; want the mode at 1 − 3/L fitted (< 1e-8) within 1 − 1/L", e, r)
+	}
+	if res.Report.AutoMaxRadius != 0 {
+		t.Errorf("constraint none: the report's automatic bound %g, want none (0): the spec has no radius constraint", res.Report.AutoMaxRadius)
+	}
+}

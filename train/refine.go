@@ -385,7 +385,7 @@ func refineChannels(ctx context.Context, spec Spec, models []model, obj objectiv
 			bound := 0.0
 			switch {
 			case spec.Constraint == "radius":
-				bound = spec.poleBound()
+				bound = spec.poleBound(len(y))
 			case m.within(p, 1):
 				bound = 1
 			}

@@ -448,7 +448,7 @@ func refitDeployed(m *rtfModel, spec Spec, obj objective, ch int, tf *filters.Tr
 	dens := [][]float64{tf.Den}
 	bound := 1 - filters.MarginalTol
 	if spec.Constraint == ConstraintRadius {
-		bound = spec.poleBound()
+		bound = spec.poleBound(len(y))
 	}
 	if initDen != nil && m.within(initDen, bound) {
 		dens = append(dens, initDen)

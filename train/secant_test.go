@@ -71,8 +71,8 @@ func secantRun(y []float64, n int, secant bool, iters int, stop float64) (float6
 	if err != nil {
 		return math.Inf(1), 0
 	}
-	start := real.starts(n, hankelRadius)[0]
-	s := poleSet{pairs: len(start.pairs), reals: len(start.reals), rmax: hankelRadius}
+	start := real.starts(n, MinAutoRadius)[0]
+	s := poleSet{pairs: len(start.pairs), reals: len(start.reals), rmax: MinAutoRadius}
 	v := newVarpro(s, y)
 	a := s.params(start.pairs, start.reals)
 	st := &lmState{}

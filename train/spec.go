@@ -169,17 +169,18 @@ func MaxRadiusText(r float64) string {
 }
 
 // MinAutoRadius is the least bound AutoRadius picks: that of every kernel of 10000 samples
-// or fewer.
-const MinAutoRadius = hankelRadius
+// or fewer, with the radius constraint or without it (Spec.poleBound).
+const MinAutoRadius = 0.9999
 
-// AutoRadius is the radius bound of the radius constraint where a spec leaves MaxRadius at 0,
-// for kernels of length samples: max(0.9999, 1 − 1/length), at most 1 − filters.MarginalTol.
+// AutoRadius is the radius bound of the radius constraint where a spec leaves MaxRadius at
+// 0, and of the hankel init and the variable projection without the constraint, for
+// kernels of length samples: max(0.9999, 1 − 1/length), at most 1 − filters.MarginalTol.
 // A mode at 1 − 1/L decays by a factor e over the kernel; a long kernel's slowest modes lie
 // beyond 0.9999 (Hyena's implicit filters decay as exp(−δ·t/L) with δ down to about 3, poles
 // near 1 − 3/L: 0.99991 at L = 32768), which a constant bound clipped. Up to L = 10000 it is
 // 0.9999, the bound a spec held before it was automatic (the quality tables' L = 1024).
 func AutoRadius(length int) float64 {
-	return math.Min(math.Max(hankelRadius, 1-1/float64(length)), 1-filters.MarginalTol)
+	return math.Min(math.Max(MinAutoRadius, 1-1/float64(length)), 1-filters.MarginalTol)
 }
 
 // resolveRadius sets an automatic MaxRadius (0 under the radius constraint) to AutoRadius of

@@ -488,8 +488,8 @@ func TestRidgeHiddenResidues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := startFromPoles(poles, 64, hankelRadius)
-	s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: hankelRadius}
+	st := startFromPoles(poles, 64, MinAutoRadius)
+	s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: MinAutoRadius}
 	v := newVarpro(s, y)
 	rel := math.Sqrt(2 * v.sse(s.params(st.pairs, st.reals)) / v.yy)
 	if !(rel < 1e-6) || !v.accurate {
@@ -508,7 +508,7 @@ func TestConditionedStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	eval := func(st poleStart) float64 {
-		s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: hankelRadius}
+		s := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: MinAutoRadius}
 		v := newVarpro(s, y)
 		return math.Sqrt(2 * v.sse(s.params(st.pairs, st.reals)) / v.yy)
 	}
@@ -516,8 +516,8 @@ func TestConditionedStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	era := eval(startFromPoles(poles, 64, hankelRadius))
-	st, ok := real.conditionedStart(64, hankelRadius, era)
+	era := eval(startFromPoles(poles, 64, MinAutoRadius))
+	st, ok := real.conditionedStart(64, MinAutoRadius, era)
 	if !ok {
 		t.Fatalf("no conditioned start (ERA's own starts at %.3g)", era)
 	}
@@ -525,7 +525,7 @@ func TestConditionedStart(t *testing.T) {
 		t.Fatalf("the conditioned start evaluates to %.3g (ERA's own to %.3g); 3.6e-9 measured", got, era)
 	}
 	// A start already within firStartRatio of ERA's error takes none.
-	if _, ok := real.conditionedStart(64, hankelRadius, real.eraError(64)); ok {
+	if _, ok := real.conditionedStart(64, MinAutoRadius, real.eraError(64)); ok {
 		t.Fatal("a conditioned start where ERA's poles already fit")
 	}
 }
