@@ -266,8 +266,9 @@ pole inside --max-radius (auto: max(0.9999, 1 − 1/L) for kernels of L samples;
 rule under --constraint none), from the target's ERA
 realisation (unstable poles reflected or clipped) and from the fit of half the order with
 more poles, so that a higher order never fits worse. Every result is stable. A fit that ends
-far above its lower bound with poles on that radius bound, where moving them out alone
-halves its error, gets a warning with the numbers and a wider --max-radius to try. An rtf
+far above its lower bound with poles on that radius bound, where a fit allowed a wider
+bound (those poles moved out; over a long kernel, refined there from its poles or from its
+ERA start) halves its error, gets a warning with the numbers and a wider --max-radius to try. An rtf
 is written as a transfer function where float64 coefficients hold the fit on every
 channel, else as a diagonal (poles and residues) bank, and distill says which and why.
 Other inits train with Adam for --steps steps.

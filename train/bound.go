@@ -442,27 +442,43 @@ func RadiusText(r float64) string {
 func widerBound(rmax float64) float64 { return math.Min(1-(1-rmax)/10, 1-filters.MarginalTol) }
 
 // radiusProbe is what boundProbe found: the relative error of a fit allowed the wider
-// radius bound, and whether its poles were refitted (else only moved out).
+// radius bound, and how it got there.
 type radiusProbe struct {
-	rel     float64
-	refined bool
+	rel float64
+	how probeHow
 }
+
+// probeHow is how boundProbe reached its error within the wider bound: the fit's poles on
+// the bound moved out (residues refitted), the fit's poles refined, or the job's ERA start
+// refined.
+type probeHow int
+
+const (
+	probeMoved probeHow = iota
+	probeRefined
+	probeFromStart
+)
 
 // noProbe is the probe of a channel boundProbe did not run on, or that found nothing.
 var noProbe = radiusProbe{rel: math.Inf(1)}
 
-// boundProbe returns what channel ch's fit (target y, poles, relative error rel) reaches
-// with the radius bound widened to widerBound(rmax): its poles on the bound moved out to it,
-// the residues refitted in least squares (lsResidues); and, where that does not end
-// boundProbeRatio below rel over a kernel long enough for the move to change a pole's power
-// by more than a factor e, its poles refined within the wider bound (probeIters iterations
-// of variable projection), whichever ends lower. noProbe where no pole is on the bound, rmax
-// cannot widen or the refits fail. The wider bound admits these poles, so a probe well below
-// the fit's error says that the bound, not the search, is what stops it. Over a long kernel
-// the move alone changes the poles' decay too much to say so: on the Hyena preset of 32768
-// samples at order 4, from poles on 0.9999 at 0.045 the move ends at 0.54, the refinement
-// within 0.99999 at 0.016.
-func boundProbe(obj objective, ch int, y []float64, poles []complex128, rmax, rel float64) radiusProbe {
+// boundProbe returns what channel ch's fit (target y, poles, relative error rel, real or
+// positive poles only as kind says) reaches with the radius bound widened to
+// widerBound(rmax): its poles on the bound moved out to it, the residues refitted in least
+// squares (lsResidues); where that does not end boundProbeRatio below rel over a kernel long
+// enough for the move to change a pole's power by more than a factor e, its poles refined
+// within the wider bound (probeIters iterations of variable projection); and where that does
+// not either, the job's ERA starts of the fit's order (realisation.starts) made within the
+// wider bound and refined there as much, whichever ends lowest. noProbe where no pole is on
+// the bound, rmax cannot widen or the refits fail. The wider bound admits these poles, so a
+// probe well below the fit's error says that the bound, not the search, is what stops it.
+// Over a long kernel the move alone changes the poles' decay too much to say so: on the
+// Hyena preset of 32768 samples at order 4, from poles on 0.9999 at 0.045 the move ends at
+// 0.54, the refinement within 0.99999 at 0.016. And a fit that traded the mode the bound
+// hides for another does not find it again from its own poles: 0.5·0.9ᵗ + (1 − 3/L)ᵗ over
+// 32768 samples at order 2 ends at 0.014 under 0.9999 and its poles refined within 0.99999
+// at 0.0139, ERA's start (poles near 0.9 and 1 − 3/L) refined there at 1e-11.
+func boundProbe(obj objective, ch int, y []float64, poles []complex128, rmax float64, kind Poles, rel float64) radiusProbe {
 	wider := widerBound(rmax)
 	if !(wider > rmax) {
 		return noProbe
@@ -490,21 +506,33 @@ func boundProbe(obj objective, ch int, y []float64, poles []complex128, rmax, re
 		// cost the quality targets' S4 jobs of order 64 seventeen refinements).
 		return out
 	}
-	// The fit's own poles, refined without screening or extension: a probe, not a fit.
-	st := startFromPoles(poles, len(poles), wider)
-	ps := poleSet{pairs: len(st.pairs), reals: len(st.reals), rmax: wider}
-	c := &candidate{v: newVarpro(ps, y), a: ps.params(st.pairs, st.reals)}
-	defer c.v.release()
-	c.v.sse(c.a)
-	if _, err := c.v.fit(context.Background(), c.a, probeIters, &c.st, true); err != nil {
+	// Refined without screening or extension: a probe, not a fit. The job's ERA starts
+	// (a Lanczos run on a Hankel matrix of eraSize) only where the fit's own poles fall
+	// short.
+	n := len(poles)
+	rs := &rungStarts{n: n, y: y, o: projectOptions{rmax: wider, poles: kind}}
+	defer rs.release()
+	refine := func(st poleStart, how probeHow) {
+		c := rs.add(st)
+		if _, err := c.v.fit(context.Background(), c.a, probeIters, &c.st, true); err != nil {
+			return
+		}
+		d, err := (&modalFit{s: c.v.s, a: c.a, c: c.v.c, h0: y[0]}).diagonal()
+		if err != nil {
+			return
+		}
+		if e := obj.relError(ch, d.Impulse(len(y))); e < out.rel {
+			out = radiusProbe{rel: e, how: how}
+		}
+	}
+	refine(startFromPoles(poles, n, wider), probeRefined)
+	if out.rel*boundProbeRatio <= rel {
 		return out
 	}
-	d, err := (&modalFit{s: ps, a: c.a, c: c.v.c, h0: y[0]}).diagonal()
-	if err != nil {
-		return out
-	}
-	if e := obj.relError(ch, d.Impulse(len(y))); e < out.rel {
-		out = radiusProbe{rel: e, refined: true}
+	if real, err := newRealisation(y, n); err == nil {
+		for _, st := range real.starts(n, wider) {
+			refine(st, probeFromStart)
+		}
 	}
 	return out
 }
@@ -541,16 +569,22 @@ func radiusNote(rel, bound []float64, probe []radiusProbe, rmax float64, constra
 		return ""
 	}
 	w := RadiusText(widerBound(rmax))
-	// how the probe got there, in a sentence of its own and inside the list's parentheses
-	how, howListed := "moved out to "+w+" (residues refitted)", "moved out to "+w+", residues refitted"
-	if probe[worst].refined {
-		how, howListed = "refined within "+w, "refined within "+w
+	// what the probe found, in a sentence of its own and inside the list's parentheses
+	e := fmt.Sprintf("%.3g", probe[worst].rel)
+	found, foundListed := "moved out to "+w+" (residues refitted), its poles give "+e, "moved out to "+w+", residues refitted, its poles give "+e
+	switch probe[worst].how {
+	case probeRefined:
+		found = "refined within " + w + ", its poles give " + e
+		foundListed = found
+	case probeFromStart:
+		found = "the fit from its ERA start refined within " + w + " gives " + e
+		foundListed = found
 	}
-	which := fmt.Sprintf("channel %d's fit ends at %.3g, far above its lower bound %.3g, with a pole on the radius bound %s: %s, its poles give %.3g",
-		worst, rel[worst], bound[worst], RadiusText(rmax), how, probe[worst].rel)
+	which := fmt.Sprintf("channel %d's fit ends at %.3g, far above its lower bound %.3g, with a pole on the radius bound %s: %s",
+		worst, rel[worst], bound[worst], RadiusText(rmax), found)
 	if len(chans) > 1 {
-		which = fmt.Sprintf("the fits of %s end far above their lower bounds with poles on the radius bound %s (worst channel %d: %.3g against %.3g; %s, its poles give %.3g)",
-			channelsList(chans), RadiusText(rmax), worst, rel[worst], bound[worst], howListed, probe[worst].rel)
+		which = fmt.Sprintf("the fits of %s end far above their lower bounds with poles on the radius bound %s (worst channel %d: %.3g against %.3g; %s)",
+			channelsList(chans), RadiusText(rmax), worst, rel[worst], bound[worst], foundListed)
 	}
 	fix := fmt.Sprintf("a --max-radius closer to 1, e.g. %s, lets the fit place them there", w)
 	if !constrained {

@@ -325,7 +325,7 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		if useTF {
 			res.Report.Form = string(filters.FormTF)
 		}
-		if err := deployRung(res, obj, targets, rungs, bounds, k, useTF, prevOut, o.rmax, spec.Constraint == ConstraintRadius); err != nil {
+		if err := deployRung(res, obj, targets, rungs, bounds, k, useTF, prevOut, o, spec.Constraint == ConstraintRadius); err != nil {
 			return nil, err
 		}
 		res.Report.Seconds = time.Since(start).Seconds()
@@ -444,9 +444,10 @@ func rungFloor(rungs []channelRung, k int) float64 {
 
 // deployRung fills res with order k's filters in the chosen form, each measured on its
 // deployed response against the target, with its lower bound, and leaves each channel's
-// error in prevOut. rmax is the radius bound the fits kept their poles within (constrained:
-// the job's MaxRadius), for radiusNote.
-func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]channelRung, bounds [][]float64, k int, useTF bool, prevOut []float64, rmax float64, constrained bool) error {
+// error in prevOut. o is the fits' options: o.rmax the radius bound they kept their poles
+// within (constrained: the job's MaxRadius) and o.poles the poles they placed, for
+// boundProbe and radiusNote.
+func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]channelRung, bounds [][]float64, k int, useTF bool, prevOut []float64, o projectOptions, constrained bool) error {
 	for ch, y := range targets {
 		r := rungs[ch][k]
 		var f filters.Filter = r.diag
@@ -481,12 +482,12 @@ func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]chann
 	filters.ForEachChannel(len(targets), func(i int) {
 		// growing kernels are growingNote's
 		if farAboveBound(rels[i], lbs[i]) && kernelGrowth(targets[i]) <= 1 {
-			probes[i] = boundProbe(obj, i, targets[i], rungs[i][k].diag.Poles, rmax, rels[i])
+			probes[i] = boundProbe(obj, i, targets[i], rungs[i][k].diag.Poles, o.rmax, o.poles, rels[i])
 		}
 	})
 	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)
 	res.Report.MeanLowerBound = mean(lbs)
-	for _, note := range []string{growingNote(targets, rels, lbs), radiusNote(rels, lbs, probes, rmax, constrained)} {
+	for _, note := range []string{growingNote(targets, rels, lbs), radiusNote(rels, lbs, probes, o.rmax, constrained)} {
 		if note != "" {
 			res.Report.Warnings = append(res.Report.Warnings, note)
 		}

@@ -3,6 +3,7 @@ package train
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/cmplx"
 	"runtime"
@@ -354,6 +355,48 @@ func TestRadiusNoteRefines(t *testing.T) {
 	}
 	if len(res.Report.Warnings) != 1 || !strings.Contains(res.Report.Warnings[0], "radius bound 0.9999: refined within 0.99999, its poles give") {
 		t.Errorf("warnings %q, want one saying the fit refined within 0.99999 ends lower", res.Report.Warnings)
+	}
+}
+
+// TestRadiusNoteFromStart: a clipped fit whose own poles, refined within the wider bound,
+// cannot pick up the mode the bound hides gets the note all the same, from the job's ERA
+// start refined there. TestAutoRadiusLongKernel's kernel (0.5·0.9ᵗ + (1 − 3/L)ᵗ over 32768
+// samples) at order 2 under an explicit 0.9999 ends at 0.014 and its poles refined within
+// 0.99999 at 0.0139 (no note, before), while a fit under 0.99999 reaches 1e-11.
+func TestRadiusNoteFromStart(t *testing.T) {
+	const length = 32768
+	y := [][]float64{twoModes(length)}
+	spec := withOrder(DefaultSpec(), 2)
+	spec.MaxRadius = 0.9999
+	res, err := Run(t.Context(), Job{Spec: spec, Targets: y}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Report.MaxRelError
+	if !(e > 1e-3) {
+		t.Fatalf("error %.3g; the test wants a fit the bound stops", e)
+	}
+	if len(res.Report.Warnings) != 1 {
+		t.Fatalf("warnings %q, want the radius note alone", res.Report.Warnings)
+	}
+	w := res.Report.Warnings[0]
+	prefix := fmt.Sprintf("channel 0's fit ends at %.3g, far above its lower bound", e)
+	i := strings.Index(w, "refined within 0.99999 gives ")
+	var probe float64
+	if i >= 0 {
+		fmt.Sscanf(w[i+len("refined within 0.99999 gives "):], "%g", &probe)
+	}
+	if !strings.HasPrefix(w, prefix) || !strings.Contains(w, "radius bound 0.9999: the fit from its ERA start refined within 0.99999 gives") || !(probe > 0 && probe < e/100) {
+		t.Errorf("warning %q, want channel 0 named and its ERA start refined within 0.99999 well below %.3g", w, e)
+	}
+	wide := spec
+	wide.MaxRadius = 0.99999
+	res, err = Run(t.Context(), Job{Spec: wide, Targets: y}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := res.Report.MaxRelError; !(f < 1e-8) {
+		t.Errorf("under 0.99999: error %.3g, want the kernel fitted to rounding, as the note promises", f)
 	}
 }
 
