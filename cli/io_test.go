@@ -844,3 +844,23 @@ func TestExportModelLength(t *testing.T) {
 		t.Errorf("--length 1024: relative error %s, want at most %g", m[1], sessions.ReadBackLimit(arrays.Float32))
 	}
 }
+
+// Commands that read a filter file (analyze, convert) or a session (session info) refuse an
+// array file — a model checkpoint a user hands them first — by what it is and how to read
+// it, not with the JSON decoder's "invalid character 'P' looking for beginning of value".
+func TestArrayFileWhereJSONIsRead(t *testing.T) {
+	for _, f := range []string{"s4d_32.pt", "rtf_32.safetensors", "lru_64.npz"} {
+		path := filepath.Join("..", "testdata", "layouts", f)
+		for _, args := range [][]string{{"analyze", path}, {"convert", path, "--to", "tf"}} {
+			r := run(t, "", args...)
+			oneErrorLine(t, r, 1, path+" is an array file")
+			oneErrorLine(t, r, 1, "not a filter file: `ssmlab import "+path+" -o FILTER.json`")
+			if strings.Contains(r.stderr, "JSON at line") {
+				t.Errorf("%v: the JSON decoder's error: %v", args, r)
+			}
+		}
+		r := run(t, "", "session", "info", path)
+		oneErrorLine(t, r, 1, "is an array file")
+		oneErrorLine(t, r, 1, "not a session")
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
 // Unmarshal decodes a session file. Older versions are migrated (FileVersion keeps the
@@ -30,6 +31,11 @@ func unmarshal(data []byte) (*Session, *autosaveInfo, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	root, err := parseLarge(data)
 	if err != nil {
+		// Not the JSON decoder's "invalid character 'P'" for a checkpoint given as a
+		// session (no name: a CSV file, known by its name alone, is not told apart).
+		if f, ok := arrays.Sniff(data[:min(len(data), 512)], ""); ok {
+			return nil, nil, invalidf("this is an array file (%s), not a session: ssmlab import reads it (--session FILE adds what it holds to one)", f.Describe())
+		}
 		return nil, nil, err
 	}
 	if root.kind != jObject {

@@ -313,6 +313,7 @@ func badSessions(t testing.TB) []struct{ name, text, want string } {
 		{"job status", head + `"jobs": [{"id": "j1", "kind": "x", "status": "asleep"}]}`, `job "j1": job status "asleep": want one of running, done`},
 		{"job log", head + `"jobs": [{"id": "j1", "kind": "x", "log": "one line"}]}`, `"log" of job "j1" is the string "one line", want an array of strings`},
 		{"origin key", head + `"filters": [{"id": "f1", "origin": {"from": "x"}, "filter": {"form": "tf", "a": [-0.5], "b": [1], "h0": 0}}]}`, `unknown key "from" in the origin of entry "f1"`},
+		{"checkpoint", "PK\x03\x04\x14\x00\x00\x00\x08\x00", "this is an array file (an .npz or torch.save zip archive), not a session"},
 	}
 }
 

@@ -51,6 +51,25 @@ func Sniff(head []byte, name string) (Format, bool) {
 	return "", false
 }
 
+// Describe names a format Sniff reports, for a message about a file given where another
+// kind is read: "an .npz or torch.save zip archive", since Sniff does not tell
+// those two apart.
+func (f Format) Describe() string {
+	switch f {
+	case FormatNPY:
+		return "a NumPy .npy file"
+	case FormatNPZ:
+		return "an .npz or torch.save zip archive"
+	case FormatTorch:
+		return "a torch.save file"
+	case FormatSafetensors:
+		return "a safetensors file"
+	case FormatCSV:
+		return "a CSV file"
+	}
+	return string(f)
+}
+
 // ValidName reports whether a tensor may be named name, in a file read or written: a name is
 // UTF-8 text. A safetensors header is JSON (whose encoder would replace the other bytes,
 // renaming the tensor), torch.load decodes a pickle's strings as UTF-8, numpy.savez flags its
