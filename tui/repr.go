@@ -332,7 +332,10 @@ func (r *reprPane) data(e *entry) reprData {
 	d.last = e.lastReport()
 	info := fmt.Sprintf("%s · order %d", d.native, f.Order())
 	if e.kind == kindBank {
-		info += " · " + e.channelText("channel") + " ([ ])"
+		info += " · " + e.channelText("channel")
+		if r.m.focus == paneList {
+			info += " ([ ])" // the list's keys: here they step the form tab
+		}
 	}
 	if e.pz != nil && e.pz.havePoles && e.pz.key.rev == e.rev {
 		info += " · " + stabilityText(radius(e.pz.poles))

@@ -516,6 +516,27 @@ func TestChannelsCountFromZero(t *testing.T) {
 	}
 }
 
+// TestChannelKeysHintedWhereTheyWork: the representation's header hints "[ ]" for a bank's
+// channels only while the list, where those keys change the channel, has the focus: in the
+// representation pane they step the form tab, and the hint sent a user to the companion form
+// (QA: "channel 0 of 0–2 ([ ])" over the form tabs that ] had just moved).
+func TestChannelKeysHintedWhereTheyWork(t *testing.T) {
+	m := newTestModel(t, 160, 48, nil)
+	addPreset(t, m, "bank")
+	m.setFocus(paneRepr)
+	if s := screen(m); !strings.Contains(s, "channel 0 of 0–1") || strings.Contains(s, "([ ])") {
+		t.Errorf("the representation focused: want the channel without the list's keys:\n%s", s)
+	}
+	keys(t, m, "]")
+	if e := m.selected(); e.ch != 0 || m.repr.tab == "" {
+		t.Fatalf("] in the representation: channel %d, tab %q: want the next form's tab on channel 0", e.ch, m.repr.tab)
+	}
+	m.setFocus(paneList)
+	if s := screen(m); !strings.Contains(s, "channel 0 of 0–1 ([ ])") {
+		t.Errorf("the list focused: want the hint:\n%s", s)
+	}
+}
+
 // TestOffPlotNamed: the pole-zero plot's title says what lies beyond it, poles or zeros (QA
 // finding 18: "1 off-plot" of a zero).
 func TestOffPlotNamed(t *testing.T) {
