@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -21,13 +22,17 @@ type ladderReport struct {
 }
 
 // fitOutputs are the files a fit writes, in that order: --report, then the filter, or one
-// filter per order of a ladder whose -o holds {n} (runJob, runLadder).
+// filter per order of a ladder whose -o holds {n} (runJob, runLadder); an order given twice
+// is fitted once (train.FitLadder), to its one file.
 func fitOutputs(out, report string, orders []int) []output {
 	outs := []output{{"--report", "the report", report}}
 	if len(orders) == 0 || !strings.Contains(out, "{n}") {
 		return append(outs, output{"-o", "the filter", out})
 	}
-	for _, n := range orders {
+	for i, n := range orders {
+		if slices.Contains(orders[:i], n) {
+			continue
+		}
 		outs = append(outs, output{"-o", fmt.Sprintf("the filter of order %d", n), strings.ReplaceAll(out, "{n}", strconv.Itoa(n))})
 	}
 	return outs

@@ -346,6 +346,23 @@ func TestDistillOrdersTrainsWords(t *testing.T) {
 	}
 }
 
+// TestDistillOrdersRepeated: an order given twice is fitted once, as FitLadder and the
+// workbench's orders field take it, and written to its one file; -o's check refused it with
+// "-o and -o both name fit4.json: the filter of order 4 would overwrite the filter of order 4".
+func TestDistillOrdersRepeated(t *testing.T) {
+	dir := t.TempDir()
+	in := writeDoc(t, dir, "in.json", filters.Document{Filter: testFilter(t)})
+	r := run(t, "", "distill", in, "--length", "64", "--orders", "2,1,2", "-o", filepath.Join(dir, "fit{n}.json"))
+	if r.code != 0 {
+		t.Fatalf("--orders 2,1,2: %v", r)
+	}
+	for _, n := range []string{"1", "2"} {
+		if _, err := os.Stat(filepath.Join(dir, "fit"+n+".json")); err != nil {
+			t.Errorf("order %s: %v", n, err)
+		}
+	}
+}
+
 // TestDistillOrdersNeedProjection: a ladder of a recipe that does not fit by variable
 // projection (the optimiser's: --init zeros, --model rotation, --loss freq, --constraint
 // l1_montel, or a --job that asks for one) is refused with train's words (Spec.CheckLadder)
