@@ -275,7 +275,8 @@ func (j *jobsPane) jobView(x *job, selected, focused bool) []string {
 		lines = append(lines, st.dim.Render(firstFit(w, progressForms(x.last)...)))
 	case sessions.JobDone:
 		r := x.report
-		s := fmt.Sprintf("  rel error %s · %s", sci(r.MaxRelError), dur(time.Duration(r.Seconds*float64(time.Second))))
+		// The worst channel's: said so, as the status line beside it gives the mean first.
+		s := fmt.Sprintf("  worst error %s · %s", sci(r.MaxRelError), dur(time.Duration(r.Seconds*float64(time.Second))))
 		if !r.Stable {
 			s += " · " + st.unstable.Render("unstable")
 		}
