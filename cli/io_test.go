@@ -862,5 +862,11 @@ func TestArrayFileWhereJSONIsRead(t *testing.T) {
 		r := run(t, "", "session", "info", path)
 		oneErrorLine(t, r, 1, "is an array file")
 		oneErrorLine(t, r, 1, "not a session")
+		r = run(t, "", "merge", path, "-o", filepath.Join(t.TempDir(), "m.pt"))
+		oneErrorLine(t, r, 1, "this is an array file")
+		oneErrorLine(t, r, 1, "not a part file")
 	}
+	// A filter file as a part said `format "", want "ssmlab-distill-part/2"`.
+	filter := writeText(t, t.TempDir(), "f.json", `{"form": "tf", "a": [0.5], "b": [1], "h0": 0}`)
+	oneErrorLine(t, run(t, "", "merge", filter, "-o", filepath.Join(t.TempDir(), "m.pt")), 1, filter+`: not a part file: no "format" (want "ssmlab-distill-part/2"`)
 }

@@ -24,6 +24,15 @@ func Unmarshal(data []byte) (*Session, error) {
 	return s, err
 }
 
+// arrayFileKind describes data when it is an array file's, for the error of a reader of a
+// JSON file given one in its place (a checkpoint as a session or a part), where the JSON
+// decoder said "invalid character 'P' looking for beginning of value". A CSV file, known by
+// its name alone, is not told apart.
+func arrayFileKind(data []byte) (string, bool) {
+	f, ok := arrays.Sniff(data[:min(len(data), 512)], "")
+	return f.Describe(), ok
+}
+
 func unmarshal(data []byte) (*Session, *autosaveInfo, error) {
 	if len(data) > userfile.MaxSize {
 		return nil, nil, tooLarge()
@@ -31,10 +40,8 @@ func unmarshal(data []byte) (*Session, *autosaveInfo, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	root, err := parseLarge(data)
 	if err != nil {
-		// Not the JSON decoder's "invalid character 'P'" for a checkpoint given as a
-		// session (no name: a CSV file, known by its name alone, is not told apart).
-		if f, ok := arrays.Sniff(data[:min(len(data), 512)], ""); ok {
-			return nil, nil, invalidf("this is an array file (%s), not a session: ssmlab import reads it (--session FILE adds what it holds to one)", f.Describe())
+		if kind, ok := arrayFileKind(data); ok {
+			return nil, nil, invalidf("this is an array file (%s), not a session: ssmlab import reads it (--session FILE adds what it holds to one)", kind)
 		}
 		return nil, nil, err
 	}

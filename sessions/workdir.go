@@ -247,7 +247,14 @@ func ReadPart(path string) (*Part, error) {
 func DecodePart(data []byte) (*Part, error) {
 	var pf partFile
 	if err := strictjson.Unmarshal(data, &pf); err != nil {
+		if kind, ok := arrayFileKind(data); ok {
+			return nil, inputf("this is an array file (%s), not a part file (%q: a part written by ssmlab distill with a shard)", kind, PartFormat)
+		}
 		return nil, inputf("not a part file: %v", err)
+	}
+	if pf.Format == "" {
+		// it said `format "", want …` of a filter file
+		return nil, inputf("not a part file: no \"format\" (want %q: a part written by ssmlab distill with a shard)", PartFormat)
 	}
 	if pf.Format != PartFormat {
 		return nil, inputf("format %q, want %q (a part written by ssmlab distill with a shard)", pf.Format, PartFormat)
