@@ -870,3 +870,13 @@ func TestArrayFileWhereJSONIsRead(t *testing.T) {
 	filter := writeText(t, t.TempDir(), "f.json", `{"form": "tf", "a": [0.5], "b": [1], "h0": 0}`)
 	oneErrorLine(t, run(t, "", "merge", filter, "-o", filepath.Join(t.TempDir(), "m.pt")), 1, filter+`: not a part file: no "format" (want "ssmlab-distill-part/2"`)
 }
+
+// TestImportOneChannelNote: a layer read as a bank of one channel (one --pair of a
+// multi-input multi-output layer) is "a bank of 1 diagonal channel", not "1 diagonal
+// channels" (QA).
+func TestImportOneChannelNote(t *testing.T) {
+	r := run(t, "", "import", filepath.Join("..", "testdata", "layouts", "lru_64.pt"), "--pair", "0,1", "-o", filepath.Join(t.TempDir(), "x.json"))
+	if r.code != 0 || !strings.Contains(r.stderr, "→ bank of 1 diagonal channel of order up to 8 (") {
+		t.Errorf("want the note of a bank of 1 diagonal channel; got %v", r)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -300,7 +301,7 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order %d (disc %s, dt_transform %s, S4 convention)", len(out), bank.Channels[0].Order(), disc, dtT))}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of order %d (disc %s, dt_transform %s, S4 convention)", plural.Count(len(out), "diagonal channel"), bank.Channels[0].Order(), disc, dtT))}
 	if w := dtTransformWarning(o, inv.Data); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
@@ -417,7 +418,7 @@ func readS4DMinimal(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order %d (minimal S4D, zoh, S4 convention)", h, bank.Channels[0].Order()))}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of order %d (minimal S4D, zoh, S4 convention)", plural.Count(h, "diagonal channel"), bank.Channels[0].Order()))}
 	if d == nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term D is taken as 0", t.prefix+"D"))
 	}
@@ -516,7 +517,7 @@ func (stripedHyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (h[t] = Re Σ r·pᵗ, D added at t = 0)", hidden, 2*n))}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of order up to %d (h[t] = Re Σ r·pᵗ, D added at t = 0)", plural.Count(hidden, "diagonal channel"), 2*n))}
 	if group > 1 {
 		r.Note += fmt.Sprintf("; each of the %d systems serves %d channels", s, group)
 	}
@@ -613,7 +614,7 @@ func (lruLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (S4 convention)", len(bank.Channels), 2*n)),
+	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %s of order up to %d (S4 convention)", plural.Count(len(bank.Channels), "diagonal channel"), 2*n)),
 		Warnings: []string{warn}, Pairs: []string{warn}}, nil
 }
 
@@ -716,7 +717,7 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d diagonal channels of order up to %d (%s, S4 convention)", len(bank.Channels), 2*n, disc)),
+	r := Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %s of order up to %d (%s, S4 convention)", plural.Count(len(bank.Channels), "diagonal channel"), 2*n, disc)),
 		Warnings: []string{warn}, Pairs: []string{warn}}
 	if bidir {
 		// The pairs are the forward part's; the whole layer stacks the reverse scan's

@@ -6,6 +6,7 @@ import (
 	"math/cmplx"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -123,7 +124,7 @@ func (rotrnnLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %d rotation channels of order %d (%d heads, S4 convention)", len(bank.Channels), heads*k, heads)),
+	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %s of order %d (%d heads, S4 convention)", plural.Count(len(bank.Channels), "rotation channel"), heads*k, heads)),
 		Warnings: []string{warn}, Pairs: []string{warn}}, nil
 }
 

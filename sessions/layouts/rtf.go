@@ -8,6 +8,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/rtf"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -98,7 +99,7 @@ func (rtfLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if h0Twice(l, o) {
 		parts = append(parts, "h_0 counted twice (safari's Hyena-RTF wrapper; --h0 once reads it as rtf.py does)")
 	}
-	what := fmt.Sprintf("bank of %d tf channels of order %d", len(bank.Channels), layer.Order)
+	what := fmt.Sprintf("bank of %s of order %d", plural.Count(len(bank.Channels), "tf channel"), layer.Order)
 	if len(parts) > 0 {
 		what += " (" + strings.Join(parts, "; ") + ")"
 	}

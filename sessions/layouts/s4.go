@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/ssmlab/ssmlab/filters"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -252,7 +253,7 @@ func (s4Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	what := fmt.Sprintf("bank of %d dense channels of order %d (rank %d, bilinear, dt_transform %s, S4 convention", len(out), n, rank, dtT)
+	what := fmt.Sprintf("bank of %s of order %d (rank %d, bilinear, dt_transform %s, S4 convention", plural.Count(len(out), "dense channel"), n, rank, dtT)
 	if lk > 0 {
 		what += fmt.Sprintf(", C̃ = C(I − Āᴸ) undone for L = %d from %s)", lk, lkNote)
 	} else {
