@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -171,7 +172,11 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		if err != nil {
 			return err
 		}
-		defer l.Unlock()
+		// Ctrl-C ends the process before this defer runs: the lock's file goes then too, as
+		// at the end of any run (a kill -9 leaves it, which the next run reuses).
+		unlock := sync.OnceValue(l.Unlock)
+		defer unlock()
+		s.onCancel(func() { unlock() })
 	}
 	format, _ := checkpointFormat(j.out)
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length, ToLayout: opts.ToLayout})

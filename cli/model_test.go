@@ -512,6 +512,11 @@ func TestDistillModelResumes(t *testing.T) {
 			if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 				t.Fatalf("the interrupted run wrote %s", out)
 			}
+			// Ctrl-C ends the run, which takes its lock's file with it, as a run that ends
+			// does (QA: it left .OUT.lock); only a kill -9 leaves it.
+			if _, err := os.Stat(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".lock")); sig == syscall.SIGINT && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the interrupted run left its lock file: %v", err)
+			}
 			units, err := filepath.Glob(filepath.Join(out+".work", "unit-*.json"))
 			if err != nil || len(units) < 2 || len(units) > 5 {
 				t.Fatalf("%d units kept: %v\n%s", len(units), err, stderr)

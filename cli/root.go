@@ -69,6 +69,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	case sig := <-sigs:
 		cancel()
 		if g.close() {
+			if f := s.release.Load(); f != nil {
+				(*f)()
+			}
 			fmt.Fprintf(stderr, "ssmlab: cancelled; %s\n", s.cancelNote())
 			return sigexit.Status(sig)
 		}
@@ -125,7 +128,13 @@ type streams struct {
 	// kept, when set, says what a cancelled command leaves behind (finished work kept for
 	// a re-run), for the line Main prints; by default "nothing was written".
 	kept atomic.Pointer[func() string]
+	// release, when set, gives back what the command holds (a lock's file) when a signal
+	// cancels it: Main returns then without waiting for the command's defers.
+	release atomic.Pointer[func()]
 }
+
+// onCancel sets what a cancelled command releases (streams.release).
+func (s *streams) onCancel(release func()) { s.release.Store(&release) }
 
 // keep sets what a cancelled command says it leaves behind.
 func (s *streams) keep(note func() string) { s.kept.Store(&note) }
