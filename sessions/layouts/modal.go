@@ -32,12 +32,19 @@ type modes struct {
 
 // filter returns the channel with the direct term d: the one-input one-output MIMO layer
 // of B = c and C = scale, so that the pair formula has one home (MIMO.Channel).
+//
+// A mode of residue exactly 0 is left out: it adds nothing to K, and export pads a channel of
+// fewer modes than the layer's state with such modes (C = 0), which read back as poles of the
+// filter: an order-4 fit written beside a channel of 3 modes read back as order 5, with a
+// pole at e^{-1} its response does not have.
 func (m modes) filter(d float64) (*filters.Diagonal, error) {
-	c := make([]complex128, len(m.p))
-	for n := range c {
-		c[n] = complex(m.scale, 0)
+	var p, b, c []complex128
+	for n := range m.p {
+		if m.c[n] != 0 {
+			p, b, c = append(p, m.p[n]), append(b, m.c[n]), append(c, complex(m.scale, 0))
+		}
 	}
-	l, err := filters.NewMIMO(m.p, m.c, c, []float64{d}, 1, 1)
+	l, err := filters.NewMIMO(p, b, c, []float64{d}, 1, 1)
 	if err != nil {
 		return nil, err
 	}

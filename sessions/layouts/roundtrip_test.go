@@ -79,6 +79,12 @@ func TestExportImportRoundTrip(t *testing.T) {
 			if e := filters.RelDiff(f.Impulse(200), r.Bank.Channels[ch].Impulse(200)); e > roundTripTol {
 				t.Errorf("%s %v: channel %d comes back off by %.3g", c.lay, c.o, ch, e)
 			}
+			// The channels differ in order, and the layer's state is the widest one's: the
+			// others' padding (modes of no residue) is no pole of theirs (QA: an order-4
+			// channel read back as order 5, with a pole at e^{-1}).
+			if got := r.Bank.Channels[ch].Order(); got != f.Order() {
+				t.Errorf("%s %v: channel %d of order %d comes back of order %d", c.lay, c.o, ch, f.Order(), got)
+			}
 		}
 	}
 }
