@@ -879,4 +879,9 @@ func TestImportOneChannelNote(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "→ bank of 1 diagonal channel of order up to 8 (") {
 		t.Errorf("want the note of a bank of 1 diagonal channel; got %v", r)
 	}
+	// The default pairs are named by their indices, as --pair's are, not as "(h, h)".
+	r = run(t, "", "import", filepath.Join("..", "testdata", "layouts", "lru_64.pt"), "-o", filepath.Join(t.TempDir(), "x.json"))
+	if r.code != 0 || !strings.Contains(r.stderr, "so it took the 3 diagonal pairs (output, input) (0, 0), …, (2, 2) as a bank") {
+		t.Errorf("want the diagonal pairs named; got %v", r)
+	}
 }

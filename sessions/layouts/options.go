@@ -265,7 +265,14 @@ func (o Options) pairs(outs, ins int) ([][2]int, error) {
 
 // mimoWarning says plainly what was taken from a MIMO layer.
 func mimoWarning(lay Layout, outs, ins int, pairs [][2]int, asked bool) string {
-	what := fmt.Sprintf("the %d diagonal pairs (h, h)", len(pairs))
+	// It said "the 3 diagonal pairs (h, h)", h a letter the message never named.
+	what := "the diagonal pair (output, input) (0, 0)"
+	switch n := len(pairs); {
+	case n == 2:
+		what = "the 2 diagonal pairs (output, input) (0, 0), (1, 1)"
+	case n > 2:
+		what = fmt.Sprintf("the %d diagonal pairs (output, input) (0, 0), …, (%d, %d)", n, n-1, n-1)
+	}
 	if asked {
 		ps := make([]string, 0, min(len(pairs), 8))
 		for _, p := range pairs[:min(len(pairs), 8)] {
