@@ -180,15 +180,8 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	}
 	format, _ := checkpointFormat(j.out)
 	ck, err := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Layout: opts.Layout, Options: opts.LayoutOptions, Layers: pattern, Length: length, ToLayout: opts.ToLayout})
-	if errors.Is(err, arrays.ErrUnsupported) {
-		// Not an array file: say what it is, rather than "unsupported array".
-		if it, ierr := sessions.Import(path, sessions.ImportOptions{}); ierr == nil {
-			what := "a filter file"
-			if it.Target != nil {
-				what = "a target file"
-			}
-			return failf("%s is %s (%s), not a model checkpoint: an output of .pt, .safetensors or .npz (-o %s) makes distill read its input as a checkpoint, every layer of it distilled; distil %s to a filter file (-o OUT.json), which ssmlab export writes in a model's layout", path, what, it.Describe(), j.out, path)
-		}
+	if what, ok := jsonItemFile(path, err); ok {
+		return failf("%s is %s, not a model checkpoint: an output of .pt, .safetensors or .npz (-o %s) makes distill read its input as a checkpoint, every layer of it distilled; distil %s to a filter file (-o OUT.json), which ssmlab export writes in a model's layout", path, what, j.out, path)
 	}
 	if err != nil {
 		return failUnlessOption(err)
@@ -251,6 +244,24 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		return nil
 	}
 	return s.writeDistilled(ck, results, opts, j.out, format, m.force)
+}
+
+// jsonItemFile says what path is ("a filter file (bank of 3 tf channels of order 4)", "a
+// target file (…)") when err, of reading it as an array file, is arrays.ErrUnsupported and it
+// is a filter or target file: the error to give then says so, rather than "unsupported
+// array: not an array file ssmlab knows".
+func jsonItemFile(path string, err error) (string, bool) {
+	if !errors.Is(err, arrays.ErrUnsupported) {
+		return "", false
+	}
+	it, ierr := sessions.Import(path, sessions.ImportOptions{})
+	if ierr != nil {
+		return "", false
+	}
+	if it.Target != nil {
+		return "a target file (" + it.Describe() + ")", true
+	}
+	return "a filter file (" + it.Describe() + ")", true
 }
 
 // lockDistilled takes the lock of out for a run that writes it whole, held until the run ends
