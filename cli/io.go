@@ -130,6 +130,9 @@ func runImport(s *streams, path string, o importOptions) error {
 		}
 		return s.listFile(path)
 	}
+	if o.session == "-" {
+		return fmt.Errorf("--session names a session file, not stdout")
+	}
 	if o.session != "" && o.out != "-" {
 		return fmt.Errorf("-o and --session exclude each other: the item goes to one place")
 	}

@@ -661,6 +661,9 @@ that end with it.`,
 			if !ok {
 				return fmt.Errorf("-o %s: want a checkpoint: .safetensors, .pt (.pth, .bin, .ckpt) or .npz", out)
 			}
+			if input == "-" {
+				return fmt.Errorf("--input reads a file, not stdin")
+			}
 			parts := make([]*sessions.Part, len(args))
 			for i, a := range args {
 				var err error

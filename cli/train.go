@@ -80,6 +80,9 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 		// Two JSON documents on stdout would be one unreadable stream.
 		return s, fmt.Errorf("--report - needs -o OUT: stdout already carries the fitted filter (or the ladder's reports)")
 	}
+	if j.job == "-" {
+		return s, fmt.Errorf("--job reads a file, not stdin")
+	}
 	if j.job != "" {
 		data, err := userfile.ReadFile(j.job)
 		if err != nil {
@@ -504,6 +507,9 @@ The job flags are those of distill; the report's errors are relative prediction 
 			case "sysid":
 				if data == "" {
 					return fmt.Errorf("--task sysid needs --data FILE")
+				}
+				if data == "-" {
+					return fmt.Errorf("--data reads a file, not stdin")
 				}
 				if t, err = readIOData(data); err != nil {
 					return err
