@@ -34,3 +34,36 @@ func TestFlagFilesRefuseDash(t *testing.T) {
 		t.Errorf("a file named \"-\" was written")
 	}
 }
+
+// TestLayoutNameIsAFlagMistake: a --layout that names no layout is a command-line mistake
+// (exit 2) whatever FILE holds, as export's is: import and distill read the file first and
+// failed with exit 1 for an array file, and ignored it (exit 0) for a JSON file.
+func TestLayoutNameIsAFlagMistake(t *testing.T) {
+	dir := t.TempDir()
+	kernels := writeText(t, dir, "k.json", `{"kernels": [[0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625]]}`)
+	csv := writeText(t, dir, "k.csv", "0.5,0.25,0.125,0.0625,0.03125,0.015625,0.0078125,0.00390625\n")
+	for _, args := range [][]string{
+		{"import", csv, "--layout", "bogus"},
+		{"import", kernels, "--layout", "bogus"},
+		{"import", kernels, "--layout", "auto"},
+		{"distill", csv, "--order", "1", "--layout", "bogus"},
+		{"distill", kernels, "--order", "1", "--layout", "bogus"},
+		{"distill", csv, "--order", "1", "--layout", "bogus", "-o", filepath.Join(dir, "x.safetensors")},
+	} {
+		r := run(t, "", args...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+			!strings.Contains(r.stderr, `--layout "`) || !strings.Contains(r.stderr, "rtf, s4d, s4, stripedhyena, hyena, lru, s5, rotrnn, sos") {
+			t.Errorf("%v: %v, want exit 2 naming --layout and the layouts", args, r)
+		}
+	}
+	// The names it takes still work: kernels for import and distill, auto for distill.
+	for _, args := range [][]string{
+		{"import", csv, "--layout", "kernels"},
+		{"distill", csv, "--order", "1", "--layout", "auto"},
+		{"distill", csv, "--order", "1", "--layout", "kernels"},
+	} {
+		if r := run(t, "", args...); r.code != 0 {
+			t.Errorf("%v: %v", args, r)
+		}
+	}
+}

@@ -39,10 +39,10 @@ func addLayoutFlags(f *pflag.FlagSet, use layoutUse) *layoutFlags {
 	case forExport:
 		f.StringVar(&lf.layout, "layout", "", "write filters in the layout `L`: "+layoutNames(layouts.ExportLayouts)+" (default: by the filter's form, rtf for tf, s4d for diagonal, where its tensors hold it, among the layouts that take the options given)")
 	case forImport:
-		f.StringVar(&lf.layout, "layout", "", "read a layer of layout `L` ("+layoutNames(layouts.Layouts)+"), or kernels to read an array as kernels (default: the layer detected)")
+		f.Var(layoutValue{&lf.layout, false}, "layout", "read a layer of layout `L` ("+layoutNames(layouts.Layouts)+"), or kernels to read an array as kernels (default: the layer detected)")
 		f.StringArrayVar(&lf.pairs, "pair", nil, "read the slice from input IN to output OUT of a MIMO layer (lru, s5, rotrnn; 0-based; repeatable; default: the diagonal)")
 	case forDistill:
-		f.StringVar(&lf.layout, "layout", "", "read the layer (a checkpoint: the layers) of layout `L` ("+layoutNames(layouts.Layouts)+"; default auto: those detected)")
+		f.Var(layoutValue{&lf.layout, true}, "layout", "read the layer (a checkpoint: the layers) of layout `L` ("+layoutNames(layouts.Layouts)+"; default auto: those detected)")
 	}
 	for _, o := range layouts.OptionList {
 		// import's and export's own --trunc-len; export's --length is the samples of csv and
@@ -75,6 +75,36 @@ func addLayoutFlags(f *pflag.FlagSet, use layoutUse) *layoutFlags {
 	}
 	return lf
 }
+
+// layoutValue is the --layout flag of import and distill: a name that is no layout (nor
+// kernels, nor distill's auto; "" is the default) is a command-line mistake when parsed
+// (exit 2, flagError), whatever the file holds; read with the file, it was a failure of an
+// array file and passed over for a JSON file.
+type layoutValue struct {
+	v    *string
+	auto bool // distill's: auto, every layer detected
+}
+
+func (l layoutValue) String() string {
+	if l.v == nil { // pflag's zero value, for its help
+		return ""
+	}
+	return *l.v
+}
+
+func (l layoutValue) Set(v string) error {
+	if _, err := layouts.ParseLayout(v); err != nil && v != "" && v != sessions.Kernels && !(l.auto && v == "auto") {
+		also := "kernels"
+		if l.auto {
+			also = "kernels or auto"
+		}
+		return fmt.Errorf("want %s, or %s", layoutNames(layouts.Layouts), also)
+	}
+	*l.v = v
+	return nil
+}
+
+func (layoutValue) Type() string { return "string" }
 
 // optionValue is a layout option's flag: a value the option cannot take (layouts.CheckValue)
 // is a command-line mistake when parsed (exit 2, flagError), whatever the file holds.
