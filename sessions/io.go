@@ -179,16 +179,33 @@ type NotImportableError struct{}
 func (*NotImportableError) Error() string { return "not a file ssmlab imports: want " + importable }
 func (*NotImportableError) Unwrap() error { return arrays.ErrUnsupported }
 
+// noLayerOptions refuses the options of reading a layer, TruncLen and Pairs, for a file,
+// what, read without one: an *OptionError each.
+func noLayerOptions(o ImportOptions, what string) error {
+	if o.TruncLen > 0 {
+		return &OptionError{"trunc-len", strconv.Itoa(o.TruncLen), " applies to an RTF layer, and " + what + " holds none"}
+	}
+	if len(o.Pairs) > 0 {
+		return &OptionError{"pair", "", " picks slices of a MIMO layer (lru, s5, rotrnn), and " + what + " holds none"}
+	}
+	return nil
+}
+
 func importJSON(data []byte, stem string, o ImportOptions) (Item, error) {
 	if sniffSession(data) {
 		return Item{}, inputf("this is a session file; open it, or export its items")
 	}
+	// An option a JSON file gives nothing to apply to is a mistake of the options (an
+	// *OptionError, as a layer's setting is: CheckApplies); ignoring one would hand back
+	// what the user did not ask for (rows said to be columns).
 	if o.Tensor != "" {
-		return Item{}, inputf("a JSON file holds no tensors to choose from (--tensor reads one array of an .npz, .safetensors or .pt file)")
+		return Item{}, &OptionError{"tensor", o.Tensor, ": a JSON file holds no tensors to choose from (it reads one array of an .npz, .safetensors or .pt file)"}
 	}
 	if o.Columns {
-		// Ignoring it would hand back rows the user said were columns.
-		return Item{}, inputf("--columns reads an array's columns (.npy, .npz, .safetensors, .pt, CSV); a JSON file's kernels are its rows")
+		return Item{}, &OptionError{"columns", "", " reads an array's columns (.npy, .npz, .safetensors, .pt, CSV); a JSON file's kernels are its rows"}
+	}
+	if err := noLayerOptions(o, "a JSON file"); err != nil {
+		return Item{}, err
 	}
 	if err := layouts.CheckApplies(o.Options); err != nil {
 		return Item{}, err // a layer's setting, and a JSON file holds none
@@ -231,8 +248,8 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 	if ok {
 		return importLayer(af, layer, stem, o)
 	}
-	if o.TruncLen > 0 {
-		return Item{}, inputf("--trunc-len applies to an RTF layer, and the file holds none")
+	if err := noLayerOptions(o, "the file"); err != nil {
+		return Item{}, err
 	}
 	if err := layouts.CheckApplies(o.Options); err != nil {
 		return Item{}, err // a layer's setting, and kernels are read

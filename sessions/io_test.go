@@ -708,10 +708,12 @@ func TestExportOptionErrors(t *testing.T) {
 }
 
 // TestImportJSONRefusesColumns: --columns on a JSON file is an error; it was ignored, and the
-// rows the user called columns came back as kernels.
+// rows the user called columns came back as kernels. It is an *OptionError, a mistake of the
+// options (the CLI's exit 2), as a layer's setting given for a JSON file is.
 func TestImportJSONRefusesColumns(t *testing.T) {
 	_, err := sessions.ImportData([]byte(`{"kernels": [[1, 2], [3, 4]]}`), "k.json", sessions.ImportOptions{Columns: true})
-	if !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), "--columns") {
+	oe := (*sessions.OptionError)(nil)
+	if !errors.Is(err, sessions.ErrInvalid) || !errors.As(err, &oe) || oe.Option != "columns" {
 		t.Errorf("%v", err)
 	}
 }
