@@ -95,3 +95,20 @@ func TestImportFlagNotForTheFile(t *testing.T) {
 		}
 	}
 }
+
+// TestPairForALayerNotMIMO: --pair for a layer that is no MIMO layer is a command-line
+// mistake (exit 2), as it is for kernels or a JSON file; it failed with exit 1.
+func TestPairForALayerNotMIMO(t *testing.T) {
+	dir := t.TempDir()
+	f, npz := filepath.Join(dir, "b.json"), filepath.Join(dir, "b.npz")
+	if r := run(t, "", "preset", "butter", "--order", "2", "-o", f); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := run(t, "", "export", f, "-o", npz); r.code != 0 {
+		t.Fatal(r)
+	}
+	r := run(t, "", "import", npz, "--pair", "0,0")
+	if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "--pair picks slices of a MIMO layer (lru, s5, rotrnn), not of rtf") {
+		t.Errorf("%v, want exit 2 naming --pair", r)
+	}
+}

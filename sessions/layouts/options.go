@@ -184,8 +184,9 @@ func CheckValue(name, v string) error {
 	return nil
 }
 
-// check refuses an option the layout does not have (CheckApplies), and values outside an
-// option's choices (CheckValue: of kind ErrOptionValue), naming the first wrong one by name.
+// check refuses an option the layout does not have (CheckApplies), values outside an
+// option's choices (CheckValue: of kind ErrOptionValue), naming the first wrong one by name,
+// and Pairs for a layer that is not MIMO (of kind ErrOptionValue too).
 func (o Options) check(lay Layout) error {
 	for _, name := range slices.Sorted(maps.Keys(o.Values)) {
 		if _, ok := optionSpec(name); !ok {
@@ -201,7 +202,7 @@ func (o Options) check(lay Layout) error {
 		}
 	}
 	if len(o.Pairs) > 0 && !slices.Contains([]Layout{LRU, S5, RotRNN}, lay) {
-		return fmt.Errorf("--pair picks slices of a MIMO layer (lru, s5, rotrnn), not of %s", lay)
+		return optionf("--pair picks slices of a MIMO layer (lru, s5, rotrnn), not of %s", lay)
 	}
 	return nil
 }
