@@ -226,7 +226,7 @@ func TestReportsReadStrictly(t *testing.T) {
 		{[]string{"plot", "--ladder", bank, "-o", svg}, bank + " is a filter file, not a distill --orders ladder"},
 		{[]string{"plot", "--target", bank, "--result", bank, "--report", bank, "-o", svg}, bank + " is a filter file, not a distill report"},
 		{[]string{"train", "--task", "sysid", "--data", bank}, bank + ` is a filter file, not input/output data, {"u": [...], "y": [...]}`},
-		{[]string{"plot", "--ladder", writeText(t, dir, "extra.json", `{"orders": [4], "reports": [], "bounds": []}`), "-o", svg}, `extra.json: not a distill --orders ladder: json: unknown field "bounds"`},
+		{[]string{"plot", "--ladder", writeText(t, dir, "extra.json", `{"orders": [4], "reports": [], "bounds": []}`), "-o", svg}, `extra.json: not a distill --orders ladder: unknown key "bounds"`},
 	} {
 		oneErrorLine(t, run(t, "", tc.args...), ExitFailure, tc.want)
 	}

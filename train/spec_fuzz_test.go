@@ -67,7 +67,8 @@ func TestParseSpecStrict(t *testing.T) {
 		{"{\"order\": 4,\n \"order\": 8}", `duplicate key "order" at line 2, column 2`},
 		{"{\"order\": 4,\n \"steps\": }", "line 2, column 11"},
 		{`{"order": 4} {"order": 8}`, "after the JSON value"},
-		{`{"ordre": 4}`, `unknown field "ordre"`},
+		{`{"ordre": 4}`, `unknown key "ordre"`},
+		{`{"order": "4"}`, `key "order": want a whole number, got a string`},
 	} {
 		_, err := ParseSpec([]byte(c.in))
 		if err == nil || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), c.want) {

@@ -28,7 +28,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -209,11 +211,12 @@ func Check(data []byte) error {
 
 // Unmarshal decodes data into v with encoding/json after Check, so that a key twice, deep
 // nesting or data after the value are errors, and a byte order mark is ignored here too.
+// Its errors are in the file's words (fileWords).
 func Unmarshal(data []byte, v any) error {
 	if err := Check(data); err != nil {
 		return err
 	}
-	return json.Unmarshal(bytes.TrimPrefix(data, []byte("\ufeff")), v)
+	return fileWords(json.Unmarshal(bytes.TrimPrefix(data, []byte("\ufeff")), v), v)
 }
 
 // UnmarshalKnown is Unmarshal where every key of an object must name a field of the Go value
@@ -224,7 +227,93 @@ func UnmarshalKnown(data []byte, v any) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
 	dec.DisallowUnknownFields()
-	return dec.Decode(v)
+	return fileWords(dec.Decode(v), v)
+}
+
+// fileWords says encoding/json's errors, of decoding into v, in the terms of the file, not of
+// Go: `key "order": want a whole number, got a string` for "json: cannot unmarshal string
+// into Go struct field Spec.order of type int", `unknown key "ordre"` for `json: unknown
+// field "ordre"`.
+func fileWords(err error, v any) error {
+	if err == nil {
+		return nil
+	}
+	if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) {
+		got := te.Value // "string", "number", "number 1.5", "bool", "array", "object"
+		switch {
+		case got == "array" || got == "object":
+			got = "an " + got
+		case got == "bool":
+			got = "true or false"
+		case strings.HasPrefix(got, "number "):
+			got = "the " + got
+		default:
+			got = "a " + got
+		}
+		if te.Field == "" {
+			return fmt.Errorf("want %s, got %s", kindOf(te.Type), got)
+		}
+		return fmt.Errorf("key %q: want %s, got %s", keyPath(reflect.TypeOf(v), te.Field), kindOf(te.Type), got)
+	}
+	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Errorf("unknown key %s", key)
+	}
+	return err
+}
+
+// keyPath is field, an UnmarshalTypeError's path into a value of type t, without the Go
+// names of the embedded structs on it, which are no keys of the file ("pair.u" is "u").
+func keyPath(t reflect.Type, field string) string {
+	var keys []string
+	for _, name := range strings.Split(field, ".") {
+		for t != nil && (t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map) {
+			t = t.Elem()
+		}
+		if t == nil || t.Kind() != reflect.Struct {
+			keys, t = append(keys, name), nil
+			continue
+		}
+		if f, ok := t.FieldByName(name); ok && f.Anonymous && f.Tag.Get("json") == "" {
+			t = f.Type // an embedded struct: its fields are keys of the object itself
+			continue
+		}
+		keys, t = append(keys, name), fieldType(t, name)
+	}
+	return strings.Join(keys, ".")
+}
+
+// fieldType is the type of t's field decoded from key, or nil.
+func fieldType(t reflect.Type, key string) reflect.Type {
+	for _, f := range reflect.VisibleFields(t) {
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == key || tag == "" && strings.EqualFold(f.Name, key) {
+			return f.Type
+		}
+	}
+	return nil
+}
+
+// kindOf names the JSON value a Go type takes.
+func kindOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "another value"
 }
 
 // skipValue reads one value token by token, checking it.

@@ -203,8 +203,11 @@ func TestUnmarshal(t *testing.T) {
 		{`{"X": 1, "X": 2}`, false, point{}, `duplicate key "X" at line 1, column 10`},
 		{`{"X": 1} {}`, true, point{}, "after the JSON value"},
 		{`{"X": 1, "Z": 2}`, false, point{X: 1}, ""},
-		{`{"X": 1, "Z": 2}`, true, point{}, `unknown field "Z"`},
-		{`{"X": "a"}`, false, point{}, "cannot unmarshal string"},
+		// In the file's words, not Go's ("json: unknown field", "cannot unmarshal string
+		// into Go struct field point.X of type float64").
+		{`{"X": 1, "Z": 2}`, true, point{}, `unknown key "Z"`},
+		{`{"X": "a"}`, false, point{}, `key "X": want a number, got a string`},
+		{`[1]`, false, point{}, `want an object, got an array`},
 		// encoding/json alone would read the byte as U+FFFD.
 		{"{\"X\": 1, \"Z\": \"\xff\"}", false, point{}, "byte 0xff in a string is not UTF-8"},
 	} {
@@ -212,6 +215,9 @@ func TestUnmarshal(t *testing.T) {
 		err := Unmarshal([]byte(tc.data), &p)
 		if tc.known {
 			err = UnmarshalKnown([]byte(tc.data), &p)
+		}
+		if err != nil && (strings.Contains(err.Error(), "json: ") || strings.Contains(err.Error(), "Go ")) {
+			t.Errorf("%q (known %v): %v speaks of Go", tc.data, tc.known, err)
 		}
 		switch {
 		case tc.err == "" && err != nil:
@@ -247,4 +253,30 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("error spans lines: %q", err)
 		}
 	})
+}
+
+// TestUnmarshalKeyPath: a value of the wrong type is named by its keys from the top, without
+// the Go name of an embedded struct, which is no key of the file (sysid data's "u" read
+// `key "pair.u"`).
+func TestUnmarshalKeyPath(t *testing.T) {
+	type pair struct {
+		U []float64 `json:"u"`
+	}
+	type doc struct {
+		pair
+		Channels []pair `json:"channels"`
+		Inner    struct {
+			N int `json:"n"`
+		} `json:"inner"`
+	}
+	for data, want := range map[string]string{
+		`{"u": "x"}`:                    `key "u": want an array, got a string`,
+		`{"channels": [{"u": [true]}]}`: `key "channels.u": want a number, got true or false`,
+		`{"inner": {"n": 1.5}}`:         `key "inner.n": want a whole number, got the number 1.5`,
+	} {
+		var d doc
+		if err := UnmarshalKnown([]byte(data), &d); err == nil || err.Error() != want {
+			t.Errorf("%s: %v, want %q", data, err, want)
+		}
+	}
 }
