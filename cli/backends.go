@@ -37,7 +37,7 @@ is ignored). SSMLAB_CUDA_LIB_DIR names directories to search first; SSMLAB_LIBCU
 SSMLAB_LIBNVRTC and SSMLAB_LIBCUFFT name one library's file, as an absolute path.`,
 		Example: `  ssmlab backends
   ssmlab backends --json | jq .gpu`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(*cobra.Command, []string) error {
 			return s.writeOut([]byte(describeBackends(asJSON)))
 		},

@@ -112,3 +112,19 @@ func TestPairForALayerNotMIMO(t *testing.T) {
 		t.Errorf("%v, want exit 2 naming --pair", r)
 	}
 }
+
+// TestNoArgumentCommands: an argument to a command that takes none is named as such (exit 2,
+// as oneFile's "want one FILE argument, got 3"); cobra.NoArgs said 'unknown command "x.json"
+// for "ssmlab train"', as if a subcommand were mistyped.
+func TestNoArgumentCommands(t *testing.T) {
+	for _, args := range [][]string{
+		{"train", "--task", "delay", "x.json"},
+		{"backends", "x.json", "y.json"},
+	} {
+		r := run(t, "", args...)
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+			!strings.Contains(r.stderr, ": want no arguments, got ") || strings.Contains(r.stderr, "unknown command") {
+			t.Errorf("%v: %v, want exit 2 saying it takes no arguments", args, r)
+		}
+	}
+}

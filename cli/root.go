@@ -463,6 +463,19 @@ func oneFile(_ *cobra.Command, args []string) error {
 	return nil
 }
 
+// noArgs is the Args check of commands that take no arguments (cobra.NoArgs said
+// 'unknown command "x.json" for "ssmlab train"').
+func noArgs(_ *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		quoted := make([]string, len(args))
+		for i, a := range args {
+			quoted[i] = strconv.Quote(a)
+		}
+		return fmt.Errorf("want no arguments, got %s", strings.Join(quoted, " "))
+	}
+	return nil
+}
+
 // oneFileNoStdin is oneFile for the commands that cannot read their FILE from stdin (a
 // session file, export's SOURCE): "-" is refused as the usage mistake it is (noStdin).
 func oneFileNoStdin(cmd *cobra.Command, args []string) error {

@@ -459,7 +459,7 @@ func newTrain(s *streams) *cobra.Command {
 The job flags are those of distill; the report's errors are relative prediction errors.`,
 		Example: `  ssmlab train --task delay --delay 64 --order 64 --kernel-length 256
   ssmlab train --task sysid --data io.json --model modal --order 4`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkOutputs([]string{data, j.job}, fitOutputs(j.out, j.report, nil)...); err != nil {
 				return err
