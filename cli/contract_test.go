@@ -128,3 +128,26 @@ func TestNoArgumentCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestListJSONFile: import --list of a JSON file, which holds no layers or arrays, is a flag
+// that does not apply to the file (exit 2), as --tensor for one is; it failed with exit 1
+// saying "unsupported array: not an array file ssmlab knows", which named every format but
+// the one the file is in.
+func TestListJSONFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, text := range []string{
+		`{"kernels": [[0.5, 0.25]]}`,
+		"\ufeff\n " + `{"form": "tf", "a": [-0.5], "b": [1], "h0": 0}`,
+	} {
+		path := writeText(t, dir, "f.json", text)
+		r := run(t, "", "import", path, "--list")
+		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 ||
+			!strings.Contains(r.stderr, path+": --list lists the layers and arrays of an array file") || !strings.Contains(r.stderr, "a JSON file holds none") {
+			t.Errorf("%q: %v, want exit 2 naming --list", text, r)
+		}
+	}
+	// A file that is neither is still not an array file (exit 1).
+	if r := run(t, "", "import", writeText(t, dir, "x.npy", "not an array"), "--list"); r.code != 1 || !strings.Contains(r.stderr, "not an array file") {
+		t.Errorf("not an array file: %v", r)
+	}
+}

@@ -194,7 +194,7 @@ func (s *streams) listFile(path string) error {
 		return failf("%[1]s is %[2]s, not an array file: --list lists a checkpoint's or an array file's layers and tensors; ssmlab import %[1]s (without --list) reads it as it is", path, what)
 	}
 	if err != nil {
-		return fail(err)
+		return failUnlessOption(err)
 	}
 	l := listing{Format: string(ls.Format), Root: ls.Root, Layers: ls.Layers, Arrays: []arrayListEntry{}}
 	if l.Layers == nil {

@@ -136,6 +136,25 @@ func ImportData(data []byte, name string, o ImportOptions) (Item, error) {
 	return it, nil
 }
 
+// looksJSON reports whether head, a file's first bytes, begins a JSON object (after a byte
+// order mark and white space): a filter, target or session file.
+func looksJSON(head []byte) bool {
+	t := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// isJSONFile reports whether the file at path looksJSON.
+func isJSONFile(path string) bool {
+	f, _, err := userfile.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 512)
+	n, _ := f.ReadAt(head, 0)
+	return looksJSON(head[:n])
+}
+
 // importable names the files Import reads, for its errors.
 const importable = "a filter or target JSON file, or an .npy, .npz, .safetensors, .pt (torch.save) or CSV (.csv, .tsv, .txt) file"
 
@@ -157,7 +176,7 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 		}
 		return importArrays(af, stem, o)
 	}
-	if t := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\ufeff")), " \t\r\n"); len(t) > 0 && t[0] == '{' {
+	if looksJSON(head) {
 		if size > userfile.MaxSize {
 			return Item{}, tooLarge()
 		}
