@@ -322,6 +322,16 @@ type MissingDirError struct{ Dir string }
 func (e MissingDirError) Error() string { return "the directory " + e.Dir + " does not exist" }
 func (e MissingDirError) Unwrap() error { return fs.ErrNotExist }
 
+// missingDir is the error of creating a file in dir that said "no such file or directory": a
+// MissingDirError, unless dir is there and takes no new files (/proc), which it says.
+func missingDir(dir string) error {
+	dir = filepath.Clean(dir)
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return fmt.Errorf("cannot create a file in the directory %s: it takes no new files", dir)
+	}
+	return MissingDirError{dir}
+}
+
 // createTemp creates and locks a new temporary file for base in dir.
 func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
 	for range 100 {
@@ -330,7 +340,7 @@ func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
 			continue
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, MissingDirError{filepath.Clean(dir)}
+			return nil, missingDir(dir)
 		}
 		if err != nil {
 			return nil, err

@@ -588,3 +588,23 @@ func TestMissingDirectory(t *testing.T) {
 		}
 	}
 }
+
+// TestDirectoryTakingNoFiles: a directory that is there but where creating a file says "no
+// such file or directory" (/proc) is not called missing: a write said "the directory /proc
+// does not exist".
+func TestDirectoryTakingNoFiles(t *testing.T) {
+	if fi, err := os.Stat("/proc/self"); err != nil || !fi.IsDir() {
+		t.Skip("no /proc")
+	}
+	path := "/proc/ssmlab-test.json"
+	_, lockErr := atomicfile.Lock(path)
+	for what, err := range map[string]error{
+		"WriteFile": atomicfile.WriteFile(path, []byte("{}")),
+		"Check":     atomicfile.Check(path),
+		"Lock":      lockErr,
+	} {
+		if err == nil || strings.Contains(err.Error(), "does not exist") || !strings.Contains(err.Error(), "/proc") {
+			t.Errorf("%s: %v, want an error not calling /proc missing", what, err)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -74,7 +73,7 @@ func lock(path string, wait bool) (*Locked, error) {
 			f, err = os.OpenFile(name, os.O_RDONLY|os.O_CREATE, perm)
 		}
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, MissingDirError{filepath.Clean(dir)}
+			return nil, missingDir(dir)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("locking: %w", err)
