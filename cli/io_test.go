@@ -885,13 +885,3 @@ func TestImportOneChannelNote(t *testing.T) {
 		t.Errorf("want the diagonal pairs named; got %v", r)
 	}
 }
-
-// TestListJSONItemFile: import --list of a filter or target file says what it is, as distill
-// to a checkpoint does, not "unsupported array: not an array file ssmlab knows" (QA).
-func TestListJSONItemFile(t *testing.T) {
-	dir := t.TempDir()
-	filter := writeText(t, dir, "f.json", `{"form": "tf", "a": [0.5], "b": [1], "h0": 0}`)
-	target := writeText(t, dir, "k.json", `{"name": "k", "kernels": [[1, 0.5, 0.25]]}`)
-	oneErrorLine(t, run(t, "", "import", filter, "--list"), 1, filter+" is a filter file (tf filter of order 1), not an array file: --list lists")
-	oneErrorLine(t, run(t, "", "import", target, "--list"), 1, target+" is a target file (")
-}

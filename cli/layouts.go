@@ -190,9 +190,6 @@ func (s *streams) listFile(path string) error {
 		return err
 	}
 	ls, err := sessions.ListFile(path)
-	if what, ok := jsonItemFile(path, err); ok {
-		return failf("%[1]s is %[2]s, not an array file: --list lists a checkpoint's or an array file's layers and tensors; ssmlab import %[1]s (without --list) reads it as it is", path, what)
-	}
 	if err != nil {
 		return failUnlessOption(err)
 	}
