@@ -419,6 +419,21 @@ func ToBFloat16(x float64) uint16 {
 	return uint16(u >> 16)
 }
 
+// UnitRoundoff returns d's unit roundoff, the largest relative error of rounding a number to
+// it: 2⁻⁵³ for Float64 (and Complex128), 2⁻²⁴ for Float32 (and Complex64), 2⁻¹¹ for Float16
+// and 2⁻⁸ for BFloat16 (8 significand bits).
+func (d DType) UnitRoundoff() float64 {
+	switch d {
+	case Float32, Complex64:
+		return 0x1p-24
+	case Float16:
+		return 0x1p-11
+	case BFloat16:
+		return 0x1p-8
+	}
+	return 0x1p-53
+}
+
 // Round returns x rounded to d as a writer stores it (x itself for Float64).
 func (d DType) Round(x float64) float64 {
 	switch d {

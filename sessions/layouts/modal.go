@@ -130,6 +130,50 @@ func zohFactor(x, lambda complex128, dt float64) complex128 {
 	return (cmplx.Exp(x) - 1) / lambda
 }
 
+// negativeRealAngleTol is how far, in units of u·π for the tensors' unit roundoff u, Δ·Im A
+// may lie from ±π for snapNegativeReal: A_imag's rounding (u·π) plus Δ's, inv_dt rounded and
+// mapped by the dt transform (exp's relative error is u·|inv_dt|, a few u for the steps S4D
+// trains).
+const negativeRealAngleTol = 8
+
+// snapNegativeReal returns the zoh mode of x = Δ·A (pole p = eˣ, kernel scale·Re(c·pᵗ)) as
+// the real pole −|p| with the coefficient Re c where the module's kernel for it is that
+// real pole's to the tensors' rounding u, else p and c as they are. Export writes a negative
+// real pole as A = log|p| − iπ (S4 keeps Im A ≤ 0), and π rounded to float32 or bfloat16 is
+// π − ε·sign: the module's pole is then −|p|·e^{∓iε}, a pair ε apart (two states) whose
+// kernel 2·Re(c·pᵗ) the real pole's matches to rounding. The snap needs both that Δ·Im A is
+// within negativeRealAngleTol·u·π of ±π and that, for a = −Re x > 0 (a stable pole), the
+// kernel's departure from the real pole's, 2|pᵗ|·(|Re c|(1 − cos εt) + |Im c|·|sin εt|),
+// is at most u·2|c| at every t: with max t·e^{−at} = 1/(e·a) and max t²·e^{−at} =
+// (2/(e·a))², that is (2|Re c|·(εm)² + |Im c|·εm)/|c| ≤ u for m = 1/(e·a). A slow pole
+// (a ≲ √u·ε) fails it: its pair's rotation shows within the kernel, as the module computes.
+func snapNegativeReal(x, p, c complex128, u float64) (complex128, complex128) {
+	eps := math.Abs(math.Abs(imag(x)) - math.Pi)
+	a := -real(x)
+	if !(a > 0) || c == 0 || eps > negativeRealAngleTol*u*math.Pi {
+		return p, c
+	}
+	m := eps / (math.E * a)
+	if dev := (2*math.Abs(real(c))*m*m + math.Abs(imag(c))*m) / cmplx.Abs(c); !(dev <= u) {
+		return p, c
+	}
+	return complex(-math.Exp(-a), 0), complex(real(c), 0)
+}
+
+// roundoff is the coarsest unit roundoff among the dtypes of the named tensors (float64's
+// where none is known): how finely the layer's parameters were stored.
+func (t *tensors) roundoff(names ...string) float64 {
+	u := arrays.Float64.UnitRoundoff()
+	for _, n := range names {
+		if in, ok := t.infos[t.prefix+n]; ok {
+			if d, err := arrays.ParseDType(in.DType); err == nil {
+				u = max(u, d.UnitRoundoff())
+			}
+		}
+	}
+	return u
+}
+
 // ---- S4D ----
 
 type s4dLayout struct{}
@@ -267,6 +311,7 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if disc == "dss" && length == 0 {
 		return Result{}, optionf("disc dss normalises the kernel by its length L: give --length L (the l_max the layer runs with)")
 	}
+	u := t.roundoff("kernel.A_imag", "kernel.inv_dt", "kernel.B", "kernel.C")
 	scale := 2.0
 	if disc == "dss" {
 		scale = 1
@@ -290,8 +335,12 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 				if err != nil {
 					return Result{}, fmt.Errorf("channel %d, mode %d: %w", ch*h+hh, n, err)
 				}
+				cm := cb * ct
+				if disc == "zoh" && !isReal {
+					p, cm = snapNegativeReal(complex(dt, 0)*lam, p, cm, u)
+				}
 				m.p = append(m.p, p)
-				m.c = append(m.c, cb*ct)
+				m.c = append(m.c, cm)
 			}
 			dv := 0.0
 			if d != nil && ch < dChans {
@@ -402,6 +451,7 @@ func readS4DMinimal(t *tensors, l Layer, o Options) (Result, error) {
 			return Result{}, err
 		}
 	}
+	u := t.roundoff("kernel.A_imag", "kernel.log_dt", "kernel.C")
 	out := make([]filters.Filter, h)
 	for hh := range h {
 		dt := math.Exp(logDt.Data[hh])
@@ -410,8 +460,9 @@ func readS4DMinimal(t *tensors, l Layer, o Options) (Result, error) {
 			// A = −exp(log_A_real) + i·A_imag (models/s4/s4d.py, line 39).
 			lam := complex(-math.Exp(aRe.Data[hh*n2+n]), aIm.Data[hh*n2+n])
 			x := complex(dt, 0) * lam
-			m.p = append(m.p, cmplx.Exp(x))
-			m.c = append(m.c, complexAt(c, hh*n2+n)*zohFactor(x, lam, dt))
+			p, cm := snapNegativeReal(x, cmplx.Exp(x), complexAt(c, hh*n2+n)*zohFactor(x, lam, dt), u)
+			m.p = append(m.p, p)
+			m.c = append(m.c, cm)
 		}
 		dv := 0.0
 		if d != nil {

@@ -137,7 +137,7 @@ func becameUnstable(rho, back float64) bool { return filters.Stable(rho) && !(ba
 // compareModuleKernels sets c's errors to those of the RTF module's FFT kernel of the
 // tensors in src (rtf.Layer.ModuleKernels) against chans over c.Length samples. Its cost is
 // bounded as the truncation correction's that export ran (trunc_len · N · D).
-func compareModuleKernels(c *Check, chans []filters.Filter, src NamedSource, l Layer, o Options, truncLen int) error {
+func compareModuleKernels(c *Check, chans []filters.Filter, src Source, l Layer, o Options, truncLen int) error {
 	layer, err := readLayer(newTensors(src, l), l, o)
 	if err != nil {
 		return err
@@ -160,9 +160,10 @@ func compareModuleKernels(c *Check, chans []filters.Filter, src NamedSource, l L
 }
 
 // rounded returns tensors with each value rounded to dt, or to the tensor's own type in
-// types.
-func rounded(tensors []arrays.Named, dt arrays.DType, types map[string]arrays.DType) NamedSource {
-	src := make(NamedSource, len(tensors))
+// types, listed with that type, as a file written in it lists them: import judges what is
+// rounding by the types (snapNegativeReal).
+func rounded(tensors []arrays.Named, dt arrays.DType, types map[string]arrays.DType) Source {
+	src := roundedSource{arrays: make(NamedSource, len(tensors)), types: map[string]string{}}
 	for i, t := range tensors {
 		a := t.Array.Clone()
 		d := dt
@@ -172,10 +173,27 @@ func rounded(tensors []arrays.Named, dt arrays.DType, types map[string]arrays.DT
 		for j, v := range a.Data {
 			a.Data[j] = d.Round(v)
 		}
-		src[i] = arrays.Named{Name: t.Name, Array: a}
+		src.arrays[i] = arrays.Named{Name: t.Name, Array: a}
+		src.types[t.Name] = d.String()
 	}
 	return src
 }
+
+// roundedSource is a NamedSource whose arrays list the types they were rounded to.
+type roundedSource struct {
+	arrays NamedSource
+	types  map[string]string
+}
+
+func (s roundedSource) Arrays() []arrays.Info {
+	out := s.arrays.Arrays()
+	for i := range out {
+		out[i].DType = s.types[out[i].Name]
+	}
+	return out
+}
+
+func (s roundedSource) Read(name string) (*arrays.Array, error) { return s.arrays.Read(name) }
 
 // readRounded reads tensors back as Import reads the layer at prefix, each value first
 // rounded to dt.
@@ -185,7 +203,7 @@ func readRounded(tensors []arrays.Named, dt arrays.DType, lay Layout, o Options,
 }
 
 // readSource finds the layer at prefix in src and reads it as Import does.
-func readSource(src NamedSource, lay Layout, o Options, prefix string) (Layer, Result, error) {
+func readSource(src Source, lay Layout, o Options, prefix string) (Layer, Result, error) {
 	l, err := Find(src.Arrays(), lay, prefix)
 	if err != nil {
 		return Layer{}, Result{}, err

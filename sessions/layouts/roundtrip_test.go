@@ -1,8 +1,10 @@
 package layouts_test
 
 import (
+	"bytes"
 	"errors"
 	"maps"
+	"math"
 	"math/cmplx"
 	"math/rand/v2"
 	"slices"
@@ -247,4 +249,95 @@ func TestPoleLayouts(t *testing.T) {
 	if got := layouts.PoleLayouts(); !slices.Equal(got, want) || len(want) == 0 {
 		t.Errorf("PoleLayouts() = %v, want %v", got, want)
 	}
+}
+
+// TestNegativeRealPoleRounded: export writes a negative real pole in the s4d layout as
+// A = log|p| − iπ, and π rounded to float32 or bfloat16 is not π: the module's pole is a
+// pair ε from the real axis whose kernel is the real pole's to that rounding. Read back from
+// a file of that dtype, the channel keeps its order (QA: an order-4 fit read back as order
+// 5, its real pole at −0.584 a pair ±5.1e-8i) and its response is the module's, computed
+// here from the file's values by SSMKernelDiag's zoh formula (models/s4/s4d.py's for the
+// minimal variant): K[t] = 2·Re Σ C·B·(e^{ΔA} − 1)/A·e^{ΔA·t}, D added at t = 0.
+func TestNegativeRealPoleRounded(t *testing.T) {
+	p := []complex128{cmplx.Rect(0.6, 1.2), -0.584, 0.7, -0.97}
+	r := []complex128{complex(0.8, -0.3), 1.1, -0.4, 0.25}
+	f, err := filters.NewDiagonalRealPart(p, r, 0.3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const length = 400
+	for _, dt := range []arrays.DType{arrays.Float32, arrays.BFloat16} {
+		for _, variant := range []string{"ssm", "minimal"} {
+			o := layouts.Options{Values: map[string]string{"variant": variant}}
+			named, _, err := layouts.Export(filters.Document{Filter: f}, layouts.S4D, o, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: dt})
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := arrays.OpenReader(bytes.NewReader(b), int64(len(b)), "x.safetensors")
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := layouts.Find(src.Arrays(), layouts.S4D, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := layouts.Import(src, l, layouts.Options{Values: map[string]string{"dt-transform": "exp"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.Bank.Channels[0]
+			if got.Order() != f.Order() {
+				t.Errorf("%s %s: order %d read back as %d", dt, variant, f.Order(), got.Order())
+			}
+			want := s4dModuleKernel(t, src, variant, length)
+			// The snap moves each mode's kernel by at most u·2|c| (snapNegativeReal).
+			if e := filters.RelDiff(want, got.Impulse(length)); !(e <= 10*dt.UnitRoundoff()) {
+				t.Errorf("%s %s: read back %.3g from the module's kernel, want ≤ %.3g", dt, variant, e, 10*dt.UnitRoundoff())
+			}
+		}
+	}
+}
+
+// s4dModuleKernel is one channel's kernel of an s4d layer (zoh, exp transforms, imag
+// transform none) as the module computes it from src's values.
+func s4dModuleKernel(t *testing.T, src layouts.Source, variant string, length int) []float64 {
+	t.Helper()
+	read := func(name string) []float64 {
+		a, err := src.Read(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Data
+	}
+	var a, cb []complex128
+	var dt float64
+	if variant == "minimal" {
+		re, im, c := read("kernel.log_A_real"), read("kernel.A_imag"), read("kernel.C")
+		dt = math.Exp(read("kernel.log_dt")[0])
+		for n := range re {
+			a = append(a, complex(-math.Exp(re[n]), im[n]))
+			cb = append(cb, complex(c[2*n], c[2*n+1]))
+		}
+	} else {
+		re, im, b, c := read("kernel.A_real"), read("kernel.A_imag"), read("kernel.B"), read("kernel.C")
+		dt = math.Exp(read("kernel.inv_dt")[0])
+		for n := range re {
+			a = append(a, complex(-math.Exp(re[n]), -im[n]))
+			cb = append(cb, complex(c[2*n], c[2*n+1])*complex(b[2*n], b[2*n+1]))
+		}
+	}
+	k := make([]float64, length)
+	k[0] = read("D")[0]
+	for n := range a {
+		x := complex(dt, 0) * a[n]
+		cn := cb[n] * (cmplx.Exp(x) - 1) / a[n]
+		for l := range k {
+			k[l] += 2 * real(cn*cmplx.Exp(x*complex(float64(l), 0)))
+		}
+	}
+	return k
 }
