@@ -504,9 +504,19 @@ func runExport(s *streams, src string, o exportOptions) error {
 	for _, c := range out.ReadBack {
 		readBackLine(s.err, c)
 	}
+	// The layout, as the check line names it: once where every item is in one, else each
+	// filter's own.
+	how := string(format)
+	one := slices.IndexFunc(out.Layouts, func(l layouts.Layout) bool { return l == "" || l != out.Layouts[0] }) < 0
+	if len(out.Layouts) > 0 && one {
+		how += fmt.Sprintf(" in the %s layout", out.Layouts[0])
+	}
 	what := make([]string, len(items))
 	for i, it := range items {
 		what[i] = it.Describe()
+		if !one && i < len(out.Layouts) && out.Layouts[i] != "" {
+			what[i] += fmt.Sprintf(" (in the %s layout)", out.Layouts[i])
+		}
 	}
 	count := "1 item"
 	if len(items) != 1 {
@@ -516,7 +526,7 @@ func runExport(s *streams, src string, o exportOptions) error {
 	if to == "-" {
 		to = "stdout"
 	}
-	fmt.Fprintf(s.err, "exported %s from %s to %s as %s: %s\n", count, src, to, format, strings.Join(what, "; "))
+	fmt.Fprintf(s.err, "exported %s from %s to %s as %s: %s\n", count, src, to, how, strings.Join(what, "; "))
 	return nil
 }
 

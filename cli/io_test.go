@@ -166,6 +166,9 @@ func TestSessionWorkflow(t *testing.T) {
 	st := filepath.Join(dir, "all.safetensors")
 	if r := run(t, "", "export", sess, "-o", st); r.code != 0 || !strings.Contains(r.stderr, "exported 2 items") {
 		t.Fatalf("%v", r)
+	} else if !strings.Contains(r.stderr, " as safetensors: bank of 3 tf channels of order 4 (in the rtf layout); ") {
+		// The layer's layout, where the kernels have none (QA: the summary named no layout).
+		t.Errorf("the summary names no layout for the layer: %q", r.stderr)
 	}
 	af := ioMust(arrays.Open(st))
 	if got := ioMust(af.Read("t2.kernels")); !got.Equal(target.Kernels) {
@@ -208,6 +211,10 @@ func TestExportFilterFile(t *testing.T) {
 	// The dense filter was converted to tf: the accuracy line comes first.
 	if !strings.HasPrefix(r.stderr, "converted 1 channel dense → tf") || !strings.Contains(r.stderr, "exported 1 item from ") {
 		t.Errorf("stderr = %q", r.stderr)
+	}
+	// The summary names the layout written, as the check line does for the others (QA).
+	if !strings.Contains(r.stderr, " to "+out+" as safetensors in the rtf layout: ") {
+		t.Errorf("the summary names no layout: %q", r.stderr)
 	}
 	af := ioMust(arrays.Open(out))
 	defer af.Close()

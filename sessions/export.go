@@ -98,6 +98,9 @@ type Exported struct {
 	// layout a filter was written in, by its form, where that is not rtf or not the first
 	// tried (exportFilter).
 	Notes []string
+	// Layouts has, for a format of tensors (pt, safetensors, npz), the layout each item was
+	// written in, in the items' order: "" for an item of kernels (the tensor KernelsTensor).
+	Layouts []layouts.Layout
 }
 
 // Failed reports whether any read-back check failed (ReadBackCheck.Failed).
@@ -421,6 +424,7 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 			checks  []ReadBackCheck
 			notes   []string
 			lays    = map[layouts.Layout]bool{}
+			order   []layouts.Layout // each item's layout (Exported.Layouts)
 		)
 		for i, it := range items {
 			prefix := o.Prefix
@@ -442,6 +446,7 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 					notes = append(notes, note)
 				}
 				lays[w.check.Layout] = true
+				order = append(order, w.check.Layout)
 				checks = append(checks, w.check)
 				named = append(named, w.tensors...)
 				reports = append(reports, w.reports...)
@@ -458,14 +463,15 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 				return Exported{}, itemErr(it, invalidf("its kernels are not loaded: %v", it.Target.Err))
 			}
 			named = append(named, arrays.Named{Name: prefix + KernelsTensor, Array: it.Target.Kernels})
+			order = append(order, "")
 		}
 		switch o.Format {
 		case ExportNPZ:
 			b, err := arrays.EncodeNPZ(named, arrays.NPZOptions{DType: o.DType, Compress: o.Compress})
-			return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes}, err
+			return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes, Layouts: order}, err
 		case ExportTorch:
 			b, err := arrays.EncodeTorch(named, arrays.TorchOptions{DType: o.DType})
-			return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes}, err
+			return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes, Layouts: order}, err
 		}
 		meta := map[string]string{"producer": "ssmlab"}
 		if o.TruncLen > 0 {
@@ -475,7 +481,7 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 			meta["layout"] = string(checks[0].Layout)
 		}
 		b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: o.DType, Metadata: meta})
-		return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes}, err
+		return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes, Layouts: order}, err
 	}
 	return Exported{}, unknownFormat(o.Format) // Check refused it
 }
