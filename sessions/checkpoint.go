@@ -421,8 +421,9 @@ func joinLayouts(ls []layouts.Layout) string {
 	return strings.Join(s, ", ")
 }
 
-// layerOptions are the options that apply to a layout, with an RTF layer's trunc_len taken
-// from the file's metadata (written by export) unless given, as import takes it (truncLen).
+// layerOptions are the options that apply to a layout, with an RTF layer's trunc_len and an
+// S4D layer's dt transform taken from the file's metadata (written by export) unless given,
+// as import takes them (truncLen, s4dDtTransform).
 func (c *Checkpoint) layerOptions(lay layouts.Layout) (map[string]string, error) {
 	out := map[string]string{}
 	for _, spec := range layouts.OptionList {
@@ -430,6 +431,11 @@ func (c *Checkpoint) layerOptions(lay layouts.Layout) (map[string]string, error)
 			if v, ok := c.options[spec.Name]; ok {
 				out[spec.Name] = v
 			}
+		}
+	}
+	if lay == layouts.S4D {
+		if _, err := s4dDtTransform(c.file, out); err != nil {
+			return nil, err
 		}
 	}
 	if lay == layouts.RTF {

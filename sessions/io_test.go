@@ -608,6 +608,58 @@ func TestImportTruncLenFromMetadata(t *testing.T) {
 	}
 }
 
+// TestImportDtTransformFromMetadata: an s4d layer exported to safetensors records the dt
+// transform its inv_dt were written for, which import reads them with, without the warning
+// that the file does not say (QA: ssmlab's own export warned on import), for the default exp
+// and a given softplus alike; a different one given is an error, and the listing gives it.
+// A file without the metadata (the same tensors as npz) still warns.
+func TestImportDtTransformFromMetadata(t *testing.T) {
+	bank := filtertest.TFBank(43, 3, 4)
+	it := sessions.Item{Entry: &sessions.Entry{Name: "b", Bank: bank}}
+	for _, dtT := range []string{"exp", "softplus"} {
+		opts := sessions.ExportOptions{Format: sessions.ExportSafetensors, Layout: layouts.S4D}
+		if dtT != "exp" {
+			opts.Options = map[string]string{"dt-transform": dtT}
+		}
+		out := must(sessions.Export([]sessions.Item{it}, opts))
+		back, err := sessions.ImportData(out.Data, "b.safetensors", sessions.ImportOptions{})
+		if err != nil || back.Entry == nil {
+			t.Fatalf("%s: import: %+v, %v", dtT, back, err)
+		}
+		if !strings.Contains(back.Note, "dt_transform "+dtT+" from the file's metadata") {
+			t.Errorf("%s: the note says %q", dtT, back.Note)
+		}
+		for _, w := range back.Warnings {
+			if strings.Contains(w, "dt_transform") {
+				t.Errorf("%s: warns %q", dtT, w)
+			}
+		}
+		for c, f := range bank.Channels {
+			if e := filters.RelDiff(f.Impulse(256), back.Entry.Bank.Channels[c].Impulse(256)); e > 1e-12 {
+				t.Errorf("%s: channel %d comes back off by %.3g", dtT, c, e)
+			}
+		}
+		path := filepath.Join(t.TempDir(), "b.safetensors")
+		if err := os.WriteFile(path, out.Data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if ls := must(sessions.ListFile(path)).Layers; len(ls) != 1 || ls[0].Options["dt-transform"] != dtT {
+			t.Errorf("%s: listed as %+v", dtT, ls)
+		}
+		other := map[string]string{"exp": "softplus", "softplus": "exp"}[dtT]
+		_, err = sessions.ImportData(out.Data, "b.safetensors", sessions.ImportOptions{Options: map[string]string{"dt-transform": other}})
+		if oe := (*sessions.OptionError)(nil); !errors.As(err, &oe) || !strings.Contains(err.Error(), "dt-transform "+other+" conflicts with dt_transform "+dtT) {
+			t.Errorf("%s: a conflicting --dt-transform: %v, want an *OptionError", dtT, err)
+		}
+	}
+	opts := sessions.ExportOptions{Format: sessions.ExportNPZ, Layout: layouts.S4D, Options: map[string]string{"dt-transform": "softplus"}}
+	out := must(sessions.Export([]sessions.Item{it}, opts))
+	back := must(sessions.ImportData(out.Data, "b.npz", sessions.ImportOptions{}))
+	if !slices.ContainsFunc(back.Warnings, func(w string) bool { return strings.Contains(w, "dt_transform exp, SSMKernel's default") }) {
+		t.Errorf("npz without metadata: warnings %q", back.Warnings)
+	}
+}
+
 // TestImportKernelErrorsNameNoSession: kernels that an imported array or target file cannot
 // be, and a target file's own mistakes, are ErrInvalid, but their message does not call the
 // file a session (import of a 3-D or empty .npy read "invalid session: kernels of shape ...",

@@ -91,6 +91,16 @@ func dtTransformWarning(o Options, inv []float64) string {
 	return fmt.Sprintf("inv_dt read with dt_transform exp, SSMKernel's default, which the checkpoint does not record; state-spaces/s4's layer configs (configs/model/layer/s4.yaml, which s4d.yaml extends) train with softplus, whose steps differ from exp's by up to %.2g relative (inv_dt entry %d): give --dt-transform softplus for a model trained with them (--dt-transform exp says the default is right)", worst, at)
 }
 
+// DtTransform is the dt transform an s4d layer written by Export with o assumes for its
+// inv_dt (the option dt-transform, else SSMKernel's default exp), which the tensors cannot
+// tell and a file's metadata can record; "" for the minimal variant, which stores log_dt.
+func DtTransform(o Options) string {
+	if o.get(S4D, "variant") == "minimal" {
+		return ""
+	}
+	return o.get(S4D, "dt-transform")
+}
+
 // inverseTransform is param_transform's inverse, for export (inv_transform without its
 // clamp at 1e-4).
 func inverseTransform(p float64, transform string) (float64, error) {
