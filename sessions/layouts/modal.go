@@ -367,7 +367,7 @@ func (s4dLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of order %d (disc %s, dt_transform %s, S4 convention)", plural.Count(len(out), "diagonal channel"), bank.Channels[0].Order(), disc, dtT))}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of %s (disc %s, dt_transform %s, S4 convention)", plural.Count(len(out), "diagonal channel"), orderText(bank), disc, dtT))}
 	if w := dtTransformWarning(o, inv.Data); w != "" {
 		r.Warnings = append(r.Warnings, w)
 	}
@@ -486,7 +486,7 @@ func readS4DMinimal(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of order %d (minimal S4D, zoh, S4 convention)", plural.Count(h, "diagonal channel"), bank.Channels[0].Order()))}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of %s (minimal S4D, zoh, S4 convention)", plural.Count(h, "diagonal channel"), orderText(bank)))}
 	if d == nil {
 		r.Warnings = append(r.Warnings, fmt.Sprintf("no %q: the direct term D is taken as 0", t.prefix+"D"))
 	}

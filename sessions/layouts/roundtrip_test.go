@@ -3,6 +3,7 @@ package layouts_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"math/cmplx"
@@ -340,4 +341,38 @@ func s4dModuleKernel(t *testing.T, src layouts.Source, variant string, length in
 		}
 	}
 	return k
+}
+
+// TestS4DNoteOrders: an s4d layer's channels read back of their own orders (modes of residue
+// 0 left out), and the note says so, "order up to" the widest; it gave channel 0's order as
+// the bank's ("of order 6" for channels of orders 6, 8 and 6).
+func TestS4DNoteOrders(t *testing.T) {
+	for _, variant := range []string{"ssm", "minimal"} {
+		bank := randomModal(t, 1, 3)
+		o := layouts.Options{Values: map[string]string{"variant": variant}}
+		named, _, err := layouts.Export(filters.Document{Bank: bank}, layouts.S4D, o, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := layouts.NamedSource(named)
+		l, err := layouts.Find(src.Arrays(), layouts.S4D, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := layouts.Import(src, l, layouts.Options{Values: map[string]string{"dt-transform": "exp"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		top, differ := 0, false
+		for _, f := range r.Bank.Channels {
+			top = max(top, f.Order())
+			differ = differ || f.Order() != r.Bank.Channels[0].Order()
+		}
+		if !differ {
+			t.Fatalf("%s: channels of orders all %d; the test wants them to differ", variant, top)
+		}
+		if want := fmt.Sprintf("channels of order up to %d (", top); !strings.Contains(r.Note, want) {
+			t.Errorf("%s: note %q, want %q", variant, r.Note, want)
+		}
+	}
 }

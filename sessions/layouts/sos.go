@@ -81,6 +81,19 @@ func maxOrder(b *filters.Bank) int {
 	return n
 }
 
+// orderText says the orders of a bank's channels, for a note: "order 6" where they are
+// equal, else "order up to 8" (an s4d layer's channels differ where modes of residue 0 are
+// left out: modes.filter).
+func orderText(b *filters.Bank) string {
+	n := maxOrder(b)
+	for _, f := range b.Channels {
+		if f.Order() != n {
+			return fmt.Sprintf("order up to %d", n)
+		}
+	}
+	return fmt.Sprintf("order %d", n)
+}
+
 // exportSOS writes the bank's channels as sections (filters.Sections: scipy's zpk2sos with
 // pairing 'nearest'), converted to the zpk form first; a channel whose zpk form keeps an
 // offset h0 (a direct term ToZPK found negligible, or a zpk filter's own) goes through the
