@@ -156,7 +156,7 @@ const negativeRealAngleTol = 8
 // kernel's departure from the real pole's, 2|pᵗ|·(|Re c|(1 − cos εt) + |Im c|·|sin εt|),
 // is at most u·2|c| at every t: with max t·e^{−at} = 1/(e·a) and max t²·e^{−at} =
 // (2/(e·a))², that is (2|Re c|·(εm)² + |Im c|·εm)/|c| ≤ u for m = 1/(e·a). A slow pole
-// (a ≲ √u·ε) fails it: its pair's rotation shows within the kernel, as the module computes.
+// (a ≲ ε/√u) fails it: its pair's rotation shows within the kernel, as the module computes.
 func snapNegativeReal(x, p, c complex128, u float64) (complex128, complex128) {
 	eps := math.Abs(math.Abs(imag(x)) - math.Pi)
 	a := -real(x)
