@@ -477,8 +477,9 @@ var noProbe = radiusProbe{rel: math.Inf(1)}
 // 0.54, the refinement within 0.99999 at 0.016. And a fit that traded the mode the bound
 // hides for another does not find it again from its own poles: 0.5·0.9ᵗ + (1 − 3/L)ᵗ over
 // 32768 samples at order 2 ends at 0.014 under 0.9999 and its poles refined within 0.99999
-// at 0.0139, ERA's start (poles near 0.9 and 1 − 3/L) refined there at 1e-11.
-func boundProbe(obj objective, ch int, y []float64, poles []complex128, rmax float64, kind Poles, rel float64) radiusProbe {
+// at 0.0139, ERA's start (poles near 0.9 and 1 − 3/L) refined there at 1e-11. Once ctx
+// is done it refines nothing more and returns what it has.
+func boundProbe(ctx context.Context, obj objective, ch int, y []float64, poles []complex128, rmax float64, kind Poles, rel float64) radiusProbe {
 	wider := widerBound(rmax)
 	if !(wider > rmax) {
 		return noProbe
@@ -514,7 +515,7 @@ func boundProbe(obj objective, ch int, y []float64, poles []complex128, rmax flo
 	defer rs.release()
 	refine := func(st poleStart, how probeHow) {
 		c := rs.add(st)
-		if _, err := c.v.fit(context.Background(), c.a, probeIters, &c.st, true); err != nil {
+		if _, err := c.v.fit(ctx, c.a, probeIters, &c.st, true); err != nil {
 			return
 		}
 		d, err := (&modalFit{s: c.v.s, a: c.a, c: c.v.c, h0: y[0]}).diagonal()
@@ -526,7 +527,7 @@ func boundProbe(obj objective, ch int, y []float64, poles []complex128, rmax flo
 		}
 	}
 	refine(startFromPoles(poles, n, wider), probeRefined)
-	if out.rel*boundProbeRatio <= rel {
+	if out.rel*boundProbeRatio <= rel || ctx.Err() != nil {
 		return out
 	}
 	if real, err := newRealisation(y, n); err == nil {

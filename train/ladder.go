@@ -325,8 +325,11 @@ func fitProjection(ctx context.Context, job Job, obj objective, targets [][]floa
 		if useTF {
 			res.Report.Form = string(filters.FormTF)
 		}
-		if err := deployRung(res, obj, targets, rungs, bounds, k, useTF, prevOut, o, spec.Constraint == ConstraintRadius); err != nil {
+		if err := deployRung(ctx, res, obj, targets, rungs, bounds, k, useTF, prevOut, o, spec.Constraint == ConstraintRadius); err != nil {
 			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // a probe cut short says nothing
 		}
 		res.Report.Seconds = time.Since(start).Seconds()
 		if !topOnly || k == len(orders)-1 {
@@ -446,8 +449,8 @@ func rungFloor(rungs []channelRung, k int) float64 {
 // deployed response against the target, with its lower bound, and leaves each channel's
 // error in prevOut. o is the fits' options: o.rmax the radius bound they kept their poles
 // within (constrained: the job's MaxRadius) and o.poles the poles they placed, for
-// boundProbe and radiusNote.
-func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]channelRung, bounds [][]float64, k int, useTF bool, prevOut []float64, o projectOptions, constrained bool) error {
+// boundProbe and radiusNote; ctx cuts boundProbe's refinements short.
+func deployRung(ctx context.Context, res *Result, obj objective, targets [][]float64, rungs [][]channelRung, bounds [][]float64, k int, useTF bool, prevOut []float64, o projectOptions, constrained bool) error {
 	for ch, y := range targets {
 		r := rungs[ch][k]
 		var f filters.Filter = r.diag
@@ -482,7 +485,7 @@ func deployRung(res *Result, obj objective, targets [][]float64, rungs [][]chann
 	filters.ForEachChannel(len(targets), func(i int) {
 		// growing kernels are growingNote's
 		if farAboveBound(rels[i], lbs[i]) && kernelGrowth(targets[i]) <= 1 {
-			probes[i] = boundProbe(obj, i, targets[i], rungs[i][k].diag.Poles, o.rmax, o.poles, rels[i])
+			probes[i] = boundProbe(ctx, obj, i, targets[i], rungs[i][k].diag.Poles, o.rmax, o.poles, rels[i])
 		}
 	})
 	res.Report.MaxRelError, res.Report.MeanRelError = maxOf(rels), mean(rels)

@@ -557,3 +557,31 @@ func TestRungFormNoteNamesFurthestChannel(t *testing.T) {
 		t.Errorf("order 8 after a diagonal order 4: tf %v, note %q", useTF, note)
 	}
 }
+
+// TestBoundProbeCancelled: boundProbe's refinements (up to three runs of probeIters
+// iterations, and a Lanczos run for ERA's start) stop with the job's context: cancelled, it
+// returns the poles moved out alone; it refined with a context of its own.
+func TestBoundProbeCancelled(t *testing.T) {
+	const length = 32768
+	y := twoModes(length)
+	spec := withOrder(DefaultSpec(), 2)
+	spec.MaxRadius = 0.9999
+	res, err := Run(t.Context(), Job{Spec: spec, Targets: [][]float64{y}}, CPU{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	poles, err := filters.Poles(res.Filters[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := newDistill([][]float64{y}, spec.Loss)
+	rel := res.Report.MaxRelError
+	if p := boundProbe(t.Context(), obj, 0, y, poles, spec.MaxRadius, spec.Poles, rel); p.how != probeFromStart {
+		t.Fatalf("probe %+v; the test wants one from ERA's start", p)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if p := boundProbe(ctx, obj, 0, y, poles, spec.MaxRadius, spec.Poles, rel); p.how != probeMoved || math.IsInf(p.rel, 1) {
+		t.Errorf("cancelled: probe %+v, want the poles moved out alone", p)
+	}
+}
