@@ -97,26 +97,38 @@ type radiusOf struct {
 }
 
 // convertedRadius is the spectral radius of a conversion's result fs (a filter, or a bank's
-// channels: their largest) where one of its reports is outside the documented accuracy: the
-// question gate asks then names the list's mark of it (markOf). A channel's radius that
-// cannot be computed counts as +Inf, as computeBankRho counts it; a filter's leaves it
-// unknown, as its poles are for the list.
+// channels: their largest, worstRadius) where one of its reports is outside the documented
+// accuracy: the question gate asks then names the list's mark of it (markOf). A channel's
+// radius that cannot be computed counts as +Inf, as onBankRho counts it; a filter's leaves
+// it unknown, as its poles are for the list.
 func convertedRadius(reps []filters.Report, fs []filters.Filter) radiusOf {
 	if !slices.ContainsFunc(reps, filters.Report.Inaccurate) || len(fs) == 0 {
 		return radiusOf{}
 	}
-	worst := 0.0
-	for _, f := range fs {
-		r, err := filters.SpectralRadius(f)
-		if err != nil {
-			if len(fs) == 1 {
-				return radiusOf{}
-			}
-			r = math.Inf(1)
+	worst, err := worstRadius(fs)
+	if err != nil {
+		if len(fs) == 1 {
+			return radiusOf{}
 		}
-		worst = math.Max(worst, r)
+		worst = math.Inf(1)
 	}
 	return radiusOf{worst, true}
+}
+
+// worstRadius is the largest spectral radius of fs (a bank's channels: the list's mark of a
+// bank, computeBankRho, and the question before converting one, convertedRadius), of those
+// that could be computed, and the errors of the others.
+func worstRadius(fs []filters.Filter) (float64, error) {
+	rhos := make([]float64, len(fs))
+	errs := make([]error, len(fs))
+	filters.ForEachChannel(len(fs), func(i int) {
+		rhos[i], errs[i] = filters.SpectralRadius(fs[i])
+	})
+	worst := 0.0
+	for _, r := range rhos {
+		worst = math.Max(worst, r)
+	}
+	return worst, errors.Join(errs...)
 }
 
 // bankConvertMsg is a whole bank converted, to be committed.
@@ -325,18 +337,12 @@ func convertBank(id string, rev uint64, b *filters.Bank, to filters.Form) tea.Cm
 
 func computeBankRho(id string, rev uint64, b *filters.Bank) tea.Cmd {
 	return func() tea.Msg {
-		rhos := make([]float64, len(b.Channels))
-		errs := make([]error, len(b.Channels))
+		var worst float64
 		err := safely("spectral radius", func() error {
-			filters.ForEachChannel(len(b.Channels), func(i int) {
-				rhos[i], errs[i] = filters.SpectralRadius(b.Channels[i])
-			})
-			return errors.Join(errs...)
+			var err error
+			worst, err = worstRadius(b.Channels)
+			return err
 		})
-		worst := 0.0
-		for _, r := range rhos {
-			worst = math.Max(worst, r)
-		}
 		return bankRhoMsg{id: id, rev: rev, rho: worst, err: err}
 	}
 }
