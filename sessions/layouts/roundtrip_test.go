@@ -269,28 +269,7 @@ func TestNegativeRealPoleRounded(t *testing.T) {
 	const length = 400
 	for _, dt := range []arrays.DType{arrays.Float32, arrays.BFloat16} {
 		for _, variant := range []string{"ssm", "minimal"} {
-			o := layouts.Options{Values: map[string]string{"variant": variant}}
-			named, _, err := layouts.Export(filters.Document{Filter: f}, layouts.S4D, o, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: dt})
-			if err != nil {
-				t.Fatal(err)
-			}
-			src, err := arrays.OpenReader(bytes.NewReader(b), int64(len(b)), "x.safetensors")
-			if err != nil {
-				t.Fatal(err)
-			}
-			l, err := layouts.Find(src.Arrays(), layouts.S4D, "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := layouts.Import(src, l, layouts.Options{Values: map[string]string{"dt-transform": "exp"}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := res.Bank.Channels[0]
+			src, got := s4dFileRead(t, f, dt, variant)
 			if got.Order() != f.Order() {
 				t.Errorf("%s %s: order %d read back as %d", dt, variant, f.Order(), got.Order())
 			}
@@ -301,6 +280,56 @@ func TestNegativeRealPoleRounded(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestSlowNegativePoleKeepsItsPair: a negative real pole so slow that its rounded angle's
+// rotation shows within its decay (−0.99999 in bfloat16: the module's pair ε ≈ 1e-3 from the
+// real axis turns by a radian over 1000 samples, the pole decays over 1e5) is not snapped:
+// it reads back as the module's pair, whose kernel is the module's.
+func TestSlowNegativePoleKeepsItsPair(t *testing.T) {
+	f, err := filters.NewDiagonalRealPart([]complex128{-0.99999}, []complex128{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const length = 4000
+	for _, variant := range []string{"ssm", "minimal"} {
+		src, got := s4dFileRead(t, f, arrays.BFloat16, variant)
+		if got.Order() != 2 {
+			t.Errorf("%s: read back of order %d, want the module's pair (2)", variant, got.Order())
+		}
+		want := s4dModuleKernel(t, src, variant, length)
+		if e := filters.RelDiff(want, got.Impulse(length)); !(e <= 10*arrays.BFloat16.UnitRoundoff()) {
+			t.Errorf("%s: read back %.3g from the module's kernel", variant, e)
+		}
+	}
+}
+
+// s4dFileRead exports f in the s4d layout (variant), writes it as safetensors in dtype dt,
+// and imports it from that file: the file and the channel read.
+func s4dFileRead(t *testing.T, f filters.Filter, dt arrays.DType, variant string) (layouts.Source, filters.Filter) {
+	t.Helper()
+	o := layouts.Options{Values: map[string]string{"variant": variant}}
+	named, _, err := layouts.Export(filters.Document{Filter: f}, layouts.S4D, o, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: dt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := arrays.OpenReader(bytes.NewReader(b), int64(len(b)), "x.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := layouts.Find(src.Arrays(), layouts.S4D, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := layouts.Import(src, l, layouts.Options{Values: map[string]string{"dt-transform": "exp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src, res.Bank.Channels[0]
 }
 
 // s4dModuleKernel is one channel's kernel of an s4d layer (zoh, exp transforms, imag
