@@ -593,10 +593,11 @@ func (s *streams) exportItems(src string, ids []string, allowOutside bool) ([]se
 	keys := make([]string, len(ids))
 	for i, id := range ids {
 		if keys[i], err = sess.Find(id); err != nil {
+			// A key the session does not hold is a command-line mistake (an *OptionError).
 			if strings.Contains(id, ",") {
-				return nil, failf("%s: %w (--id takes one item; repeat it for several: --id %s)", src, err, strings.ReplaceAll(id, ",", " --id "))
+				return nil, failUnlessOption(fmt.Errorf("%s: %w (--id takes one item; repeat it for several: --id %s)", src, err, strings.ReplaceAll(id, ",", " --id ")))
 			}
-			return nil, failf("%s: %w", src, err)
+			return nil, failUnlessOption(fmt.Errorf("%s: %w", src, err))
 		}
 		if j := slices.Index(keys[:i], keys[i]); j >= 0 {
 			return nil, fmt.Errorf("--id %s and --id %s name the same item, %s", ids[j], id, keys[i])

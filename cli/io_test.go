@@ -113,6 +113,11 @@ func TestImportErrors(t *testing.T) {
 	oneErrorLine(t, run(t, "", "import", i8), ExitFailure, `int64.npy: unsupported array: npy: dtype "<i8"`)
 	oneErrorLine(t, run(t, "", "import", filepath.Join(numpyDir, "multi.npz")), ExitFailure, "--tensor NAME picks one")
 	oneErrorLine(t, run(t, "", "import", filepath.Join(dir, "none.npz")), ExitFailure, "none.npz: no such file")
+	// A --tensor the file does not hold is a command-line mistake, as distill's --layers
+	// none-such is, listing what the file holds (it exited 1); a single-layer distill too.
+	oneErrorLine(t, run(t, "", "import", filepath.Join(numpyDir, "multi.npz"), "--tensor", "nope"), ExitUsage, `multi.npz: --tensor "nope" is no array of the file, which holds "`)
+	oneErrorLine(t, run(t, "", "distill", filepath.Join(numpyDir, "multi.npz"), "--tensor", "nope", "--order", "2"), ExitUsage, `multi.npz: --tensor "nope" is no array of the file, which holds "`)
+	oneErrorLine(t, run(t, "", "import", "../testdata/scale/hyena_lm.safetensors", "--layout", "hyena", "--tensor", "backbone.layers.9."), ExitUsage, `--tensor "backbone.layers.9." is no hyena layer's prefix: the file's layers are hyena "backbone.layers.0.mixer.filter_fn."`)
 	oneErrorLine(t, run(t, "", "import", i8, "-o", "x", "--session", "y"), ExitUsage, "-o and --session exclude each other")
 	oneErrorLine(t, run(t, "", "import", i8, "--trunc-len", "-2"), ExitUsage, "--trunc-len -2")
 	oneErrorLine(t, run(t, "", "import"), ExitUsage, "want one FILE")
@@ -197,7 +202,7 @@ func TestSessionWorkflow(t *testing.T) {
 	}
 	// Several items do not fit one JSON file.
 	oneErrorLine(t, run(t, "", "export", sess, "-o", filepath.Join(dir, "x.json")), ExitFailure, "pick one with --id")
-	oneErrorLine(t, run(t, "", "export", sess, "--id", "nothing", "-o", filepath.Join(dir, "x.npz")), ExitFailure, `no such item: "nothing"`)
+	oneErrorLine(t, run(t, "", "export", sess, "--id", "nothing", "-o", filepath.Join(dir, "x.npz")), ExitUsage, `--id "nothing" is no item's ID or name: the session holds f1 (`)
 }
 
 func TestExportFilterFile(t *testing.T) {

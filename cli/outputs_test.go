@@ -125,6 +125,8 @@ func TestExportPrefixNeedsDot(t *testing.T) {
 
 // TestExportIDMistakes: --id "t1,t2" says to repeat --id (it said only 'no such item'), and
 // the same item twice is named as such (it was 'arrays: two arrays are named "t1.kernels"').
+// Each is a command-line mistake (exit 2), as an ID or name the session does not hold is,
+// listing the items (it exited 1).
 func TestExportIDMistakes(t *testing.T) {
 	dir := t.TempDir()
 	in := writeText(t, dir, "k.json", `{"kernels": [[1, 0.5, 0.25], [1, -0.5, 0.25]]}`)
@@ -135,8 +137,11 @@ func TestExportIDMistakes(t *testing.T) {
 		}
 	}
 	out := filepath.Join(dir, "x.npz")
-	if r := run(t, "", "export", sess, "--id", "t1,t2", "-o", out); r.code != ExitFailure || !strings.Contains(r.stderr, "--id t1 --id t2") {
+	if r := run(t, "", "export", sess, "--id", "t1,t2", "-o", out); r.code != ExitUsage || !strings.Contains(r.stderr, "--id t1 --id t2") {
 		t.Errorf("--id t1,t2: %v", r)
+	}
+	if r := run(t, "", "export", sess, "--id", "c", "-o", out); r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, `--id "c" is no item's ID or name: the session holds t1 ("a"), t2 ("b")`) {
+		t.Errorf("--id c: %v", r)
 	}
 	if r := run(t, "", "export", sess, "--id", "t1", "--id", "t1", "-o", out); r.code != ExitUsage || !strings.Contains(r.stderr, "name the same item") {
 		t.Errorf("--id t1 --id t1: %v", r)

@@ -59,6 +59,9 @@
 // Bad session files and bad arguments give errors wrapping ErrInvalid (with, for a filter,
 // the filters.ErrInvalid message that names the key); array files give the errors of
 // package arrays; a missing ID wraps ErrNotFound; several candidates give a *ChoiceError.
+// A name the input does not hold, asked for by an option (an ImportOptions.Tensor that is no
+// array and no layer's prefix, a key Session.Find finds no item of), is an *OptionError of
+// that option listing what it holds, still wrapping arrays.ErrNotFound or ErrNotFound.
 // An import or export option Import or Export cannot take is an *OptionError naming it and
 // its value ("length 0 is outside [1, 1048576]"), found before any file is read
 // (ImportOptions.Check, ExportOptions.Check); ExportOptionFormats says which formats use

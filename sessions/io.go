@@ -282,13 +282,7 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 			}
 		}
 		if pick == nil {
-			if ls := layouts.Detect(infos); len(ls) > 0 {
-				// A mistyped layer prefix: name the layers, which the first names of the
-				// arrays' list may not reach.
-				return Item{}, fmt.Errorf("%w %q, and no layer at that prefix: the file's layers are %s (--tensor takes a layer's prefix or an array's name)", arrays.ErrNotFound, o.Tensor, (&layouts.ChoiceError{Layers: ls}).List())
-			}
-			_, err := af.Read(o.Tensor) // for its message, listing the names
-			return Item{}, err
+			return Item{}, tensorNotHeld(o.Tensor, infos)
 		}
 	} else {
 		var supported []string
@@ -428,8 +422,9 @@ func UnmarshalTarget(data []byte) (*Target, error) {
 	return t, nil
 }
 
-// Find returns the ID of the item whose ID, or else whose name, is key; a name shared by
-// several items is an error.
+// Find returns the ID of the item whose ID, or else whose name, is key. A key that names no
+// item, or a name several items share, is an *OptionError of the option "id" (ssmlab export's
+// --id: a command-line mistake) listing the items, and of ErrNotFound.
 func (s *Session) Find(key string) (string, error) {
 	if k, _ := s.Lookup(key); k != KindNone {
 		return key, nil
@@ -452,11 +447,36 @@ func (s *Session) Find(key string) (string, error) {
 	}
 	switch len(ids) {
 	case 0:
-		return "", notFound(key)
+		return "", notHeldError{&OptionError{"id", strconv.Quote(key), " is no item's ID or name: the session holds " + s.listItems()}, ErrNotFound}
 	case 1:
 		return ids[0], nil
 	}
-	return "", fmt.Errorf("%w: %d items are named %q (%s); use an ID", ErrNotFound, len(ids), key, strings.Join(ids, ", "))
+	return "", notHeldError{&OptionError{"id", strconv.Quote(key), fmt.Sprintf(": %d items are named %q (%s); use an ID", len(ids), key, strings.Join(ids, ", "))}, ErrNotFound}
+}
+
+// listItems names the session's first ten filters and targets by ID and name, saying how many
+// more there are, for a message of a key Find does not find.
+func (s *Session) listItems() string {
+	const shown = 10
+	ids := s.Order()
+	if len(ids) == 0 {
+		return "no filters or targets"
+	}
+	var parts []string
+	for _, id := range ids[:min(len(ids), shown)] {
+		name := ""
+		switch k, i := s.Lookup(id); k {
+		case KindFilter:
+			name = s.Filters[i].Name
+		case KindTarget:
+			name = s.Targets[i].Name
+		}
+		parts = append(parts, fmt.Sprintf("%s (%q)", id, name))
+	}
+	if len(ids) > shown {
+		parts = append(parts, fmt.Sprintf("and %d more", len(ids)-shown))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Items returns the session's items with the given IDs, or all its filters and targets, in

@@ -66,7 +66,9 @@ func TestImportChoosing(t *testing.T) {
 	if _, err := sessions.Import(multi, sessions.ImportOptions{Tensor: "cube"}); !errors.Is(err, sessions.ErrInvalid) {
 		t.Errorf("a 3-D tensor as kernels: %v", err)
 	}
-	if _, err := sessions.Import(multi, sessions.ImportOptions{Tensor: "nope"}); !errors.Is(err, arrays.ErrNotFound) {
+	// A name the file does not hold is the option's mistake, listing what it holds.
+	oe := (*sessions.OptionError)(nil)
+	if _, err := sessions.Import(multi, sessions.ImportOptions{Tensor: "nope"}); !errors.Is(err, arrays.ErrNotFound) || !errors.As(err, &oe) || oe.Option != "tensor" || !strings.Contains(err.Error(), `multi.npz: tensor "nope" is no array of the file, which holds "bank", "bank_f4", "cube", "arr_0"`) {
 		t.Errorf("a missing tensor: %v", err)
 	}
 	// Only one tensor of a checkpoint is a float array besides the layer: the layer wins.
@@ -216,8 +218,17 @@ func TestExportSessionItems(t *testing.T) {
 	if _, err := s.Items("j11"); !errors.Is(err, sessions.ErrInvalid) {
 		t.Errorf("exporting a job: %v", err)
 	}
-	if _, err := s.Find("nothing"); !errors.Is(err, sessions.ErrNotFound) {
+	// A key the session does not hold, or a name two items share, is the mistake of
+	// ssmlab export's --id, listing the items.
+	oe := (*sessions.OptionError)(nil)
+	if _, err := s.Find("nothing"); !errors.Is(err, sessions.ErrNotFound) || !errors.As(err, &oe) || oe.Option != "id" || !strings.HasPrefix(err.Error(), `id "nothing" is no item's ID or name: the session holds f1 (`) {
 		t.Errorf("Find of nothing: %v", err)
+	}
+	if err := s.Rename(id, s.Filters[0].Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Find(s.Filters[0].Name); !errors.Is(err, sessions.ErrNotFound) || !errors.As(err, &oe) || oe.Option != "id" || !strings.Contains(err.Error(), "2 items are named") {
+		t.Errorf("Find of a name two items share: %v", err)
 	}
 }
 

@@ -42,6 +42,9 @@ func findLayer(infos []arrays.Info, o ImportOptions) (layouts.Layer, bool, error
 		return l, true, nil
 	case errors.As(err, &nf) && lay == "" && (o.Tensor != "" || len(nf.Detected) == 0):
 		return layouts.Layer{}, false, nil
+	case errors.As(err, &nf) && o.Tensor != "" && slices.ContainsFunc(nf.Detected, func(l layouts.Layer) bool { return l.Layout == lay }):
+		// The file has layers of the layout, at other prefixes: --tensor is at fault.
+		return layouts.Layer{}, false, notHeldError{&OptionError{"tensor", strconv.Quote(o.Tensor), fmt.Sprintf(" is no %s layer's prefix: the file's layers are %s", lay, (&layouts.ChoiceError{Layers: nf.Detected}).List())}, layouts.ErrNotFound}
 	}
 	return layouts.Layer{}, false, inputError{err}
 }
@@ -289,3 +292,25 @@ func ListFile(path string) (Listing, error) {
 	}
 	return Listing{Format: af.Format, Root: af.Root(), Layers: ls, Arrays: infos}, nil
 }
+
+// tensorNotHeld is the error of a Tensor that names no array of the file and no layer's
+// prefix: an *OptionError, for a name the file does not hold is a mistake of the option as
+// much as --layers picking none is, and one of arrays.ErrNotFound. A mistyped layer prefix
+// names the layers, which the first names of the arrays' list may not reach.
+func tensorNotHeld(tensor string, infos []arrays.Info) error {
+	why := " is no array of the file, which holds " + arrays.ListNames(infos)
+	if ls := layouts.Detect(infos); len(ls) > 0 {
+		why = " is no array of the file and no layer's prefix: the file's layers are " + (&layouts.ChoiceError{Layers: ls}).List() + " (--tensor takes a layer's prefix or an array's name)"
+	}
+	return notHeldError{&OptionError{"tensor", strconv.Quote(tensor), why}, arrays.ErrNotFound}
+}
+
+// notHeldError is an *OptionError naming something the input does not hold, and of the kind
+// (arrays.ErrNotFound, ErrNotFound) such a request is, without adding to its message.
+type notHeldError struct {
+	oe   *OptionError
+	kind error
+}
+
+func (e notHeldError) Error() string   { return e.oe.Error() }
+func (e notHeldError) Unwrap() []error { return []error{e.oe, e.kind} }

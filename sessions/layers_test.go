@@ -100,11 +100,19 @@ func TestListFileS4Length(t *testing.T) {
 
 // TestImportMistypedPrefix: a --tensor that is neither an array nor a layer's prefix names
 // the file's layers; the message listed the first ten arrays, which in a model of three
-// layers did not reach the last two.
+// layers did not reach the last two. It is an *OptionError of "tensor" (a command-line
+// mistake, as a --layers that picks none is; it was a failure), still of arrays.ErrNotFound;
+// so is a prefix no layer of the --layout given has.
 func TestImportMistypedPrefix(t *testing.T) {
-	_, err := sessions.Import("../testdata/scale/hyena_lm.safetensors", sessions.ImportOptions{Tensor: "backbone.layers.2.mixer.filter"})
-	if !errors.Is(err, arrays.ErrNotFound) || !strings.Contains(err.Error(), `and no layer at that prefix: the file's layers are hyena "backbone.layers.0.mixer.filter_fn.", hyena "backbone.layers.1.mixer.filter_fn.", hyena "backbone.layers.2.mixer.filter_fn."`) {
-		t.Errorf("a mistyped prefix: %v", err)
+	for _, o := range []sessions.ImportOptions{{Tensor: "backbone.layers.2.mixer.filter"}, {Tensor: "backbone.layers.2.mixer.filter", Layout: "hyena"}} {
+		_, err := sessions.Import("../testdata/scale/hyena_lm.safetensors", o)
+		oe := (*sessions.OptionError)(nil)
+		if !errors.As(err, &oe) || oe.Option != "tensor" || !errors.Is(err, sessions.ErrInvalid) || !strings.Contains(err.Error(), `tensor "backbone.layers.2.mixer.filter" is no `) || !strings.Contains(err.Error(), `the file's layers are hyena "backbone.layers.0.mixer.filter_fn.", hyena "backbone.layers.1.mixer.filter_fn.", hyena "backbone.layers.2.mixer.filter_fn."`) {
+			t.Errorf("a mistyped prefix (layout %q): %v", o.Layout, err)
+		}
+		if o.Layout == "" && !errors.Is(err, arrays.ErrNotFound) || o.Layout != "" && !errors.Is(err, layouts.ErrNotFound) {
+			t.Errorf("a mistyped prefix (layout %q): %v is not of ErrNotFound", o.Layout, err)
+		}
 	}
 }
 

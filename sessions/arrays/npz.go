@@ -143,6 +143,12 @@ func (z *NPZ) Read(name string) (*Array, error) {
 }
 
 func notFound(name string, infos []Info) error {
+	return fmt.Errorf("%w %q (the file holds %s)", ErrNotFound, name, ListNames(infos))
+}
+
+// ListNames quotes the names of the first ten arrays, saying how many more there are: what
+// a message of a name the file does not hold lists.
+func ListNames(infos []Info) string {
 	names := make([]string, 0, min(len(infos), 10))
 	for _, in := range infos[:min(len(infos), 10)] {
 		names = append(names, fmt.Sprintf("%q", in.Name))
@@ -151,7 +157,7 @@ func notFound(name string, infos []Info) error {
 	if len(infos) > 10 {
 		more = fmt.Sprintf(" and %d more", len(infos)-10)
 	}
-	return fmt.Errorf("%w %q (the file holds %s%s)", ErrNotFound, name, strings.Join(names, ", "), more)
+	return strings.Join(names, ", ") + more
 }
 
 func cloneInfos(in []Info) []Info {
