@@ -664,6 +664,15 @@ that end with it.`,
 			if input == "-" {
 				return fmt.Errorf("--input reads a file, not stdin")
 			}
+			// A part named twice (a shell glob beside its file, a link) would hold its units
+			// twice: the command line's mistake, refused before any part is read.
+			for i, a := range args {
+				for _, b := range args[:i] {
+					if sameFile(a, b) {
+						return fmt.Errorf("the part %s is given twice (as %s and %s): give each part once", a, b, a)
+					}
+				}
+			}
 			parts := make([]*sessions.Part, len(args))
 			for i, a := range args {
 				var err error

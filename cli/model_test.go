@@ -1592,3 +1592,22 @@ func TestLayerLineSaysLongKernelsRadius(t *testing.T) {
 		}
 	}
 }
+
+// TestMergePartGivenTwice: a part named twice — the same path, spelled otherwise, or through
+// a link — is a command-line mistake (exit 2) naming it, refused before any part is read; it
+// exited 1 (for real parts, "units in more than one part").
+func TestMergePartGivenTwice(t *testing.T) {
+	dir := t.TempDir()
+	part := writeText(t, dir, "out.safetensors.shard-0-of-2.json", "{}") // never read
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(part, link); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "out.safetensors.shard-1-of-2.json")
+	for _, again := range []string{part, filepath.Join(dir, ".", "sub", "..", filepath.Base(part)), link} {
+		r := run(t, "", "merge", part, other, again, "-o", filepath.Join(dir, "out.safetensors"))
+		if r.code != ExitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "the part "+again+" is given twice (as "+part+" and "+again+")") {
+			t.Errorf("merge %s %s: %v", part, again, r)
+		}
+	}
+}
