@@ -38,6 +38,13 @@
 // pole is λ = rmax·(1 + tanh u)/2, in (0, rmax) for every u. The ladder's orders are fitted
 // as ever, each from the one below, so no error rises with the order (FitLadder).
 //
+// # A zero kernel
+//
+// A channel whose kernel is zero at every sample is fitted by the zero filter at every
+// order, not by variable projection: its poles idle at 0 (a = 0 for the rtf), its residues,
+// numerator and h0 are +0 and its error 0 (zeroFit; docs/maths.md). A positive real-only
+// fit's poles, which cannot be 0, idle in (0, 1/2) as a rank-limited fit's do.
+//
 // # Shared modes
 //
 // FitShared fits a layer whose channels share their modes: poles exp(Δₕ·Aₙ) (or the

@@ -510,6 +510,14 @@ func fmtErr(e float64) string {
 // y (refitNumerator), and returns the better transfer function that is stable as rounded
 // (nil, +Inf when neither is).
 func tfFromPoles(poles []complex128, y []float64) (*filters.TransferFunction, float64) {
+	if isZero(y) {
+		// The zero filter: a zero numerator (+0, where a least squares gives −0), error 0.
+		tf, err := filters.NewTransferFunction(polyFromPoles(poles), make([]float64, len(poles)), 0)
+		if err != nil {
+			return nil, math.Inf(1)
+		}
+		return tf, 0
+	}
 	var best *filters.TransferFunction
 	bestErr := math.Inf(1)
 	for _, a := range [][]float64{polyFromPoles(poles), filters.PolyFromRoots(poles)} {

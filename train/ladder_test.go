@@ -585,3 +585,68 @@ func TestBoundProbeCancelled(t *testing.T) {
 		t.Errorf("cancelled: probe %+v, want the poles moved out alone", p)
 	}
 }
+
+// TestZeroKernelFit: a kernel zero at every sample is fitted by the zero filter, its poles
+// idle at 0 (a = 0, for the rtf; poles 0, for the modal model) under a zero numerator with no
+// −0, its error 0, beside a channel that is not zero; its denominator was a pair at radius
+// 1/2 (a = [−0.707, 0.25]) under b = [−0, −0]. A positive real-only fit's poles, which cannot
+// be 0, idle in (0, 1/2).
+func TestZeroKernelFit(t *testing.T) {
+	y := make([]float64, 64)
+	nonzero := make([]float64, 64)
+	for i := range nonzero {
+		nonzero[i] = math.Pow(0.8, float64(i)) * math.Cos(0.7*float64(i))
+	}
+	zeroFree := func(what string, xs []float64) {
+		for _, x := range xs {
+			if x != 0 || math.Signbit(x) {
+				t.Errorf("%s: %v, want +0 each", what, xs)
+				return
+			}
+		}
+	}
+	for _, n := range []int{1, 2, 3} {
+		spec := withOrder(DefaultSpec(), n)
+		res, err := Run(t.Context(), Job{Spec: spec, Targets: [][]float64{y, nonzero}}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf, ok := res.Filters[0].(*filters.TransferFunction)
+		if !ok {
+			t.Fatalf("n = %d: %T, want a transfer function", n, res.Filters[0])
+		}
+		zeroFree(fmt.Sprintf("n = %d: a", n), tf.Den)
+		zeroFree(fmt.Sprintf("n = %d: b", n), tf.Num)
+		zeroFree(fmt.Sprintf("n = %d: h0", n), []float64{tf.H0})
+		if c := res.Report.Channels[0]; c.RelError != 0 || c.MaxPoleRadius != 0 {
+			t.Errorf("n = %d: error %g, pole radius %g; want 0 and 0", n, c.RelError, c.MaxPoleRadius)
+		}
+
+		spec.Model = ModelModal
+		res, err = Run(t.Context(), Job{Spec: spec, Targets: [][]float64{y}}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, ok := res.Filters[0].(*filters.Diagonal)
+		if !ok {
+			t.Fatalf("n = %d, modal: %T", n, res.Filters[0])
+		}
+		for i, p := range d.Poles {
+			if p != 0 || d.Residues[i] != 0 {
+				t.Errorf("n = %d, modal: poles %v, residues %v; want 0 each", n, d.Poles, d.Residues)
+				break
+			}
+		}
+
+		spec.Model, spec.Poles = ModelRTF, PolesPositive
+		res, err = Run(t.Context(), Job{Spec: spec, Targets: [][]float64{y}}, CPU{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tf = res.Filters[0].(*filters.TransferFunction)
+		zeroFree(fmt.Sprintf("n = %d, positive: b", n), tf.Num)
+		if c := res.Report.Channels[0]; c.RelError != 0 || !(c.MaxPoleRadius > 0 && c.MaxPoleRadius < 0.5) {
+			t.Errorf("n = %d, positive: error %g, pole radius %g; want 0 and in (0, 1/2)", n, c.RelError, c.MaxPoleRadius)
+		}
+	}
+}

@@ -636,6 +636,30 @@ func warmStart(y []float64, n int, prev *modalFit, rmax float64) poleStart {
 	return startFromPoles(poles, n, rmax)
 }
 
+// isZero reports whether every sample of y is zero (±0).
+func isZero(y []float64) bool {
+	for _, v := range y {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// zeroFit is the fit of order n to a kernel that is zero at every sample: the zero filter,
+// exactly, its residues and h0 zero and its error 0, with every pole idle at 0 (u = 0), a
+// factor 1 of the transfer function's denominator, so that its poles say that the filter
+// has no dynamics; variable projection would place them where its starts fell (a pair at
+// radius 1/2) under residues of −0. A positive real-only fit's poles cannot be 0: they idle
+// in (0, 1/2) as padFit's do.
+func zeroFit(n int, o projectOptions) *modalFit {
+	s := poleSet{reals: n, rmax: o.rmax, poles: o.poles}
+	if o.poles == PolesPositive {
+		return padFit(&modalFit{s: poleSet{rmax: o.rmax, poles: o.poles}}, n)
+	}
+	return &modalFit{s: s, a: make([]float64, s.numParams()), c: make([]float64, n)}
+}
+
 // padFit returns f as a fit of order n: the missing poles idle (zero residues), pairs at
 // radius 1/2 and, for an odd difference, a real pole at 0 (a factor 1 of a transfer
 // function's denominator, which no numerator has to cancel); in a real-only fit, real poles
@@ -724,6 +748,17 @@ func freeBound(y []float64, orders []int, below []float64, k int) float64 {
 // it needs are left out. rungDone (if not nil) is told of each order's fit (its index in
 // orders) as it ends.
 func fitLadder(ctx context.Context, y []float64, orders []int, below []float64, o projectOptions, topOnly bool, rungDone func(k int, f *modalFit)) ([]ladderFit, error) {
+	if isZero(y) {
+		// No pole says anything of a zero kernel: each order's fit is the zero filter.
+		out := make([]ladderFit, len(orders))
+		for k, n := range orders {
+			out[k].fit = zeroFit(n, o)
+			if rungDone != nil {
+				rungDone(k, out[k].fit)
+			}
+		}
+		return out, nil
+	}
 	reals := newRungRealisations(y)
 	defer reals.release()
 	// A kernel of numerical rank r < n (ERA's order: its Hankel matrix's singular values
