@@ -535,6 +535,20 @@ func TestHelp(t *testing.T) {
 	if r := run(t, "", "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "ssmlab ") {
 		t.Errorf("--version: %v", r)
 	}
+	// Arguments beside --version are a command-line mistake: cobra printed the version and
+	// exited 0, --version convert too (it took convert for the flag's value).
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--version", "x"}, `--version prints the version alone: want no arguments, got "x"`},
+		{[]string{"x", "-v"}, `--version prints the version alone: want no arguments, got "x"`},
+		{[]string{"--version", "convert"}, "convert: unknown flag: --version"},
+	} {
+		if r := run(t, "", c.args...); r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: %v", c.args, r)
+		}
+	}
 	if r := run(t, "", "analyze", "--help"); !strings.Contains(r.stdout, "--impulse L: h[0]") {
 		t.Errorf("analyze --help does not document its sections:\n%s", r.stdout)
 	}

@@ -100,7 +100,10 @@ func execute(s *streams, args []string) (code int) {
 			code = ExitFailure
 		}
 	}()
-	cmd, err := root.ExecuteC()
+	cmd, err := root, versionAlone(root, args)
+	if err == nil {
+		cmd, err = root.ExecuteC()
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -116,6 +119,26 @@ func execute(s *streams, args []string) (code int) {
 	}
 	fmt.Fprintf(s.err, "ssmlab: %s%s; see '%s --help'\n", prefix, oneLine(err.Error()), cmd.CommandPath())
 	return ExitUsage
+}
+
+// versionAlone refuses arguments beside --version: cobra prints the version before it checks
+// them, and "ssmlab --version x" printed it and exited 0, as did "ssmlab --version convert",
+// whose command cobra took for the flag's value, --version being unknown until the root runs.
+// The help and version flags are made known first, so that a command after --version is
+// found (and refuses the flag, its own not having it).
+func versionAlone(root *cobra.Command, args []string) error {
+	root.InitDefaultHelpFlag()
+	root.InitDefaultVersionFlag()
+	cmd, rest, err := root.Find(args)
+	if err != nil || cmd != root || root.ParseFlags(rest) != nil {
+		return nil // the command's own checks speak
+	}
+	if v, _ := root.Flags().GetBool("version"); v {
+		if err := noArgs(root, root.Flags().Args()); err != nil {
+			return fmt.Errorf("--version prints the version alone: %w", err)
+		}
+	}
+	return nil
 }
 
 // streams are the process's standard streams, injected so that tests run Main in process,
