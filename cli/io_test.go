@@ -883,6 +883,21 @@ func TestArrayFileWhereJSONIsRead(t *testing.T) {
 	oneErrorLine(t, run(t, "", "merge", filter, "-o", filepath.Join(t.TempDir(), "m.pt")), 1, filter+`: not a part file: no "format" (want "ssmlab-distill-part/2"`)
 }
 
+// TestBrokenJSONNamedLikeCSV: a filter file with a syntax error is not called an array file
+// because its name ends in .txt, which a CSV file's may (it said "bad.txt is an array file (a
+// CSV file)"); a CSV file given where a filter file is read still is one.
+func TestBrokenJSONNamedLikeCSV(t *testing.T) {
+	dir := t.TempDir()
+	bad := writeText(t, dir, "bad.txt", `{"form": "tf", "a": [0.5`)
+	r := run(t, "", "analyze", bad)
+	oneErrorLine(t, r, 1, bad+": ")
+	if strings.Contains(r.stderr, "array file") {
+		t.Errorf("a broken filter file called an array file: %v", r)
+	}
+	csv := writeText(t, dir, "k.csv", "0.5,0.25\n")
+	oneErrorLine(t, run(t, "", "analyze", csv), 1, csv+" is an array file (a CSV file), not a filter file")
+}
+
 // TestImportOneChannelNote: a layer read as a bank of one channel (one --pair of a
 // multi-input multi-output layer) is "a bank of 1 diagonal channel", not "1 diagonal
 // channels" (QA).

@@ -22,7 +22,6 @@ import (
 	"github.com/ssmlab/ssmlab/internal/sigexit"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions"
-	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
 // Exit statuses returned by Main.
@@ -552,9 +551,9 @@ func (s *streams) read(path string) (filters.Document, string, error) {
 			// it said "invalid filter: missing key "form"" of a valid target file
 			return filters.Document{}, name, failf("%s is a target file (%s), not a filter: ssmlab distill fits a filter to its kernels, ssmlab plot draws them", name, t.Describe())
 		}
-		if f, ok := arrays.Sniff(data[:min(len(data), 512)], path); ok {
+		if kind, ok := sessions.ArrayFileKind(data, path); ok {
 			// it said "bad JSON at line 1, column 1: invalid character 'P'" of a checkpoint
-			return filters.Document{}, name, failf("%[1]s is an array file (%[2]s), not a filter file: `ssmlab import %[1]s -o FILTER.json` writes the filters of the model layer or the kernels it holds (--list lists them), which this command reads", name, f.Describe())
+			return filters.Document{}, name, failf("%[1]s is an array file (%[2]s), not a filter file: `ssmlab import %[1]s -o FILTER.json` writes the filters of the model layer or the kernels it holds (--list lists them), which this command reads", name, kind)
 		}
 		return filters.Document{}, name, failf("%s: %w", name, err)
 	}

@@ -24,12 +24,17 @@ func Unmarshal(data []byte) (*Session, error) {
 	return s, err
 }
 
-// arrayFileKind describes data when it is an array file's, for the error of a reader of a
-// JSON file given one in its place (a checkpoint as a session or a part), where the JSON
-// decoder said "invalid character 'P' looking for beginning of value". A CSV file, known by
-// its name alone, is not told apart.
-func arrayFileKind(data []byte) (string, bool) {
-	f, ok := arrays.Sniff(data[:min(len(data), 512)], "")
+// ArrayFileKind describes data, the contents of the file name, when it is an array file's,
+// for the error of a reader of a JSON file given one in its place (a checkpoint as a filter,
+// a session or a part), where the JSON decoder said "invalid character 'P' looking for
+// beginning of value". A CSV file, which has no magic, is known by name (arrays.Sniff) only
+// where data does not begin a JSON object: a filter file named .txt with a syntax error is
+// none. name may be "" (a session's or a part's reader knows none).
+func ArrayFileKind(data []byte, name string) (string, bool) {
+	if looksJSON(data) {
+		name = ""
+	}
+	f, ok := arrays.Sniff(data, name)
 	return f.Describe(), ok
 }
 
@@ -40,7 +45,7 @@ func unmarshal(data []byte) (*Session, *autosaveInfo, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	root, err := parseLarge(data)
 	if err != nil {
-		if kind, ok := arrayFileKind(data); ok {
+		if kind, ok := ArrayFileKind(data, ""); ok {
 			return nil, nil, invalidf("this is an array file (%s), not a session: ssmlab import reads it (--session FILE adds what it holds to one)", kind)
 		}
 		return nil, nil, err

@@ -247,7 +247,7 @@ func ReadPart(path string) (*Part, error) {
 func DecodePart(data []byte) (*Part, error) {
 	var pf partFile
 	if err := strictjson.Unmarshal(data, &pf); err != nil {
-		if kind, ok := arrayFileKind(data); ok {
+		if kind, ok := ArrayFileKind(data, ""); ok {
 			return nil, inputf("this is an array file (%s), not a part file (%q: a part written by ssmlab distill with a shard)", kind, PartFormat)
 		}
 		return nil, inputf("not a part file: %v", err)
