@@ -70,8 +70,8 @@ func TestLayoutNameIsAFlagMistake(t *testing.T) {
 
 // TestImportFlagNotForTheFile: a flag of import (or distill) that the file gives it nothing to
 // apply to is a command-line mistake, exit 2, as a layout option is (--disc for a JSON
-// file): --tensor and --columns for a JSON file, and --trunc-len for kernels, failed with
-// exit 1; --trunc-len for a JSON file and --pair for one or for kernels were ignored (exit 0).
+// file): --tensor and --columns for a JSON file, and --trunc-len for kernels or a layer not
+// rtf, failed with exit 1; --trunc-len for a JSON file and --pair for one or for kernels were ignored (exit 0).
 func TestImportFlagNotForTheFile(t *testing.T) {
 	dir := t.TempDir()
 	kernels := writeText(t, dir, "k.json", `{"kernels": [[0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625, 0.0078125, 0.00390625]]}`)
@@ -88,6 +88,8 @@ func TestImportFlagNotForTheFile(t *testing.T) {
 		{[]string{"import", csv, "--trunc-len", "5"}, "--trunc-len 5 applies to an RTF layer, and the file holds none"},
 		{[]string{"import", csv, "--pair", "0,0"}, "--pair picks slices of a MIMO layer (lru, s5, rotrnn), and the file holds none"},
 		{[]string{"distill", filter, "--order", "1", "--tensor", "x"}, "--tensor x: a JSON file holds no tensors"},
+		// A layer that is not rtf, as export says of its layout (it was exit 1).
+		{[]string{"import", filepath.Join("..", "testdata", "layouts", "s4d_64.pt"), "--trunc-len", "5"}, "--trunc-len 5 applies to the rtf layout, not to the s4d layout"},
 	} {
 		r := run(t, "", c.args...)
 		if r.code != ExitUsage || r.stdout != "" || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, c.want) {

@@ -6,11 +6,18 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters/rtf"
+	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
 // MaxTruncLen is the largest ImportOptions.TruncLen and ExportOptions.TruncLen: the RTF
 // layout's trunc_len (package rtf holds its numerics, package layouts its tensors).
 const MaxTruncLen = rtf.MaxTruncLen
+
+// truncLenNotRTF refuses a trunc_len n for the layout lay, not rtf, for import and export
+// alike.
+func truncLenNotRTF(n int, lay layouts.Layout) error {
+	return &OptionError{"trunc-len", strconv.Itoa(n), fmt.Sprintf(" applies to the rtf layout, not to the %s layout", lay)}
+}
 
 // checkTruncLen refuses a trunc_len outside [0, MaxTruncLen], for import and export alike.
 func checkTruncLen(n int) error {

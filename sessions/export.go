@@ -715,7 +715,7 @@ func (o ExportOptions) Check() error {
 func (o ExportOptions) checkLayout(lay layouts.Layout) error {
 	switch {
 	case o.TruncLen > 0 && lay != layouts.RTF:
-		return &OptionError{"trunc-len", strconv.Itoa(o.TruncLen), fmt.Sprintf(" applies to the rtf layout, not to the %s layout", lay)}
+		return truncLenNotRTF(o.TruncLen, lay)
 	case o.ModelLength > 0 && lay == layouts.RTF:
 		return &OptionError{"length", strconv.Itoa(o.ModelLength), lengthNotRTF}
 	}

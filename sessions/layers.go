@@ -69,7 +69,7 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 	}
 	var notes []string
 	if o.TruncLen > 0 && l.Layout != layouts.RTF {
-		return Item{}, inputf("--trunc-len applies to the rtf layout, not to %s", l.Layout)
+		return Item{}, truncLenNotRTF(o.TruncLen, l.Layout) // an *OptionError, as export's
 	}
 	if l.Layout == layouts.RTF {
 		n, from, err := layerTruncLen(af, lo.Values, o.TruncLen)
