@@ -264,8 +264,6 @@ func ListFile(path string) (Listing, error) {
 			}
 		}
 	}
-	// An S4 layer's C̃ is undone for the l_kernel its buffer holds (import's --length): list
-	// it, and refuse a buffer import and distill refuse.
 	// An S4D layer's inv_dt are read with the dt transform export recorded: list that one.
 	for _, l := range ls {
 		if l.Layout == layouts.S4D && l.Options["dt-transform"] != "" { // not the minimal variant
@@ -279,6 +277,8 @@ func ListFile(path string) (Listing, error) {
 			}
 		}
 	}
+	// An S4 layer's C̃ is undone for the l_kernel its buffer holds (import's --length): list
+	// it, and refuse a buffer import and distill refuse.
 	for _, l := range ls {
 		if l.Layout == layouts.S4 {
 			n, _, err := layouts.S4KernelLength(af, l)
