@@ -661,8 +661,8 @@ that end with it.`,
 			if !ok {
 				return fmt.Errorf("-o %s: want a checkpoint: .safetensors, .pt (.pth, .bin, .ckpt) or .npz", out)
 			}
-			if input == "-" {
-				return fmt.Errorf("--input reads a file, not stdin")
+			if err := flagNoStdin("input", input); err != nil {
+				return err
 			}
 			// A part named twice (a shell glob beside its file, a link) would hold its units
 			// twice: the command line's mistake, refused before any part is read.

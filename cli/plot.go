@@ -508,8 +508,8 @@ func parseReport(data []byte, path string) (*train.Report, error) {
 
 // ladderFigure draws the error-against-order figure of a distill --orders ladder.
 func ladderFigure(path string, fo figures.Options) (*figures.Figure, string, error) {
-	if path == "-" {
-		return nil, "", fmt.Errorf("--ladder reads a file, not stdin")
+	if err := flagNoStdin("ladder", path); err != nil {
+		return nil, "", err
 	}
 	data, err := userfile.ReadFile(path)
 	if err != nil {

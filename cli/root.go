@@ -516,6 +516,16 @@ func noStdin(cmd *cobra.Command, args []string, what string) error {
 	return nil
 }
 
+// flagNoStdin refuses "-" as the value of a flag that names a file to read (--job, --data,
+// merge's --input, plot's --ladder), as noStdin does among the arguments: "--job reads a
+// file, not stdin".
+func flagNoStdin(flag, path string) error {
+	if path == "-" {
+		return fmt.Errorf("--%s reads a file, not stdin", flag)
+	}
+	return nil
+}
+
 // commandName is cmd's path less "ssmlab": "session info", "merge".
 func commandName(cmd *cobra.Command) string {
 	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")

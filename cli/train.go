@@ -80,8 +80,8 @@ func (j *jobFlags) spec(flags *pflag.FlagSet) (train.Spec, error) {
 		// Two JSON documents on stdout would be one unreadable stream.
 		return s, fmt.Errorf("--report - needs -o OUT: stdout already carries the fitted filter (or the ladder's reports)")
 	}
-	if j.job == "-" {
-		return s, fmt.Errorf("--job reads a file, not stdin")
+	if err := flagNoStdin("job", j.job); err != nil {
+		return s, err
 	}
 	if j.job != "" {
 		data, err := userfile.ReadFile(j.job)
@@ -508,8 +508,8 @@ The job flags are those of distill; the report's errors are relative prediction 
 				if data == "" {
 					return fmt.Errorf("--task sysid needs --data FILE")
 				}
-				if data == "-" {
-					return fmt.Errorf("--data reads a file, not stdin")
+				if err := flagNoStdin("data", data); err != nil {
+					return err
 				}
 				if t, err = readIOData(data); err != nil {
 					return err
