@@ -195,7 +195,7 @@ func (c *Checkpoint) find(o CheckpointOptions) error {
 			continue
 		}
 		ml := ModelLayer{Layer: l, Length: o.Length}
-		opts, err := c.layerOptions(l.Layout)
+		opts, err := c.layerOptions(l)
 		if err != nil {
 			return err
 		}
@@ -424,7 +424,8 @@ func joinLayouts(ls []layouts.Layout) string {
 // layerOptions are the options that apply to a layout, with an RTF layer's trunc_len and an
 // S4D layer's dt transform taken from the file's metadata (written by export) unless given,
 // as import takes them (truncLen, s4dDtTransform).
-func (c *Checkpoint) layerOptions(lay layouts.Layout) (map[string]string, error) {
+func (c *Checkpoint) layerOptions(l layouts.Layer) (map[string]string, error) {
+	lay := l.Layout
 	out := map[string]string{}
 	for _, spec := range layouts.OptionList {
 		if _, applies := spec.Defaults[lay]; applies {
@@ -433,10 +434,8 @@ func (c *Checkpoint) layerOptions(lay layouts.Layout) (map[string]string, error)
 			}
 		}
 	}
-	if lay == layouts.S4D {
-		if _, err := s4dDtTransform(c.file, out); err != nil {
-			return nil, err
-		}
+	if _, err := s4dDtTransform(c.file, l, out); err != nil {
+		return nil, err
 	}
 	if lay == layouts.RTF {
 		n, from, err := c.truncLen()
@@ -462,7 +461,7 @@ func (c *Checkpoint) read(l ModelLayer) (layouts.Result, error) {
 	if c.cached == l.Prefix && c.result.Tensors != nil {
 		return c.result, nil
 	}
-	opts, err := c.layerOptions(l.Layout)
+	opts, err := c.layerOptions(l.Layer)
 	if err != nil {
 		return layouts.Result{}, err
 	}

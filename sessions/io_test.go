@@ -838,3 +838,20 @@ func TestImportRefusesNamesNotUTF8(t *testing.T) {
 		t.Errorf("names %s, want k:é, é, ü", got)
 	}
 }
+
+// TestDtTransformMetadataMinimalVariant: a minimal S4D layer stores log_dt, which no dt
+// transform maps, so a "dt_transform" in the file's metadata (which ssmlab's export writes
+// only for the ssm variant) is not said to be what it was read with: the note read
+// "dt_transform exp from the file's metadata".
+func TestDtTransformMetadataMinimalVariant(t *testing.T) {
+	f := must(filters.NewDiagonalRealPart([]complex128{0.5, complex(0.3, 0.4)}, []complex128{1, 0.5}, 0.1))
+	named, _, err := layouts.Export(filters.Document{Filter: f}, layouts.S4D, layouts.Options{Values: map[string]string{"variant": "minimal"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := must(arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{Metadata: map[string]string{sessions.DtTransformKey: "exp"}}))
+	it, err := sessions.ImportData(b, "x.safetensors", sessions.ImportOptions{})
+	if err != nil || strings.Contains(it.Note, "dt_transform") {
+		t.Errorf("note %q, err %v: want no dt_transform", it.Note, err)
+	}
+}

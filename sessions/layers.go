@@ -83,14 +83,10 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 			notes = append(notes, fmt.Sprintf("trunc_len %d from %s", n, from))
 		}
 	}
-	if l.Layout == layouts.S4D {
-		fromFile, err := s4dDtTransform(af, lo.Values)
-		if err != nil {
-			return Item{}, err
-		}
-		if fromFile {
-			notes = append(notes, fmt.Sprintf("dt_transform %s from %s", lo.Values["dt-transform"], fromMetadata))
-		}
+	if fromFile, err := s4dDtTransform(af, l, lo.Values); err != nil {
+		return Item{}, err
+	} else if fromFile {
+		notes = append(notes, fmt.Sprintf("dt_transform %s from %s", lo.Values["dt-transform"], fromMetadata))
 	}
 	r, err := layouts.Import(af, l, lo)
 	if err != nil {
@@ -193,15 +189,16 @@ func rtfTruncLen(af *arrays.File, given int) (n int, fromFile bool, err error) {
 // an s4d layer's inv_dt were written for (layouts.DtTransform), which the tensors cannot tell.
 const DtTransformKey = "dt_transform"
 
-// s4dDtTransform sets the option dt-transform in values, for an S4D layer of af, to the one
-// export recorded in the file's metadata (fromFile) where none is given, so that the layer
-// is read as it was written and without the warning that the file does not say. Metadata
-// that is no dt transform, or a value given that differs from it, is an error (an
+// s4dDtTransform sets the option dt-transform in values, for l, an S4D layer of af, to the
+// one export recorded in the file's metadata (fromFile) where none is given, so that the
+// layer is read as it was written and without the warning that the file does not say.
+// Metadata that is no dt transform, or a value given that differs from it, is an error (an
 // *OptionError for the value given), as for an RTF layer's trunc_len (rtfTruncLen). A file
-// without the key leaves values as they are.
-func s4dDtTransform(af *arrays.File, values map[string]string) (fromFile bool, err error) {
+// without the key, and a layer of another layout or of the minimal variant (log_dt, which no
+// transform maps), leave values as they are.
+func s4dDtTransform(af *arrays.File, l layouts.Layer, values map[string]string) (fromFile bool, err error) {
 	meta, ok := af.Metadata()[DtTransformKey]
-	if !ok {
+	if !ok || l.Layout != layouts.S4D || l.Options["variant"] == "minimal" {
 		return false, nil
 	}
 	if err := layouts.CheckValue("dt-transform", meta); err != nil {
@@ -266,15 +263,13 @@ func ListFile(path string) (Listing, error) {
 	}
 	// An S4D layer's inv_dt are read with the dt transform export recorded: list that one.
 	for _, l := range ls {
-		if l.Layout == layouts.S4D && l.Options["dt-transform"] != "" { // not the minimal variant
-			v := map[string]string{} // detection's default is no value given
-			fromFile, err := s4dDtTransform(af, v)
-			if err != nil {
-				return Listing{}, fmt.Errorf("%s: %w", path, err)
-			}
-			if fromFile {
-				l.Options["dt-transform"] = v["dt-transform"]
-			}
+		v := map[string]string{} // detection's default is no value given
+		fromFile, err := s4dDtTransform(af, l, v)
+		if err != nil {
+			return Listing{}, fmt.Errorf("%s: %w", path, err)
+		}
+		if fromFile {
+			l.Options["dt-transform"] = v["dt-transform"]
 		}
 	}
 	// An S4 layer's C̃ is undone for the l_kernel its buffer holds (import's --length): list
