@@ -888,6 +888,44 @@ func TestDistillModelOneStateSize(t *testing.T) {
 	checkInTorch(t, in, outs...)
 }
 
+// TestDistillS4DRecordsDtTransform: a checkpoint distilled to safetensors records the dt
+// transform its s4d layers' inv_dt were written for, as export's files do, so that import
+// reads them with it and does not warn that the file does not say (QA: it warned); the
+// minimal variant, which stores log_dt, records none.
+func TestDistillS4DRecordsDtTransform(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		in, dtT string // dtT: the one recorded, "" for none
+		args    []string
+	}{
+		{"s4d_64.npz", "exp", nil},
+		{"s4d_64.npz", "softplus", []string{"--dt-transform", "softplus"}},
+		{"s4d_minimal_32.safetensors", "", nil},
+	} {
+		out := filepath.Join(dir, c.dtT+c.in+".safetensors")
+		args := append([]string{"distill", filepath.Join("..", "testdata", "layouts", c.in), "--order", "2", "--length", "128", "--to-layout", "s4d", "-o", out}, c.args...)
+		if r := run(t, "", args...); r.code != 0 {
+			t.Fatal(r)
+		}
+		af, err := arrays.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := af.Metadata()[sessions.DtTransformKey]
+		af.Close()
+		if got != c.dtT || ok != (c.dtT != "") {
+			t.Errorf("%s %v: metadata dt_transform %q (%v), want %q", c.in, c.args, got, ok, c.dtT)
+		}
+		r := run(t, "", "import", out)
+		if r.code != 0 || strings.Contains(r.stderr, "does not record") {
+			t.Errorf("%s %v: import: %v", c.in, c.args, r)
+		}
+		if c.dtT != "" && !strings.Contains(r.stderr, "dt_transform "+c.dtT+" from the file's metadata") {
+			t.Errorf("%s %v: import says %q", c.in, c.args, r.stderr)
+		}
+	}
+}
+
 // TestDistillModelKeepsModuleSettings distils layers written back in their own layout, which
 // keep their module's settings: a minimal S4D layer (models/s4/s4d.py) comes back under that
 // module's names; a layer whose module discretises by the bilinear transform, and an RTF

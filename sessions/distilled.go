@@ -137,6 +137,7 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	outType := map[string]string{}
 	keptType := map[string]string{} // the tensors written in their input's type (keptTypes)
 	truncLens := map[int]bool{}
+	var s4dWritten []layouts.Options // the options each s4d layer was written with
 	modal := map[string][]exported{} // by layout: the layers the rtf layout does not hold
 	for _, e := range layers {
 		if e.says.modal {
@@ -162,6 +163,10 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		maps.Copy(keptType, rec.TensorDTypes)
 		if rec.ToLayout == string(layouts.RTF) {
 			truncLens[l.Length] = true
+		}
+		if rec.ToLayout == string(layouts.S4D) {
+			opts, _ := writeOptions(l, layouts.S4D)
+			s4dWritten = append(s4dWritten, layouts.Options{Values: opts})
 		}
 	}
 	// Every tensor in the input's order, a layer's new tensors where its first one was.
@@ -227,11 +232,17 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 		// distilled rtf layers share, where the input's layers did not record another.
 		if len(truncLens) == 1 {
 			for n := range truncLens {
-				if old, ok := a.meta["trunc_len"]; !ok || old == strconv.Itoa(n) || !keepsRTF(c) {
+				if old, ok := a.meta["trunc_len"]; !ok || old == strconv.Itoa(n) || !keeps(c, layouts.RTF) {
 					a.meta["trunc_len"] = strconv.Itoa(n)
 				}
 			}
 		}
+		// An S4D layer's import reads its dt transform from the metadata, as for export's
+		// files: the one the s4d layers kept were read with stays among them.
+		if old, ok := a.meta[DtTransformKey]; ok && keeps(c, layouts.S4D) {
+			s4dWritten = append(s4dWritten, layouts.Options{Values: map[string]string{"dt-transform": old}})
+		}
+		recordDtTransform(a.meta, s4dWritten)
 	}
 	return a, nil
 }
@@ -340,10 +351,10 @@ func padToWidest(c *Checkpoint, layers []exported, o DistilledOptions) {
 	}
 }
 
-// keepsRTF reports whether the checkpoint keeps an rtf layer it does not distil.
-func keepsRTF(c *Checkpoint) bool {
+// keeps reports whether the checkpoint keeps a layer of layout lay it does not distil.
+func keeps(c *Checkpoint, lay layouts.Layout) bool {
 	for _, s := range c.Skipped {
-		if s.Layout == string(layouts.RTF) {
+		if s.Layout == string(lay) {
 			return true
 		}
 	}

@@ -480,9 +480,8 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 		if len(lays) == 1 { // the filters' one layout; items written in several name none
 			meta["layout"] = string(checks[0].Layout)
 		}
-		if dtT := layouts.DtTransform(lo); lays[layouts.S4D] && dtT != "" {
-			// What inv_dt was written for, which import reads it with (s4dDtTransform).
-			meta[DtTransformKey] = dtT
+		if lays[layouts.S4D] {
+			recordDtTransform(meta, []layouts.Options{lo})
 		}
 		b, err := arrays.EncodeSafetensors(named, arrays.SafetensorsOptions{DType: o.DType, Metadata: meta})
 		return Exported{Data: b, Reports: reports, ReadBack: checks, Notes: notes, Layouts: order}, err

@@ -189,6 +189,29 @@ func rtfTruncLen(af *arrays.File, given int) (n int, fromFile bool, err error) {
 // an s4d layer's inv_dt were written for (layouts.DtTransform), which the tensors cannot tell.
 const DtTransformKey = "dt_transform"
 
+// recordDtTransform records under DtTransformKey in a safetensors file's metadata the dt
+// transform its s4d layers' inv_dt were written for (layouts.DtTransform of each one's
+// options, written), which import reads them with (s4dDtTransform): export's and distill's
+// files alike. Layers written for different ones leave none recorded (import warns, as for a
+// file without it); no layer that stores inv_dt leaves meta as it is.
+func recordDtTransform(meta map[string]string, written []layouts.Options) {
+	seen := map[string]bool{}
+	for _, o := range written {
+		if t := layouts.DtTransform(o); t != "" {
+			seen[t] = true
+		}
+	}
+	switch len(seen) {
+	case 0:
+	case 1:
+		for t := range seen {
+			meta[DtTransformKey] = t
+		}
+	default:
+		delete(meta, DtTransformKey)
+	}
+}
+
 // s4dDtTransform sets the option dt-transform in values, for l, an S4D layer of af, to the
 // one export recorded in the file's metadata (fromFile) where none is given, so that the
 // layer is read as it was written and without the warning that the file does not say.
