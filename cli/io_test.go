@@ -468,7 +468,7 @@ func TestExportReadBack(t *testing.T) {
 		dtype  string
 		want   string
 	}{
-		{testFilter(t), "float64", "checked \"x\": reads back as float64 (trunc_len 512) to relative error "},
+		{testFilter(t), "float64", "checked \"x\": reads back in the rtf layout as float64 (trunc_len 512) to relative error "},
 		{crowded, "float32", ": nothing was written: checked \"x\": "},
 		// float64 fails too (the correction for trunc_len 512 of poles this close to 1): it
 		// was offered as "--dtype float64 may hold it" (QA F6).
@@ -516,7 +516,7 @@ func TestExportTruncLenHint(t *testing.T) {
 	r := run(t, "", "export", layer, "-o", out, "--prefix", "layers.0.filter.", "--trunc-len", "1024")
 	// The figure itself (1.1e-6–1.2e-6) moves with the fit's rounding.
 	oneErrorLine(t, r, 1, " over 1024 samples (channel 0), above the 1e-06 float64 tensors are held to; the correction for trunc_len 1024 loses it: without trunc_len (a module built without it) it holds (checked: relative error ")
-	if !strings.Contains(r.stderr, "reads back as float64 (trunc_len 1024) to relative error 1.") {
+	if !strings.Contains(r.stderr, "reads back in the rtf layout as float64 (trunc_len 1024) to relative error 1.") {
 		t.Errorf("the refusal does not give the read-back error: %q", r.stderr)
 	}
 	if r := run(t, "", "export", layer, "-o", out, "--prefix", "layers.0.filter."); r.code != 0 {
@@ -566,7 +566,7 @@ func TestExportDefaultLayoutByForm(t *testing.T) {
 
 	// Named, the rtf layout is written or refused as before.
 	rtf := filepath.Join(dir, "rtf.safetensors")
-	oneErrorLine(t, run(t, "", "export", fit, "--layout", "rtf", "-o", rtf), ExitFailure, "reads back as float64 with channel 0 unstable")
+	oneErrorLine(t, run(t, "", "export", fit, "--layout", "rtf", "-o", rtf), ExitFailure, "reads back in the rtf layout as float64 with channel 0 unstable")
 	if _, err := os.Stat(rtf); !os.IsNotExist(err) {
 		t.Errorf("a refused export wrote %s: %v", rtf, err)
 	}
@@ -574,7 +574,7 @@ func TestExportDefaultLayoutByForm(t *testing.T) {
 	// A tf filter goes to rtf, which stores its coefficients, with no note.
 	tf := writeDoc(t, dir, "tf.json", filters.Document{Name: "tf", Filter: ioMust(filters.NewTransferFunction([]float64{-0.5}, []float64{1}, 0))})
 	r = run(t, "", "export", tf, "-o", filepath.Join(dir, "tf.safetensors"))
-	if r.code != 0 || strings.Contains(r.stderr, "note:") || !strings.Contains(r.stderr, `checked "tf": reads back as float64 to relative error`) {
+	if r.code != 0 || strings.Contains(r.stderr, "note:") || !strings.Contains(r.stderr, `checked "tf": reads back in the rtf layout as float64 to relative error`) {
 		t.Errorf("a tf filter, no layout named: want rtf, no note: %v", r)
 	}
 }
@@ -665,7 +665,7 @@ func TestExportRefusalSaysWhatWasTried(t *testing.T) {
 		t.Errorf("a refused export wrote %s: %v", out, err)
 	}
 	r = run(t, "", "export", in, "-o", out, "--force")
-	if r.code != 0 || strings.Contains(r.stderr, "note:") || strings.Count(r.stderr, tried) != 1 || !strings.Contains(r.stderr, "warning: checked \"zc\": reads back as float64 with channel 0 unstable") {
+	if r.code != 0 || strings.Contains(r.stderr, "note:") || strings.Count(r.stderr, tried) != 1 || !strings.Contains(r.stderr, "warning: checked \"zc\": reads back in the rtf layout as float64 with channel 0 unstable") {
 		t.Errorf("--force: %v", r)
 	}
 	if r := run(t, "", "export", in, "--layout", "sos", "-o", filepath.Join(dir, "zc-sos.pt")); r.code != 0 || !strings.Contains(r.stderr, "reads back in the sos layout as float64") {
@@ -815,7 +815,7 @@ func TestExportFailureIsOneLine(t *testing.T) {
 	args := []string{"export", fit, "--layout", "rtf", "--dtype", "float32", "-o", out}
 	r := run(t, "", args...)
 	oneErrorLine(t, r, ExitFailure, fit+`: nothing was written: checked "rtf 8 (`)
-	if !strings.Contains(r.stderr, "reads back as float32 with channel 0 unstable") || !strings.Contains(r.stderr, "--force writes them anyway, with 12 more warnings") {
+	if !strings.Contains(r.stderr, "reads back in the rtf layout as float32 with channel 0 unstable") || !strings.Contains(r.stderr, "--force writes them anyway, with 12 more warnings") {
 		t.Errorf("the error line does not say what failed and how many warnings --force prints: %v", r)
 	}
 	if _, err := os.Stat(out); err == nil {

@@ -239,7 +239,7 @@ func (c ReadBackCheck) binding() (ch int, ratio float64) {
 // spells --dtype: "(--length)", "(length=1024)"; "(the model's length)" where it is empty.
 func (c ReadBackCheck) Summary(float64Option string) (text string, warn bool) {
 	how := "as " + c.DType.String()
-	if c.Layout != "" && c.Layout != layouts.RTF {
+	if c.Layout != "" { // the rtf layout too, as export's summary names it
 		how = fmt.Sprintf("in the %s layout as %s", c.Layout, c.DType)
 	}
 	if c.TruncLen > 0 {

@@ -383,7 +383,7 @@ func TestExportRefusalListsTried(t *testing.T) {
 	}
 	text, warn := c.Summary("--dtype float64")
 	for _, want := range []string{
-		"reads back as float64 with channel 0 unstable",
+		"reads back in the rtf layout as float64 with channel 0 unstable",
 		"; tried before the rtf layout: the s4d layout cannot hold it (channel 0: pole 0 is 0, which the s4d layout cannot hold (it takes the poles' logarithms)); the stripedhyena layout cannot hold it (channel 0: pole 0 is 0, which the stripedhyena layout cannot hold",
 		"; the sos layout (second-order sections, not polynomial coefficients of the whole order) may hold it",
 	} {
@@ -439,6 +439,10 @@ func TestReadBackCheckSummary(t *testing.T) {
 	}{
 		{sessions.ReadBackCheck{RelError: 3e-9, Length: 1024, Channel: 2, DType: arrays.Float64, TruncLen: 512},
 			false, "reads back as float64 (trunc_len 512) to relative error 3e-09 over 1024 samples", "channel"},
+		// The rtf layout is named as the others are, and as export's summary names it (QA:
+		// "reads back as float64" beside "as safetensors in the rtf layout").
+		{sessions.ReadBackCheck{RelError: 3e-9, Length: 1024, Channel: 2, DType: arrays.Float64, TruncLen: 512, Layout: layouts.RTF},
+			false, "reads back in the rtf layout as float64 (trunc_len 512) to relative error 3e-09 over 1024 samples", "channel"},
 		{sessions.ReadBackCheck{RelError: 2e-6, Length: 64, Channel: 2, DType: arrays.Float64},
 			true, "reads back as float64 to relative error 2e-06 over 64 samples (channel 2), above the 1e-06 float64 tensors are held to; the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it", "--dtype"},
 		// float64 is offered only where its check passed (QA F6: it was offered unchecked,

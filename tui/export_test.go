@@ -34,7 +34,7 @@ func TestExportFormats(t *testing.T) {
 	// The RTF layout, read back with the module's truncation correction.
 	path := filepath.Join(dir, "ring.safetensors")
 	st := exportCmd(t, m, path+" trunc_len=256 prefix=layers.0.")
-	if st.level != levelOK || !strings.Contains(st.text, "exported "+path+" as safetensors; it reads back as float64 (trunc_len 256) to relative error") {
+	if st.level != levelOK || !strings.Contains(st.text, "exported "+path+" as safetensors; it reads back in the rtf layout as float64 (trunc_len 256) to relative error") {
 		t.Fatalf("status %v %q", st.level, st.text)
 	}
 	it, err := sessions.Import(path, sessions.ImportOptions{TruncLen: 256})
@@ -96,7 +96,7 @@ func TestExportCrowdedPoles(t *testing.T) {
 	crowded := crowdedDiagonal(t)
 	addFilter(t, m, "crowded", crowded)
 	cpath := filepath.Join(dir, "crowded.npz")
-	if st := exportCmd(t, m, cpath+" layout=rtf dtype=float32"); st.level != levelError || !strings.Contains(st.text, "not written: it reads back as float32") ||
+	if st := exportCmd(t, m, cpath+" layout=rtf dtype=float32"); st.level != levelError || !strings.Contains(st.text, "not written: it reads back in the rtf layout as float32") ||
 		!strings.Contains(st.text, "it fails in float64 too (the rtf layout's polynomial coefficients lose it, not the dtype); the s4d, stripedhyena or sos layout (poles, not polynomial coefficients) may hold it; add force to write it anyway") {
 		t.Errorf("crowded poles in float32: status %v %q", st.level, st.text)
 	}

@@ -556,7 +556,7 @@ func TestTmuxCheckpointLayers(t *testing.T) {
 	r.keys("Down", "Enter")
 	r.wait("imported " + path + ": stripedhyena layer f2")
 	r.command("export rtf.npz layout=rtf dtype=float32")
-	r.wait("not written: it reads back as float32")
+	r.wait("not written: it reads back in the rtf layout as float32")
 	if _, err := os.Stat(filepath.Join(r.Dir, "rtf.npz")); !os.IsNotExist(err) {
 		t.Errorf("a refused export wrote rtf.npz: %v", err)
 	}
