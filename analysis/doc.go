@@ -54,7 +54,8 @@
 // No result holds NaN or ±Inf. A value that cannot be represented is either an error (a
 // *NonFiniteError naming the first offending index, such as the overflowing impulse response
 // of an unstable filter, or index −1 for a scalar such as the H2 norm of a stable filter of
-// gain beyond float64) or a masked grid point with a Note saying why (a Response or
+// gain beyond float64; the FFT method, whose correction A^L overflows before the response,
+// gives an *OverflowWithinError estimating that index) or a masked grid point with a Note saying why (a Response or
 // GroupDelay at a pole or zero on the unit circle; a Response where |H| overflows float64
 // with no pole there, Note.Overflow).
 //
@@ -150,7 +151,7 @@
 //
 // Programmer errors (a negative length, a dst of the wrong length, mismatched coefficient
 // slices) panic with a message starting "analysis: ". Numerical failures return errors:
-// *NonFiniteError, *UnstableError (errors.Is ErrUnstable), *AccuracyError (errors.Is
+// *NonFiniteError, *OverflowWithinError, *UnstableError (errors.Is ErrUnstable), *AccuracyError (errors.Is
 // filters.ErrIllConditioned) for a Gramian result the Schur form's rounding moves by more than
 // filters.MaxRelError, a *filters.ConditionError for an
 // ill-conditioned I - A^L, and the filters package's ErrDefective and ErrIllConditioned from

@@ -118,6 +118,47 @@ func (e *NonFiniteError) Error() string {
 	return fmt.Sprintf("%s is about %s: beyond float64's range (the filter's gain is too large: scale B and C, or the numerator, down)", e.What, pow10(e.Log10))
 }
 
+// OverflowWithinError reports that the fft method overflows float64 on an unstable filter
+// within the samples asked, and cannot say at which sample the response does: its
+// correction for the length L (RTF paper, eq. 13) holds A^L, which overflows first. Near
+// estimates the response's first sample that overflows from the spectral radius, where a
+// response of the numerator's scale growing as Radius^t reaches float64's largest number;
+// the recurrence method finds it exactly.
+type OverflowWithinError struct {
+	What   string  // "impulse" or "step"
+	Length int     // the samples asked
+	Radius float64 // the filter's spectral radius (> 1), or 0 where it is not known
+	Near   int     // the estimate, or -1 with Radius 0
+}
+
+func (e *OverflowWithinError) Error() string {
+	msg := fmt.Sprintf("the fft method overflows float64 within the %d samples asked: its correction for the length (RTF paper, eq. 13) grows with the response", e.Length)
+	if e.Radius == 0 {
+		return msg
+	}
+	msg = fmt.Sprintf("the fft method overflows float64 within the %d samples asked: the filter is unstable (spectral radius %.6g), and its correction for the length (RTF paper, eq. 13) grows as %.6g^%d", e.Length, e.Radius, e.Radius, e.Length)
+	if e.Near >= e.Length {
+		return fmt.Sprintf("%s; the %s response itself reaches float64's largest number only near sample %d", msg, e.What, e.Near)
+	}
+	return fmt.Sprintf("%s; the %s response itself reaches float64's largest number near sample %d", msg, e.What, e.Near)
+}
+
+// overflowWithin is the *OverflowWithinError of f's response over length samples, whose
+// numerator's largest coefficient is scale: t ≈ log(MaxFloat64/scale)/log r.
+func overflowWithin(f filters.Filter, length int, scale float64) *OverflowWithinError {
+	e := &OverflowWithinError{What: "impulse", Length: length, Near: -1}
+	r, err := SpectralRadius(f)
+	if err != nil || !(r > 1) || math.IsInf(r, 0) {
+		return e
+	}
+	if !(scale > 0) || math.IsInf(scale, 0) {
+		scale = 1
+	}
+	e.Radius = r
+	e.Near = max(0, int(math.Floor((math.Log(math.MaxFloat64)-math.Log(scale))/math.Log(r))))
+	return e
+}
+
 // pow10 writes 10^l as a number with three significant digits, such as 7.75e+400.
 func pow10(l float64) string {
 	e := math.Floor(l)

@@ -55,7 +55,8 @@ func ParseMethod(s string) (Method, error) {
 // nil dst allocates; a non-nil dst must have the given length. f must be valid (as the
 // filters constructors and Unmarshal return it). Errors: a conversion the method needs
 // failed (filters.ErrDefective for repeated poles with the modal methods,
-// filters.ErrIllConditioned), or the response overflowed (*NonFiniteError).
+// filters.ErrIllConditioned), or the response overflowed (*NonFiniteError; the fft method's
+// *OverflowWithinError, which cannot name the sample).
 func Impulse(dst []float64, f filters.Filter, length int, m Method) ([]float64, error) {
 	dst = useDst(dst, length)
 	if length == 0 {
@@ -111,6 +112,11 @@ func Step(dst []float64, f filters.Filter, length int, m Method) ([]float64, err
 		var nf *NonFiniteError
 		if errors.As(err, &nf) && nf.What == "impulse" {
 			return nil, &NonFiniteError{What: "step", Index: nf.Index, Value: nf.Value}
+		}
+		if ow := (*OverflowWithinError)(nil); errors.As(err, &ow) {
+			s := *ow
+			s.What = "step"
+			return nil, &s
 		}
 		return nil, err
 	}
@@ -236,7 +242,8 @@ func fftImpulse(h []float64, f filters.Filter) error {
 	n, N := len(a), len(h)
 	bt, err := rtf.Truncate(a, b, N)
 	if oe := (*rtf.OverflowError)(nil); errors.As(err, &oe) {
-		return &NonFiniteError{What: "b̃", Index: oe.Index, Value: b[oe.Index] - oe.Value} // b̃ = b − b·A^L
+		// b̃ = b − b·A^L overflows: the response does within L samples, though not at L.
+		return overflowWithin(f, N, maxAbs(b))
 	} else if err != nil {
 		return err
 	}
@@ -247,10 +254,26 @@ func fftImpulse(h []float64, f filters.Filter) error {
 			return fmt.Errorf("%w: the fft method divides by the denominator on the %d-point grid of the unit circle, and a pole lies on it (ω = %.6gπ); the recurrence computes this response",
 				filters.ErrIllConditioned, N, w/math.Pi)
 		}
+		// The transforms of a b̃ near float64's limit overflow: the kernel's first sample
+		// that is not finite is not the response's.
+		if nf := (*NonFiniteError)(nil); errors.As(err, &nf) {
+			if ow := overflowWithin(f, N, maxAbs(b)); ow.Radius > 0 {
+				return ow
+			}
+		}
 		return err
 	}
 	copy(h, k)
 	return nil
+}
+
+// maxAbs is the largest magnitude in v (0 for none).
+func maxAbs(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = max(m, math.Abs(x))
+	}
+	return m
 }
 
 // poleOnGrid reports whether the denominator 1 + Σ aᵢz⁻ⁱ vanishes, to rounding, at a point

@@ -159,20 +159,72 @@ func TestImpulseUnstableAndMarginal(t *testing.T) {
 	}
 	checkAgreement(t, marg, 5000)
 
-	// Overflow is an error naming the first bad sample, for every method; the FFT method
-	// already overflows in the correction b̃ = b - b·A^L (10^400).
+	// Overflow is an error naming the first bad sample, for every method but the FFT method,
+	// which already overflows in the correction b̃ = b - b·A^L (10^400).
 	big, err := filters.NewDiagonal([]complex128{10}, []complex128{1}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range Methods {
-		_, err := Impulse(nil, big, 400, m)
-		var nf *NonFiniteError
-		if m == FFT && errors.As(err, &nf) {
+		if m == FFT {
 			continue
 		}
+		_, err := Impulse(nil, big, 400, m)
+		var nf *NonFiniteError
 		if !errors.As(err, &nf) || nf.What != "impulse" || nf.Index < 300 || nf.Index > 320 {
 			t.Errorf("%s: err = %v, want a NonFiniteError near impulse[310]", m, err)
+		}
+	}
+}
+
+// TestFFTOverflowWithin: where the FFT method overflows on an unstable filter (in b̃ = b −
+// b·A^L, or in the transforms of a b̃ near float64's limit), its error says so with the
+// spectral radius and an estimate of the response's first sample that overflows, within a
+// few samples below the one the recurrence names; it named b̃ ("b̃[0] is -Inf"), an
+// internal quantity, or a kernel sample the response does not overflow at ("kernel[1] is
+// NaN" at 1750 samples, where the response first overflows at 1752). The step response
+// says step.
+func TestFFTOverflowWithin(t *testing.T) {
+	for _, c := range []struct {
+		a, b   []float64
+		radius float64
+	}{
+		{[]float64{-1.5}, []float64{1}, 1.5},
+		{[]float64{-10}, []float64{1}, 10},
+		{[]float64{-2.5, 1.2}, []float64{3, 1}, 0},
+	} {
+		f, err := filters.NewTransferFunction(c.a, c.b, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.radius == 0 {
+			if c.radius, err = SpectralRadius(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var nf *NonFiniteError
+		if _, err := Impulse(nil, f, 4000, Recurrence); !errors.As(err, &nf) {
+			t.Fatalf("%v: the recurrence: %v", c.a, err)
+		}
+		for _, n := range []int{4000, nf.Index - 2} {
+			for _, step := range []bool{false, true} {
+				var err error
+				what := "impulse"
+				if step {
+					_, err = Step(nil, f, n, FFT)
+					what = "step"
+				} else {
+					_, err = Impulse(nil, f, n, FFT)
+				}
+				var ow *OverflowWithinError
+				if !errors.As(err, &ow) || ow.What != what || ow.Length != n || math.Abs(ow.Radius-c.radius) > 1e-12*c.radius || ow.Near > nf.Index || ow.Near < nf.Index-3 {
+					t.Errorf("%v, %s over %d: err = %v (%+v), want an *OverflowWithinError near %d", c.a, what, n, err, ow, nf.Index)
+					continue
+				}
+				if msg := err.Error(); strings.Contains(msg, "b̃") || !strings.Contains(msg, fmt.Sprintf("near sample %d", ow.Near)) {
+					t.Errorf("%v over %d: %q", c.a, n, msg)
+				}
+			}
 		}
 	}
 

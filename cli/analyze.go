@@ -558,7 +558,8 @@ func about(what string, err error) error {
 	var ae *analysis.AccuracyError
 	var nf *analysis.NonFiniteError
 	var ol *analysis.OrderLimitError
-	if errors.As(err, &ae) || errors.As(err, &nf) || errors.As(err, &ol) {
+	var ow *analysis.OverflowWithinError
+	if errors.As(err, &ae) || errors.As(err, &nf) || errors.As(err, &ol) || errors.As(err, &ow) {
 		return err
 	}
 	return fmt.Errorf("%s: %w", what, err)
@@ -577,6 +578,11 @@ func noteAt(notes []analysis.Note, i int) analysis.Note {
 // responseError explains a failed impulse or step response; flag names the option whose
 // length stops before an overflow.
 func responseError(err error, f filters.Filter, flag string) error {
+	if ow := (*analysis.OverflowWithinError)(nil); errors.As(err, &ow) {
+		// The fft method's transforms overflow before the response: no shorter length is sure
+		// to pass, and the recurrence names the sample.
+		return fmt.Errorf("%w; --method recurrence computes the response as far as float64 holds it, and names the first sample that does not", err)
+	}
 	var nf *analysis.NonFiniteError
 	if !errors.As(err, &nf) {
 		return fmt.Errorf("%s: %w", flag[2:], err)
