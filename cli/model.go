@@ -644,7 +644,8 @@ same input (its SHA-256) and options and together hold every unit of the work ex
 once, naming the units missing or held twice, then writes OUT and OUT.manifest.json as a
 single run would: the same bytes. It reads the input checkpoint from where the shards read
 it (--input names another copy, checked against the parts' SHA-256). The parts are files:
-merge does not read stdin. docs/scale.md has a Slurm batch script and a Kubernetes manifest
+merge does not read stdin, and refuses a part given twice (the same file by another path or
+link; exit 2). docs/scale.md has a Slurm batch script and a Kubernetes manifest
 that end with it.`,
 		Example: `  ssmlab merge distilled.safetensors.shard-*-of-8.json -o distilled.safetensors`,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -1648,4 +1648,11 @@ func TestMergePartGivenTwice(t *testing.T) {
 			t.Errorf("merge %s %s: %v", part, again, r)
 		}
 	}
+	// The help and the scale guide say so (QA: neither did).
+	if r := run(t, "", "merge", "--help"); !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), "refuses a part given twice") {
+		t.Errorf("merge --help does not say that a part given twice is refused:\n%s", r.stdout)
+	}
+	if b, err := os.ReadFile("../docs/scale.md"); err != nil || !strings.Contains(strings.Join(strings.Fields(string(b)), " "), "A part given twice") {
+		t.Errorf("docs/scale.md does not say that a part given twice is refused (%v)", err)
+	}
 }
