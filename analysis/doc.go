@@ -57,7 +57,10 @@
 // gain beyond float64; the FFT method, whose correction A^L overflows before the response,
 // gives an *OverflowWithinError estimating that index) or a masked grid point with a Note saying why (a Response or
 // GroupDelay at a pole or zero on the unit circle; a Response where |H| overflows float64
-// with no pole there, Note.Overflow).
+// with no pole there, Note.Overflow). Nor does a result hold samples that lost their
+// accuracy: the FFT method on an unstable filter whose correction A^L has grown past
+// filters.MaxRelError/ε times the numerator refuses (filters.ErrIllConditioned), as its
+// rounding would swamp the response's first samples.
 //
 // # Poles on the unit circle
 //

@@ -490,3 +490,31 @@ func TestImpulseFlushesUnderflow(t *testing.T) {
 		}
 	}
 }
+
+// TestFFTRefusesLostEarlySamples: on an unstable filter whose correction for the length has
+// grown past 1e-6/ε times its numerator, the fft method refuses (its first samples would carry
+// errors of that size: a pole at 1.5 over 1700 samples gave h[1] = 1.65e282 for 1), and over a
+// length where it has not, it agrees with the recurrence.
+func TestFFTRefusesLostEarlySamples(t *testing.T) {
+	f, err := filters.NewDiagonal([]complex128{1.5}, []complex128{1}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Impulse(nil, f, 1700, FFT)
+	if !errors.Is(err, filters.ErrIllConditioned) || !strings.Contains(err.Error(), "spectral radius 1.5") || !strings.Contains(err.Error(), "recurrence") {
+		t.Errorf("1700 samples: err = %v, want the fft method refused, naming the radius and the recurrence", err)
+	}
+	h, err := Impulse(nil, f, 40, FFT)
+	if err != nil {
+		t.Fatalf("40 samples (1.5^40 ≈ 1.1e7): %v", err)
+	}
+	ref, err := Impulse(nil, f, 40, Recurrence)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range h {
+		if math.Abs(h[i]-ref[i]) > 1e-6*math.Abs(ref[i]) {
+			t.Fatalf("40 samples: h[%d] = %g, recurrence %g", i, h[i], ref[i])
+		}
+	}
+}
