@@ -3,9 +3,9 @@ package sessions
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/ssmlab/ssmlab/filters/rtf"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
 
@@ -57,18 +57,13 @@ type ChoiceError struct {
 }
 
 func (e *ChoiceError) Error() string {
-	const shown = 10
-	quoted := make([]string, 0, shown)
-	for _, n := range e.Names[:min(len(e.Names), shown)] {
-		quoted = append(quoted, fmt.Sprintf("%q", n))
-	}
-	more := ""
-	if len(e.Names) > shown {
-		more = fmt.Sprintf(" and %d more", len(e.Names)-shown)
+	quoted := make([]string, len(e.Names))
+	for i, n := range e.Names {
+		quoted[i] = strconv.Quote(n)
 	}
 	hint := ""
 	if e.Hint != "" {
 		hint = "; " + e.Hint
 	}
-	return fmt.Sprintf("the file holds %d %s; choose one: %s%s%s", len(e.Names), e.What, strings.Join(quoted, ", "), more, hint)
+	return fmt.Sprintf("the file holds %d %s; choose one: %s%s", len(e.Names), e.What, plural.First(quoted, 10, " "), hint)
 }

@@ -290,15 +290,11 @@ func fallbackNote(es []exported) string {
 	if len(es) == 1 {
 		return fmt.Sprintf("layer %s: written in the %s layout: the rtf layout does not hold the fit (%s)", name, lay, first.says.why)
 	}
-	names := make([]string, 0, 3)
-	for _, e := range es[:min(3, len(es))] {
-		names = append(names, layouts.PrefixName(e.l.Prefix))
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = layouts.PrefixName(e.l.Prefix)
 	}
-	more := ""
-	if len(es) > 3 {
-		more = fmt.Sprintf(" and %d more", len(es)-3)
-	}
-	return fmt.Sprintf("%d layers (%s%s) written in the %s layout: the rtf layout does not hold their fits (layer %s: %s; the manifest's \"why\" gives each layer's reason)", len(es), strings.Join(names, ", "), more, lay, name, first.says.why)
+	return fmt.Sprintf("%d layers (%s) written in the %s layout: the rtf layout does not hold their fits (layer %s: %s; the manifest's \"why\" gives each layer's reason)", len(es), plural.First(names, 3, " "), lay, name, first.says.why)
 }
 
 // layerNotes are what Assemble says of a layer written: a note (Assembly.Notes), and a

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ssmlab/ssmlab/filters/filterfile"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/strictjson"
 	"github.com/ssmlab/ssmlab/internal/userfile"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
@@ -457,13 +458,12 @@ func (s *Session) Find(key string) (string, error) {
 // listItems names the session's first ten filters and targets by ID and name, saying how many
 // more there are, for a message of a key Find does not find.
 func (s *Session) listItems() string {
-	const shown = 10
 	ids := s.Order()
 	if len(ids) == 0 {
 		return "no filters or targets"
 	}
-	var parts []string
-	for _, id := range ids[:min(len(ids), shown)] {
+	parts := make([]string, len(ids))
+	for j, id := range ids {
 		name := ""
 		switch k, i := s.Lookup(id); k {
 		case KindFilter:
@@ -471,12 +471,9 @@ func (s *Session) listItems() string {
 		case KindTarget:
 			name = s.Targets[i].Name
 		}
-		parts = append(parts, fmt.Sprintf("%s (%q)", id, name))
+		parts[j] = fmt.Sprintf("%s (%q)", id, name)
 	}
-	if len(ids) > shown {
-		parts = append(parts, fmt.Sprintf("and %d more", len(ids)-shown))
-	}
-	return strings.Join(parts, ", ")
+	return plural.First(parts, 10, ", ")
 }
 
 // Items returns the session's items with the given IDs, or all its filters and targets, in

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ssmlab/ssmlab/internal/plural"
 )
 
 // MaxEntries is the most arrays an .npz or .safetensors file may hold.
@@ -149,15 +152,11 @@ func notFound(name string, infos []Info) error {
 // ListNames quotes the names of the first ten arrays, saying how many more there are: what
 // a message of a name the file does not hold lists.
 func ListNames(infos []Info) string {
-	names := make([]string, 0, min(len(infos), 10))
-	for _, in := range infos[:min(len(infos), 10)] {
-		names = append(names, fmt.Sprintf("%q", in.Name))
+	names := make([]string, len(infos))
+	for i, in := range infos {
+		names[i] = strconv.Quote(in.Name)
 	}
-	more := ""
-	if len(infos) > 10 {
-		more = fmt.Sprintf(" and %d more", len(infos)-10)
-	}
-	return strings.Join(names, ", ") + more
+	return plural.First(names, 10, " ")
 }
 
 func cloneInfos(in []Info) []Info {

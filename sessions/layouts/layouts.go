@@ -359,15 +359,11 @@ func (e *NotFoundError) Error() string {
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
 
 func describe(ls []Layer) string {
-	const shown = 10
-	var parts []string
-	for _, l := range ls[:min(len(ls), shown)] {
-		parts = append(parts, fmt.Sprintf("%s %q", l.Layout, l.Prefix))
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = fmt.Sprintf("%s %q", l.Layout, l.Prefix)
 	}
-	if len(ls) > shown {
-		parts = append(parts, fmt.Sprintf("and %d more", len(ls)-shown))
-	}
-	return strings.Join(parts, ", ")
+	return plural.First(parts, 10, ", ")
 }
 
 // Import reads a layer (found by Detect or Find) from src.

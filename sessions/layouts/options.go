@@ -10,6 +10,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/filters/rtf"
+	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/sessions/arrays"
 )
 
@@ -275,14 +276,11 @@ func mimoWarning(lay Layout, outs, ins int, pairs [][2]int, asked bool) string {
 		what = fmt.Sprintf("the %d diagonal pairs (output, input) (0, 0), …, (%d, %d)", n, n-1, n-1)
 	}
 	if asked {
-		ps := make([]string, 0, min(len(pairs), 8))
-		for _, p := range pairs[:min(len(pairs), 8)] {
-			ps = append(ps, fmt.Sprintf("(%d, %d)", p[0], p[1]))
+		ps := make([]string, len(pairs))
+		for i, p := range pairs {
+			ps[i] = fmt.Sprintf("(%d, %d)", p[0], p[1])
 		}
-		what = "the pairs (output, input) " + strings.Join(ps, ", ")
-		if len(pairs) > 8 {
-			what += fmt.Sprintf(" and %d more", len(pairs)-8)
-		}
+		what = "the pairs (output, input) " + plural.First(ps, 8, " ")
 	}
 	return fmt.Sprintf("the %s layer is multi-input multi-output (%d outputs × %d inputs); ssmlab holds single-input single-output filters, so it took %s as a bank, one channel each (--pair OUT,IN picks others)", lay, outs, ins, what)
 }

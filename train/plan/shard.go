@@ -210,14 +210,7 @@ func (e *CoverageError) Error() string {
 
 func (e *CoverageError) Unwrap() error { return ErrInvalid }
 
-func listIDs(ids []string) string {
-	const shown = 8
-	s := strings.Join(ids[:min(len(ids), shown)], ", ")
-	if len(ids) > shown {
-		s += fmt.Sprintf(" and %d more", len(ids)-shown)
-	}
-	return s
-}
+func listIDs(ids []string) string { return plural.First(ids, 8, " ") }
 
 // Coverage checks that parts (each a list of unit IDs) hold every unit of the plan exactly
 // once, and returns a *CoverageError naming the units missing, doubled or unknown.
