@@ -43,7 +43,9 @@
 // A channel whose kernel is zero at every sample is fitted by the zero filter at every
 // order, not by variable projection: its poles idle at 0 (a = 0 for the rtf), its residues,
 // numerator and h0 are +0 and its error 0 (zeroFit; docs/maths.md). A positive real-only
-// fit's poles, which cannot be 0, idle in (0, 1/2) as a rank-limited fit's do.
+// fit's poles, which cannot be 0, idle in (0, 1/2) as a rank-limited fit's do. The recipes
+// the optimiser trains deploy the same filter in their model's form (zeroFilter), whatever
+// the optimiser made of the channel.
 //
 // # Shared modes
 //

@@ -650,3 +650,70 @@ func TestZeroKernelFit(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroKernelFitOptimiser: the recipes the optimiser trains (the rotation model, the
+// inits other than hankel, the paper's recipe, the l1_montel constraint, the freq loss) fit a
+// zero kernel by the zero filter too, beside a channel that is not zero and keeps its own
+// fit: poles 0, numerator and residues +0, error 0. They gave it the init's poles (radius
+// 0.83 from the paper's recipe) under a numerator of rounding.
+func TestZeroKernelFitOptimiser(t *testing.T) {
+	y := make([]float64, 64)
+	nonzero := make([]float64, 64)
+	for i := range nonzero {
+		nonzero[i] = math.Pow(0.8, float64(i)) * math.Cos(0.7*float64(i))
+	}
+	plusZero := func(xs ...float64) bool {
+		for _, x := range xs {
+			if x != 0 || math.Signbit(x) {
+				return false
+			}
+		}
+		return true
+	}
+	recipes := map[string]func(*Spec){
+		"paper":         func(s *Spec) { *s = PaperSpec() },
+		"rotation":      func(s *Spec) { s.Model = ModelRotation },
+		"modal, xavier": func(s *Spec) { s.Model, s.Init = ModelModal, InitXavier },
+		"rtf, montel":   func(s *Spec) { s.Init, s.Constraint = InitMontel, ConstraintL1Montel },
+		"rtf, freq":     func(s *Spec) { s.Loss = LossFreq },
+	}
+	for name, set := range recipes {
+		for _, n := range []int{1, 2, 3} {
+			spec := DefaultSpec()
+			set(&spec)
+			spec.Order, spec.Steps = n, 40
+			res, err := Run(t.Context(), Job{Spec: spec, Targets: [][]float64{y, nonzero}}, CPU{}, nil)
+			if err != nil {
+				t.Fatalf("%s, n = %d: %v", name, n, err)
+			}
+			if spec.ByProjection() {
+				t.Fatalf("%s: fitted by variable projection, want the optimiser", name)
+			}
+			if c := res.Report.Channels[0]; c.RelError != 0 || c.MSE != 0 || c.MaxPoleRadius != 0 || !c.Stable {
+				t.Errorf("%s, n = %d: error %g, mse %g, pole radius %g; want 0, 0, 0", name, n, c.RelError, c.MSE, c.MaxPoleRadius)
+			}
+			if c := res.Report.Channels[1]; !(c.RelError > 0 && c.RelError < 2) {
+				t.Errorf("%s, n = %d: the nonzero channel's error %g", name, n, c.RelError)
+			}
+			switch f := res.Filters[0].(type) {
+			case *filters.TransferFunction:
+				if !plusZero(append(append(f.Den, f.Num...), f.H0)...) || len(f.Den) != n {
+					t.Errorf("%s, n = %d: a %v, b %v, h0 %v; want +0 each", name, n, f.Den, f.Num, f.H0)
+				}
+			case *filters.Diagonal:
+				for i, p := range f.Poles {
+					if !plusZero(real(p), imag(p), real(f.Residues[i]), imag(f.Residues[i]), f.H0) {
+						t.Errorf("%s, n = %d: poles %v, residues %v; want +0 each", name, n, f.Poles, f.Residues)
+						break
+					}
+				}
+			case *filters.Rotation:
+				if len(f.Blocks) != 0 || len(f.Real) != n || !plusZero(f.Real...) || !plusZero(f.C...) || !plusZero(f.D) {
+					t.Errorf("%s, n = %d: blocks %v, real poles %v, c %v; want %d real poles at 0, c = +0", name, n, f.Blocks, f.Real, f.C, n)
+				}
+			default:
+				t.Errorf("%s, n = %d: %T", name, n, f)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
@@ -658,6 +659,30 @@ func zeroFit(n int, o projectOptions) *modalFit {
 		return padFit(&modalFit{s: poleSet{rmax: o.rmax, poles: o.poles}}, n)
 	}
 	return &modalFit{s: s, a: make([]float64, s.numParams()), c: make([]float64, n)}
+}
+
+// zeroFilter is zeroFit deployed in the form of the spec's model, for a distillation its
+// optimiser trains (finish): a transfer function over a = 0 and b = +0 (tfFromPoles), the
+// diagonal form, or the rotation form of the same modes, so that every recipe fits a zero
+// kernel as variable projection does; the optimiser would leave its poles where the init put
+// them. y is the zero kernel.
+func zeroFilter(spec *Spec, y []float64) (filters.Filter, error) {
+	f := zeroFit(spec.Order, projectOptions{rmax: spec.poleBound(len(y)), poles: spec.Poles})
+	switch spec.Model {
+	case ModelRTF:
+		if tf, _ := tfFromPoles(f.poles(), y); tf != nil {
+			return tf, nil
+		}
+		return nil, fmt.Errorf("the zero filter of order %d has no transfer function", spec.Order)
+	case ModelRotation:
+		d, err := f.diagonal()
+		if err != nil {
+			return nil, err
+		}
+		r, _, err := filters.ToRotation(d)
+		return r, err
+	}
+	return f.diagonal()
 }
 
 // padFit returns f as a fit of order n: the missing poles idle (zero residues), pairs at

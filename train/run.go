@@ -362,13 +362,22 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 	var grad []float64 // what obj.loss writes besides the loss; unused here
 	for ch, p := range params {
 		m := models[ch]
-		f, deployErr, err := m.filter(p)
+		// A zero kernel deploys the zero filter, whatever the optimiser made of it.
+		zero := job.Task == nil && isZero(targets[ch])
+		var f filters.Filter
+		var deployErr float64
+		var err error
+		if zero {
+			f, err = zeroFilter(&spec, targets[ch])
+		} else {
+			f, deployErr, err = m.filter(p)
+		}
 		if err != nil {
 			return nil, 0, fmt.Errorf("channel %d: %w", ch, err)
 		}
 		k := f.Impulse(len(targets[ch]))
 		refitted := false
-		if tf, ok := f.(*filters.TransferFunction); ok && refitting {
+		if tf, ok := f.(*filters.TransferFunction); ok && refitting && !zero {
 			var initDen []float64
 			if ch < len(initDens) {
 				initDen = initDens[ch]
@@ -394,7 +403,7 @@ func finish(job Job, backend string, params [][]float64, models []model, obj obj
 				res.Report.Warnings = append(res.Report.Warnings, fmt.Sprintf("channel %d: the deployed RTF's true response differs from its trained state-free kernel by %.3g (a pole near the unit circle)", ch, deployErr))
 			}
 		}
-		if rm, ok := m.(*rtfModel); ok && rm.modalErr > 0 {
+		if rm, ok := m.(*rtfModel); ok && rm.modalErr > 0 && !zero {
 			cr.ModalRelError = rm.modalErr
 			if modalHintRatio*rm.modalErr < cr.RelError && cr.RelError > modalHintFloor {
 				modalHints++
