@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
@@ -220,6 +221,88 @@ func TestSharedSolveDamped(t *testing.T) {
 		}
 		if !(diff <= 1e-8*size) {
 			t.Errorf("μ = %g: structured and dense steps differ by %.3g (of %.3g)", mu, diff, size)
+		}
+	}
+}
+
+// TestFitSharedZeroChannels: channels whose kernels are zero at every sample take no part in
+// the shared modes (the fit of the others is the one without them, to the bit), and are
+// fitted by those modes with residues +0 (the zero filter's, zeroFit's; a least squares gives
+// −0), error 0 (filters.RelDiff of a zero target: the response's norm), nothing NaN. A bank
+// of zero kernels alone keeps its start's modes, each channel's error 0.
+func TestFitSharedZeroChannels(t *testing.T) {
+	for _, bilinear := range []bool{false, true} {
+		t.Run(map[bool]string{false: "zoh", true: "bilinear"}[bilinear], func(t *testing.T) { testFitSharedZeroChannels(t, bilinear) })
+	}
+}
+
+func testFitSharedZeroChannels(t *testing.T, bilinear bool) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	ys, truth := sharedKernelsDisc(rng, 2, 6, 8, 512, bilinear)
+	zero := map[int]bool{1: true, 4: true, 5: true}
+	var rest [][]float64
+	restModes := SharedModes{A: truth.A, Bilinear: bilinear}
+	for h := range ys {
+		if zero[h] {
+			ys[h] = make([]float64, len(ys[h]))
+			continue
+		}
+		rest = append(rest, ys[h])
+		restModes.Group = append(restModes.Group, truth.Group[h])
+		restModes.Dt = append(restModes.Dt, truth.Dt[h])
+	}
+	fit, err := FitShared(t.Context(), ys, truth, 3, 60, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := FitShared(t.Context(), rest, restModes, 3, 60, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, a := range fit.Modes.A {
+		if !slices.Equal(a, alone.Modes.A[g]) {
+			t.Errorf("group %d: modes %v with the zero channels, %v without", g, a, alone.Modes.A[g])
+		}
+	}
+	plusZero := func(rs []complex128) bool {
+		for _, r := range rs {
+			if real(r) != 0 || imag(r) != 0 || math.Signbit(real(r)) || math.Signbit(imag(r)) {
+				return false
+			}
+		}
+		return true
+	}
+	k := 0
+	for h := range ys {
+		if zero[h] {
+			if fit.RelErrors[h] != 0 || !plusZero(fit.Residues[h]) || fit.Filters[h].H0 != 0 {
+				t.Errorf("zero channel %d: error %g, residues %v, h0 %g; want 0 and +0 each", h, fit.RelErrors[h], fit.Residues[h], fit.Filters[h].H0)
+			}
+			continue
+		}
+		if fit.RelErrors[h] != alone.RelErrors[k] || fit.Modes.Dt[h] != alone.Modes.Dt[k] || !slices.Equal(fit.Residues[h], alone.Residues[k]) {
+			t.Errorf("channel %d: error %g, step %g with the zero channels; %g, %g without", h, fit.RelErrors[h], fit.Modes.Dt[h], alone.RelErrors[k], alone.Modes.Dt[k])
+		}
+		k++
+	}
+
+	for h := range ys {
+		ys[h] = make([]float64, len(ys[h]))
+	}
+	fit, err = FitShared(t.Context(), ys, truth, 3, 60, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h := range ys {
+		if fit.RelErrors[h] != 0 || !plusZero(fit.Residues[h]) || !(fit.Modes.Dt[h] > 0) {
+			t.Errorf("all zero, channel %d: error %g, residues %v, step %g; want 0, +0 each", h, fit.RelErrors[h], fit.Residues[h], fit.Modes.Dt[h])
+		}
+	}
+	for g, a := range fit.Modes.A {
+		for _, l := range a {
+			if !(real(l) < 0) || math.IsNaN(imag(l)) {
+				t.Errorf("all zero, group %d: mode %v", g, l)
+			}
 		}
 	}
 }
