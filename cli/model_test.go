@@ -1564,7 +1564,9 @@ func TestDistillManifestSaysHowLayersWereReduced(t *testing.T) {
 // bound left automatic records the bound its fits chose (train.Report.AutoMaxRadius: that of
 // its kernels' length, train.AutoRadius), which the layer's line leaves unsaid at
 // train.MinAutoRadius; a layer not fitted by the spec (balanced truncation), or fitted under
-// an explicit --max-radius, records none. The manifest did not say which bound a layer's fit used.
+// an explicit --max-radius, records none; one fitted without the radius constraint, by
+// variable projection, records the bound its poles were kept within all the same. The
+// manifest did not say which bound a layer's fit used.
 func TestDistillManifestRecordsAutoRadius(t *testing.T) {
 	dir := t.TempDir()
 	lay := func(name string) string { return filepath.Join("..", "testdata", "layouts", name) }
@@ -1576,6 +1578,7 @@ func TestDistillManifestRecordsAutoRadius(t *testing.T) {
 		{"hyena_32.safetensors", []string{"--order", "4"}, true},
 		{"s4d_64.npz", []string{"--order", "4", "--length", "256"}, true},
 		{"s4d_64.npz", []string{"--order", "4", "--length", "256", "--max-radius", "0.999"}, false},
+		{"s4d_64.npz", []string{"--order", "4", "--length", "256", "--constraint", "none"}, true},
 		{"s5_32.pt", []string{"--order", "4"}, false},
 	} {
 		out := filepath.Join(dir, fmt.Sprintf("out%d.npz", i))

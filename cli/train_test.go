@@ -571,6 +571,8 @@ func TestDistillMaxRadius(t *testing.T) {
 // kernel 0.5·0.9ᵗ + (1 − 3/L)ᵗ, whose slow mode lies beyond 0.9999, fits to rounding; an
 // explicit --max-radius 0.9999 is honoured as given (the fit ends at 0.014, with the radius
 // note), and no automatic bound is printed. The bound was 0.9999 whatever the length.
+// --constraint none keeps the poles within the same bound, and says so as the constraint
+// does; it said nothing of it (its report's auto_max_radius was 0).
 func TestDistillAutoRadius(t *testing.T) {
 	const length = 32768
 	dir := t.TempDir()
@@ -581,7 +583,7 @@ func TestDistillAutoRadius(t *testing.T) {
 	in := writeText(t, dir, "slow.csv", strings.Join(y, ",")+"\n")
 	report := filepath.Join(dir, "r.json")
 	const line = "radius bound 0.999969 (auto: max(0.9999, 1 − 1/L) for kernels of L samples)\n"
-	for _, args := range [][]string{nil, {"--max-radius", "auto"}} {
+	for _, args := range [][]string{nil, {"--max-radius", "auto"}, {"--constraint", "none"}} {
 		r := run(t, "", append([]string{"distill", in, "--order", "2", "-o", filepath.Join(dir, "a.json"), "--report", report}, args...)...)
 		if r.code != ExitOK || !strings.Contains(r.stderr, line) {
 			t.Errorf("%v: want exit 0 and %q; got %v", args, line, r)

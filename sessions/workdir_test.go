@@ -1,6 +1,7 @@
 package sessions_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -171,4 +172,34 @@ func FuzzDecodePart(f *testing.F) {
 			t.Fatalf("a part did not survive encoding: %v", err)
 		}
 	})
+}
+
+// TestWorkDirAutoRadius: a unit's radius bound (train.Report.AutoMaxRadius, now recorded
+// without the radius constraint too) is kept and given back; a unit of none is stored without
+// the key, as every unit was before the bound was recorded, so such a file still reads, its
+// bound 0 (absent).
+func TestWorkDirAutoRadius(t *testing.T) {
+	w, err := sessions.OpenWorkDir(t.TempDir(), "key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, bound := range []float64{train.AutoRadius(20000), 0} {
+		u := plan.Unit{Prefix: "layers.0.", Lo: i, Hi: i + 1, Length: 20000, Order: 2}
+		r := fittedUnit(t, u)
+		r.AutoMaxRadius = bound
+		if err := w.Save(r); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(w.Path(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if has := bytes.Contains(data, []byte(`"auto_max_radius"`)); has != (bound != 0) {
+			t.Errorf("bound %v: the unit's file has auto_max_radius: %v", bound, has)
+		}
+		got, err := w.Load(u)
+		if err != nil || got == nil || got.AutoMaxRadius != bound {
+			t.Errorf("bound %v: loaded %+v, %v", bound, got, err)
+		}
+	}
 }

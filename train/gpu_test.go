@@ -128,7 +128,7 @@ func gpuProblem(t testing.TB, spec Spec, targets [][]float64) *Problem {
 	if err := spec.Validate(len(targets), len(targets[0])); err != nil {
 		t.Fatal(err)
 	}
-	spec.resolveRadius(len(targets[0])) // as a job's validation does
+	spec.resolveRadius(len(targets[0]), false) // as a job's validation does
 	p := &Problem{Spec: spec, obj: obj}
 	for ch, y := range targets {
 		m, params, err := initParams(&spec, y, ch)

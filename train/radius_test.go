@@ -190,7 +190,50 @@ func TestUnconstrainedBoundLongKernel(t *testing.T) {
 	if e, r := res.Report.MaxRelError, res.Report.Channels[0].MaxPoleRadius; !(e < 1e-8) || !(r > 0.9999 && r < AutoRadius(length)) {
 		t.Errorf("constraint none: error %.3g, pole radius %.9g; want the mode at 1 − 3/L fitted (< 1e-8) within 1 − 1/L", e, r)
 	}
-	if res.Report.AutoMaxRadius != 0 {
-		t.Errorf("constraint none: the report's automatic bound %g, want none (0): the spec has no radius constraint", res.Report.AutoMaxRadius)
+	if res.Report.AutoMaxRadius != AutoRadius(length) {
+		t.Errorf("constraint none: the report's automatic bound %.17g, want the bound its poles were kept within, 1 − 1/L", res.Report.AutoMaxRadius)
+	}
+}
+
+// TestUnconstrainedBoundReported: without the radius constraint the report carries the bound
+// the job's fits keep their poles within where one applies, AutoRadius of the kernels'
+// length, so that the front ends say it as for the constraint's automatic bound: variable
+// projection and the modal and rotation models (their parametrisation holds the poles
+// within it); none for an rtf the optimiser trains (its coefficients are free) or under
+// l1_montel. It was 0 for every job without the radius constraint.
+func TestUnconstrainedBoundReported(t *testing.T) {
+	const length = 20000
+	y := make([]float64, length)
+	for i := range y {
+		y[i] = math.Pow(0.9, float64(i)) * math.Cos(0.3*float64(i))
+	}
+	for _, tc := range []struct {
+		name string
+		set  func(*Spec)
+		want float64
+	}{
+		{"rtf by variable projection", func(s *Spec) {}, AutoRadius(length)},
+		{"modal by variable projection", func(s *Spec) { s.Model = ModelModal }, AutoRadius(length)},
+		{"modal, zeros", func(s *Spec) { s.Model, s.Init = ModelModal, InitZeros }, AutoRadius(length)},
+		{"rotation", func(s *Spec) { s.Model = ModelRotation }, AutoRadius(length)},
+		{"rtf, zeros (the paper's recipe)", func(s *Spec) { s.Init = InitZeros }, 0},
+		{"rtf, l1_montel", func(s *Spec) { s.Init, s.Constraint = InitMontel, ConstraintL1Montel }, 0},
+	} {
+		spec := withOrder(DefaultSpec(), 2)
+		spec.Constraint, spec.Steps, spec.Refine = ConstraintNone, 4, 2
+		tc.set(&spec)
+		res, err := Run(t.Context(), Job{Spec: spec, Targets: [][]float64{y}}, CPU{}, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := res.Report.AutoMaxRadius; got != tc.want {
+			t.Errorf("%s: the report's bound %.17g, want %.17g", tc.name, got, tc.want)
+		}
+		if tc.want > 0 && !(res.Report.Channels[0].MaxPoleRadius <= tc.want) {
+			t.Errorf("%s: pole radius %.17g beyond the bound reported", tc.name, res.Report.Channels[0].MaxPoleRadius)
+		}
+		if text := res.Report.AutoRadiusText(); (text != "") != (tc.want > 0) {
+			t.Errorf("%s: %q", tc.name, text)
+		}
 	}
 }

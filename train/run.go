@@ -45,7 +45,7 @@ type Job struct {
 	Targets [][]float64 // kernels to distil, all of one length
 	Task    *Task       // a system-identification or Delay task instead of Targets
 
-	autoRadius float64 // the bound resolveRadius set on the validated job's spec (0: none)
+	autoRadius float64 // the automatic bound of the validated job's fits (resolveRadius; 0: none)
 }
 
 // ChannelReport describes one fitted channel, measured on the deployed filter.
@@ -104,8 +104,10 @@ type Report struct {
 	Form     string `json:"form,omitempty"`
 	FormNote string `json:"form_note,omitempty"`
 	// AutoMaxRadius is the radius bound the job chose for its kernels' length (AutoRadius)
-	// where its spec left max_radius at 0 (auto); 0 (omitted) where the spec gave one or has
-	// no radius constraint.
+	// where its spec left max_radius at 0 (auto), or where it has no radius constraint and
+	// its fits keep their poles within that bound all the same (variable projection, the
+	// modal and rotation models); 0 (omitted) where the spec gave one or none applies (an rtf
+	// the optimiser trains without the radius constraint, l1_montel).
 	AutoMaxRadius float64 `json:"auto_max_radius,omitempty"`
 }
 
@@ -503,7 +505,7 @@ func (j Job) validated() (Job, objective, [][]float64, error) {
 	for _, y := range targets {
 		length = max(length, len(y))
 	}
-	j.autoRadius = j.Spec.resolveRadius(length)
+	j.autoRadius = j.Spec.resolveRadius(length, j.Task != nil)
 	return j, obj, targets, nil
 }
 

@@ -184,14 +184,21 @@ func AutoRadius(length int) float64 {
 }
 
 // resolveRadius sets an automatic MaxRadius (0 under the radius constraint) to AutoRadius of
-// the kernels' length, and returns the bound so set, or 0 where the spec gave one or has
-// no radius constraint.
-func (s *Spec) resolveRadius(length int) float64 {
-	if s.Constraint != ConstraintRadius || s.MaxRadius != 0 {
-		return 0
+// the kernels' length, and returns the automatic bound the job's fits keep every pole within
+// (poleBound): the one so set, or AutoRadius(length) without the radius constraint where the
+// fit bounds its poles all the same (variable projection, and the modal and rotation models,
+// whose parametrisation holds them within it); 0 where the spec gave a bound, and where none
+// applies (an rtf the optimiser trains without the radius constraint). task says the job is
+// a training task (projectable).
+func (s *Spec) resolveRadius(length int, task bool) float64 {
+	switch {
+	case s.Constraint == ConstraintRadius && s.MaxRadius == 0:
+		s.MaxRadius = AutoRadius(length)
+		return s.MaxRadius
+	case s.Constraint != ConstraintRadius && (s.Model != ModelRTF || s.projectable(task)):
+		return s.poleBound(length)
 	}
-	s.MaxRadius = AutoRadius(length)
-	return s.MaxRadius
+	return 0
 }
 
 // MinDistillOrder is the lowest order of a distillation: an order-0 filter is a gain, which

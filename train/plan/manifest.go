@@ -141,8 +141,10 @@ type LayerRecord struct {
 	// (Method), or the manifest is older than the key.
 	Spec map[string]json.RawMessage `json:"spec,omitempty"`
 	// AutoMaxRadius is the radius bound the layer's fits chose for its length where the spec
-	// left it automatic (train.Report.AutoMaxRadius, its units'); 0 (omitted) where the spec
-	// gave one, has no radius constraint, or the layer was not fitted by it (Method).
+	// left it automatic, or has no radius constraint and its fits keep their poles within it
+	// all the same (train.Report.AutoMaxRadius, its units'); 0 (omitted) where the spec gave
+	// one, none applies, or the layer was not fitted by it (Method), and where its units were
+	// kept from an ssmlab that did not record it.
 	AutoMaxRadius float64 `json:"auto_max_radius,omitempty"`
 	// Layout is the layout it was read in, ToLayout the one written; Why says why ToLayout
 	// is not rtf when the user asked for none.
