@@ -585,7 +585,7 @@ func (stripedHyenaLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of order up to %d (h[t] = Re Σ r·pᵗ, D added at t = 0)", plural.Count(hidden, "diagonal channel"), 2*n))}
+	r := Result{Bank: bank, Note: t.note(fmt.Sprintf("bank of %s of %s (h[t] = Re Σ r·pᵗ, D added at t = 0)", plural.Count(hidden, "diagonal channel"), orderText(bank)))}
 	if group > 1 {
 		r.Note += fmt.Sprintf("; each of the %d systems serves %d channels", s, group)
 	}

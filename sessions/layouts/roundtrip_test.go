@@ -372,23 +372,37 @@ func s4dModuleKernel(t *testing.T, src layouts.Source, variant string, length in
 	return k
 }
 
-// TestS4DNoteOrders: an s4d layer's channels read back of their own orders (modes of residue
-// 0 left out), and the note says so, "order up to" the widest; it gave channel 0's order as
-// the bank's ("of order 6" for channels of orders 6, 8 and 6).
-func TestS4DNoteOrders(t *testing.T) {
-	for _, variant := range []string{"ssm", "minimal"} {
+// TestNoteOrders: an s4d or stripedhyena layer's channels read back of their own orders (modes
+// of residue 0 left out, a real pole one state), and the note says so, "order up to" the
+// widest; the s4d note gave channel 0's order as the bank's ("of order 6" for channels of
+// orders 6, 8 and 6), the stripedhyena note twice its state size (the bound, "order up to 14"
+// where the widest channel, with two real poles, is of order 12).
+func TestNoteOrders(t *testing.T) {
+	for _, c := range []struct {
+		lay        layouts.Layout
+		variant    string
+		importOpts map[string]string
+	}{
+		{layouts.S4D, "ssm", map[string]string{"dt-transform": "exp"}},
+		{layouts.S4D, "minimal", map[string]string{"dt-transform": "exp"}},
+		{layouts.StripedHyena, "", nil},
+	} {
+		variant := string(c.lay) + " " + c.variant
 		bank := randomModal(t, 1, 3)
-		o := layouts.Options{Values: map[string]string{"variant": variant}}
-		named, _, err := layouts.Export(filters.Document{Bank: bank}, layouts.S4D, o, "")
+		o := layouts.Options{}
+		if c.variant != "" {
+			o.Values = map[string]string{"variant": c.variant}
+		}
+		named, _, err := layouts.Export(filters.Document{Bank: bank}, c.lay, o, "")
 		if err != nil {
 			t.Fatal(err)
 		}
 		src := layouts.NamedSource(named)
-		l, err := layouts.Find(src.Arrays(), layouts.S4D, "")
+		l, err := layouts.Find(src.Arrays(), c.lay, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := layouts.Import(src, l, layouts.Options{Values: map[string]string{"dt-transform": "exp"}})
+		r, err := layouts.Import(src, l, layouts.Options{Values: c.importOpts})
 		if err != nil {
 			t.Fatal(err)
 		}
