@@ -648,6 +648,45 @@ func TestFlagValueErrors(t *testing.T) {
 	}
 }
 
+// TestNonFiniteFloatFlags: every float flag refuses NaN, an infinity and a value beyond
+// float64 in the same words, as a command-line mistake (exit 2), without echoing the value
+// (notFinite). distill and train echoed it ("--tol NaN is out of range", "--lr +Inf is out of
+// range", "--cutoff NaN outside (0, 1]", "--max-radius NaN is outside …"), preset called it
+// "not a number (the number is not finite)", a layout's number option quoted it.
+func TestNonFiniteFloatFlags(t *testing.T) {
+	dir := t.TempDir()
+	f := writeDoc(t, dir, "f.json", filters.Document{Filter: testFilter(t)})
+	lru := filepath.Join("..", "testdata", "layouts", "lru_64.pt")
+	for _, tc := range []struct {
+		cmd  []string
+		flag string
+	}{
+		{[]string{"distill", f, "--length", "64"}, "tol"},
+		{[]string{"distill", f, "--length", "64"}, "lr"},
+		{[]string{"distill", f, "--length", "64"}, "suggest-tol"},
+		{[]string{"distill", f, "--length", "64"}, "max-radius"},
+		{[]string{"train", "--task", "delay"}, "tol"},
+		{[]string{"train", "--task", "delay"}, "lr"},
+		{[]string{"train", "--task", "delay"}, "cutoff"},
+		{[]string{"train", "--task", "delay"}, "max-radius"},
+		{[]string{"preset", "s4d-lin"}, "dt"},
+		{[]string{"import", lru}, "step-rescale"},
+		{[]string{"distill", lru}, "step-rescale"},
+	} {
+		for _, v := range []string{"NaN", "nan", "Inf", "+Inf", "-inf", "1e999", "-1e400"} {
+			args := append(slices.Clip(tc.cmd), "--"+tc.flag, v, "-o", filepath.Join(dir, "out.json"))
+			r := run(t, "", args...)
+			want := fmt.Sprintf("ssmlab: %s: --%s: want a finite number (within ±1.8e+308); see 'ssmlab %[1]s --help'\n", tc.cmd[0], tc.flag)
+			if r.code != ExitUsage || r.stdout != "" || r.stderr != want {
+				t.Errorf("%v: want exit 2 and %q; got %v", args, want, r)
+			}
+		}
+	}
+	if names := numtest.DirNames(t, dir); !slices.Equal(names, []string{"f.json"}) {
+		t.Errorf("left %v", names)
+	}
+}
+
 // TestFlagGivenTwice: a flag given twice is a command-line mistake naming the flag, in every
 // command (pflag kept the last value without a word: preset butter --order 6 --order 4 wrote
 // an order-4 filter). The flags that take several values (--label, --orders, --id, --pair)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 )
@@ -121,6 +122,14 @@ func (o optionValue) String() string {
 }
 
 func (o optionValue) Set(v string) error {
+	for _, opt := range layouts.OptionList {
+		if opt.Name != o.name || opt.Kind != "float" {
+			continue
+		}
+		if _, err := parseFinite(v); errors.Is(err, presets.ErrNotFinite) {
+			return err // as every float flag
+		}
+	}
 	if err := layouts.CheckValue(o.name, v); err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/ssmlab/ssmlab/filters/filterfile"
 	"github.com/ssmlab/ssmlab/internal/sigexit"
 	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/sessions"
 )
 
@@ -329,13 +330,17 @@ var flagWants = map[string]string{
 // flagError words a value that a flag cannot parse for people: pflag's 'invalid argument
 // "abc" for "--impulse" flag: strconv.ParseInt: parsing "abc": invalid syntax' becomes
 // '--impulse "abc": want a whole number'; a flag of ssmlab's own type (--order) gives its own
-// reason. Other errors pass unchanged.
+// reason, and a float flag's value that is not finite is refused as notFinite says. Other
+// errors pass unchanged.
 func flagError(err error) error {
 	var ive *pflag.InvalidValueError
 	if !errors.As(err, &ive) || ive.Unwrap() == nil {
 		return err
 	}
 	f := ive.GetFlag()
+	if errors.Is(err, presets.ErrNotFinite) {
+		return notFinite(f.Name)
+	}
 	want, ok := flagWants[f.Value.Type()]
 	var ne *strconv.NumError
 	switch {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/userfile"
+	"github.com/ssmlab/ssmlab/presets"
 	"github.com/ssmlab/ssmlab/sessions"
 	"github.com/ssmlab/ssmlab/sessions/layouts"
 	"github.com/ssmlab/ssmlab/train"
@@ -60,13 +61,13 @@ func addJobFlags(f *pflag.FlagSet, j *jobFlags) {
 	j.maxRadius = radiusFlag{d.MaxRadius}
 	f.Var(&j.maxRadius, "max-radius", "the pole-radius bound of --constraint radius: every pole of a fit stays inside it; auto (a job file's 0): "+train.AutoRadiusRule+", or a number in (0, 1 - 1e-10] (closer to 1 for kernels that decay more slowly than its powers)")
 	f.StringVar(&j.optimizer, "optimizer", d.Optimizer.Name, "adam or adamw")
-	f.Float64Var(&j.lr, "lr", d.Optimizer.LR, "the learning rate")
+	float64Var(f, &j.lr, "lr", d.Optimizer.LR, "the learning rate")
 	f.StringVar(&j.schedule, "schedule", d.Optimizer.Schedule, "constant or cosine")
 	j.loss = d.Loss
 	f.Var(choiceFlag[train.Loss]{&j.loss, train.Losses}, "loss", train.Choices(train.Losses))
 	f.IntVar(&j.steps, "steps", d.Steps, "optimisation steps")
 	f.IntVar(&j.refine, "refine", d.Refine, "Levenberg–Marquardt iterations: per order of the variable projection (hankel init, rtf or modal); after the optimiser otherwise (mse/relative loss; rtf: then a least-squares refit of the numerator; rotation: up to n = 64 at L = 1024); 0: none")
-	f.Float64Var(&j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL`, below 1 (0: run all steps)")
+	float64Var(f, &j.tol, "tol", 0, "stop once every channel's relative L2 error is at most `TOL`, below 1 (0: run all steps)")
 	f.Uint64Var(&j.seed, "seed", 0, "the random seed (results are deterministic for a seed)")
 	f.StringVar(&j.backend, "backend", string(train.BackendCPU), train.Choices(train.BackendNames))
 	f.StringVarP(&j.out, "output", "o", "-", "write the fitted filter (a bank for several channels) to `OUT`")
@@ -434,7 +435,7 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 	cmd.Flags().Lookup("tol").Usage += "; --order auto: the relative error each channel's order is suggested for (default 1e-3)"
 	lf = addLayoutFlags(cmd.Flags(), forDistill)
 	cmd.Flags().IntVar(&length, "length", train.DefaultKernelLength, "kernel length `L` taken from a filter TARGET (kernels are fitted at their own length), and of a checkpoint's layers that record none (S4D, StripedHyena, RTF without trunc_len, S4 without l_kernel), whose kernels are made for it (S4D dss, S4)")
-	cmd.Flags().Float64Var(&suggestTol, "suggest-tol", 1e-3, "the relative error the suggested order is computed for")
+	float64Var(cmd.Flags(), &suggestTol, "suggest-tol", 1e-3, "the relative error the suggested order is computed for")
 	cmd.Flags().StringVar(&tensor, "tensor", "", "the array, or the prefix of the layer, to read from a TARGET file holding several (.npz, .safetensors, .pt)")
 	return cmd
 }
@@ -532,7 +533,7 @@ The job flags are those of distill; the report's errors are relative prediction 
 	f.StringVar(&data, "data", "", "sysid: the input/output data `FILE`")
 	f.IntVar(&length, "length", 8192, "delay: the sequence length")
 	f.IntVar(&delay, "delay", 64, "delay: the delay in samples")
-	f.Float64Var(&cutoff, "cutoff", 0.5, "delay: the noise band as a fraction of the Nyquist frequency")
+	float64Var(f, &cutoff, "cutoff", 0.5, "delay: the noise band as a fraction of the Nyquist frequency")
 	f.IntVar(&klen, "kernel-length", 256, "the length of the fitted kernel")
 	return cmd
 }
@@ -756,6 +757,9 @@ type radiusFlag struct{ r float64 }
 func (f *radiusFlag) String() string { return train.MaxRadiusText(f.r) }
 
 func (f *radiusFlag) Set(v string) error {
+	if _, err := parseFinite(v); errors.Is(err, presets.ErrNotFinite) {
+		return err // as every float flag
+	}
 	r, err := train.ParseMaxRadius(v)
 	if err != nil {
 		return err
