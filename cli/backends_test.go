@@ -84,10 +84,17 @@ func TestBackendFlagWithoutGPU(t *testing.T) {
 	}
 
 	for _, name := range []string{"gpu", "gpu64"} {
-		r = run(t, "", "distill", in, "--order", "3", "--length", "64", "--backend", name)
-		want := "ssmlab: --backend " + name + ": no GPU backend on this machine: " + reason + "; use --backend cpu or auto\n"
-		if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
-			t.Errorf("%s: %v\nwant stderr %q", name, r, want)
+		for _, args := range [][]string{
+			{"distill", in, "--order", "3", "--length", "64"},
+			{"train", "--task", "delay", "--order", "3", "--steps", "1", "--length", "64", "--kernel-length", "16", "--delay", "4"},
+		} {
+			r = run(t, "", append(args, "--backend", name)...)
+			// "ssmlab: problem", as every failure not of one file (it read "ssmlab: --backend
+			// gpu: …", a command-line mistake's form without its command, at exit 1).
+			want := "ssmlab: no GPU backend on this machine for --backend " + name + ": " + reason + "; use --backend cpu or auto\n"
+			if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
+				t.Errorf("%s %s: %v\nwant stderr %q", args[0], name, r, want)
+			}
 		}
 	}
 }

@@ -226,11 +226,13 @@ func addPolesFlag(f *pflag.FlagSet, j *jobFlags) {
 }
 
 // backendFor resolves --backend with train.SelectBackend, saying on stderr which backend
-// auto chose and why; gpu or gpu64 without a GPU fails with the reason.
+// auto chose and why. gpu or gpu64 without a GPU is a failure of the run, not of the command
+// line (exit 1, "ssmlab: problem", naming the flag in it): the same line runs on a machine
+// with one, and a script tells a line to fix from a run that could not be done here.
 func backendFor(name train.BackendName, stderr io.Writer) (train.Backend, error) {
 	b, err := train.SelectBackend(name, func(line string) { fmt.Fprintf(stderr, "backend: %s\n", line) })
 	if errors.Is(err, train.ErrNoGPU) {
-		return nil, failf("--backend %s: no GPU backend on this machine: %s; use --backend cpu or auto", name, train.NoGPUReason(err))
+		return nil, failf("no GPU backend on this machine for --backend %s: %s; use --backend cpu or auto", name, train.NoGPUReason(err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--backend %q is not a backend (want %s)", name, train.Choices(train.BackendNames))
