@@ -534,18 +534,18 @@ func runExport(s *streams, src string, o exportOptions) error {
 // outside [1, 1048576]"), keeping what err says around it: the source and the item it is
 // about (`s.ssmlab: f3 ("tf"): --length 64 applies …`), which of several items it refuses.
 // Any error of the options alone, which no input was read for, is a command-line mistake
-// (exit 2).
+// (exit 2). An err that words the option its own way, its message not holding the
+// OptionError's, is kept whole, its source with it: the option's refusal alone dropped it.
 func flagMistake(err error) error {
 	oe := (*sessions.OptionError)(nil)
 	if !errors.As(err, &oe) {
 		return err
 	}
 	msg, opt := err.Error(), oe.Error()
-	i := strings.LastIndex(msg, opt)
-	if i < 0 {
-		return fmt.Errorf("--%w", oe)
+	if i := strings.LastIndex(msg, opt); i >= 0 {
+		msg = msg[:i] + "--" + msg[i:]
 	}
-	return &flagMistakeError{msg: msg[:i] + "--" + msg[i:], err: err}
+	return &flagMistakeError{msg: msg, err: err}
 }
 
 // flagMistakeError is an error whose message names its option as a flag (flagMistake).

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"math/cmplx"
@@ -636,6 +637,35 @@ func TestExportOptionRefusalNamesItem(t *testing.T) {
 	oneErrorLine(t, r, ExitUsage, "; with no layout named, a tf filter is written in the rtf layout")
 	if _, err := os.Stat(out); err == nil {
 		t.Errorf("a refused export wrote %s", out)
+	}
+}
+
+// rewordedError words an error its own way, as a wrapper may: its message does not hold the
+// error it wraps.
+type rewordedError struct {
+	msg string
+	err error
+}
+
+func (e rewordedError) Error() string { return e.msg }
+func (e rewordedError) Unwrap() error { return e.err }
+
+// TestFlagMistakeKeepsSource: an option's refusal inside an error that words it its own way
+// keeps that error's words whole, the file first, as a command-line mistake (exit 2). It gave
+// "--length 1 is below …" alone, without the checkpoint's path.
+func TestFlagMistakeKeepsSource(t *testing.T) {
+	oe := &sessions.OptionError{Option: "length", Value: "1", Why: " is below the 2 samples a fit needs"}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("ck.safetensors: %w", oe), "ck.safetensors: --length 1 is below the 2 samples a fit needs"},
+		{fmt.Errorf("ck.safetensors: %w", rewordedError{"layer \"h.0\": length 1 is too short to fit", oe}), `ck.safetensors: layer "h.0": length 1 is too short to fit`},
+	} {
+		err := flagMistake(c.err)
+		if err.Error() != c.want || !errors.As(err, new(*sessions.OptionError)) || errors.As(err, new(*failure)) {
+			t.Errorf("flagMistake(%q) = %q, want %q, of the OptionError, no failure", c.err, err, c.want)
+		}
 	}
 }
 
