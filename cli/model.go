@@ -243,7 +243,7 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		fmt.Fprintf(s.err, "wrote %s (%s); when every shard is done: ssmlab merge %s -o %s\n", out, plural.Count(len(results), "unit"), strings.Replace(out, fmt.Sprintf("shard-%d-of", shard.Index), "shard-*-of", 1), j.out)
 		return nil
 	}
-	return s.writeDistilled(ck, results, opts, j.out, format, m.force)
+	return s.writeDistilled(ck, results, opts, j.out, format, m.force, dir)
 }
 
 // jsonItemFile says what path is ("a filter file (bank of 3 tf channels of order 4)", "a
@@ -563,8 +563,10 @@ func (g gatedStore) Save(r *plan.UnitResult) error {
 	})
 }
 
-// writeDistilled assembles and writes the distilled checkpoint and its manifest.
-func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitResult, opts plan.Options, out string, format arrays.Format, force bool) error {
+// writeDistilled assembles and writes the distilled checkpoint and its manifest. Its summary
+// ends by saying that workDir, where distill kept the units it fitted ("" for merge, which
+// fitted none), stays, what for, and that it can go: nothing else said that OUT.work was left.
+func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitResult, opts plan.Options, out string, format arrays.Format, force bool, workDir string) error {
 	a, err := sessions.Assemble(ck, results, sessions.DistilledOptions{Format: format, Options: opts, Force: force})
 	if err != nil {
 		return failf("%s: %w", out, err)
@@ -626,8 +628,12 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	default:
 		asWritten = fmt.Sprintf("; those are the fits': as written, with the layers written anyway, up to %.3g from the targets", written)
 	}
-	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s, %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable%s\n",
-		out, format, len(a.Tensors()), strings.Join(lw, ", "), rb, out, chans, worst, unstable, asWritten)
+	kept := ""
+	if workDir != "" {
+		kept = fmt.Sprintf("; the units fitted stay in %s (the same command run again takes them from there), which can be removed", workDir)
+	}
+	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s, %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable%s%s\n",
+		out, format, len(a.Tensors()), strings.Join(lw, ", "), rb, out, chans, worst, unstable, asWritten, kept)
 	return nil
 }
 
@@ -719,7 +725,7 @@ that end with it.`,
 			s.describePlan(ck, units, opts)
 			fmt.Fprintf(s.err, "merging %d parts: %d units\n", len(parts), len(units))
 			s.unitWarnings(results, out+".manifest.json")
-			return s.writeDistilled(ck, results, opts, out, format, force)
+			return s.writeDistilled(ck, results, opts, out, format, force, "")
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the distilled checkpoint to `OUT` (.safetensors, .pt or .npz) and its manifest to OUT.manifest.json")

@@ -442,7 +442,7 @@ func TestDistillModelForcedSaysSo(t *testing.T) {
 			t.Errorf("layer %s: read back to %.3g, its channels at worst %.3g", l.Prefix, readBackOf(l), worst)
 		}
 	}
-	if want := fmt.Sprintf("; those are the fits': as written, with the layers written anyway, up to %.3g from the targets\n", written); !strings.Contains(r.stderr, want) {
+	if want := fmt.Sprintf("; those are the fits': as written, with the layers written anyway, up to %.3g from the targets; the units fitted stay in %s.work ", written, out); !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 	}
 }
@@ -1333,6 +1333,31 @@ func TestDistillMessagesReadWell(t *testing.T) {
 			if !strings.Contains(r.stderr, w) {
 				t.Errorf("%s: stderr lacks %q:\n%s", strings.Join(tc.args, " "), w, r.stderr)
 			}
+		}
+	}
+}
+
+// TestDistillSaysWorkDirKept: distill CKPT -o OUT's summary, its last line, ends by saying
+// that the work directory stays (OUT.work, or --work-dir's), what for and that it can go:
+// it was left without a word.
+func TestDistillSaysWorkDirKept(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "lru.pt")
+	for _, c := range []struct {
+		args []string
+		work string
+	}{
+		{nil, out + ".work"},
+		{[]string{"--work-dir", filepath.Join(dir, "w")}, filepath.Join(dir, "w")},
+	} {
+		r := run(t, "", append([]string{"distill", "../testdata/layouts/lru_64.pt", "--order", "4", "-o", out}, c.args...)...)
+		want := "; the units fitted stay in " + c.work + " (the same command run again takes them from there), which can be removed\n"
+		lines := strings.SplitAfter(r.stderr, "\n")
+		if last := lines[len(lines)-2]; r.code != 0 || !strings.HasPrefix(last, "wrote "+out+" ") || !strings.HasSuffix(last, want) {
+			t.Errorf("%v: want the last line to end %q; got %v", c.args, want, r)
+		}
+		if units, _ := filepath.Glob(filepath.Join(c.work, "unit-*.json")); len(units) != 1 {
+			t.Errorf("%v: %s holds %v, want the unit", c.args, c.work, units)
 		}
 	}
 }
