@@ -930,10 +930,11 @@ func TestBrokenJSONNamedLikeCSV(t *testing.T) {
 
 // TestImportOneChannelNote: a layer read as a bank of one channel (one --pair of a
 // multi-input multi-output layer) is "a bank of 1 diagonal channel", not "1 diagonal
-// channels" (QA).
+// channels" (QA), "of order 8", its order, where it said "of order up to 8", the bound of
+// the layer's state size (2 per complex mode) for one channel.
 func TestImportOneChannelNote(t *testing.T) {
 	r := run(t, "", "import", filepath.Join("..", "testdata", "layouts", "lru_64.pt"), "--pair", "0,1", "-o", filepath.Join(t.TempDir(), "x.json"))
-	if r.code != 0 || !strings.Contains(r.stderr, "→ bank of 1 diagonal channel of order up to 8 (") {
+	if r.code != 0 || !strings.Contains(r.stderr, "→ bank of 1 diagonal channel of order 8 (") {
 		t.Errorf("want the note of a bank of 1 diagonal channel; got %v", r)
 	}
 	// The default pairs are named by their indices, as --pair's are, not as "(h, h)".

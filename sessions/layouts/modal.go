@@ -682,7 +682,7 @@ func (lruLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %s of order up to %d (S4 convention)", plural.Count(len(bank.Channels), "diagonal channel"), 2*n)),
+	return Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %s of %s (S4 convention)", plural.Count(len(bank.Channels), "diagonal channel"), orderText(bank))),
 		Warnings: []string{warn}, Pairs: []string{warn}}, nil
 }
 
@@ -785,7 +785,7 @@ func (s5Layout) read(t *tensors, l Layer, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	r := Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %s of order up to %d (%s, S4 convention)", plural.Count(len(bank.Channels), "diagonal channel"), 2*n, disc)),
+	r := Result{Bank: bank, MIMO: m, Note: t.note(fmt.Sprintf("bank of %s of %s (%s, S4 convention)", plural.Count(len(bank.Channels), "diagonal channel"), orderText(bank), disc)),
 		Warnings: []string{warn}, Pairs: []string{warn}}
 	if bidir {
 		// The pairs are the forward part's; the whole layer stacks the reverse scan's

@@ -63,7 +63,7 @@ func (sosLayout) read(t *tensors, l Layer, o Options) (Result, error) {
 		}
 		bank.Channels[c] = f
 	}
-	what := fmt.Sprintf("bank of %s of order up to %d (%d sections each)", plural.Count(chans, "zpk channel"), maxOrder(bank), width)
+	what := fmt.Sprintf("bank of %s of %s (%d sections each)", plural.Count(chans, "zpk channel"), orderText(bank), width)
 	if single {
 		what = fmt.Sprintf("zpk filter of order %d (%d sections)", bank.Channels[0].Order(), width)
 	}
