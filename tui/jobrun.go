@@ -396,7 +396,9 @@ func (a *app) finish(j *job, msg jobDoneMsg) error {
 		}
 		it.Filter, it.Bank = nil, b
 	}
-	origin := sessions.Origin{Note: fmt.Sprintf("job #%d from %s: rel error %s", j.num, a.sourceName(j), sci(res.MaxRelError)), Target: j.sourceID, Job: j.id}
+	// the worst channel's error, named as the job's row names it ("worst error"): unnamed,
+	// "rel error" read as the mean the status line gives beside it
+	origin := sessions.Origin{Note: fmt.Sprintf("job #%d from %s: worst error %s", j.num, a.sourceName(j), sci(res.MaxRelError)), Target: j.sourceID, Job: j.id}
 	// added without moving the selection: the user may be busy elsewhere
 	id, err := a.add(it, origin, true)
 	if err != nil {

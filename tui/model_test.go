@@ -588,6 +588,11 @@ func TestDistillFinishes(t *testing.T) {
 	if m.sel != src.id {
 		t.Error("a finished job moved the selection")
 	}
+	// Its origin names its error as the job's row does, the worst channel's: "rel error"
+	// alone read as the mean the status line gives beside the worst (QA).
+	if want := "job #1 from ring: worst error " + sci(j.report.MaxRelError); res.origin.Note != want {
+		t.Errorf("the result's origin note %q, want %q", res.origin.Note, want)
+	}
 	// A backend other than the CPU is named.
 	if want := "job #1 done on gpu: added ring~rtf2"; !strings.HasPrefix(m.status.text, want) {
 		t.Errorf("status %q, want %q…", m.status.text, want)

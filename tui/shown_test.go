@@ -220,7 +220,7 @@ func TestJobOfDeletedSource(t *testing.T) {
 	runCmd(t, m, cmd, 0)
 	j := m.jobs[0]
 	res := m.entry(j.resultID)
-	if j.state() != sessions.JobDone || res == nil || res.name != "ring~rtf2" || res.origin.Note != "job #1 from ring: rel error 0.125" || res.origin.Target != "" {
+	if j.state() != sessions.JobDone || res == nil || res.name != "ring~rtf2" || res.origin.Note != "job #1 from ring: worst error 0.125" || res.origin.Target != "" {
 		t.Fatalf("job %s (%s), result %+v", j.state(), j.report.Error, res)
 	}
 	if s := screen(m); !strings.Contains(s, "#1 ring→rtf2") || strings.Contains(s, "removed") {
