@@ -62,15 +62,7 @@ func (m *Model) saveSession(path string, over bool, then afterSave) tea.Cmd {
 		path = m.sess.Path
 	}
 	if path == "" {
-		m.openDialog(newPrompt("save the session", "path (a session file, .ssmlab):", defaultPath(m.dir, "session", sessions.Extension),
-			func(m *Model, text string) tea.Cmd {
-				if text == "" {
-					// say so: the quit or open that waited on this save does not happen either
-					m.setStatus(levelWarn, "nothing saved: the path was empty")
-					return nil
-				}
-				return m.saveSession(expandHome(text), false, then)
-			}))
+		m.askSessionPath(freePath(defaultPath(m.dir, "session", sessions.Extension)), then)
 		return nil
 	}
 	r := saveReq{path: path, over: over, then: then}
@@ -81,6 +73,21 @@ func (m *Model) saveSession(path string, over bool, then afterSave) tea.Cmd {
 	m.disk.busy = true
 	m.setStatus(levelInfo, "saving the session to "+path+"…")
 	return saveSessionCmd(m.deps.Store, m.snapshot(), r)
+}
+
+// askSessionPath asks where to save the untitled session, suggesting path, a file that
+// does not exist yet (freePath: a few lstat calls, which the event loop can afford), so that
+// enter never asks to overwrite another.
+func (m *Model) askSessionPath(path string, then afterSave) {
+	m.openDialog(newPrompt("save the session", "path (a session file, .ssmlab):", path,
+		func(m *Model, text string) tea.Cmd {
+			if text == "" {
+				// say so: the quit or open that waited on this save does not happen either
+				m.setStatus(levelWarn, "nothing saved: the path was empty")
+				return nil
+			}
+			return m.saveSession(expandHome(text), false, then)
+		}))
 }
 
 func (m *Model) onSessionSaved(msg sessionSavedMsg) tea.Cmd {

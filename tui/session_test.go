@@ -70,6 +70,44 @@ func names(s *sessions.Session) []string {
 	return out
 }
 
+// TestSaveSuggestsAFreeName: ctrl+s on an untitled session suggests a file that does not exist
+// yet, session-3.ssmlab beside somebody's session.ssmlab and session-2.ssmlab, so that enter
+// saves without asking to overwrite (it suggested session.ssmlab, then asked "overwrite?");
+// saved, ctrl+s saves to that file without asking where.
+func TestSaveSuggestsAFreeName(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	theirs := []string{filepath.Join(m.dir, "session.ssmlab"), filepath.Join(m.dir, "session-2.ssmlab")}
+	for _, p := range theirs {
+		if err := os.WriteFile(p, []byte("somebody's\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addPreset(t, m, "pair")
+	keys(t, m, "ctrl+s")
+	want := filepath.Join(m.dir, "session-3.ssmlab")
+	p, ok := dialogOf[*prompt](m)
+	if !ok {
+		t.Fatalf("ctrl+s on an untitled session opened %T", m.dialog)
+	}
+	if got := p.input.Value(); got != want {
+		t.Fatalf("ctrl+s on an untitled session suggests %s, want %s", got, want)
+	}
+	keys(t, m, "enter")
+	if m.dialog != nil || m.sess.Path != want || !slices.Equal(names(loadSession(t, want)), []string{"pair"}) {
+		t.Fatalf("enter: dialog %T, session's file %q, status %q", m.dialog, m.sess.Path, m.status.text)
+	}
+	for _, p := range theirs {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "somebody's\n" {
+			t.Errorf("%s changed: %q, %v", p, b, err)
+		}
+	}
+	addPreset(t, m, "ring")
+	keys(t, m, "ctrl+s")
+	if m.dialog != nil || len(loadSession(t, want).Order()) != 2 {
+		t.Errorf("ctrl+s on a saved session: dialog %T, status %q", m.dialog, m.status.text)
+	}
+}
+
 // TestSaveToOpenedSession: opened from s1.ssmlab, ctrl+s and :w save to it, q with unsaved
 // work saves to it too; :save-session PATH saves as PATH, which is the session's file from
 // then on (issue 21 item 2: "q, s wrote resonator2.json and left s1.ssmlab unchanged").

@@ -501,6 +501,18 @@ func TestTmuxQuitRunningJob(t *testing.T) {
 	r.wait("opened session.ssmlab", "butter4", "interrupted")
 	r.keys("q")
 	r.waitExit()
+	// an untitled session beside it: ctrl+s suggests a name no file has, and enter saves
+	// there without asking to overwrite session.ssmlab (it suggested that, then asked)
+	r.start()
+	r.wait("filters (0)")
+	r.command("preset butter order=2")
+	r.wait("added butter2")
+	r.keys("C-s")
+	r.wait("save the session", "session-2.ssmlab")
+	r.keys("Enter")
+	r.wait("saved the session (1 item(s)) to session-2.ssmlab")
+	r.keys("q")
+	r.waitExit()
 }
 
 // TestTmuxInaccurateConversionAsks: issue 21 item 4's steps, a filter then tab tab n →, on
