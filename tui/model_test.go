@@ -1124,6 +1124,35 @@ func TestSmallScreensShowPlots(t *testing.T) {
 	}
 }
 
+// TestShortScreensKeepTheRepresentation: under 24 rows, with the plots focused, the
+// representation is a strip over them, saying the form, the order, the stability and the
+// conversion's accuracy; it was hidden at 60×20, leaving the form only in the list and the
+// accuracy nowhere.
+func TestShortScreensKeepTheRepresentation(t *testing.T) {
+	for _, size := range [][2]int{{60, 20}, {80, 20}, {60, 14}} {
+		m := newTestModel(t, size[0], size[1], nil)
+		addPreset(t, m, "pair")
+		keys(t, m, ":")
+		typeText(t, m, "convert tf")
+		keys(t, m, "enter")
+		rep := m.selected().lastReport()
+		if rep == nil {
+			t.Fatalf("%v: no conversion report (status %q)", size, m.status.text)
+		}
+		m.setFocus(panePlots)
+		send(t, m, statusMsg{}) // a message: relayout
+		s := screen(m)
+		want := []string{"representation · pair", "plots · L=64", "impulse", "tf · order 2 · stable",
+			fmt.Sprintf("zpk → tf: rel error %s", filters.RelErrorText(rep.RelError))}
+		for _, w := range want {
+			if !strings.Contains(s, w) {
+				t.Errorf("%v, the plots focused: no %q in\n%s", size, w, s)
+			}
+		}
+		checkSize(t, m.View(), size[0], size[1])
+	}
+}
+
 // TestSmallThingsSaySo: a key of another pane says where it works (a in the representation
 // did nothing and said nothing); a response that overflows before the shortest L does not
 // advise shortening L; the "too small" line fits a tiny window (it was cut to "ssmlab: wind").

@@ -228,9 +228,6 @@ func (p *plotsPane) title() string {
 	if len(kinds) < on {
 		t += fmt.Sprintf(" · %d of %d (p: more)", len(kinds), on)
 	}
-	if p.m.lay.mode == layoutNarrow && p.m.lay.repr.h == 0 {
-		t += " · tab: repr"
-	}
 	return t
 }
 

@@ -21,7 +21,73 @@ func (r *reprPane) render(d reprData, focused bool) string {
 	if d.message != "" {
 		return placeText(w, h, st.dim.Render(d.message))
 	}
+	line := r.tabsLine(d)
+	if h <= reprStripRows-2 {
+		return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(r.compact(d, line, h), "\n"))
+	}
 	var head []string
+	head = append(head, line)
+	head = append(head, ansi.Truncate(st.dim.Render(d.info), w, "…"))
+	// the conversion report
+	switch {
+	case d.view != nil && d.view.pending:
+		head = append(head, st.dim.Render(fmt.Sprintf("converting %s → %s…", d.native, r.tab)))
+	case d.view != nil && d.view.err != nil:
+		head = append(head, wrapLines(st.err, "✗ "+d.view.err.Error(), w, 3)...)
+	case d.view != nil:
+		head = append(head, reportLines(st, d.view.rep, w)...)
+		head = append(head, st.dim.Render(fmt.Sprintf("viewing a conversion: c makes %s %s", d.name, r.tab)))
+	case d.last != nil:
+		head = append(head, reportLines(st, *d.last, w)...)
+	}
+	editLines := 0
+	if r.editing {
+		editLines = 1
+	}
+	avail := h - len(head) - editLines
+	body := r.tablesView(d, w, avail, focused)
+	lines := append(head, body...)
+	if r.editing {
+		lines = append(lines, ansi.Truncate(st.accent.Render("edit "+r.editLabel+" = ")+r.input.View(), w, "…"))
+	}
+	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(lines, "\n"))
+}
+
+// compact is the pane in h rows of a strip (reprStripRows): the form shown, with the order
+// and the stability; the accuracy of the conversion viewed, or of the one that made the
+// filter; then its first warning, or the tabs.
+func (r *reprPane) compact(d reprData, tabs string, h int) []string {
+	st, w := r.m.st, r.width
+	info := d.info
+	if d.view != nil {
+		info = fmt.Sprintf("%s view of %s", r.tab, info)
+	}
+	lines := []string{ansi.Truncate(st.dim.Render(info), w, "…")}
+	var rep *filters.Report
+	switch {
+	case d.view != nil && d.view.pending:
+		lines = append(lines, st.dim.Render(fmt.Sprintf("converting %s → %s…", d.native, r.tab)))
+	case d.view != nil && d.view.err != nil:
+		lines = append(lines, ansi.Truncate(st.err.Render("✗ "+oneLine(d.view.err)), w, "…"))
+	case d.view != nil:
+		rep = &d.view.rep
+	case d.last != nil:
+		rep = d.last
+	}
+	if rep != nil {
+		lines = append(lines, ansi.Truncate(reportLine(st, *rep), w, "…"))
+		if len(rep.Warnings) > 0 {
+			lines = append(lines, ansi.Truncate(st.warn.Render("⚠ "+rep.Warnings[0]), w, "…"))
+		}
+	}
+	lines = append(lines, tabs)
+	return lines[:min(len(lines), h)]
+}
+
+// tabsLine is the forms' tabs, the native one starred and the shown one bracketed: full
+// names when they fit, short ones otherwise; a kernel's one tab.
+func (r *reprPane) tabsLine(d reprData) string {
+	st, w := r.m.st, r.width
 	// tabs: full names when they fit, short ones otherwise
 	shownForm := d.native
 	if r.tab != "" {
@@ -54,35 +120,11 @@ func (r *reprPane) render(d reprData, focused bool) string {
 	if d.kernel != nil {
 		line = st.tabActive.Render("[kernel]")
 	}
-	head = append(head, ansi.Truncate(line, w, "…"))
-	head = append(head, ansi.Truncate(st.dim.Render(d.info), w, "…"))
-	// the conversion report
-	switch {
-	case d.view != nil && d.view.pending:
-		head = append(head, st.dim.Render(fmt.Sprintf("converting %s → %s…", d.native, r.tab)))
-	case d.view != nil && d.view.err != nil:
-		head = append(head, wrapLines(st.err, "✗ "+d.view.err.Error(), w, 3)...)
-	case d.view != nil:
-		head = append(head, reportLines(st, d.view.rep, w)...)
-		head = append(head, st.dim.Render(fmt.Sprintf("viewing a conversion: c makes %s %s", d.name, r.tab)))
-	case d.last != nil:
-		head = append(head, reportLines(st, *d.last, w)...)
-	}
-	editLines := 0
-	if r.editing {
-		editLines = 1
-	}
-	avail := h - len(head) - editLines
-	body := r.tablesView(d, w, avail, focused)
-	lines := append(head, body...)
-	if r.editing {
-		lines = append(lines, ansi.Truncate(st.accent.Render("edit "+r.editLabel+" = ")+r.input.View(), w, "…"))
-	}
-	return lipgloss.NewStyle().Width(w).Height(h).MaxHeight(h).Render(strings.Join(lines, "\n"))
+	return ansi.Truncate(line, w, "…")
 }
 
-// reportLines describes a conversion report: the error and condition, then each warning.
-func reportLines(st *styles, rep filters.Report, w int) []string {
+// reportLine is a conversion report's error and condition, in a line to wrap or cut.
+func reportLine(st *styles, rep filters.Report) string {
 	errStyle := st.ok
 	if rep.RelError > filters.MaxRelError {
 		errStyle = st.warn
@@ -95,7 +137,12 @@ func reportLines(st *styles, rep filters.Report, w int) []string {
 	if rep.Conditioned { // a conversion without a step that loses digits has no condition to give
 		line += ", condition " + condStyle.Render(sci(rep.Condition))
 	}
-	out := strings.Split(lipgloss.NewStyle().Width(max(8, w)).Render(line), "\n")
+	return line
+}
+
+// reportLines describes a conversion report: the error and condition, then each warning.
+func reportLines(st *styles, rep filters.Report, w int) []string {
+	out := strings.Split(lipgloss.NewStyle().Width(max(8, w)).Render(reportLine(st, rep)), "\n")
 	if len(out) > 2 {
 		out = out[:2]
 	}

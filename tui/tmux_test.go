@@ -205,11 +205,16 @@ func TestTmux(t *testing.T) {
 	r.wait("done: added butter4~rtf2")
 
 	// at 80×24 the representation and the plots are both on screen; a shorter window shows
-	// one of them, saying how to see the other
+	// the plots under a strip of the representation, which says the form and its stability
+	// (at 60×20 it was hidden)
 	r.Run("resize-window", "-t", r.session, "-x", "80", "-y", "24")
 	r.wait("representation · butter4", "plots · L=")
-	r.Run("resize-window", "-t", r.session, "-x", "80", "-y", "20")
-	r.wait("tab: repr")
+	r.Run("resize-window", "-t", r.session, "-x", "60", "-y", "20")
+	r.poll("the representation's strip at 60×20", func() bool {
+		s := r.capture()
+		top := strings.Split(s, "\n")[0] // the top border, drawn to the 60 columns
+		return len([]rune(top)) == 60 && strings.Contains(s, "representation · butter4") && strings.Contains(s, "zpk · order 4 · stable") && strings.Contains(s, "plots · L=")
+	})
 
 	// quit, discarding the unsaved filters: d asks first, naming them, and n goes back to
 	// the quit question; y discards them, and the autosave goes too

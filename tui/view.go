@@ -13,7 +13,7 @@ type layoutMode int
 
 const (
 	layoutTiny   layoutMode = iota // the focused pane alone
-	layoutNarrow                   // list and jobs on the left, repr and plots (or one of them, when short) on the right
+	layoutNarrow                   // list and jobs on the left, repr and plots (when short, the repr alone or a strip of it over the plots) on the right
 	layoutMedium                   // list and jobs on the left, repr over plots on the right
 	layoutWide                     // list and jobs, repr, plots side by side
 )
@@ -38,6 +38,11 @@ const statusLines = 2
 // representation and the plots one over the other: the one last focused gets the larger
 // part, so that the plots follow an edited cell, and the representation a moved pole.
 const narrowSplitRows = 22
+
+// reprStripRows is the height of the representation's strip over the plots on a shorter
+// screen: its compact rows (reprPane.compact) say the form, the order, the stability and
+// the conversion's accuracy, which hiding the pane left nowhere on screen.
+const reprStripRows = 5
 
 // relayout sizes the panes for the window and hands each child its inner size. Only the root
 // sees tea.WindowSizeMsg; the children get sizes from here.
@@ -101,7 +106,11 @@ func (m *Model) relayout() {
 			case m.main == paneRepr:
 				l.repr = box{rightW, B}
 			default:
-				l.plots = box{rightW, B}
+				strip := reprStripRows
+				if B-strip < 10 { // the plots keep a few rows of curve: the strip drops its tabs
+					strip--
+				}
+				l.repr, l.plots = box{rightW, strip}, box{rightW, B - strip}
 			}
 		}
 	}
@@ -179,8 +188,8 @@ func (m *Model) bodyView() string {
 		return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
 	}
 	left := lipgloss.JoinVertical(lipgloss.Left, list, jobs)
-	right := repr + plots // one of them, on a short screen
-	if repr != "" && plots != "" {
+	right := repr // alone, on a short screen
+	if plots != "" {
 		right = lipgloss.JoinVertical(lipgloss.Left, repr, plots)
 	}
 	return lipgloss.JoinHorizontal(lipgloss.Top, left, right)
