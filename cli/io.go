@@ -215,6 +215,21 @@ func sessionFileError(path string) error {
 	return failf("%[1]s is a session file, not a filter or target file: `ssmlab session info %[1]s` lists its items, `ssmlab export %[1]s --id ID -o ITEM.json` writes one out, and `ssmlab %[1]s` opens it in the workbench", path)
 }
 
+// exportChoice says how export takes one of a file's several layers or arrays: it has no
+// --tensor (nor --list), so the one wanted is imported first; other errors are as they are.
+func exportChoice(src string, err error) error {
+	how := func(what string) string {
+		return fmt.Sprintf("; export writes one: import it first (ssmlab import %s --tensor %s -o ITEM.json) and export ITEM.json", src, what)
+	}
+	if lc := (*layouts.ChoiceError)(nil); errors.As(err, &lc) {
+		return fmt.Errorf("%s: the file holds %d layers: %s%s", src, len(lc.Layers), lc.List(), how("PREFIX"))
+	}
+	if ac := (*sessions.ChoiceError)(nil); errors.As(err, &ac) {
+		return fmt.Errorf("%w%s", err, how("NAME"))
+	}
+	return err
+}
+
 // withHint adds the flag that resolves a choice to a *sessions.ChoiceError.
 func withHint(err error) error {
 	if ce := (*sessions.ChoiceError)(nil); errors.As(err, &ce) {
@@ -582,7 +597,7 @@ func (s *streams) exportItems(src string, ids []string, allowOutside bool) ([]se
 		}
 		it, err := sessions.Import(src, sessions.ImportOptions{})
 		if err != nil {
-			return nil, fail(withHint(err))
+			return nil, fail(exportChoice(src, err))
 		}
 		return []sessions.Item{it}, nil
 	}

@@ -943,3 +943,37 @@ func TestImportOneChannelNote(t *testing.T) {
 		t.Errorf("want the diagonal pairs named; got %v", r)
 	}
 }
+
+// TestExportOfSeveralNamesImport: export reads a file that holds several layers or arrays as
+// import does, but has no --tensor (nor --list) to choose one; its refusal said "choose one
+// with --tensor PREFIX" (layers) or "--tensor NAME picks one; --list shows them" (arrays),
+// which export answers with "unknown flag: --tensor". It says to import the one wanted first.
+func TestExportOfSeveralNamesImport(t *testing.T) {
+	dir := t.TempDir()
+	two := filepath.Join(dir, "two.npz")
+	var named []arrays.Named
+	for _, n := range []string{"a", "b"} {
+		k, err := arrays.New([]int{2, 8}, []float64{1, 0.5, 0.25, 0, 0, 0, 0, 0, 1, -0.5, 0.25, 0, 0, 0, 0, 0})
+		if err != nil {
+			t.Fatal(err)
+		}
+		named = append(named, arrays.Named{Name: n, Array: k})
+	}
+	var buf bytes.Buffer
+	if err := arrays.WriteNPZ(&buf, named, arrays.NPZOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(two, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ src, list, how string }{
+		{"../testdata/scale/hyena_lm.pt", `hyena "backbone.layers.0.mixer.filter_fn."`, "ssmlab import ../testdata/scale/hyena_lm.pt --tensor PREFIX -o ITEM.json"},
+		{two, `"a", "b"`, "ssmlab import " + two + " --tensor NAME -o ITEM.json"},
+	} {
+		r := run(t, "", "export", c.src, "-o", filepath.Join(dir, "x.pt"))
+		oneErrorLine(t, r, ExitFailure, c.list)
+		if !strings.Contains(r.stderr, "export writes one: import it first ("+c.how+") and export ITEM.json") || strings.Contains(r.stderr, "choose one with --tensor") || strings.Contains(r.stderr, "--list") {
+			t.Errorf("export %s: the refusal does not say how export takes one of them: %v", c.src, r)
+		}
+	}
+}
