@@ -1,6 +1,7 @@
 package layouts_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -324,5 +325,36 @@ func TestDtTransformSaid(t *testing.T) {
 		if slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "dt_transform") }) {
 			t.Errorf("%s: --dt-transform exp given, yet %q", file, r.Warnings)
 		}
+	}
+}
+
+// TestHyenaStatelessModuleRefused: an implicit filter whose Sequential has a module without
+// tensors (a Sin built with train_freq=False keeps freq out of the state_dict; another
+// activation has none) cannot be evaluated from the checkpoint; its index was skipped, and
+// the layer imported as Linear → Linear → … with no activation, without a word.
+func TestHyenaStatelessModuleRefused(t *testing.T) {
+	af, err := arrays.Open(filepath.Join(goldenDir, "hyena_64.pt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	var noFreq layouts.NamedSource // the layer without its Sin modules' freq
+	for _, in := range af.Arrays() {
+		if strings.HasSuffix(in.Name, ".freq") {
+			continue
+		}
+		a, err := af.Read(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		noFreq = append(noFreq, arrays.Named{Name: in.Name, Array: a})
+	}
+	l, err := layouts.Find(noFreq.Arrays(), layouts.Hyena, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = layouts.Import(noFreq, l, layouts.Options{})
+	if !errors.Is(err, layouts.ErrInvalid) || !strings.Contains(err.Error(), "implicit_filter.1 holds no tensor") {
+		t.Errorf("an implicit filter without its Sin modules' freq: %v; want a refusal naming implicit_filter.1", err)
 	}
 }

@@ -166,6 +166,13 @@ func hyenaStages(t *tensors, emb int) ([]stage, int, error) {
 		order = append(order, i)
 	}
 	sort.Ints(order)
+	// A module of the Sequential without tensors cannot be evaluated from the checkpoint:
+	// skipping its index would drop an activation, and the kernel with it.
+	for k, i := range order {
+		if i != k {
+			return nil, 0, invalidf("implicit_filter.%d holds no tensor (implicit_filter.%d does): a module whose parameters the checkpoint does not hold (a Sin built with train_freq=False, another activation) cannot be evaluated", k, i)
+		}
+	}
 	var stages []stage
 	width := emb
 	for _, i := range order {
