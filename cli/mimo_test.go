@@ -342,3 +342,45 @@ func TestDistillModelMIMOShards(t *testing.T) {
 		t.Errorf("the merged shards differ from the single run (%v, %v)", err1, err2)
 	}
 }
+
+// TestDistillMarginalMIMONamesFile: an LRU layer with a mode on the unit circle (|λ| =
+// exp(−exp(−30)), 1 − 9e-14) cannot be reduced; the refusal, from the unit's fit, began
+// "ssmlab: layers.0.lru.[0:2]: mode 0: …", naming no file, against every other failure's
+// "ssmlab: FILE: problem".
+func TestDistillMarginalMIMONamesFile(t *testing.T) {
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "lru.npz")
+	var named []arrays.Named
+	for _, a := range []struct {
+		name  string
+		shape []int
+		data  []float64
+	}{
+		{"layers.0.lru.nu_log", []int{2}, []float64{-30, 0}},
+		{"layers.0.lru.theta_log", []int{2}, []float64{0, -1}},
+		{"layers.0.lru.gamma_log", []int{2}, []float64{0, 0}},
+		{"layers.0.lru.B_re", []int{2, 2}, []float64{1, 0.5, -0.5, 1}},
+		{"layers.0.lru.B_im", []int{2, 2}, []float64{0.25, 0, 0, 0.25}},
+		{"layers.0.lru.C_re", []int{2, 2}, []float64{1, 0, 0.5, 1}},
+		{"layers.0.lru.C_im", []int{2, 2}, []float64{0, 0.5, 0, 0}},
+		{"layers.0.lru.D", []int{2}, []float64{0.1, 0.2}},
+	} {
+		arr, err := arrays.New(a.shape, a.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		named = append(named, arrays.Named{Name: a.name, Array: arr})
+	}
+	var buf bytes.Buffer
+	if err := arrays.WriteNPZ(&buf, named, arrays.NPZOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckpt, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "distill", ckpt, "--order", "2", "-o", filepath.Join(dir, "out.npz"))
+	want := "ssmlab: " + ckpt + `: layers.0.lru.[0:2]: mode 0: balanced truncation of a MIMO layer: not stable`
+	if r.code != ExitFailure || r.stdout != "" || !strings.Contains(r.stderr, want) {
+		t.Errorf("want exit 1 and %q; got %v", want, r)
+	}
+}

@@ -498,6 +498,11 @@ func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []p
 		return nil, failf("cancelled; %s", s.cancelNote())
 	}
 	if err != nil {
+		// A unit's fit names its unit ("layers.0.lru.[0:2]: mode 0: …"), not the checkpoint,
+		// which the source's errors name already.
+		if !strings.HasPrefix(err.Error(), ck.Path+": ") {
+			err = fmt.Errorf("%s: %w", ck.Path, err)
+		}
 		return nil, fail(err)
 	}
 	out := make([]*plan.UnitResult, len(units))
