@@ -329,7 +329,7 @@ func importArrays(af *arrays.File, stem string, o ImportOptions) (Item, error) {
 	}
 	note := fmt.Sprintf("%s %s %s → %s", label, arrays.ShapeString(a.Shape), pick.DType, t.Describe())
 	it := Item{Target: t, Note: note}
-	if w := parameterWarning(pick.Name); w != "" && len(a.Shape) >= 2 {
+	if w := parameterWarning(pick.Name, o.Tensor != ""); w != "" && len(a.Shape) >= 2 {
 		it.Warnings = append(it.Warnings, w)
 	}
 	return it, nil

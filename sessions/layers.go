@@ -237,11 +237,16 @@ func s4dDtTransform(af *arrays.File, l layouts.Layer, values map[string]string) 
 	return true, nil
 }
 
-// parameterWarning says that an array read as kernels is a layout's parameter.
-func parameterWarning(name string) string {
+// parameterWarning says that an array read as kernels is a layout's parameter, and why it
+// was read so: asked for by name, or the file's only array (its layer's other tensors
+// missing).
+func parameterWarning(name string, byName bool) string {
 	lay, param, ok := layouts.ParameterOf(name)
 	if !ok || len(param) < 2 {
 		return ""
+	}
+	if !byName {
+		return fmt.Sprintf("%q is named as the %s parameter of a %s layer, not kernels; it was read as kernels as the file's only array (--layout %s reads the layer, naming the tensors it lacks)", name, param, lay, lay)
 	}
 	return fmt.Sprintf("%q is named as the %s parameter of a %s layer, not kernels; it was read as kernels because it was asked for by name (--layout %s reads the layer)", name, param, lay, lay)
 }

@@ -78,6 +78,35 @@ func TestParameterNotKernels(t *testing.T) {
 	}
 }
 
+// TestLoneParameterSaysWhy: a file whose only array is a layer's parameter (an RTF layer
+// without its h_0) is read as kernels, with a warning that says it is the file's only array;
+// it said "because it was asked for by name" though no --tensor was given.
+func TestLoneParameterSaysWhy(t *testing.T) {
+	ab, err := arrays.New([]int{4, 3}, []float64{-0.5, 0.1, 0, -0.4, 0, 0, 1, 0.5, 0.25, 1, 0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := arrays.EncodeNPZ([]arrays.Named{{Name: "layers.0.filter.ab", Array: ab}}, arrays.NPZOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ab.npz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tensor, want string
+	}{
+		{"", "it was read as kernels as the file's only array (--layout rtf reads the layer, naming the tensors it lacks)"},
+		{"layers.0.filter.ab", "it was read as kernels because it was asked for by name"},
+	} {
+		it, err := sessions.Import(path, sessions.ImportOptions{Tensor: c.tensor, Layout: sessions.Kernels})
+		if err != nil || it.Target == nil || len(it.Warnings) != 1 || !strings.Contains(it.Warnings[0], `"layers.0.filter.ab" is named as the ab parameter of a rtf layer, not kernels; `+c.want) {
+			t.Errorf("--tensor %q: %+v, %v; want kernels with a warning saying %q", c.tensor, it, err, c.want)
+		}
+	}
+}
+
 // TestListFile lists a Lightning-style checkpoint's layer.
 func TestListFile(t *testing.T) {
 	l, err := sessions.ListFile(layoutsDir + "hyena_64.pt")
