@@ -107,6 +107,59 @@ func TestLoneParameterSaysWhy(t *testing.T) {
 	}
 }
 
+// TestPartialLayerSaid: a layer without a tensor its detection needs (an LRU's nu_log) is no
+// layer, and import and distill said only "choose one" of its arrays, or that the file holds
+// no layer of a known layout; they name the prefix, its layout and how to read it so, which
+// names what it lacks. State-space matrices A, B, C, D are no layer's.
+func TestPartialLayerSaid(t *testing.T) {
+	af, err := arrays.Open(layoutsDir + "lru_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	var ts []arrays.Named
+	for _, in := range af.Arrays() {
+		if strings.HasSuffix(in.Name, "nu_log") {
+			continue
+		}
+		a, err := af.Read(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, arrays.Named{Name: in.Name, Array: a})
+	}
+	var abcd []arrays.Named
+	for _, n := range []string{"A", "B", "C", "D"} {
+		abcd = append(abcd, arrays.Named{Name: n, Array: arrays.Vector([]float64{1, 0.5})})
+	}
+	dir := t.TempDir()
+	write := func(name string, ts []arrays.Named) string {
+		data, err := arrays.EncodeNPZ(ts, arrays.NPZOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	lru, plain := write("lru.npz", ts), write("abcd.npz", abcd)
+	const hint = `"layers_0.seq." holds tensors of a lru layer (theta_log, gamma_log, B_re, B_im, and 3 more) but is none: --layout lru --tensor layers_0.seq. names what it lacks`
+	if _, err := sessions.Import(lru, sessions.ImportOptions{}); err == nil || !strings.Contains(err.Error(), hint) {
+		t.Errorf("import: %v; want %q", err, hint)
+	}
+	if _, err := sessions.OpenCheckpoint(lru, sessions.CheckpointOptions{Length: 64}); err == nil || !strings.Contains(err.Error(), hint) {
+		t.Errorf("distill: %v; want %q", err, hint)
+	}
+	if _, err := sessions.Import(lru, sessions.ImportOptions{Layout: "lru", Tensor: "layers_0.seq."}); err == nil || !strings.Contains(err.Error(), `the tensor "layers_0.seq.nu_log" is missing`) {
+		t.Errorf("import --layout lru: %v; want the missing tensor named", err)
+	}
+	if _, err := sessions.Import(plain, sessions.ImportOptions{}); err == nil || strings.Contains(err.Error(), "holds tensors of a") {
+		t.Errorf("A, B, C, D: %v; want no layout named", err)
+	}
+}
+
 // TestListFile lists a Lightning-style checkpoint's layer.
 func TestListFile(t *testing.T) {
 	l, err := sessions.ListFile(layoutsDir + "hyena_64.pt")

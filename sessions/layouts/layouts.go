@@ -191,7 +191,9 @@ type Result struct {
 // names are where they are a known model's in a naming ssmlab does not read: state-spaces/s4's
 // v3 names (kernel.kernel.log_dt, log_w_real or inv_w_real, w_imag; safari's and H3's
 // kernels), which that repository's checkpoints/convert_v3_to_v4.py renames to the v4 names
-// of the s4d and s4 layouts. "" otherwise.
+// of the s4d and s4 layouts; or a prefix holding some of a layout's tensors that is no layer
+// of it (one that detection needs is missing or not a float tensor), which reading it as that
+// layout names. "" otherwise.
 func Unrecognised(infos []arrays.Info) string {
 	for _, in := range infos {
 		_, leaf, _ := strings.Cut(in.Name, "kernel.kernel.")
@@ -199,7 +201,43 @@ func Unrecognised(infos []arrays.Info) string {
 			return fmt.Sprintf("%q is state-spaces/s4's v3 naming: that repository's checkpoints/convert_v3_to_v4.py renames a v3 checkpoint's tensors to the v4 names the s4d and s4 layouts read", in.Name)
 		}
 	}
-	return ""
+	return partialLayer(infos)
+}
+
+// partialLayer names the prefix holding the most tensors of one layout (two or more, one of
+// them named in two letters or more: B, C, D and M alone are any state-space model's), for a
+// file where no layer was detected, and how to read it as that layout; "" where none does.
+func partialLayer(infos []arrays.Info) string {
+	names := make(map[string]bool, len(infos))
+	for _, in := range infos {
+		names[in.Name] = true
+	}
+	var best []string
+	var bestLayout Layout
+	bestPrefix := ""
+	for _, lay := range Layouts {
+		for _, p := range prefixes(infos, impls[lay].params()) {
+			var held []string
+			named := false
+			for _, q := range impls[lay].params() {
+				if names[p+q] {
+					held = append(held, q)
+					named = named || len(q) >= 2
+				}
+			}
+			if named && len(held) >= 2 && len(held) > len(best) {
+				best, bestLayout, bestPrefix = held, lay, p
+			}
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	where, how := strconv.Quote(bestPrefix), fmt.Sprintf("--layout %s --tensor %s", bestLayout, bestPrefix)
+	if bestPrefix == "" {
+		where, how = "the file", "--layout "+string(bestLayout)
+	}
+	return fmt.Sprintf("%s holds tensors of a %s layer (%s) but is none: %s names what it lacks", where, bestLayout, plural.First(best, 4, ", "), how)
 }
 
 // Detect lists the layers among a file's arrays, by prefix then layout.
