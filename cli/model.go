@@ -193,6 +193,10 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	if err := checkLengthUsed(flags, ck, length); err != nil {
 		return err
 	}
+	// A tensor OUT cannot hold is refused before the fits, which it would otherwise end.
+	if err := ck.CheckCopied(format); err != nil {
+		return failf("%s: %w", j.out, err)
+	}
 	units, err := s.planModel(ck, opts)
 	if err != nil {
 		return err

@@ -1684,3 +1684,46 @@ func TestMergePartGivenTwice(t *testing.T) {
 		t.Errorf("docs/scale.md does not say that a part given twice is refused (%v)", err)
 	}
 }
+
+// TestDistillRefusesUnheldTensorFirst: a checkpoint holding a tensor that OUT's format cannot
+// hold (a complex tensor, which safetensors has no type for) was fitted whole, every unit kept
+// in the work directory, and refused only as OUT was written; it is refused before the fits,
+// its one line naming the tensor and a format that holds it, nothing left behind.
+func TestDistillRefusesUnheldTensorFirst(t *testing.T) {
+	src, err := arrays.Open("../testdata/layouts/stripedhyena_32.safetensors")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	infos, err := src.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([][]byte, len(infos))
+	for i, in := range infos {
+		if data[i], err = src.ReadRaw(in.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infos = append(infos, arrays.RawInfo{Name: "rotary.freqs", DType: "C64", Shape: []int{2}})
+	data = append(data, make([]byte, 16))
+	dir := t.TempDir()
+	ckpt, out := filepath.Join(dir, "model.pt"), filepath.Join(dir, "out.safetensors")
+	var buf bytes.Buffer
+	if err := arrays.WriteRaw(&buf, arrays.FormatTorch, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckpt, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "distill", ckpt, "--order", "2", "-o", out)
+	oneErrorLine(t, r, ExitFailure, out+`: arrays: tensor "rotary.freqs" is complex (C64), which safetensors cannot hold (the input's tensor, copied as it is); a .pt OUT holds it`)
+	for _, p := range []string{out, out + ".work", out + ".manifest.json"} {
+		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is there: %v", p, err)
+		}
+	}
+	if r := run(t, "", "distill", ckpt, "--order", "2", "-o", filepath.Join(dir, "out.pt")); r.code != 0 {
+		t.Errorf("to a .pt OUT: %v", r)
+	}
+}

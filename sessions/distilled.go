@@ -602,6 +602,32 @@ func unheldError(us []unheld) error {
 	return inputf("%s", msg)
 }
 
+// CheckCopied returns an error where a tensor that the distilled checkpoint copies from the
+// input as it is (one that no layer to distil replaces) is of a type a file of format f cannot
+// hold (complex in safetensors, bfloat16 in NumPy files), so that distill refuses it before its
+// fits, not after them as it writes.
+func (c *Checkpoint) CheckCopied(f arrays.Format) error {
+	replaced := map[string]bool{}
+	for _, names := range c.readFrom {
+		for _, n := range names {
+			replaced[n] = true
+		}
+	}
+	for _, in := range c.infos {
+		if replaced[in.Name] {
+			continue
+		}
+		if err := arrays.CheckHeld(f, in); err != nil {
+			hint := ""
+			if arrays.CheckHeld(arrays.FormatTorch, in) == nil {
+				hint = "; a .pt OUT holds it"
+			}
+			return inputf("%v (the input's tensor, copied as it is)%s", err, hint)
+		}
+	}
+	return nil
+}
+
 // writtenType is the element type a layer's tensors are written in: the one asked for, else
 // the layer's own, where the container holds it (else F32, with why).
 func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType, why string) {

@@ -391,6 +391,28 @@ type RawOptions struct {
 	Compress bool
 }
 
+// CheckHeld returns an error where a file of format f cannot hold raw tensor in's type
+// (complex in safetensors, bfloat16 in NumPy files) or its shape, as WriteRaw refuses it; a
+// writer of a whole checkpoint checks so before the work that ends in writing it.
+func CheckHeld(f Format, in RawInfo) error {
+	rt, ok := rawTypes[in.DType]
+	if !ok {
+		return fmt.Errorf("arrays: tensor %q has the unknown type %q", in.Name, in.DType)
+	}
+	if _, err := rawElements(in.Shape); err != nil {
+		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	switch {
+	case f == FormatSafetensors && (in.DType == "C64" || in.DType == "C128"):
+		return fmt.Errorf("arrays: tensor %q is complex (%s), which safetensors cannot hold", in.Name, in.DType)
+	case f == FormatTorch && rt.torch == "":
+		return fmt.Errorf("arrays: tensor %q is %s, which ssmlab does not write to torch.save files", in.Name, in.DType)
+	case f == FormatNPZ && rt.numpy == "":
+		return fmt.Errorf("arrays: tensor %q is %s, which NumPy files cannot hold", in.Name, in.DType)
+	}
+	return nil
+}
+
 // WriteRaw writes tensors to w as a file of format f (safetensors, torch.save or .npz):
 // infos declares them, in order, and data(i) returns tensor i's raw bytes when the writer
 // comes to them, so that a checkpoint larger than memory is written one tensor at a time.
@@ -415,20 +437,8 @@ func WriteRaw(w io.Writer, f Format, infos []RawInfo, o RawOptions, data func(i 
 				return fmt.Errorf("arrays: tensor %q is tied to %q, which is no earlier untied tensor of its type and shape (%s %s)", in.Name, in.Tied, in.DType, ShapeString(in.Shape))
 			}
 		}
-		rt, ok := rawTypes[in.DType]
-		if !ok {
-			return fmt.Errorf("arrays: tensor %q has the unknown type %q", in.Name, in.DType)
-		}
-		if _, err := rawElements(in.Shape); err != nil {
-			return fmt.Errorf("%s: %w", in.Name, err)
-		}
-		switch {
-		case f == FormatSafetensors && (in.DType == "C64" || in.DType == "C128"):
-			return fmt.Errorf("arrays: tensor %q is complex (%s), which safetensors cannot hold", in.Name, in.DType)
-		case f == FormatTorch && rt.torch == "":
-			return fmt.Errorf("arrays: tensor %q is %s, which ssmlab does not write to torch.save files", in.Name, in.DType)
-		case f == FormatNPZ && rt.numpy == "":
-			return fmt.Errorf("arrays: tensor %q is %s, which NumPy files cannot hold", in.Name, in.DType)
+		if err := CheckHeld(f, in); err != nil {
+			return err
 		}
 	}
 	get := func(i int) ([]byte, error) {
