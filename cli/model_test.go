@@ -1727,3 +1727,37 @@ func TestDistillRefusesUnheldTensorFirst(t *testing.T) {
 		t.Errorf("to a .pt OUT: %v", r)
 	}
 }
+
+// TestDistillFloat16NoteNamesTypes: a float16 layer is written back as float32, and the note
+// names both as every listing does; it said "written as F32: ssmlab writes float64, float32
+// or bfloat16, not F16", safetensors' spellings in a torch.save file's note.
+func TestDistillFloat16NoteNamesTypes(t *testing.T) {
+	// float16 bits: 0.5, 0.25, 0.75, 0, 1, -0.25.
+	half := func(bits ...uint16) []byte {
+		b := make([]byte, 0, 2*len(bits))
+		for _, v := range bits {
+			b = append(b, byte(v), byte(v>>8))
+		}
+		return b
+	}
+	infos := []arrays.RawInfo{
+		{Name: "f.poles", DType: "F16", Shape: []int{2, 1, 1, 2}},
+		{Name: "f.residues", DType: "F16", Shape: []int{2, 1, 1, 2}},
+		{Name: "f.D", DType: "F16", Shape: []int{2}},
+	}
+	data := [][]byte{half(0x3800, 0x3400, 0x3A00, 0), half(0x3C00, 0xB400, 0x3800, 0x3400), half(0x3400, 0)}
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "half.pt")
+	var buf bytes.Buffer
+	if err := arrays.WriteRaw(&buf, arrays.FormatTorch, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckpt, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "distill", ckpt, "--order", "2", "--length", "64", "-o", filepath.Join(dir, "out.pt"))
+	const want = "note: layer f.: written as float32: ssmlab writes float64, float32 or bfloat16, not float16\n"
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("want exit 0 and %q; got %v", want, r)
+	}
+}

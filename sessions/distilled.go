@@ -629,7 +629,8 @@ func (c *Checkpoint) CheckCopied(f arrays.Format) error {
 }
 
 // writtenType is the element type a layer's tensors are written in: the one asked for, else
-// the layer's own, where the container holds it (else F32, with why).
+// the layer's own, where the container holds it (else F32, with why, naming the types as
+// listings do: float32).
 func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType, why string) {
 	raw = l.RawType
 	if o.Options.DType != "" {
@@ -639,9 +640,9 @@ func writtenType(l ModelLayer, o DistilledOptions) (raw string, dt arrays.DType,
 	switch {
 	case ok:
 	case raw == "BF16":
-		raw, why = "F32", "written as F32: NumPy files cannot hold bfloat16"
+		raw, why = "F32", "written as float32: NumPy files cannot hold bfloat16"
 	default:
-		raw, why = "F32", fmt.Sprintf("written as F32: ssmlab writes %s, not %s", arrays.WrittenNames(), raw)
+		raw, why = "F32", fmt.Sprintf("written as float32: ssmlab writes %s, not %s", arrays.WrittenNames(), arrays.RawTypeName(raw))
 	}
 	return raw, dt, why
 }

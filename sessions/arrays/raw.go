@@ -129,6 +129,16 @@ func rawTypeNamed(name string) (string, bool) {
 	return "", false
 }
 
+// RawTypeName names raw type raw (RawTypes: "F16", "BF16", …) as every listing and message
+// names element types, whatever the container: "float16", "bfloat16"; raw itself where it
+// is no raw type.
+func RawTypeName(raw string) string {
+	if rt, ok := rawTypes[raw]; ok {
+		return rt.name
+	}
+	return raw
+}
+
 // listed returns infos with their element types named as every listing names them
 // (rawType.name), whatever the container; raw gives the raw type of a file's spelling, and
 // a type without one keeps that spelling.
