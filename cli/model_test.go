@@ -1761,3 +1761,43 @@ func TestDistillFloat16NoteNamesTypes(t *testing.T) {
 		t.Errorf("want exit 0 and %q; got %v", want, r)
 	}
 }
+
+// TestDistillComplexInputSaid: an S4D layer whose B and C the input holds as complex tensors
+// (a module with complex parameters; import reads them as the real pairs of the layout) is
+// written back as real pairs, the reference module's: the note says so, and how such a module
+// loads them; nothing said it, and a strict load_state_dict refused the file unexplained.
+func TestDistillComplexInputSaid(t *testing.T) {
+	src, err := arrays.Open("../testdata/layouts/s4d_32.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	infos, err := src.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([][]byte, len(infos))
+	for i, in := range infos {
+		if data[i], err = src.ReadRaw(in.Name); err != nil {
+			t.Fatal(err)
+		}
+		// (…, 2) float32 pairs are complex64 elements, byte for byte.
+		if (strings.HasSuffix(in.Name, "kernel.B") || strings.HasSuffix(in.Name, "kernel.C")) && in.DType == "F32" {
+			infos[i].DType, infos[i].Shape = "C64", in.Shape[:len(in.Shape)-1]
+		}
+	}
+	dir := t.TempDir()
+	ckpt := filepath.Join(dir, "complex.pt")
+	var buf bytes.Buffer
+	if err := arrays.WriteRaw(&buf, arrays.FormatTorch, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ckpt, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", "distill", ckpt, "--order", "2", "--length", "64", "--dt-transform", "exp", "--to-layout", "s4d", "-o", filepath.Join(dir, "out.pt"))
+	const want = "the input held kernel.B as complex64, kernel.C as complex64; written as real pairs (…, 2), as torch.view_as_real gives them and the reference module holds them (a module with complex parameters loads them through torch.view_as_complex)"
+	if r.code != 0 || !strings.Contains(r.stderr, want) {
+		t.Errorf("want exit 0 and %q; got %v", want, r)
+	}
+}

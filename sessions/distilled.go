@@ -505,6 +505,9 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		if k := keptNote(l, kept, raw, check.RelError); k != "" {
 			note = strings.TrimPrefix(note+"; "+k, "; ")
 		}
+		if c := complexNote(l, lay, tensors); c != "" {
+			note = strings.TrimPrefix(note+"; "+c, "; ")
+		}
 		if own {
 			text := sharedModesNote(l.Prefix, len(shared.A), len(fs), len(shared.A[0]))
 			if l.Layout == layouts.S4 {
@@ -724,6 +727,26 @@ func keptNote(l ModelLayer, kept map[string]string, raw string, rel float64) str
 	return fmt.Sprintf("layer %s: written in the input's types where they differ from %s (%s); read back so, each rounded to its own type, to %s", layouts.PrefixName(l.Prefix), raw, strings.Join(each, ", "), filters.RelErrorText(rel))
 }
 
+// complexNote says which of a layer's tensors, written back in its own layout, the input held
+// as complex tensors (a module with complex parameters): ssmlab writes them as the real pairs
+// (…, 2) the reference modules hold (torch.view_as_real), which such a module's strict
+// load_state_dict refuses; "" where none was.
+func complexNote(l ModelLayer, lay layouts.Layout, tensors []arrays.Named) string {
+	if lay != l.Layout {
+		return ""
+	}
+	var names []string
+	for _, t := range tensors {
+		if in := l.TensorTypes[t.Name]; in == "C64" || in == "C128" {
+			names = append(names, fmt.Sprintf("%s as %s", strings.TrimPrefix(t.Name, l.Prefix), arrays.RawTypeName(in)))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("layer %s: the input held %s; written as real pairs (…, 2), as torch.view_as_real gives them and the reference module holds them (a module with complex parameters loads them through torch.view_as_complex)", layouts.PrefixName(l.Prefix), strings.Join(names, ", "))
+}
+
 // readBackTypes are keptTypes as the read-back rounds them, and the type whose limit the
 // layer is held to: the least precise of them and dt, since its module holds such a tensor
 // in that type.
@@ -814,6 +837,9 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	}
 	if k := keptNote(l, rec.TensorDTypes, raw, rb.RelError); k != "" {
 		note += "; " + k
+	}
+	if c := complexNote(l, l.Layout, tensors); c != "" {
+		note += "; " + c
 	}
 	says := layerNotes{note: note}
 	if check.Failed() {
