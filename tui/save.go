@@ -483,7 +483,9 @@ func (m *Model) onOutsideRead(msg outsideReadMsg) {
 	}
 }
 
-// askSave asks where to save the selected filter as a filter file.
+// askSave asks where to save the selected filter as a filter file: its own file, or else a
+// name after it that does not exist yet (freePath, as the session's prompt), so that enter
+// never asks to overwrite another.
 func (m *Model) askSave() error {
 	e := m.selected()
 	if e == nil {
@@ -491,7 +493,7 @@ func (m *Model) askSave() error {
 	}
 	path := e.origin.File
 	if path == "" {
-		path = defaultPath(m.dir, e.name, ".json")
+		path = freePath(defaultPath(m.dir, e.name, ".json"))
 	}
 	id := e.id
 	m.openDialog(newPrompt("save "+e.name, "path (a filter file, JSON):", path, func(m *Model, text string) tea.Cmd {

@@ -108,6 +108,47 @@ func TestSaveSuggestsAFreeName(t *testing.T) {
 	}
 }
 
+// TestSaveFilterSuggestsAFreeName: w on a filter that has no file of its own suggests a name
+// after it that does not exist yet, as ctrl+s does for the session; it suggested NAME.json
+// beside an existing one and asked to overwrite it on enter. A filter saved once is then
+// suggested its own file.
+func TestSaveFilterSuggestsAFreeName(t *testing.T) {
+	m := newTestModel(t, 120, 40, nil)
+	addPreset(t, m, "ring")
+	e := m.selected()
+	if e == nil {
+		t.Fatal("no filter selected after adding a preset")
+	}
+	theirs := []string{defaultPath(m.dir, e.name, ".json"), strings.TrimSuffix(defaultPath(m.dir, e.name, ".json"), ".json") + "-2.json"}
+	for _, p := range theirs {
+		if err := os.WriteFile(p, []byte("somebody's\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := strings.TrimSuffix(theirs[0], ".json") + "-3.json"
+	keys(t, m, "w")
+	p, ok := dialogOf[*prompt](m)
+	if !ok {
+		t.Fatalf("w opened %T", m.dialog)
+	}
+	if got := p.input.Value(); got != want {
+		t.Fatalf("w on a filter without a file suggests %s, want %s", got, want)
+	}
+	keys(t, m, "enter")
+	if _, err := readDoc(want); err != nil || m.dialog != nil {
+		t.Fatalf("enter: %v, dialog %T, status %q", err, m.dialog, m.status.text)
+	}
+	for _, p := range theirs {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "somebody's\n" {
+			t.Errorf("%s changed: %q, %v", p, b, err)
+		}
+	}
+	keys(t, m, "w")
+	if p, ok := dialogOf[*prompt](m); !ok || p.input.Value() != want {
+		t.Errorf("w on a saved filter: dialog %T, want its file %s suggested", m.dialog, want)
+	}
+}
+
 // TestSaveToOpenedSession: opened from s1.ssmlab, ctrl+s and :w save to it, q with unsaved
 // work saves to it too; :save-session PATH saves as PATH, which is the session's file from
 // then on (issue 21 item 2: "q, s wrote resonator2.json and left s1.ssmlab unchanged").
