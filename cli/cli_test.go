@@ -687,6 +687,25 @@ func TestNonFiniteFloatFlags(t *testing.T) {
 	}
 }
 
+// TestNonFinitePresetParam: a preset's float parameter refuses NaN, an infinity and a value
+// beyond float64 in a float flag's words, naming the parameter as its flag is named (exit 2,
+// the value not echoed); preset butter wc=nan said "wc=nan is not a number (the number is not
+// finite): want a number in (0, π)".
+func TestNonFinitePresetParam(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.json")
+	flag := run(t, "", "preset", "s4d-lin", "--dt", "nan", "-o", out)
+	for _, v := range []string{"NaN", "nan", "Inf", "-inf", "1e999", "1e308pi"} {
+		r := run(t, "", "preset", "butter", "wc="+v, "-o", out)
+		want := strings.Replace(flag.stderr, "--dt:", "butter: wc:", 1)
+		if r.code != ExitUsage || r.stdout != "" || r.stderr != want {
+			t.Errorf("wc=%s: want exit 2 and %q; got %v", v, want, r)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("wrote %s", out)
+	}
+}
+
 // TestFlagGivenTwice: a flag given twice is a command-line mistake naming the flag, in every
 // command (pflag kept the last value without a word: preset butter --order 6 --order 4 wrote
 // an order-4 filter). The flags that take several values (--label, --orders, --id, --pair)

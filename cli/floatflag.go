@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 
@@ -15,9 +14,10 @@ import (
 // float64 (1e999), the same for every such flag (--lr, --tol, --suggest-tol, --cutoff,
 // --max-radius, preset's --dt, a layout's number options): a command-line mistake (exit 2)
 // that does not echo the value, which is no number to show. flagError words a flag's Set
-// error of kind presets.ErrNotFinite with it.
+// error of kind presets.ErrNotFinite with it. The words are presets.WantFinite's, a preset
+// parameter's too.
 func notFinite(flag string) error {
-	return fmt.Errorf("--%s: want a finite number (within ±%.3g)", flag, math.MaxFloat64)
+	return presets.WantFinite("--" + flag)
 }
 
 // parseFinite reads a float flag's value as pflag's float64 flags do (strconv.ParseFloat), and

@@ -12,6 +12,14 @@ import (
 // infinite, or because the value it writes lies beyond float64 (1e999, 1e308pi, pi/1e-320).
 var ErrNotFinite = errors.New("not finite")
 
+// WantFinite is the one refusal of a value, named name, that is not finite (of kind
+// ErrNotFinite: NaN, an infinity, beyond float64), the same for a preset's parameter
+// ("wc: …") and a float flag ("--tol: …"). It does not echo the value, which is no number to
+// show.
+func WantFinite(name string) error {
+	return fmt.Errorf("%s: want a finite number (within ±%.3g)", name, math.MaxFloat64)
+}
+
 // ParseFloat reads a finite real number. It is the one reader of numbers typed by a user:
 // preset arguments (name=value) and the workbench's table entries and forms.
 //

@@ -142,6 +142,9 @@ func (p Param) parse(preset, text string) (value, error) {
 		v.integer = i
 	case Float:
 		x, err := ParseFloat(text)
+		if errors.Is(err, ErrNotFinite) {
+			return v, paramErrorf(preset, "%v", WantFinite(p.Name)) // as every float flag
+		}
 		if err != nil {
 			return v, paramErrorf(preset, "%s=%s is not a number (%v): want a number %s", p.Name, text, err, interval(p.Min, p.Max, p.OpenMin, p.OpenMax))
 		}

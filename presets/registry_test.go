@@ -199,6 +199,22 @@ func TestParseErrors(t *testing.T) {
 	}
 }
 
+// TestParamNotFinite: a float parameter's NaN, infinity or value beyond float64 is refused as
+// a float flag's is (WantFinite, "wc: want a finite number …"), without echoing the value; it
+// read "wc=nan is not a number (the number is not finite): want a number in (0, π)".
+func TestParamNotFinite(t *testing.T) {
+	want := "butter: " + WantFinite("wc").Error()
+	for _, v := range []string{"nan", "NaN", "inf", "-Inf", "1e999", "-1e400", "1e308pi", "pi/1e-320"} {
+		_, err := New("butter", map[string]string{"wc": v})
+		if !errors.Is(err, ErrParam) || err.Error() != want {
+			t.Errorf("wc=%s: %v, want %q of kind ErrParam", v, err, want)
+		}
+	}
+	if want != "butter: wc: want a finite number (within ±1.8e+308)" {
+		t.Errorf("WantFinite words it %q", want)
+	}
+}
+
 // A cut-off too small for float64 is refused, naming the smallest that designs accurately,
 // and that value (like a normal cut-off) then builds a stable filter of the nominal gain.
 func TestIIRCutoffLimit(t *testing.T) {
