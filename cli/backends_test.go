@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,6 +95,21 @@ func TestBackendFlagWithoutGPU(t *testing.T) {
 			want := "ssmlab: no GPU backend on this machine for --backend " + name + ": " + reason + "; use --backend cpu or auto\n"
 			if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
 				t.Errorf("%s %s: %v\nwant stderr %q", args[0], name, r, want)
+			}
+			// from a --job file, the setting is the file's key (it named --backend, which
+			// was not given); a --backend given over it is named as the flag
+			job := filepath.Join(dir, "job-"+name+".json")
+			if err := os.WriteFile(job, []byte(`{"backend": "`+name+`"}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r = run(t, "", append(args, "--job", job)...)
+			want = "ssmlab: no GPU backend on this machine for " + job + "'s backend " + name + ": " + reason + "; use --backend cpu or auto\n"
+			if r.code != ExitFailure || r.stdout != "" || !strings.HasSuffix(r.stderr, want) {
+				t.Errorf("%s --job {backend %s}: %v\nwant stderr %q", args[0], name, r, want)
+			}
+			r = run(t, "", append(args, "--job", job, "--backend", name)...)
+			if want := "for --backend " + name + ": "; r.code != ExitFailure || !strings.Contains(r.stderr, want) {
+				t.Errorf("%s --job {backend %s} --backend %[2]s: %v\nwant stderr with %q", args[0], name, r, want)
 			}
 		}
 	}

@@ -213,7 +213,7 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		}
 		fmt.Fprintf(s.err, "shard %s (%s): %d of %d units, %.0f%% of the work\n", shard, from, len(mine), len(units), 100*cost/total)
 	}
-	backend, err := backendFor(spec.Backend, s.err)
+	backend, err := j.backendFor(cmd.Flags(), spec.Backend, s.err)
 	if err != nil {
 		return err
 	}

@@ -225,14 +225,19 @@ func addPolesFlag(f *pflag.FlagSet, j *jobFlags) {
 	f.Var(choiceFlag[train.Poles]{&j.poles, train.PoleSets}, "poles", "the poles a fit by variable projection (the hankel init, rtf or modal, mse or relative loss) places: any (conjugate pairs and real poles), real (real only, within --max-radius) or positive (real, in (0, --max-radius)): for an S4D layer built with is_real, whose poles are e^{Δ·A} with A real and negative (a checkpoint's such layers get positive whatever it says, unless --to-layout is rtf or stripedhyena)")
 }
 
-// backendFor resolves --backend with train.SelectBackend, saying on stderr which backend
-// auto chose and why. gpu or gpu64 without a GPU is a failure of the run, not of the command
-// line (exit 1, "ssmlab: problem", naming the flag in it): the same line runs on a machine
-// with one, and a script tells a line to fix from a run that could not be done here.
-func backendFor(name train.BackendName, stderr io.Writer) (train.Backend, error) {
+// backendFor resolves the job's backend, name, with train.SelectBackend, saying on stderr
+// which backend auto chose and why. gpu or gpu64 without a GPU is a failure of the run, not of
+// the command line (exit 1, "ssmlab: problem", naming the setting in it: --backend, or the
+// --job file's key where it came from there): the same line runs on a machine with one, and
+// a script tells a line to fix from a run that could not be done here.
+func (j *jobFlags) backendFor(flags *pflag.FlagSet, name train.BackendName, stderr io.Writer) (train.Backend, error) {
 	b, err := train.SelectBackend(name, func(line string) { fmt.Fprintf(stderr, "backend: %s\n", line) })
+	from := "--backend " + string(name)
+	if j.job != "" && !flags.Changed("backend") {
+		from = fmt.Sprintf("%s's backend %s", j.job, name) // as check names a job file's key
+	}
 	if errors.Is(err, train.ErrNoGPU) {
-		return nil, failf("no GPU backend on this machine for --backend %s: %s; use --backend cpu or auto", name, train.NoGPUReason(err))
+		return nil, failf("no GPU backend on this machine for %s: %s; use --backend cpu or auto", from, train.NoGPUReason(err))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("--backend %q is not a backend (want %s)", name, train.Choices(train.BackendNames))
@@ -393,7 +398,7 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 			if len(orders) > 0 {
 				check.Order = slices.Max(orders)
 			}
-			backend, err := backendFor(spec.Backend, s.err)
+			backend, err := j.backendFor(cmd.Flags(), spec.Backend, s.err)
 			if err != nil {
 				return err
 			}
@@ -522,7 +527,7 @@ The job flags are those of distill; the report's errors are relative prediction 
 				return fmt.Errorf("--task %q is not a task (want delay or sysid)", task)
 			}
 			spec.Target = train.Target{Length: klen}
-			backend, err := backendFor(spec.Backend, s.err)
+			backend, err := j.backendFor(cmd.Flags(), spec.Backend, s.err)
 			if err != nil {
 				return err
 			}
