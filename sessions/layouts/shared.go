@@ -141,8 +141,11 @@ func exportS4DShared(bank *filters.Bank, m *SharedModes, width int, o Options, p
 			d[c] -= 2 * real(ct)
 			cv := ct / fac
 			i := c*width + k
-			cs[2*i], cs[2*i+1] = real(cv), imag(cv)
+			// +0, not the −0 that r/λ and ·/f give a residue +0 (a zero channel's), as the
+			// other writers keep a zero
+			cs[2*i], cs[2*i+1] = real(cv)+0, imag(cv)+0
 		}
+		d[c] += 0
 	}
 	ones := make([]float64, s*width*2)
 	for i := 0; i < len(ones); i += 2 {

@@ -132,6 +132,63 @@ func TestExportSharedModes(t *testing.T) {
 	}
 }
 
+// TestExportSharedModesZeroChannel: a channel whose kernel is zero (a shared fit gives it
+// residues +0 and no direct term) is written with C and D of +0, the project's zero; C̃ = r/λ
+// gave −0 where λ = e^{ΔA} (or its bilinear image) has Im < 0 with |Im| ≥ |Re|, or Re < 0
+// with |Re| ≥ |Im|: the modes here at angles −1.5 and −2.5 rad.
+func TestExportSharedModesZeroChannel(t *testing.T) {
+	for _, disc := range []string{"zoh", "bilinear"} {
+		const dt, zero = 0.05, 1
+		as := []complex128{-0.5, complex(-0.3, -30), complex(-0.2, 50)}
+		m := &layouts.SharedModes{Group: []int{0, 0}, A: [][]complex128{as}, Dt: []float64{dt, dt},
+			Residues: [][]complex128{{0.7, complex(0.2, -0.4), complex(-0.3, 0.1)}, make([]complex128, len(as))}}
+		var chans []filters.Filter
+		for h, rs := range m.Residues {
+			var poles, twice []complex128
+			for k, a := range as {
+				x := complex(dt, 0) * a
+				if disc == "bilinear" {
+					poles = append(poles, (1+x/2)/(1-x/2))
+				} else {
+					poles = append(poles, cmplx.Exp(x))
+				}
+				twice = append(twice, 2*rs[k])
+			}
+			d, err := filters.NewDiagonalRealPart(poles, twice, float64(1-h))
+			if err != nil {
+				t.Fatal(err)
+			}
+			chans = append(chans, d)
+		}
+		bank, err := filters.NewBank(chans)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := layouts.Options{Values: map[string]string{"disc": disc}, Shared: m}
+		tensors, _, err := layouts.Export(filters.Document{Bank: bank}, layouts.S4D, o, "layer.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tn := range tensors {
+			var row []float64
+			switch tn.Name {
+			case "layer.kernel.C": // (1, H, width, 2)
+				n := tn.Array.Shape[2] * 2
+				row = tn.Array.Data[zero*n : (zero+1)*n]
+			case "layer.D": // (1, H)
+				row = tn.Array.Data[zero : zero+1]
+			default:
+				continue
+			}
+			for i, x := range row {
+				if x != 0 || math.Signbit(x) {
+					t.Errorf("%s: the zero channel's %s[%d] is %v (sign bit %v), want +0", disc, tn.Name, i, x, math.Signbit(x))
+				}
+			}
+		}
+	}
+}
+
 // TestExportSharedModesRefuses: shared modes that do not fit the bank (a residue row short
 // of the modes, SSMs not tiled as the layout tiles them, the dss disc) are refused, not
 // written (a damaged work file must not panic the writer).
