@@ -113,8 +113,12 @@ func (d *distill) relError(ch int, k []float64) float64 {
 	return filters.RelDiff(d.targets[ch], k)
 }
 
-func (d *distill) mse(ch int, k []float64) float64 {
-	y := d.targets[ch]
+func (d *distill) mse(ch int, k []float64) float64 { return MSE(d.targets[ch], k) }
+
+// MSE is the mean squared error of the response k against the target y over y's length: a
+// channel report's MSE, from the residual, so that a zero target's is that of the response
+// (as RelDiff's relative error of a zero target is the response's norm).
+func MSE(y, k []float64) float64 {
 	s := 0.0
 	for i := range y {
 		s += (k[i] - y[i]) * (k[i] - y[i])

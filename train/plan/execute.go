@@ -8,8 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"gonum.org/v1/gonum/floats"
-
 	"github.com/ssmlab/ssmlab/analysis"
 	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/plural"
@@ -313,12 +311,7 @@ func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, sr
 	r := &UnitResult{Unit: u, Shared: NewSharedRecord(f)}
 	share := time.Since(began).Seconds() / float64(len(kernels))
 	for c, d := range f.Filters {
-		rho, _ := filters.SpectralRadius(d)
-		rep := train.ChannelReport{RelError: f.RelErrors[c], MaxPoleRadius: rho, Stable: filters.Stable(rho)}
-		rep.MSE = f.RelErrors[c] * f.RelErrors[c] * floats.Dot(kernels[c], kernels[c]) / float64(len(kernels[c]))
-		if b := train.LowerBounds(kernels[c], []int{order}); b[0] > 0 {
-			rep.LowerBound, rep.BoundRatio = b[0], f.RelErrors[c]/b[0]
-		}
+		rep := sharedChannelReport(kernels[c], d, f.RelErrors[c], order)
 		r.Filters = append(r.Filters, d)
 		r.Channels = append(r.Channels, ChannelRecord{Channel: u.Lo + c, Order: order, Model: train.ModelModal, ChannelReport: rep, Backend: "cpu", Seconds: share})
 	}
@@ -326,6 +319,18 @@ func fitSharedUnit(ctx context.Context, fit Fit, u Unit, kernels [][]float64, sr
 		r.Warnings = append(r.Warnings, fmt.Sprintf("%s: fitted at order %d: its modes are conjugate pairs", u.ID(), order))
 	}
 	return r, nil
+}
+
+// sharedChannelReport is the report of a shared fit's channel d of kernel y at relative error
+// rel: its MSE from the residual (train.MSE, every fit's), where rel²·‖y‖²/L gave 0 for a
+// zero kernel whatever the response.
+func sharedChannelReport(y []float64, d filters.Filter, rel float64, order int) train.ChannelReport {
+	rho, _ := filters.SpectralRadius(d)
+	rep := train.ChannelReport{RelError: rel, MSE: train.MSE(y, d.Impulse(len(y))), MaxPoleRadius: rho, Stable: filters.Stable(rho)}
+	if b := train.LowerBounds(y, []int{order}); b[0] > 0 {
+		rep.LowerBound, rep.BoundRatio = b[0], rel/b[0]
+	}
+	return rep
 }
 
 // reduceUnit reduces a MIMO layer (a whole layer, its outputs the unit's channels) by

@@ -404,3 +404,34 @@ func TestWrittenErrorBounds(t *testing.T) {
 		t.Error("a channel without a read-back error has a bound")
 	}
 }
+
+// TestSharedChannelReportMSE: a shared fit's channel report gives the MSE of the deployed
+// filter's response against the kernel, train.MSE, for a zero kernel too: rel²·‖y‖²/L gave 0
+// there whatever the response, where the relative error (RelDiff of a zero target) is the
+// response's norm. For a nonzero kernel both agree to rounding.
+func TestSharedChannelReportMSE(t *testing.T) {
+	const length = 32
+	d, err := filters.NewDiagonalRealPart([]complex128{complex(0.5, 0.3), 0.8}, []complex128{complex(0.2, -0.1), 0.4}, 0.1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := d.Impulse(length)
+	for _, tc := range []struct {
+		name string
+		y    []float64
+	}{
+		{"zero kernel", make([]float64, length)},
+		{"nonzero kernel", floats.ScaleTo(make([]float64, length), 0.9, k)},
+	} {
+		rel := filters.RelDiff(tc.y, k)
+		var want float64
+		for i := range k {
+			want += (k[i] - tc.y[i]) * (k[i] - tc.y[i])
+		}
+		want /= length
+		rep := sharedChannelReport(tc.y, d, rel, 4)
+		if !(want > 0) || math.Abs(rep.MSE-want) > 1e-14*want || rep.RelError != rel {
+			t.Errorf("%s: MSE %g, relative error %g; want %g, %g", tc.name, rep.MSE, rep.RelError, want, rel)
+		}
+	}
+}
