@@ -393,4 +393,22 @@ func TestManifestRecordsEachLayersSpec(t *testing.T) {
 	if got := string(m.Layers[0]["spec"]); got != `{"poles":"positive"}` || m.Options.Spec["poles"] != nil {
 		t.Errorf("the layer's spec %s beside the options' poles %v, want the layer's poles positive and the options' the job's (none)", got, m.Options.Spec["poles"])
 	}
+	// The default job, an rtf fit by variable projection, keeps every layer's fit in the
+	// diagonal form: the options say so, once, and the layer's record only what is its own
+	// (it said "form": "diagonal" on every layer).
+	spec = train.DefaultSpec()
+	spec.Order = 2
+	if a, err = sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatTorch, Options: plan.Options{ToLayout: "s4d", Chunk: 64, Spec: spec}}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err = json.Marshal(a.Manifest); err != nil {
+		t.Fatal(err)
+	}
+	m.Options.Spec, m.Layers = nil, nil
+	if err := json.Unmarshal(data, &m); err != nil || len(m.Layers) != 1 {
+		t.Fatalf("%s: %v", data, err)
+	}
+	if got := string(m.Layers[0]["spec"]); got != `{"poles":"positive"}` || m.Options.Spec["form"] != "diagonal" {
+		t.Errorf("the default job: the layer's spec %s beside the options' form %v, want the layer's poles positive and the options' form diagonal", got, m.Options.Spec["form"])
+	}
 }

@@ -148,20 +148,11 @@ func runUnit(ctx context.Context, fit Fit, u Unit, src Source, progress func(tra
 	return fitUnit(ctx, fit, u, kernels, progress)
 }
 
-// UnitSpec is the recipe the channels of unit u fitted at order n are fitted with (fitUnit):
-// the job's spec s, without its target (the unit's kernels are), with the poles u's layer's
-// module holds where the recipe fits by variable projection, and the diagonal form for an
-// rtf fit by it that names none. A layer's record in the manifest says what of it differs
-// from s (SpecChanges).
-func UnitSpec(s train.Spec, u Unit, n int) train.Spec {
-	s.Order = n
-	s.Target = train.Target{}
-	if u.Poles != "" && s.ByProjection() {
-		// The poles the layer's module holds (an S4D layer with is_real: real and
-		// positive), so that its own layout holds the fit; another recipe's fit goes
-		// to a layout that holds it.
-		s.Poles = u.Poles
-	}
+// JobSpec is the recipe a job of spec s fits every layer's channels with, whatever the
+// layer: s, with the diagonal form for an rtf fit by variable projection that names none. A
+// manifest's options record it (Options.Applied), so that a layer's record says only what
+// differs for that layer (SpecChanges).
+func JobSpec(s train.Spec) train.Spec {
 	if s.Model == train.ModelRTF && s.Form == "" && s.ByProjection() {
 		// A checkpoint's layer is written in the rtf layout only where its coefficients
 		// read back at the layer's dtype, else as modes: the fit's own modes, not those
@@ -171,10 +162,28 @@ func UnitSpec(s train.Spec, u Unit, n int) train.Spec {
 	return s
 }
 
+// UnitSpec is the recipe the channels of unit u fitted at order n are fitted with (fitUnit):
+// the job's (JobSpec of s), without its target (the unit's kernels are), with the poles u's
+// layer's module holds where the recipe fits by variable projection. A layer's record in the
+// manifest says what of it differs from the job's (SpecChanges).
+func UnitSpec(s train.Spec, u Unit, n int) train.Spec {
+	s = JobSpec(s)
+	s.Order = n
+	s.Target = train.Target{}
+	if u.Poles != "" && s.ByProjection() {
+		// The poles the layer's module holds (an S4D layer with is_real: real and
+		// positive), so that its own layout holds the fit; another recipe's fit goes
+		// to a layout that holds it.
+		s.Poles = u.Poles
+	}
+	return s
+}
+
 // SpecChanges are the keys of the recipe unit u's channels were fitted with (UnitSpec, as
-// fitted: train.Spec.AsFitted) whose values differ from those of the job's spec s, with the
-// unit's values, as a layer's record in the manifest gives them (LayerRecord.Spec); nil where
-// none does. The order is each channel's (ChannelRecord.Order), not compared.
+// fitted: train.Spec.AsFitted) whose values differ from those every layer of the job of spec
+// s is fitted with (JobSpec, as the manifest's options record it), with the unit's values, as
+// a layer's record in the manifest gives them (LayerRecord.Spec); nil where none does. The
+// order is each channel's (ChannelRecord.Order), not compared.
 func SpecChanges(s train.Spec, u Unit) (map[string]json.RawMessage, error) {
 	keys := func(s train.Spec) (map[string]json.RawMessage, error) {
 		data, err := json.Marshal(s.AsFitted())
@@ -184,7 +193,7 @@ func SpecChanges(s train.Spec, u Unit) (map[string]json.RawMessage, error) {
 		var m map[string]json.RawMessage
 		return m, json.Unmarshal(data, &m)
 	}
-	job := s
+	job := JobSpec(s)
 	job.Target = train.Target{}
 	was, err := keys(job)
 	if err != nil {

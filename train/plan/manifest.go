@@ -76,12 +76,13 @@ func (o ManifestOptions) MarshalJSON() ([]byte, error) {
 }
 
 // Applied returns the options as a job's fits applied them, which its manifest records: the
-// recipe as fitted (train.Spec.AsFitted: no optimiser settings for a fit by variable
-// projection) and Length only where some layer was distilled at it (lengthUsed), each
+// recipe every layer is fitted with (JobSpec: the diagonal form of an rtf fit by variable
+// projection), as fitted (train.Spec.AsFitted: no optimiser settings for a fit by variable
+// projection), and Length only where some layer was distilled at it (lengthUsed), each
 // layer's own being in its record. Parts and the work directory's key keep the options as
 // given: merge compares them, and a run finds the units fitted before by them.
 func (o Options) Applied(lengthUsed bool) ManifestOptions {
-	o.Spec = o.Spec.AsFitted()
+	o.Spec = JobSpec(o.Spec).AsFitted()
 	if !lengthUsed {
 		o.Length = 0
 	}
@@ -136,9 +137,10 @@ type LayerRecord struct {
 	Method string `json:"method"`
 	// Spec holds the keys of the recipe the layer's channels were fitted with whose values
 	// differ from the options' spec (SpecChanges: the real positive poles of an S4D layer
-	// built with is_real, the diagonal form an rtf fit by variable projection keeps), with
-	// the layer's values; absent where none differs, the layer was not fitted by the spec
-	// (Method), or the manifest is older than the key.
+	// built with is_real), with the layer's values; absent where none differs, the layer was
+	// not fitted by the spec (Method), or the manifest is older than the key. A manifest
+	// written before the options recorded the job's form (JobSpec) has "form": "diagonal"
+	// here on every layer of an rtf fit by variable projection.
 	Spec map[string]json.RawMessage `json:"spec,omitempty"`
 	// AutoMaxRadius is the radius bound the layer's fits chose for its length where the spec
 	// left it automatic, or has no radius constraint and its fits keep their poles within it

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/train"
 )
 
@@ -38,24 +39,28 @@ func TestManifestOptionsLeaveOutTarget(t *testing.T) {
 }
 
 // TestSpecChanges: a layer's record names what of the recipe its fits ran with differs from
-// the job's (UnitSpec): the diagonal form an rtf fit by variable projection keeps, the real
-// positive poles of an S4D layer built with is_real; nothing for a recipe that takes neither
-// (the optimiser's, which places no poles of a set and keeps the rtf form it names).
+// what every layer of the job ran with (UnitSpec against JobSpec, which the manifest's options
+// record): the real positive poles of an S4D layer built with is_real; nothing for a recipe
+// that takes none (the optimiser's, which places no poles of a set and keeps the rtf form it
+// names). The diagonal form an rtf fit by variable projection keeps is the job's, in the
+// options alone: every layer's record said "form": "diagonal". The options' spec with the
+// record's keys over it is what the layer's fits ran with.
 func TestSpecChanges(t *testing.T) {
 	modal := train.DefaultSpec()
 	modal.Model = train.ModelModal
 	positive := Unit{Prefix: "layers.1.layer.", Hi: 3, Length: 64, Order: 4, Poles: train.PolesPositive}
 	for _, c := range []struct {
-		name string
-		spec train.Spec
-		unit Unit
-		want string
+		name     string
+		spec     train.Spec
+		unit     Unit
+		want     string
+		jobsForm filters.Form
 	}{
-		{"rtf by projection", train.DefaultSpec(), Unit{Prefix: "l.", Hi: 3}, `{"form":"diagonal"}`},
-		{"rtf by projection, is_real", train.DefaultSpec(), positive, `{"form":"diagonal","poles":"positive"}`},
-		{"modal, is_real", modal, positive, `{"poles":"positive"}`},
-		{"modal", modal, Unit{Prefix: "l.", Hi: 3}, `null`},
-		{"the optimiser's recipe, is_real", train.PaperSpec(), positive, `null`},
+		{"rtf by projection", train.DefaultSpec(), Unit{Prefix: "l.", Hi: 3}, `null`, filters.FormDiagonal},
+		{"rtf by projection, is_real", train.DefaultSpec(), positive, `{"poles":"positive"}`, filters.FormDiagonal},
+		{"modal, is_real", modal, positive, `{"poles":"positive"}`, ""},
+		{"modal", modal, Unit{Prefix: "l.", Hi: 3}, `null`, ""},
+		{"the optimiser's recipe, is_real", train.PaperSpec(), positive, `null`, ""},
 	} {
 		got, err := SpecChanges(c.spec, c.unit)
 		if err != nil {
@@ -65,13 +70,40 @@ func TestSpecChanges(t *testing.T) {
 		if err != nil || string(b) != c.want {
 			t.Errorf("%s: %s (%v), want %s", c.name, b, err, c.want)
 		}
-		// What it says is what the unit was fitted with.
+		// The options as the manifest records them, with the record's keys over them, are
+		// what the unit was fitted with.
+		applied := Options{Spec: c.spec}.Applied(true).Spec
+		if applied.Form != c.jobsForm {
+			t.Errorf("%s: the manifest's options record form %q, want %q", c.name, applied.Form, c.jobsForm)
+		}
+		var merged map[string]json.RawMessage
+		if data, err := json.Marshal(applied); err != nil || json.Unmarshal(data, &merged) != nil {
+			t.Fatal(data, err)
+		}
+		for k, v := range got {
+			merged[k] = v
+		}
 		fitted := UnitSpec(c.spec, c.unit, c.spec.Order).AsFitted()
-		job := c.spec.AsFitted()
-		if got["poles"] != nil && string(got["poles"]) != `"`+string(fitted.Poles)+`"` || (got["poles"] == nil) != (fitted.Poles == job.Poles) {
-			t.Errorf("%s: poles %s, fitted with %q", c.name, got["poles"], fitted.Poles)
+		var want map[string]json.RawMessage
+		if data, err := json.Marshal(fitted); err != nil || json.Unmarshal(data, &want) != nil {
+			t.Fatal(data, err)
+		}
+		delete(merged, "target")
+		delete(want, "target")
+		if !reflect.DeepEqual(normal(t, merged), normal(t, want)) {
+			t.Errorf("%s: options with the layer's keys %s, fitted with %s", c.name, normal(t, merged), normal(t, want))
 		}
 	}
+}
+
+// normal is m as JSON with sorted keys, for comparing.
+func normal(t *testing.T, m map[string]json.RawMessage) string {
+	t.Helper()
+	data, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
 }
 
 // TestManifestReadsWithoutLayerSpec: a manifest written before layers recorded their spec's
