@@ -34,6 +34,9 @@ type diskState struct {
 	// discarded is set once the user discarded the unsaved work to quit: it is not kept
 	// for recovery, whatever ends the program then.
 	discarded bool
+	// signalled is set once a signal ends the program: its quit ends it even when the
+	// autosave fails (Main then says the work could not be kept).
+	signalled bool
 }
 
 type autosaveTickMsg struct{}
@@ -72,6 +75,8 @@ func (m *Model) routeDisk(msg tea.Msg) tea.Cmd {
 		m.onAutosaves(msg)
 	case recoveredMsg:
 		return m.onRecovered(msg)
+	case keepFailedMsg:
+		m.onKeepFailed(msg)
 	case outsideReadMsg:
 		if msg.s == m.sess {
 			m.onOutsideRead(msg)

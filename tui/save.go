@@ -298,7 +298,13 @@ const (
 	quitClean           // nothing unsaved: an autosave is removed
 	quitDiscard         // the user discarded the changes: so is the autosave
 	quitKeep            // the changes stay in the autosave, for recovery at the next start
+	quitLose            // the autosave could not be written and the user quits anyway
 )
+
+// keepFailedMsg is a quit that was to keep the unsaved work for recovery, whose autosave
+// failed (a full disk, a state directory gone read-only): the workbench stays open, since
+// quitting would lose the work.
+type keepFailedMsg struct{ err error }
 
 // quit cancels the jobs and ends the program once no write is in flight, removing or
 // completing the autosave as how says.
@@ -314,11 +320,18 @@ func (m *Model) quit(how quitHow) tea.Cmd {
 	s := m.snapshot()
 	switch {
 	case how == quitKeep && m.disk.interval >= 0:
-		dir := m.disk.dir
+		dir, signalled := m.disk.dir, m.disk.signalled
 		return func() tea.Msg {
-			_, _ = s.Autosave(dir) // best effort: the earlier autosave stays if this fails
+			if _, err := s.Autosave(dir); err != nil && !signalled {
+				// A signal ends the program whatever happens (Main says the work is
+				// lost); a key asks first.
+				return keepFailedMsg{err: err}
+			}
 			return tea.QuitMsg{}
 		}
+	case how == quitLose:
+		m.exitNotes = append(m.exitNotes, "the unsaved work was not kept for recovery: "+m.disk.lastErr)
+		return tea.Quit // an earlier autosave, if any, stays
 	case how != quitKeep:
 		return func() tea.Msg {
 			s.RemoveAutosave()
@@ -331,10 +344,37 @@ func (m *Model) quit(how quitHow) tea.Cmd {
 // endBySignal ends the program for a signal that ends a run (Main): as a second ctrl+c at
 // the quit question, keeping the unsaved work, up to date, for recovery.
 func (m *Model) endBySignal() tea.Cmd {
+	m.disk.signalled = true
 	if m.sess.Dirty() {
 		return m.quit(quitKeep)
 	}
 	return m.quit(quitClean)
+}
+
+// onKeepFailed stays in the workbench after the autosave of a quit that was to keep the
+// unsaved work failed: it says why and asks again, with a way to save it and a ctrl+c that
+// quits anyway (the way out that always works), now saying that the work is lost.
+func (m *Model) onKeepFailed(msg keepFailedMsg) {
+	m.quitting = false
+	m.disk.lastErr = oneLine(msg.err)
+	m.setStatus(levelError, m.disk.lastErr)
+	where := "to " + m.sess.Path
+	if m.sess.Path == "" {
+		where = "(it asks where)"
+	}
+	body := fmt.Sprintf("the unsaved work could not be kept for recovery: %s\n%s\n\ns saves the session %s and quits · ctrl+c quits anyway, losing them · n or esc stays", oneLine(msg.err), m.unsavedWork(), where)
+	m.openDialog(&confirm{title: "quit ssmlab and lose the unsaved work?", body: body,
+		cancel: func(m *Model) {
+			m.setStatus(levelInfo, "not quitting: ctrl+s saves the session (:save-session PATH elsewhere)")
+		},
+		choices: []choice{
+			{keys: []string{"s", "S"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{quit: true}) }},
+			{keys: []string{"ctrl+c"}, run: func(m *Model) tea.Cmd { return m.quit(quitLose) }},
+			{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd {
+				m.setStatus(levelInfo, "not quitting: ctrl+s saves the session (:save-session PATH elsewhere)")
+				return nil
+			}},
+		}})
 }
 
 // keepUnsaved autosaves the unsaved work now, unless the user discarded it, and reports

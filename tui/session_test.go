@@ -1090,3 +1090,55 @@ func TestOldSessionReportKeepsCondition(t *testing.T) {
 		t.Errorf("reopened:\n--- got\n%s\n--- want\n%s", got, want)
 	}
 }
+
+// TestQuitKeepingAsksWhenTheAutosaveFails: ctrl+c at the quit question keeps the unsaved work
+// for recovery by autosaving it; when that write fails (a full disk: here the autosave
+// directory is a file), the workbench stays open and says so, where it quit and lost the
+// work, exit 0 and not a word (QA: a state directory on a full tmpfs). A second ctrl+c quits
+// anyway, saying on exit that the work was not kept; a signal still ends the program.
+func TestQuitKeepingAsksWhenTheAutosaveFails(t *testing.T) {
+	blocked := filepath.Join(t.TempDir(), "auto")
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := openModel(t, "", blocked, 120, 40)
+	addPreset(t, m, "pair")
+	keys(t, m, "q", "ctrl+c")
+	q, ok := dialogOf[*confirm](m)
+	if m.quitting || !ok || !strings.Contains(q.body, "could not be kept") || !m.sess.Dirty() {
+		t.Fatalf("quitting %v with the autosave failing: dialog %T, status %q", m.quitting, m.dialog, m.status.text)
+	}
+	keys(t, m, "esc")
+	if m.quitting || m.dialog != nil {
+		t.Fatalf("esc: quitting %v, dialog %T", m.quitting, m.dialog)
+	}
+	// The directory can be written again: the same keys keep the work and quit.
+	if err := os.Remove(blocked); err != nil {
+		t.Fatal(err)
+	}
+	keys(t, m, "q", "ctrl+c")
+	if !m.quitting {
+		t.Fatalf("not quitting once the autosave works: dialog %T, status %q", m.dialog, m.status.text)
+	}
+	autosaveHolds(t, blocked, "pair")
+
+	// ctrl+c at the second question quits, losing the work, and says so.
+	lost := filepath.Join(t.TempDir(), "auto")
+	if err := os.WriteFile(lost, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m = openModel(t, "", lost, 120, 40)
+	addPreset(t, m, "pair")
+	keys(t, m, "q", "ctrl+c", "ctrl+c")
+	if !m.quitting || len(m.ExitNotes()) != 1 || !strings.Contains(m.ExitNotes()[0], "not kept") {
+		t.Fatalf("the second ctrl+c: quitting %v, notes %q", m.quitting, m.ExitNotes())
+	}
+
+	// A signal ends the program whatever: Main says the work could not be kept.
+	m = openModel(t, "", lost, 120, 40)
+	addPreset(t, m, "pair")
+	send(t, m, signalMsg{sig: syscall.SIGTERM})
+	if kept, err := m.keepUnsaved(); !m.quitting || kept || err == nil {
+		t.Fatalf("a signal: quitting %v, kept %v (%v)", m.quitting, kept, err)
+	}
+}

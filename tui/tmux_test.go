@@ -616,3 +616,45 @@ func TestTmuxLadder(t *testing.T) {
 	r.wait("job #2 done", "the jobs pane draws the ladder · error ≥ bound: n=2 ")
 	r.quitDiscarding()
 }
+
+// TestTmuxQuitKeepingAsksWhenTheAutosaveFails: with the autosave directory unwritable (a file
+// where it should be, as a full disk fails a write), ctrl+c at the quit question stays and
+// says the work could not be kept, where the binary quit and lost it; once the directory can
+// be made, the same keys keep the work and quit.
+func TestTmuxQuitKeepingAsksWhenTheAutosaveFails(t *testing.T) {
+	r := startTmux(t)
+	r.Run("kill-session", "-t", r.session)
+	r.waitExit()
+	blocked := filepath.Join(r.stateDir(), "ssmlab", "autosave")
+	if err := os.MkdirAll(filepath.Dir(blocked), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.start()
+	r.Run("set-option", "-w", "-t", r.session, "remain-on-exit", "on")
+	r.wait("filters (0)")
+	r.command("preset butter order=4")
+	r.wait("added butter4")
+	r.wait("autosave:")
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("C-c")
+	r.wait("could not be kept for recovery", "ctrl+c quits anyway")
+	r.keys("n")
+	r.wait("not quitting")
+	if err := os.Remove(blocked); err != nil {
+		t.Fatal(err)
+	}
+	r.keys("q")
+	r.wait("quit ssmlab?")
+	r.keys("C-c")
+	r.poll("the exit", func() bool {
+		out := strings.Fields(r.Run("display-message", "-p", "-t", r.session, "#{pane_dead}"))
+		return len(out) == 1 && out[0] == "1"
+	})
+	if _, data := r.autosave(); !strings.Contains(string(data), `"name": "butter4"`) {
+		t.Fatalf("the work was not kept: autosave %q", data)
+	}
+}
