@@ -145,10 +145,15 @@ func writeWithBackup(path string, data []byte) (string, error) {
 		if err := atomicfile.Check(real); err != nil {
 			return "", err
 		}
-		if err := atomicfile.Backup(real, real+BackupSuffix); err != nil {
-			return "", fmt.Errorf("keeping the previous version as %s: %w", real+BackupSuffix, userfile.PathErr(err))
-		}
-		hook("backed-up")
+		// The backup is made once the new file is complete, just before it replaces the
+		// old one: a write that fails (a full disk) keeps the backup there was.
+		return real, atomicfile.WriteFileBefore(real, data, func() error {
+			if err := atomicfile.Backup(real, real+BackupSuffix); err != nil {
+				return fmt.Errorf("keeping the previous version as %s: %w", real+BackupSuffix, userfile.PathErr(err))
+			}
+			hook("backed-up")
+			return nil
+		})
 	}
 	return real, atomicfile.WriteFile(real, data)
 }

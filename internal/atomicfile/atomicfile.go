@@ -60,6 +60,17 @@ func WriteFile(path string, data []byte) error {
 	})
 }
 
+// WriteFileBefore is WriteFile that calls before once the new content is complete and synced,
+// just before it replaces path (for a device or a pipe, before writing): a session's save
+// keeps the old file as its backup there, so that a write that fails (a full disk) changes
+// neither the file nor its backup. An error from before leaves path unchanged and is returned.
+func WriteFileBefore(path string, data []byte, before func() error) error {
+	return replaceBefore(path, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	}, before)
+}
+
 // WriteWith replaces path with what fill writes (as WriteFile does), for content written
 // piece by piece rather than held in memory whole (a checkpoint of many gigabytes). When fill
 // fails, path is unchanged and its error is returned.
@@ -116,7 +127,7 @@ func copyOver(path, backup string, perm fs.FileMode) error {
 	return replaceRegular(backup, perm, true, func(f *os.File) error {
 		_, err := io.Copy(f, in)
 		return err
-	})
+	}, nil)
 }
 
 // Target returns the file WriteFile(path) replaces: path itself, or the file a symbolic link
@@ -208,14 +219,24 @@ func target(path string) (string, fs.FileInfo, error) {
 
 // replace writes path through fill, as WriteFile describes.
 func replace(path string, fill func(*os.File) error) error {
+	return replaceBefore(path, fill, nil)
+}
+
+// replaceBefore is replace that calls before, when not nil, just before the rename.
+func replaceBefore(path string, fill func(*os.File) error, before func() error) error {
 	path, fi, err := target(path)
 	switch {
 	case err != nil:
 		return err
 	case fi == nil:
-		return replaceRegular(path, 0o666, false, fill)
+		return replaceRegular(path, 0o666, false, fill, before)
 	case !fi.Mode().IsRegular():
 		// /dev/null, a terminal or a pipe: nothing to replace atomically.
+		if before != nil {
+			if err := before(); err != nil {
+				return err
+			}
+		}
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
 			return err
@@ -226,13 +247,13 @@ func replace(path string, fill func(*os.File) error) error {
 		}
 		return f.Close()
 	}
-	return replaceRegular(path, fi.Mode().Perm(), true, fill)
+	return replaceRegular(path, fi.Mode().Perm(), true, fill, before)
 }
 
 // replaceRegular writes a temporary file through fill and renames it over path. When exists,
 // the temporary file is private until complete and then gets perm (and path's group);
 // otherwise it is created with perm less the umask, the mode the new file keeps.
-func replaceRegular(path string, perm fs.FileMode, exists bool, fill func(*os.File) error) error {
+func replaceRegular(path string, perm fs.FileMode, exists bool, fill func(*os.File) error, before func() error) error {
 	dir, base := split(path)
 	removeStale(dir, base)
 	createPerm := perm
@@ -267,6 +288,11 @@ func replaceRegular(path string, perm fs.FileMode, exists bool, fill func(*os.Fi
 	}
 	if err := tmp.Sync(); err != nil {
 		return err
+	}
+	if before != nil {
+		if err := before(); err != nil {
+			return err
+		}
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err

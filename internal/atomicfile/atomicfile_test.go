@@ -608,3 +608,43 @@ func TestDirectoryTakingNoFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFileBefore: before runs once the new content is complete, in its temporary file,
+// and before the target is replaced; its error leaves the target as it was and no temporary
+// file.
+func TestWriteFileBefore(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var seen string
+	err := atomicfile.WriteFileBefore(path, []byte("new"), func() error {
+		got, _ := os.ReadFile(path)
+		seen = string(got)
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			if e.Name() != "f" {
+				if tmp, _ := os.ReadFile(filepath.Join(dir, e.Name())); string(tmp) == "new" {
+					seen += "+complete"
+				}
+			}
+		}
+		return errors.New("no")
+	})
+	if err == nil || err.Error() != "no" || seen != "old+complete" {
+		t.Fatalf("err %v; before saw %q, want the old file and the new content complete", err, seen)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "old" {
+		t.Fatalf("the file holds %q after before failed", got)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("files left: %v", ents)
+	}
+	if err := atomicfile.WriteFileBefore(path, []byte("new"), func() error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "new" {
+		t.Fatalf("the file holds %q", got)
+	}
+}
