@@ -358,6 +358,16 @@ func missingDir(dir string) error {
 	return MissingDirError{dir}
 }
 
+// noNewFile is the error of creating a new file in dir: where the directory's permissions
+// refuse it, it names the directory, since "FILE: permission denied" reads as FILE's own
+// (which may well be writable) once a caller drops the temporary file's name.
+func noNewFile(dir string, err error) error {
+	if errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("the directory %s is read-only to this user (%w): a file in it is replaced by a new one written beside it", filepath.Clean(dir), fs.ErrPermission)
+	}
+	return err
+}
+
 // createTemp creates and locks a new temporary file for base in dir.
 func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
 	for range 100 {
@@ -369,7 +379,7 @@ func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
 			return nil, missingDir(dir)
 		}
 		if err != nil {
-			return nil, err
+			return nil, noNewFile(dir, err)
 		}
 		if claim(f) {
 			return f, nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -646,5 +647,81 @@ func TestWriteFileBefore(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(path); string(got) != "new" {
 		t.Fatalf("the file holds %q", got)
+	}
+}
+
+const readOnlyDirEnv = "SSMLAB_READ_ONLY_DIR"
+
+// TestReadOnlyDirectory: a file in a directory its writer may not add files to is refused by
+// WriteFile, Check and Lock with an error that names the directory, where it read
+// "FILE: permission denied" once the caller dropped the temporary or lock file's name, though
+// FILE itself was writable (QA: import --session into a read-only directory). Root writes any
+// directory: as root the test runs itself again as nobody.
+func TestReadOnlyDirectory(t *testing.T) {
+	if dir := os.Getenv(readOnlyDirEnv); dir != "" {
+		path := filepath.Join(dir, "s.ssmlab")
+		_, lockErr := atomicfile.Lock(path)
+		for what, err := range map[string]error{
+			"WriteFile": atomicfile.WriteFile(path, []byte("new")),
+			"Check":     atomicfile.Check(path),
+			"Lock":      lockErr,
+		} {
+			fmt.Printf("%s: %v (permission %v)\n", what, err, errors.Is(err, fs.ErrPermission))
+		}
+		os.Exit(0)
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("runs itself as another user on Linux")
+	}
+	base, err := os.MkdirTemp("", "readonlydir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(filepath.Join(base, "ro"), 0o755); os.RemoveAll(base) })
+	ro := filepath.Join(base, "ro")
+	bin := filepath.Join(base, "test")
+	exe, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ro, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ro, "s.ssmlab"), []byte("old"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(ro, "s.ssmlab"), 0o666); err != nil { // writable, whoever runs
+		t.Fatal(err)
+	}
+	if err := os.Chmod(ro, 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestReadOnlyDirectory$", "-test.count=1")
+	cmd.Env = append(os.Environ(), readOnlyDirEnv+"="+ro)
+	cmd.Dir = base
+	if os.Geteuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, what := range []string{"WriteFile", "Check", "Lock"} {
+		want := what + ": the directory " + ro + " is read-only to this user (permission denied)"
+		if !strings.Contains(string(out), want) || !strings.Contains(string(out), what+": ") {
+			t.Errorf("%s's error does not name the directory:\n%s", what, out)
+		}
+	}
+	if strings.Count(string(out), "(permission true)") != 3 {
+		t.Errorf("not every error is fs.ErrPermission:\n%s", out)
+	}
+	if data, _ := os.ReadFile(filepath.Join(ro, "s.ssmlab")); string(data) != "old" {
+		t.Errorf("the file reads %q", data)
 	}
 }

@@ -82,6 +82,9 @@ func lock(path string, wait bool) (*Locked, error) {
 			return nil, missingDir(dir)
 		}
 		if err != nil {
+			if _, serr := os.Lstat(name); errors.Is(serr, fs.ErrNotExist) {
+				return nil, noNewFile(dir, err) // the lock file cannot be made: the directory's doing
+			}
 			return nil, fmt.Errorf("locking: %w", err)
 		}
 		if err := lockFile(f, wait); err != nil {
