@@ -306,6 +306,35 @@ func TestSaveRefusesDirectory(t *testing.T) {
 	}
 }
 
+// TestSaveRefusesALinkElsewhere: a path the write would refuse (here a link into another
+// directory) is refused at once by w, :save-session and :export, naming why; they asked
+// "exists: overwrite it?" and refused it only after y (QA).
+func TestSaveRefusesALinkElsewhere(t *testing.T) {
+	dir, other := t.TempDir(), t.TempDir()
+	target := filepath.Join(other, "x")
+	if err := os.WriteFile(target, []byte("KEEP"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "far")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	m := newTestModel(t, 140, 40, nil)
+	addPreset(t, m, "ring")
+	for _, cmd := range []string{"save " + link, "save-session " + link, "export " + link + " force"} {
+		keys(t, m, ":")
+		typeText(t, m, cmd)
+		keys(t, m, "enter")
+		if m.dialog != nil || m.status.level != levelError || !strings.Contains(m.status.text, "a symbolic link out of its directory") {
+			t.Errorf(":%s: dialog %T, status %v %q", cmd, m.dialog, m.status.level, m.status.text)
+		}
+		keys(t, m, "esc")
+	}
+	if data, _ := os.ReadFile(target); string(data) != "KEEP" {
+		t.Errorf("the link's target reads %q", data)
+	}
+}
+
 // TestExportOptionNamed: an export option the export cannot take is refused naming the option
 // and its value as typed, in ssmlab export's words; :export x.npz layout=s4d trunc_len=32
 // said "x.npz: invalid session: trunc_len applies to the rtf layout, not to s4d".

@@ -165,10 +165,14 @@ func (e *ExistsError) Error() string { return e.Path + " exists" }
 
 // refuseExisting is the *ExistsError of a write to path that exists, unless over. A
 // directory is refused whatever over says, as opening one is: asking "overwrite it?" first
-// would only fail after o.
+// would only fail after y. So is a path the write would refuse (atomicfile.Check: a
+// read-only file, a link into another directory, a directory that takes no new file).
 func refuseExisting(path string, over bool) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("%s: %w", path, userfile.NotRegular(fi.Mode()))
+	}
+	if err := atomicfile.Check(path); err != nil {
+		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	if over {
 		return nil
