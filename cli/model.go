@@ -593,11 +593,18 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	if !s.gate.open() {
 		return failf("%s: %w", out, errCancelled)
 	}
-	if err := a.WriteFile(out); err != nil {
+	// The manifest is written once the checkpoint is complete, before it replaces OUT: a
+	// manifest that cannot be written (a full disk) leaves OUT as it was, where it left a
+	// new checkpoint beside the old manifest.
+	var manifestErr error
+	if err := a.WriteFileBefore(out, func() error {
+		manifestErr = s.put(out+".manifest.json", manifest)
+		return manifestErr
+	}); err != nil {
+		if manifestErr != nil {
+			return manifestErr
+		}
 		return fail(err)
-	}
-	if err := s.put(out+".manifest.json", manifest); err != nil {
-		return err
 	}
 	var worst, readBack, written float64 // written: the written channels' error, at most
 	chans, unstable, unreadable := 0, 0, false

@@ -908,8 +908,13 @@ func oneLineErr(err error) string {
 
 // WriteFile writes the distilled checkpoint to path atomically, one tensor at a time: the
 // input's tensors are read as they are written.
-func (a *Assembly) WriteFile(path string) error {
-	err := atomicfile.WriteWith(path, func(w io.Writer) error {
+func (a *Assembly) WriteFile(path string) error { return a.WriteFileBefore(path, nil) }
+
+// WriteFileBefore is WriteFile that calls before (atomicfile.WriteWithBefore) once the
+// checkpoint is complete, just before it replaces path: an error from it leaves path as it
+// was.
+func (a *Assembly) WriteFileBefore(path string, before func() error) error {
+	err := atomicfile.WriteWithBefore(path, func(w io.Writer) error {
 		return arrays.WriteRaw(w, a.format, a.infos, arrays.RawOptions{Metadata: a.meta}, func(i int) ([]byte, error) {
 			if b, ok := a.fresh[i]; ok {
 				return b, nil
@@ -920,7 +925,7 @@ func (a *Assembly) WriteFile(path string) error {
 			}
 			return b, nil
 		})
-	})
+	}, before)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}

@@ -75,13 +75,21 @@ func WriteFileBefore(path string, data []byte, before func() error) error {
 // piece by piece rather than held in memory whole (a checkpoint of many gigabytes). When fill
 // fails, path is unchanged and its error is returned.
 func WriteWith(path string, fill func(w io.Writer) error) error {
-	return replace(path, func(f *os.File) error {
+	return WriteWithBefore(path, fill, nil)
+}
+
+// WriteWithBefore is WriteWith that calls before as WriteFileBefore does: once the new
+// content is complete and synced, just before it replaces path (a checkpoint's distillation
+// writes its manifest there, so that a manifest that cannot be written leaves the checkpoint
+// as it was).
+func WriteWithBefore(path string, fill func(w io.Writer) error, before func() error) error {
+	return replaceBefore(path, func(f *os.File) error {
 		bw := bufio.NewWriterSize(f, 1<<20)
 		if err := fill(bw); err != nil {
 			return err
 		}
 		return bw.Flush()
-	})
+	}, before)
 }
 
 // Backup makes backup an exact copy of the regular file path, atomically: a hard link under a
