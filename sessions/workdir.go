@@ -321,29 +321,45 @@ func MergeParts(parts []*Part, names []string, units []plan.Unit) ([]*plan.UnitR
 	return out, nil
 }
 
-// optionsDiff names the options two parts disagree on.
+// optionsDiff names the options two parts disagree on, down to the nested key
+// ("spec.refine 50 and 20"): naming the whole recipe buried the one setting that differs.
 func optionsDiff(a, b plan.Options) string {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	var ma, mb map[string]any
 	json.Unmarshal(ja, &ma)
 	json.Unmarshal(jb, &mb)
-	var diff []string
-	for k, v := range ma {
-		if !reflect.DeepEqual(v, mb[k]) {
-			diff = append(diff, fmt.Sprintf("%s %v and %v", k, jsonText(v), jsonText(mb[k])))
-		}
-	}
-	for k, v := range mb {
-		if _, ok := ma[k]; !ok {
-			diff = append(diff, fmt.Sprintf("%s unset and %v", k, jsonText(v)))
-		}
-	}
+	diff := jsonDiff("", ma, mb)
 	if len(diff) == 0 {
 		return "?"
 	}
 	sort.Strings(diff)
 	return strings.Join(diff, "; ")
+}
+
+// jsonDiff lists the keys of two decoded JSON objects whose values differ, as dotted paths
+// under prefix.
+func jsonDiff(prefix string, a, b map[string]any) []string {
+	var diff []string
+	for k, v := range a {
+		w, ok := b[k]
+		va, _ := v.(map[string]any)
+		wa, _ := w.(map[string]any)
+		switch {
+		case !ok:
+			diff = append(diff, fmt.Sprintf("%s%s %v and unset", prefix, k, jsonText(v)))
+		case va != nil && wa != nil:
+			diff = append(diff, jsonDiff(prefix+k+".", va, wa)...)
+		case !reflect.DeepEqual(v, w):
+			diff = append(diff, fmt.Sprintf("%s%s %v and %v", prefix, k, jsonText(v), jsonText(w)))
+		}
+	}
+	for k, v := range b {
+		if _, ok := a[k]; !ok {
+			diff = append(diff, fmt.Sprintf("%s%s unset and %v", prefix, k, jsonText(v)))
+		}
+	}
+	return diff
 }
 
 func jsonText(v any) string {

@@ -3,6 +3,7 @@ package sessions_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -201,5 +202,23 @@ func TestWorkDirAutoRadius(t *testing.T) {
 		if err != nil || got == nil || got.AutoMaxRadius != bound {
 			t.Errorf("bound %v: loaded %+v, %v", bound, got, err)
 		}
+	}
+}
+
+// Parts of recipes that differ in one setting are refused naming that setting: the message
+// gave both whole recipes, a line of JSON each, for a changed --refine.
+func TestMergeNamesTheOptionThatDiffers(t *testing.T) {
+	u0 := plan.Unit{Prefix: "l.", Lo: 0, Hi: 2, Length: 32, Order: 2}
+	u1 := plan.Unit{Prefix: "l.", Lo: 2, Hi: 4, Length: 32, Order: 2}
+	units := []plan.Unit{u0, u1}
+	opts := plan.Options{Order: 2, Chunk: 2, Spec: train.DefaultSpec()}
+	p := &sessions.Part{Options: opts, Plan: plan.Hash(units), Shard: plan.Shard{Index: 0, Count: 2}, Units: []*plan.UnitResult{fittedUnit(t, u0)}}
+	q := *p
+	q.Shard.Index, q.Units = 1, []*plan.UnitResult{fittedUnit(t, u1)}
+	q.Options.Spec.Refine = p.Options.Spec.Refine + 7
+	_, err := sessions.MergeParts([]*sessions.Part{p, &q}, []string{"a", "b"}, units)
+	want := fmt.Sprintf("a and b were made with different options: spec.refine %d and %d", p.Options.Spec.Refine, q.Options.Spec.Refine)
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
