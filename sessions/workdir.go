@@ -312,13 +312,47 @@ func MergeParts(parts []*Part, names []string, units []plan.Unit) ([]*plan.UnitR
 		}
 	}
 	if err := plan.Coverage(units, ids); err != nil {
-		return nil, inputError{fmt.Errorf("the parts do not cover the work once: %w", err)}
+		return nil, inputError{fmt.Errorf("the parts do not cover the work once: %w%s", err, shardsAmiss(parts, names, units))}
 	}
 	out := make([]*plan.UnitResult, len(units))
 	for i, u := range units {
 		out[i] = byID[u.ID()]
 	}
 	return out, nil
+}
+
+// shardsAmiss says which shards a set of parts that does not cover the work lacks (those
+// owning a unit no part holds) and which it holds twice, naming their files: the task of
+// an array to run again is the shard's index, which the units missing do not tell.
+func shardsAmiss(parts []*Part, names []string, units []plan.Unit) string {
+	n := parts[0].Shard.Count
+	given := make([][]string, n)
+	for i, p := range parts {
+		given[p.Shard.Index] = append(given[p.Shard.Index], names[i])
+	}
+	var msg []string
+	var absent []string
+	for s, idx := range plan.Assign(units, n) {
+		if len(given[s]) == 0 && len(idx) > 0 {
+			absent = append(absent, plan.Shard{Index: s, Count: n}.String())
+		}
+	}
+	if len(absent) > 0 {
+		which := "shard " + absent[0]
+		if len(absent) > 1 {
+			which = "shards " + plural.First(absent, 8, " ")
+		}
+		msg = append(msg, fmt.Sprintf("no part of %s was given (a task that failed: run it again, it goes on from the work directory)", which))
+	}
+	for s, files := range given {
+		if len(files) > 1 {
+			msg = append(msg, fmt.Sprintf("%s hold the same shard, %s", plural.First(files, 8, " "), plan.Shard{Index: s, Count: n}))
+		}
+	}
+	if len(msg) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(msg, "; ")
 }
 
 // optionsDiff names the options two parts disagree on, down to the nested key

@@ -222,3 +222,40 @@ func TestMergeNamesTheOptionThatDiffers(t *testing.T) {
 		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
+
+// A merge that lacks a shard's part names the shard, the task of the array to run again,
+// and one given a shard twice names the files: the units alone did not say which task.
+func TestMergeNamesTheShardsAmiss(t *testing.T) {
+	var units []plan.Unit
+	for i := range 3 {
+		units = append(units, plan.Unit{Prefix: fmt.Sprintf("l%d.", i), Lo: 0, Hi: 2, Length: 32, Order: 2})
+	}
+	share := plan.Assign(units, 3)
+	part := func(s int) *sessions.Part {
+		p := &sessions.Part{Options: plan.Options{Order: 2, Chunk: 2}, Plan: plan.Hash(units), Shard: plan.Shard{Index: s, Count: 3}}
+		for _, i := range share[s] {
+			p.Units = append(p.Units, fittedUnit(t, units[i]))
+		}
+		return p
+	}
+	for _, c := range []struct {
+		name   string
+		shards []int
+		want   string
+	}{
+		{"missing", []int{0, 2}, "; no part of shard 1/3 was given (a task that failed: run it again, it goes on from the work directory)"},
+		{"two missing", []int{2}, "; no part of shards 0/3, 1/3 was given ("},
+		{"twice", []int{0, 1, 2, 0}, "; p0.json, p3.json hold the same shard, 0/3"},
+	} {
+		var parts []*sessions.Part
+		var names []string
+		for k, s := range c.shards {
+			parts, names = append(parts, part(s)), append(names, fmt.Sprintf("p%d.json", k))
+		}
+		_, err := sessions.MergeParts(parts, names, units)
+		var cov *plan.CoverageError
+		if !errors.As(err, &cov) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want a coverage error with %q", c.name, err, c.want)
+		}
+	}
+}
