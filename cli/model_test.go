@@ -1801,3 +1801,36 @@ func TestDistillComplexInputSaid(t *testing.T) {
 		t.Errorf("want exit 0 and %q; got %v", want, r)
 	}
 }
+
+// TestDistillSaysRecipeChanged: run again with the recipe changed (by mistake, meant to go on
+// where the first stopped), distill fitted every unit anew without a word; it says that the
+// work directory's units are of another recipe or input. Run again as it was, or with
+// another --chunk (the same recipe: the units of this run are its own), it does not.
+func TestDistillSaysRecipeChanged(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "d.safetensors")
+	const note = "none of this run's: fitted from another input or with another recipe (--order, --model, --refine, …), which this run does not take; it fits every unit anew"
+	if r := run(t, "", distillModelArgs(out)...); r.code != 0 || strings.Contains(r.stderr, note) {
+		t.Fatalf("the first run: %v", r)
+	}
+	refine := slices.Clone(modelRecipe)
+	refine[slices.Index(refine, "--refine")+1] = "6"
+	chunk := slices.Clone(modelRecipe)
+	chunk[slices.Index(chunk, "--chunk")+1] = "16"
+	for _, c := range []struct {
+		name   string
+		recipe []string
+		says   bool
+	}{
+		{"the same", modelRecipe, false},
+		{"--chunk", chunk, false},
+		{"--refine", refine, true},
+	} {
+		args := append(append([]string{"distill", modelCkpt}, c.recipe...), "-o", out)
+		kept, _ := filepath.Glob(filepath.Join(out+".work", "unit-*.json"))
+		r := run(t, "", args...)
+		want := fmt.Sprintf("note: %s.work holds %d units, %s\n", out, len(kept), note)
+		if r.code != 0 || strings.Contains(r.stderr, want) != c.says {
+			t.Errorf("%s: says %q: %v, want %v: %v", c.name, want, !c.says, c.says, r)
+		}
+	}
+}

@@ -174,6 +174,64 @@ func (w *WorkDir) Load(u plan.Unit) (*plan.UnitResult, error) {
 	return r, nil
 }
 
+// Others counts the unit files in the directory fitted under another key: from another
+// input or with another recipe, which a run under this key does not take (it fits its
+// units anew), so that a run resumed with a changed option can say so. It reads each file's
+// head alone, up to its key.
+func (w *WorkDir) Others() (int, error) {
+	names, err := filepath.Glob(filepath.Join(w.Dir, "unit-*.json"))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, name := range names {
+		if key, ok := unitKey(name); ok && key != w.Key {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Has reports whether the directory holds a file for the unit (fitted under this key;
+// Load tells whether it can be used).
+func (w *WorkDir) Has(u plan.Unit) bool {
+	_, err := os.Stat(w.Path(u))
+	return err == nil
+}
+
+// unitKey reads the fit key of a unit file (its "key", after "format"); ok is false for a
+// file that does not read as one.
+func unitKey(path string) (key string, ok bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	for dec.More() {
+		name, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		switch name {
+		case "key":
+			t, err := dec.Token()
+			key, ok = t.(string)
+			return key, ok && err == nil
+		case "format":
+			if _, err := dec.Token(); err != nil {
+				return "", false
+			}
+		default:
+			return "", false
+		}
+	}
+	return "", false
+}
+
 // Save keeps a fitted unit.
 func (w *WorkDir) Save(r *plan.UnitResult) error {
 	rec, err := encodeUnit(w.Key, r)
