@@ -1834,3 +1834,59 @@ func TestDistillSaysRecipeChanged(t *testing.T) {
 		}
 	}
 }
+
+// TestManifestKeysDocumented: every key of the manifests distill writes (a Hyena model
+// fitted channel by channel; an LRU layer reduced whole) is named, as `key`, in
+// docs/scale.md or docs/formats.md, which a script reading the manifest goes by.
+func TestManifestKeysDocumented(t *testing.T) {
+	var docs strings.Builder
+	for _, f := range []string{"../docs/scale.md", "../docs/formats.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs.Write(b)
+	}
+	dir := t.TempDir()
+	keys := map[string]string{}
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, w := range v {
+				if _, ok := keys[k]; !ok {
+					keys[k] = path + "." + k
+				}
+				if k != "layout_options" && k != "tensors" && k != "tensor_dtypes" { // their keys are the file's names
+					walk(path+"."+k, w)
+				}
+			}
+		case []any:
+			for _, w := range v {
+				walk(path+"[]", w)
+			}
+		}
+	}
+	for _, args := range [][]string{
+		distillModelArgs(filepath.Join(dir, "hyena.safetensors")),
+		{"distill", "../testdata/layouts/lru_64.pt", "--order", "4", "-o", filepath.Join(dir, "lru.pt")},
+	} {
+		if r := run(t, "", args...); r.code != 0 {
+			t.Fatal(r)
+		}
+		b, err := os.ReadFile(args[len(args)-1] + ".manifest.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		walk("", m)
+	}
+	for k, where := range keys {
+		if !strings.Contains(docs.String(), "`"+k+"`") && !strings.Contains(docs.String(), "`\""+k+"\"") {
+			t.Errorf("the manifest's %s is not named in docs/scale.md or docs/formats.md", where)
+		}
+	}
+}
