@@ -21,6 +21,15 @@ whether variable projection's sums run in AVX2 kernels) and gpu (the device and 
 NVRTC and cuFFT versions it found, or in one line why there is no GPU), then the backend
 --backend auto picks.
 
+--json prints the same as one line of JSON: "cpu" {"available" (true), "threads" (the Go
+runtime's GOMAXPROCS), "sums" (how variable projection's sums run: "avx2" or "go")}, "gpu"
+{"available", and "reason" where false, else "info" {"device", "memory_bytes",
+"compute_capability", "multiprocessors", "driver" (the CUDA version the driver supports),
+"nvrtc", "cufft", "libraries" (the files loaded)}}, and "auto" ("cpu" or "gpu": what
+--backend auto picks for the rtf model's Adam recipe; variable projection, the default
+distillation, runs on the CPU under auto whatever it says). The exit status is 0 with or
+without a GPU.
+
 The GPU runs the default distillation (variable projection: the same ladder, starts and
 Levenberg–Marquardt as the CPU, its sums over the samples on the device) with --backend
 gpu, and the rtf model's Adam recipe (its transforms in float32 with --backend gpu or auto,

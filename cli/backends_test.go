@@ -114,3 +114,30 @@ func TestBackendFlagWithoutGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestBackendsJSONDocumented: every key backends --json can print, a GPU's info too, is
+// named ("key") in the command's help, which a script reading it goes by; none was.
+func TestBackendsJSONDocumented(t *testing.T) {
+	doc := backendsDoc{CPU: cpuDoc{Available: true}, GPU: gpuDoc{Available: true, Reason: "r", Info: &train.Info{Libraries: []string{"l"}}}}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	help := newBackends(&streams{}).Long
+	var walk func(path string, m map[string]any)
+	walk = func(path string, m map[string]any) {
+		for k, v := range m {
+			if !strings.Contains(help, `"`+k+`"`) {
+				t.Errorf("backends --help does not name %s%s", path, k)
+			}
+			if sub, ok := v.(map[string]any); ok {
+				walk(path+k+".", sub)
+			}
+		}
+	}
+	walk("", m)
+}
