@@ -581,7 +581,7 @@ func (g gatedStore) Save(r *plan.UnitResult) error {
 // ends by saying that workDir, where distill kept the units it fitted ("" for merge, which
 // fitted none), stays, what for, and that it can go: nothing else said that OUT.work was left.
 func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitResult, opts plan.Options, out string, format arrays.Format, force bool, workDir string) error {
-	a, err := sessions.Assemble(ck, results, sessions.DistilledOptions{Format: format, Options: opts, Force: force})
+	a, err := sessions.Assemble(ck, results, sessions.DistilledOptions{Format: format, Options: opts, Force: force, Merged: workDir == ""})
 	if err != nil {
 		return failf("%s: %w", out, err)
 	}

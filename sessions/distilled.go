@@ -41,6 +41,32 @@ type DistilledOptions struct {
 	// tried (in the last one tried), with a note, where Assemble would fail. The options'
 	// DType is the element type of the tensors written (each layer's own when empty).
 	Force bool
+	// Merged says that the units come from shards' parts (ssmlab merge), which has no
+	// --to-layout or --dtype: the advice for a layer no layout holds is then to run the
+	// shards again with them.
+	Merged bool
+}
+
+// otherWays is the advice, beside --force, for a layer that cannot be written: another
+// layout (layout) or element type (dtype), given to distill, or to the shards of a merge.
+func (o DistilledOptions) otherWays(layout, dtype bool) string {
+	var ways []string
+	if o.Merged {
+		if layout {
+			ways = append(ways, "--to-layout for another layout")
+		}
+		if dtype {
+			ways = append(ways, "--dtype for another element type")
+		}
+		return "run the shards again with " + strings.Join(ways, " or ") + ": they keep their fitted units"
+	}
+	if layout {
+		ways = append(ways, "--to-layout picks another layout")
+	}
+	if dtype {
+		ways = append(ways, "--dtype another element type")
+	}
+	return strings.Join(ways, ", ")
 }
 
 // Assembly is a distilled checkpoint ready to write: every tensor of the input, bit for bit,
@@ -525,10 +551,10 @@ func exportLayer(l ModelLayer, fs []filters.Filter, shared *layouts.SharedModes,
 		}
 		return tensors, rec, layerNotes{note: note, modal: fallback, why: rec.Why}, nil
 	}
-	u := unheld{prefix: l.Prefix, what: "no layout tried holds the fit: " + strings.Join(failures, "; "), force: last != nil, other: "--to-layout picks another layout, --dtype another element type"}
+	u := unheld{prefix: l.Prefix, what: "no layout tried holds the fit: " + strings.Join(failures, "; "), force: last != nil, other: o.otherWays(true, true)}
 	if last == nil {
 		// No layout could represent the fit at all: there are no tensors to force.
-		u.other = "--to-layout picks another layout"
+		u.other = o.otherWays(true, false)
 	}
 	if !u.force || !o.Force {
 		return nil, rec, layerNotes{}, u
@@ -844,7 +870,7 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	says := layerNotes{note: note}
 	if check.Failed() {
 		text, _ := check.Summary("")
-		u := unheld{prefix: l.Prefix, what: "the reduced layer " + text, force: true, other: "--dtype another element type"}
+		u := unheld{prefix: l.Prefix, what: "the reduced layer " + text, force: true, other: o.otherWays(false, true)}
 		if !o.Force {
 			return nil, rec, layerNotes{}, u
 		}

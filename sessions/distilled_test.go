@@ -161,6 +161,11 @@ func TestAssembleNamesEveryUnheldLayer(t *testing.T) {
 		strings.Count(msg, "--force") != 1 || !strings.HasSuffix(msg, "(--force writes them anyway; --to-layout picks another layout, --dtype another element type)") {
 		t.Errorf("%v", err)
 	}
+	// merge has no --to-layout or --dtype: its shards have, and keep their units.
+	_, err = sessions.Assemble(ck, res, sessions.DistilledOptions{Format: arrays.FormatSafetensors, Options: plan.Options{ToLayout: "stripedhyena"}, Merged: true})
+	if want := "(--force writes them anyway; run the shards again with --to-layout for another layout or --dtype for another element type: they keep their fitted units)"; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("merged: got %v, want it to end %s", err, want)
+	}
 
 	// With Force both are written, each with a warning (they were notes, among the notes on
 	// layouts), and the manifest gives each channel's read-back error beside its fit's: the
