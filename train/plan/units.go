@@ -15,9 +15,16 @@ import (
 // ErrInvalid marks a plan that cannot be made or a share of it that does not fit the plan.
 var ErrInvalid = errors.New("invalid plan")
 
+// invalidf is an error that is ErrInvalid (errors.Is) but reads as its message alone: the
+// sentinel's words prefixed every message shown to the user ("--shard: invalid plan: shard 5
+// of 3: …"), where what is wrong is a flag or the environment, not a plan.
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+	return invalidError{fmt.Errorf(format, args...)}
 }
+
+type invalidError struct{ error }
+
+func (e invalidError) Unwrap() []error { return []error{e.error, ErrInvalid} }
 
 // Layer is a long-filter layer to distil: its module prefix (the checkpoint's tensor names
 // less the layout's own), its channels, the length of its kernels, and the poles its fit
