@@ -1835,6 +1835,56 @@ func TestDistillSaysRecipeChanged(t *testing.T) {
 	}
 }
 
+// TestListKeysDocumented: every key import --list prints (of a Lightning checkpoint, whose
+// tensors sit under a root, and of others of each container) is named, as `key`, in
+// docs/formats.md's paragraph on it; the arrays' keys and the root were named nowhere.
+func TestListKeysDocumented(t *testing.T) {
+	b, err := os.ReadFile("../docs/formats.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "`ssmlab import FILE --list` prints")
+	if start < 0 {
+		t.Fatal("docs/formats.md does not describe import --list")
+	}
+	doc = doc[start:]
+	doc = doc[:strings.Index(doc, "\n\n")]
+	seen := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, w := range v {
+				seen[k] = true
+				if k != "options" { // a layer's options are its flags' names
+					walk(w)
+				}
+			}
+		case []any:
+			for _, w := range v {
+				walk(w)
+			}
+		}
+	}
+	for _, f := range []string{"hyena_lightning_32.ckpt", "s4_64.npz", "lru_32.safetensors", "rtf_64.pt"} {
+		r := run(t, "", "import", "../testdata/layouts/"+f, "--list")
+		var v any
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &v) != nil {
+			t.Fatalf("%s: %v", f, r)
+		}
+		walk(v)
+	}
+	if !seen["root"] || !seen["supported"] {
+		t.Fatalf("the listings lack a root or an array: %v", seen)
+	}
+	for k := range seen {
+		if !strings.Contains(doc, "`"+k+"`") {
+			t.Errorf("import --list prints %q, which docs/formats.md's paragraph on it does not name", k)
+		}
+	}
+}
+
 // TestManifestKeysDocumented: every key of the manifests distill writes (a Hyena model
 // fitted channel by channel; an LRU layer reduced whole) is named, as `key`, in
 // docs/scale.md or docs/formats.md, which a script reading the manifest goes by.
