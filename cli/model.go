@@ -779,7 +779,7 @@ func (p *modelProgress) clear() {
 func (p *modelProgress) event(e plan.Event) {
 	if e.LayerDone && p.bar {
 		p.clear()
-		fmt.Fprintln(p.w, layerLine(e))
+		fmt.Fprintln(p.w, layerLine(e, p.channelsOf(e.Unit.Prefix)))
 	}
 	frac := 0.0
 	if e.TotalCost > 0 {
@@ -810,15 +810,31 @@ func (p *modelProgress) event(e plan.Event) {
 		}
 		fmt.Fprintf(p.w, "unit %d/%d %s: %s; %.0f%% of the work, elapsed %s, ETA %s\n", e.Done, e.Total, e.Unit.ID(), how, 100*frac, e.Elapsed.Round(time.Millisecond), eta)
 		if e.LayerDone {
-			fmt.Fprintln(p.w, layerLine(e))
+			fmt.Fprintln(p.w, layerLine(e, p.channelsOf(e.Unit.Prefix)))
 		}
 	}
 }
 
 func (p *modelProgress) finish() { p.clear() }
 
-// layerLine sums up a finished layer.
-func layerLine(e plan.Event) string {
+// channelsOf returns the channels (a MIMO layer's outputs) of the checkpoint's layer at
+// prefix, 0 where there is none.
+func (p *modelProgress) channelsOf(prefix string) int {
+	if p.ck == nil {
+		return 0
+	}
+	for _, l := range p.ck.Layers {
+		if l.Prefix == prefix {
+			return l.Channels
+		}
+	}
+	return 0
+}
+
+// layerLine sums up a finished layer of of channels (0: not known). A shard fits some of a
+// layer's units: the line says how many of its channels they are, where "32 channels" read
+// as the layer's size.
+func layerLine(e plan.Event, of int) string {
 	var sum, worst, secs float64
 	n, unstable := 0, 0
 	orders := map[int]bool{}
@@ -864,5 +880,9 @@ func layerLine(e plan.Event) string {
 	if a := e.Layer[0].AutoMaxRadius; a != 0 && a != train.MinAutoRadius {
 		bound = "; radius bound " + train.RadiusText(a) + " (auto)"
 	}
-	return fmt.Sprintf("layer %s: %d %s, order %s: relative error mean %.3g, worst %.3g, %s%s; %.1fs on %s", layouts.PrefixName(e.Unit.Prefix), n, what, orderText, sum/float64(max(n, 1)), worst, stable, bound, secs, strings.Join(be, ", "))
+	count := fmt.Sprintf("%d %s", n, what)
+	if n < of {
+		count = fmt.Sprintf("%d of its %d %s (this shard's)", n, of, what)
+	}
+	return fmt.Sprintf("layer %s: %s, order %s: relative error mean %.3g, worst %.3g, %s%s; %.1fs on %s", layouts.PrefixName(e.Unit.Prefix), count, orderText, sum/float64(max(n, 1)), worst, stable, bound, secs, strings.Join(be, ", "))
 }

@@ -1652,7 +1652,7 @@ func TestLayerLineSaysLongKernelsRadius(t *testing.T) {
 		{32768, 0, ""},
 	} {
 		u := plan.Unit{Prefix: "layers.0.", Length: tc.length}
-		line := layerLine(plan.Event{Unit: u, LayerDone: true, Layer: []*plan.UnitResult{{Unit: u, Channels: ch, AutoMaxRadius: tc.bound}}})
+		line := layerLine(plan.Event{Unit: u, LayerDone: true, Layer: []*plan.UnitResult{{Unit: u, Channels: ch, AutoMaxRadius: tc.bound}}}, len(ch))
 		if got := strings.Contains(line, "radius bound"); got != (tc.want != "") || !strings.Contains(line, tc.want) {
 			t.Errorf("length %d, bound %v: %q, want it to say %q", tc.length, tc.bound, line, tc.want)
 		}
@@ -1938,5 +1938,19 @@ func TestManifestKeysDocumented(t *testing.T) {
 		if !strings.Contains(docs.String(), "`"+k+"`") && !strings.Contains(docs.String(), "`\""+k+"\"") {
 			t.Errorf("the manifest's %s is not named in docs/scale.md or docs/formats.md", where)
 		}
+	}
+}
+
+// TestShardLayerLineSaysItsShare: a shard that fits part of a layer says how much of it,
+// where "8 channels" read as the size of a layer of 16; a whole run's line is as it was.
+func TestShardLayerLineSaysItsShare(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "d.safetensors")
+	r := run(t, "", distillModelArgs(out, "--shard", "0/6")...)
+	if r.code != 0 || !regexp.MustCompile(`(?m)^layer \S+: 8 of its 16 channels \(this shard's\), order 6: `).MatchString(r.stderr) {
+		t.Errorf("want a layer line of 8 of its 16 channels: %v", r)
+	}
+	r = run(t, "", distillModelArgs(out)...)
+	if r.code != 0 || strings.Contains(r.stderr, "of its") || !strings.Contains(r.stderr, ": 16 channels, order 6: ") {
+		t.Errorf("a whole run: %v", r)
 	}
 }
