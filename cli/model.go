@@ -222,9 +222,12 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		return fail(err)
 	}
 	// A run meant to go on where one stopped, with an option changed by mistake, would
-	// fit everything again without a word.
-	if n, err := wd.Others(); err == nil && n > 0 && !slices.ContainsFunc(mine, wd.Has) {
-		fmt.Fprintf(s.err, "note: %s holds %s, none of this run's: fitted from another input or with another recipe (--order, --model, --refine, …), which this run does not take; it fits every unit anew\n", wd.Dir, plural.Count(n, "unit"))
+	// fit everything again without a word. (Others reads every unit file's head: only
+	// where none of this run's units is there, and it has some to fit.)
+	if len(mine) > 0 && !slices.ContainsFunc(mine, wd.Has) {
+		if n, err := wd.Others(); err == nil && n > 0 {
+			fmt.Fprintf(s.err, "note: %s holds %s, none of this run's: fitted from another input or with another recipe (--order, --model, --refine, …), which this run does not take; it fits every unit anew\n", wd.Dir, plural.Count(n, "unit"))
+		}
 	}
 	results, err := s.fitUnits(ck, opts, mine, wd, backend)
 	if err != nil {
