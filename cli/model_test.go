@@ -1824,6 +1824,7 @@ func TestDistillSaysRecipeChanged(t *testing.T) {
 		{"the same", modelRecipe, false},
 		{"--chunk", chunk, false},
 		{"--refine", refine, true},
+		{"a shard of no units", append(slices.Clone(refine), "--shard", "6/7"), false},
 	} {
 		args := append(append([]string{"distill", modelCkpt}, c.recipe...), "-o", out)
 		kept, _ := filepath.Glob(filepath.Join(out+".work", "unit-*.json"))
