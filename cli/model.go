@@ -386,6 +386,9 @@ func (s *streams) shardOf(m *modelFlags) (plan.Shard, string, error) {
 	if errors.Is(err, plan.ErrNoShardCount) {
 		return sh, "", fmt.Errorf("%s=%s without --shards: give --shards N, the number of the Job's completions", plan.EnvK8sIndex, os.Getenv(plan.EnvK8sIndex))
 	}
+	if ce := (*plan.CountError)(nil); errors.As(err, &ce) {
+		return sh, "", fmt.Errorf("--shards %d: %w", m.shards, ce) // a command-line mistake: exit 2
+	}
 	if err != nil {
 		return sh, "", fail(err)
 	}

@@ -687,6 +687,23 @@ func TestDistillModelShardMissing(t *testing.T) {
 	}
 }
 
+// TestDistillModelShardsDisagreeWithArray: --shards 4 in a Slurm array of 3 tasks is a command
+// line that contradicts the array it runs in, a mistake of the submission (exit 2, naming the
+// flag); it exited 1, as a failure of the run.
+func TestDistillModelShardsDisagreeWithArray(t *testing.T) {
+	dir := t.TempDir()
+	for k, v := range map[string]string{"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_MIN": "0", "SLURM_ARRAY_TASK_COUNT": "3"} {
+		t.Setenv(k, v)
+	}
+	r := run(t, "", append(distillModelArgs(filepath.Join(dir, "x.safetensors")), "--shards", "4")...)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--shards 4: 4 shards asked for, but the Slurm array has SLURM_ARRAY_TASK_COUNT=3 tasks") {
+		t.Errorf("--shards 4 in an array of 3: %v", r)
+	}
+	if names := numtest.DirNames(t, dir); len(names) != 0 {
+		t.Errorf("a refused task wrote %q", names)
+	}
+}
+
 // TestDistillModelOneTaskArray: the task of `sbatch --array=2` (running task 2 of a larger
 // array again) sees an array of one task, which it took for the whole job: it wrote OUT itself
 // (QA F2). It is refused, exit 1, asking for --shard; with --shard it runs that shard.

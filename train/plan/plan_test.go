@@ -155,6 +155,9 @@ func TestFromEnv(t *testing.T) {
 		{"slurm one task again", env(EnvSlurmTaskID, "2", EnvSlurmTaskCount, "1", EnvSlurmTaskMin, "2", "SLURM_ARRAY_TASK_MAX", "2"), 0, Shard{}, false, "give --shard 2/N"},
 		{"slurm task 0 again", env(EnvSlurmTaskID, "0", EnvSlurmTaskCount, "1", EnvSlurmTaskMin, "0"), 0, Shard{}, false, "--shard 0/1 for the whole job"},
 		{"slurm one task, count given", env(EnvSlurmTaskID, "2", EnvSlurmTaskCount, "1", EnvSlurmTaskMin, "2"), 3, Shard{}, false, "give --shard 2/N"},
+		// Task 2 of --array=1-3 is shard 1: its place from the array's first, which a one-task
+		// array's environment does not hold; the advice gave 2/N alone.
+		{"slurm one task, numbered from 1", env(EnvSlurmTaskID, "2", EnvSlurmTaskCount, "1", EnvSlurmTaskMin, "2"), 0, Shard{}, false, "1/N for one from 1"},
 		{"k8s", env(EnvK8sIndex, "1"), 3, Shard{1, 3}, true, ""},
 		{"k8s no count", env(EnvK8sIndex, "1"), 0, Shard{}, false, "number of shards"},
 		{"k8s beyond", env(EnvK8sIndex, "3"), 3, Shard{}, false, "counts from 0 to 2"},
@@ -165,6 +168,9 @@ func TestFromEnv(t *testing.T) {
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: error %v, want %q", c.name, err, c.err)
+			}
+			if !errors.Is(err, ErrInvalid) && !errors.Is(err, ErrNoShardCount) {
+				t.Errorf("%s: %v is not ErrInvalid", c.name, err)
 			}
 			continue
 		}

@@ -64,6 +64,17 @@ const (
 // caller must be told the count, so it is the caller's mistake, not the environment's.
 var ErrNoShardCount = errors.New("no shard count")
 
+// CountError is FromEnv's error where the count the caller was told is not the array's: the
+// command line contradicts the array it runs in, so the caller words it as its mistake.
+type CountError struct{ Asked, Array int }
+
+func (e *CountError) Error() string {
+	return fmt.Sprintf("%d shards asked for, but the Slurm array has %s=%d tasks", e.Asked, EnvSlurmTaskCount, e.Array)
+}
+
+// Unwrap makes a CountError ErrInvalid, as FromEnv's other errors are.
+func (e *CountError) Unwrap() error { return ErrInvalid }
+
 // FromEnv finds the shard of a task of a scheduler's job array in its environment (getenv
 // is os.Getenv, or a map's lookup in tests):
 //
@@ -112,13 +123,13 @@ func FromEnv(getenv func(string) string, count int) (s Shard, from string, ok bo
 			return Shard{}, from, false, invalidf("%s=%d is set but not %s: a Slurm array job sets both", EnvSlurmTaskID, id, EnvSlurmTaskCount)
 		}
 		if n == 1 {
-			return Shard{}, from, false, invalidf("%s=%d of a Slurm array of one task (%s=1): the environment does not say which shard of how many that is (sbatch --array=%d, running one task of a larger array again, sets the same); give --shard %d/N, N the array's size (--shard 0/1 for the whole job)", EnvSlurmTaskID, id, EnvSlurmTaskCount, id, id)
+			return Shard{}, from, false, invalidf("%s=%d of a Slurm array of one task (%s=1): the environment does not say which shard of how many that is (sbatch --array=%d, running one task of a larger array again, sets the same); give --shard %s, N the array's size (--shard 0/1 for the whole job)", EnvSlurmTaskID, id, EnvSlurmTaskCount, id, oneTaskShard(id))
 		}
 		if step < 1 || (id-lo)%step != 0 {
 			return Shard{}, from, false, invalidf("%s=%d is not %s=%d plus a multiple of %s=%d", EnvSlurmTaskID, id, EnvSlurmTaskMin, lo, EnvSlurmTaskStep, step)
 		}
 		if count != 0 && count != n {
-			return Shard{}, from, false, invalidf("%d shards asked for, but the Slurm array has %s=%d tasks", count, EnvSlurmTaskCount, n)
+			return Shard{}, from, false, &CountError{Asked: count, Array: n}
 		}
 		s = Shard{Index: (id - lo) / step, Count: n}
 		if err := s.Check(); err != nil {
@@ -142,6 +153,16 @@ func FromEnv(getenv func(string) string, count int) (s Shard, from string, ok bo
 		return s, from, true, nil
 	}
 	return Shard{}, "", false, nil
+}
+
+// oneTaskShard is the --shard that runs task id of an array again: its place counted from
+// the array's first task, which the environment of a one-task array does not hold, so both
+// numberings the docs allow (--array=0-… and --array=1-…) are given.
+func oneTaskShard(id int) string {
+	if id < 1 {
+		return fmt.Sprintf("%d/N", id)
+	}
+	return fmt.Sprintf("%d/N (for an --array numbered from 0; %d/N for one from 1)", id, id-1)
 }
 
 // Assign shares units among n shards by cost: the costliest unit first, each to the shard
