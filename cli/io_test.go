@@ -112,7 +112,10 @@ func TestImportErrors(t *testing.T) {
 	oneErrorLine(t, run(t, "", "import", bad), ExitFailure, "bad.npy: invalid array file: npy: bad header")
 	i8 := filepath.Join(numpyDir, "int64.npy")
 	oneErrorLine(t, run(t, "", "import", i8), ExitFailure, `int64.npy: unsupported array: npy: dtype "<i8"`)
-	oneErrorLine(t, run(t, "", "import", filepath.Join(numpyDir, "multi.npz")), ExitFailure, "--tensor NAME picks one")
+	// A file of several arrays read without --tensor: a choice the command line must make
+	// and did not, a command-line mistake as a --tensor the file lacks is (it exited 1).
+	oneErrorLine(t, run(t, "", "import", filepath.Join(numpyDir, "multi.npz")), ExitUsage, "--tensor NAME picks one")
+	oneErrorLine(t, run(t, "", "import", "../testdata/scale/hyena_lm.pt"), ExitUsage, "layers; choose one with --tensor PREFIX")
 	oneErrorLine(t, run(t, "", "import", filepath.Join(dir, "none.npz")), ExitFailure, "none.npz: no such file")
 	// A --tensor the file does not hold is a command-line mistake, as distill's --layers
 	// none-such is, listing what the file holds (it exited 1); a single-layer distill too.

@@ -226,9 +226,15 @@ func (s *streams) listFile(path string) error {
 // (layouts.ErrOptionValue: an import --length beyond a Hyena layer's positions), its message
 // naming the file, the layer and the flag, or an option's value the file refuses
 // (*sessions.OptionError: distill CKPT --length 1, a --trunc-len the file's metadata
-// contradicts), spelled as its flag (flagMistake): a command-line mistake (exit 2).
+// contradicts), spelled as its flag (flagMistake): a command-line mistake (exit 2). So is a
+// file of several layers or arrays read without --tensor (*layouts.ChoiceError,
+// *sessions.ChoiceError): a choice the command line must make and did not, as --layers
+// picking none is.
 func failUnlessOption(err error) error {
 	if e := (*layouts.OptionLayoutError)(nil); errors.As(err, &e) || errors.Is(err, layouts.ErrOptionValue) {
+		return err
+	}
+	if isChoice(err) {
 		return err
 	}
 	if oe := (*sessions.OptionError)(nil); errors.As(err, &oe) {
@@ -258,4 +264,11 @@ func exportFailed(src string, out sessions.Exported) error {
 		more = fmt.Sprintf(", with %d more warnings", warnings-1)
 	}
 	return failf("%s: nothing was written: %s; the tensors do not hold the filters to the documented accuracy (a relative error of at most 1e-6 in float64, 1e-4 in float32, 3e-2 in bfloat16, and stable filters staying stable); --force writes them anyway%s", src, first, more)
+}
+
+// isChoice reports whether err asks for a choice among a file's layers or arrays that
+// --tensor makes.
+func isChoice(err error) bool {
+	lc, ac := (*layouts.ChoiceError)(nil), (*sessions.ChoiceError)(nil)
+	return errors.As(err, &lc) || errors.As(err, &ac)
 }

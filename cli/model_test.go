@@ -643,8 +643,9 @@ func TestDistillModelBadUse(t *testing.T) {
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--layout", "sos"), 2, "not sos layers (a filter's second-order sections (sos), not a model's layer)"},
 		{append(distillModelArgs(filepath.Join(dir, "x.pt")), "--tensor", "x"), 2, "--tensor reads one layer"},
 		// A checkpoint of several layers to a filter file: the choice of a layer said only
-		// "choose one with --tensor PREFIX", not how to distil them all.
-		{[]string{"distill", modelCkpt, "--order", "4", "-o", filepath.Join(dir, "x.json")}, 1, `hyena "backbone.layers.2.mixer.filter_fn."; or, for every layer, -o a checkpoint (OUT.safetensors, .pt or .npz)`},
+		// "choose one with --tensor PREFIX", not how to distil them all. A choice the command
+		// line must make, exit 2 as --layers picking none is (it was 1).
+		{[]string{"distill", modelCkpt, "--order", "4", "-o", filepath.Join(dir, "x.json")}, 2, `hyena "backbone.layers.2.mixer.filter_fn."; or, for every layer, -o a checkpoint (OUT.safetensors, .pt or .npz)`},
 		{[]string{"train", "--task", "delay", "--order", "auto"}, 2, "--order auto picks"},
 		{[]string{"merge", "-o", filepath.Join(dir, "m.pt"), modelCkpt}, 1, "not a part file"},
 		{[]string{"merge", "-o", filepath.Join(dir, "m.pt")}, 2, "want the PART files"},                    // was cobra's "requires at least 1 arg(s), only received 0"

@@ -382,7 +382,8 @@ on the GPU at every length measured), the GPU where there is one for the Adam re
 			opts := sessions.ImportOptions{Tensor: tensor, Layout: layout, Options: lf.options(), Pairs: pairs}
 			targets, name, err := s.readKernels(args[0], length, cmd.Flags().Changed("length"), opts)
 			if ce := (*layouts.ChoiceError)(nil); errors.As(err, &ce) {
-				return failf("%w; or, for every layer, -o a checkpoint (OUT.safetensors, .pt or .npz)", errors.Unwrap(err))
+				// A choice the command line must make, as import's: exit 2.
+				return fmt.Errorf("%w; or, for every layer, -o a checkpoint (OUT.safetensors, .pt or .npz)", err)
 			}
 			if err != nil {
 				return err
