@@ -313,6 +313,15 @@ func ListFile(path string) (Listing, error) {
 			}
 		}
 	}
+	// A layer detected by its other tensors whose channels no tensor gives cannot be read:
+	// list why in import's own words, not a silent 0 channels.
+	for i, l := range ls {
+		if l.Channels == 0 {
+			if _, err := layouts.Import(af, l, layouts.Options{Values: map[string]string{}}); err != nil {
+				ls[i].Problem = err.Error()
+			}
+		}
+	}
 	return Listing{Format: af.Format, Root: af.Root(), Layers: ls, Arrays: infos}, nil
 }
 

@@ -580,3 +580,59 @@ func lengthVerdicts(t *testing.T, file, layer string, plan int, cases []lengthCa
 		ck.Close()
 	}
 }
+
+// TestListNamesMissingChannels: import --list gave a layer whose channel-bearing tensor is
+// missing (an S4D layer without kernel.C) as "channels": 0 without a word, where import
+// names the tensor; the listing says the same as the layer's Problem.
+func TestListNamesMissingChannels(t *testing.T) {
+	af, err := arrays.Open(layoutsDir + "s4d_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer af.Close()
+	var ts []arrays.Named
+	for _, in := range af.Arrays() {
+		if strings.HasSuffix(in.Name, "kernel.C") {
+			continue
+		}
+		a, err := af.Read(in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts = append(ts, arrays.Named{Name: in.Name, Array: a})
+	}
+	data, err := arrays.EncodeNPZ(ts, arrays.NPZOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "noc.npz")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, ierr := sessions.Import(path, sessions.ImportOptions{})
+	if ierr == nil || !strings.Contains(ierr.Error(), `kernel.C" is missing`) {
+		t.Fatalf("import: %v, want the missing kernel.C named", ierr)
+	}
+	ls, err := sessions.ListFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls.Layers) == 0 {
+		t.Fatal("no layer listed")
+	}
+	for _, l := range ls.Layers {
+		if l.Channels == 0 && (l.Problem == "" || !strings.Contains(ierr.Error(), l.Problem)) {
+			t.Errorf("layer %q lists 0 channels with problem %q; import says %v", l.Prefix, l.Problem, ierr)
+		}
+	}
+	// A whole layer lists no problem.
+	full, err := sessions.ListFile(layoutsDir + "s4d_64.pt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range full.Layers {
+		if l.Problem != "" || l.Channels == 0 {
+			t.Errorf("whole layer %q: channels %d, problem %q", l.Prefix, l.Channels, l.Problem)
+		}
+	}
+}

@@ -76,6 +76,9 @@ func layerChoices(ls []layouts.Layer) []LayerChoice {
 			prefix = "(top level)"
 		}
 		chans := plural.Count(l.Channels, "channel")
+		if l.Problem != "" {
+			chans = "unreadable: " + l.Problem // import's error, not "0 channels"
+		}
 		out[i] = LayerChoice{Prefix: l.Prefix, Layout: string(l.Layout),
 			Label: fmt.Sprintf("%-24s %-12s %s, %s, %s", prefix, l.Layout, chans, l.Size(), l.DType)}
 	}

@@ -129,6 +129,11 @@ type Layer struct {
 	Length  int               `json:"length,omitempty"` // samples of a kernel (hyena)
 	DType   string            `json:"dtype"`
 	Options map[string]string `json:"options"`
+	// Problem is why the layer, detected by its other tensors, cannot be read (the tensor
+	// that bears its channels missing or mis-shaped, Channels 0 then), as Import says it;
+	// empty where none was found. Detect leaves it empty; a listing that has the file sets
+	// it (sessions.ListFile).
+	Problem string `json:"problem,omitempty"`
 }
 
 // Size says a layer's size as import --list gives it: "order 8 (4 complex poles)", "order
