@@ -116,6 +116,11 @@ func TestImportErrors(t *testing.T) {
 	// and did not, a command-line mistake as a --tensor the file lacks is (it exited 1).
 	oneErrorLine(t, run(t, "", "import", filepath.Join(numpyDir, "multi.npz")), ExitUsage, "--tensor NAME picks one")
 	oneErrorLine(t, run(t, "", "import", "../testdata/scale/hyena_lm.pt"), ExitUsage, "layers; choose one with --tensor PREFIX")
+	// A sharded checkpoint's index is named, with its shards: a file it cannot use (exit 1).
+	index := writeText(t, dir, "model.safetensors.index.json", `{"weight_map": {"a.kernel.C": "model-00001-of-00002.safetensors", "b.kernel.C": "model-00002-of-00002.safetensors"}}`)
+	for _, args := range [][]string{{"import", index}, {"import", index, "--list"}, {"distill", index, "--order", "4", "-o", filepath.Join(dir, "o.pt")}, {"distill", index, "--order", "4", "-o", filepath.Join(dir, "o.json")}} {
+		oneErrorLine(t, run(t, "", args...), ExitFailure, "the index of a sharded checkpoint, not an array file: its 2 shard files (model-00001-of-00002.safetensors, model-00002-of-00002.safetensors)")
+	}
 	oneErrorLine(t, run(t, "", "import", filepath.Join(dir, "none.npz")), ExitFailure, "none.npz: no such file")
 	// A --tensor the file does not hold is a command-line mistake, as distill's --layers
 	// none-such is, listing what the file holds (it exited 1); a single-layer distill too.

@@ -120,6 +120,9 @@ func OpenCheckpoint(path string, o CheckpointOptions) (*Checkpoint, error) {
 	}
 	af, err := arrays.Open(path)
 	if err != nil {
+		if ierr := asShardIndex(path, err); ierr != nil {
+			return nil, ierr
+		}
 		return nil, err
 	}
 	c := &Checkpoint{Path: path, Input: in, Format: af.Format, Root: af.Root(), file: af, readFrom: map[string][]string{}}

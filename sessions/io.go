@@ -185,6 +185,9 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 		if _, err := r.ReadAt(data, 0); err != nil && err != io.EOF {
 			return Item{}, userfile.PathErr(err)
 		}
+		if err := shardIndex(data); err != nil {
+			return Item{}, err
+		}
 		return importJSON(data, stem, o)
 	}
 	return Item{}, &NotImportableError{}

@@ -267,6 +267,9 @@ type Listing struct {
 func ListFile(path string) (Listing, error) {
 	af, err := arrays.Open(path)
 	if err != nil {
+		if ierr := asShardIndex(path, err); ierr != nil {
+			return Listing{}, ierr
+		}
 		if errors.Is(err, arrays.ErrUnsupported) && isJSONFile(path) {
 			// Not "not an array file ssmlab knows", which names every format but this one.
 			return Listing{}, fmt.Errorf("%s: %w", path, &OptionError{"list", "", " lists the layers and arrays of an array file (.npy, .npz, .safetensors, .pt, CSV); a JSON file holds none (import reads it whole)"})

@@ -636,3 +636,24 @@ func TestListNamesMissingChannels(t *testing.T) {
 		}
 	}
 }
+
+// TestShardIndexSaid: a sharded Hugging Face checkpoint's index (JSON with a "weight_map")
+// given to import, import --list or distill CKPT is named as such, with its shards; import
+// said it was an invalid filter, distill that it was not an array file.
+func TestShardIndexSaid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "model.safetensors.index.json")
+	index := `{"metadata": {"total_size": 64}, "weight_map": {"b.kernel.C": "model-00002-of-00002.safetensors", "a.kernel.C": "model-00001-of-00002.safetensors", "a.kernel.B": "model-00001-of-00002.safetensors"}}`
+	if err := os.WriteFile(path, []byte(index), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}
+	_, ierr := sessions.Import(path, sessions.ImportOptions{})
+	_, lerr := sessions.ListFile(path)
+	_, cerr := sessions.OpenCheckpoint(path, sessions.CheckpointOptions{Length: 64})
+	for what, err := range map[string]error{"import": ierr, "list": lerr, "distill": cerr} {
+		se := (*sessions.ShardIndexError)(nil)
+		if !errors.As(err, &se) || !slices.Equal(se.Shards, want) || !strings.Contains(err.Error(), "the index of a sharded checkpoint") || !strings.HasPrefix(err.Error(), path+": ") {
+			t.Errorf("%s: %v, want the index named with its shards %v", what, err, want)
+		}
+	}
+}
