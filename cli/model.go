@@ -591,10 +591,6 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	if err != nil {
 		return failf("%s: %w", out, err)
 	}
-	manifest, err := sessions.MarshalManifest(a.Manifest)
-	if err != nil {
-		return fail(err)
-	}
 	for _, n := range a.Notes {
 		fmt.Fprintf(s.err, "note: %s\n", n)
 	}
@@ -609,7 +605,12 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 	// new checkpoint beside the old manifest.
 	var manifestErr error
 	if err := a.WriteFileBefore(out, func() error {
-		manifestErr = s.put(out+".manifest.json", manifest)
+		manifest, err := sessions.MarshalManifest(a.Manifest) // now with a .pt or .npz OUT's hash
+		if err != nil {
+			manifestErr = fail(err)
+		} else {
+			manifestErr = s.put(out+".manifest.json", manifest)
+		}
 		return manifestErr
 	}); err != nil {
 		if manifestErr != nil {

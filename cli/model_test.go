@@ -1976,3 +1976,49 @@ func TestShardLayerLineSaysItsShare(t *testing.T) {
 		t.Errorf("a whole run: %v", r)
 	}
 }
+
+// TestDistillPtRecordsInManifest: a .pt or .npz file holds no metadata, so a checkpoint
+// distilled to one was read back with its rtf layers' trunc_len 0 without a word (and its
+// s4d layers warned that the file does not say their dt transform), although the manifest
+// beside it records both. The manifest names the file (its SHA-256), and import reads them
+// from it, saying so; for a file replaced since, it does not.
+func TestDistillPtRecordsInManifest(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join("..", "testdata", "layouts", "s4d_64.npz")
+	for _, c := range []struct{ out, to, want string }{
+		{"rtf.pt", "rtf", "trunc_len 128 from rtf.pt.manifest.json beside it"},
+		{"s4d.npz", "s4d", "dt_transform exp from s4d.npz.manifest.json beside it"},
+	} {
+		out := filepath.Join(dir, c.out)
+		if r := run(t, "", "distill", in, "--order", "2", "--length", "128", "--to-layout", c.to, "-o", out); r.code != 0 {
+			t.Fatal(r)
+		}
+		r := run(t, "", "import", out, "--tensor", "layers.0.layer.")
+		if r.code != 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "does not record") {
+			t.Errorf("%s: import: %v, want %q", c.out, r, c.want)
+		}
+		// The same name, other bytes: the manifest is not this file's.
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, append(data[:len(data):len(data)], 0), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r = run(t, "", "import", out, "--tensor", "layers.0.layer.")
+		if strings.Contains(r.stderr, "manifest.json beside it") || c.to == "rtf" && !strings.Contains(r.stderr, "trunc_len 0: a torch file records none, and no manifest of distill's beside it") {
+			t.Errorf("%s changed: import: %v", c.out, r)
+		}
+	}
+	// export to .npz or .pt writes no manifest: it says what the file does not record.
+	item := filepath.Join(dir, "item.json")
+	if r := run(t, "", "import", filepath.Join(dir, "rtf.pt"), "-o", item); r.code != 0 {
+		t.Fatal(r)
+	}
+	if r := run(t, "", "export", item, "--layout", "rtf", "--trunc-len", "64", "-o", filepath.Join(dir, "e.npz")); r.code != 0 || !strings.Contains(r.stderr, "note: a .npz file records no trunc_len: import it with --trunc-len 64") {
+		t.Errorf("export: %v", r)
+	}
+	if r := run(t, "", "export", item, "--layout", "s4d", "--dt-transform", "softplus", "-o", filepath.Join(dir, "e.pt")); r.code != 0 || !strings.Contains(r.stderr, "note: a .pt file records no dt transform: import it with --dt-transform softplus") {
+		t.Errorf("export: %v", r)
+	}
+}

@@ -324,7 +324,7 @@ func (c *Checkpoint) tooShort(ml ModelLayer) error {
 		if err != nil {
 			return err
 		}
-		if _, meta := c.file.Metadata()["trunc_len"]; !meta {
+		if meta, _ := recorded(c.file); meta["trunc_len"] == "" {
 			return &OptionError{"trunc-len", strconv.Itoa(ml.Length), fmt.Sprintf(": %s layer %q is distilled at its trunc_len; %s; give --trunc-len 2 or more, or none to distil it at --length", l.Layout, l.Prefix, fits)}
 		}
 		return inputf("%s layer %q: trunc_len %d (%s): an RTF layer is distilled at its trunc_len; %s; --layers leaves the layer out", l.Layout, l.Prefix, ml.Length, from, fits)

@@ -1,12 +1,15 @@
 package sessions
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -244,32 +247,46 @@ func Assemble(c *Checkpoint, results []*plan.UnitResult, o DistilledOptions) (*A
 	if note := flattenedNote(c.file); note != "" {
 		a.Notes = append(a.Notes, note)
 	}
-	if o.Format == arrays.FormatSafetensors {
-		a.meta = maps.Clone(c.file.Metadata())
-		if a.meta == nil {
-			a.meta = map[string]string{}
-		}
-		stable, err := json.Marshal(a.Manifest.Stable())
-		if err != nil {
-			return nil, fmt.Errorf("manifest: %w", err)
-		}
-		a.meta[ManifestKey] = string(stable)
-		// An RTF layer's import reads its trunc_len from the metadata: record the one the
-		// distilled rtf layers share, where the input's layers did not record another.
-		if len(truncLens) == 1 {
-			for n := range truncLens {
-				if old, ok := a.meta["trunc_len"]; !ok || old == strconv.Itoa(n) || !keeps(c, layouts.RTF) {
-					a.meta["trunc_len"] = strconv.Itoa(n)
-				}
+	// The metadata import reads an RTF layer's trunc_len and an S4D layer's dt transform
+	// from (recorded): a safetensors OUT's own, with the input's and the manifest; for a .pt
+	// or .npz OUT, which hold none, these two in the manifest beside it (WriteFile names OUT
+	// in it).
+	in, _ := recorded(c.file)
+	meta := maps.Clone(in)
+	if meta == nil {
+		meta = map[string]string{}
+	}
+	// Record the trunc_len the distilled rtf layers share, where the input's layers did not
+	// record another.
+	if len(truncLens) == 1 {
+		for n := range truncLens {
+			if old, ok := meta["trunc_len"]; !ok || old == strconv.Itoa(n) || !keeps(c, layouts.RTF) {
+				meta["trunc_len"] = strconv.Itoa(n)
 			}
 		}
-		// An S4D layer's import reads its dt transform from the metadata, as for export's
-		// files: the one the s4d layers kept were read with stays among them.
-		if old, ok := a.meta[DtTransformKey]; ok && keeps(c, layouts.S4D) {
-			s4dWritten = append(s4dWritten, layouts.Options{Values: map[string]string{"dt-transform": old}})
-		}
-		recordDtTransform(a.meta, s4dWritten)
 	}
+	// The dt transform the s4d layers kept were read with stays among them.
+	if old, ok := meta[DtTransformKey]; ok && keeps(c, layouts.S4D) {
+		s4dWritten = append(s4dWritten, layouts.Options{Values: map[string]string{"dt-transform": old}})
+	}
+	recordDtTransform(meta, s4dWritten)
+	if o.Format != arrays.FormatSafetensors {
+		for _, k := range []string{"trunc_len", DtTransformKey} {
+			if v, ok := meta[k]; ok {
+				if a.Manifest.Metadata == nil {
+					a.Manifest.Metadata = map[string]string{}
+				}
+				a.Manifest.Metadata[k] = v
+			}
+		}
+		return a, nil
+	}
+	a.meta = meta
+	stable, err := json.Marshal(a.Manifest.Stable())
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
+	a.meta[ManifestKey] = string(stable)
 	return a, nil
 }
 
@@ -938,10 +955,22 @@ func (a *Assembly) WriteFile(path string) error { return a.WriteFileBefore(path,
 
 // WriteFileBefore is WriteFile that calls before (atomicfile.WriteWithBefore) once the
 // checkpoint is complete, just before it replaces path: an error from it leaves path as it
-// was.
+// was. By then a .pt or .npz checkpoint's manifest names it (Output: its size and SHA-256,
+// hashed as it is written), for the metadata it holds for that file alone (recorded checks
+// it), so that before can write the manifest.
 func (a *Assembly) WriteFileBefore(path string, before func() error) error {
+	h := sha256.New()
+	var size int64
 	err := atomicfile.WriteWithBefore(path, func(w io.Writer) error {
-		return arrays.WriteRaw(w, a.format, a.infos, arrays.RawOptions{Metadata: a.meta}, func(i int) ([]byte, error) {
+		h.Reset()
+		size = 0
+		tee := writerFunc(func(p []byte) (int, error) {
+			n, err := w.Write(p)
+			h.Write(p[:n])
+			size += int64(n)
+			return n, err
+		})
+		return arrays.WriteRaw(tee, a.format, a.infos, arrays.RawOptions{Metadata: a.meta}, func(i int) ([]byte, error) {
 			if b, ok := a.fresh[i]; ok {
 				return b, nil
 			}
@@ -951,12 +980,25 @@ func (a *Assembly) WriteFileBefore(path string, before func() error) error {
 			}
 			return b, nil
 		})
-	}, before)
+	}, func() error {
+		if a.Manifest.Metadata != nil {
+			a.Manifest.Output = &plan.Input{Name: filepath.Base(path), Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}
+		}
+		if before == nil {
+			return nil
+		}
+		return before()
+	})
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
 	return nil
 }
+
+// writerFunc is an io.Writer of a function.
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // Tensors lists the tensors the checkpoint holds, in order.
 func (a *Assembly) Tensors() []arrays.RawInfo { return slices.Clone(a.infos) }

@@ -465,6 +465,9 @@ func Export(items []Item, o ExportOptions) (Exported, error) {
 			named = append(named, arrays.Named{Name: prefix + KernelsTensor, Array: it.Target.Kernels})
 			order = append(order, "")
 		}
+		if o.Format == ExportNPZ || o.Format == ExportTorch {
+			notes = append(notes, unrecordedNotes(o, lays[layouts.S4D], lo)...)
+		}
 		switch o.Format {
 		case ExportNPZ:
 			b, err := arrays.EncodeNPZ(named, arrays.NPZOptions{DType: o.DType, Compress: o.Compress})
@@ -884,4 +887,19 @@ func ParseExportFormat(s string) (ExportFormat, error) {
 		return ExportTorch, nil
 	}
 	return "", errors.New("unknown export format " + strconv.Quote(s) + " (want " + formatList() + ")")
+}
+
+// unrecordedNotes say what a .pt or .npz file, which holds no metadata, does not record of
+// what a safetensors one would (recorded): the trunc_len its rtf numerators were corrected
+// for, the dt transform its s4d layers' inv_dt were written for (s4d, lo their options);
+// import reads them as given, without them as 0 and exp.
+func unrecordedNotes(o ExportOptions, s4d bool, lo layouts.Options) []string {
+	var notes []string
+	if o.TruncLen > 0 {
+		notes = append(notes, fmt.Sprintf("a .%s file records no trunc_len: import it with --trunc-len %d (without it the numerators are read as stored, trunc_len 0), or write .safetensors, which records it", o.Format, o.TruncLen))
+	}
+	if t := layouts.DtTransform(lo); s4d && t != "" && t != "exp" {
+		notes = append(notes, fmt.Sprintf("a .%s file records no dt transform: import it with --dt-transform %s (without it they are read with exp, the default), or write .safetensors, which records it", o.Format, t))
+	}
+	return notes
 }

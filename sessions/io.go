@@ -105,7 +105,7 @@ func Import(path string, o ImportOptions) (Item, error) {
 		return Item{}, err
 	}
 	defer f.Close()
-	it, err := importFrom(f, size, path, o)
+	it, err := importFrom(f, size, path, true, o)
 	if err == nil {
 		err = it.validate() // before the path is its source: the caller's to check (Add does)
 	}
@@ -124,7 +124,7 @@ func ImportData(data []byte, name string, o ImportOptions) (Item, error) {
 	if err := o.Check(); err != nil {
 		return Item{}, err
 	}
-	it, err := importFrom(bytes.NewReader(data), int64(len(data)), name, o)
+	it, err := importFrom(bytes.NewReader(data), int64(len(data)), name, false, o)
 	if err == nil {
 		err = it.validate()
 	}
@@ -159,7 +159,9 @@ func isJSONFile(path string) bool {
 // importable names the files Import reads, for its errors.
 const importable = "a filter or target JSON file, or an .npy, .npz, .safetensors, .pt (torch.save) or CSV (.csv, .tsv, .txt) file"
 
-func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, error) {
+// importFrom reads the file name from r; onDisk says that name is its path, where what its
+// format cannot hold is looked for beside it (recorded), not data named so.
+func importFrom(r io.ReaderAt, size int64, name string, onDisk bool, o ImportOptions) (Item, error) {
 	head := make([]byte, 512)
 	n, err := r.ReadAt(head, 0)
 	if err != nil && err != io.EOF {
@@ -174,6 +176,9 @@ func importFrom(r io.ReaderAt, size int64, name string, o ImportOptions) (Item, 
 		af, err := arrays.OpenReader(r, size, name)
 		if err != nil {
 			return Item{}, err
+		}
+		if onDisk {
+			af = af.At(name)
 		}
 		return importArrays(af, stem, o)
 	}

@@ -236,7 +236,8 @@ func TestExportSessionItems(t *testing.T) {
 // the first of s4d, stripedhyena and rtf that holds it, the note saying which and why the
 // others do not: an unstable one to stripedhyena (the s4d layout's exp transform holds no
 // pole outside the unit circle), one of a pole at 0 to rtf (the modal layouts take the
-// poles' logarithms). An rtf setting given (TruncLen) keeps it in rtf, with no note; a tf
+// poles' logarithms). An rtf setting given (TruncLen) keeps it in rtf, with no note on the
+// layout, one that the .npz file records no trunc_len (import reads it as 0 without one); a tf
 // filter goes to rtf, with none. A safetensors file's metadata names the layout its filters
 // share, and none where they are written in several.
 func TestExportDefaultLayoutFallsBack(t *testing.T) {
@@ -255,7 +256,7 @@ func TestExportDefaultLayoutFallsBack(t *testing.T) {
 		{stable, 0, layouts.S4D, `"stable": written in the s4d layout, chosen for its diagonal form`},
 		{unstable, 0, layouts.StripedHyena, `"unstable": written in the stripedhyena layout, chosen for its diagonal form: it stores the poles and residues as they are, where the rtf layout's polynomial coefficients may not hold them (a layout named is written instead); the s4d layout cannot hold it (channel 0, mode 0: −Re A = `},
 		{zero, 0, layouts.RTF, `"zero": written in the rtf layout, converted to tf: no layout that stores its diagonal form as it is holds it: the s4d layout cannot hold it (channel 0: pole 0 is 0, which the s4d layout cannot hold (it takes the poles' logarithms)); the stripedhyena layout cannot hold it (`},
-		{stable, 64, layouts.RTF, ""},
+		{stable, 64, layouts.RTF, "a .npz file records no trunc_len: import it with --trunc-len 64"},
 		{tf, 0, layouts.RTF, ""},
 	} {
 		name := tc.it.Entry.Name

@@ -79,14 +79,18 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 		if n > 0 {
 			lo.Values["trunc-len"] = strconv.Itoa(n)
 		}
-		if from == fromMetadata {
+		switch {
+		case from != "" && from != "--trunc-len":
 			notes = append(notes, fmt.Sprintf("trunc_len %d from %s", n, from))
+		case from == "" && af.Format != arrays.FormatSafetensors:
+			// A .pt or .npz file holds no metadata: say what 0 is read as.
+			notes = append(notes, fmt.Sprintf("trunc_len 0: a %s file records none, and no manifest of distill's beside it (FILE.manifest.json) does, so the numerators were read as stored, as a module built without trunc_len holds them; --trunc-len L reads those of a module built with trunc_len L", af.Format))
 		}
 	}
-	if fromFile, err := s4dDtTransform(af, l, lo.Values); err != nil {
+	if from, err := s4dDtTransform(af, l, lo.Values); err != nil {
 		return Item{}, err
-	} else if fromFile {
-		notes = append(notes, fmt.Sprintf("dt_transform %s from %s", lo.Values["dt-transform"], fromMetadata))
+	} else if from != "" {
+		notes = append(notes, fmt.Sprintf("dt_transform %s from %s", lo.Values["dt-transform"], from))
 	}
 	r, err := layouts.Import(af, l, lo)
 	if err != nil {
@@ -125,12 +129,10 @@ func importLayer(af *arrays.File, l layouts.Layer, stem string, o ImportOptions)
 	return it, nil
 }
 
-// fromMetadata is where layerTruncLen says a trunc_len taken from the file came from.
-const fromMetadata = "the file's metadata"
-
 // layerTruncLen is the trunc_len an RTF layer of af is read with, by import and distill
 // alike (a single layer: importLayer; a checkpoint's: Checkpoint.truncLen), and where it
-// comes from: "--trunc-len" where it is given, fromMetadata, or "" for neither. It is given
+// comes from: "--trunc-len" where it is given, where the file records it (recorded), or ""
+// for neither. It is given
 // as import gives it (given, ImportOptions.TruncLen; 0: none) or as distill does, as the
 // layout option trunc-len (options["trunc-len"]), and then checked against the file's
 // metadata by rtfTruncLen; an option that is no integer, or that differs from given, is an
@@ -151,8 +153,8 @@ func layerTruncLen(af *arrays.File, options map[string]string, given int) (n int
 	switch {
 	case err != nil:
 		return 0, "", err
-	case fromFile:
-		return n, fromMetadata, nil
+	case fromFile != "":
+		return n, fromFile, nil
 	case flag || given > 0:
 		return n, "--trunc-len", nil
 	}
@@ -161,28 +163,30 @@ func layerTruncLen(af *arrays.File, options map[string]string, given int) (n int
 
 // rtfTruncLen is the one reader of the trunc_len an RTF layer of af is read with, which
 // import, import --list and distill CKPT's planner share: given (0: none), else the one
-// export recorded in the file's metadata (fromFile). A given value or metadata outside
+// export or distill recorded for the file (recorded; fromFile says where, "" for none). A
+// given value or metadata outside
 // [0, MaxTruncLen] (the metadata: or not an integer), or the two differing, is an error: an
 // *OptionError where the value given is at fault.
-func rtfTruncLen(af *arrays.File, given int) (n int, fromFile bool, err error) {
+func rtfTruncLen(af *arrays.File, given int) (n int, fromFile string, err error) {
 	if err := checkTruncLen(given); err != nil {
-		return 0, false, err
+		return 0, "", err
 	}
-	meta, ok := af.Metadata()["trunc_len"]
+	all, from := recorded(af)
+	meta, ok := all["trunc_len"]
 	if !ok {
-		return given, false, nil
+		return given, "", nil
 	}
 	m, err := strconv.Atoi(meta)
 	if err != nil || m < 0 || m > MaxTruncLen {
-		return 0, false, inputf("the file's metadata says trunc_len %q: want an integer in [0, %d]", meta, MaxTruncLen)
+		return 0, "", inputf("%s says trunc_len %q: want an integer in [0, %d]", from, meta, MaxTruncLen)
 	}
 	switch {
 	case given == 0:
-		return m, true, nil
+		return m, from, nil
 	case given != m:
-		return 0, false, &OptionError{"trunc-len", strconv.Itoa(given), fmt.Sprintf(" conflicts with trunc_len %d in the file's metadata (written by export with its numerators corrected for %d): drop it", m, m)}
+		return 0, "", &OptionError{"trunc-len", strconv.Itoa(given), fmt.Sprintf(" conflicts with trunc_len %d in %s (written with its numerators corrected for %d): drop it", m, from, m)}
 	}
-	return given, false, nil
+	return given, "", nil
 }
 
 // DtTransformKey is the safetensors metadata key under which export records the dt transform
@@ -219,22 +223,26 @@ func recordDtTransform(meta map[string]string, written []layouts.Options) {
 // *OptionError for the value given), as for an RTF layer's trunc_len (rtfTruncLen). A file
 // without the key, and a layer of another layout or of the minimal variant (log_dt, which no
 // transform maps), leave values as they are.
-func s4dDtTransform(af *arrays.File, l layouts.Layer, values map[string]string) (fromFile bool, err error) {
-	meta, ok := af.Metadata()[DtTransformKey]
-	if !ok || l.Layout != layouts.S4D || l.Options["variant"] == "minimal" {
-		return false, nil
+func s4dDtTransform(af *arrays.File, l layouts.Layer, values map[string]string) (fromFile string, err error) {
+	if l.Layout != layouts.S4D || l.Options["variant"] == "minimal" {
+		return "", nil
+	}
+	all, from := recorded(af)
+	meta, ok := all[DtTransformKey]
+	if !ok {
+		return "", nil
 	}
 	if err := layouts.CheckValue("dt-transform", meta); err != nil {
-		return false, inputf("the file's metadata says dt_transform %q: %v", meta, err)
+		return "", inputf("%s says dt_transform %q: %v", from, meta, err)
 	}
 	if v, given := values["dt-transform"]; given {
 		if v != meta {
-			return false, &OptionError{"dt-transform", v, fmt.Sprintf(" conflicts with dt_transform %s in the file's metadata (written by export with inv_dt for it): drop it", meta)}
+			return "", &OptionError{"dt-transform", v, fmt.Sprintf(" conflicts with dt_transform %s in %s (written with inv_dt for it): drop it", meta, from)}
 		}
-		return false, nil
+		return "", nil
 	}
 	values["dt-transform"] = meta
-	return true, nil
+	return from, nil
 }
 
 // parameterWarning says that an array read as kernels is a layout's parameter, and why it
@@ -287,7 +295,7 @@ func ListFile(path string) (Listing, error) {
 			return Listing{}, fmt.Errorf("%s: %w", path, err)
 		}
 		for _, l := range ls {
-			if l.Layout == layouts.RTF && fromFile {
+			if l.Layout == layouts.RTF && fromFile != "" {
 				l.Options["trunc-len"] = strconv.Itoa(n)
 			}
 		}
@@ -299,7 +307,7 @@ func ListFile(path string) (Listing, error) {
 		if err != nil {
 			return Listing{}, fmt.Errorf("%s: %w", path, err)
 		}
-		if fromFile {
+		if fromFile != "" {
 			l.Options["dt-transform"] = v["dt-transform"]
 		}
 	}

@@ -90,6 +90,19 @@ type File struct {
 	torch    *Torch
 	csv      *Array // read by Open, handed to the first Read (a later one reads the file again)
 	csvShape []int
+	path     string // as given to Open; "" when opened by OpenReader
+}
+
+// Path is the path the file was opened at by Open, "" for one opened by OpenReader: where
+// a reader looks for what the format cannot hold beside it (a distilled checkpoint's
+// manifest).
+func (f *File) Path() string { return f.path }
+
+// At sets the path f was read from, for a file opened by OpenReader on that file's
+// content, and returns f.
+func (f *File) At(path string) *File {
+	f.path = path
+	return f
 }
 
 // Open opens the array file at path, recognised by Sniff, and reads its headers (a CSV file
@@ -104,7 +117,7 @@ func Open(path string) (*File, error) {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
-	af.c = f
+	af.c, af.path = f, path
 	return af, nil
 }
 

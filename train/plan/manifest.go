@@ -101,6 +101,12 @@ type Manifest struct {
 	Layers  []LayerRecord   `json:"layers"`
 	// Skipped lists the layers detected and left as they were, with the reason.
 	Skipped []Skipped `json:"skipped,omitempty"`
+	// Metadata are, for an output whose format holds none (.pt, .npz), the values a
+	// safetensors one records in its own (trunc_len, dt_transform), which import reads from
+	// OUT.manifest.json for the file Output names alone (its base name, size and SHA-256).
+	// Absent for safetensors, and where there are none.
+	Metadata map[string]string `json:"metadata,omitempty"`
+	Output   *Input            `json:"output,omitempty"`
 }
 
 // How a layer was reduced, as its record says (LayerRecord.Method).
