@@ -1997,6 +1997,11 @@ func TestDistillPtRecordsInManifest(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "does not record") {
 			t.Errorf("%s: import: %v, want %q", c.out, r, c.want)
 		}
+		if c.to == "rtf" {
+			if r := run(t, "", "import", out, "--list"); r.code != 0 || !strings.Contains(r.stdout, `"trunc-len":"128"`) {
+				t.Errorf("%s: import --list: %v, want trunc-len 128", c.out, r)
+			}
+		}
 		// The same name, other bytes: the manifest is not this file's.
 		data, err := os.ReadFile(out)
 		if err != nil {
