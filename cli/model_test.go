@@ -1735,7 +1735,7 @@ func TestDistillRefusesUnheldTensorFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := run(t, "", "distill", ckpt, "--order", "2", "-o", out)
-	oneErrorLine(t, r, ExitFailure, out+`: arrays: tensor "rotary.freqs" is complex (C64), which safetensors cannot hold (the input's tensor, copied as it is); a .pt OUT holds it`)
+	oneErrorLine(t, r, ExitFailure, out+`: arrays: tensor "rotary.freqs" is complex64, which safetensors cannot hold (the input's tensor, copied as it is); a .pt OUT holds it`)
 	for _, p := range []string{out, out + ".work", out + ".manifest.json"} {
 		if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is there: %v", p, err)

@@ -403,7 +403,8 @@ type RawOptions struct {
 
 // CheckHeld returns an error where a file of format f cannot hold raw tensor in's type
 // (complex in safetensors, bfloat16 in NumPy files) or its shape, as WriteRaw refuses it; a
-// writer of a whole checkpoint checks so before the work that ends in writing it.
+// writer of a whole checkpoint checks so before the work that ends in writing it. The type is
+// named as listings name it (complex64, not C64): distill says this to its user.
 func CheckHeld(f Format, in RawInfo) error {
 	rt, ok := rawTypes[in.DType]
 	if !ok {
@@ -414,11 +415,11 @@ func CheckHeld(f Format, in RawInfo) error {
 	}
 	switch {
 	case f == FormatSafetensors && (in.DType == "C64" || in.DType == "C128"):
-		return fmt.Errorf("arrays: tensor %q is complex (%s), which safetensors cannot hold", in.Name, in.DType)
+		return fmt.Errorf("arrays: tensor %q is %s, which safetensors cannot hold", in.Name, rt.name)
 	case f == FormatTorch && rt.torch == "":
-		return fmt.Errorf("arrays: tensor %q is %s, which ssmlab does not write to torch.save files", in.Name, in.DType)
+		return fmt.Errorf("arrays: tensor %q is %s, which ssmlab does not write to torch.save files", in.Name, rt.name)
 	case f == FormatNPZ && rt.numpy == "":
-		return fmt.Errorf("arrays: tensor %q is %s, which NumPy files cannot hold", in.Name, in.DType)
+		return fmt.Errorf("arrays: tensor %q is %s, which NumPy files cannot hold", in.Name, rt.name)
 	}
 	return nil
 }

@@ -247,9 +247,9 @@ func TestWriteRawRefuses(t *testing.T) {
 		infos []arrays.RawInfo
 		want  string
 	}{
-		{arrays.FormatSafetensors, []arrays.RawInfo{{Name: "c", DType: "C64", Shape: []int{1}}}, "safetensors cannot hold"},
-		{arrays.FormatNPZ, []arrays.RawInfo{{Name: "b", DType: "BF16", Shape: []int{4}}}, "NumPy files cannot hold"},
-		{arrays.FormatTorch, []arrays.RawInfo{{Name: "u", DType: "U16", Shape: []int{4}}}, "does not write"},
+		{arrays.FormatSafetensors, []arrays.RawInfo{{Name: "c", DType: "C64", Shape: []int{1}}}, `"c" is complex64, which safetensors cannot hold`},
+		{arrays.FormatNPZ, []arrays.RawInfo{{Name: "b", DType: "BF16", Shape: []int{4}}}, `"b" is bfloat16, which NumPy files cannot hold`},
+		{arrays.FormatTorch, []arrays.RawInfo{{Name: "u", DType: "U16", Shape: []int{4}}}, `"u" is uint16, which ssmlab does not write`},
 		{arrays.FormatTorch, []arrays.RawInfo{{Name: "x", DType: "F64", Shape: []int{1}}, {Name: "x", DType: "F64", Shape: []int{1}}}, "two arrays"},
 		{arrays.FormatTorch, []arrays.RawInfo{{Name: "x", DType: "F32", Shape: []int{1}}}, "4 bytes"},
 		{arrays.FormatCSV, []arrays.RawInfo{{Name: "x", DType: "F64", Shape: []int{1}}}, "cannot write"},
