@@ -246,15 +246,15 @@ func s4dDtTransform(af *arrays.File, l layouts.Layer, values map[string]string) 
 }
 
 // parameterWarning says that an array read as kernels is a layout's parameter, and why it
-// was read so: asked for by name, or the file's only array (its layer's other tensors
-// missing).
+// was read so: asked for by name, or the file's one array that reads as kernels (its layer's
+// other tensors missing; the file may hold others, complex or of no number type).
 func parameterWarning(name string, byName bool) string {
 	lay, param, ok := layouts.ParameterOf(name)
 	if !ok || len(param) < 2 {
 		return ""
 	}
 	if !byName {
-		return fmt.Sprintf("%q is named as the %s parameter of a %s layer, not kernels; it was read as kernels as the file's only array (--layout %s reads the layer, naming the tensors it lacks)", name, param, lay, lay)
+		return fmt.Sprintf("%q is named as the %s parameter of a %s layer, not kernels; it was read as kernels, being the file's one array that can be (--layout %s reads the layer, naming the tensors it lacks)", name, param, lay, lay)
 	}
 	return fmt.Sprintf("%q is named as the %s parameter of a %s layer, not kernels; it was read as kernels because it was asked for by name (--layout %s reads the layer)", name, param, lay, lay)
 }

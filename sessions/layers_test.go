@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,31 +79,46 @@ func TestParameterNotKernels(t *testing.T) {
 	}
 }
 
-// TestLoneParameterSaysWhy: a file whose only array is a layer's parameter (an RTF layer
-// without its h_0) is read as kernels, with a warning that says it is the file's only array;
-// it said "because it was asked for by name" though no --tensor was given.
+// TestLoneParameterSaysWhy: a file whose one array that reads as kernels is a layer's
+// parameter (an RTF layer without its h_0), alone or beside a complex one, is read as kernels,
+// with a warning that says why; it said "because it was asked for by name" though no --tensor
+// was given, and then "the file's only array" beside another.
 func TestLoneParameterSaysWhy(t *testing.T) {
-	ab, err := arrays.New([]int{4, 3}, []float64{-0.5, 0.1, 0, -0.4, 0, 0, 1, 0.5, 0.25, 1, 0, 0})
-	if err != nil {
-		t.Fatal(err)
+	abData := []float64{-0.5, 0.1, 0, -0.4, 0, 0, 1, 0.5, 0.25, 1, 0, 0}
+	raw := make([]byte, 8*len(abData))
+	for i, x := range abData {
+		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(x))
 	}
-	data, err := arrays.EncodeNPZ([]arrays.Named{{Name: "layers.0.filter.ab", Array: ab}}, arrays.NPZOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "ab.npz")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
+	abInfo := arrays.RawInfo{Name: "layers.0.filter.ab", DType: "F64", Shape: []int{4, 3}}
+	freqs := arrays.RawInfo{Name: "layers.0.filter.freqs", DType: "C64", Shape: []int{2}}
+	dir := t.TempDir()
+	var paths []string
+	for _, infos := range [][]arrays.RawInfo{{abInfo}, {abInfo, freqs}} {
+		var buf bytes.Buffer
+		if err := arrays.WriteRaw(&buf, arrays.FormatNPZ, infos, arrays.RawOptions{}, func(i int) ([]byte, error) {
+			if i == 0 {
+				return raw, nil
+			}
+			return make([]byte, 16), nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("ab-%d.npz", len(infos)))
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, path)
 	}
 	for _, c := range []struct {
-		tensor, want string
+		path, tensor, want string
 	}{
-		{"", "it was read as kernels as the file's only array (--layout rtf reads the layer, naming the tensors it lacks)"},
-		{"layers.0.filter.ab", "it was read as kernels because it was asked for by name"},
+		{paths[0], "", "it was read as kernels, being the file's one array that can be (--layout rtf reads the layer, naming the tensors it lacks)"},
+		{paths[1], "", "it was read as kernels, being the file's one array that can be (--layout rtf reads the layer, naming the tensors it lacks)"},
+		{paths[0], "layers.0.filter.ab", "it was read as kernels because it was asked for by name"},
 	} {
-		it, err := sessions.Import(path, sessions.ImportOptions{Tensor: c.tensor, Layout: sessions.Kernels})
+		it, err := sessions.Import(c.path, sessions.ImportOptions{Tensor: c.tensor, Layout: sessions.Kernels})
 		if err != nil || it.Target == nil || len(it.Warnings) != 1 || !strings.Contains(it.Warnings[0], `"layers.0.filter.ab" is named as the ab parameter of a rtf layer, not kernels; `+c.want) {
-			t.Errorf("--tensor %q: %+v, %v; want kernels with a warning saying %q", c.tensor, it, err, c.want)
+			t.Errorf("%s --tensor %q: %+v, %v; want kernels with a warning saying %q", filepath.Base(c.path), c.tensor, it, err, c.want)
 		}
 	}
 }
