@@ -59,7 +59,7 @@ func (it Item) Name() string {
 var trailingNumber = regexp.MustCompile(`-\d+$`)
 
 // UniqueName returns name, or else the first of name-2, name-3, … (a trailing -N of name
-// replaced) that no filter or target other than except has.
+// replaced) that no filter or target other than except has (FreeName).
 func (s *Session) UniqueName(name, except string) string {
 	taken := map[string]bool{}
 	for _, e := range s.Filters {
@@ -68,15 +68,33 @@ func (s *Session) UniqueName(name, except string) string {
 	for _, t := range s.Targets {
 		taken[t.Name] = taken[t.Name] || t.ID != except
 	}
-	if !taken[name] {
-		return name
-	}
+	// The items are finitely many, so a free name comes within len+2 tries.
+	free, _ := FreeName(name, len(s.Filters)+len(s.Targets)+2, func(n string) (bool, error) {
+		return taken[n], nil
+	})
+	return free
+}
+
+// FreeName is the one numbering of names, for items (UniqueName) and files alike: name where
+// taken says it is free, or else the first free of base-2, base-3, …, base being name less a
+// trailing -N, so that a copy of ring-2 is ring-3, not ring-2-2. ok is false, and the name
+// "", where taken fails or none of the first tries names is free.
+func FreeName(name string, tries int, taken func(string) (bool, error)) (free string, ok bool) {
 	base := trailingNumber.ReplaceAllString(name, "")
-	for i := 2; ; i++ {
-		if c := fmt.Sprintf("%s-%d", base, i); !taken[c] {
-			return c
+	for i := 1; i <= tries; i++ {
+		c := name
+		if i > 1 {
+			c = fmt.Sprintf("%s-%d", base, i)
+		}
+		t, err := taken(c)
+		if err != nil {
+			return "", false
+		}
+		if !t {
+			return c, true
 		}
 	}
+	return "", false
 }
 
 // findSame finds an item of it's kind with identical content (a filter's file text, a

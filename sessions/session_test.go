@@ -384,3 +384,28 @@ func TestAddSameItemOnce(t *testing.T) {
 		t.Errorf("the session holds %s", s.Summary())
 	}
 }
+
+// TestFreeName: the one numbering of names (items and the workbench's suggested files): a
+// taken ring-2 is followed by ring-3, not ring-2-2, and a taken test that fails gives up.
+func TestFreeName(t *testing.T) {
+	taken := map[string]bool{"ring": true, "ring-2": true}
+	test := func(n string) (bool, error) { return taken[n], nil }
+	for name, want := range map[string]string{"ring-2": "ring-3", "ring": "ring-3", "ring-7": "ring-7", "x-1-2": "x-1-2"} {
+		if got, ok := sessions.FreeName(name, 10, test); !ok || got != want {
+			t.Errorf("FreeName(%s) = %q, %v, want %s", name, got, ok, want)
+		}
+	}
+	if got, ok := sessions.FreeName("ring", 2, test); ok {
+		t.Errorf("FreeName with 2 tries, both taken: %q, want none", got)
+	}
+	if got, ok := sessions.FreeName("ring", 10, func(string) (bool, error) { return false, errors.New("cannot tell") }); ok {
+		t.Errorf("FreeName whose test fails: %q, want none", got)
+	}
+	s := sessions.New()
+	for _, p := range []float64{0.5, 0.25} {
+		must(s.Add(sessions.Item{Entry: &sessions.Entry{Name: "ring-2", Filter: must(filters.NewTransferFunction([]float64{-p}, []float64{1}, 0))}}))
+	}
+	if got := s.UniqueName("ring-2", ""); got != "ring-4" {
+		t.Errorf("UniqueName(ring-2) beside ring-2 and ring-3 = %q, want ring-4", got)
+	}
+}

@@ -186,26 +186,23 @@ func refuseExisting(path string, over bool) error {
 	return nil
 }
 
-// freePath is path, or the first of path-2, path-3, … (before its extension) that names no
-// file, as uniqueName numbers items: a suggestion that enter never asks to overwrite. Where
-// it cannot tell (a directory it may not read), or after 999 taken, it is path: the save then
-// says what is wrong, or asks.
+// freePath is path, or the first of path-2, path-3, … (before its extension, a trailing -N
+// replaced) that names no file, as items are numbered (sessions.FreeName): a suggestion that
+// enter never asks to overwrite. Where it cannot tell (a directory it may not read), or after
+// 999 taken, it is path: the save then says what is wrong, or asks.
 func freePath(path string) string {
 	ext := filepath.Ext(path)
-	stem := strings.TrimSuffix(path, ext)
-	for n, p := 1, path; n < 1000; n++ {
-		if n > 1 {
-			p = fmt.Sprintf("%s-%d%s", stem, n, ext)
+	free, ok := sessions.FreeName(strings.TrimSuffix(path, ext), 999, func(stem string) (bool, error) {
+		_, err := os.Lstat(stem + ext)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
 		}
-		_, err := os.Lstat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			return p
-		case err != nil:
-			return path
-		}
+		return true, err
+	})
+	if !ok {
+		return path
 	}
-	return path
+	return free + ext
 }
 
 func (fileStore) SaveSession(s *sessions.Session, path string, over bool) error {
