@@ -26,11 +26,13 @@ type diskState struct {
 	queued   *saveReq      // a save asked for while busy
 	// quitWhenIdle is a quit asked for while busy.
 	quitWhenIdle quitHow
-	tick         bool   // an autosave is due when the tick comes
-	due          bool   // the tick came while a write was in flight: autosave when it ends
-	gen          uint64 // the session's generation when the last tick was set
-	uiChanged    bool   // the UI's state changed since
-	lastErr      string // the last autosave error shown (not repeated)
+	// quitCancelled counts the jobs that quit cancelled then (keepFailedMsg).
+	quitCancelled int
+	tick          bool   // an autosave is due when the tick comes
+	due           bool   // the tick came while a write was in flight: autosave when it ends
+	gen           uint64 // the session's generation when the last tick was set
+	uiChanged     bool   // the UI's state changed since
+	lastErr       string // the last autosave error shown (not repeated)
 	// discarded is set once the user discarded the unsaved work to quit: it is not kept
 	// for recovery, whatever ends the program then.
 	discarded bool

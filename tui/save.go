@@ -303,17 +303,25 @@ const (
 
 // keepFailedMsg is a quit that was to keep the unsaved work for recovery, whose autosave
 // failed (a full disk, a state directory gone read-only): the workbench stays open, since
-// quitting would lose the work.
-type keepFailedMsg struct{ err error }
+// quitting would lose the work. cancelled counts the jobs the quit cancelled before, which
+// staying does not bring back.
+type keepFailedMsg struct {
+	err       error
+	cancelled int
+}
 
 // quit cancels the jobs and ends the program once no write is in flight, removing or
 // completing the autosave as how says.
 func (m *Model) quit(how quitHow) tea.Cmd {
+	// A quit put off while busy cancelled its jobs then; they may not have ended yet.
+	cancelled := max(m.running(), m.disk.quitCancelled)
+	m.disk.quitCancelled = 0
 	m.cancelJobs()
 	m.closeDialog()
 	m.disk.discarded = m.disk.discarded || how == quitDiscard
 	if m.disk.busy {
 		m.disk.quitWhenIdle = how
+		m.disk.quitCancelled = cancelled
 		return nil
 	}
 	m.quitting = true
@@ -325,7 +333,7 @@ func (m *Model) quit(how quitHow) tea.Cmd {
 			if _, err := s.Autosave(dir); err != nil && !signalled {
 				// A signal ends the program whatever happens (Main says the work is
 				// lost); a key asks first.
-				return keepFailedMsg{err: err}
+				return keepFailedMsg{err: err, cancelled: cancelled}
 			}
 			return tea.QuitMsg{}
 		}
@@ -362,7 +370,11 @@ func (m *Model) onKeepFailed(msg keepFailedMsg) {
 	if m.sess.Path == "" {
 		where = "(it asks where)"
 	}
-	body := fmt.Sprintf("the unsaved work could not be kept for recovery: %s\n%s\n\ns saves the session %s and quits · ctrl+c quits anyway, losing them · n or esc stays", oneLine(msg.err), m.unsavedWork(), where)
+	body := fmt.Sprintf("the unsaved work could not be kept for recovery: %s\n%s", oneLine(msg.err), m.unsavedWork())
+	if msg.cancelled > 0 {
+		body += fmt.Sprintf("\n%d running job(s) were cancelled: staying does not resume them", msg.cancelled)
+	}
+	body += fmt.Sprintf("\n\ns saves the session %s and quits · ctrl+c quits anyway, losing them · n or esc stays", where)
 	m.openDialog(&confirm{title: "quit ssmlab and lose the unsaved work?", body: body,
 		cancel: func(m *Model) {
 			m.setStatus(levelInfo, "not quitting: ctrl+s saves the session (:save-session PATH elsewhere)")

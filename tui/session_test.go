@@ -1108,6 +1108,9 @@ func TestQuitKeepingAsksWhenTheAutosaveFails(t *testing.T) {
 	if m.quitting || !ok || !strings.Contains(q.body, "could not be kept") || !m.sess.Dirty() {
 		t.Fatalf("quitting %v with the autosave failing: dialog %T, status %q", m.quitting, m.dialog, m.status.text)
 	}
+	if strings.Contains(q.body, "cancelled") {
+		t.Errorf("with no job running, the question says %q", q.body)
+	}
 	keys(t, m, "esc")
 	if m.quitting || m.dialog != nil {
 		t.Fatalf("esc: quitting %v, dialog %T", m.quitting, m.dialog)
@@ -1121,6 +1124,25 @@ func TestQuitKeepingAsksWhenTheAutosaveFails(t *testing.T) {
 		t.Fatalf("not quitting once the autosave works: dialog %T, status %q", m.dialog, m.status.text)
 	}
 	autosaveHolds(t, blocked, "pair")
+
+	// The quit cancelled the running jobs before the autosave failed: staying does not bring
+	// them back, and the question says so.
+	jammed := filepath.Join(t.TempDir(), "auto")
+	if err := os.WriteFile(jammed, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m = openModel(t, "", jammed, 120, 40)
+	addPreset(t, m, "pair")
+	cancelled := 0
+	m.jobs = []*job{{num: 1, status: sessions.JobRunning, cancel: func() { cancelled++ }}}
+	keys(t, m, "q", "ctrl+c")
+	q, ok = dialogOf[*confirm](m)
+	if !ok || !strings.Contains(q.body, "could not be kept") || cancelled != 1 {
+		t.Fatalf("quitting with a job running and the autosave failing: dialog %T, cancelled %d times", m.dialog, cancelled)
+	}
+	if !strings.Contains(q.body, "1 running job(s) were cancelled") {
+		t.Errorf("the question after the failed autosave does not say the job was cancelled: %q", q.body)
+	}
 
 	// ctrl+c at the second question quits, losing the work, and says so.
 	lost := filepath.Join(t.TempDir(), "auto")
