@@ -255,7 +255,8 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 		fmt.Fprintf(s.err, "wrote %s (%s); when every shard is done: ssmlab merge %s -o %s\n", out, plural.Count(len(results), "unit"), strings.Replace(out, fmt.Sprintf("shard-%d-of", shard.Index), "shard-*-of", 1), j.out)
 		return nil
 	}
-	return s.writeDistilled(ck, results, opts, j.out, format, m.force, dir)
+	return s.writeDistilled(ck, results, opts, j.out, format, m.force, false,
+		fmt.Sprintf("; the units fitted stay in %s (the same command run again takes them from there), which can be removed", dir))
 }
 
 // jsonItemFile says what path is ("a filter file (bank of 3 tf channels of order 4)", "a
@@ -583,11 +584,11 @@ func (g gatedStore) Save(r *plan.UnitResult) error {
 	})
 }
 
-// writeDistilled assembles and writes the distilled checkpoint and its manifest. Its summary
-// ends by saying that workDir, where distill kept the units it fitted ("" for merge, which
-// fitted none), stays, what for, and that it can go: nothing else said that OUT.work was left.
-func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitResult, opts plan.Options, out string, format arrays.Format, force bool, workDir string) error {
-	a, err := sessions.Assemble(ck, results, sessions.DistilledOptions{Format: format, Options: opts, Force: force, Merged: workDir == ""})
+// writeDistilled assembles and writes the distilled checkpoint and its manifest, merged from
+// shards' parts or not. Its summary ends with kept, which says where the units fitted stay
+// (the work directory), what for, and that it can go: nothing else said that OUT.work was left.
+func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitResult, opts plan.Options, out string, format arrays.Format, force, merged bool, kept string) error {
+	a, err := sessions.Assemble(ck, results, sessions.DistilledOptions{Format: format, Options: opts, Force: force, Merged: merged})
 	if err != nil {
 		return failf("%s: %w", out, err)
 	}
@@ -655,10 +656,6 @@ func (s *streams) writeDistilled(ck *sessions.Checkpoint, results []*plan.UnitRe
 		asWritten = "; those are the fits': some layers written anyway cannot be read back"
 	default:
 		asWritten = fmt.Sprintf("; those are the fits': as written, with the layers written anyway, up to %.3g from the targets", written)
-	}
-	kept := ""
-	if workDir != "" {
-		kept = fmt.Sprintf("; the units fitted stay in %s (the same command run again takes them from there), which can be removed", workDir)
 	}
 	fmt.Fprintf(s.err, "wrote %s (%s, %d tensors; layers written as %s, %s) and %s.manifest.json: %d channels, worst relative error %.3g, %d unstable%s%s\n",
 		out, format, len(a.Tensors()), strings.Join(lw, ", "), rb, out, chans, worst, unstable, asWritten, kept)
@@ -753,13 +750,35 @@ that end with it.`,
 			s.describePlan(ck, units, opts)
 			fmt.Fprintf(s.err, "merging %d parts: %d units\n", len(parts), len(units))
 			s.unitWarnings(results, out+".manifest.json")
-			return s.writeDistilled(ck, results, opts, out, format, force, "")
+			kept := ""
+			if dirs := shardWorkDirs(args, parts); len(dirs) > 0 {
+				kept = fmt.Sprintf("; the units the shards fitted stay in %s (the shards run again take them from there), which can be removed", strings.Join(dirs, " and "))
+			}
+			return s.writeDistilled(ck, results, opts, out, format, force, true, kept)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the distilled checkpoint to `OUT` (.safetensors, .pt or .npz) and its manifest to OUT.manifest.json")
 	cmd.Flags().StringVar(&input, "input", "", "read the input checkpoint from `CKPT` instead of the path the parts recorded")
 	cmd.Flags().BoolVar(&force, "force", false, "write a layer whose tensors read back beyond their dtype's limit in every layout tried (with a warning)")
 	return cmd
+}
+
+// shardWorkDirs are the work directories the shards that wrote the parts (at paths) kept
+// their units in, where they still are: OUT.work beside a part OUT.shard-I-of-N.json. One
+// given by --work-dir is not known: the parts do not record it.
+func shardWorkDirs(paths []string, parts []*sessions.Part) []string {
+	var dirs []string
+	for i, p := range parts {
+		out, ok := strings.CutSuffix(paths[i], partPath("", p.Shard))
+		if !ok {
+			continue // a part renamed: its shard's OUT is not known
+		}
+		d := out + ".work"
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // modelProgress prints a whole-model distillation's progress: a line per layer finished and,

@@ -2027,3 +2027,38 @@ func TestDistillPtRecordsInManifest(t *testing.T) {
 		t.Errorf("export: %v", r)
 	}
 }
+
+// TestMergeSaysWorkDirKept: merge's summary, as distill's, ends by saying that the shards'
+// work directory stays (OUT.work beside their parts, where it exists), what for and that it
+// can go; merge said nothing of it. A work directory removed, or elsewhere (--work-dir, which
+// the parts do not record), is not named.
+func TestMergeSaysWorkDirKept(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "lru.pt")
+	var parts []string
+	for i := range 2 {
+		sh := strconv.Itoa(i) + "/2"
+		if r := run(t, "", "distill", "../testdata/layouts/lru_64.pt", "--order", "4", "--shard", sh, "-o", out); r.code != 0 {
+			t.Fatal(r)
+		}
+		parts = append(parts, out+".shard-"+strconv.Itoa(i)+"-of-2.json")
+	}
+	lastLine := func(r result) string {
+		lines := strings.SplitAfter(r.stderr, "\n")
+		return lines[len(lines)-2]
+	}
+	for _, o := range []string{out, filepath.Join(dir, "elsewhere.pt")} {
+		r := run(t, "", append(append([]string{"merge"}, parts...), "-o", o)...)
+		want := "; the units the shards fitted stay in " + out + ".work (the shards run again take them from there), which can be removed\n"
+		if last := lastLine(r); r.code != 0 || !strings.HasPrefix(last, "wrote "+o+" ") || !strings.HasSuffix(last, want) {
+			t.Errorf("merge -o %s: want the last line to end %q; got %v", o, want, r)
+		}
+	}
+	if err := os.RemoveAll(out + ".work"); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", append(append([]string{"merge"}, parts...), "-o", out)...)
+	if last := lastLine(r); r.code != 0 || strings.Contains(last, "stay in") {
+		t.Errorf("merge with the work directory removed: %v", r)
+	}
+}
