@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -382,5 +383,29 @@ func TestDistillMarginalMIMONamesFile(t *testing.T) {
 	want := "ssmlab: " + ckpt + `: layers.0.lru.[0:2]: mode 0: balanced truncation of a MIMO layer: not stable`
 	if r.code != ExitFailure || r.stdout != "" || !strings.Contains(r.stderr, want) {
 		t.Errorf("want exit 1 and %q; got %v", want, r)
+	}
+}
+
+// TestNamedByCheckpointOnce: an error of fitting a checkpoint's units is named by the
+// checkpoint once, by type, not by its text: the checkpoint's own (through checkpointSource)
+// as it is, even one that does not begin with its path; any other, a unit's fit or the work
+// directory's, prefixed with it.
+func TestNamedByCheckpointOnce(t *testing.T) {
+	const path = "m.pt"
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{markSource(errors.New("m.pt: no layer \"x\"")), `m.pt: no layer "x"`},
+		{markSource(errors.New("reading: short file")), "reading: short file"},
+		{errors.New("layers.0.lru.[0:2]: mode 0: not stable"), "m.pt: layers.0.lru.[0:2]: mode 0: not stable"},
+		{errors.New("m.pt: a unit's error that begins with the path"), "m.pt: m.pt: a unit's error that begins with the path"},
+	} {
+		if got := namedByCheckpoint(path, c.err).Error(); got != c.want {
+			t.Errorf("%q named %q, want %q", c.err, got, c.want)
+		}
+	}
+	if markSource(nil) != nil {
+		t.Error("markSource(nil) is not nil")
 	}
 }

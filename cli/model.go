@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ssmlab/ssmlab/filters"
 	"github.com/ssmlab/ssmlab/internal/atomicfile"
 	"github.com/ssmlab/ssmlab/internal/plural"
 	"github.com/ssmlab/ssmlab/internal/userfile"
@@ -500,7 +501,7 @@ func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []p
 		fit.Spec.Tol = opts.Tol
 	}
 	p := newModelProgress(s.err, isTerminal(s.err), ck)
-	_, err := plan.Execute(s.context(), fit, units, ck, store, func(e plan.Event) {
+	_, err := plan.Execute(s.context(), fit, units, checkpointSource{ck}, store, func(e plan.Event) {
 		if e.Resumed {
 			done.Add(1)
 		}
@@ -514,12 +515,7 @@ func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []p
 		return nil, failf("cancelled; %s", s.cancelNote())
 	}
 	if err != nil {
-		// A unit's fit names its unit ("layers.0.lru.[0:2]: mode 0: …"), not the checkpoint,
-		// which the source's errors name already.
-		if !strings.HasPrefix(err.Error(), ck.Path+": ") {
-			err = fmt.Errorf("%s: %w", ck.Path, err)
-		}
-		return nil, fail(err)
+		return nil, fail(namedByCheckpoint(ck.Path, err))
 	}
 	out := make([]*plan.UnitResult, len(units))
 	for i, u := range units {
@@ -533,6 +529,49 @@ func (s *streams) fitUnits(ck *sessions.Checkpoint, opts plan.Options, units []p
 		out[i] = r
 	}
 	return out, nil
+}
+
+// checkpointSource is the checkpoint as the units' source (plan.Source, SharedSource and
+// MIMOSource), its errors marked as its own (sourceError): they name it already, where a
+// unit's fit names its unit and the work directory's store its file.
+type checkpointSource struct{ ck *sessions.Checkpoint }
+
+// sourceError is an error of checkpointSource.
+type sourceError struct{ error }
+
+func (e sourceError) Unwrap() error { return e.error }
+
+func markSource(err error) error {
+	if err == nil {
+		return nil
+	}
+	return sourceError{err}
+}
+
+func (s checkpointSource) Kernels(u plan.Unit) ([][]float64, error) {
+	k, err := s.ck.Kernels(u)
+	return k, markSource(err)
+}
+
+func (s checkpointSource) SharedStart(u plan.Unit) (train.SharedModes, error) {
+	m, err := s.ck.SharedStart(u)
+	return m, markSource(err)
+}
+
+func (s checkpointSource) MIMO(u plan.Unit) (*filters.MIMO, error) {
+	m, err := s.ck.MIMO(u)
+	return m, markSource(err)
+}
+
+// namedByCheckpoint is err of fitting the units of the checkpoint at path, named by it once:
+// a unit's failure ("layers.0.lru.[0:2]: mode 0: …") prefixed with path, the checkpoint's own
+// (sourceError) as it is.
+func namedByCheckpoint(path string, err error) error {
+	var se sourceError
+	if errors.As(err, &se) {
+		return se.error
+	}
+	return fmt.Errorf("%s: %w", path, err)
 }
 
 // unitWarnings prints what the units' fits warned of (channels left above --tol, kernels
