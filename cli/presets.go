@@ -186,8 +186,10 @@ func presetValues(cmd *cobra.Command, assignments []string, o presetOptions) (ma
 		if _, dup := values[fl.name]; dup {
 			return nil, fmt.Errorf("--%s and %s= both given", fl.name, fl.name)
 		}
-		if _, err := presets.ParseFloat(fl.value); fl.name == "dt" && errors.Is(err, presets.ErrNotFinite) {
-			return nil, notFinite(fl.name) // as every float flag
+		if fl.name == "dt" {
+			if _, err := presets.ParseFloat(fl.value); errors.Is(err, presets.ErrNotFinite) {
+				return nil, notFinite(fl.name) // as every float flag
+			}
 		}
 		values[fl.name] = fl.value
 	}

@@ -881,8 +881,8 @@ func exportMIMOLayer(c *Checkpoint, l ModelLayer, r *plan.UnitResult, o Distille
 	if k := keptNote(l, rec.TensorDTypes, raw, rb.RelError); k != "" {
 		note += "; " + k
 	}
-	if c := complexNote(l, l.Layout, tensors); c != "" {
-		note += "; " + c
+	if cn := complexNote(l, l.Layout, tensors); cn != "" {
+		note += "; " + cn
 	}
 	says := layerNotes{note: note}
 	if check.Failed() {
