@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -64,12 +63,7 @@ func manifestBeside(path string) map[string]string {
 }
 
 func readManifestBeside(path string) map[string]string {
-	f, size, err := userfile.Open(path + ".manifest.json")
-	if err != nil || size > userfile.MaxSize {
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.NewSectionReader(f, 0, size))
+	data, err := userfile.ReadFile(path + ".manifest.json")
 	if err != nil {
 		return nil
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/ssmlab/ssmlab/internal/plural"
@@ -49,12 +48,7 @@ func asShardIndex(path string, err error) error {
 	if !errors.Is(err, arrays.ErrUnsupported) {
 		return nil
 	}
-	f, size, err := userfile.Open(path)
-	if err != nil || size > userfile.MaxSize {
-		return nil
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.NewSectionReader(f, 0, size))
+	data, err := userfile.ReadFile(path)
 	if err != nil {
 		return nil
 	}
