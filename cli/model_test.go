@@ -1708,32 +1708,12 @@ func TestMergePartGivenTwice(t *testing.T) {
 // in the work directory, and refused only as OUT was written; it is refused before the fits,
 // its one line naming the tensor and a format that holds it, nothing left behind.
 func TestDistillRefusesUnheldTensorFirst(t *testing.T) {
-	src, err := arrays.Open("../testdata/layouts/stripedhyena_32.safetensors")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	infos, err := src.RawInfos()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := make([][]byte, len(infos))
-	for i, in := range infos {
-		if data[i], err = src.ReadRaw(in.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	infos, data := rawTensorsOf(t, "../testdata/layouts/stripedhyena_32.safetensors")
 	infos = append(infos, arrays.RawInfo{Name: "rotary.freqs", DType: "C64", Shape: []int{2}})
 	data = append(data, make([]byte, 16))
 	dir := t.TempDir()
 	ckpt, out := filepath.Join(dir, "model.pt"), filepath.Join(dir, "out.safetensors")
-	var buf bytes.Buffer
-	if err := arrays.WriteRaw(&buf, arrays.FormatTorch, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ckpt, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTorchFile(t, ckpt, infos, data)
 	r := run(t, "", "distill", ckpt, "--order", "2", "-o", out)
 	oneErrorLine(t, r, ExitFailure, out+`: arrays: tensor "rotary.freqs" is complex64, which safetensors cannot hold (the input's tensor, copied as it is); a .pt OUT holds it`)
 	for _, p := range []string{out, out + ".work", out + ".manifest.json"} {
@@ -1766,13 +1746,7 @@ func TestDistillFloat16NoteNamesTypes(t *testing.T) {
 	data := [][]byte{half(0x3800, 0x3400, 0x3A00, 0), half(0x3C00, 0xB400, 0x3800, 0x3400), half(0x3400, 0)}
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "half.pt")
-	var buf bytes.Buffer
-	if err := arrays.WriteRaw(&buf, arrays.FormatTorch, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ckpt, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTorchFile(t, ckpt, infos, data)
 	r := run(t, "", "distill", ckpt, "--order", "2", "--length", "64", "-o", filepath.Join(dir, "out.pt"))
 	const want = "note: layer f.: written as float32: ssmlab writes float64, float32 or bfloat16, not float16\n"
 	if r.code != 0 || !strings.Contains(r.stderr, want) {
@@ -1785,20 +1759,8 @@ func TestDistillFloat16NoteNamesTypes(t *testing.T) {
 // written back as real pairs, the reference module's: the note says so, and how such a module
 // loads them; nothing said it, and a strict load_state_dict refused the file unexplained.
 func TestDistillComplexInputSaid(t *testing.T) {
-	src, err := arrays.Open("../testdata/layouts/s4d_32.pt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	infos, err := src.RawInfos()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := make([][]byte, len(infos))
+	infos, data := rawTensorsOf(t, "../testdata/layouts/s4d_32.pt")
 	for i, in := range infos {
-		if data[i], err = src.ReadRaw(in.Name); err != nil {
-			t.Fatal(err)
-		}
 		// (…, 2) float32 pairs are complex64 elements, byte for byte.
 		if (strings.HasSuffix(in.Name, "kernel.B") || strings.HasSuffix(in.Name, "kernel.C")) && in.DType == "F32" {
 			infos[i].DType, infos[i].Shape = "C64", in.Shape[:len(in.Shape)-1]
@@ -1806,13 +1768,7 @@ func TestDistillComplexInputSaid(t *testing.T) {
 	}
 	dir := t.TempDir()
 	ckpt := filepath.Join(dir, "complex.pt")
-	var buf bytes.Buffer
-	if err := arrays.WriteRaw(&buf, arrays.FormatTorch, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(ckpt, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeTorchFile(t, ckpt, infos, data)
 	r := run(t, "", "distill", ckpt, "--order", "2", "--length", "64", "--dt-transform", "exp", "--to-layout", "s4d", "-o", filepath.Join(dir, "out.pt"))
 	const want = "the input held kernel.B as complex64, kernel.C as complex64; written as real pairs (…, 2), as torch.view_as_real gives them and the reference module holds them (a module with complex parameters loads them through torch.view_as_complex)"
 	if r.code != 0 || !strings.Contains(r.stderr, want) {
@@ -2060,5 +2016,38 @@ func TestMergeSaysWorkDirKept(t *testing.T) {
 	r := run(t, "", append(append([]string{"merge"}, parts...), "-o", out)...)
 	if last := lastLine(r); r.code != 0 || strings.Contains(last, "stay in") {
 		t.Errorf("merge with the work directory removed: %v", r)
+	}
+}
+
+// rawTensorsOf returns the tensors of a model file as stored, what arrays.WriteRaw writes back.
+func rawTensorsOf(t *testing.T, path string) ([]arrays.RawInfo, [][]byte) {
+	t.Helper()
+	src, err := arrays.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	infos, err := src.RawInfos()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([][]byte, len(infos))
+	for i, in := range infos {
+		if data[i], err = src.ReadRaw(in.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return infos, data
+}
+
+// writeTorchFile writes tensors as stored into a torch.save file at path.
+func writeTorchFile(t *testing.T, path string, infos []arrays.RawInfo, data [][]byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := arrays.WriteRaw(&buf, arrays.FormatTorch, infos, arrays.RawOptions{}, func(i int) ([]byte, error) { return data[i], nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
