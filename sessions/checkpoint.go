@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"io"
 	"maps"
 	"path/filepath"
@@ -134,16 +135,36 @@ func OpenCheckpoint(path string, o CheckpointOptions) (*Checkpoint, error) {
 }
 
 func hashFile(path string) (plan.Input, error) {
-	f, size, err := userfile.Open(path)
+	f, _, err := userfile.Open(path)
 	if err != nil {
 		return plan.Input{}, err
 	}
 	defer f.Close()
-	h := sha256.New()
+	h := newInputHash()
 	if _, err := io.Copy(h, f); err != nil {
 		return plan.Input{}, fmt.Errorf("%s: %w", path, userfile.PathErr(err))
 	}
-	return plan.Input{Name: filepath.Base(path), Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	return h.input(path), nil
+}
+
+// inputHash is the one making of a file's identity (plan.Input) from its bytes, written
+// through it: a file read (hashFile) or being written (Assembly.WriteFileBefore).
+type inputHash struct {
+	h    hash.Hash
+	size int64
+}
+
+func newInputHash() *inputHash { return &inputHash{h: sha256.New()} }
+
+func (h *inputHash) Write(p []byte) (int, error) {
+	h.h.Write(p)
+	h.size += int64(len(p))
+	return len(p), nil
+}
+
+// input is the identity of the file at path of the bytes written so far.
+func (h *inputHash) input(path string) plan.Input {
+	return plan.Input{Name: filepath.Base(path), Size: h.size, SHA256: hex.EncodeToString(h.h.Sum(nil))}
 }
 
 func (c *Checkpoint) find(o CheckpointOptions) error {

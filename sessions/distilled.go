@@ -1,15 +1,12 @@
 package sessions
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -959,18 +956,10 @@ func (a *Assembly) WriteFile(path string) error { return a.WriteFileBefore(path,
 // hashed as it is written), for the metadata it holds for that file alone (recorded checks
 // it), so that before can write the manifest.
 func (a *Assembly) WriteFileBefore(path string, before func() error) error {
-	h := sha256.New()
-	var size int64
+	var h *inputHash
 	err := atomicfile.WriteWithBefore(path, func(w io.Writer) error {
-		h.Reset()
-		size = 0
-		tee := writerFunc(func(p []byte) (int, error) {
-			n, err := w.Write(p)
-			h.Write(p[:n])
-			size += int64(n)
-			return n, err
-		})
-		return arrays.WriteRaw(tee, a.format, a.infos, arrays.RawOptions{Metadata: a.meta}, func(i int) ([]byte, error) {
+		h = newInputHash()
+		return arrays.WriteRaw(io.MultiWriter(w, h), a.format, a.infos, arrays.RawOptions{Metadata: a.meta}, func(i int) ([]byte, error) {
 			if b, ok := a.fresh[i]; ok {
 				return b, nil
 			}
@@ -982,7 +971,8 @@ func (a *Assembly) WriteFileBefore(path string, before func() error) error {
 		})
 	}, func() error {
 		if a.Manifest.Metadata != nil {
-			a.Manifest.Output = &plan.Input{Name: filepath.Base(path), Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}
+			out := h.input(path)
+			a.Manifest.Output = &out
 		}
 		if before == nil {
 			return nil
@@ -994,11 +984,6 @@ func (a *Assembly) WriteFileBefore(path string, before func() error) error {
 	}
 	return nil
 }
-
-// writerFunc is an io.Writer of a function.
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // Tensors lists the tensors the checkpoint holds, in order.
 func (a *Assembly) Tensors() []arrays.RawInfo { return slices.Clone(a.infos) }
