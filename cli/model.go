@@ -163,7 +163,7 @@ func (s *streams) distillModel(cmd *cobra.Command, path string, spec train.Spec,
 	}
 	dir := m.workDir
 	if dir == "" {
-		dir = j.out + ".work"
+		dir = defaultWorkDir(j.out)
 	}
 	if err := checkWorkDir(dir); err != nil {
 		return err
@@ -365,6 +365,9 @@ func (m *modelFlags) options(j *jobFlags, lf *layoutFlags, spec train.Spec, leng
 
 // defaultSuggestTol is the relative error --order auto aims at without --tol.
 const defaultSuggestTol = 1e-3
+
+// defaultWorkDir is the work directory of a run writing out without --work-dir: OUT.work.
+func defaultWorkDir(out string) string { return out + ".work" }
 
 // partPath names the part a shard writes for the output out.
 func partPath(out string, sh plan.Shard) string {
@@ -812,7 +815,7 @@ func shardWorkDirs(paths []string, parts []*sessions.Part) []string {
 		if !ok {
 			continue // a part renamed: its shard's OUT is not known
 		}
-		d := out + ".work"
+		d := defaultWorkDir(out)
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() && !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
