@@ -370,22 +370,19 @@ func (m *Model) onKeepFailed(msg keepFailedMsg) {
 	if m.sess.Path == "" {
 		where = "(it asks where)"
 	}
-	body := fmt.Sprintf("the unsaved work could not be kept for recovery: %s\n%s", oneLine(msg.err), m.unsavedWork())
+	body := fmt.Sprintf("the unsaved work could not be kept for recovery: %s\n%s", m.disk.lastErr, m.unsavedWork())
 	if msg.cancelled > 0 {
 		body += fmt.Sprintf("\n%d running job(s) were cancelled: staying does not resume them", msg.cancelled)
 	}
 	body += fmt.Sprintf("\n\ns saves the session %s and quits · ctrl+c quits anyway, losing them · n or esc stays", where)
-	m.openDialog(&confirm{title: "quit ssmlab and lose the unsaved work?", body: body,
-		cancel: func(m *Model) {
-			m.setStatus(levelInfo, "not quitting: ctrl+s saves the session (:save-session PATH elsewhere)")
-		},
+	stay := func(m *Model) {
+		m.setStatus(levelInfo, "not quitting: ctrl+s saves the session (:save-session PATH elsewhere)")
+	}
+	m.openDialog(&confirm{title: "quit ssmlab and lose the unsaved work?", body: body, cancel: stay,
 		choices: []choice{
 			{keys: []string{"s", "S"}, run: func(m *Model) tea.Cmd { return m.saveSession("", false, afterSave{quit: true}) }},
 			{keys: []string{"ctrl+c"}, run: func(m *Model) tea.Cmd { return m.quit(quitLose) }},
-			{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd {
-				m.setStatus(levelInfo, "not quitting: ctrl+s saves the session (:save-session PATH elsewhere)")
-				return nil
-			}},
+			{keys: []string{"n", "N"}, run: func(m *Model) tea.Cmd { stay(m); return nil }},
 		}})
 }
 
